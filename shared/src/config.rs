@@ -1,0 +1,40 @@
+//! Configuration from the environment, the same for every function and for phantomctl.
+
+/// Environment variables Phantom reads (the SAM template sets them; so does localstack/up.sh).
+pub mod env {
+    /// The DynamoDB table holding all state.
+    pub const TABLE: &str = "PHANTOM_TABLE";
+    /// The cloud of launch configuration names without `@cloud`.
+    pub const DEFAULT_CLOUD: &str = "PHANTOM_DEFAULT_CLOUD";
+    /// The region written into ARNs (default: AWS_REGION).
+    pub const REGION: &str = "PHANTOM_REGION";
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub table: String,
+    pub default_cloud: Option<String>,
+    pub region: String,
+}
+
+impl Config {
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self {
+            table: var(env::TABLE).unwrap_or_else(|| "phantom".into()),
+            default_cloud: var(env::DEFAULT_CLOUD),
+            region: var(env::REGION)
+                .or_else(|| var("AWS_REGION"))
+                .or_else(|| var("AWS_DEFAULT_REGION"))
+                .unwrap_or_else(|| "us-east-1".into()),
+        }
+    }
+}
+
+/// The AWS SDK configuration: region, credentials and endpoints (AWS_ENDPOINT_URL locally) all
+/// come from the environment, never from code.
+pub async fn aws_sdk_config() -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .load()
+        .await
+}

@@ -1,0 +1,103 @@
+//! The errors a client sees: AWS's codes, HTTP statuses and messages.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: &'static str,
+    pub status: u16,
+    pub message: String,
+}
+
+impl ApiError {
+    fn new(code: &'static str, status: u16, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::new("ValidationError", 400, message)
+    }
+    pub fn already_exists(message: impl Into<String>) -> Self {
+        Self::new("AlreadyExists", 400, message)
+    }
+    pub fn resource_in_use(message: impl Into<String>) -> Self {
+        Self::new("ResourceInUse", 400, message)
+    }
+    pub fn scaling_activity_in_progress(message: impl Into<String>) -> Self {
+        Self::new("ScalingActivityInProgress", 400, message)
+    }
+    pub fn limit_exceeded(message: impl Into<String>) -> Self {
+        Self::new("LimitExceeded", 400, message)
+    }
+    pub fn invalid_next_token(message: impl Into<String>) -> Self {
+        Self::new("InvalidNextToken", 400, message)
+    }
+    /// A conditional write lost a race it could not settle by retrying; the client retries.
+    pub fn resource_contention(message: impl Into<String>) -> Self {
+        Self::new("ResourceContention", 500, message)
+    }
+    pub fn invalid_action(action: &str, version: &str) -> Self {
+        Self::new(
+            "InvalidAction",
+            400,
+            format!("Could not find operation {action} for version {version}"),
+        )
+    }
+    pub fn malformed_query(message: impl Into<String>) -> Self {
+        Self::new("MalformedQueryString", 400, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new("InternalFailure", 500, message)
+    }
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::new("ServiceUnavailable", 503, message)
+    }
+
+    // Authentication: 403, as AWS answers them.
+    pub fn missing_authentication_token() -> Self {
+        Self::new(
+            "MissingAuthenticationToken",
+            403,
+            "Request is missing Authentication Token",
+        )
+    }
+    pub fn incomplete_signature(message: impl Into<String>) -> Self {
+        Self::new("IncompleteSignature", 403, message)
+    }
+    pub fn invalid_client_token_id() -> Self {
+        Self::new(
+            "InvalidClientTokenId",
+            403,
+            "The security token included in the request is invalid.",
+        )
+    }
+    pub fn signature_does_not_match(message: impl Into<String>) -> Self {
+        Self::new("SignatureDoesNotMatch", 403, message)
+    }
+    pub fn request_expired(message: impl Into<String>) -> Self {
+        Self::new("RequestExpired", 403, message)
+    }
+
+    /// `Sender` for the client's mistakes, `Receiver` for ours.
+    pub fn fault_type(&self) -> &'static str {
+        if self.status >= 500 {
+            "Receiver"
+        } else {
+            "Sender"
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,378 @@
+//! Auto Scaling groups: the checks and defaults of CreateAutoScalingGroup and SetDesiredCapacity,
+//! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
+
+use crate::error::{ApiError, ApiResult};
+use crate::shapes;
+use serde_json::{json, Map, Value};
+use time::OffsetDateTime;
+
+/// A stored group. Sizes live beside the document because they change (with `version`, which makes
+/// every change a compare-and-set); the rest of the document is fixed at creation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub name: String,
+    pub launch_configuration: String,
+    pub cloud: String,
+    pub min: i64,
+    pub max: i64,
+    pub desired: i64,
+    pub version: i64,
+    pub doc: Value,
+}
+
+impl Group {
+    /// The botocore `AutoScalingGroup` document DescribeAutoScalingGroups returns.
+    pub fn describe(&self) -> Value {
+        let mut doc = self.doc.clone();
+        if let Some(o) = doc.as_object_mut() {
+            o.insert("MinSize".into(), self.min.into());
+            o.insert("MaxSize".into(), self.max.into());
+            o.insert("DesiredCapacity".into(), self.desired.into());
+        }
+        doc
+    }
+}
+
+pub const TERMINATION_POLICIES: [&str; 7] = [
+    "Default",
+    "OldestInstance",
+    "NewestInstance",
+    "OldestLaunchConfiguration",
+    "OldestLaunchTemplate",
+    "ClosestToNextInstanceHour",
+    "AllocationStrategy",
+];
+const MAX_TAGS: usize = 50;
+
+pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
+    format!("arn:aws:autoscaling:{region}:{account}:autoScalingGroup:{id}:autoScalingGroupName/{name}")
+}
+
+pub fn service_linked_role(account: &str) -> String {
+    format!("arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling")
+}
+
+/// MinSize <= DesiredCapacity <= MaxSize, in AWS's words.
+pub fn check_sizes(min: i64, max: i64, desired: i64) -> ApiResult<()> {
+    if min < 0 {
+        return Err(ApiError::validation(format!(
+            "MinSize must be greater than or equal to 0, got {min}"
+        )));
+    }
+    if max < min {
+        return Err(ApiError::validation(format!(
+            "Max bound, {max}, must be greater than or equal to min bound, {min}"
+        )));
+    }
+    if desired < min || desired > max {
+        return Err(ApiError::validation(format!(
+            "Desired capacity:{desired} must be between the specified min size:{min} and max size:{max}"
+        )));
+    }
+    Ok(())
+}
+
+/// SetDesiredCapacity's check against the group's current bounds.
+pub fn check_new_desired(group: &Group, desired: i64) -> ApiResult<()> {
+    if desired > group.max {
+        return Err(ApiError::validation(format!(
+            "New SetDesiredCapacity value {desired} is above max value {} for the AutoScalingGroup.",
+            group.max
+        )));
+    }
+    if desired < group.min {
+        return Err(ApiError::validation(format!(
+            "New SetDesiredCapacity value {desired} is below min value {} for the AutoScalingGroup.",
+            group.min
+        )));
+    }
+    Ok(())
+}
+
+/// What CreateAutoScalingGroup needs besides its input.
+pub struct NewGroupContext<'a> {
+    pub arn: String,
+    pub account: &'a str,
+    pub cloud: String,
+    /// The zone used when the request names neither zones nor subnets.
+    pub default_zone: &'a str,
+    pub now: OffsetDateTime,
+}
+
+/// Checks a decoded CreateAutoScalingGroup input and builds the group it describes.
+pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
+    let name = input["AutoScalingGroupName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for unsupported in ["LaunchTemplate", "MixedInstancesPolicy", "InstanceId"] {
+        if input.get(unsupported).is_some() {
+            return Err(ApiError::validation(format!(
+                "Phantom launches from launch configurations: {unsupported} is not supported, give LaunchConfigurationName."
+            )));
+        }
+    }
+    let Some(lc) = input["LaunchConfigurationName"].as_str() else {
+        return Err(ApiError::validation(
+            "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.",
+        ));
+    };
+    let min = input["MinSize"].as_i64().unwrap_or_default();
+    let max = input["MaxSize"].as_i64().unwrap_or_default();
+    let desired = input["DesiredCapacity"].as_i64().unwrap_or(min);
+    check_sizes(min, max, desired)?;
+    for (field, value) in [
+        ("DefaultCooldown", &input["DefaultCooldown"]),
+        ("HealthCheckGracePeriod", &input["HealthCheckGracePeriod"]),
+        ("DefaultInstanceWarmup", &input["DefaultInstanceWarmup"]),
+    ] {
+        if value.as_i64().is_some_and(|v| v < 0) {
+            return Err(ApiError::validation(format!(
+                "{field} must be greater than or equal to 0"
+            )));
+        }
+    }
+    if let Some(life) = input["MaxInstanceLifetime"].as_i64() {
+        if life != 0 && !(86_400..=31_536_000).contains(&life) {
+            return Err(ApiError::validation(
+                "The maximum instance lifetime must be 0 or between 86400 and 31536000 seconds.",
+            ));
+        }
+    }
+    if let Some(hc) = input["HealthCheckType"].as_str() {
+        if hc != "EC2" {
+            return Err(ApiError::validation(format!(
+                "Phantom checks health through each cloud's EC2 API: HealthCheckType must be EC2, not '{hc}'."
+            )));
+        }
+    }
+    for p in input["TerminationPolicies"].as_array().into_iter().flatten() {
+        let p = p.as_str().unwrap_or_default();
+        if !TERMINATION_POLICIES.contains(&p) {
+            return Err(ApiError::validation(format!(
+                "Termination policy '{p}' is not one of {}.",
+                TERMINATION_POLICIES.join(", ")
+            )));
+        }
+    }
+    let tags = tag_descriptions(&name, &input["Tags"])?;
+
+    let mut doc = json!({
+        "AutoScalingGroupName": name,
+        "AutoScalingGroupARN": ctx.arn,
+        "LaunchConfigurationName": lc,
+        "DefaultCooldown": 300,
+        "HealthCheckType": "EC2",
+        "HealthCheckGracePeriod": 0,
+        "Instances": [],
+        "CreatedTime": crate::time::format_timestamp(ctx.now),
+        "SuspendedProcesses": [],
+        "EnabledMetrics": [],
+        "LoadBalancerNames": [],
+        "TargetGroupARNs": [],
+        "TrafficSources": [],
+        "TerminationPolicies": ["Default"],
+        "NewInstancesProtectedFromScaleIn": false,
+        "CapacityRebalance": false,
+        "ServiceLinkedRoleARN": service_linked_role(ctx.account),
+        "AvailabilityZones": [],
+    });
+    let out = doc.as_object_mut().expect("an object");
+    // Keep every input member the output shape has, so what is stored is what Describe returns.
+    let describable: Vec<&str> = shapes::members("AutoScalingGroup")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for (k, v) in input.as_object().into_iter().flatten() {
+        if describable.contains(&k.as_str()) && !["MinSize", "MaxSize", "DesiredCapacity", "Tags"].contains(&k.as_str()) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    out.insert("Tags".into(), tags);
+    let no_zones = out["AvailabilityZones"].as_array().is_none_or(|a| a.is_empty());
+    if no_zones && input.get("VPCZoneIdentifier").is_none() {
+        out.insert("AvailabilityZones".into(), json!([ctx.default_zone]));
+    }
+    Ok(Group {
+        name,
+        launch_configuration: lc.to_string(),
+        cloud: ctx.cloud,
+        min,
+        max,
+        desired,
+        version: 1,
+        doc,
+    })
+}
+
+/// Input `Tag`s become `TagDescription`s of this group.
+fn tag_descriptions(group: &str, tags: &Value) -> ApiResult<Value> {
+    let tags = tags.as_array().cloned().unwrap_or_default();
+    if tags.len() > MAX_TAGS {
+        return Err(ApiError::validation(format!(
+            "A group may have at most {MAX_TAGS} tags, got {}.",
+            tags.len()
+        )));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(tags.len());
+    for t in tags {
+        let key = t["Key"].as_str().unwrap_or_default().to_string();
+        if key.to_ascii_lowercase().starts_with("aws:") {
+            return Err(ApiError::validation(format!(
+                "Tag keys starting with 'aws:' are reserved: '{key}'."
+            )));
+        }
+        if !seen.insert(key.clone()) {
+            return Err(ApiError::validation(format!("Duplicate tag key '{key}'.")));
+        }
+        let mut d = Map::new();
+        d.insert("ResourceId".into(), group.into());
+        d.insert("ResourceType".into(), "auto-scaling-group".into());
+        d.insert("Key".into(), key.into());
+        d.insert("Value".into(), t.get("Value").cloned().unwrap_or_else(|| "".into()));
+        d.insert(
+            "PropagateAtLaunch".into(),
+            t.get("PropagateAtLaunch").cloned().unwrap_or(false.into()),
+        );
+        out.push(Value::Object(d));
+    }
+    Ok(Value::Array(out))
+}
+
+/// One of DescribeAutoScalingGroups' `Filters`: `tag-key`, `tag-value` or `tag:<key>`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    TagKey(Vec<String>),
+    TagValue(Vec<String>),
+    Tag(String, Vec<String>),
+}
+
+pub fn parse_filters(filters: &Value) -> ApiResult<Vec<Filter>> {
+    let mut out = Vec::new();
+    for f in filters.as_array().into_iter().flatten() {
+        let name = f["Name"].as_str().unwrap_or_default();
+        let values: Vec<String> = f["Values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        out.push(match name {
+            "tag-key" => Filter::TagKey(values),
+            "tag-value" => Filter::TagValue(values),
+            n if n.starts_with("tag:") => Filter::Tag(n[4..].to_string(), values),
+            other => {
+                return Err(ApiError::validation(format!(
+                    "Filter name '{other}' is not valid: use tag-key, tag-value or tag:<key>."
+                )))
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// True when the group's tags satisfy every filter (each filter matches any of its values).
+pub fn matches_filters(doc: &Value, filters: &[Filter]) -> bool {
+    let tags: Vec<(&str, &str)> = doc["Tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            (
+                t["Key"].as_str().unwrap_or_default(),
+                t["Value"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    filters.iter().all(|f| match f {
+        Filter::TagKey(keys) => tags.iter().any(|(k, _)| keys.iter().any(|x| x == k)),
+        Filter::TagValue(vals) => tags.iter().any(|(_, v)| vals.iter().any(|x| x == v)),
+        Filter::Tag(key, vals) => tags
+            .iter()
+            .any(|(k, v)| k == key && vals.iter().any(|x| x == v)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> NewGroupContext<'static> {
+        NewGroupContext {
+            arn: "arn:g".into(),
+            account: "123456789012",
+            cloud: "hotel".into(),
+            default_zone: "hotel-a",
+            now: crate::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap(),
+        }
+    }
+
+    #[test]
+    fn defaults_and_round_trip_fields() {
+        let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "web@hotel",
+            "MinSize": 1, "MaxSize": 5, "TerminationPolicies": ["OldestInstance"],
+            "Tags": [{"Key": "team", "Value": "a", "PropagateAtLaunch": true}],
+            "LifecycleHookSpecificationList": [{"LifecycleHookName": "h", "LifecycleTransition": "x"}]});
+        let g = from_input(&input, ctx()).unwrap();
+        assert_eq!((g.min, g.max, g.desired, g.version), (1, 5, 1, 1));
+        let d = g.describe();
+        assert_eq!(d["DesiredCapacity"], 1);
+        assert_eq!(d["AvailabilityZones"], json!(["hotel-a"]));
+        assert_eq!(d["TerminationPolicies"], json!(["OldestInstance"]));
+        assert_eq!(d["Tags"][0]["ResourceId"], "g");
+        assert_eq!(d["Tags"][0]["ResourceType"], "auto-scaling-group");
+        assert_eq!(d["DefaultCooldown"], 300);
+        assert!(d.get("LifecycleHookSpecificationList").is_none());
+    }
+
+    #[test]
+    fn subnets_mean_no_default_zone() {
+        let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1, "VPCZoneIdentifier": "subnet-1,subnet-2"});
+        let g = from_input(&input, ctx()).unwrap();
+        assert_eq!(g.doc["AvailabilityZones"], json!([]));
+        assert_eq!(g.doc["VPCZoneIdentifier"], "subnet-1,subnet-2");
+    }
+
+    #[test]
+    fn size_errors_use_aws_wording() {
+        assert_eq!(
+            check_sizes(5, 1, 1).unwrap_err().message,
+            "Max bound, 1, must be greater than or equal to min bound, 5"
+        );
+        assert_eq!(
+            check_sizes(1, 5, 9).unwrap_err().message,
+            "Desired capacity:9 must be between the specified min size:1 and max size:5"
+        );
+        let g = from_input(&json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 1, "MaxSize": 3}), ctx()).unwrap();
+        assert!(check_new_desired(&g, 4).unwrap_err().message.contains("above max value 3"));
+        assert!(check_new_desired(&g, 0).unwrap_err().message.contains("below min value 1"));
+        check_new_desired(&g, 3).unwrap();
+    }
+
+    #[test]
+    fn refuses_bad_groups() {
+        for input in [
+            json!({"AutoScalingGroupName": "g", "MinSize": 0, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "LaunchTemplate": {"LaunchTemplateId": "lt"}, "MinSize": 0, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": -1, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "TerminationPolicies": ["Random"]}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "ELB"}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "a"}, {"Key": "a"}]}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "aws:x"}]}),
+        ] {
+            assert_eq!(from_input(&input, ctx()).unwrap_err().code, "ValidationError", "{input}");
+        }
+    }
+
+    #[test]
+    fn tag_filters() {
+        let doc = json!({"Tags": [{"Key": "env", "Value": "prod"}, {"Key": "team", "Value": "a"}]});
+        let f = |v: Value| parse_filters(&v).unwrap();
+        assert!(matches_filters(&doc, &f(json!([{"Name": "tag-key", "Values": ["env"]}]))));
+        assert!(matches_filters(&doc, &f(json!([{"Name": "tag:env", "Values": ["dev", "prod"]}, {"Name": "tag-value", "Values": ["a"]}]))));
+        assert!(!matches_filters(&doc, &f(json!([{"Name": "tag:env", "Values": ["dev"]}]))));
+        assert!(parse_filters(&json!([{"Name": "instance-id", "Values": ["x"]}])).is_err());
+    }
+}

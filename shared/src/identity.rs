@@ -1,0 +1,96 @@
+//! Users and their access keys: who a verified request acts for, and how keys are minted.
+
+/// The verified caller. Every key of the caller's resources starts with `user`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub user: String,
+    pub account_id: String,
+}
+
+/// What the store holds for an access key id.
+#[derive(Debug, Clone)]
+pub struct AccessKey {
+    pub access_key_id: String,
+    pub secret: String,
+    pub user: String,
+    pub account_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    pub account_id: String,
+    pub access_key_id: String,
+    pub created: String,
+}
+
+fn random_from(alphabet: &[u8], n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).expect("the OS random source works");
+    // 256 is a multiple of neither alphabet's length, so reject the biased tail.
+    let limit = 256 - (256 % alphabet.len());
+    let mut out = String::with_capacity(n);
+    let mut buf = bytes.into_iter();
+    while out.len() < n {
+        let b = match buf.next() {
+            Some(b) => b,
+            None => {
+                let mut one = [0u8; 1];
+                getrandom::fill(&mut one).expect("the OS random source works");
+                one[0]
+            }
+        };
+        if (b as usize) < limit {
+            out.push(alphabet[b as usize % alphabet.len()] as char);
+        }
+    }
+    out
+}
+
+/// `PKIA` + 16 characters, the shape of an AWS access key id (Phantom's own prefix).
+pub fn new_access_key_id() -> String {
+    format!("PKIA{}", random_from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
+}
+
+/// 40 characters, as AWS secret keys are.
+pub fn new_secret() -> String {
+    random_from(
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        40,
+    )
+}
+
+/// A 12-digit account number for a user's ARNs.
+pub fn new_account_id() -> String {
+    let digits = random_from(b"0123456789", 12);
+    // Never a leading zero: some clients treat account ids as numbers.
+    format!("{}{}", ((digits.as_bytes()[0] - b'0') % 9) + 1, &digits[1..])
+}
+
+/// User names become key prefixes and appear in ARNs and tags: keep them plain.
+pub fn valid_user_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_have_aws_shapes() {
+        let k = new_access_key_id();
+        assert_eq!(k.len(), 20);
+        assert!(k.starts_with("PKIA"));
+        assert_eq!(new_secret().len(), 40);
+        assert_ne!(new_secret(), new_secret());
+        let a = new_account_id();
+        assert_eq!(a.len(), 12);
+        assert!(a.bytes().all(|b| b.is_ascii_digit()) && !a.starts_with('0'));
+        assert!(valid_user_name("alice-1"));
+        assert!(!valid_user_name("a#b"));
+        assert!(!valid_user_name(""));
+    }
+}

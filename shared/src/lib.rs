@@ -1,0 +1,20 @@
+//! Phantom's shared library: the Auto Scaling Query protocol (decoding requests, rendering
+//! responses), SigV4 verification, the model of launch configurations and groups with their
+//! validation, and the DynamoDB store. Everything here but `store` and `config` is pure.
+
+pub mod config;
+pub mod error;
+pub mod group;
+pub mod identity;
+pub mod launch_config;
+pub mod logging;
+pub mod paging;
+pub mod patterns;
+pub mod query;
+pub mod shapes;
+pub mod sigv4;
+pub mod store;
+pub mod time;
+pub mod xml;
+
+pub use error::{ApiError, ApiResult};

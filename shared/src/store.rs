@@ -1,0 +1,666 @@
+//! The DynamoDB adapter: one table, keys that start with the owner.
+//!
+//! | pk              | sk                 | holds                                     |
+//! |-----------------|--------------------|-------------------------------------------|
+//! | `USERS`         | user name          | a user (account id, access key id)        |
+//! | `KEY#<akid>`    | `KEY`              | an access key: secret, user               |
+//! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
+//! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud        |
+//! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
+//! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group                     |
+//!
+//! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
+//! items change together), never a read followed by a write.
+
+use crate::group::Group;
+use crate::identity::{AccessKey, User};
+use crate::launch_config::LaunchConfig;
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use std::collections::HashMap;
+
+type Item = HashMap<String, AttributeValue>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// The item to create exists already.
+    Exists,
+    /// The item to change, or one it depends on, does not exist.
+    NotFound,
+    /// The item is referenced by these others (a launch configuration by its groups).
+    InUse(Vec<String>),
+    /// A compare-and-set lost to a concurrent writer.
+    Conflict,
+    /// DynamoDB could not be reached or refused for another reason.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exists => write!(f, "already exists"),
+            Self::NotFound => write!(f, "not found"),
+            Self::InUse(by) => write!(f, "in use by {}", by.join(", ")),
+            Self::Conflict => write!(f, "concurrent update"),
+            Self::Unavailable(m) => write!(f, "DynamoDB: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A registered EC2-compatible cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cloud {
+    pub name: String,
+    pub endpoint: String,
+    pub region: String,
+    /// The availability zone used for groups that name none.
+    pub zone: String,
+}
+
+/// A user's credentials for one cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudCredentials {
+    pub cloud: String,
+    pub access_key_id: String,
+    pub secret: String,
+}
+
+const LC: &str = "LC#";
+const ASG: &str = "ASG#";
+const CRED: &str = "CRED#";
+const USERS: &str = "USERS";
+const CLOUDS: &str = "CLOUDS";
+
+fn owner(user: &str) -> String {
+    format!("OWNER#{user}")
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn n(v: i64) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn get_s(item: &Item, k: &str) -> String {
+    item.get(k)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn get_n(item: &Item, k: &str) -> i64 {
+    item.get(k)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
+}
+
+fn get_doc(item: &Item) -> serde_json::Value {
+    serde_json::from_str(&get_s(item, "doc")).unwrap_or_default()
+}
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))])
+}
+
+fn unavailable<E: std::error::Error + 'static>(e: E) -> StoreError {
+    StoreError::Unavailable(DisplayErrorContext(e).to_string())
+}
+
+/// Which writes of a cancelled transaction failed their condition.
+fn cancelled_conditions<R>(e: &aws_sdk_dynamodb::error::SdkError<aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError, R>) -> Option<Vec<bool>> {
+    let service = e.as_service_error()?;
+    if let aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(t) = service {
+        return Some(
+            t.cancellation_reasons()
+                .iter()
+                .map(|r| r.code() == Some("ConditionalCheckFailed"))
+                .collect(),
+        );
+    }
+    None
+}
+
+fn is_conditional_failure<E: ProvideErrorMetadata>(e: &E) -> bool {
+    e.code() == Some("ConditionalCheckFailedException")
+}
+
+#[derive(Clone)]
+pub struct Store {
+    db: Client,
+    table: String,
+}
+
+impl Store {
+    pub fn new(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
+        Self {
+            db: Client::new(sdk),
+            table: table.into(),
+        }
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    async fn get(&self, pk: String, sk: String) -> StoreResult<Option<Item>> {
+        let out = self
+            .db
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.item)
+    }
+
+    /// Items of one partition whose sort key starts with `prefix`, in order, after `after` (a sort
+    /// key suffix), until `want` items pass `keep`.
+    async fn query_prefix(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        want: usize,
+        keep: impl Fn(&Item) -> bool,
+    ) -> StoreResult<Vec<Item>> {
+        // BETWEEN is inclusive: start just past `after` (no name holds U+0000) and stop before the
+        // next prefix (`#` + 1 is `$`). Key values may not be empty, hence the plain forms.
+        let (condition, lo, hi) = match (prefix.is_empty(), after) {
+            (false, a) => (
+                "pk = :pk AND sk BETWEEN :lo AND :hi",
+                Some(format!("{prefix}{}", a.map(|a| format!("{a}\u{0}")).unwrap_or_default())),
+                Some(format!("{}$", prefix.trim_end_matches('#'))),
+            ),
+            (true, Some(a)) => ("pk = :pk AND sk > :lo", Some(a.to_string()), None),
+            (true, None) => ("pk = :pk", None, None),
+        };
+        let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
+        values.extend(lo.map(|v| (":lo".to_string(), s(v))));
+        values.extend(hi.map(|v| (":hi".to_string(), s(v))));
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(condition)
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take())
+                .limit((want - out.len()).clamp(1, 1000) as i32)
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                if keep(item) {
+                    out.push(item.clone());
+                    if out.len() >= want {
+                        return Ok(out);
+                    }
+                }
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// Items of one partition by sort keys, in any order; absent ones are skipped.
+    async fn batch_get(&self, pk: &str, sks: &[String]) -> StoreResult<Vec<Item>> {
+        let mut out = Vec::new();
+        let mut unique: Vec<&String> = sks.iter().collect();
+        unique.sort();
+        unique.dedup();
+        for chunk in unique.chunks(100) {
+            let mut keys = KeysAndAttributes::builder().consistent_read(true);
+            for sk in chunk {
+                keys = keys.keys(key(pk.to_string(), sk.to_string()));
+            }
+            let mut request = HashMap::from([(
+                self.table.clone(),
+                keys.build().map_err(unavailable)?,
+            )]);
+            while !request.is_empty() {
+                let page = self
+                    .db
+                    .batch_get_item()
+                    .set_request_items(Some(request))
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                if let Some(items) = page.responses.and_then(|mut r| r.remove(&self.table)) {
+                    out.extend(items);
+                }
+                request = page.unprocessed_keys.unwrap_or_default();
+            }
+        }
+        Ok(out)
+    }
+
+    // ---- users and access keys ----
+
+    pub async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
+        let user_item = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(USERS.into(), user.name.clone())))
+            .item("account_id", s(&user.account_id))
+            .item("access_key_id", s(&user.access_key_id))
+            .item("created", s(&user.created))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        let key_item = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(format!("KEY#{}", user.access_key_id), "KEY".into())))
+            .item("user", s(&user.name))
+            .item("account_id", s(&user.account_id))
+            .item("secret", s(secret))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(user_item).build())
+            .transact_items(TransactWriteItem::builder().put(key_item).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => Err(StoreError::Exists),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    pub async fn users(&self) -> StoreResult<Vec<User>> {
+        let items = self.query_prefix(USERS, "", None, usize::MAX, |_| true).await?;
+        Ok(items
+            .iter()
+            .map(|i| User {
+                name: get_s(i, "sk"),
+                account_id: get_s(i, "account_id"),
+                access_key_id: get_s(i, "access_key_id"),
+                created: get_s(i, "created"),
+            })
+            .collect())
+    }
+
+    pub async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>> {
+        let item = self
+            .get(format!("KEY#{access_key_id}"), "KEY".into())
+            .await?;
+        Ok(item.map(|i| AccessKey {
+            access_key_id: access_key_id.to_string(),
+            secret: get_s(&i, "secret"),
+            user: get_s(&i, "user"),
+            account_id: get_s(&i, "account_id"),
+        }))
+    }
+
+    // ---- clouds ----
+
+    /// Registers a cloud, or updates its endpoint, region and zone.
+    pub async fn put_cloud(&self, cloud: &Cloud) -> StoreResult<()> {
+        self.db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(key(CLOUDS.into(), cloud.name.clone())))
+            .item("endpoint", s(&cloud.endpoint))
+            .item("region", s(&cloud.region))
+            .item("zone", s(&cloud.zone))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    fn cloud_from(item: &Item) -> Cloud {
+        Cloud {
+            name: get_s(item, "sk"),
+            endpoint: get_s(item, "endpoint"),
+            region: get_s(item, "region"),
+            zone: get_s(item, "zone"),
+        }
+    }
+
+    pub async fn cloud(&self, name: &str) -> StoreResult<Option<Cloud>> {
+        Ok(self
+            .get(CLOUDS.into(), name.into())
+            .await?
+            .map(|i| Self::cloud_from(&i)))
+    }
+
+    pub async fn clouds(&self) -> StoreResult<Vec<Cloud>> {
+        let items = self.query_prefix(CLOUDS, "", None, usize::MAX, |_| true).await?;
+        Ok(items.iter().map(Self::cloud_from).collect())
+    }
+
+    /// Sets a user's credentials for a cloud; both must exist.
+    pub async fn put_cloud_credentials(
+        &self,
+        user: &str,
+        creds: &CloudCredentials,
+    ) -> StoreResult<()> {
+        let exists = |pk: &str, sk: &str| {
+            ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk.into(), sk.into())))
+                .condition_expression("attribute_exists(pk)")
+                .build()
+                .map_err(unavailable)
+        };
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{CRED}{}", creds.cloud))))
+            .item("access_key_id", s(&creds.access_key_id))
+            .item("secret", s(&creds.secret))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().condition_check(exists(USERS, user)?).build())
+            .transact_items(TransactWriteItem::builder().condition_check(exists(CLOUDS, &creds.cloud)?).build())
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => Err(StoreError::NotFound),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    pub async fn cloud_credentials(
+        &self,
+        user: &str,
+        cloud: &str,
+    ) -> StoreResult<Option<CloudCredentials>> {
+        let item = self.get(owner(user), format!("{CRED}{cloud}")).await?;
+        Ok(item.map(|i| CloudCredentials {
+            cloud: cloud.to_string(),
+            access_key_id: get_s(&i, "access_key_id"),
+            secret: get_s(&i, "secret"),
+        }))
+    }
+
+    // ---- launch configurations ----
+
+    pub async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
+        let result = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{LC}{}", lc.name))))
+            .item("cloud", s(&lc.cloud))
+            .item("doc", s(lc.doc.to_string()))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
+                Err(StoreError::Exists)
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Deletes a launch configuration no group uses.
+    pub async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{LC}{name}"))))
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(used_by)")
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
+                    return Err(unavailable(e));
+                };
+                match c.item() {
+                    Some(old) => Err(StoreError::InUse(
+                        old.get("used_by")
+                            .and_then(|v| v.as_ss().ok())
+                            .cloned()
+                            .unwrap_or_default(),
+                    )),
+                    // moto and DynamoDB return the old item when it exists; without it, look.
+                    None => match self.get(owner(user), format!("{LC}{name}")).await? {
+                        Some(old) => Err(StoreError::InUse(
+                            old.get("used_by")
+                                .and_then(|v| v.as_ss().ok())
+                                .cloned()
+                                .unwrap_or_default(),
+                        )),
+                        None => Err(StoreError::NotFound),
+                    },
+                }
+            }
+        }
+    }
+
+    fn launch_config_from(item: &Item) -> LaunchConfig {
+        LaunchConfig {
+            name: get_s(item, "sk").trim_start_matches(LC).to_string(),
+            cloud: get_s(item, "cloud"),
+            doc: get_doc(item),
+        }
+    }
+
+    pub async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>> {
+        let item = self.get(owner(user), format!("{LC}{name}")).await?;
+        Ok(item.as_ref().map(Self::launch_config_from))
+    }
+
+    /// Up to `want` launch configurations in name order after `after`, all or only `names`.
+    pub async fn launch_configs(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<LaunchConfig>> {
+        let items = match names {
+            None => self.query_prefix(&owner(user), LC, after, want, |_| true).await?,
+            Some(names) => {
+                let sks: Vec<String> = names
+                    .iter()
+                    .filter(|n| after.is_none_or(|a| n.as_str() > a))
+                    .map(|n| format!("{LC}{n}"))
+                    .collect();
+                self.batch_get(&owner(user), &sks).await?
+            }
+        };
+        let mut lcs: Vec<LaunchConfig> = items.iter().map(Self::launch_config_from).collect();
+        lcs.sort_by(|a, b| a.name.cmp(&b.name));
+        lcs.truncate(want);
+        Ok(lcs)
+    }
+
+    // ---- groups ----
+
+    fn group_put(&self, user: &str, g: &Group) -> StoreResult<Put> {
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{ASG}{}", g.name))))
+            .item("lc", s(&g.launch_configuration))
+            .item("cloud", s(&g.cloud))
+            .item("min", n(g.min))
+            .item("max", n(g.max))
+            .item("desired", n(g.desired))
+            .item("version", n(g.version))
+            .item("doc", s(g.doc.to_string()))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)
+    }
+
+    /// Creates a group and records it as a user of its launch configuration, which must exist.
+    pub async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let uses = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{LC}{}", g.launch_configuration))))
+            .update_expression("ADD used_by :g")
+            .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
+            .condition_expression("attribute_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(self.group_put(user, g)?).build())
+            .transact_items(TransactWriteItem::builder().update(uses).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e).as_deref() {
+                Some([true, ..]) => Err(StoreError::Exists),
+                Some([_, true]) => Err(StoreError::NotFound),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    fn group_from(item: &Item) -> Group {
+        Group {
+            name: get_s(item, "sk").trim_start_matches(ASG).to_string(),
+            launch_configuration: get_s(item, "lc"),
+            cloud: get_s(item, "cloud"),
+            min: get_n(item, "min"),
+            max: get_n(item, "max"),
+            desired: get_n(item, "desired"),
+            version: get_n(item, "version"),
+            doc: get_doc(item),
+        }
+    }
+
+    pub async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>> {
+        let item = self.get(owner(user), format!("{ASG}{name}")).await?;
+        Ok(item.as_ref().map(Self::group_from))
+    }
+
+    /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
+    pub async fn groups(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+        keep: impl Fn(&Group) -> bool,
+    ) -> StoreResult<Vec<Group>> {
+        let mut groups: Vec<Group> = match names {
+            None => self
+                .query_prefix(&owner(user), ASG, after, want, |i| keep(&Self::group_from(i)))
+                .await?
+                .iter()
+                .map(Self::group_from)
+                .collect(),
+            Some(names) => {
+                let sks: Vec<String> = names
+                    .iter()
+                    .filter(|n| after.is_none_or(|a| n.as_str() > a))
+                    .map(|n| format!("{ASG}{n}"))
+                    .collect();
+                self.batch_get(&owner(user), &sks)
+                    .await?
+                    .iter()
+                    .map(Self::group_from)
+                    .filter(|g| keep(g))
+                    .collect()
+            }
+        };
+        groups.sort_by(|a, b| a.name.cmp(&b.name));
+        groups.truncate(want);
+        Ok(groups)
+    }
+
+    /// Compare-and-set of the desired capacity: fails with `Conflict` if the group changed since
+    /// `expected_version` was read.
+    pub async fn set_desired(
+        &self,
+        user: &str,
+        name: &str,
+        desired: i64,
+        expected_version: i64,
+    ) -> StoreResult<()> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("SET desired = :d, version = version + :one")
+            .condition_expression("version = :v")
+            .expression_attribute_values(":d", n(desired))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":v", n(expected_version))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Deletes a group as read at `expected_version` and releases its launch configuration.
+    pub async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
+            .condition_expression("version = :v")
+            .expression_attribute_values(":v", n(g.version))
+            .build()
+            .map_err(unavailable)?;
+        let release = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{LC}{}", g.launch_configuration))))
+            .update_expression("DELETE used_by :g")
+            .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
+            .condition_expression("attribute_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().delete(delete).build())
+            .transact_items(TransactWriteItem::builder().update(release).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e).as_deref() {
+                Some([true, ..]) => Err(StoreError::Conflict),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! Timestamps as the Query protocol writes them: ISO 8601, UTC, milliseconds.
+
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::{OffsetDateTime, PrimitiveDateTime};
+
+pub fn now() -> OffsetDateTime {
+    OffsetDateTime::now_utc()
+}
+
+/// `2026-11-22T03:46:59.123Z`
+pub fn format_timestamp(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.format(format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    ))
+    .expect("a UTC time formats")
+}
+
+/// ISO 8601 / RFC 3339, or seconds since the epoch.
+pub fn parse_timestamp(s: &str) -> Option<OffsetDateTime> {
+    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
+        return Some(t);
+    }
+    let secs: f64 = s.parse().ok().filter(|f: &f64| f.is_finite())?;
+    OffsetDateTime::from_unix_timestamp_nanos((secs * 1e9) as i128).ok()
+}
+
+/// The SigV4 `X-Amz-Date` form: `20261122T034659Z`.
+pub fn parse_amz_date(s: &str) -> Option<OffsetDateTime> {
+    PrimitiveDateTime::parse(
+        s,
+        format_description!("[year][month][day]T[hour][minute][second]Z"),
+    )
+    .ok()
+    .map(|t| t.assume_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_milliseconds() {
+        let t = parse_timestamp("2026-11-22T03:46:59.123456Z").unwrap();
+        assert_eq!(format_timestamp(t), "2026-11-22T03:46:59.123Z");
+        let t = parse_amz_date("20261122T034659Z").unwrap();
+        assert_eq!(format_timestamp(t), "2026-11-22T03:46:59.000Z");
+        assert!(parse_amz_date("2026-11-22").is_none());
+    }
+}

@@ -3,7 +3,7 @@
 /// Environment variables Phantom reads (the SAM template sets them; so does localstack/up.sh).
 pub mod env {
     /// The DynamoDB table holding all state.
-    pub const TABLE: &str = "PHANTOM_TABLE";
+    pub const TABLE: &str = "PHANTOM_STATE_TABLE";
     /// The cloud of launch configuration names without `@cloud`.
     pub const DEFAULT_CLOUD: &str = "PHANTOM_DEFAULT_CLOUD";
     /// The region written into ARNs (default: AWS_REGION).
@@ -21,7 +21,7 @@ impl Config {
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
-            table: var(env::TABLE).unwrap_or_else(|| "phantom".into()),
+            table: var(env::TABLE).unwrap_or_else(|| "phantom-state".into()),
             default_cloud: var(env::DEFAULT_CLOUD),
             region: var(env::REGION)
                 .or_else(|| var("AWS_REGION"))

@@ -45,7 +45,9 @@ pub const TERMINATION_POLICIES: [&str; 7] = [
 const MAX_TAGS: usize = 50;
 
 pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
-    format!("arn:aws:autoscaling:{region}:{account}:autoScalingGroup:{id}:autoScalingGroupName/{name}")
+    format!(
+        "arn:aws:autoscaling:{region}:{account}:autoScalingGroup:{id}:autoScalingGroupName/{name}"
+    )
 }
 
 pub fn service_linked_role(account: &str) -> String {
@@ -146,7 +148,11 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
             )));
         }
     }
-    for p in input["TerminationPolicies"].as_array().into_iter().flatten() {
+    for p in input["TerminationPolicies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let p = p.as_str().unwrap_or_default();
         if !TERMINATION_POLICIES.contains(&p) {
             return Err(ApiError::validation(format!(
@@ -184,12 +190,16 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         .map(|(n, _)| n)
         .collect();
     for (k, v) in input.as_object().into_iter().flatten() {
-        if describable.contains(&k.as_str()) && !["MinSize", "MaxSize", "DesiredCapacity", "Tags"].contains(&k.as_str()) {
+        if describable.contains(&k.as_str())
+            && !["MinSize", "MaxSize", "DesiredCapacity", "Tags"].contains(&k.as_str())
+        {
             out.insert(k.clone(), v.clone());
         }
     }
     out.insert("Tags".into(), tags);
-    let no_zones = out["AvailabilityZones"].as_array().is_none_or(|a| a.is_empty());
+    let no_zones = out["AvailabilityZones"]
+        .as_array()
+        .is_none_or(|a| a.is_empty());
     if no_zones && input.get("VPCZoneIdentifier").is_none() {
         out.insert("AvailabilityZones".into(), json!([ctx.default_zone]));
     }
@@ -230,7 +240,10 @@ fn tag_descriptions(group: &str, tags: &Value) -> ApiResult<Value> {
         d.insert("ResourceId".into(), group.into());
         d.insert("ResourceType".into(), "auto-scaling-group".into());
         d.insert("Key".into(), key.into());
-        d.insert("Value".into(), t.get("Value").cloned().unwrap_or_else(|| "".into()));
+        d.insert(
+            "Value".into(),
+            t.get("Value").cloned().unwrap_or_else(|| "".into()),
+        );
         d.insert(
             "PropagateAtLaunch".into(),
             t.get("PropagateAtLaunch").cloned().unwrap_or(false.into()),
@@ -346,8 +359,14 @@ mod tests {
             "Desired capacity:9 must be between the specified min size:1 and max size:5"
         );
         let g = from_input(&json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 1, "MaxSize": 3}), ctx()).unwrap();
-        assert!(check_new_desired(&g, 4).unwrap_err().message.contains("above max value 3"));
-        assert!(check_new_desired(&g, 0).unwrap_err().message.contains("below min value 1"));
+        assert!(check_new_desired(&g, 4)
+            .unwrap_err()
+            .message
+            .contains("above max value 3"));
+        assert!(check_new_desired(&g, 0)
+            .unwrap_err()
+            .message
+            .contains("below min value 1"));
         check_new_desired(&g, 3).unwrap();
     }
 
@@ -362,7 +381,11 @@ mod tests {
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "a"}, {"Key": "a"}]}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "aws:x"}]}),
         ] {
-            assert_eq!(from_input(&input, ctx()).unwrap_err().code, "ValidationError", "{input}");
+            assert_eq!(
+                from_input(&input, ctx()).unwrap_err().code,
+                "ValidationError",
+                "{input}"
+            );
         }
     }
 
@@ -370,9 +393,20 @@ mod tests {
     fn tag_filters() {
         let doc = json!({"Tags": [{"Key": "env", "Value": "prod"}, {"Key": "team", "Value": "a"}]});
         let f = |v: Value| parse_filters(&v).unwrap();
-        assert!(matches_filters(&doc, &f(json!([{"Name": "tag-key", "Values": ["env"]}]))));
-        assert!(matches_filters(&doc, &f(json!([{"Name": "tag:env", "Values": ["dev", "prod"]}, {"Name": "tag-value", "Values": ["a"]}]))));
-        assert!(!matches_filters(&doc, &f(json!([{"Name": "tag:env", "Values": ["dev"]}]))));
+        assert!(matches_filters(
+            &doc,
+            &f(json!([{"Name": "tag-key", "Values": ["env"]}]))
+        ));
+        assert!(matches_filters(
+            &doc,
+            &f(
+                json!([{"Name": "tag:env", "Values": ["dev", "prod"]}, {"Name": "tag-value", "Values": ["a"]}])
+            )
+        ));
+        assert!(!matches_filters(
+            &doc,
+            &f(json!([{"Name": "tag:env", "Values": ["dev"]}]))
+        ));
         assert!(parse_filters(&json!([{"Name": "instance-id", "Values": ["x"]}])).is_err());
     }
 }

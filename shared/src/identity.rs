@@ -49,7 +49,10 @@ fn random_from(alphabet: &[u8], n: usize) -> String {
 
 /// `PKIA` + 16 characters, the shape of an AWS access key id (Phantom's own prefix).
 pub fn new_access_key_id() -> String {
-    format!("PKIA{}", random_from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
+    format!(
+        "PKIA{}",
+        random_from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    )
 }
 
 /// 40 characters, as AWS secret keys are.
@@ -64,7 +67,11 @@ pub fn new_secret() -> String {
 pub fn new_account_id() -> String {
     let digits = random_from(b"0123456789", 12);
     // Never a leading zero: some clients treat account ids as numbers.
-    format!("{}{}", ((digits.as_bytes()[0] - b'0') % 9) + 1, &digits[1..])
+    format!(
+        "{}{}",
+        ((digits.as_bytes()[0] - b'0') % 9) + 1,
+        &digits[1..]
+    )
 }
 
 /// User names become key prefixes and appear in ARNs and tags: keep them plain.

@@ -13,6 +13,10 @@ pub fn init() {
     let _ = if text {
         builder.try_init()
     } else {
-        builder.json().flatten_event(true).with_current_span(false).try_init()
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init()
     };
 }

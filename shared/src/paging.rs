@@ -68,9 +68,16 @@ mod tests {
     #[test]
     fn tokens_round_trip_and_garbage_is_refused() {
         let t = token_after("web@hotel/é");
-        assert_eq!(resume_after(Some(&t)).unwrap().as_deref(), Some("web@hotel/é"));
+        assert_eq!(
+            resume_after(Some(&t)).unwrap().as_deref(),
+            Some("web@hotel/é")
+        );
         for bad in ["", "!!!", "aGVsbG8", &URL_SAFE_NO_PAD.encode("x:y")] {
-            assert_eq!(resume_after(Some(bad)).unwrap_err().code, "InvalidNextToken", "{bad}");
+            assert_eq!(
+                resume_after(Some(bad)).unwrap_err().code,
+                "InvalidNextToken",
+                "{bad}"
+            );
         }
     }
 
@@ -86,7 +93,10 @@ mod tests {
     fn pages_cut_with_a_token() {
         let p = page(vec!["a", "b", "c"], 2, |s| s);
         assert_eq!(p.items, ["a", "b"]);
-        assert_eq!(resume_after(p.next_token.as_deref()).unwrap().as_deref(), Some("b"));
+        assert_eq!(
+            resume_after(p.next_token.as_deref()).unwrap().as_deref(),
+            Some("b")
+        );
         assert!(page(vec!["a"], 2, |s| s).next_token.is_none());
     }
 }

@@ -52,7 +52,10 @@ mod tests {
         assert!(!matches(r"^ami-[a-z0-9]{1,17}$", "ami-12AB"));
         assert!(matches(r"[A-Za-z0-9\-_\/]+", "hook-1/a_b"));
         assert!(!matches(r"[A-Za-z0-9\-_\/]+", "hook 1"));
-        assert!(matches(r"[\u0009\u000A\u000D\u0020-\u007e]+", "plain ascii"));
+        assert!(matches(
+            r"[\u0009\u000A\u000D\u0020-\u007e]+",
+            "plain ascii"
+        ));
         assert!(!matches(r"[\u0009\u000A\u000D\u0020-\u007e]+", "é"));
     }
 }

@@ -46,7 +46,10 @@ impl Params {
     /// Every key that starts with `prefix`.
     fn keys_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.0
-            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
             .map(|(k, _)| k.as_str())
             .take_while(move |k| k.starts_with(prefix))
     }
@@ -166,7 +169,11 @@ impl Decoder<'_> {
         for name in required {
             let child = join(key, name);
             let sent = self.params.get(&child).is_some()
-                || self.params.keys_under(&format!("{child}.")).next().is_some();
+                || self
+                    .params
+                    .keys_under(&format!("{child}."))
+                    .next()
+                    .is_some();
             if !out.contains_key(name) && !sent {
                 self.fail(None, &join(path, &camel(name)), "Member must not be null");
             }
@@ -200,7 +207,11 @@ impl Decoder<'_> {
             return self.params.get(key).map(|_| Value::Array(Vec::new()));
         }
         if let Some(k) = bad_index {
-            self.fail(Some(&k), path, "List member index must be a positive integer");
+            self.fail(
+                Some(&k),
+                path,
+                "List member index must be a positive integer",
+            );
             return None;
         }
         let n = indices.len();
@@ -222,10 +233,18 @@ impl Decoder<'_> {
         }
         let len = items.len() as i64;
         if let Some(min) = min.filter(|m| len < *m) {
-            self.fail(None, path, &format!("Member must have length greater than or equal to {min}"));
+            self.fail(
+                None,
+                path,
+                &format!("Member must have length greater than or equal to {min}"),
+            );
         }
         if let Some(max) = max.filter(|m| len > *m) {
-            self.fail(None, path, &format!("Member must have length less than or equal to {max}"));
+            self.fail(
+                None,
+                path,
+                &format!("Member must have length less than or equal to {max}"),
+            );
         }
         Some(Value::Array(items))
     }
@@ -241,19 +260,38 @@ impl Decoder<'_> {
                 let before = self.errors.len();
                 let len = raw.chars().count() as i64;
                 if let Some(min) = min.filter(|m| len < *m) {
-                    self.fail(Some(raw), path, &format!("Member must have length greater than or equal to {min}"));
+                    self.fail(
+                        Some(raw),
+                        path,
+                        &format!("Member must have length greater than or equal to {min}"),
+                    );
                 }
                 if let Some(max) = max.filter(|m| len > *m) {
-                    self.fail(Some(raw), path, &format!("Member must have length less than or equal to {max}"));
+                    self.fail(
+                        Some(raw),
+                        path,
+                        &format!("Member must have length less than or equal to {max}"),
+                    );
                 }
                 if let Some(p) = pattern {
                     if !crate::patterns::matches(p, raw) {
-                        self.fail(Some(raw), path, &format!("Member must satisfy regular expression pattern: {p}"));
+                        self.fail(
+                            Some(raw),
+                            path,
+                            &format!("Member must satisfy regular expression pattern: {p}"),
+                        );
                     }
                 }
                 if let Some(allowed) = allowed {
                     if !allowed.iter().any(|a| a == raw) {
-                        self.fail(Some(raw), path, &format!("Member must satisfy enum value set: [{}]", allowed.join(", ")));
+                        self.fail(
+                            Some(raw),
+                            path,
+                            &format!(
+                                "Member must satisfy enum value set: [{}]",
+                                allowed.join(", ")
+                            ),
+                        );
                     }
                 }
                 (self.errors.len() == before).then(|| Value::String(raw.to_string()))
@@ -266,11 +304,19 @@ impl Decoder<'_> {
                 };
                 let n = i64::from(n);
                 if let Some(min) = min.filter(|m| n < *m) {
-                    self.fail(Some(raw), path, &format!("Member must have value greater than or equal to {min}"));
+                    self.fail(
+                        Some(raw),
+                        path,
+                        &format!("Member must have value greater than or equal to {min}"),
+                    );
                     return None;
                 }
                 if let Some(max) = max.filter(|m| n > *m) {
-                    self.fail(Some(raw), path, &format!("Member must have value less than or equal to {max}"));
+                    self.fail(
+                        Some(raw),
+                        path,
+                        &format!("Member must have value less than or equal to {max}"),
+                    );
                     return None;
                 }
                 Some(Value::from(n))
@@ -366,10 +412,16 @@ mod tests {
     #[test]
     fn constraints_are_reported_in_aws_wording() {
         let long = "x".repeat(256);
-        let p = params(&format!("LaunchConfigurationName={long}&BlockDeviceMappings.member.1.Ebs.VolumeSize=0"));
+        let p = params(&format!(
+            "LaunchConfigurationName={long}&BlockDeviceMappings.member.1.Ebs.VolumeSize=0"
+        ));
         let err = decode_input("CreateLaunchConfiguration", &p).unwrap_err();
         assert_eq!(err.code, "ValidationError");
-        assert!(err.message.starts_with("3 validation errors detected: "), "{}", err.message);
+        assert!(
+            err.message.starts_with("3 validation errors detected: "),
+            "{}",
+            err.message
+        );
         assert!(err.message.contains("at 'launchConfigurationName' failed to satisfy constraint: Member must have length less than or equal to 255"));
         assert!(err.message.contains("at 'blockDeviceMappings.1.member.ebs.volumeSize' failed to satisfy constraint: Member must have value greater than or equal to 1"));
         assert!(err.message.contains("Value null at 'blockDeviceMappings.1.member.deviceName' failed to satisfy constraint: Member must not be null"));
@@ -378,18 +430,31 @@ mod tests {
     #[test]
     fn required_members_and_enums() {
         let err = decode_input("SetDesiredCapacity", &params("DesiredCapacity=1")).unwrap_err();
-        assert!(err.message.contains("Value null at 'autoScalingGroupName'"), "{}", err.message);
+        assert!(
+            err.message.contains("Value null at 'autoScalingGroupName'"),
+            "{}",
+            err.message
+        );
         let err = decode_input(
             "CreateLaunchConfiguration",
             &params("LaunchConfigurationName=a&MetadataOptions.HttpTokens=maybe"),
         )
         .unwrap_err();
-        assert!(err.message.contains("Member must satisfy enum value set: [optional, required]"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("Member must satisfy enum value set: [optional, required]"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn numbers_and_booleans_are_checked() {
-        for bad in ["DesiredCapacity=abc", "DesiredCapacity=99999999999", "HonorCooldown=yes"] {
+        for bad in [
+            "DesiredCapacity=abc",
+            "DesiredCapacity=99999999999",
+            "HonorCooldown=yes",
+        ] {
             let p = params(&format!("AutoScalingGroupName=g&DesiredCapacity=1&{bad}"));
             let err = decode_input("SetDesiredCapacity", &p).unwrap_err();
             assert_eq!(err.code, "ValidationError", "{bad}");

@@ -120,9 +120,7 @@ mod tests {
         }
         let m = members("Tag");
         assert!(m.contains(&("Key", "TagKey")));
-        assert!(members("CpuPerformanceFactorRequest").contains(&(
-            "Reference",
-            "PerformanceFactorReferenceSetRequest"
-        )));
+        assert!(members("CpuPerformanceFactorRequest")
+            .contains(&("Reference", "PerformanceFactorReferenceSetRequest")));
     }
 }

@@ -54,6 +54,22 @@ impl std::error::Error for StoreError {}
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// What a client sees of a store failure that no action turned into its own error: a conflict it
+/// may retry, or our fault. The details go to the log, not to the client.
+impl From<StoreError> for crate::ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict => crate::ApiError::resource_contention(
+                "The resource was changed by another request; retry.",
+            ),
+            other => {
+                tracing::error!(error = %other, "store failure");
+                crate::ApiError::internal("An internal error occurred; retry the request.")
+            }
+        }
+    }
+}
+
 /// A registered EC2-compatible cloud.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cloud {
@@ -117,7 +133,12 @@ fn unavailable<E: std::error::Error + 'static>(e: E) -> StoreError {
 }
 
 /// Which writes of a cancelled transaction failed their condition.
-fn cancelled_conditions<R>(e: &aws_sdk_dynamodb::error::SdkError<aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError, R>) -> Option<Vec<bool>> {
+fn cancelled_conditions<R>(
+    e: &aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+        R,
+    >,
+) -> Option<Vec<bool>> {
     let service = e.as_service_error()?;
     if let aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(t) = service {
         return Some(
@@ -180,7 +201,10 @@ impl Store {
         let (condition, lo, hi) = match (prefix.is_empty(), after) {
             (false, a) => (
                 "pk = :pk AND sk BETWEEN :lo AND :hi",
-                Some(format!("{prefix}{}", a.map(|a| format!("{a}\u{0}")).unwrap_or_default())),
+                Some(format!(
+                    "{prefix}{}",
+                    a.map(|a| format!("{a}\u{0}")).unwrap_or_default()
+                )),
                 Some(format!("{}$", prefix.trim_end_matches('#'))),
             ),
             (true, Some(a)) => ("pk = :pk AND sk > :lo", Some(a.to_string()), None),
@@ -230,10 +254,8 @@ impl Store {
             for sk in chunk {
                 keys = keys.keys(key(pk.to_string(), sk.to_string()));
             }
-            let mut request = HashMap::from([(
-                self.table.clone(),
-                keys.build().map_err(unavailable)?,
-            )]);
+            let mut request =
+                HashMap::from([(self.table.clone(), keys.build().map_err(unavailable)?)]);
             while !request.is_empty() {
                 let page = self
                     .db
@@ -265,7 +287,10 @@ impl Store {
             .map_err(unavailable)?;
         let key_item = Put::builder()
             .table_name(&self.table)
-            .set_item(Some(key(format!("KEY#{}", user.access_key_id), "KEY".into())))
+            .set_item(Some(key(
+                format!("KEY#{}", user.access_key_id),
+                "KEY".into(),
+            )))
             .item("user", s(&user.name))
             .item("account_id", s(&user.account_id))
             .item("secret", s(secret))
@@ -289,7 +314,9 @@ impl Store {
     }
 
     pub async fn users(&self) -> StoreResult<Vec<User>> {
-        let items = self.query_prefix(USERS, "", None, usize::MAX, |_| true).await?;
+        let items = self
+            .query_prefix(USERS, "", None, usize::MAX, |_| true)
+            .await?;
         Ok(items
             .iter()
             .map(|i| User {
@@ -347,7 +374,9 @@ impl Store {
     }
 
     pub async fn clouds(&self) -> StoreResult<Vec<Cloud>> {
-        let items = self.query_prefix(CLOUDS, "", None, usize::MAX, |_| true).await?;
+        let items = self
+            .query_prefix(CLOUDS, "", None, usize::MAX, |_| true)
+            .await?;
         Ok(items.iter().map(Self::cloud_from).collect())
     }
 
@@ -375,8 +404,16 @@ impl Store {
         let result = self
             .db
             .transact_write_items()
-            .transact_items(TransactWriteItem::builder().condition_check(exists(USERS, user)?).build())
-            .transact_items(TransactWriteItem::builder().condition_check(exists(CLOUDS, &creds.cloud)?).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(exists(USERS, user)?)
+                    .build(),
+            )
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(exists(CLOUDS, &creds.cloud)?)
+                    .build(),
+            )
             .transact_items(TransactWriteItem::builder().put(put).build())
             .send()
             .await;
@@ -443,23 +480,19 @@ impl Store {
                 let Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
                     return Err(unavailable(e));
                 };
-                match c.item() {
+                // DynamoDB returns the old item when it exists; an emulator may not, so look.
+                let old = match c.item() {
+                    Some(old) => Some(old.clone()),
+                    None => self.get(owner(user), format!("{LC}{name}")).await?,
+                };
+                match old {
                     Some(old) => Err(StoreError::InUse(
                         old.get("used_by")
                             .and_then(|v| v.as_ss().ok())
                             .cloned()
                             .unwrap_or_default(),
                     )),
-                    // moto and DynamoDB return the old item when it exists; without it, look.
-                    None => match self.get(owner(user), format!("{LC}{name}")).await? {
-                        Some(old) => Err(StoreError::InUse(
-                            old.get("used_by")
-                                .and_then(|v| v.as_ss().ok())
-                                .cloned()
-                                .unwrap_or_default(),
-                        )),
-                        None => Err(StoreError::NotFound),
-                    },
+                    None => Err(StoreError::NotFound),
                 }
             }
         }
@@ -487,7 +520,10 @@ impl Store {
         want: usize,
     ) -> StoreResult<Vec<LaunchConfig>> {
         let items = match names {
-            None => self.query_prefix(&owner(user), LC, after, want, |_| true).await?,
+            None => {
+                self.query_prefix(&owner(user), LC, after, want, |_| true)
+                    .await?
+            }
             Some(names) => {
                 let sks: Vec<String> = names
                     .iter()
@@ -525,7 +561,10 @@ impl Store {
     pub async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
         let uses = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{LC}{}", g.launch_configuration))))
+            .set_key(Some(key(
+                owner(user),
+                format!("{LC}{}", g.launch_configuration),
+            )))
             .update_expression("ADD used_by :g")
             .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
             .condition_expression("attribute_exists(pk)")
@@ -534,7 +573,11 @@ impl Store {
         let result = self
             .db
             .transact_write_items()
-            .transact_items(TransactWriteItem::builder().put(self.group_put(user, g)?).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .put(self.group_put(user, g)?)
+                    .build(),
+            )
             .transact_items(TransactWriteItem::builder().update(uses).build())
             .send()
             .await;
@@ -577,7 +620,9 @@ impl Store {
     ) -> StoreResult<Vec<Group>> {
         let mut groups: Vec<Group> = match names {
             None => self
-                .query_prefix(&owner(user), ASG, after, want, |i| keep(&Self::group_from(i)))
+                .query_prefix(&owner(user), ASG, after, want, |i| {
+                    keep(&Self::group_from(i))
+                })
                 .await?
                 .iter()
                 .map(Self::group_from)
@@ -642,7 +687,10 @@ impl Store {
             .map_err(unavailable)?;
         let release = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{LC}{}", g.launch_configuration))))
+            .set_key(Some(key(
+                owner(user),
+                format!("{LC}{}", g.launch_configuration),
+            )))
             .update_expression("DELETE used_by :g")
             .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
             .condition_expression("attribute_exists(pk)")

@@ -157,10 +157,14 @@ mod tests {
         });
         let x = response("DescribeLaunchConfigurations", Some(&doc), "rid");
         assert!(x.contains("<DescribeLaunchConfigurationsResult><LaunchConfigurations><member><LaunchConfigurationName>a&lt;b&gt;&amp;c&#xD;\n</LaunchConfigurationName>"), "{x}");
-        assert!(x.contains("<SecurityGroups><member>sg-1</member><member>sg-2</member></SecurityGroups>"));
+        assert!(x.contains(
+            "<SecurityGroups><member>sg-1</member><member>sg-2</member></SecurityGroups>"
+        ));
         assert!(x.contains("<InstanceMonitoring><Enabled>true</Enabled></InstanceMonitoring>"));
         assert!(x.contains("<Ebs><VolumeSize>8</VolumeSize></Ebs>"));
-        assert!(x.contains("</LaunchConfigurations><NextToken>t</NextToken></DescribeLaunchConfigurationsResult>"));
+        assert!(x.contains(
+            "</LaunchConfigurations><NextToken>t</NextToken></DescribeLaunchConfigurationsResult>"
+        ));
         assert!(!x.contains("dropped"));
     }
 

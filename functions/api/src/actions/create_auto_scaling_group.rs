@@ -1,0 +1,55 @@
+use super::{launch_config_not_found, string};
+use crate::App;
+use phantom::group::{self, NewGroupContext};
+use phantom::identity::Caller;
+use phantom::launch_config::unknown_cloud;
+use phantom::store::StoreError;
+use phantom::{ApiError, ApiResult};
+use serde_json::Value;
+
+pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let lc_name = input["LaunchConfigurationName"].as_str();
+    // The launch configuration gives the group its cloud; the write below re-checks that it still
+    // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between.
+    let lc = match lc_name {
+        Some(n) => Some(
+            app.store
+                .launch_config(&caller.user, n)
+                .await?
+                .ok_or_else(|| launch_config_not_found(n))?,
+        ),
+        None => None,
+    };
+    let cloud = match &lc {
+        Some(lc) => Some(
+            app.store
+                .cloud(&lc.cloud)
+                .await?
+                .ok_or_else(|| unknown_cloud(&lc.cloud, &[]))?,
+        ),
+        None => None,
+    };
+    let account = &caller.account_id;
+    let ctx = NewGroupContext {
+        arn: group::arn(
+            &app.config.region,
+            account,
+            &uuid::Uuid::new_v4().to_string(),
+            name,
+        ),
+        account,
+        cloud: cloud.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
+        default_zone: cloud.as_ref().map(|c| c.zone.as_str()).unwrap_or_default(),
+        now: phantom::time::now(),
+    };
+    let g = group::from_input(&input, ctx)?;
+    match app.store.create_group(&caller.user, &g).await {
+        Ok(()) => Ok(None),
+        Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
+            "AutoScalingGroup by this name already exists - A group with the name {name} already exists"
+        ))),
+        Err(StoreError::NotFound) => Err(launch_config_not_found(&g.launch_configuration)),
+        Err(e) => Err(e.into()),
+    }
+}

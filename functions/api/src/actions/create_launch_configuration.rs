@@ -1,0 +1,36 @@
+use super::string;
+use crate::App;
+use phantom::identity::Caller;
+use phantom::launch_config::{self, cloud_of, unknown_cloud};
+use phantom::store::StoreError;
+use phantom::{ApiError, ApiResult};
+use serde_json::Value;
+
+pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "LaunchConfigurationName");
+    let cloud = cloud_of(name, app.config.default_cloud.as_deref())?;
+    if app.store.cloud(&cloud).await?.is_none() {
+        let known: Vec<String> = app
+            .store
+            .clouds()
+            .await?
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        return Err(unknown_cloud(&cloud, &known));
+    }
+    let arn = launch_config::arn(
+        &app.config.region,
+        &caller.account_id,
+        &uuid::Uuid::new_v4().to_string(),
+        name,
+    );
+    let lc = launch_config::from_input(&input, cloud, arn, phantom::time::now())?;
+    match app.store.create_launch_config(&caller.user, &lc).await {
+        Ok(()) => Ok(None),
+        Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
+            "Launch Configuration by this name already exists - A launch configuration already exists with the name {name}"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,32 @@
+use super::{group_not_found, string, CAS_ATTEMPTS};
+use crate::App;
+use phantom::group::check_new_desired;
+use phantom::identity::Caller;
+use phantom::store::StoreError;
+use phantom::ApiResult;
+use serde_json::Value;
+
+pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let desired = input["DesiredCapacity"].as_i64().unwrap_or_default();
+    // Read, check against the bounds read, write only if nothing changed since (version).
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        check_new_desired(&g, desired)?;
+        if g.desired == desired {
+            return Ok(None);
+        }
+        match app
+            .store
+            .set_desired(&caller.user, name, desired, g.version)
+            .await
+        {
+            Ok(()) => return Ok(None),
+            Err(StoreError::Conflict) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}

@@ -1,0 +1,113 @@
+//! The `api` function: one handler for every Auto Scaling action. It verifies the caller's SigV4
+//! signature, decodes the action's input, runs the action (one module each, in `actions`) against
+//! DynamoDB and renders AWS's XML. The same `App::handle` serves Lambda (main.rs) and the local
+//! runner.
+
+pub mod actions;
+mod auth;
+
+use phantom::config::{aws_sdk_config, Config};
+use phantom::query::Params;
+use phantom::shapes::API_VERSION;
+use phantom::store::Store;
+use phantom::{xml, ApiError};
+use std::time::Instant;
+
+/// What the function keeps between requests: clients and configuration, no state.
+pub struct App {
+    pub store: Store,
+    pub config: Config,
+}
+
+/// An HTTP request as it reached the function, whatever served it.
+pub struct HttpRequest<'a> {
+    pub method: &'a str,
+    /// Path and query exactly as the client sent them (SigV4 signs them).
+    pub path_and_query: &'a str,
+    pub headers: &'a http::HeaderMap,
+    pub body: &'a [u8],
+}
+
+pub struct HttpResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+pub const CONTENT_TYPE: &str = "text/xml";
+
+impl App {
+    pub async fn from_env() -> Self {
+        let config = Config::from_env();
+        let sdk = aws_sdk_config().await;
+        Self {
+            store: Store::new(&sdk, config.table.clone()),
+            config,
+        }
+    }
+
+    pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {
+        let started = Instant::now();
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let mut action = String::new();
+        let mut user = String::new();
+        let outcome = self
+            .dispatch(&req, &mut action, &mut user)
+            .await
+            .map(|result| xml::response(&action, result.as_ref(), &request_id));
+        let (status, body, code) = match outcome {
+            Ok(body) => (200, body, ""),
+            Err(e) => {
+                if e.status >= 500 {
+                    tracing::error!(request_id, code = e.code, message = %e.message, "request failed");
+                }
+                (e.status, xml::error_response(&e, &request_id), e.code)
+            }
+        };
+        tracing::info!(
+            request_id,
+            action,
+            user,
+            status,
+            code,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "request"
+        );
+        HttpResponse { status, body }
+    }
+
+    async fn dispatch(
+        &self,
+        req: &HttpRequest<'_>,
+        action: &mut String,
+        user: &mut String,
+    ) -> Result<Option<serde_json::Value>, ApiError> {
+        let caller = auth::authenticate(&self.store, req).await?;
+        user.clone_from(&caller.user);
+        let params = parameters(req)?;
+        *action = params.get("Action").unwrap_or_default().to_string();
+        let version = params.get("Version").unwrap_or(API_VERSION);
+        if action.is_empty() {
+            return Err(ApiError::invalid_action("(none)", version));
+        }
+        if version != API_VERSION || !actions::SUPPORTED.contains(&action.as_str()) {
+            return Err(ApiError::invalid_action(action, version));
+        }
+        let input = phantom::query::decode_input(action, &params)?;
+        actions::run(self, &caller, action, input).await
+    }
+}
+
+/// The query string's parameters, then the form body's (which win).
+fn parameters(req: &HttpRequest<'_>) -> Result<Params, ApiError> {
+    let query = req
+        .path_and_query
+        .split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or("");
+    let mut form = query.as_bytes().to_vec();
+    if !req.body.is_empty() {
+        form.push(b'&');
+        form.extend_from_slice(req.body);
+    }
+    Params::parse(&form)
+}

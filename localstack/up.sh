@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Runs Phantom on this machine, emulator included, in the foreground; Ctrl-C stops all it started.
+#
+#   one moto_server for DynamoDB and SQS (the state), one per local cloud (hotel, sierra: each its
+#   own EC2), the tables and queues of template.yaml, the clouds, a demo user with credentials on
+#   both clouds, then the api served by phantom-local.
+#
+# Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
+# PHANTOM_SIERRA_PORT (4568). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
+# written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+api_port=${PHANTOM_PORT:-4580}
+state_port=${PHANTOM_STATE_PORT:-4566}
+hotel_port=${PHANTOM_HOTEL_PORT:-4567}
+sierra_port=${PHANTOM_SIERRA_PORT:-4568}
+run=${PHANTOM_RUN_DIR:-$here/.run}
+region=${AWS_DEFAULT_REGION:-us-east-1}
+mkdir -p "$run"
+rm -f "$run/env"
+
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -f "$run/env"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+say() { echo "up.sh: $*" >&2; }
+
+"$here/install.sh"
+
+target=${CARGO_TARGET_DIR:-$root/target}
+if [ -z "${PHANTOM_SKIP_BUILD:-}" ]; then
+  say "building phantom-local and phantomctl"
+  (cd "$root" && cargo build --quiet -p phantom-local -p phantomctl)
+fi
+bin="$target/debug"
+
+wait_port() { # name port
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  say "$1 did not start on port $2 (see $run/$1.log)"; exit 1
+}
+
+start_moto() { # name port
+  moto_server -H 127.0.0.1 -p "$2" >"$run/$1.log" 2>&1 &
+  pids+=($!)
+}
+start_moto state "$state_port"
+start_moto hotel "$hotel_port"
+start_moto sierra "$sierra_port"
+wait_port state "$state_port"; wait_port hotel "$hotel_port"; wait_port sierra "$sierra_port"
+
+# The service's own AWS identity against the emulator (moto accepts any key).
+export AWS_ACCESS_KEY_ID=phantom-local AWS_SECRET_ACCESS_KEY=phantom-local
+export AWS_REGION=$region AWS_DEFAULT_REGION=$region AWS_EC2_METADATA_DISABLED=true
+export AWS_ENDPOINT_URL=http://127.0.0.1:$state_port
+export PHANTOM_DEFAULT_CLOUD=${PHANTOM_DEFAULT_CLOUD:-hotel}
+eval "$(python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom | tee "$run/resources")"
+
+"$bin/phantomctl" cloud add hotel --endpoint "http://127.0.0.1:$hotel_port" --region "$region"
+"$bin/phantomctl" cloud add sierra --endpoint "http://127.0.0.1:$sierra_port" --region "$region"
+read -r demo_key demo_secret < <("$bin/phantomctl" user create demo)
+for cloud in hotel sierra; do
+  "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
+done
+
+PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
+api_pid=$!
+pids+=($api_pid)
+wait_port api "$api_port"
+
+url=http://127.0.0.1:$api_port
+cat >"$run/env.tmp" <<ENV
+export PHANTOM_URL=$url
+export AWS_ENDPOINT_URL_AUTO_SCALING=$url
+export AWS_ACCESS_KEY_ID=$demo_key
+export AWS_SECRET_ACCESS_KEY=$demo_secret
+export AWS_DEFAULT_REGION=$region
+export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
+export AWS_EC2_METADATA_DISABLED=true
+export PHANTOM_STATE_TABLE=$PHANTOM_STATE_TABLE
+export PHANTOM_WORK_QUEUE_URL=$PHANTOM_WORK_QUEUE_URL
+export PHANTOM_CLOUD_HOTEL_URL=http://127.0.0.1:$hotel_port
+export PHANTOM_CLOUD_SIERRA_URL=http://127.0.0.1:$sierra_port
+ENV
+mv "$run/env.tmp" "$run/env"
+
+cat >&2 <<BANNER
+
+Phantom is running at $url (logs: $run/api.log; state in moto at $AWS_ENDPOINT_URL)
+Clouds: hotel at http://127.0.0.1:$hotel_port (default), sierra at http://127.0.0.1:$sierra_port
+Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
+
+  source $run/env
+  aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-12345678 --instance-type t2.micro
+  aws autoscaling describe-launch-configurations --endpoint-url $url
+
+Ctrl-C stops everything.
+BANNER
+
+if [ -n "${PHANTOM_WATCH_PID:-}" ]; then
+  while kill -0 "$PHANTOM_WATCH_PID" 2>/dev/null && kill -0 "$api_pid" 2>/dev/null; do sleep 1; done
+else
+  wait "$api_pid"
+fi

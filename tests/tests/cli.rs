@@ -1,0 +1,654 @@
+//! The seven actions through the unmodified AWS CLI (botocore parses every response against the
+//! service model, so a field it drops or mis-types fails here).
+
+use phantom_e2e::{stack, User};
+use serde_json::{json, Value};
+
+fn lc_input(name: &str) -> Value {
+    json!({
+        "LaunchConfigurationName": name,
+        "ImageId": "ami-0abc1234",
+        "KeyName": "my-key",
+        "SecurityGroups": ["sg-0001", "sg-0002"],
+        "ClassicLinkVPCId": "vpc-1234",
+        "ClassicLinkVPCSecurityGroups": ["sg-cl1"],
+        "UserData": "#!/bin/sh\necho <hello & goodbye>\r\n",
+        "InstanceType": "m5.large",
+        "KernelId": "aki-1234",
+        "RamdiskId": "ari-1234",
+        "BlockDeviceMappings": [
+            {"DeviceName": "/dev/sda1", "Ebs": {"SnapshotId": "snap-1", "VolumeSize": 30, "VolumeType": "gp3",
+              "DeleteOnTermination": true, "Iops": 3000, "Encrypted": true, "Throughput": 125}},
+            {"DeviceName": "/dev/sdb", "VirtualName": "ephemeral0"},
+            {"DeviceName": "/dev/sdc", "NoDevice": true}
+        ],
+        "InstanceMonitoring": {"Enabled": false},
+        "SpotPrice": "0.05",
+        "IamInstanceProfile": "arn:aws:iam::123456789012:instance-profile/web",
+        "EbsOptimized": true,
+        "AssociatePublicIpAddress": true,
+        "PlacementTenancy": "dedicated",
+        "MetadataOptions": {"HttpTokens": "required", "HttpPutResponseHopLimit": 2, "HttpEndpoint": "enabled"}
+    })
+}
+
+fn create_lc(user: &User, name: &str) {
+    stack()
+        .aws(
+            user,
+            &[
+                "create-launch-configuration",
+                "--launch-configuration-name",
+                name,
+                "--image-id",
+                "ami-12345678",
+                "--instance-type",
+                "t2.micro",
+            ],
+        )
+        .json();
+}
+
+fn create_group(user: &User, name: &str, lc: &str, min: &str, max: &str, desired: &str) {
+    stack()
+        .aws(
+            user,
+            &[
+                "create-auto-scaling-group",
+                "--auto-scaling-group-name",
+                name,
+                "--launch-configuration-name",
+                lc,
+                "--min-size",
+                min,
+                "--max-size",
+                max,
+                "--desired-capacity",
+                desired,
+            ],
+        )
+        .json();
+}
+
+fn describe_group(user: &User, name: &str) -> Option<Value> {
+    let out = stack()
+        .aws(
+            user,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                name,
+            ],
+        )
+        .json();
+    out["AutoScalingGroups"]
+        .as_array()
+        .unwrap()
+        .first()
+        .cloned()
+}
+
+#[test]
+fn launch_configuration_round_trips_every_field() {
+    let s = stack();
+    let u = s.new_user("lc-rt");
+    let input = lc_input("web@hotel");
+    s.aws(
+        &u,
+        &[
+            "create-launch-configuration",
+            "--cli-input-json",
+            &input.to_string(),
+        ],
+    )
+    .json();
+    let out = s
+        .aws(
+            &u,
+            &[
+                "describe-launch-configurations",
+                "--launch-configuration-names",
+                "web@hotel",
+            ],
+        )
+        .json();
+    let lcs = out["LaunchConfigurations"].as_array().unwrap();
+    assert_eq!(lcs.len(), 1);
+    let got = &lcs[0];
+    for (k, v) in input.as_object().unwrap() {
+        if k == "UserData" {
+            // The CLI base64-encodes user data on the way in; Describe returns it encoded.
+            use base64::Engine;
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(got[k].as_str().unwrap())
+                .unwrap();
+            let decoded = String::from_utf8(raw).unwrap();
+            assert_eq!(decoded, v.as_str().unwrap());
+            continue;
+        }
+        assert_eq!(&got[k], v, "field {k}");
+    }
+    let arn = got["LaunchConfigurationARN"].as_str().unwrap();
+    assert!(
+        arn.starts_with("arn:aws:autoscaling:us-east-1:")
+            && arn.contains(":launchConfiguration:")
+            && arn.ends_with(":launchConfigurationName/web@hotel"),
+        "{arn}"
+    );
+    let created = got["CreatedTime"].as_str().unwrap();
+    assert!(created.ends_with('Z') && created.contains('T'), "{created}");
+}
+
+#[test]
+fn group_round_trips_every_field() {
+    let s = stack();
+    let u = s.new_user("asg-rt");
+    create_lc(&u, "web@sierra");
+    let input = json!({
+        "AutoScalingGroupName": "web-group",
+        "LaunchConfigurationName": "web@sierra",
+        "MinSize": 1, "MaxSize": 10, "DesiredCapacity": 4,
+        "DefaultCooldown": 120,
+        "AvailabilityZones": ["us-east-1a", "us-east-1b"],
+        "AvailabilityZoneIds": ["use1-az1"],
+        "LoadBalancerNames": ["lb-1"],
+        "TargetGroupARNs": ["arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"],
+        "HealthCheckType": "EC2",
+        "HealthCheckGracePeriod": 60,
+        "PlacementGroup": "pg-1",
+        "VPCZoneIdentifier": "subnet-1,subnet-2",
+        "TerminationPolicies": ["OldestInstance", "Default"],
+        "NewInstancesProtectedFromScaleIn": true,
+        "CapacityRebalance": true,
+        "Tags": [{"Key": "env", "Value": "prod", "PropagateAtLaunch": true},
+                 {"Key": "team", "Value": "<a&b>", "PropagateAtLaunch": false}],
+        "ServiceLinkedRoleARN": "arn:aws:iam::123456789012:role/custom",
+        "MaxInstanceLifetime": 86400,
+        "Context": "ctx",
+        "DesiredCapacityType": "units",
+        "DefaultInstanceWarmup": 30,
+        "TrafficSources": [{"Identifier": "arn:tg", "Type": "elbv2"}],
+        "InstanceMaintenancePolicy": {"MinHealthyPercentage": 90, "MaxHealthyPercentage": 120},
+        "AvailabilityZoneDistribution": {"CapacityDistributionStrategy": "balanced-only"},
+        "AvailabilityZoneImpairmentPolicy": {"ZonalShiftEnabled": true, "ImpairedZoneHealthCheckBehavior": "IgnoreUnhealthy"},
+        "CapacityReservationSpecification": {"CapacityReservationPreference": "none"},
+        "InstanceLifecyclePolicy": {"RetentionTriggers": {"TerminateHookAbandon": "terminate"}},
+        "DeletionProtection": "none"
+    });
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--cli-input-json",
+            &input.to_string(),
+        ],
+    )
+    .json();
+    let got = describe_group(&u, "web-group").expect("the group");
+    for (k, v) in input.as_object().unwrap() {
+        if k == "Tags" {
+            continue;
+        }
+        assert_eq!(&got[k], v, "field {k}");
+    }
+    assert_eq!(
+        got["Tags"],
+        json!([
+            {"ResourceId": "web-group", "ResourceType": "auto-scaling-group", "Key": "env", "Value": "prod", "PropagateAtLaunch": true},
+            {"ResourceId": "web-group", "ResourceType": "auto-scaling-group", "Key": "team", "Value": "<a&b>", "PropagateAtLaunch": false}
+        ])
+    );
+    assert_eq!(got["Instances"], json!([]));
+    let arn = got["AutoScalingGroupARN"].as_str().unwrap();
+    assert!(
+        arn.starts_with("arn:aws:autoscaling:us-east-1:")
+            && arn.ends_with(":autoScalingGroupName/web-group"),
+        "{arn}"
+    );
+}
+
+#[test]
+fn group_defaults_are_awss() {
+    let s = stack();
+    let u = s.new_user("asg-def");
+    create_lc(&u, "plain");
+    create_group(&u, "g", "plain", "0", "3", "2");
+    let g = describe_group(&u, "g").unwrap();
+    assert_eq!(g["DefaultCooldown"], 300);
+    assert_eq!(g["HealthCheckType"], "EC2");
+    assert_eq!(g["HealthCheckGracePeriod"], 0);
+    assert_eq!(g["TerminationPolicies"], json!(["Default"]));
+    // Neither zones nor subnets: the default cloud's zone.
+    assert_eq!(g["AvailabilityZones"], json!(["us-east-1a"]));
+    assert_eq!(g["NewInstancesProtectedFromScaleIn"], false);
+}
+
+#[test]
+fn set_desired_capacity_within_bounds_and_errors() {
+    let s = stack();
+    let u = s.new_user("sdc");
+    create_lc(&u, "web@hotel");
+    create_group(&u, "g", "web@hotel", "1", "5", "2");
+    let set = |d: &str| {
+        s.aws(
+            &u,
+            &[
+                "set-desired-capacity",
+                "--auto-scaling-group-name",
+                "g",
+                "--desired-capacity",
+                d,
+            ],
+        )
+    };
+    set("5").json();
+    assert_eq!(describe_group(&u, "g").unwrap()["DesiredCapacity"], 5);
+    set("1").json();
+    assert_eq!(describe_group(&u, "g").unwrap()["DesiredCapacity"], 1);
+    let m = set("6").error("ValidationError");
+    assert_eq!(
+        m,
+        "New SetDesiredCapacity value 6 is above max value 5 for the AutoScalingGroup."
+    );
+    let m = set("0").error("ValidationError");
+    assert_eq!(
+        m,
+        "New SetDesiredCapacity value 0 is below min value 1 for the AutoScalingGroup."
+    );
+    assert_eq!(describe_group(&u, "g").unwrap()["DesiredCapacity"], 1);
+    let m = s
+        .aws(
+            &u,
+            &[
+                "set-desired-capacity",
+                "--auto-scaling-group-name",
+                "nope",
+                "--desired-capacity",
+                "1",
+            ],
+        )
+        .error("ValidationError");
+    assert_eq!(
+        m,
+        "AutoScalingGroup name not found - AutoScalingGroup nope not found"
+    );
+}
+
+#[test]
+fn create_and_delete_errors() {
+    let s = stack();
+    let u = s.new_user("errs");
+    create_lc(&u, "web@hotel");
+    let again = s.aws(
+        &u,
+        &[
+            "create-launch-configuration",
+            "--launch-configuration-name",
+            "web@hotel",
+            "--image-id",
+            "ami-1",
+            "--instance-type",
+            "t2.micro",
+        ],
+    );
+    again.error("AlreadyExists");
+
+    // Unknown cloud: the message names the known ones.
+    let m = s
+        .aws(
+            &u,
+            &[
+                "create-launch-configuration",
+                "--launch-configuration-name",
+                "web@mars",
+                "--image-id",
+                "ami-1",
+                "--instance-type",
+                "t2.micro",
+            ],
+        )
+        .error("ValidationError");
+    assert!(
+        m.contains("'mars'") && m.contains("hotel") && m.contains("sierra"),
+        "{m}"
+    );
+
+    // Over the model's length limit.
+    let long = format!("{}@hotel", "x".repeat(250));
+    let m = s
+        .aws(
+            &u,
+            &[
+                "create-launch-configuration",
+                "--launch-configuration-name",
+                &long,
+                "--image-id",
+                "ami-1",
+                "--instance-type",
+                "t2.micro",
+            ],
+        )
+        .error("ValidationError");
+    assert!(
+        m.contains("Member must have length less than or equal to 255"),
+        "{m}"
+    );
+
+    // Min > max, desired outside, unknown launch configuration.
+    let group = |name: &str, lc: &str, min: &str, max: &str, desired: &str| {
+        s.aws(
+            &u,
+            &[
+                "create-auto-scaling-group",
+                "--auto-scaling-group-name",
+                name,
+                "--launch-configuration-name",
+                lc,
+                "--min-size",
+                min,
+                "--max-size",
+                max,
+                "--desired-capacity",
+                desired,
+            ],
+        )
+    };
+    let m = group("g", "web@hotel", "5", "1", "1").error("ValidationError");
+    assert_eq!(
+        m,
+        "Max bound, 1, must be greater than or equal to min bound, 5"
+    );
+    let m = group("g", "web@hotel", "1", "3", "4").error("ValidationError");
+    assert_eq!(
+        m,
+        "Desired capacity:4 must be between the specified min size:1 and max size:3"
+    );
+    let m = group("g", "nope@hotel", "1", "3", "1").error("ValidationError");
+    assert_eq!(
+        m,
+        "Launch configuration name not found - Launch configuration nope@hotel not found"
+    );
+    assert!(describe_group(&u, "g").is_none(), "no half-written group");
+
+    group("g", "web@hotel", "1", "3", "1").json();
+    group("g", "web@hotel", "1", "3", "1").error("AlreadyExists");
+
+    // In use: cannot delete the launch configuration; the group still works after.
+    let m = s
+        .aws(
+            &u,
+            &[
+                "delete-launch-configuration",
+                "--launch-configuration-name",
+                "web@hotel",
+            ],
+        )
+        .error("ResourceInUse");
+    assert!(m.contains("attached to AutoScalingGroup g"), "{m}");
+
+    s.aws(
+        &u,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "g",
+        ],
+    )
+    .json();
+    s.aws(
+        &u,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "g",
+        ],
+    )
+    .error("ValidationError");
+    s.aws(
+        &u,
+        &[
+            "delete-launch-configuration",
+            "--launch-configuration-name",
+            "web@hotel",
+        ],
+    )
+    .json();
+    let m = s
+        .aws(
+            &u,
+            &[
+                "delete-launch-configuration",
+                "--launch-configuration-name",
+                "web@hotel",
+            ],
+        )
+        .error("ValidationError");
+    assert_eq!(
+        m,
+        "Launch configuration name not found - Launch configuration web@hotel not found"
+    );
+}
+
+#[test]
+fn paging_across_120_launch_configurations() {
+    let s = stack();
+    let u = s.new_user("paging");
+    let sdk = s.sdk(&u);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        for i in 0..120 {
+            sdk.create_launch_configuration()
+                .launch_configuration_name(format!("lc-{i:03}@hotel"))
+                .image_id("ami-1")
+                .instance_type("t2.micro")
+                .send()
+                .await
+                .unwrap();
+        }
+    });
+    // The CLI follows NextToken itself: all 120, in name order, with small pages too.
+    for page_size in ["50", "7"] {
+        let out = s
+            .aws(
+                &u,
+                &["describe-launch-configurations", "--page-size", page_size],
+            )
+            .json();
+        let names: Vec<&str> = out["LaunchConfigurations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["LaunchConfigurationName"].as_str().unwrap())
+            .collect();
+        let want: Vec<String> = (0..120).map(|i| format!("lc-{i:03}@hotel")).collect();
+        assert_eq!(names, want, "page size {page_size}");
+    }
+    let out = s
+        .aws(&u, &["describe-launch-configurations", "--max-items", "10"])
+        .json();
+    assert_eq!(out["LaunchConfigurations"].as_array().unwrap().len(), 10);
+    assert!(out["NextToken"].is_string());
+    // The default page is 50, MaxRecords at most 100.
+    let out = s
+        .aws(&u, &["describe-launch-configurations", "--no-paginate"])
+        .json();
+    assert_eq!(out["LaunchConfigurations"].as_array().unwrap().len(), 50);
+    assert!(out["NextToken"].is_string());
+    let m = s
+        .aws(
+            &u,
+            &[
+                "describe-launch-configurations",
+                "--no-paginate",
+                "--max-records",
+                "101",
+            ],
+        )
+        .error("ValidationError");
+    assert!(m.contains("maxRecords"), "{m}");
+    s.aws(
+        &u,
+        &["describe-launch-configurations", "--next-token", "garbage"],
+    )
+    .error("InvalidNextToken");
+}
+
+#[test]
+fn users_never_see_each_others_resources() {
+    let s = stack();
+    let alice = s.new_user("alice");
+    let bob = s.new_user("bob");
+    for u in [&alice, &bob] {
+        create_lc(u, "web@hotel");
+        create_group(u, "shared-name", "web@hotel", "0", "5", "1");
+    }
+    s.aws(
+        &alice,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "shared-name",
+            "--desired-capacity",
+            "4",
+        ],
+    )
+    .json();
+    assert_eq!(
+        describe_group(&alice, "shared-name").unwrap()["DesiredCapacity"],
+        4
+    );
+    assert_eq!(
+        describe_group(&bob, "shared-name").unwrap()["DesiredCapacity"],
+        1
+    );
+
+    let carol = s.new_user("carol");
+    let out = s.aws(&carol, &["describe-auto-scaling-groups"]).json();
+    assert_eq!(out["AutoScalingGroups"], json!([]));
+    let out = s.aws(&carol, &["describe-launch-configurations"]).json();
+    assert_eq!(out["LaunchConfigurations"], json!([]));
+    s.aws(
+        &carol,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "shared-name",
+        ],
+    )
+    .error("ValidationError");
+    assert!(describe_group(&alice, "shared-name").is_some());
+    let alice_arn = describe_group(&alice, "shared-name").unwrap()["AutoScalingGroupARN"].clone();
+    let bob_arn = describe_group(&bob, "shared-name").unwrap()["AutoScalingGroupARN"].clone();
+    assert_ne!(alice_arn, bob_arn);
+}
+
+#[test]
+fn describe_filters_by_name_and_tag() {
+    let s = stack();
+    let u = s.new_user("filters");
+    create_lc(&u, "web@hotel");
+    for (name, env) in [("a", "prod"), ("b", "dev"), ("c", "prod")] {
+        s.aws(
+            &u,
+            &[
+                "create-auto-scaling-group",
+                "--auto-scaling-group-name",
+                name,
+                "--launch-configuration-name",
+                "web@hotel",
+                "--min-size",
+                "0",
+                "--max-size",
+                "1",
+                "--tags",
+                &format!("Key=env,Value={env}"),
+            ],
+        )
+        .json();
+    }
+    let names = |out: Value| -> Vec<String> {
+        out["AutoScalingGroups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["AutoScalingGroupName"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let out = s
+        .aws(
+            &u,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                "c",
+                "a",
+                "zz",
+            ],
+        )
+        .json();
+    assert_eq!(names(out), ["a", "c"]);
+    let out = s
+        .aws(
+            &u,
+            &[
+                "describe-auto-scaling-groups",
+                "--filters",
+                "Name=tag:env,Values=prod",
+            ],
+        )
+        .json();
+    assert_eq!(names(out), ["a", "c"]);
+    let out = s
+        .aws(
+            &u,
+            &[
+                "describe-auto-scaling-groups",
+                "--filters",
+                "Name=tag-value,Values=dev",
+            ],
+        )
+        .json();
+    assert_eq!(names(out), ["b"]);
+    let out = s
+        .aws(
+            &u,
+            &[
+                "describe-auto-scaling-groups",
+                "--filters",
+                "Name=tag:env,Values=prod",
+                "--page-size",
+                "1",
+            ],
+        )
+        .json();
+    assert_eq!(names(out), ["a", "c"]);
+    s.aws(
+        &u,
+        &[
+            "describe-auto-scaling-groups",
+            "--filters",
+            "Name=color,Values=red",
+        ],
+    )
+    .error("ValidationError");
+}
+
+#[test]
+fn wrong_secret_and_unknown_key_are_refused() {
+    let s = stack();
+    let u = s.new_user("auth-cli");
+    let m = s
+        .aws_with_keys(
+            &u.access_key_id,
+            "not-the-secret",
+            &["describe-auto-scaling-groups"],
+        )
+        .error("SignatureDoesNotMatch");
+    assert!(m.contains("signature we calculated does not match"), "{m}");
+    s.aws_with_keys(
+        "PKIAUNKNOWNUNKNOWN00",
+        "x",
+        &["describe-auto-scaling-groups"],
+    )
+    .error("InvalidClientTokenId");
+}

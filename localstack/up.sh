@@ -8,6 +8,7 @@
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
 # PHANTOM_SIERRA_PORT (4568). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
+# PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -36,11 +37,13 @@ say() { echo "up.sh: $*" >&2; }
 "$here/install.sh"
 
 target=${CARGO_TARGET_DIR:-$root/target}
+profile=${PHANTOM_PROFILE:-debug}   # or release, for benchmarks
 if [ -z "${PHANTOM_SKIP_BUILD:-}" ]; then
-  say "building phantom-local and phantomctl"
-  (cd "$root" && cargo build --quiet -p phantom-local -p phantomctl)
+  say "building phantom-local and phantomctl ($profile)"
+  cargo_profile=$([ "$profile" = release ] && echo release || echo dev)
+  (cd "$root" && cargo build --quiet --profile "$cargo_profile" -p phantom-local -p phantomctl)
 fi
-bin="$target/debug"
+bin="$target/$profile"
 
 wait_port() { # name port
   for _ in $(seq 1 200); do

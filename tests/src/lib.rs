@@ -46,7 +46,7 @@ pub fn bin_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"))
-        .join("debug")
+        .join(std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into()))
 }
 
 fn free_port() -> u16 {

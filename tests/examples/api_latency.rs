@@ -1,0 +1,139 @@
+//! Benchmark (not a test): API latency on the local stack, Phantom against moto's own Auto Scaling.
+//!
+//!   PHANTOM_PROFILE=release cargo run -p phantom-e2e --example api_latency -- [REQUESTS]
+//!
+//! Starts the local stack (release binaries with PHANTOM_PROFILE=release), then runs the same
+//! sequence, one request at a time with aws-sdk-autoscaling, against Phantom and against the
+//! moto_server that holds Phantom's state (moto implements Auto Scaling itself): REQUESTS x
+//! CreateLaunchConfiguration, REQUESTS x DescribeAutoScalingGroups (of 20 groups),
+//! REQUESTS x SetDesiredCapacity. Prints p50/p99 per action and the ratio Phantom/moto.
+
+use aws_credential_types::Credentials;
+use aws_sdk_autoscaling::Client;
+use phantom_e2e::{stack, REGION};
+use std::time::{Duration, Instant};
+
+fn client(url: &str, key: &str, secret: &str) -> Client {
+    let config = aws_sdk_autoscaling::Config::builder()
+        .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+        .region(aws_sdk_autoscaling::config::Region::new(REGION))
+        .endpoint_url(url)
+        .credentials_provider(Credentials::new(key, secret, None, None, "bench"))
+        .build();
+    Client::from_conf(config)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+struct Result {
+    action: &'static str,
+    p50: f64,
+    p99: f64,
+}
+
+async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
+    let mut out = Vec::new();
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        c.create_launch_configuration()
+            .launch_configuration_name(format!("bench-{label}-{i:05}@hotel"))
+            .image_id("ami-12345678")
+            .instance_type("t2.micro")
+            .security_groups("sg-1")
+            .send()
+            .await
+            .expect("CreateLaunchConfiguration");
+        times.push(t.elapsed());
+    }
+    out.push(summarize("CreateLaunchConfiguration", times));
+
+    for g in 0..20 {
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name(format!("bench-{g:02}"))
+            .launch_configuration_name(format!("bench-{label}-00000@hotel"))
+            .min_size(0)
+            .max_size(1)
+            .desired_capacity(0)
+            .availability_zones("us-east-1a")
+            .send()
+            .await
+            .expect("CreateAutoScalingGroup");
+    }
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let out = c
+            .describe_auto_scaling_groups()
+            .send()
+            .await
+            .expect("DescribeAutoScalingGroups");
+        assert!(out.auto_scaling_groups().len() >= 20);
+        times.push(t.elapsed());
+    }
+    out.push(summarize("DescribeAutoScalingGroups", times));
+
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        c.set_desired_capacity()
+            .auto_scaling_group_name(format!("bench-{:02}", i % 20))
+            .desired_capacity((i % 2) as i32)
+            .send()
+            .await
+            .expect("SetDesiredCapacity");
+        times.push(t.elapsed());
+    }
+    out.push(summarize("SetDesiredCapacity", times));
+    out
+}
+
+fn summarize(action: &'static str, mut times: Vec<Duration>) -> Result {
+    times.sort();
+    Result {
+        action,
+        p50: percentile(&times, 0.50),
+        p99: percentile(&times, 0.99),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2000);
+    let s = stack();
+    let user = s.new_user("bench");
+    let phantom = client(&s.url, &user.access_key_id, &user.secret);
+    let moto = client(&s.env["AWS_ENDPOINT_URL"], "bench", "bench");
+
+    let ours = run(&phantom, n, "p").await;
+    let theirs = run(&moto, n, "m").await;
+
+    println!(
+        "\n{n} requests per action, one at a time, aws-sdk-autoscaling; profile {}",
+        std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into())
+    );
+    println!(
+        "command: PHANTOM_PROFILE={} cargo run -p phantom-e2e --example api_latency -- {n}\n",
+        std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into())
+    );
+    println!("| action | Phantom p50 ms | Phantom p99 ms | moto p50 ms | moto p99 ms | p50 ratio | p99 ratio |");
+    println!("|---|---|---|---|---|---|---|");
+    for (a, b) in ours.iter().zip(&theirs) {
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            a.action,
+            a.p50,
+            a.p99,
+            b.p50,
+            b.p99,
+            a.p50 / b.p50,
+            a.p99 / b.p99
+        );
+    }
+}

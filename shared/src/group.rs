@@ -2,6 +2,7 @@
 //! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
 
 use crate::error::{ApiError, ApiResult};
+use crate::reconcile::Target;
 use crate::shapes;
 use serde_json::{json, Map, Value};
 use time::OffsetDateTime;
@@ -11,14 +12,28 @@ use time::OffsetDateTime;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub name: String,
+    /// The id in the group's ARN: tells this group from an earlier one of the same name (VMs carry
+    /// it as a tag).
+    pub id: String,
     pub launch_configuration: String,
     pub cloud: String,
     pub min: i64,
     pub max: i64,
     pub desired: i64,
     pub version: i64,
+    /// Launch requests made so far: with the id and the placement, the ClientToken of the next
+    /// RunInstances. It advances only with the record of what was launched, so a retried launch
+    /// reuses its token and the cloud answers with the VMs of the first try.
+    pub launch_seq: i64,
+    /// `Delete in progress` once a forced delete has begun.
+    pub status: Option<String>,
+    /// Launch failures in a row, and when launching may be tried again (Unix ms): the backoff.
+    pub failures: i64,
+    pub retry_at_ms: i64,
     pub doc: Value,
 }
+
+pub const DELETING: &str = "Delete in progress";
 
 impl Group {
     /// The botocore `AutoScalingGroup` document DescribeAutoScalingGroups returns.
@@ -28,8 +43,61 @@ impl Group {
             o.insert("MinSize".into(), self.min.into());
             o.insert("MaxSize".into(), self.max.into());
             o.insert("DesiredCapacity".into(), self.desired.into());
+            if let Some(status) = &self.status {
+                o.insert("Status".into(), status.clone().into());
+            }
         }
         doc
+    }
+
+    pub fn deleting(&self) -> bool {
+        self.status.as_deref() == Some(DELETING)
+    }
+
+    /// What the provisioner aims at for this group.
+    pub fn target(&self) -> Target {
+        let d = &self.doc;
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        };
+        Target {
+            desired: self.desired,
+            deleting: self.deleting(),
+            grace_ms: d["HealthCheckGracePeriod"].as_i64().unwrap_or(0) * 1000,
+            termination_policies: strings(&d["TerminationPolicies"]),
+            zones: strings(&d["AvailabilityZones"]),
+            subnets: d["VPCZoneIdentifier"]
+                .as_str()
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            launch_configuration: self.launch_configuration.clone(),
+            protect_new: d["NewInstancesProtectedFromScaleIn"].as_bool().unwrap_or(false),
+            retry_at_ms: self.retry_at_ms,
+        }
+    }
+
+    /// The group's tags that go onto its VMs (PropagateAtLaunch).
+    pub fn propagated_tags(&self) -> Vec<(String, String)> {
+        self.doc["Tags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["PropagateAtLaunch"].as_bool() == Some(true))
+            .map(|t| {
+                (
+                    t["Key"].as_str().unwrap_or_default().to_string(),
+                    t["Value"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
     }
 }
 
@@ -93,7 +161,9 @@ pub fn check_new_desired(group: &Group, desired: i64) -> ApiResult<()> {
 
 /// What CreateAutoScalingGroup needs besides its input.
 pub struct NewGroupContext<'a> {
-    pub arn: String,
+    /// The id for the group's ARN (a UUID).
+    pub id: String,
+    pub region: &'a str,
     pub account: &'a str,
     pub cloud: String,
     /// The zone used when the request names neither zones nor subnets.
@@ -165,7 +235,7 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
 
     let mut doc = json!({
         "AutoScalingGroupName": name,
-        "AutoScalingGroupARN": ctx.arn,
+        "AutoScalingGroupARN": arn(ctx.region, ctx.account, &ctx.id, &name),
         "LaunchConfigurationName": lc,
         "DefaultCooldown": 300,
         "HealthCheckType": "EC2",
@@ -205,12 +275,17 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     }
     Ok(Group {
         name,
+        id: ctx.id,
         launch_configuration: lc.to_string(),
         cloud: ctx.cloud,
         min,
         max,
         desired,
         version: 1,
+        launch_seq: 0,
+        status: None,
+        failures: 0,
+        retry_at_ms: 0,
         doc,
     })
 }
@@ -313,7 +388,8 @@ mod tests {
 
     fn ctx() -> NewGroupContext<'static> {
         NewGroupContext {
-            arn: "arn:g".into(),
+            id: "g-id".into(),
+            region: "us-east-1",
             account: "123456789012",
             cloud: "hotel".into(),
             default_zone: "hotel-a",

@@ -2,15 +2,19 @@
 //! responses), SigV4 verification, the model of launch configurations and groups with their
 //! validation, and the DynamoDB store. Everything here but `store` and `config` is pure.
 
+pub mod activity;
 pub mod config;
 pub mod error;
 pub mod group;
 pub mod identity;
 pub mod launch_config;
 pub mod logging;
+pub mod metrics;
 pub mod paging;
 pub mod patterns;
 pub mod query;
+pub mod queue;
+pub mod reconcile;
 pub mod shapes;
 pub mod sigv4;
 pub mod store;

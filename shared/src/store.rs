@@ -7,12 +7,16 @@
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
 //! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud        |
 //! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
-//! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group                     |
+//! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
+//! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
+//! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
 //! items change together), never a read followed by a write.
 
-use crate::group::Group;
+use crate::activity::Activity;
+use crate::group::{Group, DELETING};
+use crate::reconcile::{Lifecycle, Member};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
@@ -91,6 +95,10 @@ pub struct CloudCredentials {
 const LC: &str = "LC#";
 const ASG: &str = "ASG#";
 const CRED: &str = "CRED#";
+const INST: &str = "INST#";
+const ACT: &str = "ACT#";
+/// Scaling activities are kept six weeks, as AWS keeps them (DynamoDB TTL on `expires`).
+const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 
@@ -117,6 +125,13 @@ fn get_n(item: &Item, k: &str) -> i64 {
     item.get(k)
         .and_then(|v| v.as_n().ok())
         .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
+}
+
+fn get_bool(item: &Item, k: &str) -> bool {
+    item.get(k)
+        .and_then(|v| v.as_bool().ok())
+        .copied()
         .unwrap_or_default()
 }
 
@@ -163,8 +178,11 @@ pub struct Store {
 
 impl Store {
     pub fn new(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
+        let config = aws_sdk_dynamodb::config::Builder::from(sdk)
+            .interceptor(crate::metrics::Counter::DynamoDb)
+            .build();
         Self {
-            db: Client::new(sdk),
+            db: Client::from_conf(config),
             table: table.into(),
         }
     }
@@ -551,6 +569,7 @@ impl Store {
             .item("max", n(g.max))
             .item("desired", n(g.desired))
             .item("version", n(g.version))
+            .item("gid", s(&g.id))
             .item("doc", s(g.doc.to_string()))
             .condition_expression("attribute_not_exists(pk)")
             .build()
@@ -600,6 +619,11 @@ impl Store {
             max: get_n(item, "max"),
             desired: get_n(item, "desired"),
             version: get_n(item, "version"),
+            launch_seq: get_n(item, "launch_seq"),
+            id: get_s(item, "gid"),
+            status: item.get("status").and_then(|v| v.as_s().ok()).cloned(),
+            failures: get_n(item, "failures"),
+            retry_at_ms: get_n(item, "retry_at"),
             doc: get_doc(item),
         }
     }
@@ -711,4 +735,349 @@ impl Store {
             },
         }
     }
+
+    // ---- the provisioner's lease, deletion, backoff ----
+
+    /// Takes the group's lease until `now_ms + ttl_ms` if nobody holds it (or theirs expired), and
+    /// returns the group as it stands, in one conditional write.
+    pub async fn take_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<Lease> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("SET lease_owner = :h, lease_until = :until")
+            .condition_expression(
+                "attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :h)",
+            )
+            .expression_attribute_values(":h", s(holder))
+            .expression_attribute_values(":until", n(now_ms + ttl_ms))
+            .expression_attribute_values(":now", n(now_ms))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match result {
+            Ok(out) => Ok(Lease::Taken(Self::group_from(&out.attributes.unwrap_or_default()))),
+            Err(e) => {
+                let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
+                    return Err(unavailable(e));
+                };
+                let exists = match c.item() {
+                    Some(_) => true,
+                    None => self.get(owner(user), format!("{ASG}{name}")).await?.is_some(),
+                };
+                Ok(if exists { Lease::Busy } else { Lease::NoGroup })
+            }
+        }
+    }
+
+    /// Gives the lease back, but only if the group is still at `version`: a change made while the
+    /// lease was held fails this with `Conflict`, and the holder reconciles again.
+    pub async fn release_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        version: i64,
+    ) -> StoreResult<()> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("REMOVE lease_owner, lease_until")
+            .condition_expression("lease_owner = :h AND version = :v")
+            .expression_attribute_values(":h", s(holder))
+            .expression_attribute_values(":v", n(version))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Starts a forced delete: desired and min 0, `Delete in progress`; compare-and-set.
+    pub async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
+            .update_expression("SET #st = :d, desired = :zero, min = :zero, version = version + :one")
+            .condition_expression("version = :v")
+            .expression_attribute_names("#st", "status")
+            .expression_attribute_values(":d", s(DELETING))
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":v", n(g.version))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Records launch failures in a row and when to try again (no version change: it is not a
+    /// change of what the user wants).
+    pub async fn set_backoff(
+        &self,
+        user: &str,
+        name: &str,
+        failures: i64,
+        retry_at_ms: i64,
+    ) -> StoreResult<()> {
+        self.db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("SET failures = :f, retry_at = :r")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":f", n(failures))
+            .expression_attribute_values(":r", n(retry_at_ms))
+            .send()
+            .await
+            .map(|_| ())
+            .or_else(|e| {
+                if e.as_service_error().is_some_and(is_conditional_failure) {
+                    Err(StoreError::NotFound)
+                } else {
+                    Err(unavailable(e))
+                }
+            })
+    }
+
+    // ---- instances ----
+
+    fn instance_from(item: &Item) -> (String, Member) {
+        (
+            get_s(item, "group"),
+            Member {
+                id: get_s(item, "id"),
+                zone: get_s(item, "zone"),
+                lifecycle: Lifecycle::parse(&get_s(item, "lifecycle")),
+                healthy: get_bool(item, "healthy"),
+                launched_ms: get_n(item, "launched"),
+                protected: get_bool(item, "protected"),
+                launch_configuration: get_s(item, "lc"),
+                instance_type: get_s(item, "itype"),
+            },
+        )
+    }
+
+    /// Records instances of a group, in one transaction per 99 that also checks the group (this
+    /// one, by id) still exists (`NotFound` otherwise) and, for launches, moves its `launch_seq`
+    /// from `g.launch_seq` to `advance_to`.
+    pub async fn put_instances(
+        &self,
+        user: &str,
+        g: &Group,
+        members: &[Member],
+        advance_to: Option<i64>,
+    ) -> StoreResult<()> {
+        for (i, chunk) in members.chunks(99).enumerate() {
+            let group_key = key(owner(user), format!("{ASG}{}", g.name));
+            let guard = match advance_to.filter(|_| i == 0) {
+                Some(next) => TransactWriteItem::builder().update(
+                    Update::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(group_key))
+                        .update_expression("SET launch_seq = :next")
+                        .condition_expression(
+                            "gid = :gid AND (attribute_not_exists(launch_seq) OR launch_seq = :seq)",
+                        )
+                        .expression_attribute_values(":gid", s(&g.id))
+                        .expression_attribute_values(":seq", n(g.launch_seq))
+                        .expression_attribute_values(":next", n(next))
+                        .build()
+                        .map_err(unavailable)?,
+                ),
+                None => TransactWriteItem::builder().condition_check(
+                    ConditionCheck::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(group_key))
+                        .condition_expression("gid = :gid")
+                        .expression_attribute_values(":gid", s(&g.id))
+                        .build()
+                        .map_err(unavailable)?,
+                ),
+            };
+            let mut tx = self
+                .db
+                .transact_write_items()
+                .transact_items(guard.build());
+            for m in chunk {
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
+                    .item("group", s(&g.name))
+                    .item("gid", s(&g.id))
+                    .item("id", s(&m.id))
+                    .item("zone", s(&m.zone))
+                    .item("lifecycle", s(m.lifecycle.as_str()))
+                    .item("healthy", AttributeValue::Bool(m.healthy))
+                    .item("launched", n(m.launched_ms))
+                    .item("protected", AttributeValue::Bool(m.protected))
+                    .item("lc", s(&m.launch_configuration))
+                    .item("itype", s(&m.instance_type))
+                    .item("cloud", s(&g.cloud))
+                    .build()
+                    .map_err(unavailable)?;
+                tx = tx.transact_items(TransactWriteItem::builder().put(put).build());
+            }
+            match tx.send().await {
+                Ok(_) => {}
+                Err(e) => {
+                    return match cancelled_conditions(&e).as_deref() {
+                        Some([true, ..]) => Err(StoreError::NotFound),
+                        _ => Err(unavailable(e)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn set_lifecycle(
+        &self,
+        user: &str,
+        group: &str,
+        id: &str,
+        lifecycle: Lifecycle,
+        healthy: bool,
+    ) -> StoreResult<()> {
+        self.db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
+            .update_expression("SET lifecycle = :l, healthy = :h")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":l", s(lifecycle.as_str()))
+            .expression_attribute_values(":h", AttributeValue::Bool(healthy))
+            .send()
+            .await
+            .map(|_| ())
+            .or_else(|e| {
+                if e.as_service_error().is_some_and(is_conditional_failure) {
+                    Ok(())
+                } else {
+                    Err(unavailable(e))
+                }
+            })
+    }
+
+    pub async fn delete_instances(&self, user: &str, group: &str, ids: &[String]) -> StoreResult<()> {
+        for id in ids {
+            self.db
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
+                .send()
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
+    /// The recorded instances of one group.
+    pub async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
+        let items = self
+            .query_prefix(&owner(user), &format!("{INST}{group}#"), None, usize::MAX, |_| true)
+            .await?;
+        Ok(items.iter().map(|i| Self::instance_from(i).1).collect())
+    }
+
+    /// The user's credentials for every cloud.
+    pub async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
+        let items = self
+            .query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
+            .await?;
+        Ok(items
+            .iter()
+            .map(|i| CloudCredentials {
+                cloud: get_s(i, "sk")[CRED.len()..].to_string(),
+                access_key_id: get_s(i, "access_key_id"),
+                secret: get_s(i, "secret"),
+            })
+            .collect())
+    }
+
+    /// Every recorded instance of the user's groups, as (group, instance), by group then id.
+    pub async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
+        let items = self
+            .query_prefix(&owner(user), INST, None, usize::MAX, |_| true)
+            .await?;
+        Ok(items.iter().map(Self::instance_from).collect())
+    }
+
+    // ---- scaling activities ----
+
+    pub async fn put_activities(&self, user: &str, activities: &[Activity]) -> StoreResult<()> {
+        for a in activities {
+            // Inverted time in the sort key lists the newest first.
+            let inverted = 9_999_999_999_999 - a.start_ms;
+            let id = a.doc["ActivityId"].as_str().unwrap_or_default();
+            self.db
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(key(
+                    owner(user),
+                    format!("{ACT}{}#{inverted:013}#{id}", a.group),
+                )))
+                .item("doc", s(a.doc.to_string()))
+                .item("start", n(a.start_ms))
+                .item("expires", n(a.start_ms / 1000 + ACTIVITY_TTL_SECS))
+                .send()
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
+    /// Activities of one group (newest first) or of all, after the sort-key suffix `after`.
+    /// Returns (sort-key suffix, document) pairs so the caller can page.
+    pub async fn activities(
+        &self,
+        user: &str,
+        group: Option<&str>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<(String, serde_json::Value)>> {
+        let prefix = match group {
+            Some(g) => format!("{ACT}{g}#"),
+            None => ACT.to_string(),
+        };
+        let items = self
+            .query_prefix(&owner(user), &prefix, after, want, |_| true)
+            .await?;
+        Ok(items
+            .iter()
+            .map(|i| (get_s(i, "sk")[prefix.len()..].to_string(), get_doc(i)))
+            .collect())
+    }
+}
+
+/// The outcome of `take_lease`.
+#[derive(Debug)]
+pub enum Lease {
+    Taken(Group),
+    Busy,
+    NoGroup,
 }

@@ -66,11 +66,9 @@ fn start() -> Stack {
     let root = root();
     let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}", std::process::id()));
     let port = free_port();
-    let log = std::fs::File::create(
-        std::env::temp_dir().join(format!("phantom-e2e-{}-up.log", std::process::id())),
-    )
-    .expect("a log file");
-    let child = Command::new(root.join("localstack/up.sh"))
+    let log_path = std::env::temp_dir().join(format!("phantom-e2e-{}-up.log", std::process::id()));
+    let log = std::fs::File::create(&log_path).expect("a log file");
+    let mut child = Command::new(root.join("localstack/up.sh"))
         .env("PHANTOM_PORT", port.to_string())
         .env("PHANTOM_STATE_PORT", free_port().to_string())
         .env("PHANTOM_HOTEL_PORT", free_port().to_string())
@@ -86,10 +84,11 @@ fn start() -> Stack {
     let env_file = run_dir.join("env");
     let deadline = Instant::now() + Duration::from_secs(900);
     while !env_file.exists() {
+        let exited = child.try_wait().expect("up.sh is waitable");
         assert!(
-            Instant::now() < deadline,
-            "the local stack did not come up; see {}",
-            std::env::temp_dir().display()
+            exited.is_none() && Instant::now() < deadline,
+            "the local stack did not come up ({exited:?}); see {}",
+            log_path.display()
         );
         std::thread::sleep(Duration::from_millis(100));
     }

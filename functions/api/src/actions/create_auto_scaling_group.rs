@@ -32,12 +32,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     };
     let account = &caller.account_id;
     let ctx = NewGroupContext {
-        arn: group::arn(
-            &app.config.region,
-            account,
-            &uuid::Uuid::new_v4().to_string(),
-            name,
-        ),
+        id: uuid::Uuid::new_v4().to_string(),
+        region: &app.config.region,
         account,
         cloud: cloud.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
         default_zone: cloud.as_ref().map(|c| c.zone.as_str()).unwrap_or_default(),

@@ -1,0 +1,141 @@
+//! Scaling activities: what the provisioner did to a group and why, in the botocore `Activity`
+//! shape that DescribeScalingActivities returns.
+
+use crate::reconcile::Cause;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    pub group: String,
+    /// Unix ms; activities are listed newest first.
+    pub start_ms: i64,
+    pub doc: Value,
+}
+
+pub struct Context<'a> {
+    pub group: &'a str,
+    pub group_arn: &'a str,
+    pub now_ms: i64,
+}
+
+fn at(ms: i64) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    crate::time::format_timestamp(t)
+}
+
+fn activity(
+    ctx: &Context<'_>,
+    description: String,
+    cause: String,
+    status: &str,
+    message: Option<&str>,
+    details: Value,
+) -> Activity {
+    let mut doc = json!({
+        "ActivityId": uuid::Uuid::new_v4().to_string(),
+        "AutoScalingGroupName": ctx.group,
+        "AutoScalingGroupARN": ctx.group_arn,
+        "Description": description,
+        "Cause": cause,
+        "StartTime": at(ctx.now_ms),
+        "EndTime": at(ctx.now_ms),
+        "StatusCode": status,
+        "Progress": 100,
+        "Details": details.to_string(),
+    });
+    if let Some(m) = message {
+        doc["StatusMessage"] = Value::String(m.to_string());
+    }
+    Activity {
+        group: ctx.group.to_string(),
+        start_ms: ctx.now_ms,
+        doc,
+    }
+}
+
+fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
+    format!(
+        "At {} an instance was started in response to a difference between desired and actual capacity, increasing the capacity from {from} to {to}.",
+        at(ctx.now_ms)
+    )
+}
+
+pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance: {instance}"),
+        increase_cause(ctx, from, to),
+        "Successful",
+        None,
+        json!({"Availability Zone": zone}),
+    )
+}
+
+pub fn launch_failed(ctx: &Context<'_>, message: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance.  Status Reason: {message}. Launching EC2 instance failed."),
+        increase_cause(ctx, from, to),
+        "Failed",
+        Some(message),
+        json!({}),
+    )
+}
+
+pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity {
+    let when = at(ctx.now_ms);
+    let why = match cause {
+        Cause::Unhealthy(reason) => format!(
+            "At {when} an instance was taken out of service in response to an EC2 health check indicating it has been terminated or stopped ({reason})."
+        ),
+        Cause::ScaleIn { from, to } => format!(
+            "At {when} an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from {from} to {to}."
+        ),
+        Cause::Deleting => format!(
+            "At {when} the group is being deleted and its instances are terminated."
+        ),
+    };
+    activity(
+        ctx,
+        format!("Terminating EC2 instance: {instance}"),
+        why,
+        "Successful",
+        None,
+        json!({}),
+    )
+}
+
+pub fn terminate_failed(ctx: &Context<'_>, instance: &str, message: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Terminating EC2 instance: {instance}.  Status Reason: {message}"),
+        format!("At {} Phantom could not terminate the instance.", at(ctx.now_ms)),
+        "Failed",
+        Some(message),
+        json!({}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_in_awss_words() {
+        let ctx = Context {
+            group: "g",
+            group_arn: "arn:g",
+            now_ms: 1_700_000_000_000,
+        };
+        let a = launched(&ctx, "i-1", "us-east-1a", 0, 3);
+        assert_eq!(a.doc["Description"], "Launching a new EC2 instance: i-1");
+        assert!(a.doc["Cause"].as_str().unwrap().contains("increasing the capacity from 0 to 3"));
+        assert_eq!(a.doc["StartTime"], "2023-11-14T22:13:20.000Z");
+        let f = launch_failed(&ctx, "InvalidAMIID.NotFound: no such image", 0, 1);
+        assert_eq!(f.doc["StatusCode"], "Failed");
+        assert_eq!(f.doc["StatusMessage"], "InvalidAMIID.NotFound: no such image");
+        let t = terminated(&ctx, "i-2", &Cause::Unhealthy("terminated".into()));
+        assert!(t.doc["Cause"].as_str().unwrap().contains("EC2 health check"));
+    }
+}

@@ -1,0 +1,60 @@
+//! Call counters for the benchmarks: how many DynamoDB and EC2 requests a piece of work made.
+//! Counted by an SDK interceptor, so no call site can forget.
+
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_types::config_bag::ConfigBag;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static DYNAMODB: AtomicU64 = AtomicU64::new(0);
+static EC2: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Calls {
+    pub dynamodb: u64,
+    pub ec2: u64,
+}
+
+/// The calls made so far by this process.
+pub fn calls() -> Calls {
+    Calls {
+        dynamodb: DYNAMODB.load(Ordering::Relaxed),
+        ec2: EC2.load(Ordering::Relaxed),
+    }
+}
+
+impl std::ops::Sub for Calls {
+    type Output = Calls;
+    fn sub(self, rhs: Calls) -> Calls {
+        Calls {
+            dynamodb: self.dynamodb - rhs.dynamodb,
+            ec2: self.ec2 - rhs.ec2,
+        }
+    }
+}
+
+/// Counts every operation of the client it is installed on (each attempt's retries aside).
+#[derive(Debug, Clone, Copy)]
+pub enum Counter {
+    DynamoDb,
+    Ec2,
+}
+
+impl Intercept for Counter {
+    fn name(&self) -> &'static str {
+        "phantom-call-counter"
+    }
+
+    fn read_before_execution(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        match self {
+            Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
+            Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
+        };
+        Ok(())
+    }
+}

@@ -1,0 +1,592 @@
+//! The provisioner's decision, pure: from a group's desired state, the instances Phantom recorded
+//! and the instances the cloud shows, what to record, terminate and launch. The health check asks
+//! the same question: a group whose plan is not empty needs a reconcile.
+//!
+//! The cloud's tags are the truth about what exists: a VM tagged for the group that Phantom never
+//! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
+
+use std::collections::BTreeMap;
+
+/// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
+/// EC2's DescribeInstances is eventually consistent right after RunInstances.
+pub const MISSING_GRACE_MS: i64 = 15_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Pending,
+    InService,
+    Terminating,
+}
+
+impl Lifecycle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::InService => "InService",
+            Self::Terminating => "Terminating",
+        }
+    }
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "InService" => Self::InService,
+            "Terminating" => Self::Terminating,
+            _ => Self::Pending,
+        }
+    }
+}
+
+/// An instance as Phantom recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: String,
+    pub zone: String,
+    pub lifecycle: Lifecycle,
+    pub healthy: bool,
+    pub launched_ms: i64,
+    pub protected: bool,
+    pub launch_configuration: String,
+    pub instance_type: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudState {
+    Pending,
+    Running,
+    Stopping,
+    Stopped,
+    ShuttingDown,
+    Terminated,
+}
+
+impl CloudState {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "stopping" => Self::Stopping,
+            "stopped" => Self::Stopped,
+            "shutting-down" => Self::ShuttingDown,
+            _ => Self::Terminated,
+        }
+    }
+    fn alive(self) -> bool {
+        matches!(self, Self::Pending | Self::Running)
+    }
+}
+
+/// An instance as the cloud shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub id: String,
+    pub state: CloudState,
+    pub zone: String,
+    pub launched_ms: i64,
+    pub instance_type: String,
+}
+
+/// What the group wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub desired: i64,
+    pub deleting: bool,
+    pub grace_ms: i64,
+    pub termination_policies: Vec<String>,
+    pub zones: Vec<String>,
+    pub subnets: Vec<String>,
+    pub launch_configuration: String,
+    pub protect_new: bool,
+    pub retry_at_ms: i64,
+}
+
+/// Why an instance leaves the group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    /// The cloud shows it terminated, stopped or not at all.
+    Unhealthy(String),
+    /// More instances than desired.
+    ScaleIn { from: i64, to: i64 },
+    /// The group is being deleted.
+    Deleting,
+}
+
+/// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub zone: Option<String>,
+    pub subnet: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// On the cloud with the group's tags, not recorded: record them.
+    pub adopt: Vec<Member>,
+    /// Recorded Pending, running on the cloud: now InService.
+    pub in_service: Vec<String>,
+    /// Already gone from the cloud (terminated, or absent): forget them, saying why.
+    pub gone: Vec<(String, Cause)>,
+    /// To terminate on the cloud, then mark Terminating.
+    pub terminate: Vec<(String, Cause)>,
+    /// Terminating and now gone: forget them.
+    pub finished: Vec<String>,
+    /// New VMs to launch, one placement each.
+    pub launch: Vec<Placement>,
+    /// Launches held back by the failure backoff until then (Unix ms).
+    pub retry_at_ms: Option<i64>,
+    /// The group's capacity before and after, for the scaling activities' causes.
+    pub capacity_from: i64,
+    pub capacity_to: i64,
+}
+
+impl Plan {
+    /// Nothing to record, terminate or launch (a backoff wait counts as nothing: it is not due).
+    pub fn is_empty(&self) -> bool {
+        self.adopt.is_empty()
+            && self.in_service.is_empty()
+            && self.gone.is_empty()
+            && self.terminate.is_empty()
+            && self.finished.is_empty()
+            && self.launch.is_empty()
+    }
+}
+
+impl Member {
+    /// The botocore `Instance` shape (an instance in DescribeAutoScalingGroups).
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "InstanceId": self.id,
+            "InstanceType": self.instance_type,
+            "AvailabilityZone": self.zone,
+            "LifecycleState": self.lifecycle.as_str(),
+            "HealthStatus": if self.healthy { "Healthy" } else { "Unhealthy" },
+            "LaunchConfigurationName": self.launch_configuration,
+            "ProtectedFromScaleIn": self.protected,
+        })
+    }
+
+    /// The botocore `AutoScalingInstanceDetails` shape (DescribeAutoScalingInstances).
+    pub fn describe_in(&self, group: &str) -> serde_json::Value {
+        let mut d = self.describe();
+        d["AutoScalingGroupName"] = group.into();
+        d
+    }
+}
+
+/// The wait before launch attempt `failures + 1` after `failures` failures in a row: 2 s doubling
+/// to 5 minutes.
+pub fn backoff_ms(failures: i64) -> i64 {
+    const BASE: i64 = 2_000;
+    const MAX: i64 = 300_000;
+    let exp = failures.clamp(1, 20) - 1;
+    (BASE << exp).min(MAX)
+}
+
+/// A group being deleted is done when nothing of it is left: every record finished or gone and
+/// nothing alive on the cloud.
+pub fn nothing_left(members: &[Member], seen: &[Seen], plan: &Plan) -> bool {
+    let forgotten = plan.finished.len() + plan.gone.len();
+    forgotten == members.len() && seen.iter().all(|s| !s.state.alive()) && plan.launch.is_empty()
+}
+
+/// Decides what to do for one group.
+pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Plan {
+    let mut plan = Plan::default();
+    let seen_by_id: BTreeMap<&str, &Seen> = seen.iter().map(|s| (s.id.as_str(), s)).collect();
+    let recorded: BTreeMap<&str, &Member> = members.iter().map(|m| (m.id.as_str(), m)).collect();
+
+    // VMs the cloud has for this group that were never recorded: adopt the living.
+    let mut live: Vec<Member> = Vec::new();
+    for s in seen.iter().filter(|s| !recorded.contains_key(s.id.as_str())) {
+        if s.state.alive() {
+            let m = Member {
+                id: s.id.clone(),
+                zone: s.zone.clone(),
+                lifecycle: if s.state == CloudState::Running {
+                    Lifecycle::InService
+                } else {
+                    Lifecycle::Pending
+                },
+                healthy: true,
+                launched_ms: s.launched_ms,
+                protected: target.protect_new,
+                launch_configuration: target.launch_configuration.clone(),
+                instance_type: s.instance_type.clone(),
+            };
+            plan.adopt.push(m.clone());
+            live.push(m);
+        }
+    }
+
+    for m in members {
+        let age = now_ms - m.launched_ms;
+        let state = seen_by_id.get(m.id.as_str()).map(|s| s.state);
+        if m.lifecycle == Lifecycle::Terminating {
+            match state {
+                None | Some(CloudState::Terminated) => plan.finished.push(m.id.clone()),
+                // Still there: ask again (TerminateInstances is idempotent).
+                Some(_) => plan.terminate.push((m.id.clone(), Cause::Deleting)),
+            }
+            continue;
+        }
+        match state {
+            None if age >= MISSING_GRACE_MS.max(target.grace_ms) => plan.gone.push((
+                m.id.clone(),
+                Cause::Unhealthy("the instance no longer exists on the cloud".into()),
+            )),
+            Some(CloudState::Terminated) => plan.gone.push((
+                m.id.clone(),
+                Cause::Unhealthy("the instance was terminated outside Phantom".into()),
+            )),
+            Some(s @ (CloudState::Stopping | CloudState::Stopped | CloudState::ShuttingDown))
+                if age >= target.grace_ms =>
+            {
+                let what = match s {
+                    CloudState::ShuttingDown => "is shutting down",
+                    _ => "was stopped",
+                };
+                plan.terminate.push((
+                    m.id.clone(),
+                    Cause::Unhealthy(format!("the instance {what} outside Phantom")),
+                ));
+            }
+            Some(CloudState::Running) if m.lifecycle == Lifecycle::Pending => {
+                plan.in_service.push(m.id.clone());
+                live.push(m.clone());
+            }
+            _ => live.push(m.clone()),
+        }
+    }
+
+    let desired = if target.deleting { 0 } else { target.desired.max(0) };
+    let have = live.len() as i64;
+    plan.capacity_from = have;
+    plan.capacity_to = desired;
+
+    if have > desired {
+        let cause = if target.deleting {
+            Cause::Deleting
+        } else {
+            Cause::ScaleIn {
+                from: have,
+                to: desired,
+            }
+        };
+        // Protected instances stay unless the group is being deleted.
+        let mut candidates: Vec<Member> = live
+            .iter()
+            .filter(|m| target.deleting || !m.protected)
+            .cloned()
+            .collect();
+        let mut zone_counts = count_by_zone(&live);
+        for _ in 0..(have - desired) {
+            let Some(i) = victim(&candidates, &zone_counts, target, now_ms) else {
+                break;
+            };
+            let m = candidates.remove(i);
+            *zone_counts.entry(m.zone.clone()).or_default() -= 1;
+            plan.terminate.push((m.id, cause.clone()));
+        }
+    } else if have < desired {
+        if now_ms < target.retry_at_ms {
+            plan.retry_at_ms = Some(target.retry_at_ms);
+        } else {
+            plan.launch = placements(target, &live, (desired - have) as usize);
+        }
+    }
+    plan
+}
+
+fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
+    let mut counts = BTreeMap::new();
+    for m in members {
+        *counts.entry(m.zone.clone()).or_default() += 1;
+    }
+    counts
+}
+
+/// Spreads new VMs: each to the zone (or subnet) with the fewest instances, in the group's order.
+fn placements(target: &Target, live: &[Member], n: usize) -> Vec<Placement> {
+    if !target.subnets.is_empty() {
+        let start = live.len();
+        return (0..n)
+            .map(|i| Placement {
+                zone: None,
+                subnet: Some(target.subnets[(start + i) % target.subnets.len()].clone()),
+            })
+            .collect();
+    }
+    if target.zones.is_empty() {
+        return vec![
+            Placement {
+                zone: None,
+                subnet: None
+            };
+            n
+        ];
+    }
+    let mut counts = count_by_zone(live);
+    (0..n)
+        .map(|_| {
+            let zone = target
+                .zones
+                .iter()
+                .min_by_key(|z| counts.get(*z).copied().unwrap_or(0))
+                .expect("zones is not empty")
+                .clone();
+            *counts.entry(zone.clone()).or_default() += 1;
+            Placement {
+                zone: Some(zone),
+                subnet: None,
+            }
+        })
+        .collect()
+}
+
+/// Which instance to terminate next, by the group's termination policies in order, then AWS's
+/// Default (the zone with the most instances, the oldest launch configuration, the one closest to
+/// its next billing hour), then the id, so the choice is deterministic.
+fn victim(
+    candidates: &[Member],
+    zone_counts: &BTreeMap<String, i64>,
+    target: &Target,
+    now_ms: i64,
+) -> Option<usize> {
+    let mut policies: Vec<&str> = target
+        .termination_policies
+        .iter()
+        .map(String::as_str)
+        .collect();
+    policies.push("Default");
+    let key = |m: &Member| -> Vec<i64> {
+        let mut k = Vec::new();
+        for p in &policies {
+            match *p {
+                "OldestInstance" => k.push(m.launched_ms),
+                "NewestInstance" => k.push(-m.launched_ms),
+                "OldestLaunchConfiguration" => k.push(stale_lc(m, target)),
+                "ClosestToNextInstanceHour" => k.push(to_next_hour(m, now_ms)),
+                "Default" => {
+                    k.push(-zone_counts.get(&m.zone).copied().unwrap_or(0));
+                    k.push(stale_lc(m, target));
+                    k.push(to_next_hour(m, now_ms));
+                }
+                _ => {}
+            }
+        }
+        k
+    };
+    (0..candidates.len()).min_by(|a, b| {
+        let (ma, mb) = (&candidates[*a], &candidates[*b]);
+        key(ma).cmp(&key(mb)).then_with(|| ma.id.cmp(&mb.id))
+    })
+}
+
+/// 0 for an instance of an older launch configuration (terminated first), 1 otherwise.
+fn stale_lc(m: &Member, target: &Target) -> i64 {
+    i64::from(m.launch_configuration == target.launch_configuration)
+}
+
+fn to_next_hour(m: &Member, now_ms: i64) -> i64 {
+    const HOUR: i64 = 3_600_000;
+    HOUR - (now_ms - m.launched_ms).rem_euclid(HOUR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 10_000_000;
+
+    fn target(desired: i64) -> Target {
+        Target {
+            desired,
+            deleting: false,
+            grace_ms: 0,
+            termination_policies: vec!["Default".into()],
+            zones: vec!["a".into(), "b".into()],
+            subnets: vec![],
+            launch_configuration: "lc".into(),
+            protect_new: false,
+            retry_at_ms: 0,
+        }
+    }
+
+    fn member(id: &str, zone: &str, launched_ms: i64) -> Member {
+        Member {
+            id: id.into(),
+            zone: zone.into(),
+            lifecycle: Lifecycle::InService,
+            healthy: true,
+            launched_ms,
+            protected: false,
+            launch_configuration: "lc".into(),
+            instance_type: "t2.micro".into(),
+        }
+    }
+
+    fn seen(id: &str, state: CloudState, zone: &str) -> Seen {
+        Seen {
+            id: id.into(),
+            state,
+            zone: zone.into(),
+            launched_ms: 0,
+            instance_type: "t2.micro".into(),
+        }
+    }
+
+    fn ids(v: &[(String, Cause)]) -> Vec<&str> {
+        v.iter().map(|(i, _)| i.as_str()).collect()
+    }
+
+    #[test]
+    fn launches_the_difference_balanced_over_zones() {
+        let m = [member("i-1", "a", 0)];
+        let s = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&target(4), &m, &s, NOW);
+        let zones: Vec<_> = plan.launch.iter().map(|p| p.zone.clone().unwrap()).collect();
+        assert_eq!(zones, ["b", "a", "b"]);
+        assert_eq!((plan.capacity_from, plan.capacity_to), (1, 4));
+    }
+
+    #[test]
+    fn steady_state_is_an_empty_plan() {
+        let m = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let s = [seen("i-1", CloudState::Running, "a"), seen("i-2", CloudState::Running, "b")];
+        assert!(decide(&target(2), &m, &s, NOW).is_empty());
+    }
+
+    #[test]
+    fn unrecorded_vms_of_the_group_are_adopted_not_launched_again() {
+        // A crash after RunInstances, before the DynamoDB write: the cloud has them.
+        let s = [seen("i-1", CloudState::Pending, "a"), seen("i-2", CloudState::Running, "b")];
+        let plan = decide(&target(2), &[], &s, NOW);
+        assert_eq!(plan.adopt.len(), 2);
+        assert!(plan.launch.is_empty());
+        assert_eq!(plan.adopt[1].lifecycle, Lifecycle::InService);
+    }
+
+    #[test]
+    fn dead_vms_are_replaced() {
+        let m = [member("i-1", "a", 0), member("i-2", "b", 0), member("i-3", "a", 0)];
+        let s = [
+            seen("i-1", CloudState::Terminated, "a"),
+            seen("i-2", CloudState::Stopped, "b"),
+        ];
+        let plan = decide(&target(3), &m, &s, NOW);
+        assert_eq!(ids(&plan.gone), ["i-1", "i-3"]); // terminated, and absent
+        assert_eq!(ids(&plan.terminate), ["i-2"]); // stopped: terminate it
+        assert_eq!(plan.launch.len(), 3);
+    }
+
+    #[test]
+    fn grace_periods_hold_judgement() {
+        let young = [member("i-1", "a", NOW - 1_000)];
+        // Absent but just launched: maybe not visible yet.
+        let plan = decide(&target(1), &young, &[], NOW);
+        assert!(plan.is_empty(), "{plan:?}");
+        // Stopped within the group's grace period: left alone.
+        let mut t = target(1);
+        t.grace_ms = 60_000;
+        let plan = decide(&t, &young, &[seen("i-1", CloudState::Stopped, "a")], NOW);
+        assert!(plan.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn pending_becomes_in_service_when_running() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Pending;
+        let plan = decide(&target(1), &[m], &[seen("i-1", CloudState::Running, "a")], NOW);
+        assert_eq!(plan.in_service, ["i-1"]);
+        assert!(plan.launch.is_empty());
+    }
+
+    #[test]
+    fn scale_in_balances_zones_then_policies() {
+        let m = [
+            member("i-1", "a", 100),
+            member("i-2", "a", 200),
+            member("i-3", "a", 300),
+            member("i-4", "b", 400),
+        ];
+        let s: Vec<Seen> = m.iter().map(|m| seen(&m.id, CloudState::Running, &m.zone)).collect();
+        let mut t = target(2);
+        t.termination_policies = vec!["OldestInstance".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-1", "i-2"]);
+        t.termination_policies = vec!["NewestInstance".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4", "i-3"]);
+        // Default: the fullest zone first (a has 3), then a tie between zones.
+        t.termination_policies = vec!["Default".into()];
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(plan.terminate.len(), 2);
+        assert!(plan.terminate.iter().all(|(_, c)| *c == Cause::ScaleIn { from: 4, to: 2 }));
+        let first = &plan.terminate[0].0;
+        assert!(["i-1", "i-2", "i-3"].contains(&first.as_str()));
+    }
+
+    #[test]
+    fn protected_instances_survive_scale_in_but_not_deletion() {
+        let mut p = member("i-1", "a", 0);
+        p.protected = true;
+        let m = [p, member("i-2", "b", 0)];
+        let s: Vec<Seen> = m.iter().map(|m| seen(&m.id, CloudState::Running, &m.zone)).collect();
+        assert_eq!(ids(&decide(&target(0), &m, &s, NOW).terminate), ["i-2"]);
+        let mut t = target(5);
+        t.deleting = true;
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(plan.terminate.len(), 2);
+        assert!(plan.launch.is_empty());
+    }
+
+    #[test]
+    fn terminating_instances_finish_when_gone() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Terminating;
+        let plan = decide(&target(0), &[m.clone()], &[seen("i-1", CloudState::Terminated, "a")], NOW);
+        assert_eq!(plan.finished, ["i-1"]);
+        let plan = decide(&target(0), &[m], &[seen("i-1", CloudState::ShuttingDown, "a")], NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+    }
+
+    #[test]
+    fn backoff_holds_launches_until_due() {
+        let mut t = target(2);
+        t.retry_at_ms = NOW + 5_000;
+        let plan = decide(&t, &[], &[], NOW);
+        assert!(plan.launch.is_empty() && plan.is_empty());
+        assert_eq!(plan.retry_at_ms, Some(NOW + 5_000));
+        assert_eq!(decide(&t, &[], &[], NOW + 5_000).launch.len(), 2);
+    }
+
+    #[test]
+    fn backoff_doubles_to_a_cap() {
+        assert_eq!(backoff_ms(1), 2_000);
+        assert_eq!(backoff_ms(2), 4_000);
+        assert_eq!(backoff_ms(5), 32_000);
+        assert_eq!(backoff_ms(50), 300_000);
+    }
+
+    #[test]
+    fn deletion_is_done_when_nothing_is_left() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Terminating;
+        let mut t = target(0);
+        t.deleting = true;
+        let s = [seen("i-1", CloudState::Terminated, "a")];
+        let plan = decide(&t, &[m.clone()], &s, NOW);
+        assert!(nothing_left(&[m.clone()], &s, &plan));
+        let s = [seen("i-1", CloudState::ShuttingDown, "a")];
+        let plan = decide(&t, &[m.clone()], &s, NOW);
+        assert!(!nothing_left(&[m], &s, &plan));
+    }
+
+    #[test]
+    fn subnets_rotate() {
+        let mut t = target(3);
+        t.subnets = vec!["s-1".into(), "s-2".into()];
+        let subnets: Vec<_> = decide(&t, &[], &[], NOW)
+            .launch
+            .into_iter()
+            .map(|p| p.subnet.unwrap())
+            .collect();
+        assert_eq!(subnets, ["s-1", "s-2", "s-1"]);
+    }
+}

@@ -9,6 +9,8 @@
 # PHANTOM_SIERRA_PORT (4568). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
+# PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5).
+# The clouds know moto's stock images (aws ec2 describe-images), e.g. ami-1e749f67 (Ubuntu).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -53,13 +55,14 @@ wait_port() { # name port
   say "$1 did not start on port $2 (see $run/$1.log)"; exit 1
 }
 
-start_moto() { # name port
-  moto_server -H 127.0.0.1 -p "$2" >"$run/$1.log" 2>&1 &
+start_moto() { # name port [VAR=value ...]: the clouds refuse unknown images, as real ones do
+  local name=$1 port=$2; shift 2
+  env "$@" moto_server -H 127.0.0.1 -p "$port" >"$run/$name.log" 2>&1 &
   pids+=($!)
 }
 start_moto state "$state_port"
-start_moto hotel "$hotel_port"
-start_moto sierra "$sierra_port"
+start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true
+start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true
 wait_port state "$state_port"; wait_port hotel "$hotel_port"; wait_port sierra "$sierra_port"
 
 # The service's own AWS identity against the emulator (moto accepts any key).
@@ -104,8 +107,10 @@ Clouds: hotel at http://127.0.0.1:$hotel_port (default), sierra at http://127.0.
 Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
 
   source $run/env
-  aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-12345678 --instance-type t2.micro
-  aws autoscaling describe-launch-configurations --endpoint-url $url
+  aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro
+  aws autoscaling create-auto-scaling-group --endpoint-url $url --auto-scaling-group-name web --launch-configuration-name web@hotel --min-size 1 --max-size 5 --desired-capacity 3
+  aws ec2 describe-instances --endpoint-url http://127.0.0.1:$hotel_port --query 'Reservations[].Instances[].[InstanceId,State.Name]' 
+  aws autoscaling describe-auto-scaling-groups --endpoint-url $url
 
 Ctrl-C stops everything.
 BANNER

@@ -69,7 +69,7 @@ impl CloudState {
             _ => Self::Terminated,
         }
     }
-    fn alive(self) -> bool {
+    pub fn alive(self) -> bool {
         matches!(self, Self::Pending | Self::Running)
     }
 }
@@ -82,6 +82,12 @@ pub struct Seen {
     pub zone: String,
     pub launched_ms: i64,
     pub instance_type: String,
+}
+
+impl Seen {
+    pub fn is_alive(&self) -> bool {
+        self.state.alive()
+    }
 }
 
 /// What the group wants.

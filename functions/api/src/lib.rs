@@ -8,6 +8,7 @@ mod auth;
 
 use phantom::config::{aws_sdk_config, Config};
 use phantom::query::Params;
+use phantom::queue::Queue;
 use phantom::shapes::API_VERSION;
 use phantom::store::Store;
 use phantom::{xml, ApiError};
@@ -16,6 +17,9 @@ use std::time::Instant;
 /// What the function keeps between requests: clients and configuration, no state.
 pub struct App {
     pub store: Store,
+    /// Where reconcile messages go (PHANTOM_WORK_QUEUE_URL); without it groups change only in
+    /// DynamoDB and nothing launches.
+    pub queue: Option<Queue>,
     pub config: Config,
 }
 
@@ -39,8 +43,13 @@ impl App {
     pub async fn from_env() -> Self {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
+        let queue = Queue::from_env(&sdk);
+        if queue.is_none() {
+            tracing::warn!("PHANTOM_WORK_QUEUE_URL is not set: no reconcile messages will be sent");
+        }
         Self {
             store: Store::new(&sdk, config.table.clone()),
+            queue,
             config,
         }
     }

@@ -1,0 +1,150 @@
+//! The health check: one sweep over every cloud and user. Per (user, cloud) it makes one
+//! DescribeInstances (per page of 1000) of the user's tagged VMs, compares them with the user's
+//! groups and instance records (one Query each), and
+//! - queues a reconcile for each group whose plan (`phantom::reconcile::decide`) is not empty: a VM
+//!   died or stopped, the group is below or above desired, a VM is not recorded, a delete is under way;
+//! - terminates VMs tagged for a group that no longer exists (orphans).
+//!
+//! Its cost grows with users, clouds and pages, not with instances one by one.
+
+use phantom::config::{aws_sdk_config, Config};
+use phantom::group::Group;
+use phantom::metrics::{self, Calls};
+use phantom::queue::{Queue, Reconcile};
+use phantom::reconcile::{decide, Member};
+use phantom::store::{Store, StoreError};
+use phantom_cloud::Ec2;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct HealthCheck {
+    pub store: Store,
+    pub queue: Option<Queue>,
+    sdk: aws_config::SdkConfig,
+}
+
+/// What one sweep saw and did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Report {
+    pub users: usize,
+    pub groups: usize,
+    pub vms_seen: usize,
+    pub reconciles_queued: usize,
+    pub orphans_terminated: usize,
+    pub cloud_errors: usize,
+    pub dynamodb_calls: u64,
+    pub ec2_calls: u64,
+}
+
+fn now_ms() -> i64 {
+    (phantom::time::now().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+impl HealthCheck {
+    pub async fn from_env() -> Self {
+        let config = Config::from_env();
+        let sdk = aws_sdk_config().await;
+        Self {
+            store: Store::new(&sdk, config.table),
+            queue: Queue::from_env(&sdk),
+            sdk,
+        }
+    }
+
+    pub async fn sweep(&self) -> Result<Report, StoreError> {
+        let before = metrics::calls();
+        let mut report = Report::default();
+        let clouds: BTreeMap<String, _> = self
+            .store
+            .clouds()
+            .await?
+            .into_iter()
+            .map(|c| (c.name.clone(), c))
+            .collect();
+        let mut queued = Vec::new();
+        for user in self.store.users().await? {
+            report.users += 1;
+            let creds = self.store.all_cloud_credentials(&user.name).await?;
+            if creds.is_empty() {
+                continue;
+            }
+            let groups = self
+                .store
+                .groups(&user.name, None, None, usize::MAX, |_| true)
+                .await?;
+            report.groups += groups.len();
+            let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
+            for (group, m) in self.store.all_instances(&user.name).await? {
+                members.entry(group).or_default().push(m);
+            }
+            let now = now_ms();
+            for cred in &creds {
+                let Some(cloud) = clouds.get(&cred.cloud) else { continue };
+                let ec2 = Ec2::connect(&self.sdk, cloud, cred);
+                let tagged = match ec2.tagged(&user.name, None).await {
+                    Ok(t) => t,
+                    Err(e) => {
+                        tracing::warn!(user = user.name, cloud = cloud.name, error = %e, "sweep: cloud unreachable");
+                        report.cloud_errors += 1;
+                        continue;
+                    }
+                };
+                report.vms_seen += tagged.len();
+                let here: Vec<&Group> = groups.iter().filter(|g| g.cloud == cloud.name).collect();
+                let ids: BTreeSet<&str> = here.iter().map(|g| g.id.as_str()).collect();
+                let orphans: Vec<String> = tagged
+                    .iter()
+                    .filter(|t| !ids.contains(t.group_id.as_str()) && t.seen.is_alive())
+                    .map(|t| t.seen.id.clone())
+                    .collect();
+                if !orphans.is_empty() {
+                    tracing::warn!(user = user.name, cloud = cloud.name, ?orphans, "terminating VMs of no group");
+                    match ec2.terminate(&orphans).await {
+                        Ok(()) => report.orphans_terminated += orphans.len(),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "could not terminate orphans");
+                            report.cloud_errors += 1;
+                        }
+                    }
+                }
+                for g in here {
+                    let seen: Vec<_> = tagged
+                        .iter()
+                        .filter(|t| t.group_id == g.id)
+                        .map(|t| t.seen.clone())
+                        .collect();
+                    let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
+                    let plan = decide(&g.target(), recorded, &seen, now);
+                    if !plan.is_empty() || g.deleting() {
+                        queued.push(Reconcile {
+                            owner: user.name.clone(),
+                            group: g.name.clone(),
+                            reason: "health-check".into(),
+                        });
+                    }
+                }
+            }
+        }
+        report.reconciles_queued = queued.len();
+        if let (Some(q), false) = (&self.queue, queued.is_empty()) {
+            if let Err(e) = q.send_all(&queued).await {
+                tracing::error!(error = %e, "sweep: could not queue reconciles");
+            }
+        }
+        let Calls { dynamodb, ec2 } = metrics::calls() - before;
+        report.dynamodb_calls = dynamodb;
+        report.ec2_calls = ec2;
+        tracing::info!(
+            users = report.users,
+            groups = report.groups,
+            vms_seen = report.vms_seen,
+            reconciles_queued = report.reconciles_queued,
+            orphans_terminated = report.orphans_terminated,
+            cloud_errors = report.cloud_errors,
+            dynamodb_calls = report.dynamodb_calls,
+            ec2_calls = report.ec2_calls,
+            "health sweep"
+        );
+        Ok(report)
+    }
+}

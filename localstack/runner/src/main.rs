@@ -1,7 +1,10 @@
-//! The local runner: the same `api` handler as on Lambda, served over HTTP on this machine.
+//! The local runner: Phantom's three functions on one machine, the same handlers as on Lambda.
 //!
-//! Listens on PHANTOM_BIND (default 127.0.0.1:4580). Bodies over 10 MiB (API Gateway's limit) are
-//! refused with 413.
+//! - api: served over HTTP on PHANTOM_BIND (default 127.0.0.1:4580); bodies over 10 MiB (API
+//!   Gateway's limit) get 413;
+//! - provisioner: fed from the emulator's real SQS queue (PHANTOM_WORK_QUEUE_URL), as Lambda's
+//!   event source mapping would: batches of up to 10, failed messages back after a short wait;
+//! - health-check: every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the schedule would on AWS.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -12,6 +15,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 const MAX_BODY: usize = 10 * 1024 * 1024;
@@ -27,6 +31,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         table = app.store.table(),
         "phantom-local serving the api"
     );
+    let provisioner = Arc::new(provisioner::Provisioner::from_env().await);
+    if provisioner.queue.is_some() {
+        tokio::spawn(poll_queue(provisioner));
+    }
+    let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(5.0);
+    if interval > 0.0 {
+        let health = health_check::HealthCheck::from_env().await;
+        tokio::spawn(health_timer(health, Duration::from_secs_f64(interval)));
+    }
     loop {
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => accepted?,
@@ -42,6 +58,78 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 tracing::debug!(error = %e, "connection closed");
             }
         });
+    }
+}
+
+/// Lambda's SQS event source, locally: receive, call the provisioner, delete what succeeded.
+async fn poll_queue(p: Arc<provisioner::Provisioner>) {
+    let queue = p.queue.clone().expect("checked by the caller");
+    let sqs = queue.client();
+    loop {
+        let received = sqs
+            .receive_message()
+            .queue_url(queue.url())
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .visibility_timeout(60)
+            .send()
+            .await;
+        let messages = match received {
+            Ok(r) => r.messages.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "receiving from the queue");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if messages.is_empty() {
+            continue;
+        }
+        let receipts: Vec<(String, String)> = messages
+            .iter()
+            .filter_map(|m| Some((m.message_id()?.to_string(), m.receipt_handle()?.to_string())))
+            .collect();
+        let batch = messages
+            .into_iter()
+            .filter_map(|m| Some((m.message_id?, m.body.unwrap_or_default())))
+            .collect();
+        let failed = p.handle_batch(batch).await;
+        for (id, receipt) in receipts {
+            let result = if failed.contains(&id) {
+                // Back on the queue soon, as a failed Lambda batch item would be.
+                sqs.change_message_visibility()
+                    .queue_url(queue.url())
+                    .receipt_handle(receipt)
+                    .visibility_timeout(5)
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+            } else {
+                sqs.delete_message()
+                    .queue_url(queue.url())
+                    .receipt_handle(receipt)
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+            };
+            if let Err(e) = result {
+                tracing::warn!(message_id = id, error = e, "settling a message");
+            }
+        }
+    }
+}
+
+/// The schedule, locally.
+async fn health_timer(h: health_check::HealthCheck, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Err(e) = h.sweep().await {
+            tracing::error!(error = %e, "health sweep failed");
+        }
     }
 }
 

@@ -41,7 +41,10 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     };
     let g = group::from_input(&input, ctx)?;
     match app.store.create_group(&caller.user, &g).await {
-        Ok(()) => Ok(None),
+        Ok(()) => {
+            super::reconcile(app, caller, name, "CreateAutoScalingGroup").await;
+            Ok(None)
+        }
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
             "AutoScalingGroup by this name already exists - A group with the name {name} already exists"
         ))),

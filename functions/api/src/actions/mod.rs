@@ -6,7 +6,9 @@ mod create_launch_configuration;
 mod delete_auto_scaling_group;
 mod delete_launch_configuration;
 mod describe_auto_scaling_groups;
+mod describe_auto_scaling_instances;
 mod describe_launch_configurations;
+mod describe_scaling_activities;
 mod set_desired_capacity;
 
 use crate::App;
@@ -14,7 +16,7 @@ use phantom::identity::Caller;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 
-pub const SUPPORTED: [&str; 7] = [
+pub const SUPPORTED: [&str; 9] = [
     "CreateLaunchConfiguration",
     "DeleteLaunchConfiguration",
     "DescribeLaunchConfigurations",
@@ -22,6 +24,8 @@ pub const SUPPORTED: [&str; 7] = [
     "DeleteAutoScalingGroup",
     "DescribeAutoScalingGroups",
     "SetDesiredCapacity",
+    "DescribeAutoScalingInstances",
+    "DescribeScalingActivities",
 ];
 
 pub async fn run(
@@ -40,6 +44,10 @@ pub async fn run(
         "DeleteAutoScalingGroup" => delete_auto_scaling_group::run(app, caller, input).await,
         "DescribeAutoScalingGroups" => describe_auto_scaling_groups::run(app, caller, input).await,
         "SetDesiredCapacity" => set_desired_capacity::run(app, caller, input).await,
+        "DescribeAutoScalingInstances" => {
+            describe_auto_scaling_instances::run(app, caller, input).await
+        }
+        "DescribeScalingActivities" => describe_scaling_activities::run(app, caller, input).await,
         other => Err(ApiError::invalid_action(
             other,
             phantom::shapes::API_VERSION,
@@ -72,6 +80,24 @@ fn launch_config_not_found(name: &str) -> ApiError {
     ApiError::validation(format!(
         "Launch configuration name not found - Launch configuration {name} not found"
     ))
+}
+
+/// Asks the provisioner to look at a group. A message that cannot be sent is not the caller's
+/// problem: the change is in DynamoDB and the next health sweep finds the group.
+async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
+    let Some(q) = &app.queue else { return };
+    let msg = phantom::queue::Reconcile {
+        owner: caller.user.clone(),
+        group: group.to_string(),
+        reason: reason.to_string(),
+    };
+    if let Err(e) = q.send(&msg, 0).await {
+        tracing::error!(group, error = %e, "could not queue a reconcile; the health sweep will find it");
+    }
+}
+
+fn pending_delete(name: &str) -> ApiError {
+    ApiError::validation(format!("AutoScalingGroup {name} is pending delete."))
 }
 
 /// How often a compare-and-set is retried after losing a race before ResourceContention.

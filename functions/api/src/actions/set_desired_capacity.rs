@@ -1,4 +1,4 @@
-use super::{group_not_found, string, CAS_ATTEMPTS};
+use super::{group_not_found, pending_delete, string, CAS_ATTEMPTS};
 use crate::App;
 use phantom::group::check_new_desired;
 use phantom::identity::Caller;
@@ -14,6 +14,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
         check_new_desired(&g, desired)?;
         if g.desired == desired {
             return Ok(None);
@@ -23,7 +26,10 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             .set_desired(&caller.user, name, desired, g.version)
             .await
         {
-            Ok(()) => return Ok(None),
+            Ok(()) => {
+                super::reconcile(app, caller, name, "SetDesiredCapacity").await;
+                return Ok(None);
+            }
             Err(StoreError::Conflict) => continue,
             Err(e) => return Err(e.into()),
         }

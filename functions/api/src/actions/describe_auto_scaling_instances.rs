@@ -1,0 +1,37 @@
+use crate::App;
+use phantom::identity::Caller;
+use phantom::{paging, ApiError, ApiResult};
+use serde_json::{json, Value};
+
+/// AWS allows at most 50 records a page here.
+const MAX: i64 = 50;
+
+pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let requested = input["MaxRecords"].as_i64();
+    if requested.is_some_and(|n| !(1..=MAX).contains(&n)) {
+        return Err(ApiError::validation(format!(
+            "1 validation error detected: Value '{}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and {MAX}",
+            requested.unwrap_or_default()
+        )));
+    }
+    let limit = requested.unwrap_or(MAX) as usize;
+    let after = paging::resume_after(input["NextToken"].as_str())?;
+    let ids = super::names(&input, "InstanceIds");
+    // Instances are few per user: read them all (one Query), page by instance id.
+    let mut all: Vec<(String, Value)> = app
+        .store
+        .all_instances(&caller.user)
+        .await?
+        .into_iter()
+        .filter(|(_, m)| ids.as_ref().is_none_or(|ids| ids.contains(&m.id)))
+        .filter(|(_, m)| after.as_ref().is_none_or(|a| m.id > *a))
+        .map(|(group, m)| (m.id.clone(), m.describe_in(&group)))
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let page = paging::page(all, limit, |(id, _)| id);
+    let docs: Vec<Value> = page.items.into_iter().map(|(_, d)| d).collect();
+    Ok(Some(json!({
+        "AutoScalingInstances": docs,
+        "NextToken": page.next_token,
+    })))
+}

@@ -1,0 +1,25 @@
+//! The `provisioner` Lambda function: an SQS event source with partial batch failures.
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    phantom::logging::init();
+    let p: &'static provisioner::Provisioner =
+        Box::leak(Box::new(provisioner::Provisioner::from_env().await));
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        let messages = event
+            .payload
+            .records
+            .into_iter()
+            .filter_map(|m| Some((m.message_id?, m.body.unwrap_or_default())))
+            .collect();
+        let mut response = SqsBatchResponse::default();
+        for id in p.handle_batch(messages).await {
+            response.add_failure(id);
+        }
+        Ok::<_, Error>(response)
+    }))
+    .await
+}

@@ -110,7 +110,10 @@ pub fn terminate_failed(ctx: &Context<'_>, instance: &str, message: &str) -> Act
     activity(
         ctx,
         format!("Terminating EC2 instance: {instance}.  Status Reason: {message}"),
-        format!("At {} Phantom could not terminate the instance.", at(ctx.now_ms)),
+        format!(
+            "At {} Phantom could not terminate the instance.",
+            at(ctx.now_ms)
+        ),
         "Failed",
         Some(message),
         json!({}),
@@ -130,12 +133,21 @@ mod tests {
         };
         let a = launched(&ctx, "i-1", "us-east-1a", 0, 3);
         assert_eq!(a.doc["Description"], "Launching a new EC2 instance: i-1");
-        assert!(a.doc["Cause"].as_str().unwrap().contains("increasing the capacity from 0 to 3"));
+        assert!(a.doc["Cause"]
+            .as_str()
+            .unwrap()
+            .contains("increasing the capacity from 0 to 3"));
         assert_eq!(a.doc["StartTime"], "2023-11-14T22:13:20.000Z");
         let f = launch_failed(&ctx, "InvalidAMIID.NotFound: no such image", 0, 1);
         assert_eq!(f.doc["StatusCode"], "Failed");
-        assert_eq!(f.doc["StatusMessage"], "InvalidAMIID.NotFound: no such image");
+        assert_eq!(
+            f.doc["StatusMessage"],
+            "InvalidAMIID.NotFound: no such image"
+        );
         let t = terminated(&ctx, "i-2", &Cause::Unhealthy("terminated".into()));
-        assert!(t.doc["Cause"].as_str().unwrap().contains("EC2 health check"));
+        assert!(t.doc["Cause"]
+            .as_str()
+            .unwrap()
+            .contains("EC2 health check"));
     }
 }

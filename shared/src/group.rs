@@ -79,7 +79,9 @@ impl Group {
                 .map(str::to_string)
                 .collect(),
             launch_configuration: self.launch_configuration.clone(),
-            protect_new: d["NewInstancesProtectedFromScaleIn"].as_bool().unwrap_or(false),
+            protect_new: d["NewInstancesProtectedFromScaleIn"]
+                .as_bool()
+                .unwrap_or(false),
             retry_at_ms: self.retry_at_ms,
         }
     }

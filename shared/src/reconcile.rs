@@ -201,7 +201,10 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
 
     // VMs the cloud has for this group that were never recorded: adopt the living.
     let mut live: Vec<Member> = Vec::new();
-    for s in seen.iter().filter(|s| !recorded.contains_key(s.id.as_str())) {
+    for s in seen
+        .iter()
+        .filter(|s| !recorded.contains_key(s.id.as_str()))
+    {
         if s.state.alive() {
             let m = Member {
                 id: s.id.clone(),
@@ -262,7 +265,11 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         }
     }
 
-    let desired = if target.deleting { 0 } else { target.desired.max(0) };
+    let desired = if target.deleting {
+        0
+    } else {
+        target.desired.max(0)
+    };
     let have = live.len() as i64;
     plan.capacity_from = have;
     plan.capacity_to = desired;
@@ -448,7 +455,11 @@ mod tests {
         let m = [member("i-1", "a", 0)];
         let s = [seen("i-1", CloudState::Running, "a")];
         let plan = decide(&target(4), &m, &s, NOW);
-        let zones: Vec<_> = plan.launch.iter().map(|p| p.zone.clone().unwrap()).collect();
+        let zones: Vec<_> = plan
+            .launch
+            .iter()
+            .map(|p| p.zone.clone().unwrap())
+            .collect();
         assert_eq!(zones, ["b", "a", "b"]);
         assert_eq!((plan.capacity_from, plan.capacity_to), (1, 4));
     }
@@ -456,14 +467,20 @@ mod tests {
     #[test]
     fn steady_state_is_an_empty_plan() {
         let m = [member("i-1", "a", 0), member("i-2", "b", 0)];
-        let s = [seen("i-1", CloudState::Running, "a"), seen("i-2", CloudState::Running, "b")];
+        let s = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
         assert!(decide(&target(2), &m, &s, NOW).is_empty());
     }
 
     #[test]
     fn unrecorded_vms_of_the_group_are_adopted_not_launched_again() {
         // A crash after RunInstances, before the DynamoDB write: the cloud has them.
-        let s = [seen("i-1", CloudState::Pending, "a"), seen("i-2", CloudState::Running, "b")];
+        let s = [
+            seen("i-1", CloudState::Pending, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
         let plan = decide(&target(2), &[], &s, NOW);
         assert_eq!(plan.adopt.len(), 2);
         assert!(plan.launch.is_empty());
@@ -472,7 +489,11 @@ mod tests {
 
     #[test]
     fn dead_vms_are_replaced() {
-        let m = [member("i-1", "a", 0), member("i-2", "b", 0), member("i-3", "a", 0)];
+        let m = [
+            member("i-1", "a", 0),
+            member("i-2", "b", 0),
+            member("i-3", "a", 0),
+        ];
         let s = [
             seen("i-1", CloudState::Terminated, "a"),
             seen("i-2", CloudState::Stopped, "b"),
@@ -500,7 +521,12 @@ mod tests {
     fn pending_becomes_in_service_when_running() {
         let mut m = member("i-1", "a", 0);
         m.lifecycle = Lifecycle::Pending;
-        let plan = decide(&target(1), &[m], &[seen("i-1", CloudState::Running, "a")], NOW);
+        let plan = decide(
+            &target(1),
+            &[m],
+            &[seen("i-1", CloudState::Running, "a")],
+            NOW,
+        );
         assert_eq!(plan.in_service, ["i-1"]);
         assert!(plan.launch.is_empty());
     }
@@ -513,7 +539,10 @@ mod tests {
             member("i-3", "a", 300),
             member("i-4", "b", 400),
         ];
-        let s: Vec<Seen> = m.iter().map(|m| seen(&m.id, CloudState::Running, &m.zone)).collect();
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
         let mut t = target(2);
         t.termination_policies = vec!["OldestInstance".into()];
         assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-1", "i-2"]);
@@ -523,7 +552,10 @@ mod tests {
         t.termination_policies = vec!["Default".into()];
         let plan = decide(&t, &m, &s, NOW);
         assert_eq!(plan.terminate.len(), 2);
-        assert!(plan.terminate.iter().all(|(_, c)| *c == Cause::ScaleIn { from: 4, to: 2 }));
+        assert!(plan
+            .terminate
+            .iter()
+            .all(|(_, c)| *c == Cause::ScaleIn { from: 4, to: 2 }));
         let first = &plan.terminate[0].0;
         assert!(["i-1", "i-2", "i-3"].contains(&first.as_str()));
     }
@@ -533,7 +565,10 @@ mod tests {
         let mut p = member("i-1", "a", 0);
         p.protected = true;
         let m = [p, member("i-2", "b", 0)];
-        let s: Vec<Seen> = m.iter().map(|m| seen(&m.id, CloudState::Running, &m.zone)).collect();
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
         assert_eq!(ids(&decide(&target(0), &m, &s, NOW).terminate), ["i-2"]);
         let mut t = target(5);
         t.deleting = true;
@@ -546,9 +581,19 @@ mod tests {
     fn terminating_instances_finish_when_gone() {
         let mut m = member("i-1", "a", 0);
         m.lifecycle = Lifecycle::Terminating;
-        let plan = decide(&target(0), &[m.clone()], &[seen("i-1", CloudState::Terminated, "a")], NOW);
+        let plan = decide(
+            &target(0),
+            &[m.clone()],
+            &[seen("i-1", CloudState::Terminated, "a")],
+            NOW,
+        );
         assert_eq!(plan.finished, ["i-1"]);
-        let plan = decide(&target(0), &[m], &[seen("i-1", CloudState::ShuttingDown, "a")], NOW);
+        let plan = decide(
+            &target(0),
+            &[m],
+            &[seen("i-1", CloudState::ShuttingDown, "a")],
+            NOW,
+        );
         assert_eq!(ids(&plan.terminate), ["i-1"]);
     }
 

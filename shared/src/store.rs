@@ -16,9 +16,9 @@
 
 use crate::activity::Activity;
 use crate::group::{Group, DELETING};
-use crate::reconcile::{Lifecycle, Member};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
+use crate::reconcile::{Lifecycle, Member};
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
@@ -767,14 +767,19 @@ impl Store {
             .send()
             .await;
         match result {
-            Ok(out) => Ok(Lease::Taken(Self::group_from(&out.attributes.unwrap_or_default()))),
+            Ok(out) => Ok(Lease::Taken(Box::new(Self::group_from(
+                &out.attributes.unwrap_or_default(),
+            )))),
             Err(e) => {
                 let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
                     return Err(unavailable(e));
                 };
                 let exists = match c.item() {
                     Some(_) => true,
-                    None => self.get(owner(user), format!("{ASG}{name}")).await?.is_some(),
+                    None => self
+                        .get(owner(user), format!("{ASG}{name}"))
+                        .await?
+                        .is_some(),
                 };
                 Ok(if exists { Lease::Busy } else { Lease::NoGroup })
             }
@@ -817,7 +822,9 @@ impl Store {
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .update_expression("SET #st = :d, desired = :zero, #min = :zero, version = version + :one")
+            .update_expression(
+                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one",
+            )
             .condition_expression("version = :v")
             .expression_attribute_names("#st", "status")
             .expression_attribute_names("#min", "min")
@@ -856,11 +863,11 @@ impl Store {
             .send()
             .await
             .map(|_| ())
-            .or_else(|e| {
+            .map_err(|e| {
                 if e.as_service_error().is_some_and(is_conditional_failure) {
-                    Err(StoreError::NotFound)
+                    StoreError::NotFound
                 } else {
-                    Err(unavailable(e))
+                    unavailable(e)
                 }
             })
     }
@@ -920,10 +927,7 @@ impl Store {
                         .map_err(unavailable)?,
                 ),
             };
-            let mut tx = self
-                .db
-                .transact_write_items()
-                .transact_items(guard.build());
+            let mut tx = self.db.transact_write_items().transact_items(guard.build());
             for m in chunk {
                 let put = Put::builder()
                     .table_name(&self.table)
@@ -984,7 +988,12 @@ impl Store {
             })
     }
 
-    pub async fn delete_instances(&self, user: &str, group: &str, ids: &[String]) -> StoreResult<()> {
+    pub async fn delete_instances(
+        &self,
+        user: &str,
+        group: &str,
+        ids: &[String],
+    ) -> StoreResult<()> {
         for id in ids {
             self.db
                 .delete_item()
@@ -1000,7 +1009,13 @@ impl Store {
     /// The recorded instances of one group.
     pub async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
         let items = self
-            .query_prefix(&owner(user), &format!("{INST}{group}#"), None, usize::MAX, |_| true)
+            .query_prefix(
+                &owner(user),
+                &format!("{INST}{group}#"),
+                None,
+                usize::MAX,
+                |_| true,
+            )
             .await?;
         Ok(items.iter().map(|i| Self::instance_from(i).1).collect())
     }
@@ -1078,7 +1093,7 @@ impl Store {
 /// The outcome of `take_lease`.
 #[derive(Debug)]
 pub enum Lease {
-    Taken(Group),
+    Taken(Box<Group>),
     Busy,
     NoGroup,
 }

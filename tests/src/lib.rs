@@ -76,6 +76,7 @@ fn start() -> Stack {
         .env("PHANTOM_RUN_DIR", &run_dir)
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("RUST_LOG", "info")
+        .env("PHANTOM_HEALTH_INTERVAL_SECS", "1")
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("log"))
         .stderr(log)
@@ -140,6 +141,24 @@ impl Stack {
         );
         let line = String::from_utf8(out.stdout).expect("utf-8");
         let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+        for cloud in ["hotel", "sierra"] {
+            let cloud_key = format!("{name}-{cloud}");
+            let out = self.phantomctl(&[
+                "credentials",
+                "set",
+                &name,
+                cloud,
+                "--access-key-id",
+                &cloud_key,
+                "--secret-access-key",
+                "cloud-secret",
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         User {
             name,
             access_key_id: key.to_string(),
@@ -147,6 +166,73 @@ impl Stack {
         }
     }
 
+    /// The EC2 endpoint of a local cloud (`hotel`, `sierra`).
+    pub fn cloud_url(&self, cloud: &str) -> String {
+        self.env[&format!("PHANTOM_CLOUD_{}_URL", cloud.to_uppercase())].clone()
+    }
+
+    /// `aws SERVICE ARGS --endpoint-url URL --output json`, with throwaway credentials (the
+    /// emulator's clouds accept any).
+    pub fn aws_service(&self, service: &str, url: &str, args: &[&str]) -> Cli {
+        let out = Command::new("aws")
+            .arg(service)
+            .args(args)
+            .args(["--endpoint-url", url, "--output", "json"])
+            .env("AWS_ACCESS_KEY_ID", "tester")
+            .env("AWS_SECRET_ACCESS_KEY", "tester")
+            .env("AWS_DEFAULT_REGION", REGION)
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env_remove("AWS_ENDPOINT_URL")
+            .env("AWS_PAGER", "")
+            .output()
+            .expect("the AWS CLI runs");
+        Cli {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `aws ec2 ARGS` against a local cloud.
+    pub fn ec2(&self, cloud: &str, args: &[&str]) -> Value {
+        self.aws_service("ec2", &self.cloud_url(cloud), args).json()
+    }
+
+    /// The VMs on `cloud` tagged for `owner`'s group `group` (by name), any state but terminated.
+    pub fn vms(&self, cloud: &str, owner: &str, group: &str) -> Vec<Value> {
+        let out = self.ec2(
+            cloud,
+            &[
+                "describe-instances",
+                "--filters",
+                &format!("Name=tag:phantom:owner,Values={owner}"),
+                &format!("Name=tag:phantom:group,Values={group}"),
+                "Name=instance-state-name,Values=pending,running,stopping,stopped,shutting-down",
+            ],
+        );
+        out["Reservations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// Polls `check` every 200 ms until it returns Some, or panics after `secs` seconds saying `what`.
+pub fn eventually<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not within {secs} s: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+impl Stack {
     /// `aws autoscaling ARGS --endpoint-url URL --output json` as `user`.
     pub fn aws(&self, user: &User, args: &[&str]) -> Cli {
         self.aws_with_keys(&user.access_key_id, &user.secret, args)

@@ -79,7 +79,9 @@ impl HealthCheck {
             }
             let now = now_ms();
             for cred in &creds {
-                let Some(cloud) = clouds.get(&cred.cloud) else { continue };
+                let Some(cloud) = clouds.get(&cred.cloud) else {
+                    continue;
+                };
                 let ec2 = Ec2::connect(&self.sdk, cloud, cred);
                 let tagged = match ec2.tagged(&user.name, None).await {
                     Ok(t) => t,
@@ -98,7 +100,12 @@ impl HealthCheck {
                     .map(|t| t.seen.id.clone())
                     .collect();
                 if !orphans.is_empty() {
-                    tracing::warn!(user = user.name, cloud = cloud.name, ?orphans, "terminating VMs of no group");
+                    tracing::warn!(
+                        user = user.name,
+                        cloud = cloud.name,
+                        ?orphans,
+                        "terminating VMs of no group"
+                    );
                     match ec2.terminate(&orphans).await {
                         Ok(()) => report.orphans_terminated += orphans.len(),
                         Err(e) => {

@@ -166,7 +166,9 @@ impl Provisioner {
         let plan = decide(&target, &members, &seen, now);
 
         if g.deleting() && reconcile::nothing_left(&members, &seen, &plan) {
-            self.store.delete_instances(owner, &g.name, &plan.finished).await?;
+            self.store
+                .delete_instances(owner, &g.name, &plan.finished)
+                .await?;
             self.forget_gone(owner, &ctx, &plan).await?;
             return match self.store.delete_group(owner, g).await {
                 Ok(()) | Err(StoreError::Conflict) => Ok(Round::Deleted),
@@ -186,14 +188,18 @@ impl Provisioner {
 
         // Record what the cloud has that we had not, and what became InService.
         if !plan.adopt.is_empty() {
-            self.store.put_instances(owner, g, &plan.adopt, None).await?;
+            self.store
+                .put_instances(owner, g, &plan.adopt, None)
+                .await?;
         }
         for id in &plan.in_service {
             self.store
                 .set_lifecycle(owner, &g.name, id, Lifecycle::InService, true)
                 .await?;
         }
-        self.store.delete_instances(owner, &g.name, &plan.finished).await?;
+        self.store
+            .delete_instances(owner, &g.name, &plan.finished)
+            .await?;
         self.forget_gone(owner, &ctx, &plan).await?;
 
         let terminated = self.terminate(owner, g, &ec2, &ctx, &plan).await?;
@@ -297,7 +303,10 @@ impl Provisioner {
                 code: "LaunchConfigurationMissing".into(),
                 message: format!("launch configuration {} not found", g.launch_configuration),
             };
-            return self.launch_failed(owner, g, ctx, &e, plan.capacity_from).await.map(|_| 0);
+            return self
+                .launch_failed(owner, g, ctx, &e, plan.capacity_from)
+                .await
+                .map(|_| 0);
         };
         let mut tags = vec![
             (TAG_OWNER.to_string(), owner.to_string()),
@@ -308,7 +317,9 @@ impl Provisioner {
         // One RunInstances per placement, each with its own token.
         let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
         for p in &plan.launch {
-            *by_place.entry((p.zone.clone(), p.subnet.clone())).or_default() += 1;
+            *by_place
+                .entry((p.zone.clone(), p.subnet.clone()))
+                .or_default() += 1;
         }
         let target = g.target();
         let mut launched: Vec<Member> = Vec::new();
@@ -349,7 +360,11 @@ impl Provisioner {
                 Err(StoreError::NotFound) => {
                     // Deleted while we launched: these VMs belong to no group.
                     let ids: Vec<String> = launched.iter().map(|m| m.id.clone()).collect();
-                    tracing::warn!(group = g.name, ?ids, "group gone during launch; terminating");
+                    tracing::warn!(
+                        group = g.name,
+                        ?ids,
+                        "group gone during launch; terminating"
+                    );
                     let _ = ec2.terminate(&ids).await;
                     return Ok(0);
                 }
@@ -364,8 +379,14 @@ impl Provisioner {
         }
         match failure {
             Some(e) => {
-                self.launch_failed(owner, g, ctx, &e, plan.capacity_from + launched.len() as i64)
-                    .await?;
+                self.launch_failed(
+                    owner,
+                    g,
+                    ctx,
+                    &e,
+                    plan.capacity_from + launched.len() as i64,
+                )
+                .await?;
             }
             None if g.failures > 0 => self.store.set_backoff(owner, &g.name, 0, 0).await?,
             None => {}

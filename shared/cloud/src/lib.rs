@@ -8,8 +8,8 @@ use aws_sdk_ec2::types::{
     BlockDeviceMapping, EbsBlockDevice, Filter, HttpTokensState, IamInstanceProfileSpecification,
     InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
     InstanceNetworkInterfaceSpecification, InstanceType, MarketType, Placement as Ec2Placement,
-    ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification,
-    Tenancy, VolumeType,
+    ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification, Tenancy,
+    VolumeType,
 };
 use phantom::reconcile::{CloudState, Placement, Seen};
 use phantom::store::{Cloud, CloudCredentials};
@@ -104,7 +104,11 @@ impl Ec2 {
     }
 
     /// The owner's tagged VMs, of one group (by id) or all: one DescribeInstances per page.
-    pub async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
+    pub async fn tagged(
+        &self,
+        owner: &str,
+        group_id: Option<&str>,
+    ) -> Result<Vec<Tagged>, CloudError> {
         let mut filters = vec![Filter::builder()
             .name(format!("tag:{TAG_OWNER}"))
             .values(owner)
@@ -188,7 +192,11 @@ impl Ec2 {
                     .build(),
             );
         if let Some(enabled) = lc["InstanceMonitoring"]["Enabled"].as_bool() {
-            req = req.monitoring(RunInstancesMonitoringEnabled::builder().enabled(enabled).build());
+            req = req.monitoring(
+                RunInstancesMonitoringEnabled::builder()
+                    .enabled(enabled)
+                    .build(),
+            );
         }
         if let Some(profile) = text("IamInstanceProfile") {
             let spec = if profile.starts_with("arn:") {
@@ -234,7 +242,10 @@ impl Ec2 {
                     .build(),
             );
         }
-        match (&l.placement.subnet, lc["AssociatePublicIpAddress"].as_bool()) {
+        match (
+            &l.placement.subnet,
+            lc["AssociatePublicIpAddress"].as_bool(),
+        ) {
             // A public address is asked for on the primary network interface, with its subnet and groups.
             (Some(subnet), Some(public)) => {
                 req = req.network_interfaces(

@@ -5,31 +5,14 @@ are defined, and prints shell `export` lines naming them (PHANTOM_TABLE, PHANTOM
 Usage: bootstrap.py TEMPLATE [--stack NAME]   (endpoint, region, credentials from the environment)
 """
 import argparse
+import os
 import re
 import sys
 
 import boto3
-import yaml
 
-
-class CfnLoader(yaml.SafeLoader):
-    """Reads CloudFormation's short-form tags (!Sub, !Ref, !GetAtt ...) as {"Fn::X": value}."""
-
-
-def _tag(loader, suffix, node):
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-        if suffix == "GetAtt":
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    return {name: value}
-
-
-CfnLoader.add_multi_constructor("!", _tag)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "infra"))
+import cfn  # noqa: E402
 
 
 def resolve(value, stack, names):
@@ -58,8 +41,7 @@ def main():
     ap.add_argument("template")
     ap.add_argument("--stack", default="phantom")
     args = ap.parse_args()
-    with open(args.template) as f:
-        resources = yaml.load(f, Loader=CfnLoader)["Resources"]
+    resources = cfn.load(args.template)["Resources"]
 
     ddb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
     names, exports = {}, []
@@ -74,6 +56,10 @@ def main():
             except ddb.exceptions.ResourceInUseException:
                 pass
             ddb.get_waiter("table_exists").wait(TableName=props["TableName"])
+            ttl = props.get("TimeToLiveSpecification")
+            if ttl and ttl.get("Enabled"):
+                ddb.update_time_to_live(TableName=props["TableName"], TimeToLiveSpecification={
+                    "AttributeName": ttl["AttributeName"], "Enabled": True})
             names[logical] = props["TableName"]
             exports.append((env_name(logical), props["TableName"]))
 

@@ -92,6 +92,12 @@ pub struct CloudCredentials {
     pub secret: String,
 }
 
+/// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
+/// infra/check_template.py compares them).
+pub const PARTITION_KEY: &str = "pk";
+pub const SORT_KEY: &str = "sk";
+pub const TTL_ATTRIBUTE: &str = "expires";
+
 const LC: &str = "LC#";
 const ASG: &str = "ASG#";
 const CRED: &str = "CRED#";
@@ -140,7 +146,10 @@ fn get_doc(item: &Item) -> serde_json::Value {
 }
 
 fn key(pk: String, sk: String) -> Item {
-    HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))])
+    HashMap::from([
+        (PARTITION_KEY.to_string(), s(pk)),
+        (SORT_KEY.to_string(), s(sk)),
+    ])
 }
 
 fn unavailable<E: std::error::Error + 'static>(e: E) -> StoreError {
@@ -1059,7 +1068,7 @@ impl Store {
                 )))
                 .item("doc", s(a.doc.to_string()))
                 .item("start", n(a.start_ms))
-                .item("expires", n(a.start_ms / 1000 + ACTIVITY_TTL_SECS))
+                .item(TTL_ATTRIBUTE, n(a.start_ms / 1000 + ACTIVITY_TTL_SECS))
                 .send()
                 .await
                 .map_err(unavailable)?;

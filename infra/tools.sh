@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs (once) and puts on PATH the build and template tools: cargo-lambda (with zig),
+# aws-sam-cli and cfn-lint, in their own virtualenv so that their pins never touch the local
+# stack's Python packages. Only the tools' own commands go on PATH, not the venv's python3.
+# Source it: `source infra/tools.sh`.
+_phantom_tools=${PHANTOM_TOOLS_DIR:-$HOME/.cache/phantom/tools}
+_phantom_reqs="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/requirements.txt"
+if ! cmp -s "$_phantom_reqs" "$_phantom_tools/requirements.txt"; then
+  python3 -m venv "$_phantom_tools"
+  "$_phantom_tools/bin/pip" install --quiet --disable-pip-version-check -r "$_phantom_reqs"
+  cp "$_phantom_reqs" "$_phantom_tools/requirements.txt"
+fi
+mkdir -p "$_phantom_tools/shims"
+for _t in sam cargo-lambda cfn-lint python-zig zig; do
+  [ -e "$_phantom_tools/bin/$_t" ] && ln -sf "$_phantom_tools/bin/$_t" "$_phantom_tools/shims/$_t"
+done
+export PATH="$_phantom_tools/shims:$PATH"
+unset _t _phantom_reqs

@@ -12,7 +12,7 @@ if ! cmp -s "$_phantom_reqs" "$_phantom_tools/requirements.txt"; then
 fi
 mkdir -p "$_phantom_tools/shims"
 for _t in sam cargo-lambda cfn-lint python-zig zig; do
-  [ -e "$_phantom_tools/bin/$_t" ] && ln -sf "$_phantom_tools/bin/$_t" "$_phantom_tools/shims/$_t"
+  if [ -e "$_phantom_tools/bin/$_t" ]; then ln -sf "$_phantom_tools/bin/$_t" "$_phantom_tools/shims/$_t"; fi
 done
 export PATH="$_phantom_tools/shims:$PATH"
 unset _t _phantom_reqs

@@ -46,22 +46,23 @@ def main():
     ddb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
     names, exports = {}, []
     for logical, res in resources.items():
+        if res["Type"] != "AWS::DynamoDB::Table":
+            continue
         props = resolve(res.get("Properties", {}), args.stack, names)
-        if res["Type"] == "AWS::DynamoDB::Table":
-            kwargs = {k: props[k] for k in ("TableName", "AttributeDefinitions", "KeySchema",
-                                            "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")
-                      if k in props}
-            try:
-                ddb.create_table(**kwargs)
-            except ddb.exceptions.ResourceInUseException:
-                pass
-            ddb.get_waiter("table_exists").wait(TableName=props["TableName"])
-            ttl = props.get("TimeToLiveSpecification")
-            if ttl and ttl.get("Enabled"):
-                ddb.update_time_to_live(TableName=props["TableName"], TimeToLiveSpecification={
-                    "AttributeName": ttl["AttributeName"], "Enabled": True})
-            names[logical] = props["TableName"]
-            exports.append((env_name(logical), props["TableName"]))
+        kwargs = {k: props[k] for k in ("TableName", "AttributeDefinitions", "KeySchema",
+                                        "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+                  if k in props}
+        try:
+            ddb.create_table(**kwargs)
+        except ddb.exceptions.ResourceInUseException:
+            pass
+        ddb.get_waiter("table_exists").wait(TableName=props["TableName"])
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            ddb.update_time_to_live(TableName=props["TableName"], TimeToLiveSpecification={
+                "AttributeName": ttl["AttributeName"], "Enabled": True})
+        names[logical] = props["TableName"]
+        exports.append((env_name(logical), props["TableName"]))
 
     # Queues: dead-letter targets first, so a redrive policy can name their ARN.
     queues = {k: v for k, v in resources.items() if v["Type"] == "AWS::SQS::Queue"}

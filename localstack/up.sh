@@ -6,7 +6,8 @@
 #   both clouds, then the api served by phantom-local.
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
-# PHANTOM_SIERRA_PORT (4568). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
+# PHANTOM_SIERRA_PORT (4568); PHANTOM_STATE_ENDPOINT, PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT
+# use an emulator that is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
 # PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5).
@@ -60,20 +61,30 @@ start_moto() { # name port [VAR=value ...]: the clouds refuse unknown images, as
   env "$@" moto_server -H 127.0.0.1 -p "$port" >"$run/$name.log" 2>&1 &
   pids+=($!)
 }
-start_moto state "$state_port"
-start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true
-start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true
-wait_port state "$state_port"; wait_port hotel "$hotel_port"; wait_port sierra "$sierra_port"
+# An emulator already running (LocalStack, see docker-compose.yml) may stand in for any of them.
+state_url=${PHANTOM_STATE_ENDPOINT:-}
+hotel_url=${PHANTOM_HOTEL_ENDPOINT:-}
+sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
+[ -n "$state_url" ] || { start_moto state "$state_port"; state_url=http://127.0.0.1:$state_port; }
+[ -n "$hotel_url" ] || { start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true; hotel_url=http://127.0.0.1:$hotel_port; }
+[ -n "$sierra_url" ] || { start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true; sierra_url=http://127.0.0.1:$sierra_port; }
+for name in state hotel sierra; do
+  url_var=${name}_url
+  port=${!url_var##*:}; port=${port%%/*}
+  wait_port "$name" "$port"
+done
 
 # The service's own AWS identity against the emulator (moto accepts any key).
 export AWS_ACCESS_KEY_ID=phantom-local AWS_SECRET_ACCESS_KEY=phantom-local
 export AWS_REGION=$region AWS_DEFAULT_REGION=$region AWS_EC2_METADATA_DISABLED=true
-export AWS_ENDPOINT_URL=http://127.0.0.1:$state_port
+export AWS_ENDPOINT_URL=$state_url
 export PHANTOM_DEFAULT_CLOUD=${PHANTOM_DEFAULT_CLOUD:-hotel}
-eval "$(python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom | tee "$run/resources")"
+python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom >"$run/resources"
+# shellcheck source=/dev/null
+source "$run/resources"
 
-"$bin/phantomctl" cloud add hotel --endpoint "http://127.0.0.1:$hotel_port" --region "$region"
-"$bin/phantomctl" cloud add sierra --endpoint "http://127.0.0.1:$sierra_port" --region "$region"
+"$bin/phantomctl" cloud add hotel --endpoint "$hotel_url" --region "$region"
+"$bin/phantomctl" cloud add sierra --endpoint "$sierra_url" --region "$region"
 read -r demo_key demo_secret < <("$bin/phantomctl" user create demo)
 for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
@@ -95,21 +106,21 @@ export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
 export AWS_EC2_METADATA_DISABLED=true
 export PHANTOM_STATE_TABLE=$PHANTOM_STATE_TABLE
 export PHANTOM_WORK_QUEUE_URL=$PHANTOM_WORK_QUEUE_URL
-export PHANTOM_CLOUD_HOTEL_URL=http://127.0.0.1:$hotel_port
-export PHANTOM_CLOUD_SIERRA_URL=http://127.0.0.1:$sierra_port
+export PHANTOM_CLOUD_HOTEL_URL=$hotel_url
+export PHANTOM_CLOUD_SIERRA_URL=$sierra_url
 ENV
 mv "$run/env.tmp" "$run/env"
 
 cat >&2 <<BANNER
 
 Phantom is running at $url (logs: $run/api.log; state in moto at $AWS_ENDPOINT_URL)
-Clouds: hotel at http://127.0.0.1:$hotel_port (default), sierra at http://127.0.0.1:$sierra_port
+Clouds: hotel at $hotel_url (default), sierra at $sierra_url
 Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
 
   source $run/env
   aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro
   aws autoscaling create-auto-scaling-group --endpoint-url $url --auto-scaling-group-name web --launch-configuration-name web@hotel --min-size 1 --max-size 5 --desired-capacity 3
-  aws ec2 describe-instances --endpoint-url http://127.0.0.1:$hotel_port --query 'Reservations[].Instances[].[InstanceId,State.Name]' 
+  aws ec2 describe-instances --endpoint-url $hotel_url --query 'Reservations[].Instances[].[InstanceId,State.Name]' 
   aws autoscaling describe-auto-scaling-groups --endpoint-url $url
 
 Ctrl-C stops everything.

@@ -16,7 +16,7 @@ for line in open(sys.argv[1]):
     if not line:
         continue
     name, _, want = line.partition("==")
-    name = name.split("[")[0].split(">")[0]
+    name = name.split("[")[0].split(">")[0].strip()
     try:
         have = version(name)
     except PackageNotFoundError:

@@ -49,7 +49,7 @@ pub fn bin_dir() -> PathBuf {
         .join(std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into()))
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

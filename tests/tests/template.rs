@@ -1,4 +1,4 @@
-//! template.yaml and the code cannot drift: infra/check_template.py compares the functions'
+//! template.yaml: it agrees with the code (infra/check_template.py compares the functions
 //! binaries, the environment variables, the table's keys, TTL and indexes, both ways.
 
 use std::process::Command;
@@ -66,4 +66,20 @@ fn drift_either_way_is_caught() {
         assert!(!ok, "{expect}: the check passed");
         assert!(err.contains(expect), "{expect}: {err}");
     }
+}
+
+/// The SAM template, transformed as `sam deploy` would and deployed with CloudFormation to moto.
+#[test]
+fn the_template_deploys_to_the_emulator() {
+    let out = Command::new("python3")
+        .arg(phantom_e2e::root().join("infra/smoke_deploy.py"))
+        .arg(phantom_e2e::free_port().to_string())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -1,5 +1,5 @@
-//! template.yaml: it agrees with the code (infra/check_template.py compares the functions
-//! binaries, the environment variables, the table's keys, TTL and indexes, both ways.
+//! template.yaml: it agrees with the code (infra/check_template.py compares the functions'
+//! binaries, the environment variables, the table's keys, TTL and indexes, both ways), and it deploys.
 
 use std::process::Command;
 

@@ -1,0 +1,141 @@
+//! Property tests over the query parser and the validators: whatever arrives, decoding and the
+//! group and launch configuration rules return a value or a 4xx error, and never panic.
+
+use phantom::group::{self, NewGroupContext};
+use phantom::query::{decode_input, Params};
+use phantom::{launch_config, ApiError};
+use proptest::prelude::*;
+
+const ACTIONS: [&str; 9] = [
+    "CreateLaunchConfiguration",
+    "DeleteLaunchConfiguration",
+    "DescribeLaunchConfigurations",
+    "CreateAutoScalingGroup",
+    "DeleteAutoScalingGroup",
+    "DescribeAutoScalingGroups",
+    "SetDesiredCapacity",
+    "DescribeAutoScalingInstances",
+    "DescribeScalingActivities",
+];
+
+fn client_error(e: &ApiError) -> bool {
+    e.status == 400
+}
+
+fn check_rules(action: &str, input: &serde_json::Value) {
+    let now = phantom::time::now();
+    match action {
+        "CreateAutoScalingGroup" => {
+            let ctx = NewGroupContext {
+                id: "id".into(),
+                region: "us-east-1",
+                account: "123456789012",
+                cloud: "c".into(),
+                default_zone: "z",
+                now,
+            };
+            if let Err(e) = group::from_input(input, ctx) {
+                assert!(client_error(&e), "{e}");
+            }
+            if let Err(e) = group::parse_filters(&input["Filters"]) {
+                assert!(client_error(&e), "{e}");
+            }
+        }
+        "CreateLaunchConfiguration" => {
+            let name = input["LaunchConfigurationName"]
+                .as_str()
+                .unwrap_or_default();
+            if let Err(e) = launch_config::cloud_of(name, Some("d")) {
+                assert!(client_error(&e), "{e}");
+            }
+            if let Err(e) = launch_config::from_input(input, "c".into(), "arn".into(), now) {
+                assert!(client_error(&e), "{e}");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Keys the model knows, with list indices and nesting, and some it does not.
+fn key() -> impl Strategy<Value = String> {
+    let base = prop::sample::select(vec![
+        "AutoScalingGroupName",
+        "LaunchConfigurationName",
+        "MinSize",
+        "MaxSize",
+        "DesiredCapacity",
+        "ImageId",
+        "InstanceType",
+        "UserData",
+        "HealthCheckType",
+        "HealthCheckGracePeriod",
+        "MaxInstanceLifetime",
+        "VPCZoneIdentifier",
+        "NextToken",
+        "MaxRecords",
+        "ForceDelete",
+        "Tags.member.{}.Key",
+        "Tags.member.{}.Value",
+        "Tags.member.{}.PropagateAtLaunch",
+        "AvailabilityZones.member.{}",
+        "TerminationPolicies.member.{}",
+        "SecurityGroups.member.{}",
+        "BlockDeviceMappings.member.{}.DeviceName",
+        "BlockDeviceMappings.member.{}.Ebs.VolumeSize",
+        "Filters.member.{}.Name",
+        "Filters.member.{}.Values.member.{}",
+        "MetadataOptions.HttpTokens",
+        "LaunchTemplate.LaunchTemplateName",
+        "InstanceIds.member.{}",
+        "Bogus.member.{}.X",
+    ]);
+    (base, 0u64..5, prop::option::of(any::<u64>())).prop_map(|(b, small, big)| {
+        let n = big
+            .map(|b| b.to_string())
+            .unwrap_or_else(|| small.to_string());
+        b.replace("{}", &n)
+    })
+}
+
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        (0i64..20).prop_map(|n| n.to_string()),
+        prop::sample::select(vec![
+            "true", "false", "EC2", "Default", "", "a@b", "@", "x@", "aws:x"
+        ])
+        .prop_map(str::to_string),
+        ".{0,40}",
+        "[\\x00-\\x1f]{1,3}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(body in prop::collection::vec(any::<u8>(), 0..400)) {
+        match Params::parse(&body) {
+            Ok(params) => {
+                for action in ACTIONS {
+                    match decode_input(action, &params) {
+                        Ok(input) => check_rules(action, &input),
+                        Err(e) => prop_assert!(client_error(&e), "{}", e),
+                    }
+                }
+            }
+            Err(e) => prop_assert!(client_error(&e), "{}", e),
+        }
+    }
+
+    #[test]
+    fn model_shaped_parameters_never_panic(pairs in prop::collection::vec((key(), value()), 0..12)) {
+        let params = Params::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        for action in ACTIONS {
+            match decode_input(action, &params) {
+                Ok(input) => check_rules(action, &input),
+                Err(e) => prop_assert!(client_error(&e), "{}", e),
+            }
+        }
+    }
+}

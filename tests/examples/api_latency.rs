@@ -32,24 +32,29 @@ struct Result {
     action: &'static str,
     p50: f64,
     p99: f64,
+    errors: usize,
 }
 
 async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
     let mut out = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let t = Instant::now();
-        c.create_launch_configuration()
+        if let Err(e) = c
+            .create_launch_configuration()
             .launch_configuration_name(format!("bench-{label}-{i:05}@hotel"))
-            .image_id("ami-12345678")
+            .image_id("ami-1e749f67")
             .instance_type("t2.micro")
             .security_groups("sg-1")
             .send()
             .await
-            .expect("CreateLaunchConfiguration");
+        {
+            errors.push(format!("{e:?}"));
+        }
         times.push(t.elapsed());
     }
-    out.push(summarize("CreateLaunchConfiguration", times));
+    out.push(summarize(label, "CreateLaunchConfiguration", times, &mut errors));
 
     for g in 0..20 {
         c.create_auto_scaling_group()
@@ -66,38 +71,55 @@ async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let out = c
-            .describe_auto_scaling_groups()
-            .send()
-            .await
-            .expect("DescribeAutoScalingGroups");
-        assert!(out.auto_scaling_groups().len() >= 20);
+        match c.describe_auto_scaling_groups().send().await {
+            Ok(o) => assert!(o.auto_scaling_groups().len() >= 20),
+            Err(e) => errors.push(format!("{e:?}")),
+        }
         times.push(t.elapsed());
     }
-    out.push(summarize("DescribeAutoScalingGroups", times));
+    out.push(summarize(label, "DescribeAutoScalingGroups", times, &mut errors));
 
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let t = Instant::now();
-        c.set_desired_capacity()
+        if let Err(e) = c
+            .set_desired_capacity()
             .auto_scaling_group_name(format!("bench-{:02}", i % 20))
             .desired_capacity((i % 2) as i32)
             .send()
             .await
-            .expect("SetDesiredCapacity");
+        {
+            errors.push(format!("{e:?}"));
+        }
         times.push(t.elapsed());
     }
-    out.push(summarize("SetDesiredCapacity", times));
+    out.push(summarize(label, "SetDesiredCapacity", times, &mut errors));
     out
 }
 
-fn summarize(action: &'static str, mut times: Vec<Duration>) -> Result {
+/// Sums up one phase, printing it at once (a later failure loses nothing).
+fn summarize(
+    label: &str,
+    action: &'static str,
+    mut times: Vec<Duration>,
+    errors: &mut Vec<String>,
+) -> Result {
     times.sort();
-    Result {
+    let r = Result {
         action,
         p50: percentile(&times, 0.50),
         p99: percentile(&times, 0.99),
-    }
+        errors: errors.len(),
+    };
+    println!(
+        "{label} {action}: p50 {:.2} ms, p99 {:.2} ms, {} errors{}",
+        r.p50,
+        r.p99,
+        r.errors,
+        errors.first().map(|e| format!(" (first: {})", &e[..e.len().min(300)])).unwrap_or_default()
+    );
+    errors.clear();
+    r
 }
 
 #[tokio::main]
@@ -111,8 +133,8 @@ async fn main() {
     let phantom = client(&s.url, &user.access_key_id, &user.secret);
     let moto = client(&s.env["AWS_ENDPOINT_URL"], "bench", "bench");
 
-    let ours = run(&phantom, n, "p").await;
-    let theirs = run(&moto, n, "m").await;
+    let ours = run(&phantom, n, "phantom").await;
+    let theirs = run(&moto, n, "moto").await;
 
     println!(
         "\n{n} requests per action, one at a time, aws-sdk-autoscaling; profile {}",
@@ -122,18 +144,20 @@ async fn main() {
         "command: PHANTOM_PROFILE={} cargo run -p phantom-e2e --example api_latency -- {n}\n",
         std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into())
     );
-    println!("| action | Phantom p50 ms | Phantom p99 ms | moto p50 ms | moto p99 ms | p50 ratio | p99 ratio |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| action | Phantom p50 ms | Phantom p99 ms | moto p50 ms | moto p99 ms | p50 ratio | p99 ratio | errors (Phantom/moto) |");
+    println!("|---|---|---|---|---|---|---|---|");
     for (a, b) in ours.iter().zip(&theirs) {
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {}/{} |",
             a.action,
             a.p50,
             a.p99,
             b.p50,
             b.p99,
             a.p50 / b.p50,
-            a.p99 / b.p99
+            a.p99 / b.p99,
+            a.errors,
+            b.errors
         );
     }
 }

@@ -1,0 +1,125 @@
+//! Concurrency: many clients at once calling CreateAutoScalingGroup, SetDesiredCapacity and
+//! DeleteAutoScalingGroup on the same names. Every call gets an answer a client expects (never an
+//! internal error), the records stay within their rules, and once the calls stop the cloud agrees
+//! with DynamoDB: each group has exactly its desired VMs, and no VM is left for a group that is gone.
+
+use aws_sdk_autoscaling::error::ProvideErrorMetadata;
+use phantom_e2e::{eventually, stack};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+const NAMES: [&str; 3] = ["race-a", "race-b", "race-c"];
+const CLIENTS: usize = 8;
+const CALLS: usize = 30;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_clients_leave_a_state_the_cloud_agrees_with() {
+    let s = stack();
+    let u = s.new_user("race");
+    let setup = s.sdk(&u);
+    setup
+        .create_launch_configuration()
+        .launch_configuration_name("race@sierra")
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+
+    let outcomes: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for client in 0..CLIENTS {
+        let c = s.sdk(&u);
+        let outcomes = outcomes.clone();
+        tasks.push(tokio::spawn(async move {
+            // A fixed pseudo-random walk per client, so a failure can be replayed.
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (client as u64 + 1);
+            for _ in 0..CALLS {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let name = NAMES[(x % 3) as usize];
+                let n = ((x >> 8) % 4) as i32;
+                let result = match (x >> 16) % 4 {
+                    0 => c
+                        .create_auto_scaling_group()
+                        .auto_scaling_group_name(name)
+                        .launch_configuration_name("race@sierra")
+                        .min_size(0)
+                        .max_size(3)
+                        .desired_capacity(n)
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.code().unwrap_or("?").to_string()),
+                    1 => c
+                        .delete_auto_scaling_group()
+                        .auto_scaling_group_name(name)
+                        .force_delete(true)
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.code().unwrap_or("?").to_string()),
+                    _ => c
+                        .set_desired_capacity()
+                        .auto_scaling_group_name(name)
+                        .desired_capacity(n)
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.code().unwrap_or("?").to_string()),
+                };
+                let key = match result {
+                    Ok(()) => "ok".to_string(),
+                    Err(code) => code,
+                };
+                *outcomes.lock().unwrap().entry(key).or_default() += 1;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let outcomes = outcomes.lock().unwrap().clone();
+    eprintln!("outcomes: {outcomes:?}");
+    for code in outcomes.keys() {
+        assert!(
+            ["ok", "AlreadyExists", "ValidationError", "ResourceContention"].contains(&code.as_str()),
+            "unexpected answer {code}: {outcomes:?}"
+        );
+    }
+    assert!(outcomes.get("ok").copied().unwrap_or(0) > CLIENTS, "{outcomes:?}");
+
+    // Once the calls stop, the cloud and DynamoDB agree.
+    eventually(60, "the cloud agrees with the groups", || {
+        let groups = s.aws(&u, &["describe-auto-scaling-groups"]).json();
+        let mut ok = true;
+        for name in NAMES {
+            let g = groups["AutoScalingGroups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["AutoScalingGroupName"] == name);
+            let vms = s
+                .vms("sierra", &u.name, name)
+                .into_iter()
+                .filter(|v| v["State"]["Name"] == "running" || v["State"]["Name"] == "pending")
+                .count();
+            match g {
+                Some(g) => {
+                    let desired = g["DesiredCapacity"].as_u64().unwrap() as usize;
+                    assert!(desired <= 3);
+                    let in_service = g["Instances"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|i| i["LifecycleState"] == "InService")
+                        .count();
+                    ok &= g.get("Status").is_none() && vms == desired && in_service == desired;
+                }
+                None => ok &= vms == 0,
+            }
+        }
+        ok.then_some(())
+    });
+}

@@ -54,7 +54,12 @@ async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
         }
         times.push(t.elapsed());
     }
-    out.push(summarize(label, "CreateLaunchConfiguration", times, &mut errors));
+    out.push(summarize(
+        label,
+        "CreateLaunchConfiguration",
+        times,
+        &mut errors,
+    ));
 
     for g in 0..20 {
         c.create_auto_scaling_group()
@@ -77,7 +82,12 @@ async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
         }
         times.push(t.elapsed());
     }
-    out.push(summarize(label, "DescribeAutoScalingGroups", times, &mut errors));
+    out.push(summarize(
+        label,
+        "DescribeAutoScalingGroups",
+        times,
+        &mut errors,
+    ));
 
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
@@ -116,7 +126,10 @@ fn summarize(
         r.p50,
         r.p99,
         r.errors,
-        errors.first().map(|e| format!(" (first: {})", &e[..e.len().min(300)])).unwrap_or_default()
+        errors
+            .first()
+            .map(|e| format!(" (first: {})", &e[..e.len().min(300)]))
+            .unwrap_or_default()
     );
     errors.clear();
     r

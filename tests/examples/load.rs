@@ -19,7 +19,9 @@ async fn main() {
     let seconds: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(60);
     let s = stack();
     // Five users, ten clients each (by default): several partitions, shared ones too.
-    let users: Vec<_> = (0..clients.div_ceil(10)).map(|i| s.new_user(&format!("load{i}"))).collect();
+    let users: Vec<_> = (0..clients.div_ceil(10))
+        .map(|i| s.new_user(&format!("load{i}")))
+        .collect();
     for u in &users {
         let c = s.sdk(u);
         c.create_launch_configuration()
@@ -51,8 +53,18 @@ async fn main() {
             while Instant::now() < deadline {
                 let t = Instant::now();
                 let result = match n % 3 {
-                    0 => c.describe_auto_scaling_groups().send().await.map(|_| ()).map_err(|e| e.code().unwrap_or("transport").to_string()),
-                    1 => c.describe_launch_configurations().send().await.map(|_| ()).map_err(|e| e.code().unwrap_or("transport").to_string()),
+                    0 => c
+                        .describe_auto_scaling_groups()
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.code().unwrap_or("transport").to_string()),
+                    1 => c
+                        .describe_launch_configurations()
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.code().unwrap_or("transport").to_string()),
                     _ => c
                         .set_desired_capacity()
                         .auto_scaling_group_name(format!("load-{}", (i + n) % 10))

@@ -84,11 +84,20 @@ async fn racing_clients_leave_a_state_the_cloud_agrees_with() {
     eprintln!("outcomes: {outcomes:?}");
     for code in outcomes.keys() {
         assert!(
-            ["ok", "AlreadyExists", "ValidationError", "ResourceContention"].contains(&code.as_str()),
+            [
+                "ok",
+                "AlreadyExists",
+                "ValidationError",
+                "ResourceContention"
+            ]
+            .contains(&code.as_str()),
             "unexpected answer {code}: {outcomes:?}"
         );
     }
-    assert!(outcomes.get("ok").copied().unwrap_or(0) > CLIENTS, "{outcomes:?}");
+    assert!(
+        outcomes.get("ok").copied().unwrap_or(0) > CLIENTS,
+        "{outcomes:?}"
+    );
 
     // Once the calls stop, the cloud and DynamoDB agree.
     eventually(60, "the cloud agrees with the groups", || {

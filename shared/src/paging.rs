@@ -8,13 +8,19 @@ use base64::Engine;
 pub const DEFAULT_MAX_RECORDS: usize = 50;
 pub const MAX_MAX_RECORDS: usize = 100;
 
+/// MaxRecords of the Describe* actions on launch configurations and groups.
 pub fn max_records(requested: Option<i64>) -> ApiResult<usize> {
+    max_records_within(requested, DEFAULT_MAX_RECORDS, MAX_MAX_RECORDS)
+}
+
+/// MaxRecords with an action's own default and ceiling (DescribeAutoScalingInstances: 50 and 50).
+pub fn max_records_within(requested: Option<i64>, default: usize, max: usize) -> ApiResult<usize> {
     match requested {
-        None => Ok(DEFAULT_MAX_RECORDS),
-        Some(n) if (1..=MAX_MAX_RECORDS as i64).contains(&n) => Ok(n as usize),
+        None => Ok(default),
+        Some(n) if (1..=max as i64).contains(&n) => Ok(n as usize),
         Some(n) => Err(ApiError::validation(format!(
             "1 validation error detected: Value '{n}' at 'maxRecords' failed to satisfy constraint: \
-             Member must have value between 1 and {MAX_MAX_RECORDS}"
+             Member must have value between 1 and {max}"
         ))),
     }
 }

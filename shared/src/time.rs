@@ -8,6 +8,11 @@ pub fn now() -> OffsetDateTime {
     OffsetDateTime::now_utc()
 }
 
+/// Now, in Unix milliseconds (the provisioner's and health check's clock).
+pub fn now_ms() -> i64 {
+    (now().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
 /// `2026-11-22T03:46:59.123Z`
 pub fn format_timestamp(t: OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);

@@ -36,10 +36,6 @@ pub struct Report {
     pub ec2_calls: u64,
 }
 
-fn now_ms() -> i64 {
-    (phantom::time::now().unix_timestamp_nanos() / 1_000_000) as i64
-}
-
 impl HealthCheck {
     pub async fn from_env() -> Self {
         let config = Config::from_env();
@@ -77,7 +73,7 @@ impl HealthCheck {
             for (group, m) in self.store.all_instances(&user.name).await? {
                 members.entry(group).or_default().push(m);
             }
-            let now = now_ms();
+            let now = phantom::time::now_ms();
             for cred in &creds {
                 let Some(cloud) = clouds.get(&cred.cloud) else {
                     continue;

@@ -39,10 +39,6 @@ pub enum Outcome {
     Waiting,
 }
 
-fn now_ms() -> i64 {
-    (phantom::time::now().unix_timestamp_nanos() / 1_000_000) as i64
-}
-
 impl Provisioner {
     pub async fn from_env() -> Self {
         let config = Config::from_env();
@@ -92,7 +88,13 @@ impl Provisioner {
         for _ in 0..MAX_ROUNDS {
             let g = match self
                 .store
-                .take_lease(&msg.owner, &msg.group, &holder, now_ms(), LEASE_MS)
+                .take_lease(
+                    &msg.owner,
+                    &msg.group,
+                    &holder,
+                    phantom::time::now_ms(),
+                    LEASE_MS,
+                )
                 .await?
             {
                 Lease::Taken(g) => g,
@@ -147,7 +149,7 @@ impl Provisioner {
     }
 
     async fn round(&self, owner: &str, g: &Group) -> Result<Round, StoreError> {
-        let now = now_ms();
+        let now = phantom::time::now_ms();
         let ctx = activity::Context {
             group: &g.name,
             group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),

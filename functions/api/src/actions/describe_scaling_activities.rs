@@ -1,19 +1,12 @@
 use crate::App;
 use phantom::identity::Caller;
-use phantom::{paging, ApiError, ApiResult};
+use phantom::{paging, ApiResult};
 use serde_json::{json, Value};
 
-const MAX: i64 = 100;
+const MAX: usize = 100;
 
 pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let requested = input["MaxRecords"].as_i64();
-    if requested.is_some_and(|n| !(1..=MAX).contains(&n)) {
-        return Err(ApiError::validation(format!(
-            "1 validation error detected: Value '{}' at 'maxRecords' failed to satisfy constraint: Member must have value between 1 and {MAX}",
-            requested.unwrap_or_default()
-        )));
-    }
-    let limit = requested.unwrap_or(MAX) as usize;
+    let limit = paging::max_records_within(input["MaxRecords"].as_i64(), MAX, MAX)?;
     let after = paging::resume_after(input["NextToken"].as_str())?;
     let group = input["AutoScalingGroupName"].as_str();
     let ids = super::names(&input, "ActivityIds");

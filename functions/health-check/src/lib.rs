@@ -89,7 +89,9 @@ impl HealthCheck {
                 };
                 report.vms_seen += tagged.len();
                 let here: Vec<&Group> = groups.iter().filter(|g| g.cloud == cloud.name).collect();
-                let ids: BTreeSet<&str> = here.iter().map(|g| g.id.as_str()).collect();
+                // Any of the user's groups, on any cloud: two registrations of one endpoint must
+                // not make each other's VMs look orphaned.
+                let ids: BTreeSet<&str> = groups.iter().map(|g| g.id.as_str()).collect();
                 let orphans: Vec<String> = tagged
                     .iter()
                     .filter(|t| !ids.contains(t.group_id.as_str()) && t.seen.is_alive())

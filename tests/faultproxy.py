@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP proxy in front of a cloud's EC2 endpoint, for the fault tests.
+
+Usage: faultproxy.py PORT TARGET_URL
+
+Control (JSON): POST /__fault {"mode": M, "rate": 0.0-1.0}; GET /__fault returns the counts.
+Modes, applied to a `rate` share of requests:
+  none      forward everything
+  error500  answer 500 InternalError without forwarding
+  throttle  answer 503 RequestLimitExceeded without forwarding
+  drop      close the connection without an answer, without forwarding
+  slow      forward after a 2 s delay
+  lost      forward, then answer 500 as if the answer were lost (the cloud acted)
+"""
+import http.client
+import json
+import random
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+state = {"mode": "none", "rate": 0.0}
+counts = {"forwarded": 0, "injected": 0}
+lock = threading.Lock()
+target = urllib.parse.urlparse(sys.argv[2])
+
+ERROR = ('<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>{code}</Code>'
+         '<Message>{message}</Message></Error></Errors><RequestID>fault</RequestID></Response>')
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, ctype="text/xml"):
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/__fault":
+            with lock:
+                return self.reply(200, json.dumps({**state, **counts}), "application/json")
+        self.forward(b"")
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path == "/__fault":
+            with lock:
+                state.update(json.loads(body))
+            return self.reply(200, "{}", "application/json")
+        self.forward(body)
+
+    def forward(self, body):
+        with lock:
+            mode = state["mode"] if random.random() < state["rate"] else "none"
+            counts["injected" if mode != "none" else "forwarded"] += 1
+        if mode == "error500":
+            return self.reply(500, ERROR.format(code="InternalError", message="injected fault"))
+        if mode == "throttle":
+            return self.reply(503, ERROR.format(code="RequestLimitExceeded", message="Request limit exceeded."))
+        if mode == "drop":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if mode == "slow":
+            time.sleep(2)
+        conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+        headers["Host"] = self.headers.get("Host", target.netloc)
+        conn.request(self.command, self.path, body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        if mode == "lost":
+            return self.reply(500, ERROR.format(code="InternalError", message="injected: answer lost"))
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+if __name__ == "__main__":
+    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

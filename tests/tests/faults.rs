@@ -1,0 +1,264 @@
+//! Faults during provisioning: a fault-injecting proxy (tests/faultproxy.py) in front of a cloud's
+//! EC2 endpoint answers 500s, throttles, drops connections or is slow for half of the requests
+//! while the group is resized; and a VM appears that a crashed provisioner launched but never
+//! recorded. After each, the group converges to its desired capacity with no VM left outside it.
+//! Counts are printed (`-- --nocapture`) and recorded in docs/benchmarks.md.
+
+use phantom_e2e::{eventually, free_port, root, stack, User};
+use serde_json::{json, Value};
+use std::process::{Child, Command};
+
+/// A child process that is killed when the test ends.
+struct Running {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn spawn(cmd: &mut Command, port: u16) -> Running {
+    let child = cmd.spawn().expect("it starts");
+    eventually(20, "it listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    Running {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// A cloud of its own (a moto server) and the fault proxy in front of it.
+fn flaky_cloud() -> (Running, Running) {
+    let port = free_port();
+    let cloud = spawn(
+        Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+        port,
+    );
+    let pport = free_port();
+    let proxy = spawn(
+        Command::new("python3")
+            .arg(root().join("tests/faultproxy.py"))
+            .arg(pport.to_string())
+            .arg(&cloud.url),
+        pport,
+    );
+    (cloud, proxy)
+}
+
+fn control(p: &Running, body: Option<Value>) -> Value {
+    let out = match body {
+        Some(b) => Command::new("curl")
+            .args([
+                "-s",
+                "-X",
+                "POST",
+                "-d",
+                &b.to_string(),
+                &format!("{}/__fault", p.url),
+            ])
+            .output(),
+        None => Command::new("curl")
+            .args(["-s", &format!("{}/__fault", p.url)])
+            .output(),
+    }
+    .expect("curl runs");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// Live VMs of the user on the cloud behind the proxy, by group-id tag.
+fn live_by_group(cloud: &Running, u: &User) -> Vec<(String, String)> {
+    let s = stack();
+    let out = s
+        .aws_service(
+            "ec2",
+            &cloud.url,
+            &[
+                "describe-instances",
+                "--filters",
+                &format!("Name=tag:phantom:owner,Values={}", u.name),
+                "Name=instance-state-name,Values=pending,running",
+            ],
+        )
+        .json();
+    out["Reservations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
+        .map(|i| {
+            let gid = i["Tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["Key"] == "phantom:group-id")
+                .map(|t| t["Value"].as_str().unwrap().to_string())
+                .unwrap_or_default();
+            (i["InstanceId"].as_str().unwrap().to_string(), gid)
+        })
+        .collect()
+}
+
+fn group_id(u: &User, name: &str) -> String {
+    let out = stack()
+        .aws(
+            u,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                name,
+            ],
+        )
+        .json();
+    let arn = out["AutoScalingGroups"][0]["AutoScalingGroupARN"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    arn.split(':').nth(6).unwrap().to_string()
+}
+
+/// Converged: exactly `n` live VMs, all of this group, and Describe agrees.
+fn converged(cloud: &Running, u: &User, name: &str, gid: &str, n: usize) -> bool {
+    let live = live_by_group(cloud, u);
+    let ours = live.iter().filter(|(_, g)| g == gid).count();
+    let g = stack()
+        .aws(
+            u,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                name,
+            ],
+        )
+        .json();
+    let in_service = g["AutoScalingGroups"][0]["Instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["LifecycleState"] == "InService")
+        .count();
+    live.len() == n && ours == n && in_service == n
+}
+
+#[test]
+fn the_group_converges_after_every_kind_of_cloud_fault() {
+    let s = stack();
+    let u = s.new_user("faults");
+    let (cloud, p) = flaky_cloud();
+    assert!(s
+        .phantomctl(&[
+            "cloud",
+            "add",
+            "flaky",
+            "--endpoint",
+            &p.url,
+            "--region",
+            "us-east-1"
+        ])
+        .status
+        .success());
+    assert!(s
+        .phantomctl(&[
+            "credentials",
+            "set",
+            &u.name,
+            "flaky",
+            "--access-key-id",
+            "k",
+            "--secret-access-key",
+            "s"
+        ])
+        .status
+        .success());
+    s.aws(
+        &u,
+        &[
+            "create-launch-configuration",
+            "--launch-configuration-name",
+            "f@flaky",
+            "--image-id",
+            "ami-1e749f67",
+            "--instance-type",
+            "t2.micro",
+        ],
+    )
+    .json();
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "f",
+            "--launch-configuration-name",
+            "f@flaky",
+            "--min-size",
+            "0",
+            "--max-size",
+            "8",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    let gid = group_id(&u, "f");
+    eventually(30, "2 VMs", || {
+        converged(&cloud, &u, "f", &gid, 2).then_some(())
+    });
+
+    let mut report = Vec::new();
+    let mut injected_before = 0;
+    for (mode, desired) in [("error500", 5), ("throttle", 2), ("drop", 6), ("slow", 3)] {
+        control(&p, Some(json!({"mode": mode, "rate": 0.5})));
+        s.aws(
+            &u,
+            &[
+                "set-desired-capacity",
+                "--auto-scaling-group-name",
+                "f",
+                "--desired-capacity",
+                &desired.to_string(),
+            ],
+        )
+        .json();
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        let total = control(&p, None)["injected"].as_u64().unwrap_or(0);
+        let injected = total - injected_before;
+        injected_before = total;
+        assert!(injected > 0, "{mode}: no fault was injected");
+        control(&p, Some(json!({"mode": "none", "rate": 0.0})));
+        eventually(60, &format!("{desired} VMs after {mode}"), || {
+            converged(&cloud, &u, "f", &gid, desired).then_some(())
+        });
+        report.push((mode, desired, injected));
+    }
+
+    // A provisioner that crashed between RunInstances and its DynamoDB write: the VM is on the
+    // cloud with the group's tags but in no record. It is adopted, then the surplus goes.
+    let out = s.aws_service(
+        "ec2",
+        &cloud.url,
+        &[
+            "run-instances", "--image-id", "ami-1e749f67", "--count", "1",
+            "--tag-specifications",
+            &format!(
+                "ResourceType=instance,Tags=[{{Key=phantom:owner,Value={}}},{{Key=phantom:group,Value=f}},{{Key=phantom:group-id,Value={gid}}}]",
+                u.name
+            ),
+        ],
+    )
+    .json();
+    assert!(out["Instances"][0]["InstanceId"].is_string());
+    eventually(30, "3 VMs after the unrecorded one", || {
+        converged(&cloud, &u, "f", &gid, 3).then_some(())
+    });
+    // Nothing outside the group, and the activities balance: every VM launched is accounted for.
+    assert!(live_by_group(&cloud, &u).iter().all(|(_, g)| *g == gid));
+    let total = control(&p, None);
+    eprintln!("fault report (mode, desired, faults injected): {report:?}; proxy totals {total}");
+}

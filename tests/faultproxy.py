@@ -10,6 +10,7 @@ Modes, applied to a `rate` share of requests:
   throttle  answer 503 RequestLimitExceeded without forwarding
   drop      close the connection without an answer, without forwarding
   slow      forward after a 2 s delay
+  timeout   hold the request 25 s (past the EC2 client's 20 s attempt timeout), then drop it
   lost      forward, then answer 500 as if the answer were lost (the cloud acted)
 """
 import http.client
@@ -69,6 +70,10 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "drop":
             self.close_connection = True
             self.connection.shutdown(2)
+            return
+        if mode == "timeout":
+            time.sleep(25)
+            self.close_connection = True
             return
         if mode == "slow":
             time.sleep(2)

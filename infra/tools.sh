@@ -11,7 +11,10 @@ if ! cmp -s "$_phantom_reqs" "$_phantom_tools/requirements.txt"; then
   cp "$_phantom_reqs" "$_phantom_tools/requirements.txt"
 fi
 mkdir -p "$_phantom_tools/shims"
-for _t in sam cargo-lambda cfn-lint python-zig zig; do
+# zig (cargo-lambda's linker) comes as the ziglang Python package: a `zig` that runs it.
+printf '#!/bin/sh\nexec "%s/bin/python3" -m ziglang "$@"\n' "$_phantom_tools" >"$_phantom_tools/shims/zig"
+chmod +x "$_phantom_tools/shims/zig"
+for _t in sam cargo-lambda cfn-lint python-zig; do
   if [ -e "$_phantom_tools/bin/$_t" ]; then ln -sf "$_phantom_tools/bin/$_t" "$_phantom_tools/shims/$_t"; fi
 done
 export PATH="$_phantom_tools/shims:$PATH"

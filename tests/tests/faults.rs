@@ -52,23 +52,17 @@ fn flaky_cloud() -> (Running, Running) {
     (cloud, proxy)
 }
 
+/// Reads (None) or sets the proxy's fault mode, over its control endpoint.
 fn control(p: &Running, body: Option<Value>) -> Value {
-    let out = match body {
-        Some(b) => Command::new("curl")
-            .args([
-                "-s",
-                "-X",
-                "POST",
-                "-d",
-                &b.to_string(),
-                &format!("{}/__fault", p.url),
-            ])
-            .output(),
-        None => Command::new("curl")
-            .args(["-s", &format!("{}/__fault", p.url)])
-            .output(),
-    }
-    .expect("curl runs");
+    let script = "import sys, urllib.request as u\n\
+url, body = sys.argv[1], sys.argv[2]\n\
+r = u.urlopen(u.Request(url, data=body.encode() if body else None))\n\
+print(r.read().decode())";
+    let out = Command::new("python3")
+        .args(["-c", script, &format!("{}/__fault", p.url)])
+        .arg(body.map(|b| b.to_string()).unwrap_or_default())
+        .output()
+        .expect("python3 runs");
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }
 

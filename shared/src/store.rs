@@ -21,7 +21,8 @@ use crate::launch_config::LaunchConfig;
 use crate::reconcile::{Lifecycle, Member};
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Delete, DeleteRequest, KeysAndAttributes, Put, PutRequest,
+    TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use std::collections::HashMap;
@@ -177,6 +178,23 @@ fn cancelled_conditions<R>(
 
 fn is_conditional_failure<E: ProvideErrorMetadata>(e: &E) -> bool {
     e.code() == Some("ConditionalCheckFailedException")
+}
+
+/// A conditional write's outcome: its condition failing becomes `failed`, any other error
+/// `Unavailable`.
+fn conditional<O, E, R>(
+    result: Result<O, aws_sdk_dynamodb::error::SdkError<E, R>>,
+    failed: StoreError,
+) -> StoreResult<()>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => Err(failed),
+        Err(e) => Err(unavailable(e)),
+    }
 }
 
 #[derive(Clone)]
@@ -479,13 +497,7 @@ impl Store {
             .condition_expression("attribute_not_exists(pk)")
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
-                Err(StoreError::Exists)
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        conditional(result, StoreError::Exists)
     }
 
     /// Deletes a launch configuration no group uses.
@@ -700,13 +712,7 @@ impl Store {
             .expression_attribute_values(":v", n(expected_version))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        conditional(result, StoreError::Conflict)
     }
 
     /// Deletes a group as read at `expected_version` and releases its launch configuration.
@@ -815,13 +821,7 @@ impl Store {
             .expression_attribute_values(":v", n(version))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        conditional(result, StoreError::Conflict)
     }
 
     /// Starts a forced delete: desired and min 0, `Delete in progress`; compare-and-set.
@@ -843,13 +843,7 @@ impl Store {
             .expression_attribute_values(":v", n(g.version))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(is_conditional_failure) => {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(unavailable(e)),
-        }
+        conditional(result, StoreError::Conflict)
     }
 
     /// Records launch failures in a row and when to try again (no version change: it is not a
@@ -861,7 +855,8 @@ impl Store {
         failures: i64,
         retry_at_ms: i64,
     ) -> StoreResult<()> {
-        self.db
+        let result = self
+            .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
@@ -870,15 +865,8 @@ impl Store {
             .expression_attribute_values(":f", n(failures))
             .expression_attribute_values(":r", n(retry_at_ms))
             .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| {
-                if e.as_service_error().is_some_and(is_conditional_failure) {
-                    StoreError::NotFound
-                } else {
-                    unavailable(e)
-                }
-            })
+            .await;
+        conditional(result, StoreError::NotFound)
     }
 
     // ---- instances ----
@@ -977,7 +965,8 @@ impl Store {
         lifecycle: Lifecycle,
         healthy: bool,
     ) -> StoreResult<()> {
-        self.db
+        let result = self
+            .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
@@ -986,15 +975,12 @@ impl Store {
             .expression_attribute_values(":l", s(lifecycle.as_str()))
             .expression_attribute_values(":h", AttributeValue::Bool(healthy))
             .send()
-            .await
-            .map(|_| ())
-            .or_else(|e| {
-                if e.as_service_error().is_some_and(is_conditional_failure) {
-                    Ok(())
-                } else {
-                    Err(unavailable(e))
-                }
-            })
+            .await;
+        // An instance forgotten meanwhile has nothing left to update.
+        match conditional(result, StoreError::NotFound) {
+            Err(StoreError::NotFound) => Ok(()),
+            other => other,
+        }
     }
 
     pub async fn delete_instances(
@@ -1003,14 +989,33 @@ impl Store {
         group: &str,
         ids: &[String],
     ) -> StoreResult<()> {
-        for id in ids {
-            self.db
-                .delete_item()
-                .table_name(&self.table)
-                .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
-                .send()
-                .await
-                .map_err(unavailable)?;
+        let deletes = ids.iter().map(|id| {
+            WriteRequest::builder()
+                .delete_request(
+                    DeleteRequest::builder()
+                        .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
+                        .build()
+                        .expect("the key is set"),
+                )
+                .build()
+        });
+        self.batch_write(deletes.collect()).await
+    }
+
+    /// BatchWriteItem, 25 to a request, until nothing is left unprocessed.
+    async fn batch_write(&self, writes: Vec<WriteRequest>) -> StoreResult<()> {
+        for chunk in writes.chunks(25) {
+            let mut pending = HashMap::from([(self.table.clone(), chunk.to_vec())]);
+            while pending.values().any(|w| !w.is_empty()) {
+                let out = self
+                    .db
+                    .batch_write_item()
+                    .set_request_items(Some(pending))
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                pending = out.unprocessed_items.unwrap_or_default();
+            }
         }
         Ok(())
     }
@@ -1055,25 +1060,27 @@ impl Store {
     // ---- scaling activities ----
 
     pub async fn put_activities(&self, user: &str, activities: &[Activity]) -> StoreResult<()> {
-        for a in activities {
+        let puts = activities.iter().map(|a| {
             // Inverted time in the sort key lists the newest first.
             let inverted = 9_999_999_999_999 - a.start_ms;
             let id = a.doc["ActivityId"].as_str().unwrap_or_default();
-            self.db
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(key(
-                    owner(user),
-                    format!("{ACT}{}#{inverted:013}#{id}", a.group),
-                )))
-                .item("doc", s(a.doc.to_string()))
-                .item("start", n(a.start_ms))
-                .item(TTL_ATTRIBUTE, n(a.start_ms / 1000 + ACTIVITY_TTL_SECS))
-                .send()
-                .await
-                .map_err(unavailable)?;
-        }
-        Ok(())
+            let mut item = key(owner(user), format!("{ACT}{}#{inverted:013}#{id}", a.group));
+            item.insert("doc".into(), s(a.doc.to_string()));
+            item.insert("start".into(), n(a.start_ms));
+            item.insert(
+                TTL_ATTRIBUTE.into(),
+                n(a.start_ms / 1000 + ACTIVITY_TTL_SECS),
+            );
+            WriteRequest::builder()
+                .put_request(
+                    PutRequest::builder()
+                        .set_item(Some(item))
+                        .build()
+                        .expect("the item is set"),
+                )
+                .build()
+        });
+        self.batch_write(puts.collect()).await
     }
 
     /// Activities of one group (newest first) or of all, after the sort-key suffix `after`.

@@ -3,8 +3,10 @@
 //! validation, and the DynamoDB store. Everything here but `store` and `config` is pure.
 
 pub mod activity;
+pub mod cloud;
 pub mod config;
 pub mod error;
+pub mod fault;
 pub mod group;
 pub mod identity;
 pub mod launch_config;

@@ -85,6 +85,9 @@ pub struct Cloud {
     pub zone: String,
 }
 
+/// The name the cloud seam uses for a registered cloud.
+pub type CloudRecord = Cloud;
+
 /// A user's credentials for one cloud.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CloudCredentials {

@@ -8,9 +8,50 @@ pub fn now() -> OffsetDateTime {
     OffsetDateTime::now_utc()
 }
 
-/// Now, in Unix milliseconds (the provisioner's and health check's clock).
+/// Now, in Unix milliseconds.
 pub fn now_ms() -> i64 {
     (now().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// Unix milliseconds as a time (out of range: the epoch, which no clock here reaches).
+pub fn from_ms(ms: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
+/// Where the functions read the time: the system's on Lambda and locally, a hand-moved one in the
+/// in-process tests (so waits are steps, not sleeps).
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> i64;
+    fn now(&self) -> OffsetDateTime {
+        from_ms(self.now_ms())
+    }
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        now_ms()
+    }
+}
+
+/// A clock that moves only when told to.
+pub struct ManualClock(std::sync::atomic::AtomicI64);
+
+impl ManualClock {
+    pub fn starting_at(ms: i64) -> Self {
+        Self(std::sync::atomic::AtomicI64::new(ms))
+    }
+    pub fn advance_ms(&self, ms: i64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// `2026-11-22T03:46:59.123Z`

@@ -1,0 +1,73 @@
+//! The cloud seam: the three things Phantom asks of an EC2-compatible cloud (which VMs carry a
+//! group's tags, launch some, terminate some), as a trait with two adapters: EC2
+//! (`phantom-cloud`, the only crate with aws-sdk-ec2) and an in-memory cloud (`memory`) that can be
+//! told to fail the ways real clouds do. No AWS types here.
+
+pub mod launch;
+pub mod memory;
+
+use crate::reconcile::Seen;
+use crate::store::{CloudCredentials, CloudRecord};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub use launch::{launch_request, LaunchRequest};
+
+/// Tags every VM carries: who owns it and which group (by name and by id) it belongs to.
+pub const TAG_OWNER: &str = "phantom:owner";
+pub const TAG_GROUP: &str = "phantom:group";
+pub const TAG_GROUP_ID: &str = "phantom:group-id";
+
+/// What a cloud said when it refused, or why it could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CloudError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The cloud could not be reached, or its answer was lost.
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        Self::new("CloudUnreachable", message)
+    }
+}
+
+impl std::fmt::Display for CloudError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for CloudError {}
+
+/// A VM with Phantom's tags, as the cloud shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tagged {
+    pub seen: Seen,
+    pub group: String,
+    pub group_id: String,
+}
+
+/// One cloud, as one user's credentials reach it.
+#[async_trait]
+pub trait Cloud: Send + Sync {
+    /// The owner's tagged VMs, of one group (by id) or all (every page).
+    async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError>;
+    /// Launches `req.count` VMs, idempotent by `req.client_token`: the same token returns the VMs
+    /// of the first call, as EC2's RunInstances does.
+    async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError>;
+    /// Terminates VMs (terminating a terminated VM is fine).
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError>;
+}
+
+/// Makes the client for a registered cloud with a user's credentials there.
+pub trait Connect: Send + Sync {
+    fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud>;
+}

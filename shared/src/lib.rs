@@ -17,6 +17,7 @@ pub mod patterns;
 pub mod query;
 pub mod queue;
 pub mod reconcile;
+pub mod round;
 pub mod shapes;
 pub mod sigv4;
 pub mod store;

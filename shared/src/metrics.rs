@@ -41,6 +41,14 @@ pub enum Counter {
     Ec2,
 }
 
+/// Counts one call made without an SDK client (the in-memory adapters count as the real ones would).
+pub fn count(c: Counter) {
+    match c {
+        Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
+        Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
+    };
+}
+
 impl Intercept for Counter {
     fn name(&self) -> &'static str {
         "phantom-call-counter"
@@ -51,10 +59,7 @@ impl Intercept for Counter {
         _context: &BeforeSerializationInterceptorContextRef<'_>,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        match self {
-            Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
-            Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
-        };
+        count(*self);
         Ok(())
     }
 }

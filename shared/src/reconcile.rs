@@ -26,11 +26,12 @@ impl Lifecycle {
             Self::Terminating => "Terminating",
         }
     }
-    pub fn parse(s: &str) -> Self {
+    pub fn parse(s: &str) -> Option<Self> {
         match s {
-            "InService" => Self::InService,
-            "Terminating" => Self::Terminating,
-            _ => Self::Pending,
+            "Pending" => Some(Self::Pending),
+            "InService" => Some(Self::InService),
+            "Terminating" => Some(Self::Terminating),
+            _ => None,
         }
     }
 }

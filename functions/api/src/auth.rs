@@ -3,10 +3,15 @@
 use crate::HttpRequest;
 use phantom::identity::Caller;
 use phantom::sigv4::{self, SignedRequest};
-use phantom::store::Store;
+use phantom::store::Directory;
 use phantom::ApiError;
+use time::OffsetDateTime;
 
-pub async fn authenticate(store: &Store, req: &HttpRequest<'_>) -> Result<Caller, ApiError> {
+pub async fn authenticate(
+    store: &dyn Directory,
+    now: OffsetDateTime,
+    req: &HttpRequest<'_>,
+) -> Result<Caller, ApiError> {
     let auth = sigv4::authorization(req.headers)?;
     let signed = SignedRequest {
         method: req.method,
@@ -14,7 +19,6 @@ pub async fn authenticate(store: &Store, req: &HttpRequest<'_>) -> Result<Caller
         headers: req.headers,
         body: req.body,
     };
-    let now = phantom::time::now();
     // Everything that needs no secret first: a malformed or stale request costs no lookup.
     let signed_at = sigv4::check_request(&signed, &auth, now)?;
     let Some(key) = store.access_key(&auth.access_key_id).await? else {

@@ -8,19 +8,22 @@ mod auth;
 
 use phantom::config::{aws_sdk_config, Config};
 use phantom::query::Params;
-use phantom::queue::Queue;
+use phantom::queue::{SqsQueue, WorkQueue};
 use phantom::shapes::API_VERSION;
-use phantom::store::Store;
+use phantom::store::{DynamoStore, Store};
+use phantom::time::{Clock, SystemClock};
 use phantom::{xml, ApiError};
+use std::sync::Arc;
 use std::time::Instant;
 
-/// What the function keeps between requests: clients and configuration, no state.
+/// What the function keeps between requests: its seams and configuration, no state.
 pub struct App {
-    pub store: Store,
+    pub store: Arc<dyn Store>,
     /// Where reconcile messages go (PHANTOM_WORK_QUEUE_URL); without it groups change only in
-    /// DynamoDB and nothing launches.
-    pub queue: Option<Queue>,
+    /// the store and nothing launches.
+    pub queue: Option<Arc<dyn WorkQueue>>,
     pub config: Config,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// An HTTP request as it reached the function, whatever served it.
@@ -40,17 +43,19 @@ pub struct HttpResponse {
 pub const CONTENT_TYPE: &str = "text/xml";
 
 impl App {
+    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), the system clock.
     pub async fn from_env() -> Self {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
-        let queue = Queue::from_env(&sdk);
+        let queue = SqsQueue::from_env(&sdk);
         if queue.is_none() {
             tracing::warn!("PHANTOM_WORK_QUEUE_URL is not set: no reconcile messages will be sent");
         }
         Self {
-            store: Store::new(&sdk, config.table.clone()),
-            queue,
+            store: Arc::new(DynamoStore::new(&sdk, config.table.clone())),
+            queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             config,
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -90,7 +95,7 @@ impl App {
         action: &mut String,
         user: &mut String,
     ) -> Result<Option<serde_json::Value>, ApiError> {
-        let caller = auth::authenticate(&self.store, req).await?;
+        let caller = auth::authenticate(self.store.as_ref(), self.clock.now(), req).await?;
         user.clone_from(&caller.user);
         let params = parameters(req)?;
         *action = params.get("Action").unwrap_or_default().to_string();
@@ -98,11 +103,12 @@ impl App {
         if action.is_empty() {
             return Err(ApiError::invalid_action("(none)", version));
         }
-        if version != API_VERSION || !actions::SUPPORTED.contains(&action.as_str()) {
+        let handler = actions::handler(action).filter(|_| version == API_VERSION);
+        let Some(handler) = handler else {
             return Err(ApiError::invalid_action(action, version));
-        }
+        };
         let input = phantom::query::decode_input(action, &params)?;
-        actions::run(self, &caller, action, input).await
+        handler(self, &caller, input).await
     }
 }
 

@@ -5,22 +5,26 @@
 //!   died or stopped, the group is below or above desired, a VM is not recorded, a delete is under way;
 //! - terminates VMs tagged for a group that no longer exists (orphans).
 //!
-//! Its cost grows with users, clouds and pages, not with instances one by one.
+//! Its cost grows with users, clouds and pages, not with instances one by one. Built from the
+//! seams (`Store`, `Connect`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
+use phantom::cloud::Connect;
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::metrics::{self, Calls};
-use phantom::queue::{Queue, Reconcile};
+use phantom::queue::{Reconcile, SqsQueue, WorkQueue};
 use phantom::reconcile::{decide, Member};
-use phantom::store::{Store, StoreError};
-use phantom_cloud::Ec2;
+use phantom::store::{DynamoStore, Store, StoreError};
+use phantom::time::{Clock, SystemClock};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 pub struct HealthCheck {
-    pub store: Store,
-    pub queue: Option<Queue>,
-    sdk: aws_config::SdkConfig,
+    pub store: Arc<dyn Store>,
+    pub queue: Option<Arc<dyn WorkQueue>>,
+    pub clouds: Arc<dyn Connect>,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// What one sweep saw and did.
@@ -30,6 +34,8 @@ pub struct Report {
     pub groups: usize,
     pub vms_seen: usize,
     pub reconciles_queued: usize,
+    /// Reconciles the queue refused (the next sweep finds the same groups).
+    pub reconciles_unsent: usize,
     pub orphans_terminated: usize,
     pub cloud_errors: usize,
     pub dynamodb_calls: u64,
@@ -37,13 +43,15 @@ pub struct Report {
 }
 
 impl HealthCheck {
+    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), each cloud's EC2, the system clock.
     pub async fn from_env() -> Self {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
         Self {
-            store: Store::new(&sdk, config.table),
-            queue: Queue::from_env(&sdk),
-            sdk,
+            store: Arc::new(DynamoStore::new(&sdk, config.table)),
+            queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
+            clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -66,19 +74,19 @@ impl HealthCheck {
             }
             let groups = self
                 .store
-                .groups(&user.name, None, None, usize::MAX, |_| true)
+                .groups(&user.name, None, None, usize::MAX, &|_| true)
                 .await?;
             report.groups += groups.len();
             let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
             for (group, m) in self.store.all_instances(&user.name).await? {
                 members.entry(group).or_default().push(m);
             }
-            let now = phantom::time::now_ms();
+            let now = self.clock.now_ms();
             for cred in &creds {
                 let Some(cloud) = clouds.get(&cred.cloud) else {
                     continue;
                 };
-                let ec2 = Ec2::connect(&self.sdk, cloud, cred);
+                let ec2 = self.clouds.connect(cloud, cred);
                 let tagged = match ec2.tagged(&user.name, None).await {
                     Ok(t) => t,
                     Err(e) => {
@@ -121,19 +129,18 @@ impl HealthCheck {
                     let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
                     let plan = decide(&g.target(), recorded, &seen, now);
                     if !plan.is_empty() || g.deleting() {
-                        queued.push(Reconcile {
-                            owner: user.name.clone(),
-                            group: g.name.clone(),
-                            reason: "health-check".into(),
-                        });
+                        queued.push(Reconcile::new(&user.name, &g.name, "health-check"));
                     }
                 }
             }
         }
-        report.reconciles_queued = queued.len();
         if let (Some(q), false) = (&self.queue, queued.is_empty()) {
-            if let Err(e) = q.send_all(&queued).await {
-                tracing::error!(error = %e, "sweep: could not queue reconciles");
+            match q.send_all(&queued).await {
+                Ok(()) => report.reconciles_queued = queued.len(),
+                Err(e) => {
+                    tracing::error!(error = %e, "sweep: could not queue reconciles");
+                    report.reconciles_unsent = queued.len();
+                }
             }
         }
         let Calls { dynamodb, ec2 } = metrics::calls() - before;
@@ -144,6 +151,7 @@ impl HealthCheck {
             groups = report.groups,
             vms_seen = report.vms_seen,
             reconciles_queued = report.reconciles_queued,
+            reconciles_unsent = report.reconciles_unsent,
             orphans_terminated = report.orphans_terminated,
             cloud_errors = report.cloud_errors,
             dynamodb_calls = report.dynamodb_calls,

@@ -1,32 +1,40 @@
 //! The provisioner: for each reconcile message, brings one group to its desired capacity.
 //!
-//! One reconcile: take the group's lease (a conditional write that also reads the group), observe
-//! the cloud (one DescribeInstances by the group's id tag), decide (`phantom::reconcile::decide`,
-//! pure), act (RunInstances with a ClientToken from the group's id and launch sequence,
-//! TerminateInstances), record instances and scaling activities, then give the lease back only if
-//! the group did not change meanwhile; if it did, go round again. A message for a group whose
-//! lease someone else holds is done: the holder will see the change when it gives the lease back.
+//! One round reads as observe, decide, act, record: take the group's lease (a conditional write
+//! that also reads the group), observe the cloud (one DescribeInstances by the group's id tag) and
+//! the instance records, decide (`phantom::reconcile::decide`, pure), act on the cloud
+//! (TerminateInstances, RunInstances with a ClientToken from the group's id and launch sequence),
+//! then write everything the round changed in one record (`phantom::round::record`, pure; one
+//! store call). The lease is given back only if the group did not change meanwhile; if it did, go
+//! round again. A message for a group whose lease someone else holds is done: the holder sees the
+//! change when it gives the lease back.
+//!
+//! Built from the seams (`Store`, `Connect`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
-use phantom::activity::{self, Activity};
+use phantom::activity::Context;
+use phantom::cloud::{launch_request, Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
-use phantom::queue::{Queue, Reconcile};
+use phantom::queue::{Reconcile, SqsQueue, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
-use phantom::store::{Lease, Store, StoreError};
-use phantom_cloud::{CloudError, Ec2, Launch, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
+use phantom::round::{self, Acted, Before};
+use phantom::store::{DynamoStore, Lease, Record, Store, StoreError};
+use phantom::time::{Clock, SystemClock};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How long a lease lasts without being given back (a crashed holder's lease runs out).
-const LEASE_MS: i64 = 60_000;
+pub const LEASE_MS: i64 = 60_000;
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 /// While a deleted group's VMs shut down, look again this soon (seconds).
 const DELETE_POLL_SECS: i32 = 2;
 
 pub struct Provisioner {
-    pub store: Store,
-    pub queue: Option<Queue>,
-    sdk: aws_config::SdkConfig,
+    pub store: Arc<dyn Store>,
+    pub queue: Option<Arc<dyn WorkQueue>>,
+    pub clouds: Arc<dyn Connect>,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// What one reconcile came to (for the log line and the tests).
@@ -39,14 +47,22 @@ pub enum Outcome {
     Waiting,
 }
 
+enum Round {
+    Acted { launched: usize, terminated: usize },
+    Waiting,
+    Deleted,
+}
+
 impl Provisioner {
+    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), each cloud's EC2, the system clock.
     pub async fn from_env() -> Self {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
         Self {
-            store: Store::new(&sdk, config.table),
-            queue: Queue::from_env(&sdk),
-            sdk,
+            store: Arc::new(DynamoStore::new(&sdk, config.table)),
+            queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
+            clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -80,21 +96,16 @@ impl Provisioner {
         failed
     }
 
-    /// Reconciles one group. Errors are DynamoDB's; a cloud's refusal is an outcome (a failed
+    /// Reconciles one group. Errors are the store's; a cloud's refusal is an outcome (a failed
     /// scaling activity and a backoff), not an error.
     pub async fn reconcile(&self, msg: &Reconcile) -> Result<Outcome, StoreError> {
         let holder = uuid::Uuid::new_v4().to_string();
         let mut total = (0, 0);
         for _ in 0..MAX_ROUNDS {
+            let now = self.clock.now_ms();
             let g = match self
                 .store
-                .take_lease(
-                    &msg.owner,
-                    &msg.group,
-                    &holder,
-                    phantom::time::now_ms(),
-                    LEASE_MS,
-                )
+                .take_lease(&msg.owner, &msg.group, &holder, now, LEASE_MS)
                 .await?
             {
                 Lease::Taken(g) => g,
@@ -149,29 +160,39 @@ impl Provisioner {
     }
 
     async fn round(&self, owner: &str, g: &Group) -> Result<Round, StoreError> {
-        let now = phantom::time::now_ms();
-        let ctx = activity::Context {
+        let ctx = Context {
             group: &g.name,
             group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
-            now_ms: now,
+            now_ms: self.clock.now_ms(),
         };
-        let ec2 = match self.connect(owner, g).await? {
-            Ok(ec2) => ec2,
-            Err(e) => return self.launch_failed(owner, g, &ctx, &e, 0).await,
+        let before = Before {
+            launch_seq: g.launch_seq,
+            failures: g.failures,
+            desired: g.desired,
         };
-        let seen: Vec<_> = match ec2.tagged(owner, Some(&g.id)).await {
-            Ok(t) => t.into_iter().map(|t| t.seen).collect(),
-            Err(e) => return self.launch_failed(owner, g, &ctx, &e, 0).await,
+
+        // Observe.
+        let observed = match self.connect(owner, g).await? {
+            Ok(cloud) => cloud
+                .tagged(owner, Some(&g.id))
+                .await
+                .map(|t| (cloud, t.into_iter().map(|t| t.seen).collect::<Vec<_>>())),
+            Err(e) => Err(e),
+        };
+        let (cloud, seen) = match observed {
+            Ok(o) => o,
+            Err(e) => {
+                let r = round::observe_failed(&ctx, before, &e.to_string(), 0);
+                return self.failed(owner, g, &e, &r).await;
+            }
         };
         let members = self.store.instances(owner, &g.name).await?;
-        let target = g.target();
-        let plan = decide(&target, &members, &seen, now);
 
+        // Decide.
+        let plan = decide(&g.target(), &members, &seen, ctx.now_ms);
         if g.deleting() && reconcile::nothing_left(&members, &seen, &plan) {
-            self.store
-                .delete_instances(owner, &g.name, &plan.finished)
-                .await?;
-            self.forget_gone(owner, &ctx, &plan).await?;
+            let r = round::record(&ctx, before, &members, &plan, &Acted::default());
+            self.store.record(owner, g, &r).await?;
             return match self.store.delete_group(owner, g).await {
                 Ok(()) | Err(StoreError::Conflict) => Ok(Round::Deleted),
                 Err(e) => Err(e),
@@ -188,127 +209,106 @@ impl Provisioner {
             });
         }
 
-        // Record what the cloud has that we had not, and what became InService.
-        if !plan.adopt.is_empty() {
-            self.store
-                .put_instances(owner, g, &plan.adopt, None)
+        // Act.
+        let mut acted = Acted::default();
+        let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
+        if !ids.is_empty() {
+            if let Err(e) = cloud.terminate(&ids).await {
+                acted.terminate_failed = Some(e.to_string());
+            }
+        }
+        if !plan.launch.is_empty() {
+            self.launch(owner, g, cloud.as_ref(), &plan, &mut acted)
                 .await?;
         }
-        for id in &plan.in_service {
-            self.store
-                .set_lifecycle(owner, &g.name, id, Lifecycle::InService, true)
-                .await?;
-        }
-        self.store
-            .delete_instances(owner, &g.name, &plan.finished)
-            .await?;
-        self.forget_gone(owner, &ctx, &plan).await?;
 
-        let terminated = self.terminate(owner, g, &ec2, &ctx, &plan).await?;
-        let launched = self.launch(owner, g, &ec2, &ctx, &plan).await?;
+        // Record.
+        let r = round::record(&ctx, before, &members, &plan, &acted);
+        match self.store.record(owner, g, &r).await {
+            Ok(()) => {}
+            Err(StoreError::NotFound) if !acted.launched.is_empty() => {
+                // Deleted while we launched: these VMs belong to no group.
+                let ids: Vec<String> = acted.launched.iter().map(|m| m.id.clone()).collect();
+                tracing::warn!(group = g.name, ?ids, "group gone during launch; terminating");
+                if let Err(e) = cloud.terminate(&ids).await {
+                    // They carry the dead group's id: the health check's orphan sweep ends them.
+                    tracing::warn!(group = g.name, error = %e, "could not terminate; left to the orphan sweep");
+                }
+                return Ok(Round::Acted {
+                    launched: 0,
+                    terminated: 0,
+                });
+            }
+            // Another holder launched with this launch sequence (a lease that ran out): its
+            // tokens were ours, so the VMs are the same ones; the next round adopts any not recorded.
+            Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
+                tracing::warn!(group = g.name, "the group moved under this round; looking again");
+            }
+            Err(e) => return Err(e),
+        }
+        if let Some(why) = &acted.launch_failed {
+            tracing::warn!(group = g.name, error = why, "launch failed");
+            self.retry_later(owner, g, &r).await;
+        }
         if g.deleting() {
             // Come back to finish once the cloud has let the VMs go.
-            self.enqueue(&reconcile_msg(owner, g, "deleting"), DELETE_POLL_SECS)
+            self.enqueue(&Reconcile::new(owner, &g.name, "deleting"), DELETE_POLL_SECS)
                 .await;
         }
         Ok(Round::Acted {
-            launched,
-            terminated,
+            launched: acted.launched.len(),
+            terminated: if acted.terminate_failed.is_some() {
+                0
+            } else {
+                ids.len()
+            },
         })
     }
 
-    /// The EC2 client for the group's cloud with the owner's credentials there.
-    async fn connect(&self, owner: &str, g: &Group) -> Result<Result<Ec2, CloudError>, StoreError> {
-        let Some(cloud) = self.store.cloud(&g.cloud).await? else {
-            return Ok(Err(CloudError {
-                code: "UnknownCloud".into(),
-                message: format!("cloud '{}' is not registered", g.cloud),
-            }));
-        };
-        let Some(creds) = self.store.cloud_credentials(owner, &g.cloud).await? else {
-            return Ok(Err(CloudError {
-                code: "NoCredentials".into(),
-                message: format!("user '{owner}' has no credentials for cloud '{}'", g.cloud),
-            }));
-        };
-        Ok(Ok(Ec2::connect(&self.sdk, &cloud, &creds)))
-    }
-
-    /// Instances already gone from the cloud: forget them, with an activity saying why.
-    async fn forget_gone(
-        &self,
-        owner: &str,
-        ctx: &activity::Context<'_>,
-        plan: &Plan,
-    ) -> Result<(), StoreError> {
-        if plan.gone.is_empty() {
-            return Ok(());
-        }
-        let ids: Vec<String> = plan.gone.iter().map(|(id, _)| id.clone()).collect();
-        self.store.delete_instances(owner, ctx.group, &ids).await?;
-        let acts: Vec<Activity> = plan
-            .gone
-            .iter()
-            .map(|(id, cause)| activity::terminated(ctx, id, cause))
-            .collect();
-        self.store.put_activities(owner, &acts).await
-    }
-
-    async fn terminate(
+    /// The cloud for the group with the owner's credentials there.
+    async fn connect(
         &self,
         owner: &str,
         g: &Group,
-        ec2: &Ec2,
-        ctx: &activity::Context<'_>,
-        plan: &Plan,
-    ) -> Result<usize, StoreError> {
-        if plan.terminate.is_empty() {
-            return Ok(0);
-        }
-        let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
-        if let Err(e) = ec2.terminate(&ids).await {
-            let acts: Vec<Activity> = ids
-                .iter()
-                .map(|id| activity::terminate_failed(ctx, id, &e.to_string()))
-                .collect();
-            self.store.put_activities(owner, &acts).await?;
-            return Ok(0);
-        }
-        let mut acts = Vec::new();
-        for (id, cause) in &plan.terminate {
-            self.store
-                .set_lifecycle(owner, &g.name, id, Lifecycle::Terminating, false)
-                .await?;
-            acts.push(activity::terminated(ctx, id, cause));
-        }
-        self.store.put_activities(owner, &acts).await?;
-        Ok(ids.len())
+    ) -> Result<Result<Arc<dyn Cloud>, CloudError>, StoreError> {
+        let Some(cloud) = self.store.cloud(&g.cloud).await? else {
+            return Ok(Err(CloudError::new(
+                "UnknownCloud",
+                format!("cloud '{}' is not registered", g.cloud),
+            )));
+        };
+        let Some(creds) = self.store.cloud_credentials(owner, &g.cloud).await? else {
+            return Ok(Err(CloudError::new(
+                "NoCredentials",
+                format!("user '{owner}' has no credentials for cloud '{}'", g.cloud),
+            )));
+        };
+        Ok(Ok(self.clouds.connect(&cloud, &creds)))
     }
 
+    /// RunInstances for the plan's placements, one request (and token) per placement, until one
+    /// fails.
     async fn launch(
         &self,
         owner: &str,
         g: &Group,
-        ec2: &Ec2,
-        ctx: &activity::Context<'_>,
+        cloud: &dyn Cloud,
         plan: &Plan,
-    ) -> Result<usize, StoreError> {
-        if plan.launch.is_empty() {
-            return Ok(0);
-        }
+        acted: &mut Acted,
+    ) -> Result<(), StoreError> {
         let Some(lc) = self
             .store
             .launch_config(owner, &g.launch_configuration)
             .await?
         else {
-            let e = CloudError {
-                code: "LaunchConfigurationMissing".into(),
-                message: format!("launch configuration {} not found", g.launch_configuration),
-            };
-            return self
-                .launch_failed(owner, g, ctx, &e, plan.capacity_from)
-                .await
-                .map(|_| 0);
+            acted.launch_failed = Some(
+                CloudError::new(
+                    "LaunchConfigurationMissing",
+                    format!("launch configuration {} not found", g.launch_configuration),
+                )
+                .to_string(),
+            );
+            return Ok(());
         };
         let mut tags = vec![
             (TAG_OWNER.to_string(), owner.to_string()),
@@ -316,126 +316,64 @@ impl Provisioner {
             (TAG_GROUP_ID.to_string(), g.id.clone()),
         ];
         tags.extend(g.propagated_tags());
-        // One RunInstances per placement, each with its own token.
         let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
         for p in &plan.launch {
             *by_place
                 .entry((p.zone.clone(), p.subnet.clone()))
                 .or_default() += 1;
         }
-        let target = g.target();
-        let mut launched: Vec<Member> = Vec::new();
-        let mut failure = None;
+        let protect = g.target().protect_new;
         for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
-            let placement = Placement { zone, subnet };
-            let request = Launch {
-                launch_configuration: &lc.doc,
+            let req = launch_request(
+                &lc.doc,
                 count,
-                placement: &placement,
-                client_token: format!("{}-{}-{i}", g.id, g.launch_seq),
-                tags: tags.clone(),
-            };
-            match ec2.launch(&request).await {
-                Ok(vms) => launched.extend(vms.into_iter().map(|s| Member {
+                &Placement { zone, subnet },
+                format!("{}-{}-{i}", g.id, g.launch_seq),
+                tags.clone(),
+            );
+            match cloud.launch(&req).await {
+                Ok(vms) => acted.launched.extend(vms.into_iter().map(|s| Member {
                     id: s.id,
                     zone: s.zone,
                     lifecycle: Lifecycle::Pending,
                     healthy: true,
                     launched_ms: s.launched_ms,
-                    protected: target.protect_new,
+                    protected: protect,
                     launch_configuration: g.launch_configuration.clone(),
                     instance_type: s.instance_type,
                 })),
                 Err(e) => {
-                    failure = Some(e);
+                    acted.launch_failed = Some(e.to_string());
                     break;
                 }
             }
         }
-        if !launched.is_empty() {
-            match self
-                .store
-                .put_instances(owner, g, &launched, Some(g.launch_seq + 1))
-                .await
-            {
-                Ok(()) => {}
-                Err(StoreError::NotFound) => {
-                    // Deleted while we launched: these VMs belong to no group.
-                    let ids: Vec<String> = launched.iter().map(|m| m.id.clone()).collect();
-                    tracing::warn!(
-                        group = g.name,
-                        ?ids,
-                        "group gone during launch; terminating"
-                    );
-                    let _ = ec2.terminate(&ids).await;
-                    return Ok(0);
-                }
-                Err(e) => return Err(e),
-            }
-            let from = plan.capacity_from;
-            let acts: Vec<Activity> = launched
-                .iter()
-                .map(|m| activity::launched(ctx, &m.id, &m.zone, from, plan.capacity_to))
-                .collect();
-            self.store.put_activities(owner, &acts).await?;
-        }
-        match failure {
-            Some(e) => {
-                self.launch_failed(
-                    owner,
-                    g,
-                    ctx,
-                    &e,
-                    plan.capacity_from + launched.len() as i64,
-                )
-                .await?;
-            }
-            None if g.failures > 0 => self.store.set_backoff(owner, &g.name, 0, 0).await?,
-            None => {}
-        }
-        Ok(launched.len())
+        Ok(())
     }
 
-    /// A launch (or the observation before it) failed: a failed activity with the cloud's words,
-    /// a longer wait before the next try, and a delayed message for that try.
-    async fn launch_failed(
+    /// The cloud could not be looked at: a failed activity and a backoff, then a retry.
+    async fn failed(
         &self,
         owner: &str,
         g: &Group,
-        ctx: &activity::Context<'_>,
         e: &CloudError,
-        from: i64,
+        r: &Record,
     ) -> Result<Round, StoreError> {
-        let failures = g.failures + 1;
-        let wait = reconcile::backoff_ms(failures);
-        tracing::warn!(group = g.name, error = %e, failures, wait_ms = wait, "launch failed");
-        let act = activity::launch_failed(ctx, &e.to_string(), from, g.desired);
-        self.store.put_activities(owner, &[act]).await?;
-        match self
-            .store
-            .set_backoff(owner, &g.name, failures, ctx.now_ms + wait)
-            .await
-        {
-            Ok(()) | Err(StoreError::NotFound) => {}
+        tracing::warn!(group = g.name, error = %e, "cloud unavailable");
+        match self.store.record(owner, g, r).await {
+            Ok(()) | Err(StoreError::NotFound) | Err(StoreError::Conflict) => {}
             Err(e) => return Err(e),
         }
-        let delay = ((wait + 999) / 1000) as i32;
-        self.enqueue(&reconcile_msg(owner, g, "retry after failure"), delay)
-            .await;
+        self.retry_later(owner, g, r).await;
         Ok(Round::Waiting)
     }
-}
 
-enum Round {
-    Acted { launched: usize, terminated: usize },
-    Waiting,
-    Deleted,
-}
-
-fn reconcile_msg(owner: &str, g: &Group, reason: &str) -> Reconcile {
-    Reconcile {
-        owner: owner.to_string(),
-        group: g.name.clone(),
-        reason: reason.to_string(),
+    /// A delayed message for when the backoff in `r` is due.
+    async fn retry_later(&self, owner: &str, g: &Group, r: &Record) {
+        let Some(b) = r.backoff else { return };
+        let wait = (b.retry_at_ms - self.clock.now_ms()).max(0);
+        let delay = ((wait + 999) / 1000) as i32;
+        self.enqueue(&Reconcile::new(owner, &g.name, "retry after failure"), delay)
+            .await;
     }
 }

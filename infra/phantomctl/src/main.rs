@@ -5,7 +5,7 @@
 use clap::{Parser, Subcommand};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::identity::{self, User};
-use phantom::store::{Cloud, CloudCredentials, Store, StoreError};
+use phantom::store::{CloudCredentials, CloudRecord, Directory, DynamoStore, StoreError};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -76,7 +76,7 @@ enum CredentialsCommand {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = Config::from_env();
-    let store = Store::new(&aws_sdk_config().await, config.table);
+    let store = DynamoStore::new(&aws_sdk_config().await, config.table);
     match run(cli.command, &store).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -86,7 +86,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command, store: &Store) -> Result<(), String> {
+async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
     match command {
         Command::User(UserCommand::Create { name }) => {
             if !identity::valid_user_name(&name) {
@@ -122,7 +122,7 @@ async fn run(command: Command, store: &Store) -> Result<(), String> {
             zone,
         }) => {
             let zone = zone.unwrap_or_else(|| format!("{region}a"));
-            let cloud = Cloud {
+            let cloud = CloudRecord {
                 name,
                 endpoint,
                 region,

@@ -28,12 +28,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,
-        table = app.store.table(),
+        table = app.config.table,
         "phantom-local serving the api"
     );
-    let provisioner = Arc::new(provisioner::Provisioner::from_env().await);
-    if provisioner.queue.is_some() {
-        tokio::spawn(poll_queue(provisioner));
+    let sdk = phantom::config::aws_sdk_config().await;
+    if let Some(queue) = phantom::queue::SqsQueue::from_env(&sdk) {
+        let provisioner = Arc::new(provisioner::Provisioner::from_env().await);
+        tokio::spawn(poll_queue(queue, provisioner));
     }
     let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS")
         .ok()
@@ -62,8 +63,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Lambda's SQS event source, locally: receive, call the provisioner, delete what succeeded.
-async fn poll_queue(p: Arc<provisioner::Provisioner>) {
-    let queue = p.queue.clone().expect("checked by the caller");
+async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisioner>) {
     let sqs = queue.client();
     loop {
         let received = sqs

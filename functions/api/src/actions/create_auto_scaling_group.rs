@@ -37,7 +37,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         account,
         cloud: cloud.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
         default_zone: cloud.as_ref().map(|c| c.zone.as_str()).unwrap_or_default(),
-        now: phantom::time::now(),
+        now: app.clock.now(),
     };
     let g = group::from_input(&input, ctx)?;
     match app.store.create_group(&caller.user, &g).await {

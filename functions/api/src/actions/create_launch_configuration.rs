@@ -25,7 +25,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         &uuid::Uuid::new_v4().to_string(),
         name,
     );
-    let lc = launch_config::from_input(&input, cloud, arn, phantom::time::now())?;
+    let lc = launch_config::from_input(&input, cloud, arn, app.clock.now())?;
     match app.store.create_launch_config(&caller.user, &lc).await {
         Ok(()) => Ok(None),
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(

@@ -15,44 +15,58 @@ use crate::App;
 use phantom::identity::Caller;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 
-pub const SUPPORTED: [&str; 9] = [
-    "CreateLaunchConfiguration",
-    "DeleteLaunchConfiguration",
-    "DescribeLaunchConfigurations",
-    "CreateAutoScalingGroup",
-    "DeleteAutoScalingGroup",
-    "DescribeAutoScalingGroups",
-    "SetDesiredCapacity",
-    "DescribeAutoScalingInstances",
-    "DescribeScalingActivities",
+/// What runs one action: the app, the verified caller and the decoded input.
+pub type Handler = for<'a> fn(
+    &'a App,
+    &'a Caller,
+    Value,
+) -> Pin<Box<dyn Future<Output = ApiResult<Option<Value>>> + Send + 'a>>;
+
+/// Every action Phantom answers, and what runs it: dispatch and the tests read this one table.
+pub const ACTIONS: &[(&str, Handler)] = &[
+    ("CreateLaunchConfiguration", |a, c, i| {
+        Box::pin(create_launch_configuration::run(a, c, i))
+    }),
+    ("DeleteLaunchConfiguration", |a, c, i| {
+        Box::pin(delete_launch_configuration::run(a, c, i))
+    }),
+    ("DescribeLaunchConfigurations", |a, c, i| {
+        Box::pin(describe_launch_configurations::run(a, c, i))
+    }),
+    ("CreateAutoScalingGroup", |a, c, i| {
+        Box::pin(create_auto_scaling_group::run(a, c, i))
+    }),
+    ("DeleteAutoScalingGroup", |a, c, i| {
+        Box::pin(delete_auto_scaling_group::run(a, c, i))
+    }),
+    ("DescribeAutoScalingGroups", |a, c, i| {
+        Box::pin(describe_auto_scaling_groups::run(a, c, i))
+    }),
+    ("SetDesiredCapacity", |a, c, i| {
+        Box::pin(set_desired_capacity::run(a, c, i))
+    }),
+    ("DescribeAutoScalingInstances", |a, c, i| {
+        Box::pin(describe_auto_scaling_instances::run(a, c, i))
+    }),
+    ("DescribeScalingActivities", |a, c, i| {
+        Box::pin(describe_scaling_activities::run(a, c, i))
+    }),
 ];
 
-pub async fn run(
-    app: &App,
-    caller: &Caller,
-    action: &str,
-    input: Value,
-) -> ApiResult<Option<Value>> {
-    match action {
-        "CreateLaunchConfiguration" => create_launch_configuration::run(app, caller, input).await,
-        "DeleteLaunchConfiguration" => delete_launch_configuration::run(app, caller, input).await,
-        "DescribeLaunchConfigurations" => {
-            describe_launch_configurations::run(app, caller, input).await
-        }
-        "CreateAutoScalingGroup" => create_auto_scaling_group::run(app, caller, input).await,
-        "DeleteAutoScalingGroup" => delete_auto_scaling_group::run(app, caller, input).await,
-        "DescribeAutoScalingGroups" => describe_auto_scaling_groups::run(app, caller, input).await,
-        "SetDesiredCapacity" => set_desired_capacity::run(app, caller, input).await,
-        "DescribeAutoScalingInstances" => {
-            describe_auto_scaling_instances::run(app, caller, input).await
-        }
-        "DescribeScalingActivities" => describe_scaling_activities::run(app, caller, input).await,
-        other => Err(ApiError::invalid_action(
-            other,
-            phantom::shapes::API_VERSION,
-        )),
-    }
+/// The handler of an action, if Phantom answers it.
+pub fn handler(action: &str) -> Option<Handler> {
+    ACTIONS
+        .iter()
+        .find(|(name, _)| *name == action)
+        .map(|(_, h)| *h)
+}
+
+/// The names of the actions Phantom answers.
+pub fn supported() -> impl Iterator<Item = &'static str> {
+    ACTIONS.iter().map(|(name, _)| *name)
 }
 
 /// A required string member (the decoder has already refused requests without it).
@@ -86,11 +100,7 @@ fn launch_config_not_found(name: &str) -> ApiError {
 /// problem: the change is in DynamoDB and the next health sweep finds the group.
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     let Some(q) = &app.queue else { return };
-    let msg = phantom::queue::Reconcile {
-        owner: caller.user.clone(),
-        group: group.to_string(),
-        reason: reason.to_string(),
-    };
+    let msg = phantom::queue::Reconcile::new(&caller.user, group, reason);
     if let Err(e) = q.send(&msg, 0).await {
         tracing::error!(group, error = %e, "could not queue a reconcile; the health sweep will find it");
     }

@@ -19,88 +19,19 @@ use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::reconcile::{Lifecycle, Member};
+use super::{
+    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+};
+use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, DeleteRequest, KeysAndAttributes, Put, PutRequest,
-    TransactWriteItem, Update, WriteRequest,
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use std::collections::HashMap;
 
 type Item = HashMap<String, AttributeValue>;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreError {
-    /// The item to create exists already.
-    Exists,
-    /// The item to change, or one it depends on, does not exist.
-    NotFound,
-    /// The item is referenced by these others (a launch configuration by its groups).
-    InUse(Vec<String>),
-    /// A compare-and-set lost to a concurrent writer.
-    Conflict,
-    /// DynamoDB could not be reached or refused for another reason.
-    Unavailable(String),
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Exists => write!(f, "already exists"),
-            Self::NotFound => write!(f, "not found"),
-            Self::InUse(by) => write!(f, "in use by {}", by.join(", ")),
-            Self::Conflict => write!(f, "concurrent update"),
-            Self::Unavailable(m) => write!(f, "DynamoDB: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
-
-pub type StoreResult<T> = Result<T, StoreError>;
-
-/// What a client sees of a store failure that no action turned into its own error: a conflict it
-/// may retry, or our fault. The details go to the log, not to the client.
-impl From<StoreError> for crate::ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Conflict => crate::ApiError::resource_contention(
-                "The resource was changed by another request; retry.",
-            ),
-            other => {
-                tracing::error!(error = %other, "store failure");
-                crate::ApiError::internal("An internal error occurred; retry the request.")
-            }
-        }
-    }
-}
-
-/// A registered EC2-compatible cloud.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cloud {
-    pub name: String,
-    pub endpoint: String,
-    pub region: String,
-    /// The availability zone used for groups that name none.
-    pub zone: String,
-}
-
-/// The name the cloud seam uses for a registered cloud.
-pub type CloudRecord = Cloud;
-
-/// A user's credentials for one cloud.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudCredentials {
-    pub cloud: String,
-    pub access_key_id: String,
-    pub secret: String,
-}
-
-/// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
-/// infra/check_template.py compares them).
-pub const PARTITION_KEY: &str = "pk";
-pub const SORT_KEY: &str = "sk";
-pub const TTL_ATTRIBUTE: &str = "expires";
 
 const LC: &str = "LC#";
 const ASG: &str = "ASG#";
@@ -124,29 +55,65 @@ fn n(v: i64) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
-fn get_s(item: &Item, k: &str) -> String {
-    item.get(k)
-        .and_then(|v| v.as_s().ok())
-        .cloned()
-        .unwrap_or_default()
+/// The key of an item, for the errors of the readers below.
+fn describe(item: &Item) -> String {
+    let part = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).map_or("?", |v| v.as_str());
+    format!("{}/{}", part(PARTITION_KEY), part(SORT_KEY))
 }
 
-fn get_n(item: &Item, k: &str) -> i64 {
-    item.get(k)
-        .and_then(|v| v.as_n().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_default()
+fn corrupt(item: &Item, k: &str, want: &str) -> StoreError {
+    StoreError::Corrupt(format!("{}: attribute {k} missing or not {want}", describe(item)))
 }
 
-fn get_bool(item: &Item, k: &str) -> bool {
+/// A string attribute that must be there.
+fn get_s(item: &Item, k: &str) -> StoreResult<String> {
+    opt_s(item, k)?.ok_or_else(|| corrupt(item, k, "a string"))
+}
+
+/// A string attribute that may be absent (but not of another type).
+fn opt_s(item: &Item, k: &str) -> StoreResult<Option<String>> {
+    match item.get(k) {
+        None => Ok(None),
+        Some(v) => v
+            .as_s()
+            .map(|v| Some(v.clone()))
+            .map_err(|_| corrupt(item, k, "a string")),
+    }
+}
+
+fn get_n(item: &Item, k: &str) -> StoreResult<i64> {
+    opt_n(item, k)?.ok_or_else(|| corrupt(item, k, "a number"))
+}
+
+fn opt_n(item: &Item, k: &str) -> StoreResult<Option<i64>> {
+    match item.get(k) {
+        None => Ok(None),
+        Some(v) => v
+            .as_n()
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or_else(|| corrupt(item, k, "an integer")),
+    }
+}
+
+fn get_bool(item: &Item, k: &str) -> StoreResult<bool> {
     item.get(k)
         .and_then(|v| v.as_bool().ok())
         .copied()
-        .unwrap_or_default()
+        .ok_or_else(|| corrupt(item, k, "a boolean"))
 }
 
-fn get_doc(item: &Item) -> serde_json::Value {
-    serde_json::from_str(&get_s(item, "doc")).unwrap_or_default()
+fn get_doc(item: &Item) -> StoreResult<serde_json::Value> {
+    serde_json::from_str(&get_s(item, "doc")?).map_err(|_| corrupt(item, "doc", "JSON"))
+}
+
+/// The sort key after its prefix.
+fn sk_suffix(item: &Item, prefix: &str) -> StoreResult<String> {
+    let sk = get_s(item, SORT_KEY)?;
+    sk.strip_prefix(prefix)
+        .map(str::to_string)
+        .ok_or_else(|| corrupt(item, SORT_KEY, prefix))
 }
 
 fn key(pk: String, sk: String) -> Item {
@@ -201,12 +168,12 @@ where
 }
 
 #[derive(Clone)]
-pub struct Store {
+pub struct DynamoStore {
     db: Client,
     table: String,
 }
 
-impl Store {
+impl DynamoStore {
     pub fn new(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
         let config = aws_sdk_dynamodb::config::Builder::from(sdk)
             .interceptor(crate::metrics::Counter::DynamoDb)
@@ -321,9 +288,165 @@ impl Store {
         Ok(out)
     }
 
-    // ---- users and access keys ----
+    fn user_from(item: &Item) -> StoreResult<User> {
+        Ok(User {
+            name: get_s(item, SORT_KEY)?,
+            account_id: get_s(item, "account_id")?,
+            access_key_id: get_s(item, "access_key_id")?,
+            created: get_s(item, "created")?,
+        })
+    }
 
-    pub async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
+    fn cloud_from(item: &Item) -> StoreResult<CloudRecord> {
+        Ok(CloudRecord {
+            name: get_s(item, SORT_KEY)?,
+            endpoint: get_s(item, "endpoint")?,
+            region: get_s(item, "region")?,
+            zone: get_s(item, "zone")?,
+        })
+    }
+
+    fn credentials_from(item: &Item) -> StoreResult<CloudCredentials> {
+        Ok(CloudCredentials {
+            cloud: sk_suffix(item, CRED)?,
+            access_key_id: get_s(item, "access_key_id")?,
+            secret: get_s(item, "secret")?,
+        })
+    }
+
+    fn launch_config_from(item: &Item) -> StoreResult<LaunchConfig> {
+        Ok(LaunchConfig {
+            name: sk_suffix(item, LC)?,
+            cloud: get_s(item, "cloud")?,
+            doc: get_doc(item)?,
+        })
+    }
+
+    fn group_from(item: &Item) -> StoreResult<Group> {
+        Ok(Group {
+            name: sk_suffix(item, ASG)?,
+            launch_configuration: get_s(item, "lc")?,
+            cloud: get_s(item, "cloud")?,
+            min: get_n(item, "min")?,
+            max: get_n(item, "max")?,
+            desired: get_n(item, "desired")?,
+            version: get_n(item, "version")?,
+            // Absent until the first launch, the first failure.
+            launch_seq: opt_n(item, "launch_seq")?.unwrap_or(0),
+            id: get_s(item, "gid")?,
+            status: opt_s(item, "status")?,
+            failures: opt_n(item, "failures")?.unwrap_or(0),
+            retry_at_ms: opt_n(item, "retry_at")?.unwrap_or(0),
+            doc: get_doc(item)?,
+        })
+    }
+
+    fn instance_from(item: &Item) -> StoreResult<(String, Member)> {
+        let lifecycle = get_s(item, "lifecycle")?;
+        Ok((
+            get_s(item, "group")?,
+            Member {
+                id: get_s(item, "id")?,
+                zone: get_s(item, "zone")?,
+                lifecycle: Lifecycle::parse(&lifecycle)
+                    .ok_or_else(|| corrupt(item, "lifecycle", "a lifecycle state"))?,
+                healthy: get_bool(item, "healthy")?,
+                launched_ms: get_n(item, "launched")?,
+                protected: get_bool(item, "protected")?,
+                launch_configuration: get_s(item, "lc")?,
+                instance_type: get_s(item, "itype")?,
+            },
+        ))
+    }
+
+    fn instance_put(&self, user: &str, g: &Group, m: &Member) -> StoreResult<Put> {
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
+            .item("group", s(&g.name))
+            .item("gid", s(&g.id))
+            .item("id", s(&m.id))
+            .item("zone", s(&m.zone))
+            .item("lifecycle", s(m.lifecycle.as_str()))
+            .item("healthy", AttributeValue::Bool(m.healthy))
+            .item("launched", n(m.launched_ms))
+            .item("protected", AttributeValue::Bool(m.protected))
+            .item("lc", s(&m.launch_configuration))
+            .item("itype", s(&m.instance_type))
+            .item("cloud", s(&g.cloud))
+            .build()
+            .map_err(unavailable)
+    }
+
+    fn activity_put(&self, user: &str, a: &Activity) -> StoreResult<Put> {
+        let mut item = key(owner(user), format!("{ACT}{}", activity_key(a)?));
+        item.insert("doc".into(), s(a.doc.to_string()));
+        item.insert("start".into(), n(a.start_ms));
+        item.insert(
+            TTL_ATTRIBUTE.into(),
+            n(a.start_ms / 1000 + ACTIVITY_TTL_SECS),
+        );
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .build()
+            .map_err(unavailable)
+    }
+
+    /// The guard on the first transaction of a record: the group is still this one (by id), and
+    /// the launch sequence and backoff change with it.
+    fn record_guard(&self, user: &str, g: &Group, r: &Record) -> StoreResult<TransactWriteItem> {
+        let group_key = key(owner(user), format!("{ASG}{}", g.name));
+        let mut sets = Vec::new();
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(group_key.clone()))
+            .expression_attribute_values(":gid", s(&g.id));
+        let mut condition = "gid = :gid".to_string();
+        if let Some(next) = r.launch_seq {
+            sets.push("launch_seq = :next");
+            condition.push_str(" AND (attribute_not_exists(launch_seq) OR launch_seq = :seq)");
+            update = update
+                .expression_attribute_values(":seq", n(g.launch_seq))
+                .expression_attribute_values(":next", n(next));
+        }
+        if let Some(Backoff {
+            failures,
+            retry_at_ms,
+        }) = r.backoff
+        {
+            sets.push("failures = :f, retry_at = :r");
+            update = update
+                .expression_attribute_values(":f", n(failures))
+                .expression_attribute_values(":r", n(retry_at_ms));
+        }
+        if sets.is_empty() {
+            return Ok(TransactWriteItem::builder()
+                .condition_check(self.group_check(user, g)?)
+                .build());
+        }
+        let update = update
+            .update_expression(format!("SET {}", sets.join(", ")))
+            .condition_expression(condition)
+            .build()
+            .map_err(unavailable)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    fn group_check(&self, user: &str, g: &Group) -> StoreResult<ConditionCheck> {
+        ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
+            .condition_expression("gid = :gid")
+            .expression_attribute_values(":gid", s(&g.id))
+            .build()
+            .map_err(unavailable)
+    }
+}
+
+#[async_trait]
+impl Directory for DynamoStore {
+    async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
         let user_item = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(USERS.into(), user.name.clone())))
@@ -361,37 +484,30 @@ impl Store {
         }
     }
 
-    pub async fn users(&self) -> StoreResult<Vec<User>> {
-        let items = self
-            .query_prefix(USERS, "", None, usize::MAX, |_| true)
-            .await?;
-        Ok(items
+    async fn users(&self) -> StoreResult<Vec<User>> {
+        self.query_prefix(USERS, "", None, usize::MAX, |_| true)
+            .await?
             .iter()
-            .map(|i| User {
-                name: get_s(i, "sk"),
-                account_id: get_s(i, "account_id"),
-                access_key_id: get_s(i, "access_key_id"),
-                created: get_s(i, "created"),
-            })
-            .collect())
+            .map(Self::user_from)
+            .collect()
     }
 
-    pub async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>> {
+    async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>> {
         let item = self
             .get(format!("KEY#{access_key_id}"), "KEY".into())
             .await?;
-        Ok(item.map(|i| AccessKey {
-            access_key_id: access_key_id.to_string(),
-            secret: get_s(&i, "secret"),
-            user: get_s(&i, "user"),
-            account_id: get_s(&i, "account_id"),
-        }))
+        item.map(|i| {
+            Ok(AccessKey {
+                access_key_id: access_key_id.to_string(),
+                secret: get_s(&i, "secret")?,
+                user: get_s(&i, "user")?,
+                account_id: get_s(&i, "account_id")?,
+            })
+        })
+        .transpose()
     }
 
-    // ---- clouds ----
-
-    /// Registers a cloud, or updates its endpoint, region and zone.
-    pub async fn put_cloud(&self, cloud: &Cloud) -> StoreResult<()> {
+    async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
         self.db
             .put_item()
             .table_name(&self.table)
@@ -405,31 +521,22 @@ impl Store {
         Ok(())
     }
 
-    fn cloud_from(item: &Item) -> Cloud {
-        Cloud {
-            name: get_s(item, "sk"),
-            endpoint: get_s(item, "endpoint"),
-            region: get_s(item, "region"),
-            zone: get_s(item, "zone"),
-        }
-    }
-
-    pub async fn cloud(&self, name: &str) -> StoreResult<Option<Cloud>> {
-        Ok(self
-            .get(CLOUDS.into(), name.into())
+    async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>> {
+        self.get(CLOUDS.into(), name.into())
             .await?
-            .map(|i| Self::cloud_from(&i)))
+            .map(|i| Self::cloud_from(&i))
+            .transpose()
     }
 
-    pub async fn clouds(&self) -> StoreResult<Vec<Cloud>> {
-        let items = self
-            .query_prefix(CLOUDS, "", None, usize::MAX, |_| true)
-            .await?;
-        Ok(items.iter().map(Self::cloud_from).collect())
+    async fn clouds(&self) -> StoreResult<Vec<CloudRecord>> {
+        self.query_prefix(CLOUDS, "", None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::cloud_from)
+            .collect()
     }
 
-    /// Sets a user's credentials for a cloud; both must exist.
-    pub async fn put_cloud_credentials(
+    async fn put_cloud_credentials(
         &self,
         user: &str,
         creds: &CloudCredentials,
@@ -474,22 +581,29 @@ impl Store {
         }
     }
 
-    pub async fn cloud_credentials(
+    async fn cloud_credentials(
         &self,
         user: &str,
         cloud: &str,
     ) -> StoreResult<Option<CloudCredentials>> {
-        let item = self.get(owner(user), format!("{CRED}{cloud}")).await?;
-        Ok(item.map(|i| CloudCredentials {
-            cloud: cloud.to_string(),
-            access_key_id: get_s(&i, "access_key_id"),
-            secret: get_s(&i, "secret"),
-        }))
+        self.get(owner(user), format!("{CRED}{cloud}"))
+            .await?
+            .map(|i| Self::credentials_from(&i))
+            .transpose()
     }
 
-    // ---- launch configurations ----
+    async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
+        self.query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::credentials_from)
+            .collect()
+    }
+}
 
-    pub async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
+#[async_trait]
+impl LaunchConfigs for DynamoStore {
+    async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
         let result = self
             .db
             .put_item()
@@ -503,8 +617,7 @@ impl Store {
         conditional(result, StoreError::Exists)
     }
 
-    /// Deletes a launch configuration no group uses.
-    pub async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
+    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
         let result = self
             .db
             .delete_item()
@@ -528,33 +641,30 @@ impl Store {
                     None => self.get(owner(user), format!("{LC}{name}")).await?,
                 };
                 match old {
-                    Some(old) => Err(StoreError::InUse(
-                        old.get("used_by")
+                    Some(old) => {
+                        let mut by = old
+                            .get("used_by")
                             .and_then(|v| v.as_ss().ok())
                             .cloned()
-                            .unwrap_or_default(),
-                    )),
+                            .ok_or_else(|| corrupt(&old, "used_by", "a string set"))?;
+                        by.sort();
+                        Err(StoreError::InUse(by))
+                    }
                     None => Err(StoreError::NotFound),
                 }
             }
         }
     }
 
-    fn launch_config_from(item: &Item) -> LaunchConfig {
-        LaunchConfig {
-            name: get_s(item, "sk").trim_start_matches(LC).to_string(),
-            cloud: get_s(item, "cloud"),
-            doc: get_doc(item),
-        }
+    async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>> {
+        self.get(owner(user), format!("{LC}{name}"))
+            .await?
+            .as_ref()
+            .map(Self::launch_config_from)
+            .transpose()
     }
 
-    pub async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>> {
-        let item = self.get(owner(user), format!("{LC}{name}")).await?;
-        Ok(item.as_ref().map(Self::launch_config_from))
-    }
-
-    /// Up to `want` launch configurations in name order after `after`, all or only `names`.
-    pub async fn launch_configs(
+    async fn launch_configs(
         &self,
         user: &str,
         names: Option<&[String]>,
@@ -575,16 +685,20 @@ impl Store {
                 self.batch_get(&owner(user), &sks).await?
             }
         };
-        let mut lcs: Vec<LaunchConfig> = items.iter().map(Self::launch_config_from).collect();
+        let mut lcs = items
+            .iter()
+            .map(Self::launch_config_from)
+            .collect::<StoreResult<Vec<_>>>()?;
         lcs.sort_by(|a, b| a.name.cmp(&b.name));
         lcs.truncate(want);
         Ok(lcs)
     }
+}
 
-    // ---- groups ----
-
-    fn group_put(&self, user: &str, g: &Group) -> StoreResult<Put> {
-        Put::builder()
+#[async_trait]
+impl Groups for DynamoStore {
+    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .item("lc", s(&g.launch_configuration))
@@ -597,11 +711,7 @@ impl Store {
             .item("doc", s(g.doc.to_string()))
             .condition_expression("attribute_not_exists(pk)")
             .build()
-            .map_err(unavailable)
-    }
-
-    /// Creates a group and records it as a user of its launch configuration, which must exist.
-    pub async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+            .map_err(unavailable)?;
         let uses = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(
@@ -616,11 +726,7 @@ impl Store {
         let result = self
             .db
             .transact_write_items()
-            .transact_items(
-                TransactWriteItem::builder()
-                    .put(self.group_put(user, g)?)
-                    .build(),
-            )
+            .transact_items(TransactWriteItem::builder().put(put).build())
             .transact_items(TransactWriteItem::builder().update(uses).build())
             .send()
             .await;
@@ -634,69 +740,52 @@ impl Store {
         }
     }
 
-    fn group_from(item: &Item) -> Group {
-        Group {
-            name: get_s(item, "sk").trim_start_matches(ASG).to_string(),
-            launch_configuration: get_s(item, "lc"),
-            cloud: get_s(item, "cloud"),
-            min: get_n(item, "min"),
-            max: get_n(item, "max"),
-            desired: get_n(item, "desired"),
-            version: get_n(item, "version"),
-            launch_seq: get_n(item, "launch_seq"),
-            id: get_s(item, "gid"),
-            status: item.get("status").and_then(|v| v.as_s().ok()).cloned(),
-            failures: get_n(item, "failures"),
-            retry_at_ms: get_n(item, "retry_at"),
-            doc: get_doc(item),
-        }
+    async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>> {
+        self.get(owner(user), format!("{ASG}{name}"))
+            .await?
+            .as_ref()
+            .map(Self::group_from)
+            .transpose()
     }
 
-    pub async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>> {
-        let item = self.get(owner(user), format!("{ASG}{name}")).await?;
-        Ok(item.as_ref().map(Self::group_from))
-    }
-
-    /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
-    pub async fn groups(
+    async fn groups(
         &self,
         user: &str,
         names: Option<&[String]>,
         after: Option<&str>,
         want: usize,
-        keep: impl Fn(&Group) -> bool,
+        keep: GroupFilter<'_>,
     ) -> StoreResult<Vec<Group>> {
-        let mut groups: Vec<Group> = match names {
-            None => self
-                .query_prefix(&owner(user), ASG, after, want, |i| {
-                    keep(&Self::group_from(i))
+        let items = match names {
+            // An unreadable item passes the filter here and fails loudly below.
+            None => {
+                self.query_prefix(&owner(user), ASG, after, want, |i| {
+                    Self::group_from(i).map_or(true, |g| keep(&g))
                 })
                 .await?
-                .iter()
-                .map(Self::group_from)
-                .collect(),
+            }
             Some(names) => {
                 let sks: Vec<String> = names
                     .iter()
                     .filter(|n| after.is_none_or(|a| n.as_str() > a))
                     .map(|n| format!("{ASG}{n}"))
                     .collect();
-                self.batch_get(&owner(user), &sks)
-                    .await?
-                    .iter()
-                    .map(Self::group_from)
-                    .filter(|g| keep(g))
-                    .collect()
+                self.batch_get(&owner(user), &sks).await?
             }
         };
+        let mut groups = Vec::new();
+        for item in &items {
+            let g = Self::group_from(item)?;
+            if keep(&g) {
+                groups.push(g);
+            }
+        }
         groups.sort_by(|a, b| a.name.cmp(&b.name));
         groups.truncate(want);
         Ok(groups)
     }
 
-    /// Compare-and-set of the desired capacity: fails with `Conflict` if the group changed since
-    /// `expected_version` was read.
-    pub async fn set_desired(
+    async fn set_desired(
         &self,
         user: &str,
         name: &str,
@@ -718,8 +807,28 @@ impl Store {
         conditional(result, StoreError::Conflict)
     }
 
-    /// Deletes a group as read at `expected_version` and releases its launch configuration.
-    pub async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
+            .update_expression(
+                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one",
+            )
+            .condition_expression("version = :v")
+            .expression_attribute_names("#st", "status")
+            .expression_attribute_names("#min", "min")
+            .expression_attribute_values(":d", s(DELETING))
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":v", n(g.version))
+            .send()
+            .await;
+        conditional(result, StoreError::Conflict)
+    }
+
+    async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
@@ -749,16 +858,16 @@ impl Store {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Conflict),
+                Some([_, true]) => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }
     }
+}
 
-    // ---- the provisioner's lease, deletion, backoff ----
-
-    /// Takes the group's lease until `now_ms + ttl_ms` if nobody holds it (or theirs expired), and
-    /// returns the group as it stands, in one conditional write.
-    pub async fn take_lease(
+#[async_trait]
+impl Fleet for DynamoStore {
+    async fn take_lease(
         &self,
         user: &str,
         name: &str,
@@ -787,7 +896,7 @@ impl Store {
         match result {
             Ok(out) => Ok(Lease::Taken(Box::new(Self::group_from(
                 &out.attributes.unwrap_or_default(),
-            )))),
+            )?))),
             Err(e) => {
                 let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
                     return Err(unavailable(e));
@@ -804,9 +913,7 @@ impl Store {
         }
     }
 
-    /// Gives the lease back, but only if the group is still at `version`: a change made while the
-    /// lease was held fails this with `Conflict`, and the holder reconciles again.
-    pub async fn release_lease(
+    async fn release_lease(
         &self,
         user: &str,
         name: &str,
@@ -827,204 +934,7 @@ impl Store {
         conditional(result, StoreError::Conflict)
     }
 
-    /// Starts a forced delete: desired and min 0, `Delete in progress`; compare-and-set.
-    pub async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
-        let result = self
-            .db
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .update_expression(
-                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one",
-            )
-            .condition_expression("version = :v")
-            .expression_attribute_names("#st", "status")
-            .expression_attribute_names("#min", "min")
-            .expression_attribute_values(":d", s(DELETING))
-            .expression_attribute_values(":zero", n(0))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":v", n(g.version))
-            .send()
-            .await;
-        conditional(result, StoreError::Conflict)
-    }
-
-    /// Records launch failures in a row and when to try again (no version change: it is not a
-    /// change of what the user wants).
-    pub async fn set_backoff(
-        &self,
-        user: &str,
-        name: &str,
-        failures: i64,
-        retry_at_ms: i64,
-    ) -> StoreResult<()> {
-        let result = self
-            .db
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
-            .update_expression("SET failures = :f, retry_at = :r")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":f", n(failures))
-            .expression_attribute_values(":r", n(retry_at_ms))
-            .send()
-            .await;
-        conditional(result, StoreError::NotFound)
-    }
-
-    // ---- instances ----
-
-    fn instance_from(item: &Item) -> (String, Member) {
-        (
-            get_s(item, "group"),
-            Member {
-                id: get_s(item, "id"),
-                zone: get_s(item, "zone"),
-                lifecycle: Lifecycle::parse(&get_s(item, "lifecycle")),
-                healthy: get_bool(item, "healthy"),
-                launched_ms: get_n(item, "launched"),
-                protected: get_bool(item, "protected"),
-                launch_configuration: get_s(item, "lc"),
-                instance_type: get_s(item, "itype"),
-            },
-        )
-    }
-
-    /// Records instances of a group, in one transaction per 99 that also checks the group (this
-    /// one, by id) still exists (`NotFound` otherwise) and, for launches, moves its `launch_seq`
-    /// from `g.launch_seq` to `advance_to`.
-    pub async fn put_instances(
-        &self,
-        user: &str,
-        g: &Group,
-        members: &[Member],
-        advance_to: Option<i64>,
-    ) -> StoreResult<()> {
-        for (i, chunk) in members.chunks(99).enumerate() {
-            let group_key = key(owner(user), format!("{ASG}{}", g.name));
-            let guard = match advance_to.filter(|_| i == 0) {
-                Some(next) => TransactWriteItem::builder().update(
-                    Update::builder()
-                        .table_name(&self.table)
-                        .set_key(Some(group_key))
-                        .update_expression("SET launch_seq = :next")
-                        .condition_expression(
-                            "gid = :gid AND (attribute_not_exists(launch_seq) OR launch_seq = :seq)",
-                        )
-                        .expression_attribute_values(":gid", s(&g.id))
-                        .expression_attribute_values(":seq", n(g.launch_seq))
-                        .expression_attribute_values(":next", n(next))
-                        .build()
-                        .map_err(unavailable)?,
-                ),
-                None => TransactWriteItem::builder().condition_check(
-                    ConditionCheck::builder()
-                        .table_name(&self.table)
-                        .set_key(Some(group_key))
-                        .condition_expression("gid = :gid")
-                        .expression_attribute_values(":gid", s(&g.id))
-                        .build()
-                        .map_err(unavailable)?,
-                ),
-            };
-            let mut tx = self.db.transact_write_items().transact_items(guard.build());
-            for m in chunk {
-                let put = Put::builder()
-                    .table_name(&self.table)
-                    .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
-                    .item("group", s(&g.name))
-                    .item("gid", s(&g.id))
-                    .item("id", s(&m.id))
-                    .item("zone", s(&m.zone))
-                    .item("lifecycle", s(m.lifecycle.as_str()))
-                    .item("healthy", AttributeValue::Bool(m.healthy))
-                    .item("launched", n(m.launched_ms))
-                    .item("protected", AttributeValue::Bool(m.protected))
-                    .item("lc", s(&m.launch_configuration))
-                    .item("itype", s(&m.instance_type))
-                    .item("cloud", s(&g.cloud))
-                    .build()
-                    .map_err(unavailable)?;
-                tx = tx.transact_items(TransactWriteItem::builder().put(put).build());
-            }
-            match tx.send().await {
-                Ok(_) => {}
-                Err(e) => {
-                    return match cancelled_conditions(&e).as_deref() {
-                        Some([true, ..]) => Err(StoreError::NotFound),
-                        _ => Err(unavailable(e)),
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    pub async fn set_lifecycle(
-        &self,
-        user: &str,
-        group: &str,
-        id: &str,
-        lifecycle: Lifecycle,
-        healthy: bool,
-    ) -> StoreResult<()> {
-        let result = self
-            .db
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
-            .update_expression("SET lifecycle = :l, healthy = :h")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":l", s(lifecycle.as_str()))
-            .expression_attribute_values(":h", AttributeValue::Bool(healthy))
-            .send()
-            .await;
-        // An instance forgotten meanwhile has nothing left to update.
-        match conditional(result, StoreError::NotFound) {
-            Err(StoreError::NotFound) => Ok(()),
-            other => other,
-        }
-    }
-
-    pub async fn delete_instances(
-        &self,
-        user: &str,
-        group: &str,
-        ids: &[String],
-    ) -> StoreResult<()> {
-        let deletes = ids.iter().map(|id| {
-            WriteRequest::builder()
-                .delete_request(
-                    DeleteRequest::builder()
-                        .set_key(Some(key(owner(user), format!("{INST}{group}#{id}"))))
-                        .build()
-                        .expect("the key is set"),
-                )
-                .build()
-        });
-        self.batch_write(deletes.collect()).await
-    }
-
-    /// BatchWriteItem, 25 to a request, until nothing is left unprocessed.
-    async fn batch_write(&self, writes: Vec<WriteRequest>) -> StoreResult<()> {
-        for chunk in writes.chunks(25) {
-            let mut pending = HashMap::from([(self.table.clone(), chunk.to_vec())]);
-            while pending.values().any(|w| !w.is_empty()) {
-                let out = self
-                    .db
-                    .batch_write_item()
-                    .set_request_items(Some(pending))
-                    .send()
-                    .await
-                    .map_err(unavailable)?;
-                pending = out.unprocessed_items.unwrap_or_default();
-            }
-        }
-        Ok(())
-    }
-
-    /// The recorded instances of one group.
-    pub async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
+    async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
         let items = self
             .query_prefix(
                 &owner(user),
@@ -1034,61 +944,67 @@ impl Store {
                 |_| true,
             )
             .await?;
-        Ok(items.iter().map(|i| Self::instance_from(i).1).collect())
-    }
-
-    /// The user's credentials for every cloud.
-    pub async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
-        let items = self
-            .query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
-            .await?;
-        Ok(items
+        items
             .iter()
-            .map(|i| CloudCredentials {
-                cloud: get_s(i, "sk")[CRED.len()..].to_string(),
-                access_key_id: get_s(i, "access_key_id"),
-                secret: get_s(i, "secret"),
-            })
-            .collect())
+            .map(|i| Self::instance_from(i).map(|(_, m)| m))
+            .collect()
     }
 
-    /// Every recorded instance of the user's groups, as (group, instance), by group then id.
-    pub async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
-        let items = self
-            .query_prefix(&owner(user), INST, None, usize::MAX, |_| true)
-            .await?;
-        Ok(items.iter().map(Self::instance_from).collect())
+    async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
+        self.query_prefix(&owner(user), INST, None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::instance_from)
+            .collect()
     }
 
-    // ---- scaling activities ----
-
-    pub async fn put_activities(&self, user: &str, activities: &[Activity]) -> StoreResult<()> {
-        let puts = activities.iter().map(|a| {
-            // Inverted time in the sort key lists the newest first.
-            let inverted = 9_999_999_999_999 - a.start_ms;
-            let id = a.doc["ActivityId"].as_str().unwrap_or_default();
-            let mut item = key(owner(user), format!("{ACT}{}#{inverted:013}#{id}", a.group));
-            item.insert("doc".into(), s(a.doc.to_string()));
-            item.insert("start".into(), n(a.start_ms));
-            item.insert(
-                TTL_ATTRIBUTE.into(),
-                n(a.start_ms / 1000 + ACTIVITY_TTL_SECS),
-            );
-            WriteRequest::builder()
-                .put_request(
-                    PutRequest::builder()
-                        .set_item(Some(item))
-                        .build()
-                        .expect("the item is set"),
-                )
+    async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()> {
+        if r.is_empty() {
+            return Ok(());
+        }
+        let mut writes = Vec::new();
+        for m in &r.put {
+            writes.push(TransactWriteItem::builder().put(self.instance_put(user, g, m)?).build());
+        }
+        for id in &r.forget {
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(owner(user), format!("{INST}{}#{id}", g.name))))
                 .build()
-        });
-        self.batch_write(puts.collect()).await
+                .map_err(unavailable)?;
+            writes.push(TransactWriteItem::builder().delete(delete).build());
+        }
+        for a in &r.activities {
+            writes.push(TransactWriteItem::builder().put(self.activity_put(user, a)?).build());
+        }
+        // One transaction of up to 100 writes, each led by the group's guard (the first one also
+        // moves the launch sequence and the backoff): a round's record is one request.
+        let mut chunks = writes.chunks(99).peekable();
+        let mut first = true;
+        while first || chunks.peek().is_some() {
+            let guard = if first {
+                self.record_guard(user, g, r)?
+            } else {
+                TransactWriteItem::builder()
+                    .condition_check(self.group_check(user, g)?)
+                    .build()
+            };
+            let mut tx = self.db.transact_write_items().transact_items(guard);
+            for w in chunks.next().unwrap_or_default() {
+                tx = tx.transact_items(w.clone());
+            }
+            if let Err(e) = tx.send().await {
+                return match cancelled_conditions(&e).as_deref() {
+                    Some([true, ..]) => Err(self.why_guard_failed(user, g).await?),
+                    _ => Err(unavailable(e)),
+                };
+            }
+            first = false;
+        }
+        Ok(())
     }
 
-    /// Activities of one group (newest first) or of all, after the sort-key suffix `after`.
-    /// Returns (sort-key suffix, document) pairs so the caller can page.
-    pub async fn activities(
+    async fn activities(
         &self,
         user: &str,
         group: Option<&str>,
@@ -1102,17 +1018,21 @@ impl Store {
         let items = self
             .query_prefix(&owner(user), &prefix, after, want, |_| true)
             .await?;
-        Ok(items
+        items
             .iter()
-            .map(|i| (get_s(i, "sk")[prefix.len()..].to_string(), get_doc(i)))
-            .collect())
+            .map(|i| Ok((sk_suffix(i, &prefix)?, get_doc(i)?)))
+            .collect()
     }
 }
 
-/// The outcome of `take_lease`.
-#[derive(Debug)]
-pub enum Lease {
-    Taken(Box<Group>),
-    Busy,
-    NoGroup,
+impl DynamoStore {
+    /// A record's guard failed: the group is gone (or another of the same name stands there), or
+    /// its launch sequence moved.
+    async fn why_guard_failed(&self, user: &str, g: &Group) -> StoreResult<StoreError> {
+        let now = self.get(owner(user), format!("{ASG}{}", g.name)).await?;
+        Ok(match now {
+            Some(item) if get_s(&item, "gid")? == g.id => StoreError::Conflict,
+            _ => StoreError::NotFound,
+        })
+    }
 }

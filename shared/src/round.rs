@@ -1,0 +1,264 @@
+//! What one reconcile round writes, pure: from the plan (`reconcile::decide`) and what the cloud did
+//! with it, the one `Record` the provisioner hands the store: instance records, the launch
+//! sequence, the backoff and the scaling activities, together.
+
+use crate::activity::{self, Context};
+use crate::reconcile::{backoff_ms, Lifecycle, Member, Plan};
+use crate::store::{Backoff, Record};
+
+/// What the cloud did with a plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Acted {
+    /// TerminateInstances of `plan.terminate` refused: the cloud's words.
+    pub terminate_failed: Option<String>,
+    /// The VMs launched, as records (Pending).
+    pub launched: Vec<Member>,
+    /// Why launching stopped short (the cloud's words, or the launch configuration gone).
+    pub launch_failed: Option<String>,
+}
+
+/// The group as the round read it.
+#[derive(Debug, Clone, Copy)]
+pub struct Before {
+    pub launch_seq: i64,
+    pub failures: i64,
+    pub desired: i64,
+}
+
+/// The record of a round whose plan was carried out as `acted` says.
+pub fn record(
+    ctx: &Context<'_>,
+    before: Before,
+    members: &[Member],
+    plan: &Plan,
+    acted: &Acted,
+) -> Record {
+    let mut r = Record::default();
+    let recorded = |id: &str| members.iter().find(|m| m.id == id);
+    r.put.extend(plan.adopt.iter().cloned());
+    for id in &plan.in_service {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::InService,
+                healthy: true,
+                ..m.clone()
+            });
+        }
+    }
+    r.forget.extend(plan.finished.iter().cloned());
+    for (id, cause) in &plan.gone {
+        r.forget.push(id.clone());
+        r.activities.push(activity::terminated(ctx, id, cause));
+    }
+    for (id, cause) in &plan.terminate {
+        match &acted.terminate_failed {
+            Some(why) => r.activities.push(activity::terminate_failed(ctx, id, why)),
+            None => {
+                if let Some(m) = recorded(id) {
+                    r.put.push(Member {
+                        lifecycle: Lifecycle::Terminating,
+                        healthy: false,
+                        ..m.clone()
+                    });
+                }
+                r.activities.push(activity::terminated(ctx, id, cause));
+            }
+        }
+    }
+    // The next launch gets new tokens only once these VMs are on record. Adopted VMs are a launch
+    // whose record was lost: their tokens are spent too.
+    if !acted.launched.is_empty() || !plan.adopt.is_empty() {
+        r.launch_seq = Some(before.launch_seq + 1);
+    }
+    if !acted.launched.is_empty() {
+        r.put.extend(acted.launched.iter().cloned());
+        for m in &acted.launched {
+            r.activities.push(activity::launched(
+                ctx,
+                &m.id,
+                &m.zone,
+                plan.capacity_from,
+                plan.capacity_to,
+            ));
+        }
+    }
+    match &acted.launch_failed {
+        Some(why) => {
+            let from = plan.capacity_from + acted.launched.len() as i64;
+            let act = failure(ctx, before, why, from, &mut r);
+            r.activities.push(act);
+        }
+        None if !plan.launch.is_empty() && before.failures > 0 => {
+            r.backoff = Some(Backoff {
+                failures: 0,
+                retry_at_ms: 0,
+            })
+        }
+        None => {}
+    }
+    r
+}
+
+/// The record of a round that could not even look at the cloud (no credentials, unreachable).
+pub fn observe_failed(ctx: &Context<'_>, before: Before, why: &str, from: i64) -> Record {
+    let mut r = Record::default();
+    let act = failure(ctx, before, why, from, &mut r);
+    r.activities.push(act);
+    r
+}
+
+/// A failed launch: its activity, and a longer wait before the next try.
+fn failure(
+    ctx: &Context<'_>,
+    before: Before,
+    why: &str,
+    from: i64,
+    r: &mut Record,
+) -> crate::activity::Activity {
+    let failures = before.failures + 1;
+    r.backoff = Some(Backoff {
+        failures,
+        retry_at_ms: ctx.now_ms + backoff_ms(failures),
+    });
+    activity::launch_failed(ctx, why, from, before.desired)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::{Cause, Placement};
+
+    fn ctx() -> Context<'static> {
+        Context {
+            group: "web",
+            group_arn: "arn",
+            now_ms: 1_000_000,
+        }
+    }
+
+    fn member(id: &str, lifecycle: Lifecycle) -> Member {
+        Member {
+            id: id.into(),
+            zone: "a".into(),
+            lifecycle,
+            healthy: true,
+            launched_ms: 0,
+            protected: false,
+            launch_configuration: "web@hotel".into(),
+            instance_type: "t2.micro".into(),
+        }
+    }
+
+    const BEFORE: Before = Before {
+        launch_seq: 7,
+        failures: 2,
+        desired: 3,
+    };
+
+    fn launch_plan(n: usize) -> Plan {
+        Plan {
+            launch: vec![
+                Placement {
+                    zone: Some("a".into()),
+                    subnet: None
+                };
+                n
+            ],
+            capacity_from: 1,
+            capacity_to: 3,
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn launches_advance_the_sequence_and_clear_the_backoff() {
+        let acted = Acted {
+            launched: vec![
+                member("i-1", Lifecycle::Pending),
+                member("i-2", Lifecycle::Pending),
+            ],
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(2), &acted);
+        assert_eq!(r.put.len(), 2);
+        assert_eq!(r.launch_seq, Some(8));
+        assert_eq!(
+            r.backoff,
+            Some(Backoff {
+                failures: 0,
+                retry_at_ms: 0
+            })
+        );
+        assert_eq!(r.activities.len(), 2);
+        assert!(r.activities[0].doc["Cause"]
+            .as_str()
+            .unwrap()
+            .contains("increasing the capacity from 1 to 3"));
+    }
+
+    #[test]
+    fn a_partial_launch_records_what_ran_and_backs_off() {
+        let acted = Acted {
+            launched: vec![member("i-1", Lifecycle::Pending)],
+            launch_failed: Some("InsufficientInstanceCapacity: full".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(2), &acted);
+        assert_eq!(r.launch_seq, Some(8));
+        let b = r.backoff.unwrap();
+        assert_eq!(b.failures, 3);
+        assert_eq!(b.retry_at_ms, 1_000_000 + backoff_ms(3));
+        let failed = r.activities.last().unwrap();
+        assert_eq!(failed.doc["StatusCode"], "Failed");
+        assert!(failed.doc["StatusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("InsufficientInstanceCapacity"));
+    }
+
+    #[test]
+    fn nothing_launched_leaves_the_sequence() {
+        let acted = Acted {
+            launch_failed: Some("InvalidAMIID.NotFound: no".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(1), &acted);
+        assert_eq!(r.launch_seq, None);
+        assert!(r.put.is_empty());
+        assert_eq!(r.backoff.unwrap().failures, 3);
+    }
+
+    #[test]
+    fn terminations_mark_records_or_say_why_not() {
+        let members = [
+            member("i-1", Lifecycle::InService),
+            member("i-2", Lifecycle::Pending),
+        ];
+        let plan = Plan {
+            terminate: vec![("i-1".into(), Cause::ScaleIn { from: 2, to: 1 })],
+            in_service: vec!["i-2".into()],
+            gone: vec![("i-9".into(), Cause::Unhealthy("gone".into()))],
+            finished: vec!["i-8".into()],
+            ..Plan::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &plan, &Acted::default());
+        let i1 = r.put.iter().find(|m| m.id == "i-1").unwrap();
+        assert_eq!((i1.lifecycle, i1.healthy), (Lifecycle::Terminating, false));
+        let i2 = r.put.iter().find(|m| m.id == "i-2").unwrap();
+        assert_eq!(i2.lifecycle, Lifecycle::InService);
+        assert_eq!(r.forget, vec!["i-8".to_string(), "i-9".to_string()]);
+        assert_eq!(r.activities.len(), 2);
+        assert_eq!(r.backoff, None);
+
+        let refused = Acted {
+            terminate_failed: Some("InternalError: try later".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &plan, &refused);
+        assert!(r.put.iter().all(|m| m.id != "i-1"));
+        assert!(r
+            .activities
+            .iter()
+            .any(|a| a.doc["StatusMessage"] == "InternalError: try later"));
+    }
+}

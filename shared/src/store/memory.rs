@@ -1,0 +1,510 @@
+//! The in-memory store: the same outcomes as the DynamoDB adapter (conditions, all-or-nothing
+//! writes, lease expiry, paging order and keys), in one process. For the in-process tests and the
+//! simulation; `tests/tests/store_contract.rs` holds both adapters to one suite.
+//!
+//! Every operation counts as one DynamoDB call in `metrics` (a record as one per 100 writes, as
+//! the DynamoDB adapter makes them) and is one step of its `Tripwire`, taken after its writes.
+
+use super::{
+    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult,
+};
+use crate::fault::Tripwire;
+use crate::group::{Group, DELETING};
+use crate::identity::{AccessKey, User};
+use crate::launch_config::LaunchConfig;
+use crate::metrics::{self, Counter};
+use crate::reconcile::Member;
+use async_trait::async_trait;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// (user, name)
+type Owned = (String, String);
+
+struct StoredGroup {
+    group: Group,
+    lease: Option<(String, i64)>,
+}
+
+#[derive(Default)]
+struct State {
+    users: BTreeMap<String, User>,
+    keys: BTreeMap<String, AccessKey>,
+    clouds: BTreeMap<String, CloudRecord>,
+    creds: BTreeMap<Owned, CloudCredentials>,
+    lcs: BTreeMap<Owned, (LaunchConfig, BTreeSet<String>)>,
+    groups: BTreeMap<Owned, StoredGroup>,
+    /// (user, group, instance id) -> (group id, record)
+    instances: BTreeMap<(String, String, String), (String, Member)>,
+    /// (user, activity key) -> document
+    activities: BTreeMap<Owned, serde_json::Value>,
+}
+
+pub struct MemoryStore {
+    state: Mutex<State>,
+    trip: Arc<Tripwire>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new(crate::fault::none())
+    }
+}
+
+fn owned(user: &str, name: &str) -> Owned {
+    (user.to_string(), name.to_string())
+}
+
+impl MemoryStore {
+    pub fn new(trip: Arc<Tripwire>) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            trip,
+        }
+    }
+
+    /// The state, for one operation (never held across an await).
+    fn state(&self, calls: usize) -> MutexGuard<'_, State> {
+        for _ in 0..calls {
+            metrics::count(Counter::DynamoDb);
+        }
+        self.state.lock().expect("no operation panics holding the store")
+    }
+
+    async fn done<T>(&self, out: T) -> T {
+        self.trip.step().await;
+        out
+    }
+}
+
+/// Names in order after `after` (exclusive) that pass `keep`, at most `want`, all or only `names`.
+fn page<'a, T: 'a>(
+    all: impl Iterator<Item = (&'a String, &'a T)>,
+    names: Option<&[String]>,
+    after: Option<&str>,
+    want: usize,
+    keep: impl Fn(&T) -> bool,
+) -> Vec<&'a T> {
+    all.filter(|(name, _)| names.is_none_or(|ns| ns.contains(name)))
+        .filter(|(name, _)| after.is_none_or(|a| name.as_str() > a))
+        .filter(|(_, v)| keep(v))
+        .take(want)
+        .map(|(_, v)| v)
+        .collect()
+}
+
+#[async_trait]
+impl Directory for MemoryStore {
+    async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            if st.users.contains_key(&user.name) || st.keys.contains_key(&user.access_key_id) {
+                Err(StoreError::Exists)
+            } else {
+                st.users.insert(user.name.clone(), user.clone());
+                st.keys.insert(
+                    user.access_key_id.clone(),
+                    AccessKey {
+                        access_key_id: user.access_key_id.clone(),
+                        secret: secret.to_string(),
+                        user: user.name.clone(),
+                        account_id: user.account_id.clone(),
+                    },
+                );
+                Ok(())
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn users(&self) -> StoreResult<Vec<User>> {
+        let out = self.state(1).users.values().cloned().collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>> {
+        let out = self.state(1).keys.get(access_key_id).cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
+        self.state(1).clouds.insert(cloud.name.clone(), cloud.clone());
+        self.done(Ok(())).await
+    }
+
+    async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>> {
+        let out = self.state(1).clouds.get(name).cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn clouds(&self) -> StoreResult<Vec<CloudRecord>> {
+        let out = self.state(1).clouds.values().cloned().collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn put_cloud_credentials(
+        &self,
+        user: &str,
+        creds: &CloudCredentials,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            if !st.users.contains_key(user) || !st.clouds.contains_key(&creds.cloud) {
+                Err(StoreError::NotFound)
+            } else {
+                st.creds.insert(owned(user, &creds.cloud), creds.clone());
+                Ok(())
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn cloud_credentials(
+        &self,
+        user: &str,
+        cloud: &str,
+    ) -> StoreResult<Option<CloudCredentials>> {
+        let out = self.state(1).creds.get(&owned(user, cloud)).cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
+        let out = self
+            .state(1)
+            .creds
+            .iter()
+            .filter(|((u, _), _)| u == user)
+            .map(|(_, c)| c.clone())
+            .collect();
+        self.done(Ok(out)).await
+    }
+}
+
+#[async_trait]
+impl LaunchConfigs for MemoryStore {
+    async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(user, &lc.name);
+            if st.lcs.contains_key(&k) {
+                Err(StoreError::Exists)
+            } else {
+                st.lcs.insert(k, (lc.clone(), BTreeSet::new()));
+                Ok(())
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(user, name);
+            match st.lcs.get(&k) {
+                None => Err(StoreError::NotFound),
+                Some((_, used_by)) if !used_by.is_empty() => {
+                    Err(StoreError::InUse(used_by.iter().cloned().collect()))
+                }
+                Some(_) => {
+                    st.lcs.remove(&k);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>> {
+        let out = self
+            .state(1)
+            .lcs
+            .get(&owned(user, name))
+            .map(|(lc, _)| lc.clone());
+        self.done(Ok(out)).await
+    }
+
+    async fn launch_configs(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<LaunchConfig>> {
+        let out = {
+            let st = self.state(1);
+            let mine = st
+                .lcs
+                .iter()
+                .filter(|((u, _), _)| u == user)
+                .map(|((_, n), v)| (n, v));
+            page(mine, names, after, want, |_| true)
+                .into_iter()
+                .map(|(lc, _)| lc.clone())
+                .collect()
+        };
+        self.done(Ok(out)).await
+    }
+}
+
+#[async_trait]
+impl Groups for MemoryStore {
+    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(user, &g.name);
+            if st.groups.contains_key(&k) {
+                Err(StoreError::Exists)
+            } else if let Some((_, used_by)) =
+                st.lcs.get_mut(&owned(user, &g.launch_configuration))
+            {
+                used_by.insert(g.name.clone());
+                st.groups.insert(
+                    k,
+                    StoredGroup {
+                        group: g.clone(),
+                        lease: None,
+                    },
+                );
+                Ok(())
+            } else {
+                Err(StoreError::NotFound)
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>> {
+        let out = self
+            .state(1)
+            .groups
+            .get(&owned(user, name))
+            .map(|s| s.group.clone());
+        self.done(Ok(out)).await
+    }
+
+    async fn groups(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+        keep: GroupFilter<'_>,
+    ) -> StoreResult<Vec<Group>> {
+        let out = {
+            let st = self.state(1);
+            let mine = st
+                .groups
+                .iter()
+                .filter(|((u, _), _)| u == user)
+                .map(|((_, n), s)| (n, &s.group));
+            page(mine, names, after, want, keep)
+                .into_iter()
+                .cloned()
+                .collect()
+        };
+        self.done(Ok(out)).await
+    }
+
+    async fn set_desired(
+        &self,
+        user: &str,
+        name: &str,
+        desired: i64,
+        expected_version: i64,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.groups.get_mut(&owned(user, name)) {
+                Some(s) if s.group.version == expected_version => {
+                    s.group.desired = desired;
+                    s.group.version += 1;
+                    Ok(())
+                }
+                _ => Err(StoreError::Conflict),
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.groups.get_mut(&owned(user, &g.name)) {
+                Some(s) if s.group.version == g.version => {
+                    s.group.status = Some(DELETING.to_string());
+                    s.group.desired = 0;
+                    s.group.min = 0;
+                    s.group.version += 1;
+                    Ok(())
+                }
+                _ => Err(StoreError::Conflict),
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(user, &g.name);
+            let lc = owned(user, &g.launch_configuration);
+            match st.groups.get(&k) {
+                Some(s) if s.group.version == g.version => match st.lcs.get_mut(&lc) {
+                    Some((_, used_by)) => {
+                        used_by.remove(&g.name);
+                        st.groups.remove(&k);
+                        Ok(())
+                    }
+                    None => Err(StoreError::NotFound),
+                },
+                _ => Err(StoreError::Conflict),
+            }
+        };
+        self.done(out).await
+    }
+}
+
+#[async_trait]
+impl Fleet for MemoryStore {
+    async fn take_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<Lease> {
+        let out = {
+            let mut st = self.state(1);
+            match st.groups.get_mut(&owned(user, name)) {
+                None => Lease::NoGroup,
+                Some(s) => match &s.lease {
+                    Some((h, until)) if *until >= now_ms && h != holder => Lease::Busy,
+                    _ => {
+                        s.lease = Some((holder.to_string(), now_ms + ttl_ms));
+                        Lease::Taken(Box::new(s.group.clone()))
+                    }
+                },
+            }
+        };
+        self.done(Ok(out)).await
+    }
+
+    async fn release_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        version: i64,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.groups.get_mut(&owned(user, name)) {
+                Some(s)
+                    if s.group.version == version
+                        && s.lease.as_ref().is_some_and(|(h, _)| h == holder) =>
+                {
+                    s.lease = None;
+                    Ok(())
+                }
+                _ => Err(StoreError::Conflict),
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
+        let out = self
+            .state(1)
+            .instances
+            .iter()
+            .filter(|((u, g, _), _)| u == user && g == group)
+            .map(|(_, (_, m))| m.clone())
+            .collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
+        let out = self
+            .state(1)
+            .instances
+            .iter()
+            .filter(|((u, _, _), _)| u == user)
+            .map(|((_, g, _), (_, m))| (g.clone(), m.clone()))
+            .collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()> {
+        if r.is_empty() {
+            return Ok(());
+        }
+        let writes = r.put.len() + r.forget.len() + r.activities.len();
+        let keys = r
+            .activities
+            .iter()
+            .map(activity_key)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let out = {
+            let mut st = self.state(writes.div_ceil(99).max(1));
+            match st.groups.get_mut(&owned(user, &g.name)) {
+                Some(s) if s.group.id == g.id => {
+                    if r.launch_seq.is_some() && s.group.launch_seq != g.launch_seq {
+                        Err(StoreError::Conflict)
+                    } else {
+                        if let Some(next) = r.launch_seq {
+                            s.group.launch_seq = next;
+                        }
+                        if let Some(Backoff {
+                            failures,
+                            retry_at_ms,
+                        }) = r.backoff
+                        {
+                            s.group.failures = failures;
+                            s.group.retry_at_ms = retry_at_ms;
+                        }
+                        for m in &r.put {
+                            st.instances.insert(
+                                (user.to_string(), g.name.clone(), m.id.clone()),
+                                (g.id.clone(), m.clone()),
+                            );
+                        }
+                        for id in &r.forget {
+                            st.instances
+                                .remove(&(user.to_string(), g.name.clone(), id.clone()));
+                        }
+                        for (k, a) in keys.into_iter().zip(&r.activities) {
+                            st.activities
+                                .insert((user.to_string(), k), a.doc.clone());
+                        }
+                        Ok(())
+                    }
+                }
+                _ => Err(StoreError::NotFound),
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn activities(
+        &self,
+        user: &str,
+        group: Option<&str>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<(String, serde_json::Value)>> {
+        let prefix = group.map(|g| format!("{g}#")).unwrap_or_default();
+        let out = self
+            .state(1)
+            .activities
+            .iter()
+            .filter(|((u, _), _)| u == user)
+            .filter_map(|((_, k), doc)| Some((k.strip_prefix(&prefix)?.to_string(), doc)))
+            .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
+            .take(want)
+            .map(|(k, doc)| (k, doc.clone()))
+            .collect();
+        self.done(Ok(out)).await
+    }
+}

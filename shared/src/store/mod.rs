@@ -1,0 +1,260 @@
+//! The store seam: Phantom's state by role, as traits with two adapters that give the same
+//! outcomes: DynamoDB (`dynamo`, the one table of template.yaml) and in memory (`memory`, for the
+//! in-process tests and the simulation). `tests/tests/store_contract.rs` runs one suite against both.
+//!
+//! Every rule that two writers could race on is a condition on the write itself (a transaction
+//! where two records change together), never a read followed by a write; a lost condition is a
+//! `StoreError`, which the caller turns into AWS's error.
+
+pub mod dynamo;
+pub mod memory;
+
+use crate::activity::Activity;
+use crate::group::Group;
+use crate::identity::{AccessKey, User};
+use crate::launch_config::LaunchConfig;
+use crate::reconcile::Member;
+use async_trait::async_trait;
+
+pub use dynamo::DynamoStore;
+pub use memory::MemoryStore;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// The item to create exists already.
+    Exists,
+    /// The item to change, or one it depends on, does not exist.
+    NotFound,
+    /// The item is referenced by these others (a launch configuration by its groups).
+    InUse(Vec<String>),
+    /// A compare-and-set lost to a concurrent writer.
+    Conflict,
+    /// The store could not be reached or refused for another reason.
+    Unavailable(String),
+    /// A stored item cannot be read back (an attribute missing or of the wrong type).
+    Corrupt(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exists => write!(f, "already exists"),
+            Self::NotFound => write!(f, "not found"),
+            Self::InUse(by) => write!(f, "in use by {}", by.join(", ")),
+            Self::Conflict => write!(f, "concurrent update"),
+            Self::Unavailable(m) => write!(f, "store unavailable: {m}"),
+            Self::Corrupt(m) => write!(f, "stored item unreadable: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What a client sees of a store failure that no action turned into its own error: a conflict it
+/// may retry, or our fault. The details go to the log, not to the client.
+impl From<StoreError> for crate::ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict => crate::ApiError::resource_contention(
+                "The resource was changed by another request; retry.",
+            ),
+            other => {
+                tracing::error!(error = %other, "store failure");
+                crate::ApiError::internal("An internal error occurred; retry the request.")
+            }
+        }
+    }
+}
+
+/// A registered EC2-compatible cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudRecord {
+    pub name: String,
+    pub endpoint: String,
+    pub region: String,
+    /// The availability zone used for groups that name none.
+    pub zone: String,
+}
+
+/// A user's credentials for one cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudCredentials {
+    pub cloud: String,
+    pub access_key_id: String,
+    pub secret: String,
+}
+
+/// The outcome of `Fleet::take_lease`.
+#[derive(Debug)]
+pub enum Lease {
+    Taken(Box<Group>),
+    Busy,
+    NoGroup,
+}
+
+/// Launch failures in a row and when launching may be tried again (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub failures: i64,
+    pub retry_at_ms: i64,
+}
+
+/// What one reconcile round writes, all at once: instance records added or changed (whole), those
+/// forgotten, the launch sequence advanced past what was launched, the backoff, the activities.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    pub put: Vec<Member>,
+    pub forget: Vec<String>,
+    /// Moves the group's `launch_seq` from the one it was read with to this.
+    pub launch_seq: Option<i64>,
+    pub backoff: Option<Backoff>,
+    pub activities: Vec<Activity>,
+}
+
+impl Record {
+    pub fn is_empty(&self) -> bool {
+        self.put.is_empty()
+            && self.forget.is_empty()
+            && self.launch_seq.is_none()
+            && self.backoff.is_none()
+            && self.activities.is_empty()
+    }
+}
+
+/// Users and their access keys, clouds, and each user's credentials per cloud.
+#[async_trait]
+pub trait Directory: Send + Sync {
+    /// A user and its access key, together; `Exists` if either exists.
+    async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()>;
+    async fn users(&self) -> StoreResult<Vec<User>>;
+    async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>>;
+    /// Registers a cloud, or updates its endpoint, region and zone.
+    async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()>;
+    async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>>;
+    /// Every cloud, by name.
+    async fn clouds(&self) -> StoreResult<Vec<CloudRecord>>;
+    /// Sets a user's credentials for a cloud; `NotFound` unless both exist.
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials)
+        -> StoreResult<()>;
+    async fn cloud_credentials(
+        &self,
+        user: &str,
+        cloud: &str,
+    ) -> StoreResult<Option<CloudCredentials>>;
+    /// The user's credentials for every cloud, by cloud.
+    async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>>;
+}
+
+/// Launch configurations.
+#[async_trait]
+pub trait LaunchConfigs: Send + Sync {
+    /// `Exists` if the name is taken.
+    async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()>;
+    /// `NotFound`, or `InUse` with the names of the groups using it (sorted).
+    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()>;
+    async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>>;
+    /// Up to `want` in name order after `after`, all or only `names`.
+    async fn launch_configs(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<LaunchConfig>>;
+}
+
+/// A filter on groups as they are read.
+pub type GroupFilter<'a> = &'a (dyn Fn(&Group) -> bool + Send + Sync);
+
+/// Auto Scaling groups: what the user asks for.
+#[async_trait]
+pub trait Groups: Send + Sync {
+    /// Creates a group and records it as a user of its launch configuration: `Exists`, or
+    /// `NotFound` if the launch configuration is gone.
+    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
+    async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
+    /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
+    async fn groups(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+        keep: GroupFilter<'_>,
+    ) -> StoreResult<Vec<Group>>;
+    /// Compare-and-set of the desired capacity: `Conflict` if the group is not at `expected_version`.
+    async fn set_desired(
+        &self,
+        user: &str,
+        name: &str,
+        desired: i64,
+        expected_version: i64,
+    ) -> StoreResult<()>;
+    /// Starts a forced delete (desired and min 0, `Delete in progress`); compare-and-set.
+    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
+    /// Deletes a group as read at its version (`Conflict` otherwise) and releases its launch
+    /// configuration.
+    async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()>;
+}
+
+/// What the provisioner keeps: the lease on a group, instance records, scaling activities.
+#[async_trait]
+pub trait Fleet: Send + Sync {
+    /// Takes the group's lease until `now_ms + ttl_ms` if nobody holds it (or theirs ran out) and
+    /// returns the group as it stands, in one conditional write.
+    async fn take_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<Lease>;
+    /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
+    /// meanwhile fails this with `Conflict`, and the holder reconciles again.
+    async fn release_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        version: i64,
+    ) -> StoreResult<()>;
+    /// The recorded instances of one group, by id.
+    async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>>;
+    /// Every recorded instance of the user's groups, as (group, instance), by group then id.
+    async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>>;
+    /// Writes one round's record for group `g` (as read, by its id): `NotFound` if that group is
+    /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read.
+    async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
+    /// Activities of one group or of all, newest first, after the key `after`; returns (key,
+    /// document) pairs so the caller can page.
+    async fn activities(
+        &self,
+        user: &str,
+        group: Option<&str>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<(String, serde_json::Value)>>;
+}
+
+/// All of it: what the api and the provisioner are built from.
+pub trait Store: Directory + LaunchConfigs + Groups + Fleet {}
+impl<T: Directory + LaunchConfigs + Groups + Fleet> Store for T {}
+
+/// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
+/// infra/check_template.py compares them).
+pub const PARTITION_KEY: &str = "pk";
+pub const SORT_KEY: &str = "sk";
+pub const TTL_ATTRIBUTE: &str = "expires";
+
+/// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
+/// page activities by it, so their NextTokens agree.
+pub fn activity_key(a: &Activity) -> StoreResult<String> {
+    let id = a.doc["ActivityId"]
+        .as_str()
+        .ok_or_else(|| StoreError::Corrupt("an activity without ActivityId".into()))?;
+    let inverted = 9_999_999_999_999 - a.start_ms;
+    Ok(format!("{}#{inverted:013}#{id}", a.group))
+}

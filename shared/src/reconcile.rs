@@ -57,6 +57,9 @@ pub enum CloudState {
     Stopped,
     ShuttingDown,
     Terminated,
+    /// A state this code does not know (or none given): the VM is kept as it is, neither judged
+    /// dead and replaced nor adopted, until the cloud says something known.
+    Unknown,
 }
 
 impl CloudState {
@@ -67,7 +70,8 @@ impl CloudState {
             "stopping" => Self::Stopping,
             "stopped" => Self::Stopped,
             "shutting-down" => Self::ShuttingDown,
-            _ => Self::Terminated,
+            "terminated" => Self::Terminated,
+            _ => Self::Unknown,
         }
     }
     pub fn alive(self) -> bool {
@@ -640,5 +644,19 @@ mod tests {
             .map(|p| p.subnet.unwrap())
             .collect();
         assert_eq!(subnets, ["s-1", "s-2", "s-1"]);
+    }
+
+    #[test]
+    fn an_unknown_state_is_neither_dead_nor_adopted() {
+        assert_eq!(CloudState::parse("hibernating"), CloudState::Unknown);
+        assert_eq!(CloudState::parse("terminated"), CloudState::Terminated);
+        let m = member("i-1", "a", 0);
+        let plan = decide(
+            &target(1),
+            &[m],
+            &[seen("i-1", CloudState::Unknown, "a"), seen("i-2", CloudState::Unknown, "a")],
+            60_000,
+        );
+        assert!(plan.is_empty(), "{plan:?}");
     }
 }

@@ -1,7 +1,8 @@
-//! The EC2 adapter: one client per (cloud, user credentials), and the three things Phantom asks of
-//! a cloud: which tagged VMs exist, launch some, terminate some. Thin: the decisions are in
-//! `phantom::reconcile`.
+//! The EC2 adapter: one client per (cloud, user credentials) implementing `phantom::cloud::Cloud`.
+//! Thin: the launch request is built by `phantom::cloud::launch_request` (pure) and copied onto
+//! the SDK's RunInstances here; the decisions are in `phantom::reconcile`.
 
+use async_trait::async_trait;
 use aws_credential_types::Credentials;
 use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{
@@ -11,30 +12,14 @@ use aws_sdk_ec2::types::{
     ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification, Tenancy,
     VolumeType,
 };
-use phantom::reconcile::{CloudState, Placement, Seen};
-use phantom::store::{Cloud, CloudCredentials};
-use serde_json::Value;
+use phantom::cloud::launch::{BlockDevice, Network, Profile};
+use phantom::cloud::{
+    Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
+use phantom::reconcile::{CloudState, Seen};
+use phantom::store::{CloudCredentials, CloudRecord};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Tags every VM carries: who owns it and which group (by name and by id) it belongs to.
-pub const TAG_OWNER: &str = "phantom:owner";
-pub const TAG_GROUP: &str = "phantom:group";
-pub const TAG_GROUP_ID: &str = "phantom:group-id";
-
-/// What a cloud said when it refused, or why it could not be reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudError {
-    pub code: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for CloudError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for CloudError {}
 
 fn cloud_error<E, R>(e: SdkError<E, R>) -> CloudError
 where
@@ -42,34 +27,29 @@ where
     R: std::fmt::Debug,
 {
     match e.as_service_error() {
-        Some(s) => CloudError {
-            code: s.code().unwrap_or("Unknown").to_string(),
-            message: s.message().unwrap_or_default().to_string(),
-        },
-        None => CloudError {
-            code: "CloudUnreachable".into(),
-            message: DisplayErrorContext(&e).to_string(),
-        },
+        Some(s) => CloudError::new(
+            s.code().unwrap_or("Unknown"),
+            s.message().unwrap_or_default(),
+        ),
+        None => CloudError::unreachable(DisplayErrorContext(&e).to_string()),
     }
 }
 
-/// A VM with Phantom's tags, as the cloud shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tagged {
-    pub seen: Seen,
-    pub group: String,
-    pub group_id: String,
+/// Connects to each cloud's EC2 endpoint with the SDK configuration of the function.
+pub struct Ec2Connect {
+    sdk: aws_config::SdkConfig,
 }
 
-/// One launch request: `count` VMs of a launch configuration, in one place, idempotent by token.
-pub struct Launch<'a> {
-    /// The launch configuration's document (botocore's `LaunchConfiguration` shape).
-    pub launch_configuration: &'a Value,
-    pub count: i32,
-    pub placement: &'a Placement,
-    /// The same token makes a retried RunInstances return the VMs of the first call.
-    pub client_token: String,
-    pub tags: Vec<(String, String)>,
+impl Ec2Connect {
+    pub fn new(sdk: aws_config::SdkConfig) -> Self {
+        Self { sdk }
+    }
+}
+
+impl Connect for Ec2Connect {
+    fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud> {
+        Arc::new(Ec2::connect(&self.sdk, cloud, creds))
+    }
 }
 
 #[derive(Clone)]
@@ -79,7 +59,11 @@ pub struct Ec2 {
 
 impl Ec2 {
     /// A client for `cloud`'s EC2 endpoint that signs with the user's credentials for it.
-    pub fn connect(sdk: &aws_config::SdkConfig, cloud: &Cloud, creds: &CloudCredentials) -> Self {
+    pub fn connect(
+        sdk: &aws_config::SdkConfig,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+    ) -> Self {
         let config = aws_sdk_ec2::config::Builder::from(sdk)
             .endpoint_url(&cloud.endpoint)
             .region(aws_sdk_ec2::config::Region::new(cloud.region.clone()))
@@ -103,8 +87,12 @@ impl Ec2 {
         }
     }
 
+}
+
+#[async_trait]
+impl Cloud for Ec2 {
     /// The owner's tagged VMs, of one group (by id) or all: one DescribeInstances per page.
-    pub async fn tagged(
+    async fn tagged(
         &self,
         owner: &str,
         group_id: Option<&str>,
@@ -157,56 +145,50 @@ impl Ec2 {
         }
     }
 
-    /// RunInstances for `count` VMs; returns them as launched.
-    pub async fn launch(&self, l: &Launch<'_>) -> Result<Vec<Seen>, CloudError> {
-        let lc = l.launch_configuration;
-        let text = |k: &str| lc[k].as_str().map(str::to_string);
+    async fn launch(&self, l: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
         let tags: Vec<Tag> = l
             .tags
             .iter()
             .map(|(k, v)| Tag::builder().key(k).value(v).build())
             .collect();
-        let (group_ids, group_names): (Vec<String>, Vec<String>) = lc["SecurityGroups"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .partition(|g| g.starts_with("sg-"));
         let mut req = self
             .client
             .run_instances()
             .min_count(l.count)
             .max_count(l.count)
             .client_token(&l.client_token)
-            .set_image_id(text("ImageId"))
-            .set_instance_type(text("InstanceType").map(|t| InstanceType::from(t.as_str())))
-            .set_key_name(text("KeyName"))
-            .set_user_data(text("UserData"))
-            .set_kernel_id(text("KernelId"))
-            .set_ramdisk_id(text("RamdiskId"))
-            .set_ebs_optimized(lc["EbsOptimized"].as_bool())
+            .set_image_id(l.image_id.clone())
+            .set_instance_type(l.instance_type.as_deref().map(InstanceType::from))
+            .set_key_name(l.key_name.clone())
+            .set_user_data(l.user_data.clone())
+            .set_kernel_id(l.kernel_id.clone())
+            .set_ramdisk_id(l.ramdisk_id.clone())
+            .set_ebs_optimized(l.ebs_optimized)
             .tag_specifications(
                 TagSpecification::builder()
                     .resource_type(ResourceType::Instance)
                     .set_tags(Some(tags))
                     .build(),
+            )
+            .set_block_device_mappings(
+                Some(l.block_devices.iter().map(block_device).collect())
+                    .filter(|b: &Vec<_>| !b.is_empty()),
             );
-        if let Some(enabled) = lc["InstanceMonitoring"]["Enabled"].as_bool() {
+        if let Some(enabled) = l.monitoring {
             req = req.monitoring(
                 RunInstancesMonitoringEnabled::builder()
                     .enabled(enabled)
                     .build(),
             );
         }
-        if let Some(profile) = text("IamInstanceProfile") {
-            let spec = if profile.starts_with("arn:") {
-                IamInstanceProfileSpecification::builder().arn(profile)
-            } else {
-                IamInstanceProfileSpecification::builder().name(profile)
+        if let Some(profile) = &l.iam_profile {
+            let spec = match profile {
+                Profile::Arn(arn) => IamInstanceProfileSpecification::builder().arn(arn),
+                Profile::Name(name) => IamInstanceProfileSpecification::builder().name(name),
             };
             req = req.iam_instance_profile(spec.build());
         }
-        if let Some(price) = text("SpotPrice") {
+        if let Some(price) = &l.spot_price {
             req = req.instance_market_options(
                 InstanceMarketOptionsRequest::builder()
                     .market_type(MarketType::Spot)
@@ -214,62 +196,56 @@ impl Ec2 {
                     .build(),
             );
         }
-        let meta = &lc["MetadataOptions"];
-        if meta.is_object() {
+        if let Some(meta) = &l.metadata {
             req = req.metadata_options(
                 InstanceMetadataOptionsRequest::builder()
-                    .set_http_tokens(meta["HttpTokens"].as_str().map(HttpTokensState::from))
-                    .set_http_put_response_hop_limit(
-                        meta["HttpPutResponseHopLimit"].as_i64().map(|n| n as i32),
-                    )
+                    .set_http_tokens(meta.http_tokens.as_deref().map(HttpTokensState::from))
+                    .set_http_put_response_hop_limit(meta.hop_limit)
                     .set_http_endpoint(
-                        meta["HttpEndpoint"]
-                            .as_str()
+                        meta.http_endpoint
+                            .as_deref()
                             .map(InstanceMetadataEndpointState::from),
                     )
                     .build(),
             );
         }
-        for m in lc["BlockDeviceMappings"].as_array().into_iter().flatten() {
-            req = req.block_device_mappings(block_device(m));
-        }
-        let tenancy = text("PlacementTenancy").map(|t| Tenancy::from(t.as_str()));
-        if l.placement.zone.is_some() || tenancy.is_some() {
+        if l.zone.is_some() || l.tenancy.is_some() {
             req = req.placement(
                 Ec2Placement::builder()
-                    .set_availability_zone(l.placement.zone.clone())
-                    .set_tenancy(tenancy)
+                    .set_availability_zone(l.zone.clone())
+                    .set_tenancy(l.tenancy.as_deref().map(Tenancy::from))
                     .build(),
             );
         }
-        match (
-            &l.placement.subnet,
-            lc["AssociatePublicIpAddress"].as_bool(),
-        ) {
-            // A public address is asked for on the primary network interface, with its subnet and groups.
-            (Some(subnet), Some(public)) => {
-                req = req.network_interfaces(
-                    InstanceNetworkInterfaceSpecification::builder()
-                        .device_index(0)
-                        .subnet_id(subnet)
-                        .associate_public_ip_address(public)
-                        .set_groups(Some(group_ids.clone()))
-                        .build(),
-                );
-            }
-            (subnet, _) => {
-                req = req
-                    .set_subnet_id(subnet.clone())
-                    .set_security_group_ids(Some(group_ids).filter(|g| !g.is_empty()))
-                    .set_security_groups(Some(group_names).filter(|g| !g.is_empty()));
-            }
-        }
+        let nonempty = |v: &Vec<String>| Some(v.clone()).filter(|v| !v.is_empty());
+        req = match &l.network {
+            Network::Interface {
+                subnet,
+                public_ip,
+                group_ids,
+            } => req.network_interfaces(
+                InstanceNetworkInterfaceSpecification::builder()
+                    .device_index(0)
+                    .subnet_id(subnet)
+                    .associate_public_ip_address(*public_ip)
+                    .set_groups(Some(group_ids.clone()))
+                    .build(),
+            ),
+            Network::Plain {
+                subnet,
+                group_ids,
+                group_names,
+            } => req
+                .set_subnet_id(subnet.clone())
+                .set_security_group_ids(nonempty(group_ids))
+                .set_security_groups(nonempty(group_names)),
+        };
         let out = req.send().await.map_err(cloud_error)?;
         Ok(out.instances().iter().map(seen).collect())
     }
 
     /// TerminateInstances (idempotent: terminating a terminated VM is fine).
-    pub async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         for chunk in ids.chunks(1000) {
             self.client
                 .terminate_instances()
@@ -289,7 +265,7 @@ fn seen(i: &aws_sdk_ec2::types::Instance) -> Seen {
             i.state()
                 .and_then(|s| s.name())
                 .map(|n| n.as_str())
-                .unwrap_or("terminated"),
+                .unwrap_or_default(),
         ),
         zone: i
             .placement()
@@ -307,26 +283,25 @@ fn seen(i: &aws_sdk_ec2::types::Instance) -> Seen {
     }
 }
 
-fn block_device(m: &Value) -> BlockDeviceMapping {
-    let ebs = &m["Ebs"];
-    let mut b = BlockDeviceMapping::builder()
-        .set_device_name(m["DeviceName"].as_str().map(str::to_string))
-        .set_virtual_name(m["VirtualName"].as_str().map(str::to_string));
-    if m["NoDevice"].as_bool() == Some(true) {
-        b = b.no_device("");
+fn block_device(b: &BlockDevice) -> BlockDeviceMapping {
+    let mut m = BlockDeviceMapping::builder()
+        .set_device_name(b.device_name.clone())
+        .set_virtual_name(b.virtual_name.clone());
+    if b.no_device {
+        m = m.no_device("");
     }
-    if ebs.is_object() {
-        b = b.ebs(
+    if let Some(e) = &b.ebs {
+        m = m.ebs(
             EbsBlockDevice::builder()
-                .set_snapshot_id(ebs["SnapshotId"].as_str().map(str::to_string))
-                .set_volume_size(ebs["VolumeSize"].as_i64().map(|n| n as i32))
-                .set_volume_type(ebs["VolumeType"].as_str().map(VolumeType::from))
-                .set_delete_on_termination(ebs["DeleteOnTermination"].as_bool())
-                .set_iops(ebs["Iops"].as_i64().map(|n| n as i32))
-                .set_encrypted(ebs["Encrypted"].as_bool())
-                .set_throughput(ebs["Throughput"].as_i64().map(|n| n as i32))
+                .set_snapshot_id(e.snapshot_id.clone())
+                .set_volume_size(e.volume_size)
+                .set_volume_type(e.volume_type.as_deref().map(VolumeType::from))
+                .set_delete_on_termination(e.delete_on_termination)
+                .set_iops(e.iops)
+                .set_encrypted(e.encrypted)
+                .set_throughput(e.throughput)
                 .build(),
         );
     }
-    b.build()
+    m.build()
 }

@@ -1,1 +1,483 @@
-//! The in-memory cloud: placeholder.
+//! The in-memory cloud: EC2's behaviour as Phantom relies on it (ClientToken idempotence, tags,
+//! pending -> running, terminated VMs still listed), and the ways real clouds fail, on demand:
+//! refusals, server errors and throttling, slowness, unreachability, an answer lost after the
+//! launch happened, running out of capacity. `MemoryClouds` connects endpoints to such clouds.
+//!
+//! Every call counts as one EC2 call in `metrics` and is one step of its `Tripwire`.
+
+use super::{Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
+use crate::fault::Tripwire;
+use crate::metrics::{self, Counter};
+use crate::reconcile::{CloudState, Seen};
+use crate::store::{CloudCredentials, CloudRecord};
+use crate::time::Clock;
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// A failure of the next calls, whatever they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// 500 InternalError.
+    ServerError,
+    /// RequestLimitExceeded.
+    Throttling,
+}
+
+/// A VM as the memory cloud holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vm {
+    pub id: String,
+    pub state: CloudState,
+    pub zone: String,
+    pub subnet: Option<String>,
+    pub image: Option<String>,
+    pub instance_type: String,
+    pub launched_ms: i64,
+    pub tags: BTreeMap<String, String>,
+    pub client_token: Option<String>,
+}
+
+impl Vm {
+    fn seen(&self) -> Seen {
+        Seen {
+            id: self.id.clone(),
+            state: self.state,
+            zone: self.zone.clone(),
+            launched_ms: self.launched_ms,
+            instance_type: self.instance_type.clone(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    vms: BTreeMap<String, Vm>,
+    tokens: BTreeMap<String, Vec<String>>,
+    next: u64,
+    next_zone: usize,
+    run_calls: usize,
+    refuse: Option<CloudError>,
+    failing: Option<(usize, Fault)>,
+    unreachable: bool,
+    latency: Duration,
+    lose_answers: usize,
+    capacity: Option<usize>,
+}
+
+pub struct MemoryCloud {
+    zones: Vec<String>,
+    images: Option<Vec<String>>,
+    clock: Arc<dyn Clock>,
+    trip: Arc<Tripwire>,
+    state: Mutex<State>,
+}
+
+impl MemoryCloud {
+    pub fn new(zones: &[&str], clock: Arc<dyn Clock>, trip: Arc<Tripwire>) -> Self {
+        Self {
+            zones: zones.iter().map(|z| z.to_string()).collect(),
+            images: None,
+            clock,
+            trip,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Refuses images not in this list, as a cloud with image validation does.
+    pub fn with_images(mut self, images: &[&str]) -> Self {
+        self.images = Some(images.iter().map(|i| i.to_string()).collect());
+        self
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("no cloud operation panics")
+    }
+
+    // ---- faults ----
+
+    /// Every launch is refused with this code and message until `clear_faults`.
+    pub fn refuse(&self, code: &str, message: &str) {
+        self.state().refuse = Some(CloudError::new(code, message));
+    }
+
+    pub fn clear_faults(&self) {
+        let mut st = self.state();
+        st.refuse = None;
+        st.failing = None;
+        st.unreachable = false;
+        st.latency = Duration::ZERO;
+        st.lose_answers = 0;
+        st.capacity = None;
+    }
+
+    /// The next `n` calls of any kind fail so.
+    pub fn fail_next(&self, n: usize, fault: Fault) {
+        self.state().failing = Some((n, fault));
+    }
+
+    /// Each call takes this long (real time).
+    pub fn set_latency(&self, latency: Duration) {
+        self.state().latency = latency;
+    }
+
+    pub fn set_unreachable(&self, unreachable: bool) {
+        self.state().unreachable = unreachable;
+    }
+
+    /// The next `n` launches happen, and then their answer is lost on the way back.
+    pub fn lose_next_launch_answers(&self, n: usize) {
+        self.state().lose_answers = n;
+    }
+
+    /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
+    pub fn set_capacity(&self, k: usize) {
+        self.state().capacity = Some(k);
+    }
+
+    // ---- what tests look at and do from outside ----
+
+    pub fn vms(&self) -> Vec<Vm> {
+        self.state().vms.values().cloned().collect()
+    }
+
+    /// The ids of pending and running VMs.
+    pub fn alive(&self) -> Vec<String> {
+        self.state()
+            .vms
+            .values()
+            .filter(|v| v.state.alive())
+            .map(|v| v.id.clone())
+            .collect()
+    }
+
+    pub fn run_instances_calls(&self) -> usize {
+        self.state().run_calls
+    }
+
+    /// VMs ever created.
+    pub fn launched_total(&self) -> usize {
+        self.state().vms.len()
+    }
+
+    pub fn terminate_outside(&self, id: &str) {
+        self.set_state(id, CloudState::Terminated);
+    }
+
+    pub fn stop_outside(&self, id: &str) {
+        self.set_state(id, CloudState::Stopped);
+    }
+
+    fn set_state(&self, id: &str, state: CloudState) {
+        if let Some(vm) = self.state().vms.get_mut(id) {
+            vm.state = state;
+        }
+    }
+
+    /// A running VM with Phantom's tags that Phantom never recorded; returns its id.
+    pub fn plant(&self, owner: &str, group: &str, group_id: &str) -> String {
+        let now = self.clock.now_ms();
+        let mut st = self.state();
+        let vm = self.new_vm(&mut st, None, None, "t2.micro", now, None);
+        let id = vm.id.clone();
+        let tags = [(TAG_OWNER, owner), (TAG_GROUP, group), (TAG_GROUP_ID, group_id)];
+        st.vms.insert(
+            id.clone(),
+            Vm {
+                state: CloudState::Running,
+                tags: tags
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..vm
+            },
+        );
+        id
+    }
+
+    fn new_vm(
+        &self,
+        st: &mut State,
+        zone: Option<String>,
+        image: Option<String>,
+        instance_type: &str,
+        now: i64,
+        token: Option<String>,
+    ) -> Vm {
+        st.next += 1;
+        let zone = zone.unwrap_or_else(|| {
+            st.next_zone += 1;
+            self.zones[(st.next_zone - 1) % self.zones.len().max(1)].clone()
+        });
+        Vm {
+            id: format!("i-{:017x}", st.next),
+            state: CloudState::Pending,
+            zone,
+            subnet: None,
+            image,
+            instance_type: instance_type.to_string(),
+            launched_ms: now,
+            tags: BTreeMap::new(),
+            client_token: token,
+        }
+    }
+
+    /// What every call goes through first: slowness, then the faults that answer before acting.
+    async fn enter(&self) -> Result<(), CloudError> {
+        metrics::count(Counter::Ec2);
+        let latency = self.state().latency;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let mut st = self.state();
+        if st.unreachable {
+            return Err(CloudError::unreachable("connection refused (memory cloud)"));
+        }
+        if let Some((n, fault)) = st.failing {
+            st.failing = (n > 1).then_some((n - 1, fault));
+            return Err(match fault {
+                Fault::ServerError => CloudError::new(
+                    "InternalError",
+                    "An internal error has occurred (memory cloud)",
+                ),
+                Fault::Throttling => {
+                    CloudError::new("RequestLimitExceeded", "Request limit exceeded.")
+                }
+            });
+        }
+        Ok(())
+    }
+
+    fn run(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
+        let now = self.clock.now_ms();
+        let mut st = self.state();
+        st.run_calls += 1;
+        if let Some(ids) = st.tokens.get(&req.client_token) {
+            return Ok(ids.iter().map(|id| st.vms[id].seen()).collect());
+        }
+        if let Some(e) = &st.refuse {
+            return Err(e.clone());
+        }
+        if let (Some(images), Some(image)) = (&self.images, &req.image_id) {
+            if !images.contains(image) {
+                return Err(CloudError::new(
+                    "InvalidAMIID.NotFound",
+                    format!("The image id '[{image}]' does not exist"),
+                ));
+            }
+        }
+        let alive = st.vms.values().filter(|v| v.state.alive()).count();
+        if st
+            .capacity
+            .is_some_and(|k| alive + req.count.max(0) as usize > k)
+        {
+            return Err(CloudError::new(
+                "InsufficientInstanceCapacity",
+                "There is not enough capacity to fulfill your request.",
+            ));
+        }
+        let mut ids = Vec::new();
+        for _ in 0..req.count.max(0) {
+            let mut vm = self.new_vm(
+                &mut st,
+                req.zone.clone(),
+                req.image_id.clone(),
+                req.instance_type.as_deref().unwrap_or("m1.small"),
+                now,
+                Some(req.client_token.clone()),
+            );
+            vm.subnet = req.subnet().map(str::to_string);
+            vm.tags = req.tags.iter().cloned().collect();
+            ids.push(vm.id.clone());
+            st.vms.insert(vm.id.clone(), vm);
+        }
+        st.tokens.insert(req.client_token.clone(), ids.clone());
+        let seen = ids.iter().map(|id| st.vms[id].seen()).collect();
+        if st.lose_answers > 0 {
+            st.lose_answers -= 1;
+            return Err(CloudError::unreachable(
+                "the connection dropped before the answer arrived (memory cloud)",
+            ));
+        }
+        Ok(seen)
+    }
+}
+
+#[async_trait]
+impl Cloud for MemoryCloud {
+    async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
+        self.enter().await?;
+        let out = {
+            let mut st = self.state();
+            let mut out = Vec::new();
+            for vm in st.vms.values_mut() {
+                let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
+                if tag(TAG_OWNER) != owner || group_id.is_some_and(|g| tag(TAG_GROUP_ID) != g) {
+                    continue;
+                }
+                // A new VM boots by the time anyone looks.
+                if vm.state == CloudState::Pending {
+                    vm.state = CloudState::Running;
+                }
+                out.push(Tagged {
+                    seen: vm.seen(),
+                    group: tag(TAG_GROUP),
+                    group_id: tag(TAG_GROUP_ID),
+                });
+            }
+            out
+        };
+        self.trip.step().await;
+        Ok(out)
+    }
+
+    async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
+        self.enter().await?;
+        let out = self.run(req);
+        self.trip.step().await;
+        out
+    }
+
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+        self.enter().await?;
+        {
+            let mut st = self.state();
+            for id in ids {
+                if let Some(vm) = st.vms.get_mut(id) {
+                    vm.state = CloudState::Terminated;
+                }
+            }
+        }
+        self.trip.step().await;
+        Ok(())
+    }
+}
+
+/// Endpoints to memory clouds; an unknown endpoint is unreachable.
+#[derive(Default)]
+pub struct MemoryClouds {
+    clouds: Mutex<BTreeMap<String, Arc<MemoryCloud>>>,
+}
+
+impl MemoryClouds {
+    pub fn add(&self, endpoint: &str, cloud: Arc<MemoryCloud>) {
+        self.clouds
+            .lock()
+            .expect("no panic holding the map")
+            .insert(endpoint.to_string(), cloud);
+    }
+}
+
+struct Nowhere;
+
+#[async_trait]
+impl Cloud for Nowhere {
+    async fn tagged(&self, _: &str, _: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn launch(&self, _: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn terminate(&self, _: &[String]) -> Result<(), CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+}
+
+impl Connect for MemoryClouds {
+    fn connect(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Cloud> {
+        match self
+            .clouds
+            .lock()
+            .expect("no panic holding the map")
+            .get(&cloud.endpoint)
+        {
+            Some(c) => c.clone(),
+            None => Arc::new(Nowhere),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::Placement;
+    use crate::time::ManualClock;
+
+    fn cloud() -> MemoryCloud {
+        MemoryCloud::new(
+            &["a", "b"],
+            Arc::new(ManualClock::starting_at(1_000)),
+            crate::fault::none(),
+        )
+        .with_images(&["ami-ok"])
+    }
+
+    fn req(token: &str, count: i32) -> LaunchRequest {
+        super::super::launch_request(
+            &serde_json::json!({"ImageId": "ami-ok", "InstanceType": "t2.micro"}),
+            count,
+            &Placement {
+                zone: None,
+                subnet: None,
+            },
+            token.into(),
+            vec![
+                (TAG_OWNER.into(), "u".into()),
+                (TAG_GROUP_ID.into(), "g1".into()),
+            ],
+        )
+    }
+
+    #[tokio::test]
+    async fn a_token_launches_once_even_when_the_answer_is_lost() {
+        let c = cloud();
+        c.lose_next_launch_answers(1);
+        let lost = c.launch(&req("t", 2)).await.unwrap_err();
+        assert_eq!(lost.code, "CloudUnreachable");
+        let again = c.launch(&req("t", 2)).await.unwrap();
+        assert_eq!(again.len(), 2);
+        assert_eq!(c.launched_total(), 2);
+        assert_eq!(c.launch(&req("t2", 1)).await.unwrap().len(), 1);
+        assert_eq!(c.launched_total(), 3);
+    }
+
+    #[tokio::test]
+    async fn faults_come_and_go() {
+        let c = cloud();
+        c.set_capacity(1);
+        let e = c.launch(&req("t", 2)).await.unwrap_err();
+        assert_eq!(e.code, "InsufficientInstanceCapacity");
+        c.fail_next(2, Fault::Throttling);
+        assert_eq!(c.tagged("u", None).await.unwrap_err().code, "RequestLimitExceeded");
+        assert_eq!(c.tagged("u", None).await.unwrap_err().code, "RequestLimitExceeded");
+        assert!(c.tagged("u", None).await.is_ok());
+        c.refuse("Unsupported", "no");
+        assert_eq!(c.launch(&req("t3", 1)).await.unwrap_err().code, "Unsupported");
+        c.clear_faults();
+        c.set_unreachable(true);
+        assert_eq!(c.terminate(&[]).await.unwrap_err().code, "CloudUnreachable");
+        c.clear_faults();
+        let bad = LaunchRequest {
+            image_id: Some("ami-nope".into()),
+            ..req("t4", 1)
+        };
+        assert_eq!(c.launch(&bad).await.unwrap_err().code, "InvalidAMIID.NotFound");
+    }
+
+    #[tokio::test]
+    async fn tags_filter_and_vms_boot_when_looked_at() {
+        let c = cloud();
+        let vms = c.launch(&req("t", 2)).await.unwrap();
+        assert!(vms.iter().all(|v| v.state == CloudState::Pending));
+        assert_eq!(vms[0].zone, "a");
+        assert_eq!(vms[1].zone, "b");
+        c.plant("other", "x", "g9");
+        let mine = c.tagged("u", Some("g1")).await.unwrap();
+        assert_eq!(mine.len(), 2);
+        assert!(mine.iter().all(|t| t.seen.state == CloudState::Running));
+        assert!(c.tagged("u", Some("g2")).await.unwrap().is_empty());
+        c.terminate(&[vms[0].id.clone()]).await.unwrap();
+        assert_eq!(c.alive().len(), 2);
+    }
+}

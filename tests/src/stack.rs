@@ -1,0 +1,445 @@
+//! The end-to-end harness: one local stack per test binary, started with `localstack/up.sh` on free
+//! ports (it stops when the test process does), and the clients the tests drive it with: the AWS
+//! CLI, aws-sdk-autoscaling, and raw SigV4-signed HTTP for what well-behaved clients never send.
+
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
+
+pub const REGION: &str = "us-east-1";
+
+pub struct Stack {
+    /// What up.sh wrote to its `env` file.
+    pub env: HashMap<String, String>,
+    pub url: String,
+    pub port: u16,
+    pub root: PathBuf,
+    _child: Child,
+}
+
+#[derive(Debug, Clone)]
+pub struct User {
+    pub name: String,
+    pub access_key_id: String,
+    pub secret: String,
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_path_buf()
+}
+
+/// Where cargo put the workspace's binaries (up.sh builds them there).
+pub fn bin_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join(std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into()))
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The stack of this test binary, started on first use.
+pub fn stack() -> &'static Stack {
+    static STACK: OnceLock<Stack> = OnceLock::new();
+    STACK.get_or_init(start)
+}
+
+fn start() -> Stack {
+    let root = root();
+    let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}", std::process::id()));
+    let port = free_port();
+    let log_path = std::env::temp_dir().join(format!("phantom-e2e-{}-up.log", std::process::id()));
+    let log = std::fs::File::create(&log_path).expect("a log file");
+    let mut child = Command::new(root.join("localstack/up.sh"))
+        .env("PHANTOM_PORT", port.to_string())
+        .env("PHANTOM_STATE_PORT", free_port().to_string())
+        .env("PHANTOM_HOTEL_PORT", free_port().to_string())
+        .env("PHANTOM_SIERRA_PORT", free_port().to_string())
+        .env("PHANTOM_RUN_DIR", &run_dir)
+        .env("PHANTOM_WATCH_PID", std::process::id().to_string())
+        .env("RUST_LOG", "info")
+        .env("PHANTOM_HEALTH_INTERVAL_SECS", "1")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log)
+        .spawn()
+        .expect("localstack/up.sh starts");
+    let env_file = run_dir.join("env");
+    let deadline = Instant::now() + Duration::from_secs(900);
+    while !env_file.exists() {
+        let exited = child.try_wait().expect("up.sh is waitable");
+        assert!(
+            exited.is_none() && Instant::now() < deadline,
+            "the local stack did not come up ({exited:?}); see {}",
+            log_path.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let env: HashMap<String, String> = std::fs::read_to_string(&env_file)
+        .expect("the env file")
+        .lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Stack {
+        url: env["PHANTOM_URL"].clone(),
+        env,
+        port,
+        root,
+        _child: child,
+    }
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+impl Stack {
+    /// Runs phantomctl against the stack's DynamoDB.
+    pub fn phantomctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin_dir().join("phantomctl"))
+            .args(args)
+            .env("AWS_ENDPOINT_URL", &self.env["AWS_ENDPOINT_URL"])
+            .env("AWS_ACCESS_KEY_ID", "admin")
+            .env("AWS_SECRET_ACCESS_KEY", "admin")
+            .env("AWS_REGION", REGION)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("PHANTOM_STATE_TABLE", &self.env["PHANTOM_STATE_TABLE"])
+            .output()
+            .expect("phantomctl runs")
+    }
+
+    /// A new user of its own, so tests running side by side never share resources.
+    pub fn new_user(&self, prefix: &str) -> User {
+        let name = format!(
+            "{prefix}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        let out = self.phantomctl(&["user", "create", &name]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = String::from_utf8(out.stdout).expect("utf-8");
+        let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+        for cloud in ["hotel", "sierra"] {
+            let cloud_key = format!("{name}-{cloud}");
+            let out = self.phantomctl(&[
+                "credentials",
+                "set",
+                &name,
+                cloud,
+                "--access-key-id",
+                &cloud_key,
+                "--secret-access-key",
+                "cloud-secret",
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        User {
+            name,
+            access_key_id: key.to_string(),
+            secret: secret.to_string(),
+        }
+    }
+
+    /// The EC2 endpoint of a local cloud (`hotel`, `sierra`).
+    pub fn cloud_url(&self, cloud: &str) -> String {
+        self.env[&format!("PHANTOM_CLOUD_{}_URL", cloud.to_uppercase())].clone()
+    }
+
+    /// `aws SERVICE ARGS --endpoint-url URL --output json`, with throwaway credentials (the
+    /// emulator's clouds accept any).
+    pub fn aws_service(&self, service: &str, url: &str, args: &[&str]) -> Cli {
+        let out = Command::new("aws")
+            .arg(service)
+            .args(args)
+            .args(["--endpoint-url", url, "--output", "json"])
+            .env("AWS_ACCESS_KEY_ID", "tester")
+            .env("AWS_SECRET_ACCESS_KEY", "tester")
+            .env("AWS_DEFAULT_REGION", REGION)
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env_remove("AWS_ENDPOINT_URL")
+            .env("AWS_PAGER", "")
+            .output()
+            .expect("the AWS CLI runs");
+        Cli {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `aws ec2 ARGS` against a local cloud.
+    pub fn ec2(&self, cloud: &str, args: &[&str]) -> Value {
+        self.aws_service("ec2", &self.cloud_url(cloud), args).json()
+    }
+
+    /// The VMs on `cloud` tagged for `owner`'s group `group` (by name), any state but terminated.
+    pub fn vms(&self, cloud: &str, owner: &str, group: &str) -> Vec<Value> {
+        let out = self.ec2(
+            cloud,
+            &[
+                "describe-instances",
+                "--filters",
+                &format!("Name=tag:phantom:owner,Values={owner}"),
+                &format!("Name=tag:phantom:group,Values={group}"),
+                "Name=instance-state-name,Values=pending,running,stopping,stopped,shutting-down",
+            ],
+        );
+        out["Reservations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// Polls `check` every 200 ms until it returns Some, or panics after `secs` seconds saying `what`.
+pub fn eventually<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not within {secs} s: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+impl Stack {
+    /// `aws autoscaling ARGS --endpoint-url URL --output json` as `user`.
+    pub fn aws(&self, user: &User, args: &[&str]) -> Cli {
+        self.aws_with_keys(&user.access_key_id, &user.secret, args)
+    }
+
+    pub fn aws_with_keys(&self, key: &str, secret: &str, args: &[&str]) -> Cli {
+        let out = Command::new("aws")
+            .arg("autoscaling")
+            .args(args)
+            .args(["--endpoint-url", &self.url, "--output", "json"])
+            .env("AWS_ACCESS_KEY_ID", key)
+            .env("AWS_SECRET_ACCESS_KEY", secret)
+            .env("AWS_DEFAULT_REGION", REGION)
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env("AWS_MAX_ATTEMPTS", "1")
+            .env_remove("AWS_ENDPOINT_URL")
+            .env_remove("AWS_PROFILE")
+            .env("AWS_PAGER", "")
+            .output()
+            .expect("the AWS CLI runs (pip install awscli)");
+        Cli {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// aws-sdk-autoscaling, configured as a user would: endpoint URL, region, static keys.
+    pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
+        let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
+        let config = aws_sdk_autoscaling::Config::builder()
+            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+            .region(aws_sdk_autoscaling::config::Region::new(REGION))
+            .endpoint_url(&self.url)
+            .credentials_provider(creds)
+            .build();
+        aws_sdk_autoscaling::Client::from_conf(config)
+    }
+
+    /// POSTs `body` signed by `key`/`secret` at `at`; `tamper` may change the request after
+    /// signing. Returns the status and the body.
+    pub fn raw(
+        &self,
+        key: &str,
+        secret: &str,
+        body: &str,
+        at: SystemTime,
+        tamper: impl FnOnce(&mut RawRequest),
+    ) -> (u16, String) {
+        let mut req = RawRequest::signed(self.port, key, secret, "POST", "/", body, at);
+        tamper(&mut req);
+        req.send(self.port)
+    }
+
+    /// GETs `/?query`, signed.
+    pub fn raw_get(&self, key: &str, secret: &str, query: &str) -> (u16, String) {
+        let path = format!("/?{query}");
+        RawRequest::signed(self.port, key, secret, "GET", &path, "", SystemTime::now())
+            .send(self.port)
+    }
+}
+
+/// The result of an AWS CLI call.
+#[derive(Debug)]
+pub struct Cli {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Cli {
+    pub fn json(&self) -> Value {
+        assert!(self.ok, "the AWS CLI failed: {}", self.stderr);
+        if self.stdout.trim().is_empty() {
+            return Value::Null;
+        }
+        serde_json::from_str(&self.stdout).expect("the AWS CLI prints JSON")
+    }
+
+    /// Asserts the call failed with `code` and returns the message.
+    pub fn error(&self, code: &str) -> String {
+        assert!(
+            !self.ok,
+            "expected {code}, the call succeeded: {}",
+            self.stdout
+        );
+        let marker = format!("({code})");
+        assert!(
+            self.stderr.contains(&marker),
+            "expected {code}, got: {}",
+            self.stderr
+        );
+        self.stderr
+            .split_once(": ")
+            .map(|(_, m)| m.trim().to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// A hand-built HTTP/1.1 request, signed with aws-sigv4 as the SDKs sign.
+pub struct RawRequest {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl RawRequest {
+    pub fn signed(
+        port: u16,
+        key: &str,
+        secret: &str,
+        method: &str,
+        path: &str,
+        body: &str,
+        at: SystemTime,
+    ) -> Self {
+        let host = format!("127.0.0.1:{port}");
+        let headers = vec![
+            (
+                "content-type".to_string(),
+                "application/x-www-form-urlencoded; charset=utf-8".to_string(),
+            ),
+            ("host".to_string(), host),
+        ];
+        let signable = SignableRequest::new(
+            method,
+            path,
+            headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            SignableBody::Bytes(body.as_bytes()),
+        )
+        .expect("signable");
+        let identity: Identity = Credentials::new(key, secret, None, None, "test").into();
+        let params = v4::SigningParams::builder()
+            .identity(&identity)
+            .region(REGION)
+            .name("autoscaling")
+            .time(at)
+            .settings(SigningSettings::default())
+            .build()
+            .expect("params")
+            .into();
+        let (instructions, _) = sign(signable, &params).expect("signs").into_parts();
+        let mut all = headers;
+        for (k, v) in instructions.headers() {
+            all.push((k.to_string(), v.to_string()));
+        }
+        Self {
+            method: method.into(),
+            path: path.into(),
+            headers: all,
+            body: body.to_string(),
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn set_header(&mut self, name: &str, value: &str) {
+        self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_string(), value.to_string()));
+    }
+
+    pub fn remove_header(&mut self, name: &str) {
+        self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+    }
+
+    pub fn send(&self, port: u16) -> (u16, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the api listens");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
+        for (k, v) in &self.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str(&format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            self.body.len()
+        ));
+        stream.write_all(head.as_bytes()).expect("write");
+        stream.write_all(self.body.as_bytes()).expect("write");
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).expect("read");
+        let text = String::from_utf8_lossy(&response).into_owned();
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status line");
+        let body = text
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+}
+
+/// The text of `<tag>` in an XML document.
+pub fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let start = xml.find(&open)? + open.len();
+    let end = xml[start..].find(&format!("</{tag}>"))? + start;
+    Some(&xml[start..end])
+}

@@ -1,0 +1,357 @@
+//! The in-process world: `api::App`, the provisioner and the health check over the in-memory
+//! store, queue and two clouds (`hotel`, the default, and `sierra`), with a clock that moves only
+//! when told to. Clients are the real aws-sdk-autoscaling (its requests reach `App::handle`
+//! through `InProcess`, signed with the world's clock) and raw signed requests.
+//!
+//! `settle` delivers queued messages until none is visible; `run_for` moves the clock a second at a
+//! time, settling and sweeping as Lambda's queue and schedule would: deterministic, no sleeps.
+
+use crate::stack::{RawRequest, User, REGION};
+use api::App;
+use aws_credential_types::Credentials;
+use aws_smithy_async::time::{SharedTimeSource, TimeSource};
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
+use health_check::HealthCheck;
+use phantom::cloud::memory::{MemoryCloud, MemoryClouds};
+use phantom::config::Config;
+use phantom::fault::Tripwire;
+use phantom::identity;
+use phantom::queue::{MemoryQueue, Reconcile};
+use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
+use phantom::time::{Clock, ManualClock};
+use provisioner::Provisioner;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
+pub const IMAGE: &str = "ami-1e749f67";
+pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
+
+pub struct World {
+    pub clock: Arc<ManualClock>,
+    pub trip: Arc<Tripwire>,
+    pub store: Arc<MemoryStore>,
+    pub queue: Arc<MemoryQueue>,
+    pub hotel: Arc<MemoryCloud>,
+    pub sierra: Arc<MemoryCloud>,
+    pub clouds: Arc<MemoryClouds>,
+    pub app: Arc<App>,
+    users: AtomicUsize,
+}
+
+impl World {
+    pub async fn new() -> Self {
+        let clock = Arc::new(ManualClock::starting_at(phantom::time::now_ms()));
+        let trip = Tripwire::new();
+        let store = Arc::new(MemoryStore::new(trip.clone()));
+        let queue = Arc::new(MemoryQueue::new(clock.clone(), trip.clone()));
+        let clouds = Arc::new(MemoryClouds::default());
+        let mut made = Vec::new();
+        for name in ["hotel", "sierra"] {
+            let cloud = Arc::new(
+                MemoryCloud::new(&ZONES, clock.clone(), trip.clone()).with_images(&[IMAGE]),
+            );
+            let endpoint = format!("memory://{name}");
+            clouds.add(&endpoint, cloud.clone());
+            store
+                .put_cloud(&CloudRecord {
+                    name: name.into(),
+                    endpoint,
+                    region: REGION.into(),
+                    zone: ZONES[0].into(),
+                })
+                .await
+                .expect("the memory store takes a cloud");
+            made.push(cloud);
+        }
+        let app = Arc::new(App {
+            store: store.clone(),
+            queue: Some(queue.clone()),
+            config: Config {
+                table: "memory".into(),
+                default_cloud: Some("hotel".into()),
+                region: REGION.into(),
+            },
+            clock: clock.clone(),
+        });
+        let sierra = made.pop().expect("two clouds");
+        let hotel = made.pop().expect("two clouds");
+        Self {
+            clock,
+            trip,
+            store,
+            queue,
+            hotel,
+            sierra,
+            clouds,
+            app,
+            users: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn cloud(&self, name: &str) -> &Arc<MemoryCloud> {
+        match name {
+            "hotel" => &self.hotel,
+            "sierra" => &self.sierra,
+            other => panic!("no cloud {other} in the world"),
+        }
+    }
+
+    /// A provisioner as a new Lambda instance would start it (nothing carried over).
+    pub fn provisioner(&self) -> Provisioner {
+        Provisioner {
+            store: self.store.clone(),
+            queue: Some(self.queue.clone()),
+            clouds: self.clouds.clone(),
+            clock: self.clock.clone(),
+        }
+    }
+
+    pub fn health(&self) -> HealthCheck {
+        HealthCheck {
+            store: self.store.clone(),
+            queue: Some(self.queue.clone()),
+            clouds: self.clouds.clone(),
+            clock: self.clock.clone(),
+        }
+    }
+
+    /// A new user with credentials on both clouds.
+    pub async fn user(&self, prefix: &str) -> User {
+        let name = format!("{prefix}-{}", self.users.fetch_add(1, Ordering::SeqCst));
+        let user = identity::User {
+            name: name.clone(),
+            account_id: identity::new_account_id(),
+            access_key_id: identity::new_access_key_id(),
+            created: phantom::time::format_timestamp(self.clock.now()),
+        };
+        let secret = identity::new_secret();
+        self.store
+            .create_user(&user, &secret)
+            .await
+            .expect("a new user");
+        for cloud in ["hotel", "sierra"] {
+            self.store
+                .put_cloud_credentials(
+                    &name,
+                    &CloudCredentials {
+                        cloud: cloud.into(),
+                        access_key_id: format!("{name}-{cloud}"),
+                        secret: "cloud-secret".into(),
+                    },
+                )
+                .await
+                .expect("credentials for a new user");
+        }
+        User {
+            name,
+            access_key_id: user.access_key_id,
+            secret,
+        }
+    }
+
+    /// aws-sdk-autoscaling as a user configures it, reaching `App::handle` in this process.
+    pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
+        self.sdk_with_keys(&user.access_key_id, &user.secret)
+    }
+
+    pub fn sdk_with_keys(&self, key: &str, secret: &str) -> aws_sdk_autoscaling::Client {
+        let config = aws_sdk_autoscaling::Config::builder()
+            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+            .region(aws_sdk_autoscaling::config::Region::new(REGION))
+            .endpoint_url("http://phantom.in-process")
+            .credentials_provider(Credentials::new(key, secret, None, None, "test"))
+            .http_client(InProcess(self.app.clone()))
+            .time_source(SharedTimeSource::new(WorldTime(self.clock.clone())))
+            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
+            .build();
+        aws_sdk_autoscaling::Client::from_conf(config)
+    }
+
+    /// A raw request, signed by `key`/`secret` at the world's time unless `at` says otherwise;
+    /// `tamper` may change it after signing. Returns the status and the body.
+    pub async fn raw(
+        &self,
+        key: &str,
+        secret: &str,
+        method: &str,
+        path: &str,
+        body: &str,
+        at: Option<SystemTime>,
+        tamper: impl FnOnce(&mut RawRequest),
+    ) -> (u16, String) {
+        let at = at.unwrap_or_else(|| WorldTime(self.clock.clone()).now());
+        let mut req = RawRequest::signed(4580, key, secret, method, path, body, at);
+        tamper(&mut req);
+        let mut headers = http::HeaderMap::new();
+        for (k, v) in &req.headers {
+            headers.append(
+                http::HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
+                http::HeaderValue::from_str(v).expect("a header value"),
+            );
+        }
+        let out = self
+            .app
+            .handle(api::HttpRequest {
+                method: &req.method,
+                path_and_query: &req.path,
+                headers: &headers,
+                body: req.body.as_bytes(),
+            })
+            .await;
+        (out.status, out.body)
+    }
+
+    /// Delivers queued messages to a provisioner until none is visible now; a failed message
+    /// comes back after 5 s, as the local runner does. Returns how many were handled.
+    pub async fn settle(&self) -> usize {
+        let mut handled = 0;
+        loop {
+            let batch = self.queue.receive(10);
+            if batch.is_empty() {
+                return handled;
+            }
+            handled += batch.len();
+            let failed = self.provisioner().handle_batch(batch.clone()).await;
+            for (id, body) in batch {
+                if failed.contains(&id) {
+                    self.queue.retry(body, 5_000);
+                }
+            }
+        }
+    }
+
+    /// One health sweep, then what it queued.
+    pub async fn sweep(&self) -> health_check::Report {
+        let report = self.health().sweep().await.expect("the sweep reads the store");
+        self.settle().await;
+        report
+    }
+
+    /// Moves the clock `secs` seconds, one at a time: each second the queue settles, and the
+    /// health check sweeps every second (the local stack's test interval).
+    pub async fn run_for(&self, secs: u64) {
+        for _ in 0..secs {
+            self.clock.advance_ms(1_000);
+            self.settle().await;
+            self.sweep().await;
+        }
+    }
+
+    /// Runs second by second until `check` holds, at most `secs`; says `what` if it never does.
+    pub async fn until<T>(
+        &self,
+        secs: u64,
+        what: &str,
+        mut check: impl AsyncFnMut() -> Option<T>,
+    ) -> T {
+        self.settle().await;
+        for _ in 0..=secs {
+            if let Some(v) = check().await {
+                return v;
+            }
+            self.run_for(1).await;
+        }
+        panic!("not within {secs} s of the world's clock: {what}");
+    }
+
+    /// Runs one reconcile with the `k`-th adapter step armed to crash: true if it crashed there
+    /// (the reconcile is dropped mid-way, as a killed Lambda is), false if it finished first.
+    pub async fn reconcile_crashing_at(&self, msg: &Reconcile, k: u64) -> bool {
+        let p = self.provisioner();
+        self.trip.arm(k);
+        let crashed = tokio::select! {
+            _ = p.reconcile(msg) => false,
+            _ = self.trip.tripped() => true,
+        };
+        self.trip.disarm();
+        crashed
+    }
+}
+
+/// The SDK's HTTP client, in process: each request goes to `App::handle`.
+#[derive(Clone)]
+pub struct InProcess(pub Arc<App>);
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InProcess")
+    }
+}
+
+impl HttpConnector for InProcess {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let app = self.0.clone();
+        HttpConnectorFuture::new(async move {
+            let uri: http::Uri = request
+                .uri()
+                .parse()
+                .expect("the SDK sends a valid URI");
+            let mut headers = http::HeaderMap::new();
+            for (k, v) in request.headers() {
+                headers.append(
+                    http::HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
+                    http::HeaderValue::from_str(v).expect("a header value"),
+                );
+            }
+            // What a socket would add: the Host the SDK signed.
+            if !headers.contains_key(http::header::HOST) {
+                let host = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+                headers.insert(
+                    http::header::HOST,
+                    http::HeaderValue::from_str(host).expect("a host"),
+                );
+            }
+            let body = request.body().bytes().unwrap_or_default().to_vec();
+            let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+            let out = app
+                .handle(api::HttpRequest {
+                    method: request.method(),
+                    path_and_query,
+                    headers: &headers,
+                    body: &body,
+                })
+                .await;
+            let mut response = HttpResponse::new(
+                out.status.try_into().expect("a valid status"),
+                SdkBody::from(out.body),
+            );
+            response
+                .headers_mut()
+                .insert("content-type", api::CONTENT_TYPE);
+            Ok(response)
+        })
+    }
+}
+
+impl HttpClient for InProcess {
+    fn http_connector(
+        &self,
+        _settings: &HttpConnectorSettings,
+        _components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        SharedHttpConnector::new(self.clone())
+    }
+}
+
+/// The world's clock as the SDK's time source, so signatures carry the world's time.
+#[derive(Clone)]
+pub struct WorldTime(pub Arc<ManualClock>);
+
+impl std::fmt::Debug for WorldTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorldTime")
+    }
+}
+
+impl TimeSource for WorldTime {
+    fn now(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_millis(self.0.now_ms() as u64)
+    }
+}

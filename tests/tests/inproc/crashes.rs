@@ -1,0 +1,117 @@
+//! A provisioner killed after each step of a reconcile (every store, cloud and queue call is a
+//! step; the k-th does its work and never answers), then a new one: each run ends with the group
+//! at its desired size, no VM leaked and none launched twice.
+
+use crate::{create_group, create_lc, group};
+use phantom::queue::Reconcile;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+async fn settled(w: &World, u: &User, want: usize) {
+    w.until(120, "the group back at its desired size", async || {
+        let g = group(w, u, "web").await?;
+        let recorded: Vec<String> = g
+            .instances()
+            .iter()
+            .map(|i| i.instance_id().unwrap().to_string())
+            .collect();
+        let mut alive = w.hotel.alive();
+        alive.sort();
+        let mut recorded = recorded;
+        recorded.sort();
+        (recorded.len() == want && recorded == alive).then_some(())
+    })
+    .await;
+}
+
+/// Runs the scenario with a crash at each step in turn, until a reconcile finishes uncrashed.
+async fn at_every_step(
+    scenario: &str,
+    prepare: impl AsyncFn(&World, &User),
+    want: usize,
+    launches_allowed: usize,
+) {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("crash").await;
+        prepare(&w, &u).await;
+        // The messages the api queued are this test's to deliver.
+        while !w.queue.receive(10).is_empty() {}
+        let msg = Reconcile::new(&u.name, "web", "crash test");
+        let crashed = w.reconcile_crashing_at(&msg, k).await;
+        // A crashed holder's lease runs out; then the health check and the queue carry on.
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        settled(&w, &u, want).await;
+        let launched = w.hotel.launched_total();
+        assert!(
+            launched <= launches_allowed,
+            "{scenario}, crash at step {k}: {launched} VMs launched for {launches_allowed}"
+        );
+        if !crashed {
+            assert!(k > 3, "{scenario}: the reconcile took only {k} steps");
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_scale_out_leaks_and_doubles_nothing() {
+    at_every_step(
+        "scale out 0 -> 3",
+        async |w, u| {
+            create_lc(w, u, "web@hotel").await;
+            create_group(w, u, "web", "web@hotel", 0, 5, 3).await;
+        },
+        3,
+        3,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_replacement_leaks_and_doubles_nothing() {
+    at_every_step(
+        "replace a dead VM",
+        async |w, u| {
+            create_lc(w, u, "web@hotel").await;
+            create_group(w, u, "web", "web@hotel", 0, 5, 2).await;
+            w.run_for(3).await;
+            let alive = w.hotel.alive();
+            assert_eq!(alive.len(), 2);
+            w.hotel.terminate_outside(&alive[0]);
+        },
+        2,
+        3,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("crash-del").await;
+        create_lc(&w, &u, "web@hotel").await;
+        create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+        w.run_for(3).await;
+        w.sdk(&u)
+            .delete_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .force_delete(true)
+            .send()
+            .await
+            .unwrap();
+        while !w.queue.receive(10).is_empty() {}
+        let msg = Reconcile::new(&u.name, "web", "crash test");
+        let crashed = w.reconcile_crashing_at(&msg, k).await;
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        w.until(120, "the group and its VMs gone", async || {
+            (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
+        })
+        .await;
+        assert_eq!(w.hotel.launched_total(), 2, "crash at step {k}");
+        if !crashed {
+            return;
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The in-process suite: the real aws-sdk-autoscaling client, `api::App`, the provisioner and the
+//! health check over the in-memory store, queue and clouds (`phantom_e2e::world`). One binary, so
+//! the suite links once; no sockets, no emulator, a clock moved by hand.
+
+mod api;
+mod crashes;
+mod provisioning;
+
+use aws_sdk_autoscaling::error::ProvideErrorMetadata;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+/// The code and message of a failed SDK call.
+pub fn failure<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
+    r: Result<T, E>,
+) -> (String, String) {
+    let e = r.expect_err("the call should fail");
+    (
+        e.code().unwrap_or_default().to_string(),
+        e.message().unwrap_or_default().to_string(),
+    )
+}
+
+pub async fn create_lc(w: &World, u: &User, name: &str) {
+    w.sdk(u)
+        .create_launch_configuration()
+        .launch_configuration_name(name)
+        .image_id(phantom_e2e::world::IMAGE)
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .expect("create-launch-configuration");
+}
+
+pub async fn create_group(w: &World, u: &User, name: &str, lc: &str, min: i32, max: i32, desired: i32) {
+    w.sdk(u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name(name)
+        .launch_configuration_name(lc)
+        .min_size(min)
+        .max_size(max)
+        .desired_capacity(desired)
+        .send()
+        .await
+        .expect("create-auto-scaling-group");
+}
+
+pub async fn group(
+    w: &World,
+    u: &User,
+    name: &str,
+) -> Option<aws_sdk_autoscaling::types::AutoScalingGroup> {
+    w.sdk(u)
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names(name)
+        .send()
+        .await
+        .expect("describe-auto-scaling-groups")
+        .auto_scaling_groups()
+        .first()
+        .cloned()
+}

@@ -1,0 +1,265 @@
+//! The provisioning loop in process: converge, replace, scale in by policy, delete, orphans,
+//! backoff, duplicates; and what moto cannot give: a lost RunInstances answer, a capacity error.
+
+use crate::{create_group, create_lc, group};
+use aws_sdk_autoscaling::types::LifecycleState;
+use phantom::cloud::memory::Fault;
+use phantom::queue::{Reconcile, WorkQueue};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+/// The ids of the group's instances that are InService.
+async fn in_service(w: &World, u: &User, name: &str) -> Vec<String> {
+    let Some(g) = group(w, u, name).await else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = g
+        .instances()
+        .iter()
+        .filter(|i| i.lifecycle_state() == Some(&LifecycleState::InService))
+        .map(|i| i.instance_id().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Runs until the group has exactly `n` InService instances, each alive on `cloud`, and nothing
+/// else of it alive there.
+async fn converges(w: &World, u: &User, cloud: &str, name: &str, n: usize) -> Vec<String> {
+    w.until(60, &format!("{name} at {n} InService on {cloud}"), async || {
+        let ids = in_service(w, u, name).await;
+        let mut alive = w.cloud(cloud).alive();
+        alive.sort();
+        (ids.len() == n && ids == alive).then_some(ids)
+    })
+    .await
+}
+
+async fn activities(w: &World, u: &User, name: &str) -> Vec<aws_sdk_autoscaling::types::Activity> {
+    w.sdk(u)
+        .describe_scaling_activities()
+        .auto_scaling_group_name(name)
+        .send()
+        .await
+        .unwrap()
+        .activities()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn a_group_launches_on_its_cloud_and_converges_up_and_down() {
+    let w = World::new().await;
+    let u = w.user("conv").await;
+    create_lc(&w, &u, "web@sierra").await;
+    create_group(&w, &u, "web", "web@sierra", 0, 10, 3).await;
+    converges(&w, &u, "sierra", "web", 3).await;
+    assert!(w.hotel.alive().is_empty(), "nothing on the other cloud");
+    // Zones alternate over the group's zones.
+    let vms = w.sierra.vms();
+    assert_eq!(vms.iter().filter(|v| v.zone == "us-east-1a").count(), 2);
+    let c = w.sdk(&u);
+    for (d, n) in [(6, 6), (2, 2), (0, 0), (1, 1)] {
+        c.set_desired_capacity()
+            .auto_scaling_group_name("web")
+            .desired_capacity(d)
+            .send()
+            .await
+            .unwrap();
+        converges(&w, &u, "sierra", "web", n).await;
+    }
+    assert_eq!(w.sierra.launched_total(), 7, "no VM launched twice");
+    let acts = activities(&w, &u, "web").await;
+    assert!(acts.iter().any(|a| a
+        .cause()
+        .unwrap()
+        .contains("shrinking the capacity from 6 to 2")));
+}
+
+#[tokio::test]
+async fn a_vm_that_dies_is_replaced_and_a_stopped_one_too() {
+    let w = World::new().await;
+    let u = w.user("heal").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 2, 2, 2).await;
+    let before = converges(&w, &u, "hotel", "web", 2).await;
+    w.hotel.terminate_outside(&before[0]);
+    w.hotel.stop_outside(&before[1]);
+    let after = w
+        .until(30, "both replaced", async || {
+            let ids = in_service(&w, &u, "web").await;
+            (ids.len() == 2 && !ids.contains(&before[0]) && !ids.contains(&before[1]))
+                .then_some(ids)
+        })
+        .await;
+    let alive = w.hotel.alive();
+    assert_eq!(alive.len(), 2, "the stopped VM is terminated, not kept");
+    assert!(after.iter().all(|id| alive.contains(id)));
+    let acts = activities(&w, &u, "web").await;
+    assert!(acts
+        .iter()
+        .any(|a| a.cause().unwrap().contains("EC2 health check")));
+}
+
+#[tokio::test]
+async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
+    let w = World::new().await;
+    let u = w.user("policy").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(5)
+        .desired_capacity(1)
+        .termination_policies("NewestInstance")
+        .send()
+        .await
+        .unwrap();
+    let first = converges(&w, &u, "hotel", "web", 1).await;
+    w.clock.advance_ms(60_000);
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 3).await;
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
+    let left = converges(&w, &u, "hotel", "web", 1).await;
+    assert_eq!(left, first, "NewestInstance keeps the oldest");
+}
+
+#[tokio::test]
+async fn deleting_a_group_terminates_its_vms_and_orphans_are_ended() {
+    let w = World::new().await;
+    let u = w.user("del").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
+    converges(&w, &u, "hotel", "web", 3).await;
+    let orphan = w.hotel.plant(&u.name, "ghost", "no-such-group-id");
+    w.sdk(&u)
+        .delete_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "group gone and nothing alive", async || {
+        (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
+    })
+    .await;
+    assert!(!w.hotel.alive().contains(&orphan));
+    // The launch configuration is free again.
+    w.sdk(&u)
+        .delete_launch_configuration()
+        .launch_configuration_name("web@hotel")
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_refusing_cloud_gives_failed_activities_with_backoff() {
+    let w = World::new().await;
+    let u = w.user("refuse").await;
+    w.sdk(&u)
+        .create_launch_configuration()
+        .launch_configuration_name("bad@hotel")
+        .image_id("ami-00000000")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    create_group(&w, &u, "web", "bad@hotel", 0, 2, 1).await;
+    w.run_for(60).await;
+    let failed: Vec<_> = activities(&w, &u, "web")
+        .await
+        .into_iter()
+        .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+        .collect();
+    // 2 s, 4 s, 8 s, 16 s, 32 s: about 5 tries in a minute, not one a second.
+    assert!((4..=7).contains(&failed.len()), "{} tries", failed.len());
+    assert!(failed[0]
+        .status_message()
+        .unwrap()
+        .starts_with("InvalidAMIID.NotFound"));
+    assert_eq!(w.hotel.run_instances_calls(), failed.len());
+}
+
+#[tokio::test]
+async fn a_lost_run_instances_answer_launches_nothing_twice() {
+    let w = World::new().await;
+    let u = w.user("lost").await;
+    create_lc(&w, &u, "web@hotel").await;
+    w.hotel.lose_next_launch_answers(1);
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
+    converges(&w, &u, "hotel", "web", 3).await;
+    assert_eq!(w.hotel.launched_total(), 3, "the retry got the first call's VMs");
+}
+
+#[tokio::test]
+async fn a_full_cloud_says_so_and_the_group_fills_when_capacity_returns() {
+    let w = World::new().await;
+    let u = w.user("full").await;
+    create_lc(&w, &u, "web@hotel").await;
+    w.hotel.set_capacity(2);
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 4).await;
+    w.run_for(10).await;
+    let acts = activities(&w, &u, "web").await;
+    assert!(acts.iter().any(|a| a
+        .status_message()
+        .is_some_and(|m| m.starts_with("InsufficientInstanceCapacity"))));
+    w.hotel.set_capacity(100);
+    converges(&w, &u, "hotel", "web", 4).await;
+}
+
+#[tokio::test]
+async fn server_errors_and_throttling_heal() {
+    let w = World::new().await;
+    let u = w.user("flaky").await;
+    create_lc(&w, &u, "web@hotel").await;
+    w.hotel.fail_next(3, Fault::ServerError);
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+    converges(&w, &u, "hotel", "web", 2).await;
+    w.hotel.fail_next(3, Fault::Throttling);
+    w.sdk(&u)
+        .set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(4)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 4).await;
+    w.hotel.set_unreachable(true);
+    w.run_for(5).await;
+    w.hotel.set_unreachable(false);
+    converges(&w, &u, "hotel", "web", 4).await;
+    assert_eq!(w.hotel.launched_total(), 4);
+}
+
+#[tokio::test]
+async fn duplicate_messages_launch_nothing_twice() {
+    let w = World::new().await;
+    let u = w.user("dup").await;
+    create_lc(&w, &u, "web@hotel").await;
+    w.queue.deliver_each(5);
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
+    for _ in 0..5 {
+        let msg = Reconcile::new(&u.name, "web", "duplicate");
+        WorkQueue::send(w.queue.as_ref(), &msg, 0).await.unwrap();
+    }
+    converges(&w, &u, "hotel", "web", 3).await;
+    assert_eq!(w.hotel.launched_total(), 3);
+    let launches = activities(&w, &u, "web")
+        .await
+        .iter()
+        .filter(|a| a.description().unwrap().starts_with("Launching a new EC2 instance:"))
+        .count();
+    assert_eq!(launches, 3, "one launch activity per VM");
+}

@@ -654,7 +654,10 @@ mod tests {
         let plan = decide(
             &target(1),
             &[m],
-            &[seen("i-1", CloudState::Unknown, "a"), seen("i-2", CloudState::Unknown, "a")],
+            &[
+                seen("i-1", CloudState::Unknown, "a"),
+                seen("i-2", CloudState::Unknown, "a"),
+            ],
             60_000,
         );
         assert!(plan.is_empty(), "{plan:?}");

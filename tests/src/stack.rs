@@ -64,6 +64,14 @@ pub fn stack() -> &'static Stack {
 
 fn start() -> Stack {
     let root = root();
+    // `cargo test --workspace` has built both (their own packages' tests need them); the stack
+    // never builds the workspace again from inside a test.
+    for bin in ["phantom-local", "phantomctl"] {
+        assert!(
+            bin_dir().join(bin).exists(),
+            "{bin} is not built: run `cargo test --workspace` (or `cargo build -p phantom-local -p phantomctl`) first"
+        );
+    }
     let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}", std::process::id()));
     let port = free_port();
     let log_path = std::env::temp_dir().join(format!("phantom-e2e-{}-up.log", std::process::id()));
@@ -75,6 +83,7 @@ fn start() -> Stack {
         .env("PHANTOM_SIERRA_PORT", free_port().to_string())
         .env("PHANTOM_RUN_DIR", &run_dir)
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
+        .env("PHANTOM_SKIP_BUILD", "1")
         .env("RUST_LOG", "info")
         .env("PHANTOM_HEALTH_INTERVAL_SECS", "1")
         .stdin(Stdio::null())

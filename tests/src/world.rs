@@ -229,7 +229,11 @@ impl World {
 
     /// One health sweep, then what it queued.
     pub async fn sweep(&self) -> health_check::Report {
-        let report = self.health().sweep().await.expect("the sweep reads the store");
+        let report = self
+            .health()
+            .sweep()
+            .await
+            .expect("the sweep reads the store");
         self.settle().await;
         report
     }
@@ -289,10 +293,7 @@ impl HttpConnector for InProcess {
     fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
         let app = self.0.clone();
         HttpConnectorFuture::new(async move {
-            let uri: http::Uri = request
-                .uri()
-                .parse()
-                .expect("the SDK sends a valid URI");
+            let uri: http::Uri = request.uri().parse().expect("the SDK sends a valid URI");
             let mut headers = http::HeaderMap::new();
             for (k, v) in request.headers() {
                 headers.append(

@@ -12,7 +12,9 @@
 //! Built from the seams (`Store`, `Connect`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
 use phantom::activity::Context;
-use phantom::cloud::{launch_request, Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
+use phantom::cloud::{
+    launch_request, Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::queue::{Reconcile, SqsQueue, WorkQueue};
@@ -229,7 +231,11 @@ impl Provisioner {
             Err(StoreError::NotFound) if !acted.launched.is_empty() => {
                 // Deleted while we launched: these VMs belong to no group.
                 let ids: Vec<String> = acted.launched.iter().map(|m| m.id.clone()).collect();
-                tracing::warn!(group = g.name, ?ids, "group gone during launch; terminating");
+                tracing::warn!(
+                    group = g.name,
+                    ?ids,
+                    "group gone during launch; terminating"
+                );
                 if let Err(e) = cloud.terminate(&ids).await {
                     // They carry the dead group's id: the health check's orphan sweep ends them.
                     tracing::warn!(group = g.name, error = %e, "could not terminate; left to the orphan sweep");
@@ -242,7 +248,10 @@ impl Provisioner {
             // Another holder launched with this launch sequence (a lease that ran out): its
             // tokens were ours, so the VMs are the same ones; the next round adopts any not recorded.
             Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
-                tracing::warn!(group = g.name, "the group moved under this round; looking again");
+                tracing::warn!(
+                    group = g.name,
+                    "the group moved under this round; looking again"
+                );
             }
             Err(e) => return Err(e),
         }
@@ -252,8 +261,11 @@ impl Provisioner {
         }
         if g.deleting() {
             // Come back to finish once the cloud has let the VMs go.
-            self.enqueue(&Reconcile::new(owner, &g.name, "deleting"), DELETE_POLL_SECS)
-                .await;
+            self.enqueue(
+                &Reconcile::new(owner, &g.name, "deleting"),
+                DELETE_POLL_SECS,
+            )
+            .await;
         }
         Ok(Round::Acted {
             launched: acted.launched.len(),
@@ -373,7 +385,10 @@ impl Provisioner {
         let Some(b) = r.backoff else { return };
         let wait = (b.retry_at_ms - self.clock.now_ms()).max(0);
         let delay = ((wait + 999) / 1000) as i32;
-        self.enqueue(&Reconcile::new(owner, &g.name, "retry after failure"), delay)
-            .await;
+        self.enqueue(
+            &Reconcile::new(owner, &g.name, "retry after failure"),
+            delay,
+        )
+        .await;
     }
 }

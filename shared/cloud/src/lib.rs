@@ -86,17 +86,12 @@ impl Ec2 {
             client: aws_sdk_ec2::Client::from_conf(config),
         }
     }
-
 }
 
 #[async_trait]
 impl Cloud for Ec2 {
     /// The owner's tagged VMs, of one group (by id) or all: one DescribeInstances per page.
-    async fn tagged(
-        &self,
-        owner: &str,
-        group_id: Option<&str>,
-    ) -> Result<Vec<Tagged>, CloudError> {
+    async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
         let mut filters = vec![Filter::builder()
             .name(format!("tag:{TAG_OWNER}"))
             .values(owner)

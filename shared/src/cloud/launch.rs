@@ -196,7 +196,10 @@ mod tests {
 
     #[test]
     fn a_minimal_launch_configuration() {
-        let r = request(json!({"ImageId": "ami-1", "InstanceType": "t2.micro"}), at(Some("z"), None));
+        let r = request(
+            json!({"ImageId": "ami-1", "InstanceType": "t2.micro"}),
+            at(Some("z"), None),
+        );
         assert_eq!((r.count, r.client_token.as_str()), (2, "tok"));
         assert_eq!(r.image_id.as_deref(), Some("ami-1"));
         assert_eq!(r.zone.as_deref(), Some("z"));
@@ -264,7 +267,10 @@ mod tests {
             (ebs.volume_size, ebs.iops, ebs.throughput, ebs.encrypted),
             (Some(30), Some(3000), Some(125), Some(true))
         );
-        assert_eq!(r.block_devices[1].virtual_name.as_deref(), Some("ephemeral0"));
+        assert_eq!(
+            r.block_devices[1].virtual_name.as_deref(),
+            Some("ephemeral0")
+        );
         assert!(r.block_devices[2].no_device && r.block_devices[2].ebs.is_none());
         assert_eq!(
             r.iam_profile,

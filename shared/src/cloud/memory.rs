@@ -5,7 +5,9 @@
 //!
 //! Every call counts as one EC2 call in `metrics` and is one step of its `Tripwire`.
 
-use super::{Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
+use super::{
+    Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
 use crate::reconcile::{CloudState, Seen};
@@ -181,7 +183,11 @@ impl MemoryCloud {
         let mut st = self.state();
         let vm = self.new_vm(&mut st, None, None, "t2.micro", now, None);
         let id = vm.id.clone();
-        let tags = [(TAG_OWNER, owner), (TAG_GROUP, group), (TAG_GROUP_ID, group_id)];
+        let tags = [
+            (TAG_OWNER, owner),
+            (TAG_GROUP, group),
+            (TAG_GROUP_ID, group_id),
+        ];
         st.vms.insert(
             id.clone(),
             Vm {
@@ -449,11 +455,20 @@ mod tests {
         let e = c.launch(&req("t", 2)).await.unwrap_err();
         assert_eq!(e.code, "InsufficientInstanceCapacity");
         c.fail_next(2, Fault::Throttling);
-        assert_eq!(c.tagged("u", None).await.unwrap_err().code, "RequestLimitExceeded");
-        assert_eq!(c.tagged("u", None).await.unwrap_err().code, "RequestLimitExceeded");
+        assert_eq!(
+            c.tagged("u", None).await.unwrap_err().code,
+            "RequestLimitExceeded"
+        );
+        assert_eq!(
+            c.tagged("u", None).await.unwrap_err().code,
+            "RequestLimitExceeded"
+        );
         assert!(c.tagged("u", None).await.is_ok());
         c.refuse("Unsupported", "no");
-        assert_eq!(c.launch(&req("t3", 1)).await.unwrap_err().code, "Unsupported");
+        assert_eq!(
+            c.launch(&req("t3", 1)).await.unwrap_err().code,
+            "Unsupported"
+        );
         c.clear_faults();
         c.set_unreachable(true);
         assert_eq!(c.terminate(&[]).await.unwrap_err().code, "CloudUnreachable");
@@ -462,7 +477,10 @@ mod tests {
             image_id: Some("ami-nope".into()),
             ..req("t4", 1)
         };
-        assert_eq!(c.launch(&bad).await.unwrap_err().code, "InvalidAMIID.NotFound");
+        assert_eq!(
+            c.launch(&bad).await.unwrap_err().code,
+            "InvalidAMIID.NotFound"
+        );
     }
 
     #[tokio::test]

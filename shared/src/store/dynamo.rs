@@ -14,15 +14,15 @@
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
 //! items change together), never a read followed by a write.
 
+use super::{
+    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+};
 use crate::activity::Activity;
 use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::reconcile::{Lifecycle, Member};
-use super::{
-    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
-};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodb::types::{
@@ -57,12 +57,19 @@ fn n(v: i64) -> AttributeValue {
 
 /// The key of an item, for the errors of the readers below.
 fn describe(item: &Item) -> String {
-    let part = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).map_or("?", |v| v.as_str());
+    let part = |k: &str| {
+        item.get(k)
+            .and_then(|v| v.as_s().ok())
+            .map_or("?", |v| v.as_str())
+    };
     format!("{}/{}", part(PARTITION_KEY), part(SORT_KEY))
 }
 
 fn corrupt(item: &Item, k: &str, want: &str) -> StoreError {
-    StoreError::Corrupt(format!("{}: attribute {k} missing or not {want}", describe(item)))
+    StoreError::Corrupt(format!(
+        "{}: attribute {k} missing or not {want}",
+        describe(item)
+    ))
 }
 
 /// A string attribute that must be there.
@@ -536,11 +543,7 @@ impl Directory for DynamoStore {
             .collect()
     }
 
-    async fn put_cloud_credentials(
-        &self,
-        user: &str,
-        creds: &CloudCredentials,
-    ) -> StoreResult<()> {
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials) -> StoreResult<()> {
         let exists = |pk: &str, sk: &str| {
             ConditionCheck::builder()
                 .table_name(&self.table)
@@ -964,7 +967,11 @@ impl Fleet for DynamoStore {
         }
         let mut writes = Vec::new();
         for m in &r.put {
-            writes.push(TransactWriteItem::builder().put(self.instance_put(user, g, m)?).build());
+            writes.push(
+                TransactWriteItem::builder()
+                    .put(self.instance_put(user, g, m)?)
+                    .build(),
+            );
         }
         for id in &r.forget {
             let delete = Delete::builder()
@@ -975,7 +982,11 @@ impl Fleet for DynamoStore {
             writes.push(TransactWriteItem::builder().delete(delete).build());
         }
         for a in &r.activities {
-            writes.push(TransactWriteItem::builder().put(self.activity_put(user, a)?).build());
+            writes.push(
+                TransactWriteItem::builder()
+                    .put(self.activity_put(user, a)?)
+                    .build(),
+            );
         }
         // One transaction of up to 100 writes, each led by the group's guard (the first one also
         // moves the launch sequence and the backoff): a round's record is one request.

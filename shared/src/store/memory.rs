@@ -69,7 +69,9 @@ impl MemoryStore {
         for _ in 0..calls {
             metrics::count(Counter::DynamoDb);
         }
-        self.state.lock().expect("no operation panics holding the store")
+        self.state
+            .lock()
+            .expect("no operation panics holding the store")
     }
 
     async fn done<T>(&self, out: T) -> T {
@@ -129,7 +131,9 @@ impl Directory for MemoryStore {
     }
 
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
-        self.state(1).clouds.insert(cloud.name.clone(), cloud.clone());
+        self.state(1)
+            .clouds
+            .insert(cloud.name.clone(), cloud.clone());
         self.done(Ok(())).await
     }
 
@@ -143,11 +147,7 @@ impl Directory for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn put_cloud_credentials(
-        &self,
-        user: &str,
-        creds: &CloudCredentials,
-    ) -> StoreResult<()> {
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
             if !st.users.contains_key(user) || !st.clouds.contains_key(&creds.cloud) {
@@ -255,8 +255,7 @@ impl Groups for MemoryStore {
             let k = owned(user, &g.name);
             if st.groups.contains_key(&k) {
                 Err(StoreError::Exists)
-            } else if let Some((_, used_by)) =
-                st.lcs.get_mut(&owned(user, &g.launch_configuration))
+            } else if let Some((_, used_by)) = st.lcs.get_mut(&owned(user, &g.launch_configuration))
             {
                 used_by.insert(g.name.clone());
                 st.groups.insert(
@@ -475,8 +474,7 @@ impl Fleet for MemoryStore {
                                 .remove(&(user.to_string(), g.name.clone(), id.clone()));
                         }
                         for (k, a) in keys.into_iter().zip(&r.activities) {
-                            st.activities
-                                .insert((user.to_string(), k), a.doc.clone());
+                            st.activities.insert((user.to_string(), k), a.doc.clone());
                         }
                         Ok(())
                     }

@@ -136,8 +136,7 @@ pub trait Directory: Send + Sync {
     /// Every cloud, by name.
     async fn clouds(&self) -> StoreResult<Vec<CloudRecord>>;
     /// Sets a user's credentials for a cloud; `NotFound` unless both exist.
-    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials)
-        -> StoreResult<()>;
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials) -> StoreResult<()>;
     async fn cloud_credentials(
         &self,
         user: &str,

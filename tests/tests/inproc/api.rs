@@ -35,7 +35,10 @@ async fn set_desired_capacity_within_bounds_and_errors() {
             .send()
     };
     set(5).await.unwrap();
-    assert_eq!(group(&w, &u, "g").await.unwrap().desired_capacity(), Some(5));
+    assert_eq!(
+        group(&w, &u, "g").await.unwrap().desired_capacity(),
+        Some(5)
+    );
     set(1).await.unwrap();
     assert_eq!(
         failure(set(6).await),
@@ -51,7 +54,10 @@ async fn set_desired_capacity_within_bounds_and_errors() {
             "New SetDesiredCapacity value 0 is below min value 1 for the AutoScalingGroup.".into()
         )
     );
-    assert_eq!(group(&w, &u, "g").await.unwrap().desired_capacity(), Some(1));
+    assert_eq!(
+        group(&w, &u, "g").await.unwrap().desired_capacity(),
+        Some(1)
+    );
     let r = c
         .set_desired_capacity()
         .auto_scaling_group_name("nope")
@@ -84,11 +90,17 @@ async fn create_and_delete_errors() {
     // Unknown cloud: the message names the known ones.
     let (code, m) = failure(lc("web@mars").await);
     assert_eq!(code, "ValidationError");
-    assert!(m.contains("'mars'") && m.contains("hotel") && m.contains("sierra"), "{m}");
+    assert!(
+        m.contains("'mars'") && m.contains("hotel") && m.contains("sierra"),
+        "{m}"
+    );
     // Over the model's length limit.
     let (code, m) = failure(lc(&format!("{}@hotel", "x".repeat(250))).await);
     assert_eq!(code, "ValidationError");
-    assert!(m.contains("Member must have length less than or equal to 255"), "{m}");
+    assert!(
+        m.contains("Member must have length less than or equal to 255"),
+        "{m}"
+    );
 
     let asg = |lc: &str, min: i32, max: i32, desired: i32| {
         c.create_auto_scaling_group()
@@ -229,7 +241,10 @@ async fn users_never_see_each_others_resources() {
         .unwrap();
     let a = group(&w, &alice, "shared-name").await.unwrap();
     let b = group(&w, &bob, "shared-name").await.unwrap();
-    assert_eq!((a.desired_capacity(), b.desired_capacity()), (Some(4), Some(1)));
+    assert_eq!(
+        (a.desired_capacity(), b.desired_capacity()),
+        (Some(4), Some(1))
+    );
     assert_ne!(a.auto_scaling_group_arn(), b.auto_scaling_group_arn());
 
     let carol = w.user("carol").await;
@@ -351,18 +366,52 @@ async fn authentication_failures_get_403_and_awss_codes() {
     assert_eq!(failure(r).0, "InvalidClientTokenId");
 
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(16 * 60);
-    let cases: Vec<(&str, Option<std::time::SystemTime>, Box<dyn FnOnce(&mut phantom_e2e::RawRequest)>, &str)> = vec![
-        ("signed 16 minutes ago", Some(past), Box::new(|_| {}), "RequestExpired"),
-        ("body changed after signing", None, Box::new(|r| r.body.push_str("&MaxRecords=5")), "SignatureDoesNotMatch"),
-        ("no Authorization", None, Box::new(|r| r.remove_header("authorization")), "MissingAuthenticationToken"),
-        ("a malformed Authorization", None, Box::new(|r| r.set_header("authorization", "AWS4-HMAC-SHA256 garbage")), "IncompleteSignature"),
-        ("a signed header removed", None, Box::new(|r| r.remove_header("x-amz-date")), "IncompleteSignature"),
+    let cases: Vec<(
+        &str,
+        Option<std::time::SystemTime>,
+        Box<dyn FnOnce(&mut phantom_e2e::RawRequest)>,
+        &str,
+    )> = vec![
+        (
+            "signed 16 minutes ago",
+            Some(past),
+            Box::new(|_| {}),
+            "RequestExpired",
+        ),
+        (
+            "body changed after signing",
+            None,
+            Box::new(|r| r.body.push_str("&MaxRecords=5")),
+            "SignatureDoesNotMatch",
+        ),
+        (
+            "no Authorization",
+            None,
+            Box::new(|r| r.remove_header("authorization")),
+            "MissingAuthenticationToken",
+        ),
+        (
+            "a malformed Authorization",
+            None,
+            Box::new(|r| r.set_header("authorization", "AWS4-HMAC-SHA256 garbage")),
+            "IncompleteSignature",
+        ),
+        (
+            "a signed header removed",
+            None,
+            Box::new(|r| r.remove_header("x-amz-date")),
+            "IncompleteSignature",
+        ),
     ];
     for (what, at, tamper, want) in cases {
         let (status, out) = w
             .raw(&u.access_key_id, &u.secret, "POST", "/", body, at, tamper)
             .await;
-        assert_eq!((status, code(&out)), (403, want.to_string()), "{what}: {out}");
+        assert_eq!(
+            (status, code(&out)),
+            (403, want.to_string()),
+            "{what}: {out}"
+        );
     }
 }
 
@@ -370,7 +419,8 @@ async fn authentication_failures_get_403_and_awss_codes() {
 async fn request_errors_get_400_and_awss_codes() {
     let w = World::new().await;
     let u = w.user("wire").await;
-    let send = |body: &'static str| w.raw(&u.access_key_id, &u.secret, "POST", "/", body, None, |_| {});
+    let send =
+        |body: &'static str| w.raw(&u.access_key_id, &u.secret, "POST", "/", body, None, |_| {});
     let code = |b: &str| xml_text(b, "Code").unwrap_or_default().to_string();
     for (body, want) in [
         ("Action=Frobnicate&Version=2011-01-01", "InvalidAction"),
@@ -396,7 +446,10 @@ async fn request_errors_get_400_and_awss_codes() {
         )
         .await;
     assert_eq!(status, 200, "{out}");
-    assert!(out.contains("<DescribeLaunchConfigurationsResult>"), "{out}");
+    assert!(
+        out.contains("<DescribeLaunchConfigurationsResult>"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -407,8 +460,20 @@ async fn every_supported_action_is_reached() {
     for action in api::actions::supported() {
         let body = format!("Action={action}&Version=2011-01-01");
         let (_, out) = w
-            .raw(&u.access_key_id, &u.secret, "POST", "/", &body, None, |_| {})
+            .raw(
+                &u.access_key_id,
+                &u.secret,
+                "POST",
+                "/",
+                &body,
+                None,
+                |_| {},
+            )
             .await;
-        assert_ne!(xml_text(&out, "Code"), Some("InvalidAction"), "{action}: {out}");
+        assert_ne!(
+            xml_text(&out, "Code"),
+            Some("InvalidAction"),
+            "{action}: {out}"
+        );
     }
 }

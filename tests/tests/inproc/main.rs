@@ -32,7 +32,15 @@ pub async fn create_lc(w: &World, u: &User, name: &str) {
         .expect("create-launch-configuration");
 }
 
-pub async fn create_group(w: &World, u: &User, name: &str, lc: &str, min: i32, max: i32, desired: i32) {
+pub async fn create_group(
+    w: &World,
+    u: &User,
+    name: &str,
+    lc: &str,
+    min: i32,
+    max: i32,
+    desired: i32,
+) {
     w.sdk(u)
         .create_auto_scaling_group()
         .auto_scaling_group_name(name)

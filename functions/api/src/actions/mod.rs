@@ -19,11 +19,12 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// What runs one action: the app, the verified caller and the decoded input.
-pub type Handler = for<'a> fn(
-    &'a App,
-    &'a Caller,
-    Value,
-) -> Pin<Box<dyn Future<Output = ApiResult<Option<Value>>> + Send + 'a>>;
+pub type Handler =
+    for<'a> fn(
+        &'a App,
+        &'a Caller,
+        Value,
+    ) -> Pin<Box<dyn Future<Output = ApiResult<Option<Value>>> + Send + 'a>>;
 
 /// Every action Phantom answers, and what runs it: dispatch and the tests read this one table.
 pub const ACTIONS: &[(&str, Handler)] = &[

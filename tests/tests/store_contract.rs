@@ -1,0 +1,421 @@
+//! One contract, two stores: the same checks run against the in-memory store (in process) and
+//! the DynamoDB store (against a moto server this test starts, with the table of template.yaml).
+//! What the in-process suite relies on of the memory store is what DynamoDB does.
+
+use phantom::activity::{self, Activity};
+use phantom::group::Group;
+use phantom::identity::User;
+use phantom::launch_config::LaunchConfig;
+use phantom::reconcile::{Lifecycle, Member};
+use phantom::store::{
+    Backoff, CloudCredentials, CloudRecord, DynamoStore, Lease, MemoryStore, Record, Store,
+    StoreError,
+};
+use phantom_e2e::{free_port, root};
+use serde_json::json;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn user(name: &str) -> User {
+    User {
+        name: name.into(),
+        account_id: "123456789012".into(),
+        access_key_id: format!("PKIA{name}"),
+        created: "2026-11-22T00:00:00.000Z".into(),
+    }
+}
+
+fn lc(name: &str) -> LaunchConfig {
+    LaunchConfig {
+        name: name.into(),
+        cloud: "hotel".into(),
+        doc: json!({"LaunchConfigurationName": name, "ImageId": "ami-1"}),
+    }
+}
+
+fn group(name: &str, lc: &str, id: &str) -> Group {
+    Group {
+        name: name.into(),
+        id: id.into(),
+        launch_configuration: lc.into(),
+        cloud: "hotel".into(),
+        min: 0,
+        max: 10,
+        desired: 2,
+        version: 1,
+        launch_seq: 0,
+        status: None,
+        failures: 0,
+        retry_at_ms: 0,
+        doc: json!({"AutoScalingGroupName": name}),
+    }
+}
+
+fn member(id: &str) -> Member {
+    Member {
+        id: id.into(),
+        zone: "us-east-1a".into(),
+        lifecycle: Lifecycle::Pending,
+        healthy: true,
+        launched_ms: 1_000,
+        protected: false,
+        launch_configuration: "web".into(),
+        instance_type: "t2.micro".into(),
+    }
+}
+
+fn activity_at(group: &str, ms: i64) -> Activity {
+    let ctx = activity::Context {
+        group,
+        group_arn: "arn",
+        now_ms: ms,
+    };
+    activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1)
+}
+
+/// The contract. `u` prefixes every name, so runs never meet in a shared table.
+async fn contract(s: &dyn Store, u: &str) {
+    let alice = format!("{u}alice");
+    let bob = format!("{u}bob");
+    // Users and keys.
+    s.create_user(&user(&alice), "secret").await.unwrap();
+    assert_eq!(
+        s.create_user(&user(&alice), "x").await,
+        Err(StoreError::Exists)
+    );
+    let key = s
+        .access_key(&format!("PKIA{alice}"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (key.user.as_str(), key.secret.as_str()),
+        (alice.as_str(), "secret")
+    );
+    assert!(s.access_key("PKIAnobody").await.unwrap().is_none());
+    s.create_user(&user(&bob), "s2").await.unwrap();
+
+    // Clouds and credentials.
+    let cloud = |name: &str| CloudRecord {
+        name: name.into(),
+        endpoint: format!("http://{name}"),
+        region: "r".into(),
+        zone: "z".into(),
+    };
+    s.put_cloud(&cloud(&format!("{u}hotel"))).await.unwrap();
+    s.put_cloud(&cloud(&format!("{u}alpha"))).await.unwrap();
+    let names: Vec<String> = s
+        .clouds()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    let alpha = names
+        .iter()
+        .position(|n| *n == format!("{u}alpha"))
+        .unwrap();
+    let hotel = names
+        .iter()
+        .position(|n| *n == format!("{u}hotel"))
+        .unwrap();
+    assert!(alpha < hotel, "clouds come by name");
+    let creds = |c: &str| CloudCredentials {
+        cloud: c.into(),
+        access_key_id: "ak".into(),
+        secret: "sk".into(),
+    };
+    assert_eq!(
+        s.put_cloud_credentials(&alice, &creds("nowhere")).await,
+        Err(StoreError::NotFound)
+    );
+    assert_eq!(
+        s.put_cloud_credentials("nobody", &creds(&format!("{u}hotel")))
+            .await,
+        Err(StoreError::NotFound)
+    );
+    s.put_cloud_credentials(&alice, &creds(&format!("{u}hotel")))
+        .await
+        .unwrap();
+    assert_eq!(s.all_cloud_credentials(&alice).await.unwrap().len(), 1);
+    assert!(s.all_cloud_credentials(&bob).await.unwrap().is_empty());
+
+    // Launch configurations: uniqueness, order, paging, in use.
+    for n in ["web", "api", "db"] {
+        s.create_launch_config(&alice, &lc(n)).await.unwrap();
+    }
+    assert_eq!(
+        s.create_launch_config(&alice, &lc("web")).await,
+        Err(StoreError::Exists)
+    );
+    let page: Vec<String> = s
+        .launch_configs(&alice, None, Some("api"), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    assert_eq!(page, ["db", "web"]);
+    let named = s
+        .launch_configs(
+            &alice,
+            Some(&["web".into(), "zz".into(), "api".into()]),
+            None,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        named.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["api", "web"]
+    );
+    assert!(s
+        .launch_configs(&bob, None, None, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.delete_launch_config(&alice, "zz").await,
+        Err(StoreError::NotFound)
+    );
+
+    // Groups: the launch configuration must exist; names are unique; in use.
+    assert_eq!(
+        s.create_group(&alice, &group("g0", "missing", "id0")).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(
+        s.group(&alice, "g0").await.unwrap().is_none(),
+        "nothing half-written"
+    );
+    s.create_group(&alice, &group("g2", "web", "id2"))
+        .await
+        .unwrap();
+    s.create_group(&alice, &group("g1", "web", "id1"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.create_group(&alice, &group("g1", "web", "x")).await,
+        Err(StoreError::Exists)
+    );
+    assert_eq!(
+        s.delete_launch_config(&alice, "web").await,
+        Err(StoreError::InUse(vec!["g1".into(), "g2".into()]))
+    );
+    let gs = s
+        .groups(&alice, None, None, 10, &|g| g.name != "g2")
+        .await
+        .unwrap();
+    assert_eq!(
+        gs.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+        ["g1"]
+    );
+
+    // Compare-and-set on the version.
+    assert_eq!(
+        s.set_desired(&alice, "g1", 5, 0).await,
+        Err(StoreError::Conflict)
+    );
+    s.set_desired(&alice, "g1", 5, 1).await.unwrap();
+    let g1 = s.group(&alice, "g1").await.unwrap().unwrap();
+    assert_eq!((g1.desired, g1.version), (5, 2));
+    assert_eq!(
+        s.delete_group(&alice, &group("g2", "web", "id2")).await,
+        Ok(())
+    );
+    assert_eq!(
+        s.delete_group(&alice, &group("g2", "web", "id2")).await,
+        Err(StoreError::Conflict)
+    );
+
+    // The lease: one holder at a time, until it runs out; given back only at an unchanged version.
+    assert!(matches!(
+        s.take_lease(&alice, "g1", "h1", 1_000, 60_000)
+            .await
+            .unwrap(),
+        Lease::Taken(_)
+    ));
+    assert!(matches!(
+        s.take_lease(&alice, "g1", "h2", 2_000, 60_000)
+            .await
+            .unwrap(),
+        Lease::Busy
+    ));
+    assert!(matches!(
+        s.take_lease(&alice, "nope", "h2", 2_000, 60_000)
+            .await
+            .unwrap(),
+        Lease::NoGroup
+    ));
+    let Lease::Taken(g) = s
+        .take_lease(&alice, "g1", "h2", 62_000, 60_000)
+        .await
+        .unwrap()
+    else {
+        panic!("an expired lease is taken over");
+    };
+    assert_eq!(
+        s.release_lease(&alice, "g1", "h1", g.version).await,
+        Err(StoreError::Conflict)
+    );
+    s.set_desired(&alice, "g1", 3, g.version).await.unwrap();
+    assert_eq!(
+        s.release_lease(&alice, "g1", "h2", g.version).await,
+        Err(StoreError::Conflict)
+    );
+    s.release_lease(&alice, "g1", "h2", g.version + 1)
+        .await
+        .unwrap();
+
+    // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
+    let g = s.group(&alice, "g1").await.unwrap().unwrap();
+    let r = Record {
+        put: vec![member("i-1"), member("i-2")],
+        launch_seq: Some(1),
+        backoff: Some(Backoff {
+            failures: 2,
+            retry_at_ms: 9_000,
+        }),
+        activities: vec![activity_at("g1", 5_000), activity_at("g1", 6_000)],
+        ..Record::default()
+    };
+    s.record(&alice, &g, &r).await.unwrap();
+    let after = s.group(&alice, "g1").await.unwrap().unwrap();
+    assert_eq!(
+        (after.launch_seq, after.failures, after.retry_at_ms),
+        (1, 2, 9_000)
+    );
+    assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 2);
+    let stale = Record {
+        put: vec![member("i-3")],
+        launch_seq: Some(1),
+        ..Record::default()
+    };
+    assert_eq!(
+        s.record(&alice, &g, &stale).await,
+        Err(StoreError::Conflict)
+    );
+    assert_eq!(
+        s.instances(&alice, "g1").await.unwrap().len(),
+        2,
+        "nothing of it written"
+    );
+    let other = group("g1", "web", "another-id");
+    assert_eq!(
+        s.record(
+            &alice,
+            &other,
+            &Record {
+                forget: vec!["i-1".into()],
+                ..Record::default()
+            }
+        )
+        .await,
+        Err(StoreError::NotFound)
+    );
+    // More than one transaction's worth, then forgetting and changing records.
+    let many = Record {
+        put: (0..150).map(|i| member(&format!("i-m{i:03}"))).collect(),
+        forget: vec!["i-1".into()],
+        launch_seq: Some(2),
+        ..Record::default()
+    };
+    s.record(&alice, &after, &many).await.unwrap();
+    let ids: Vec<String> = s
+        .instances(&alice, "g1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids.len(), 151);
+    assert!(!ids.contains(&"i-1".to_string()) && ids.windows(2).all(|w| w[0] < w[1]));
+    let all = s.all_instances(&alice).await.unwrap();
+    assert!(all.iter().all(|(g, _)| g == "g1"));
+    assert_eq!(all.len(), 151);
+
+    // Activities: newest first, paged by key, per group or all.
+    let acts = s.activities(&alice, Some("g1"), None, 10).await.unwrap();
+    assert_eq!(acts.len(), 2);
+    assert!(acts[0].1["StartTime"].as_str() > acts[1].1["StartTime"].as_str());
+    let rest = s
+        .activities(&alice, Some("g1"), Some(&acts[0].0), 10)
+        .await
+        .unwrap();
+    assert_eq!(rest, acts[1..].to_vec());
+    assert_eq!(s.activities(&alice, None, None, 10).await.unwrap().len(), 2);
+    assert!(s.activities(&bob, None, None, 10).await.unwrap().is_empty());
+
+    // A forced delete, then the delete itself frees the launch configuration.
+    let g = s.group(&alice, "g1").await.unwrap().unwrap();
+    s.begin_delete(&alice, &g).await.unwrap();
+    let g = s.group(&alice, "g1").await.unwrap().unwrap();
+    assert!(g.deleting() && g.desired == 0 && g.min == 0);
+    s.delete_group(&alice, &g).await.unwrap();
+    s.delete_launch_config(&alice, "web").await.unwrap();
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_the_contract() {
+    contract(&MemoryStore::default(), "").await;
+}
+
+struct Moto(Child);
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_dynamodb_store_keeps_the_contract() {
+    let port = free_port();
+    let _moto = Moto(
+        Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("moto_server runs (localstack/install.sh installs it)"),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto_server did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = Command::new("python3")
+        .arg(root().join("localstack/bootstrap.py"))
+        .arg(root().join("template.yaml"))
+        .args(["--stack", "contract"])
+        .env("AWS_ENDPOINT_URL", &url)
+        .env("AWS_ACCESS_KEY_ID", "contract")
+        .env("AWS_SECRET_ACCESS_KEY", "contract")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .output()
+        .expect("bootstrap.py runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("export PHANTOM_STATE_TABLE=")
+                .map(str::to_string)
+        })
+        .expect("the table's name");
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(&url)
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_credential_types::Credentials::new(
+            "contract", "contract", None, None, "test",
+        ))
+        .load()
+        .await;
+    contract(&DynamoStore::new(&sdk, table), "").await;
+}

@@ -1,5 +1,7 @@
-//! The seven actions through the unmodified AWS CLI (botocore parses every response against the
-//! service model, so a field it drops or mis-types fails here).
+//! The unmodified AWS CLI against the local stack: botocore parses every response against the
+//! service model, so a field it drops or mis-types fails here, and its own paginator follows
+//! NextToken. Errors, paging rules, filters and isolation are checked in process
+//! (`tests/inproc/api.rs`).
 
 use phantom_e2e::{stack, User};
 use serde_json::{json, Value};
@@ -44,27 +46,6 @@ fn create_lc(user: &User, name: &str) {
                 "ami-12345678",
                 "--instance-type",
                 "t2.micro",
-            ],
-        )
-        .json();
-}
-
-fn create_group(user: &User, name: &str, lc: &str, min: &str, max: &str, desired: &str) {
-    stack()
-        .aws(
-            user,
-            &[
-                "create-auto-scaling-group",
-                "--auto-scaling-group-name",
-                name,
-                "--launch-configuration-name",
-                lc,
-                "--min-size",
-                min,
-                "--max-size",
-                max,
-                "--desired-capacity",
-                desired,
             ],
         )
         .json();

@@ -34,10 +34,12 @@ fn pct(s: &str) -> String {
 }
 
 fn lc_count(u: &User) -> usize {
-    let (_, b) = send(
+    let (status, b) = send(
         u,
         "Action=DescribeLaunchConfigurations&Version=2011-01-01&MaxRecords=100",
     );
+    // A failed Describe would count zero and pass every "nothing was created" check.
+    assert_eq!(status, 200, "{b}");
     b.matches("<LaunchConfigurationName>").count()
 }
 

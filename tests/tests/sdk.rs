@@ -114,6 +114,15 @@ async fn every_action_through_the_rust_sdk() {
         .unwrap_err();
     assert!(err.into_service_error().is_invalid_next_token());
 
+    // `ami-0abc` is no image of the cloud: every launch fails, the group has no instance, and a
+    // forced delete removes it at once (with VMs it would be `Delete in progress` first).
+    let out = c
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names("api")
+        .send()
+        .await
+        .unwrap();
+    assert!(out.auto_scaling_groups()[0].instances().is_empty());
     c.delete_auto_scaling_group()
         .auto_scaling_group_name("api")
         .force_delete(true)

@@ -16,6 +16,7 @@ use crate::launch_config::LaunchConfig;
 use crate::metrics::{self, Counter};
 use crate::reconcile::Member;
 use async_trait::async_trait;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -186,12 +187,12 @@ impl LaunchConfigs for MemoryStore {
     async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
-            let k = owned(user, &lc.name);
-            if st.lcs.contains_key(&k) {
-                Err(StoreError::Exists)
-            } else {
-                st.lcs.insert(k, (lc.clone(), BTreeSet::new()));
-                Ok(())
+            match st.lcs.entry(owned(user, &lc.name)) {
+                Entry::Occupied(_) => Err(StoreError::Exists),
+                Entry::Vacant(e) => {
+                    e.insert((lc.clone(), BTreeSet::new()));
+                    Ok(())
+                }
             }
         };
         self.done(out).await

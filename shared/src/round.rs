@@ -82,6 +82,18 @@ pub fn record(
             ));
         }
     }
+    // One record per instance, the last word on it (a VM can turn InService and be chosen for
+    // scale-in in the same round): DynamoDB refuses two writes to one item in a transaction.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut put: Vec<Member> = r
+        .put
+        .drain(..)
+        .rev()
+        .filter(|m| seen.insert(m.id.clone()))
+        .collect();
+    put.reverse();
+    put.retain(|m| !r.forget.contains(&m.id));
+    r.put = put;
     match &acted.launch_failed {
         Some(why) => {
             let from = plan.capacity_from + acted.launched.len() as i64;
@@ -254,6 +266,18 @@ mod tests {
             terminate_failed: Some("InternalError: try later".into()),
             ..Acted::default()
         };
+        let r = record(&ctx(), BEFORE, &members, &plan, &refused);
+        assert!(r.put.iter().all(|m| m.id != "i-1"));
+
+        // In service and chosen for scale-in in one round: one record, Terminating.
+        let both = Plan {
+            in_service: vec!["i-2".into()],
+            terminate: vec![("i-2".into(), Cause::ScaleIn { from: 2, to: 1 })],
+            ..Plan::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &both, &Acted::default());
+        assert_eq!(r.put.len(), 1);
+        assert_eq!(r.put[0].lifecycle, Lifecycle::Terminating);
         let r = record(&ctx(), BEFORE, &members, &plan, &refused);
         assert!(r.put.iter().all(|m| m.id != "i-1"));
         assert!(r

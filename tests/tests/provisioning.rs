@@ -4,7 +4,7 @@
 //! runner's provisioner and 1-second health sweep).
 
 use phantom_e2e::{eventually, stack, User};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const IMAGE: &str = "ami-1e749f67"; // one of moto's stock images
 

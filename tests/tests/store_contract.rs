@@ -313,6 +313,21 @@ async fn contract(s: &dyn Store, u: &str) {
         .await,
         Err(StoreError::NotFound)
     );
+    // Two writes to one instance in one record are refused whole, as DynamoDB refuses them.
+    let twice = Record {
+        put: vec![member("i-2"), member("i-9")],
+        forget: vec!["i-2".into()],
+        ..Record::default()
+    };
+    assert!(matches!(
+        s.record(&alice, &after, &twice).await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert_eq!(
+        s.instances(&alice, "g1").await.unwrap().len(),
+        2,
+        "nothing of it written"
+    );
     // More than one transaction's worth, then forgetting and changing records.
     let many = Record {
         put: (0..150).map(|i| member(&format!("i-m{i:03}"))).collect(),

@@ -441,6 +441,14 @@ impl Fleet for MemoryStore {
             return Ok(());
         }
         let writes = r.put.len() + r.forget.len() + r.activities.len();
+        let mut ids: Vec<&String> = r.put.iter().map(|m| &m.id).chain(&r.forget).collect();
+        ids.sort();
+        if ids.windows(2).any(|w| w[0] == w[1]) {
+            // As DynamoDB: "Transaction request cannot include multiple operations on one item".
+            return Err(StoreError::Unavailable(
+                "multiple operations on one item in a record".into(),
+            ));
+        }
         let keys = r
             .activities
             .iter()

@@ -176,6 +176,8 @@ impl World {
 
     /// A raw request, signed by `key`/`secret` at the world's time unless `at` says otherwise;
     /// `tamper` may change it after signing. Returns the status and the body.
+    // Each argument is a part of the request the auth tests vary.
+    #[allow(clippy::too_many_arguments)]
     pub async fn raw(
         &self,
         key: &str,

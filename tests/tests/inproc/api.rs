@@ -366,12 +366,9 @@ async fn authentication_failures_get_403_and_awss_codes() {
     assert_eq!(failure(r).0, "InvalidClientTokenId");
 
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(16 * 60);
-    let cases: Vec<(
-        &str,
-        Option<std::time::SystemTime>,
-        Box<dyn FnOnce(&mut phantom_e2e::RawRequest)>,
-        &str,
-    )> = vec![
+    // (what, signed at, change after signing, the code expected)
+    type Tamper = Box<dyn FnOnce(&mut phantom_e2e::RawRequest)>;
+    let cases: Vec<(&str, Option<std::time::SystemTime>, Tamper, &str)> = vec![
         (
             "signed 16 minutes ago",
             Some(past),

@@ -1,4 +1,4 @@
-//! Call counters for the benchmarks: how many DynamoDB and EC2 requests a piece of work made.
+//! Call counters for the benchmarks: how many DynamoDB, SQS and EC2 requests a piece of work made.
 //! Counted by an SDK interceptor, so no call site can forget.
 
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static DYNAMODB: AtomicU64 = AtomicU64::new(0);
 static EC2: AtomicU64 = AtomicU64::new(0);
+static SQS: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Calls {
     pub dynamodb: u64,
     pub ec2: u64,
+    pub sqs: u64,
 }
 
 /// The calls made so far by this process.
@@ -21,6 +23,7 @@ pub fn calls() -> Calls {
     Calls {
         dynamodb: DYNAMODB.load(Ordering::Relaxed),
         ec2: EC2.load(Ordering::Relaxed),
+        sqs: SQS.load(Ordering::Relaxed),
     }
 }
 
@@ -30,6 +33,7 @@ impl std::ops::Sub for Calls {
         Calls {
             dynamodb: self.dynamodb - rhs.dynamodb,
             ec2: self.ec2 - rhs.ec2,
+            sqs: self.sqs - rhs.sqs,
         }
     }
 }
@@ -39,6 +43,7 @@ impl std::ops::Sub for Calls {
 pub enum Counter {
     DynamoDb,
     Ec2,
+    Sqs,
 }
 
 /// Counts one call made without an SDK client (the in-memory adapters count as the real ones would).
@@ -46,6 +51,7 @@ pub fn count(c: Counter) {
     match c {
         Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
         Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
+        Counter::Sqs => SQS.fetch_add(1, Ordering::Relaxed),
     };
 }
 

@@ -1,6 +1,7 @@
-//! The work-queue seam: reconcile messages for the provisioner, as a trait with the SQS adapter and
-//! an in-memory queue (delays, redelivery) for the in-process tests. Messages say only which group
-//! to look at; the provisioner reads the rest, so a duplicate or a late one does no harm.
+//! The work-queue seam: work for the provisioner's fleet (reconcile a group, sweep one user's VMs on
+//! one cloud), as a trait with the SQS adapter and an in-memory queue (delays, redelivery) for the
+//! in-process tests. Messages say only what to look at; the provisioner reads the rest, so a
+//! duplicate or a late one does no harm.
 
 use crate::fault::Tripwire;
 use crate::time::Clock;
@@ -19,6 +20,10 @@ pub struct Reconcile {
     pub group: String,
     /// What asked for it (for the logs).
     pub reason: String,
+    /// Its place in a chain of follow-ups at a group whose VMs are on their way in or out (0: not
+    /// a follow-up); bounds the chain (`phantom::round::follow_up_delay_secs`).
+    #[serde(default)]
+    pub follow_up: u32,
 }
 
 impl Reconcile {
@@ -27,17 +32,61 @@ impl Reconcile {
             owner: owner.to_string(),
             group: group.to_string(),
             reason: reason.to_string(),
+            follow_up: 0,
+        }
+    }
+
+    /// The next look in a chain of follow-ups.
+    pub fn follow_up(&self) -> Self {
+        Self {
+            reason: "follow-up".into(),
+            follow_up: self.follow_up + 1,
+            ..self.clone()
         }
     }
 }
 
-/// Where reconcile messages go.
+/// Look at everything one user runs on one cloud: the health check's unit of work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub owner: String,
+    pub cloud: String,
+}
+
+/// One message on the work queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Work {
+    Reconcile(Reconcile),
+    Sweep(Sweep),
+}
+
+impl From<Reconcile> for Work {
+    fn from(r: Reconcile) -> Self {
+        Work::Reconcile(r)
+    }
+}
+
+impl From<Sweep> for Work {
+    fn from(s: Sweep) -> Self {
+        Work::Sweep(s)
+    }
+}
+
+impl Work {
+    /// A message body as it travels.
+    pub fn parse(body: &str) -> Result<Self, String> {
+        serde_json::from_str(body).map_err(|e| e.to_string())
+    }
+}
+
+/// Where work goes.
 #[async_trait]
 pub trait WorkQueue: Send + Sync {
     /// Sends one message, visible after `delay_secs` (SQS allows up to 900).
-    async fn send(&self, msg: &Reconcile, delay_secs: i32) -> Result<(), String>;
+    async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String>;
     /// Sends many, visible at once.
-    async fn send_all(&self, msgs: &[Reconcile]) -> Result<(), String>;
+    async fn send_all(&self, msgs: &[Work]) -> Result<(), String>;
 }
 
 #[derive(Clone)]
@@ -48,8 +97,11 @@ pub struct SqsQueue {
 
 impl SqsQueue {
     pub fn new(sdk: &aws_config::SdkConfig, url: impl Into<String>) -> Self {
+        let config = aws_sdk_sqs::config::Builder::from(sdk)
+            .interceptor(crate::metrics::Counter::Sqs)
+            .build();
         Self {
-            sqs: aws_sdk_sqs::Client::new(sdk),
+            sqs: aws_sdk_sqs::Client::from_conf(config),
             url: url.into(),
         }
     }
@@ -71,13 +123,13 @@ impl SqsQueue {
     }
 }
 
-fn body(msg: &Reconcile) -> String {
-    serde_json::to_string(msg).expect("a Reconcile serializes")
+fn body(msg: &Work) -> String {
+    serde_json::to_string(msg).expect("a work message serializes")
 }
 
 #[async_trait]
 impl WorkQueue for SqsQueue {
-    async fn send(&self, msg: &Reconcile, delay_secs: i32) -> Result<(), String> {
+    async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String> {
         self.sqs
             .send_message()
             .queue_url(&self.url)
@@ -89,31 +141,46 @@ impl WorkQueue for SqsQueue {
             .map_err(|e| DisplayErrorContext(e).to_string())
     }
 
-    /// Ten to a request.
-    async fn send_all(&self, msgs: &[Reconcile]) -> Result<(), String> {
-        for chunk in msgs.chunks(10) {
-            let entries: Vec<SendMessageBatchRequestEntry> = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    SendMessageBatchRequestEntry::builder()
-                        .id(i.to_string())
-                        .message_body(body(m))
-                        .build()
-                        .expect("id and body are set")
-                })
-                .collect();
-            let out = self
-                .sqs
-                .send_message_batch()
-                .queue_url(&self.url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| DisplayErrorContext(e).to_string())?;
-            if !out.failed().is_empty() {
-                return Err(format!("{} messages not sent", out.failed().len()));
-            }
+    /// Ten to a request, up to `SEND_CONCURRENCY` requests at a time (a sweep fans out thousands).
+    async fn send_all(&self, msgs: &[Work]) -> Result<(), String> {
+        use futures::stream::{self, StreamExt, TryStreamExt};
+        let batches: Vec<_> = msgs
+            .chunks(10)
+            .map(|chunk| Box::pin(self.send_batch(chunk)))
+            .collect();
+        stream::iter(batches)
+            .buffer_unordered(SEND_CONCURRENCY)
+            .try_collect::<()>()
+            .await
+    }
+}
+
+/// SendMessageBatch requests in flight at once in `send_all`.
+const SEND_CONCURRENCY: usize = 16;
+
+impl SqsQueue {
+    async fn send_batch(&self, chunk: &[Work]) -> Result<(), String> {
+        let entries: Vec<SendMessageBatchRequestEntry> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                SendMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .message_body(body(m))
+                    .build()
+                    .expect("id and body are set")
+            })
+            .collect();
+        let out = self
+            .sqs
+            .send_message_batch()
+            .queue_url(&self.url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| DisplayErrorContext(e).to_string())?;
+        if !out.failed().is_empty() {
+            return Err(format!("{} messages not sent", out.failed().len()));
         }
         Ok(())
     }
@@ -206,7 +273,7 @@ impl MemoryQueue {
         self.len() == 0
     }
 
-    fn put(&self, msg: &Reconcile, delay_secs: i32) -> Result<(), String> {
+    fn put(&self, msg: &Work, delay_secs: i32) -> Result<(), String> {
         let at = self.clock.now_ms() + i64::from(delay_secs.clamp(0, 900)) * 1000;
         let mut st = self.state();
         if st.refuse {
@@ -224,13 +291,17 @@ impl MemoryQueue {
 
 #[async_trait]
 impl WorkQueue for MemoryQueue {
-    async fn send(&self, msg: &Reconcile, delay_secs: i32) -> Result<(), String> {
+    async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String> {
+        crate::metrics::count(crate::metrics::Counter::Sqs);
         let out = self.put(msg, delay_secs);
         self.trip.step().await;
         out
     }
 
-    async fn send_all(&self, msgs: &[Reconcile]) -> Result<(), String> {
+    async fn send_all(&self, msgs: &[Work]) -> Result<(), String> {
+        for _ in msgs.chunks(10) {
+            crate::metrics::count(crate::metrics::Counter::Sqs);
+        }
         let out = msgs.iter().try_for_each(|m| self.put(m, 0));
         self.trip.step().await;
         out

@@ -135,10 +135,75 @@ fn failure(
     activity::launch_failed(ctx, why, from, before.desired)
 }
 
+/// Whether, once `r` is written, an instance of the group is on its way in or out (Pending or
+/// Terminating): the group should be looked at again soon rather than at the next health sweep.
+pub fn still_waiting(members: &[Member], r: &Record) -> bool {
+    let waiting = |m: &Member| matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::Terminating);
+    r.put.iter().any(waiting)
+        || members
+            .iter()
+            .filter(|m| !r.forget.contains(&m.id) && !r.put.iter().any(|p| p.id == m.id))
+            .any(waiting)
+}
+
+/// How long to wait before look `attempt` (0, 1, ...) of a chain of follow-ups at a waiting
+/// group: 2 s, then half as long again each time up to 30 s; `None` after about eight minutes,
+/// when the health check's sweep is the one to notice a VM stuck on its way.
+pub fn follow_up_delay_secs(attempt: u32) -> Option<i32> {
+    const MAX_ATTEMPTS: u32 = 20;
+    (attempt < MAX_ATTEMPTS).then(|| {
+        let mut d = 2.0_f64;
+        for _ in 0..attempt {
+            d = (d * 1.5).min(30.0);
+        }
+        d.round() as i32
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reconcile::{Cause, Placement};
+
+    #[test]
+    fn follow_ups_start_quick_slow_down_and_end() {
+        let delays: Vec<i32> = (0..25).map_while(follow_up_delay_secs).collect();
+        assert_eq!(&delays[..6], &[2, 3, 5, 7, 10, 15]);
+        assert!(delays.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*delays.last().unwrap(), 30);
+        let total: i32 = delays.iter().sum();
+        assert!((300..=600).contains(&total), "a chain lasts {total} s");
+        assert_eq!(follow_up_delay_secs(20), None);
+    }
+
+    #[test]
+    fn waiting_means_pending_or_terminating_after_the_record() {
+        let m = member;
+        let pending = [m("i-1", Lifecycle::Pending)];
+        assert!(still_waiting(&pending, &Record::default()));
+        let served = Record {
+            put: vec![m("i-1", Lifecycle::InService)],
+            ..Record::default()
+        };
+        assert!(!still_waiting(&pending, &served));
+        let forgotten = Record {
+            forget: vec!["i-1".into()],
+            ..Record::default()
+        };
+        assert!(!still_waiting(&pending, &forgotten));
+        let terminating = Record {
+            put: vec![m("i-2", Lifecycle::Terminating)],
+            ..Record::default()
+        };
+        assert!(still_waiting(
+            &[m("i-2", Lifecycle::InService)],
+            &terminating
+        ));
+        assert!(!still_waiting(
+            &[m("i-3", Lifecycle::InService)],
+            &Record::default()
+        ));
+    }
 
     fn ctx() -> Context<'static> {
         Context {

@@ -1,13 +1,16 @@
 //! Benchmark (not a test): how fast Phantom reacts, and what a health sweep costs.
 //!
-//!   PHANTOM_PROFILE=release cargo run -p phantom-e2e --example provisioning -- [RUNS]
+//!   PHANTOM_PROFILE=release [PHANTOM_HEALTH_INTERVAL_SECS=5] cargo run -p phantom-e2e --example provisioning -- [RUNS [USERS]]
 //!
-//! On the local stack (health sweep every 1 s):
+//! On the local stack (health check every PHANTOM_HEALTH_INTERVAL_SECS, 1 s unless set), with
+//! USERS other users present (default 0), 49 of them with a group of 1 VM:
 //! 1. SetDesiredCapacity 0 -> 5: time from the call returning until all 5 VMs exist on the cloud
-//!    (polled every 10 ms with aws-sdk-ec2), RUNS times.
-//! 2. A VM of a group of 3 terminated on the cloud: time until its replacement exists, RUNS times.
-//! 3. One health sweep (the health-check handler, called here) with 10, 100 and 1000 VMs in a
-//!    group: its EC2 and DynamoDB call counts.
+//!    (polled every 10 ms with aws-sdk-ec2), and until DescribeAutoScalingGroups shows all 5
+//!    InService, RUNS times.
+//! 2. A VM of a group of 3 terminated on the cloud: time until its replacement exists, and until
+//!    the group shows 3 InService without it, RUNS times.
+//! 3. One health sweep of (this user, hotel) (the provisioner's sweep handler, called here) with
+//!    10, 100 and 1000 VMs in a group: its EC2, DynamoDB and SQS call counts.
 
 use aws_credential_types::Credentials;
 use aws_sdk_autoscaling::Client as Asg;
@@ -74,6 +77,31 @@ async fn wait_for(
     }
 }
 
+/// Waits until DescribeAutoScalingGroups shows the group with exactly `n` instances, all
+/// InService, none of them `gone`.
+async fn wait_in_service(asg: &Asg, group: &str, n: usize, gone: Option<&str>) -> Duration {
+    let t = Instant::now();
+    loop {
+        let out = asg
+            .describe_auto_scaling_groups()
+            .auto_scaling_group_names(group)
+            .send()
+            .await
+            .expect("DescribeAutoScalingGroups");
+        let instances = out.auto_scaling_groups()[0].instances();
+        let ok = instances.len() == n
+            && instances.iter().all(|i| {
+                i.lifecycle_state() == Some(&aws_sdk_autoscaling::types::LifecycleState::InService)
+                    && i.instance_id() != gone
+            });
+        if ok {
+            return t.elapsed();
+        }
+        assert!(t.elapsed() < Duration::from_secs(300), "timed out");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn stats(mut v: Vec<Duration>) -> String {
     v.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -92,7 +120,54 @@ async fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(10);
+    let others: usize = std::env::args()
+        .nth(2)
+        .map(|a| a.parse().expect("USERS is a number"))
+        .unwrap_or(0);
     let s = stack();
+    let t = Instant::now();
+    for i in 0..others {
+        let u = s.new_user("crowd");
+        if i < 49 {
+            let asg = Asg::from_conf(
+                aws_sdk_autoscaling::Config::builder()
+                    .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+                    .region(aws_sdk_autoscaling::config::Region::new(REGION))
+                    .endpoint_url(&s.url)
+                    .credentials_provider(Credentials::new(
+                        &u.access_key_id,
+                        &u.secret,
+                        None,
+                        None,
+                        "b",
+                    ))
+                    .build(),
+            );
+            asg.create_launch_configuration()
+                .launch_configuration_name("crowd@hotel")
+                .image_id("ami-1e749f67")
+                .instance_type("t2.micro")
+                .send()
+                .await
+                .unwrap();
+            asg.create_auto_scaling_group()
+                .auto_scaling_group_name("crowd")
+                .launch_configuration_name("crowd@hotel")
+                .min_size(1)
+                .max_size(1)
+                .desired_capacity(1)
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    if others > 0 {
+        println!(
+            "{others} other users ({} with a group) made in {:.0} s",
+            others.min(49),
+            t.elapsed().as_secs_f64()
+        );
+    }
     let user = s.new_user("pbench");
     let asg = Asg::from_conf(
         aws_sdk_autoscaling::Config::builder()
@@ -136,6 +211,7 @@ async fn main() {
         .await
         .unwrap();
     let mut scale_out = Vec::new();
+    let mut out_in_service = Vec::new();
     for _ in 0..runs {
         asg.set_desired_capacity()
             .auto_scaling_group_name("out")
@@ -143,7 +219,10 @@ async fn main() {
             .send()
             .await
             .unwrap();
+        let t = Instant::now();
         scale_out.push(wait_for(&ec2, owner, "out", |ids| ids.len() >= 5).await);
+        wait_in_service(&asg, "out", 5, None).await;
+        out_in_service.push(t.elapsed());
         asg.set_desired_capacity()
             .auto_scaling_group_name("out")
             .desired_capacity(0)
@@ -167,6 +246,7 @@ async fn main() {
         .unwrap();
     wait_for(&ec2, owner, "heal", |ids| ids.len() == 3).await;
     let mut replace = Vec::new();
+    let mut heal_in_service = Vec::new();
     for _ in 0..runs {
         let before = live(&ec2, owner, "heal").await;
         let victim = before.iter().next().unwrap().clone();
@@ -175,12 +255,15 @@ async fn main() {
             .send()
             .await
             .unwrap();
+        let t = Instant::now();
         replace.push(
             wait_for(&ec2, owner, "heal", |ids| {
                 ids.len() == 3 && !ids.contains(&victim)
             })
             .await,
         );
+        wait_in_service(&asg, "heal", 3, Some(&victim)).await;
+        heal_in_service.push(t.elapsed());
         tokio::time::sleep(Duration::from_millis(1500)).await;
     }
 
@@ -190,7 +273,11 @@ async fn main() {
     }
     std::env::set_var("AWS_ACCESS_KEY_ID", "phantom-local");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantom-local");
-    let health = health_check::HealthCheck::from_env().await;
+    let fleet = provisioner::Provisioner::from_env().await;
+    let pair = phantom::queue::Sweep {
+        owner: owner.to_string(),
+        cloud: "hotel".into(),
+    };
     asg.create_auto_scaling_group()
         .auto_scaling_group_name("big")
         .launch_configuration_name("bench@hotel")
@@ -210,31 +297,42 @@ async fn main() {
             .unwrap();
         wait_for(&ec2, owner, "big", |ids| ids.len() == n).await;
         tokio::time::sleep(Duration::from_secs(3)).await; // records settle
+        let before = phantom::metrics::calls();
         let t = Instant::now();
-        let r = health.sweep().await.expect("sweep");
-        sweeps.push((n, r, t.elapsed()));
+        let r = fleet.sweep(&pair).await.expect("sweep");
+        sweeps.push((n, r, t.elapsed(), phantom::metrics::calls() - before));
     }
 
     let profile = std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into());
-    println!("\ncommand: PHANTOM_PROFILE={profile} cargo run -p phantom-e2e --example provisioning -- {runs}");
+    let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS").unwrap_or_else(|_| "1".into());
+    println!("\ncommand: PHANTOM_PROFILE={profile} PHANTOM_HEALTH_INTERVAL_SECS={interval} cargo run -p phantom-e2e --example provisioning -- {runs} {others}");
     println!(
         "SetDesiredCapacity 0->5 until 5 VMs exist on the cloud: {}",
         stats(scale_out)
     );
     println!(
-        "VM terminated on the cloud until its replacement exists (sweep every 1 s): {}",
+        "SetDesiredCapacity 0->5 until the group shows 5 InService: {}",
+        stats(out_in_service)
+    );
+    println!(
+        "VM terminated on the cloud until its replacement exists (health check every {interval} s): {}",
         stats(replace)
     );
     println!(
-        "\n| VMs in the group | VMs seen (all users) | EC2 calls | DynamoDB calls | sweep time |"
+        "VM terminated on the cloud until the group shows 3 InService without it: {}",
+        stats(heal_in_service)
     );
-    println!("|---|---|---|---|---|");
-    for (n, r, t) in sweeps {
+    println!(
+        "\n| VMs in the group | VMs seen (the user's on hotel) | EC2 calls | DynamoDB calls | SQS calls | sweep time |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (n, r, t, calls) in sweeps {
         println!(
-            "| {n} | {} | {} | {} | {:.0} ms |",
+            "| {n} | {} | {} | {} | {} | {:.0} ms |",
             r.vms_seen,
-            r.ec2_calls,
-            r.dynamodb_calls,
+            calls.ec2,
+            calls.dynamodb,
+            calls.sqs,
             t.as_secs_f64() * 1e3
         );
     }

@@ -43,6 +43,8 @@ pub struct World {
     pub clouds: Arc<MemoryClouds>,
     pub app: Arc<App>,
     users: AtomicUsize,
+    /// Clouds added after hotel and sierra, by name.
+    extra: std::sync::Mutex<std::collections::BTreeMap<String, Arc<MemoryCloud>>>,
 }
 
 impl World {
@@ -79,6 +81,7 @@ impl World {
                 region: REGION.into(),
             },
             clock: clock.clone(),
+            keys: api::KeyCache::default(),
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");
@@ -92,6 +95,7 @@ impl World {
             clouds,
             app,
             users: AtomicUsize::new(0),
+            extra: Default::default(),
         }
     }
 
@@ -101,6 +105,39 @@ impl World {
             "sierra" => &self.sierra,
             other => panic!("no cloud {other} in the world"),
         }
+    }
+
+    /// Registers one more memory cloud (users made afterwards get credentials there too).
+    pub async fn add_cloud(&self, name: &str) -> Arc<MemoryCloud> {
+        let cloud = Arc::new(
+            MemoryCloud::new(&ZONES, self.clock.clone(), self.trip.clone()).with_images(&[IMAGE]),
+        );
+        let endpoint = format!("memory://{name}");
+        self.clouds.add(&endpoint, cloud.clone());
+        self.store
+            .put_cloud(&CloudRecord {
+                name: name.into(),
+                endpoint,
+                region: REGION.into(),
+                zone: ZONES[0].into(),
+            })
+            .await
+            .expect("the memory store takes a cloud");
+        self.extra
+            .lock()
+            .expect("no test panics holding the clouds")
+            .insert(name.to_string(), cloud.clone());
+        cloud
+    }
+
+    /// A cloud added with `add_cloud`.
+    pub fn extra_cloud(&self, name: &str) -> Arc<MemoryCloud> {
+        self.extra
+            .lock()
+            .expect("no test panics holding the clouds")
+            .get(name)
+            .unwrap_or_else(|| panic!("no cloud {name} in the world"))
+            .clone()
     }
 
     /// A provisioner as a new Lambda instance would start it (nothing carried over).
@@ -116,13 +153,11 @@ impl World {
     pub fn health(&self) -> HealthCheck {
         HealthCheck {
             store: self.store.clone(),
-            queue: Some(self.queue.clone()),
-            clouds: self.clouds.clone(),
-            clock: self.clock.clone(),
+            queue: self.queue.clone(),
         }
     }
 
-    /// A new user with credentials on both clouds.
+    /// A new user with credentials on every cloud of the world.
     pub async fn user(&self, prefix: &str) -> User {
         let name = format!("{prefix}-{}", self.users.fetch_add(1, Ordering::SeqCst));
         let user = identity::User {
@@ -136,7 +171,12 @@ impl World {
             .create_user(&user, &secret)
             .await
             .expect("a new user");
-        for cloud in ["hotel", "sierra"] {
+        let clouds = self
+            .store
+            .clouds()
+            .await
+            .expect("the memory store lists clouds");
+        for cloud in clouds.iter().map(|c| c.name.as_str()) {
             self.store
                 .put_cloud_credentials(
                     &name,
@@ -229,7 +269,8 @@ impl World {
         }
     }
 
-    /// One health sweep, then what it queued.
+    /// One run of the health check (a sweep message per (user, cloud)), then what it queued: the
+    /// sweeps, and the reconciles they queue.
     pub async fn sweep(&self) -> health_check::Report {
         let report = self
             .health()
@@ -247,6 +288,15 @@ impl World {
             self.clock.advance_ms(1_000);
             self.settle().await;
             self.sweep().await;
+        }
+    }
+
+    /// Moves the clock `secs` seconds, one at a time, delivering what the queue holds each second
+    /// but never running the health check: what the provisioner does on its own.
+    pub async fn run_without_sweeps(&self, secs: u64) {
+        for _ in 0..secs {
+            self.clock.advance_ms(1_000);
+            self.settle().await;
         }
     }
 

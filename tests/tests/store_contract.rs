@@ -94,6 +94,20 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     assert!(s.access_key("PKIAnobody").await.unwrap().is_none());
     s.create_user(&user(&bob), "s2").await.unwrap();
+    // A deleted key is gone; its user stays.
+    let carol = format!("{u}carol");
+    s.create_user(&user(&carol), "s3").await.unwrap();
+    s.delete_access_key(&format!("PKIA{carol}")).await.unwrap();
+    assert!(s
+        .access_key(&format!("PKIA{carol}"))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        s.delete_access_key(&format!("PKIA{carol}")).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(s.users().await.unwrap().iter().any(|x| x.name == carol));
 
     // Clouds and credentials.
     let cloud = |name: &str| CloudRecord {
@@ -202,6 +216,21 @@ async fn contract(s: &dyn Store, u: &str) {
         s.delete_launch_config(&alice, "web").await,
         Err(StoreError::InUse(vec!["g1".into(), "g2".into()]))
     );
+    // The health check's list counts the user's groups per cloud.
+    let watched = || {
+        let alice = alice.clone();
+        async move {
+            s.watched()
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|w| w.user == alice)
+                .map(|w| (w.cloud, w.groups))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(watched().await, [("hotel".to_string(), 2)]);
+    assert_eq!(s.unwatch(&alice, "hotel").await, Err(StoreError::Conflict));
     let gs = s
         .groups(&alice, None, None, 10, &|g| g.name != "g2")
         .await
@@ -227,6 +256,7 @@ async fn contract(s: &dyn Store, u: &str) {
         s.delete_group(&alice, &group("g2", "web", "id2")).await,
         Err(StoreError::Conflict)
     );
+    assert_eq!(watched().await, [("hotel".to_string(), 1)]);
 
     // The lease: one holder at a time, until it runs out; given back only at an unchanged version.
     assert!(matches!(
@@ -255,17 +285,36 @@ async fn contract(s: &dyn Store, u: &str) {
         panic!("an expired lease is taken over");
     };
     assert_eq!(
-        s.release_lease(&alice, "g1", "h1", g.version).await,
+        s.release_lease(&alice, "g1", "h1", Some(g.version)).await,
         Err(StoreError::Conflict)
     );
     s.set_desired(&alice, "g1", 3, g.version).await.unwrap();
     assert_eq!(
-        s.release_lease(&alice, "g1", "h2", g.version).await,
+        s.release_lease(&alice, "g1", "h2", Some(g.version)).await,
         Err(StoreError::Conflict)
     );
-    s.release_lease(&alice, "g1", "h2", g.version + 1)
+    s.release_lease(&alice, "g1", "h2", Some(g.version + 1))
         .await
         .unwrap();
+    // Given up whatever the version, by its holder only.
+    assert!(matches!(
+        s.take_lease(&alice, "g1", "h3", 70_000, 60_000)
+            .await
+            .unwrap(),
+        Lease::Taken(_)
+    ));
+    assert_eq!(
+        s.release_lease(&alice, "g1", "h2", None).await,
+        Err(StoreError::Conflict)
+    );
+    s.release_lease(&alice, "g1", "h3", None).await.unwrap();
+    assert!(matches!(
+        s.take_lease(&alice, "g1", "h4", 70_001, 60_000)
+            .await
+            .unwrap(),
+        Lease::Taken(_)
+    ));
+    s.release_lease(&alice, "g1", "h4", None).await.unwrap();
 
     // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
@@ -361,6 +410,48 @@ async fn contract(s: &dyn Store, u: &str) {
     assert_eq!(s.activities(&alice, None, None, 10).await.unwrap().len(), 2);
     assert!(s.activities(&bob, None, None, 10).await.unwrap().is_empty());
 
+    // The instances of a range of groups by name, with names that sort differently from their
+    // keys (a space sorts before the keys' `#`, a `#` inside a name).
+    for (name, id) in [("g0", "i-g0"), ("g1 x", "i-sp"), ("g1#x", "i-hash")] {
+        let g = group(name, "web", &format!("id-{name}"));
+        s.create_group(&alice, &g).await.unwrap();
+        let one = Record {
+            put: vec![member(id)],
+            ..Record::default()
+        };
+        s.record(&alice, &g, &one).await.unwrap();
+    }
+    let between = |first: &'static str, last: &'static str| {
+        let alice = alice.clone();
+        async move {
+            let got = s.instances_between(&alice, first, last).await.unwrap();
+            let mut groups: Vec<String> = got.iter().map(|(g, _)| g.clone()).collect();
+            let n = groups.len();
+            groups.dedup();
+            (groups, n)
+        }
+    };
+    assert_eq!(
+        between("g0", "g1").await,
+        (vec!["g0".into(), "g1".into()], 152)
+    );
+    assert_eq!(
+        between("g1", "g1#x").await,
+        (vec!["g1".into(), "g1 x".into(), "g1#x".into()], 153)
+    );
+    assert_eq!(
+        between("g0", "g1 x").await,
+        (vec!["g0".into(), "g1".into(), "g1 x".into()], 153)
+    );
+    assert_eq!(between("g1#x", "g1#x").await, (vec!["g1#x".into()], 1));
+    assert_eq!(between("h", "z").await, (vec![], 0));
+    assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 151);
+    assert_eq!(s.instances(&alice, "g1#x").await.unwrap().len(), 1);
+    for name in ["g0", "g1 x", "g1#x"] {
+        let g = s.group(&alice, name).await.unwrap().unwrap();
+        s.delete_group(&alice, &g).await.unwrap();
+    }
+
     // A forced delete, then the delete itself frees the launch configuration.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
     s.begin_delete(&alice, &g).await.unwrap();
@@ -368,6 +459,11 @@ async fn contract(s: &dyn Store, u: &str) {
     assert!(g.deleting() && g.desired == 0 && g.min == 0);
     s.delete_group(&alice, &g).await.unwrap();
     s.delete_launch_config(&alice, "web").await.unwrap();
+    // No group left there: off the list (again is no error).
+    assert_eq!(watched().await, [("hotel".to_string(), 0)]);
+    s.unwatch(&alice, "hotel").await.unwrap();
+    s.unwatch(&alice, "hotel").await.unwrap();
+    assert!(watched().await.is_empty());
 }
 
 #[tokio::test]

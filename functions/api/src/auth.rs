@@ -1,14 +1,65 @@
 //! Who is calling: the access key's user, once its SigV4 signature checks out.
+//!
+//! Access keys are cached in the function's memory for `KEY_CACHE_MS` (a warm Lambda answers most
+//! requests without reading DynamoDB for the key): a key deleted or disabled stops working within
+//! that time. Unknown keys are not cached, so a new user's key works at once.
 
 use crate::HttpRequest;
-use phantom::identity::Caller;
+use phantom::identity::{AccessKey, Caller};
 use phantom::sigv4::{self, SignedRequest};
 use phantom::store::Directory;
 use phantom::ApiError;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use time::OffsetDateTime;
+
+/// How long a looked-up access key is trusted without reading it again.
+pub const KEY_CACHE_MS: i64 = 30_000;
+/// Keys kept at most; past it the cache starts again empty (a bound, not an eviction policy).
+const KEY_CACHE_ENTRIES: usize = 10_000;
+
+#[derive(Default)]
+pub struct KeyCache {
+    keys: Mutex<HashMap<String, (AccessKey, i64)>>,
+}
+
+impl KeyCache {
+    fn get(&self, access_key_id: &str, now_ms: i64) -> Option<AccessKey> {
+        let keys = self.keys.lock().expect("no key cache user panics");
+        keys.get(access_key_id)
+            .filter(|(_, at)| now_ms - at < KEY_CACHE_MS)
+            .map(|(k, _)| k.clone())
+    }
+
+    fn put(&self, key: &AccessKey, now_ms: i64) {
+        let mut keys = self.keys.lock().expect("no key cache user panics");
+        if keys.len() >= KEY_CACHE_ENTRIES {
+            keys.clear();
+        }
+        keys.insert(key.access_key_id.clone(), (key.clone(), now_ms));
+    }
+
+    /// The key, from the cache if it was read less than `KEY_CACHE_MS` ago.
+    async fn lookup(
+        &self,
+        store: &dyn Directory,
+        access_key_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<AccessKey>, ApiError> {
+        if let Some(k) = self.get(access_key_id, now_ms) {
+            return Ok(Some(k));
+        }
+        let key = store.access_key(access_key_id).await?;
+        if let Some(k) = &key {
+            self.put(k, now_ms);
+        }
+        Ok(key)
+    }
+}
 
 pub async fn authenticate(
     store: &dyn Directory,
+    cache: &KeyCache,
     now: OffsetDateTime,
     req: &HttpRequest<'_>,
 ) -> Result<Caller, ApiError> {
@@ -21,7 +72,8 @@ pub async fn authenticate(
     };
     // Everything that needs no secret first: a malformed or stale request costs no lookup.
     let signed_at = sigv4::check_request(&signed, &auth, now)?;
-    let Some(key) = store.access_key(&auth.access_key_id).await? else {
+    let now_ms = (now.unix_timestamp_nanos() / 1_000_000) as i64;
+    let Some(key) = cache.lookup(store, &auth.access_key_id, now_ms).await? else {
         return Err(ApiError::invalid_client_token_id());
     };
     sigv4::verify(&signed, &auth, &key.secret, signed_at)?;

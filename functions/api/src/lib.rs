@@ -6,6 +6,8 @@
 pub mod actions;
 mod auth;
 
+pub use auth::{KeyCache, KEY_CACHE_MS};
+
 use phantom::config::{aws_sdk_config, Config};
 use phantom::query::Params;
 use phantom::queue::{SqsQueue, WorkQueue};
@@ -24,6 +26,8 @@ pub struct App {
     pub queue: Option<Arc<dyn WorkQueue>>,
     pub config: Config,
     pub clock: Arc<dyn Clock>,
+    /// Access keys read recently (`auth::KEY_CACHE_MS`).
+    pub keys: KeyCache,
 }
 
 /// An HTTP request as it reached the function, whatever served it.
@@ -56,6 +60,7 @@ impl App {
             queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             config,
             clock: Arc::new(SystemClock),
+            keys: KeyCache::default(),
         }
     }
 
@@ -95,7 +100,8 @@ impl App {
         action: &mut String,
         user: &mut String,
     ) -> Result<Option<serde_json::Value>, ApiError> {
-        let caller = auth::authenticate(self.store.as_ref(), self.clock.now(), req).await?;
+        let caller =
+            auth::authenticate(self.store.as_ref(), &self.keys, self.clock.now(), req).await?;
         user.clone_from(&caller.user);
         let params = parameters(req)?;
         *action = params.get("Action").unwrap_or_default().to_string();

@@ -1,4 +1,5 @@
-//! The `health-check` Lambda function, run by a schedule (the event's content is not used).
+//! The `health-check` Lambda function, run by a schedule (the event's content is not used): puts
+//! one sweep message per (user, cloud) with groups on the work queue.
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 
@@ -6,7 +7,7 @@ use lambda_runtime::{service_fn, Error, LambdaEvent};
 async fn main() -> Result<(), Error> {
     phantom::logging::init();
     let h: &'static health_check::HealthCheck =
-        Box::leak(Box::new(health_check::HealthCheck::from_env().await));
+        Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
     lambda_runtime::run(service_fn(
         move |_event: LambdaEvent<serde_json::Value>| async move {
             let report = h.sweep().await?;

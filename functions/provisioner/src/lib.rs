@@ -9,7 +9,18 @@
 //! round again. A message for a group whose lease someone else holds is done: the holder sees the
 //! change when it gives the lease back.
 //!
+//! While a group's VMs are on their way in or out (Pending, Terminating), a chain of delayed
+//! follow-up messages looks at it again (2 s, then slower, for about eight minutes), so a VM shows
+//! InService, or leaves the group, within seconds of the cloud saying so, not at the next sweep.
+//!
+//! The same fleet runs the health check's sweeps (`sweep`): one message per (user, cloud).
+//! A batch's messages run concurrently.
+//!
 //! Built from the seams (`Store`, `Connect`, `WorkQueue`, `Clock`); only `from_env` names AWS.
+
+mod sweep;
+
+pub use sweep::SweepReport;
 
 use phantom::activity::Context;
 use phantom::cloud::{
@@ -17,7 +28,7 @@ use phantom::cloud::{
 };
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
-use phantom::queue::{Reconcile, SqsQueue, WorkQueue};
+use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::round::{self, Acted, Before};
 use phantom::store::{DynamoStore, Lease, Record, Store, StoreError};
@@ -29,8 +40,6 @@ use std::sync::Arc;
 pub const LEASE_MS: i64 = 60_000;
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
-/// While a deleted group's VMs shut down, look again this soon (seconds).
-const DELETE_POLL_SECS: i32 = 2;
 
 pub struct Provisioner {
     pub store: Arc<dyn Store>,
@@ -50,7 +59,13 @@ pub enum Outcome {
 }
 
 enum Round {
-    Acted { launched: usize, terminated: usize },
+    /// `waiting`: a VM of the group is still Pending or Terminating.
+    Acted {
+        launched: usize,
+        terminated: usize,
+        waiting: bool,
+    },
+    /// Held back by the launch backoff (a retry is queued).
     Waiting,
     Deleted,
 }
@@ -68,77 +83,155 @@ impl Provisioner {
         }
     }
 
-    /// One batch of queue messages, as (message id, body). Returns the ids that failed and should
-    /// come back (SQS partial batch failure); a message that cannot be parsed is logged and dropped.
+    /// One batch of queue messages, as (message id, body), run concurrently. Returns the ids that
+    /// failed and should come back (SQS partial batch failure); a message that cannot be parsed is
+    /// logged and dropped.
     pub async fn handle_batch(&self, messages: Vec<(String, String)>) -> Vec<String> {
-        let mut failed = Vec::new();
-        for (id, body) in messages {
-            let msg: Reconcile = match serde_json::from_str(&body) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::error!(message_id = id, error = %e, "unreadable message dropped");
-                    continue;
+        let results = futures::future::join_all(
+            messages
+                .into_iter()
+                .map(|(id, body)| async move { (self.handle(&id, &body).await, id) }),
+        )
+        .await;
+        results
+            .into_iter()
+            .filter(|(ok, _)| !ok)
+            .map(|(_, id)| id)
+            .collect()
+    }
+
+    /// One message; false if it should come back.
+    async fn handle(&self, id: &str, body: &str) -> bool {
+        let work = match Work::parse(body) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(message_id = id, error = e, "unreadable message dropped");
+                return true;
+            }
+        };
+        match work {
+            Work::Reconcile(msg) => match self.reconcile(&msg).await {
+                Ok(outcome) => {
+                    tracing::info!(
+                        message_id = id,
+                        owner = msg.owner,
+                        group = msg.group,
+                        reason = msg.reason,
+                        follow_up = msg.follow_up,
+                        outcome = ?outcome,
+                        "reconcile"
+                    );
+                    true
                 }
-            };
-            match self.reconcile(&msg).await {
-                Ok(outcome) => tracing::info!(
-                    message_id = id,
-                    owner = msg.owner,
-                    group = msg.group,
-                    reason = msg.reason,
-                    outcome = ?outcome,
-                    "reconcile"
-                ),
                 Err(e) => {
                     tracing::error!(message_id = id, owner = msg.owner, group = msg.group, error = %e, "reconcile failed");
-                    failed.push(id);
+                    false
                 }
-            }
+            },
+            Work::Sweep(s) => match self.sweep(&s).await {
+                Ok(report) => {
+                    tracing::info!(
+                        message_id = id,
+                        owner = s.owner,
+                        cloud = s.cloud,
+                        groups = report.groups,
+                        vms_seen = report.vms_seen,
+                        reconciles_queued = report.reconciles_queued,
+                        reconciles_unsent = report.reconciles_unsent,
+                        orphans_terminated = report.orphans_terminated,
+                        cloud_error = report.cloud_error,
+                        unwatched = report.unwatched,
+                        "sweep"
+                    );
+                    true
+                }
+                Err(e) => {
+                    tracing::error!(message_id = id, owner = s.owner, cloud = s.cloud, error = %e, "sweep failed");
+                    false
+                }
+            },
         }
-        failed
     }
 
     /// Reconciles one group. Errors are the store's; a cloud's refusal is an outcome (a failed
     /// scaling activity and a backoff), not an error.
     pub async fn reconcile(&self, msg: &Reconcile) -> Result<Outcome, StoreError> {
         let holder = uuid::Uuid::new_v4().to_string();
+        let mut held = false;
+        let outcome = self.rounds(msg, &holder, &mut held).await;
+        if held {
+            // Leaving with the lease (rounds ran out, or the store failed): give it back, so the
+            // next message for the group need not wait for it to run out.
+            if let Err(e) = self
+                .store
+                .release_lease(&msg.owner, &msg.group, &holder, None)
+                .await
+            {
+                tracing::warn!(group = msg.group, error = %e, "could not give the lease back; it runs out");
+            }
+        }
+        outcome
+    }
+
+    /// Rounds of observe, decide, act, record under the group's lease until the group stands still;
+    /// `held` says whether the lease is still this holder's when it returns.
+    async fn rounds(
+        &self,
+        msg: &Reconcile,
+        holder: &str,
+        held: &mut bool,
+    ) -> Result<Outcome, StoreError> {
         let mut total = (0, 0);
         for _ in 0..MAX_ROUNDS {
             let now = self.clock.now_ms();
             let g = match self
                 .store
-                .take_lease(&msg.owner, &msg.group, &holder, now, LEASE_MS)
+                .take_lease(&msg.owner, &msg.group, holder, now, LEASE_MS)
                 .await?
             {
-                Lease::Taken(g) => g,
+                Lease::Taken(g) => {
+                    *held = true;
+                    g
+                }
                 Lease::Busy => return Ok(Outcome::Busy),
                 Lease::NoGroup => return Ok(Outcome::NoGroup),
             };
             let round = self.round(&msg.owner, &g).await?;
+            let mut waiting = false;
             match round {
-                Round::Deleted => return Ok(Outcome::Deleted),
+                Round::Deleted => {
+                    *held = false;
+                    return Ok(Outcome::Deleted);
+                }
                 Round::Acted {
                     launched,
                     terminated,
+                    waiting: w,
                 } => {
                     total.0 += launched;
                     total.1 += terminated;
+                    waiting = w;
                 }
                 Round::Waiting => {}
             }
             match self
                 .store
-                .release_lease(&msg.owner, &g.name, &holder, g.version)
+                .release_lease(&msg.owner, &g.name, holder, Some(g.version))
                 .await
             {
-                Ok(()) if matches!(round, Round::Waiting) && total == (0, 0) => {
-                    return Ok(Outcome::Waiting)
-                }
                 Ok(()) => {
-                    return Ok(Outcome::Done {
-                        launched: total.0,
-                        terminated: total.1,
-                    })
+                    *held = false;
+                    if waiting {
+                        self.follow_up(msg).await;
+                    }
+                    return Ok(if matches!(round, Round::Waiting) && total == (0, 0) {
+                        Outcome::Waiting
+                    } else {
+                        Outcome::Done {
+                            launched: total.0,
+                            terminated: total.1,
+                        }
+                    });
                 }
                 // The group changed while we worked: look again with the lease still ours.
                 Err(StoreError::Conflict) => continue,
@@ -153,9 +246,16 @@ impl Provisioner {
         })
     }
 
+    /// The next look in the chain at a group whose VMs are on their way, unless the chain is over.
+    async fn follow_up(&self, msg: &Reconcile) {
+        if let Some(delay) = round::follow_up_delay_secs(msg.follow_up) {
+            self.enqueue(&msg.follow_up(), delay).await;
+        }
+    }
+
     async fn enqueue(&self, msg: &Reconcile, delay_secs: i32) {
         if let Some(q) = &self.queue {
-            if let Err(e) = q.send(msg, delay_secs).await {
+            if let Err(e) = q.send(&msg.clone().into(), delay_secs).await {
                 tracing::warn!(error = %e, group = msg.group, "could not queue a follow-up reconcile; the health check will");
             }
         }
@@ -174,7 +274,7 @@ impl Provisioner {
         };
 
         // Observe.
-        let observed = match self.connect(owner, g).await? {
+        let observed = match self.connect_cloud(owner, &g.cloud).await? {
             Ok(cloud) => cloud
                 .tagged(owner, Some(&g.id))
                 .await
@@ -207,6 +307,7 @@ impl Provisioner {
                 Round::Acted {
                     launched: 0,
                     terminated: 0,
+                    waiting: round::still_waiting(&members, &Record::default()),
                 }
             });
         }
@@ -243,6 +344,7 @@ impl Provisioner {
                 return Ok(Round::Acted {
                     launched: 0,
                     terminated: 0,
+                    waiting: false,
                 });
             }
             // Another holder launched with this launch sequence (a lease that ran out): its
@@ -259,14 +361,6 @@ impl Provisioner {
             tracing::warn!(group = g.name, error = why, "launch failed");
             self.retry_later(owner, g, &r).await;
         }
-        if g.deleting() {
-            // Come back to finish once the cloud has let the VMs go.
-            self.enqueue(
-                &Reconcile::new(owner, &g.name, "deleting"),
-                DELETE_POLL_SECS,
-            )
-            .await;
-        }
         Ok(Round::Acted {
             launched: acted.launched.len(),
             terminated: if acted.terminate_failed.is_some() {
@@ -274,25 +368,27 @@ impl Provisioner {
             } else {
                 ids.len()
             },
+            // A deleted group comes back until it is gone (its VMs shutting down count as waiting).
+            waiting: g.deleting() || round::still_waiting(&members, &r),
         })
     }
 
-    /// The cloud for the group with the owner's credentials there.
-    async fn connect(
+    /// A cloud with the owner's credentials there.
+    async fn connect_cloud(
         &self,
         owner: &str,
-        g: &Group,
+        name: &str,
     ) -> Result<Result<Arc<dyn Cloud>, CloudError>, StoreError> {
-        let Some(cloud) = self.store.cloud(&g.cloud).await? else {
+        let Some(cloud) = self.store.cloud(name).await? else {
             return Ok(Err(CloudError::new(
                 "UnknownCloud",
-                format!("cloud '{}' is not registered", g.cloud),
+                format!("cloud '{name}' is not registered"),
             )));
         };
-        let Some(creds) = self.store.cloud_credentials(owner, &g.cloud).await? else {
+        let Some(creds) = self.store.cloud_credentials(owner, name).await? else {
             return Ok(Err(CloudError::new(
                 "NoCredentials",
-                format!("user '{owner}' has no credentials for cloud '{}'", g.cloud),
+                format!("user '{owner}' has no credentials for cloud '{name}'"),
             )));
         };
         Ok(Ok(self.clouds.connect(&cloud, &creds)))

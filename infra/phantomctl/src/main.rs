@@ -38,6 +38,9 @@ enum UserCommand {
     Create { name: String },
     /// Lists users: name, account id, access key id, created.
     List,
+    /// Deletes the user's access key: requests signed with it are refused (within the api's key
+    /// cache time, 30 s). The user's groups and VMs stay.
+    Disable { name: String },
 }
 
 #[derive(Subcommand)]
@@ -113,6 +116,19 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                     "{}\t{}\t{}\t{}",
                     u.name, u.account_id, u.access_key_id, u.created
                 );
+            }
+        }
+        Command::User(UserCommand::Disable { name }) => {
+            let users = store.users().await.map_err(|e| e.to_string())?;
+            let Some(user) = users.iter().find(|u| u.name == name) else {
+                return Err(format!("user '{name}' does not exist"));
+            };
+            match store.delete_access_key(&user.access_key_id).await {
+                Ok(()) => {}
+                Err(StoreError::NotFound) => {
+                    return Err(format!("user '{name}' is disabled already"))
+                }
+                Err(e) => return Err(e.to_string()),
             }
         }
         Command::Cloud(CloudCommand::Add {

@@ -3,7 +3,8 @@
 //! - api: served over HTTP on PHANTOM_BIND (default 127.0.0.1:4580); bodies over 10 MiB (API
 //!   Gateway's limit) get 413;
 //! - provisioner: fed from the emulator's real SQS queue (PHANTOM_WORK_QUEUE_URL), as Lambda's
-//!   event source mapping would: batches of up to 10, failed messages back after a short wait;
+//!   event source mapping would: PHANTOM_POLLERS (default 4) pollers, each taking batches of up to
+//!   10 (Lambda runs batches concurrently too), failed messages back after a short wait;
 //! - health-check: every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the schedule would on AWS.
 
 use bytes::Bytes;
@@ -34,14 +35,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sdk = phantom::config::aws_sdk_config().await;
     if let Some(queue) = phantom::queue::SqsQueue::from_env(&sdk) {
         let provisioner = Arc::new(provisioner::Provisioner::from_env().await);
-        tokio::spawn(poll_queue(queue, provisioner));
+        for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
+            tokio::spawn(poll_queue(queue.clone(), provisioner.clone()));
+        }
     }
-    let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(5.0);
+    let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
     if interval > 0.0 {
-        let health = health_check::HealthCheck::from_env().await;
+        let health = health_check::HealthCheck::from_env().await?;
         tokio::spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }
     loop {
@@ -59,6 +59,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 tracing::debug!(error = %e, "connection closed");
             }
         });
+    }
+}
+
+/// A number from the environment, or `default` when unset; an unreadable one is an error.
+fn number(name: &str, default: f64) -> Result<f64, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|n| *n >= 0.0)
+            .ok_or_else(|| format!("{name}={v} is not a number of 0 or more")),
     }
 }
 

@@ -3,7 +3,8 @@
 //! refusals, server errors and throttling, slowness, unreachability, an answer lost after the
 //! launch happened, running out of capacity. `MemoryClouds` connects endpoints to such clouds.
 //!
-//! Every call counts as one EC2 call in `metrics` and is one step of its `Tripwire`.
+//! Every call counts as one EC2 call in `metrics` (a DescribeInstances as one per page of 1000, as
+//! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
 use super::{
     Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
@@ -14,7 +15,7 @@ use crate::reconcile::{CloudState, Seen};
 use crate::store::{CloudCredentials, CloudRecord};
 use crate::time::Clock;
 use async_trait::async_trait;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -56,6 +57,10 @@ impl Vm {
 #[derive(Default)]
 struct State {
     vms: BTreeMap<String, Vm>,
+    /// Owner tag -> the ids of the VMs carrying it (DescribeInstances by tag reads only these).
+    by_owner: BTreeMap<String, BTreeSet<String>>,
+    /// How long a new VM stays pending (0: running by the time anyone looks).
+    boot_ms: i64,
     tokens: BTreeMap<String, Vec<String>>,
     next: u64,
     next_zone: usize,
@@ -133,6 +138,11 @@ impl MemoryCloud {
         self.state().lose_answers = n;
     }
 
+    /// New VMs stay pending this long (on the cloud's clock) before they run.
+    pub fn set_boot_time(&self, boot: Duration) {
+        self.state().boot_ms = boot.as_millis() as i64;
+    }
+
     /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
     pub fn set_capacity(&self, k: usize) {
         self.state().capacity = Some(k);
@@ -188,6 +198,10 @@ impl MemoryCloud {
             (TAG_GROUP, group),
             (TAG_GROUP_ID, group_id),
         ];
+        st.by_owner
+            .entry(owner.to_string())
+            .or_default()
+            .insert(id.clone());
         st.vms.insert(
             id.clone(),
             Vm {
@@ -295,6 +309,12 @@ impl MemoryCloud {
             );
             vm.subnet = req.subnet().map(str::to_string);
             vm.tags = req.tags.iter().cloned().collect();
+            if let Some(owner) = vm.tags.get(TAG_OWNER) {
+                st.by_owner
+                    .entry(owner.clone())
+                    .or_default()
+                    .insert(vm.id.clone());
+            }
             ids.push(vm.id.clone());
             st.vms.insert(vm.id.clone(), vm);
         }
@@ -314,16 +334,23 @@ impl MemoryCloud {
 impl Cloud for MemoryCloud {
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;
+        let now = self.clock.now_ms();
         let out = {
             let mut st = self.state();
+            let st = &mut *st;
             let mut out = Vec::new();
-            for vm in st.vms.values_mut() {
+            let ids = st.by_owner.get(owner).cloned().unwrap_or_default();
+            let boot_ms = st.boot_ms;
+            for id in &ids {
+                let Some(vm) = st.vms.get_mut(id) else {
+                    continue;
+                };
                 let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
-                if tag(TAG_OWNER) != owner || group_id.is_some_and(|g| tag(TAG_GROUP_ID) != g) {
+                if group_id.is_some_and(|g| tag(TAG_GROUP_ID) != g) {
                     continue;
                 }
-                // A new VM boots by the time anyone looks.
-                if vm.state == CloudState::Pending {
+                // A new VM boots by the time anyone looks (or after the boot time set).
+                if vm.state == CloudState::Pending && now >= vm.launched_ms + boot_ms {
                     vm.state = CloudState::Running;
                 }
                 out.push(Tagged {
@@ -334,6 +361,14 @@ impl Cloud for MemoryCloud {
             }
             out
         };
+        // EC2 answers DescribeInstances 1000 VMs a page: each further page is another call.
+        let latency = self.state().latency;
+        for _ in 1..out.len().div_ceil(1000) {
+            metrics::count(Counter::Ec2);
+            if !latency.is_zero() {
+                tokio::time::sleep(latency).await;
+            }
+        }
         self.trip.step().await;
         Ok(out)
     }

@@ -10,13 +10,15 @@
 //! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
 //! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
+//! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
 //! items change together), never a read followed by a write.
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, Watched, PARTITION_KEY, SORT_KEY,
+    TTL_ATTRIBUTE,
 };
 use crate::activity::Activity;
 use crate::group::{Group, DELETING};
@@ -42,6 +44,11 @@ const ACT: &str = "ACT#";
 const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
+const WATCH: &str = "WATCH";
+
+fn watch_key(user: &str, cloud: &str) -> Item {
+    key(WATCH.into(), format!("{cloud}#{user}"))
+}
 
 fn owner(user: &str) -> String {
     format!("OWNER#{user}")
@@ -514,6 +521,18 @@ impl Directory for DynamoStore {
         .transpose()
     }
 
+    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
         self.db
             .put_item()
@@ -731,13 +750,14 @@ impl Groups for DynamoStore {
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build())
             .transact_items(TransactWriteItem::builder().update(uses).build())
+            .transact_items(self.count_group(user, &g.cloud, 1)?)
             .send()
             .await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Exists),
-                Some([_, true]) => Err(StoreError::NotFound),
+                Some([_, true, ..]) => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }
@@ -855,13 +875,14 @@ impl Groups for DynamoStore {
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().delete(delete).build())
             .transact_items(TransactWriteItem::builder().update(release).build())
+            .transact_items(self.count_group(user, &g.cloud, -1)?)
             .send()
             .await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Conflict),
-                Some([_, true]) => Err(StoreError::NotFound),
+                Some([_, true, ..]) => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }
@@ -921,20 +942,22 @@ impl Fleet for DynamoStore {
         user: &str,
         name: &str,
         holder: &str,
-        version: i64,
+        version: Option<i64>,
     ) -> StoreResult<()> {
-        let result = self
+        let mut update = self
             .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
             .update_expression("REMOVE lease_owner, lease_until")
-            .condition_expression("lease_owner = :h AND version = :v")
-            .expression_attribute_values(":h", s(holder))
-            .expression_attribute_values(":v", n(version))
-            .send()
-            .await;
-        conditional(result, StoreError::Conflict)
+            .expression_attribute_values(":h", s(holder));
+        update = match version {
+            Some(v) => update
+                .condition_expression("lease_owner = :h AND version = :v")
+                .expression_attribute_values(":v", n(v)),
+            None => update.condition_expression("lease_owner = :h"),
+        };
+        conditional(update.send().await, StoreError::Conflict)
     }
 
     async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
@@ -947,10 +970,64 @@ impl Fleet for DynamoStore {
                 |_| true,
             )
             .await?;
-        items
-            .iter()
-            .map(|i| Self::instance_from(i).map(|(_, m)| m))
-            .collect()
+        // The prefix also holds the instances of a group named `<group>#...`.
+        let mut out = Vec::new();
+        for item in &items {
+            let (g, m) = Self::instance_from(item)?;
+            if g == group {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn instances_between(
+        &self,
+        user: &str,
+        first: &str,
+        last: &str,
+    ) -> StoreResult<Vec<(String, Member)>> {
+        // Keys are `INST#<group>#<id>`: every group named from `first` on sorts at or after
+        // `INST#<first>`. Above, a name that is a prefix of `last` followed by a character below
+        // `#` (a space, `!`, `"`) would sort after `INST#<last>...`; cutting `last` before its first
+        // such character makes the bound cover every name up to `last`. The names are checked below.
+        let cut = last.find(|c: char| c <= '#').unwrap_or(last.len());
+        let values = HashMap::from([
+            (":pk".to_string(), s(owner(user))),
+            (":lo".to_string(), s(format!("{INST}{first}"))),
+            (
+                ":hi".to_string(),
+                s(format!("{INST}{}\u{10FFFF}", &last[..cut])),
+            ),
+        ]);
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take())
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                let (g, m) = Self::instance_from(item)?;
+                if first <= g.as_str() && g.as_str() <= last {
+                    out.push((g, m));
+                }
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        // By group then id, as the other readers (the cut above can reorder names).
+        out.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
+        Ok(out)
     }
 
     async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
@@ -1015,6 +1092,34 @@ impl Fleet for DynamoStore {
         Ok(())
     }
 
+    async fn watched(&self) -> StoreResult<Vec<Watched>> {
+        self.query_prefix(WATCH, "", None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(|i| {
+                Ok(Watched {
+                    user: get_s(i, "user")?,
+                    cloud: get_s(i, "cloud")?,
+                    groups: get_n(i, "groups")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(watch_key(user, cloud)))
+            .condition_expression("attribute_not_exists(pk) OR #groups <= :zero")
+            .expression_attribute_names("#groups", "groups")
+            .expression_attribute_values(":zero", n(0))
+            .send()
+            .await;
+        conditional(result, StoreError::Conflict)
+    }
+
     async fn activities(
         &self,
         user: &str,
@@ -1037,6 +1142,23 @@ impl Fleet for DynamoStore {
 }
 
 impl DynamoStore {
+    /// Counts a group on or off (user, cloud) on the health check's list, inside a transaction.
+    fn count_group(&self, user: &str, cloud: &str, by: i64) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(watch_key(user, cloud)))
+            .update_expression("SET #u = :u, #c = :c ADD #groups :by")
+            .expression_attribute_names("#u", "user")
+            .expression_attribute_names("#c", "cloud")
+            .expression_attribute_names("#groups", "groups")
+            .expression_attribute_values(":u", s(user))
+            .expression_attribute_values(":c", s(cloud))
+            .expression_attribute_values(":by", n(by))
+            .build()
+            .map_err(unavailable)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     /// A record's guard failed: the group is gone (or another of the same name stands there), or
     /// its launch sequence moved.
     async fn why_guard_failed(&self, user: &str, g: &Group) -> StoreResult<StoreError> {

@@ -7,7 +7,7 @@
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, Watched,
 };
 use crate::fault::Tripwire;
 use crate::group::{Group, DELETING};
@@ -18,7 +18,9 @@ use crate::reconcile::Member;
 use async_trait::async_trait;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// (user, name)
 type Owned = (String, String);
@@ -40,11 +42,17 @@ struct State {
     instances: BTreeMap<(String, String, String), (String, Member)>,
     /// (user, activity key) -> document
     activities: BTreeMap<Owned, serde_json::Value>,
+    /// (cloud, user) -> groups there
+    watch: BTreeMap<Owned, i64>,
 }
 
 pub struct MemoryStore {
     state: Mutex<State>,
     trip: Arc<Tripwire>,
+    /// Added to every call before it answers (the simulation's DynamoDB round trip), in µs.
+    latency_us: AtomicU64,
+    /// DynamoDB calls this store stood for, as counted in `metrics`.
+    calls: AtomicU64,
 }
 
 impl Default for MemoryStore {
@@ -62,11 +70,25 @@ impl MemoryStore {
         Self {
             state: Mutex::new(State::default()),
             trip,
+            latency_us: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
         }
+    }
+
+    /// Every call from now on takes `latency` longer (a real store's round trip).
+    pub fn set_latency(&self, latency: Duration) {
+        self.latency_us
+            .store(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// DynamoDB calls made of this store so far (a record of more than 99 writes is several).
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
     }
 
     /// The state, for one operation (never held across an await).
     fn state(&self, calls: usize) -> MutexGuard<'_, State> {
+        self.calls.fetch_add(calls as u64, Ordering::Relaxed);
         for _ in 0..calls {
             metrics::count(Counter::DynamoDb);
         }
@@ -77,8 +99,22 @@ impl MemoryStore {
 
     async fn done<T>(&self, out: T) -> T {
         self.trip.step().await;
+        let us = self.latency_us.load(Ordering::Relaxed);
+        if us > 0 {
+            tokio::time::sleep(Duration::from_micros(us)).await;
+        }
         out
     }
+}
+
+/// The entries of one user in a map keyed by (user, name), in name order.
+fn of_user<'a, V>(
+    map: &'a BTreeMap<Owned, V>,
+    user: &'a str,
+) -> impl Iterator<Item = (&'a String, &'a V)> + 'a {
+    map.range((user.to_string(), String::new())..)
+        .take_while(move |((u, _), _)| u == user)
+        .map(|((_, n), v)| (n, v))
 }
 
 /// Names in order after `after` (exclusive) that pass `keep`, at most `want`, all or only `names`.
@@ -131,6 +167,14 @@ impl Directory for MemoryStore {
         self.done(Ok(out)).await
     }
 
+    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()> {
+        let out = match self.state(1).keys.remove(access_key_id) {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
+
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
         self.state(1)
             .clouds
@@ -171,11 +215,7 @@ impl Directory for MemoryStore {
     }
 
     async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
-        let out = self
-            .state(1)
-            .creds
-            .iter()
-            .filter(|((u, _), _)| u == user)
+        let out = of_user(&self.state(1).creds, user)
             .map(|(_, c)| c.clone())
             .collect();
         self.done(Ok(out)).await
@@ -234,11 +274,7 @@ impl LaunchConfigs for MemoryStore {
     ) -> StoreResult<Vec<LaunchConfig>> {
         let out = {
             let st = self.state(1);
-            let mine = st
-                .lcs
-                .iter()
-                .filter(|((u, _), _)| u == user)
-                .map(|((_, n), v)| (n, v));
+            let mine = of_user(&st.lcs, user);
             page(mine, names, after, want, |_| true)
                 .into_iter()
                 .map(|(lc, _)| lc.clone())
@@ -266,6 +302,7 @@ impl Groups for MemoryStore {
                         lease: None,
                     },
                 );
+                *st.watch.entry(owned(&g.cloud, user)).or_default() += 1;
                 Ok(())
             } else {
                 Err(StoreError::NotFound)
@@ -293,11 +330,7 @@ impl Groups for MemoryStore {
     ) -> StoreResult<Vec<Group>> {
         let out = {
             let st = self.state(1);
-            let mine = st
-                .groups
-                .iter()
-                .filter(|((u, _), _)| u == user)
-                .map(|((_, n), s)| (n, &s.group));
+            let mine = of_user(&st.groups, user).map(|(n, s)| (n, &s.group));
             page(mine, names, after, want, keep)
                 .into_iter()
                 .cloned()
@@ -354,6 +387,7 @@ impl Groups for MemoryStore {
                     Some((_, used_by)) => {
                         used_by.remove(&g.name);
                         st.groups.remove(&k);
+                        *st.watch.entry(owned(&g.cloud, user)).or_default() -= 1;
                         Ok(())
                     }
                     None => Err(StoreError::NotFound),
@@ -396,13 +430,13 @@ impl Fleet for MemoryStore {
         user: &str,
         name: &str,
         holder: &str,
-        version: i64,
+        version: Option<i64>,
     ) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
             match st.groups.get_mut(&owned(user, name)) {
                 Some(s)
-                    if s.group.version == version
+                    if version.is_none_or(|v| s.group.version == v)
                         && s.lease.as_ref().is_some_and(|(h, _)| h == holder) =>
                 {
                     s.lease = None;
@@ -418,8 +452,8 @@ impl Fleet for MemoryStore {
         let out = self
             .state(1)
             .instances
-            .iter()
-            .filter(|((u, g, _), _)| u == user && g == group)
+            .range((user.to_string(), group.to_string(), String::new())..)
+            .take_while(|((u, g, _), _)| u == user && g == group)
             .map(|(_, (_, m))| m.clone())
             .collect();
         self.done(Ok(out)).await
@@ -429,8 +463,24 @@ impl Fleet for MemoryStore {
         let out = self
             .state(1)
             .instances
-            .iter()
-            .filter(|((u, _, _), _)| u == user)
+            .range((user.to_string(), String::new(), String::new())..)
+            .take_while(|((u, _, _), _)| u == user)
+            .map(|((_, g, _), (_, m))| (g.clone(), m.clone()))
+            .collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn instances_between(
+        &self,
+        user: &str,
+        first: &str,
+        last: &str,
+    ) -> StoreResult<Vec<(String, Member)>> {
+        let out = self
+            .state(1)
+            .instances
+            .range((user.to_string(), first.to_string(), String::new())..)
+            .take_while(|((u, g, _), _)| u == user && g.as_str() <= last)
             .map(|((_, g, _), (_, m))| (g.clone(), m.clone()))
             .collect();
         self.done(Ok(out)).await
@@ -494,6 +544,35 @@ impl Fleet for MemoryStore {
         self.done(out).await
     }
 
+    async fn watched(&self) -> StoreResult<Vec<Watched>> {
+        let out = self
+            .state(1)
+            .watch
+            .iter()
+            .map(|((cloud, user), groups)| Watched {
+                user: user.clone(),
+                cloud: cloud.clone(),
+                groups: *groups,
+            })
+            .collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(cloud, user);
+            match st.watch.get(&k) {
+                Some(n) if *n > 0 => Err(StoreError::Conflict),
+                _ => {
+                    st.watch.remove(&k);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
     async fn activities(
         &self,
         user: &str,
@@ -502,12 +581,8 @@ impl Fleet for MemoryStore {
         want: usize,
     ) -> StoreResult<Vec<(String, serde_json::Value)>> {
         let prefix = group.map(|g| format!("{g}#")).unwrap_or_default();
-        let out = self
-            .state(1)
-            .activities
-            .iter()
-            .filter(|((u, _), _)| u == user)
-            .filter_map(|((_, k), doc)| Some((k.strip_prefix(&prefix)?.to_string(), doc)))
+        let out = of_user(&self.state(1).activities, user)
+            .filter_map(|(k, doc)| Some((k.strip_prefix(&prefix)?.to_string(), doc)))
             .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
             .take(want)
             .map(|(k, doc)| (k, doc.clone()))

@@ -94,6 +94,16 @@ pub enum Lease {
     NoGroup,
 }
 
+/// A (user, cloud) on the health check's list: the user has `groups` groups on that cloud. It stays
+/// listed at 0 until a sweep finds nothing of the user's left there (`Fleet::unwatch`), so VMs of
+/// a group deleted mid-launch are still found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watched {
+    pub user: String,
+    pub cloud: String,
+    pub groups: i64,
+}
+
 /// Launch failures in a row and when launching may be tried again (Unix ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
@@ -130,6 +140,8 @@ pub trait Directory: Send + Sync {
     async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()>;
     async fn users(&self) -> StoreResult<Vec<User>>;
     async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>>;
+    /// Deletes an access key (its user can no longer sign requests with it): `NotFound` if absent.
+    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()>;
     /// Registers a cloud, or updates its endpoint, region and zone.
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()>;
     async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>>;
@@ -170,8 +182,8 @@ pub type GroupFilter<'a> = &'a (dyn Fn(&Group) -> bool + Send + Sync);
 /// Auto Scaling groups: what the user asks for.
 #[async_trait]
 pub trait Groups: Send + Sync {
-    /// Creates a group and records it as a user of its launch configuration: `Exists`, or
-    /// `NotFound` if the launch configuration is gone.
+    /// Creates a group and records it as a user of its launch configuration, and (user, cloud) on
+    /// the health check's list: `Exists`, or `NotFound` if the launch configuration is gone.
     async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
     async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
     /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
@@ -193,8 +205,8 @@ pub trait Groups: Send + Sync {
     ) -> StoreResult<()>;
     /// Starts a forced delete (desired and min 0, `Delete in progress`); compare-and-set.
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
-    /// Deletes a group as read at its version (`Conflict` otherwise) and releases its launch
-    /// configuration.
+    /// Deletes a group as read at its version (`Conflict` otherwise), releases its launch
+    /// configuration and counts it off the health check's list.
     async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()>;
 }
 
@@ -212,21 +224,34 @@ pub trait Fleet: Send + Sync {
         ttl_ms: i64,
     ) -> StoreResult<Lease>;
     /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
-    /// meanwhile fails this with `Conflict`, and the holder reconciles again.
+    /// meanwhile fails this with `Conflict`, and the holder reconciles again. With no version, the
+    /// holder gives it up whatever changed (it stops early and a queued message carries on).
     async fn release_lease(
         &self,
         user: &str,
         name: &str,
         holder: &str,
-        version: i64,
+        version: Option<i64>,
     ) -> StoreResult<()>;
     /// The recorded instances of one group, by id.
     async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>>;
     /// Every recorded instance of the user's groups, as (group, instance), by group then id.
     async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>>;
+    /// The recorded instances of the groups named `first` to `last` (inclusive, by name), as
+    /// (group, instance), by group then id: one read for a page of groups.
+    async fn instances_between(
+        &self,
+        user: &str,
+        first: &str,
+        last: &str,
+    ) -> StoreResult<Vec<(String, Member)>>;
     /// Writes one round's record for group `g` (as read, by its id): `NotFound` if that group is
     /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read.
     async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
+    /// Every (user, cloud) the health check sweeps, by cloud then user.
+    async fn watched(&self) -> StoreResult<Vec<Watched>>;
+    /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
+    async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
     /// Activities of one group or of all, newest first, after the key `after`; returns (key,
     /// document) pairs so the caller can page.
     async fn activities(

@@ -5,6 +5,7 @@
 mod api;
 mod crashes;
 mod provisioning;
+mod scale;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::world::World;

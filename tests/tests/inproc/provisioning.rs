@@ -259,7 +259,9 @@ async fn duplicate_messages_launch_nothing_twice() {
     create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
     for _ in 0..5 {
         let msg = Reconcile::new(&u.name, "web", "duplicate");
-        WorkQueue::send(w.queue.as_ref(), &msg, 0).await.unwrap();
+        WorkQueue::send(w.queue.as_ref(), &msg.into(), 0)
+            .await
+            .unwrap();
     }
     converges(&w, &u, "hotel", "web", 3).await;
     assert_eq!(w.hotel.launched_total(), 3);

@@ -102,7 +102,7 @@ fn launch_config_not_found(name: &str) -> ApiError {
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     let Some(q) = &app.queue else { return };
     let msg = phantom::queue::Reconcile::new(&caller.user, group, reason);
-    if let Err(e) = q.send(&msg, 0).await {
+    if let Err(e) = q.send(&msg.into(), 0).await {
         tracing::error!(group, error = %e, "could not queue a reconcile; the health sweep will find it");
     }
 }

@@ -1,0 +1,130 @@
+//! The health check's unit of work, run by the provisioner's fleet: everything one user runs on one
+//! cloud. One DescribeInstances (per page of 1000) of the user's tagged VMs there, the user's
+//! groups and instance records (one Query each), then
+//! - a reconcile message for each group there whose plan (`phantom::reconcile::decide`) is not
+//!   empty: a VM died or stopped, the group is below or above desired, a VM is not recorded, a
+//!   delete is under way;
+//! - TerminateInstances for VMs tagged for a group that no longer exists (orphans);
+//! - the (user, cloud) comes off the health check's list once it has no group and no live VM there.
+//!
+//! Its cost grows with the user's VMs on that cloud (by pages of 1000), not with other users.
+
+use crate::Provisioner;
+use phantom::group::Group;
+use phantom::queue::{Reconcile, Sweep, Work};
+use phantom::reconcile::{decide, Member};
+use phantom::store::StoreError;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one sweep of (user, cloud) saw and did.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct SweepReport {
+    pub groups: usize,
+    pub vms_seen: usize,
+    pub reconciles_queued: usize,
+    /// Reconciles the queue refused (the next sweep finds the same groups).
+    pub reconciles_unsent: usize,
+    pub orphans_terminated: usize,
+    /// The cloud could not be asked (unregistered, no credentials, unreachable, refused).
+    pub cloud_error: Option<String>,
+    /// Nothing of the user's is left there: taken off the health check's list.
+    pub unwatched: bool,
+}
+
+impl Provisioner {
+    pub async fn sweep(&self, s: &Sweep) -> Result<SweepReport, StoreError> {
+        let mut report = SweepReport::default();
+        let owner = s.owner.as_str();
+        let groups = self
+            .store
+            .groups(owner, None, None, usize::MAX, &|_| true)
+            .await?;
+        let here: Vec<&Group> = groups.iter().filter(|g| g.cloud == s.cloud).collect();
+        report.groups = here.len();
+
+        let cloud = match self.connect_cloud(owner, &s.cloud).await? {
+            Ok(c) => c,
+            Err(e) => {
+                report.cloud_error = Some(e.to_string());
+                // A cloud or credentials removed with no group left there: nothing to look after.
+                if here.is_empty() {
+                    report.unwatched = self.unwatch(s).await?;
+                }
+                return Ok(report);
+            }
+        };
+        let tagged = match cloud.tagged(owner, None).await {
+            Ok(t) => t,
+            Err(e) => {
+                report.cloud_error = Some(e.to_string());
+                return Ok(report);
+            }
+        };
+        report.vms_seen = tagged.len();
+
+        // Any of the user's groups, on any cloud: two registrations of one endpoint must not make
+        // each other's VMs look orphaned.
+        let ids: BTreeSet<&str> = groups.iter().map(|g| g.id.as_str()).collect();
+        let orphans: Vec<String> = tagged
+            .iter()
+            .filter(|t| !ids.contains(t.group_id.as_str()) && t.seen.is_alive())
+            .map(|t| t.seen.id.clone())
+            .collect();
+        if !orphans.is_empty() {
+            tracing::warn!(
+                user = owner,
+                cloud = s.cloud,
+                ?orphans,
+                "terminating VMs of no group"
+            );
+            match cloud.terminate(&orphans).await {
+                Ok(()) => report.orphans_terminated = orphans.len(),
+                Err(e) => report.cloud_error = Some(e.to_string()),
+            }
+        }
+
+        let mut queued: Vec<Work> = Vec::new();
+        if !here.is_empty() {
+            let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
+            for (group, m) in self.store.all_instances(owner).await? {
+                members.entry(group).or_default().push(m);
+            }
+            let now = self.clock.now_ms();
+            for g in &here {
+                let seen: Vec<_> = tagged
+                    .iter()
+                    .filter(|t| t.group_id == g.id)
+                    .map(|t| t.seen.clone())
+                    .collect();
+                let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
+                let plan = decide(&g.target(), recorded, &seen, now);
+                if !plan.is_empty() || g.deleting() {
+                    queued.push(Reconcile::new(owner, &g.name, "health-check").into());
+                }
+            }
+        } else if !tagged.iter().any(|t| t.seen.is_alive()) {
+            report.unwatched = self.unwatch(s).await?;
+        }
+
+        if let (Some(q), false) = (&self.queue, queued.is_empty()) {
+            match q.send_all(&queued).await {
+                Ok(()) => report.reconciles_queued = queued.len(),
+                Err(e) => {
+                    tracing::error!(user = owner, cloud = s.cloud, error = %e, "sweep: could not queue reconciles");
+                    report.reconciles_unsent = queued.len();
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Off the list, unless a group was created there meanwhile.
+    async fn unwatch(&self, s: &Sweep) -> Result<bool, StoreError> {
+        match self.store.unwatch(&s.owner, &s.cloud).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -95,6 +95,13 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         Cause::Deleting => format!(
             "At {when} the group is being deleted and its instances are terminated."
         ),
+        Cause::UserRequest { shrink } => format!(
+            "At {when} instance {instance} was taken out of service in response to a user request{}.",
+            shrink.map_or(String::new(), |(from, to)| format!(
+                ", shrinking the capacity from {from} to {to}"
+            ))
+        ),
+        Cause::Retry => format!("At {when} Phantom asked again to terminate the instance."),
     };
     activity(
         ctx,

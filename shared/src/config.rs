@@ -32,9 +32,16 @@ impl Config {
 }
 
 /// The AWS SDK configuration: region, credentials and endpoints (AWS_ENDPOINT_URL locally) all
-/// come from the environment, never from code.
+/// come from the environment, never from code. Every client is built from it, so every client
+/// uses its HTTPS client: rustls with ring (the crates are built without the SDK's default
+/// client, which brings aws-lc).
 pub async fn aws_sdk_config() -> aws_config::SdkConfig {
+    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+    let https = aws_smithy_http_client::Builder::new()
+        .tls_provider(Provider::Rustls(CryptoMode::Ring))
+        .build_https();
     aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(https)
         .load()
         .await
 }

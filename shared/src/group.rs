@@ -83,6 +83,7 @@ impl Group {
                 .as_bool()
                 .unwrap_or(false),
             retry_at_ms: self.retry_at_ms,
+            suspended: crate::processes::suspended(d),
         }
     }
 
@@ -112,7 +113,7 @@ pub const TERMINATION_POLICIES: [&str; 7] = [
     "ClosestToNextInstanceHour",
     "AllocationStrategy",
 ];
-const MAX_TAGS: usize = 50;
+pub const MAX_TAGS: usize = 50;
 
 pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
     format!(
@@ -179,13 +180,7 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    for unsupported in ["LaunchTemplate", "MixedInstancesPolicy", "InstanceId"] {
-        if input.get(unsupported).is_some() {
-            return Err(ApiError::validation(format!(
-                "Phantom launches from launch configurations: {unsupported} is not supported, give LaunchConfigurationName."
-            )));
-        }
-    }
+    refuse_unsupported(input)?;
     let Some(lc) = input["LaunchConfigurationName"].as_str() else {
         return Err(ApiError::validation(
             "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.",
@@ -195,6 +190,59 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     let max = input["MaxSize"].as_i64().unwrap_or_default();
     let desired = input["DesiredCapacity"].as_i64().unwrap_or(min);
     check_sizes(min, max, desired)?;
+    check_settings(input)?;
+    let tags = tag_descriptions(&name, &input["Tags"])?;
+
+    let mut doc = json!({
+        "AutoScalingGroupName": name,
+        "AutoScalingGroupARN": arn(ctx.region, ctx.account, &ctx.id, &name),
+        "LaunchConfigurationName": lc,
+        "DefaultCooldown": 300,
+        "HealthCheckType": "EC2",
+        "HealthCheckGracePeriod": 0,
+        "Instances": [],
+        "CreatedTime": crate::time::format_timestamp(ctx.now),
+        "SuspendedProcesses": [],
+        "EnabledMetrics": [],
+        "LoadBalancerNames": [],
+        "TargetGroupARNs": [],
+        "TrafficSources": [],
+        "TerminationPolicies": ["Default"],
+        "NewInstancesProtectedFromScaleIn": false,
+        "CapacityRebalance": false,
+        "ServiceLinkedRoleARN": service_linked_role(ctx.account),
+        "AvailabilityZones": [],
+    });
+    copy_settings(input, &mut doc);
+    let out = doc.as_object_mut().expect("an object");
+    out.insert("Tags".into(), tags);
+    let no_zones = out["AvailabilityZones"]
+        .as_array()
+        .is_none_or(|a| a.is_empty());
+    if no_zones && input.get("VPCZoneIdentifier").is_none() {
+        out.insert("AvailabilityZones".into(), json!([ctx.default_zone]));
+    }
+    Ok(Group {
+        name,
+        id: ctx.id,
+        launch_configuration: lc.to_string(),
+        cloud: ctx.cloud,
+        min,
+        max,
+        desired,
+        version: 1,
+        launch_seq: 0,
+        status: None,
+        failures: 0,
+        retry_at_ms: 0,
+        doc,
+    })
+}
+
+/// The settings of a group's input that CreateAutoScalingGroup and UpdateAutoScalingGroup check
+/// alike.
+fn check_settings(input: &Value) -> ApiResult<()> {
+    refuse_unsupported(input)?;
     for (field, value) in [
         ("DefaultCooldown", &input["DefaultCooldown"]),
         ("HealthCheckGracePeriod", &input["HealthCheckGracePeriod"]),
@@ -233,63 +281,70 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
             )));
         }
     }
-    let tags = tag_descriptions(&name, &input["Tags"])?;
+    Ok(())
+}
 
-    let mut doc = json!({
-        "AutoScalingGroupName": name,
-        "AutoScalingGroupARN": arn(ctx.region, ctx.account, &ctx.id, &name),
-        "LaunchConfigurationName": lc,
-        "DefaultCooldown": 300,
-        "HealthCheckType": "EC2",
-        "HealthCheckGracePeriod": 0,
-        "Instances": [],
-        "CreatedTime": crate::time::format_timestamp(ctx.now),
-        "SuspendedProcesses": [],
-        "EnabledMetrics": [],
-        "LoadBalancerNames": [],
-        "TargetGroupARNs": [],
-        "TrafficSources": [],
-        "TerminationPolicies": ["Default"],
-        "NewInstancesProtectedFromScaleIn": false,
-        "CapacityRebalance": false,
-        "ServiceLinkedRoleARN": service_linked_role(ctx.account),
-        "AvailabilityZones": [],
-    });
-    let out = doc.as_object_mut().expect("an object");
-    // Keep every input member the output shape has, so what is stored is what Describe returns.
+fn refuse_unsupported(input: &Value) -> ApiResult<()> {
+    for unsupported in ["LaunchTemplate", "MixedInstancesPolicy", "InstanceId"] {
+        if input.get(unsupported).is_some() {
+            return Err(ApiError::validation(format!(
+                "Phantom launches from launch configurations: {unsupported} is not supported, give LaunchConfigurationName."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Copies every input member the output shape has into the group's document (what is stored is
+/// what Describe returns), but the name, the sizes and the tags, which have their own rules.
+fn copy_settings(input: &Value, doc: &mut Value) {
     let describable: Vec<&str> = shapes::members("AutoScalingGroup")
         .into_iter()
         .map(|(n, _)| n)
         .collect();
+    let out = doc.as_object_mut().expect("a group document is an object");
     for (k, v) in input.as_object().into_iter().flatten() {
         if describable.contains(&k.as_str())
-            && !["MinSize", "MaxSize", "DesiredCapacity", "Tags"].contains(&k.as_str())
+            && ![
+                "AutoScalingGroupName",
+                "MinSize",
+                "MaxSize",
+                "DesiredCapacity",
+                "Tags",
+            ]
+            .contains(&k.as_str())
         {
             out.insert(k.clone(), v.clone());
         }
     }
-    out.insert("Tags".into(), tags);
-    let no_zones = out["AvailabilityZones"]
-        .as_array()
-        .is_none_or(|a| a.is_empty());
-    if no_zones && input.get("VPCZoneIdentifier").is_none() {
-        out.insert("AvailabilityZones".into(), json!([ctx.default_zone]));
+}
+
+/// UpdateAutoScalingGroup: the group with the input's changes, checked as AWS checks them. A new
+/// MinSize above the current desired capacity raises it, a new MaxSize below lowers it, when the
+/// input gives no DesiredCapacity. The caller has checked that a new launch configuration exists
+/// and is on the group's cloud.
+pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
+    check_settings(input)?;
+    let min = input["MinSize"].as_i64().unwrap_or(g.min);
+    let max = input["MaxSize"].as_i64().unwrap_or(g.max);
+    let desired = input["DesiredCapacity"]
+        .as_i64()
+        .unwrap_or_else(|| g.desired.max(min).min(max));
+    check_sizes(min, max, desired)?;
+    let mut next = g.clone();
+    copy_settings(input, &mut next.doc);
+    if let Some(lc) = input["LaunchConfigurationName"].as_str() {
+        next.launch_configuration = lc.to_string();
     }
-    Ok(Group {
-        name,
-        id: ctx.id,
-        launch_configuration: lc.to_string(),
-        cloud: ctx.cloud,
-        min,
-        max,
-        desired,
-        version: 1,
-        launch_seq: 0,
-        status: None,
-        failures: 0,
-        retry_at_ms: 0,
-        doc,
-    })
+    // Zones or subnets: the new ones replace both (a group has one or the other).
+    if input.get("VPCZoneIdentifier").is_some() && input.get("AvailabilityZones").is_none() {
+        let zones = next.doc["AvailabilityZones"].clone();
+        if zones.as_array().is_some_and(|z| !z.is_empty()) {
+            next.doc["AvailabilityZones"] = json!([]);
+        }
+    }
+    (next.min, next.max, next.desired) = (min, max, desired);
+    Ok(next)
 }
 
 /// Input `Tag`s become `TagDescription`s of this group.

@@ -14,6 +14,7 @@ pub mod logging;
 pub mod metrics;
 pub mod paging;
 pub mod patterns;
+pub mod processes;
 pub mod query;
 pub mod queue;
 pub mod reconcile;
@@ -21,6 +22,7 @@ pub mod round;
 pub mod shapes;
 pub mod sigv4;
 pub mod store;
+pub mod tags;
 pub mod time;
 pub mod xml;
 

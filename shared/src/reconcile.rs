@@ -107,6 +107,15 @@ pub struct Target {
     pub launch_configuration: String,
     pub protect_new: bool,
     pub retry_at_ms: i64,
+    /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
+    /// `ReplaceUnhealthy` hold back what they name; a group being deleted goes regardless.
+    pub suspended: Vec<String>,
+}
+
+impl Target {
+    fn runs(&self, process: &str) -> bool {
+        self.deleting || !self.suspended.iter().any(|p| p == process)
+    }
 }
 
 /// Why an instance leaves the group.
@@ -118,6 +127,10 @@ pub enum Cause {
     ScaleIn { from: i64, to: i64 },
     /// The group is being deleted.
     Deleting,
+    /// TerminateInstanceInAutoScalingGroup: shrinking from `from` to `to` when it decrements.
+    UserRequest { shrink: Option<(i64, i64)> },
+    /// Already Terminating and still on the cloud: ask again (its activity is written already).
+    Retry,
 }
 
 /// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows).
@@ -133,6 +146,8 @@ pub struct Plan {
     pub adopt: Vec<Member>,
     /// Recorded Pending, running on the cloud: now InService.
     pub in_service: Vec<String>,
+    /// Found unhealthy but kept (ReplaceUnhealthy or Terminate suspended): marked Unhealthy.
+    pub unhealthy: Vec<String>,
     /// Already gone from the cloud (terminated, or absent): forget them, saying why.
     pub gone: Vec<(String, Cause)>,
     /// To terminate on the cloud, then mark Terminating.
@@ -153,6 +168,7 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.adopt.is_empty()
             && self.in_service.is_empty()
+            && self.unhealthy.is_empty()
             && self.gone.is_empty()
             && self.terminate.is_empty()
             && self.finished.is_empty()
@@ -237,36 +253,70 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             match state {
                 None | Some(CloudState::Terminated) => plan.finished.push(m.id.clone()),
                 // Still there: ask again (TerminateInstances is idempotent).
-                Some(_) => plan.terminate.push((m.id.clone(), Cause::Deleting)),
+                Some(_) => plan.terminate.push((m.id.clone(), Cause::Retry)),
             }
             continue;
         }
-        match state {
-            None if age >= MISSING_GRACE_MS.max(target.grace_ms) => plan.gone.push((
-                m.id.clone(),
-                Cause::Unhealthy("the instance no longer exists on the cloud".into()),
-            )),
-            Some(CloudState::Terminated) => plan.gone.push((
-                m.id.clone(),
-                Cause::Unhealthy("the instance was terminated outside Phantom".into()),
-            )),
-            Some(s @ (CloudState::Stopping | CloudState::Stopped | CloudState::ShuttingDown))
-                if age >= target.grace_ms =>
-            {
-                let what = match s {
-                    CloudState::ShuttingDown => "is shutting down",
-                    _ => "was stopped",
-                };
-                plan.terminate.push((
-                    m.id.clone(),
-                    Cause::Unhealthy(format!("the instance {what} outside Phantom")),
-                ));
+        // What the health check finds wrong (unless suspended), or SetInstanceHealth said, and
+        // whether the VM is still there to terminate.
+        let checked = if target.runs("HealthCheck") {
+            match state {
+                None if age >= MISSING_GRACE_MS.max(target.grace_ms) => Some((
+                    "the instance no longer exists on the cloud".to_string(),
+                    false,
+                )),
+                Some(CloudState::Terminated) => Some((
+                    "the instance was terminated outside Phantom".to_string(),
+                    false,
+                )),
+                Some(
+                    s @ (CloudState::Stopping | CloudState::Stopped | CloudState::ShuttingDown),
+                ) if age >= target.grace_ms => {
+                    let what = match s {
+                        CloudState::ShuttingDown => "is shutting down",
+                        _ => "was stopped",
+                    };
+                    Some((format!("the instance {what} outside Phantom"), true))
+                }
+                _ => None,
             }
-            Some(CloudState::Running) if m.lifecycle == Lifecycle::Pending => {
+        } else {
+            None
+        };
+        let sick = checked.or_else(|| {
+            (!m.healthy).then(|| {
+                (
+                    "the instance was set unhealthy".to_string(),
+                    state.is_some_and(|s| s != CloudState::Terminated),
+                )
+            })
+        });
+        match sick {
+            Some((why, present))
+                if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
+            {
+                let entry = (m.id.clone(), Cause::Unhealthy(why));
+                if present {
+                    plan.terminate.push(entry);
+                } else {
+                    plan.gone.push(entry);
+                }
+            }
+            Some(_) => {
+                // Kept, and shown Unhealthy, until replacing is resumed.
+                if m.healthy {
+                    plan.unhealthy.push(m.id.clone());
+                }
+                live.push(Member {
+                    healthy: false,
+                    ..m.clone()
+                });
+            }
+            None if state == Some(CloudState::Running) && m.lifecycle == Lifecycle::Pending => {
                 plan.in_service.push(m.id.clone());
                 live.push(m.clone());
             }
-            _ => live.push(m.clone()),
+            None => live.push(m.clone()),
         }
     }
 
@@ -279,7 +329,7 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     plan.capacity_from = have;
     plan.capacity_to = desired;
 
-    if have > desired {
+    if have > desired && target.runs("Terminate") {
         let cause = if target.deleting {
             Cause::Deleting
         } else {
@@ -303,7 +353,7 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             *zone_counts.entry(m.zone.clone()).or_default() -= 1;
             plan.terminate.push((m.id, cause.clone()));
         }
-    } else if have < desired {
+    } else if have < desired && target.runs("Launch") {
         if now_ms < target.retry_at_ms {
             plan.retry_at_ms = Some(target.retry_at_ms);
         } else {
@@ -425,7 +475,80 @@ mod tests {
             launch_configuration: "lc".into(),
             protect_new: false,
             retry_at_ms: 0,
+            suspended: vec![],
         }
+    }
+
+    fn suspended(desired: i64, processes: &[&str]) -> Target {
+        Target {
+            suspended: processes.iter().map(|p| p.to_string()).collect(),
+            ..target(desired)
+        }
+    }
+
+    #[test]
+    fn suspended_launch_and_terminate_hold_back_scaling() {
+        let two = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let seen = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        assert!(decide(&suspended(4, &["Launch"]), &two, &seen, NOW).is_empty());
+        assert_eq!(decide(&target(4), &two, &seen, NOW).launch.len(), 2);
+        assert!(decide(&suspended(1, &["Terminate"]), &two, &seen, NOW).is_empty());
+        assert_eq!(decide(&target(1), &two, &seen, NOW).terminate.len(), 1);
+        // A group being deleted goes regardless.
+        let deleting = Target {
+            deleting: true,
+            ..suspended(0, &["Terminate"])
+        };
+        assert_eq!(decide(&deleting, &two, &seen, NOW).terminate.len(), 2);
+    }
+
+    #[test]
+    fn suspended_replace_unhealthy_keeps_dead_vms_listed_unhealthy() {
+        let two = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let seen = [
+            seen("i-1", CloudState::Terminated, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        let plan = decide(&suspended(2, &["ReplaceUnhealthy"]), &two, &seen, NOW);
+        assert_eq!(plan.unhealthy, ["i-1"]);
+        assert!(plan.gone.is_empty() && plan.launch.is_empty());
+        // Once marked, nothing more to do until the process is resumed.
+        let marked = [
+            Member {
+                healthy: false,
+                ..member("i-1", "a", 0)
+            },
+            member("i-2", "b", 0),
+        ];
+        assert!(decide(&suspended(2, &["ReplaceUnhealthy"]), &marked, &seen, NOW).is_empty());
+        let resumed = decide(&target(2), &marked, &seen, NOW);
+        assert_eq!(ids(&resumed.gone), ["i-1"]);
+        assert_eq!(resumed.launch.len(), 1);
+    }
+
+    #[test]
+    fn suspended_health_checks_judge_nothing() {
+        let one = [member("i-1", "a", 0)];
+        let dead = [seen("i-1", CloudState::Terminated, "a")];
+        assert!(decide(&suspended(1, &["HealthCheck"]), &one, &dead, NOW).is_empty());
+        assert!(decide(&suspended(1, &["HealthCheck"]), &one, &[], NOW).is_empty());
+    }
+
+    #[test]
+    fn an_instance_set_unhealthy_is_replaced() {
+        let sick = [Member {
+            healthy: false,
+            ..member("i-1", "a", 0)
+        }];
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&target(1), &sick, &up, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        assert_eq!(plan.launch.len(), 1);
+        // Not while Terminate is suspended: kept, Unhealthy.
+        assert!(decide(&suspended(1, &["Terminate"]), &sick, &up, NOW).is_empty());
     }
 
     fn member(id: &str, zone: &str, launched_ms: i64) -> Member {

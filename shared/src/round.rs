@@ -3,7 +3,7 @@
 //! sequence, the backoff and the scaling activities, together.
 
 use crate::activity::{self, Context};
-use crate::reconcile::{backoff_ms, Lifecycle, Member, Plan};
+use crate::reconcile::{backoff_ms, Cause, Lifecycle, Member, Plan};
 use crate::store::{Backoff, Record};
 
 /// What the cloud did with a plan.
@@ -45,12 +45,24 @@ pub fn record(
             });
         }
     }
+    for id in &plan.unhealthy {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                healthy: false,
+                ..m.clone()
+            });
+        }
+    }
     r.forget.extend(plan.finished.iter().cloned());
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
         r.activities.push(activity::terminated(ctx, id, cause));
     }
     for (id, cause) in &plan.terminate {
+        // Terminating already, with its activity: the next round asks again if this one failed.
+        if *cause == Cause::Retry {
+            continue;
+        }
         match &acted.terminate_failed {
             Some(why) => r.activities.push(activity::terminate_failed(ctx, id, why)),
             None => {
@@ -163,7 +175,7 @@ pub fn follow_up_delay_secs(attempt: u32) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::{Cause, Placement};
+    use crate::reconcile::Placement;
 
     #[test]
     fn follow_ups_start_quick_slow_down_and_end() {

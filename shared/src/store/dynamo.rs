@@ -424,6 +424,14 @@ impl DynamoStore {
                 .expression_attribute_values(":seq", n(g.launch_seq))
                 .expression_attribute_values(":next", n(next));
         }
+        if let Some(d) = r.desired {
+            sets.push("desired = :d, version = version + :one");
+            condition.push_str(" AND version = :v");
+            update = update
+                .expression_attribute_values(":d", n(d))
+                .expression_attribute_values(":one", n(1))
+                .expression_attribute_values(":v", n(g.version));
+        }
         if let Some(Backoff {
             failures,
             retry_at_ms,
@@ -828,6 +836,63 @@ impl Groups for DynamoStore {
             .send()
             .await;
         conditional(result, StoreError::Conflict)
+    }
+
+    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
+            .update_expression(
+                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one",
+            )
+            .condition_expression("version = :v")
+            .expression_attribute_names("#min", "min")
+            .expression_attribute_names("#max", "max")
+            .expression_attribute_values(":lc", s(&new.launch_configuration))
+            .expression_attribute_values(":min", n(new.min))
+            .expression_attribute_values(":max", n(new.max))
+            .expression_attribute_values(":d", n(new.desired))
+            .expression_attribute_values(":doc", s(new.doc.to_string()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":v", n(old.version))
+            .build()
+            .map_err(unavailable)?;
+        let mut tx = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(update).build());
+        if old.launch_configuration != new.launch_configuration {
+            // Both must exist (an update of an absent item would create it).
+            let mark = |lc: &str, expr: &str| {
+                Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(owner(user), format!("{LC}{lc}"))))
+                    .update_expression(expr)
+                    .expression_attribute_values(":g", AttributeValue::Ss(vec![old.name.clone()]))
+                    .condition_expression("attribute_exists(pk)")
+                    .build()
+                    .map_err(unavailable)
+            };
+            tx = tx
+                .transact_items(
+                    TransactWriteItem::builder()
+                        .update(mark(&new.launch_configuration, "ADD used_by :g")?)
+                        .build(),
+                )
+                .transact_items(
+                    TransactWriteItem::builder()
+                        .update(mark(&old.launch_configuration, "DELETE used_by :g")?)
+                        .build(),
+                );
+        }
+        match tx.send().await {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e).as_deref() {
+                Some([true, ..]) => Err(StoreError::Conflict),
+                Some([_, true, ..]) => Err(StoreError::NotFound),
+                _ => Err(unavailable(e)),
+            },
+        }
     }
 
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {

@@ -360,6 +360,43 @@ impl Groups for MemoryStore {
         self.done(out).await
     }
 
+    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(user, &old.name);
+            let moved = old.launch_configuration != new.launch_configuration;
+            let new_lc = owned(user, &new.launch_configuration);
+            match st.groups.get(&k) {
+                Some(s) if s.group.version == old.version => {
+                    if moved && !st.lcs.contains_key(&new_lc) {
+                        Err(StoreError::NotFound)
+                    } else {
+                        if moved {
+                            if let Some((_, used_by)) =
+                                st.lcs.get_mut(&owned(user, &old.launch_configuration))
+                            {
+                                used_by.remove(&old.name);
+                            }
+                            if let Some((_, used_by)) = st.lcs.get_mut(&new_lc) {
+                                used_by.insert(old.name.clone());
+                            }
+                        }
+                        let s = st.groups.get_mut(&k).expect("looked up above");
+                        s.group.launch_configuration = new.launch_configuration.clone();
+                        s.group.min = new.min;
+                        s.group.max = new.max;
+                        s.group.desired = new.desired;
+                        s.group.doc = new.doc.clone();
+                        s.group.version += 1;
+                        Ok(())
+                    }
+                }
+                _ => Err(StoreError::Conflict),
+            }
+        };
+        self.done(out).await
+    }
+
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
@@ -508,9 +545,15 @@ impl Fleet for MemoryStore {
             let mut st = self.state(writes.div_ceil(99).max(1));
             match st.groups.get_mut(&owned(user, &g.name)) {
                 Some(s) if s.group.id == g.id => {
-                    if r.launch_seq.is_some() && s.group.launch_seq != g.launch_seq {
+                    if (r.launch_seq.is_some() && s.group.launch_seq != g.launch_seq)
+                        || (r.desired.is_some() && s.group.version != g.version)
+                    {
                         Err(StoreError::Conflict)
                     } else {
+                        if let Some(d) = r.desired {
+                            s.group.desired = d;
+                            s.group.version += 1;
+                        }
                         if let Some(next) = r.launch_seq {
                             s.group.launch_seq = next;
                         }

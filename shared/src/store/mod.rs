@@ -119,6 +119,9 @@ pub struct Record {
     pub forget: Vec<String>,
     /// Moves the group's `launch_seq` from the one it was read with to this.
     pub launch_seq: Option<i64>,
+    /// Sets the group's desired capacity, as a compare-and-set on the version it was read at
+    /// (TerminateInstanceInAutoScalingGroup with a decrement).
+    pub desired: Option<i64>,
     pub backoff: Option<Backoff>,
     pub activities: Vec<Activity>,
 }
@@ -128,6 +131,7 @@ impl Record {
         self.put.is_empty()
             && self.forget.is_empty()
             && self.launch_seq.is_none()
+            && self.desired.is_none()
             && self.backoff.is_none()
             && self.activities.is_empty()
     }
@@ -203,6 +207,10 @@ pub trait Groups: Send + Sync {
         desired: i64,
         expected_version: i64,
     ) -> StoreResult<()>;
+    /// Replaces the sizes, launch configuration and document of group `old` (as read: `Conflict`
+    /// if it changed since) with `new`'s, and moves the in-use mark if the launch configuration
+    /// changed (`NotFound` if the new one is gone). Version + 1.
+    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()>;
     /// Starts a forced delete (desired and min 0, `Delete in progress`); compare-and-set.
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
     /// Deletes a group as read at its version (`Conflict` otherwise), releases its launch
@@ -246,7 +254,8 @@ pub trait Fleet: Send + Sync {
         last: &str,
     ) -> StoreResult<Vec<(String, Member)>>;
     /// Writes one round's record for group `g` (as read, by its id): `NotFound` if that group is
-    /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read.
+    /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read, or if
+    /// `desired` is to be set and the group's version moved.
     async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
     /// Every (user, cloud) the health check sweeps, by cloud then user.
     async fn watched(&self) -> StoreResult<Vec<Watched>>;

@@ -6,6 +6,7 @@ mod api;
 mod crashes;
 mod provisioning;
 mod scale;
+mod tools;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::world::World;

@@ -9,7 +9,7 @@ use phantom_e2e::world::World;
 use phantom_e2e::User;
 
 /// The ids of the group's instances that are InService.
-async fn in_service(w: &World, u: &User, name: &str) -> Vec<String> {
+pub async fn in_service(w: &World, u: &User, name: &str) -> Vec<String> {
     let Some(g) = group(w, u, name).await else {
         return Vec::new();
     };
@@ -25,7 +25,7 @@ async fn in_service(w: &World, u: &User, name: &str) -> Vec<String> {
 
 /// Runs until the group has exactly `n` InService instances, each alive on `cloud`, and nothing
 /// else of it alive there.
-async fn converges(w: &World, u: &User, cloud: &str, name: &str, n: usize) -> Vec<String> {
+pub async fn converges(w: &World, u: &User, cloud: &str, name: &str, n: usize) -> Vec<String> {
     w.until(
         60,
         &format!("{name} at {n} InService on {cloud}"),
@@ -39,7 +39,11 @@ async fn converges(w: &World, u: &User, cloud: &str, name: &str, n: usize) -> Ve
     .await
 }
 
-async fn activities(w: &World, u: &User, name: &str) -> Vec<aws_sdk_autoscaling::types::Activity> {
+pub async fn activities(
+    w: &World,
+    u: &User,
+    name: &str,
+) -> Vec<aws_sdk_autoscaling::types::Activity> {
     w.sdk(u)
         .describe_scaling_activities()
         .auto_scaling_group_name(name)

@@ -1,15 +1,22 @@
 //! One module per Auto Scaling action. Each takes the verified caller and the decoded input (a
 //! document in the botocore input shape) and returns the result document, or none.
 
+mod catalogs;
 mod create_auto_scaling_group;
 mod create_launch_configuration;
+mod create_or_update_tags;
 mod delete_auto_scaling_group;
 mod delete_launch_configuration;
+mod delete_tags;
 mod describe_auto_scaling_groups;
 mod describe_auto_scaling_instances;
 mod describe_launch_configurations;
 mod describe_scaling_activities;
+mod describe_tags;
+mod instances;
+mod processes;
 mod set_desired_capacity;
+mod update_auto_scaling_group;
 
 use crate::App;
 use phantom::identity::Caller;
@@ -54,6 +61,49 @@ pub const ACTIONS: &[(&str, Handler)] = &[
     }),
     ("DescribeScalingActivities", |a, c, i| {
         Box::pin(describe_scaling_activities::run(a, c, i))
+    }),
+    ("UpdateAutoScalingGroup", |a, c, i| {
+        Box::pin(update_auto_scaling_group::run(a, c, i))
+    }),
+    ("CreateOrUpdateTags", |a, c, i| {
+        Box::pin(create_or_update_tags::run(a, c, i))
+    }),
+    ("DeleteTags", |a, c, i| Box::pin(delete_tags::run(a, c, i))),
+    ("DescribeTags", |a, c, i| {
+        Box::pin(describe_tags::run(a, c, i))
+    }),
+    ("TerminateInstanceInAutoScalingGroup", |a, c, i| {
+        Box::pin(instances::terminate(a, c, i))
+    }),
+    ("SetInstanceHealth", |a, c, i| {
+        Box::pin(instances::set_health(a, c, i))
+    }),
+    ("SetInstanceProtection", |a, c, i| {
+        Box::pin(instances::set_protection(a, c, i))
+    }),
+    ("SuspendProcesses", |a, c, i| {
+        Box::pin(processes::suspend(a, c, i))
+    }),
+    ("ResumeProcesses", |a, c, i| {
+        Box::pin(processes::resume(a, c, i))
+    }),
+    ("EnableMetricsCollection", |a, c, i| {
+        Box::pin(processes::enable_metrics(a, c, i))
+    }),
+    ("DisableMetricsCollection", |a, c, i| {
+        Box::pin(processes::disable_metrics(a, c, i))
+    }),
+    ("DescribeLifecycleHooks", |a, c, i| {
+        Box::pin(catalogs::lifecycle_hooks(a, c, i))
+    }),
+    ("DescribeScalingProcessTypes", |a, c, i| {
+        Box::pin(catalogs::scaling_process_types(a, c, i))
+    }),
+    ("DescribeTerminationPolicyTypes", |a, c, i| {
+        Box::pin(catalogs::termination_policy_types(a, c, i))
+    }),
+    ("DescribeMetricCollectionTypes", |a, c, i| {
+        Box::pin(catalogs::metric_collection_types(a, c, i))
     }),
 ];
 
@@ -109,6 +159,44 @@ async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
 
 fn pending_delete(name: &str) -> ApiError {
     ApiError::validation(format!("AutoScalingGroup {name} is pending delete."))
+}
+
+/// Changes a group with `change` (from the group as read) as a compare-and-set, retried after a
+/// lost race; a change that changes nothing writes nothing. With `reason`, the provisioner is
+/// asked to look at the group afterwards.
+async fn change_group(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+    reason: Option<&str>,
+    change: impl Fn(&phantom::group::Group) -> ApiResult<phantom::group::Group>,
+) -> ApiResult<()> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        let next = change(&g)?;
+        if next == g {
+            return Ok(());
+        }
+        match app.store.update_group(&caller.user, &g, &next).await {
+            Ok(()) => {
+                if let Some(reason) = reason {
+                    reconcile(app, caller, name, reason).await;
+                }
+                return Ok(());
+            }
+            Err(phantom::store::StoreError::Conflict) => continue,
+            Err(phantom::store::StoreError::NotFound) => {
+                return Err(launch_config_not_found(&next.launch_configuration))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(phantom::store::StoreError::Conflict.into())
 }
 
 /// How often a compare-and-set is retried after losing a race before ResourceContention.

@@ -1,0 +1,189 @@
+//! The instance actions: TerminateInstanceInAutoScalingGroup, SetInstanceHealth,
+//! SetInstanceProtection. Each writes the instance records (and, for a decrement, the group's
+//! desired capacity) in one record guarded by the group, then asks the provisioner to act.
+
+use super::{group_not_found, pending_delete, string, CAS_ATTEMPTS};
+use crate::App;
+use phantom::activity::{self, Context};
+use phantom::group::Group;
+use phantom::identity::Caller;
+use phantom::reconcile::{Cause, Lifecycle, Member};
+use phantom::store::{Record, StoreError};
+use phantom::{ApiError, ApiResult};
+use serde_json::{json, Value};
+
+fn not_in_a_group(id: &str) -> ApiError {
+    ApiError::validation(format!(
+        "Instance Id not found - No managed instance found for instance ID: {id}"
+    ))
+}
+
+/// The instance's group and record, with the group as it stands.
+async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Group, Member)> {
+    let (name, member) = app
+        .store
+        .all_instances(&caller.user)
+        .await?
+        .into_iter()
+        .find(|(_, m)| m.id == id)
+        .ok_or_else(|| not_in_a_group(id))?;
+    let g = app
+        .store
+        .group(&caller.user, &name)
+        .await?
+        .ok_or_else(|| not_in_a_group(id))?;
+    if g.deleting() {
+        return Err(pending_delete(&name));
+    }
+    Ok((g, member))
+}
+
+fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
+    Context {
+        group: &g.name,
+        group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
+        now_ms: app.clock.now_ms(),
+    }
+}
+
+/// Writes `r` for the group, retrying (from a fresh read) when the group moved under it.
+async fn write(
+    app: &App,
+    caller: &Caller,
+    id: &str,
+    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
+) -> ApiResult<Option<Record>> {
+    for _ in 0..CAS_ATTEMPTS {
+        let (g, m) = find(app, caller, id).await?;
+        let Some(r) = make(&g, &m)? else {
+            return Ok(None);
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => {
+                super::reconcile(app, caller, &g.name, "instance action").await;
+                return Ok(Some(r));
+            }
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(&g.name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}
+
+pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let id = string(&input, "InstanceId");
+    let decrement = input["ShouldDecrementDesiredCapacity"]
+        .as_bool()
+        .unwrap_or(false);
+    let r = write(app, caller, id, |g, m| {
+        if m.lifecycle == Lifecycle::Terminating {
+            return Err(ApiError::validation(format!(
+                "The instance {id} is already terminating."
+            )));
+        }
+        let shrink = if decrement {
+            if g.desired - 1 < g.min {
+                return Err(ApiError::validation(format!(
+                    "Currently, desiredSize equals minSize ({}). Terminating instance without replacement will violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false or lower group's min size.",
+                    g.min
+                )));
+            }
+            Some((g.desired, g.desired - 1))
+        } else {
+            None
+        };
+        let act = activity::terminated(&context(app, g), id, &Cause::UserRequest { shrink });
+        Ok(Some(Record {
+            put: vec![Member {
+                lifecycle: Lifecycle::Terminating,
+                ..m.clone()
+            }],
+            desired: shrink.map(|(_, to)| to),
+            activities: vec![act],
+            ..Record::default()
+        }))
+    })
+    .await?
+    .expect("a termination always writes");
+    Ok(Some(json!({ "Activity": r.activities[0].doc })))
+}
+
+pub async fn set_health(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let id = string(&input, "InstanceId");
+    let healthy = match string(&input, "HealthStatus") {
+        "Healthy" => true,
+        "Unhealthy" => false,
+        other => {
+            return Err(ApiError::validation(format!(
+                "Valid instance health states are: [Healthy, Unhealthy], not '{other}'."
+            )))
+        }
+    };
+    // By default the group's grace period holds, as in AWS.
+    let respect_grace = input["ShouldRespectGracePeriod"].as_bool().unwrap_or(true);
+    let now = app.clock.now_ms();
+    write(app, caller, id, |g, m| {
+        let in_grace = now - m.launched_ms < g.target().grace_ms;
+        if m.healthy == healthy || (respect_grace && in_grace) {
+            return Ok(None);
+        }
+        Ok(Some(Record {
+            put: vec![Member {
+                healthy,
+                ..m.clone()
+            }],
+            ..Record::default()
+        }))
+    })
+    .await?;
+    Ok(None)
+}
+
+pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let protect = input["ProtectedFromScaleIn"].as_bool().unwrap_or(false);
+    let ids: Vec<&str> = input["InstanceIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        let members = app.store.instances(&caller.user, name).await?;
+        let mut put = Vec::new();
+        for id in &ids {
+            let m = members.iter().find(|m| m.id == *id).ok_or_else(|| {
+                ApiError::validation(format!(
+                    "The instance {id} is not part of Auto Scaling group {name}."
+                ))
+            })?;
+            if m.protected != protect {
+                put.push(Member {
+                    protected: protect,
+                    ..m.clone()
+                });
+            }
+        }
+        if put.is_empty() {
+            return Ok(None);
+        }
+        let r = Record {
+            put,
+            ..Record::default()
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => return Ok(None),
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}

@@ -1,0 +1,58 @@
+//! SuspendProcesses, ResumeProcesses, EnableMetricsCollection, DisableMetricsCollection: changes to
+//! a group's document (`phantom::processes`). A suspended process holds back what the provisioner
+//! and the health check do (`phantom::reconcile::decide`); resuming one asks for a reconcile.
+
+use super::{change_group, string};
+use crate::App;
+use phantom::identity::Caller;
+use phantom::{processes, ApiResult};
+use serde_json::Value;
+
+pub async fn suspend(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let now = phantom::time::format_timestamp(app.clock.now());
+    let name = string(&input, "AutoScalingGroupName");
+    change_group(app, caller, name, None, |g| {
+        let mut next = g.clone();
+        next.doc["SuspendedProcesses"] =
+            processes::suspend(&g.doc, &input["ScalingProcesses"], &now)?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+pub async fn resume(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    change_group(app, caller, name, Some("ResumeProcesses"), |g| {
+        let mut next = g.clone();
+        next.doc["SuspendedProcesses"] = processes::resume(&g.doc, &input["ScalingProcesses"])?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+/// Phantom has no metrics service (the clouds it serves have no CloudWatch): the enabled metrics
+/// are kept and described, for the tools that set and compare them, and nothing is published.
+pub async fn enable_metrics(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    change_group(app, caller, name, None, |g| {
+        let mut next = g.clone();
+        next.doc["EnabledMetrics"] =
+            processes::enable_metrics(&g.doc, &input["Metrics"], &input["Granularity"])?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+pub async fn disable_metrics(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    change_group(app, caller, name, None, |g| {
+        let mut next = g.clone();
+        next.doc["EnabledMetrics"] = processes::disable_metrics(&g.doc, &input["Metrics"])?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}

@@ -1,0 +1,225 @@
+//! A group's tags: CreateOrUpdateTags, DeleteTags and DescribeTags, pure. Tags live in the group's
+//! document as AWS's `TagDescription`s, so DescribeAutoScalingGroups shows them as they are.
+
+use crate::error::{ApiError, ApiResult};
+use crate::group::MAX_TAGS;
+use serde_json::{json, Value};
+
+pub const RESOURCE_TYPE: &str = "auto-scaling-group";
+
+/// One tag of a request, checked: the group it is for, its key, value and propagation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagChange {
+    pub group: String,
+    pub key: String,
+    pub value: Option<String>,
+    pub propagate: Option<bool>,
+}
+
+/// The request's `Tags`, checked as AWS checks them: a group's tag, a key not starting `aws:`.
+pub fn parse(tags: &Value) -> ApiResult<Vec<TagChange>> {
+    let mut out = Vec::new();
+    for t in tags.as_array().into_iter().flatten() {
+        let kind = t["ResourceType"].as_str().unwrap_or(RESOURCE_TYPE);
+        if kind != RESOURCE_TYPE {
+            return Err(ApiError::validation(format!(
+                "Invalid resource type '{kind}': only '{RESOURCE_TYPE}' has tags."
+            )));
+        }
+        let Some(group) = t["ResourceId"].as_str().filter(|g| !g.is_empty()) else {
+            return Err(ApiError::validation(
+                "1 validation error detected: Value null at 'tags.member.resourceId' failed to satisfy constraint: Member must not be null",
+            ));
+        };
+        let key = t["Key"].as_str().unwrap_or_default().to_string();
+        if key.to_ascii_lowercase().starts_with("aws:") {
+            return Err(ApiError::validation(format!(
+                "Tag keys starting with 'aws:' are reserved: '{key}'."
+            )));
+        }
+        out.push(TagChange {
+            group: group.to_string(),
+            key,
+            value: t["Value"].as_str().map(str::to_string),
+            propagate: t["PropagateAtLaunch"].as_bool(),
+        });
+    }
+    Ok(out)
+}
+
+/// The group's tags with `changes` (all for `group`) added or replaced, in key order as added.
+pub fn upsert(current: &Value, group: &str, changes: &[&TagChange]) -> ApiResult<Value> {
+    let mut tags: Vec<Value> = current.as_array().cloned().unwrap_or_default();
+    for c in changes {
+        let new = json!({
+            "ResourceId": group,
+            "ResourceType": RESOURCE_TYPE,
+            "Key": c.key,
+            "Value": c.value.clone().unwrap_or_default(),
+            "PropagateAtLaunch": c.propagate.unwrap_or(false),
+        });
+        match tags.iter_mut().find(|t| t["Key"] == c.key.as_str()) {
+            Some(t) => *t = new,
+            None => tags.push(new),
+        }
+    }
+    if tags.len() > MAX_TAGS {
+        return Err(ApiError::limit_exceeded(format!(
+            "The quota of {MAX_TAGS} tags per group would be exceeded for AutoScalingGroup {group}."
+        )));
+    }
+    Ok(Value::Array(tags))
+}
+
+/// The group's tags without the keys of `changes` (a value, if given, must match, as AWS).
+pub fn remove(current: &Value, changes: &[&TagChange]) -> Value {
+    let tags = current.as_array().cloned().unwrap_or_default();
+    Value::Array(
+        tags.into_iter()
+            .filter(|t| {
+                !changes.iter().any(|c| {
+                    t["Key"] == c.key.as_str() && c.value.as_deref().is_none_or(|v| t["Value"] == v)
+                })
+            })
+            .collect(),
+    )
+}
+
+/// One of DescribeTags' filters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagFilter {
+    name: String,
+    values: Vec<String>,
+}
+
+pub fn parse_filters(filters: &Value) -> ApiResult<Vec<TagFilter>> {
+    let mut out = Vec::new();
+    for f in filters.as_array().into_iter().flatten() {
+        let name = f["Name"].as_str().unwrap_or_default().to_string();
+        if !["auto-scaling-group", "key", "value", "propagate-at-launch"].contains(&name.as_str()) {
+            return Err(ApiError::validation(format!(
+                "Filter name '{name}' is not valid: use auto-scaling-group, key, value or propagate-at-launch."
+            )));
+        }
+        let values = f["Values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        out.push(TagFilter { name, values });
+    }
+    Ok(out)
+}
+
+/// Whether a `TagDescription` passes every filter (each: any of its values).
+pub fn matches(tag: &Value, filters: &[TagFilter]) -> bool {
+    filters.iter().all(|f| {
+        let have = match f.name.as_str() {
+            "auto-scaling-group" => tag["ResourceId"].as_str().unwrap_or_default().to_string(),
+            "key" => tag["Key"].as_str().unwrap_or_default().to_string(),
+            "value" => tag["Value"].as_str().unwrap_or_default().to_string(),
+            _ => tag["PropagateAtLaunch"]
+                .as_bool()
+                .unwrap_or(false)
+                .to_string(),
+        };
+        f.values.is_empty() || f.values.contains(&have)
+    })
+}
+
+/// The paging position of a tag: its group, then its key.
+pub fn position(tag: &Value) -> String {
+    format!(
+        "{}\u{0}{}",
+        tag["ResourceId"].as_str().unwrap_or_default(),
+        tag["Key"].as_str().unwrap_or_default()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(key: &str, value: Option<&str>) -> TagChange {
+        TagChange {
+            group: "web".into(),
+            key: key.into(),
+            value: value.map(str::to_string),
+            propagate: Some(true),
+        }
+    }
+
+    #[test]
+    fn upsert_replaces_by_key_and_keeps_order() {
+        let cur = json!([{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]);
+        let (b, c) = (change("b", Some("x")), change("c", None));
+        let out = upsert(&cur, "web", &[&b, &c]).unwrap();
+        let kv: Vec<(String, String)> = out
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["Key"].as_str().unwrap().into(),
+                    t["Value"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kv,
+            [
+                ("a".into(), "1".into()),
+                ("b".into(), "x".into()),
+                ("c".into(), "".into())
+            ]
+        );
+        assert_eq!(out[1]["PropagateAtLaunch"], true);
+        assert_eq!(out[1]["ResourceType"], RESOURCE_TYPE);
+    }
+
+    #[test]
+    fn upsert_stops_at_the_quota() {
+        let many: Vec<TagChange> = (0..=MAX_TAGS)
+            .map(|i| change(&format!("k{i}"), None))
+            .collect();
+        let refs: Vec<&TagChange> = many.iter().collect();
+        assert_eq!(
+            upsert(&json!([]), "web", &refs).unwrap_err().code,
+            "LimitExceeded"
+        );
+    }
+
+    #[test]
+    fn remove_by_key_and_value_when_given() {
+        let cur = json!([{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]);
+        let (a_wrong, b) = (change("a", Some("9")), change("b", None));
+        let out = remove(&cur, &[&a_wrong, &b]);
+        assert_eq!(out, json!([{"Key": "a", "Value": "1"}]));
+    }
+
+    #[test]
+    fn parse_refuses_other_resources_and_reserved_keys() {
+        let bad_type = json!([{"ResourceId": "web", "ResourceType": "instance", "Key": "a"}]);
+        assert_eq!(parse(&bad_type).unwrap_err().code, "ValidationError");
+        let reserved = json!([{"ResourceId": "web", "Key": "aws:x"}]);
+        assert_eq!(parse(&reserved).unwrap_err().code, "ValidationError");
+        let none = json!([{"Key": "a"}]);
+        assert_eq!(parse(&none).unwrap_err().code, "ValidationError");
+    }
+
+    #[test]
+    fn filters_match_any_value_of_each() {
+        let t =
+            json!({"ResourceId": "web", "Key": "env", "Value": "prod", "PropagateAtLaunch": true});
+        let f = parse_filters(&json!([
+            {"Name": "key", "Values": ["env", "team"]},
+            {"Name": "propagate-at-launch", "Values": ["true"]}
+        ]))
+        .unwrap();
+        assert!(matches(&t, &f));
+        let g = parse_filters(&json!([{"Name": "auto-scaling-group", "Values": ["db"]}])).unwrap();
+        assert!(!matches(&t, &g));
+        assert!(parse_filters(&json!([{"Name": "color", "Values": ["x"]}])).is_err());
+    }
+}

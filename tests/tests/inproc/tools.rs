@@ -1,0 +1,622 @@
+//! The actions Terraform, Ansible, cluster-autoscaler and Nomad call, each with its effect, and
+//! their call sequences replayed with aws-sdk-autoscaling.
+
+use crate::provisioning::{activities, converges, in_service};
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{Filter, LifecycleState, Tag};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+fn tag(group: &str, key: &str, value: &str, propagate: bool) -> Tag {
+    Tag::builder()
+        .resource_id(group)
+        .resource_type("auto-scaling-group")
+        .key(key)
+        .value(value)
+        .propagate_at_launch(propagate)
+        .build()
+}
+
+async fn setup(w: &World, prefix: &str, desired: i32) -> User {
+    let u = w.user(prefix).await;
+    create_lc(w, &u, "web@hotel").await;
+    create_group(w, &u, "web", "web@hotel", 0, 5, desired).await;
+    converges(w, &u, "hotel", "web", desired as usize).await;
+    u
+}
+
+#[tokio::test]
+async fn update_auto_scaling_group_changes_sizes_settings_and_launch_configuration() {
+    let w = World::new().await;
+    let u = setup(&w, "update", 2).await;
+    let c = w.sdk(&u);
+    // A new MinSize above desired raises it; a new MaxSize below lowers it.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .min_size(3)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 3).await;
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .min_size(0)
+        .max_size(1)
+        .health_check_grace_period(45)
+        .termination_policies("NewestInstance")
+        .new_instances_protected_from_scale_in(false)
+        .default_cooldown(120)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 1).await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(
+        (g.min_size(), g.max_size(), g.desired_capacity()),
+        (Some(0), Some(1), Some(1))
+    );
+    assert_eq!(g.health_check_grace_period(), Some(45));
+    assert_eq!(g.default_cooldown(), Some(120));
+    assert_eq!(g.termination_policies(), ["NewestInstance"]);
+
+    // A new launch configuration on the same cloud applies to VMs launched from now on.
+    create_lc(&w, &u, "web2@hotel").await;
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web2@hotel")
+        .max_size(3)
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 3).await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.launch_configuration_name(), Some("web2@hotel"));
+    let lcs: Vec<&str> = g
+        .instances()
+        .iter()
+        .filter_map(|i| i.launch_configuration_name())
+        .collect();
+    assert_eq!(lcs.iter().filter(|l| **l == "web2@hotel").count(), 2);
+    // The old launch configuration is free again, the new one in use.
+    c.delete_launch_configuration()
+        .launch_configuration_name("web@hotel")
+        .send()
+        .await
+        .expect("web@hotel no longer in use");
+    let (code, _) = failure(
+        c.delete_launch_configuration()
+            .launch_configuration_name("web2@hotel")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ResourceInUse");
+
+    // Refusals, with nothing changed.
+    create_lc(&w, &u, "web@sierra").await;
+    for (what, call) in [
+        (
+            "min above max",
+            c.update_auto_scaling_group()
+                .auto_scaling_group_name("web")
+                .min_size(4)
+                .max_size(2),
+        ),
+        (
+            "a launch configuration of another cloud",
+            c.update_auto_scaling_group()
+                .auto_scaling_group_name("web")
+                .launch_configuration_name("web@sierra"),
+        ),
+        (
+            "an unknown launch configuration",
+            c.update_auto_scaling_group()
+                .auto_scaling_group_name("web")
+                .launch_configuration_name("nope@hotel"),
+        ),
+        (
+            "an unknown group",
+            c.update_auto_scaling_group()
+                .auto_scaling_group_name("nope")
+                .min_size(1),
+        ),
+    ] {
+        let (code, message) = failure(call.send().await);
+        assert_eq!(code, "ValidationError", "{what}: {message}");
+    }
+    let after = group(&w, &u, "web").await.unwrap();
+    assert_eq!(after.launch_configuration_name(), Some("web2@hotel"));
+    assert_eq!((after.min_size(), after.max_size()), (Some(0), Some(3)));
+}
+
+#[tokio::test]
+async fn tags_are_created_replaced_described_deleted_and_propagate_to_new_vms() {
+    let w = World::new().await;
+    let u = setup(&w, "tags", 1).await;
+    let c = w.sdk(&u);
+    create_group(&w, &u, "db", "web@hotel", 0, 5, 0).await;
+    c.create_or_update_tags()
+        .tags(tag("web", "env", "prod", true))
+        .tags(tag("web", "team", "a", false))
+        .tags(tag("db", "env", "test", false))
+        .send()
+        .await
+        .unwrap();
+    c.create_or_update_tags()
+        .tags(tag("web", "team", "b", false))
+        .send()
+        .await
+        .unwrap();
+    let all = c.describe_tags().send().await.unwrap();
+    let kv: Vec<(&str, &str, &str)> = all
+        .tags()
+        .iter()
+        .map(|t| {
+            (
+                t.resource_id().unwrap(),
+                t.key().unwrap(),
+                t.value().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kv,
+        [
+            ("db", "env", "test"),
+            ("web", "env", "prod"),
+            ("web", "team", "b")
+        ]
+    );
+    let filtered = c
+        .describe_tags()
+        .filters(Filter::builder().name("key").values("env").build())
+        .filters(Filter::builder().name("value").values("prod").build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(filtered.tags().len(), 1);
+    // Paging, one at a time.
+    let mut token = None;
+    let mut seen = 0;
+    loop {
+        let page = c
+            .describe_tags()
+            .max_records(1)
+            .set_next_token(token)
+            .send()
+            .await
+            .unwrap();
+        seen += page.tags().len();
+        token = page.next_token().map(str::to_string);
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, 3);
+    // DescribeAutoScalingGroups shows them, and the tag filter finds the group by them
+    // (cluster-autoscaler's auto-discovery).
+    let by_tag = c
+        .describe_auto_scaling_groups()
+        .filters(Filter::builder().name("tag:env").values("prod").build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_tag.auto_scaling_groups().len(), 1);
+    // A VM launched now carries the propagated tag; the others do not get it.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 2).await;
+    let tagged = w
+        .hotel
+        .vms()
+        .into_iter()
+        .filter(|v| v.tags.get("env").map(String::as_str) == Some("prod"))
+        .count();
+    assert_eq!(tagged, 1, "only the VM launched after the tag");
+    assert!(w.hotel.vms().iter().all(|v| !v.tags.contains_key("team")));
+
+    c.delete_tags()
+        .tags(
+            Tag::builder()
+                .resource_id("web")
+                .resource_type("auto-scaling-group")
+                .key("team")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let left = c.describe_tags().send().await.unwrap();
+    assert_eq!(left.tags().len(), 2);
+    // An unknown group changes nothing, even beside a known one.
+    let (code, _) = failure(
+        c.create_or_update_tags()
+            .tags(tag("web", "x", "1", false))
+            .tags(tag("nope", "x", "1", false))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert_eq!(c.describe_tags().send().await.unwrap().tags().len(), 2);
+}
+
+#[tokio::test]
+async fn terminate_instance_with_and_without_decrement_returns_its_activity() {
+    let w = World::new().await;
+    let u = setup(&w, "term", 3).await;
+    let c = w.sdk(&u);
+    let ids = in_service(&w, &u, "web").await;
+    // Nomad: terminate with a decrement, then follow the activity by id until Progress 100.
+    let out = c
+        .terminate_instance_in_auto_scaling_group()
+        .instance_id(&ids[0])
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    let act = out.activity().expect("the activity");
+    assert!(act
+        .cause()
+        .unwrap()
+        .contains("shrinking the capacity from 3 to 2"));
+    let found = c
+        .describe_scaling_activities()
+        .activity_ids(act.activity_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.activities()[0].progress(), Some(100));
+    let left = converges(&w, &u, "hotel", "web", 2).await;
+    assert!(!left.contains(&ids[0]));
+    assert!(
+        !w.hotel.alive().contains(&ids[0]),
+        "terminated on the cloud"
+    );
+    assert_eq!(
+        group(&w, &u, "web").await.unwrap().desired_capacity(),
+        Some(2)
+    );
+    // Without: replaced.
+    c.terminate_instance_in_auto_scaling_group()
+        .instance_id(&ids[1])
+        .should_decrement_desired_capacity(false)
+        .send()
+        .await
+        .unwrap();
+    let after = converges(&w, &u, "hotel", "web", 2).await;
+    assert!(!after.contains(&ids[1]));
+    // Below min, or an instance of no group: refused.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .min_size(2)
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = failure(
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id(&after[0])
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("min size"), "{message}");
+    let (code, _) = failure(
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id("i-00000000000000000")
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    // Another user's instance is not found either.
+    let other = w.user("other").await;
+    let (code, _) = failure(
+        w.sdk(&other)
+            .terminate_instance_in_auto_scaling_group()
+            .instance_id(&after[0])
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert_eq!(in_service(&w, &u, "web").await, after);
+}
+
+#[tokio::test]
+async fn instance_health_and_protection() {
+    let w = World::new().await;
+    let u = setup(&w, "health", 2).await;
+    let c = w.sdk(&u);
+    let ids = in_service(&w, &u, "web").await;
+    c.set_instance_health()
+        .instance_id(&ids[0])
+        .health_status("Unhealthy")
+        .send()
+        .await
+        .unwrap();
+    let after = converges(&w, &u, "hotel", "web", 2).await;
+    assert!(
+        !after.contains(&ids[0]),
+        "the unhealthy instance is replaced"
+    );
+    assert!(activities(&w, &u, "web")
+        .await
+        .iter()
+        .any(|a| a.cause().unwrap().contains("set unhealthy")));
+
+    // Protected instances stay on scale-in.
+    c.set_instance_protection()
+        .auto_scaling_group_name("web")
+        .instance_ids(&after[1])
+        .protected_from_scale_in(true)
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    let protected: Vec<&str> = g
+        .instances()
+        .iter()
+        .filter(|i| i.protected_from_scale_in() == Some(true))
+        .filter_map(|i| i.instance_id())
+        .collect();
+    assert_eq!(protected, [after[1].as_str()]);
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        converges(&w, &u, "hotel", "web", 1).await,
+        [after[1].clone()]
+    );
+    let (code, _) = failure(
+        c.set_instance_protection()
+            .auto_scaling_group_name("web")
+            .instance_ids("i-00000000000000000")
+            .protected_from_scale_in(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+
+    // Within the grace period, and asked to respect it, an Unhealthy report is ignored.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .health_check_grace_period(300)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let two = converges(&w, &u, "hotel", "web", 2).await;
+    let young = two.iter().find(|id| **id != after[1]).unwrap().clone();
+    c.set_instance_health()
+        .instance_id(&young)
+        .health_status("Unhealthy")
+        .should_respect_grace_period(true)
+        .send()
+        .await
+        .unwrap();
+    w.run_for(3).await;
+    assert!(in_service(&w, &u, "web").await.contains(&young));
+}
+
+#[tokio::test]
+async fn suspended_processes_hold_back_what_they_name() {
+    let w = World::new().await;
+    let u = setup(&w, "suspend", 2).await;
+    let c = w.sdk(&u);
+    c.suspend_processes()
+        .auto_scaling_group_name("web")
+        .scaling_processes("Launch")
+        .scaling_processes("ReplaceUnhealthy")
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    let names: Vec<&str> = g
+        .suspended_processes()
+        .iter()
+        .filter_map(|p| p.process_name())
+        .collect();
+    assert_eq!(names, ["Launch", "ReplaceUnhealthy"]);
+    // No launch while Launch is suspended.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    w.run_for(5).await;
+    assert_eq!(w.hotel.alive().len(), 2);
+    // A dead VM stays listed, Unhealthy, while ReplaceUnhealthy is suspended.
+    let ids = in_service(&w, &u, "web").await;
+    w.hotel.terminate_outside(&ids[0]);
+    w.run_for(5).await;
+    let g = group(&w, &u, "web").await.unwrap();
+    let dead = g
+        .instances()
+        .iter()
+        .find(|i| i.instance_id() == Some(ids[0].as_str()))
+        .expect("still listed");
+    assert_eq!(dead.health_status(), Some("Unhealthy"));
+    // Resumed: replaced, and scaled out.
+    c.resume_processes()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    let after = converges(&w, &u, "hotel", "web", 3).await;
+    assert!(!after.contains(&ids[0]));
+    assert!(group(&w, &u, "web")
+        .await
+        .unwrap()
+        .suspended_processes()
+        .is_empty());
+    let (code, _) = failure(
+        c.suspend_processes()
+            .auto_scaling_group_name("web")
+            .scaling_processes("Lunch")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+}
+
+#[tokio::test]
+async fn metrics_collection_lifecycle_hooks_and_catalogues() {
+    let w = World::new().await;
+    let u = setup(&w, "meta", 0).await;
+    let c = w.sdk(&u);
+    c.enable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .granularity("1Minute")
+        .metrics("GroupMinSize")
+        .metrics("GroupMaxSize")
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.enabled_metrics().len(), 2);
+    c.disable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert!(group(&w, &u, "web")
+        .await
+        .unwrap()
+        .enabled_metrics()
+        .is_empty());
+    let (code, _) = failure(
+        c.enable_metrics_collection()
+            .auto_scaling_group_name("web")
+            .granularity("5Minute")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+
+    let hooks = c
+        .describe_lifecycle_hooks()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert!(hooks.lifecycle_hooks().is_empty());
+    let (code, _) = failure(
+        c.describe_lifecycle_hooks()
+            .auto_scaling_group_name("nope")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+
+    let processes = c.describe_scaling_process_types().send().await.unwrap();
+    assert_eq!(processes.processes().len(), 9);
+    let policies = c.describe_termination_policy_types().send().await.unwrap();
+    assert!(policies
+        .termination_policy_types()
+        .contains(&"OldestInstance".to_string()));
+    let metrics = c.describe_metric_collection_types().send().await.unwrap();
+    assert_eq!(metrics.granularities().len(), 1);
+    assert_eq!(metrics.metrics().len(), 13);
+}
+
+/// Terraform's aws_autoscaling_group: create, then its capacity wait (activities since the apply
+/// began, none Failed; min(desired) instances Healthy and InService); update with tags; destroy
+/// without force_delete: update to 0/0/0, wait for no instances, delete, wait until absent.
+#[tokio::test]
+async fn terraforms_create_update_and_destroy_sequence() {
+    let w = World::new().await;
+    let u = w.user("tf").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "tf@hotel").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .launch_configuration_name("tf@hotel")
+        .min_size(2)
+        .max_size(4)
+        .desired_capacity(2)
+        .health_check_grace_period(300)
+        .tags(tag("tf", "Name", "tf", true))
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "Terraform's capacity wait", async || {
+        let acts = c
+            .describe_scaling_activities()
+            .auto_scaling_group_name("tf")
+            .send()
+            .await
+            .unwrap();
+        assert!(acts
+            .activities()
+            .iter()
+            .all(|a| a.status_code().map(|s| s.as_str()) != Some("Failed")));
+        let g = group(&w, &u, "tf").await.unwrap();
+        let ready = g
+            .instances()
+            .iter()
+            .filter(|i| {
+                i.health_status() == Some("Healthy")
+                    && i.lifecycle_state() == Some(&LifecycleState::InService)
+            })
+            .count();
+        (ready == 2).then_some(())
+    })
+    .await;
+    // Read: every field as sent.
+    let g = group(&w, &u, "tf").await.unwrap();
+    assert_eq!(g.health_check_grace_period(), Some(300));
+    assert_eq!(g.tags()[0].propagate_at_launch(), Some(true));
+    // Update, then tags by DeleteTags + CreateOrUpdateTags.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .max_size(5)
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    c.delete_tags()
+        .tags(tag("tf", "Name", "tf", true))
+        .send()
+        .await
+        .unwrap();
+    c.create_or_update_tags()
+        .tags(tag("tf", "Name", "tf2", true))
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "tf", 3).await;
+    // Destroy.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .min_size(0)
+        .max_size(0)
+        .desired_capacity(0)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "no instances", async || {
+        group(&w, &u, "tf")
+            .await
+            .unwrap()
+            .instances()
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .send()
+        .await
+        .unwrap();
+    assert!(group(&w, &u, "tf").await.is_none());
+    assert!(w.hotel.alive().is_empty());
+}

@@ -87,6 +87,8 @@ pub trait WorkQueue: Send + Sync {
     async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String>;
     /// Sends many, visible at once.
     async fn send_all(&self, msgs: &[Work]) -> Result<(), String>;
+    /// About how many messages wait to be received now (SQS's ApproximateNumberOfMessages).
+    async fn backlog(&self) -> Result<u64, String>;
 }
 
 #[derive(Clone)]
@@ -139,6 +141,24 @@ impl WorkQueue for SqsQueue {
             .await
             .map(|_| ())
             .map_err(|e| DisplayErrorContext(e).to_string())
+    }
+
+    async fn backlog(&self) -> Result<u64, String> {
+        use aws_sdk_sqs::types::QueueAttributeName;
+        let out = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(&self.url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .map_err(|e| DisplayErrorContext(e).to_string())?;
+        let n = out
+            .attributes()
+            .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages))
+            .ok_or("the queue did not say how many messages it holds")?;
+        n.parse()
+            .map_err(|_| format!("ApproximateNumberOfMessages is not a number: {n}"))
     }
 
     /// Ten to a request, up to `SEND_CONCURRENCY` requests at a time (a sweep fans out thousands).
@@ -296,6 +316,14 @@ impl WorkQueue for MemoryQueue {
         let out = self.put(msg, delay_secs);
         self.trip.step().await;
         out
+    }
+
+    async fn backlog(&self) -> Result<u64, String> {
+        crate::metrics::count(crate::metrics::Counter::Sqs);
+        let now = self.clock.now_ms();
+        let n = self.state().waiting.range(..(now + 1, 0)).count() as u64;
+        self.trip.step().await;
+        Ok(n)
     }
 
     async fn send_all(&self, msgs: &[Work]) -> Result<(), String> {

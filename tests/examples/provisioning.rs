@@ -125,41 +125,67 @@ async fn main() {
         .map(|a| a.parse().expect("USERS is a number"))
         .unwrap_or(0);
     let s = stack();
+    // The crowd is written straight to the state table (phantomctl would spawn a process for
+    // each); 49 of them get a launch configuration and a group of 1 through the API.
+    for (k, v) in &s.env {
+        std::env::set_var(k, v);
+    }
+    std::env::set_var("AWS_ACCESS_KEY_ID", "phantom-local");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantom-local");
+    let store = phantom::store::DynamoStore::new(
+        &phantom::config::aws_sdk_config().await,
+        s.env["PHANTOM_STATE_TABLE"].clone(),
+    );
     let t = Instant::now();
+    let mut crowd = Vec::new();
     for i in 0..others {
-        let u = s.new_user("crowd");
-        if i < 49 {
-            let asg = Asg::from_conf(
-                aws_sdk_autoscaling::Config::builder()
-                    .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
-                    .region(aws_sdk_autoscaling::config::Region::new(REGION))
-                    .endpoint_url(&s.url)
-                    .credentials_provider(Credentials::new(
-                        &u.access_key_id,
-                        &u.secret,
-                        None,
-                        None,
-                        "b",
-                    ))
-                    .build(),
-            );
-            asg.create_launch_configuration()
-                .launch_configuration_name("crowd@hotel")
-                .image_id("ami-1e749f67")
-                .instance_type("t2.micro")
-                .send()
-                .await
-                .unwrap();
-            asg.create_auto_scaling_group()
-                .auto_scaling_group_name("crowd")
-                .launch_configuration_name("crowd@hotel")
-                .min_size(1)
-                .max_size(1)
-                .desired_capacity(1)
-                .send()
-                .await
-                .unwrap();
-        }
+        let user = phantom::identity::User {
+            name: format!("crowd-{i}"),
+            account_id: phantom::identity::new_account_id(),
+            access_key_id: phantom::identity::new_access_key_id(),
+            created: phantom::time::format_timestamp(phantom::time::now()),
+        };
+        let secret = phantom::identity::new_secret();
+        use phantom::store::Directory;
+        store.create_user(&user, &secret).await.expect("a user");
+        store
+            .put_cloud_credentials(
+                &user.name,
+                &phantom::store::CloudCredentials {
+                    cloud: "hotel".into(),
+                    access_key_id: format!("{}-hotel", user.name),
+                    secret: "cloud-secret".into(),
+                },
+            )
+            .await
+            .expect("credentials");
+        crowd.push((user.access_key_id, secret));
+    }
+    for (key, secret) in crowd.iter().take(49) {
+        let asg = Asg::from_conf(
+            aws_sdk_autoscaling::Config::builder()
+                .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+                .region(aws_sdk_autoscaling::config::Region::new(REGION))
+                .endpoint_url(&s.url)
+                .credentials_provider(Credentials::new(key, secret, None, None, "b"))
+                .build(),
+        );
+        asg.create_launch_configuration()
+            .launch_configuration_name("crowd@hotel")
+            .image_id("ami-1e749f67")
+            .instance_type("t2.micro")
+            .send()
+            .await
+            .unwrap();
+        asg.create_auto_scaling_group()
+            .auto_scaling_group_name("crowd")
+            .launch_configuration_name("crowd@hotel")
+            .min_size(1)
+            .max_size(1)
+            .desired_capacity(1)
+            .send()
+            .await
+            .unwrap();
     }
     if others > 0 {
         println!(
@@ -268,11 +294,6 @@ async fn main() {
     }
 
     // 3. Health sweep cost with the handler itself, against the same stack.
-    for (k, v) in &s.env {
-        std::env::set_var(k, v);
-    }
-    std::env::set_var("AWS_ACCESS_KEY_ID", "phantom-local");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantom-local");
     let fleet = provisioner::Provisioner::from_env().await;
     let pair = phantom::queue::Sweep {
         owner: owner.to_string(),

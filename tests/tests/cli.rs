@@ -271,3 +271,131 @@ fn wrong_secret_and_unknown_key_are_refused() {
     )
     .error("InvalidClientTokenId");
 }
+
+/// Every action the tools call, once through the AWS CLI: botocore parses each answer against the
+/// model. Their effects are tested in process (`tests/inproc/tools.rs`).
+#[test]
+fn the_tools_actions_through_the_cli() {
+    let s = stack();
+    let u = s.new_user("cli-tools");
+    create_lc(&u, "tools@hotel");
+    let aws = |args: &[&str]| s.aws(&u, args).json();
+    aws(&[
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "tools",
+        "--launch-configuration-name",
+        "tools@hotel",
+        "--min-size",
+        "0",
+        "--max-size",
+        "3",
+    ]);
+    aws(&[
+        "update-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "tools",
+        "--max-size",
+        "2",
+        "--health-check-grace-period",
+        "30",
+    ]);
+    aws(&[
+        "create-or-update-tags",
+        "--tags",
+        "ResourceId=tools,ResourceType=auto-scaling-group,Key=env,Value=test,PropagateAtLaunch=true",
+    ]);
+    let tags = aws(&["describe-tags", "--filters", "Name=key,Values=env"]);
+    assert_eq!(tags["Tags"][0]["Value"], "test");
+    aws(&[
+        "delete-tags",
+        "--tags",
+        "ResourceId=tools,ResourceType=auto-scaling-group,Key=env",
+    ]);
+    aws(&[
+        "suspend-processes",
+        "--auto-scaling-group-name",
+        "tools",
+        "--scaling-processes",
+        "AZRebalance",
+    ]);
+    aws(&[
+        "enable-metrics-collection",
+        "--auto-scaling-group-name",
+        "tools",
+        "--granularity",
+        "1Minute",
+    ]);
+    let g = describe_group(&u, "tools").unwrap();
+    assert_eq!(g["MaxSize"], 2);
+    assert_eq!(g["HealthCheckGracePeriod"], 30);
+    assert_eq!(g["Tags"], json!([]));
+    assert_eq!(g["SuspendedProcesses"][0]["ProcessName"], "AZRebalance");
+    assert_eq!(g["EnabledMetrics"].as_array().unwrap().len(), 13);
+    aws(&["resume-processes", "--auto-scaling-group-name", "tools"]);
+    aws(&[
+        "disable-metrics-collection",
+        "--auto-scaling-group-name",
+        "tools",
+    ]);
+    let hooks = aws(&[
+        "describe-lifecycle-hooks",
+        "--auto-scaling-group-name",
+        "tools",
+    ]);
+    assert_eq!(hooks["LifecycleHooks"], json!([]));
+    assert_eq!(
+        aws(&["describe-scaling-process-types"])["Processes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    assert!(
+        aws(&["describe-termination-policy-types"])["TerminationPolicyTypes"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Default"))
+    );
+    assert_eq!(
+        aws(&["describe-metric-collection-types"])["Granularities"][0]["Granularity"],
+        "1Minute"
+    );
+
+    // The instance actions, on a VM of the group.
+    aws(&[
+        "set-desired-capacity",
+        "--auto-scaling-group-name",
+        "tools",
+        "--desired-capacity",
+        "1",
+    ]);
+    let id = phantom_e2e::stack::eventually(60, "a VM InService", || {
+        let g = describe_group(&u, "tools")?;
+        let i = g["Instances"].as_array()?.first()?.clone();
+        (i["LifecycleState"] == "InService").then(|| i["InstanceId"].as_str().unwrap().to_string())
+    });
+    aws(&[
+        "set-instance-protection",
+        "--auto-scaling-group-name",
+        "tools",
+        "--instance-ids",
+        &id,
+        "--protected-from-scale-in",
+    ]);
+    aws(&[
+        "set-instance-health",
+        "--instance-id",
+        &id,
+        "--health-status",
+        "Healthy",
+    ]);
+    let out = aws(&[
+        "terminate-instance-in-auto-scaling-group",
+        "--instance-id",
+        &id,
+        "--should-decrement-desired-capacity",
+    ]);
+    assert_eq!(out["Activity"]["Progress"], 100);
+    assert_eq!(describe_group(&u, "tools").unwrap()["DesiredCapacity"], 0);
+}

@@ -2,7 +2,8 @@
 //! that have groups (one Query, kept by group creation and deletion) and puts one sweep message per
 //! pair on the work queue; the provisioner's fleet runs them in parallel (`provisioner::sweep`).
 //! It never talks to a cloud, so a slow or dead cloud holds up only its own pairs, and users
-//! without groups cost nothing.
+//! without groups cost nothing. When the queue still holds a round's worth of messages (the fleet
+//! is behind), it skips its run rather than pile more sweeps in front of the reconciles.
 //!
 //! Built from the seams (`Store`, `WorkQueue`); only `from_env` names AWS.
 
@@ -25,6 +26,10 @@ pub struct Report {
     pub pairs: usize,
     /// Sweep messages queued (one per pair).
     pub sweeps_queued: usize,
+    /// Messages waiting on the queue before the run; at least `pairs` of them skip the run.
+    pub backlog: u64,
+    /// Calls made while the run lasted, counted process-wide: exact where the function runs alone
+    /// (Lambda), an upper bound in phantom-local.
     pub dynamodb_calls: u64,
     pub sqs_calls: u64,
 }
@@ -67,6 +72,19 @@ impl HealthCheck {
     pub async fn sweep(&self) -> Result<Report, HealthError> {
         let before = metrics::calls();
         let watched = self.store.watched().await.map_err(HealthError::Store)?;
+        let backlog = self.queue.backlog().await.map_err(HealthError::Queue)?;
+        if backlog > 0 && backlog >= watched.len() as u64 {
+            tracing::warn!(
+                pairs = watched.len(),
+                backlog,
+                "health check skipped: the fleet has not caught up with the last run"
+            );
+            return Ok(Report {
+                pairs: watched.len(),
+                backlog,
+                ..Report::default()
+            });
+        }
         let sweeps: Vec<Work> = watched
             .iter()
             .map(|w| {
@@ -85,12 +103,14 @@ impl HealthCheck {
         let report = Report {
             pairs: watched.len(),
             sweeps_queued: sweeps.len(),
+            backlog,
             dynamodb_calls: dynamodb,
             sqs_calls: sqs,
         };
         tracing::info!(
             pairs = report.pairs,
             sweeps_queued = report.sweeps_queued,
+            backlog = report.backlog,
             dynamodb_calls = report.dynamodb_calls,
             sqs_calls = report.sqs_calls,
             "health check"

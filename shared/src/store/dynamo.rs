@@ -742,22 +742,11 @@ impl Groups for DynamoStore {
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
-        let uses = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(
-                owner(user),
-                format!("{LC}{}", g.launch_configuration),
-            )))
-            .update_expression("ADD used_by :g")
-            .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
-            .condition_expression("attribute_exists(pk)")
-            .build()
-            .map_err(unavailable)?;
         let result = self
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build())
-            .transact_items(TransactWriteItem::builder().update(uses).build())
+            .transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "ADD")?)
             .transact_items(self.count_group(user, &g.cloud, 1)?)
             .send()
             .await;
@@ -862,28 +851,14 @@ impl Groups for DynamoStore {
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().update(update).build());
         if old.launch_configuration != new.launch_configuration {
-            // Both must exist (an update of an absent item would create it).
-            let mark = |lc: &str, expr: &str| {
-                Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(owner(user), format!("{LC}{lc}"))))
-                    .update_expression(expr)
-                    .expression_attribute_values(":g", AttributeValue::Ss(vec![old.name.clone()]))
-                    .condition_expression("attribute_exists(pk)")
-                    .build()
-                    .map_err(unavailable)
-            };
             tx = tx
-                .transact_items(
-                    TransactWriteItem::builder()
-                        .update(mark(&new.launch_configuration, "ADD used_by :g")?)
-                        .build(),
-                )
-                .transact_items(
-                    TransactWriteItem::builder()
-                        .update(mark(&old.launch_configuration, "DELETE used_by :g")?)
-                        .build(),
-                );
+                .transact_items(self.lc_mark(user, &new.launch_configuration, &old.name, "ADD")?)
+                .transact_items(self.lc_mark(
+                    user,
+                    &old.launch_configuration,
+                    &old.name,
+                    "DELETE",
+                )?);
         }
         match tx.send().await {
             Ok(_) => Ok(()),
@@ -924,22 +899,11 @@ impl Groups for DynamoStore {
             .expression_attribute_values(":v", n(g.version))
             .build()
             .map_err(unavailable)?;
-        let release = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(
-                owner(user),
-                format!("{LC}{}", g.launch_configuration),
-            )))
-            .update_expression("DELETE used_by :g")
-            .expression_attribute_values(":g", AttributeValue::Ss(vec![g.name.clone()]))
-            .condition_expression("attribute_exists(pk)")
-            .build()
-            .map_err(unavailable)?;
         let result = self
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().delete(delete).build())
-            .transact_items(TransactWriteItem::builder().update(release).build())
+            .transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "DELETE")?)
             .transact_items(self.count_group(user, &g.cloud, -1)?)
             .send()
             .await;
@@ -1207,6 +1171,26 @@ impl Fleet for DynamoStore {
 }
 
 impl DynamoStore {
+    /// Marks a launch configuration as used (`ADD`) or no longer used (`DELETE`) by a group,
+    /// inside a transaction; it must exist (an update of an absent item would create it).
+    fn lc_mark(
+        &self,
+        user: &str,
+        lc: &str,
+        group: &str,
+        how: &str,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{LC}{lc}"))))
+            .update_expression(format!("{how} used_by :g"))
+            .expression_attribute_values(":g", AttributeValue::Ss(vec![group.to_string()]))
+            .condition_expression("attribute_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     /// Counts a group on or off (user, cloud) on the health check's list, inside a transaction.
     fn count_group(&self, user: &str, cloud: &str, by: i64) -> StoreResult<TransactWriteItem> {
         let update = Update::builder()

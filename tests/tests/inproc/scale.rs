@@ -350,3 +350,33 @@ async fn each_action_makes_the_fewest_calls_it_needs() {
     ];
     assert_eq!(got, want);
 }
+
+#[tokio::test]
+async fn the_health_check_skips_a_run_while_the_fleet_is_behind() {
+    let w = World::new().await;
+    for name in ["a", "b"] {
+        let u = w.user(name).await;
+        create_lc(&w, &u, "web@hotel").await;
+        create_group(&w, &u, "web", "web@hotel", 0, 5, 1).await;
+    }
+    w.run_for(3).await;
+    // Two messages wait (as many as there are pairs): the run adds nothing.
+    for _ in 0..2 {
+        phantom::queue::WorkQueue::send(
+            w.queue.as_ref(),
+            &phantom::queue::Reconcile::new("a-0", "web", "test").into(),
+            0,
+        )
+        .await
+        .unwrap();
+    }
+    let skipped = w.health().sweep().await.unwrap();
+    assert_eq!(
+        (skipped.pairs, skipped.backlog, skipped.sweeps_queued),
+        (2, 2, 0)
+    );
+    assert_eq!(w.queue.len(), 2);
+    w.settle().await;
+    let run = w.health().sweep().await.unwrap();
+    assert_eq!((run.backlog, run.sweeps_queued), (0, 2));
+}

@@ -278,8 +278,17 @@ fn wrong_secret_and_unknown_key_are_refused() {
 fn the_tools_actions_through_the_cli() {
     let s = stack();
     let u = s.new_user("cli-tools");
-    create_lc(&u, "tools@hotel");
     let aws = |args: &[&str]| s.aws(&u, args).json();
+    // One of moto's stock images: the cloud validates them, and this group launches a VM.
+    aws(&[
+        "create-launch-configuration",
+        "--launch-configuration-name",
+        "tools@hotel",
+        "--image-id",
+        "ami-1e749f67",
+        "--instance-type",
+        "t2.micro",
+    ]);
     aws(&[
         "create-auto-scaling-group",
         "--auto-scaling-group-name",

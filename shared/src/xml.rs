@@ -21,7 +21,11 @@ pub fn response(operation: &str, result: Option<&Value>, request_id: &str) -> St
         .operations
         .get(operation)
         .and_then(|op| op.output.as_ref());
-    if let (Some(out), Some(value)) = (output, result) {
+    // An action with an output shape always has its Result element, empty when there is nothing
+    // to say (SetInstanceProtection): botocore refuses the answer without it.
+    let empty = Value::Object(Default::default());
+    if let Some(out) = output {
+        let value = result.unwrap_or(&empty);
         let wrapper = out
             .result_wrapper
             .clone()

@@ -293,6 +293,27 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
     }
 
+    // Sections 1 and 2 are printed now, so a run cut short in section 3 still reports them.
+    let profile = std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into());
+    let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS").unwrap_or_else(|_| "1".into());
+    println!("\ncommand: PHANTOM_PROFILE={profile} PHANTOM_HEALTH_INTERVAL_SECS={interval} cargo run -p phantom-e2e --example provisioning -- {runs} {others}");
+    println!(
+        "SetDesiredCapacity 0->5 until 5 VMs exist on the cloud: {}",
+        stats(scale_out)
+    );
+    println!(
+        "SetDesiredCapacity 0->5 until the group shows 5 InService: {}",
+        stats(out_in_service)
+    );
+    println!(
+        "VM terminated on the cloud until its replacement exists (health check every {interval} s): {}",
+        stats(replace)
+    );
+    println!(
+        "VM terminated on the cloud until the group shows 3 InService without it: {}",
+        stats(heal_in_service)
+    );
+
     // 3. Health sweep cost with the handler itself, against the same stack.
     let fleet = provisioner::Provisioner::from_env().await;
     let pair = phantom::queue::Sweep {
@@ -324,25 +345,6 @@ async fn main() {
         sweeps.push((n, r, t.elapsed(), phantom::metrics::calls() - before));
     }
 
-    let profile = std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into());
-    let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS").unwrap_or_else(|_| "1".into());
-    println!("\ncommand: PHANTOM_PROFILE={profile} PHANTOM_HEALTH_INTERVAL_SECS={interval} cargo run -p phantom-e2e --example provisioning -- {runs} {others}");
-    println!(
-        "SetDesiredCapacity 0->5 until 5 VMs exist on the cloud: {}",
-        stats(scale_out)
-    );
-    println!(
-        "SetDesiredCapacity 0->5 until the group shows 5 InService: {}",
-        stats(out_in_service)
-    );
-    println!(
-        "VM terminated on the cloud until its replacement exists (health check every {interval} s): {}",
-        stats(replace)
-    );
-    println!(
-        "VM terminated on the cloud until the group shows 3 InService without it: {}",
-        stats(heal_in_service)
-    );
     println!(
         "\n| VMs in the group | VMs seen (the user's on hotel) | EC2 calls | DynamoDB calls | SQS calls | sweep time |"
     );

@@ -8,7 +8,8 @@ use serde_json::{json, Map, Value};
 use time::OffsetDateTime;
 
 /// A stored group. Sizes live beside the document because they change (with `version`, which makes
-/// every change a compare-and-set); the rest of the document is fixed at creation.
+/// every change a compare-and-set); the document holds the rest, changed whole by
+/// UpdateAutoScalingGroup, the tag, process and metrics actions (each a compare-and-set too).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub name: String,

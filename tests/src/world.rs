@@ -47,6 +47,30 @@ pub struct World {
     extra: std::sync::Mutex<std::collections::BTreeMap<String, Arc<MemoryCloud>>>,
 }
 
+/// A memory cloud named `name`, reachable at `memory://<name>` and registered in the store.
+async fn register_cloud(
+    name: &str,
+    clock: &Arc<ManualClock>,
+    trip: &Arc<Tripwire>,
+    store: &MemoryStore,
+    clouds: &MemoryClouds,
+) -> Arc<MemoryCloud> {
+    let cloud =
+        Arc::new(MemoryCloud::new(&ZONES, clock.clone(), trip.clone()).with_images(&[IMAGE]));
+    let endpoint = format!("memory://{name}");
+    clouds.add(&endpoint, cloud.clone());
+    store
+        .put_cloud(&CloudRecord {
+            name: name.into(),
+            endpoint,
+            region: REGION.into(),
+            zone: ZONES[0].into(),
+        })
+        .await
+        .expect("the memory store takes a cloud");
+    cloud
+}
+
 impl World {
     pub async fn new() -> Self {
         let clock = Arc::new(ManualClock::starting_at(phantom::time::now_ms()));
@@ -56,21 +80,7 @@ impl World {
         let clouds = Arc::new(MemoryClouds::default());
         let mut made = Vec::new();
         for name in ["hotel", "sierra"] {
-            let cloud = Arc::new(
-                MemoryCloud::new(&ZONES, clock.clone(), trip.clone()).with_images(&[IMAGE]),
-            );
-            let endpoint = format!("memory://{name}");
-            clouds.add(&endpoint, cloud.clone());
-            store
-                .put_cloud(&CloudRecord {
-                    name: name.into(),
-                    endpoint,
-                    region: REGION.into(),
-                    zone: ZONES[0].into(),
-                })
-                .await
-                .expect("the memory store takes a cloud");
-            made.push(cloud);
+            made.push(register_cloud(name, &clock, &trip, &store, &clouds).await);
         }
         let app = Arc::new(App {
             store: store.clone(),
@@ -109,20 +119,7 @@ impl World {
 
     /// Registers one more memory cloud (users made afterwards get credentials there too).
     pub async fn add_cloud(&self, name: &str) -> Arc<MemoryCloud> {
-        let cloud = Arc::new(
-            MemoryCloud::new(&ZONES, self.clock.clone(), self.trip.clone()).with_images(&[IMAGE]),
-        );
-        let endpoint = format!("memory://{name}");
-        self.clouds.add(&endpoint, cloud.clone());
-        self.store
-            .put_cloud(&CloudRecord {
-                name: name.into(),
-                endpoint,
-                region: REGION.into(),
-                zone: ZONES[0].into(),
-            })
-            .await
-            .expect("the memory store takes a cloud");
+        let cloud = register_cloud(name, &self.clock, &self.trip, &self.store, &self.clouds).await;
         self.extra
             .lock()
             .expect("no test panics holding the clouds")

@@ -102,11 +102,53 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
             ))
         ),
         Cause::Retry => format!("At {when} Phantom asked again to terminate the instance."),
+        Cause::Released => format!(
+            "At {when} the instance's termination lifecycle hooks completed and it was terminated."
+        ),
+        Cause::Abandoned => format!(
+            "At {when} an instance was taken out of service in response to a launch lifecycle hook that ended with ABANDON."
+        ),
     };
     activity(
         ctx,
         format!("Terminating EC2 instance: {instance}"),
         why,
+        "Successful",
+        None,
+        json!({}),
+    )
+}
+
+/// EnterStandby (`to`: true) or ExitStandby, changing the capacity as `change` says.
+pub fn standby(
+    ctx: &Context<'_>,
+    instance: &str,
+    to: bool,
+    change: Option<(i64, i64)>,
+) -> Activity {
+    let (description, moved, verb) = if to {
+        (
+            "Moving EC2 instance to Standby",
+            "moved to standby",
+            "shrinking",
+        )
+    } else {
+        (
+            "Moving EC2 instance out of Standby",
+            "moved out of standby",
+            "increasing",
+        )
+    };
+    activity(
+        ctx,
+        format!("{description}: {instance}"),
+        format!(
+            "At {} instance {instance} was {moved} in response to a user request{}.",
+            at(ctx.now_ms),
+            change.map_or(String::new(), |(from, to)| format!(
+                ", {verb} the capacity from {from} to {to}"
+            ))
+        ),
         "Successful",
         None,
         json!({}),

@@ -85,6 +85,7 @@ impl Group {
                 .unwrap_or(false),
             retry_at_ms: self.retry_at_ms,
             suspended: crate::processes::suspended(d),
+            hooks: crate::lifecycle::hooks(d),
         }
     }
 
@@ -215,6 +216,11 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         "AvailabilityZones": [],
     });
     copy_settings(input, &mut doc);
+    if let Some(hooks) =
+        crate::lifecycle::from_specifications(&name, &input["LifecycleHookSpecificationList"])?
+    {
+        doc["LifecycleHooks"] = hooks;
+    }
     let out = doc.as_object_mut().expect("an object");
     out.insert("Tags".into(), tags);
     let no_zones = out["AvailabilityZones"]

@@ -10,6 +10,7 @@ pub mod fault;
 pub mod group;
 pub mod identity;
 pub mod launch_config;
+pub mod lifecycle;
 pub mod logging;
 pub mod metrics;
 pub mod paging;

@@ -5,6 +5,7 @@
 //! The cloud's tags are the truth about what exists: a VM tagged for the group that Phantom never
 //! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
 
+use crate::lifecycle::{self, Hook, Outcome, Wait};
 use std::collections::BTreeMap;
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
@@ -14,23 +15,35 @@ pub const MISSING_GRACE_MS: i64 = 15_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifecycle {
     Pending,
+    /// Launched, held by the group's launch lifecycle hooks (`Member::waits`).
+    PendingWait,
     InService,
+    /// Chosen to leave, held by the group's termination lifecycle hooks before it is terminated.
+    TerminatingWait,
     Terminating,
+    /// Taken out of service by EnterStandby: kept, not counted, not checked.
+    Standby,
 }
 
 impl Lifecycle {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "Pending",
+            Self::PendingWait => "Pending:Wait",
             Self::InService => "InService",
+            Self::TerminatingWait => "Terminating:Wait",
             Self::Terminating => "Terminating",
+            Self::Standby => "Standby",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "Pending" => Some(Self::Pending),
+            "Pending:Wait" => Some(Self::PendingWait),
             "InService" => Some(Self::InService),
+            "Terminating:Wait" => Some(Self::TerminatingWait),
             "Terminating" => Some(Self::Terminating),
+            "Standby" => Some(Self::Standby),
             _ => None,
         }
     }
@@ -47,6 +60,11 @@ pub struct Member {
     pub protected: bool,
     pub launch_configuration: String,
     pub instance_type: String,
+    /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
+    pub waits: Vec<Wait>,
+    /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
+    /// writers of one instance (the provisioner, an instance action) cannot overwrite each other.
+    pub rev: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +128,8 @@ pub struct Target {
     /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
     /// `ReplaceUnhealthy` hold back what they name; a group being deleted goes regardless.
     pub suspended: Vec<String>,
+    /// Lifecycle hooks: launching and leaving VMs wait on them.
+    pub hooks: Vec<Hook>,
 }
 
 impl Target {
@@ -131,6 +151,11 @@ pub enum Cause {
     UserRequest { shrink: Option<(i64, i64)> },
     /// Already Terminating and still on the cloud: ask again (its activity is written already).
     Retry,
+    /// Its termination hooks are done (Terminating:Wait ended): terminate now; the activity was
+    /// written when it began to wait.
+    Released,
+    /// A launch lifecycle hook answered ABANDON (or timed out to it).
+    Abandoned,
 }
 
 /// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows).
@@ -152,6 +177,13 @@ pub struct Plan {
     pub gone: Vec<(String, Cause)>,
     /// To terminate on the cloud, then mark Terminating.
     pub terminate: Vec<(String, Cause)>,
+    /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`.
+    pub hold: Vec<(String, Cause)>,
+    pub hold_waits: Vec<Wait>,
+    /// Pending:Wait whose hooks said CONTINUE, not running yet: back to Pending.
+    pub proceed: Vec<String>,
+    /// What new VMs (launched or adopted) wait on: the launch hooks.
+    pub launch_waits: Vec<Wait>,
     /// Terminating and now gone: forget them.
     pub finished: Vec<String>,
     /// New VMs to launch, one placement each.
@@ -171,6 +203,8 @@ impl Plan {
             && self.unhealthy.is_empty()
             && self.gone.is_empty()
             && self.terminate.is_empty()
+            && self.hold.is_empty()
+            && self.proceed.is_empty()
             && self.finished.is_empty()
             && self.launch.is_empty()
     }
@@ -216,7 +250,10 @@ pub fn nothing_left(members: &[Member], seen: &[Seen], plan: &Plan) -> bool {
 
 /// Decides what to do for one group.
 pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Plan {
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        launch_waits: lifecycle::waits(&target.hooks, true, now_ms),
+        ..Plan::default()
+    };
     let seen_by_id: BTreeMap<&str, &Seen> = seen.iter().map(|s| (s.id.as_str(), s)).collect();
     let recorded: BTreeMap<&str, &Member> = members.iter().map(|m| (m.id.as_str(), m)).collect();
 
@@ -230,7 +267,9 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             let m = Member {
                 id: s.id.clone(),
                 zone: s.zone.clone(),
-                lifecycle: if s.state == CloudState::Running {
+                lifecycle: if !plan.launch_waits.is_empty() {
+                    Lifecycle::PendingWait
+                } else if s.state == CloudState::Running {
                     Lifecycle::InService
                 } else {
                     Lifecycle::Pending
@@ -240,6 +279,8 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
                 instance_type: s.instance_type.clone(),
+                waits: plan.launch_waits.clone(),
+                rev: 0,
             };
             plan.adopt.push(m.clone());
             live.push(m);
@@ -249,13 +290,37 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     for m in members {
         let age = now_ms - m.launched_ms;
         let state = seen_by_id.get(m.id.as_str()).map(|s| s.state);
-        if m.lifecycle == Lifecycle::Terminating {
-            match state {
-                None | Some(CloudState::Terminated) => plan.finished.push(m.id.clone()),
-                // Still there: ask again (TerminateInstances is idempotent).
-                Some(_) => plan.terminate.push((m.id.clone(), Cause::Retry)),
+        let gone = matches!(state, None | Some(CloudState::Terminated));
+        match m.lifecycle {
+            Lifecycle::Terminating => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else {
+                    // Still there: ask again (TerminateInstances is idempotent).
+                    plan.terminate.push((m.id.clone(), Cause::Retry));
+                }
+                continue;
             }
-            continue;
+            Lifecycle::TerminatingWait => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else if target.deleting
+                    || lifecycle::outcome(&m.waits, &target.hooks, false, now_ms).is_some()
+                {
+                    plan.terminate.push((m.id.clone(), Cause::Released));
+                }
+                continue;
+            }
+            Lifecycle::Standby => {
+                if target.deleting && !gone {
+                    plan.terminate.push((m.id.clone(), Cause::Deleting));
+                } else if gone && age >= MISSING_GRACE_MS {
+                    let why = "the instance in standby no longer runs on the cloud".to_string();
+                    plan.gone.push((m.id.clone(), Cause::Unhealthy(why)));
+                }
+                continue;
+            }
+            _ => {}
         }
         // What the health check finds wrong (unless suspended), or SetInstanceHealth said, and
         // whether the VM is still there to terminate.
@@ -312,6 +377,22 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     ..m.clone()
                 });
             }
+            None if m.lifecycle == Lifecycle::PendingWait => {
+                match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                    None => live.push(m.clone()),
+                    Some(Outcome::Abandon) => {
+                        plan.terminate.push((m.id.clone(), Cause::Abandoned));
+                    }
+                    Some(Outcome::Continue) => {
+                        if state == Some(CloudState::Running) {
+                            plan.in_service.push(m.id.clone());
+                        } else {
+                            plan.proceed.push(m.id.clone());
+                        }
+                        live.push(m.clone());
+                    }
+                }
+            }
             None if state == Some(CloudState::Running) && m.lifecycle == Lifecycle::Pending => {
                 plan.in_service.push(m.id.clone());
                 live.push(m.clone());
@@ -358,6 +439,19 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             plan.retry_at_ms = Some(target.retry_at_ms);
         } else {
             plan.launch = placements(target, &live, (desired - have) as usize);
+        }
+    }
+    // Termination hooks hold a VM the group lets go (scale-in, unhealthy) before it is
+    // terminated; a forced delete skips them, as in AWS.
+    let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
+    if !hold_waits.is_empty() && !target.deleting {
+        let (hold, go) = std::mem::take(&mut plan.terminate)
+            .into_iter()
+            .partition(|(_, c)| matches!(c, Cause::Unhealthy(_) | Cause::ScaleIn { .. }));
+        plan.hold = hold;
+        plan.terminate = go;
+        if !plan.hold.is_empty() {
+            plan.hold_waits = hold_waits;
         }
     }
     plan
@@ -476,7 +570,136 @@ mod tests {
             protect_new: false,
             retry_at_ms: 0,
             suspended: vec![],
+            hooks: vec![],
         }
+    }
+
+    fn hooked(desired: i64) -> Target {
+        let hook = |name: &str, launching| Hook {
+            name: name.into(),
+            launching,
+            heartbeat_ms: 60_000,
+            default_result: Outcome::Continue,
+        };
+        Target {
+            hooks: vec![hook("up", true), hook("down", false)],
+            ..target(desired)
+        }
+    }
+
+    #[test]
+    fn launch_hooks_hold_new_vms_in_pending_wait_until_continued() {
+        let t = hooked(1);
+        let plan = decide(&t, &[], &[], NOW);
+        assert_eq!(plan.launch.len(), 1);
+        assert_eq!(plan.launch_waits.len(), 1);
+        assert_eq!(plan.launch_waits[0].deadline_ms, NOW + 60_000);
+        // Waiting, running: counted, not InService, nothing to do.
+        let waiting = Member {
+            lifecycle: Lifecycle::PendingWait,
+            waits: plan.launch_waits.clone(),
+            ..member("i-1", "a", NOW)
+        };
+        let up = [seen("i-1", CloudState::Running, "a")];
+        assert!(decide(&t, std::slice::from_ref(&waiting), &up, NOW + 1_000).is_empty());
+        // Answered CONTINUE: InService (or back to Pending if the cloud is not running it yet).
+        let done = Member {
+            waits: lifecycle::complete(&waiting.waits, "i-1", "up", Outcome::Continue).unwrap(),
+            ..waiting.clone()
+        };
+        assert_eq!(
+            decide(&t, std::slice::from_ref(&done), &up, NOW).in_service,
+            ["i-1"]
+        );
+        let booting = [seen("i-1", CloudState::Pending, "a")];
+        assert_eq!(decide(&t, &[done], &booting, NOW).proceed, ["i-1"]);
+        // ABANDON: terminated and replaced.
+        let abandoned = Member {
+            waits: lifecycle::complete(&waiting.waits, "i-1", "up", Outcome::Abandon).unwrap(),
+            ..waiting.clone()
+        };
+        let plan = decide(&t, &[abandoned], &up, NOW);
+        assert_eq!(plan.terminate, [("i-1".to_string(), Cause::Abandoned)]);
+        assert_eq!(plan.launch.len(), 1);
+        // The timeout gives the hook's default (CONTINUE here).
+        assert_eq!(
+            decide(&t, &[waiting], &up, NOW + 60_000).in_service,
+            ["i-1"]
+        );
+    }
+
+    #[test]
+    fn termination_hooks_hold_leaving_vms_until_released() {
+        let t = hooked(0);
+        let m = member("i-1", "a", 0);
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&t, std::slice::from_ref(&m), &up, NOW);
+        assert!(plan.terminate.is_empty());
+        assert_eq!(ids(&plan.hold), ["i-1"]);
+        assert_eq!(plan.hold_waits.len(), 1);
+        let held = Member {
+            lifecycle: Lifecycle::TerminatingWait,
+            waits: plan.hold_waits.clone(),
+            ..m.clone()
+        };
+        // Held: not counted (nothing launched for it at desired 1), not terminated.
+        let plan = decide(&hooked(1), std::slice::from_ref(&held), &up, NOW + 1);
+        assert!(plan.terminate.is_empty() && plan.hold.is_empty());
+        assert_eq!(plan.launch.len(), 1);
+        // Released by the answer, the timeout, or the hook's deletion.
+        let answered = Member {
+            waits: lifecycle::complete(&held.waits, "i-1", "down", Outcome::Abandon).unwrap(),
+            ..held.clone()
+        };
+        let released = [("i-1".to_string(), Cause::Released)];
+        assert_eq!(decide(&t, &[answered], &up, NOW).terminate, released);
+        assert_eq!(
+            decide(&t, std::slice::from_ref(&held), &up, NOW + 60_000).terminate,
+            released
+        );
+        assert_eq!(
+            decide(&target(0), std::slice::from_ref(&held), &up, NOW).terminate,
+            released
+        );
+        // A forced delete skips the hooks.
+        let deleting = Target {
+            deleting: true,
+            ..hooked(0)
+        };
+        assert_eq!(ids(&decide(&deleting, &[m], &up, NOW).terminate), ["i-1"]);
+        assert_eq!(decide(&deleting, &[held], &up, NOW).terminate, released);
+    }
+
+    #[test]
+    fn standby_instances_are_kept_out_of_the_count() {
+        let t = target(1);
+        let standby = Member {
+            lifecycle: Lifecycle::Standby,
+            ..member("i-1", "a", 0)
+        };
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&t, std::slice::from_ref(&standby), &up, NOW);
+        assert_eq!(
+            plan.launch.len(),
+            1,
+            "standby does not count toward desired"
+        );
+        assert!(plan.terminate.is_empty());
+        // Not health-checked while stopped; forgotten once gone; terminated when force-deleted.
+        let stopped = [seen("i-1", CloudState::Stopped, "a")];
+        assert!(decide(&target(0), std::slice::from_ref(&standby), &stopped, NOW).is_empty());
+        assert_eq!(
+            ids(&decide(&target(0), std::slice::from_ref(&standby), &[], NOW).gone),
+            ["i-1"]
+        );
+        let deleting = Target {
+            deleting: true,
+            ..target(0)
+        };
+        assert_eq!(
+            ids(&decide(&deleting, &[standby], &up, NOW).terminate),
+            ["i-1"]
+        );
     }
 
     fn suspended(desired: i64, processes: &[&str]) -> Target {
@@ -561,6 +784,8 @@ mod tests {
             protected: false,
             launch_configuration: "lc".into(),
             instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 1,
         }
     }
 
@@ -711,7 +936,7 @@ mod tests {
         m.lifecycle = Lifecycle::Terminating;
         let plan = decide(
             &target(0),
-            &[m.clone()],
+            std::slice::from_ref(&m),
             &[seen("i-1", CloudState::Terminated, "a")],
             NOW,
         );
@@ -750,10 +975,10 @@ mod tests {
         let mut t = target(0);
         t.deleting = true;
         let s = [seen("i-1", CloudState::Terminated, "a")];
-        let plan = decide(&t, &[m.clone()], &s, NOW);
-        assert!(nothing_left(&[m.clone()], &s, &plan));
+        let plan = decide(&t, std::slice::from_ref(&m), &s, NOW);
+        assert!(nothing_left(std::slice::from_ref(&m), &s, &plan));
         let s = [seen("i-1", CloudState::ShuttingDown, "a")];
-        let plan = decide(&t, &[m.clone()], &s, NOW);
+        let plan = decide(&t, std::slice::from_ref(&m), &s, NOW);
         assert!(!nothing_left(&[m], &s, &plan));
     }
 

@@ -41,9 +41,29 @@ pub fn record(
             r.put.push(Member {
                 lifecycle: Lifecycle::InService,
                 healthy: true,
+                waits: Vec::new(),
                 ..m.clone()
             });
         }
+    }
+    for id in &plan.proceed {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::Pending,
+                waits: Vec::new(),
+                ..m.clone()
+            });
+        }
+    }
+    for (id, cause) in &plan.hold {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::TerminatingWait,
+                waits: plan.hold_waits.clone(),
+                ..m.clone()
+            });
+        }
+        r.activities.push(activity::terminated(ctx, id, cause));
     }
     for id in &plan.unhealthy {
         if let Some(m) = recorded(id) {
@@ -70,10 +90,14 @@ pub fn record(
                     r.put.push(Member {
                         lifecycle: Lifecycle::Terminating,
                         healthy: false,
+                        waits: Vec::new(),
                         ..m.clone()
                     });
                 }
-                r.activities.push(activity::terminated(ctx, id, cause));
+                // A released VM's activity was written when its hooks began to hold it.
+                if *cause != Cause::Released {
+                    r.activities.push(activity::terminated(ctx, id, cause));
+                }
             }
         }
     }
@@ -83,7 +107,18 @@ pub fn record(
         r.launch_seq = Some(before.launch_seq + 1);
     }
     if !acted.launched.is_empty() {
-        r.put.extend(acted.launched.iter().cloned());
+        // With launch hooks, a new VM waits on them from the start.
+        r.put.extend(acted.launched.iter().map(|m| {
+            if plan.launch_waits.is_empty() {
+                m.clone()
+            } else {
+                Member {
+                    lifecycle: Lifecycle::PendingWait,
+                    waits: plan.launch_waits.clone(),
+                    ..m.clone()
+                }
+            }
+        }));
         for m in &acted.launched {
             r.activities.push(activity::launched(
                 ctx,
@@ -150,7 +185,15 @@ fn failure(
 /// Whether, once `r` is written, an instance of the group is on its way in or out (Pending or
 /// Terminating): the group should be looked at again soon rather than at the next health sweep.
 pub fn still_waiting(members: &[Member], r: &Record) -> bool {
-    let waiting = |m: &Member| matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::Terminating);
+    let waiting = |m: &Member| {
+        matches!(
+            m.lifecycle,
+            Lifecycle::Pending
+                | Lifecycle::PendingWait
+                | Lifecycle::Terminating
+                | Lifecycle::TerminatingWait
+        )
+    };
     r.put.iter().any(waiting)
         || members
             .iter()
@@ -235,6 +278,8 @@ mod tests {
             protected: false,
             launch_configuration: "web@hotel".into(),
             instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 1,
         }
     }
 

@@ -61,6 +61,8 @@ fn member(id: &str) -> Member {
         protected: false,
         launch_configuration: "web".into(),
         instance_type: "t2.micro".into(),
+        waits: vec![],
+        rev: 0,
     }
 }
 
@@ -397,6 +399,61 @@ async fn contract(s: &dyn Store, u: &str) {
     let all = s.all_instances(&alice).await.unwrap();
     assert!(all.iter().all(|(g, _)| g == "g1"));
     assert_eq!(all.len(), 151);
+
+    // Instance records are written at the revision they were read at: a writer that read an
+    // older one, or creates one that exists, loses (the whole record), and waits come back whole.
+    let read = |id: &'static str| {
+        let alice = alice.clone();
+        async move {
+            s.instances(&alice, "g1")
+                .await
+                .unwrap()
+                .into_iter()
+                .find(|m| m.id == id)
+                .unwrap()
+        }
+    };
+    let i2 = read("i-2").await;
+    assert_eq!(i2.rev, 1);
+    let hooks = phantom::lifecycle::hooks(&json!({"LifecycleHooks": [
+        {"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}
+    ]}));
+    let waiting = Member {
+        lifecycle: Lifecycle::PendingWait,
+        waits: phantom::lifecycle::waits(&hooks, true, 1_000),
+        ..i2.clone()
+    };
+    let put = |m: Member| Record {
+        put: vec![m],
+        ..Record::default()
+    };
+    s.record(&alice, &after, &put(waiting.clone()))
+        .await
+        .unwrap();
+    let stored = read("i-2").await;
+    assert_eq!((stored.rev, stored.lifecycle), (2, Lifecycle::PendingWait));
+    assert_eq!(stored.waits, waiting.waits);
+    let stale = Record {
+        put: vec![
+            member("i-new"),
+            Member {
+                protected: true,
+                ..i2.clone()
+            },
+        ],
+        ..Record::default()
+    };
+    assert_eq!(
+        s.record(&alice, &after, &stale).await,
+        Err(StoreError::Conflict)
+    );
+    assert_eq!(
+        s.record(&alice, &after, &put(member("i-2"))).await,
+        Err(StoreError::Conflict),
+        "a new record where one exists"
+    );
+    assert_eq!(read("i-2").await, stored, "nothing of it written");
+    assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 151);
 
     // Activities: newest first, paged by key, per group or all.
     let acts = s.activities(&alice, Some("g1"), None, 10).await.unwrap();

@@ -449,6 +449,8 @@ impl Provisioner {
                     protected: protect,
                     launch_configuration: g.launch_configuration.clone(),
                     instance_type: s.instance_type,
+                    waits: Vec::new(),
+                    rev: 0,
                 })),
                 Err(e) => {
                     acted.launch_failed = Some(e.to_string());

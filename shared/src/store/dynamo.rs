@@ -369,12 +369,15 @@ impl DynamoStore {
                 protected: get_bool(item, "protected")?,
                 launch_configuration: get_s(item, "lc")?,
                 instance_type: get_s(item, "itype")?,
+                waits: serde_json::from_str(&get_s(item, "waits")?)
+                    .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
+                rev: get_n(item, "rev")?,
             },
         ))
     }
 
     fn instance_put(&self, user: &str, g: &Group, m: &Member) -> StoreResult<Put> {
-        Put::builder()
+        let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
             .item("group", s(&g.name))
@@ -388,8 +391,19 @@ impl DynamoStore {
             .item("lc", s(&m.launch_configuration))
             .item("itype", s(&m.instance_type))
             .item("cloud", s(&g.cloud))
-            .build()
-            .map_err(unavailable)
+            .item(
+                "waits",
+                s(serde_json::to_string(&m.waits).expect("waits serialize")),
+            )
+            .item("rev", n(m.rev + 1));
+        // Conditional on the record as it was read: new, or still at the revision read.
+        let put = if m.rev == 0 {
+            put.condition_expression("attribute_not_exists(pk)")
+        } else {
+            put.condition_expression("rev = :rev")
+                .expression_attribute_values(":rev", n(m.rev))
+        };
+        put.build().map_err(unavailable)
     }
 
     fn activity_put(&self, user: &str, a: &Activity) -> StoreResult<Put> {
@@ -1113,6 +1127,8 @@ impl Fleet for DynamoStore {
             if let Err(e) = tx.send().await {
                 return match cancelled_conditions(&e).as_deref() {
                     Some([true, ..]) => Err(self.why_guard_failed(user, g).await?),
+                    // An instance record changed since it was read.
+                    Some(c) if c.contains(&true) => Err(StoreError::Conflict),
                     _ => Err(unavailable(e)),
                 };
             }

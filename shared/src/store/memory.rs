@@ -543,10 +543,19 @@ impl Fleet for MemoryStore {
             .collect::<StoreResult<Vec<_>>>()?;
         let out = {
             let mut st = self.state(writes.div_ceil(99).max(1));
+            // An instance to put that changed since it was read (or exists, if new).
+            let instance_moved = r.put.iter().any(|m| {
+                let stored = st
+                    .instances
+                    .get(&(user.to_string(), g.name.clone(), m.id.clone()))
+                    .map(|(_, m)| m.rev);
+                stored != (m.rev > 0).then_some(m.rev)
+            });
             match st.groups.get_mut(&owned(user, &g.name)) {
                 Some(s) if s.group.id == g.id => {
                     if (r.launch_seq.is_some() && s.group.launch_seq != g.launch_seq)
                         || (r.desired.is_some() && s.group.version != g.version)
+                        || instance_moved
                     {
                         Err(StoreError::Conflict)
                     } else {
@@ -568,7 +577,13 @@ impl Fleet for MemoryStore {
                         for m in &r.put {
                             st.instances.insert(
                                 (user.to_string(), g.name.clone(), m.id.clone()),
-                                (g.id.clone(), m.clone()),
+                                (
+                                    g.id.clone(),
+                                    Member {
+                                        rev: m.rev + 1,
+                                        ..m.clone()
+                                    },
+                                ),
                             );
                         }
                         for id in &r.forget {

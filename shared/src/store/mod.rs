@@ -255,7 +255,9 @@ pub trait Fleet: Send + Sync {
     ) -> StoreResult<Vec<(String, Member)>>;
     /// Writes one round's record for group `g` (as read, by its id): `NotFound` if that group is
     /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read, or if
-    /// `desired` is to be set and the group's version moved.
+    /// `desired` is to be set and the group's version moved, or if an instance it puts changed
+    /// since it was read (`Member::rev`: a new one must not exist, a read one must be at its
+    /// revision). The instances are stored at revision `rev + 1`.
     async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
     /// Every (user, cloud) the health check sweeps, by cloud then user.
     async fn watched(&self) -> StoreResult<Vec<Watched>>;

@@ -4,6 +4,7 @@
 
 mod api;
 mod crashes;
+mod hooks;
 mod provisioning;
 mod scale;
 mod tools;

@@ -1,6 +1,5 @@
 //! The read-only catalogues tools ask for: what Phantom supports, from the lists its checks use.
 
-use super::{group_not_found, string};
 use crate::App;
 use phantom::identity::Caller;
 use phantom::{group, processes, ApiResult};
@@ -43,12 +42,29 @@ pub async fn metric_collection_types(
     })))
 }
 
-/// A group's lifecycle hooks: none can be put yet (PutLifecycleHook answers InvalidAction), so
-/// the list of an existing group is empty; an unknown group is an error, as in AWS.
-pub async fn lifecycle_hooks(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    if app.store.group(&caller.user, name).await?.is_none() {
-        return Err(group_not_found(name));
-    }
-    Ok(Some(json!({ "LifecycleHooks": [] })))
+/// AWS's adjustment types, for the scaling policies (issue 13) that will use them.
+pub async fn adjustment_types(
+    _app: &App,
+    _caller: &Caller,
+    _input: Value,
+) -> ApiResult<Option<Value>> {
+    let list: Vec<Value> = [
+        "ChangeInCapacity",
+        "ExactCapacity",
+        "PercentChangeInCapacity",
+    ]
+    .iter()
+    .map(|t| json!({ "AdjustmentType": t }))
+    .collect();
+    Ok(Some(json!({ "AdjustmentTypes": list })))
+}
+
+/// Phantom sends no notifications (PutNotificationConfiguration is not supported): it names no
+/// notification types rather than promise ones it never sends.
+pub async fn notification_types(
+    _app: &App,
+    _caller: &Caller,
+    _input: Value,
+) -> ApiResult<Option<Value>> {
+    Ok(Some(json!({ "AutoScalingNotificationTypes": [] })))
 }

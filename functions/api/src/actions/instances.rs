@@ -1,12 +1,14 @@
 //! The instance actions: TerminateInstanceInAutoScalingGroup, SetInstanceHealth,
-//! SetInstanceProtection. Each writes the instance records (and, for a decrement, the group's
-//! desired capacity) in one record guarded by the group, then asks the provisioner to act.
+//! SetInstanceProtection, EnterStandby, ExitStandby. Each writes the instance records (and, for a
+//! change of size, the group's desired capacity) in one record guarded by the group and by each
+//! record's revision, then asks the provisioner to act.
 
 use super::{group_not_found, pending_delete, string, CAS_ATTEMPTS};
 use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
+use phantom::lifecycle;
 use phantom::reconcile::{Cause, Lifecycle, Member};
 use phantom::store::{Record, StoreError};
 use phantom::{ApiError, ApiResult};
@@ -18,15 +20,36 @@ fn not_in_a_group(id: &str) -> ApiError {
     ))
 }
 
-/// The instance's group and record, with the group as it stands.
-async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Group, Member)> {
-    let (name, member) = app
-        .store
-        .all_instances(&caller.user)
-        .await?
-        .into_iter()
-        .find(|(_, m)| m.id == id)
-        .ok_or_else(|| not_in_a_group(id))?;
+/// The instance's group and record, with the group as it stands: in the named group, or in
+/// whichever of the caller's groups holds it.
+async fn find(
+    app: &App,
+    caller: &Caller,
+    group: Option<&str>,
+    id: &str,
+) -> ApiResult<(Group, Member)> {
+    let (name, member) = match group {
+        Some(name) => {
+            if app.store.group(&caller.user, name).await?.is_none() {
+                return Err(group_not_found(name));
+            }
+            let m = app
+                .store
+                .instances(&caller.user, name)
+                .await?
+                .into_iter()
+                .find(|m| m.id == id)
+                .ok_or_else(|| not_in_group(id, name))?;
+            (name.to_string(), m)
+        }
+        None => app
+            .store
+            .all_instances(&caller.user)
+            .await?
+            .into_iter()
+            .find(|(_, m)| m.id == id)
+            .ok_or_else(|| not_in_a_group(id))?,
+    };
     let g = app
         .store
         .group(&caller.user, &name)
@@ -46,15 +69,43 @@ fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     }
 }
 
-/// Writes `r` for the group, retrying (from a fresh read) when the group moved under it.
+fn not_in_group(id: &str, group: &str) -> ApiError {
+    ApiError::validation(format!(
+        "The instance {id} is not part of Auto Scaling group {group}."
+    ))
+}
+
+/// Writes the record `make` gives for the instance and its group, retrying (from a fresh read)
+/// when the group or the record moved under it.
 async fn write(
     app: &App,
     caller: &Caller,
     id: &str,
     make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
 ) -> ApiResult<Option<Record>> {
+    write_found(app, caller, None, id, make).await
+}
+
+/// `write` for an instance of the named group.
+pub(super) async fn write_in_group(
+    app: &App,
+    caller: &Caller,
+    group: &str,
+    id: &str,
+    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
+) -> ApiResult<Option<Record>> {
+    write_found(app, caller, Some(group), id, make).await
+}
+
+async fn write_found(
+    app: &App,
+    caller: &Caller,
+    group: Option<&str>,
+    id: &str,
+    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
+) -> ApiResult<Option<Record>> {
     for _ in 0..CAS_ATTEMPTS {
-        let (g, m) = find(app, caller, id).await?;
+        let (g, m) = find(app, caller, group, id).await?;
         let Some(r) = make(&g, &m)? else {
             return Ok(None);
         };
@@ -76,8 +127,12 @@ pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Op
     let decrement = input["ShouldDecrementDesiredCapacity"]
         .as_bool()
         .unwrap_or(false);
+    let now = app.clock.now_ms();
     let r = write(app, caller, id, |g, m| {
-        if m.lifecycle == Lifecycle::Terminating {
+        if matches!(
+            m.lifecycle,
+            Lifecycle::Terminating | Lifecycle::TerminatingWait
+        ) {
             return Err(ApiError::validation(format!(
                 "The instance {id} is already terminating."
             )));
@@ -94,9 +149,16 @@ pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Op
             None
         };
         let act = activity::terminated(&context(app, g), id, &Cause::UserRequest { shrink });
+        // The group's termination hooks hold it first.
+        let waits = lifecycle::waits(&g.target().hooks, false, now);
         Ok(Some(Record {
             put: vec![Member {
-                lifecycle: Lifecycle::Terminating,
+                lifecycle: if waits.is_empty() {
+                    Lifecycle::Terminating
+                } else {
+                    Lifecycle::TerminatingWait
+                },
+                waits,
                 ..m.clone()
             }],
             desired: shrink.map(|(_, to)| to),
@@ -159,11 +221,10 @@ pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResu
         let members = app.store.instances(&caller.user, name).await?;
         let mut put = Vec::new();
         for id in &ids {
-            let m = members.iter().find(|m| m.id == *id).ok_or_else(|| {
-                ApiError::validation(format!(
-                    "The instance {id} is not part of Auto Scaling group {name}."
-                ))
-            })?;
+            let m = members
+                .iter()
+                .find(|m| m.id == *id)
+                .ok_or_else(|| not_in_group(id, name))?;
             if m.protected != protect {
                 put.push(Member {
                     protected: protect,
@@ -180,6 +241,116 @@ pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResu
         };
         match app.store.record(&caller.user, &g, &r).await {
             Ok(()) => return Ok(None),
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}
+
+pub async fn enter_standby(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    standby(app, caller, &input, true).await
+}
+
+pub async fn exit_standby(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    standby(app, caller, &input, false).await
+}
+
+/// EnterStandby (`enter`) takes InService instances out of service, decrementing the desired
+/// capacity if asked (else the provisioner launches replacements); ExitStandby puts Standby
+/// instances back (Pending, InService once the provisioner sees them running) and adds them to
+/// the desired capacity, as AWS does.
+async fn standby(
+    app: &App,
+    caller: &Caller,
+    input: &Value,
+    enter: bool,
+) -> ApiResult<Option<Value>> {
+    let name = string(input, "AutoScalingGroupName");
+    let ids: Vec<&str> = input["InstanceIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let decrement = input["ShouldDecrementDesiredCapacity"]
+        .as_bool()
+        .unwrap_or(false);
+    let (from, to) = if enter {
+        (Lifecycle::InService, Lifecycle::Standby)
+    } else {
+        (Lifecycle::Standby, Lifecycle::Pending)
+    };
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        let members = app.store.instances(&caller.user, name).await?;
+        let mut put = Vec::new();
+        for id in &ids {
+            let m = members
+                .iter()
+                .find(|m| m.id == *id)
+                .ok_or_else(|| not_in_group(id, name))?;
+            if m.lifecycle != from {
+                return Err(ApiError::validation(format!(
+                    "The instance {id} is not in {}.",
+                    from.as_str()
+                )));
+            }
+            put.push(Member {
+                lifecycle: to,
+                ..m.clone()
+            });
+        }
+        let n = ids.len() as i64;
+        let desired = match (enter, decrement) {
+            (true, true) if g.desired - n < g.min => {
+                return Err(ApiError::validation(format!(
+                    "Cannot decrement the desired capacity of {name} below its min size ({}): {n} instances to standby from a desired capacity of {}.",
+                    g.min, g.desired
+                )))
+            }
+            (true, true) => Some(g.desired - n),
+            (true, false) => None,
+            (false, _) if g.desired + n > g.max => {
+                return Err(ApiError::validation(format!(
+                    "Cannot increment the desired capacity of {name} above its max size ({}): {n} instances out of standby onto a desired capacity of {}.",
+                    g.max, g.desired
+                )))
+            }
+            (false, _) => Some(g.desired + n),
+        };
+        let ctx = context(app, &g);
+        let activities: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                // Each instance's activity says how the capacity moved with it.
+                let change = desired.map(|_| {
+                    let step = if enter { -1 } else { 1 };
+                    let before = g.desired + step * i as i64;
+                    (before, before + step)
+                });
+                activity::standby(&ctx, id, enter, change)
+            })
+            .collect();
+        let r = Record {
+            put,
+            desired,
+            activities,
+            ..Record::default()
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => {
+                super::reconcile(app, caller, name, "standby").await;
+                let docs: Vec<&Value> = r.activities.iter().map(|a| &a.doc).collect();
+                return Ok(Some(json!({ "Activities": docs })));
+            }
             Err(StoreError::Conflict) => continue,
             Err(StoreError::NotFound) => return Err(group_not_found(name)),
             Err(e) => return Err(e.into()),

@@ -14,6 +14,7 @@ mod describe_launch_configurations;
 mod describe_scaling_activities;
 mod describe_tags;
 mod instances;
+mod lifecycle_hooks;
 mod processes;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
@@ -94,7 +95,34 @@ pub const ACTIONS: &[(&str, Handler)] = &[
         Box::pin(processes::disable_metrics(a, c, i))
     }),
     ("DescribeLifecycleHooks", |a, c, i| {
-        Box::pin(catalogs::lifecycle_hooks(a, c, i))
+        Box::pin(lifecycle_hooks::describe(a, c, i))
+    }),
+    ("PutLifecycleHook", |a, c, i| {
+        Box::pin(lifecycle_hooks::put(a, c, i))
+    }),
+    ("DeleteLifecycleHook", |a, c, i| {
+        Box::pin(lifecycle_hooks::delete(a, c, i))
+    }),
+    ("CompleteLifecycleAction", |a, c, i| {
+        Box::pin(lifecycle_hooks::complete(a, c, i))
+    }),
+    ("RecordLifecycleActionHeartbeat", |a, c, i| {
+        Box::pin(lifecycle_hooks::heartbeat(a, c, i))
+    }),
+    ("DescribeLifecycleHookTypes", |a, c, i| {
+        Box::pin(lifecycle_hooks::hook_types(a, c, i))
+    }),
+    ("EnterStandby", |a, c, i| {
+        Box::pin(instances::enter_standby(a, c, i))
+    }),
+    ("ExitStandby", |a, c, i| {
+        Box::pin(instances::exit_standby(a, c, i))
+    }),
+    ("DescribeAdjustmentTypes", |a, c, i| {
+        Box::pin(catalogs::adjustment_types(a, c, i))
+    }),
+    ("DescribeAutoScalingNotificationTypes", |a, c, i| {
+        Box::pin(catalogs::notification_types(a, c, i))
     }),
     ("DescribeScalingProcessTypes", |a, c, i| {
         Box::pin(catalogs::scaling_process_types(a, c, i))

@@ -1,0 +1,127 @@
+//! Lifecycle hooks: PutLifecycleHook, DeleteLifecycleHook, DescribeLifecycleHooks (changes to and
+//! reads of the group's document, `phantom::lifecycle`), and CompleteLifecycleAction and
+//! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
+//! and releases the instances (`phantom::reconcile::decide`).
+
+use super::instances::write_in_group;
+use super::{change_group, group_not_found, names, string};
+use crate::App;
+use phantom::identity::Caller;
+use phantom::lifecycle::{self, Outcome};
+use phantom::reconcile::{Lifecycle, Member};
+use phantom::store::Record;
+use phantom::{ApiError, ApiResult};
+use serde_json::{json, Value};
+
+pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    change_group(app, caller, name, None, |g| {
+        let mut next = g.clone();
+        next.doc["LifecycleHooks"] = lifecycle::put(&g.doc, name, &input)?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+/// Instances waiting on the hook end their wait (ABANDON for a launch, CONTINUE for a
+/// termination): the provisioner is asked to look.
+pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let hook = string(&input, "LifecycleHookName");
+    change_group(app, caller, name, Some("DeleteLifecycleHook"), |g| {
+        let mut next = g.clone();
+        next.doc["LifecycleHooks"] = lifecycle::delete(&g.doc, name, hook)?;
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let g = app
+        .store
+        .group(&caller.user, name)
+        .await?
+        .ok_or_else(|| group_not_found(name))?;
+    let wanted = names(&input, "LifecycleHookNames");
+    let hooks: Vec<&Value> = lifecycle::stored(&g.doc)
+        .iter()
+        .filter(|h| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|n| h["LifecycleHookName"] == n.as_str()))
+        })
+        .collect();
+    Ok(Some(json!({ "LifecycleHooks": hooks })))
+}
+
+pub async fn hook_types(_app: &App, _caller: &Caller, _input: Value) -> ApiResult<Option<Value>> {
+    Ok(Some(
+        json!({ "LifecycleHookTypes": lifecycle::TRANSITIONS }),
+    ))
+}
+
+/// The instance a lifecycle action names: by InstanceId (Phantom hands out no tokens).
+fn instance_of(input: &Value) -> ApiResult<&str> {
+    match input["InstanceId"].as_str() {
+        Some(id) => Ok(id),
+        None => Err(ApiError::validation(
+            "Give InstanceId: Phantom sends no lifecycle notifications, so it issues no LifecycleActionToken.",
+        )),
+    }
+}
+
+fn waiting(m: &Member) -> bool {
+    matches!(
+        m.lifecycle,
+        Lifecycle::PendingWait | Lifecycle::TerminatingWait
+    )
+}
+
+/// Changes the waits of a waiting instance with `change`, then asks the provisioner to look.
+async fn change_waits(
+    app: &App,
+    caller: &Caller,
+    input: &Value,
+    change: impl Fn(&[lifecycle::Wait], &str, &str) -> ApiResult<Vec<lifecycle::Wait>>,
+) -> ApiResult<()> {
+    let group = string(input, "AutoScalingGroupName");
+    let hook = string(input, "LifecycleHookName");
+    let id = instance_of(input)?;
+    write_in_group(app, caller, group, id, |_g, m| {
+        if !waiting(m) {
+            return Err(ApiError::validation(format!(
+                "No active Lifecycle Action found with instance ID {id}."
+            )));
+        }
+        Ok(Some(Record {
+            put: vec![Member {
+                waits: change(&m.waits, id, hook)?,
+                ..m.clone()
+            }],
+            ..Record::default()
+        }))
+    })
+    .await?;
+    Ok(())
+}
+
+pub async fn complete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let result = Outcome::parse(string(&input, "LifecycleActionResult"))?;
+    change_waits(app, caller, &input, |waits, id, hook| {
+        lifecycle::complete(waits, id, hook, result)
+    })
+    .await?;
+    Ok(None)
+}
+
+pub async fn heartbeat(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let now = app.clock.now_ms();
+    change_waits(app, caller, &input, |waits, id, hook| {
+        lifecycle::heartbeat(waits, id, hook, now)
+    })
+    .await?;
+    Ok(None)
+}

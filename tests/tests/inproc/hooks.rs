@@ -1,0 +1,504 @@
+//! Lifecycle hooks and standby, with their effect: VMs held in Pending:Wait and Terminating:Wait
+//! until CompleteLifecycleAction or the heartbeat timeout releases them, and instances moved in
+//! and out of Standby.
+
+use crate::provisioning::{converges, in_service};
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{LifecycleHookSpecification, LifecycleState};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
+const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
+
+/// The group's instances in `state`, by id.
+async fn in_state(w: &World, u: &User, name: &str, state: LifecycleState) -> Vec<String> {
+    let Some(g) = group(w, u, name).await else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = g
+        .instances()
+        .iter()
+        .filter(|i| i.lifecycle_state() == Some(&state))
+        .map(|i| i.instance_id().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+async fn put_hook(w: &World, u: &User, name: &str, transition: &str, timeout: i32, default: &str) {
+    w.sdk(u)
+        .put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name(name)
+        .lifecycle_transition(transition)
+        .heartbeat_timeout(timeout)
+        .default_result(default)
+        .send()
+        .await
+        .expect("put-lifecycle-hook");
+}
+
+async fn complete(w: &World, u: &User, hook: &str, id: &str, result: &str) {
+    w.sdk(u)
+        .complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name(hook)
+        .instance_id(id)
+        .lifecycle_action_result(result)
+        .send()
+        .await
+        .expect("complete-lifecycle-action");
+}
+
+async fn waiting(w: &World, u: &User, state: LifecycleState, n: usize) -> Vec<String> {
+    w.until(10, &format!("{n} instances {state}"), async || {
+        let ids = in_state(w, u, "web", state.clone()).await;
+        (ids.len() == n).then_some(ids)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
+    let w = World::new().await;
+    let u = w.user("launch-hook").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 0).await;
+    put_hook(&w, &u, "setup", LAUNCHING, 60, "ABANDON").await;
+    let hooks = c
+        .describe_lifecycle_hooks()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    let h = &hooks.lifecycle_hooks()[0];
+    assert_eq!(
+        (h.lifecycle_hook_name(), h.lifecycle_transition()),
+        (Some("setup"), Some(LAUNCHING))
+    );
+    assert_eq!(
+        (h.heartbeat_timeout(), h.global_timeout()),
+        (Some(60), Some(6000))
+    );
+    assert_eq!(h.default_result(), Some("ABANDON"));
+
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    let held = waiting(&w, &u, LifecycleState::PendingWait, 3).await;
+    // Running on the cloud, still held after 30 s: nothing InService, nothing more launched.
+    w.run_for(30).await;
+    assert_eq!(
+        in_state(&w, &u, "web", LifecycleState::PendingWait).await,
+        held
+    );
+    assert_eq!(w.hotel.alive().len(), 3);
+    let instances = c.describe_auto_scaling_instances().send().await.unwrap();
+    assert!(instances
+        .auto_scaling_instances()
+        .iter()
+        .all(|i| i.lifecycle_state() == Some("Pending:Wait")));
+
+    // CONTINUE: InService at once. ABANDON: terminated and replaced. A heartbeat keeps the third
+    // past its first deadline; then the timeout gives the default, ABANDON.
+    complete(&w, &u, "setup", &held[0], "CONTINUE").await;
+    complete(&w, &u, "setup", &held[1], "ABANDON").await;
+    c.record_lifecycle_action_heartbeat()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("setup")
+        .instance_id(&held[2])
+        .send()
+        .await
+        .unwrap();
+    w.run_for(2).await;
+    assert_eq!(in_service(&w, &u, "web").await, [held[0].clone()]);
+    assert!(!w.hotel.alive().contains(&held[1]), "abandoned: terminated");
+    let pending = in_state(&w, &u, "web", LifecycleState::PendingWait).await;
+    assert_eq!(
+        pending.len(),
+        2,
+        "the third, and the replacement: {pending:?}"
+    );
+    assert!(pending.contains(&held[2]));
+    w.run_for(35).await;
+    assert!(
+        in_state(&w, &u, "web", LifecycleState::PendingWait)
+            .await
+            .contains(&held[2]),
+        "the heartbeat moved the deadline"
+    );
+    w.until(40, "the third abandoned by its timeout", async || {
+        (!w.hotel.alive().contains(&held[2])).then_some(())
+    })
+    .await;
+
+    // Answering a VM that is not waiting, or a hook it does not wait on, is refused.
+    let (code, message) = failure(
+        c.complete_lifecycle_action()
+            .auto_scaling_group_name("web")
+            .lifecycle_hook_name("setup")
+            .instance_id(&held[0])
+            .lifecycle_action_result("CONTINUE")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("No active Lifecycle Action"), "{message}");
+    let (code, message) = failure(
+        c.complete_lifecycle_action()
+            .auto_scaling_group_name("web")
+            .lifecycle_hook_name("setup")
+            .lifecycle_action_token("8c6ee3cc-2ec1-4c1d-a1aa-8ef2c0ab8c4c")
+            .lifecycle_action_result("CONTINUE")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("InstanceId"), "{message}");
+
+    // Deleting the hook ends the waits of a launch with ABANDON (as AWS does); without a hook
+    // the group fills with InService VMs.
+    let pending = waiting(&w, &u, LifecycleState::PendingWait, 2).await;
+    c.delete_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("setup")
+        .send()
+        .await
+        .unwrap();
+    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    assert!(pending.iter().all(|p| !ids.contains(p)));
+    let (code, _) = failure(
+        c.delete_lifecycle_hook()
+            .auto_scaling_group_name("web")
+            .lifecycle_hook_name("setup")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+}
+
+#[tokio::test]
+async fn a_termination_hook_holds_leaving_vms_until_released() {
+    let w = World::new().await;
+    let u = w.user("term-hook").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
+    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    put_hook(&w, &u, "drain", TERMINATING, 30, "CONTINUE").await;
+
+    // Scale-in: the victim waits, still running, not counted; released by CompleteLifecycleAction.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let leaving = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    w.run_for(10).await;
+    assert!(
+        w.hotel.alive().contains(&leaving[0]),
+        "held, not terminated"
+    );
+    assert_eq!(in_service(&w, &u, "web").await.len(), 2);
+    complete(&w, &u, "drain", &leaving[0], "CONTINUE").await;
+    w.run_for(2).await;
+    assert!(
+        !w.hotel.alive().contains(&leaving[0]),
+        "released: terminated"
+    );
+
+    // TerminateInstanceInAutoScalingGroup: held too; released by the heartbeat timeout.
+    let victim = in_service(&w, &u, "web").await[0].clone();
+    let out = c
+        .terminate_instance_in_auto_scaling_group()
+        .instance_id(&victim)
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.activity().is_some());
+    let held = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    assert_eq!(held, std::slice::from_ref(&victim));
+    w.run_for(20).await;
+    assert!(w.hotel.alive().contains(&victim));
+    w.until(15, "released by the timeout", async || {
+        (!w.hotel.alive().contains(&victim)).then_some(())
+    })
+    .await;
+    converges(&w, &u, "hotel", "web", 1).await;
+
+    // A VM that dies while held is simply gone; a forced delete skips the hooks.
+    let (code, _) = failure(
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id(&ids[0])
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError", "already gone from the group");
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "the forced delete", async || {
+        (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() {
+    let w = World::new().await;
+    let u = w.user("spec-hook").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(1)
+        .max_size(2)
+        .lifecycle_hook_specification_list(
+            LifecycleHookSpecification::builder()
+                .lifecycle_hook_name("boot")
+                .lifecycle_transition(LAUNCHING)
+                .heartbeat_timeout(300)
+                .default_result("CONTINUE")
+                .notification_metadata("ready?")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let held = waiting(&w, &u, LifecycleState::PendingWait, 1).await;
+    complete(&w, &u, "boot", &held[0], "CONTINUE").await;
+    assert_eq!(converges(&w, &u, "hotel", "web", 1).await, held);
+    let hooks = c
+        .describe_lifecycle_hooks()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_names("boot")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        hooks.lifecycle_hooks()[0].notification_metadata(),
+        Some("ready?")
+    );
+    let types = c.describe_lifecycle_hook_types().send().await.unwrap();
+    assert_eq!(types.lifecycle_hook_types(), [LAUNCHING, TERMINATING]);
+
+    for (transition, timeout, default, target, want) in [
+        (
+            Some("autoscaling:EC2_INSTANCE_REBOOTING"),
+            60,
+            "CONTINUE",
+            None,
+            "Invalid Lifecycle Transition",
+        ),
+        (Some(LAUNCHING), 10, "CONTINUE", None, "between 30 and 7200"),
+        (Some(LAUNCHING), 60, "MAYBE", None, "CONTINUE or ABANDON"),
+        (
+            None,
+            60,
+            "CONTINUE",
+            None,
+            "LifecycleTransition is required",
+        ),
+        (
+            Some(LAUNCHING),
+            60,
+            "CONTINUE",
+            Some("arn:aws:sqs:us-east-1:1:q"),
+            "no lifecycle notifications",
+        ),
+    ] {
+        let (code, message) = failure(
+            c.put_lifecycle_hook()
+                .auto_scaling_group_name("web")
+                .lifecycle_hook_name("bad")
+                .set_lifecycle_transition(transition.map(str::to_string))
+                .heartbeat_timeout(timeout)
+                .default_result(default)
+                .set_notification_target_arn(target.map(str::to_string))
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError");
+        assert!(message.contains(want), "{message}");
+    }
+    let (code, _) = failure(
+        c.put_lifecycle_hook()
+            .auto_scaling_group_name("nope")
+            .lifecycle_hook_name("h")
+            .lifecycle_transition(LAUNCHING)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    let hooks = c
+        .describe_lifecycle_hooks()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        hooks.lifecycle_hooks().len(),
+        1,
+        "nothing of the refused written"
+    );
+}
+
+#[tokio::test]
+async fn standby_takes_instances_out_of_service_and_back() {
+    let w = World::new().await;
+    let u = w.user("standby").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 1, 4, 3).await;
+    let ids = converges(&w, &u, "hotel", "web", 3).await;
+
+    // With a decrement: out of the count, kept running, not replaced.
+    let out = c
+        .enter_standby()
+        .auto_scaling_group_name("web")
+        .instance_ids(&ids[0])
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    let cause = out.activities()[0].cause().unwrap();
+    assert!(
+        cause.contains("shrinking the capacity from 3 to 2"),
+        "{cause}"
+    );
+    w.run_for(5).await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.desired_capacity(), Some(2));
+    assert_eq!(
+        in_state(&w, &u, "web", LifecycleState::Standby).await,
+        [ids[0].clone()]
+    );
+    assert_eq!(w.hotel.alive().len(), 3, "kept running, nothing launched");
+    // Not health-checked in standby: stopping it does not get it replaced.
+    w.hotel.stop_outside(&ids[0]);
+    w.run_for(5).await;
+    assert_eq!(
+        in_state(&w, &u, "web", LifecycleState::Standby).await,
+        [ids[0].clone()]
+    );
+
+    // Without a decrement: a replacement is launched.
+    c.enter_standby()
+        .auto_scaling_group_name("web")
+        .instance_ids(&ids[1])
+        .should_decrement_desired_capacity(false)
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "a replacement InService", async || {
+        (in_service(&w, &u, "web").await.len() == 2).then_some(())
+    })
+    .await;
+    assert_eq!(
+        w.hotel.alive().len(),
+        3,
+        "two InService and one in standby running"
+    );
+
+    // Back: desired grows with it; beyond MaxSize is refused.
+    let out = c
+        .exit_standby()
+        .auto_scaling_group_name("web")
+        .instance_ids(&ids[1])
+        .send()
+        .await
+        .unwrap();
+    assert!(out.activities()[0]
+        .cause()
+        .unwrap()
+        .contains("increasing the capacity from 2 to 3"));
+    w.until(10, "back InService", async || {
+        in_service(&w, &u, "web")
+            .await
+            .contains(&ids[1])
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        group(&w, &u, "web").await.unwrap().desired_capacity(),
+        Some(3)
+    );
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .max_size(3)
+        .send()
+        .await
+        .unwrap();
+    let (code, message) = failure(
+        c.exit_standby()
+            .auto_scaling_group_name("web")
+            .instance_ids(&ids[0])
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("max size"), "{message}");
+    // Not InService, not in the group, below MinSize: refused, nothing written.
+    let (code, message) = failure(
+        c.enter_standby()
+            .auto_scaling_group_name("web")
+            .instance_ids(&ids[0])
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("not in InService"), "{message}");
+    let (code, _) = failure(
+        c.enter_standby()
+            .auto_scaling_group_name("web")
+            .instance_ids("i-nope")
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .min_size(3)
+        .send()
+        .await
+        .unwrap();
+    let serving = in_service(&w, &u, "web").await;
+    let (code, message) = failure(
+        c.enter_standby()
+            .auto_scaling_group_name("web")
+            .instance_ids(&serving[0])
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("min size"), "{message}");
+    assert_eq!(
+        in_state(&w, &u, "web", LifecycleState::Standby).await,
+        [ids[0].clone()]
+    );
+
+    // The catalogues that go with these actions.
+    let adj = c.describe_adjustment_types().send().await.unwrap();
+    assert_eq!(adj.adjustment_types().len(), 3);
+    let notes = c
+        .describe_auto_scaling_notification_types()
+        .send()
+        .await
+        .unwrap();
+    assert!(notes.auto_scaling_notification_types().is_empty());
+}

@@ -466,7 +466,8 @@ mod tests {
         let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "web@hotel",
             "MinSize": 1, "MaxSize": 5, "TerminationPolicies": ["OldestInstance"],
             "Tags": [{"Key": "team", "Value": "a", "PropagateAtLaunch": true}],
-            "LifecycleHookSpecificationList": [{"LifecycleHookName": "h", "LifecycleTransition": "x"}]});
+            "LifecycleHookSpecificationList": [{"LifecycleHookName": "h",
+                "LifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING"}]});
         let g = from_input(&input, ctx()).unwrap();
         assert_eq!((g.min, g.max, g.desired, g.version), (1, 5, 1, 1));
         let d = g.describe();
@@ -477,6 +478,15 @@ mod tests {
         assert_eq!(d["Tags"][0]["ResourceType"], "auto-scaling-group");
         assert_eq!(d["DefaultCooldown"], 300);
         assert!(d.get("LifecycleHookSpecificationList").is_none());
+        assert_eq!(
+            g.target().hooks.len(),
+            1,
+            "the hooks given become the group's"
+        );
+        let bad = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "web@hotel",
+            "MinSize": 0, "MaxSize": 1,
+            "LifecycleHookSpecificationList": [{"LifecycleHookName": "h", "LifecycleTransition": "x"}]});
+        assert!(from_input(&bad, ctx()).is_err());
     }
 
     #[test]

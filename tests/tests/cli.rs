@@ -399,6 +399,54 @@ fn the_tools_actions_through_the_cli() {
         "--health-status",
         "Healthy",
     ]);
+    // Standby and back.
+    let out = aws(&[
+        "enter-standby",
+        "--auto-scaling-group-name",
+        "tools",
+        "--instance-ids",
+        &id,
+        "--should-decrement-desired-capacity",
+    ]);
+    assert_eq!(
+        out["Activities"][0]["Description"],
+        format!("Moving EC2 instance to Standby: {id}")
+    );
+    let g = describe_group(&u, "tools").unwrap();
+    assert_eq!(g["DesiredCapacity"], 0);
+    assert_eq!(g["Instances"][0]["LifecycleState"], "Standby");
+    aws(&[
+        "exit-standby",
+        "--auto-scaling-group-name",
+        "tools",
+        "--instance-ids",
+        &id,
+    ]);
+    phantom_e2e::stack::eventually(60, "back InService", || {
+        let g = describe_group(&u, "tools")?;
+        (g["Instances"][0]["LifecycleState"] == "InService").then_some(())
+    });
+
+    // A termination hook holds the VM in Terminating:Wait until the action is completed.
+    aws(&[
+        "put-lifecycle-hook",
+        "--auto-scaling-group-name",
+        "tools",
+        "--lifecycle-hook-name",
+        "drain",
+        "--lifecycle-transition",
+        "autoscaling:EC2_INSTANCE_TERMINATING",
+        "--heartbeat-timeout",
+        "300",
+        "--default-result",
+        "CONTINUE",
+    ]);
+    let hooks = aws(&[
+        "describe-lifecycle-hooks",
+        "--auto-scaling-group-name",
+        "tools",
+    ]);
+    assert_eq!(hooks["LifecycleHooks"][0]["GlobalTimeout"], 30000);
     let out = aws(&[
         "terminate-instance-in-auto-scaling-group",
         "--instance-id",
@@ -407,4 +455,50 @@ fn the_tools_actions_through_the_cli() {
     ]);
     assert_eq!(out["Activity"]["Progress"], 100);
     assert_eq!(describe_group(&u, "tools").unwrap()["DesiredCapacity"], 0);
+    let held = aws(&["describe-auto-scaling-instances", "--instance-ids", &id]);
+    assert_eq!(
+        held["AutoScalingInstances"][0]["LifecycleState"],
+        "Terminating:Wait"
+    );
+    let action = [
+        "--auto-scaling-group-name",
+        "tools",
+        "--lifecycle-hook-name",
+        "drain",
+        "--instance-id",
+        &id,
+    ];
+    aws(&[&["record-lifecycle-action-heartbeat"], &action[..]].concat());
+    aws(&[
+        &["complete-lifecycle-action"],
+        &action[..],
+        &["--lifecycle-action-result", "CONTINUE"],
+    ]
+    .concat());
+    phantom_e2e::stack::eventually(60, "the VM gone from the group", || {
+        let g = describe_group(&u, "tools")?;
+        g["Instances"].as_array()?.is_empty().then_some(())
+    });
+    aws(&[
+        "delete-lifecycle-hook",
+        "--auto-scaling-group-name",
+        "tools",
+        "--lifecycle-hook-name",
+        "drain",
+    ]);
+    assert_eq!(
+        aws(&["describe-lifecycle-hook-types"])["LifecycleHookTypes"],
+        json!([
+            "autoscaling:EC2_INSTANCE_LAUNCHING",
+            "autoscaling:EC2_INSTANCE_TERMINATING"
+        ])
+    );
+    assert_eq!(
+        aws(&["describe-adjustment-types"])["AdjustmentTypes"][0]["AdjustmentType"],
+        "ChangeInCapacity"
+    );
+    assert_eq!(
+        aws(&["describe-auto-scaling-notification-types"])["AutoScalingNotificationTypes"],
+        json!([])
+    );
 }

@@ -620,3 +620,186 @@ async fn terraforms_create_update_and_destroy_sequence() {
     assert!(group(&w, &u, "tf").await.is_none());
     assert!(w.hotel.alive().is_empty());
 }
+
+/// Kubernetes cluster-autoscaler's AWS provider: finds its node groups by tag filters, reads their
+/// launch configurations for the instance type, scales up with SetDesiredCapacity and scales down
+/// by terminating chosen nodes with a decrement, watching the activities for failures.
+#[tokio::test]
+async fn cluster_autoscalers_sequence() {
+    let w = World::new().await;
+    let u = w.user("ca").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "nodes@hotel").await;
+    create_lc(&w, &u, "other@sierra").await;
+    for (name, lc, tagged) in [
+        ("nodes", "nodes@hotel", true),
+        ("other", "other@sierra", false),
+    ] {
+        let mut create = c
+            .create_auto_scaling_group()
+            .auto_scaling_group_name(name)
+            .launch_configuration_name(lc)
+            .min_size(1)
+            .max_size(5)
+            .desired_capacity(1);
+        if tagged {
+            create = create
+                .tags(tag(
+                    name,
+                    "k8s.io/cluster-autoscaler/enabled",
+                    "true",
+                    false,
+                ))
+                .tags(tag(name, "k8s.io/cluster-autoscaler/demo", "owned", false));
+        }
+        create.send().await.unwrap();
+    }
+    // Auto-discovery: both tag keys.
+    let found = c
+        .describe_auto_scaling_groups()
+        .filters(
+            Filter::builder()
+                .name("tag-key")
+                .values("k8s.io/cluster-autoscaler/enabled")
+                .build(),
+        )
+        .filters(
+            Filter::builder()
+                .name("tag-key")
+                .values("k8s.io/cluster-autoscaler/demo")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let names: Vec<&str> = found
+        .auto_scaling_groups()
+        .iter()
+        .filter_map(|g| g.auto_scaling_group_name())
+        .collect();
+    assert_eq!(names, ["nodes"]);
+    let lc_name = found.auto_scaling_groups()[0]
+        .launch_configuration_name()
+        .unwrap()
+        .to_string();
+    let lcs = c
+        .describe_launch_configurations()
+        .launch_configuration_names(&lc_name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        lcs.launch_configurations()[0].instance_type(),
+        Some("t2.micro")
+    );
+
+    // Scale up for pending pods.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("nodes")
+        .desired_capacity(3)
+        .honor_cooldown(false)
+        .send()
+        .await
+        .unwrap();
+    let nodes = converges(&w, &u, "hotel", "nodes", 3).await;
+    let acts = activities(&w, &u, "nodes").await;
+    assert!(acts
+        .iter()
+        .all(|a| a.status_code().map(|s| s.as_str()) != Some("Failed")));
+
+    // Scale down two empty nodes, one at a time, each with a decrement; the last one cannot go
+    // below MinSize.
+    for (i, node) in nodes[..2].iter().enumerate() {
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id(node)
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await
+            .unwrap();
+        let want = 2 - i;
+        assert_eq!(
+            group(&w, &u, "nodes").await.unwrap().desired_capacity(),
+            Some(want as i32)
+        );
+    }
+    let left = converges(&w, &u, "hotel", "nodes", 1).await;
+    assert_eq!(
+        left,
+        [nodes[2].clone()],
+        "the chosen nodes went, not others"
+    );
+    let (code, message) = failure(
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id(&nodes[2])
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("min size"), "{message}");
+}
+
+/// The Nomad Autoscaler's aws-asg target: reads the group, scales out with
+/// UpdateAutoScalingGroup and waits for InService; scales in by tagging, terminating chosen
+/// instances with a decrement, and polling DescribeScalingActivities by the returned ActivityIds
+/// until each is at Progress 100.
+#[tokio::test]
+async fn nomads_sequence() {
+    let w = World::new().await;
+    let u = w.user("nomad").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "clients@sierra").await;
+    create_group(&w, &u, "clients", "clients@sierra", 0, 6, 1).await;
+    converges(&w, &u, "sierra", "clients", 1).await;
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("clients")
+        .desired_capacity(4)
+        .send()
+        .await
+        .unwrap();
+    let ids = converges(&w, &u, "sierra", "clients", 4).await;
+
+    c.create_or_update_tags()
+        .tags(tag(
+            "clients",
+            "nomad-autoscaler/scale-in",
+            "in-progress",
+            false,
+        ))
+        .send()
+        .await
+        .unwrap();
+    let mut activity_ids = Vec::new();
+    for id in &ids[..2] {
+        let out = c
+            .terminate_instance_in_auto_scaling_group()
+            .instance_id(id)
+            .should_decrement_desired_capacity(true)
+            .send()
+            .await
+            .unwrap();
+        let activity = out.activity().expect("the Activity comes back");
+        activity_ids.push(activity.activity_id().unwrap().to_string());
+    }
+    w.until(30, "both activities at 100", async || {
+        let acts = c
+            .describe_scaling_activities()
+            .set_activity_ids(Some(activity_ids.clone()))
+            .send()
+            .await
+            .unwrap();
+        let done = acts.activities().len() == 2
+            && acts.activities().iter().all(|a| {
+                a.progress() == Some(100)
+                    && a.status_code().map(|s| s.as_str()) == Some("Successful")
+            });
+        done.then_some(())
+    })
+    .await;
+    let left = converges(&w, &u, "sierra", "clients", 2).await;
+    assert_eq!(left, ids[2..].to_vec());
+    assert_eq!(
+        group(&w, &u, "clients").await.unwrap().desired_capacity(),
+        Some(2)
+    );
+}

@@ -155,6 +155,54 @@ pub fn standby(
     )
 }
 
+/// AttachInstances, when asked: the capacity grows from `from` to `to`.
+pub fn attaching(ctx: &Context<'_>, instance: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Attaching an existing EC2 instance: {instance}"),
+        format!(
+            "At {} an instance was added in response to a user request, increasing the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        json!({}),
+    )
+}
+
+/// An instance AttachInstances named that could not join: why, and the capacity given back.
+pub fn attach_failed(ctx: &Context<'_>, instance: &str, why: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Attaching an existing EC2 instance: {instance}.  Status Reason: {why}. Attaching EC2 instance failed."),
+        format!(
+            "At {} the instance could not be attached, shrinking the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Failed",
+        Some(why),
+        json!({}),
+    )
+}
+
+/// DetachInstances, changing the capacity as `shrink` says.
+pub fn detaching(ctx: &Context<'_>, instance: &str, shrink: Option<(i64, i64)>) -> Activity {
+    activity(
+        ctx,
+        format!("Detaching EC2 instance: {instance}"),
+        format!(
+            "At {} instance {instance} was detached in response to a user request{}.",
+            at(ctx.now_ms),
+            shrink.map_or(String::new(), |(from, to)| format!(
+                ", shrinking the capacity from {from} to {to}"
+            ))
+        ),
+        "Successful",
+        None,
+        json!({}),
+    )
+}
+
 pub fn terminate_failed(ctx: &Context<'_>, instance: &str, message: &str) -> Activity {
     activity(
         ctx,

@@ -3,6 +3,7 @@
 //! validation, and the DynamoDB store. Everything here but `store` and `config` is pure.
 
 pub mod activity;
+pub mod attach;
 pub mod cloud;
 pub mod config;
 pub mod error;

@@ -23,6 +23,12 @@ pub enum Lifecycle {
     Terminating,
     /// Taken out of service by EnterStandby: kept, not counted, not checked.
     Standby,
+    /// Named by AttachInstances: counted; the provisioner looks it up on the cloud and tags it
+    /// (shown as Pending, as AWS shows an instance being attached).
+    Attaching,
+    /// Named by DetachInstances: not counted; the provisioner removes the group's tags from it
+    /// and forgets it.
+    Detaching,
 }
 
 impl Lifecycle {
@@ -34,6 +40,15 @@ impl Lifecycle {
             Self::TerminatingWait => "Terminating:Wait",
             Self::Terminating => "Terminating",
             Self::Standby => "Standby",
+            Self::Attaching => "Attaching",
+            Self::Detaching => "Detaching",
+        }
+    }
+    /// The LifecycleState a client sees (AWS's names).
+    pub fn shown(self) -> &'static str {
+        match self {
+            Self::Attaching => "Pending",
+            other => other.as_str(),
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -44,6 +59,8 @@ impl Lifecycle {
             "Terminating:Wait" => Some(Self::TerminatingWait),
             "Terminating" => Some(Self::Terminating),
             "Standby" => Some(Self::Standby),
+            "Attaching" => Some(Self::Attaching),
+            "Detaching" => Some(Self::Detaching),
             _ => None,
         }
     }
@@ -184,6 +201,10 @@ pub struct Plan {
     pub proceed: Vec<String>,
     /// What new VMs (launched or adopted) wait on: the launch hooks.
     pub launch_waits: Vec<Wait>,
+    /// Named by AttachInstances: to look up on the cloud and tag.
+    pub attach: Vec<String>,
+    /// Named by DetachInstances: to untag and forget.
+    pub detach: Vec<String>,
     /// Terminating and now gone: forget them.
     pub finished: Vec<String>,
     /// New VMs to launch, one placement each.
@@ -205,6 +226,8 @@ impl Plan {
             && self.terminate.is_empty()
             && self.hold.is_empty()
             && self.proceed.is_empty()
+            && self.attach.is_empty()
+            && self.detach.is_empty()
             && self.finished.is_empty()
             && self.launch.is_empty()
     }
@@ -213,15 +236,19 @@ impl Plan {
 impl Member {
     /// The botocore `Instance` shape (an instance in DescribeAutoScalingGroups).
     pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "InstanceId": self.id,
             "InstanceType": self.instance_type,
             "AvailabilityZone": self.zone,
-            "LifecycleState": self.lifecycle.as_str(),
+            "LifecycleState": self.lifecycle.shown(),
             "HealthStatus": if self.healthy { "Healthy" } else { "Unhealthy" },
-            "LaunchConfigurationName": self.launch_configuration,
             "ProtectedFromScaleIn": self.protected,
-        })
+        });
+        // An attached instance was launched from no launch configuration of Phantom's.
+        if !self.launch_configuration.is_empty() {
+            d["LaunchConfigurationName"] = self.launch_configuration.clone().into();
+        }
+        d
     }
 
     /// The botocore `AutoScalingInstanceDetails` shape (DescribeAutoScalingInstances).
@@ -309,6 +336,19 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 {
                     plan.terminate.push((m.id.clone(), Cause::Released));
                 }
+                continue;
+            }
+            Lifecycle::Attaching => {
+                if target.deleting {
+                    plan.terminate.push((m.id.clone(), Cause::Deleting));
+                } else {
+                    plan.attach.push(m.id.clone());
+                    live.push(m.clone());
+                }
+                continue;
+            }
+            Lifecycle::Detaching => {
+                plan.detach.push(m.id.clone());
                 continue;
             }
             Lifecycle::Standby => {

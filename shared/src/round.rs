@@ -3,7 +3,7 @@
 //! sequence, the backoff and the scaling activities, together.
 
 use crate::activity::{self, Context};
-use crate::reconcile::{backoff_ms, Cause, Lifecycle, Member, Plan};
+use crate::reconcile::{backoff_ms, Cause, CloudState, Lifecycle, Member, Plan, Seen};
 use crate::store::{Backoff, Record};
 
 /// What the cloud did with a plan.
@@ -15,6 +15,12 @@ pub struct Acted {
     pub launched: Vec<Member>,
     /// Why launching stopped short (the cloud's words, or the launch configuration gone).
     pub launch_failed: Option<String>,
+    /// Attaching VMs that now carry the group's tags, as the cloud shows them.
+    pub attached: Vec<Seen>,
+    /// Attaching VMs that cannot join (`attach::judge`), with why.
+    pub attach_refused: Vec<(String, String)>,
+    /// Detaching VMs that no longer carry the group's tags.
+    pub detached: Vec<String>,
 }
 
 /// The group as the round read it.
@@ -74,6 +80,33 @@ pub fn record(
         }
     }
     r.forget.extend(plan.finished.iter().cloned());
+    for s in &acted.attached {
+        if let Some(m) = recorded(&s.id) {
+            r.put.push(Member {
+                lifecycle: if s.state == CloudState::Running {
+                    Lifecycle::InService
+                } else {
+                    Lifecycle::Pending
+                },
+                zone: s.zone.clone(),
+                instance_type: s.instance_type.clone(),
+                launched_ms: s.launched_ms,
+                ..m.clone()
+            });
+        }
+    }
+    if !acted.attach_refused.is_empty() {
+        // AttachInstances counted them; the capacity they took is given back.
+        let mut desired = before.desired;
+        for (id, why) in &acted.attach_refused {
+            r.forget.push(id.clone());
+            r.activities
+                .push(activity::attach_failed(ctx, id, why, desired, desired - 1));
+            desired -= 1;
+        }
+        r.desired = Some(desired.max(0));
+    }
+    r.forget.extend(acted.detached.iter().cloned());
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
         r.activities.push(activity::terminated(ctx, id, cause));
@@ -192,6 +225,8 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
                 | Lifecycle::PendingWait
                 | Lifecycle::Terminating
                 | Lifecycle::TerminatingWait
+                | Lifecycle::Attaching
+                | Lifecycle::Detaching
         )
     };
     r.put.iter().any(waiting)

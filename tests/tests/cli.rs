@@ -486,6 +486,62 @@ fn the_tools_actions_through_the_cli() {
         "--lifecycle-hook-name",
         "drain",
     ]);
+    // A VM launched outside Phantom joins (tagged as the group's on the cloud) and leaves again
+    // (untagged, still running).
+    let run = s.ec2(
+        "hotel",
+        &[
+            "run-instances",
+            "--image-id",
+            "ami-1e749f67",
+            "--instance-type",
+            "t2.micro",
+            "--count",
+            "1",
+        ],
+    );
+    let outside = run["Instances"][0]["InstanceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    aws(&[
+        "attach-instances",
+        "--auto-scaling-group-name",
+        "tools",
+        "--instance-ids",
+        &outside,
+    ]);
+    phantom_e2e::stack::eventually(60, "the attached VM InService", || {
+        let g = describe_group(&u, "tools")?;
+        (g["Instances"][0]["InstanceId"] == outside.as_str()
+            && g["Instances"][0]["LifecycleState"] == "InService")
+            .then_some(())
+    });
+    let tagged = s.vms("hotel", &u.name, "tools");
+    assert_eq!(tagged.len(), 1);
+    assert_eq!(tagged[0]["InstanceId"], outside.as_str());
+    let out = aws(&[
+        "detach-instances",
+        "--auto-scaling-group-name",
+        "tools",
+        "--instance-ids",
+        &outside,
+        "--should-decrement-desired-capacity",
+    ]);
+    assert_eq!(
+        out["Activities"][0]["Description"],
+        format!("Detaching EC2 instance: {outside}")
+    );
+    phantom_e2e::stack::eventually(60, "the VM detached and untagged", || {
+        let g = describe_group(&u, "tools")?;
+        (g["Instances"].as_array()?.is_empty() && s.vms("hotel", &u.name, "tools").is_empty())
+            .then_some(())
+    });
+    let still = s.ec2("hotel", &["describe-instances", "--instance-ids", &outside]);
+    assert_eq!(
+        still["Reservations"][0]["Instances"][0]["State"]["Name"],
+        "running"
+    );
     assert_eq!(
         aws(&["describe-lifecycle-hook-types"])["LifecycleHookTypes"],
         json!([

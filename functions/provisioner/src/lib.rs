@@ -324,6 +324,12 @@ impl Provisioner {
             self.launch(owner, g, cloud.as_ref(), &plan, &mut acted)
                 .await?;
         }
+        if !plan.attach.is_empty() {
+            attach(g, owner, cloud.as_ref(), &plan.attach, &mut acted).await;
+        }
+        if !plan.detach.is_empty() {
+            detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
+        }
 
         // Record.
         let r = round::record(&ctx, before, &members, &plan, &acted);
@@ -418,12 +424,7 @@ impl Provisioner {
             );
             return Ok(());
         };
-        let mut tags = vec![
-            (TAG_OWNER.to_string(), owner.to_string()),
-            (TAG_GROUP.to_string(), g.name.clone()),
-            (TAG_GROUP_ID.to_string(), g.id.clone()),
-        ];
-        tags.extend(g.propagated_tags());
+        let tags = group_tags(g, owner);
         let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
         for p in &plan.launch {
             *by_place
@@ -489,4 +490,60 @@ impl Provisioner {
         )
         .await;
     }
+}
+
+/// AttachInstances' VMs: looked up, the good ones tagged as the group's; a cloud that fails
+/// leaves them Attaching for the next round.
+async fn attach(g: &Group, owner: &str, cloud: &dyn Cloud, ids: &[String], acted: &mut Acted) {
+    let found = match cloud.describe(ids).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(group = g.name, error = %e, "could not look up the instances to attach");
+            return;
+        }
+    };
+    let (ok, refused) = phantom::attach::judge(ids, &found, &g.id);
+    acted.attach_refused = refused;
+    if ok.is_empty() {
+        return;
+    }
+    let ok_ids: Vec<String> = ok.iter().map(|s| s.id.clone()).collect();
+    match cloud.tag(&ok_ids, &group_tags(g, owner)).await {
+        Ok(()) => acted.attached = ok,
+        Err(e) => {
+            tracing::warn!(group = g.name, error = %e, "could not tag the instances to attach")
+        }
+    }
+}
+
+/// DetachInstances' VMs: Phantom's tags removed, one VM at a time so that one already gone
+/// (InvalidInstanceID.NotFound: nothing left to untag) does not hold up the others.
+async fn detach(g: &Group, cloud: &dyn Cloud, ids: &[String], acted: &mut Acted) {
+    for id in ids {
+        match cloud
+            .untag(
+                std::slice::from_ref(id),
+                &[TAG_OWNER, TAG_GROUP, TAG_GROUP_ID],
+            )
+            .await
+        {
+            Ok(()) => acted.detached.push(id.clone()),
+            Err(e) if e.code == "InvalidInstanceID.NotFound" => acted.detached.push(id.clone()),
+            Err(e) => {
+                tracing::warn!(group = g.name, instance = id, error = %e, "could not untag a detached instance")
+            }
+        }
+    }
+}
+
+/// The tags a VM of the group carries: Phantom's (owner, group, group id) and the group's
+/// propagated ones.
+fn group_tags(g: &Group, owner: &str) -> Vec<(String, String)> {
+    let mut tags = vec![
+        (TAG_OWNER.to_string(), owner.to_string()),
+        (TAG_GROUP.to_string(), g.name.clone()),
+        (TAG_GROUP_ID.to_string(), g.id.clone()),
+    ];
+    tags.extend(g.propagated_tags());
+    tags
 }

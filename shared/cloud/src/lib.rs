@@ -104,40 +104,7 @@ impl Cloud for Ec2 {
                     .build(),
             );
         }
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let page = self
-                .client
-                .describe_instances()
-                .set_filters(Some(filters.clone()))
-                .set_next_token(token.take())
-                .max_results(1000)
-                .send()
-                .await
-                .map_err(cloud_error)?;
-            for r in page.reservations() {
-                for i in r.instances() {
-                    let tag = |k: &str| {
-                        i.tags()
-                            .iter()
-                            .find(|t| t.key() == Some(k))
-                            .and_then(|t| t.value())
-                            .unwrap_or_default()
-                            .to_string()
-                    };
-                    out.push(Tagged {
-                        seen: seen(i),
-                        group: tag(TAG_GROUP),
-                        group_id: tag(TAG_GROUP_ID),
-                    });
-                }
-            }
-            match page.next_token() {
-                Some(t) if !t.is_empty() => token = Some(t.to_string()),
-                _ => return Ok(out),
-            }
-        }
+        self.described(filters).await
     }
 
     async fn launch(&self, l: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
@@ -239,6 +206,53 @@ impl Cloud for Ec2 {
         Ok(out.instances().iter().map(seen).collect())
     }
 
+    /// DescribeInstances filtered by `instance-id`, which (unlike InstanceIds) leaves unknown
+    /// ids out instead of failing the call.
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.described(vec![Filter::builder()
+            .name("instance-id")
+            .set_values(Some(ids.to_vec()))
+            .build()])
+            .await
+    }
+
+    async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
+        let tags: Vec<Tag> = tags
+            .iter()
+            .map(|(k, v)| Tag::builder().key(k).value(v).build())
+            .collect();
+        for chunk in ids.chunks(1000) {
+            self.client
+                .create_tags()
+                .set_resources(Some(chunk.to_vec()))
+                .set_tags(Some(tags.clone()))
+                .send()
+                .await
+                .map_err(cloud_error)?;
+        }
+        Ok(())
+    }
+
+    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError> {
+        let tags: Vec<Tag> = keys
+            .iter()
+            .map(|k| Tag::builder().key(*k).build())
+            .collect();
+        for chunk in ids.chunks(1000) {
+            self.client
+                .delete_tags()
+                .set_resources(Some(chunk.to_vec()))
+                .set_tags(Some(tags.clone()))
+                .send()
+                .await
+                .map_err(cloud_error)?;
+        }
+        Ok(())
+    }
+
     /// TerminateInstances (idempotent: terminating a terminated VM is fine).
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         for chunk in ids.chunks(1000) {
@@ -250,6 +264,46 @@ impl Cloud for Ec2 {
                 .map_err(cloud_error)?;
         }
         Ok(())
+    }
+}
+
+impl Ec2 {
+    /// Every page of DescribeInstances with these filters, with Phantom's tags.
+    async fn described(&self, filters: Vec<Filter>) -> Result<Vec<Tagged>, CloudError> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .client
+                .describe_instances()
+                .set_filters(Some(filters.clone()))
+                .set_next_token(token.take())
+                .max_results(1000)
+                .send()
+                .await
+                .map_err(cloud_error)?;
+            for r in page.reservations() {
+                for i in r.instances() {
+                    let tag = |k: &str| {
+                        i.tags()
+                            .iter()
+                            .find(|t| t.key() == Some(k))
+                            .and_then(|t| t.value())
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    out.push(Tagged {
+                        seen: seen(i),
+                        group: tag(TAG_GROUP),
+                        group_id: tag(TAG_GROUP_ID),
+                    });
+                }
+            }
+            match page.next_token() {
+                Some(t) if !t.is_empty() => token = Some(t.to_string()),
+                _ => return Ok(out),
+            }
+        }
     }
 }
 

@@ -187,6 +187,31 @@ impl MemoryCloud {
         }
     }
 
+    /// A running VM launched outside Phantom, without tags (for AttachInstances); returns its id.
+    pub fn outside(&self) -> String {
+        let now = self.clock.now_ms();
+        let mut st = self.state();
+        let vm = self.new_vm(&mut st, None, None, "t2.micro", now, None);
+        let id = vm.id.clone();
+        st.vms.insert(
+            id.clone(),
+            Vm {
+                state: CloudState::Running,
+                ..vm
+            },
+        );
+        id
+    }
+
+    /// A VM's tags, as the cloud holds them.
+    pub fn tags_of(&self, id: &str) -> BTreeMap<String, String> {
+        self.state()
+            .vms
+            .get(id)
+            .map(|v| v.tags.clone())
+            .unwrap_or_default()
+    }
+
     /// A running VM with Phantom's tags that Phantom never recorded; returns its id.
     pub fn plant(&self, owner: &str, group: &str, group_id: &str) -> String {
         let now = self.clock.now_ms();
@@ -393,6 +418,78 @@ impl Cloud for MemoryCloud {
         self.trip.step().await;
         Ok(())
     }
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        self.enter().await?;
+        let out = {
+            let st = self.state();
+            ids.iter()
+                .filter_map(|id| st.vms.get(id))
+                .map(|vm| {
+                    let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
+                    Tagged {
+                        seen: vm.seen(),
+                        group: tag(TAG_GROUP),
+                        group_id: tag(TAG_GROUP_ID),
+                    }
+                })
+                .collect()
+        };
+        self.trip.step().await;
+        Ok(out)
+    }
+
+    async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
+        self.enter().await?;
+        {
+            let mut st = self.state();
+            let st = &mut *st;
+            for id in ids {
+                let Some(vm) = st.vms.get_mut(id) else {
+                    return Err(not_found(id));
+                };
+                vm.tags.extend(tags.iter().cloned());
+                if let Some(owner) = vm.tags.get(TAG_OWNER) {
+                    st.by_owner
+                        .entry(owner.clone())
+                        .or_default()
+                        .insert(id.clone());
+                }
+            }
+        }
+        self.trip.step().await;
+        Ok(())
+    }
+
+    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError> {
+        self.enter().await?;
+        {
+            let mut st = self.state();
+            let st = &mut *st;
+            for id in ids {
+                let Some(vm) = st.vms.get_mut(id) else {
+                    return Err(not_found(id));
+                };
+                if keys.contains(&TAG_OWNER) {
+                    if let Some(owner) = vm.tags.get(TAG_OWNER) {
+                        if let Some(set) = st.by_owner.get_mut(owner) {
+                            set.remove(id);
+                        }
+                    }
+                }
+                vm.tags.retain(|k, _| !keys.contains(&k.as_str()));
+            }
+        }
+        self.trip.step().await;
+        Ok(())
+    }
+}
+
+/// EC2's answer for an unknown instance id.
+fn not_found(id: &str) -> CloudError {
+    CloudError::new(
+        "InvalidInstanceID.NotFound",
+        format!("The instance ID '{id}' does not exist"),
+    )
 }
 
 /// Endpoints to memory clouds; an unknown endpoint is unreachable.
@@ -414,6 +511,15 @@ struct Nowhere;
 
 #[async_trait]
 impl Cloud for Nowhere {
+    async fn describe(&self, _: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn tag(&self, _: &[String], _: &[(String, String)]) -> Result<(), CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn untag(&self, _: &[String], _: &[&str]) -> Result<(), CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
     async fn tagged(&self, _: &str, _: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }

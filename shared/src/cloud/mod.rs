@@ -1,5 +1,5 @@
-//! The cloud seam: the three things Phantom asks of an EC2-compatible cloud (which VMs carry a
-//! group's tags, launch some, terminate some), as a trait with two adapters: EC2
+//! The cloud seam: what Phantom asks of an EC2-compatible cloud (which VMs carry a group's tags,
+//! launch some, terminate some; look up, tag and untag VMs launched outside it), as a trait with two adapters: EC2
 //! (`phantom-cloud`, the only crate with aws-sdk-ec2) and an in-memory cloud (`memory`) that can be
 //! told to fail the ways real clouds do. No AWS types here.
 
@@ -65,6 +65,13 @@ pub trait Cloud: Send + Sync {
     async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError>;
     /// Terminates VMs (terminating a terminated VM is fine).
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError>;
+    /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
+    /// where they carry them (empty strings where not): AttachInstances looks before it adopts.
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
+    /// Sets tags on VMs (CreateTags): an attached VM gets its group's.
+    async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError>;
+    /// Removes tags, by key, from VMs (DeleteTags): a detached VM leaves its group's behind.
+    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError>;
 }
 
 /// Makes the client for a registered cloud with a user's credentials there.

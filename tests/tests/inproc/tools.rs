@@ -803,3 +803,140 @@ async fn nomads_sequence() {
         Some(2)
     );
 }
+
+/// AttachInstances and DetachInstances: a VM launched outside Phantom joins (tagged as the
+/// group's, counted at once), one that cannot join is dropped with a failed activity and its
+/// capacity given back; a detached VM keeps running without the group's tags and is not adopted
+/// back.
+#[tokio::test]
+async fn attach_and_detach_instances() {
+    let w = World::new().await;
+    let u = setup(&w, "attach", 1).await;
+    let c = w.sdk(&u);
+    let first = in_service(&w, &u, "web").await;
+    let outside = w.hotel.outside();
+    let attach = |ids: &[&str]| {
+        let mut call = c.attach_instances().auto_scaling_group_name("web");
+        for id in ids {
+            call = call.instance_ids(*id);
+        }
+        call.send()
+    };
+    attach(&[&outside]).await.unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.desired_capacity(), Some(2), "counted at once");
+    w.until(10, "the attached VM InService", async || {
+        in_service(&w, &u, "web")
+            .await
+            .contains(&outside)
+            .then_some(())
+    })
+    .await;
+    let tags = w.hotel.tags_of(&outside);
+    assert_eq!(tags.get("phantom:group").map(String::as_str), Some("web"));
+    w.run_for(5).await;
+    assert_eq!(w.hotel.alive().len(), 2, "nothing launched for it");
+    let attached = group(&w, &u, "web")
+        .await
+        .unwrap()
+        .instances()
+        .iter()
+        .find(|i| i.instance_id() == Some(outside.as_str()))
+        .cloned()
+        .unwrap();
+    assert_eq!(attached.launch_configuration_name(), None);
+    assert_eq!(attached.availability_zone(), Some("us-east-1a"));
+
+    // A stopped VM and an unknown id cannot join: dropped, the desired capacity given back.
+    let stopped = w.hotel.outside();
+    w.hotel.stop_outside(&stopped);
+    attach(&[&stopped]).await.unwrap();
+    w.run_for(3).await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.desired_capacity(), Some(2));
+    assert!(g
+        .instances()
+        .iter()
+        .all(|i| i.instance_id() != Some(stopped.as_str())));
+    let failed: Vec<String> = activities(&w, &u, "web")
+        .await
+        .iter()
+        .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+        .filter_map(|a| a.status_message().map(str::to_string))
+        .collect();
+    assert!(
+        failed.iter().any(|m| m.contains("is stopped")),
+        "{failed:?}"
+    );
+    assert!(w.hotel.tags_of(&stopped).is_empty(), "not tagged");
+
+    // Refused at once: already in a group, past MaxSize (5 here), an unknown group.
+    let (code, message) = failure(attach(&[&first[0]]).await);
+    assert_eq!(code, "ValidationError");
+    assert!(
+        message.contains("already part of Auto Scaling group web"),
+        "{message}"
+    );
+    let (code, message) = failure(attach(&["i-a", "i-b", "i-c", "i-d"]).await);
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("max size"), "{message}");
+    let (code, _) = failure(
+        c.attach_instances()
+            .auto_scaling_group_name("nope")
+            .instance_ids(&outside)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+
+    // Detach with a decrement: the VM keeps running untagged, out of the group for good.
+    let out = c
+        .detach_instances()
+        .auto_scaling_group_name("web")
+        .instance_ids(&outside)
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.activities()[0]
+        .cause()
+        .unwrap()
+        .contains("shrinking the capacity from 2 to 1"));
+    w.run_for(10).await;
+    assert_eq!(in_service(&w, &u, "web").await, first);
+    assert!(
+        w.hotel.alive().contains(&outside),
+        "detached, not terminated"
+    );
+    assert!(!w.hotel.tags_of(&outside).contains_key("phantom:group"));
+    // Without a decrement: a replacement is launched.
+    c.detach_instances()
+        .auto_scaling_group_name("web")
+        .instance_ids(&first[0])
+        .should_decrement_desired_capacity(false)
+        .send()
+        .await
+        .unwrap();
+    let now = w
+        .until(10, "a replacement InService", async || {
+            let ids = in_service(&w, &u, "web").await;
+            (ids.len() == 1 && ids != first).then_some(ids)
+        })
+        .await;
+    assert!(w.hotel.alive().contains(&first[0]));
+    assert_eq!(
+        w.hotel.alive().len(),
+        3,
+        "two detached VMs and the replacement"
+    );
+    let (code, _) = failure(
+        c.detach_instances()
+            .auto_scaling_group_name("web")
+            .instance_ids(&first[0])
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError", "no longer in the group");
+    assert_eq!(now.len(), 1);
+}

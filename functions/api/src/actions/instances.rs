@@ -358,3 +358,169 @@ async fn standby(
     }
     Err(StoreError::Conflict.into())
 }
+
+/// AttachInstances: the VMs join at once as far as the group's size goes (the desired capacity
+/// grows with them, refused above MaxSize); the provisioner looks them up on the group's cloud,
+/// tags them as the group's and drops those that cannot join with a failed activity.
+pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let ids = instance_ids(&input);
+    let now = app.clock.now_ms();
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        let recorded = app.store.all_instances(&caller.user).await?;
+        for id in &ids {
+            if let Some((other, _)) = recorded.iter().find(|(_, m)| m.id == *id) {
+                return Err(ApiError::validation(format!(
+                    "The instance {id} is already part of Auto Scaling group {other}."
+                )));
+            }
+        }
+        let n = ids.len() as i64;
+        if g.desired + n > g.max {
+            return Err(ApiError::validation(format!(
+                "Cannot attach {n} instances to {name}: its desired capacity {} would exceed its max size {}.",
+                g.desired, g.max
+            )));
+        }
+        let protect = g.target().protect_new;
+        let ctx = context(app, &g);
+        let r = Record {
+            put: ids
+                .iter()
+                .map(|id| Member {
+                    id: id.to_string(),
+                    zone: String::new(),
+                    lifecycle: Lifecycle::Attaching,
+                    healthy: true,
+                    launched_ms: now,
+                    protected: protect,
+                    launch_configuration: String::new(),
+                    instance_type: String::new(),
+                    waits: Vec::new(),
+                    rev: 0,
+                })
+                .collect(),
+            desired: Some(g.desired + n),
+            activities: ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    let from = g.desired + i as i64;
+                    activity::attaching(&ctx, id, from, from + 1)
+                })
+                .collect(),
+            ..Record::default()
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => {
+                super::reconcile(app, caller, name, "AttachInstances").await;
+                return Ok(None);
+            }
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}
+
+/// DetachInstances: InService or Standby instances leave the group (the provisioner removes its
+/// tags and forgets them; the VMs keep running); with a decrement the desired capacity drops with
+/// the InService ones (refused below MinSize), without it replacements are launched.
+pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let name = string(&input, "AutoScalingGroupName");
+    let ids = instance_ids(&input);
+    let decrement = input["ShouldDecrementDesiredCapacity"]
+        .as_bool()
+        .unwrap_or(false);
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        let members = app.store.instances(&caller.user, name).await?;
+        let mut put = Vec::new();
+        let mut serving = 0;
+        for id in &ids {
+            let m = members
+                .iter()
+                .find(|m| m.id == *id)
+                .ok_or_else(|| not_in_group(id, name))?;
+            match m.lifecycle {
+                Lifecycle::InService => serving += 1,
+                Lifecycle::Standby => {}
+                _ => {
+                    return Err(ApiError::validation(format!(
+                        "The instance {id} is not in InService or Standby."
+                    )))
+                }
+            }
+            put.push(Member {
+                lifecycle: Lifecycle::Detaching,
+                ..m.clone()
+            });
+        }
+        if put.is_empty() {
+            return Ok(Some(json!({ "Activities": [] })));
+        }
+        let desired = (decrement && serving > 0).then_some(g.desired - serving);
+        if desired.is_some_and(|d| d < g.min) {
+            return Err(ApiError::validation(format!(
+                "Cannot decrement the desired capacity of {name} below its min size ({}): {serving} instances detached from a desired capacity of {}.",
+                g.min, g.desired
+            )));
+        }
+        let ctx = context(app, &g);
+        let mut from = g.desired;
+        let activities: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let was_serving = members
+                    .iter()
+                    .any(|m| m.id == *id && m.lifecycle == Lifecycle::InService);
+                let shrink = (desired.is_some() && was_serving).then(|| {
+                    from -= 1;
+                    (from + 1, from)
+                });
+                activity::detaching(&ctx, id, shrink)
+            })
+            .collect();
+        let r = Record {
+            put,
+            desired,
+            activities,
+            ..Record::default()
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => {
+                super::reconcile(app, caller, name, "DetachInstances").await;
+                let docs: Vec<&Value> = r.activities.iter().map(|a| &a.doc).collect();
+                return Ok(Some(json!({ "Activities": docs })));
+            }
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}
+
+fn instance_ids(input: &Value) -> Vec<&str> {
+    input["InstanceIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}

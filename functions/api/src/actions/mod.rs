@@ -112,6 +112,12 @@ pub const ACTIONS: &[(&str, Handler)] = &[
     ("DescribeLifecycleHookTypes", |a, c, i| {
         Box::pin(lifecycle_hooks::hook_types(a, c, i))
     }),
+    ("AttachInstances", |a, c, i| {
+        Box::pin(instances::attach(a, c, i))
+    }),
+    ("DetachInstances", |a, c, i| {
+        Box::pin(instances::detach(a, c, i))
+    }),
     ("EnterStandby", |a, c, i| {
         Box::pin(instances::enter_standby(a, c, i))
     }),

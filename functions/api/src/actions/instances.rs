@@ -122,6 +122,57 @@ async fn write_found(
     Err(StoreError::Conflict.into())
 }
 
+/// Writes the record `make` gives for the named group and its instances (none: nothing to
+/// write), retrying from a fresh read when the group or a record moved under it; with `reason`,
+/// the provisioner is asked to look afterwards.
+async fn write_group(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+    reason: Option<&str>,
+    make: impl Fn(&Group, &[Member]) -> ApiResult<Option<Record>>,
+) -> ApiResult<Option<Record>> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(g) = app.store.group(&caller.user, name).await? else {
+            return Err(group_not_found(name));
+        };
+        if g.deleting() {
+            return Err(pending_delete(name));
+        }
+        let members = app.store.instances(&caller.user, name).await?;
+        let Some(r) = make(&g, &members)? else {
+            return Ok(None);
+        };
+        match app.store.record(&caller.user, &g, &r).await {
+            Ok(()) => {
+                if let Some(reason) = reason {
+                    super::reconcile(app, caller, name, reason).await;
+                }
+                return Ok(Some(r));
+            }
+            Err(StoreError::Conflict) => continue,
+            Err(StoreError::NotFound) => return Err(group_not_found(name)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Conflict.into())
+}
+
+/// The record's activities, as actions that return them answer.
+fn activities_of(r: Option<Record>) -> Option<Value> {
+    let docs: Vec<Value> = r
+        .map(|r| r.activities.into_iter().map(|a| a.doc).collect())
+        .unwrap_or_default();
+    Some(json!({ "Activities": docs }))
+}
+
+fn member<'a>(members: &'a [Member], id: &str, group: &str) -> ApiResult<&'a Member> {
+    members
+        .iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| not_in_group(id, group))
+}
+
 pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let id = string(&input, "InstanceId");
     let decrement = input["ShouldDecrementDesiredCapacity"]
@@ -205,26 +256,11 @@ pub async fn set_health(app: &App, caller: &Caller, input: Value) -> ApiResult<O
 pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let name = string(&input, "AutoScalingGroupName");
     let protect = input["ProtectedFromScaleIn"].as_bool().unwrap_or(false);
-    let ids: Vec<&str> = input["InstanceIds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
-        if g.deleting() {
-            return Err(pending_delete(name));
-        }
-        let members = app.store.instances(&caller.user, name).await?;
+    let ids = instance_ids(&input);
+    write_group(app, caller, name, None, |_g, members| {
         let mut put = Vec::new();
         for id in &ids {
-            let m = members
-                .iter()
-                .find(|m| m.id == *id)
-                .ok_or_else(|| not_in_group(id, name))?;
+            let m = member(members, id, name)?;
             if m.protected != protect {
                 put.push(Member {
                     protected: protect,
@@ -232,21 +268,13 @@ pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResu
                 });
             }
         }
-        if put.is_empty() {
-            return Ok(None);
-        }
-        let r = Record {
+        Ok((!put.is_empty()).then(|| Record {
             put,
             ..Record::default()
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => return Ok(None),
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(name)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(StoreError::Conflict.into())
+        }))
+    })
+    .await?;
+    Ok(None)
 }
 
 pub async fn enter_standby(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
@@ -268,12 +296,7 @@ async fn standby(
     enter: bool,
 ) -> ApiResult<Option<Value>> {
     let name = string(input, "AutoScalingGroupName");
-    let ids: Vec<&str> = input["InstanceIds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let ids = instance_ids(input);
     let decrement = input["ShouldDecrementDesiredCapacity"]
         .as_bool()
         .unwrap_or(false);
@@ -282,20 +305,10 @@ async fn standby(
     } else {
         (Lifecycle::Standby, Lifecycle::Pending)
     };
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
-        if g.deleting() {
-            return Err(pending_delete(name));
-        }
-        let members = app.store.instances(&caller.user, name).await?;
+    let r = write_group(app, caller, name, Some("standby"), |g, members| {
         let mut put = Vec::new();
         for id in &ids {
-            let m = members
-                .iter()
-                .find(|m| m.id == *id)
-                .ok_or_else(|| not_in_group(id, name))?;
+            let m = member(members, id, name)?;
             if m.lifecycle != from {
                 return Err(ApiError::validation(format!(
                     "The instance {id} is not in {}.",
@@ -325,38 +338,29 @@ async fn standby(
             }
             (false, _) => Some(g.desired + n),
         };
-        let ctx = context(app, &g);
-        let activities: Vec<_> = ids
+        let ctx = context(app, g);
+        let step = if enter { -1 } else { 1 };
+        let activities = ids
             .iter()
             .enumerate()
             .map(|(i, id)| {
                 // Each instance's activity says how the capacity moved with it.
                 let change = desired.map(|_| {
-                    let step = if enter { -1 } else { 1 };
                     let before = g.desired + step * i as i64;
                     (before, before + step)
                 });
                 activity::standby(&ctx, id, enter, change)
             })
             .collect();
-        let r = Record {
+        Ok(Some(Record {
             put,
             desired,
             activities,
             ..Record::default()
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => {
-                super::reconcile(app, caller, name, "standby").await;
-                let docs: Vec<&Value> = r.activities.iter().map(|a| &a.doc).collect();
-                return Ok(Some(json!({ "Activities": docs })));
-            }
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(name)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(StoreError::Conflict.into())
+        }))
+    })
+    .await?;
+    Ok(activities_of(r))
 }
 
 /// AttachInstances: the VMs join at once as far as the group's size goes (the desired capacity
@@ -366,17 +370,17 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let name = string(&input, "AutoScalingGroupName");
     let ids = instance_ids(&input);
     let now = app.clock.now_ms();
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
-        if g.deleting() {
-            return Err(pending_delete(name));
-        }
+    // Read once: a VM attached to two groups at the same moment is caught by the provisioner,
+    // which tags it for the first and finds it another group's for the second.
+    let recorded = if ids.is_empty() {
+        Vec::new()
+    } else {
+        app.store.all_instances(&caller.user).await?
+    };
+    write_group(app, caller, name, Some("AttachInstances"), |g, _| {
         if ids.is_empty() {
             return Ok(None);
         }
-        let recorded = app.store.all_instances(&caller.user).await?;
         for id in &ids {
             if let Some((other, _)) = recorded.iter().find(|(_, m)| m.id == *id) {
                 return Err(ApiError::validation(format!(
@@ -392,8 +396,8 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
             )));
         }
         let protect = g.target().protect_new;
-        let ctx = context(app, &g);
-        let r = Record {
+        let ctx = context(app, g);
+        Ok(Some(Record {
             put: ids
                 .iter()
                 .map(|id| Member {
@@ -419,18 +423,10 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
                 })
                 .collect(),
             ..Record::default()
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => {
-                super::reconcile(app, caller, name, "AttachInstances").await;
-                return Ok(None);
-            }
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(name)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(StoreError::Conflict.into())
+        }))
+    })
+    .await?;
+    Ok(None)
 }
 
 /// DetachInstances: InService or Standby instances leave the group (the provisioner removes its
@@ -442,23 +438,13 @@ pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let decrement = input["ShouldDecrementDesiredCapacity"]
         .as_bool()
         .unwrap_or(false);
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
-        if g.deleting() {
-            return Err(pending_delete(name));
-        }
-        let members = app.store.instances(&caller.user, name).await?;
+    let r = write_group(app, caller, name, Some("DetachInstances"), |g, members| {
         let mut put = Vec::new();
-        let mut serving = 0;
+        let mut serving = Vec::new();
         for id in &ids {
-            let m = members
-                .iter()
-                .find(|m| m.id == *id)
-                .ok_or_else(|| not_in_group(id, name))?;
+            let m = member(members, id, name)?;
             match m.lifecycle {
-                Lifecycle::InService => serving += 1,
+                Lifecycle::InService => serving.push(*id),
                 Lifecycle::Standby => {}
                 _ => {
                     return Err(ApiError::validation(format!(
@@ -472,48 +458,37 @@ pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
             });
         }
         if put.is_empty() {
-            return Ok(Some(json!({ "Activities": [] })));
+            return Ok(None);
         }
-        let desired = (decrement && serving > 0).then_some(g.desired - serving);
+        let n = serving.len() as i64;
+        let desired = (decrement && n > 0).then_some(g.desired - n);
         if desired.is_some_and(|d| d < g.min) {
             return Err(ApiError::validation(format!(
-                "Cannot decrement the desired capacity of {name} below its min size ({}): {serving} instances detached from a desired capacity of {}.",
+                "Cannot decrement the desired capacity of {name} below its min size ({}): {n} instances detached from a desired capacity of {}.",
                 g.min, g.desired
             )));
         }
-        let ctx = context(app, &g);
+        let ctx = context(app, g);
         let mut from = g.desired;
-        let activities: Vec<_> = ids
+        let activities = ids
             .iter()
             .map(|id| {
-                let was_serving = members
-                    .iter()
-                    .any(|m| m.id == *id && m.lifecycle == Lifecycle::InService);
-                let shrink = (desired.is_some() && was_serving).then(|| {
+                let shrink = (desired.is_some() && serving.contains(id)).then(|| {
                     from -= 1;
                     (from + 1, from)
                 });
                 activity::detaching(&ctx, id, shrink)
             })
             .collect();
-        let r = Record {
+        Ok(Some(Record {
             put,
             desired,
             activities,
             ..Record::default()
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => {
-                super::reconcile(app, caller, name, "DetachInstances").await;
-                let docs: Vec<&Value> = r.activities.iter().map(|a| &a.doc).collect();
-                return Ok(Some(json!({ "Activities": docs })));
-            }
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(name)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(StoreError::Conflict.into())
+        }))
+    })
+    .await?;
+    Ok(activities_of(r))
 }
 
 fn instance_ids(input: &Value) -> Vec<&str> {

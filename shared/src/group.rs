@@ -183,11 +183,20 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         .unwrap_or_default()
         .to_string();
     refuse_unsupported(input)?;
-    let Some(lc) = input["LaunchConfigurationName"].as_str() else {
+    let sources = [
+        "LaunchConfigurationName",
+        "LaunchTemplate",
+        "MixedInstancesPolicy",
+    ]
+    .iter()
+    .filter(|k| input.get(**k).is_some())
+    .count();
+    if sources != 1 {
         return Err(ApiError::validation(
-            "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.",
+            "Valid requests must contain exactly one of LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
         ));
-    };
+    }
+    let lc = input["LaunchConfigurationName"].as_str();
     let min = input["MinSize"].as_i64().unwrap_or_default();
     let max = input["MaxSize"].as_i64().unwrap_or_default();
     let desired = input["DesiredCapacity"].as_i64().unwrap_or(min);
@@ -198,7 +207,6 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     let mut doc = json!({
         "AutoScalingGroupName": name,
         "AutoScalingGroupARN": arn(ctx.region, ctx.account, &ctx.id, &name),
-        "LaunchConfigurationName": lc,
         "DefaultCooldown": 300,
         "HealthCheckType": "EC2",
         "HealthCheckGracePeriod": 0,
@@ -232,7 +240,8 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     Ok(Group {
         name,
         id: ctx.id,
-        launch_configuration: lc.to_string(),
+        // A group from a launch template has no launch configuration.
+        launch_configuration: lc.unwrap_or_default().to_string(),
         cloud: ctx.cloud,
         min,
         max,
@@ -292,13 +301,12 @@ fn check_settings(input: &Value) -> ApiResult<()> {
 }
 
 fn refuse_unsupported(input: &Value) -> ApiResult<()> {
-    for unsupported in ["LaunchTemplate", "MixedInstancesPolicy", "InstanceId"] {
-        if input.get(unsupported).is_some() {
-            return Err(ApiError::validation(format!(
-                "Phantom launches from launch configurations: {unsupported} is not supported, give LaunchConfigurationName."
-            )));
-        }
+    if input.get("InstanceId").is_some() {
+        return Err(ApiError::validation(
+            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
+        ));
     }
+    crate::template::of(input)?;
     Ok(())
 }
 
@@ -340,8 +348,28 @@ pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
     check_sizes(min, max, desired)?;
     let mut next = g.clone();
     copy_settings(input, &mut next.doc);
+    // A new source replaces the old one, whichever kind each is.
+    let doc = next
+        .doc
+        .as_object_mut()
+        .expect("a group document is an object");
     if let Some(lc) = input["LaunchConfigurationName"].as_str() {
+        if input.get("LaunchTemplate").is_some() || input.get("MixedInstancesPolicy").is_some() {
+            return Err(ApiError::validation(
+                "Give one of LaunchConfigurationName, LaunchTemplate or MixedInstancesPolicy.",
+            ));
+        }
         next.launch_configuration = lc.to_string();
+        doc.remove("LaunchTemplate");
+        doc.remove("MixedInstancesPolicy");
+    } else if input.get("LaunchTemplate").is_some() {
+        next.launch_configuration = String::new();
+        doc.remove("LaunchConfigurationName");
+        doc.remove("MixedInstancesPolicy");
+    } else if input.get("MixedInstancesPolicy").is_some() {
+        next.launch_configuration = String::new();
+        doc.remove("LaunchConfigurationName");
+        doc.remove("LaunchTemplate");
     }
     // Zones or subnets: the new ones replace both (a group has one or the other).
     if input.get("VPCZoneIdentifier").is_some() && input.get("AvailabilityZones").is_none() {

@@ -25,6 +25,7 @@ pub mod shapes;
 pub mod sigv4;
 pub mod store;
 pub mod tags;
+pub mod template;
 pub mod time;
 pub mod xml;
 

@@ -123,6 +123,18 @@ fn camel(name: &str) -> String {
 }
 
 /// Shows a value in a message without echoing megabytes back.
+/// A launch template's name or id may end in `@<cloud>` (Phantom's way to say which cloud holds
+/// it, as launch configuration names do): the model's pattern applies to the part before it.
+fn without_cloud<'a>(path: &str, raw: &'a str) -> &'a str {
+    let member = path.rsplit('.').next().unwrap_or(path).to_ascii_lowercase();
+    if member == "launchtemplatename" || member == "launchtemplateid" {
+        if let Some((name, _cloud)) = raw.rsplit_once('@') {
+            return name;
+        }
+    }
+    raw
+}
+
 fn shown(v: &str) -> String {
     const MAX: usize = 64;
     if v.chars().count() > MAX {
@@ -274,7 +286,7 @@ impl Decoder<'_> {
                     );
                 }
                 if let Some(p) = pattern {
-                    if !crate::patterns::matches(p, raw) {
+                    if !crate::patterns::matches(p, without_cloud(path, raw)) {
                         self.fail(
                             Some(raw),
                             path,

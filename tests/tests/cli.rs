@@ -558,3 +558,51 @@ fn the_tools_actions_through_the_cli() {
         json!([])
     );
 }
+
+/// A group from a launch template made on the cloud with `aws ec2 create-launch-template`: the
+/// cloud (moto's EC2) resolves it at RunInstances.
+#[test]
+fn a_group_from_a_launch_template_on_the_cloud() {
+    let s = stack();
+    let u = s.new_user("cli-lt");
+    let made = s.ec2(
+        "hotel",
+        &[
+            "create-launch-template",
+            "--launch-template-name",
+            &format!("{}-web", u.name),
+            "--launch-template-data",
+            r#"{"ImageId": "ami-1e749f67", "InstanceType": "t3.small"}"#,
+        ],
+    );
+    assert!(made["LaunchTemplate"]["LaunchTemplateId"].is_string());
+    let template = format!("LaunchTemplateName={}-web@hotel,Version=$Latest", u.name);
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "from-lt",
+            "--launch-template",
+            &template,
+            "--min-size",
+            "1",
+            "--max-size",
+            "2",
+        ],
+    )
+    .json();
+    let g = phantom_e2e::stack::eventually(60, "the template's VM InService", || {
+        let g = describe_group(&u, "from-lt")?;
+        (g["Instances"][0]["LifecycleState"] == "InService").then_some(g)
+    });
+    assert_eq!(
+        g["LaunchTemplate"]["LaunchTemplateName"],
+        format!("{}-web@hotel", u.name)
+    );
+    assert_eq!(g["LaunchTemplate"]["Version"], "$Latest");
+    let vms = s.vms("hotel", &u.name, "from-lt");
+    assert_eq!(vms.len(), 1);
+    assert_eq!(vms[0]["InstanceType"], "t3.small");
+    assert_eq!(vms[0]["ImageId"], "ami-1e749f67");
+}

@@ -23,9 +23,8 @@ mod sweep;
 pub use sweep::SweepReport;
 
 use phantom::activity::Context;
-use phantom::cloud::{
-    launch_request, Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
-};
+use phantom::cloud::launch::{requests, try_another_type, Source};
+use phantom::cloud::{Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
@@ -410,19 +409,12 @@ impl Provisioner {
         plan: &Plan,
         acted: &mut Acted,
     ) -> Result<(), StoreError> {
-        let Some(lc) = self
-            .store
-            .launch_config(owner, &g.launch_configuration)
-            .await?
-        else {
-            acted.launch_failed = Some(
-                CloudError::new(
-                    "LaunchConfigurationMissing",
-                    format!("launch configuration {} not found", g.launch_configuration),
-                )
-                .to_string(),
-            );
-            return Ok(());
+        let source = match self.source(owner, g).await? {
+            Ok(source) => source,
+            Err(e) => {
+                acted.launch_failed = Some(e.to_string());
+                return Ok(());
+            }
         };
         let tags = group_tags(g, owner);
         let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
@@ -432,34 +424,74 @@ impl Provisioner {
                 .or_default() += 1;
         }
         let protect = g.target().protect_new;
-        for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
-            let req = launch_request(
-                &lc.doc,
+        'places: for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
+            let tries = requests(
+                &source,
                 count,
                 &Placement { zone, subnet },
                 format!("{}-{}-{i}", g.id, g.launch_seq),
                 tags.clone(),
             );
-            match cloud.launch(&req).await {
-                Ok(vms) => acted.launched.extend(vms.into_iter().map(|s| Member {
-                    id: s.id,
-                    zone: s.zone,
-                    lifecycle: Lifecycle::Pending,
-                    healthy: true,
-                    launched_ms: s.launched_ms,
-                    protected: protect,
-                    launch_configuration: g.launch_configuration.clone(),
-                    instance_type: s.instance_type,
-                    waits: Vec::new(),
-                    rev: 0,
-                })),
-                Err(e) => {
-                    acted.launch_failed = Some(e.to_string());
-                    break;
+            let last = tries.len() - 1;
+            for (k, req) in tries.iter().enumerate() {
+                match cloud.launch(req).await {
+                    Ok(vms) => {
+                        acted.launched.extend(vms.into_iter().map(|s| Member {
+                            id: s.id,
+                            zone: s.zone,
+                            lifecycle: Lifecycle::Pending,
+                            healthy: true,
+                            launched_ms: s.launched_ms,
+                            protected: protect,
+                            launch_configuration: g.launch_configuration.clone(),
+                            instance_type: s.instance_type,
+                            waits: Vec::new(),
+                            rev: 0,
+                        }));
+                        continue 'places;
+                    }
+                    Err(e) if k < last && try_another_type(&e) => {
+                        tracing::info!(group = g.name, error = %e, "no room for this instance type; trying the next override");
+                    }
+                    Err(e) => {
+                        acted.launch_failed = Some(e.to_string());
+                        break 'places;
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// What the group launches from: its launch configuration, or its launch template.
+    async fn source(
+        &self,
+        owner: &str,
+        g: &Group,
+    ) -> Result<Result<Source, CloudError>, StoreError> {
+        if g.launch_configuration.is_empty() {
+            return Ok(match phantom::template::of(&g.doc) {
+                Ok(Some(spec)) => Ok(Source::Template(spec)),
+                Ok(None) => Err(CloudError::new(
+                    "NoLaunchSource",
+                    "the group has neither a launch configuration nor a launch template",
+                )),
+                Err(e) => Err(CloudError::new("InvalidLaunchTemplate", e.message)),
+            });
+        }
+        Ok(
+            match self
+                .store
+                .launch_config(owner, &g.launch_configuration)
+                .await?
+            {
+                Some(lc) => Ok(Source::Config(lc.doc)),
+                None => Err(CloudError::new(
+                    "LaunchConfigurationMissing",
+                    format!("launch configuration {} not found", g.launch_configuration),
+                )),
+            },
+        )
     }
 
     /// The cloud could not be looked at: a failed activity and a backoff, then a retry.

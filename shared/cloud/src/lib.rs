@@ -8,9 +8,9 @@ use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{
     BlockDeviceMapping, EbsBlockDevice, Filter, HttpTokensState, IamInstanceProfileSpecification,
     InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
-    InstanceNetworkInterfaceSpecification, InstanceType, MarketType, Placement as Ec2Placement,
-    ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification, Tenancy,
-    VolumeType,
+    InstanceNetworkInterfaceSpecification, InstanceType, LaunchTemplateSpecification, MarketType,
+    Placement as Ec2Placement, ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag,
+    TagSpecification, Tenancy, VolumeType,
 };
 use phantom::cloud::launch::{BlockDevice, Network, Profile};
 use phantom::cloud::{
@@ -155,6 +155,15 @@ impl Cloud for Ec2 {
                 InstanceMarketOptionsRequest::builder()
                     .market_type(MarketType::Spot)
                     .spot_options(SpotMarketOptions::builder().max_price(price).build())
+                    .build(),
+            );
+        }
+        if let Some(t) = &l.template {
+            req = req.launch_template(
+                LaunchTemplateSpecification::builder()
+                    .set_launch_template_id(t.id.clone())
+                    .set_launch_template_name(t.name.clone())
+                    .version(&t.version)
                     .build(),
             );
         }

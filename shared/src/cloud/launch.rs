@@ -27,6 +27,9 @@ pub struct LaunchRequest {
     pub tenancy: Option<String>,
     pub network: Network,
     pub tags: Vec<(String, String)>,
+    /// A launch template on the cloud: the image and the rest come from it, and the fields above
+    /// (an instance type, the placement, the tags) override it.
+    pub template: Option<crate::template::TemplateRef>,
 }
 
 /// An instance profile by name or by ARN.
@@ -95,6 +98,103 @@ fn text(v: &Value) -> Option<String> {
 
 fn int(v: &Value) -> Option<i32> {
     v.as_i64().and_then(|n| i32::try_from(n).ok())
+}
+
+/// What a group launches from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A launch configuration's document.
+    Config(Value),
+    Template(crate::template::Spec),
+}
+
+/// The requests for `count` VMs at one placement, in the order to try: one for a launch
+/// configuration; for a template, one per override instance type (the next is tried when the
+/// cloud has no capacity for the one before), each with its own token, since a token may not be
+/// reused with other parameters.
+pub fn requests(
+    source: &Source,
+    count: i32,
+    placement: &Placement,
+    token: String,
+    tags: Vec<(String, String)>,
+) -> Vec<LaunchRequest> {
+    match source {
+        Source::Config(lc) => vec![launch_request(lc, count, placement, token, tags)],
+        Source::Template(spec) if spec.instance_types.is_empty() => vec![template_request(
+            &spec.template,
+            None,
+            count,
+            placement,
+            token,
+            tags,
+        )],
+        Source::Template(spec) => spec
+            .instance_types
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                let token = if k == 0 {
+                    token.clone()
+                } else {
+                    format!("{token}-{k}")
+                };
+                template_request(
+                    &spec.template,
+                    Some(t.clone()),
+                    count,
+                    placement,
+                    token,
+                    tags.clone(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Whether a refusal means "no room for this instance type here": try the next override.
+pub fn try_another_type(e: &crate::cloud::CloudError) -> bool {
+    matches!(
+        e.code.as_str(),
+        "InsufficientInstanceCapacity" | "InstanceLimitExceeded" | "Unsupported"
+    )
+}
+
+/// `count` VMs of a launch template at `placement`, of `instance_type` if given (a mixed
+/// instances override) or the template's own, idempotent by `client_token`, tagged `tags`.
+pub fn template_request(
+    template: &crate::template::TemplateRef,
+    instance_type: Option<String>,
+    count: i32,
+    placement: &Placement,
+    client_token: String,
+    tags: Vec<(String, String)>,
+) -> LaunchRequest {
+    LaunchRequest {
+        count,
+        client_token,
+        image_id: None,
+        instance_type,
+        key_name: None,
+        user_data: None,
+        kernel_id: None,
+        ramdisk_id: None,
+        ebs_optimized: None,
+        monitoring: None,
+        iam_profile: None,
+        spot_price: None,
+        metadata: None,
+        block_devices: Vec::new(),
+        zone: placement.zone.clone(),
+        tenancy: None,
+        network: Network::Plain {
+            subnet: placement.subnet.clone(),
+            group_ids: Vec::new(),
+            group_names: Vec::new(),
+        },
+        tags,
+        template: Some(template.clone()),
+    }
 }
 
 /// `count` VMs of launch configuration `lc` (botocore's `LaunchConfiguration` document) at
@@ -175,6 +275,7 @@ pub fn launch_request(
         tenancy: text(&lc["PlacementTenancy"]),
         network,
         tags,
+        template: None,
     }
 }
 

@@ -71,6 +71,12 @@ struct State {
     latency: Duration,
     lose_answers: usize,
     capacity: Option<usize>,
+    /// Launch templates by id: (name, image, instance type).
+    templates: BTreeMap<String, (String, String, String)>,
+    /// A cloud whose EC2 API has no launch templates refuses RunInstances with one.
+    no_templates: bool,
+    /// Instance types this cloud has no capacity for (InsufficientInstanceCapacity).
+    short_of: BTreeSet<String>,
 }
 
 pub struct MemoryCloud {
@@ -141,6 +147,27 @@ impl MemoryCloud {
     /// New VMs stay pending this long (on the cloud's clock) before they run.
     pub fn set_boot_time(&self, boot: Duration) {
         self.state().boot_ms = boot.as_millis() as i64;
+    }
+
+    /// A launch template `name` (image, instance type); returns its id.
+    pub fn add_template(&self, name: &str, image: &str, instance_type: &str) -> String {
+        let mut st = self.state();
+        let id = format!("lt-{:017x}", st.templates.len() + 1);
+        st.templates.insert(
+            id.clone(),
+            (name.into(), image.into(), instance_type.into()),
+        );
+        id
+    }
+
+    /// This cloud's EC2 API has no launch templates.
+    pub fn without_templates(&self) {
+        self.state().no_templates = true;
+    }
+
+    /// Launches of this instance type fail with InsufficientInstanceCapacity.
+    pub fn short_of(&self, instance_type: &str) {
+        self.state().short_of.insert(instance_type.into());
     }
 
     /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
@@ -304,7 +331,52 @@ impl MemoryCloud {
         if let Some(e) = &st.refuse {
             return Err(e.clone());
         }
-        if let (Some(images), Some(image)) = (&self.images, &req.image_id) {
+        // A template gives the image and the type unless the request overrides the type.
+        let mut image_id = req.image_id.clone();
+        let mut instance_type = req.instance_type.clone();
+        if let Some(t) = &req.template {
+            if st.no_templates {
+                return Err(CloudError::new(
+                    "UnsupportedOperation",
+                    "The launch template parameter is not supported by this cloud.",
+                ));
+            }
+            let found = st.templates.iter().find(|(id, (name, _, _))| {
+                t.id.as_deref() == Some(id.as_str()) || t.name.as_deref() == Some(name.as_str())
+            });
+            let Some((_, (_, image, itype))) = found else {
+                return Err(match (&t.id, &t.name) {
+                    (Some(id), _) => CloudError::new(
+                        "InvalidLaunchTemplateId.NotFound",
+                        format!(
+                            "The specified launch template, with template ID {id}, does not exist."
+                        ),
+                    ),
+                    (_, name) => CloudError::new(
+                        "InvalidLaunchTemplateName.NotFoundException",
+                        format!(
+                            "The specified launch template, with template name {}, does not exist.",
+                            name.as_deref().unwrap_or_default()
+                        ),
+                    ),
+                });
+            };
+            image_id = Some(image.clone());
+            instance_type = instance_type.or(Some(itype.clone()));
+        }
+        if instance_type
+            .as_ref()
+            .is_some_and(|t| st.short_of.contains(t))
+        {
+            return Err(CloudError::new(
+                "InsufficientInstanceCapacity",
+                format!(
+                    "We currently do not have sufficient {} capacity.",
+                    instance_type.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        if let (Some(images), Some(image)) = (&self.images, &image_id) {
             if !images.contains(image) {
                 return Err(CloudError::new(
                     "InvalidAMIID.NotFound",
@@ -327,8 +399,8 @@ impl MemoryCloud {
             let mut vm = self.new_vm(
                 &mut st,
                 req.zone.clone(),
-                req.image_id.clone(),
-                req.instance_type.as_deref().unwrap_or("m1.small"),
+                image_id.clone(),
+                instance_type.as_deref().unwrap_or("m1.small"),
                 now,
                 Some(req.client_token.clone()),
             );

@@ -756,11 +756,16 @@ impl Groups for DynamoStore {
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
-        let result = self
+        let mut tx = self
             .db
             .transact_write_items()
-            .transact_items(TransactWriteItem::builder().put(put).build())
-            .transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "ADD")?)
+            .transact_items(TransactWriteItem::builder().put(put).build());
+        // A group from a launch template marks no launch configuration.
+        let marks = !g.launch_configuration.is_empty();
+        if marks {
+            tx = tx.transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "ADD")?);
+        }
+        let result = tx
             .transact_items(self.count_group(user, &g.cloud, 1)?)
             .send()
             .await;
@@ -768,7 +773,7 @@ impl Groups for DynamoStore {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Exists),
-                Some([_, true, ..]) => Err(StoreError::NotFound),
+                Some([_, true, ..]) if marks => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }
@@ -864,15 +869,25 @@ impl Groups for DynamoStore {
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().update(update).build());
+        // The in-use mark moves with the launch configuration (a template group has none); the
+        // new one, if any, comes first so that its absence reads as NotFound.
         if old.launch_configuration != new.launch_configuration {
-            tx = tx
-                .transact_items(self.lc_mark(user, &new.launch_configuration, &old.name, "ADD")?)
-                .transact_items(self.lc_mark(
+            if !new.launch_configuration.is_empty() {
+                tx = tx.transact_items(self.lc_mark(
+                    user,
+                    &new.launch_configuration,
+                    &old.name,
+                    "ADD",
+                )?);
+            }
+            if !old.launch_configuration.is_empty() {
+                tx = tx.transact_items(self.lc_mark(
                     user,
                     &old.launch_configuration,
                     &old.name,
                     "DELETE",
                 )?);
+            }
         }
         match tx.send().await {
             Ok(_) => Ok(()),
@@ -913,11 +928,20 @@ impl Groups for DynamoStore {
             .expression_attribute_values(":v", n(g.version))
             .build()
             .map_err(unavailable)?;
-        let result = self
+        let mut tx = self
             .db
             .transact_write_items()
-            .transact_items(TransactWriteItem::builder().delete(delete).build())
-            .transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "DELETE")?)
+            .transact_items(TransactWriteItem::builder().delete(delete).build());
+        let marks = !g.launch_configuration.is_empty();
+        if marks {
+            tx = tx.transact_items(self.lc_mark(
+                user,
+                &g.launch_configuration,
+                &g.name,
+                "DELETE",
+            )?);
+        }
+        let result = tx
             .transact_items(self.count_group(user, &g.cloud, -1)?)
             .send()
             .await;
@@ -925,7 +949,7 @@ impl Groups for DynamoStore {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Conflict),
-                Some([_, true, ..]) => Err(StoreError::NotFound),
+                Some([_, true, ..]) if marks => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }

@@ -290,11 +290,14 @@ impl Groups for MemoryStore {
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &g.name);
+            let lc = owned(user, &g.launch_configuration);
             if st.groups.contains_key(&k) {
                 Err(StoreError::Exists)
-            } else if let Some((_, used_by)) = st.lcs.get_mut(&owned(user, &g.launch_configuration))
-            {
-                used_by.insert(g.name.clone());
+            } else if g.launch_configuration.is_empty() || st.lcs.contains_key(&lc) {
+                // A group from a launch template marks no launch configuration.
+                if let Some((_, used_by)) = st.lcs.get_mut(&lc) {
+                    used_by.insert(g.name.clone());
+                }
                 st.groups.insert(
                     k,
                     StoredGroup {
@@ -368,7 +371,10 @@ impl Groups for MemoryStore {
             let new_lc = owned(user, &new.launch_configuration);
             match st.groups.get(&k) {
                 Some(s) if s.group.version == old.version => {
-                    if moved && !st.lcs.contains_key(&new_lc) {
+                    if moved
+                        && !new.launch_configuration.is_empty()
+                        && !st.lcs.contains_key(&new_lc)
+                    {
                         Err(StoreError::NotFound)
                     } else {
                         if moved {
@@ -420,15 +426,22 @@ impl Groups for MemoryStore {
             let k = owned(user, &g.name);
             let lc = owned(user, &g.launch_configuration);
             match st.groups.get(&k) {
-                Some(s) if s.group.version == g.version => match st.lcs.get_mut(&lc) {
-                    Some((_, used_by)) => {
-                        used_by.remove(&g.name);
+                Some(s) if s.group.version == g.version => {
+                    let lc_ok = match st.lcs.get_mut(&lc) {
+                        Some((_, used_by)) => {
+                            used_by.remove(&g.name);
+                            true
+                        }
+                        None => g.launch_configuration.is_empty(),
+                    };
+                    if lc_ok {
                         st.groups.remove(&k);
                         *st.watch.entry(owned(&g.cloud, user)).or_default() -= 1;
                         Ok(())
+                    } else {
+                        Err(StoreError::NotFound)
                     }
-                    None => Err(StoreError::NotFound),
-                },
+                }
                 _ => Err(StoreError::Conflict),
             }
         };

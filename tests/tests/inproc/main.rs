@@ -7,6 +7,7 @@ mod crashes;
 mod hooks;
 mod provisioning;
 mod scale;
+mod templates;
 mod tools;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;

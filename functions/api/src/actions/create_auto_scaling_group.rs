@@ -4,6 +4,7 @@ use phantom::group::{self, NewGroupContext};
 use phantom::identity::Caller;
 use phantom::launch_config::unknown_cloud;
 use phantom::store::StoreError;
+use phantom::template;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 
@@ -21,12 +22,18 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         ),
         None => None,
     };
-    let cloud = match &lc {
-        Some(lc) => Some(
+    // Or the launch template's cloud (the cloud resolves the template when it launches).
+    let cloud_name = match (&lc, template::of(&input)?) {
+        (Some(lc), _) => Some(lc.cloud.clone()),
+        (None, Some(spec)) => Some(spec.cloud_or(app.config.default_cloud.as_deref())?),
+        (None, None) => None,
+    };
+    let cloud = match &cloud_name {
+        Some(name) => Some(
             app.store
-                .cloud(&lc.cloud)
+                .cloud(name)
                 .await?
-                .ok_or_else(|| unknown_cloud(&lc.cloud, &[]))?,
+                .ok_or_else(|| unknown_cloud(name, &[]))?,
         ),
         None => None,
     };

@@ -2,12 +2,13 @@ use super::{change_group, launch_config_not_found, string};
 use crate::App;
 use phantom::group;
 use phantom::identity::Caller;
+use phantom::template;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 
 /// Every setting of the model, checked as at creation; sizes as AWS adjusts them; a new launch
-/// configuration applies to VMs launched from now on. A group stays on its cloud: its VMs are
-/// watched there, so a launch configuration of another cloud is refused.
+/// configuration or template applies to VMs launched from now on. A group stays on its cloud: its
+/// VMs are watched there, so a launch configuration or template of another cloud is refused.
 pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let name = string(&input, "AutoScalingGroupName");
     // The launch configuration's cloud (the store re-checks that it exists when it moves the
@@ -22,11 +23,21 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         ),
         None => None,
     };
+    let template_cloud = match template::of(&input)? {
+        Some(spec) => Some(spec.cloud_or(app.config.default_cloud.as_deref())?),
+        None => None,
+    };
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {
         if let Some(cloud) = lc_cloud.as_deref().filter(|c| *c != g.cloud) {
             return Err(ApiError::validation(format!(
                 "The launch configuration {} is for cloud '{cloud}', but AutoScalingGroup {name} runs on cloud '{}': a group's launch configuration stays on its cloud.",
                 input["LaunchConfigurationName"].as_str().unwrap_or_default(),
+                g.cloud
+            )));
+        }
+        if let Some(cloud) = template_cloud.as_deref().filter(|c| *c != g.cloud) {
+            return Err(ApiError::validation(format!(
+                "The launch template is on cloud '{cloud}', but AutoScalingGroup {name} runs on cloud '{}': a group's launch template stays on its cloud.",
                 g.cloud
             )));
         }

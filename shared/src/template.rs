@@ -1,0 +1,221 @@
+//! Launch templates, pure: a group's `LaunchTemplate` or `MixedInstancesPolicy` (as
+//! CreateAutoScalingGroup and UpdateAutoScalingGroup take them and Describe gives them back), and
+//! what the provisioner asks the cloud for. The template lives on the group's cloud: `web@sierra`
+//! names template `web` on cloud `sierra` (an id may carry `@<cloud>` too), a name without `@`
+//! the default cloud. The cloud resolves the template at RunInstances, with the user's
+//! credentials there, as EC2 does for an AWS group.
+
+use crate::error::{ApiError, ApiResult};
+use serde_json::Value;
+
+/// Which template, as RunInstances names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateRef {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    /// `$Latest`, `$Default` or a version number.
+    pub version: String,
+}
+
+/// A group's template: which, on which cloud (`None`: the default cloud), and the instance types
+/// to try in order (a MixedInstancesPolicy's overrides; empty: the template's own type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    pub template: TemplateRef,
+    pub cloud: Option<String>,
+    pub instance_types: Vec<String>,
+}
+
+fn split_cloud(s: &str, what: &str) -> ApiResult<(String, Option<String>)> {
+    match s.rsplit_once('@') {
+        None => Ok((s.to_string(), None)),
+        Some((n, c)) if !n.is_empty() && !c.is_empty() => Ok((n.to_string(), Some(c.to_string()))),
+        Some(_) => Err(ApiError::validation(format!(
+            "{what} '{s}' must be <template>@<cloud>, both parts non-empty."
+        ))),
+    }
+}
+
+/// A `LaunchTemplateSpecification`.
+fn specification(v: &Value) -> ApiResult<(TemplateRef, Option<String>)> {
+    let (id, name) = (
+        v["LaunchTemplateId"].as_str(),
+        v["LaunchTemplateName"].as_str(),
+    );
+    let (id, name, cloud) = match (id, name) {
+        (Some(id), None) => {
+            let (id, cloud) = split_cloud(id, "LaunchTemplateId")?;
+            (Some(id), None, cloud)
+        }
+        (None, Some(name)) => {
+            let (name, cloud) = split_cloud(name, "LaunchTemplateName")?;
+            (None, Some(name), cloud)
+        }
+        _ => return Err(ApiError::validation(
+            "Valid requests must contain either launchTemplateId or LaunchTemplateName, not both.",
+        )),
+    };
+    let version = v["Version"].as_str().unwrap_or("$Default").to_string();
+    let numbered = !version.is_empty()
+        && version.bytes().all(|b| b.is_ascii_digit())
+        && !version.starts_with('0');
+    if !(version == "$Latest" || version == "$Default" || numbered) {
+        return Err(ApiError::validation(format!(
+            "Invalid launch template version '{version}': give $Latest, $Default or a version number."
+        )));
+    }
+    Ok((TemplateRef { id, name, version }, cloud))
+}
+
+/// The template of a group's input or document: `None` if it has neither `LaunchTemplate` nor
+/// `MixedInstancesPolicy`. What Phantom cannot honour is refused, never stored and ignored: spot
+/// capacity (its clouds have no spot market), weights, per-override templates, instance
+/// requirements, and any on-demand order other than the overrides' (`prioritized`).
+pub fn of(doc: &Value) -> ApiResult<Option<Spec>> {
+    if doc.get("LaunchTemplate").is_some() && doc.get("MixedInstancesPolicy").is_some() {
+        return Err(ApiError::validation(
+            "Give either LaunchTemplate or MixedInstancesPolicy, not both.",
+        ));
+    }
+    if let Some(lt) = doc.get("LaunchTemplate") {
+        let (template, cloud) = specification(lt)?;
+        return Ok(Some(Spec {
+            template,
+            cloud,
+            instance_types: Vec::new(),
+        }));
+    }
+    let Some(mip) = doc.get("MixedInstancesPolicy") else {
+        return Ok(None);
+    };
+    let lt = &mip["LaunchTemplate"];
+    if lt.get("LaunchTemplateSpecification").is_none() {
+        return Err(ApiError::validation(
+            "MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification is required.",
+        ));
+    }
+    let (template, cloud) = specification(&lt["LaunchTemplateSpecification"])?;
+    let mut instance_types = Vec::new();
+    for o in lt["Overrides"].as_array().into_iter().flatten() {
+        for unsupported in [
+            "WeightedCapacity",
+            "LaunchTemplateSpecification",
+            "InstanceRequirements",
+        ] {
+            if o.get(unsupported).is_some() {
+                return Err(ApiError::validation(format!(
+                    "Phantom does not support {unsupported} in a MixedInstancesPolicy override: give InstanceType only."
+                )));
+            }
+        }
+        let Some(t) = o["InstanceType"].as_str() else {
+            return Err(ApiError::validation(
+                "Each MixedInstancesPolicy override needs an InstanceType.",
+            ));
+        };
+        instance_types.push(t.to_string());
+    }
+    let dist = &mip["InstancesDistribution"];
+    if let Some(p) = dist["OnDemandPercentageAboveBaseCapacity"].as_i64() {
+        if p != 100 {
+            return Err(ApiError::validation(format!(
+                "OnDemandPercentageAboveBaseCapacity {p} asks for spot instances; Phantom's clouds have none: give 100."
+            )));
+        }
+    }
+    if let Some(s) = dist["OnDemandAllocationStrategy"].as_str() {
+        if s != "prioritized" {
+            return Err(ApiError::validation(format!(
+                "OnDemandAllocationStrategy '{s}' is not supported: Phantom tries the overrides in order (prioritized)."
+            )));
+        }
+    }
+    Ok(Some(Spec {
+        template,
+        cloud,
+        instance_types,
+    }))
+}
+
+impl Spec {
+    /// The cloud the template lives on: the one it names, else the default cloud.
+    pub fn cloud_or(&self, default_cloud: Option<&str>) -> ApiResult<String> {
+        self.cloud
+            .clone()
+            .or_else(|| default_cloud.map(str::to_string))
+            .ok_or_else(|| {
+                ApiError::validation(
+                    "The launch template names no cloud and no default cloud is set: use <template>@<cloud>.",
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_ids_versions_and_clouds() {
+        let s = of(
+            &json!({"LaunchTemplate": {"LaunchTemplateName": "web@sierra", "Version": "$Latest"}}),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.template.name.as_deref(), Some("web"));
+        assert_eq!(s.cloud.as_deref(), Some("sierra"));
+        assert_eq!(s.template.version, "$Latest");
+        let s = of(&json!({"LaunchTemplate": {"LaunchTemplateId": "lt-0abc"}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!((s.template.id.as_deref(), s.cloud), (Some("lt-0abc"), None));
+        assert_eq!(s.template.version, "$Default");
+        assert_eq!(of(&json!({"LaunchConfigurationName": "x"})).unwrap(), None);
+        for bad in [
+            json!({"LaunchTemplate": {}}),
+            json!({"LaunchTemplate": {"LaunchTemplateId": "lt-1", "LaunchTemplateName": "n"}}),
+            json!({"LaunchTemplate": {"LaunchTemplateName": "web@"}}),
+            json!({"LaunchTemplate": {"LaunchTemplateName": "web", "Version": "latest"}}),
+            json!({"LaunchTemplate": {"LaunchTemplateName": "web", "Version": "01"}}),
+        ] {
+            assert!(of(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mixed_instances_policies_give_the_types_in_order_and_refuse_spot() {
+        let mip = |dist: Value, overrides: Value| {
+            json!({"MixedInstancesPolicy": {
+                "LaunchTemplate": {
+                    "LaunchTemplateSpecification": {"LaunchTemplateName": "web@hotel", "Version": "2"},
+                    "Overrides": overrides},
+                "InstancesDistribution": dist}})
+        };
+        let s = of(&mip(
+            json!({"OnDemandAllocationStrategy": "prioritized", "OnDemandPercentageAboveBaseCapacity": 100}),
+            json!([{"InstanceType": "m5.large"}, {"InstanceType": "m4.large"}]),
+        ))
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.instance_types, ["m5.large", "m4.large"]);
+        assert_eq!(s.template.version, "2");
+        let refused = |d, o| of(&mip(d, o)).unwrap_err().message;
+        assert!(refused(
+            json!({"OnDemandPercentageAboveBaseCapacity": 50}),
+            json!([])
+        )
+        .contains("spot"));
+        assert!(refused(
+            json!({"OnDemandAllocationStrategy": "lowest-price"}),
+            json!([])
+        )
+        .contains("prioritized"));
+        assert!(refused(
+            json!({}),
+            json!([{"InstanceType": "a", "WeightedCapacity": "2"}])
+        )
+        .contains("WeightedCapacity"));
+        assert!(of(&json!({"MixedInstancesPolicy": {}})).is_err());
+    }
+}

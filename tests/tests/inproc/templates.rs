@@ -1,0 +1,238 @@
+//! Launch templates: groups from `LaunchTemplate` and `MixedInstancesPolicy`, the template read
+//! on the group's cloud when it launches (`web@sierra`), overrides tried in order, and what is
+//! refused.
+
+use crate::provisioning::{activities, converges};
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{
+    InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
+    MixedInstancesPolicy,
+};
+use phantom_e2e::world::{World, IMAGE};
+
+fn spec(name: &str, version: &str) -> LaunchTemplateSpecification {
+    LaunchTemplateSpecification::builder()
+        .launch_template_name(name)
+        .version(version)
+        .build()
+}
+
+#[tokio::test]
+async fn a_group_launches_from_a_template_on_its_cloud() {
+    let w = World::new().await;
+    let u = w.user("lt").await;
+    let c = w.sdk(&u);
+    w.hotel.add_template("web", IMAGE, "m5.large");
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_template(spec("web@hotel", "$Latest"))
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 2).await;
+    assert!(w.hotel.vms().iter().all(|v| v.instance_type == "m5.large"));
+    let g = group(&w, &u, "web").await.unwrap();
+    let lt = g.launch_template().unwrap();
+    assert_eq!(
+        (lt.launch_template_name(), lt.version()),
+        (Some("web@hotel"), Some("$Latest"))
+    );
+    assert_eq!(g.launch_configuration_name(), None);
+    assert!(g
+        .instances()
+        .iter()
+        .all(|i| i.launch_configuration_name().is_none() && i.instance_type() == Some("m5.large")));
+
+    // From a launch configuration to a template and back; the configuration is in use only
+    // while the group uses it.
+    create_lc(&w, &u, "old@hotel").await;
+    create_group(&w, &u, "moving", "old@hotel", 0, 2, 1).await;
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("moving")
+        .launch_template(spec("web@hotel", "1"))
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "moving").await.unwrap();
+    assert_eq!(g.launch_configuration_name(), None);
+    assert_eq!(g.launch_template().unwrap().version(), Some("1"));
+    c.delete_launch_configuration()
+        .launch_configuration_name("old@hotel")
+        .send()
+        .await
+        .expect("no longer in use");
+    let (code, message) = failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("moving")
+            .launch_template(spec("web@sierra", "$Latest"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("stays on its cloud"), "{message}");
+
+    // A template group is deleted like any other.
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "the template group gone", async || {
+        group(&w, &u, "web").await.is_none().then_some(())
+    })
+    .await;
+
+    // A template missing on the cloud: a failed activity with the cloud's words.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("ghost")
+        .launch_template(spec("nope@hotel", "$Default"))
+        .min_size(1)
+        .max_size(1)
+        .send()
+        .await
+        .unwrap();
+    w.run_for(3).await;
+    let acts = activities(&w, &u, "ghost").await;
+    assert!(
+        acts.iter().any(|a| a
+            .status_message()
+            .is_some_and(|m| m.contains("InvalidLaunchTemplateName.NotFoundException"))),
+        "{acts:?}"
+    );
+}
+
+#[tokio::test]
+async fn mixed_instances_overrides_are_tried_in_order() {
+    let w = World::new().await;
+    let u = w.user("mixed").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("batch", IMAGE, "t2.micro");
+    w.sierra.short_of("c5.large");
+    let policy = |strategy: &str, percent: i32| {
+        MixedInstancesPolicy::builder()
+            .launch_template(
+                LaunchTemplate::builder()
+                    .launch_template_specification(spec("batch@sierra", "$Latest"))
+                    .overrides(
+                        LaunchTemplateOverrides::builder()
+                            .instance_type("c5.large")
+                            .build(),
+                    )
+                    .overrides(
+                        LaunchTemplateOverrides::builder()
+                            .instance_type("m5.large")
+                            .build(),
+                    )
+                    .build(),
+            )
+            .instances_distribution(
+                InstancesDistribution::builder()
+                    .on_demand_allocation_strategy(strategy)
+                    .on_demand_percentage_above_base_capacity(percent)
+                    .build(),
+            )
+            .build()
+    };
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("batch")
+        .mixed_instances_policy(policy("prioritized", 100))
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "batch", 3).await;
+    assert!(
+        w.sierra.vms().iter().all(|v| v.instance_type == "m5.large"),
+        "c5.large has no capacity: the next override"
+    );
+    let g = group(&w, &u, "batch").await.unwrap();
+    let overrides = g
+        .mixed_instances_policy()
+        .unwrap()
+        .launch_template()
+        .unwrap()
+        .overrides();
+    assert_eq!(overrides.len(), 2, "described as given");
+
+    for (policy, want) in [
+        (policy("prioritized", 50), "spot"),
+        (policy("lowest-price", 100), "prioritized"),
+    ] {
+        let (code, message) = failure(
+            c.create_auto_scaling_group()
+                .auto_scaling_group_name("refused")
+                .mixed_instances_policy(policy)
+                .min_size(0)
+                .max_size(1)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError");
+        assert!(message.contains(want), "{message}");
+    }
+    create_lc(&w, &u, "lc@hotel").await;
+    let refusals = [
+        (
+            c.create_auto_scaling_group()
+                .launch_configuration_name("lc@hotel")
+                .launch_template(spec("batch@sierra", "$Latest")),
+            "exactly one",
+        ),
+        (
+            c.create_auto_scaling_group()
+                .launch_template(spec("batch@sierra", "latest")),
+            "Invalid launch template version",
+        ),
+        (
+            c.create_auto_scaling_group()
+                .launch_template(spec("batch@nowhere", "$Latest")),
+            "not registered",
+        ),
+        (
+            c.create_auto_scaling_group().launch_template(
+                LaunchTemplateSpecification::builder()
+                    .launch_template_id("lt-1@sierra")
+                    .launch_template_name("batch@sierra")
+                    .build(),
+            ),
+            "not both",
+        ),
+    ];
+    for (call, want) in refusals {
+        let (code, message) = failure(
+            call.auto_scaling_group_name("refused")
+                .min_size(0)
+                .max_size(1)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError");
+        assert!(message.contains(want), "{message}");
+    }
+    assert!(group(&w, &u, "refused").await.is_none(), "nothing written");
+
+    // A cloud whose EC2 API has no launch templates says so in the group's activities.
+    w.hotel.without_templates();
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("plain")
+        .launch_template(spec("any@hotel", "$Latest"))
+        .min_size(1)
+        .max_size(1)
+        .send()
+        .await
+        .unwrap();
+    w.run_for(3).await;
+    let acts = activities(&w, &u, "plain").await;
+    assert!(
+        acts.iter().any(|a| a
+            .status_message()
+            .is_some_and(|m| m.contains("not supported by this cloud"))),
+        "{acts:?}"
+    );
+}

@@ -552,7 +552,9 @@ mod tests {
     fn refuses_bad_groups() {
         for input in [
             json!({"AutoScalingGroupName": "g", "MinSize": 0, "MaxSize": 1}),
-            json!({"AutoScalingGroupName": "g", "LaunchTemplate": {"LaunchTemplateId": "lt"}, "MinSize": 0, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "LaunchTemplate": {"LaunchTemplateId": "lt", "Version": "x"}, "MinSize": 0, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "LaunchTemplate": {"LaunchTemplateId": "lt"}, "MinSize": 0, "MaxSize": 1}),
+            json!({"AutoScalingGroupName": "g", "InstanceId": "i-1", "MinSize": 0, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": -1, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "TerminationPolicies": ["Random"]}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "ELB"}),

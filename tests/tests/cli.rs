@@ -557,6 +557,9 @@ fn the_tools_actions_through_the_cli() {
         aws(&["describe-auto-scaling-notification-types"])["AutoScalingNotificationTypes"],
         json!([])
     );
+    let limits = aws(&["describe-account-limits"]);
+    assert_eq!(limits["MaxNumberOfLaunchConfigurations"], 200);
+    assert_eq!(limits["NumberOfAutoScalingGroups"], 1);
 }
 
 /// A group from a launch template made on the cloud with `aws ec2 create-launch-template`: the

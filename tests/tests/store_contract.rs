@@ -9,7 +9,7 @@ use phantom::launch_config::LaunchConfig;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::store::{
     Backoff, CloudCredentials, CloudRecord, DynamoStore, Lease, MemoryStore, Record, Store,
-    StoreError,
+    StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
 use phantom_e2e::{free_port, root};
 use serde_json::json;
@@ -521,6 +521,58 @@ async fn contract(s: &dyn Store, u: &str) {
     s.unwatch(&alice, "hotel").await.unwrap();
     s.unwatch(&alice, "hotel").await.unwrap();
     assert!(watched().await.is_empty());
+
+    // Account limits: the counts follow creations and deletions, and a creation past the limit
+    // is refused with nothing written.
+    let dave = format!("{u}dave");
+    s.create_user(&user(&dave), "s4").await.unwrap();
+    assert_eq!(s.usage(&dave).await.unwrap(), Usage::default());
+    for i in 0..MAX_LAUNCH_CONFIGS {
+        s.create_launch_config(&dave, &lc(&format!("lc{i:03}")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        s.create_launch_config(&dave, &lc("one-more")).await,
+        Err(StoreError::Limit)
+    );
+    assert!(s.launch_config(&dave, "one-more").await.unwrap().is_none());
+    assert_eq!(
+        s.create_launch_config(&dave, &lc("lc000")).await,
+        Err(StoreError::Exists),
+        "a taken name is Exists, whatever the count"
+    );
+    s.create_group(&dave, &group("g", "lc000", "dave-g"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.usage(&dave).await.unwrap(),
+        Usage {
+            groups: 1,
+            launch_configs: MAX_LAUNCH_CONFIGS
+        }
+    );
+    assert!(matches!(
+        s.delete_launch_config(&dave, "lc000").await,
+        Err(StoreError::InUse(_))
+    ));
+    s.delete_launch_config(&dave, "lc001").await.unwrap();
+    assert_eq!(
+        s.delete_launch_config(&dave, "lc001").await,
+        Err(StoreError::NotFound)
+    );
+    s.create_launch_config(&dave, &lc("one-more"))
+        .await
+        .unwrap();
+    let g = s.group(&dave, "g").await.unwrap().unwrap();
+    s.delete_group(&dave, &g).await.unwrap();
+    assert_eq!(
+        s.usage(&dave).await.unwrap(),
+        Usage {
+            groups: 0,
+            launch_configs: MAX_LAUNCH_CONFIGS
+        }
+    );
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@
 //! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
 //! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
+//! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
@@ -17,8 +18,8 @@
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, Watched, PARTITION_KEY, SORT_KEY,
-    TTL_ATTRIBUTE,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
+    MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::activity::Activity;
 use crate::group::{Group, DELETING};
@@ -45,6 +46,7 @@ const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 const WATCH: &str = "WATCH";
+const USAGE: &str = "USAGE";
 
 fn watch_key(user: &str, cloud: &str) -> Item {
     key(WATCH.into(), format!("{cloud}#{user}"))
@@ -648,55 +650,74 @@ impl Directory for DynamoStore {
 #[async_trait]
 impl LaunchConfigs for DynamoStore {
     async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
-        let result = self
-            .db
-            .put_item()
+        let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{LC}{}", lc.name))))
             .item("cloud", s(&lc.cloud))
             .item("doc", s(lc.doc.to_string()))
             .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        conditional(result, StoreError::Exists)
-    }
-
-    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
+            .build()
+            .map_err(unavailable)?;
         let result = self
             .db
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{LC}{name}"))))
-            .condition_expression("attribute_exists(pk) AND attribute_not_exists(used_by)")
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            )
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .transact_items(self.count_usage(user, "lcs", 1, MAX_LAUNCH_CONFIGS)?)
             .send()
             .await;
         match result {
             Ok(_) => Ok(()),
-            Err(e) => {
-                let Some(aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
-                    return Err(unavailable(e));
-                };
-                // DynamoDB returns the old item when it exists; an emulator may not, so look.
-                let old = match c.item() {
-                    Some(old) => Some(old.clone()),
-                    None => self.get(owner(user), format!("{LC}{name}")).await?,
-                };
-                match old {
-                    Some(old) => {
-                        let mut by = old
-                            .get("used_by")
-                            .and_then(|v| v.as_ss().ok())
-                            .cloned()
-                            .ok_or_else(|| corrupt(&old, "used_by", "a string set"))?;
-                        by.sort();
-                        Err(StoreError::InUse(by))
-                    }
-                    None => Err(StoreError::NotFound),
-                }
+            Err(e) => match cancelled_conditions(&e).as_deref() {
+                Some([true, ..]) => Err(StoreError::Exists),
+                Some([_, true]) => Err(StoreError::Limit),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    async fn usage(&self, user: &str) -> StoreResult<Usage> {
+        let Some(item) = self.get(owner(user), USAGE.into()).await? else {
+            return Ok(Usage::default());
+        };
+        // A count is added by the first write that needs it: absent means none yet.
+        Ok(Usage {
+            groups: opt_n(&item, "groups")?.unwrap_or(0),
+            launch_configs: opt_n(&item, "lcs")?.unwrap_or(0),
+        })
+    }
+
+    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{LC}{name}"))))
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(used_by)")
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().delete(delete).build())
+            .transact_items(self.count_usage(user, "lcs", -1, MAX_LAUNCH_CONFIGS)?)
+            .send()
+            .await;
+        let Err(e) = result else {
+            return Ok(());
+        };
+        if !matches!(cancelled_conditions(&e).as_deref(), Some([true, ..])) {
+            return Err(unavailable(e));
+        }
+        // Absent, or in use: the item says which.
+        match self.get(owner(user), format!("{LC}{name}")).await? {
+            Some(old) => {
+                let mut by = old
+                    .get("used_by")
+                    .and_then(|v| v.as_ss().ok())
+                    .cloned()
+                    .ok_or_else(|| corrupt(&old, "used_by", "a string set"))?;
+                by.sort();
+                Err(StoreError::InUse(by))
             }
+            None => Err(StoreError::NotFound),
         }
     }
 
@@ -767,6 +788,7 @@ impl Groups for DynamoStore {
         }
         let result = tx
             .transact_items(self.count_group(user, &g.cloud, 1)?)
+            .transact_items(self.count_usage(user, "groups", 1, MAX_GROUPS)?)
             .send()
             .await;
         match result {
@@ -774,6 +796,8 @@ impl Groups for DynamoStore {
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Exists),
                 Some([_, true, ..]) if marks => Err(StoreError::NotFound),
+                // The usage count is the last write.
+                Some(c) if c.last() == Some(&true) => Err(StoreError::Limit),
                 _ => Err(unavailable(e)),
             },
         }
@@ -943,6 +967,7 @@ impl Groups for DynamoStore {
         }
         let result = tx
             .transact_items(self.count_group(user, &g.cloud, -1)?)
+            .transact_items(self.count_usage(user, "groups", -1, MAX_GROUPS)?)
             .send()
             .await;
         match result {
@@ -1229,6 +1254,32 @@ impl DynamoStore {
             .build()
             .map_err(unavailable)?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Counts one of the user's groups or launch configurations (`what`: `groups`, `lcs`) on or
+    /// off, inside the transaction that creates or deletes it; counting on is conditional on the
+    /// count being under `max`.
+    fn count_usage(
+        &self,
+        user: &str,
+        what: &str,
+        by: i64,
+        max: i64,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), USAGE.into())))
+            .update_expression("ADD #n :by")
+            .expression_attribute_names("#n", what)
+            .expression_attribute_values(":by", n(by));
+        if by > 0 {
+            update = update
+                .condition_expression("attribute_not_exists(#n) OR #n < :max")
+                .expression_attribute_values(":max", n(max));
+        }
+        Ok(TransactWriteItem::builder()
+            .update(update.build().map_err(unavailable)?)
+            .build())
     }
 
     /// Counts a group on or off (user, cloud) on the health check's list, inside a transaction.

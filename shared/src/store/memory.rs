@@ -7,7 +7,8 @@
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, Watched,
+    LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
+    MAX_LAUNCH_CONFIGS,
 };
 use crate::fault::Tripwire;
 use crate::group::{Group, DELETING};
@@ -44,6 +45,17 @@ struct State {
     activities: BTreeMap<Owned, serde_json::Value>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
+}
+
+impl State {
+    /// Counted from what is stored: one lock holds the count and the write together.
+    fn usage(&self, user: &str) -> Usage {
+        let mine = |(u, _): &&Owned| u == user;
+        Usage {
+            groups: self.groups.keys().filter(mine).count() as i64,
+            launch_configs: self.lcs.keys().filter(mine).count() as i64,
+        }
+    }
 }
 
 pub struct MemoryStore {
@@ -227,8 +239,10 @@ impl LaunchConfigs for MemoryStore {
     async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
+            let count = st.usage(user).launch_configs;
             match st.lcs.entry(owned(user, &lc.name)) {
                 Entry::Occupied(_) => Err(StoreError::Exists),
+                Entry::Vacant(_) if count >= MAX_LAUNCH_CONFIGS => Err(StoreError::Limit),
                 Entry::Vacant(e) => {
                     e.insert((lc.clone(), BTreeSet::new()));
                     Ok(())
@@ -236,6 +250,11 @@ impl LaunchConfigs for MemoryStore {
             }
         };
         self.done(out).await
+    }
+
+    async fn usage(&self, user: &str) -> StoreResult<Usage> {
+        let out = self.state(1).usage(user);
+        self.done(Ok(out)).await
     }
 
     async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()> {
@@ -293,6 +312,8 @@ impl Groups for MemoryStore {
             let lc = owned(user, &g.launch_configuration);
             if st.groups.contains_key(&k) {
                 Err(StoreError::Exists)
+            } else if st.usage(user).groups >= MAX_GROUPS {
+                Err(StoreError::Limit)
             } else if g.launch_configuration.is_empty() || st.lcs.contains_key(&lc) {
                 // A group from a launch template marks no launch configuration.
                 if let Some((_, used_by)) = st.lcs.get_mut(&lc) {

@@ -33,6 +33,8 @@ pub enum StoreError {
     Unavailable(String),
     /// A stored item cannot be read back (an attribute missing or of the wrong type).
     Corrupt(String),
+    /// The user has as many of these as `LIMITS` allows.
+    Limit,
 }
 
 impl std::fmt::Display for StoreError {
@@ -44,6 +46,7 @@ impl std::fmt::Display for StoreError {
             Self::Conflict => write!(f, "concurrent update"),
             Self::Unavailable(m) => write!(f, "store unavailable: {m}"),
             Self::Corrupt(m) => write!(f, "stored item unreadable: {m}"),
+            Self::Limit => write!(f, "account limit reached"),
         }
     }
 }
@@ -60,12 +63,25 @@ impl From<StoreError> for crate::ApiError {
             StoreError::Conflict => crate::ApiError::resource_contention(
                 "The resource was changed by another request; retry.",
             ),
+            StoreError::Limit => crate::ApiError::limit_exceeded("An account limit was reached."),
             other => {
                 tracing::error!(error = %other, "store failure");
                 crate::ApiError::internal("An internal error occurred; retry the request.")
             }
         }
     }
+}
+
+/// How many groups and launch configurations a user may have (AWS's default quotas per Region):
+/// kept by the writes that create them, as a condition on a per-user count.
+pub const MAX_GROUPS: i64 = 500;
+pub const MAX_LAUNCH_CONFIGS: i64 = 200;
+
+/// A user's groups and launch configurations, as counted against the limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub groups: i64,
+    pub launch_configs: i64,
 }
 
 /// A registered EC2-compatible cloud.
@@ -165,8 +181,10 @@ pub trait Directory: Send + Sync {
 /// Launch configurations.
 #[async_trait]
 pub trait LaunchConfigs: Send + Sync {
-    /// `Exists` if the name is taken.
+    /// `Exists` if the name is taken, `Limit` if the user has `MAX_LAUNCH_CONFIGS`.
     async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()>;
+    /// The user's counts against the limits.
+    async fn usage(&self, user: &str) -> StoreResult<Usage>;
     /// `NotFound`, or `InUse` with the names of the groups using it (sorted).
     async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()>;
     async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>>;
@@ -187,7 +205,8 @@ pub type GroupFilter<'a> = &'a (dyn Fn(&Group) -> bool + Send + Sync);
 #[async_trait]
 pub trait Groups: Send + Sync {
     /// Creates a group and records it as a user of its launch configuration, and (user, cloud) on
-    /// the health check's list: `Exists`, or `NotFound` if the launch configuration is gone.
+    /// the health check's list: `Exists`, `NotFound` if the launch configuration is gone, or
+    /// `Limit` if the user has `MAX_GROUPS`.
     async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
     async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
     /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.

@@ -940,3 +940,43 @@ async fn attach_and_detach_instances() {
     assert_eq!(code, "ValidationError", "no longer in the group");
     assert_eq!(now.len(), 1);
 }
+
+/// DescribeAccountLimits: the limits Phantom enforces, and the caller's counts; past the limit a
+/// creation is refused with LimitExceeded.
+#[tokio::test]
+async fn account_limits_are_described_and_enforced() {
+    let w = World::new().await;
+    let u = w.user("limits").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 1, 0).await;
+    let limits = c.describe_account_limits().send().await.unwrap();
+    assert_eq!(limits.max_number_of_auto_scaling_groups(), Some(500));
+    assert_eq!(limits.max_number_of_launch_configurations(), Some(200));
+    assert_eq!(limits.number_of_auto_scaling_groups(), Some(1));
+    assert_eq!(limits.number_of_launch_configurations(), Some(1));
+    for i in 1..200 {
+        create_lc(&w, &u, &format!("lc{i}@hotel")).await;
+    }
+    let (code, message) = failure(
+        c.create_launch_configuration()
+            .launch_configuration_name("one-more@hotel")
+            .image_id(phantom_e2e::world::IMAGE)
+            .instance_type("t2.micro")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "LimitExceeded");
+    assert!(message.contains("limit of 200"), "{message}");
+    let limits = c.describe_account_limits().send().await.unwrap();
+    assert_eq!(limits.number_of_launch_configurations(), Some(200));
+    // Another user's counts are their own.
+    let other = w.user("limits-other").await;
+    let theirs = w
+        .sdk(&other)
+        .describe_account_limits()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(theirs.number_of_launch_configurations(), Some(0));
+}

@@ -2,7 +2,7 @@
 
 use crate::App;
 use phantom::identity::Caller;
-use phantom::{group, processes, ApiResult};
+use phantom::{group, processes, store, ApiResult};
 use serde_json::{json, Value};
 
 pub async fn scaling_process_types(
@@ -67,4 +67,16 @@ pub async fn notification_types(
     _input: Value,
 ) -> ApiResult<Option<Value>> {
     Ok(Some(json!({ "AutoScalingNotificationTypes": [] })))
+}
+
+/// The limits Phantom enforces (as conditions on the writes that create groups and launch
+/// configurations) and the caller's counts against them.
+pub async fn account_limits(app: &App, caller: &Caller, _input: Value) -> ApiResult<Option<Value>> {
+    let usage = app.store.usage(&caller.user).await?;
+    Ok(Some(json!({
+        "MaxNumberOfAutoScalingGroups": store::MAX_GROUPS,
+        "MaxNumberOfLaunchConfigurations": store::MAX_LAUNCH_CONFIGS,
+        "NumberOfAutoScalingGroups": usage.groups,
+        "NumberOfLaunchConfigurations": usage.launch_configs,
+    })))
 }

@@ -3,7 +3,7 @@ use crate::App;
 use phantom::group::{self, NewGroupContext};
 use phantom::identity::Caller;
 use phantom::launch_config::unknown_cloud;
-use phantom::store::StoreError;
+use phantom::store::{StoreError, MAX_GROUPS};
 use phantom::template;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
@@ -56,6 +56,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             "AutoScalingGroup by this name already exists - A group with the name {name} already exists"
         ))),
         Err(StoreError::NotFound) => Err(launch_config_not_found(&g.launch_configuration)),
+        Err(StoreError::Limit) => Err(ApiError::limit_exceeded(format!(
+            "You have requested more Auto Scaling groups than your current limit of {MAX_GROUPS} allows."
+        ))),
         Err(e) => Err(e.into()),
     }
 }

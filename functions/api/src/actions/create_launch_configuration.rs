@@ -2,7 +2,7 @@ use super::string;
 use crate::App;
 use phantom::identity::Caller;
 use phantom::launch_config::{self, cloud_of, unknown_cloud};
-use phantom::store::StoreError;
+use phantom::store::{StoreError, MAX_LAUNCH_CONFIGS};
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 
@@ -30,6 +30,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         Ok(()) => Ok(None),
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
             "Launch Configuration by this name already exists - A launch configuration already exists with the name {name}"
+        ))),
+        Err(StoreError::Limit) => Err(ApiError::limit_exceeded(format!(
+            "You have requested more launch configurations than your current limit of {MAX_LAUNCH_CONFIGS} allows."
         ))),
         Err(e) => Err(e.into()),
     }

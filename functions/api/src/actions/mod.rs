@@ -124,6 +124,9 @@ pub const ACTIONS: &[(&str, Handler)] = &[
     ("ExitStandby", |a, c, i| {
         Box::pin(instances::exit_standby(a, c, i))
     }),
+    ("DescribeAccountLimits", |a, c, i| {
+        Box::pin(catalogs::account_limits(a, c, i))
+    }),
     ("DescribeAdjustmentTypes", |a, c, i| {
         Box::pin(catalogs::adjustment_types(a, c, i))
     }),

@@ -151,6 +151,17 @@ impl Spec {
     }
 }
 
+/// A group from a template needs a cloud with launch templates (as registered).
+pub fn check_cloud(cloud: &str, has_templates: bool) -> ApiResult<()> {
+    if has_templates {
+        Ok(())
+    } else {
+        Err(ApiError::validation(format!(
+            "Cloud '{cloud}' has no launch templates (it is registered without them): use a launch configuration there."
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

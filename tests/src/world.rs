@@ -65,6 +65,7 @@ async fn register_cloud(
             endpoint,
             region: REGION.into(),
             zone: ZONES[0].into(),
+            launch_templates: true,
         })
         .await
         .expect("the memory store takes a cloud");

@@ -117,6 +117,8 @@ async fn contract(s: &dyn Store, u: &str) {
         endpoint: format!("http://{name}"),
         region: "r".into(),
         zone: "z".into(),
+        // One of each, so that both values make the round trip.
+        launch_templates: name.ends_with("alpha"),
     };
     s.put_cloud(&cloud(&format!("{u}hotel"))).await.unwrap();
     s.put_cloud(&cloud(&format!("{u}alpha"))).await.unwrap();
@@ -136,6 +138,10 @@ async fn contract(s: &dyn Store, u: &str) {
         .position(|n| *n == format!("{u}hotel"))
         .unwrap();
     assert!(alpha < hotel, "clouds come by name");
+    for name in ["hotel", "alpha"] {
+        let name = format!("{u}{name}");
+        assert_eq!(s.cloud(&name).await.unwrap(), Some(cloud(&name)));
+    }
     let creds = |c: &str| CloudCredentials {
         cloud: c.into(),
         access_key_id: "ak".into(),

@@ -57,8 +57,11 @@ enum CloudCommand {
         /// The availability zone for groups that name none (default: REGION + "a").
         #[arg(long)]
         zone: Option<String>,
+        /// The cloud's EC2 API has no launch templates: groups from a template are refused there.
+        #[arg(long)]
+        no_launch_templates: bool,
     },
-    /// Lists clouds: name, endpoint, region, zone.
+    /// Lists clouds: name, endpoint, region, zone, whether it has launch templates.
     List,
 }
 
@@ -136,6 +139,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
             endpoint,
             region,
             zone,
+            no_launch_templates,
         }) => {
             let zone = zone.unwrap_or_else(|| format!("{region}a"));
             let cloud = CloudRecord {
@@ -143,12 +147,21 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 endpoint,
                 region,
                 zone,
+                launch_templates: !no_launch_templates,
             };
             store.put_cloud(&cloud).await.map_err(|e| e.to_string())?;
         }
         Command::Cloud(CloudCommand::List) => {
             for c in store.clouds().await.map_err(|e| e.to_string())? {
-                println!("{}\t{}\t{}\t{}", c.name, c.endpoint, c.region, c.zone);
+                let templates = if c.launch_templates {
+                    "launch-templates"
+                } else {
+                    "no-launch-templates"
+                };
+                println!(
+                    "{}\t{}\t{}\t{}\t{templates}",
+                    c.name, c.endpoint, c.region, c.zone
+                );
             }
         }
         Command::Credentials(CredentialsCommand::Set {

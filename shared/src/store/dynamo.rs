@@ -319,6 +319,7 @@ impl DynamoStore {
             endpoint: get_s(item, "endpoint")?,
             region: get_s(item, "region")?,
             zone: get_s(item, "zone")?,
+            launch_templates: get_bool(item, "templates")?,
         })
     }
 
@@ -565,6 +566,7 @@ impl Directory for DynamoStore {
             .item("endpoint", s(&cloud.endpoint))
             .item("region", s(&cloud.region))
             .item("zone", s(&cloud.zone))
+            .item("templates", AttributeValue::Bool(cloud.launch_templates))
             .send()
             .await
             .map_err(unavailable)?;

@@ -92,6 +92,8 @@ pub struct CloudRecord {
     pub region: String,
     /// The availability zone used for groups that name none.
     pub zone: String,
+    /// Whether its EC2 API has launch templates (groups from a template are refused otherwise).
+    pub launch_templates: bool,
 }
 
 /// A user's credentials for one cloud.

@@ -8,6 +8,7 @@ use aws_sdk_autoscaling::types::{
     InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
     MixedInstancesPolicy,
 };
+use phantom::store::Directory;
 use phantom_e2e::world::{World, IMAGE};
 
 fn spec(name: &str, version: &str) -> LaunchTemplateSpecification {
@@ -235,4 +236,42 @@ async fn mixed_instances_overrides_are_tried_in_order() {
             .is_some_and(|m| m.contains("not supported by this cloud"))),
         "{acts:?}"
     );
+}
+
+/// A cloud registered without launch templates refuses template groups at once.
+#[tokio::test]
+async fn a_cloud_registered_without_templates_refuses_template_groups() {
+    let w = World::new().await;
+    w.add_cloud("plain").await;
+    let mut plain = w.store.cloud("plain").await.unwrap().expect("registered");
+    plain.launch_templates = false;
+    w.store.put_cloud(&plain).await.unwrap();
+    let u = w.user("plain").await;
+    let c = w.sdk(&u);
+    let (code, message) = failure(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_template(spec("web@plain", "$Latest"))
+            .min_size(0)
+            .max_size(1)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("has no launch templates"), "{message}");
+    create_lc(&w, &u, "web@plain").await;
+    create_group(&w, &u, "web", "web@plain", 0, 1, 0).await;
+    let (code, _) = failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_template(spec("web@plain", "$Latest"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(group(&w, &u, "web")
+        .await
+        .unwrap()
+        .launch_template()
+        .is_none());
 }

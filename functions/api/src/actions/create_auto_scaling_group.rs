@@ -37,6 +37,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         ),
         None => None,
     };
+    if let (None, Some(c)) = (&lc, &cloud) {
+        template::check_cloud(&c.name, c.launch_templates)?;
+    }
     let account = &caller.account_id;
     let ctx = NewGroupContext {
         id: uuid::Uuid::new_v4().to_string(),

@@ -24,7 +24,16 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         None => None,
     };
     let template_cloud = match template::of(&input)? {
-        Some(spec) => Some(spec.cloud_or(app.config.default_cloud.as_deref())?),
+        Some(spec) => {
+            let name = spec.cloud_or(app.config.default_cloud.as_deref())?;
+            let cloud = app
+                .store
+                .cloud(&name)
+                .await?
+                .ok_or_else(|| phantom::launch_config::unknown_cloud(&name, &[]))?;
+            template::check_cloud(&cloud.name, cloud.launch_templates)?;
+            Some(name)
+        }
         None => None,
     };
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {

@@ -18,6 +18,17 @@ fn spec(name: &str, version: &str) -> LaunchTemplateSpecification {
         .build()
 }
 
+/// Within a few seconds the group has a failed activity saying `why`.
+async fn failed_with(w: &World, u: &phantom_e2e::User, group: &str, why: &str) {
+    w.run_for(3).await;
+    let acts = activities(w, u, group).await;
+    assert!(
+        acts.iter()
+            .any(|a| a.status_message().is_some_and(|m| m.contains(why))),
+        "{acts:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_group_launches_from_a_template_on_its_cloud() {
     let w = World::new().await;
@@ -96,14 +107,13 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
         .send()
         .await
         .unwrap();
-    w.run_for(3).await;
-    let acts = activities(&w, &u, "ghost").await;
-    assert!(
-        acts.iter().any(|a| a
-            .status_message()
-            .is_some_and(|m| m.contains("InvalidLaunchTemplateName.NotFoundException"))),
-        "{acts:?}"
-    );
+    failed_with(
+        &w,
+        &u,
+        "ghost",
+        "InvalidLaunchTemplateName.NotFoundException",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -228,14 +238,7 @@ async fn mixed_instances_overrides_are_tried_in_order() {
         .send()
         .await
         .unwrap();
-    w.run_for(3).await;
-    let acts = activities(&w, &u, "plain").await;
-    assert!(
-        acts.iter().any(|a| a
-            .status_message()
-            .is_some_and(|m| m.contains("not supported by this cloud"))),
-        "{acts:?}"
-    );
+    failed_with(&w, &u, "plain", "not supported by this cloud").await;
 }
 
 /// A cloud registered without launch templates refuses template groups at once.

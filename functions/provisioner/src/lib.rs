@@ -192,8 +192,15 @@ impl Provisioner {
                     *held = true;
                     g
                 }
-                Lease::Busy => return Ok(Outcome::Busy),
-                Lease::NoGroup => return Ok(Outcome::NoGroup),
+                // Someone else's, or no group (any lease this holder had went with it).
+                Lease::Busy => {
+                    *held = false;
+                    return Ok(Outcome::Busy);
+                }
+                Lease::NoGroup => {
+                    *held = false;
+                    return Ok(Outcome::NoGroup);
+                }
             };
             let round = self.round(&msg.owner, &g).await?;
             let mut waiting = false;
@@ -295,7 +302,15 @@ impl Provisioner {
             let r = round::record(&ctx, before, &members, &plan, &Acted::default());
             self.store.record(owner, g, &r).await?;
             return match self.store.delete_group(owner, g).await {
-                Ok(()) | Err(StoreError::Conflict) => Ok(Round::Deleted),
+                Ok(()) => Ok(Round::Deleted),
+                // Changed since the lease was taken (or gone): not deleted by this round, and the
+                // lease is still ours; giving it back at this version fails in turn, and the
+                // next round looks again.
+                Err(StoreError::Conflict) => Ok(Round::Acted {
+                    launched: 0,
+                    terminated: 0,
+                    waiting: true,
+                }),
                 Err(e) => Err(e),
             };
         }

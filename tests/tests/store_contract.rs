@@ -256,6 +256,22 @@ async fn contract(s: &dyn Store, u: &str) {
     s.set_desired(&alice, "g1", 5, 1).await.unwrap();
     let g1 = s.group(&alice, "g1").await.unwrap().unwrap();
     assert_eq!((g1.desired, g1.version), (5, 2));
+    // Another group of the same name at the same version (made again after a delete) is not
+    // deleted by a writer that read the first.
+    assert_eq!(
+        s.delete_group(&alice, &group("g2", "web", "an-earlier-g2"))
+            .await,
+        Err(StoreError::Conflict)
+    );
+    let earlier = group("g2", "web", "an-earlier-g2");
+    assert_eq!(
+        s.update_group(&alice, &earlier, &earlier).await,
+        Err(StoreError::Conflict)
+    );
+    assert_eq!(
+        s.begin_delete(&alice, &earlier).await,
+        Err(StoreError::Conflict)
+    );
     assert_eq!(
         s.delete_group(&alice, &group("g2", "web", "id2")).await,
         Ok(())

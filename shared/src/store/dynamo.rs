@@ -879,7 +879,8 @@ impl Groups for DynamoStore {
             .update_expression(
                 "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one",
             )
-            .condition_expression("version = :v")
+            .condition_expression("gid = :gid AND version = :v")
+            .expression_attribute_values(":gid", s(&old.id))
             .expression_attribute_names("#min", "min")
             .expression_attribute_names("#max", "max")
             .expression_attribute_values(":lc", s(&new.launch_configuration))
@@ -934,7 +935,8 @@ impl Groups for DynamoStore {
             .update_expression(
                 "SET #st = :d, desired = :zero, #min = :zero, version = version + :one",
             )
-            .condition_expression("version = :v")
+            .condition_expression("gid = :gid AND version = :v")
+            .expression_attribute_values(":gid", s(&g.id))
             .expression_attribute_names("#st", "status")
             .expression_attribute_names("#min", "min")
             .expression_attribute_values(":d", s(DELETING))
@@ -950,7 +952,10 @@ impl Groups for DynamoStore {
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .condition_expression("version = :v")
+            // The same group (a group deleted and made again under its name starts its versions
+            // over), at the version read.
+            .condition_expression("gid = :gid AND version = :v")
+            .expression_attribute_values(":gid", s(&g.id))
             .expression_attribute_values(":v", n(g.version))
             .build()
             .map_err(unavailable)?;

@@ -391,7 +391,7 @@ impl Groups for MemoryStore {
             let moved = old.launch_configuration != new.launch_configuration;
             let new_lc = owned(user, &new.launch_configuration);
             match st.groups.get(&k) {
-                Some(s) if s.group.version == old.version => {
+                Some(s) if s.group.id == old.id && s.group.version == old.version => {
                     if moved
                         && !new.launch_configuration.is_empty()
                         && !st.lcs.contains_key(&new_lc)
@@ -428,7 +428,7 @@ impl Groups for MemoryStore {
         let out = {
             let mut st = self.state(1);
             match st.groups.get_mut(&owned(user, &g.name)) {
-                Some(s) if s.group.version == g.version => {
+                Some(s) if s.group.id == g.id && s.group.version == g.version => {
                     s.group.status = Some(DELETING.to_string());
                     s.group.desired = 0;
                     s.group.min = 0;
@@ -447,7 +447,7 @@ impl Groups for MemoryStore {
             let k = owned(user, &g.name);
             let lc = owned(user, &g.launch_configuration);
             match st.groups.get(&k) {
-                Some(s) if s.group.version == g.version => {
+                Some(s) if s.group.id == g.id && s.group.version == g.version => {
                     let lc_ok = match st.lcs.get_mut(&lc) {
                         Some((_, used_by)) => {
                             used_by.remove(&g.name);

@@ -234,8 +234,8 @@ pub trait Groups: Send + Sync {
     async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()>;
     /// Starts a forced delete (desired and min 0, `Delete in progress`); compare-and-set.
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
-    /// Deletes a group as read at its version (`Conflict` otherwise), releases its launch
-    /// configuration and counts it off the health check's list.
+    /// Deletes a group as read, the same one (by id) at its version (`Conflict` otherwise),
+    /// releases its launch configuration and counts it off the health check's list.
     async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()>;
 }
 

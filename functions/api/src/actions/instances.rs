@@ -20,36 +20,15 @@ fn not_in_a_group(id: &str) -> ApiError {
     ))
 }
 
-/// The instance's group and record, with the group as it stands: in the named group, or in
-/// whichever of the caller's groups holds it.
-async fn find(
-    app: &App,
-    caller: &Caller,
-    group: Option<&str>,
-    id: &str,
-) -> ApiResult<(Group, Member)> {
-    let (name, member) = match group {
-        Some(name) => {
-            if app.store.group(&caller.user, name).await?.is_none() {
-                return Err(group_not_found(name));
-            }
-            let m = app
-                .store
-                .instances(&caller.user, name)
-                .await?
-                .into_iter()
-                .find(|m| m.id == id)
-                .ok_or_else(|| not_in_group(id, name))?;
-            (name.to_string(), m)
-        }
-        None => app
-            .store
-            .all_instances(&caller.user)
-            .await?
-            .into_iter()
-            .find(|(_, m)| m.id == id)
-            .ok_or_else(|| not_in_a_group(id))?,
-    };
+/// The instance's group and record, with the group as it stands.
+async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Group, Member)> {
+    let (name, member) = app
+        .store
+        .all_instances(&caller.user)
+        .await?
+        .into_iter()
+        .find(|(_, m)| m.id == id)
+        .ok_or_else(|| not_in_a_group(id))?;
     let g = app
         .store
         .group(&caller.user, &name)
@@ -83,29 +62,8 @@ async fn write(
     id: &str,
     make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
 ) -> ApiResult<Option<Record>> {
-    write_found(app, caller, None, id, make).await
-}
-
-/// `write` for an instance of the named group.
-pub(super) async fn write_in_group(
-    app: &App,
-    caller: &Caller,
-    group: &str,
-    id: &str,
-    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
-) -> ApiResult<Option<Record>> {
-    write_found(app, caller, Some(group), id, make).await
-}
-
-async fn write_found(
-    app: &App,
-    caller: &Caller,
-    group: Option<&str>,
-    id: &str,
-    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
-) -> ApiResult<Option<Record>> {
     for _ in 0..CAS_ATTEMPTS {
-        let (g, m) = find(app, caller, group, id).await?;
+        let (g, m) = find(app, caller, id).await?;
         let Some(r) = make(&g, &m)? else {
             return Ok(None);
         };
@@ -125,7 +83,7 @@ async fn write_found(
 /// Writes the record `make` gives for the named group and its instances (none: nothing to
 /// write), retrying from a fresh read when the group or a record moved under it; with `reason`,
 /// the provisioner is asked to look afterwards.
-async fn write_group(
+pub(super) async fn write_group(
     app: &App,
     caller: &Caller,
     name: &str,
@@ -166,7 +124,7 @@ fn activities_of(r: Option<Record>) -> Option<Value> {
     Some(json!({ "Activities": docs }))
 }
 
-fn member<'a>(members: &'a [Member], id: &str, group: &str) -> ApiResult<&'a Member> {
+pub(super) fn member<'a>(members: &'a [Member], id: &str, group: &str) -> ApiResult<&'a Member> {
     members
         .iter()
         .find(|m| m.id == id)

@@ -3,7 +3,7 @@
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
 //! and releases the instances (`phantom::reconcile::decide`).
 
-use super::instances::write_in_group;
+use super::instances::{member, write_group};
 use super::{change_group, group_not_found, names, string};
 use crate::App;
 use phantom::identity::Caller;
@@ -90,20 +90,27 @@ async fn change_waits(
     let group = string(input, "AutoScalingGroupName");
     let hook = string(input, "LifecycleHookName");
     let id = instance_of(input)?;
-    write_in_group(app, caller, group, id, |_g, m| {
-        if !waiting(m) {
-            return Err(ApiError::validation(format!(
-                "No active Lifecycle Action found with instance ID {id}."
-            )));
-        }
-        Ok(Some(Record {
-            put: vec![Member {
-                waits: change(&m.waits, id, hook)?,
-                ..m.clone()
-            }],
-            ..Record::default()
-        }))
-    })
+    write_group(
+        app,
+        caller,
+        group,
+        Some("lifecycle action"),
+        |_g, members| {
+            let m = member(members, id, group)?;
+            if !waiting(m) {
+                return Err(ApiError::validation(format!(
+                    "No active Lifecycle Action found with instance ID {id}."
+                )));
+            }
+            Ok(Some(Record {
+                put: vec![Member {
+                    waits: change(&m.waits, id, hook)?,
+                    ..m.clone()
+                }],
+                ..Record::default()
+            }))
+        },
+    )
     .await?;
     Ok(())
 }

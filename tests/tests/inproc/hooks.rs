@@ -233,7 +233,22 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
     .await;
     converges(&w, &u, "hotel", "web", 1).await;
 
-    // A VM that dies while held is simply gone; a forced delete skips the hooks.
+    // A VM that dies while held is simply gone (nothing to release, nothing replaced at
+    // desired 0); a forced delete skips the hooks.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(0)
+        .send()
+        .await
+        .unwrap();
+    let held = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    w.hotel.terminate_outside(&held[0]);
+    w.until(10, "the dead held VM forgotten", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        g.instances().is_empty().then_some(())
+    })
+    .await;
+    assert!(w.hotel.alive().is_empty(), "nothing launched in its place");
     let (code, _) = failure(
         c.terminate_instance_in_auto_scaling_group()
             .instance_id(&ids[0])
@@ -242,6 +257,13 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
             .await,
     );
     assert_eq!(code, "ValidationError", "already gone from the group");
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "hotel", "web", 1).await;
     c.delete_auto_scaling_group()
         .auto_scaling_group_name("web")
         .force_delete(true)

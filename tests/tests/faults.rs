@@ -58,12 +58,23 @@ fn control(p: &Running, body: Option<Value>) -> Value {
 url, body = sys.argv[1], sys.argv[2]\n\
 r = u.urlopen(u.Request(url, data=body.encode() if body else None))\n\
 print(r.read().decode())";
-    let out = Command::new("python3")
-        .args(["-c", script, &format!("{}/__fault", p.url)])
-        .arg(body.map(|b| b.to_string()).unwrap_or_default())
-        .output()
-        .expect("python3 runs");
-    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    // A control call that fails must not pass for one that worked (a mode never set injects
+    // nothing): retried, then a failure.
+    let mut last = String::new();
+    for _ in 0..3 {
+        let out = Command::new("python3")
+            .args(["-c", script, &format!("{}/__fault", p.url)])
+            .arg(&body)
+            .output()
+            .expect("python3 runs");
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(v) if out.status.success() => return v,
+            _ => last = String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    panic!("the fault proxy's control call failed: {last}");
 }
 
 /// Live VMs of the user on the cloud behind the proxy, by group-id tag.

@@ -18,16 +18,16 @@ pub fn judge(
         match found.iter().find(|t| t.seen.id == *id) {
             None => refused.push((
                 id.clone(),
-                format!("the instance {id} does not exist on the group's cloud"),
+                format!("The instance {id} does not exist on the group's cloud."),
             )),
             Some(t) if !t.group_id.is_empty() && t.group_id != group_id => refused.push((
                 id.clone(),
-                format!("the instance {id} belongs to another group ({})", t.group),
+                format!("The instance {id} belongs to another group ({}).", t.group),
             )),
             Some(t) if !t.seen.state.alive() => refused.push((
                 id.clone(),
                 format!(
-                    "the instance {id} is {}; only pending or running instances can be attached",
+                    "The instance {id} is {}: only pending or running instances can be attached.",
                     state_name(t.seen.state)
                 ),
             )),

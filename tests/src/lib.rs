@@ -4,7 +4,9 @@
 //!   emulator), with a hand-moved clock and crash injection. Most of the suite runs here.
 //! - `stack`: the local stack (`localstack/up.sh`: moto for state and clouds, phantom-local),
 //!   driven by the AWS CLI, the SDK and raw signed HTTP, for what only the real path shows.
+//! - `moto`: a moto server of a contract suite's own.
 
+pub mod moto;
 pub mod stack;
 pub mod world;
 

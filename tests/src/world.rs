@@ -92,6 +92,7 @@ impl World {
                 region: REGION.into(),
             },
             clock: clock.clone(),
+            clouds: clouds.clone(),
             keys: api::KeyCache::default(),
         });
         let sierra = made.pop().expect("two clouds");

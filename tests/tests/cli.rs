@@ -520,6 +520,43 @@ fn the_tools_actions_through_the_cli() {
     let tagged = s.vms("hotel", &u.name, "tools");
     assert_eq!(tagged.len(), 1);
     assert_eq!(tagged[0]["InstanceId"], outside.as_str());
+    // The api asks the cloud first (its own EC2 client, against moto here): a stopped VM and an
+    // unknown id are refused at once, the group unchanged.
+    let stopped = s.ec2(
+        "hotel",
+        &[
+            "run-instances",
+            "--image-id",
+            "ami-1e749f67",
+            "--instance-type",
+            "t2.micro",
+            "--count",
+            "1",
+        ],
+    )["Instances"][0]["InstanceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.ec2("hotel", &["stop-instances", "--instance-ids", &stopped]);
+    for (id, why) in [
+        (stopped.as_str(), "is stopped"),
+        ("i-0123456789abcdef0", "does not exist"),
+    ] {
+        let message = s
+            .aws(
+                &u,
+                &[
+                    "attach-instances",
+                    "--auto-scaling-group-name",
+                    "tools",
+                    "--instance-ids",
+                    id,
+                ],
+            )
+            .error("ValidationError");
+        assert!(message.contains(why), "{message}");
+    }
+    assert_eq!(describe_group(&u, "tools").unwrap()["DesiredCapacity"], 1);
     let out = aws(&[
         "detach-instances",
         "--auto-scaling-group-name",
@@ -608,4 +645,32 @@ fn a_group_from_a_launch_template_on_the_cloud() {
     assert_eq!(vms.len(), 1);
     assert_eq!(vms[0]["InstanceType"], "t3.small");
     assert_eq!(vms[0]["ImageId"], "ami-1e749f67");
+    // A template the cloud does not have, or not at that version, is refused at once (the api
+    // asks moto's DescribeLaunchTemplateVersions), nothing created.
+    for template in [
+        format!("LaunchTemplateName={}-nope@hotel,Version=$Latest", u.name),
+        format!("LaunchTemplateName={}-web@hotel,Version=9", u.name),
+    ] {
+        let message = s
+            .aws(
+                &u,
+                &[
+                    "create-auto-scaling-group",
+                    "--auto-scaling-group-name",
+                    "ghost",
+                    "--launch-template",
+                    &template,
+                    "--min-size",
+                    "1",
+                    "--max-size",
+                    "1",
+                ],
+            )
+            .error("ValidationError");
+        assert!(
+            message.contains("valid fully-formed launch template"),
+            "{message}"
+        );
+        assert!(describe_group(&u, "ghost").is_none());
+    }
 }

@@ -11,10 +11,10 @@ use phantom::store::{
     Backoff, CloudCredentials, CloudRecord, DynamoStore, Lease, MemoryStore, Record, Store,
     StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
-use phantom_e2e::{free_port, root};
+use phantom_e2e::moto::Moto;
+use phantom_e2e::root;
 use serde_json::json;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 fn user(name: &str) -> User {
     User {
@@ -602,32 +602,10 @@ async fn the_memory_store_keeps_the_contract() {
     contract(&MemoryStore::default(), "").await;
 }
 
-struct Moto(Child);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_dynamodb_store_keeps_the_contract() {
-    let port = free_port();
-    let _moto = Moto(
-        Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("moto_server runs (localstack/install.sh installs it)"),
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "moto_server did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let moto = Moto::start();
+    let url = moto.url.clone();
     let out = Command::new("python3")
         .arg(root().join("localstack/bootstrap.py"))
         .arg(root().join("template.yaml"))
@@ -651,13 +629,6 @@ async fn the_dynamodb_store_keeps_the_contract() {
                 .map(str::to_string)
         })
         .expect("the table's name");
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(&url)
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            "contract", "contract", None, None, "test",
-        ))
-        .load()
-        .await;
+    let sdk = moto.sdk().await;
     contract(&DynamoStore::new(&sdk, table), "").await;
 }

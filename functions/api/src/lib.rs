@@ -8,6 +8,8 @@ mod auth;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
 
+use phantom::cloud::ec2_query::Ec2Lookups;
+use phantom::cloud::ConnectLookup;
 use phantom::config::{aws_sdk_config, Config};
 use phantom::query::Params;
 use phantom::queue::{SqsQueue, WorkQueue};
@@ -26,6 +28,8 @@ pub struct App {
     pub queue: Option<Arc<dyn WorkQueue>>,
     pub config: Config,
     pub clock: Arc<dyn Clock>,
+    /// The clouds, for the lookups an action makes before it answers (`actions::lookups`).
+    pub clouds: Arc<dyn ConnectLookup>,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
 }
@@ -47,7 +51,7 @@ pub struct HttpResponse {
 pub const CONTENT_TYPE: &str = "text/xml";
 
 impl App {
-    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), the system clock.
+    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), the system clock, EC2 lookups.
     pub async fn from_env() -> Self {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
@@ -60,6 +64,9 @@ impl App {
             queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             config,
             clock: Arc::new(SystemClock),
+            clouds: Arc::new(
+                Ec2Lookups::new().expect("this machine's TLS root certificates (to reach clouds)"),
+            ),
             keys: KeyCache::default(),
         }
     }

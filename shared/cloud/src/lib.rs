@@ -14,10 +14,12 @@ use aws_sdk_ec2::types::{
 };
 use phantom::cloud::launch::{BlockDevice, Network, Profile};
 use phantom::cloud::{
-    Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, Tagged, TAG_GROUP,
+    TAG_GROUP_ID, TAG_OWNER,
 };
 use phantom::reconcile::{CloudState, Seen};
 use phantom::store::{CloudCredentials, CloudRecord};
+use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,6 +86,37 @@ impl Ec2 {
             .build();
         Self {
             client: aws_sdk_ec2::Client::from_conf(config),
+        }
+    }
+}
+
+#[async_trait]
+impl Lookup for Ec2 {
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.described(vec![Filter::builder()
+            .name("instance-id")
+            .set_values(Some(ids.to_vec()))
+            .build()])
+            .await
+    }
+
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+        let answer = self
+            .client
+            .describe_launch_template_versions()
+            .set_launch_template_id(t.id.clone())
+            .set_launch_template_name(if t.id.is_some() { None } else { t.name.clone() })
+            .versions(&t.version)
+            .send()
+            .await
+            .map_err(cloud_error);
+        match answer {
+            Ok(out) => Ok(!out.launch_template_versions().is_empty()),
+            Err(e) if template_not_found(&e.code) => Ok(false),
+            Err(e) => Err(e),
         }
     }
 }
@@ -217,17 +250,6 @@ impl Cloud for Ec2 {
 
     /// DescribeInstances filtered by `instance-id`, which (unlike InstanceIds) leaves unknown
     /// ids out instead of failing the call.
-    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.described(vec![Filter::builder()
-            .name("instance-id")
-            .set_values(Some(ids.to_vec()))
-            .build()])
-            .await
-    }
-
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
         let tags: Vec<Tag> = tags
             .iter()

@@ -7,12 +7,14 @@
 //! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
 use super::{
-    Cloud, CloudError, Connect, LaunchRequest, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    Cloud, CloudError, Connect, ConnectLookup, LaunchRequest, Lookup, Tagged, TAG_GROUP,
+    TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
 use crate::reconcile::{CloudState, Seen};
 use crate::store::{CloudCredentials, CloudRecord};
+use crate::template::TemplateRef;
 use crate::time::Clock;
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
@@ -428,6 +430,46 @@ impl MemoryCloud {
 }
 
 #[async_trait]
+impl Lookup for MemoryCloud {
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        self.enter().await?;
+        let out = {
+            let st = self.state();
+            ids.iter()
+                .filter_map(|id| st.vms.get(id))
+                .map(|vm| {
+                    let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
+                    Tagged {
+                        seen: vm.seen(),
+                        group: tag(TAG_GROUP),
+                        group_id: tag(TAG_GROUP_ID),
+                    }
+                })
+                .collect()
+        };
+        self.trip.step().await;
+        Ok(out)
+    }
+
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+        self.enter().await?;
+        let st = self.state();
+        if st.no_templates {
+            return Err(CloudError::new(
+                "UnsupportedOperation",
+                "The launch template parameter is not supported by this cloud.",
+            ));
+        }
+        // Each template here has one version: 1, which is also its latest and default.
+        let version_ok = matches!(t.version.as_str(), "$Latest" | "$Default" | "1");
+        Ok(version_ok
+            && st.templates.iter().any(|(id, (name, _, _))| {
+                t.id.as_deref() == Some(id.as_str()) || t.name.as_deref() == Some(name.as_str())
+            }))
+    }
+}
+
+#[async_trait]
 impl Cloud for MemoryCloud {
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;
@@ -490,26 +532,6 @@ impl Cloud for MemoryCloud {
         self.trip.step().await;
         Ok(())
     }
-    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
-        self.enter().await?;
-        let out = {
-            let st = self.state();
-            ids.iter()
-                .filter_map(|id| st.vms.get(id))
-                .map(|vm| {
-                    let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
-                    Tagged {
-                        seen: vm.seen(),
-                        group: tag(TAG_GROUP),
-                        group_id: tag(TAG_GROUP_ID),
-                    }
-                })
-                .collect()
-        };
-        self.trip.step().await;
-        Ok(out)
-    }
-
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
         self.enter().await?;
         {
@@ -582,10 +604,17 @@ impl MemoryClouds {
 struct Nowhere;
 
 #[async_trait]
-impl Cloud for Nowhere {
+impl Lookup for Nowhere {
     async fn describe(&self, _: &[String]) -> Result<Vec<Tagged>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn template_exists(&self, _: &TemplateRef) -> Result<bool, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+}
+
+#[async_trait]
+impl Cloud for Nowhere {
     async fn tag(&self, _: &[String], _: &[(String, String)]) -> Result<(), CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
@@ -600,6 +629,12 @@ impl Cloud for Nowhere {
     }
     async fn terminate(&self, _: &[String]) -> Result<(), CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+}
+
+impl ConnectLookup for MemoryClouds {
+    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
+        self.connect(cloud, creds)
     }
 }
 

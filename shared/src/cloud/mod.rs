@@ -3,11 +3,13 @@
 //! (`phantom-cloud`, the only crate with aws-sdk-ec2) and an in-memory cloud (`memory`) that can be
 //! told to fail the ways real clouds do. No AWS types here.
 
+pub mod ec2_query;
 pub mod launch;
 pub mod memory;
 
 use crate::reconcile::Seen;
 use crate::store::{CloudCredentials, CloudRecord};
+use crate::template::TemplateRef;
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -55,9 +57,21 @@ pub struct Tagged {
     pub group_id: String,
 }
 
+/// What the api asks a cloud before it answers (read only), so that AttachInstances of a VM that
+/// is not there and a group from a launch template that is not there are refused at once, as AWS
+/// refuses them. The provisioner's clouds answer it too (`Cloud` includes it).
+#[async_trait]
+pub trait Lookup: Send + Sync {
+    /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
+    /// where they carry them (empty strings where not).
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
+    /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
+}
+
 /// One cloud, as one user's credentials reach it.
 #[async_trait]
-pub trait Cloud: Send + Sync {
+pub trait Cloud: Lookup {
     /// The owner's tagged VMs, of one group (by id) or all (every page).
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError>;
     /// Launches `req.count` VMs, idempotent by `req.client_token`: the same token returns the VMs
@@ -65,9 +79,6 @@ pub trait Cloud: Send + Sync {
     async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError>;
     /// Terminates VMs (terminating a terminated VM is fine).
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError>;
-    /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
-    /// where they carry them (empty strings where not): AttachInstances looks before it adopts.
-    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
     /// Sets tags on VMs (CreateTags): an attached VM gets its group's.
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError>;
     /// Removes tags, by key, from VMs (DeleteTags): a detached VM leaves its group's behind.
@@ -77,4 +88,14 @@ pub trait Cloud: Send + Sync {
 /// Makes the client for a registered cloud with a user's credentials there.
 pub trait Connect: Send + Sync {
     fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud>;
+}
+
+/// The api's way to a cloud: lookups only, so the api needs no aws-sdk-ec2 (`ec2_query`).
+pub trait ConnectLookup: Send + Sync {
+    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup>;
+}
+
+/// EC2's error codes that mean "no such launch template (or version)".
+pub fn template_not_found(code: &str) -> bool {
+    code.starts_with("InvalidLaunchTemplateName.") || code.starts_with("InvalidLaunchTemplateId.")
 }

@@ -98,7 +98,43 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
     })
     .await;
 
-    // A template missing on the cloud: a failed activity with the cloud's words.
+    // A template the cloud does not have (or not at that version) is refused at once, as AWS
+    // refuses it, with nothing written.
+    for (template, version) in [("nope@hotel", "$Default"), ("web@hotel", "7")] {
+        let (code, message) = failure(
+            c.create_auto_scaling_group()
+                .auto_scaling_group_name("ghost")
+                .launch_template(spec(template, version))
+                .min_size(1)
+                .max_size(1)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError");
+        assert!(
+            message.contains("valid fully-formed launch template") && message.contains(version),
+            "{message}"
+        );
+        assert!(group(&w, &u, "ghost").await.is_none());
+    }
+    let (code, message) = failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("moving")
+            .launch_template(spec("nope@hotel", "$Latest"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("template name nope"), "{message}");
+    let g = group(&w, &u, "moving").await.unwrap();
+    assert_eq!(
+        g.launch_template().unwrap().launch_template_name(),
+        Some("web@hotel")
+    );
+
+    // A cloud that cannot be asked does not block the request: the provisioner finds the
+    // template missing when it launches, a failed activity with the cloud's words.
+    w.hotel.set_unreachable(true);
     c.create_auto_scaling_group()
         .auto_scaling_group_name("ghost")
         .launch_template(spec("nope@hotel", "$Default"))
@@ -107,6 +143,7 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
         .send()
         .await
         .unwrap();
+    w.hotel.set_unreachable(false);
     failed_with(
         &w,
         &u,

@@ -847,17 +847,44 @@ async fn attach_and_detach_instances() {
     assert_eq!(attached.launch_configuration_name(), None);
     assert_eq!(attached.availability_zone(), Some("us-east-1a"));
 
-    // A stopped VM and an unknown id cannot join: dropped, the desired capacity given back.
+    // A stopped VM, an unknown id and another group's VM cannot join: refused at once (the cloud
+    // is asked before anything is written), the group unchanged.
     let stopped = w.hotel.outside();
     w.hotel.stop_outside(&stopped);
-    attach(&[&stopped]).await.unwrap();
+    let theirs = w.hotel.outside();
+    let tags = [("phantom:group", "db"), ("phantom:group-id", "g-other")]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+    phantom::cloud::Cloud::tag(&*w.hotel, std::slice::from_ref(&theirs), &tags)
+        .await
+        .unwrap();
+    for (id, why) in [
+        (stopped.as_str(), "is stopped"),
+        ("i-0000000000000dead", "does not exist"),
+        (theirs.as_str(), "belongs to another group (db)"),
+    ] {
+        let (code, message) = failure(attach(&[id]).await);
+        assert_eq!(code, "ValidationError");
+        assert!(message.contains(why), "{message}");
+    }
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.desired_capacity(), Some(2));
+    assert_eq!(g.instances().len(), 2);
+    phantom::cloud::Cloud::terminate(&*w.hotel, &[theirs])
+        .await
+        .unwrap();
+
+    // A VM that stops between the api's look and the provisioner's: dropped by the provisioner
+    // with a failed activity, the desired capacity given back.
+    let late = w.hotel.outside();
+    attach(&[&late]).await.unwrap();
+    w.hotel.stop_outside(&late);
     w.run_for(3).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.desired_capacity(), Some(2));
     assert!(g
         .instances()
         .iter()
-        .all(|i| i.instance_id() != Some(stopped.as_str())));
+        .all(|i| i.instance_id() != Some(late.as_str())));
     let failed: Vec<String> = activities(&w, &u, "web")
         .await
         .iter()
@@ -868,6 +895,7 @@ async fn attach_and_detach_instances() {
         failed.iter().any(|m| m.contains("is stopped")),
         "{failed:?}"
     );
+    assert!(w.hotel.tags_of(&late).is_empty(), "not tagged");
     assert!(w.hotel.tags_of(&stopped).is_empty(), "not tagged");
 
     // Refused at once: already in a group, past MaxSize (5 here), an unknown group.

@@ -1,4 +1,4 @@
-use super::{launch_config_not_found, string};
+use super::{launch_config_not_found, lookups, string};
 use crate::App;
 use phantom::group::{self, NewGroupContext};
 use phantom::identity::Caller;
@@ -23,7 +23,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         None => None,
     };
     // Or the launch template's cloud (the cloud resolves the template when it launches).
-    let cloud_name = match (&lc, template::of(&input)?) {
+    let spec = template::of(&input)?;
+    let cloud_name = match (&lc, &spec) {
         (Some(lc), _) => Some(lc.cloud.clone()),
         (None, Some(spec)) => Some(spec.cloud_or(app.config.default_cloud.as_deref())?),
         (None, None) => None,
@@ -37,8 +38,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         ),
         None => None,
     };
-    if let (None, Some(c)) = (&lc, &cloud) {
+    if let (None, Some(c), Some(spec)) = (&lc, &cloud, &spec) {
         template::check_cloud(&c.name, c.launch_templates)?;
+        lookups::check_template(app, caller, &c.name, &spec.template).await?;
     }
     let account = &caller.account_id;
     let ctx = NewGroupContext {

@@ -322,37 +322,29 @@ async fn standby(
 }
 
 /// AttachInstances: the VMs join at once as far as the group's size goes (the desired capacity
-/// grows with them, refused above MaxSize); the provisioner looks them up on the group's cloud,
-/// tags them as the group's and drops those that cannot join with a failed activity.
+/// grows with them, refused above MaxSize), once the group's cloud shows them running and no other
+/// group's; the provisioner tags them as the group's, and drops with a failed activity those that
+/// cannot join by then (or that the api could not look up).
 pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let name = string(&input, "AutoScalingGroupName");
     let ids = instance_ids(&input);
     let now = app.clock.now_ms();
+    let Some(g) = app.store.group(&caller.user, name).await? else {
+        return Err(group_not_found(name));
+    };
+    if ids.is_empty() {
+        return Ok(None);
+    }
     // Read once: a VM attached to two groups at the same moment is caught by the provisioner,
     // which tags it for the first and finds it another group's for the second.
-    let recorded = if ids.is_empty() {
-        Vec::new()
-    } else {
-        app.store.all_instances(&caller.user).await?
-    };
+    let recorded = app.store.all_instances(&caller.user).await?;
+    // What the store can refuse is refused before the cloud is asked.
+    attachable(&g, &recorded, &ids)?;
+    let owned: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    super::lookups::check_attach(app, caller, &g, &owned).await?;
     write_group(app, caller, name, Some("AttachInstances"), |g, _| {
-        if ids.is_empty() {
-            return Ok(None);
-        }
-        for id in &ids {
-            if let Some((other, _)) = recorded.iter().find(|(_, m)| m.id == *id) {
-                return Err(ApiError::validation(format!(
-                    "The instance {id} is already part of Auto Scaling group {other}."
-                )));
-            }
-        }
+        attachable(g, &recorded, &ids)?;
         let n = ids.len() as i64;
-        if g.desired + n > g.max {
-            return Err(ApiError::validation(format!(
-                "Cannot attach {n} instances to {name}: its desired capacity {} would exceed its max size {}.",
-                g.desired, g.max
-            )));
-        }
         let protect = g.target().protect_new;
         let ctx = context(app, g);
         Ok(Some(Record {
@@ -385,6 +377,25 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     })
     .await?;
     Ok(None)
+}
+
+/// None of the VMs is already in a group, and the group has room for them all.
+fn attachable(g: &Group, recorded: &[(String, Member)], ids: &[&str]) -> ApiResult<()> {
+    for id in ids {
+        if let Some((other, _)) = recorded.iter().find(|(_, m)| m.id == *id) {
+            return Err(ApiError::validation(format!(
+                "The instance {id} is already part of Auto Scaling group {other}."
+            )));
+        }
+    }
+    let n = ids.len() as i64;
+    if g.desired + n > g.max {
+        return Err(ApiError::validation(format!(
+            "Cannot attach {n} instances to {}: its desired capacity {} would exceed its max size {}.",
+            g.name, g.desired, g.max
+        )));
+    }
+    Ok(())
 }
 
 /// DetachInstances: InService or Standby instances leave the group (the provisioner removes its

@@ -15,6 +15,7 @@ mod describe_scaling_activities;
 mod describe_tags;
 mod instances;
 mod lifecycle_hooks;
+mod lookups;
 mod processes;
 mod set_desired_capacity;
 mod update_auto_scaling_group;

@@ -1,4 +1,4 @@
-use super::{change_group, launch_config_not_found, string};
+use super::{change_group, launch_config_not_found, lookups, string};
 use crate::App;
 use phantom::group;
 use phantom::identity::Caller;
@@ -25,14 +25,19 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     };
     let template_cloud = match template::of(&input)? {
         Some(spec) => {
-            let name = spec.cloud_or(app.config.default_cloud.as_deref())?;
+            let cloud_name = spec.cloud_or(app.config.default_cloud.as_deref())?;
             let cloud = app
                 .store
-                .cloud(&name)
+                .cloud(&cloud_name)
                 .await?
-                .ok_or_else(|| phantom::launch_config::unknown_cloud(&name, &[]))?;
+                .ok_or_else(|| phantom::launch_config::unknown_cloud(&cloud_name, &[]))?;
             template::check_cloud(&cloud.name, cloud.launch_templates)?;
-            Some(name)
+            // A template on another cloud than the group's is refused below without asking.
+            let group_cloud = app.store.group(&caller.user, name).await?.map(|g| g.cloud);
+            if group_cloud.as_deref() == Some(cloud.name.as_str()) {
+                lookups::check_template(app, caller, &cloud.name, &spec.template).await?;
+            }
+            Some(cloud.name)
         }
         None => None,
     };

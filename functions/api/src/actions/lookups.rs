@@ -1,0 +1,90 @@
+//! What the api asks a group's cloud before it answers, so that bad input is refused at once as
+//! AWS refuses it: AttachInstances of a VM that is not there (or not running, or another
+//! group's), a launch template that does not exist there. A cloud that cannot be asked (not
+//! reachable, no credentials of the user there) does not block the request: the provisioner asks
+//! again when it acts and records a failed activity if the answer is no.
+
+use crate::App;
+use phantom::cloud::Lookup;
+use phantom::group::Group;
+use phantom::identity::Caller;
+use phantom::template::TemplateRef;
+use phantom::{attach, ApiError, ApiResult};
+use std::sync::Arc;
+
+/// The cloud as the caller's credentials reach it, or `None` if they have none there.
+async fn cloud(app: &App, caller: &Caller, name: &str) -> ApiResult<Option<Arc<dyn Lookup>>> {
+    let Some(cloud) = app.store.cloud(name).await? else {
+        return Ok(None);
+    };
+    let Some(creds) = app.store.cloud_credentials(&caller.user, name).await? else {
+        tracing::info!(
+            user = caller.user,
+            cloud = name,
+            "no credentials there: not asked"
+        );
+        return Ok(None);
+    };
+    Ok(Some(app.clouds.lookup(&cloud, &creds)))
+}
+
+fn not_asked(caller: &Caller, cloud: &str, e: &phantom::cloud::CloudError) {
+    tracing::warn!(
+        user = caller.user,
+        cloud,
+        code = e.code,
+        message = e.message,
+        "the cloud could not be asked: the provisioner will look"
+    );
+}
+
+/// Refuses AttachInstances when the cloud shows that one of the VMs cannot join.
+pub(super) async fn check_attach(
+    app: &App,
+    caller: &Caller,
+    g: &Group,
+    ids: &[String],
+) -> ApiResult<()> {
+    let Some(lookup) = cloud(app, caller, &g.cloud).await? else {
+        return Ok(());
+    };
+    match lookup.describe(ids).await {
+        Ok(found) => match attach::judge(ids, &found, &g.id).1.first() {
+            Some((_, why)) => Err(ApiError::validation(why.clone())),
+            None => Ok(()),
+        },
+        Err(e) => {
+            not_asked(caller, &g.cloud, &e);
+            Ok(())
+        }
+    }
+}
+
+/// Refuses a launch template that its cloud does not have (at that version).
+pub(super) async fn check_template(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    t: &TemplateRef,
+) -> ApiResult<()> {
+    let Some(lookup) = cloud(app, caller, cloud_name).await? else {
+        return Ok(());
+    };
+    match lookup.template_exists(t).await {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let which = match (&t.id, &t.name) {
+                (Some(id), _) => format!("template ID {id}"),
+                (None, name) => format!("template name {}", name.as_deref().unwrap_or_default()),
+            };
+            Err(ApiError::validation(format!(
+                "You must use a valid fully-formed launch template. The specified launch template, with {which} (version {}), does not exist on cloud '{cloud_name}'.",
+                t.version
+            )))
+        }
+        Err(e) => {
+            not_asked(caller, cloud_name, &e);
+            Ok(())
+        }
+    }
+}

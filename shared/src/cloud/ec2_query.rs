@@ -1,0 +1,403 @@
+//! The api's EC2 client: the two read-only calls it makes before it answers (DescribeInstances
+//! by id, DescribeLaunchTemplateVersions), as EC2 Query requests signed with aws-sigv4 and sent
+//! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
+//! does not link it, which keeps its Lambda package small and its cold start short.
+
+use super::{
+    template_not_found, CloudError, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID,
+};
+use crate::reconcile::{CloudState, Seen};
+use crate::store::{CloudCredentials, CloudRecord};
+use crate::template::TemplateRef;
+use async_trait::async_trait;
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// EC2's Query API version.
+const VERSION: &str = "2016-11-15";
+/// A lookup is part of an api request: it may not hold the caller long.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const CALL_TIMEOUT: Duration = Duration::from_secs(8);
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// One connection pool for every cloud the api looks at.
+#[derive(Clone)]
+pub struct Ec2Lookups {
+    client: Client<Https, Full<bytes::Bytes>>,
+}
+
+impl Ec2Lookups {
+    /// Fails only when this machine has no TLS root certificates to trust.
+    pub fn new() -> std::io::Result<Self> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())?
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        Ok(Self {
+            client: Client::builder(TokioExecutor::new()).build(https),
+        })
+    }
+}
+
+impl ConnectLookup for Ec2Lookups {
+    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
+        Arc::new(Ec2Lookup {
+            client: self.client.clone(),
+            endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
+            region: cloud.region.clone(),
+            identity: Credentials::new(
+                &creds.access_key_id,
+                &creds.secret,
+                None,
+                None,
+                "phantom-cloud-credentials",
+            )
+            .into(),
+        })
+    }
+}
+
+struct Ec2Lookup {
+    client: Client<Https, Full<bytes::Bytes>>,
+    endpoint: String,
+    region: String,
+    identity: Identity,
+}
+
+#[async_trait]
+impl Lookup for Ec2Lookup {
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
+        let mut params = vec![
+            ("Action".to_string(), "DescribeInstances".to_string()),
+            ("Filter.1.Name".to_string(), "instance-id".to_string()),
+            ("MaxResults".to_string(), "1000".to_string()),
+        ];
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("Filter.1.Value.{}", i + 1), id.clone()));
+        }
+        let mut out = Vec::new();
+        loop {
+            let doc = self.call(&params).await?;
+            out.extend(instances(&doc));
+            match doc.find("nextToken").map(|n| n.text.as_str()) {
+                Some(t) if !t.is_empty() => {
+                    params.retain(|(k, _)| k != "NextToken");
+                    params.push(("NextToken".to_string(), t.to_string()));
+                }
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+        let mut params = vec![
+            (
+                "Action".to_string(),
+                "DescribeLaunchTemplateVersions".to_string(),
+            ),
+            ("LaunchTemplateVersion.1".to_string(), t.version.clone()),
+        ];
+        match (&t.id, &t.name) {
+            (Some(id), _) => params.push(("LaunchTemplateId".to_string(), id.clone())),
+            (None, Some(name)) => params.push(("LaunchTemplateName".to_string(), name.clone())),
+            (None, None) => return Ok(false),
+        }
+        match self.call(&params).await {
+            Ok(doc) => Ok(doc
+                .find("launchTemplateVersionSet")
+                .is_some_and(|set| set.children.iter().any(|c| c.name == "item"))),
+            Err(e) if template_not_found(&e.code) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Ec2Lookup {
+    /// One signed POST; an EC2 error answer becomes its Code and Message.
+    async fn call(&self, params: &[(String, String)]) -> Result<Node, CloudError> {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .append_pair("Version", VERSION)
+            .finish();
+        let uri: http::Uri = format!("{}/", self.endpoint)
+            .parse()
+            .map_err(|e| CloudError::unreachable(format!("bad endpoint {}: {e}", self.endpoint)))?;
+        let host = uri
+            .authority()
+            .map(|a| a.to_string())
+            .ok_or_else(|| CloudError::unreachable(format!("bad endpoint {}", self.endpoint)))?;
+        let content_type = "application/x-www-form-urlencoded; charset=utf-8";
+        let headers = [("content-type", content_type), ("host", host.as_str())];
+        let uri_text = uri.to_string();
+        let signable = SignableRequest::new(
+            "POST",
+            &uri_text,
+            headers.iter().copied(),
+            SignableBody::Bytes(body.as_bytes()),
+        )
+        .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?;
+        let params = v4::SigningParams::builder()
+            .identity(&self.identity)
+            .region(&self.region)
+            .name("ec2")
+            .time(SystemTime::now())
+            .settings(SigningSettings::default())
+            .build()
+            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
+            .into();
+        let (instructions, _) = sign(signable, &params)
+            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
+            .into_parts();
+        let mut req = http::Request::builder()
+            .method("POST")
+            .uri(uri)
+            .header("content-type", content_type)
+            .body(Full::new(bytes::Bytes::from(body)))
+            .map_err(|e| CloudError::unreachable(e.to_string()))?;
+        instructions.apply_to_request_http1x(&mut req);
+        let answer = async {
+            let resp = self.client.request(req).await.map_err(|e| {
+                CloudError::unreachable(format!("{}: {}", self.endpoint, error_chain(&e)))
+            })?;
+            let status = resp.status();
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?
+                .to_bytes();
+            Ok::<_, CloudError>((status, bytes))
+        };
+        let (status, bytes) =
+            tokio::time::timeout(CALL_TIMEOUT, answer)
+                .await
+                .map_err(|_| {
+                    CloudError::unreachable(format!(
+                        "{} did not answer within {CALL_TIMEOUT:?}",
+                        self.endpoint
+                    ))
+                })??;
+        let text = String::from_utf8_lossy(&bytes);
+        let doc = parse(&text);
+        if status.is_success() {
+            return doc.ok_or_else(|| {
+                CloudError::unreachable(format!("{}: an answer that is not XML", self.endpoint))
+            });
+        }
+        let error = doc.as_ref().and_then(|d| d.find("Error"));
+        match error.and_then(|e| e.find("Code")) {
+            Some(code) => Err(CloudError::new(
+                code.text.clone(),
+                error
+                    .and_then(|e| e.find("Message"))
+                    .map(|m| m.text.clone())
+                    .unwrap_or_default(),
+            )),
+            None => Err(CloudError::new(
+                format!("HTTP{}", status.as_u16()),
+                format!("{} answered HTTP {status}", self.endpoint),
+            )),
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// The VMs of a DescribeInstances answer.
+fn instances(doc: &Node) -> Vec<Tagged> {
+    let mut out = Vec::new();
+    let reservations = doc
+        .find("reservationSet")
+        .map(|r| r.items())
+        .unwrap_or_default();
+    for r in reservations {
+        for i in r
+            .find("instancesSet")
+            .map(|s| s.items())
+            .unwrap_or_default()
+        {
+            let text = |path: &[&str]| i.path(path).map(|n| n.text.clone()).unwrap_or_default();
+            let tag = |key: &str| {
+                i.find("tagSet")
+                    .map(|s| s.items())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|t| t.path(&["key"]).is_some_and(|k| k.text == key))
+                    .and_then(|t| t.path(&["value"]).map(|v| v.text.clone()))
+                    .unwrap_or_default()
+            };
+            out.push(Tagged {
+                seen: Seen {
+                    id: text(&["instanceId"]),
+                    state: CloudState::parse(&text(&["instanceState", "name"])),
+                    zone: text(&["placement", "availabilityZone"]),
+                    launched_ms: time::OffsetDateTime::parse(
+                        &text(&["launchTime"]),
+                        &time::format_description::well_known::Rfc3339,
+                    )
+                    .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+                    .unwrap_or_default(),
+                    instance_type: text(&["instanceType"]),
+                },
+                group: tag(TAG_GROUP),
+                group_id: tag(TAG_GROUP_ID),
+            });
+        }
+    }
+    out
+}
+
+/// An XML element: its local name, its text and its child elements.
+#[derive(Debug, Default)]
+struct Node {
+    name: String,
+    text: String,
+    children: Vec<Node>,
+}
+
+impl Node {
+    /// The first element so named, depth first (this node included).
+    fn find(&self, name: &str) -> Option<&Node> {
+        if self.name == name {
+            return Some(self);
+        }
+        self.children.iter().find_map(|c| c.find(name))
+    }
+
+    /// The child at this path of direct children.
+    fn path(&self, path: &[&str]) -> Option<&Node> {
+        path.iter()
+            .try_fold(self, |n, p| n.children.iter().find(|c| c.name == *p))
+    }
+
+    fn items(&self) -> Vec<&Node> {
+        self.children.iter().filter(|c| c.name == "item").collect()
+    }
+}
+
+/// The document's root element, or `None` if it is not well-formed XML.
+fn parse(text: &str) -> Option<Node> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack = vec![Node::default()];
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => stack.push(Node {
+                name: e.local_name().as_ref().to_string(),
+                ..Node::default()
+            }),
+            Event::Empty(e) => stack.last_mut()?.children.push(Node {
+                name: e.local_name().as_ref().to_string(),
+                ..Node::default()
+            }),
+            Event::End(_) => {
+                let done = stack.pop()?;
+                stack.last_mut()?.children.push(done);
+            }
+            Event::Text(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
+            Event::CData(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
+            Event::GeneralRef(r) => {
+                let c = match r.resolve_char_ref().ok()? {
+                    Some(c) => c,
+                    None => match &*r.xml10_content() {
+                        "lt" => '<',
+                        "gt" => '>',
+                        "amp" => '&',
+                        "quot" => '"',
+                        "apos" => '\'',
+                        _ => return None,
+                    },
+                };
+                stack.last_mut()?.text.push(c);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut root = stack.pop()?;
+    if !stack.is_empty() || root.children.len() != 1 {
+        return None;
+    }
+    root.children.pop()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INSTANCES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">
+  <requestId>r</requestId>
+  <reservationSet><item><reservationId>r-1</reservationId><instancesSet>
+    <item><instanceId>i-1</instanceId><instanceType>t3.micro</instanceType>
+      <instanceState><code>16</code><name>running</name></instanceState>
+      <placement><availabilityZone>us-east-1a</availabilityZone></placement>
+      <launchTime>2026-11-22T10:00:00.000Z</launchTime>
+      <tagSet><item><key>phantom:group</key><value>a&amp;b</value></item>
+        <item><key>phantom:group-id</key><value>g-1</value></item></tagSet>
+    </item>
+    <item><instanceId>i-2</instanceId><instanceState><name>stopped</name></instanceState>
+      <placement><availabilityZone>us-east-1b</availabilityZone></placement><tagSet/></item>
+  </instancesSet></item></reservationSet>
+</DescribeInstancesResponse>"#;
+
+    #[test]
+    fn reads_instances_with_their_tags() {
+        let vms = instances(&parse(INSTANCES).expect("xml"));
+        assert_eq!(vms.len(), 2);
+        assert_eq!(vms[0].seen.id, "i-1");
+        assert_eq!(vms[0].seen.state, CloudState::Running);
+        assert_eq!(vms[0].seen.zone, "us-east-1a");
+        assert_eq!(vms[0].seen.instance_type, "t3.micro");
+        assert_eq!(vms[0].seen.launched_ms, 1_795_341_600_000);
+        assert_eq!(
+            (vms[0].group.as_str(), vms[0].group_id.as_str()),
+            ("a&b", "g-1")
+        );
+        assert_eq!(vms[1].seen.state, CloudState::Stopped);
+        assert_eq!((vms[1].group.as_str(), vms[1].group_id.as_str()), ("", ""));
+    }
+
+    #[test]
+    fn reads_an_error_and_refuses_what_is_not_xml() {
+        let doc = parse(
+            "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>\
+             <Message>no &lt;web&gt;</Message></Error></Errors><RequestID>x</RequestID></Response>",
+        )
+        .expect("xml");
+        let e = doc.find("Error").expect("error");
+        assert_eq!(
+            e.find("Code").map(|c| c.text.as_str()),
+            Some("InvalidLaunchTemplateName.NotFoundException")
+        );
+        assert_eq!(e.find("Message").map(|c| c.text.as_str()), Some("no <web>"));
+        assert!(parse("<a><b></a>").is_none());
+        assert!(parse("upstream timed out").is_none());
+    }
+}

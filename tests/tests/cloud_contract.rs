@@ -1,0 +1,230 @@
+//! One contract, three adapters of the lookups an action makes before it answers
+//! (`phantom::cloud::Lookup`): the memory cloud (in process), the api's own EC2 client
+//! (`ec2_query`) and the provisioner's aws-sdk-ec2 adapter, both against a moto server this test
+//! starts. What the in-process suite relies on of the memory cloud is what EC2 answers.
+
+use aws_sdk_ec2::types::{
+    InstanceType, RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
+};
+use phantom::cloud::ec2_query::Ec2Lookups;
+use phantom::cloud::memory::MemoryCloud;
+use phantom::cloud::{Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID};
+use phantom::reconcile::CloudState;
+use phantom::store::{CloudCredentials, CloudRecord};
+use phantom::template::TemplateRef;
+use phantom::time::ManualClock;
+use phantom_e2e::moto::Moto;
+use std::sync::Arc;
+
+/// What the contract needs on the cloud: a running VM of group `web` (id `g-web`), a stopped VM
+/// of no group, and a launch template `web` (one version) whose id is given.
+struct Setup {
+    running: String,
+    stopped: String,
+    template_id: String,
+}
+
+fn by_name(name: &str, version: &str) -> TemplateRef {
+    TemplateRef {
+        id: None,
+        name: Some(name.into()),
+        version: version.into(),
+    }
+}
+
+async fn contract(cloud: &dyn Lookup, s: &Setup) {
+    // describe: the VMs that exist, with their state and Phantom's tags; unknown ids absent.
+    let asked = [
+        s.running.clone(),
+        s.stopped.clone(),
+        "i-0123456789abcdef0".to_string(),
+    ];
+    let mut found: Vec<Tagged> = cloud.describe(&asked).await.expect("describe");
+    found.sort_by_key(|t| asked.iter().position(|a| *a == t.seen.id));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].seen.id, s.running);
+    assert!(found[0].seen.state.alive(), "{:?}", found[0].seen.state);
+    assert_eq!(found[0].group, "web");
+    assert_eq!(found[0].group_id, "g-web");
+    assert!(!found[0].seen.zone.is_empty());
+    assert!(found[0].seen.launched_ms > 0);
+    assert_eq!(found[1].seen.state, CloudState::Stopped);
+    assert_eq!(
+        (found[1].group.as_str(), found[1].group_id.as_str()),
+        ("", "")
+    );
+    assert!(cloud.describe(&[]).await.expect("nothing asked").is_empty());
+
+    // template_exists: by name or id, at $Latest, $Default or its version; not another version
+    // or name.
+    for version in ["$Latest", "$Default", "1"] {
+        assert!(
+            cloud
+                .template_exists(&by_name("web", version))
+                .await
+                .expect("asks"),
+            "web at {version}"
+        );
+    }
+    let by_id = TemplateRef {
+        id: Some(s.template_id.clone()),
+        name: None,
+        version: "$Latest".into(),
+    };
+    assert!(cloud.template_exists(&by_id).await.expect("asks"));
+    assert!(!cloud
+        .template_exists(&by_name("web", "9"))
+        .await
+        .expect("asks"));
+    assert!(!cloud
+        .template_exists(&by_name("nope", "$Latest"))
+        .await
+        .expect("asks"));
+    let missing_id = TemplateRef {
+        id: Some("lt-0123456789abcdef0".into()),
+        name: None,
+        version: "$Latest".into(),
+    };
+    assert!(!cloud.template_exists(&missing_id).await.expect("asks"));
+}
+
+#[tokio::test]
+async fn the_memory_cloud_keeps_the_contract() {
+    let cloud = MemoryCloud::new(
+        &["us-east-1a"],
+        Arc::new(ManualClock::starting_at(1_000)),
+        phantom::fault::none(),
+    );
+    let running = cloud.outside();
+    let tags =
+        [(TAG_GROUP, "web"), (TAG_GROUP_ID, "g-web")].map(|(k, v)| (k.to_string(), v.to_string()));
+    cloud
+        .tag(std::slice::from_ref(&running), &tags)
+        .await
+        .unwrap();
+    let stopped = cloud.outside();
+    cloud.stop_outside(&stopped);
+    let template_id = cloud.add_template("web", "ami-1", "t2.micro");
+    let setup = Setup {
+        running,
+        stopped,
+        template_id,
+    };
+    contract(&cloud, &setup).await;
+}
+
+/// The same on moto's EC2, set up with aws-sdk-ec2.
+async fn moto_setup(moto: &Moto) -> Setup {
+    let ec2 = aws_sdk_ec2::Client::new(&moto.sdk().await);
+    let run = |tags: Vec<Tag>| {
+        let mut call = ec2
+            .run_instances()
+            .image_id("ami-1e749f67")
+            .instance_type(InstanceType::T2Micro)
+            .min_count(1)
+            .max_count(1);
+        if !tags.is_empty() {
+            call = call.tag_specifications(
+                TagSpecification::builder()
+                    .resource_type(ResourceType::Instance)
+                    .set_tags(Some(tags))
+                    .build(),
+            );
+        }
+        call.send()
+    };
+    let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build();
+    let running = run(vec![tag(TAG_GROUP, "web"), tag(TAG_GROUP_ID, "g-web")])
+        .await
+        .expect("run-instances")
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    let stopped = run(Vec::new()).await.expect("run-instances").instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_string();
+    ec2.stop_instances()
+        .instance_ids(&stopped)
+        .send()
+        .await
+        .expect("stop-instances");
+    let template_id = ec2
+        .create_launch_template()
+        .launch_template_name("web")
+        .launch_template_data(
+            RequestLaunchTemplateData::builder()
+                .image_id("ami-1e749f67")
+                .instance_type(InstanceType::T2Micro)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("create-launch-template")
+        .launch_template()
+        .and_then(|t| t.launch_template_id())
+        .unwrap()
+        .to_string();
+    Setup {
+        running,
+        stopped,
+        template_id,
+    }
+}
+
+fn record(moto: &Moto) -> (CloudRecord, CloudCredentials) {
+    (
+        CloudRecord {
+            name: "contract".into(),
+            endpoint: moto.url.clone(),
+            region: phantom_e2e::REGION.into(),
+            zone: "us-east-1a".into(),
+            launch_templates: true,
+        },
+        CloudCredentials {
+            cloud: "contract".into(),
+            access_key_id: "contract".into(),
+            secret: "contract".into(),
+        },
+    )
+}
+
+#[tokio::test]
+async fn both_ec2_clients_keep_the_contract_on_moto() {
+    let moto = Moto::start();
+    let setup = moto_setup(&moto).await;
+    let (cloud, creds) = record(&moto);
+    let api = Ec2Lookups::new().expect("TLS roots").lookup(&cloud, &creds);
+    contract(api.as_ref(), &setup).await;
+    let sdk = phantom_cloud::Ec2::connect(&moto.sdk().await, &cloud, &creds);
+    contract(&sdk, &setup).await;
+}
+
+#[tokio::test]
+async fn an_unreachable_cloud_is_an_error_not_an_answer() {
+    let port = phantom_e2e::free_port();
+    let cloud = CloudRecord {
+        name: "gone".into(),
+        endpoint: format!("http://127.0.0.1:{port}"),
+        region: phantom_e2e::REGION.into(),
+        zone: "us-east-1a".into(),
+        launch_templates: true,
+    };
+    let creds = CloudCredentials {
+        cloud: "gone".into(),
+        access_key_id: "k".into(),
+        secret: "s".into(),
+    };
+    let api = Ec2Lookups::new().expect("TLS roots").lookup(&cloud, &creds);
+    let e = api
+        .template_exists(&by_name("web", "$Latest"))
+        .await
+        .expect_err("nobody listens");
+    assert_eq!(e.code, "CloudUnreachable", "{e}");
+    let e = api
+        .describe(&["i-1".to_string()])
+        .await
+        .expect_err("nobody listens");
+    assert_eq!(e.code, "CloudUnreachable", "{e}");
+}

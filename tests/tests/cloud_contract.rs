@@ -195,7 +195,7 @@ async fn both_ec2_clients_keep_the_contract_on_moto() {
     let moto = Moto::start();
     let setup = moto_setup(&moto).await;
     let (cloud, creds) = record(&moto);
-    let api = Ec2Lookups::new().expect("TLS roots").lookup(&cloud, &creds);
+    let api = Ec2Lookups::default().lookup(&cloud, &creds);
     contract(api.as_ref(), &setup).await;
     let sdk = phantom_cloud::Ec2::connect(&moto.sdk().await, &cloud, &creds);
     contract(&sdk, &setup).await;
@@ -216,7 +216,7 @@ async fn an_unreachable_cloud_is_an_error_not_an_answer() {
         access_key_id: "k".into(),
         secret: "s".into(),
     };
-    let api = Ec2Lookups::new().expect("TLS roots").lookup(&cloud, &creds);
+    let api = Ec2Lookups::default().lookup(&cloud, &creds);
     let e = api
         .template_exists(&by_name("web", "$Latest"))
         .await

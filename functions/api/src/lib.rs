@@ -64,9 +64,7 @@ impl App {
             queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             config,
             clock: Arc::new(SystemClock),
-            clouds: Arc::new(
-                Ec2Lookups::new().expect("this machine's TLS root certificates (to reach clouds)"),
-            ),
+            clouds: Arc::new(Ec2Lookups::default()),
             keys: KeyCache::default(),
         }
     }

@@ -13,11 +13,14 @@ use async_trait::async_trait;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
 use aws_sigv4::sign::v4;
+use aws_smithy_async::rt::sleep::TokioSleep;
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+use aws_smithy_http_client::Connector;
+use aws_smithy_runtime_api::client::http::{HttpConnector, HttpConnectorSettings};
 use aws_smithy_runtime_api::client::identity::Identity;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_types::body::SdkBody;
+use aws_smithy_types::byte_stream::ByteStream;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -27,35 +30,35 @@ const VERSION: &str = "2016-11-15";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const CALL_TIMEOUT: Duration = Duration::from_secs(8);
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
-
-/// One connection pool for every cloud the api looks at.
+/// One connection pool for every cloud the api looks at: the SDK's own connector (hyper, rustls
+/// with ring), so the api's package carries one HTTP stack.
 #[derive(Clone)]
 pub struct Ec2Lookups {
-    client: Client<Https, Full<bytes::Bytes>>,
+    connector: Arc<Connector>,
 }
 
-impl Ec2Lookups {
-    /// Fails only when this machine has no TLS root certificates to trust.
-    pub fn new() -> std::io::Result<Self> {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())?
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        Ok(Self {
-            client: Client::builder(TokioExecutor::new()).build(https),
-        })
+impl Default for Ec2Lookups {
+    fn default() -> Self {
+        let settings = HttpConnectorSettings::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(CALL_TIMEOUT)
+            .build();
+        Self {
+            connector: Arc::new(
+                Connector::builder()
+                    .connector_settings(settings)
+                    .sleep_impl(TokioSleep::new())
+                    .tls_provider(Provider::Rustls(CryptoMode::Ring))
+                    .build(),
+            ),
+        }
     }
 }
 
 impl ConnectLookup for Ec2Lookups {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
         Arc::new(Ec2Lookup {
-            client: self.client.clone(),
+            connector: self.connector.clone(),
             endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
             region: cloud.region.clone(),
             identity: Credentials::new(
@@ -71,7 +74,7 @@ impl ConnectLookup for Ec2Lookups {
 }
 
 struct Ec2Lookup {
-    client: Client<Https, Full<bytes::Bytes>>,
+    connector: Arc<Connector>,
     endpoint: String,
     region: String,
     identity: Identity,
@@ -165,26 +168,30 @@ impl Ec2Lookup {
         let (instructions, _) = sign(signable, &params)
             .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
             .into_parts();
-        let mut req = http::Request::builder()
-            .method("POST")
-            .uri(uri)
-            .header("content-type", content_type)
-            .body(Full::new(bytes::Bytes::from(body)))
+        let mut req = HttpRequest::new(SdkBody::from(body));
+        req.set_method("POST")
             .map_err(|e| CloudError::unreachable(e.to_string()))?;
-        instructions.apply_to_request_http1x(&mut req);
+        req.set_uri(uri_text.as_str())
+            .map_err(|e| CloudError::unreachable(e.to_string()))?;
+        req.headers_mut().insert("content-type", content_type);
+        req.headers_mut().insert("host", host.clone());
+        for (name, value) in instructions.headers() {
+            req.headers_mut()
+                .insert(name.to_string(), value.to_string());
+        }
         let answer = async {
-            let resp = self.client.request(req).await.map_err(|e| {
+            let resp = self.connector.call(req).await.map_err(|e| {
                 CloudError::unreachable(format!("{}: {}", self.endpoint, error_chain(&e)))
             })?;
             let status = resp.status();
-            let bytes = resp
-                .into_body()
+            let bytes = ByteStream::new(resp.into_body())
                 .collect()
                 .await
                 .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?
-                .to_bytes();
+                .into_bytes();
             Ok::<_, CloudError>((status, bytes))
         };
+        // The connector's timeouts bound connecting and each read; this bounds the whole call.
         let (status, bytes) =
             tokio::time::timeout(CALL_TIMEOUT, answer)
                 .await
@@ -212,7 +219,7 @@ impl Ec2Lookup {
             )),
             None => Err(CloudError::new(
                 format!("HTTP{}", status.as_u16()),
-                format!("{} answered HTTP {status}", self.endpoint),
+                format!("{} answered HTTP {}", self.endpoint, status.as_u16()),
             )),
         }
     }

@@ -23,6 +23,7 @@ pub mod reconcile;
 pub mod round;
 pub mod shapes;
 pub mod sigv4;
+pub mod spread;
 pub mod store;
 pub mod tags;
 pub mod template;

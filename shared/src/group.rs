@@ -66,6 +66,7 @@ impl Group {
                 .collect()
         };
         Target {
+            cloud: self.cloud.clone(),
             desired: self.desired,
             deleting: self.deleting(),
             grace_ms: d["HealthCheckGracePeriod"].as_i64().unwrap_or(0) * 1000,

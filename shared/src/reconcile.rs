@@ -70,6 +70,8 @@ impl Lifecycle {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
     pub id: String,
+    /// The cloud it runs on (a group may span clouds, `phantom::spread`).
+    pub cloud: String,
     pub zone: String,
     pub lifecycle: Lifecycle,
     pub healthy: bool,
@@ -133,6 +135,8 @@ impl Seen {
 /// What the group wants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// The cloud this decision is for: new and adopted VMs are recorded on it.
+    pub cloud: String,
     pub desired: i64,
     pub deleting: bool,
     pub grace_ms: i64,
@@ -293,6 +297,7 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         if s.state.alive() {
             let m = Member {
                 id: s.id.clone(),
+                cloud: target.cloud.clone(),
                 zone: s.zone.clone(),
                 lifecycle: if !plan.launch_waits.is_empty() {
                     Lifecycle::PendingWait
@@ -600,6 +605,7 @@ mod tests {
 
     fn target(desired: i64) -> Target {
         Target {
+            cloud: "hotel".into(),
             desired,
             deleting: false,
             grace_ms: 0,
@@ -817,6 +823,7 @@ mod tests {
     fn member(id: &str, zone: &str, launched_ms: i64) -> Member {
         Member {
             id: id.into(),
+            cloud: "hotel".into(),
             zone: zone.into(),
             lifecycle: Lifecycle::InService,
             healthy: true,

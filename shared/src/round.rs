@@ -306,6 +306,7 @@ mod tests {
     fn member(id: &str, lifecycle: Lifecycle) -> Member {
         Member {
             id: id.into(),
+            cloud: "hotel".into(),
             zone: "a".into(),
             lifecycle,
             healthy: true,

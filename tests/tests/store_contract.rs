@@ -54,6 +54,7 @@ fn group(name: &str, lc: &str, id: &str) -> Group {
 fn member(id: &str) -> Member {
     Member {
         id: id.into(),
+        cloud: "hotel".into(),
         zone: "us-east-1a".into(),
         lifecycle: Lifecycle::Pending,
         healthy: true,
@@ -342,8 +343,13 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
+    // A group's instance records each keep their own cloud (a group may span clouds).
+    let elsewhere = Member {
+        cloud: "sierra".into(),
+        ..member("i-2")
+    };
     let r = Record {
-        put: vec![member("i-1"), member("i-2")],
+        put: vec![member("i-1"), elsewhere],
         launch_seq: Some(1),
         backoff: Some(Backoff {
             failures: 2,
@@ -358,7 +364,18 @@ async fn contract(s: &dyn Store, u: &str) {
         (after.launch_seq, after.failures, after.retry_at_ms),
         (1, 2, 9_000)
     );
-    assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 2);
+    let mut clouds: Vec<(String, String)> = s
+        .instances(&alice, "g1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.id, m.cloud))
+        .collect();
+    clouds.sort();
+    assert_eq!(
+        clouds,
+        [("i-1", "hotel"), ("i-2", "sierra")].map(|(i, c)| (i.to_string(), c.to_string()))
+    );
     let stale = Record {
         put: vec![member("i-3")],
         launch_seq: Some(1),

@@ -453,6 +453,7 @@ impl Provisioner {
                     Ok(vms) => {
                         acted.launched.extend(vms.into_iter().map(|s| Member {
                             id: s.id,
+                            cloud: g.cloud.clone(),
                             zone: s.zone,
                             lifecycle: Lifecycle::Pending,
                             healthy: true,

@@ -364,6 +364,7 @@ impl DynamoStore {
             get_s(item, "group")?,
             Member {
                 id: get_s(item, "id")?,
+                cloud: get_s(item, "cloud")?,
                 zone: get_s(item, "zone")?,
                 lifecycle: Lifecycle::parse(&lifecycle)
                     .ok_or_else(|| corrupt(item, "lifecycle", "a lifecycle state"))?,
@@ -393,7 +394,7 @@ impl DynamoStore {
             .item("protected", AttributeValue::Bool(m.protected))
             .item("lc", s(&m.launch_configuration))
             .item("itype", s(&m.instance_type))
-            .item("cloud", s(&g.cloud))
+            .item("cloud", s(&m.cloud))
             .item(
                 "waits",
                 s(serde_json::to_string(&m.waits).expect("waits serialize")),

@@ -352,6 +352,7 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
                 .iter()
                 .map(|id| Member {
                     id: id.to_string(),
+                    cloud: g.cloud.clone(),
                     zone: String::new(),
                     lifecycle: Lifecycle::Attaching,
                     healthy: true,

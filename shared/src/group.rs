@@ -31,6 +31,8 @@ pub struct Group {
     /// Launch failures in a row, and when launching may be tried again (Unix ms): the backoff.
     pub failures: i64,
     pub retry_at_ms: i64,
+    /// A group across clouds: what it remembers of each (`phantom::spread`).
+    pub holds: crate::spread::Holds,
     pub doc: Value,
 }
 
@@ -88,6 +90,16 @@ impl Group {
             suspended: crate::processes::suspended(d),
             hooks: crate::lifecycle::hooks(d),
         }
+    }
+
+    /// The clouds a group spans (its `phantom:clouds` and `phantom:policy` tags), if it spans any.
+    pub fn spread(&self) -> ApiResult<Option<crate::spread::Spread>> {
+        crate::spread::Spread::of_tags(self.doc["Tags"].as_array().into_iter().flatten().map(|t| {
+            (
+                t["Key"].as_str().unwrap_or_default(),
+                t["Value"].as_str().unwrap_or_default(),
+            )
+        }))
     }
 
     /// The group's tags that go onto its VMs (PropagateAtLaunch).
@@ -252,6 +264,7 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         status: None,
         failures: 0,
         retry_at_ms: 0,
+        holds: Default::default(),
         doc,
     })
 }

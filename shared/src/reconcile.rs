@@ -281,6 +281,32 @@ pub fn nothing_left(members: &[Member], seen: &[Seen], plan: &Plan) -> bool {
 
 /// Decides what to do for one group.
 pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Plan {
+    size(target, assess(target, members, seen, now_ms), now_ms)
+}
+
+/// The first half of `decide`: what the cloud shows of the records (adopt, in service, gone,
+/// unhealthy, hooks), before the group's size is looked at.
+#[derive(Debug, Clone)]
+pub struct Assessed {
+    pub plan: Plan,
+    /// The instances that count toward the group's size.
+    pub live: Vec<Member>,
+}
+
+impl Assessed {
+    /// Counted instances, and those of them serving (InService and healthy).
+    pub fn counts(&self) -> (i64, i64) {
+        let serving = self
+            .live
+            .iter()
+            .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
+            .count() as i64
+            + self.plan.in_service.len() as i64;
+        (self.live.len() as i64, serving)
+    }
+}
+
+pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Assessed {
     let mut plan = Plan {
         launch_waits: lifecycle::waits(&target.hooks, true, now_ms),
         ..Plan::default()
@@ -445,7 +471,13 @@ pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             None => live.push(m.clone()),
         }
     }
+    Assessed { plan, live }
+}
 
+/// The second half of `decide`: scale in or out to `target.desired`, and hold leaving VMs on
+/// the termination hooks.
+pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
+    let Assessed { mut plan, live } = assessed;
     let desired = if target.deleting {
         0
     } else {

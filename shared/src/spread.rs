@@ -8,6 +8,9 @@
 //! `web@hotel`, `web@sierra`.
 
 use crate::error::{ApiError, ApiResult};
+use crate::reconcile::backoff_ms;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub const TAG_CLOUDS: &str = "phantom:clouds";
 pub const TAG_POLICY: &str = "phantom:policy";
@@ -122,6 +125,81 @@ impl Spread {
             .map(|(b, _)| b)
             .unwrap_or(launch_configuration);
         format!("{base}@{cloud}")
+    }
+}
+
+/// How long a cloud that cannot be reached keeps its VMs counted: after that they count as
+/// unhealthy and their replacements go to the next cloud (they stay recorded, and are kept or
+/// terminated when the cloud is back).
+pub const UNREACHABLE_GRACE_MS: i64 = 30_000;
+
+/// What a group remembers of one of its clouds between rounds: launches failing there in a row
+/// (the cloud is held at what it has until `retry_at_ms`), and since when it cannot be reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    pub failures: i64,
+    pub retry_at_ms: i64,
+    pub unreachable_since_ms: Option<i64>,
+    /// What the cloud said last time it failed (for the activities of the clouds below it).
+    pub last_error: Option<String>,
+}
+
+/// A group's holds, by cloud (only clouds with something to remember).
+pub type Holds = BTreeMap<String, Hold>;
+
+impl Hold {
+    /// Launches may go there now.
+    pub fn usable(&self, now_ms: i64) -> bool {
+        self.unreachable_since_ms.is_none() && now_ms >= self.retry_at_ms
+    }
+
+    /// Its VMs no longer count: unreachable for longer than the grace.
+    pub fn counted_out(&self, now_ms: i64) -> bool {
+        self.unreachable_since_ms
+            .is_some_and(|t| now_ms - t >= UNREACHABLE_GRACE_MS)
+    }
+
+    pub fn seen(self, reachable: bool, now_ms: i64) -> Self {
+        if reachable {
+            let back = self.unreachable_since_ms.is_some();
+            Self {
+                unreachable_since_ms: None,
+                last_error: if back && self.failures == 0 {
+                    None
+                } else {
+                    self.last_error
+                },
+                ..self
+            }
+        } else {
+            Self {
+                unreachable_since_ms: Some(self.unreachable_since_ms.unwrap_or(now_ms)),
+                ..self
+            }
+        }
+    }
+
+    /// After a launch there: a success forgets the failures, a failure holds the cloud for
+    /// the backoff (2 s doubling to 5 minutes).
+    pub fn launched(self, ok: bool, now_ms: i64) -> Self {
+        if ok {
+            return Self {
+                failures: 0,
+                retry_at_ms: 0,
+                last_error: None,
+                ..self
+            };
+        }
+        let failures = self.failures + 1;
+        Self {
+            failures,
+            retry_at_ms: now_ms + backoff_ms(failures),
+            ..self
+        }
+    }
+
+    pub fn is_clear(&self) -> bool {
+        *self == Self::default()
     }
 }
 
@@ -292,6 +370,31 @@ mod tests {
             in_service,
             usable,
         }
+    }
+
+    #[test]
+    fn a_cloud_is_held_after_failing_and_counted_out_after_the_grace() {
+        let h = Hold::default().launched(false, 1_000);
+        assert!(!h.usable(2_000));
+        assert!(h.usable(3_000), "2 s after the first failure");
+        let h = h.launched(false, 3_000);
+        assert_eq!(h.retry_at_ms, 7_000);
+        let failing = Hold {
+            last_error: Some("InsufficientInstanceCapacity".into()),
+            ..h
+        };
+        assert!(failing.launched(true, 8_000).is_clear());
+        let down = Hold {
+            last_error: Some("CloudUnreachable".into()),
+            ..Hold::default()
+        }
+        .seen(false, 10_000)
+        .seen(false, 20_000);
+        assert_eq!(down.unreachable_since_ms, Some(10_000));
+        assert!(!down.usable(20_000));
+        assert!(!down.counted_out(10_000 + UNREACHABLE_GRACE_MS - 1));
+        assert!(down.counted_out(10_000 + UNREACHABLE_GRACE_MS));
+        assert!(down.seen(true, 50_000).is_clear());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use phantom::group::Group;
 use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
 use phantom::reconcile::{Lifecycle, Member};
+use phantom::spread::{Hold, Holds};
 use phantom::store::{
     Backoff, CloudCredentials, CloudRecord, DynamoStore, Lease, MemoryStore, Record, Store,
     StoreError, Usage, MAX_LAUNCH_CONFIGS,
@@ -47,6 +48,7 @@ fn group(name: &str, lc: &str, id: &str) -> Group {
         status: None,
         failures: 0,
         retry_at_ms: 0,
+        holds: Default::default(),
         doc: json!({"AutoScalingGroupName": name}),
     }
 }
@@ -376,6 +378,23 @@ async fn contract(s: &dyn Store, u: &str) {
         clouds,
         [("i-1", "hotel"), ("i-2", "sierra")].map(|(i, c)| (i.to_string(), c.to_string()))
     );
+    // What a group across clouds remembers of each comes back as written.
+    let holds: Holds = [(
+        "hotel".to_string(),
+        Hold {
+            failures: 3,
+            retry_at_ms: 12_000,
+            unreachable_since_ms: Some(7_000),
+            last_error: Some("CloudUnreachable: no answer".into()),
+        },
+    )]
+    .into();
+    let with_holds = Record {
+        holds: Some(holds.clone()),
+        ..Record::default()
+    };
+    s.record(&alice, &after, &with_holds).await.unwrap();
+    assert_eq!(s.group(&alice, "g1").await.unwrap().unwrap().holds, holds);
     let stale = Record {
         put: vec![member("i-3")],
         launch_seq: Some(1),

@@ -18,6 +18,7 @@
 //!
 //! Built from the seams (`Store`, `Connect`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
+mod across;
 mod sweep;
 
 pub use sweep::SweepReport;
@@ -279,6 +280,17 @@ impl Provisioner {
             desired: g.desired,
         };
 
+        match g.spread() {
+            Ok(Some(spread)) => return self.round_across(owner, g, &spread, &ctx, before).await,
+            Ok(None) => {}
+            // The api refuses such tags; one that got in anyway stops the group, saying why.
+            Err(e) => {
+                let e = CloudError::new("InvalidTags", e.message);
+                let r = round::observe_failed(&ctx, before, &e.to_string(), 0);
+                return self.failed(owner, g, &e, &r).await;
+            }
+        }
+
         // Observe.
         let observed = match self.connect_cloud(owner, &g.cloud).await? {
             Ok(cloud) => cloud
@@ -335,7 +347,7 @@ impl Provisioner {
             }
         }
         if !plan.launch.is_empty() {
-            self.launch(owner, g, cloud.as_ref(), &plan, &mut acted)
+            self.launch(owner, g, &On::home(g), cloud.as_ref(), &plan, &mut acted)
                 .await?;
         }
         if !plan.attach.is_empty() {
@@ -420,11 +432,12 @@ impl Provisioner {
         &self,
         owner: &str,
         g: &Group,
+        on: &On,
         cloud: &dyn Cloud,
         plan: &Plan,
         acted: &mut Acted,
     ) -> Result<(), StoreError> {
-        let source = match self.source(owner, g).await? {
+        let source = match self.source(owner, g, &on.launch_configuration).await? {
             Ok(source) => source,
             Err(e) => {
                 acted.launch_failed = Some(e.to_string());
@@ -444,7 +457,7 @@ impl Provisioner {
                 &source,
                 count,
                 &Placement { zone, subnet },
-                format!("{}-{}-{i}", g.id, g.launch_seq),
+                format!("{}-{i}", on.token),
                 tags.clone(),
             );
             let last = tries.len() - 1;
@@ -453,13 +466,13 @@ impl Provisioner {
                     Ok(vms) => {
                         acted.launched.extend(vms.into_iter().map(|s| Member {
                             id: s.id,
-                            cloud: g.cloud.clone(),
+                            cloud: on.cloud.clone(),
                             zone: s.zone,
                             lifecycle: Lifecycle::Pending,
                             healthy: true,
                             launched_ms: s.launched_ms,
                             protected: protect,
-                            launch_configuration: g.launch_configuration.clone(),
+                            launch_configuration: on.launch_configuration.clone(),
                             instance_type: s.instance_type,
                             waits: Vec::new(),
                             rev: 0,
@@ -484,8 +497,9 @@ impl Provisioner {
         &self,
         owner: &str,
         g: &Group,
+        launch_configuration: &str,
     ) -> Result<Result<Source, CloudError>, StoreError> {
-        if g.launch_configuration.is_empty() {
+        if launch_configuration.is_empty() {
             return Ok(match phantom::template::of(&g.doc) {
                 Ok(Some(spec)) => Ok(Source::Template(spec)),
                 Ok(None) => Err(CloudError::new(
@@ -498,13 +512,13 @@ impl Provisioner {
         Ok(
             match self
                 .store
-                .launch_config(owner, &g.launch_configuration)
+                .launch_config(owner, launch_configuration)
                 .await?
             {
                 Some(lc) => Ok(Source::Config(lc.doc)),
                 None => Err(CloudError::new(
                     "LaunchConfigurationMissing",
-                    format!("launch configuration {} not found", g.launch_configuration),
+                    format!("launch configuration {launch_configuration} not found"),
                 )),
             },
         )
@@ -537,6 +551,25 @@ impl Provisioner {
             delay,
         )
         .await;
+    }
+}
+
+/// Where a round launches: the cloud, the launch configuration there (empty: the group's launch
+/// template) and the ClientToken's prefix (with the placement's index, the token of a request).
+pub(crate) struct On {
+    pub cloud: String,
+    pub launch_configuration: String,
+    pub token: String,
+}
+
+impl On {
+    /// The group's own cloud and launch source.
+    fn home(g: &Group) -> Self {
+        Self {
+            cloud: g.cloud.clone(),
+            launch_configuration: g.launch_configuration.clone(),
+            token: format!("{}-{}", g.id, g.launch_seq),
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! - TerminateInstances for VMs tagged for a group that no longer exists (orphans);
 //! - the (user, cloud) comes off the health check's list once it has no group and no live VM there.
 //!
-//! Its cost grows with the user's VMs on that cloud (by pages of 1000), not with other users.
+//! Its cost grows with the user's VMs on that cloud (by pages of 1000), not with other users. A
+//! group across clouds gets a reconcile on every sweep of its home cloud: its round looks at
+//! every cloud it lists.
 
 use crate::Provisioner;
 use phantom::group::Group;
@@ -92,6 +94,12 @@ impl Provisioner {
             }
             let now = self.clock.now_ms();
             for g in &here {
+                // A group across clouds is looked at on all of them by its own round: one
+                // reconcile per sweep of its home cloud (`across.rs`).
+                if !matches!(g.spread(), Ok(None)) {
+                    queued.push(Reconcile::new(owner, &g.name, "health-check").into());
+                    continue;
+                }
                 let seen: Vec<_> = tagged
                     .iter()
                     .filter(|t| t.group_id == g.id)

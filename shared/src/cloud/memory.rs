@@ -81,6 +81,8 @@ struct State {
     short_of: BTreeSet<String>,
 }
 
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 pub struct MemoryCloud {
     zones: Vec<String>,
     images: Option<Vec<String>>,
@@ -285,7 +287,12 @@ impl MemoryCloud {
             self.zones[(st.next_zone - 1) % self.zones.len().max(1)].clone()
         });
         Vm {
-            id: format!("i-{:017x}", st.next),
+            // Unique across every memory cloud of the process, as EC2's random ids are across
+            // clouds: a group across clouds records its VMs by id.
+            id: format!(
+                "i-{:017x}",
+                NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
             state: CloudState::Pending,
             zone,
             subnet: None,

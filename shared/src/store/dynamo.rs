@@ -354,6 +354,12 @@ impl DynamoStore {
             status: opt_s(item, "status")?,
             failures: opt_n(item, "failures")?.unwrap_or(0),
             retry_at_ms: opt_n(item, "retry_at")?.unwrap_or(0),
+            // Absent until a group across clouds first has something to remember.
+            holds: match opt_s(item, "holds")? {
+                Some(h) => serde_json::from_str(&h)
+                    .map_err(|_| corrupt(item, "holds", "the clouds' holds"))?,
+                None => Default::default(),
+            },
             doc: get_doc(item)?,
         })
     }
@@ -459,6 +465,13 @@ impl DynamoStore {
             update = update
                 .expression_attribute_values(":f", n(failures))
                 .expression_attribute_values(":r", n(retry_at_ms));
+        }
+        if let Some(holds) = &r.holds {
+            sets.push("holds = :h");
+            update = update.expression_attribute_values(
+                ":h",
+                s(serde_json::to_string(holds).expect("holds serialize")),
+            );
         }
         if sets.is_empty() {
             return Ok(TransactWriteItem::builder()

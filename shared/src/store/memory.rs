@@ -608,6 +608,9 @@ impl Fleet for MemoryStore {
                             s.group.failures = failures;
                             s.group.retry_at_ms = retry_at_ms;
                         }
+                        if let Some(holds) = &r.holds {
+                            s.group.holds = holds.clone();
+                        }
                         for m in &r.put {
                             st.instances.insert(
                                 (user.to_string(), g.name.clone(), m.id.clone()),

@@ -141,6 +141,8 @@ pub struct Record {
     /// (TerminateInstanceInAutoScalingGroup with a decrement).
     pub desired: Option<i64>,
     pub backoff: Option<Backoff>,
+    /// A group across clouds: sets what it remembers of each (`Group::holds`).
+    pub holds: Option<crate::spread::Holds>,
     pub activities: Vec<Activity>,
 }
 
@@ -151,6 +153,7 @@ impl Record {
             && self.launch_seq.is_none()
             && self.desired.is_none()
             && self.backoff.is_none()
+            && self.holds.is_none()
             && self.activities.is_empty()
     }
 }

@@ -2,6 +2,7 @@
 //! health check over the in-memory store, queue and clouds (`phantom_e2e::world`). One binary, so
 //! the suite links once; no sockets, no emulator, a clock moved by hand.
 
+mod across;
 mod api;
 mod crashes;
 mod hooks;

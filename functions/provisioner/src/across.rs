@@ -1,0 +1,327 @@
+//! The round of a group across clouds (`phantom:clouds`): observe every cloud it lists (and any
+//! other it still has VMs on), count what each has, split the desired capacity between them
+//! (`phantom::spread::allot`, pure), then decide, act and record per cloud, in one store write.
+//! A cloud that cannot be reached keeps its VMs counted for `UNREACHABLE_GRACE_MS`, then its
+//! share goes to the next cloud; its records stay until it is back, when they are judged again.
+
+use crate::{On, Provisioner, Round};
+use phantom::activity::Context;
+use phantom::cloud::{Cloud, CloudError};
+use phantom::group::Group;
+use phantom::reconcile::{self, assess, size, Assessed, Lifecycle, Member, Seen, Target};
+use phantom::round::{self, Acted, Before};
+use phantom::spread::{allot, CloudView, Hold, Policy, Site, Spread};
+use phantom::store::{Record, StoreError};
+use std::sync::Arc;
+
+/// One cloud of the group this round.
+struct Place {
+    site: Site,
+    on: On,
+    target: Target,
+    members: Vec<Member>,
+    /// The cloud and what it shows, or why it could not be looked at.
+    look: Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>,
+    hold: Hold,
+}
+
+impl Provisioner {
+    pub(crate) async fn round_across(
+        &self,
+        owner: &str,
+        g: &Group,
+        spread: &Spread,
+        ctx: &Context<'_>,
+        before: Before,
+    ) -> Result<Round, StoreError> {
+        let now = ctx.now_ms;
+        let members = self.store.instances(owner, &g.name).await?;
+        // The listed clouds in rank order, then any other the group still has VMs on (drained).
+        let mut sites = spread.sites.clone();
+        for m in &members {
+            if !sites.iter().any(|s| s.cloud == m.cloud) {
+                sites.push(Site {
+                    cloud: m.cloud.clone(),
+                    max: 0,
+                });
+            }
+        }
+
+        // Observe.
+        let mut places = Vec::with_capacity(sites.len());
+        for site in sites {
+            let (target, look) = self.look_at(owner, g, &site.cloud).await?;
+            let hold = g
+                .holds
+                .get(&site.cloud)
+                .cloned()
+                .unwrap_or_default()
+                .seen(look.is_ok(), now);
+            places.push(Place {
+                on: On {
+                    cloud: site.cloud.clone(),
+                    launch_configuration: Spread::launch_configuration_on(
+                        &g.launch_configuration,
+                        &site.cloud,
+                    ),
+                    token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
+                },
+                members: members
+                    .iter()
+                    .filter(|m| m.cloud == site.cloud)
+                    .cloned()
+                    .collect(),
+                site,
+                target,
+                look,
+                hold,
+            });
+        }
+
+        // Decide: what each cloud has, then what each should have.
+        let assessed: Vec<Option<Assessed>> = places
+            .iter()
+            .map(|p| {
+                p.look
+                    .as_ref()
+                    .ok()
+                    .map(|(_, seen)| assess(&p.target, &p.members, seen, now))
+            })
+            .collect();
+        let views: Vec<CloudView> = places
+            .iter()
+            .zip(&assessed)
+            .map(|(p, a)| {
+                let (have, in_service) = match a {
+                    Some(a) => a.counts(),
+                    None if p.hold.counted_out(now) => (0, 0),
+                    None => unseen_counts(&p.members),
+                };
+                CloudView {
+                    max: p.site.max,
+                    have,
+                    in_service,
+                    usable: p.look.is_ok() && p.hold.usable(now),
+                }
+            })
+            .collect();
+        let shares = if g.deleting() {
+            vec![0; places.len()]
+        } else {
+            let rebalance = !g.target().suspended.iter().any(|p| p == "AZRebalance");
+            allot(spread.policy, g.desired, g.max, rebalance, &views)
+        };
+        let have: i64 = views.iter().map(|v| v.have).sum();
+        let desired = if g.deleting() {
+            0
+        } else if spread.policy == Policy::Fixed {
+            spread.total()
+        } else {
+            g.desired
+        };
+
+        // Act and record, cloud by cloud.
+        let mut r = Record::default();
+        let mut holds = g.holds.clone();
+        let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
+        let mut held_above: Vec<String> = Vec::new();
+        for ((p, a), share) in places.iter().zip(assessed).zip(&shares) {
+            let mut hold = p.hold.clone();
+            let (Ok((cloud, seen)), Some(a)) = (&p.look, a) else {
+                all_gone = false;
+                waiting = true;
+                if let Err(e) = &p.look {
+                    tracing::warn!(group = g.name, cloud = p.site.cloud, error = %e, "cloud not seen");
+                    hold.last_error = Some(e.to_string());
+                }
+                held_above.push(describe_hold(&p.site.cloud, &hold));
+                put_hold(&mut holds, &p.site.cloud, hold);
+                continue;
+            };
+            let target = Target {
+                desired: *share,
+                ..p.target.clone()
+            };
+            let mut plan = size(&target, a, now);
+            plan.capacity_from = have;
+            plan.capacity_to = desired;
+            all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
+            let mut acted = Acted::default();
+            let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
+            if !ids.is_empty() {
+                if let Err(e) = cloud.terminate(&ids).await {
+                    acted.terminate_failed = Some(e.to_string());
+                }
+            }
+            if !plan.launch.is_empty() {
+                self.launch(owner, g, &p.on, cloud.as_ref(), &plan, &mut acted)
+                    .await?;
+                hold = hold.launched(acted.launch_failed.is_none(), now);
+                if let Some(why) = &acted.launch_failed {
+                    tracing::warn!(
+                        group = g.name,
+                        cloud = p.site.cloud,
+                        error = why,
+                        "launch failed; the next cloud takes the rest"
+                    );
+                    hold.last_error = Some(why.clone());
+                    waiting = true;
+                }
+            }
+            if !plan.attach.is_empty() {
+                crate::attach(g, owner, cloud.as_ref(), &plan.attach, &mut acted).await;
+            }
+            if !plan.detach.is_empty() {
+                crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
+            }
+            let mut part = round::record(ctx, before, &p.members, &plan, &acted);
+            for act in &mut part.activities {
+                add_cloud(&mut act.doc, &p.site.cloud);
+                // Why a VM went to a lower-ranked cloud.
+                let launching = act.doc["Description"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("Launching"));
+                if launching && !held_above.is_empty() {
+                    let cause = act.doc["Cause"].as_str().unwrap_or_default().to_string();
+                    act.doc["Cause"] = format!(
+                        "{cause} {}; launching on {}.",
+                        held_above.join("; "),
+                        p.site.cloud
+                    )
+                    .into();
+                }
+            }
+            if !hold.usable(now) && p.site.max > 0 {
+                held_above.push(describe_hold(&p.site.cloud, &hold));
+            }
+            launched += acted.launched.len();
+            terminated += if acted.terminate_failed.is_some() {
+                0
+            } else {
+                ids.len()
+            };
+            waiting |= round::still_waiting(&p.members, &part);
+            put_hold(&mut holds, &p.site.cloud, hold);
+            r.put.append(&mut part.put);
+            r.forget.append(&mut part.forget);
+            r.activities.append(&mut part.activities);
+            r.launch_seq = r.launch_seq.or(part.launch_seq);
+        }
+        // Failures are remembered per cloud here, not by the group's own backoff.
+        if holds != g.holds {
+            r.holds = Some(holds);
+        }
+        match self.store.record(owner, g, &r).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
+                tracing::warn!(
+                    group = g.name,
+                    "the group moved under this round; looking again"
+                );
+                return Ok(Round::Acted {
+                    launched,
+                    terminated,
+                    waiting: true,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        if g.deleting() && all_gone {
+            return match self.store.delete_group(owner, g).await {
+                Ok(()) => Ok(Round::Deleted),
+                Err(StoreError::Conflict) => Ok(Round::Acted {
+                    launched,
+                    terminated,
+                    waiting: true,
+                }),
+                Err(e) => Err(e),
+            };
+        }
+        tracing::info!(
+            group = g.name,
+            ?shares,
+            launched,
+            terminated,
+            "round across clouds"
+        );
+        Ok(Round::Acted {
+            launched,
+            terminated,
+            waiting: waiting || g.deleting(),
+        })
+    }
+
+    /// A cloud of the group with the owner's credentials, and the group's target there (the
+    /// group's own zones on its own cloud, the cloud's default zone elsewhere).
+    async fn look_at(
+        &self,
+        owner: &str,
+        g: &Group,
+        name: &str,
+    ) -> Result<(Target, Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>), StoreError> {
+        let mut target = g.target();
+        target.cloud = name.to_string();
+        target.launch_configuration =
+            Spread::launch_configuration_on(&g.launch_configuration, name);
+        if name != g.cloud {
+            let zone = self.store.cloud(name).await?.map(|c| c.zone);
+            target.zones = zone.into_iter().filter(|z| !z.is_empty()).collect();
+            target.subnets = Vec::new();
+        }
+        let look = match self.connect_cloud(owner, name).await? {
+            Ok(cloud) => match cloud.tagged(owner, Some(&g.id)).await {
+                Ok(t) => Ok((cloud, t.into_iter().map(|t| t.seen).collect())),
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        Ok((target, look))
+    }
+}
+
+/// What a cloud that cannot be seen has, by its records: the VMs that count, and those serving.
+fn unseen_counts(members: &[Member]) -> (i64, i64) {
+    let counted = members.iter().filter(|m| {
+        !matches!(
+            m.lifecycle,
+            Lifecycle::Terminating
+                | Lifecycle::TerminatingWait
+                | Lifecycle::Standby
+                | Lifecycle::Detaching
+        )
+    });
+    let serving = counted
+        .clone()
+        .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
+        .count();
+    (counted.count() as i64, serving as i64)
+}
+
+/// An activity's Details (a JSON document in a string, as AWS gives it) say the cloud too.
+fn add_cloud(doc: &mut serde_json::Value, cloud: &str) {
+    let mut details: serde_json::Value = doc["Details"]
+        .as_str()
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    details["Cloud"] = cloud.into();
+    doc["Details"] = details.to_string().into();
+}
+
+fn describe_hold(cloud: &str, h: &Hold) -> String {
+    match (&h.last_error, h.unreachable_since_ms) {
+        (_, Some(_)) => format!(
+            "{cloud} cannot be reached ({})",
+            h.last_error.as_deref().unwrap_or("no answer")
+        ),
+        (Some(e), None) => format!("{cloud} refused: {e}"),
+        (None, None) => format!("{cloud} is held after failing launches"),
+    }
+}
+
+fn put_hold(holds: &mut phantom::spread::Holds, cloud: &str, hold: Hold) {
+    if hold.is_clear() {
+        holds.remove(cloud);
+    } else {
+        holds.insert(cloud.to_string(), hold);
+    }
+}

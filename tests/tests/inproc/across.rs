@@ -1,0 +1,207 @@
+//! One group, several clouds (issue 11): `phantom:clouds` splits the group over ranked clouds
+//! (overflow) or keeps fixed counts; a cloud that refuses or cannot be reached gives its share to
+//! the next; the group moves back when it recovers, never below desired InService on the way.
+
+use super::{create_lc, group};
+use aws_sdk_autoscaling::types::Tag;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+fn tag(group: &str, key: &str, value: &str) -> Tag {
+    Tag::builder()
+        .resource_id(group)
+        .resource_type("auto-scaling-group")
+        .key(key)
+        .value(value)
+        .propagate_at_launch(false)
+        .build()
+}
+
+async fn create_across(
+    w: &World,
+    u: &User,
+    name: &str,
+    clouds: &str,
+    policy: Option<&str>,
+    desired: i32,
+) {
+    let mut call = w
+        .sdk(u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name(name)
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(10)
+        .desired_capacity(desired)
+        .tags(tag(name, "phantom:clouds", clouds));
+    if let Some(p) = policy {
+        call = call.tags(tag(name, "phantom:policy", p));
+    }
+    call.send().await.expect("create-auto-scaling-group");
+}
+
+/// InService VMs by cloud, as Describe shows them (each instance's launch configuration names its
+/// cloud): (on hotel, on sierra).
+async fn serving(w: &World, u: &User, name: &str) -> (usize, usize) {
+    let g = group(w, u, name).await.expect("the group");
+    let on = |cloud: &str| {
+        g.instances()
+            .iter()
+            .filter(|i| {
+                i.lifecycle_state().map(|s| s.as_str()) == Some("InService")
+                    && i.launch_configuration_name() == Some(&format!("web@{cloud}"))
+            })
+            .count()
+    };
+    (on("hotel"), on("sierra"))
+}
+
+async fn set_desired(w: &World, u: &User, name: &str, n: i32) {
+    w.sdk(u)
+        .set_desired_capacity()
+        .auto_scaling_group_name(name)
+        .desired_capacity(n)
+        .send()
+        .await
+        .expect("set-desired-capacity");
+}
+
+#[tokio::test]
+async fn overflow_fills_ranked_clouds_moves_away_from_a_failing_one_and_back() {
+    let w = World::new().await;
+    let u = w.user("across").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    create_across(&w, &u, "web", "hotel:2,sierra:10", None, 5).await;
+    w.until(20, "2 on hotel, 3 on sierra", async || {
+        (serving(&w, &u, "web").await == (2, 3)).then_some(())
+    })
+    .await;
+    assert_eq!((w.hotel.alive().len(), w.sierra.alive().len()), (2, 3));
+
+    // Scale-in takes from the worst-ranked cloud first.
+    set_desired(&w, &u, "web", 3).await;
+    w.until(20, "2 on hotel, 1 on sierra", async || {
+        (serving(&w, &u, "web").await == (2, 1) && w.sierra.alive().len() == 1).then_some(())
+    })
+    .await;
+
+    // hotel is full: its VMs die, its launches are refused, the replacements go to sierra, and
+    // the activity says why.
+    w.hotel.refuse(
+        "InsufficientInstanceCapacity",
+        "We currently do not have sufficient capacity.",
+    );
+    for id in w.hotel.alive() {
+        w.hotel.terminate_outside(&id);
+    }
+    w.until(30, "3 on sierra", async || {
+        (serving(&w, &u, "web").await == (0, 3)).then_some(())
+    })
+    .await;
+    let acts = w
+        .sdk(&u)
+        .describe_scaling_activities()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    let causes: Vec<&str> = acts.activities().iter().filter_map(|a| a.cause()).collect();
+    assert!(
+        causes.iter().any(
+            |c| c.contains("hotel refused: InsufficientInstanceCapacity")
+                && c.contains("launching on sierra")
+        ),
+        "{causes:#?}"
+    );
+
+    // hotel recovers: the group launches there first, then lets sierra's surplus go, never
+    // below 3 InService on the way.
+    w.hotel.clear_faults();
+    let mut lowest = usize::MAX;
+    w.until(400, "back to 2 on hotel, 1 on sierra", async || {
+        let (h, s) = serving(&w, &u, "web").await;
+        lowest = lowest.min(h + s);
+        ((h, s) == (2, 1) && w.sierra.alive().len() == 1).then_some(())
+    })
+    .await;
+    assert!(
+        lowest >= 3,
+        "went down to {lowest} InService while moving back"
+    );
+    assert_eq!(
+        (w.hotel.alive().len(), w.sierra.alive().len()),
+        (2, 1),
+        "nothing leaked"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_cloud_is_replaced_after_the_grace_and_reconciled_when_back() {
+    let w = World::new().await;
+    let u = w.user("down").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    create_across(&w, &u, "web", "hotel:2,sierra:10", None, 3).await;
+    w.until(20, "2 on hotel, 1 on sierra", async || {
+        (serving(&w, &u, "web").await == (2, 1)).then_some(())
+    })
+    .await;
+
+    w.hotel.set_unreachable(true);
+    // Within the grace its VMs still count: nothing launched elsewhere yet.
+    w.run_for(10).await;
+    assert_eq!(w.sierra.alive().len(), 1);
+    w.until(60, "3 running on sierra", async || {
+        (w.sierra.alive().len() == 3).then_some(())
+    })
+    .await;
+
+    // Back: whatever hotel still runs is reconciled; the group ends at its shares, no VM leaked
+    // or counted twice.
+    w.hotel.set_unreachable(false);
+    w.until(400, "2 on hotel, 1 on sierra again", async || {
+        let s = serving(&w, &u, "web").await;
+        let recorded = group(&w, &u, "web").await?.instances().len();
+        (s == (2, 1) && recorded == 3 && w.hotel.alive().len() == 2 && w.sierra.alive().len() == 1)
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn fixed_keeps_each_count_and_a_delete_clears_every_cloud() {
+    let w = World::new().await;
+    let u = w.user("fixed").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    create_across(&w, &u, "pinned", "hotel:1,sierra:2", Some("fixed"), 3).await;
+    w.until(20, "1 on hotel, 2 on sierra", async || {
+        (serving(&w, &u, "pinned").await == (1, 2)).then_some(())
+    })
+    .await;
+    // A VM dies on hotel: replaced on hotel, not elsewhere.
+    let dead = w.hotel.alive()[0].clone();
+    w.hotel.terminate_outside(&dead);
+    w.until(30, "1 on hotel again", async || {
+        let s = serving(&w, &u, "pinned").await;
+        (s == (1, 2) && !w.hotel.alive().contains(&dead)).then_some(())
+    })
+    .await;
+    assert_eq!(w.sierra.alive().len(), 2);
+
+    w.sdk(&u)
+        .delete_auto_scaling_group()
+        .auto_scaling_group_name("pinned")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "the group gone from both clouds", async || {
+        (group(&w, &u, "pinned").await.is_none()
+            && w.hotel.alive().is_empty()
+            && w.sierra.alive().is_empty())
+        .then_some(())
+    })
+    .await;
+}

@@ -102,6 +102,25 @@ impl Group {
         }))
     }
 
+    /// Every launch configuration the group uses, each marked in use by the store: its own and,
+    /// across clouds, the one of each listed cloud (none for a launch template group).
+    pub fn launch_configurations(&self) -> std::collections::BTreeSet<String> {
+        let mut lcs = std::collections::BTreeSet::new();
+        if self.launch_configuration.is_empty() {
+            return lcs;
+        }
+        lcs.insert(self.launch_configuration.clone());
+        if let Ok(Some(spread)) = self.spread() {
+            for site in &spread.sites {
+                lcs.insert(crate::spread::Spread::launch_configuration_on(
+                    &self.launch_configuration,
+                    &site.cloud,
+                ));
+            }
+        }
+        lcs
+    }
+
     /// The group's tags that go onto its VMs (PropagateAtLaunch).
     pub fn propagated_tags(&self) -> Vec<(String, String)> {
         self.doc["Tags"]

@@ -33,9 +33,9 @@ impl Provisioner {
         spread: &Spread,
         ctx: &Context<'_>,
         before: Before,
+        members: Vec<Member>,
     ) -> Result<Round, StoreError> {
         let now = ctx.now_ms;
-        let members = self.store.instances(owner, &g.name).await?;
         // The listed clouds in rank order, then any other the group still has VMs on (drained).
         let mut sites = spread.sites.clone();
         for m in &members {

@@ -31,6 +31,7 @@ use phantom::group::Group;
 use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::round::{self, Acted, Before};
+use phantom::spread::{Policy, Site, Spread};
 use phantom::store::{DynamoStore, Lease, Record, Store, StoreError};
 use phantom::time::{Clock, SystemClock};
 use std::collections::BTreeMap;
@@ -281,7 +282,12 @@ impl Provisioner {
         };
 
         match g.spread() {
-            Ok(Some(spread)) => return self.round_across(owner, g, &spread, &ctx, before).await,
+            Ok(Some(spread)) => {
+                let members = self.store.instances(owner, &g.name).await?;
+                return self
+                    .round_across(owner, g, &spread, &ctx, before, members)
+                    .await;
+            }
             Ok(None) => {}
             // The api refuses such tags; one that got in anyway stops the group, saying why.
             Err(e) => {
@@ -307,6 +313,20 @@ impl Provisioner {
             }
         };
         let members = self.store.instances(owner, &g.name).await?;
+        // No longer across clouds, but still with VMs elsewhere: the round across clouds drains
+        // them (its own cloud alone is listed).
+        if members.iter().any(|m| m.cloud != g.cloud) {
+            let home = Spread {
+                policy: Policy::Overflow,
+                sites: vec![Site {
+                    cloud: g.cloud.clone(),
+                    max: g.max,
+                }],
+            };
+            return self
+                .round_across(owner, g, &home, &ctx, before, members)
+                .await;
+        }
 
         // Decide.
         let plan = decide(&g.target(), &members, &seen, ctx.now_ms);

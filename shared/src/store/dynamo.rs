@@ -797,11 +797,12 @@ impl Groups for DynamoStore {
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build());
-        // A group from a launch template marks no launch configuration.
-        let marks = !g.launch_configuration.is_empty();
-        if marks {
-            tx = tx.transact_items(self.lc_mark(user, &g.launch_configuration, &g.name, "ADD")?);
+        // Every launch configuration the group uses is marked (a template group has none).
+        let lcs = g.launch_configurations();
+        for lc in &lcs {
+            tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "ADD")?);
         }
+        let marks = lcs.len();
         let result = tx
             .transact_items(self.count_group(user, &g.cloud, 1)?)
             .transact_items(self.count_usage(user, "groups", 1, MAX_GROUPS)?)
@@ -811,7 +812,7 @@ impl Groups for DynamoStore {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Exists),
-                Some([_, true, ..]) if marks => Err(StoreError::NotFound),
+                Some(c) if c.iter().skip(1).take(marks).any(|x| *x) => Err(StoreError::NotFound),
                 // The usage count is the last write.
                 Some(c) if c.last() == Some(&true) => Err(StoreError::Limit),
                 _ => Err(unavailable(e)),
@@ -910,31 +911,20 @@ impl Groups for DynamoStore {
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().update(update).build());
-        // The in-use mark moves with the launch configuration (a template group has none); the
-        // new one, if any, comes first so that its absence reads as NotFound.
-        if old.launch_configuration != new.launch_configuration {
-            if !new.launch_configuration.is_empty() {
-                tx = tx.transact_items(self.lc_mark(
-                    user,
-                    &new.launch_configuration,
-                    &old.name,
-                    "ADD",
-                )?);
-            }
-            if !old.launch_configuration.is_empty() {
-                tx = tx.transact_items(self.lc_mark(
-                    user,
-                    &old.launch_configuration,
-                    &old.name,
-                    "DELETE",
-                )?);
-            }
+        // The in-use marks move with the launch configurations the group uses (a template group
+        // has none); the new ones come first so that the absence of one reads as NotFound.
+        let (before, after) = (old.launch_configurations(), new.launch_configurations());
+        for lc in after.difference(&before) {
+            tx = tx.transact_items(self.lc_mark(user, lc, &old.name, "ADD")?);
+        }
+        for lc in before.difference(&after) {
+            tx = tx.transact_items(self.lc_mark(user, lc, &old.name, "DELETE")?);
         }
         match tx.send().await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Conflict),
-                Some([_, true, ..]) => Err(StoreError::NotFound),
+                Some(c) if c.iter().skip(1).any(|x| *x) => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }
@@ -977,15 +967,11 @@ impl Groups for DynamoStore {
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().delete(delete).build());
-        let marks = !g.launch_configuration.is_empty();
-        if marks {
-            tx = tx.transact_items(self.lc_mark(
-                user,
-                &g.launch_configuration,
-                &g.name,
-                "DELETE",
-            )?);
+        let lcs = g.launch_configurations();
+        for lc in &lcs {
+            tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "DELETE")?);
         }
+        let marks = lcs.len();
         let result = tx
             .transact_items(self.count_group(user, &g.cloud, -1)?)
             .transact_items(self.count_usage(user, "groups", -1, MAX_GROUPS)?)
@@ -995,7 +981,7 @@ impl Groups for DynamoStore {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
                 Some([true, ..]) => Err(StoreError::Conflict),
-                Some([_, true, ..]) if marks => Err(StoreError::NotFound),
+                Some(c) if c.iter().skip(1).take(marks).any(|x| *x) => Err(StoreError::NotFound),
                 _ => Err(unavailable(e)),
             },
         }

@@ -309,15 +309,21 @@ impl Groups for MemoryStore {
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &g.name);
-            let lc = owned(user, &g.launch_configuration);
+            let lcs: Vec<_> = g
+                .launch_configurations()
+                .iter()
+                .map(|lc| owned(user, lc))
+                .collect();
             if st.groups.contains_key(&k) {
                 Err(StoreError::Exists)
             } else if st.usage(user).groups >= MAX_GROUPS {
                 Err(StoreError::Limit)
-            } else if g.launch_configuration.is_empty() || st.lcs.contains_key(&lc) {
+            } else if lcs.iter().all(|lc| st.lcs.contains_key(lc)) {
                 // A group from a launch template marks no launch configuration.
-                if let Some((_, used_by)) = st.lcs.get_mut(&lc) {
-                    used_by.insert(g.name.clone());
+                for lc in &lcs {
+                    if let Some((_, used_by)) = st.lcs.get_mut(lc) {
+                        used_by.insert(g.name.clone());
+                    }
                 }
                 st.groups.insert(
                     k,
@@ -388,23 +394,22 @@ impl Groups for MemoryStore {
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &old.name);
-            let moved = old.launch_configuration != new.launch_configuration;
-            let new_lc = owned(user, &new.launch_configuration);
+            let (before, after) = (old.launch_configurations(), new.launch_configurations());
             match st.groups.get(&k) {
                 Some(s) if s.group.id == old.id && s.group.version == old.version => {
-                    if moved
-                        && !new.launch_configuration.is_empty()
-                        && !st.lcs.contains_key(&new_lc)
+                    if after
+                        .difference(&before)
+                        .any(|lc| !st.lcs.contains_key(&owned(user, lc)))
                     {
                         Err(StoreError::NotFound)
                     } else {
-                        if moved {
-                            if let Some((_, used_by)) =
-                                st.lcs.get_mut(&owned(user, &old.launch_configuration))
-                            {
+                        for lc in before.difference(&after) {
+                            if let Some((_, used_by)) = st.lcs.get_mut(&owned(user, lc)) {
                                 used_by.remove(&old.name);
                             }
-                            if let Some((_, used_by)) = st.lcs.get_mut(&new_lc) {
+                        }
+                        for lc in after.difference(&before) {
+                            if let Some((_, used_by)) = st.lcs.get_mut(&owned(user, lc)) {
                                 used_by.insert(old.name.clone());
                             }
                         }
@@ -445,17 +450,19 @@ impl Groups for MemoryStore {
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &g.name);
-            let lc = owned(user, &g.launch_configuration);
+            let lcs: Vec<_> = g
+                .launch_configurations()
+                .iter()
+                .map(|lc| owned(user, lc))
+                .collect();
             match st.groups.get(&k) {
                 Some(s) if s.group.id == g.id && s.group.version == g.version => {
-                    let lc_ok = match st.lcs.get_mut(&lc) {
-                        Some((_, used_by)) => {
-                            used_by.remove(&g.name);
-                            true
+                    if lcs.iter().all(|lc| st.lcs.contains_key(lc)) {
+                        for lc in &lcs {
+                            if let Some((_, used_by)) = st.lcs.get_mut(lc) {
+                                used_by.remove(&g.name);
+                            }
                         }
-                        None => g.launch_configuration.is_empty(),
-                    };
-                    if lc_ok {
                         st.groups.remove(&k);
                         *st.watch.entry(owned(&g.cloud, user)).or_default() -= 1;
                         Ok(())

@@ -2,7 +2,7 @@
 //! (overflow) or keeps fixed counts; a cloud that refuses or cannot be reached gives its share to
 //! the next; the group moves back when it recovers, never below desired InService on the way.
 
-use super::{create_lc, group};
+use super::{create_lc, failure, group};
 use aws_sdk_autoscaling::types::Tag;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -204,4 +204,140 @@ async fn fixed_keeps_each_count_and_a_delete_clears_every_cloud() {
         .then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn bad_clouds_tags_are_refused_with_nothing_written() {
+    let w = World::new().await;
+    let u = w.user("badtags").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    let c = w.sdk(&u);
+    for (clouds, says) in [
+        ("hotel:2,nowhere:3", "cloud nowhere is not registered"),
+        ("hotel:two", "is not a number"),
+        ("hotel:1,hotel:2", "listed twice"),
+        ("sierra:3", "own cloud hotel"),
+    ] {
+        let (code, message) = failure(
+            c.create_auto_scaling_group()
+                .auto_scaling_group_name("bad")
+                .launch_configuration_name("web@hotel")
+                .min_size(0)
+                .max_size(5)
+                .tags(tag("bad", "phantom:clouds", clouds))
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError", "{clouds}");
+        assert!(
+            message.contains("phantom:clouds") && message.contains(says),
+            "{message}"
+        );
+        assert!(group(&w, &u, "bad").await.is_none());
+    }
+    // A cloud without a launch configuration of the group's name there.
+    create_lc(&w, &u, "db@hotel").await;
+    let (_, message) = failure(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("bad")
+            .launch_configuration_name("db@hotel")
+            .min_size(0)
+            .max_size(5)
+            .tags(tag("bad", "phantom:clouds", "hotel:1,sierra:1"))
+            .send()
+            .await,
+    );
+    assert!(
+        message.contains("no launch configuration db@sierra"),
+        "{message}"
+    );
+
+    // On a live group: refused, its tags unchanged.
+    create_across(&w, &u, "web", "hotel:1,sierra:2", None, 0).await;
+    let (code, message) = failure(
+        c.create_or_update_tags()
+            .tags(tag("web", "phantom:policy", "random"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("phantom:policy"), "{message}");
+    let g = group(&w, &u, "web").await.unwrap();
+    assert!(g.tags().iter().all(|t| t.key() != Some("phantom:policy")));
+
+    // Every launch configuration the group uses is in use; a fixed group's capacity follows its
+    // tags.
+    let (code, _) = failure(
+        c.delete_launch_configuration()
+            .launch_configuration_name("web@sierra")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ResourceInUse");
+    c.create_or_update_tags()
+        .tags(tag("web", "phantom:policy", "fixed"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        group(&w, &u, "web").await.unwrap().desired_capacity(),
+        Some(3)
+    );
+    let (code, message) = failure(
+        c.set_desired_capacity()
+            .auto_scaling_group_name("web")
+            .desired_capacity(2)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(
+        message.contains("sum of its clouds' counts (3)"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn tags_on_a_live_group_re_plan_it() {
+    let w = World::new().await;
+    let u = w.user("retag").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    super::create_group(&w, &u, "web", "web@hotel", 0, 10, 3).await;
+    w.until(20, "3 on hotel", async || {
+        (serving(&w, &u, "web").await == (3, 0)).then_some(())
+    })
+    .await;
+    // Across clouds: hotel holds one, the rest go to sierra.
+    w.sdk(&u)
+        .create_or_update_tags()
+        .tags(tag("web", "phantom:clouds", "hotel:1,sierra:10"))
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "1 on hotel, 2 on sierra", async || {
+        let s = serving(&w, &u, "web").await;
+        (s == (1, 2) && w.hotel.alive().len() == 1).then_some(())
+    })
+    .await;
+    // Back to one cloud: sierra is drained, hotel takes all three.
+    w.sdk(&u)
+        .delete_tags()
+        .tags(tag("web", "phantom:clouds", "hotel:1,sierra:10"))
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "3 on hotel, none on sierra", async || {
+        let s = serving(&w, &u, "web").await;
+        let recorded = group(&w, &u, "web").await?.instances().len();
+        (s == (3, 0) && recorded == 3 && w.sierra.alive().is_empty()).then_some(())
+    })
+    .await;
+    w.sdk(&u)
+        .delete_launch_configuration()
+        .launch_configuration_name("web@sierra")
+        .send()
+        .await
+        .expect("no longer in use");
 }

@@ -1,4 +1,4 @@
-use super::{launch_config_not_found, lookups, string};
+use super::{across, launch_config_not_found, lookups, string};
 use crate::App;
 use phantom::group::{self, NewGroupContext};
 use phantom::identity::Caller;
@@ -52,6 +52,17 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         now: app.clock.now(),
     };
     let g = group::from_input(&input, ctx)?;
+    // A fixed group across clouds keeps the sum of its clouds' counts: a DesiredCapacity given
+    // must be that sum.
+    let asked = input["DesiredCapacity"].as_i64();
+    let g = across::settled(None, g)?;
+    if asked.is_some_and(|d| d != g.desired) {
+        return Err(ApiError::validation(format!(
+            "A fixed group's desired capacity is the sum of its clouds' counts ({}): leave DesiredCapacity out or give that.",
+            g.desired
+        )));
+    }
+    across::check(app, caller, &g).await?;
     match app.store.create_group(&caller.user, &g).await {
         Ok(()) => {
             super::reconcile(app, caller, name, "CreateAutoScalingGroup").await;
@@ -60,7 +71,10 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
             "AutoScalingGroup by this name already exists - A group with the name {name} already exists"
         ))),
-        Err(StoreError::NotFound) => Err(launch_config_not_found(&g.launch_configuration)),
+        Err(StoreError::NotFound) => {
+            let names: Vec<String> = g.launch_configurations().into_iter().collect();
+            Err(launch_config_not_found(&names.join(", ")))
+        }
         Err(StoreError::Limit) => Err(ApiError::limit_exceeded(format!(
             "You have requested more Auto Scaling groups than your current limit of {MAX_GROUPS} allows."
         ))),

@@ -1,6 +1,7 @@
 //! One module per Auto Scaling action. Each takes the verified caller and the decoded input (a
 //! document in the botocore input shape) and returns the result document, or none.
 
+mod across;
 mod catalogs;
 mod create_auto_scaling_group;
 mod create_launch_configuration;
@@ -216,20 +217,30 @@ async fn change_group(
         if g.deleting() {
             return Err(pending_delete(name));
         }
-        let next = change(&g)?;
+        let next = across::settled(Some(&g), change(&g)?)?;
         if next == g {
             return Ok(());
         }
+        // A change of the clouds a group spans (or of what it launches from there) is checked
+        // against the registry and re-plans the group.
+        let spread_changed = next.launch_configurations() != g.launch_configurations()
+            || next.spread().ok().flatten() != g.spread().ok().flatten();
+        if spread_changed {
+            across::check(app, caller, &next).await?;
+        }
         match app.store.update_group(&caller.user, &g, &next).await {
             Ok(()) => {
-                if let Some(reason) = reason {
+                if let Some(reason) =
+                    reason.or(spread_changed.then_some("the group's clouds changed"))
+                {
                     reconcile(app, caller, name, reason).await;
                 }
                 return Ok(());
             }
             Err(phantom::store::StoreError::Conflict) => continue,
             Err(phantom::store::StoreError::NotFound) => {
-                return Err(launch_config_not_found(&next.launch_configuration))
+                let names: Vec<String> = next.launch_configurations().into_iter().collect();
+                return Err(launch_config_not_found(&names.join(", ")));
             }
             Err(e) => return Err(e.into()),
         }

@@ -18,6 +18,14 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             return Err(pending_delete(name));
         }
         check_new_desired(&g, desired)?;
+        // A fixed group across clouds keeps the sum of its clouds' counts.
+        super::across::settled(
+            Some(&g),
+            phantom::group::Group {
+                desired,
+                ..g.clone()
+            },
+        )?;
         if g.desired == desired {
             return Ok(None);
         }

@@ -12,6 +12,7 @@ Modes, applied to a `rate` share of requests:
   slow      forward after a 2 s delay
   timeout   hold the request 25 s (past the EC2 client's 20 s attempt timeout), then drop it
   lost      forward, then answer 500 as if the answer were lost (the cloud acted)
+  capacity  answer RunInstances with InsufficientInstanceCapacity (a full cloud); forward the rest
 """
 import http.client
 import json
@@ -62,7 +63,13 @@ class Handler(BaseHTTPRequestHandler):
     def forward(self, body):
         with lock:
             mode = state["mode"] if random.random() < state["rate"] else "none"
+            if mode == "capacity" and b"Action=RunInstances" not in body:
+                mode = "none"
             counts["injected" if mode != "none" else "forwarded"] += 1
+        if mode == "capacity":
+            return self.reply(500, ERROR.format(
+                code="InsufficientInstanceCapacity",
+                message="We currently do not have sufficient capacity in the Availability Zone you requested."))
         if mode == "error500":
             return self.reply(500, ERROR.format(code="InternalError", message="injected fault"))
         if mode == "throttle":

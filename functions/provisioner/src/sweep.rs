@@ -44,15 +44,25 @@ impl Provisioner {
             .await?;
         let here: Vec<&Group> = groups.iter().filter(|g| g.cloud == s.cloud).collect();
         report.groups = here.len();
+        // A group across clouds is looked at on all of them by its own round: one reconcile per
+        // sweep of its home cloud (`across.rs`), even when that cloud cannot be reached.
+        let (across, here): (Vec<&Group>, Vec<&Group>) = here
+            .into_iter()
+            .partition(|g| !matches!(g.spread(), Ok(None)));
+        let mut queued: Vec<Work> = across
+            .iter()
+            .map(|g| Reconcile::new(owner, &g.name, "health-check").into())
+            .collect();
 
         let cloud = match self.connect_cloud(owner, &s.cloud).await? {
             Ok(c) => c,
             Err(e) => {
                 report.cloud_error = Some(e.to_string());
                 // A cloud or credentials removed with no group left there: nothing to look after.
-                if here.is_empty() {
+                if here.is_empty() && across.is_empty() {
                     report.unwatched = self.unwatch(s).await?;
                 }
+                self.send_reconciles(s, &queued, &mut report).await;
                 return Ok(report);
             }
         };
@@ -60,6 +70,7 @@ impl Provisioner {
             Ok(t) => t,
             Err(e) => {
                 report.cloud_error = Some(e.to_string());
+                self.send_reconciles(s, &queued, &mut report).await;
                 return Ok(report);
             }
         };
@@ -86,7 +97,6 @@ impl Provisioner {
             }
         }
 
-        let mut queued: Vec<Work> = Vec::new();
         if !here.is_empty() {
             let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
             for (group, m) in self.store.all_instances(owner).await? {
@@ -94,12 +104,6 @@ impl Provisioner {
             }
             let now = self.clock.now_ms();
             for g in &here {
-                // A group across clouds is looked at on all of them by its own round: one
-                // reconcile per sweep of its home cloud (`across.rs`).
-                if !matches!(g.spread(), Ok(None)) {
-                    queued.push(Reconcile::new(owner, &g.name, "health-check").into());
-                    continue;
-                }
                 let seen: Vec<_> = tagged
                     .iter()
                     .filter(|t| t.group_id == g.id)
@@ -111,20 +115,23 @@ impl Provisioner {
                     queued.push(Reconcile::new(owner, &g.name, "health-check").into());
                 }
             }
-        } else if !tagged.iter().any(|t| t.seen.is_alive()) {
+        } else if across.is_empty() && !tagged.iter().any(|t| t.seen.is_alive()) {
             report.unwatched = self.unwatch(s).await?;
         }
+        self.send_reconciles(s, &queued, &mut report).await;
+        Ok(report)
+    }
 
+    async fn send_reconciles(&self, s: &Sweep, queued: &[Work], report: &mut SweepReport) {
         if let (Some(q), false) = (&self.queue, queued.is_empty()) {
-            match q.send_all(&queued).await {
+            match q.send_all(queued).await {
                 Ok(()) => report.reconciles_queued = queued.len(),
                 Err(e) => {
-                    tracing::error!(user = owner, cloud = s.cloud, error = %e, "sweep: could not queue reconciles");
+                    tracing::error!(user = s.owner, cloud = s.cloud, error = %e, "sweep: could not queue reconciles");
                     report.reconciles_unsent = queued.len();
                 }
             }
         }
-        Ok(report)
     }
 
     /// Off the list, unless a group was created there meanwhile.

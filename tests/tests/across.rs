@@ -1,0 +1,291 @@
+//! One group, two clouds, on the local stack through the AWS CLI (issue 11): two moto clouds of
+//! this test's own, `east` behind the fault proxy (tests/faultproxy.py) and `west`. The group is
+//! tagged `phantom:clouds = east:2,west:10`: it fills east first, spills to west when east is
+//! full, moves back when east has room again, survives east's moto process being killed, and
+//! ends with nothing leaked when it is started again. Times are printed (`-- --nocapture`) and
+//! recorded in docs/benchmarks.md.
+
+use phantom_e2e::{eventually, free_port, root, stack, User};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn listening(port: u16) {
+    eventually(30, "it listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+}
+
+fn moto(port: u16) -> Running {
+    let child = Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("moto_server runs");
+    listening(port);
+    Running(child)
+}
+
+fn url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Sets the proxy's fault mode.
+fn fault(proxy_port: u16, mode: &str) {
+    let script = "import sys, urllib.request as u\n\
+u.urlopen(u.Request(sys.argv[1], data=sys.argv[2].encode())).read()";
+    let body = json!({"mode": mode, "rate": 1.0}).to_string();
+    let ok = Command::new("python3")
+        .args(["-c", script, &format!("{}/__fault", url(proxy_port)), &body])
+        .status()
+        .expect("python3 runs")
+        .success();
+    assert!(ok, "the fault proxy took mode {mode}");
+}
+
+/// The user's live VMs on a cloud (asked of its moto directly).
+fn live(moto_url: &str, u: &User) -> usize {
+    let out = stack()
+        .aws_service(
+            "ec2",
+            moto_url,
+            &[
+                "describe-instances",
+                "--filters",
+                &format!("Name=tag:phantom:owner,Values={}", u.name),
+                "Name=instance-state-name,Values=pending,running",
+            ],
+        )
+        .json();
+    out["Reservations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["Instances"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+fn describe(u: &User) -> Value {
+    stack()
+        .aws(
+            u,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                "web",
+            ],
+        )
+        .json()["AutoScalingGroups"][0]
+        .clone()
+}
+
+/// InService VMs by cloud as Describe shows them (each instance's launch configuration names
+/// its cloud), and the instances recorded.
+fn serving(u: &User) -> (usize, usize, usize) {
+    let g = describe(u);
+    let instances = g["Instances"].as_array().cloned().unwrap_or_default();
+    let on = |lc: &str| {
+        instances
+            .iter()
+            .filter(|i| i["LifecycleState"] == "InService" && i["LaunchConfigurationName"] == lc)
+            .count()
+    };
+    (on("web@east"), on("web@west"), instances.len())
+}
+
+#[test]
+fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_down() {
+    let s = stack();
+    let u = s.new_user("across");
+    let (east_port, proxy_port, west_port) = (free_port(), free_port(), free_port());
+    let mut east = moto(east_port);
+    let _west = moto(west_port);
+    let proxy = Running(
+        Command::new("python3")
+            .arg(root().join("tests/faultproxy.py"))
+            .arg(proxy_port.to_string())
+            .arg(url(east_port))
+            .spawn()
+            .expect("the fault proxy starts"),
+    );
+    listening(proxy_port);
+    for (cloud, endpoint) in [("east", url(proxy_port)), ("west", url(west_port))] {
+        let add = s.phantomctl(&[
+            "cloud",
+            "add",
+            cloud,
+            "--endpoint",
+            &endpoint,
+            "--region",
+            "us-east-1",
+        ]);
+        assert!(add.status.success(), "{add:?}");
+        let creds = s.phantomctl(&[
+            "credentials",
+            "set",
+            &u.name,
+            cloud,
+            "--access-key-id",
+            "k",
+            "--secret-access-key",
+            "s",
+        ]);
+        assert!(creds.status.success(), "{creds:?}");
+        s.aws(
+            &u,
+            &[
+                "create-launch-configuration",
+                "--launch-configuration-name",
+                &format!("web@{cloud}"),
+                "--image-id",
+                "ami-1e749f67",
+                "--instance-type",
+                "t2.micro",
+            ],
+        )
+        .json();
+    }
+    let tags = json!([{
+        "ResourceId": "web", "ResourceType": "auto-scaling-group",
+        "Key": "phantom:clouds", "Value": "east:2,west:10", "PropagateAtLaunch": false
+    }])
+    .to_string();
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "web",
+            "--launch-configuration-name",
+            "web@east",
+            "--min-size",
+            "0",
+            "--max-size",
+            "10",
+            "--desired-capacity",
+            "5",
+            "--tags",
+            &tags,
+        ],
+    )
+    .json();
+    let (east_url, west_url) = (url(east_port), url(west_port));
+    eventually(90, "2 on east, 3 on west", || {
+        (serving(&u) == (2, 3, 5)).then_some(())
+    });
+    assert_eq!((live(&east_url, &u), live(&west_url, &u)), (2, 3));
+
+    // Scale-in takes from the worst-ranked cloud first.
+    s.aws(
+        &u,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "web",
+            "--desired-capacity",
+            "3",
+        ],
+    );
+    eventually(90, "2 on east, 1 on west", || {
+        (serving(&u) == (2, 1, 3) && live(&west_url, &u) == 1).then_some(())
+    });
+
+    // east is full: its VMs die, its launches are refused, the replacements go to west.
+    fault(proxy_port, "capacity");
+    let ids: Vec<String> = describe(&u)["Instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["LaunchConfigurationName"] == "web@east")
+        .map(|i| i["InstanceId"].as_str().unwrap().to_string())
+        .collect();
+    let mut args = vec!["terminate-instances", "--instance-ids"];
+    args.extend(ids.iter().map(String::as_str));
+    s.aws_service("ec2", &east_url, &args).json();
+    eventually(120, "3 on west", || {
+        (serving(&u) == (0, 3, 3)).then_some(())
+    });
+    let acts = s
+        .aws(
+            &u,
+            &[
+                "describe-scaling-activities",
+                "--auto-scaling-group-name",
+                "web",
+            ],
+        )
+        .json();
+    let causes: Vec<String> = acts["Activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["Cause"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.contains("east refused: InsufficientInstanceCapacity")
+                && c.contains("launching on west")),
+        "{causes:#?}"
+    );
+
+    // east has room again: the group moves back, never below 3 InService on the way.
+    fault(proxy_port, "none");
+    let started = Instant::now();
+    let mut lowest = usize::MAX;
+    eventually(400, "back to 2 on east, 1 on west", || {
+        let (e, w, n) = serving(&u);
+        lowest = lowest.min(e + w);
+        ((e, w, n) == (2, 1, 3) && live(&west_url, &u) == 1).then_some(())
+    });
+    let moved_back = started.elapsed();
+    assert!(
+        lowest >= 3,
+        "went down to {lowest} InService while moving back"
+    );
+    assert_eq!(
+        (live(&east_url, &u), live(&west_url, &u)),
+        (2, 1),
+        "nothing leaked"
+    );
+
+    // east's moto process is killed: after the grace its VMs count as lost and west takes
+    // their place.
+    drop(std::mem::replace(
+        &mut east,
+        Running(Command::new("true").spawn().unwrap()),
+    ));
+    let down = Instant::now();
+    eventually(180, "3 running on west", || {
+        (live(&west_url, &u) == 3 && serving(&u).1 == 3).then_some(())
+    });
+    let failed_over = down.elapsed();
+
+    // Started again (an empty cloud: moto keeps nothing): east's records are found gone, the
+    // group launches there again and lets west's surplus go; nothing leaked on either cloud.
+    east = moto(east_port);
+    let back = Instant::now();
+    eventually(400, "2 on east, 1 on west again", || {
+        ((serving(&u) == (2, 1, 3)) && live(&east_url, &u) == 2 && live(&west_url, &u) == 1)
+            .then_some(())
+    });
+    let recovered = back.elapsed();
+    println!(
+        "across clouds: moved back to east in {:.1} s after it had room; east down -> 3 on west in {:.1} s; east back -> shares restored in {:.1} s; VMs leaked 0, doubled 0",
+        moved_back.as_secs_f64(),
+        failed_over.as_secs_f64(),
+        recovered.as_secs_f64()
+    );
+    drop(proxy);
+    drop(east);
+}

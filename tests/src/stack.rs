@@ -212,6 +212,28 @@ impl Stack {
         self.aws_service("ec2", &self.cloud_url(cloud), args).json()
     }
 
+    /// The live (pending, running) VMs tagged for `owner` on the EC2 endpoint at `url`.
+    pub fn live_vms(&self, url: &str, owner: &str) -> Vec<Value> {
+        let out = self
+            .aws_service(
+                "ec2",
+                url,
+                &[
+                    "describe-instances",
+                    "--filters",
+                    &format!("Name=tag:phantom:owner,Values={owner}"),
+                    "Name=instance-state-name,Values=pending,running",
+                ],
+            )
+            .json();
+        out["Reservations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+
     /// The VMs on `cloud` tagged for `owner`'s group `group` (by name), any state but terminated.
     pub fn vms(&self, cloud: &str, owner: &str, group: &str) -> Vec<Value> {
         let out = self.ec2(

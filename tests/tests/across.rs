@@ -55,24 +55,7 @@ u.urlopen(u.Request(sys.argv[1], data=sys.argv[2].encode())).read()";
 
 /// The user's live VMs on a cloud (asked of its moto directly).
 fn live(moto_url: &str, u: &User) -> usize {
-    let out = stack()
-        .aws_service(
-            "ec2",
-            moto_url,
-            &[
-                "describe-instances",
-                "--filters",
-                &format!("Name=tag:phantom:owner,Values={}", u.name),
-                "Name=instance-state-name,Values=pending,running",
-            ],
-        )
-        .json();
-    out["Reservations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| r["Instances"].as_array().map_or(0, Vec::len))
-        .sum()
+    stack().live_vms(moto_url, &u.name).len()
 }
 
 fn describe(u: &User) -> Value {

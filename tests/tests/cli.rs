@@ -488,22 +488,24 @@ fn the_tools_actions_through_the_cli() {
     ]);
     // A VM launched outside Phantom joins (tagged as the group's on the cloud) and leaves again
     // (untagged, still running).
-    let run = s.ec2(
-        "hotel",
-        &[
-            "run-instances",
-            "--image-id",
-            "ami-1e749f67",
-            "--instance-type",
-            "t2.micro",
-            "--count",
-            "1",
-        ],
-    );
-    let outside = run["Instances"][0]["InstanceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let run_outside = || {
+        s.ec2(
+            "hotel",
+            &[
+                "run-instances",
+                "--image-id",
+                "ami-1e749f67",
+                "--instance-type",
+                "t2.micro",
+                "--count",
+                "1",
+            ],
+        )["Instances"][0]["InstanceId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let outside = run_outside();
     aws(&[
         "attach-instances",
         "--auto-scaling-group-name",
@@ -522,21 +524,7 @@ fn the_tools_actions_through_the_cli() {
     assert_eq!(tagged[0]["InstanceId"], outside.as_str());
     // The api asks the cloud first (its own EC2 client, against moto here): a stopped VM and an
     // unknown id are refused at once, the group unchanged.
-    let stopped = s.ec2(
-        "hotel",
-        &[
-            "run-instances",
-            "--image-id",
-            "ami-1e749f67",
-            "--instance-type",
-            "t2.micro",
-            "--count",
-            "1",
-        ],
-    )["Instances"][0]["InstanceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let stopped = run_outside();
     s.ec2("hotel", &["stop-instances", "--instance-ids", &stopped]);
     for (id, why) in [
         (stopped.as_str(), "is stopped"),

@@ -79,24 +79,9 @@ print(r.read().decode())";
 
 /// Live VMs of the user on the cloud behind the proxy, by group-id tag.
 fn live_by_group(cloud: &Running, u: &User) -> Vec<(String, String)> {
-    let s = stack();
-    let out = s
-        .aws_service(
-            "ec2",
-            &cloud.url,
-            &[
-                "describe-instances",
-                "--filters",
-                &format!("Name=tag:phantom:owner,Values={}", u.name),
-                "Name=instance-state-name,Values=pending,running",
-            ],
-        )
-        .json();
-    out["Reservations"]
-        .as_array()
+    stack()
+        .live_vms(&cloud.url, &u.name)
         .into_iter()
-        .flatten()
-        .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
         .map(|i| {
             let gid = i["Tags"]
                 .as_array()

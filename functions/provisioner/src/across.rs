@@ -147,12 +147,7 @@ impl Provisioner {
             plan.capacity_to = desired;
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
             let mut acted = Acted::default();
-            let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
-            if !ids.is_empty() {
-                if let Err(e) = cloud.terminate(&ids).await {
-                    acted.terminate_failed = Some(e.to_string());
-                }
-            }
+            let ids = crate::terminate(cloud.as_ref(), &plan, &mut acted).await;
             if !plan.launch.is_empty() {
                 self.launch(owner, g, &p.on, cloud.as_ref(), &plan, &mut acted)
                     .await?;

@@ -360,12 +360,7 @@ impl Provisioner {
 
         // Act.
         let mut acted = Acted::default();
-        let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
-        if !ids.is_empty() {
-            if let Err(e) = cloud.terminate(&ids).await {
-                acted.terminate_failed = Some(e.to_string());
-            }
-        }
+        let ids = terminate(cloud.as_ref(), &plan, &mut acted).await;
         if !plan.launch.is_empty() {
             self.launch(owner, g, &On::home(g), cloud.as_ref(), &plan, &mut acted)
                 .await?;
@@ -572,6 +567,17 @@ impl Provisioner {
         )
         .await;
     }
+}
+
+/// TerminateInstances for the plan's leavers (a refusal is recorded in `acted`); their ids.
+async fn terminate(cloud: &dyn Cloud, plan: &Plan, acted: &mut Acted) -> Vec<String> {
+    let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
+    if !ids.is_empty() {
+        if let Err(e) = cloud.terminate(&ids).await {
+            acted.terminate_failed = Some(e.to_string());
+        }
+    }
+    ids
 }
 
 /// Where a round launches: the cloud, the launch configuration there (empty: the group's launch

@@ -125,7 +125,7 @@ impl Provisioner {
         let mut holds = g.holds.clone();
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
         let mut held_above: Vec<String> = Vec::new();
-        for ((p, a), share) in places.iter().zip(assessed).zip(&shares) {
+        for (i, ((p, a), share)) in places.iter().zip(assessed).zip(&shares).enumerate() {
             let mut hold = p.hold.clone();
             let (Ok((cloud, seen)), Some(a)) = (&p.look, a) else {
                 all_gone = false;
@@ -170,6 +170,14 @@ impl Provisioner {
                 crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
             }
             let mut part = round::record(ctx, before, &p.members, &plan, &acted);
+            // A refusal that a lower-ranked cloud can make up for (or a move back that has to
+            // wait) is an overflow, not a failure of the group (a Failed activity would stop
+            // Terraform's capacity wait): it is told in the cause of the launches below instead.
+            let room_below = views[i + 1..].iter().any(|v| v.usable && v.max > v.have);
+            if acted.launch_failed.is_some() && (room_below || have >= desired) {
+                part.activities
+                    .retain(|a| a.doc["StatusCode"].as_str() != Some("Failed"));
+            }
             for act in &mut part.activities {
                 add_cloud(&mut act.doc, &p.site.cloud);
                 // Why a VM went to a lower-ranked cloud.

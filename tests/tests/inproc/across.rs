@@ -341,3 +341,57 @@ async fn tags_on_a_live_group_re_plan_it() {
         .await
         .expect("no longer in use");
 }
+
+#[tokio::test]
+async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
+    let w = World::new().await;
+    let u = w.user("spill").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    w.hotel.refuse("InsufficientInstanceCapacity", "no room");
+    create_across(&w, &u, "web", "hotel:2,sierra:2", None, 2).await;
+    w.until(30, "2 on sierra", async || {
+        (serving(&w, &u, "web").await == (0, 2)).then_some(())
+    })
+    .await;
+    let failed = |acts: &aws_sdk_autoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesOutput| {
+        acts.activities()
+            .iter()
+            .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+            .count()
+    };
+    let acts = w
+        .sdk(&u)
+        .describe_scaling_activities()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        failed(&acts),
+        0,
+        "sierra took hotel's share: no Failed activity"
+    );
+    // Beyond what sierra holds while hotel is full: now the group fails, and says so.
+    let (code, message) = failure(
+        w.sdk(&u)
+            .set_desired_capacity()
+            .auto_scaling_group_name("web")
+            .desired_capacity(5)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("hold at most 4 VMs"), "{message}");
+    set_desired(&w, &u, "web", 4).await;
+    w.run_for(10).await;
+    let acts = w
+        .sdk(&u)
+        .describe_scaling_activities()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert!(failed(&acts) > 0, "no cloud can take the rest");
+    assert_eq!(serving(&w, &u, "web").await, (0, 2));
+}

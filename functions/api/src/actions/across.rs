@@ -30,6 +30,13 @@ pub(super) fn settled(old: Option<&Group>, mut next: Group) -> ApiResult<Group> 
             next.cloud, next.launch_configuration
         )));
     }
+    if spread.policy == Policy::Overflow && next.desired > spread.total() {
+        return Err(bad(format!(
+            "its clouds hold at most {} VMs, fewer than the desired capacity {}.",
+            spread.total(),
+            next.desired
+        )));
+    }
     if spread.policy == Policy::Fixed {
         let total = spread.total();
         let tags_changed = old.is_none_or(|o| o.spread().ok().flatten().as_ref() != Some(&spread));

@@ -121,6 +121,16 @@ impl Group {
         lcs
     }
 
+    /// Every cloud the group runs on: its own and, across clouds, each listed one. The health
+    /// check's list counts the group on each, so each is swept.
+    pub fn clouds(&self) -> std::collections::BTreeSet<String> {
+        let mut clouds = std::collections::BTreeSet::from([self.cloud.clone()]);
+        if let Ok(Some(spread)) = self.spread() {
+            clouds.extend(spread.sites.into_iter().map(|s| s.cloud));
+        }
+        clouds
+    }
+
     /// The group's tags that go onto its VMs (PropagateAtLaunch).
     pub fn propagated_tags(&self) -> Vec<(String, String)> {
         self.doc["Tags"]

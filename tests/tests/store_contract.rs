@@ -631,6 +631,91 @@ async fn contract(s: &dyn Store, u: &str) {
             launch_configs: MAX_LAUNCH_CONFIGS
         }
     );
+
+    // A group across clouds (phantom:clouds): every launch configuration it uses is marked in
+    // use, and the health check's list counts it on every cloud; both follow its tags.
+    let erin = format!("{u}erin");
+    s.create_user(&user(&erin), "s5").await.unwrap();
+    for name in ["app@hotel", "app@sierra"] {
+        s.create_launch_config(&erin, &lc(name)).await.unwrap();
+    }
+    let plain = group("app", "app@hotel", "g-app");
+    let across = Group {
+        doc: json!({"AutoScalingGroupName": "app",
+            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,sierra:2"}]}),
+        ..plain.clone()
+    };
+    let missing = Group {
+        doc: json!({"AutoScalingGroupName": "app",
+            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,tango:2"}]}),
+        ..plain.clone()
+    };
+    assert_eq!(
+        s.create_group(&erin, &missing).await,
+        Err(StoreError::NotFound),
+        "app@tango does not exist"
+    );
+    s.create_group(&erin, &across).await.unwrap();
+    let counts = || async {
+        let mut w: Vec<(String, i64)> = s
+            .watched()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|w| w.user == erin && w.groups != 0)
+            .map(|w| (w.cloud, w.groups))
+            .collect();
+        w.sort();
+        w
+    };
+    assert_eq!(
+        counts().await,
+        [("hotel".to_string(), 1), ("sierra".to_string(), 1)]
+    );
+    assert_eq!(
+        s.delete_launch_config(&erin, "app@sierra").await,
+        Err(StoreError::InUse(vec!["app".into()]))
+    );
+    let stored = s.group(&erin, "app").await.unwrap().unwrap();
+    assert_eq!(
+        s.update_group(
+            &erin,
+            &stored,
+            &Group {
+                version: stored.version,
+                ..missing.clone()
+            }
+        )
+        .await,
+        Err(StoreError::NotFound),
+        "moving to a cloud without the launch configuration"
+    );
+    s.update_group(
+        &erin,
+        &stored,
+        &Group {
+            doc: plain.doc.clone(),
+            ..stored.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(counts().await, [("hotel".to_string(), 1)]);
+    s.delete_launch_config(&erin, "app@sierra").await.unwrap();
+    let stored = s.group(&erin, "app").await.unwrap().unwrap();
+    s.update_group(
+        &erin,
+        &stored,
+        &Group {
+            doc: across.doc.clone(),
+            ..stored.clone()
+        },
+    )
+    .await
+    .expect_err("app@sierra is gone");
+    s.delete_group(&erin, &stored).await.unwrap();
+    assert_eq!(counts().await, []);
+    s.delete_launch_config(&erin, "app@hotel").await.unwrap();
 }
 
 #[tokio::test]

@@ -803,8 +803,10 @@ impl Groups for DynamoStore {
             tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "ADD")?);
         }
         let marks = lcs.len();
+        for cloud in g.clouds() {
+            tx = tx.transact_items(self.count_group(user, &cloud, 1)?);
+        }
         let result = tx
-            .transact_items(self.count_group(user, &g.cloud, 1)?)
             .transact_items(self.count_usage(user, "groups", 1, MAX_GROUPS)?)
             .send()
             .await;
@@ -920,6 +922,14 @@ impl Groups for DynamoStore {
         for lc in before.difference(&after) {
             tx = tx.transact_items(self.lc_mark(user, lc, &old.name, "DELETE")?);
         }
+        // The health check's list counts the group on each of its clouds.
+        let (was, now) = (old.clouds(), new.clouds());
+        for cloud in now.difference(&was) {
+            tx = tx.transact_items(self.count_group(user, cloud, 1)?);
+        }
+        for cloud in was.difference(&now) {
+            tx = tx.transact_items(self.count_group(user, cloud, -1)?);
+        }
         match tx.send().await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
@@ -972,8 +982,10 @@ impl Groups for DynamoStore {
             tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "DELETE")?);
         }
         let marks = lcs.len();
+        for cloud in g.clouds() {
+            tx = tx.transact_items(self.count_group(user, &cloud, -1)?);
+        }
         let result = tx
-            .transact_items(self.count_group(user, &g.cloud, -1)?)
             .transact_items(self.count_usage(user, "groups", -1, MAX_GROUPS)?)
             .send()
             .await;

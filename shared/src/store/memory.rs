@@ -332,7 +332,9 @@ impl Groups for MemoryStore {
                         lease: None,
                     },
                 );
-                *st.watch.entry(owned(&g.cloud, user)).or_default() += 1;
+                for cloud in g.clouds() {
+                    *st.watch.entry(owned(&cloud, user)).or_default() += 1;
+                }
                 Ok(())
             } else {
                 Err(StoreError::NotFound)
@@ -413,6 +415,13 @@ impl Groups for MemoryStore {
                                 used_by.insert(old.name.clone());
                             }
                         }
+                        let (was, now) = (old.clouds(), new.clouds());
+                        for cloud in now.difference(&was) {
+                            *st.watch.entry(owned(cloud, user)).or_default() += 1;
+                        }
+                        for cloud in was.difference(&now) {
+                            *st.watch.entry(owned(cloud, user)).or_default() -= 1;
+                        }
                         let s = st.groups.get_mut(&k).expect("looked up above");
                         s.group.launch_configuration = new.launch_configuration.clone();
                         s.group.min = new.min;
@@ -464,7 +473,9 @@ impl Groups for MemoryStore {
                             }
                         }
                         st.groups.remove(&k);
-                        *st.watch.entry(owned(&g.cloud, user)).or_default() -= 1;
+                        for cloud in g.clouds() {
+                            *st.watch.entry(owned(&cloud, user)).or_default() -= 1;
+                        }
                         Ok(())
                     } else {
                         Err(StoreError::NotFound)

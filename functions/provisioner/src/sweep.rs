@@ -4,7 +4,8 @@
 //! - a reconcile message for each group there whose plan (`phantom::reconcile::decide`) is not
 //!   empty: a VM died or stopped, the group is below or above desired, a VM is not recorded, a
 //!   delete is under way;
-//! - TerminateInstances for VMs tagged for a group that no longer exists (orphans);
+//! - TerminateInstances for VMs tagged for a group that no longer exists (orphans), or for a group
+//!   that no longer runs on this cloud and has no record of them (strays, `Provisioner::strays`);
 //! - the (user, cloud) comes off the health check's list once it has no group and no live VM there.
 //!
 //! Its cost grows with the user's VMs on that cloud (by pages of 1000), not with other users. A
@@ -18,6 +19,9 @@ use phantom::reconcile::{decide, Member};
 use phantom::store::StoreError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// How old a VM of a group that left this cloud must be before the sweep ends it.
+const STRAY_AFTER_MS: i64 = 60_000;
 
 /// What one sweep of (user, cloud) saw and did.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -84,12 +88,14 @@ impl Provisioner {
             .filter(|t| !ids.contains(t.group_id.as_str()) && t.seen.is_alive())
             .map(|t| t.seen.id.clone())
             .collect();
+        let mut orphans = orphans;
+        orphans.extend(self.strays(s, &groups, &tagged).await?);
         if !orphans.is_empty() {
             tracing::warn!(
                 user = owner,
                 cloud = s.cloud,
                 ?orphans,
-                "terminating VMs of no group"
+                "terminating VMs of no group, or of a group that left this cloud"
             );
             match cloud.terminate(&orphans).await {
                 Ok(()) => report.orphans_terminated = orphans.len(),
@@ -120,6 +126,57 @@ impl Provisioner {
         }
         self.send_reconciles(s, &queued, &mut report).await;
         Ok(report)
+    }
+
+    /// VMs of one of the user's groups that no longer runs on this cloud (its `phantom:clouds`
+    /// changed) and has no record of them here: launched by a round that crashed before its
+    /// record, then left behind by the change. Not while young (a round may be recording them),
+    /// nor when another of the group's clouds is this endpoint under another name.
+    async fn strays(
+        &self,
+        s: &Sweep,
+        groups: &[Group],
+        tagged: &[phantom::cloud::Tagged],
+    ) -> Result<Vec<String>, StoreError> {
+        let now = self.clock.now_ms();
+        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group)> = tagged
+            .iter()
+            .filter(|t| t.seen.is_alive() && now - t.seen.launched_ms > STRAY_AFTER_MS)
+            .filter_map(|t| {
+                groups
+                    .iter()
+                    .find(|g| g.id == t.group_id && !g.clouds().contains(&s.cloud))
+                    .map(|g| (t, g))
+            })
+            .collect();
+        if elsewhere.is_empty() {
+            return Ok(Vec::new());
+        }
+        let endpoint = |name: String| async move {
+            Ok::<_, StoreError>(self.store.cloud(&name).await?.map(|c| c.endpoint))
+        };
+        let here = endpoint(s.cloud.clone()).await?;
+        let recorded: BTreeSet<(String, String)> = self
+            .store
+            .all_instances(&s.owner)
+            .await?
+            .into_iter()
+            .map(|(group, m)| (group, m.id))
+            .collect();
+        let mut out = Vec::new();
+        for (t, g) in elsewhere {
+            if recorded.contains(&(g.name.clone(), t.seen.id.clone())) {
+                continue;
+            }
+            let mut alias = false;
+            for c in g.clouds() {
+                alias |= endpoint(c).await? == here;
+            }
+            if !alias {
+                out.push(t.seen.id.clone());
+            }
+        }
+        Ok(out)
     }
 
     async fn send_reconciles(&self, s: &Sweep, queued: &[Work], report: &mut SweepReport) {

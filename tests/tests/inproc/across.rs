@@ -4,6 +4,7 @@
 
 use super::{create_lc, failure, group};
 use aws_sdk_autoscaling::types::Tag;
+use phantom::store::Groups;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
@@ -394,4 +395,42 @@ async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
         .unwrap();
     assert!(failed(&acts) > 0, "no cloud can take the rest");
     assert_eq!(serving(&w, &u, "web").await, (0, 2));
+}
+
+#[tokio::test]
+async fn a_vm_left_on_a_cloud_the_group_no_longer_lists_is_swept() {
+    let w = World::new().await;
+    let u = w.user("stray").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    create_across(&w, &u, "web", "hotel:2,sierra:2", None, 2).await;
+    w.until(20, "2 on hotel", async || {
+        (serving(&w, &u, "web").await == (2, 0)).then_some(())
+    })
+    .await;
+    // A round launched on sierra and crashed before its record (the VM carries the group's
+    // tags), and the group then stopped listing sierra before any round looked there again.
+    let gid = w.store.group(&u.name, "web").await.unwrap().unwrap().id;
+    let stray = w.sierra.outside();
+    let tags = [
+        ("phantom:owner", u.name.as_str()),
+        ("phantom:group", "web"),
+        ("phantom:group-id", gid.as_str()),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()));
+    phantom::cloud::Cloud::tag(&*w.sierra, std::slice::from_ref(&stray), &tags)
+        .await
+        .unwrap();
+    w.sdk(&u)
+        .delete_tags()
+        .tags(tag("web", "phantom:clouds", "hotel:2,sierra:2"))
+        .send()
+        .await
+        .unwrap();
+    w.until(120, "the stray VM terminated", async || {
+        w.sierra.alive().is_empty().then_some(())
+    })
+    .await;
+    assert_eq!(serving(&w, &u, "web").await, (2, 0));
+    assert_eq!(w.hotel.alive().len(), 2);
 }

@@ -226,12 +226,7 @@ impl Stack {
                 ],
             )
             .json();
-        out["Reservations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
-            .collect()
+        instances(&out)
     }
 
     /// The VMs on `cloud` tagged for `owner`'s group `group` (by name), any state but terminated.
@@ -246,13 +241,18 @@ impl Stack {
                 "Name=instance-state-name,Values=pending,running,stopping,stopped,shutting-down",
             ],
         );
-        out["Reservations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
-            .collect()
+        instances(&out)
     }
+}
+
+/// The instances of a DescribeInstances answer.
+fn instances(out: &Value) -> Vec<Value> {
+    out["Reservations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["Instances"].as_array().cloned().unwrap_or_default())
+        .collect()
 }
 
 /// Polls `check` every 200 ms until it returns Some, or panics after `secs` seconds saying `what`.

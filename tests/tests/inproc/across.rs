@@ -18,6 +18,14 @@ fn tag(group: &str, key: &str, value: &str) -> Tag {
         .build()
 }
 
+/// A user with the launch configuration `web` on both clouds.
+async fn user_with_lcs(w: &World, prefix: &str) -> User {
+    let u = w.user(prefix).await;
+    create_lc(w, &u, "web@hotel").await;
+    create_lc(w, &u, "web@sierra").await;
+    u
+}
+
 async fn create_across(
     w: &World,
     u: &User,
@@ -70,9 +78,7 @@ async fn set_desired(w: &World, u: &User, name: &str, n: i32) {
 #[tokio::test]
 async fn overflow_fills_ranked_clouds_moves_away_from_a_failing_one_and_back() {
     let w = World::new().await;
-    let u = w.user("across").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "across").await;
     create_across(&w, &u, "web", "hotel:2,sierra:10", None, 5).await;
     w.until(20, "2 on hotel, 3 on sierra", async || {
         (serving(&w, &u, "web").await == (2, 3)).then_some(())
@@ -140,9 +146,7 @@ async fn overflow_fills_ranked_clouds_moves_away_from_a_failing_one_and_back() {
 #[tokio::test]
 async fn an_unreachable_cloud_is_replaced_after_the_grace_and_reconciled_when_back() {
     let w = World::new().await;
-    let u = w.user("down").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "down").await;
     create_across(&w, &u, "web", "hotel:2,sierra:10", None, 3).await;
     w.until(20, "2 on hotel, 1 on sierra", async || {
         (serving(&w, &u, "web").await == (2, 1)).then_some(())
@@ -173,9 +177,7 @@ async fn an_unreachable_cloud_is_replaced_after_the_grace_and_reconciled_when_ba
 #[tokio::test]
 async fn fixed_keeps_each_count_and_a_delete_clears_every_cloud() {
     let w = World::new().await;
-    let u = w.user("fixed").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "fixed").await;
     create_across(&w, &u, "pinned", "hotel:1,sierra:2", Some("fixed"), 3).await;
     w.until(20, "1 on hotel, 2 on sierra", async || {
         (serving(&w, &u, "pinned").await == (1, 2)).then_some(())
@@ -210,9 +212,7 @@ async fn fixed_keeps_each_count_and_a_delete_clears_every_cloud() {
 #[tokio::test]
 async fn bad_clouds_tags_are_refused_with_nothing_written() {
     let w = World::new().await;
-    let u = w.user("badtags").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "badtags").await;
     let c = w.sdk(&u);
     for (clouds, says) in [
         ("hotel:2,nowhere:3", "cloud nowhere is not registered"),
@@ -302,9 +302,7 @@ async fn bad_clouds_tags_are_refused_with_nothing_written() {
 #[tokio::test]
 async fn tags_on_a_live_group_re_plan_it() {
     let w = World::new().await;
-    let u = w.user("retag").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "retag").await;
     super::create_group(&w, &u, "web", "web@hotel", 0, 10, 3).await;
     w.until(20, "3 on hotel", async || {
         (serving(&w, &u, "web").await == (3, 0)).then_some(())
@@ -346,9 +344,7 @@ async fn tags_on_a_live_group_re_plan_it() {
 #[tokio::test]
 async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
     let w = World::new().await;
-    let u = w.user("spill").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "spill").await;
     w.hotel.refuse("InsufficientInstanceCapacity", "no room");
     create_across(&w, &u, "web", "hotel:2,sierra:2", None, 2).await;
     w.until(30, "2 on sierra", async || {
@@ -400,9 +396,7 @@ async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
 #[tokio::test]
 async fn a_vm_left_on_a_cloud_the_group_no_longer_lists_is_swept() {
     let w = World::new().await;
-    let u = w.user("stray").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_lc(&w, &u, "web@sierra").await;
+    let u = user_with_lcs(&w, "stray").await;
     create_across(&w, &u, "web", "hotel:2,sierra:2", None, 2).await;
     w.until(20, "2 on hotel", async || {
         (serving(&w, &u, "web").await == (2, 0)).then_some(())

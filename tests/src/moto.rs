@@ -11,7 +11,12 @@ pub struct Moto {
 impl Moto {
     /// Starts `moto_server` on a free port and waits until it listens.
     pub fn start() -> Self {
-        let port = crate::free_port();
+        Self::on(crate::free_port())
+    }
+
+    /// Starts `moto_server` on `port` (again, after a stop: an empty cloud) and waits until it
+    /// listens.
+    pub fn on(port: u16) -> Self {
         let child = Command::new("moto_server")
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())

@@ -5,9 +5,10 @@
 //! ends with nothing leaked when it is started again. Times are printed (`-- --nocapture`) and
 //! recorded in docs/benchmarks.md.
 
+use phantom_e2e::moto::Moto;
 use phantom_e2e::{eventually, free_port, root, stack, User};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Instant;
 
 struct Running(Child);
@@ -23,17 +24,6 @@ fn listening(port: u16) {
     eventually(30, "it listens", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
-}
-
-fn moto(port: u16) -> Running {
-    let child = Command::new("moto_server")
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("moto_server runs");
-    listening(port);
-    Running(child)
 }
 
 fn url(port: u16) -> String {
@@ -91,8 +81,8 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     let s = stack();
     let u = s.new_user("across");
     let (east_port, proxy_port, west_port) = (free_port(), free_port(), free_port());
-    let mut east = moto(east_port);
-    let _west = moto(west_port);
+    let mut east = Moto::on(east_port);
+    let _west = Moto::on(west_port);
     let proxy = Running(
         Command::new("python3")
             .arg(root().join("tests/faultproxy.py"))
@@ -244,10 +234,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
 
     // east's moto process is killed: after the grace its VMs count as lost and west takes
     // their place.
-    drop(std::mem::replace(
-        &mut east,
-        Running(Command::new("true").spawn().unwrap()),
-    ));
+    drop(east);
     let down = Instant::now();
     eventually(180, "3 running on west", || {
         (live(&west_url, &u) == 3 && serving(&u).1 == 3).then_some(())
@@ -256,7 +243,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
 
     // Started again (an empty cloud: moto keeps nothing): east's records are found gone, the
     // group launches there again and lets west's surplus go; nothing leaked on either cloud.
-    east = moto(east_port);
+    east = Moto::on(east_port);
     let back = Instant::now();
     eventually(400, "2 on east, 1 on west again", || {
         ((serving(&u) == (2, 1, 3)) && live(&east_url, &u) == 2 && live(&west_url, &u) == 1)

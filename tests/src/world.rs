@@ -376,7 +376,7 @@ impl HttpConnector for InProcess {
             );
             response
                 .headers_mut()
-                .insert("content-type", api::CONTENT_TYPE);
+                .insert("content-type", out.content_type);
             Ok(response)
         })
     }

@@ -662,3 +662,53 @@ fn a_group_from_a_launch_template_on_the_cloud() {
         assert!(describe_group(&u, "ghost").is_none());
     }
 }
+
+/// Phantom's own API from a script: curl signs with SigV4 itself (`--aws-sigv4`), as the README
+/// shows; the user sets their credentials for a cloud and sees them listed, never the secret.
+#[test]
+fn phantoms_own_api_through_curl() {
+    let s = stack();
+    let u = s.new_user("curl");
+    let curl = |op: &str, body: &str| -> (String, Value) {
+        let out = std::process::Command::new("curl")
+            .args([
+                "-s",
+                "-w",
+                "\n%{http_code}",
+                "--aws-sigv4",
+                "aws:amz:us-east-1:autoscaling",
+            ])
+            .args(["--user", &format!("{}:{}", u.access_key_id, u.secret)])
+            .args(["-H", "content-type: application/json", "-d", body])
+            .arg(format!("{}/phantom/v1/{op}", s.url))
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').expect("a status line");
+        (
+            status.to_string(),
+            serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON: {body}")),
+        )
+    };
+    let (status, v) = curl(
+        "PutCloudCredentials",
+        r#"{"Cloud": "sierra", "AccessKeyId": "AKIACURL", "SecretAccessKey": "curl-secret"}"#,
+    );
+    assert_eq!(status, "200", "{v}");
+    let (status, v) = curl("ListClouds", "{}");
+    assert_eq!(status, "200", "{v}");
+    let sierra = v["Clouds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["Name"] == "sierra")
+        .unwrap()
+        .clone();
+    assert_eq!(sierra["AccessKeyId"], "AKIACURL");
+    assert!(!v.to_string().contains("curl-secret"));
+    let (status, v) = curl("DeleteCloudCredentials", r#"{"Cloud": "nowhere"}"#);
+    assert_eq!(
+        (status.as_str(), v["Error"]["Code"].as_str()),
+        ("400", Some("ValidationError"))
+    );
+}

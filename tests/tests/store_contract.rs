@@ -163,6 +163,17 @@ async fn contract(s: &dyn Store, u: &str) {
         .await
         .unwrap();
     assert_eq!(s.all_cloud_credentials(&alice).await.unwrap().len(), 1);
+    // Deleted once; a second delete finds nothing.
+    let hotel = format!("{u}hotel");
+    s.delete_cloud_credentials(&alice, &hotel).await.unwrap();
+    assert_eq!(
+        s.delete_cloud_credentials(&alice, &hotel).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(s.cloud_credentials(&alice, &hotel).await.unwrap().is_none());
+    s.put_cloud_credentials(&alice, &creds(&hotel))
+        .await
+        .unwrap();
     assert!(s.all_cloud_credentials(&bob).await.unwrap().is_empty());
 
     // Launch configurations: uniqueness, order, paging, in use.

@@ -5,6 +5,7 @@
 
 pub mod actions;
 mod auth;
+pub mod self_service;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
 
@@ -45,6 +46,7 @@ pub struct HttpRequest<'a> {
 
 pub struct HttpResponse {
     pub status: u16,
+    pub content_type: &'static str,
     pub body: String,
 }
 
@@ -70,6 +72,9 @@ impl App {
     }
 
     pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {
+        if self_service::is_for(req.path_and_query) {
+            return self_service::handle(self, req).await;
+        }
         let started = Instant::now();
         let request_id = uuid::Uuid::new_v4().to_string();
         let mut action = String::new();
@@ -96,7 +101,11 @@ impl App {
             ms = started.elapsed().as_secs_f64() * 1e3,
             "request"
         );
-        HttpResponse { status, body }
+        HttpResponse {
+            status,
+            content_type: CONTENT_TYPE,
+            body,
+        }
     }
 
     async fn dispatch(

@@ -22,7 +22,7 @@ async fn main() -> Result<(), Error> {
             .await;
         Response::builder()
             .status(out.status)
-            .header("content-type", api::CONTENT_TYPE)
+            .header("content-type", out.content_type)
             .body(Body::Text(out.body))
             .map_err(Error::from)
     }))

@@ -184,7 +184,7 @@ async fn serve(
         .await;
     Ok(Response::builder()
         .status(out.status)
-        .header("content-type", api::CONTENT_TYPE)
+        .header("content-type", out.content_type)
         .body(Full::new(Bytes::from(out.body)))
         .expect("a valid response"))
 }

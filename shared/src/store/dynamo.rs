@@ -572,6 +572,18 @@ impl Directory for DynamoStore {
         conditional(result, StoreError::NotFound)
     }
 
+    async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{CRED}{cloud}"))))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
         self.db
             .put_item()

@@ -226,6 +226,14 @@ impl Directory for MemoryStore {
         self.done(Ok(out)).await
     }
 
+    async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let out = match self.state(1).creds.remove(&owned(user, cloud)) {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
+
     async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
         let out = of_user(&self.state(1).creds, user)
             .map(|(_, c)| c.clone())

@@ -179,6 +179,8 @@ pub trait Directory: Send + Sync {
         user: &str,
         cloud: &str,
     ) -> StoreResult<Option<CloudCredentials>>;
+    /// Removes a user's credentials for a cloud: `NotFound` if there are none.
+    async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()>;
     /// The user's credentials for every cloud, by cloud.
     async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>>;
 }

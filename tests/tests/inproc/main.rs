@@ -8,6 +8,7 @@ mod crashes;
 mod hooks;
 mod provisioning;
 mod scale;
+mod self_service;
 mod templates;
 mod tools;
 

@@ -1,0 +1,148 @@
+//! Phantom's own API (`POST /phantom/v1/<Operation>`, JSON, SigV4 with the user's key): a user
+//! sets, replaces and removes their own cloud credentials, and a group launches with them.
+
+use super::{create_group, create_lc, group};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+use serde_json::{json, Value};
+
+async fn call(w: &World, u: &User, op: &str, body: Value) -> (u16, Value) {
+    let (status, text) = w
+        .raw(
+            &u.access_key_id,
+            &u.secret,
+            "POST",
+            &format!("/phantom/v1/{op}"),
+            &body.to_string(),
+            None,
+            |_| {},
+        )
+        .await;
+    let v: Value = serde_json::from_str(&text).expect("a JSON answer");
+    assert!(v["RequestId"].is_string(), "{v}");
+    (status, v)
+}
+
+fn cloud<'a>(list: &'a Value, name: &str) -> &'a Value {
+    list["Clouds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["Name"] == name)
+        .expect("the cloud is listed")
+}
+
+#[tokio::test]
+async fn a_user_manages_their_own_cloud_credentials() {
+    let w = World::new().await;
+    let u = w.user("self").await;
+    let (status, list) = call(&w, &u, "ListClouds", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(cloud(&list, "hotel")["HasCredentials"], true);
+    assert_eq!(cloud(&list, "hotel")["Region"], "us-east-1");
+
+    // Removed: the cloud shows no credentials, and a group there cannot launch.
+    let (status, _) = call(&w, &u, "DeleteCloudCredentials", json!({"Cloud": "hotel"})).await;
+    assert_eq!(status, 200);
+    let (_, list) = call(&w, &u, "ListClouds", json!({})).await;
+    assert_eq!(cloud(&list, "hotel")["HasCredentials"], false);
+    assert!(cloud(&list, "hotel").get("AccessKeyId").is_none());
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 2, 1).await;
+    w.run_for(3).await;
+    assert!(w.hotel.alive().is_empty(), "no credentials, no launch");
+
+    // Set again through the API: the group launches with them; the secret never comes back.
+    let (status, _) = call(
+        &w,
+        &u,
+        "PutCloudCredentials",
+        json!({"Cloud": "hotel", "AccessKeyId": "AKIAMINE", "SecretAccessKey": "s3cret-value"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, list) = call(&w, &u, "ListClouds", json!({})).await;
+    assert_eq!(cloud(&list, "hotel")["AccessKeyId"], "AKIAMINE");
+    assert!(!list.to_string().contains("s3cret-value"));
+    w.until(30, "the group's VM InService", async || {
+        let g = group(&w, &u, "web").await?;
+        (g.instances().first()?.lifecycle_state()?.as_str() == "InService").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_calls_get_aws_style_errors() {
+    let w = World::new().await;
+    let u = w.user("selfbad").await;
+    for (op, body, status, code) in [
+        (
+            "PutCloudCredentials",
+            json!({"Cloud": "nowhere", "AccessKeyId": "a", "SecretAccessKey": "b"}),
+            400,
+            "ValidationError",
+        ),
+        (
+            "PutCloudCredentials",
+            json!({"Cloud": "hotel", "AccessKeyId": "a"}),
+            400,
+            "ValidationError",
+        ),
+        (
+            "PutCloudCredentials",
+            json!({"Cloud": "hotel", "AccessKeyId": 7, "SecretAccessKey": "b"}),
+            400,
+            "ValidationError",
+        ),
+        (
+            "DeleteCloudCredentials",
+            json!({"Cloud": "nowhere"}),
+            400,
+            "ValidationError",
+        ),
+        ("Shutdown", json!({}), 400, "InvalidAction"),
+        ("ListClouds", json!([1]), 400, "SerializationException"),
+    ] {
+        let (s, v) = call(&w, &u, op, body).await;
+        assert_eq!(
+            (s, v["Error"]["Code"].as_str()),
+            (status, Some(code)),
+            "{op}: {v}"
+        );
+        assert!(v["Error"]["Message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    // Not JSON at all, and a wrong secret: refused before anything is read.
+    let (status, text) = w
+        .raw(
+            &u.access_key_id,
+            &u.secret,
+            "POST",
+            "/phantom/v1/ListClouds",
+            "{",
+            None,
+            |_| {},
+        )
+        .await;
+    assert_eq!(status, 400, "{text}");
+    let (status, text) = w
+        .raw(
+            &u.access_key_id,
+            "wrong",
+            "POST",
+            "/phantom/v1/ListClouds",
+            "{}",
+            None,
+            |_| {},
+        )
+        .await;
+    assert_eq!(status, 403, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["Error"]["Code"], "SignatureDoesNotMatch");
+    // Another user's credentials are theirs: deleting mine leaves theirs.
+    let other = w.user("other").await;
+    call(&w, &u, "DeleteCloudCredentials", json!({"Cloud": "sierra"})).await;
+    let (_, list) = call(&w, &other, "ListClouds", json!({})).await;
+    assert_eq!(cloud(&list, "sierra")["HasCredentials"], true);
+}

@@ -92,15 +92,7 @@ impl App {
                 (e.status, xml::error_response(&e, &request_id), e.code)
             }
         };
-        tracing::info!(
-            request_id,
-            action,
-            user,
-            status,
-            code,
-            ms = started.elapsed().as_secs_f64() * 1e3,
-            "request"
-        );
+        log_request(&request_id, &action, &user, status, code, started);
         HttpResponse {
             status,
             content_type: CONTENT_TYPE,
@@ -130,6 +122,26 @@ impl App {
         let input = phantom::query::decode_input(action, &params)?;
         handler(self, &caller, input).await
     }
+}
+
+/// The one log line of a request (never a secret).
+fn log_request(
+    request_id: &str,
+    action: &str,
+    user: &str,
+    status: u16,
+    code: &str,
+    started: Instant,
+) {
+    tracing::info!(
+        request_id,
+        action,
+        user,
+        status,
+        code,
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "request"
+    );
 }
 
 /// The query string's parameters, then the form body's (which win).

@@ -39,15 +39,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     };
     let mut body = body;
     body["RequestId"] = request_id.clone().into();
-    tracing::info!(
-        request_id,
-        action = operation,
-        user,
-        status,
-        code,
-        ms = started.elapsed().as_secs_f64() * 1e3,
-        "request"
-    );
+    crate::log_request(&request_id, operation, &user, status, code, started);
     HttpResponse {
         status,
         content_type: JSON,

@@ -131,6 +131,21 @@ impl Group {
         clouds
     }
 
+    /// One of its instances as Describe shows it: a VM on a cloud that has been unreachable past
+    /// the grace counts as lost, so it is shown Unhealthy (its record is kept as it was, to be
+    /// judged again when the cloud answers).
+    pub fn describe_member(&self, m: &crate::reconcile::Member, now_ms: i64) -> Value {
+        let mut d = m.describe();
+        if self
+            .holds
+            .get(&m.cloud)
+            .is_some_and(|h| h.counted_out(now_ms))
+        {
+            d["HealthStatus"] = "Unhealthy".into();
+        }
+        d
+    }
+
     /// The group's tags that go onto its VMs (PropagateAtLaunch).
     pub fn propagated_tags(&self) -> Vec<(String, String)> {
         self.doc["Tags"]

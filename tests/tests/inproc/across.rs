@@ -161,6 +161,17 @@ async fn an_unreachable_cloud_is_replaced_after_the_grace_and_reconciled_when_ba
         (w.sierra.alive().len() == 3).then_some(())
     })
     .await;
+    // hotel's VMs count as lost now: shown Unhealthy, their records kept.
+    let g = group(&w, &u, "web").await.unwrap();
+    let on_hotel: Vec<_> = g
+        .instances()
+        .iter()
+        .filter(|i| i.launch_configuration_name() == Some("web@hotel"))
+        .collect();
+    assert_eq!(on_hotel.len(), 2);
+    assert!(on_hotel
+        .iter()
+        .all(|i| i.health_status() == Some("Unhealthy")));
 
     // Back: whatever hotel still runs is reconciled; the group ends at its shares, no VM leaked
     // or counted twice.

@@ -3,6 +3,7 @@ use crate::App;
 use phantom::group::{matches_filters, parse_filters};
 use phantom::identity::Caller;
 use phantom::paging;
+use phantom::reconcile::Member;
 use phantom::ApiResult;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +27,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     // The instances of the page's groups only. Named groups: one read each, at once. A listing:
     // one read over the names from the page's first group to its last (a page is in name order),
     // keeping those of the page.
-    let mut instances: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut instances: BTreeMap<String, Vec<Member>> = BTreeMap::new();
     if wanted.is_some() {
         let reads = page
             .items
@@ -37,10 +38,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             .iter()
             .zip(futures::future::join_all(reads).await)
         {
-            instances.insert(
-                g.name.clone(),
-                members?.iter().map(|m| m.describe()).collect(),
-            );
+            instances.insert(g.name.clone(), members?);
         }
     } else if let (Some(first), Some(last)) = (page.items.first(), page.items.last()) {
         let on_page: BTreeSet<&str> = page.items.iter().map(|g| g.name.as_str()).collect();
@@ -50,16 +48,22 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             .await?
         {
             if on_page.contains(group.as_str()) {
-                instances.entry(group).or_default().push(m.describe());
+                instances.entry(group).or_default().push(m);
             }
         }
     }
+    let now = app.clock.now_ms();
     let docs: Vec<Value> = page
         .items
         .iter()
         .map(|g| {
             let mut d = g.describe();
-            d["Instances"] = Value::Array(instances.remove(&g.name).unwrap_or_default());
+            d["Instances"] = instances
+                .remove(&g.name)
+                .unwrap_or_default()
+                .iter()
+                .map(|m| g.describe_member(m, now))
+                .collect();
             d
         })
         .collect();

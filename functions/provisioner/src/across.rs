@@ -47,10 +47,12 @@ impl Provisioner {
             }
         }
 
-        // Observe.
+        // Observe, every cloud at once.
+        let looks =
+            futures::future::join_all(sites.iter().map(|s| self.look_at(owner, g, &s.cloud))).await;
         let mut places = Vec::with_capacity(sites.len());
-        for site in sites {
-            let (target, look) = self.look_at(owner, g, &site.cloud).await?;
+        for (site, look) in sites.into_iter().zip(looks) {
+            let (target, look) = look?;
             let hold = g
                 .holds
                 .get(&site.cloud)
@@ -266,16 +268,20 @@ impl Provisioner {
         target.cloud = name.to_string();
         target.launch_configuration =
             Spread::launch_configuration_on(&g.launch_configuration, name);
-        if name != g.cloud {
-            let zone = self.store.cloud(name).await?.map(|c| c.zone);
-            target.zones = zone.into_iter().filter(|z| !z.is_empty()).collect();
-            target.subnets = Vec::new();
-        }
-        let look = match self.connect_cloud(owner, name).await? {
-            Ok(cloud) => match cloud.tagged(owner, Some(&g.id)).await {
-                Ok(t) => Ok((cloud, t.into_iter().map(|t| t.seen).collect())),
-                Err(e) => Err(e),
-            },
+        let look = match self.connect_record(owner, name).await? {
+            Ok((record, cloud)) => {
+                if name != g.cloud {
+                    target.zones = Some(record.zone)
+                        .into_iter()
+                        .filter(|z| !z.is_empty())
+                        .collect();
+                    target.subnets = Vec::new();
+                }
+                match cloud.tagged(owner, Some(&g.id)).await {
+                    Ok(t) => Ok((cloud, t.into_iter().map(|t| t.seen).collect())),
+                    Err(e) => Err(e),
+                }
+            }
             Err(e) => Err(e),
         };
         Ok((target, look))

@@ -32,7 +32,7 @@ use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::round::{self, Acted, Before};
 use phantom::spread::{Policy, Site, Spread};
-use phantom::store::{DynamoStore, Lease, Record, Store, StoreError};
+use phantom::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
 use phantom::time::{Clock, SystemClock};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -426,6 +426,15 @@ impl Provisioner {
         owner: &str,
         name: &str,
     ) -> Result<Result<Arc<dyn Cloud>, CloudError>, StoreError> {
+        Ok(self.connect_record(owner, name).await?.map(|(_, c)| c))
+    }
+
+    /// The same, with the cloud's registration (its default zone, for a group across clouds).
+    async fn connect_record(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Result<(CloudRecord, Arc<dyn Cloud>), CloudError>, StoreError> {
         let Some(cloud) = self.store.cloud(name).await? else {
             return Ok(Err(CloudError::new(
                 "UnknownCloud",
@@ -438,7 +447,8 @@ impl Provisioner {
                 format!("user '{owner}' has no credentials for cloud '{name}'"),
             )));
         };
-        Ok(Ok(self.clouds.connect(&cloud, &creds)))
+        let client = self.clouds.connect(&cloud, &creds);
+        Ok(Ok((cloud, client)))
     }
 
     /// RunInstances for the plan's placements, one request (and token) per placement, until one

@@ -152,10 +152,14 @@ impl Provisioner {
         if elsewhere.is_empty() {
             return Ok(Vec::new());
         }
-        let endpoint = |name: String| async move {
-            Ok::<_, StoreError>(self.store.cloud(&name).await?.map(|c| c.endpoint))
-        };
-        let here = endpoint(s.cloud.clone()).await?;
+        let endpoints: BTreeMap<String, String> = self
+            .store
+            .clouds()
+            .await?
+            .into_iter()
+            .map(|c| (c.name, c.endpoint))
+            .collect();
+        let here = endpoints.get(&s.cloud);
         let recorded: BTreeSet<(String, String)> = self
             .store
             .all_instances(&s.owner)
@@ -165,14 +169,8 @@ impl Provisioner {
             .collect();
         let mut out = Vec::new();
         for (t, g) in elsewhere {
-            if recorded.contains(&(g.name.clone(), t.seen.id.clone())) {
-                continue;
-            }
-            let mut alias = false;
-            for c in g.clouds() {
-                alias |= endpoint(c).await? == here;
-            }
-            if !alias {
+            let alias = g.clouds().iter().any(|c| endpoints.get(c) == here);
+            if !alias && !recorded.contains(&(g.name.clone(), t.seen.id.clone())) {
                 out.push(t.seen.id.clone());
             }
         }

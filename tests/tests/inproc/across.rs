@@ -4,7 +4,7 @@
 
 use super::{create_lc, failure, group};
 use aws_sdk_autoscaling::types::Tag;
-use phantom::store::Groups;
+use phantom::store::{Directory, Groups};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
@@ -225,16 +225,27 @@ async fn bad_clouds_tags_are_refused_with_nothing_written() {
     let w = World::new().await;
     let u = user_with_lcs(&w, "badtags").await;
     let c = w.sdk(&u);
-    for (clouds, says) in [
-        ("hotel:2,nowhere:3", "cloud nowhere is not registered"),
-        ("hotel:two", "is not a number"),
-        ("hotel:1,hotel:2", "listed twice"),
-        ("sierra:3", "own cloud hotel"),
+    create_lc(&w, &u, "db@hotel").await;
+    for (lc, clouds, says) in [
+        (
+            "web@hotel",
+            "hotel:2,nowhere:3",
+            "cloud nowhere is not registered",
+        ),
+        ("web@hotel", "hotel:two", "is not a number"),
+        ("web@hotel", "hotel:1,hotel:2", "listed twice"),
+        ("web@hotel", "sierra:3", "own cloud hotel"),
+        // A cloud without a launch configuration of the group's name there.
+        (
+            "db@hotel",
+            "hotel:1,sierra:1",
+            "no launch configuration db@sierra",
+        ),
     ] {
         let (code, message) = failure(
             c.create_auto_scaling_group()
                 .auto_scaling_group_name("bad")
-                .launch_configuration_name("web@hotel")
+                .launch_configuration_name(lc)
                 .min_size(0)
                 .max_size(5)
                 .tags(tag("bad", "phantom:clouds", clouds))
@@ -248,12 +259,16 @@ async fn bad_clouds_tags_are_refused_with_nothing_written() {
         );
         assert!(group(&w, &u, "bad").await.is_none());
     }
-    // A cloud without a launch configuration of the group's name there.
-    create_lc(&w, &u, "db@hotel").await;
+
+    // A cloud the user has no credentials for is refused now, not found out later.
+    w.store
+        .delete_cloud_credentials(&u.name, "sierra")
+        .await
+        .unwrap();
     let (_, message) = failure(
         c.create_auto_scaling_group()
             .auto_scaling_group_name("bad")
-            .launch_configuration_name("db@hotel")
+            .launch_configuration_name("web@hotel")
             .min_size(0)
             .max_size(5)
             .tags(tag("bad", "phantom:clouds", "hotel:1,sierra:1"))
@@ -261,9 +276,20 @@ async fn bad_clouds_tags_are_refused_with_nothing_written() {
             .await,
     );
     assert!(
-        message.contains("no launch configuration db@sierra"),
+        message.contains("no credentials for cloud sierra"),
         "{message}"
     );
+    w.store
+        .put_cloud_credentials(
+            &u.name,
+            &phantom::store::CloudCredentials {
+                cloud: "sierra".into(),
+                access_key_id: "k".into(),
+                secret: "s".into(),
+            },
+        )
+        .await
+        .unwrap();
 
     // On a live group: refused, its tags unchanged.
     create_across(&w, &u, "web", "hotel:1,sierra:2", None, 0).await;

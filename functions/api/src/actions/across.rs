@@ -64,17 +64,14 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
     let Some(spread) = g.spread()? else {
         return Ok(());
     };
+    let registered = app.store.clouds().await?;
+    let mine = app.store.all_cloud_credentials(&caller.user).await?;
     for site in &spread.sites {
         let cloud = &site.cloud;
-        if app.store.cloud(cloud).await?.is_none() {
+        if !registered.iter().any(|c| c.name == *cloud) {
             return Err(bad(format!("cloud {cloud} is not registered.")));
         }
-        if app
-            .store
-            .cloud_credentials(&caller.user, cloud)
-            .await?
-            .is_none()
-        {
+        if !mine.iter().any(|c| c.cloud == *cloud) {
             return Err(bad(format!("you have no credentials for cloud {cloud}.")));
         }
         let lc = Spread::launch_configuration_on(&g.launch_configuration, cloud);

@@ -1,0 +1,102 @@
+// The two APIs the console calls, both on the page's own origin and both SigV4-signed in the
+// browser (service `autoscaling`) with the signed-in user's key: AWS Auto Scaling's Query API
+// (form body, XML answers) and Phantom's own JSON API (POST <base>/phantom/v1/<Operation>).
+// The secret is used here to sign and is never sent.
+import { AwsClient } from 'aws4fetch';
+import { queryBody, readQueryAnswer } from './query.js';
+
+export const VERSION = '2011-01-01';
+
+/** An error as the API gave it (Code and Message), or as the browser met it (NetworkError). */
+export class ApiError extends Error {
+  constructor(code, message, status = 0, requestId = '') {
+    super(message);
+    this.code = code;
+    this.status = status;
+    this.requestId = requestId;
+  }
+}
+
+/** Where the API is: the page's address up to `/console/` (`/Prod` behind API Gateway). */
+export function apiBase(location = window.location) {
+  const path = location.pathname;
+  const at = path.lastIndexOf('/console');
+  return location.origin + (at >= 0 ? path.slice(0, at) : '');
+}
+
+export function client({ accessKeyId, secretAccessKey, region }) {
+  const signer = new AwsClient({
+    accessKeyId,
+    secretAccessKey,
+    service: 'autoscaling',
+    region,
+    // Errors are shown as they are; a retry loop would hide a refusal behind a long wait.
+    retries: 0,
+  });
+  const base = apiBase();
+
+  async function send(url, contentType, body) {
+    try {
+      return await signer.fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body,
+      });
+    } catch (e) {
+      throw new ApiError('NetworkError', `The API could not be reached: ${e.message}`);
+    }
+  }
+
+  return {
+    /** An Auto Scaling action: its Result element as plain objects (see query.js). */
+    async query(action, params = {}) {
+      const body = queryBody({ Action: action, Version: VERSION, ...params });
+      const response = await send(`${base}/`, 'application/x-www-form-urlencoded; charset=utf-8', body);
+      const text = await response.text();
+      const answer = readQueryAnswer(text, action);
+      if (answer.error || !response.ok) {
+        const e = answer.error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
+        throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
+      }
+      return answer.result;
+    },
+
+    /** One of Phantom's own operations: its JSON answer. */
+    async phantom(operation, input = {}) {
+      const response = await send(
+        `${base}/phantom/v1/${operation}`,
+        'application/json',
+        JSON.stringify(input),
+      );
+      const text = await response.text();
+      let answer;
+      try {
+        answer = text ? JSON.parse(text) : {};
+      } catch {
+        throw new ApiError(`HTTP${response.status}`, text.slice(0, 300) || response.statusText, response.status);
+      }
+      if (!response.ok || answer.Error) {
+        const e = answer.Error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
+        throw new ApiError(e.Code, e.Message, response.status, answer.RequestId);
+      }
+      return answer;
+    },
+  };
+}
+
+/** Every page of a Describe action: the items of `listName` across NextTokens. */
+export async function queryAll(api, action, params, listName) {
+  const items = [];
+  let token;
+  do {
+    const result = await api.query(action, token ? { ...params, NextToken: token } : params);
+    items.push(...list(result[listName]));
+    token = result.NextToken;
+  } while (token);
+  return items;
+}
+
+/** A list from an answer: an empty element (`<Instances/>`) reads as "", so as []. */
+export function list(value) {
+  return Array.isArray(value) ? value : [];
+}

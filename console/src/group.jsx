@@ -1,0 +1,226 @@
+// One group: its sizes, tags and VMs (refreshed), resizing, deleting, and its scaling activities.
+import { useState } from 'preact/hooks';
+import { list } from './api.js';
+import { REFRESH_MS, describeGroups } from './groups.jsx';
+import { InstancesTable, cloudOfResource } from './instances.jsx';
+import { Button, Confirm, ErrorBox, Field, time, useAction, useData, useSession } from './ui.jsx';
+
+export function GroupView({ name }) {
+  const { api } = useSession();
+  const group = useData(async () => (await describeGroups(api, [name]))[0] || null, [api, name], REFRESH_MS);
+  const activities = useData(
+    async () => list((await api.query('DescribeScalingActivities', { AutoScalingGroupName: name, MaxRecords: 50 })).Activities),
+    [api, name],
+    REFRESH_MS,
+  );
+  const g = group.data;
+  return (
+    <section aria-labelledby="group-title">
+      <p>
+        <a href="#/groups">← All groups</a>
+      </p>
+      <h1 id="group-title">
+        Group <span class="name">{name}</span>
+        {g?.Status && <span class="badge warn">{g.Status}</span>}
+      </h1>
+      <ErrorBox error={group.error} />
+      {g === null && <p role="status">This group does not exist (any more).</p>}
+      {g && (
+        <>
+          <Summary group={g} />
+          <h2>Instances</h2>
+          <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} />
+          <Resize group={g} onChanged={group.reload} />
+          <Tags group={g} />
+          <Delete group={g} onDeleted={group.reload} />
+        </>
+      )}
+      <h2 id="activities-title">Activity</h2>
+      <ErrorBox error={activities.error} />
+      <Activities activities={activities.data || []} />
+    </section>
+  );
+}
+
+function Summary({ group }) {
+  const facts = [
+    ['Desired', group.DesiredCapacity],
+    ['Min', group.MinSize],
+    ['Max', group.MaxSize],
+    ['Launch configuration', group.LaunchConfigurationName || group.LaunchTemplate?.LaunchTemplateName || '—'],
+    ['Cloud', cloudOfResource(group)],
+    ['Zones', list(group.AvailabilityZones).join(', ')],
+    ['Created', time(group.CreatedTime)],
+  ];
+  return (
+    <dl class="facts">
+      {facts.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function Resize({ group, onChanged }) {
+  const { api } = useSession();
+  const name = group.AutoScalingGroupName;
+  const [desired, setDesired] = useState('');
+  const [min, setMin] = useState('');
+  const [max, setMax] = useState('');
+  const capacity = useAction();
+  const bounds = useAction();
+  const setCapacity = (e) => {
+    e.preventDefault();
+    capacity.run(async () => {
+      await api.query('SetDesiredCapacity', { AutoScalingGroupName: name, DesiredCapacity: Number(desired) });
+      setDesired('');
+      onChanged();
+    });
+  };
+  const setBounds = (e) => {
+    e.preventDefault();
+    bounds.run(async () => {
+      await api.query('UpdateAutoScalingGroup', {
+        AutoScalingGroupName: name,
+        MinSize: min === '' ? undefined : Number(min),
+        MaxSize: max === '' ? undefined : Number(max),
+      });
+      setMin('');
+      setMax('');
+      onChanged();
+    });
+  };
+  return (
+    <div class="panels">
+      <form class="panel" onSubmit={setCapacity} aria-label="Set desired capacity">
+        <h2>Resize</h2>
+        <Field label="New desired capacity">
+          <input type="number" min="0" value={desired} placeholder={group.DesiredCapacity} onInput={(e) => setDesired(e.target.value)} required />
+        </Field>
+        <ErrorBox error={capacity.error} />
+        <Button type="submit" kind="primary" busy={capacity.busy}>
+          Set desired capacity
+        </Button>
+      </form>
+      <form class="panel" onSubmit={setBounds} aria-label="Change min and max">
+        <h2>Bounds</h2>
+        <div class="row">
+          <Field label="New min size">
+            <input type="number" min="0" value={min} placeholder={group.MinSize} onInput={(e) => setMin(e.target.value)} />
+          </Field>
+          <Field label="New max size">
+            <input type="number" min="0" value={max} placeholder={group.MaxSize} onInput={(e) => setMax(e.target.value)} />
+          </Field>
+        </div>
+        <ErrorBox error={bounds.error} />
+        <Button type="submit" busy={bounds.busy} disabled={min === '' && max === ''}>
+          Update min and max
+        </Button>
+      </form>
+    </div>
+  );
+}
+
+function Tags({ group }) {
+  const tags = list(group.Tags);
+  if (tags.length === 0) return null;
+  return (
+    <>
+      <h2>Tags</h2>
+      <div class="table-wrap">
+        <table class="stack" aria-label="Tags">
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Value</th>
+              <th scope="col">Propagated at launch</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tags.map((t) => (
+              <tr key={t.Key}>
+                <td data-label="Key">{t.Key}</td>
+                <td data-label="Value">{t.Value}</td>
+                <td data-label="Propagated at launch">{t.PropagateAtLaunch === 'true' ? 'yes' : 'no'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function Delete({ group, onDeleted }) {
+  const { api } = useSession();
+  const name = group.AutoScalingGroupName;
+  const [asking, setAsking] = useState(false);
+  const [force, setForce] = useState(true);
+  const { run, busy, error, setError } = useAction();
+  const remove = () =>
+    run(async () => {
+      await api.query('DeleteAutoScalingGroup', { AutoScalingGroupName: name, ForceDelete: force ? 'true' : undefined });
+      setAsking(false);
+      onDeleted();
+    });
+  return (
+    <div class="danger-zone">
+      <Button kind="danger" onClick={() => setAsking(true)}>
+        Delete group
+      </Button>
+      {asking && (
+        <Confirm
+          title={`Delete group ${name}?`}
+          confirmLabel="Delete"
+          busy={busy}
+          error={error}
+          onConfirm={remove}
+          onClose={() => {
+            setAsking(false);
+            setError(null);
+          }}
+        >
+          <label class="check">
+            <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} />
+            Terminate its instances too (force delete)
+          </label>
+          <p class="muted">Without it, a group that still has instances is refused (ResourceInUse).</p>
+        </Confirm>
+      )}
+    </div>
+  );
+}
+
+function Activities({ activities }) {
+  if (activities.length === 0) return <p class="muted">No activity yet.</p>;
+  return (
+    <div class="table-wrap">
+      <table class="stack" aria-labelledby="activities-title">
+        <thead>
+          <tr>
+            <th scope="col">Started</th>
+            <th scope="col">Status</th>
+            <th scope="col">Description</th>
+            <th scope="col">Cause</th>
+          </tr>
+        </thead>
+        <tbody>
+          {activities.map((a) => (
+            <tr key={a.ActivityId}>
+              <td data-label="Started">{time(a.StartTime)}</td>
+              <td data-label="Status">
+                <span class={`status status-${a.StatusCode}`}>{a.StatusCode}</span>
+                {a.StatusMessage && <div class="status-message">{a.StatusMessage}</div>}
+              </td>
+              <td data-label="Description">{a.Description}</td>
+              <td data-label="Cause">{a.Cause}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,147 @@
+// The console's small building blocks: errors as the API gave them, buttons that show work in
+// progress, labelled fields, modal dialogs, and data that refreshes itself.
+import { createContext } from 'preact';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+
+/** `{api, identity}` of the signed-in user (see app.jsx). */
+export const Session = createContext(null);
+export const useSession = () => useContext(Session);
+
+/** An API error, Code and Message as given; any other error by its message. */
+export function ErrorBox({ error }) {
+  if (!error) return null;
+  return (
+    <div class="error" role="alert">
+      <strong class="error-code">{error.code || 'Error'}</strong>
+      <span class="error-message">{error.message}</span>
+    </div>
+  );
+}
+
+/** Runs one operation at a time: `busy` while it runs, `error` if it failed. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = useCallback(async (operation) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await operation();
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { run, busy, error, setError };
+}
+
+/** A button disabled while its work runs, with a busy mark beside its (unchanged) name. */
+export function Button({ busy, children, kind = '', type = 'button', ...rest }) {
+  return (
+    <button type={type} class={kind} disabled={busy || rest.disabled} aria-busy={busy ? 'true' : 'false'} {...rest}>
+      {children}
+      {busy && <span class="spinner" aria-hidden="true" />}
+    </button>
+  );
+}
+
+/** A label around its control, so the control is found by its label. */
+export function Field({ label, hint, children }) {
+  return (
+    <label class="field">
+      <span class="field-label">{label}</span>
+      {children}
+      {hint && <span class="hint">{hint}</span>}
+    </label>
+  );
+}
+
+/** A modal dialog (the browser's own <dialog>), titled for screen readers; Escape closes it. */
+export function Dialog({ title, onClose, children }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.open && dialog.close();
+  }, []);
+  const id = useRef(`dialog-${Math.random().toString(36).slice(2)}`).current;
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={id}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <h2 id={id}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+/** Asks before something that cannot be undone. */
+export function Confirm({ title, children, confirmLabel, onConfirm, onClose, busy, error }) {
+  return (
+    <Dialog title={title} onClose={onClose}>
+      {children}
+      <ErrorBox error={error} />
+      <div class="actions">
+        <Button kind="danger" busy={busy} onClick={onConfirm}>
+          {confirmLabel}
+        </Button>
+        <Button onClick={onClose} disabled={busy}>
+          Cancel
+        </Button>
+      </div>
+    </Dialog>
+  );
+}
+
+/**
+ * Data loaded at once and again every `everyMs` (if given) while the view is shown; a failed
+ * refresh keeps the last data and shows the error. `reload()` loads now.
+ */
+export function useData(load, deps, everyMs = 0) {
+  const [state, setState] = useState({ data: undefined, error: null, loading: true });
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setState((s) => ({ ...s, loading: true }));
+    try {
+      const data = await load();
+      if (mine === generation.current) setState({ data, error: null, loading: false });
+    } catch (error) {
+      if (mine === generation.current) setState((s) => ({ ...s, error, loading: false }));
+    }
+  }, deps);
+  useEffect(() => {
+    reload();
+    if (!everyMs) return undefined;
+    const timer = setInterval(() => {
+      if (!document.hidden) reload();
+    }, everyMs);
+    return () => {
+      clearInterval(timer);
+      generation.current++;
+    };
+  }, [reload, everyMs]);
+  return { ...state, reload };
+}
+
+/** An ISO time as local `YYYY-MM-DD HH:MM:SS`. */
+export function time(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** The cloud of a `<name>@<cloud>` launch configuration ('' without one: the default cloud). */
+export function cloudOf(launchConfigurationName) {
+  const at = (launchConfigurationName || '').lastIndexOf('@');
+  return at >= 0 ? launchConfigurationName.slice(at + 1) : '';
+}

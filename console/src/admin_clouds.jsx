@@ -22,36 +22,36 @@ export function AdminCloudsView() {
       {clouds.data && clouds.data.length === 0 && <p class="muted">No clouds registered.</p>}
       {clouds.data && clouds.data.length > 0 && (
         <div class="table-wrap">
-          <table class="stack" aria-label="Clouds">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Region</th>
-                <th scope="col">Zone</th>
-                <th scope="col">Reachable</th>
-                <th scope="col">Groups</th>
-                <th scope="col">Instances</th>
-                <th scope="col">
+          <table class="stack" role="table" aria-label="Clouds">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">Name</th>
+                <th scope="col" role="columnheader">Endpoint</th>
+                <th scope="col" role="columnheader">Region</th>
+                <th scope="col" role="columnheader">Zone</th>
+                <th scope="col" role="columnheader">Reachable</th>
+                <th scope="col" role="columnheader">Groups</th>
+                <th scope="col" role="columnheader">Instances</th>
+                <th scope="col" role="columnheader">
                   <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {clouds.data.map((c) => (
-                <tr key={c.Name}>
-                  <td data-label="Name">{c.Name}</td>
-                  <td data-label="Endpoint">
+                <tr role="row" key={c.Name}>
+                  <td role="cell" data-label="Name">{c.Name}</td>
+                  <td role="cell" data-label="Endpoint">
                     <code>{c.Endpoint}</code>
                   </td>
-                  <td data-label="Region">{c.Region}</td>
-                  <td data-label="Zone">{c.Zone}</td>
-                  <td data-label="Reachable">
+                  <td role="cell" data-label="Region">{c.Region}</td>
+                  <td role="cell" data-label="Zone">{c.Zone}</td>
+                  <td role="cell" data-label="Reachable">
                     <span class={c.Reachable ? 'health health-Healthy' : 'health health-Unhealthy'}>{yesNo(c.Reachable)}</span>
                   </td>
-                  <td data-label="Groups">{c.Groups}</td>
-                  <td data-label="Instances">{c.Instances}</td>
-                  <td class="row-actions">
+                  <td role="cell" data-label="Groups">{c.Groups}</td>
+                  <td role="cell" data-label="Instances">{c.Instances}</td>
+                  <td role="cell" class="row-actions">
                     <Button kind="small" onClick={() => setEditing(c)} aria-label={`Edit ${c.Name}`}>
                       Edit
                     </Button>

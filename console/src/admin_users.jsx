@@ -29,33 +29,33 @@ export function AdminUsersView() {
       <ErrorBox error={rotate.error} />
       {users.data && (
         <div class="table-wrap">
-          <table class="stack" aria-label="Users">
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Account</th>
-                <th scope="col">Access key ID</th>
-                <th scope="col">Created</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Groups</th>
-                <th scope="col">
+          <table class="stack" role="table" aria-label="Users">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">User</th>
+                <th scope="col" role="columnheader">Account</th>
+                <th scope="col" role="columnheader">Access key ID</th>
+                <th scope="col" role="columnheader">Created</th>
+                <th scope="col" role="columnheader">Role</th>
+                <th scope="col" role="columnheader">Status</th>
+                <th scope="col" role="columnheader">Groups</th>
+                <th scope="col" role="columnheader">
                   <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {users.data.map((u) => (
-                <tr key={u.UserName}>
-                  <td data-label="User">{u.UserName}</td>
-                  <td data-label="Account">{u.Account}</td>
-                  <td data-label="Access key ID">
+                <tr role="row" key={u.UserName}>
+                  <td role="cell" data-label="User">{u.UserName}</td>
+                  <td role="cell" data-label="Account">{u.Account}</td>
+                  <td role="cell" data-label="Access key ID">
                     <code>{u.AccessKeyId || '—'}</code>
                   </td>
-                  <td data-label="Created">{time(u.Created)}</td>
-                  <td data-label="Role">{u.Admin ? 'admin' : 'user'}</td>
-                  <td data-label="Status">{u.Disabled ? <span class="badge warn">disabled</span> : 'active'}</td>
-                  <td data-label="Groups">
+                  <td role="cell" data-label="Created">{time(u.Created)}</td>
+                  <td role="cell" data-label="Role">{u.Admin ? 'admin' : 'user'}</td>
+                  <td role="cell" data-label="Status">{u.Disabled ? <span class="badge warn">disabled</span> : 'active'}</td>
+                  <td role="cell" data-label="Groups">
                     <Button
                       kind="small link"
                       onClick={() => setOpen(open === u.UserName ? null : u.UserName)}
@@ -65,7 +65,7 @@ export function AdminUsersView() {
                       {u.Groups ?? '?'} groups
                     </Button>
                   </td>
-                  <td class="row-actions">
+                  <td role="cell" class="row-actions">
                     <Button kind="small" busy={rotate.busy} onClick={() => rotateKey(u.UserName)} aria-label={`Rotate key of ${u.UserName}`}>
                       Rotate key
                     </Button>
@@ -117,28 +117,28 @@ function UserGroups({ name }) {
       {groups.data && groups.data.length === 0 && <p class="muted">No groups.</p>}
       {groups.data && groups.data.length > 0 && (
         <div class="table-wrap">
-          <table class="stack" aria-label={`Groups of ${name}`}>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Launch configuration</th>
-                <th scope="col">Min</th>
-                <th scope="col">Max</th>
-                <th scope="col">Desired</th>
-                <th scope="col">Instances</th>
-                <th scope="col">In service</th>
+          <table class="stack" role="table" aria-label={`Groups of ${name}`}>
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">Group</th>
+                <th scope="col" role="columnheader">Launch configuration</th>
+                <th scope="col" role="columnheader">Min</th>
+                <th scope="col" role="columnheader">Max</th>
+                <th scope="col" role="columnheader">Desired</th>
+                <th scope="col" role="columnheader">Instances</th>
+                <th scope="col" role="columnheader">In service</th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {groups.data.map((g) => (
-                <tr key={g.Name}>
-                  <td data-label="Group">{g.Name}</td>
-                  <td data-label="Launch configuration">{g.LaunchConfiguration}</td>
-                  <td data-label="Min">{g.MinSize}</td>
-                  <td data-label="Max">{g.MaxSize}</td>
-                  <td data-label="Desired">{g.DesiredCapacity}</td>
-                  <td data-label="Instances">{g.Instances}</td>
-                  <td data-label="In service">{g.InService}</td>
+                <tr role="row" key={g.Name}>
+                  <td role="cell" data-label="Group">{g.Name}</td>
+                  <td role="cell" data-label="Launch configuration">{g.LaunchConfiguration}</td>
+                  <td role="cell" data-label="Min">{g.MinSize}</td>
+                  <td role="cell" data-label="Max">{g.MaxSize}</td>
+                  <td role="cell" data-label="Desired">{g.DesiredCapacity}</td>
+                  <td role="cell" data-label="Instances">{g.Instances}</td>
+                  <td role="cell" data-label="In service">{g.InService}</td>
                 </tr>
               ))}
             </tbody>

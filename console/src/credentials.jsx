@@ -15,28 +15,28 @@ export function CredentialsView() {
       <ErrorBox error={clouds.error} />
       {clouds.data && (
         <div class="table-wrap">
-          <table class="stack" aria-label="Cloud credentials">
-            <thead>
-              <tr>
-                <th scope="col">Cloud</th>
-                <th scope="col">Region</th>
-                <th scope="col">Zone</th>
-                <th scope="col">Access key ID</th>
-                <th scope="col">
+          <table class="stack" role="table" aria-label="Cloud credentials">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">Cloud</th>
+                <th scope="col" role="columnheader">Region</th>
+                <th scope="col" role="columnheader">Zone</th>
+                <th scope="col" role="columnheader">Access key ID</th>
+                <th scope="col" role="columnheader">
                   <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {clouds.data.map((c) => (
-                <tr key={c.Name}>
-                  <td data-label="Cloud">{c.Name}</td>
-                  <td data-label="Region">{c.Region}</td>
-                  <td data-label="Zone">{c.Zone}</td>
-                  <td data-label="Access key ID">
+                <tr role="row" key={c.Name}>
+                  <td role="cell" data-label="Cloud">{c.Name}</td>
+                  <td role="cell" data-label="Region">{c.Region}</td>
+                  <td role="cell" data-label="Zone">{c.Zone}</td>
+                  <td role="cell" data-label="Access key ID">
                     {c.HasCredentials ? <code>{c.AccessKeyId || '(set)'}</code> : <span class="muted">none</span>}
                   </td>
-                  <td class="row-actions">
+                  <td role="cell" class="row-actions">
                     <Button kind="small" onClick={() => setEditing(c.Name)} aria-label={`Set credentials for ${c.Name}`}>
                       {c.HasCredentials ? 'Replace' : 'Set'}
                     </Button>
@@ -165,18 +165,18 @@ function ImportKey() {
       </Button>
       {results && (
         <div class="table-wrap">
-          <table class="stack" aria-label="Key import results">
-            <thead>
-              <tr>
-                <th scope="col">Cloud</th>
-                <th scope="col">Result</th>
+          <table class="stack" role="table" aria-label="Key import results">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">Cloud</th>
+                <th scope="col" role="columnheader">Result</th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {results.map((r) => (
-                <tr key={r.Cloud}>
-                  <td data-label="Cloud">{r.Cloud}</td>
-                  <td data-label="Result">
+                <tr role="row" key={r.Cloud}>
+                  <td role="cell" data-label="Cloud">{r.Cloud}</td>
+                  <td role="cell" data-label="Result">
                     {r.Error ? (
                       <ErrorBox error={{ code: r.Error.Code, message: r.Error.Message }} />
                     ) : (

@@ -131,20 +131,20 @@ function Tags({ group }) {
     <>
       <h2>Tags</h2>
       <div class="table-wrap">
-        <table class="stack" aria-label="Tags">
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Value</th>
-              <th scope="col">Propagated at launch</th>
+        <table class="stack" role="table" aria-label="Tags">
+          <thead role="rowgroup">
+            <tr role="row">
+              <th scope="col" role="columnheader">Key</th>
+              <th scope="col" role="columnheader">Value</th>
+              <th scope="col" role="columnheader">Propagated at launch</th>
             </tr>
           </thead>
-          <tbody>
+          <tbody role="rowgroup">
             {tags.map((t) => (
-              <tr key={t.Key}>
-                <td data-label="Key">{t.Key}</td>
-                <td data-label="Value">{t.Value}</td>
-                <td data-label="Propagated at launch">{t.PropagateAtLaunch === 'true' ? 'yes' : 'no'}</td>
+              <tr role="row" key={t.Key}>
+                <td role="cell" data-label="Key">{t.Key}</td>
+                <td role="cell" data-label="Value">{t.Value}</td>
+                <td role="cell" data-label="Propagated at launch">{t.PropagateAtLaunch === 'true' ? 'yes' : 'no'}</td>
               </tr>
             ))}
           </tbody>
@@ -198,25 +198,25 @@ function Activities({ activities }) {
   if (activities.length === 0) return <p class="muted">No activity yet.</p>;
   return (
     <div class="table-wrap">
-      <table class="stack" aria-labelledby="activities-title">
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Status</th>
-            <th scope="col">Description</th>
-            <th scope="col">Cause</th>
+      <table class="stack" role="table" aria-labelledby="activities-title">
+        <thead role="rowgroup">
+          <tr role="row">
+            <th scope="col" role="columnheader">Started</th>
+            <th scope="col" role="columnheader">Status</th>
+            <th scope="col" role="columnheader">Description</th>
+            <th scope="col" role="columnheader">Cause</th>
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           {activities.map((a) => (
-            <tr key={a.ActivityId}>
-              <td data-label="Started">{time(a.StartTime)}</td>
-              <td data-label="Status">
-                <span class={`status status-${a.StatusCode}`}>{a.StatusCode}</span>
+            <tr role="row" key={a.ActivityId}>
+              <td role="cell" data-label="Started" class="nowrap">{time(a.StartTime)}</td>
+              <td role="cell" data-label="Status">
+                <span class={`status nowrap status-${a.StatusCode}`}>{a.StatusCode}</span>
                 {a.StatusMessage && <div class="status-message">{a.StatusMessage}</div>}
               </td>
-              <td data-label="Description">{a.Description}</td>
-              <td data-label="Cause">{a.Cause}</td>
+              <td role="cell" data-label="Description">{a.Description}</td>
+              <td role="cell" data-label="Cause">{a.Cause}</td>
             </tr>
           ))}
         </tbody>

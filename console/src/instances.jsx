@@ -11,30 +11,30 @@ export function InstancesTable({ instances, label }) {
   if (instances.length === 0) return <p class="muted">No instances.</p>;
   return (
     <div class="table-wrap">
-      <table class="stack" aria-label={label}>
-        <thead>
-          <tr>
-            <th scope="col">Instance</th>
-            <th scope="col">Lifecycle</th>
-            <th scope="col">Health</th>
-            <th scope="col">Zone</th>
-            <th scope="col">Cloud</th>
+      <table class="stack" role="table" aria-label={label}>
+        <thead role="rowgroup">
+          <tr role="row">
+            <th scope="col" role="columnheader">Instance</th>
+            <th scope="col" role="columnheader">Lifecycle</th>
+            <th scope="col" role="columnheader">Health</th>
+            <th scope="col" role="columnheader">Zone</th>
+            <th scope="col" role="columnheader">Cloud</th>
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           {instances.map((i) => (
-            <tr key={i.InstanceId}>
-              <td data-label="Instance">
+            <tr role="row" key={i.InstanceId}>
+              <td role="cell" data-label="Instance">
                 <code>{i.InstanceId}</code>
               </td>
-              <td data-label="Lifecycle">
+              <td role="cell" data-label="Lifecycle">
                 <span class={`state state-${String(i.LifecycleState).split(':')[0]}`}>{i.LifecycleState}</span>
               </td>
-              <td data-label="Health">
+              <td role="cell" data-label="Health">
                 <span class={`health health-${i.HealthStatus}`}>{i.HealthStatus}</span>
               </td>
-              <td data-label="Zone">{i.AvailabilityZone}</td>
-              <td data-label="Cloud">{cloudOfResource(i)}</td>
+              <td role="cell" data-label="Zone">{i.AvailabilityZone}</td>
+              <td role="cell" data-label="Cloud">{cloudOfResource(i)}</td>
             </tr>
           ))}
         </tbody>

@@ -31,32 +31,32 @@ export function LaunchConfigurationsView() {
       {configs.data && configs.data.length === 0 && <p class="muted">No launch configurations yet.</p>}
       {configs.data && configs.data.length > 0 && (
         <div class="table-wrap">
-          <table class="stack" aria-label="Launch configurations">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Cloud</th>
-                <th scope="col">Image</th>
-                <th scope="col">Instance type</th>
-                <th scope="col">Key pair</th>
-                <th scope="col">Created</th>
-                <th scope="col">
+          <table class="stack" role="table" aria-label="Launch configurations">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th scope="col" role="columnheader">Name</th>
+                <th scope="col" role="columnheader">Cloud</th>
+                <th scope="col" role="columnheader">Image</th>
+                <th scope="col" role="columnheader">Instance type</th>
+                <th scope="col" role="columnheader">Key pair</th>
+                <th scope="col" role="columnheader">Created</th>
+                <th scope="col" role="columnheader">
                   <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {configs.data.map((c) => (
-                <tr key={c.LaunchConfigurationName}>
-                  <td data-label="Name">{c.LaunchConfigurationName}</td>
-                  <td data-label="Cloud">{cloudOf(c.LaunchConfigurationName) || 'default cloud'}</td>
-                  <td data-label="Image">
+                <tr role="row" key={c.LaunchConfigurationName}>
+                  <td role="cell" data-label="Name">{c.LaunchConfigurationName}</td>
+                  <td role="cell" data-label="Cloud">{cloudOf(c.LaunchConfigurationName) || 'default cloud'}</td>
+                  <td role="cell" data-label="Image">
                     <code>{c.ImageId}</code>
                   </td>
-                  <td data-label="Instance type">{c.InstanceType}</td>
-                  <td data-label="Key pair">{c.KeyName || '—'}</td>
-                  <td data-label="Created">{time(c.CreatedTime)}</td>
-                  <td>
+                  <td role="cell" data-label="Instance type">{c.InstanceType}</td>
+                  <td role="cell" data-label="Key pair">{c.KeyName || '—'}</td>
+                  <td role="cell" data-label="Created">{time(c.CreatedTime)}</td>
+                  <td role="cell">
                     <Button kind="danger small" onClick={() => setDeleting(c.LaunchConfigurationName)} aria-label={`Delete ${c.LaunchConfigurationName}`}>
                       Delete
                     </Button>

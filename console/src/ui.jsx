@@ -1,7 +1,7 @@
 // The console's small building blocks: errors as the API gave them, buttons that show work in
 // progress, labelled fields, modal dialogs, and data that refreshes itself.
-import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { cloneElement, createContext } from 'preact';
+import { useCallback, useContext, useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /** `{api, identity}` of the signed-in user (see app.jsx). */
 export const Session = createContext(null);
@@ -47,14 +47,25 @@ export function Button({ busy, children, kind = '', type = 'button', ...rest }) 
   );
 }
 
-/** A label around its control, so the control is found by its label. */
+/**
+ * A label around its control, so the control is found by its label; the hint stays out of the
+ * label (the control's name) and describes the control instead.
+ */
 export function Field({ label, hint, children }) {
+  const hintId = useId();
+  const control = hint ? cloneElement(children, { 'aria-describedby': hintId }) : children;
   return (
-    <label class="field">
-      <span class="field-label">{label}</span>
-      {children}
-      {hint && <span class="hint">{hint}</span>}
-    </label>
+    <div class="field">
+      <label>
+        <span class="field-label">{label}</span>
+        {control}
+      </label>
+      {hint && (
+        <span class="hint" id={hintId}>
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 

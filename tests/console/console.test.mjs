@@ -1,0 +1,438 @@
+// The web console in a real browser (Debian's chromium, driven by playwright-core) against a running
+// local stack: `node --test tests/console/console.test.mjs` with the stack's env (PHANTOM_URL, the
+// demo user's AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the admin's PHANTOM_ADMIN_ACCESS_KEY_ID /
+// PHANTOM_ADMIN_SECRET_ACCESS_KEY, PHANTOM_CLOUD_HOTEL_URL, PHANTOM_CLOUD_SIERRA_URL). tests/tests/
+// console.rs starts a stack and runs this. PHANTOM_CONSOLE_URL overrides where the page is
+// (default $PHANTOM_URL/console/); PHANTOM_SCREENSHOTS=<dir> saves the main pages as PNGs.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+// The console's own packages: playwright-core (no browser of its own) and aws4fetch.
+const require = createRequire(new URL('../../console/package.json', import.meta.url));
+const { chromium } = require('playwright-core');
+const { AwsClient } = require('aws4fetch');
+
+function need(name) {
+  const value = process.env[name];
+  assert.ok(value, `${name} is not set: run this with the local stack's env (tests/tests/console.rs)`);
+  return value;
+}
+
+const API = need('PHANTOM_URL').replace(/\/$/, '');
+const CONSOLE = process.env.PHANTOM_CONSOLE_URL || `${API}/console/`;
+const DEMO = { id: need('AWS_ACCESS_KEY_ID'), secret: need('AWS_SECRET_ACCESS_KEY') };
+const ADMIN = { id: need('PHANTOM_ADMIN_ACCESS_KEY_ID'), secret: need('PHANTOM_ADMIN_SECRET_ACCESS_KEY') };
+const HOTEL = need('PHANTOM_CLOUD_HOTEL_URL');
+const SIERRA = need('PHANTOM_CLOUD_SIERRA_URL');
+const SHOTS = process.env.PHANTOM_SCREENSHOTS;
+const IMAGE = 'ami-1e749f67';
+// Names of this run, so a rerun on the same stack starts clean.
+const RUN = Date.now().toString(36);
+const HOSTILE = `<script>alert(1)</script>"'`;
+
+const WAIT = 90_000;
+
+let browser;
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/** A page of its own (fresh storage), failing the test on a script error or a dialog. */
+async function newPage({ width = 1280, height = 800 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('dialog', (d) => {
+    page.problems.push(`a ${d.type()} dialog fired: ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  return page;
+}
+
+async function done(page) {
+  assert.deepEqual(page.problems, [], 'the page ran without script errors or dialogs');
+  await page.context().close();
+}
+
+async function screenshot(page, name) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+async function signIn(page, { id, secret }) {
+  await page.goto(CONSOLE);
+  await page.getByLabel('Access key ID').fill(id);
+  await page.getByLabel('Secret access key').fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+async function signedIn(page, user, name) {
+  await signIn(page, user);
+  await page.getByText(`Signed in as ${name}`).waitFor();
+}
+
+/** Retries `check` (truthy when done) until it holds or `timeout` passes. */
+async function eventually(check, message, timeout = WAIT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await check();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) assert.fail(`${message} (after ${timeout / 1000} s; last: ${last})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Phantom's JSON API from here, signed as a user (what the console does in the browser). */
+async function phantom(user, operation, input = {}) {
+  const signer = new AwsClient({ accessKeyId: user.id, secretAccessKey: user.secret, service: 'autoscaling', region: 'us-east-1', retries: 0 });
+  const response = await signer.fetch(`${API}/phantom/v1/${operation}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** An Auto Scaling Query action from here, signed as a user; the XML answer as text. */
+async function autoscaling(user, params) {
+  const signer = new AwsClient({ accessKeyId: user.id, secretAccessKey: user.secret, service: 'autoscaling', region: 'us-east-1', retries: 0 });
+  const body = new URLSearchParams({ Version: '2011-01-01', ...params }).toString();
+  const response = await signer.fetch(`${API}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+    body,
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${params.Action}: ${response.status} ${text}`);
+  return text;
+}
+
+/** An EC2 Query action on a local cloud (moto takes any credentials). */
+async function ec2(cloudUrl, params) {
+  const signer = new AwsClient({ accessKeyId: 'tester', secretAccessKey: 'tester', service: 'ec2', region: 'us-east-1', retries: 0 });
+  const response = await signer.fetch(`${cloudUrl}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+    body: new URLSearchParams({ Version: '2016-11-15', ...params }).toString(),
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${params.Action}: ${response.status} ${text}`);
+  return text;
+}
+
+/** Goes to a page of the navigation. */
+async function go(page, name) {
+  await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
+}
+
+/** A fresh ed25519 public key in OpenSSH's format. */
+function sshPublicKey(comment) {
+  const der = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' });
+  const field = (bytes) => Buffer.concat([Buffer.from([0, 0, 0, bytes.length]), bytes]);
+  const blob = Buffer.concat([field(Buffer.from('ssh-ed25519')), field(der.subarray(der.length - 32))]);
+  return `ssh-ed25519 ${blob.toString('base64')} ${comment}`;
+}
+
+async function createLaunchConfiguration(page, name, cloud = 'hotel') {
+  await go(page, 'Launch configurations');
+  await page.getByRole('button', { name: 'Create launch configuration' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create launch configuration' });
+  await dialog.getByLabel('Name', { exact: true }).fill(name);
+  await dialog.getByLabel('Cloud').selectOption(cloud);
+  // The images are the cloud's own, asked through DescribeCloudImages.
+  await eventually(
+    async () => (await dialog.getByLabel('Image').locator(`option[value="${IMAGE}"]`).count()) === 1,
+    `the image picker offers ${IMAGE} of ${cloud}`,
+    30_000,
+  );
+  await dialog.getByLabel('Image').selectOption(IMAGE);
+  await dialog.getByLabel('Instance type').selectOption('t3.small');
+  await screenshot(page, 'launch-configuration-form');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('table', { name: 'Launch configurations' }).getByRole('cell', { name: `${name}@${cloud}`, exact: true }).waitFor();
+}
+
+async function createGroup(page, { name, config, min, max, desired, tagKey, tagValue }) {
+  await go(page, 'Groups');
+  await page.getByRole('button', { name: 'Create group' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create group' });
+  await dialog.getByLabel('Name', { exact: true }).fill(name);
+  await eventually(
+    async () => (await dialog.getByLabel('Launch configuration').locator('option').allTextContents()).includes(config),
+    `the launch configuration picker offers ${config}`,
+    30_000,
+  );
+  await dialog.getByLabel('Launch configuration').selectOption(config);
+  await dialog.getByLabel('Min size').fill(String(min));
+  await dialog.getByLabel('Max size').fill(String(max));
+  await dialog.getByLabel('Desired capacity').fill(String(desired));
+  if (tagKey) {
+    await dialog.getByLabel('Tag key').fill(tagKey);
+    await dialog.getByLabel('Tag value').fill(tagValue);
+  }
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  return page.getByRole('article', { name: `Group ${name}` });
+}
+
+/** The instance ids shown in a table of instances, and how many are InService. */
+async function shownInstances(scope) {
+  const ids = await scope.locator('td[data-label="Instance"]').allTextContents();
+  const inService = await scope.getByRole('cell', { name: 'InService', exact: true }).count();
+  return { ids, inService };
+}
+
+test('a wrong secret shows the API error, Code and Message', async () => {
+  const wrong = { id: DEMO.id, secret: `${DEMO.secret.slice(0, -4)}XXXX` };
+  const expected = await phantom(wrong, 'GetCallerIdentity');
+  assert.equal(expected.status, 403);
+  assert.equal(expected.body.Error.Code, 'SignatureDoesNotMatch');
+  const page = await newPage();
+  await signIn(page, wrong);
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  assert.equal(await alert.locator('.error-code').textContent(), 'SignatureDoesNotMatch');
+  assert.equal(await alert.locator('.error-message').textContent(), expected.body.Error.Message);
+  assert.equal(await page.getByLabel('Access key ID').isVisible(), true, 'still on the sign-in form');
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'nothing kept of a failed sign-in');
+  await done(page);
+});
+
+test('sign-out removes the secret from the tab', async () => {
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  const stored = () => page.evaluate(() => Object.values({ ...sessionStorage }).join('\n'));
+  assert.ok((await stored()).includes(DEMO.secret), 'the secret is kept in sessionStorage while signed in');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  assert.ok(!(await stored()).includes(DEMO.secret), 'the secret is gone after sign-out');
+  await page.reload();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  await done(page);
+});
+
+test('the demo user runs a group: create, InService, resize, a VM killed and replaced, delete', { timeout: 300_000 }, async () => {
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  const lc = `web${RUN}`;
+  const group = `web-${RUN}`;
+  await createLaunchConfiguration(page, lc);
+  await screenshot(page, 'launch-configurations');
+
+  const card = await createGroup(page, { name: group, config: `${lc}@hotel`, min: 1, max: 5, desired: 2 });
+  await eventually(async () => (await shownInstances(card)).inService === 2, 'both VMs are InService on the groups page');
+  const first = await shownInstances(card);
+  assert.equal(first.ids.length, 2);
+  assert.equal(await card.getByRole('cell', { name: 'hotel', exact: true }).count(), 2, 'each VM shows its cloud');
+  await screenshot(page, 'groups');
+
+  // The phone's width: one column, every VM still there.
+  await page.setViewportSize({ width: 375, height: 812 });
+  assert.equal((await shownInstances(card)).inService, 2);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `nothing wider than the phone's screen (${overflow} px over)`);
+  await screenshot(page, 'groups-phone');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await card.getByRole('link', { name: group }).click();
+  await page.getByRole('heading', { name: `Group ${group}` }).waitFor();
+  await page.getByLabel('New desired capacity').fill('3');
+  await page.getByRole('button', { name: 'Set desired capacity' }).click();
+  const instances = page.getByRole('table', { name: `Instances of ${group}` });
+  await eventually(async () => (await shownInstances(instances)).inService === 3, 'the third VM is InService');
+  const activity = page.getByRole('table', { name: 'Activity' });
+  await eventually(
+    async () => (await activity.getByRole('cell', { name: 'Successful', exact: false }).count()) >= 3,
+    'three successful launches in the activity',
+  );
+  assert.match(await activity.textContent(), /Launching a new EC2 instance/);
+  await screenshot(page, 'group-activity');
+
+  // A VM dies on the cloud: the group replaces it and the page shows the new one.
+  const before = (await shownInstances(instances)).ids;
+  const victim = before[0];
+  await ec2(HOTEL, { Action: 'TerminateInstances', 'InstanceId.1': victim });
+  await eventually(async () => {
+    const now = await shownInstances(instances);
+    return !now.ids.includes(victim) && now.ids.length === 3 && now.inService === 3;
+  }, `${victim} is replaced by a new InService VM`);
+  await eventually(
+    async () => (await activity.textContent()).includes(victim),
+    `the activity tells of ${victim}`,
+  );
+
+  await page.getByRole('button', { name: 'Delete group' }).click();
+  const confirm = page.getByRole('dialog', { name: `Delete group ${group}?` });
+  assert.equal(await confirm.getByLabel('Terminate its instances too (force delete)').isChecked(), true);
+  await confirm.getByRole('button', { name: 'Delete' }).click();
+  await confirm.waitFor({ state: 'detached' });
+  await page.getByText('This group does not exist (any more).').waitFor({ timeout: WAIT });
+  await go(page, 'Groups');
+  await page.getByRole('heading', { name: 'Groups' }).waitFor();
+  await page.waitForTimeout(500);
+  assert.equal(await page.getByRole('article', { name: `Group ${group}` }).count(), 0);
+  await done(page);
+});
+
+test('names, tags and values with markup and quotes show as text', async () => {
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  const lcName = `${HOSTILE}${RUN}`;
+  const group = `${HOSTILE}g${RUN}`;
+  const tagKey = `k"'<b>bold</b>${RUN}`;
+  await createLaunchConfiguration(page, lcName);
+  const lcCell = page.getByRole('cell', { name: `${lcName}@hotel`, exact: true });
+  assert.equal(await lcCell.textContent(), `${lcName}@hotel`);
+
+  const card = await createGroup(page, { name: group, config: `${lcName}@hotel`, min: 0, max: 1, desired: 0, tagKey, tagValue: HOSTILE });
+  await card.waitFor();
+  assert.equal(await card.getByRole('link', { name: group, exact: true }).textContent(), group);
+  await card.getByRole('link', { name: group, exact: true }).click();
+  const tags = page.getByRole('table', { name: 'Tags' });
+  await tags.waitFor();
+  assert.equal(await tags.getByRole('cell', { name: tagKey, exact: true }).textContent(), tagKey);
+  assert.equal(await tags.getByRole('cell', { name: HOSTILE, exact: true }).textContent(), HOSTILE);
+  assert.equal(await page.locator('#app script, #app b').count(), 0, 'no markup from data became elements');
+  await page.getByRole('button', { name: 'Delete group' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('This group does not exist (any more).').waitFor({ timeout: WAIT });
+  await done(page);
+});
+
+test('an administrator registers a cloud and creates a user, who sees only their own groups', { timeout: 180_000 }, async () => {
+  // demo has a group of its own the new user must not see.
+  const demoGroup = `demo-only-${RUN}`;
+  await autoscaling(DEMO, { Action: 'CreateLaunchConfiguration', LaunchConfigurationName: `only${RUN}@hotel`, ImageId: IMAGE, InstanceType: 't2.micro' });
+  await autoscaling(DEMO, { Action: 'CreateAutoScalingGroup', AutoScalingGroupName: demoGroup, LaunchConfigurationName: `only${RUN}@hotel`, MinSize: '0', MaxSize: '1' });
+
+  const page = await newPage();
+  await signedIn(page, ADMIN, 'admin');
+  const cloud = `tango${RUN}`;
+  await go(page, 'Clouds');
+  await page.getByRole('button', { name: 'Register cloud' }).click();
+  const form = page.getByRole('dialog', { name: 'Register cloud' });
+  await form.getByLabel('Cloud name').fill(cloud);
+  await form.getByLabel('EC2 endpoint').fill(SIERRA);
+  await form.getByLabel('Cloud region').fill('us-east-1');
+  await form.getByRole('button', { name: 'Register' }).click();
+  await form.waitFor({ state: 'detached' });
+  const clouds = page.getByRole('table', { name: 'Clouds' });
+  const row = clouds.getByRole('row').filter({ has: page.getByRole('cell', { name: cloud, exact: true }) });
+  await row.waitFor();
+  assert.match(await row.textContent(), new RegExp(SIERRA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  await eventually(async () => (await row.getByRole('cell', { name: 'yes', exact: true }).count()) === 1, `${cloud} is reachable`, 30_000);
+  await screenshot(page, 'admin-clouds');
+
+  await go(page, 'Users');
+  await page.getByRole('button', { name: 'Create user' }).click();
+  const user = `carol${RUN}`;
+  const create = page.getByRole('dialog', { name: 'Create user' });
+  await create.getByLabel('User name').fill(user);
+  await create.getByRole('button', { name: 'Create' }).click();
+  const shown = page.getByRole('dialog', { name: `Access key of ${user}` });
+  await shown.waitFor();
+  const carol = {
+    id: await shown.getByTestId('new-access-key-id').textContent(),
+    secret: await shown.getByTestId('new-secret-access-key').textContent(),
+  };
+  assert.ok(carol.id && carol.secret.length >= 20, 'the new key and its secret are shown once');
+  await shown.getByRole('button', { name: 'Done' }).click();
+  const users = page.getByRole('table', { name: 'Users' });
+  await users.getByRole('cell', { name: user, exact: true }).waitFor();
+  assert.ok(!(await page.textContent('body')).includes(carol.secret), 'the secret is not shown again');
+
+  // demo's groups at a glance.
+  await users.getByRole('button', { name: 'Groups of demo' }).click();
+  await page.getByRole('table', { name: 'Groups of demo' }).getByRole('cell', { name: demoGroup, exact: true }).waitFor();
+  await screenshot(page, 'admin-users');
+  await done(page);
+
+  const theirs = await newPage();
+  await signedIn(theirs, carol, user);
+  await theirs.getByText('No groups yet.').waitFor();
+  assert.equal(await theirs.getByRole('article').count(), 0, `${user} sees none of demo's groups`);
+  assert.ok(!(await theirs.textContent('body')).includes(demoGroup));
+  assert.equal(await theirs.getByRole('link', { name: 'Users' }).count(), 0, 'no admin pages for a user');
+  await go(theirs, 'Credentials and keys');
+  await theirs.getByRole('table', { name: 'Cloud credentials' }).getByRole('cell', { name: cloud, exact: true }).waitFor();
+  await done(theirs);
+
+  await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: demoGroup, ForceDelete: 'true' });
+});
+
+test('credentials per cloud: set, shown by access key id only, removed; an SSH key imported per cloud', async () => {
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  await go(page, 'Credentials and keys');
+  const table = page.getByRole('table', { name: 'Cloud credentials' });
+  await table.getByRole('cell', { name: 'hotel', exact: true }).waitFor();
+  await screenshot(page, 'credentials');
+
+  // demo's sierra credentials are replaced, then set back as they were (moto takes any).
+  const sierra = table.getByRole('row').filter({ has: page.getByRole('cell', { name: 'sierra', exact: true }) });
+  const original = await sierra.locator('td[data-label="Access key ID"]').textContent();
+  const secret = `cloud-secret-${RUN}`;
+  await page.getByRole('button', { name: 'Set credentials for sierra' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Credentials for sierra' });
+  await dialog.getByLabel('Cloud access key ID').fill(`AKIA${RUN}`);
+  await dialog.getByLabel('Cloud secret access key').fill(secret);
+  await dialog.getByRole('button', { name: 'Save credentials' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await sierra.getByText(`AKIA${RUN}`).waitFor();
+  assert.ok(!(await page.textContent('body')).includes(secret), 'the cloud secret is never shown back');
+
+  const key = sshPublicKey(`test@${RUN}`);
+  await page.getByLabel('Key name').fill(`laptop-${RUN}`);
+  await page.getByLabel('Public key').fill(key);
+  await page.getByRole('button', { name: 'Import key' }).click();
+  const results = page.getByRole('table', { name: 'Key import results' });
+  await results.waitFor();
+  for (const cloud of ['hotel', 'sierra']) {
+    const row = results.getByRole('row').filter({ has: page.getByRole('cell', { name: cloud, exact: true }) });
+    await row.waitFor();
+    assert.match(await row.textContent(), new RegExp(`Imported laptop-${RUN}`), `the key reached ${cloud}`);
+  }
+
+  await page.getByRole('button', { name: 'Remove credentials for sierra' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Remove your credentials for sierra?' });
+  await confirm.getByRole('button', { name: 'Remove' }).click();
+  await confirm.waitFor({ state: 'detached' });
+  await sierra.getByText('none', { exact: true }).waitFor();
+
+  await page.getByRole('button', { name: 'Set credentials for sierra' }).click();
+  await dialog.getByLabel('Cloud access key ID').fill(original);
+  await dialog.getByLabel('Cloud secret access key').fill('cloud-secret');
+  await dialog.getByRole('button', { name: 'Save credentials' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await sierra.getByText(original, { exact: true }).waitFor();
+  await done(page);
+});

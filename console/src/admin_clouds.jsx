@@ -1,7 +1,7 @@
 // Administrators: the registered clouds (reachable now? what runs there), registering or changing
 // one, removing one.
 import { useState } from 'preact/hooks';
-import { Button, Confirm, Dialog, ErrorBox, Field, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, Dialog, ErrorBox, Field, Loading, useAction, useData, useSession } from './ui.jsx';
 
 const yesNo = (value) => (value ? 'yes' : 'no');
 
@@ -19,6 +19,7 @@ export function AdminCloudsView() {
         </Button>
       </div>
       <ErrorBox error={clouds.error} />
+      <Loading state={clouds} what="clouds" />
       {clouds.data && clouds.data.length === 0 && <p class="muted">No clouds registered.</p>}
       {clouds.data && clouds.data.length > 0 && (
         <div class="table-wrap">

@@ -1,7 +1,7 @@
 // Administrators: Phantom's users, creating one and rotating a key (each secret shown once),
 // disabling one, and each user's groups at a glance.
 import { useState } from 'preact/hooks';
-import { Button, Confirm, Dialog, ErrorBox, Field, time, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, Dialog, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
 
 export function AdminUsersView() {
   const { api } = useSession();
@@ -26,6 +26,7 @@ export function AdminUsersView() {
         </Button>
       </div>
       <ErrorBox error={users.error} />
+      <Loading state={users} what="users" />
       <ErrorBox error={rotate.error} />
       {users.data && (
         <div class="table-wrap">
@@ -114,6 +115,7 @@ function UserGroups({ name }) {
     <section class="panel" aria-labelledby="user-groups-title">
       <h2 id="user-groups-title">Groups of {name}</h2>
       <ErrorBox error={groups.error} />
+      <Loading state={groups} what="groups" />
       {groups.data && groups.data.length === 0 && <p class="muted">No groups.</p>}
       {groups.data && groups.data.length > 0 && (
         <div class="table-wrap">

@@ -1,7 +1,7 @@
 // The user's credentials on each cloud (the secret goes in and is never shown back) and an SSH
 // public key imported into every cloud the user has credentials for.
 import { useState } from 'preact/hooks';
-import { Button, Confirm, Dialog, ErrorBox, Field, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, Dialog, ErrorBox, Field, Loading, useAction, useData, useSession } from './ui.jsx';
 
 export function CredentialsView() {
   const { api } = useSession();
@@ -13,6 +13,7 @@ export function CredentialsView() {
       <h1 id="credentials-title">Credentials and keys</h1>
       <p class="muted">Phantom launches your VMs on a cloud with your own credentials there.</p>
       <ErrorBox error={clouds.error} />
+      <Loading state={clouds} what="clouds" />
       {clouds.data && (
         <div class="table-wrap">
           <table class="stack" role="table" aria-label="Cloud credentials">

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { list } from './api.js';
 import { REFRESH_MS, describeGroups } from './groups.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
-import { Button, Confirm, ErrorBox, Field, time, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
 
 export function GroupView({ name }) {
   const { api } = useSession();
@@ -24,6 +24,7 @@ export function GroupView({ name }) {
         {g?.Status && <span class="badge warn">{g.Status}</span>}
       </h1>
       <ErrorBox error={group.error} />
+      <Loading state={group} what="the group" />
       {g === null && <p role="status">This group does not exist (any more).</p>}
       {g && (
         <>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { list, queryAll } from './api.js';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
-import { Button, Dialog, ErrorBox, Field, useAction, useData, useSession } from './ui.jsx';
+import { Button, Dialog, ErrorBox, Field, Loading, useAction, useData, useSession } from './ui.jsx';
 
 export const REFRESH_MS = 3000;
 
@@ -30,7 +30,7 @@ export function GroupsView() {
         </Button>
       </div>
       <ErrorBox error={groups.error} />
-      {groups.data === undefined && groups.loading && <p class="muted" role="status">Loading groups…</p>}
+      <Loading state={groups} what="groups" />
       {groups.data && groups.data.length === 0 && <p class="muted">No groups yet.</p>}
       {groups.data && groups.data.map((g) => <GroupCard key={g.AutoScalingGroupName} group={g} />)}
       {creating && (

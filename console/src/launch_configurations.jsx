@@ -2,7 +2,7 @@
 // asked of that cloud), deleting one.
 import { useState } from 'preact/hooks';
 import { queryAll } from './api.js';
-import { Button, Confirm, Dialog, ErrorBox, Field, cloudOf, time, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, Dialog, ErrorBox, Field, Loading, cloudOf, time, useAction, useData, useSession } from './ui.jsx';
 
 /** Common EC2 instance types; clouds that emulate EC2 take these names. */
 export const INSTANCE_TYPES = [
@@ -28,6 +28,7 @@ export function LaunchConfigurationsView() {
         </Button>
       </div>
       <ErrorBox error={configs.error} />
+      <Loading state={configs} what="launch configurations" />
       {configs.data && configs.data.length === 0 && <p class="muted">No launch configurations yet.</p>}
       {configs.data && configs.data.length > 0 && (
         <div class="table-wrap">

@@ -156,3 +156,13 @@ export function cloudOf(launchConfigurationName) {
   const at = (launchConfigurationName || '').lastIndexOf('@');
   return at >= 0 ? launchConfigurationName.slice(at + 1) : '';
 }
+
+/** Says so while data of useData() is loading for the first time. */
+export function Loading({ state, what }) {
+  if (state.data !== undefined || !state.loading) return null;
+  return (
+    <p class="muted" role="status">
+      Loading {what}…
+    </p>
+  );
+}

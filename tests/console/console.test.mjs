@@ -110,6 +110,30 @@ async function eventually(check, message, timeout = WAIT) {
   }
 }
 
+/**
+ * Waits for `until()` after a submit, failing at once with the error the page shows in `scope`
+ * (role alert) if one appears first.
+ */
+async function succeeds(scope, what, until) {
+  const alert = scope.getByRole('alert').first();
+  let shown;
+  const watch = alert.waitFor({ timeout: WAIT }).then(
+    async () => {
+      shown = `${await alert.locator(".error-code").textContent()}: ${await alert.locator(".error-message").textContent()}`;
+    },
+    () => {},
+  );
+  const done = until().then(
+    () => true,
+    (e) => {
+      if (!shown) throw e;
+    },
+  );
+  await Promise.race([done, watch]);
+  if (shown) assert.fail(`${what}: the page shows the error ${shown}`);
+  await done;
+}
+
 /** Phantom's JSON API from here, signed as a user (what the console does in the browser). */
 async function phantom(user, operation, input = {}) {
   const signer = new AwsClient({ accessKeyId: user.id, secretAccessKey: user.secret, service: 'autoscaling', region: 'us-east-1', retries: 0 });
@@ -177,7 +201,7 @@ async function createLaunchConfiguration(page, name, cloud = 'hotel') {
   await dialog.getByLabel('Instance type').selectOption('t3.small');
   await screenshot(page, 'launch-configuration-form');
   await dialog.getByRole('button', { name: 'Create' }).click();
-  await dialog.waitFor({ state: 'detached' });
+  await succeeds(dialog, `creating ${name}@${cloud}`, () => dialog.waitFor({ state: 'detached' }));
   await page.getByRole('table', { name: 'Launch configurations' }).getByRole('cell', { name: `${name}@${cloud}`, exact: true }).waitFor();
 }
 
@@ -200,7 +224,7 @@ async function createGroup(page, { name, config, min, max, desired, tagKey, tagV
     await dialog.getByLabel('Tag value').fill(tagValue);
   }
   await dialog.getByRole('button', { name: 'Create' }).click();
-  await dialog.waitFor({ state: 'detached' });
+  await succeeds(dialog, `creating group ${name}`, () => dialog.waitFor({ state: 'detached' }));
   return page.getByRole('article', { name: `Group ${name}` });
 }
 
@@ -267,6 +291,11 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   await page.getByRole('heading', { name: `Group ${group}` }).waitFor();
   await page.getByLabel('New desired capacity').fill('3');
   await page.getByRole('button', { name: 'Set desired capacity' }).click();
+  const resize = page.getByRole('form', { name: 'Set desired capacity' });
+  // The form empties once the API took it.
+  await succeeds(resize, 'setting the desired capacity', () =>
+    eventually(async () => (await page.getByLabel('New desired capacity').inputValue()) === '', 'the capacity is set', 30_000),
+  );
   const instances = page.getByRole('table', { name: `Instances of ${group}` });
   await eventually(async () => (await shownInstances(instances)).inService === 3, 'the third VM is InService');
   const activity = page.getByRole('table', { name: 'Activity' });
@@ -294,7 +323,7 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   const confirm = page.getByRole('dialog', { name: `Delete group ${group}?` });
   assert.equal(await confirm.getByLabel('Terminate its instances too (force delete)').isChecked(), true);
   await confirm.getByRole('button', { name: 'Delete' }).click();
-  await confirm.waitFor({ state: 'detached' });
+  await succeeds(confirm, `deleting ${group}`, () => confirm.waitFor({ state: 'detached' }));
   await page.getByText('This group does not exist (any more).').waitFor({ timeout: WAIT });
   await go(page, 'Groups');
   await page.getByRole('heading', { name: 'Groups' }).waitFor();
@@ -328,6 +357,25 @@ test('names, tags and values with markup and quotes show as text', async () => {
   await done(page);
 });
 
+test("a launch the cloud refuses shows the cloud's words in the activity", { timeout: 180_000 }, async () => {
+  const lc = `bad${RUN}@hotel`;
+  const group = `refused-${RUN}`;
+  await autoscaling(DEMO, { Action: 'CreateLaunchConfiguration', LaunchConfigurationName: lc, ImageId: 'ami-00000000', InstanceType: 't2.micro' });
+  await autoscaling(DEMO, { Action: 'CreateAutoScalingGroup', AutoScalingGroupName: group, LaunchConfigurationName: lc, MinSize: '1', MaxSize: '1' });
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  await page.goto(`${CONSOLE}#/groups/${encodeURIComponent(group)}`);
+  const failed = page
+    .getByRole('table', { name: 'Activity' })
+    .getByRole('row')
+    .filter({ has: page.getByText('Failed', { exact: true }) })
+    .first();
+  await failed.waitFor({ timeout: WAIT });
+  assert.match(await failed.locator('.status-message').textContent(), /ami-00000000|InvalidAMIID/);
+  await done(page);
+  await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: group, ForceDelete: 'true' });
+});
+
 test('an administrator registers a cloud and creates a user, who sees only their own groups', { timeout: 180_000 }, async () => {
   // demo has a group of its own the new user must not see.
   const demoGroup = `demo-only-${RUN}`;
@@ -344,7 +392,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
   await form.getByLabel('EC2 endpoint').fill(SIERRA);
   await form.getByLabel('Cloud region').fill('us-east-1');
   await form.getByRole('button', { name: 'Register' }).click();
-  await form.waitFor({ state: 'detached' });
+  await succeeds(form, `registering ${cloud}`, () => form.waitFor({ state: 'detached' }));
   const clouds = page.getByRole('table', { name: 'Clouds' });
   const row = clouds.getByRole('row').filter({ has: page.getByRole('cell', { name: cloud, exact: true }) });
   await row.waitFor();
@@ -359,7 +407,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
   await create.getByLabel('User name').fill(user);
   await create.getByRole('button', { name: 'Create' }).click();
   const shown = page.getByRole('dialog', { name: `Access key of ${user}` });
-  await shown.waitFor();
+  await succeeds(create, `creating ${user}`, () => shown.waitFor());
   const carol = {
     id: await shown.getByTestId('new-access-key-id').textContent(),
     secret: await shown.getByTestId('new-secret-access-key').textContent(),
@@ -406,7 +454,7 @@ test('credentials per cloud: set, shown by access key id only, removed; an SSH k
   await dialog.getByLabel('Cloud access key ID').fill(`AKIA${RUN}`);
   await dialog.getByLabel('Cloud secret access key').fill(secret);
   await dialog.getByRole('button', { name: 'Save credentials' }).click();
-  await dialog.waitFor({ state: 'detached' });
+  await succeeds(dialog, 'saving credentials', () => dialog.waitFor({ state: 'detached' }));
   await sierra.getByText(`AKIA${RUN}`).waitFor();
   assert.ok(!(await page.textContent('body')).includes(secret), 'the cloud secret is never shown back');
 
@@ -415,7 +463,7 @@ test('credentials per cloud: set, shown by access key id only, removed; an SSH k
   await page.getByLabel('Public key').fill(key);
   await page.getByRole('button', { name: 'Import key' }).click();
   const results = page.getByRole('table', { name: 'Key import results' });
-  await results.waitFor();
+  await succeeds(page.getByRole('form', { name: 'SSH key' }), 'importing the key', () => results.waitFor());
   for (const cloud of ['hotel', 'sierra']) {
     const row = results.getByRole('row').filter({ has: page.getByRole('cell', { name: cloud, exact: true }) });
     await row.waitFor();

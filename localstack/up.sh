@@ -3,7 +3,8 @@
 #
 #   one moto_server for DynamoDB and SQS (the state), one per local cloud (hotel, sierra: each its
 #   own EC2), the tables and queues of template.yaml, the clouds, a demo user with credentials on
-#   both clouds, then the api served by phantom-local.
+#   both clouds, an administrator, then the api (and the web console at /console/) served by
+#   phantom-local.
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
 # PHANTOM_SIERRA_PORT (4568); PHANTOM_STATE_ENDPOINT, PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT
@@ -38,6 +39,7 @@ trap 'exit 143' TERM
 say() { echo "up.sh: $*" >&2; }
 
 "$here/install.sh"
+"$root/console/build.sh"
 
 target=${CARGO_TARGET_DIR:-$root/target}
 profile=${PHANTOM_PROFILE:-debug}   # or release, for benchmarks
@@ -86,6 +88,7 @@ source "$run/resources"
 "$bin/phantomctl" cloud add hotel --endpoint "$hotel_url" --region "$region"
 "$bin/phantomctl" cloud add sierra --endpoint "$sierra_url" --region "$region"
 read -r demo_key demo_secret < <("$bin/phantomctl" user create demo)
+read -r admin_key admin_secret < <("$bin/phantomctl" user create admin --admin)
 for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
 done
@@ -101,6 +104,8 @@ export PHANTOM_URL=$url
 export AWS_ENDPOINT_URL_AUTO_SCALING=$url
 export AWS_ACCESS_KEY_ID=$demo_key
 export AWS_SECRET_ACCESS_KEY=$demo_secret
+export PHANTOM_ADMIN_ACCESS_KEY_ID=$admin_key
+export PHANTOM_ADMIN_SECRET_ACCESS_KEY=$admin_secret
 export AWS_DEFAULT_REGION=$region
 export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
 export AWS_EC2_METADATA_DISABLED=true
@@ -114,8 +119,10 @@ mv "$run/env.tmp" "$run/env"
 cat >&2 <<BANNER
 
 Phantom is running at $url (logs: $run/api.log; state in moto at $AWS_ENDPOINT_URL)
+Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
 Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
+Administrator: $admin_key $admin_secret
 
   source $run/env
   aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro

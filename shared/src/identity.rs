@@ -20,8 +20,33 @@ pub struct AccessKey {
 pub struct User {
     pub name: String,
     pub account_id: String,
+    /// The user's one access key (the last one, once disabled).
     pub access_key_id: String,
     pub created: String,
+    /// Reaches the administrators' operations of Phantom's API.
+    pub admin: bool,
+    /// Its access key is deleted: nothing it signs is accepted until the key is rotated.
+    pub disabled: bool,
+}
+
+impl User {
+    /// A new user with fresh ids, and the secret of its access key (shown once, then only kept).
+    pub fn new(name: &str, admin: bool, created: String) -> Result<(Self, String), String> {
+        if !valid_user_name(name) {
+            return Err(format!(
+                "User name '{name}' must be 1 to 64 letters, digits, '-', '_' or '.'."
+            ));
+        }
+        let user = Self {
+            name: name.to_string(),
+            account_id: new_account_id(),
+            access_key_id: new_access_key_id(),
+            created,
+            admin,
+            disabled: false,
+        };
+        Ok((user, new_secret()))
+    }
 }
 
 fn random_from(alphabet: &[u8], n: usize) -> String {

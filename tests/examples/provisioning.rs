@@ -139,13 +139,12 @@ async fn main() {
     let t = Instant::now();
     let mut crowd = Vec::new();
     for i in 0..others {
-        let user = phantom::identity::User {
-            name: format!("crowd-{i}"),
-            account_id: phantom::identity::new_account_id(),
-            access_key_id: phantom::identity::new_access_key_id(),
-            created: phantom::time::format_timestamp(phantom::time::now()),
-        };
-        let secret = phantom::identity::new_secret();
+        let (user, secret) = phantom::identity::User::new(
+            &format!("crowd-{i}"),
+            false,
+            phantom::time::format_timestamp(phantom::time::now()),
+        )
+        .expect("a valid name");
         use phantom::store::Directory;
         store.create_user(&user, &secret).await.expect("a user");
         store

@@ -11,3 +11,7 @@ pub mod stack;
 pub mod world;
 
 pub use stack::*;
+
+/// A real OpenSSH public key (ed25519), for ImportKeyPair: real clouds and moto parse it.
+pub const PUBLIC_KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";

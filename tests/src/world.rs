@@ -158,14 +158,22 @@ impl World {
 
     /// A new user with credentials on every cloud of the world.
     pub async fn user(&self, prefix: &str) -> User {
+        self.new_user(prefix, false).await
+    }
+
+    /// A new administrator, with credentials on every cloud of the world.
+    pub async fn admin(&self, prefix: &str) -> User {
+        self.new_user(prefix, true).await
+    }
+
+    async fn new_user(&self, prefix: &str, admin: bool) -> User {
         let name = format!("{prefix}-{}", self.users.fetch_add(1, Ordering::SeqCst));
-        let user = identity::User {
-            name: name.clone(),
-            account_id: identity::new_account_id(),
-            access_key_id: identity::new_access_key_id(),
-            created: phantom::time::format_timestamp(self.clock.now()),
-        };
-        let secret = identity::new_secret();
+        let (user, secret) = identity::User::new(
+            &name,
+            admin,
+            phantom::time::format_timestamp(self.clock.now()),
+        )
+        .expect("a valid name");
         self.store
             .create_user(&user, &secret)
             .await
@@ -246,7 +254,7 @@ impl World {
                 body: req.body.as_bytes(),
             })
             .await;
-        (out.status, out.body)
+        (out.status, out.body.into_owned())
     }
 
     /// Delivers queued messages to a provisioner until none is visible now; a failed message
@@ -372,7 +380,7 @@ impl HttpConnector for InProcess {
                 .await;
             let mut response = HttpResponse::new(
                 out.status.try_into().expect("a valid status"),
-                SdkBody::from(out.body),
+                SdkBody::from(out.body.into_owned()),
             );
             response
                 .headers_mut()

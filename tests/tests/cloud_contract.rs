@@ -1,14 +1,16 @@
 //! One contract, three adapters of the lookups an action makes before it answers
 //! (`phantom::cloud::Lookup`): the memory cloud (in process), the api's own EC2 client
 //! (`ec2_query`) and the provisioner's aws-sdk-ec2 adapter, both against a moto server this test
-//! starts. What the in-process suite relies on of the memory cloud is what EC2 answers.
+//! starts; and one for a user's catalog (`phantom::cloud::Catalog`: images, key pairs), which
+//! the memory cloud and the api's client have. What the in-process suite relies on of the memory
+//! cloud is what EC2 answers.
 
 use aws_sdk_ec2::types::{
     InstanceType, RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
 };
 use phantom::cloud::ec2_query::Ec2Lookups;
 use phantom::cloud::memory::MemoryCloud;
-use phantom::cloud::{Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID};
+use phantom::cloud::{Catalog, Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID};
 use phantom::reconcile::CloudState;
 use phantom::store::{CloudCredentials, CloudRecord};
 use phantom::template::TemplateRef;
@@ -86,6 +88,52 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
         version: "$Latest".into(),
     };
     assert!(!cloud.template_exists(&missing_id).await.expect("asks"));
+}
+
+/// A user's catalog: the images (the one the setup has), key pairs imported and listed, a second
+/// import of a name refused.
+async fn catalog_contract(cloud: &dyn Catalog) {
+    let images = cloud.images().await.expect("images");
+    assert!(images.iter().any(|i| i.id == "ami-1e749f67"), "{images:?}");
+    assert!(images.iter().all(|i| !i.id.is_empty()));
+    assert!(cloud.key_pairs().await.expect("key pairs").is_empty());
+    let fingerprint = cloud
+        .import_key_pair("laptop", phantom_e2e::PUBLIC_KEY)
+        .await
+        .expect("import");
+    assert!(!fingerprint.is_empty());
+    let pairs = cloud.key_pairs().await.expect("key pairs");
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(
+        (pairs[0].name.as_str(), pairs[0].fingerprint.as_str()),
+        ("laptop", fingerprint.as_str())
+    );
+    let e = cloud
+        .import_key_pair("laptop", phantom_e2e::PUBLIC_KEY)
+        .await
+        .expect_err("the name is taken");
+    assert_eq!(e.code, "InvalidKeyPair.Duplicate", "{e}");
+    // (Material that is no key never reaches a cloud: the api checks it, and moto answers 500.)
+}
+
+#[tokio::test]
+async fn the_memory_cloud_keeps_the_catalog_contract() {
+    let cloud = MemoryCloud::new(
+        &["us-east-1a"],
+        Arc::new(ManualClock::starting_at(1_000)),
+        phantom::fault::none(),
+    )
+    .with_images(&["ami-1e749f67"]);
+    catalog_contract(&cloud).await;
+}
+
+#[tokio::test]
+async fn the_api_client_keeps_the_catalog_contract_on_moto() {
+    let moto = Moto::start();
+    let (cloud, creds) = record(&moto);
+    let clouds = Ec2Lookups::default();
+    catalog_contract(clouds.catalog(&cloud, &creds).as_ref()).await;
+    assert!(clouds.reachable(&cloud).await);
 }
 
 #[tokio::test]
@@ -216,7 +264,15 @@ async fn an_unreachable_cloud_is_an_error_not_an_answer() {
         access_key_id: "k".into(),
         secret: "s".into(),
     };
-    let api = Ec2Lookups::default().lookup(&cloud, &creds);
+    let clouds = Ec2Lookups::default();
+    assert!(!clouds.reachable(&cloud).await);
+    let e = clouds
+        .catalog(&cloud, &creds)
+        .images()
+        .await
+        .expect_err("nobody listens");
+    assert_eq!(e.code, "CloudUnreachable", "{e}");
+    let api = clouds.lookup(&cloud, &creds);
     let e = api
         .template_exists(&by_name("web", "$Latest"))
         .await

@@ -23,6 +23,8 @@ fn user(name: &str) -> User {
         account_id: "123456789012".into(),
         access_key_id: format!("PKIA{name}"),
         created: "2026-11-22T00:00:00.000Z".into(),
+        admin: false,
+        disabled: false,
     }
 }
 
@@ -99,20 +101,73 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     assert!(s.access_key("PKIAnobody").await.unwrap().is_none());
     s.create_user(&user(&bob), "s2").await.unwrap();
-    // A deleted key is gone; its user stays.
+    // An administrator reads back as one.
+    let dora = format!("{u}dora");
+    s.create_user(
+        &User {
+            admin: true,
+            ..user(&dora)
+        },
+        "s4",
+    )
+    .await
+    .unwrap();
+    assert!(s.user(&dora).await.unwrap().unwrap().admin);
+    assert!(!s.user(&bob).await.unwrap().unwrap().admin);
+    assert_eq!(s.user(&format!("{u}nobody")).await.unwrap(), None);
+
+    // Disabled: the key is gone, the user stays, marked; disabling it as read before a rotation
+    // is a conflict, and a rotation enables it with a new key in place of the old.
     let carol = format!("{u}carol");
     s.create_user(&user(&carol), "s3").await.unwrap();
-    s.delete_access_key(&format!("PKIA{carol}")).await.unwrap();
-    assert!(s
-        .access_key(&format!("PKIA{carol}"))
+    let as_read = s.user(&carol).await.unwrap().unwrap();
+    s.disable_user(&as_read).await.unwrap();
+    let old_key = format!("PKIA{carol}");
+    assert!(s.access_key(&old_key).await.unwrap().is_none());
+    let disabled = s.user(&carol).await.unwrap().unwrap();
+    assert!(disabled.disabled);
+    let new_key = format!("PKIB{carol}");
+    s.rotate_access_key(&disabled, &new_key, "s5")
         .await
-        .unwrap()
-        .is_none());
+        .unwrap();
+    let rotated = s.user(&carol).await.unwrap().unwrap();
     assert_eq!(
-        s.delete_access_key(&format!("PKIA{carol}")).await,
+        (rotated.access_key_id.as_str(), rotated.disabled),
+        (new_key.as_str(), false)
+    );
+    let key = s.access_key(&new_key).await.unwrap().unwrap();
+    assert_eq!(
+        (key.user.as_str(), key.secret.as_str()),
+        (carol.as_str(), "s5")
+    );
+    assert_eq!(s.disable_user(&disabled).await, Err(StoreError::Conflict));
+    assert_eq!(
+        s.rotate_access_key(&disabled, &format!("PKIC{carol}"), "s6")
+            .await,
+        Err(StoreError::Conflict)
+    );
+    // A new id that is taken (bob's key) is refused, and nothing changes.
+    assert_eq!(
+        s.rotate_access_key(&rotated, &format!("PKIA{bob}"), "s7")
+            .await,
+        Err(StoreError::Exists)
+    );
+    assert_eq!(s.access_key(&new_key).await.unwrap().unwrap().secret, "s5");
+    assert_eq!(
+        s.access_key(&format!("PKIA{bob}"))
+            .await
+            .unwrap()
+            .unwrap()
+            .user,
+        bob
+    );
+    let ghost = user(&format!("{u}ghost"));
+    assert_eq!(s.disable_user(&ghost).await, Err(StoreError::NotFound));
+    assert_eq!(
+        s.rotate_access_key(&ghost, &format!("PKIB{u}ghost"), "x")
+            .await,
         Err(StoreError::NotFound)
     );
-    assert!(s.users().await.unwrap().iter().any(|x| x.name == carol));
 
     // Clouds and credentials.
     let cloud = |name: &str| CloudRecord {

@@ -39,6 +39,13 @@ impl KeyCache {
         keys.insert(key.access_key_id.clone(), (key.clone(), now_ms));
     }
 
+    /// Drops a key this function changed (disabled, rotated): this function stops accepting it
+    /// at once; others within `KEY_CACHE_MS`.
+    pub fn forget(&self, access_key_id: &str) {
+        let mut keys = self.keys.lock().expect("no key cache user panics");
+        keys.remove(access_key_id);
+    }
+
     /// The key, from the cache if it was read less than `KEY_CACHE_MS` ago.
     async fn lookup(
         &self,

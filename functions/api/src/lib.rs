@@ -5,6 +5,7 @@
 
 pub mod actions;
 mod auth;
+pub mod console;
 pub mod self_service;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
@@ -18,6 +19,7 @@ use phantom::shapes::API_VERSION;
 use phantom::store::{DynamoStore, Store};
 use phantom::time::{Clock, SystemClock};
 use phantom::{xml, ApiError};
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -47,7 +49,10 @@ pub struct HttpRequest<'a> {
 pub struct HttpResponse {
     pub status: u16,
     pub content_type: &'static str,
-    pub body: String,
+    /// Headers beyond the content type (the console's caching and policy).
+    pub headers: Vec<(&'static str, &'static str)>,
+    /// Text: the API's XML and JSON, the console's files.
+    pub body: Cow<'static, str>,
 }
 
 pub const CONTENT_TYPE: &str = "text/xml";
@@ -72,6 +77,9 @@ impl App {
     }
 
     pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {
+        if let Some(file) = console::file_of(req.path_and_query) {
+            return console::serve(req.method, file);
+        }
         if self_service::is_for(req.path_and_query) {
             return self_service::handle(self, req).await;
         }
@@ -96,7 +104,8 @@ impl App {
         HttpResponse {
             status,
             content_type: CONTENT_TYPE,
-            body,
+            headers: Vec::new(),
+            body: body.into(),
         }
     }
 

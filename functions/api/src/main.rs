@@ -20,10 +20,14 @@ async fn main() -> Result<(), Error> {
                 body: req.body().as_ref(),
             })
             .await;
-        Response::builder()
+        let mut response = Response::builder()
             .status(out.status)
-            .header("content-type", out.content_type)
-            .body(Body::Text(out.body))
+            .header("content-type", out.content_type);
+        for (name, value) in out.headers {
+            response = response.header(name, value);
+        }
+        response
+            .body(Body::Text(out.body.into_owned()))
             .map_err(Error::from)
     }))
     .await

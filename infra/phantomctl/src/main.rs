@@ -35,12 +35,21 @@ enum Command {
 #[derive(Subcommand)]
 enum UserCommand {
     /// Creates a user and prints `ACCESS_KEY SECRET` on one line.
-    Create { name: String },
-    /// Lists users: name, account id, access key id, created.
+    Create {
+        name: String,
+        /// The user reaches the administrators' operations of Phantom's API (and the console's
+        /// admin view): how the first administrator is made.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Lists users: name, account id, access key id, created, admin or user, enabled or disabled.
     List,
     /// Deletes the user's access key: requests signed with it are refused (within the api's key
     /// cache time, 30 s). The user's groups and VMs stay.
     Disable { name: String },
+    /// Replaces the user's access key with a new one (enabling a disabled user) and prints
+    /// `ACCESS_KEY SECRET`.
+    Rotate { name: String },
 }
 
 #[derive(Subcommand)]
@@ -94,19 +103,9 @@ async fn main() -> ExitCode {
 
 async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
     match command {
-        Command::User(UserCommand::Create { name }) => {
-            if !identity::valid_user_name(&name) {
-                return Err(format!(
-                    "user name '{name}' must be 1 to 64 letters, digits, '-', '_' or '.'"
-                ));
-            }
-            let user = User {
-                name: name.clone(),
-                account_id: identity::new_account_id(),
-                access_key_id: identity::new_access_key_id(),
-                created: phantom::time::format_timestamp(phantom::time::now()),
-            };
-            let secret = identity::new_secret();
+        Command::User(UserCommand::Create { name, admin }) => {
+            let created = phantom::time::format_timestamp(phantom::time::now());
+            let (user, secret) = User::new(&name, admin, created)?;
             match store.create_user(&user, &secret).await {
                 Ok(()) => println!("{} {secret}", user.access_key_id),
                 Err(StoreError::Exists) => return Err(format!("user '{name}' already exists")),
@@ -115,24 +114,29 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
         }
         Command::User(UserCommand::List) => {
             for u in store.users().await.map_err(|e| e.to_string())? {
+                let role = if u.admin { "admin" } else { "user" };
+                let state = if u.disabled { "disabled" } else { "enabled" };
                 println!(
-                    "{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{role}\t{state}",
                     u.name, u.account_id, u.access_key_id, u.created
                 );
             }
         }
         Command::User(UserCommand::Disable { name }) => {
-            let users = store.users().await.map_err(|e| e.to_string())?;
-            let Some(user) = users.iter().find(|u| u.name == name) else {
-                return Err(format!("user '{name}' does not exist"));
-            };
-            match store.delete_access_key(&user.access_key_id).await {
-                Ok(()) => {}
-                Err(StoreError::NotFound) => {
-                    return Err(format!("user '{name}' is disabled already"))
-                }
-                Err(e) => return Err(e.to_string()),
+            let user = existing_user(store, &name).await?;
+            if user.disabled {
+                return Err(format!("user '{name}' is disabled already"));
             }
+            store.disable_user(&user).await.map_err(|e| e.to_string())?;
+        }
+        Command::User(UserCommand::Rotate { name }) => {
+            let user = existing_user(store, &name).await?;
+            let (key, secret) = (identity::new_access_key_id(), identity::new_secret());
+            store
+                .rotate_access_key(&user, &key, &secret)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{key} {secret}");
         }
         Command::Cloud(CloudCommand::Add {
             name,
@@ -185,4 +189,12 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+async fn existing_user(store: &dyn Directory, name: &str) -> Result<User, String> {
+    store
+        .user(name)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("user '{name}' does not exist"))
 }

@@ -182,9 +182,15 @@ async fn serve(
             body: &body,
         })
         .await;
-    Ok(Response::builder()
+    let mut response = Response::builder()
         .status(out.status)
-        .header("content-type", out.content_type)
-        .body(Full::new(Bytes::from(out.body)))
-        .expect("a valid response"))
+        .header("content-type", out.content_type);
+    for (name, value) in out.headers {
+        response = response.header(name, value);
+    }
+    let body = match out.body {
+        std::borrow::Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+        std::borrow::Cow::Owned(s) => Bytes::from(s),
+    };
+    Ok(response.body(Full::new(body)).expect("a valid response"))
 }

@@ -1,10 +1,12 @@
 //! The api's EC2 client: the two read-only calls it makes before it answers (DescribeInstances
-//! by id, DescribeLaunchTemplateVersions), as EC2 Query requests signed with aws-sigv4 and sent
+//! by id, DescribeLaunchTemplateVersions) and a user's catalog for Phantom's own API
+//! (DescribeImages, DescribeKeyPairs, ImportKeyPair), as EC2 Query requests signed with aws-sigv4 and sent
 //! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
 //! does not link it, which keeps its Lambda package small and its cold start short.
 
 use super::{
-    template_not_found, CloudError, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID,
+    template_not_found, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup, Tagged,
+    TAG_GROUP, TAG_GROUP_ID,
 };
 use crate::reconcile::{CloudState, Seen};
 use crate::store::{CloudCredentials, CloudRecord};
@@ -55,9 +57,35 @@ impl Default for Ec2Lookups {
     }
 }
 
+#[async_trait]
 impl ConnectLookup for Ec2Lookups {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
-        Arc::new(Ec2Lookup {
+        Arc::new(self.client(cloud, creds))
+    }
+
+    fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog> {
+        Arc::new(self.client(cloud, creds))
+    }
+
+    async fn reachable(&self, cloud: &CloudRecord) -> bool {
+        let mut req = HttpRequest::new(SdkBody::empty());
+        if req
+            .set_uri(format!("{}/", cloud.endpoint.trim_end_matches('/')))
+            .is_err()
+        {
+            return false;
+        }
+        let answer = self.connector.call(req);
+        matches!(
+            tokio::time::timeout(CONNECT_TIMEOUT, answer).await,
+            Ok(Ok(_))
+        )
+    }
+}
+
+impl Ec2Lookups {
+    fn client(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Ec2Lookup {
+        Ec2Lookup {
             connector: self.connector.clone(),
             endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
             region: cloud.region.clone(),
@@ -69,7 +97,7 @@ impl ConnectLookup for Ec2Lookups {
                 "phantom-cloud-credentials",
             )
             .into(),
-        })
+        }
     }
 }
 
@@ -130,6 +158,72 @@ impl Lookup for Ec2Lookup {
             Err(e) => Err(e),
         }
     }
+}
+
+#[async_trait]
+impl Catalog for Ec2Lookup {
+    async fn images(&self) -> Result<Vec<Image>, CloudError> {
+        let params = [
+            ("Action".to_string(), "DescribeImages".to_string()),
+            ("Filter.1.Name".to_string(), "state".to_string()),
+            ("Filter.1.Value.1".to_string(), "available".to_string()),
+        ];
+        let doc = self.call(&params).await?;
+        let mut images: Vec<Image> = items_of(&doc, "imagesSet")
+            .into_iter()
+            .map(|i| Image {
+                id: text(i, "imageId"),
+                name: text(i, "name"),
+                description: text(i, "description"),
+                architecture: text(i, "architecture"),
+            })
+            .collect();
+        images.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(images)
+    }
+
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
+        let params = [("Action".to_string(), "DescribeKeyPairs".to_string())];
+        let doc = self.call(&params).await?;
+        let mut pairs: Vec<KeyPair> = items_of(&doc, "keySet")
+            .into_iter()
+            .map(|k| KeyPair {
+                name: text(k, "keyName"),
+                fingerprint: text(k, "keyFingerprint"),
+            })
+            .collect();
+        pairs.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(pairs)
+    }
+
+    async fn import_key_pair(&self, name: &str, public_key: &str) -> Result<String, CloudError> {
+        // A blob member: base64 on the wire, as the AWS CLI sends a key file.
+        let params = [
+            ("Action".to_string(), "ImportKeyPair".to_string()),
+            ("KeyName".to_string(), name.to_string()),
+            (
+                "PublicKeyMaterial".to_string(),
+                aws_smithy_types::base64::encode(public_key.trim()),
+            ),
+        ];
+        let doc = self.call(&params).await?;
+        Ok(doc
+            .find("keyFingerprint")
+            .map(|f| f.text.clone())
+            .unwrap_or_default())
+    }
+}
+
+/// The `item`s of the first element so named.
+fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
+    doc.find(set).map(|s| s.items()).unwrap_or_default()
+}
+
+/// The text of a direct child, empty if it has none.
+fn text(node: &Node, child: &str) -> String {
+    node.path(&[child])
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
 }
 
 impl Ec2Lookup {

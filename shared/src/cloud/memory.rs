@@ -7,8 +7,8 @@
 //! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
 use super::{
-    Cloud, CloudError, Connect, ConnectLookup, LaunchRequest, Lookup, Tagged, TAG_GROUP,
-    TAG_GROUP_ID, TAG_OWNER,
+    Catalog, Cloud, CloudError, Connect, ConnectLookup, Image, KeyPair, LaunchRequest, Lookup,
+    Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -79,6 +79,8 @@ struct State {
     no_templates: bool,
     /// Instance types this cloud has no capacity for (InsufficientInstanceCapacity).
     short_of: BTreeSet<String>,
+    /// Imported key pairs: name -> fingerprint.
+    key_pairs: BTreeMap<String, String>,
 }
 
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -477,6 +479,59 @@ impl Lookup for MemoryCloud {
 }
 
 #[async_trait]
+impl Catalog for MemoryCloud {
+    async fn images(&self) -> Result<Vec<Image>, CloudError> {
+        self.enter().await?;
+        Ok(self
+            .images
+            .iter()
+            .flatten()
+            .map(|id| Image {
+                id: id.clone(),
+                name: format!("{id} image"),
+                description: String::new(),
+                architecture: "x86_64".into(),
+            })
+            .collect())
+    }
+
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
+        self.enter().await?;
+        Ok(self
+            .state()
+            .key_pairs
+            .iter()
+            .map(|(name, fingerprint)| KeyPair {
+                name: name.clone(),
+                fingerprint: fingerprint.clone(),
+            })
+            .collect())
+    }
+
+    async fn import_key_pair(&self, name: &str, public_key: &str) -> Result<String, CloudError> {
+        self.enter().await?;
+        let mut st = self.state();
+        if st.key_pairs.contains_key(name) {
+            return Err(CloudError::new(
+                "InvalidKeyPair.Duplicate",
+                format!("The keypair '{name}' already exists."),
+            ));
+        }
+        // Not EC2's digest: a stand-in that differs per key.
+        let fingerprint = format!("memory:{:016x}", fnv(public_key.as_bytes()));
+        st.key_pairs.insert(name.to_string(), fingerprint.clone());
+        Ok(fingerprint)
+    }
+}
+
+/// FNV-1a, for the memory cloud's stand-in fingerprints.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+#[async_trait]
 impl Cloud for MemoryCloud {
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;
@@ -639,21 +694,52 @@ impl Cloud for Nowhere {
     }
 }
 
+#[async_trait]
+impl Catalog for Nowhere {
+    async fn images(&self) -> Result<Vec<Image>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn import_key_pair(&self, _: &str, _: &str) -> Result<String, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+}
+
+impl MemoryClouds {
+    fn at(&self, endpoint: &str) -> Option<Arc<MemoryCloud>> {
+        self.clouds
+            .lock()
+            .expect("no panic holding the map")
+            .get(endpoint)
+            .cloned()
+    }
+}
+
+#[async_trait]
 impl ConnectLookup for MemoryClouds {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
         self.connect(cloud, creds)
+    }
+
+    fn catalog(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Catalog> {
+        match self.at(&cloud.endpoint) {
+            Some(c) => c,
+            None => Arc::new(Nowhere),
+        }
+    }
+
+    async fn reachable(&self, cloud: &CloudRecord) -> bool {
+        self.at(&cloud.endpoint)
+            .is_some_and(|c| !c.state().unreachable)
     }
 }
 
 impl Connect for MemoryClouds {
     fn connect(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Cloud> {
-        match self
-            .clouds
-            .lock()
-            .expect("no panic holding the map")
-            .get(&cloud.endpoint)
-        {
-            Some(c) => c.clone(),
+        match self.at(&cloud.endpoint) {
+            Some(c) => c,
             None => Arc::new(Nowhere),
         }
     }

@@ -85,17 +85,109 @@ pub trait Cloud: Lookup {
     async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError>;
 }
 
+/// An image a cloud offers a user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub architecture: String,
+}
+
+/// A key pair a user has on a cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPair {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+/// What a user has on a cloud, for Phantom's own API and the console: the images they can
+/// launch and their key pairs, and importing an SSH key (the convenience Nimbus Phantom's web
+/// application offered by talking to the clouds on the user's behalf).
+#[async_trait]
+pub trait Catalog: Send + Sync {
+    /// Available images, by id.
+    async fn images(&self) -> Result<Vec<Image>, CloudError>;
+    /// The user's key pairs, by name.
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError>;
+    /// Imports an OpenSSH public key (ImportKeyPair) and returns the fingerprint the cloud gives.
+    async fn import_key_pair(&self, name: &str, public_key: &str) -> Result<String, CloudError>;
+}
+
+/// Key types EC2 imports.
+const KEY_TYPES: &[&str] = &[
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+];
+
+/// Whether `text` is one OpenSSH public key line (`<type> <base64> [comment]`, the base64 naming
+/// the same type), so a cloud is never sent anything else. Some clouds (moto) fail with 500 on
+/// material they cannot parse, where EC2 says InvalidKey.Format.
+pub fn check_public_key(text: &str) -> Result<(), String> {
+    let bad = |why: &str| {
+        Err(format!(
+            "PublicKeyMaterial is not an OpenSSH public key: {why}."
+        ))
+    };
+    let mut fields = text.split_whitespace();
+    let (Some(kind), Some(body)) = (fields.next(), fields.next()) else {
+        return bad("expected a key type and the key");
+    };
+    if !KEY_TYPES.contains(&kind) {
+        return bad(&format!("the type must be one of {}", KEY_TYPES.join(", ")));
+    }
+    let Ok(blob) = aws_smithy_types::base64::decode(body) else {
+        return bad("the key is not base64");
+    };
+    // The blob starts with the type again, as a 4-byte length and the name.
+    let named = blob
+        .get(..4)
+        .map(|n| u32::from_be_bytes([n[0], n[1], n[2], n[3]]) as usize)
+        .and_then(|n| blob.get(4..4 + n));
+    if named != Some(kind.as_bytes()) {
+        return bad("the key does not match its type");
+    }
+    Ok(())
+}
+
 /// Makes the client for a registered cloud with a user's credentials there.
 pub trait Connect: Send + Sync {
     fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud>;
 }
 
-/// The api's way to a cloud: lookups only, so the api needs no aws-sdk-ec2 (`ec2_query`).
+/// The api's way to a cloud: lookups and a user's catalog only, so the api needs no aws-sdk-ec2
+/// (`ec2_query`).
+#[async_trait]
 pub trait ConnectLookup: Send + Sync {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup>;
+    fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog>;
+    /// Whether the cloud's EC2 endpoint answers now (any HTTP answer, even a refusal).
+    async fn reachable(&self, cloud: &CloudRecord) -> bool;
 }
 
 /// EC2's error codes that mean "no such launch template (or version)".
 pub fn template_not_found(code: &str) -> bool {
     code.starts_with("InvalidLaunchTemplateName.") || code.starts_with("InvalidLaunchTemplateId.")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn public_keys_are_checked_before_any_cloud_sees_them() {
+        let good = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";
+        assert_eq!(super::check_public_key(good), Ok(()));
+        for bad in [
+            "",
+            "not a key",
+            "ssh-ed25519",
+            "ssh-dss AAAAB3NzaC1kc3M=",
+            "ssh-ed25519 %%%%",
+            "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye",
+        ] {
+            assert!(super::check_public_key(bad).is_err(), "{bad}");
+        }
+    }
 }

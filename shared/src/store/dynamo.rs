@@ -2,7 +2,7 @@
 //!
 //! | pk              | sk                 | holds                                     |
 //! |-----------------|--------------------|-------------------------------------------|
-//! | `USERS`         | user name          | a user (account id, access key id)        |
+//! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
 //! | `KEY#<akid>`    | `KEY`              | an access key: secret, user               |
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
 //! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud        |
@@ -118,6 +118,17 @@ fn get_bool(item: &Item, k: &str) -> StoreResult<bool> {
         .and_then(|v| v.as_bool().ok())
         .copied()
         .ok_or_else(|| corrupt(item, k, "a boolean"))
+}
+
+/// A boolean attribute that may be absent (but not of another type).
+fn opt_bool(item: &Item, k: &str) -> StoreResult<Option<bool>> {
+    match item.get(k) {
+        None => Ok(None),
+        Some(v) => v
+            .as_bool()
+            .map(|b| Some(*b))
+            .map_err(|_| corrupt(item, k, "a boolean")),
+    }
 }
 
 fn get_doc(item: &Item) -> StoreResult<serde_json::Value> {
@@ -304,12 +315,61 @@ impl DynamoStore {
         Ok(out)
     }
 
+    /// An access key of user `u`, new (its id must not exist).
+    fn key_put(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<Put> {
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .item("user", s(&u.name))
+            .item("account_id", s(&u.account_id))
+            .item("secret", s(secret))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)
+    }
+
+    fn key_delete(&self, access_key_id: &str) -> StoreResult<Delete> {
+        Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .build()
+            .map_err(unavailable)
+    }
+
+    /// A conditional write on a user as read: its condition failing is `NotFound` if the user is
+    /// gone, `Conflict` if it changed.
+    async fn user_write_outcome<R: std::fmt::Debug + Send + Sync + 'static>(
+        &self,
+        result: Result<
+            aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput,
+            aws_sdk_dynamodb::error::SdkError<
+                aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+                R,
+            >,
+        >,
+        name: &str,
+    ) -> StoreResult<()> {
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => match self.user(name).await? {
+                    None => Err(StoreError::NotFound),
+                    Some(_) => Err(StoreError::Conflict),
+                },
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
     fn user_from(item: &Item) -> StoreResult<User> {
         Ok(User {
             name: get_s(item, SORT_KEY)?,
             account_id: get_s(item, "account_id")?,
             access_key_id: get_s(item, "access_key_id")?,
             created: get_s(item, "created")?,
+            // Users created before administrators existed have neither flag: they are neither.
+            admin: opt_bool(item, "admin")?.unwrap_or(false),
+            disabled: opt_bool(item, "disabled")?.unwrap_or(false),
         })
     }
 
@@ -506,21 +566,12 @@ impl Directory for DynamoStore {
             .item("account_id", s(&user.account_id))
             .item("access_key_id", s(&user.access_key_id))
             .item("created", s(&user.created))
+            .item("admin", AttributeValue::Bool(user.admin))
+            .item("disabled", AttributeValue::Bool(user.disabled))
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
-        let key_item = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(key(
-                format!("KEY#{}", user.access_key_id),
-                "KEY".into(),
-            )))
-            .item("user", s(&user.name))
-            .item("account_id", s(&user.account_id))
-            .item("secret", s(secret))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(unavailable)?;
+        let key_item = self.key_put(user, &user.access_key_id, secret)?;
         let result = self
             .db
             .transact_write_items()
@@ -560,12 +611,93 @@ impl Directory for DynamoStore {
         .transpose()
     }
 
-    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()> {
+    async fn user(&self, name: &str) -> StoreResult<Option<User>> {
+        self.get(USERS.into(), name.into())
+            .await?
+            .map(|i| Self::user_from(&i))
+            .transpose()
+    }
+
+    async fn disable_user(&self, u: &User) -> StoreResult<()> {
+        let mark = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression("SET disabled = :t")
+            .condition_expression("access_key_id = :k")
+            .expression_attribute_values(":t", AttributeValue::Bool(true))
+            .expression_attribute_values(":k", s(&u.access_key_id))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(mark).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(&u.access_key_id)?)
+                    .build(),
+            )
+            .send()
+            .await;
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn rotate_access_key(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<()> {
+        let point = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression("SET access_key_id = :new, disabled = :f")
+            .condition_expression("access_key_id = :old")
+            .expression_attribute_values(":new", s(access_key_id))
+            .expression_attribute_values(":old", s(&u.access_key_id))
+            .expression_attribute_values(":f", AttributeValue::Bool(false))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(point).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(&u.access_key_id)?)
+                    .build(),
+            )
+            .transact_items(
+                TransactWriteItem::builder()
+                    .put(self.key_put(u, access_key_id, secret)?)
+                    .build(),
+            )
+            .send()
+            .await;
+        if let Err(e) = &result {
+            if cancelled_conditions(e).is_some_and(|failed| failed.get(2) == Some(&true)) {
+                return Err(StoreError::Exists);
+            }
+        }
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn delete_cloud(&self, name: &str) -> StoreResult<()> {
+        let watched = self
+            .query_prefix(WATCH, &format!("{name}#"), None, usize::MAX, |_| true)
+            .await?;
+        if !watched.is_empty() {
+            let users = watched
+                .iter()
+                .map(|i| sk_suffix(i, &format!("{name}#")))
+                .collect::<StoreResult<Vec<_>>>()?;
+            return Err(StoreError::InUse(users));
+        }
         let result = self
             .db
             .delete_item()
             .table_name(&self.table)
-            .set_key(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .set_key(Some(key(CLOUDS.into(), name.into())))
             .condition_expression("attribute_exists(pk)")
             .send()
             .await;

@@ -179,10 +179,78 @@ impl Directory for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()> {
-        let out = match self.state(1).keys.remove(access_key_id) {
-            Some(_) => Ok(()),
-            None => Err(StoreError::NotFound),
+    async fn user(&self, name: &str) -> StoreResult<Option<User>> {
+        let out = self.state(1).users.get(name).cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn disable_user(&self, u: &User) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.users.get_mut(&u.name) {
+                None => Err(StoreError::NotFound),
+                Some(stored) if stored.access_key_id != u.access_key_id => {
+                    Err(StoreError::Conflict)
+                }
+                Some(stored) => {
+                    stored.disabled = true;
+                    st.keys.remove(&u.access_key_id);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn rotate_access_key(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let taken = st.keys.contains_key(access_key_id);
+            match st.users.get_mut(&u.name) {
+                None => Err(StoreError::NotFound),
+                Some(stored) if stored.access_key_id != u.access_key_id => {
+                    Err(StoreError::Conflict)
+                }
+                Some(_) if taken => Err(StoreError::Exists),
+                Some(stored) => {
+                    stored.access_key_id = access_key_id.to_string();
+                    stored.disabled = false;
+                    let key = AccessKey {
+                        access_key_id: access_key_id.to_string(),
+                        secret: secret.to_string(),
+                        user: stored.name.clone(),
+                        account_id: stored.account_id.clone(),
+                    };
+                    st.keys.remove(&u.access_key_id);
+                    st.keys.insert(access_key_id.to_string(), key);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn delete_cloud(&self, name: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let users: Vec<String> = st
+                .watch
+                .keys()
+                .filter(|(cloud, _)| cloud == name)
+                .map(|(_, user)| user.clone())
+                .collect();
+            if !users.is_empty() {
+                Err(StoreError::InUse(users))
+            } else if st.clouds.remove(name).is_none() {
+                Err(StoreError::NotFound)
+            } else {
+                Ok(())
+            }
         };
         self.done(out).await
     }

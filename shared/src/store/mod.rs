@@ -163,12 +163,29 @@ impl Record {
 pub trait Directory: Send + Sync {
     /// A user and its access key, together; `Exists` if either exists.
     async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()>;
+    /// Every user, by name.
     async fn users(&self) -> StoreResult<Vec<User>>;
+    async fn user(&self, name: &str) -> StoreResult<Option<User>>;
     async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>>;
-    /// Deletes an access key (its user can no longer sign requests with it): `NotFound` if absent.
-    async fn delete_access_key(&self, access_key_id: &str) -> StoreResult<()>;
+    /// Disables user `u` (as read): deletes its access key, so nothing it signs is accepted, and
+    /// marks it disabled, together. `NotFound` if it is gone, `Conflict` if its key changed since.
+    /// Its groups and VMs stay.
+    async fn disable_user(&self, u: &User) -> StoreResult<()>;
+    /// Gives user `u` (as read) a new access key in place of its old one, and enables it:
+    /// `NotFound` if it is gone, `Conflict` if its key changed since, `Exists` if the new id is
+    /// taken.
+    async fn rotate_access_key(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<()>;
     /// Registers a cloud, or updates its endpoint, region and zone.
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()>;
+    /// Removes a cloud: `NotFound` if it is not registered, `InUse` with the users the health
+    /// check still watches there (their groups, or VMs it has not yet found gone). Users'
+    /// credentials for it stay, for a cloud registered again under the name.
+    async fn delete_cloud(&self, name: &str) -> StoreResult<()>;
     async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>>;
     /// Every cloud, by name.
     async fn clouds(&self) -> StoreResult<Vec<CloudRecord>>;

@@ -3,6 +3,7 @@
 //! the suite links once; no sockets, no emulator, a clock moved by hand.
 
 mod across;
+mod admin;
 mod api;
 mod crashes;
 mod hooks;

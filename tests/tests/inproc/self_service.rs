@@ -6,7 +6,7 @@ use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
 
-async fn call(w: &World, u: &User, op: &str, body: Value) -> (u16, Value) {
+pub async fn call(w: &World, u: &User, op: &str, body: Value) -> (u16, Value) {
     let (status, text) = w
         .raw(
             &u.access_key_id,
@@ -145,4 +145,100 @@ async fn bad_calls_get_aws_style_errors() {
     call(&w, &u, "DeleteCloudCredentials", json!({"Cloud": "sierra"})).await;
     let (_, list) = call(&w, &other, "ListClouds", json!({})).await;
     assert_eq!(cloud(&list, "sierra")["HasCredentials"], true);
+}
+
+const PUBLIC_KEY: &str = phantom_e2e::PUBLIC_KEY;
+
+#[tokio::test]
+async fn a_user_sees_a_clouds_images_and_imports_a_key_into_every_cloud() {
+    let w = World::new().await;
+    let u = w.user("keys").await;
+    let (status, images) = call(&w, &u, "DescribeCloudImages", json!({"Cloud": "hotel"})).await;
+    assert_eq!(status, 200, "{images}");
+    assert_eq!(images["Images"][0]["ImageId"], phantom_e2e::world::IMAGE);
+
+    // Into every cloud the user has credentials for, by default.
+    let (status, out) = call(
+        &w,
+        &u,
+        "ImportKeyPair",
+        json!({"KeyName": "laptop", "PublicKeyMaterial": PUBLIC_KEY}),
+    )
+    .await;
+    assert_eq!(status, 200, "{out}");
+    let clouds: Vec<&str> = out["Results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["KeyFingerprint"].is_string(), "{r}");
+            r["Cloud"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(clouds, ["hotel", "sierra"]);
+    let (_, pairs) = call(&w, &u, "DescribeCloudKeyPairs", json!({"Cloud": "sierra"})).await;
+    assert_eq!(pairs["KeyPairs"][0]["KeyName"], "laptop");
+
+    // Again, on one cloud: that cloud's refusal is its result, with the cloud's code.
+    let (status, out) = call(
+        &w,
+        &u,
+        "ImportKeyPair",
+        json!({"KeyName": "laptop", "PublicKeyMaterial": PUBLIC_KEY, "Clouds": ["hotel"]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        out["Results"][0]["Error"]["Code"],
+        "InvalidKeyPair.Duplicate"
+    );
+    assert!(out["Results"][0]["Error"]["Message"]
+        .as_str()
+        .unwrap()
+        .starts_with("hotel: "));
+
+    // A cloud that cannot be asked, one without the user's credentials, a bad key.
+    w.hotel.set_unreachable(true);
+    let (status, out) = call(&w, &u, "DescribeCloudKeyPairs", json!({"Cloud": "hotel"})).await;
+    assert_eq!(
+        (status, out["Error"]["Code"].as_str()),
+        (503, Some("CloudUnavailable"))
+    );
+    w.hotel.set_unreachable(false);
+    call(&w, &u, "DeleteCloudCredentials", json!({"Cloud": "sierra"})).await;
+    let (status, out) = call(&w, &u, "DescribeCloudImages", json!({"Cloud": "sierra"})).await;
+    assert_eq!(
+        (status, out["Error"]["Code"].as_str()),
+        (400, Some("ValidationError"))
+    );
+    let (status, out) = call(
+        &w,
+        &u,
+        "ImportKeyPair",
+        json!({"KeyName": "bad", "PublicKeyMaterial": "not a key"}),
+    )
+    .await;
+    assert_eq!(
+        (status, out["Error"]["Code"].as_str()),
+        (400, Some("ValidationError")),
+        "{out}"
+    );
+    let (_, out) = call(
+        &w,
+        &u,
+        "ImportKeyPair",
+        json!({"KeyName": "second", "PublicKeyMaterial": PUBLIC_KEY}),
+    )
+    .await;
+    let clouds: Vec<&str> = out["Results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["Cloud"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        clouds,
+        ["hotel"],
+        "only where the user still has credentials"
+    );
 }

@@ -1,0 +1,74 @@
+//! Builds the web console (`console/build.sh`: npm and esbuild) and embeds `console/dist/` in the
+//! api, so one binary serves both and one deploy brings both. The generated `console_assets.rs`
+//! lists every file with its bytes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let console = manifest.join("../../console");
+    let console = console
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("the console's sources at {}: {e}", console.display()));
+    // Its sources, not its outputs (node_modules, dist): watching those would rebuild every time.
+    for entry in std::fs::read_dir(&console).expect("console/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !matches!(name, "node_modules" | "dist") {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
+    let status = Command::new(console.join("build.sh"))
+        .status()
+        .unwrap_or_else(|e| panic!("console/build.sh could not run: {e}"));
+    assert!(
+        status.success(),
+        "console/build.sh failed ({status}): the api embeds the console it builds"
+    );
+    let dist = console.join("dist");
+    let mut files = Vec::new();
+    collect(&dist, &dist, &mut files);
+    files.sort();
+    assert!(
+        files.iter().any(|(name, _)| name == "index.html"),
+        "console/build.sh wrote no index.html in {}",
+        dist.display()
+    );
+    let mut out = String::from("/// The console's files, by path below `/console/`.\npub static ASSETS: &[(&str, &str)] = &[\n");
+    for (name, path) in &files {
+        out.push_str(&format!("    ({name:?}, include_str!({path:?})),\n"));
+    }
+    out.push_str("];\n");
+    let target =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("console_assets.rs");
+    std::fs::write(target, out).expect("OUT_DIR is writable");
+}
+
+/// Every file below `dir`, as (path relative to `root` with `/`, absolute path). The console is
+/// text only: API Gateway passes text bodies through without binary media types.
+fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            collect(root, &path, files);
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("a readable file");
+        assert!(
+            std::str::from_utf8(&bytes).is_ok(),
+            "{} is not text: the console serves text files only",
+            path.display()
+        );
+        let relative = path.strip_prefix(root).expect("below dist");
+        let name = relative
+            .components()
+            .map(|c| c.as_os_str().to_str().expect("a UTF-8 file name"))
+            .collect::<Vec<_>>()
+            .join("/");
+        files.push((name, path.display().to_string()));
+    }
+}

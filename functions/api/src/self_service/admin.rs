@@ -1,0 +1,266 @@
+//! What only administrators do: register, change and remove clouds (and see whether each answers
+//! and what Phantom runs there), create users, list them, disable them, rotate their keys, and see
+//! each user's groups. Anyone else gets 403 AccessDenied.
+
+use super::{optional_bool, required, Failure, Outcome};
+use crate::App;
+use phantom::identity::{self, Caller, User};
+use phantom::reconcile::Lifecycle;
+use phantom::store::{CloudRecord, StoreError};
+use phantom::ApiError;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const OPERATIONS: &[&str] = &[
+    "DescribeClouds",
+    "PutCloud",
+    "DeleteCloud",
+    "CreateUser",
+    "ListUsers",
+    "DisableUser",
+    "RotateAccessKey",
+    "DescribeUserGroups",
+];
+
+/// The caller must be an administrator now (read afresh: a revoked administrator is refused at
+/// once).
+pub async fn require(app: &App, caller: &Caller, operation: &str) -> Result<(), Failure> {
+    let admin = app
+        .store
+        .user(&caller.user)
+        .await?
+        .is_some_and(|u| u.admin && !u.disabled);
+    if admin {
+        return Ok(());
+    }
+    Err(Failure {
+        status: 403,
+        code: Cow::Borrowed("AccessDenied"),
+        message: format!(
+            "User {} is not authorized to perform {operation}: it is for administrators.",
+            caller.user
+        ),
+    })
+}
+
+pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> Outcome {
+    match operation {
+        "DescribeClouds" => describe_clouds(app).await,
+        "PutCloud" => put_cloud(app, input).await,
+        "DeleteCloud" => delete_cloud(app, input).await,
+        "CreateUser" => create_user(app, input).await,
+        "ListUsers" => list_users(app).await,
+        "DisableUser" => disable_user(app, caller, input).await,
+        "RotateAccessKey" => rotate_key(app, input).await,
+        "DescribeUserGroups" => user_groups(app, input).await,
+        other => Err(ApiError::invalid_action(other, "phantom/v1").into()),
+    }
+}
+
+/// Each cloud with whether it answers now (asked all at once) and the groups and VMs Phantom has
+/// there, from the health check's list and the watched users' instance records.
+async fn describe_clouds(app: &App) -> Outcome {
+    let clouds = app.store.clouds().await?;
+    let watched = app.store.watched().await?;
+    let users: BTreeSet<&str> = watched.iter().map(|w| w.user.as_str()).collect();
+    let records = futures::future::try_join_all(
+        users
+            .iter()
+            .map(|u| async move { app.store.all_instances(u).await }),
+    )
+    .await?;
+    let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, member) in records.iter().flatten() {
+        *instances.entry(member.cloud.as_str()).or_default() += 1;
+    }
+    let reachable = futures::future::join_all(clouds.iter().map(|c| app.clouds.reachable(c))).await;
+    let list: Vec<Value> = clouds
+        .iter()
+        .zip(reachable)
+        .map(|(c, reachable)| {
+            let groups: i64 = watched
+                .iter()
+                .filter(|w| w.cloud == c.name)
+                .map(|w| w.groups)
+                .sum();
+            json!({
+                "Name": c.name,
+                "Endpoint": c.endpoint,
+                "Region": c.region,
+                "Zone": c.zone,
+                "LaunchTemplates": c.launch_templates,
+                "Reachable": reachable,
+                "Groups": groups,
+                "Instances": instances.get(c.name.as_str()).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    Ok(json!({ "Clouds": list }))
+}
+
+async fn put_cloud(app: &App, input: &Value) -> Outcome {
+    let name = required(input, "Name")?;
+    if !identity::valid_user_name(name) {
+        return Err(ApiError::validation(format!(
+            "Cloud name '{name}' must be 1 to 64 letters, digits, '-', '_' or '.'."
+        ))
+        .into());
+    }
+    let endpoint = required(input, "Endpoint")?;
+    let url: http::Uri = endpoint.parse().map_err(|_| bad_endpoint(endpoint))?;
+    if !matches!(url.scheme_str(), Some("http" | "https")) || url.host().is_none() {
+        return Err(bad_endpoint(endpoint).into());
+    }
+    let region = required(input, "Region")?;
+    let zone = match input.get("Zone") {
+        None | Some(Value::Null) => format!("{region}a"),
+        Some(_) => required(input, "Zone")?.to_string(),
+    };
+    let cloud = CloudRecord {
+        name: name.to_string(),
+        endpoint: endpoint.trim_end_matches('/').to_string(),
+        region: region.to_string(),
+        zone,
+        launch_templates: optional_bool(input, "LaunchTemplates")?.unwrap_or(true),
+    };
+    app.store.put_cloud(&cloud).await?;
+    Ok(json!({}))
+}
+
+fn bad_endpoint(endpoint: &str) -> ApiError {
+    ApiError::validation(format!(
+        "Endpoint '{endpoint}' must be an http or https URL of the cloud's EC2 API."
+    ))
+}
+
+async fn delete_cloud(app: &App, input: &Value) -> Outcome {
+    let name = required(input, "Name")?;
+    match app.store.delete_cloud(name).await {
+        Ok(()) => Ok(json!({})),
+        Err(StoreError::NotFound) => {
+            Err(ApiError::validation(format!("Cloud '{name}' is not registered.")).into())
+        }
+        Err(StoreError::InUse(users)) => Err(ApiError::resource_in_use(format!(
+            "Cloud '{name}' is in use: {} still have groups or VMs there.",
+            users.join(", ")
+        ))
+        .into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn user_json(u: &User, groups: i64) -> Value {
+    json!({
+        "UserName": u.name,
+        "Account": u.account_id,
+        "AccessKeyId": u.access_key_id,
+        "Created": u.created,
+        "Admin": u.admin,
+        "Disabled": u.disabled,
+        "Groups": groups,
+    })
+}
+
+async fn create_user(app: &App, input: &Value) -> Outcome {
+    let name = required(input, "UserName")?;
+    let admin = optional_bool(input, "Admin")?.unwrap_or(false);
+    let created = phantom::time::format_timestamp(app.clock.now());
+    let (user, secret) = User::new(name, admin, created).map_err(ApiError::validation)?;
+    match app.store.create_user(&user, &secret).await {
+        Ok(()) => {
+            tracing::info!(user = name, admin, "user created");
+            Ok(json!({
+                "User": user_json(&user, 0),
+                "AccessKey": {"AccessKeyId": user.access_key_id, "SecretAccessKey": secret},
+            }))
+        }
+        Err(StoreError::Exists) => {
+            Err(ApiError::already_exists(format!("User '{name}' already exists.")).into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn list_users(app: &App) -> Outcome {
+    let users = app.store.users().await?;
+    let usage = futures::future::try_join_all(
+        users
+            .iter()
+            .map(|u| async move { app.store.usage(&u.name).await }),
+    )
+    .await?;
+    let list: Vec<Value> = users
+        .iter()
+        .zip(usage)
+        .map(|(u, usage)| user_json(u, usage.groups))
+        .collect();
+    Ok(json!({ "Users": list }))
+}
+
+async fn existing(app: &App, name: &str) -> Result<User, Failure> {
+    app.store
+        .user(name)
+        .await?
+        .ok_or_else(|| ApiError::validation(format!("User '{name}' does not exist.")).into())
+}
+
+async fn disable_user(app: &App, caller: &Caller, input: &Value) -> Outcome {
+    let name = required(input, "UserName")?;
+    if name == caller.user {
+        return Err(ApiError::validation(
+            "You cannot disable yourself: another administrator can.",
+        )
+        .into());
+    }
+    let user = existing(app, name).await?;
+    if !user.disabled {
+        app.store.disable_user(&user).await?;
+        app.keys.forget(&user.access_key_id);
+        tracing::info!(user = name, "user disabled");
+    }
+    Ok(json!({}))
+}
+
+async fn rotate_key(app: &App, input: &Value) -> Outcome {
+    let name = required(input, "UserName")?;
+    let user = existing(app, name).await?;
+    let (key, secret) = (identity::new_access_key_id(), identity::new_secret());
+    app.store.rotate_access_key(&user, &key, &secret).await?;
+    app.keys.forget(&user.access_key_id);
+    tracing::info!(user = name, "access key rotated");
+    Ok(json!({"AccessKey": {"AccessKeyId": key, "SecretAccessKey": secret}}))
+}
+
+/// A user's groups at a glance: sizes and how many of their VMs are in service.
+async fn user_groups(app: &App, input: &Value) -> Outcome {
+    let name = required(input, "UserName")?;
+    existing(app, name).await?;
+    let groups = app
+        .store
+        .groups(name, None, None, usize::MAX, &|_| true)
+        .await?;
+    let members = app.store.all_instances(name).await?;
+    let list: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let mine = members.iter().filter(|(group, _)| *group == g.name);
+            let (all, in_service) = mine.fold((0, 0), |(all, ok), (_, m)| {
+                (
+                    all + 1,
+                    ok + usize::from(m.lifecycle == Lifecycle::InService),
+                )
+            });
+            json!({
+                "Name": g.name,
+                "LaunchConfiguration": g.launch_configuration,
+                "MinSize": g.min,
+                "MaxSize": g.max,
+                "DesiredCapacity": g.desired,
+                "Instances": all,
+                "InService": in_service,
+            })
+        })
+        .collect();
+    Ok(json!({ "Groups": list }))
+}

@@ -1,0 +1,160 @@
+//! Phantom's own API beside Auto Scaling's: what users do for themselves that AWS has no action
+//! for (`mine`: their credentials, images and key pairs on each cloud) and what administrators do
+//! (`admin`: clouds and users). The console is built on it. JSON over
+//! `POST /phantom/v1/<Operation>`, SigV4-signed with the user's Phantom key like every request
+//! (service `autoscaling`); errors are `{"Error": {"Code", "Message"}, "RequestId"}` with AWS's
+//! status codes. Secrets go in and never come out, in answers or logs, except a new access key's
+//! secret, once, to the administrator who made it.
+
+mod admin;
+mod mine;
+
+use crate::{auth, App, HttpRequest, HttpResponse};
+use phantom::cloud::CloudError;
+use phantom::ApiError;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::time::Instant;
+
+pub const PREFIX: &str = "/phantom/v1/";
+const JSON: &str = "application/json";
+
+/// Whether a request is for this API (by its path, which may sit under a stage: `/Prod/phantom/v1/`).
+pub fn is_for(path_and_query: &str) -> bool {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    path.contains(PREFIX)
+}
+
+pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
+    let started = Instant::now();
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let path = req.path_and_query.split('?').next().unwrap_or_default();
+    let operation = path
+        .rsplit_once(PREFIX)
+        .map(|(_, op)| op)
+        .unwrap_or_default();
+    let mut user = String::new();
+    let outcome = run(app, &req, operation, &mut user).await;
+    let (status, mut body, code) = match outcome {
+        Ok(v) => (200, v, Cow::Borrowed("")),
+        Err(e) => {
+            if e.status >= 500 {
+                tracing::error!(request_id, code = %e.code, message = %e.message, "request failed");
+            }
+            let body = json!({"Error": {"Code": e.code, "Message": e.message}});
+            (e.status, body, e.code)
+        }
+    };
+    body["RequestId"] = request_id.clone().into();
+    crate::log_request(&request_id, operation, &user, status, &code, started);
+    HttpResponse {
+        status,
+        content_type: JSON,
+        headers: Vec::new(),
+        body: body.to_string().into(),
+    }
+}
+
+/// An error of this API: AWS's, or a cloud's own code passed through.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: u16,
+    pub code: Cow<'static, str>,
+    pub message: String,
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        Self {
+            status: e.status,
+            code: Cow::Borrowed(e.code),
+            message: e.message,
+        }
+    }
+}
+
+impl From<phantom::store::StoreError> for Failure {
+    fn from(e: phantom::store::StoreError) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
+impl Failure {
+    /// A cloud's refusal keeps its code, its message prefixed with the cloud's name; a cloud that
+    /// cannot be asked is 503 CloudUnavailable.
+    fn from_cloud(cloud: &str, e: CloudError) -> Self {
+        let unreachable = e.code == CloudError::unreachable("").code;
+        Self {
+            status: if unreachable { 503 } else { 400 },
+            code: if unreachable {
+                Cow::Borrowed("CloudUnavailable")
+            } else {
+                Cow::Owned(e.code)
+            },
+            message: format!("{cloud}: {}", e.message),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"Code": self.code, "Message": self.message})
+    }
+}
+
+type Outcome = Result<Value, Failure>;
+
+async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut String) -> Outcome {
+    let caller = auth::authenticate(app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
+    user.clone_from(&caller.user);
+    if req.method != "POST" {
+        return Err(
+            ApiError::validation(format!("Phantom's API takes POST, not {}.", req.method)).into(),
+        );
+    }
+    let input: Value = if req.body.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_slice(req.body)
+            .map_err(|e| serialization(format!("The body is not JSON: {e}")))?
+    };
+    if !input.is_object() {
+        return Err(serialization("The body must be a JSON object.").into());
+    }
+    if let Some(outcome) = mine::run(app, &caller, operation, &input).await {
+        return outcome;
+    }
+    if admin::OPERATIONS.contains(&operation) {
+        admin::require(app, &caller, operation).await?;
+        return admin::run(app, &caller, operation, &input).await;
+    }
+    Err(ApiError::invalid_action(operation, "phantom/v1").into())
+}
+
+fn serialization(message: impl Into<String>) -> ApiError {
+    ApiError {
+        code: "SerializationException",
+        status: 400,
+        message: message.into(),
+    }
+}
+
+/// A required, non-empty string member of the input.
+fn required<'a>(input: &'a Value, name: &str) -> Result<&'a str, ApiError> {
+    match input.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        Some(_) => Err(ApiError::validation(format!(
+            "{name} must be a non-empty string."
+        ))),
+        None => Err(ApiError::validation(format!("{name} is required."))),
+    }
+}
+
+/// An optional boolean member of the input.
+fn optional_bool(input: &Value, name: &str) -> Result<Option<bool>, ApiError> {
+    match input.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(ApiError::validation(format!(
+            "{name} must be true or false."
+        ))),
+    }
+}

@@ -63,7 +63,7 @@ export function AdminUsersView() {
                       aria-expanded={open === u.UserName ? 'true' : 'false'}
                       aria-label={`Groups of ${u.UserName}`}
                     >
-                      {u.Groups ?? '?'} groups
+                      {u.Groups === 1 ? '1 group' : `${u.Groups ?? '?'} groups`}
                     </Button>
                   </td>
                   <td role="cell" class="row-actions">

@@ -59,13 +59,16 @@ after(async () => {
   await browser?.close();
 });
 
-/** A page of its own (fresh storage), failing the test on a script error or a dialog. */
+/** A page of its own (fresh storage); a script error, a CSP violation or a dialog fails the test. */
 async function newPage({ width = 1280, height = 800 } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) page.problems.push(`CSP: ${m.text()}`);
+  });
   page.on('dialog', (d) => {
     page.problems.push(`a ${d.type()} dialog fired: ${d.message()}`);
     d.dismiss().catch(() => {});
@@ -74,12 +77,12 @@ async function newPage({ width = 1280, height = 800 } = {}) {
 }
 
 async function done(page) {
-  assert.deepEqual(page.problems, [], 'the page ran without script errors or dialogs');
+  assert.deepEqual(page.problems, [], 'the page ran without script errors, CSP violations or dialogs');
   await page.context().close();
 }
 
-async function screenshot(page, name) {
-  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+async function screenshot(page, name, options = {}) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), ...options });
 }
 
 async function signIn(page, { id, secret }) {
@@ -185,7 +188,7 @@ function sshPublicKey(comment) {
   return `ssh-ed25519 ${blob.toString('base64')} ${comment}`;
 }
 
-async function createLaunchConfiguration(page, name, cloud = 'hotel') {
+async function createLaunchConfiguration(page, name, { cloud = 'hotel', shot = false } = {}) {
   await go(page, 'Launch configurations');
   await page.getByRole('button', { name: 'Create launch configuration' }).click();
   const dialog = page.getByRole('dialog', { name: 'Create launch configuration' });
@@ -199,7 +202,7 @@ async function createLaunchConfiguration(page, name, cloud = 'hotel') {
   );
   await dialog.getByLabel('Image').selectOption(IMAGE);
   await dialog.getByLabel('Instance type').selectOption('t3.small');
-  await screenshot(page, 'launch-configuration-form');
+  if (shot) await screenshot(page, 'launch-configuration-form');
   await dialog.getByRole('button', { name: 'Create' }).click();
   await succeeds(dialog, `creating ${name}@${cloud}`, () => dialog.waitFor({ state: 'detached' }));
   await page.getByRole('table', { name: 'Launch configurations' }).getByRole('cell', { name: `${name}@${cloud}`, exact: true }).waitFor();
@@ -269,7 +272,7 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   await signedIn(page, DEMO, 'demo');
   const lc = `web${RUN}`;
   const group = `web-${RUN}`;
-  await createLaunchConfiguration(page, lc);
+  await createLaunchConfiguration(page, lc, { shot: true });
   await screenshot(page, 'launch-configurations');
 
   const card = await createGroup(page, { name: group, config: `${lc}@hotel`, min: 1, max: 5, desired: 2 });
@@ -304,7 +307,6 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
     'three successful launches in the activity',
   );
   assert.match(await activity.textContent(), /Launching a new EC2 instance/);
-  await screenshot(page, 'group-activity');
 
   // A VM dies on the cloud: the group replaces it and the page shows the new one.
   const before = (await shownInstances(instances)).ids;
@@ -318,6 +320,7 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
     async () => (await activity.textContent()).includes(victim),
     `the activity tells of ${victim}`,
   );
+  await screenshot(page, 'group-activity', { fullPage: true });
 
   await page.getByRole('button', { name: 'Delete group' }).click();
   const confirm = page.getByRole('dialog', { name: `Delete group ${group}?` });

@@ -1,6 +1,6 @@
 // Launch configurations: the list, creating one on a registered cloud (its images and key pairs
 // asked of that cloud), deleting one.
-import { useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { queryAll } from './api.js';
 import { Button, Confirm, Dialog, ErrorBox, Field, Loading, cloudOf, time, useAction, useData, useSession } from './ui.jsx';
 
@@ -113,6 +113,15 @@ function DeleteDialog({ name, onClose, onDeleted }) {
   );
 }
 
+/** What the image field says: the chosen image, or how to choose one of the cloud's (many). */
+function imageHint(images, cloud, chosen, typed) {
+  if (images.loading && images.data === undefined) return `Asking ${cloud} for its images…`;
+  if (images.error) return `${cloud} could not list its images: type an image id.`;
+  if (chosen) return `${chosen.Name || chosen.Description || chosen.ImageId}${chosen.Architecture ? ` (${chosen.Architecture})` : ''}`;
+  if (typed.trim()) return `${cloud} does not list this image.`;
+  return `${images.data?.length ?? 0} images on ${cloud}: type to search by id or name.`;
+}
+
 /** UTF-8 text as base64, as the Query API takes UserData. */
 function base64(text) {
   let binary = '';
@@ -135,8 +144,8 @@ function CreateDialog({ onClose, onCreated }) {
     async () => (cloud ? (await api.phantom('DescribeCloudKeyPairs', { Cloud: cloud })).KeyPairs || [] : []),
     [api, cloud],
   );
-  const imageIds = (images.data || []).map((i) => i.ImageId);
-  const image = form.image || imageIds[0] || '';
+  const imageList = useId();
+  const chosen = (images.data || []).find((i) => i.ImageId === form.image.trim());
   const { run, busy, error } = useAction();
   const submit = (e) => {
     e.preventDefault();
@@ -144,7 +153,7 @@ function CreateDialog({ onClose, onCreated }) {
       const groups = form.securityGroups.split(',').map((s) => s.trim()).filter(Boolean);
       await api.query('CreateLaunchConfiguration', {
         LaunchConfigurationName: `${form.name}@${cloud}`,
-        ImageId: image,
+        ImageId: form.image.trim(),
         InstanceType: form.type,
         KeyName: form.key || undefined,
         SecurityGroups: groups,
@@ -169,24 +178,18 @@ function CreateDialog({ onClose, onCreated }) {
             ))}
           </select>
         </Field>
-        <ErrorBox error={clouds.error} />
-        {images.data !== undefined && images.error === null ? (
-          <Field label="Image">
-            <select value={image} onChange={set('image')} required>
-              {(images.data || []).map((i) => (
-                <option key={i.ImageId} value={i.ImageId}>
-                  {i.ImageId}
-                  {i.Name ? ` — ${i.Name}` : ''}
-                </option>
-              ))}
-            </select>
-          </Field>
-        ) : (
-          <Field label="Image" hint={images.loading ? 'Asking the cloud for its images…' : 'The cloud could not list its images: type an image id.'}>
-            <input value={form.image} onInput={set('image')} required placeholder="ami-…" />
-          </Field>
-        )}
-        <ErrorBox error={images.error} />
+        <ErrorBox error={clouds.error} onRetry={clouds.reload} />
+        <Field label="Image" hint={imageHint(images, cloud, chosen, form.image)}>
+          <input list={imageList} value={form.image} onInput={set('image')} required placeholder="ami-…" autocomplete="off" />
+        </Field>
+        <datalist id={imageList}>
+          {(images.data || []).map((i) => (
+            <option key={i.ImageId} value={i.ImageId}>
+              {i.Name || i.Description}
+            </option>
+          ))}
+        </datalist>
+        <ErrorBox error={images.error} onRetry={images.reload} />
         <div class="row">
           <Field label="Instance type">
             <select value={form.type} onChange={set('type')}>
@@ -208,7 +211,7 @@ function CreateDialog({ onClose, onCreated }) {
             </select>
           </Field>
         </div>
-        <ErrorBox error={keys.error} />
+        <ErrorBox error={keys.error} onRetry={keys.reload} />
         <Field label="Security groups" hint="Ids or names, separated by commas (optional).">
           <input value={form.securityGroups} onInput={set('securityGroups')} />
         </Field>

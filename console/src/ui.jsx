@@ -8,12 +8,17 @@ export const Session = createContext(null);
 export const useSession = () => useContext(Session);
 
 /** An API error, Code and Message as given; any other error by its message. */
-export function ErrorBox({ error }) {
+export function ErrorBox({ error, onRetry }) {
   if (!error) return null;
   return (
     <div class="error" role="alert">
       <strong class="error-code">{error.code || 'Error'}</strong>
       <span class="error-message">{error.message}</span>
+      {onRetry && (
+        <button type="button" class="small" onClick={onRetry}>
+          Try again
+        </button>
+      )}
     </div>
   );
 }
@@ -61,7 +66,7 @@ export function Field({ label, hint, children }) {
         {control}
       </label>
       {hint && (
-        <span class="hint" id={hintId}>
+        <span class="hint" id={hintId} aria-live="polite">
           {hint}
         </span>
       )}
@@ -129,6 +134,8 @@ export function useData(load, deps, everyMs = 0) {
     }
   }, deps);
   useEffect(() => {
+    // Other inputs (a group's name, a cloud): nothing of the last ones' data stays.
+    setState({ data: undefined, error: null, loading: true });
     reload();
     if (!everyMs) return undefined;
     const timer = setInterval(() => {

@@ -26,6 +26,7 @@ cat <<DONE
 
 Deployed. Administer it with phantomctl (cargo run -p phantomctl -- ...) in an environment with:
   export PHANTOM_STATE_TABLE=$(output StateTableName)
+  export PHANTOM_SECRETS_KEY=$(output SecretsKeyArn)
   export AWS_REGION=${AWS_REGION:-$(aws configure get region)}
 API endpoint for the AWS CLI and SDKs:
   $(output ApiUrl)

@@ -39,6 +39,7 @@ def main():
                AWS_LAMBDA_FUNCTION_VERSION="1", AWS_LAMBDA_LOG_STREAM_NAME="s", AWS_LAMBDA_LOG_GROUP_NAME="g",
                AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="y",
                AWS_EC2_METADATA_DISABLED="true", PHANTOM_STATE_TABLE="phantom-state",
+               PHANTOM_SECRETS_KEY="alias/measure",
                PHANTOM_WORK_QUEUE_URL="http://127.0.0.1:9/q")
     print("| function | bootstrap size | start to ready p50 | max |")
     print("|---|---|---|---|")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Creates the local stack's DynamoDB tables and SQS queues from template.yaml, the one place they
+"""Creates the local stack's DynamoDB tables, KMS keys and SQS queues from template.yaml, the one place they
 are defined, and prints shell `export` lines naming them (PHANTOM_TABLE, PHANTOM_QUEUE_URL, ...).
 
 Usage: bootstrap.py TEMPLATE [--stack NAME]   (endpoint, region, credentials from the environment)
@@ -63,6 +63,19 @@ def main():
                 "AttributeName": ttl["AttributeName"], "Enabled": True})
         names[logical] = props["TableName"]
         exports.append((env_name(logical), props["TableName"]))
+
+    # KMS keys (secrets at rest): one per declaration, found again by its alias on a second run.
+    kms = boto3.client("kms")
+    for logical, res in resources.items():
+        if res["Type"] != "AWS::KMS::Key":
+            continue
+        alias = f"alias/{args.stack}-{logical}"
+        try:
+            key_id = kms.describe_key(KeyId=alias)["KeyMetadata"]["Arn"]
+        except kms.exceptions.NotFoundException:
+            key_id = kms.create_key(Description=f"{args.stack} {logical}")["KeyMetadata"]["Arn"]
+            kms.create_alias(AliasName=alias, TargetKeyId=key_id)
+        exports.append((env_name(logical), key_id))
 
     # Queues: dead-letter targets first, so a redrive policy can name their ARN.
     queues = {k: v for k, v in resources.items() if v["Type"] == "AWS::SQS::Queue"}

@@ -1,6 +1,6 @@
-//! Builds the web console (`console/build.sh`: npm and esbuild) and embeds `console/dist/` in the
-//! api, so one binary serves both and one deploy brings both. The generated `console_assets.rs`
-//! lists every file with its bytes.
+//! Builds the web console (`console/build.sh`: npm and esbuild) and embeds what it built
+//! (`console/dist/`, copied) in the api, so one binary serves both and one deploy brings both. The
+//! generated `console_assets.rs` lists every file with its bytes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +29,12 @@ fn main() {
         status.success(),
         "console/build.sh failed ({status}): the api embeds the console it builds"
     );
-    let dist = console.join("dist");
+    // A private copy, taken at once: a later console/build.sh (up.sh, a developer) replaces
+    // dist/ and its hashed names, and the files this build embeds must not go with it.
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    let dist = out_dir.join("console");
+    let _ = std::fs::remove_dir_all(&dist);
+    copy(&console.join("dist"), &dist);
     let mut files = Vec::new();
     collect(&dist, &dist, &mut files);
     files.sort();
@@ -43,9 +48,21 @@ fn main() {
         out.push_str(&format!("    ({name:?}, include_str!({path:?})),\n"));
     }
     out.push_str("];\n");
-    let target =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("console_assets.rs");
+    let target = out_dir.join("console_assets.rs");
     std::fs::write(target, out).expect("OUT_DIR is writable");
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let path = entry.expect("a directory entry").path();
+        let target = to.join(path.file_name().expect("a file name"));
+        if path.is_dir() {
+            copy(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
 }
 
 /// Every file below `dir`, as (path relative to `root` with `/`, absolute path). The console is

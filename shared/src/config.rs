@@ -8,6 +8,8 @@ pub mod env {
     pub const DEFAULT_CLOUD: &str = "PHANTOM_DEFAULT_CLOUD";
     /// The region written into ARNs (default: AWS_REGION).
     pub const REGION: &str = "PHANTOM_REGION";
+    /// The KMS key (id, ARN or alias) that secrets at rest are encrypted with (`secrets`).
+    pub const SECRETS_KEY: &str = "PHANTOM_SECRETS_KEY";
 }
 
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@ pub mod query;
 pub mod queue;
 pub mod reconcile;
 pub mod round;
+pub mod secrets;
 pub mod shapes;
 pub mod sigv4;
 pub mod spread;

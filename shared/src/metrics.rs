@@ -1,4 +1,5 @@
-//! Call counters for the benchmarks: how many DynamoDB, SQS and EC2 requests a piece of work made.
+//! Call counters for the benchmarks: how many DynamoDB, SQS, EC2 and KMS requests a piece of work
+//! made.
 //! Counted by an SDK interceptor, so no call site can forget.
 
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -10,12 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static DYNAMODB: AtomicU64 = AtomicU64::new(0);
 static EC2: AtomicU64 = AtomicU64::new(0);
 static SQS: AtomicU64 = AtomicU64::new(0);
+static KMS: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Calls {
     pub dynamodb: u64,
     pub ec2: u64,
     pub sqs: u64,
+    pub kms: u64,
 }
 
 /// The calls made so far by this process.
@@ -24,6 +27,7 @@ pub fn calls() -> Calls {
         dynamodb: DYNAMODB.load(Ordering::Relaxed),
         ec2: EC2.load(Ordering::Relaxed),
         sqs: SQS.load(Ordering::Relaxed),
+        kms: KMS.load(Ordering::Relaxed),
     }
 }
 
@@ -34,6 +38,7 @@ impl std::ops::Sub for Calls {
             dynamodb: self.dynamodb - rhs.dynamodb,
             ec2: self.ec2 - rhs.ec2,
             sqs: self.sqs - rhs.sqs,
+            kms: self.kms - rhs.kms,
         }
     }
 }
@@ -44,6 +49,7 @@ pub enum Counter {
     DynamoDb,
     Ec2,
     Sqs,
+    Kms,
 }
 
 /// Counts one call made without an SDK client (the in-memory adapters count as the real ones would).
@@ -52,6 +58,7 @@ pub fn count(c: Counter) {
         Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
         Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
         Counter::Sqs => SQS.fetch_add(1, Ordering::Relaxed),
+        Counter::Kms => KMS.fetch_add(1, Ordering::Relaxed),
     };
 }
 

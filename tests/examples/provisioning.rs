@@ -132,10 +132,11 @@ async fn main() {
     }
     std::env::set_var("AWS_ACCESS_KEY_ID", "phantom-local");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantom-local");
-    let store = phantom::store::DynamoStore::new(
+    let store = phantom::store::DynamoStore::from_env(
         &phantom::config::aws_sdk_config().await,
-        s.env["PHANTOM_STATE_TABLE"].clone(),
-    );
+        &s.env["PHANTOM_STATE_TABLE"],
+    )
+    .expect("the stack's table and key");
     let t = Instant::now();
     let mut crowd = Vec::new();
     for i in 0..others {
@@ -314,7 +315,9 @@ async fn main() {
     );
 
     // 3. Health sweep cost with the handler itself, against the same stack.
-    let fleet = provisioner::Provisioner::from_env().await;
+    let fleet = provisioner::Provisioner::from_env()
+        .await
+        .expect("the provisioner's configuration");
     let pair = phantom::queue::Sweep {
         owner: owner.to_string(),
         cloud: "hotel".into(),

@@ -135,6 +135,7 @@ impl Stack {
             .env("AWS_REGION", REGION)
             .env("AWS_EC2_METADATA_DISABLED", "true")
             .env("PHANTOM_STATE_TABLE", &self.env["PHANTOM_STATE_TABLE"])
+            .env("PHANTOM_SECRETS_KEY", &self.env["PHANTOM_SECRETS_KEY"])
             .output()
             .expect("phantomctl runs")
     }

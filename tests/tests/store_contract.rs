@@ -1,5 +1,6 @@
 //! One contract, two stores: the same checks run against the in-memory store (in process) and
-//! the DynamoDB store (against a moto server this test starts, with the table of template.yaml).
+//! the DynamoDB store (against a moto server this test starts, with the table and the KMS key of
+//! template.yaml; secrets sealed with moto's KMS).
 //! What the in-process suite relies on of the memory store is what DynamoDB does.
 
 use phantom::activity::{self, Activity};
@@ -7,15 +8,17 @@ use phantom::group::Group;
 use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
 use phantom::reconcile::{Lifecycle, Member};
+use phantom::secrets::{Kms, Secrets};
 use phantom::spread::{Hold, Holds};
 use phantom::store::{
-    Backoff, CloudCredentials, CloudRecord, DynamoStore, Lease, MemoryStore, Record, Store,
-    StoreError, Usage, MAX_LAUNCH_CONFIGS,
+    Backoff, CloudCredentials, CloudRecord, Directory, DynamoStore, Lease, MemoryStore, Record,
+    Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
 use phantom_e2e::moto::Moto;
 use phantom_e2e::root;
 use serde_json::json;
 use std::process::Command;
+use std::sync::Arc;
 
 fn user(name: &str) -> User {
     User {
@@ -809,13 +812,56 @@ async fn the_dynamodb_store_keeps_the_contract() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let table = String::from_utf8_lossy(&out.stdout)
+    let exports: std::collections::HashMap<String, String> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .find_map(|l| {
-            l.strip_prefix("export PHANTOM_STATE_TABLE=")
-                .map(str::to_string)
-        })
-        .expect("the table's name");
+        .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let table = exports["PHANTOM_STATE_TABLE"].clone();
     let sdk = moto.sdk().await;
-    contract(&DynamoStore::new(&sdk, table), "").await;
+    let secrets = Arc::new(Secrets::new(Arc::new(Kms::new(
+        &sdk,
+        exports["PHANTOM_SECRETS_KEY"].clone(),
+    ))));
+    let store = DynamoStore::new(&sdk, table.clone(), secrets);
+    contract(&store, "").await;
+
+    // What a copy of the table shows: no secret in plain text, and the sealed ones open only
+    // through KMS.
+    let (key_secret, cloud_secret) = ("Plain-Key-Secret-4f1c", "Plain-Cloud-Secret-9a2e");
+    let mut eve = user("eve");
+    eve.access_key_id = "PKIAEVE".into();
+    store.create_user(&eve, key_secret).await.unwrap();
+    store
+        .put_cloud(&CloudRecord {
+            name: "vault".into(),
+            endpoint: "http://vault".into(),
+            region: "r".into(),
+            zone: "r1".into(),
+            launch_templates: true,
+        })
+        .await
+        .unwrap();
+    let creds = CloudCredentials {
+        cloud: "vault".into(),
+        access_key_id: "AKIAEVE".into(),
+        secret: cloud_secret.into(),
+    };
+    store.put_cloud_credentials("eve", &creds).await.unwrap();
+    let db = aws_sdk_dynamodb::Client::new(&sdk);
+    let items = db.scan().table_name(&table).send().await.unwrap();
+    let dump = format!("{:?}", items.items());
+    assert!(
+        dump.contains("PKIAEVE") && dump.contains("AKIAEVE"),
+        "the items are there"
+    );
+    assert!(!dump.contains(key_secret) && !dump.contains(cloud_secret));
+    assert_eq!(
+        store.access_key("PKIAEVE").await.unwrap().unwrap().secret,
+        key_secret
+    );
+    assert_eq!(
+        store.cloud_credentials("eve", "vault").await.unwrap(),
+        Some(creds)
+    );
 }

@@ -58,22 +58,23 @@ pub struct HttpResponse {
 pub const CONTENT_TYPE: &str = "text/xml";
 
 impl App {
-    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), the system clock, EC2 lookups.
-    pub async fn from_env() -> Self {
+    /// The real adapters: DynamoDB (secrets sealed with KMS), SQS (PHANTOM_WORK_QUEUE_URL), the
+    /// system clock, EC2 lookups.
+    pub async fn from_env() -> Result<Self, String> {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
         let queue = SqsQueue::from_env(&sdk);
         if queue.is_none() {
             tracing::warn!("PHANTOM_WORK_QUEUE_URL is not set: no reconcile messages will be sent");
         }
-        Self {
-            store: Arc::new(DynamoStore::new(&sdk, config.table.clone())),
+        Ok(Self {
+            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             config,
             clock: Arc::new(SystemClock),
             clouds: Arc::new(Ec2Lookups::default()),
             keys: KeyCache::default(),
-        }
+        })
     }
 
     pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {

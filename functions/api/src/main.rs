@@ -5,7 +5,7 @@ use lambda_http::{service_fn, Body, Error, Request, Response};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     phantom::logging::init();
-    let app: &'static api::App = Box::leak(Box::new(api::App::from_env().await));
+    let app: &'static api::App = Box::leak(Box::new(api::App::from_env().await?));
     lambda_http::run(service_fn(move |req: Request| async move {
         let path_and_query = req
             .uri()

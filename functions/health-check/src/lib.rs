@@ -64,7 +64,7 @@ impl HealthCheck {
             )
         })?;
         Ok(Self {
-            store: Arc::new(DynamoStore::new(&sdk, config.table)),
+            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: Arc::new(queue),
         })
     }

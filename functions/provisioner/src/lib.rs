@@ -73,15 +73,15 @@ enum Round {
 
 impl Provisioner {
     /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), each cloud's EC2, the system clock.
-    pub async fn from_env() -> Self {
+    pub async fn from_env() -> Result<Self, String> {
         let config = Config::from_env();
         let sdk = aws_sdk_config().await;
-        Self {
-            store: Arc::new(DynamoStore::new(&sdk, config.table)),
+        Ok(Self {
+            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
             clock: Arc::new(SystemClock),
-        }
+        })
     }
 
     /// One batch of queue messages, as (message id, body), run concurrently. Returns the ids that

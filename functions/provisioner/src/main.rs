@@ -7,7 +7,7 @@ use lambda_runtime::{service_fn, Error, LambdaEvent};
 async fn main() -> Result<(), Error> {
     phantom::logging::init();
     let p: &'static provisioner::Provisioner =
-        Box::leak(Box::new(provisioner::Provisioner::from_env().await));
+        Box::leak(Box::new(provisioner::Provisioner::from_env().await?));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let messages = event
             .payload

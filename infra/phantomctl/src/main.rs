@@ -1,5 +1,5 @@
 //! phantomctl: Phantom's admin tool. It talks to DynamoDB with the same configuration as the
-//! functions (PHANTOM_STATE_TABLE, AWS_REGION, AWS_ENDPOINT_URL, credentials from the environment), so it
+//! functions (PHANTOM_STATE_TABLE, PHANTOM_SECRETS_KEY, AWS_REGION, AWS_ENDPOINT_URL, credentials from the environment), so it
 //! works against the local stack and a deployed one alike.
 
 use clap::{Parser, Subcommand};
@@ -91,7 +91,13 @@ enum CredentialsCommand {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = Config::from_env();
-    let store = DynamoStore::new(&aws_sdk_config().await, config.table);
+    let store = match DynamoStore::from_env(&aws_sdk_config().await, &config.table) {
+        Ok(store) => store,
+        Err(message) => {
+            eprintln!("phantomctl: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     match run(cli.command, &store).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -25,7 +25,7 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     phantom::logging::init();
     let bind = std::env::var("PHANTOM_BIND").unwrap_or_else(|_| "127.0.0.1:4580".into());
-    let app = Arc::new(api::App::from_env().await);
+    let app = Arc::new(api::App::from_env().await?);
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,
@@ -34,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let sdk = phantom::config::aws_sdk_config().await;
     if let Some(queue) = phantom::queue::SqsQueue::from_env(&sdk) {
-        let provisioner = Arc::new(provisioner::Provisioner::from_env().await);
+        let provisioner = Arc::new(provisioner::Provisioner::from_env().await?);
         for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
             tokio::spawn(poll_queue(queue.clone(), provisioner.clone()));
         }

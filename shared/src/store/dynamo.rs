@@ -3,15 +3,17 @@
 //! | pk              | sk                 | holds                                     |
 //! |-----------------|--------------------|-------------------------------------------|
 //! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
-//! | `KEY#<akid>`    | `KEY`              | an access key: secret, user               |
+//! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), user      |
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
-//! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud        |
+//! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud (secret sealed) |
 //! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
 //! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
 //! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
+//!
+//! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
 //! items change together), never a read followed by a write.
@@ -26,6 +28,7 @@ use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::reconcile::{Lifecycle, Member};
+use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodb::types::{
@@ -33,6 +36,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -47,6 +51,20 @@ const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 const WATCH: &str = "WATCH";
 const USAGE: &str = "USAGE";
+/// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.
+const SEALED: &str = "sealed";
+
+/// What a user's credentials for a cloud are sealed for: their item.
+fn credentials_context(user: &str, cloud: &str) -> String {
+    format!("{}/{CRED}{cloud}", owner(user))
+}
+
+fn sealing(e: SecretError) -> StoreError {
+    match e {
+        SecretError::Unavailable(m) => StoreError::Unavailable(m),
+        SecretError::Unreadable(m) => StoreError::Corrupt(m),
+    }
+}
 
 fn watch_key(user: &str, cloud: &str) -> Item {
     key(WATCH.into(), format!("{cloud}#{user}"))
@@ -198,17 +216,30 @@ where
 pub struct DynamoStore {
     db: Client,
     table: String,
+    secrets: Arc<Secrets>,
 }
 
 impl DynamoStore {
-    pub fn new(sdk: &aws_config::SdkConfig, table: impl Into<String>) -> Self {
+    pub fn new(
+        sdk: &aws_config::SdkConfig,
+        table: impl Into<String>,
+        secrets: Arc<Secrets>,
+    ) -> Self {
         let config = aws_sdk_dynamodb::config::Builder::from(sdk)
             .interceptor(crate::metrics::Counter::DynamoDb)
             .build();
         Self {
             db: Client::from_conf(config),
             table: table.into(),
+            secrets,
         }
+    }
+
+    /// The table of PHANTOM_STATE_TABLE, secrets sealed with the KMS key of PHANTOM_SECRETS_KEY
+    /// (an error if that is not set).
+    pub fn from_env(sdk: &aws_config::SdkConfig, table: &str) -> Result<Self, String> {
+        let secrets = Secrets::from_env(sdk)?;
+        Ok(Self::new(sdk, table, Arc::new(secrets)))
     }
 
     pub fn table(&self) -> &str {
@@ -315,14 +346,16 @@ impl DynamoStore {
         Ok(out)
     }
 
-    /// An access key of user `u`, new (its id must not exist).
-    fn key_put(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<Put> {
+    /// An access key of user `u`, new (its id must not exist), its secret sealed.
+    async fn key_put(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<Put> {
+        let pk = format!("KEY#{access_key_id}");
+        let sealed = self.secrets.seal(&pk, secret).await.map_err(sealing)?;
         Put::builder()
             .table_name(&self.table)
-            .set_item(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .set_item(Some(key(pk, "KEY".into())))
             .item("user", s(&u.name))
             .item("account_id", s(&u.account_id))
-            .item("secret", s(secret))
+            .item(SEALED, s(sealed))
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)
@@ -383,11 +416,18 @@ impl DynamoStore {
         })
     }
 
-    fn credentials_from(item: &Item) -> StoreResult<CloudCredentials> {
+    /// A user's credentials for a cloud, their secret opened.
+    async fn credentials_from(&self, user: &str, item: &Item) -> StoreResult<CloudCredentials> {
+        let cloud = sk_suffix(item, CRED)?;
+        let secret = self
+            .secrets
+            .open(&credentials_context(user, &cloud), &get_s(item, SEALED)?)
+            .await
+            .map_err(sealing)?;
         Ok(CloudCredentials {
-            cloud: sk_suffix(item, CRED)?,
+            cloud,
             access_key_id: get_s(item, "access_key_id")?,
-            secret: get_s(item, "secret")?,
+            secret,
         })
     }
 
@@ -571,7 +611,7 @@ impl Directory for DynamoStore {
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
-        let key_item = self.key_put(user, &user.access_key_id, secret)?;
+        let key_item = self.key_put(user, &user.access_key_id, secret).await?;
         let result = self
             .db
             .transact_write_items()
@@ -600,15 +640,18 @@ impl Directory for DynamoStore {
         let item = self
             .get(format!("KEY#{access_key_id}"), "KEY".into())
             .await?;
-        item.map(|i| {
-            Ok(AccessKey {
-                access_key_id: access_key_id.to_string(),
-                secret: get_s(&i, "secret")?,
-                user: get_s(&i, "user")?,
-                account_id: get_s(&i, "account_id")?,
-            })
-        })
-        .transpose()
+        let Some(i) = item else { return Ok(None) };
+        let secret = self
+            .secrets
+            .open(&format!("KEY#{access_key_id}"), &get_s(&i, SEALED)?)
+            .await
+            .map_err(sealing)?;
+        Ok(Some(AccessKey {
+            access_key_id: access_key_id.to_string(),
+            secret,
+            user: get_s(&i, "user")?,
+            account_id: get_s(&i, "account_id")?,
+        }))
     }
 
     async fn user(&self, name: &str) -> StoreResult<Option<User>> {
@@ -669,7 +712,7 @@ impl Directory for DynamoStore {
             )
             .transact_items(
                 TransactWriteItem::builder()
-                    .put(self.key_put(u, access_key_id, secret)?)
+                    .put(self.key_put(u, access_key_id, secret).await?)
                     .build(),
             )
             .send()
@@ -755,11 +798,16 @@ impl Directory for DynamoStore {
                 .build()
                 .map_err(unavailable)
         };
+        let sealed = self
+            .secrets
+            .seal(&credentials_context(user, &creds.cloud), &creds.secret)
+            .await
+            .map_err(sealing)?;
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{CRED}{}", creds.cloud))))
             .item("access_key_id", s(&creds.access_key_id))
-            .item("secret", s(&creds.secret))
+            .item(SEALED, s(sealed))
             .build()
             .map_err(unavailable)?;
         let result = self
@@ -792,18 +840,17 @@ impl Directory for DynamoStore {
         user: &str,
         cloud: &str,
     ) -> StoreResult<Option<CloudCredentials>> {
-        self.get(owner(user), format!("{CRED}{cloud}"))
-            .await?
-            .map(|i| Self::credentials_from(&i))
-            .transpose()
+        match self.get(owner(user), format!("{CRED}{cloud}")).await? {
+            Some(i) => Ok(Some(self.credentials_from(user, &i).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
-        self.query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
-            .await?
-            .iter()
-            .map(Self::credentials_from)
-            .collect()
+        let items = self
+            .query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
+            .await?;
+        futures::future::try_join_all(items.iter().map(|i| self.credentials_from(user, i))).await
     }
 }
 

@@ -81,9 +81,9 @@ impl From<phantom::store::StoreError> for Failure {
 
 impl Failure {
     /// A cloud's refusal keeps its code, its message prefixed with the cloud's name; a cloud that
-    /// cannot be asked is 503 CloudUnavailable.
+    /// cannot be asked, or fails with a 5xx of its own, is 503 CloudUnavailable.
     fn from_cloud(cloud: &str, e: CloudError) -> Self {
-        let unreachable = e.code == CloudError::unreachable("").code;
+        let unreachable = e.code == CloudError::unreachable("").code || e.code.starts_with("HTTP5");
         Self {
             status: if unreachable { 503 } else { 400 },
             code: if unreachable {
@@ -156,5 +156,27 @@ fn optional_bool(input: &Value, name: &str) -> Result<Option<bool>, ApiError> {
         Some(_) => Err(ApiError::validation(format!(
             "{name} must be true or false."
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clouds_refusal_keeps_its_code_and_a_broken_cloud_is_unavailable() {
+        let refused = Failure::from_cloud("hotel", CloudError::new("AuthFailure", "bad key"));
+        assert_eq!(
+            (refused.status, refused.code.as_ref()),
+            (400, "AuthFailure")
+        );
+        assert_eq!(refused.message, "hotel: bad key");
+        for e in [
+            CloudError::unreachable("connection refused"),
+            CloudError::new("HTTP500", "answered HTTP 500"),
+        ] {
+            let f = Failure::from_cloud("hotel", e);
+            assert_eq!((f.status, f.code.as_ref()), (503, "CloudUnavailable"));
+        }
     }
 }

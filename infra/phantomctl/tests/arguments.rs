@@ -7,6 +7,7 @@ use std::process::Command;
 fn a_bad_user_name_is_refused_without_touching_the_store() {
     let out = Command::new(env!("CARGO_BIN_EXE_phantomctl"))
         .args(["user", "create", "not a name!"])
+        .env("PHANTOM_SECRETS_KEY", "alias/never-asked")
         .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
         .env("AWS_REGION", "us-east-1")
         .env("AWS_ACCESS_KEY_ID", "x")
@@ -17,6 +18,19 @@ fn a_bad_user_name_is_refused_without_touching_the_store() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("must be 1 to 64 letters"), "{err}");
+}
+
+#[test]
+fn without_the_secrets_key_it_refuses_to_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_phantomctl"))
+        .args(["user", "list"])
+        .env_remove("PHANTOM_SECRETS_KEY")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("phantomctl runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PHANTOM_SECRETS_KEY is not set"), "{err}");
 }
 
 #[test]

@@ -18,6 +18,21 @@ const OPERATIONS: [&str; 8] = [
     "DescribeUserGroups",
 ];
 
+/// The user whose new key an answer (CreateUser, RotateAccessKey) shows.
+fn keyed(name: &str, answer: &Value) -> User {
+    let key = |k: &str| {
+        answer["AccessKey"][k]
+            .as_str()
+            .expect("a key in the answer")
+            .to_string()
+    };
+    User {
+        name: name.into(),
+        access_key_id: key("AccessKeyId"),
+        secret: key("SecretAccessKey"),
+    }
+}
+
 fn named<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
     list[key]
         .as_array()
@@ -148,14 +163,7 @@ async fn an_administrator_creates_disables_and_rekeys_users() {
     let admin = w.admin("keys").await;
     let (status, made) = call(&w, &admin, "CreateUser", json!({"UserName": "newcomer"})).await;
     assert_eq!(status, 200, "{made}");
-    let first = User {
-        name: "newcomer".into(),
-        access_key_id: made["AccessKey"]["AccessKeyId"].as_str().unwrap().into(),
-        secret: made["AccessKey"]["SecretAccessKey"]
-            .as_str()
-            .unwrap()
-            .into(),
-    };
+    let first = keyed("newcomer", &made);
     assert_eq!(made["User"]["Admin"], false);
     w.sdk(&first)
         .describe_auto_scaling_groups()
@@ -216,14 +224,7 @@ async fn an_administrator_creates_disables_and_rekeys_users() {
     )
     .await;
     assert_eq!(status, 200, "{rotated}");
-    let second = User {
-        access_key_id: rotated["AccessKey"]["AccessKeyId"].as_str().unwrap().into(),
-        secret: rotated["AccessKey"]["SecretAccessKey"]
-            .as_str()
-            .unwrap()
-            .into(),
-        ..first.clone()
-    };
+    let second = keyed("newcomer", &rotated);
     assert_ne!(second.access_key_id, first.access_key_id);
     let out = w
         .sdk(&second)
@@ -258,14 +259,7 @@ async fn an_administrator_creates_disables_and_rekeys_users() {
         json!({"UserName": "deputy", "Admin": true}),
     )
     .await;
-    let deputy = User {
-        name: "deputy".into(),
-        access_key_id: made["AccessKey"]["AccessKeyId"].as_str().unwrap().into(),
-        secret: made["AccessKey"]["SecretAccessKey"]
-            .as_str()
-            .unwrap()
-            .into(),
-    };
+    let deputy = keyed("deputy", &made);
     let (status, _) = call(&w, &deputy, "ListUsers", json!({})).await;
     assert_eq!(status, 200);
 }

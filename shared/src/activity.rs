@@ -54,6 +54,22 @@ fn activity(
     }
 }
 
+/// The desired capacity changed by a policy (or, later, a schedule): `by` says who, in AWS's words
+/// ("a user request executed policy up").
+pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Changing the desired capacity from {from} to {to}"),
+        format!(
+            "At {} {by} changing the desired capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        json!({}),
+    )
+}
+
 fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
     format!(
         "At {} an instance was started in response to a difference between desired and actual capacity, increasing the capacity from {from} to {to}.",

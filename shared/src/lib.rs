@@ -16,6 +16,7 @@ pub mod logging;
 pub mod metrics;
 pub mod paging;
 pub mod patterns;
+pub mod policy;
 pub mod processes;
 pub mod query;
 pub mod queue;

@@ -342,7 +342,11 @@ pub struct Cli {
 
 impl Cli {
     pub fn json(&self) -> Value {
-        assert!(self.ok, "the AWS CLI failed: {}", self.stderr);
+        assert!(
+            self.ok,
+            "the AWS CLI failed: {}{}",
+            self.stderr, self.stdout
+        );
         if self.stdout.trim().is_empty() {
             return Value::Null;
         }

@@ -712,3 +712,128 @@ fn phantoms_own_api_through_curl() {
         ("400", Some("ValidationError"))
     );
 }
+
+#[test]
+fn scaling_policies_through_the_cli() {
+    let s = stack();
+    let u = s.new_user("cli-policies");
+    let aws = |args: &[&str]| s.aws(&u, args);
+    create_lc(&u, "pol@hotel");
+    aws(&[
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "pol",
+        "--launch-configuration-name",
+        "pol@hotel",
+        "--min-size",
+        "0",
+        "--max-size",
+        "5",
+        "--desired-capacity",
+        "0",
+    ])
+    .json();
+    let put = aws(&[
+        "put-scaling-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "out",
+        "--adjustment-type",
+        "ChangeInCapacity",
+        "--scaling-adjustment",
+        "2",
+        "--cooldown",
+        "600",
+    ])
+    .json();
+    let arn = put["PolicyARN"].as_str().expect("an ARN");
+    assert!(
+        arn.ends_with(":autoScalingGroupName/pol:policyName/out"),
+        "{arn}"
+    );
+    aws(&[
+        "put-scaling-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "steps",
+        "--policy-type",
+        "StepScaling",
+        "--adjustment-type",
+        "PercentChangeInCapacity",
+        "--min-adjustment-magnitude",
+        "1",
+        "--step-adjustments",
+        "MetricIntervalLowerBound=0,MetricIntervalUpperBound=10,ScalingAdjustment=10",
+        "MetricIntervalLowerBound=10,ScalingAdjustment=50",
+        "MetricIntervalUpperBound=0,ScalingAdjustment=-50",
+    ])
+    .json();
+    let policies = aws(&["describe-policies", "--auto-scaling-group-name", "pol"]).json();
+    let list = policies["ScalingPolicies"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[1]["StepAdjustments"].as_array().unwrap().len(), 3);
+    assert_eq!(list[1]["MinAdjustmentMagnitude"], 1);
+
+    // By ARN, honouring the cooldown: once, then refused.
+    aws(&["execute-policy", "--policy-name", arn, "--honor-cooldown"]).json();
+    let refused = aws(&[
+        "execute-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "out",
+        "--honor-cooldown",
+    ])
+    .error("ScalingActivityInProgress");
+    assert!(refused.contains("cooldown"), "{refused}");
+    // The step policy: 12 over the threshold is the +50 % step (1 of 2).
+    aws(&[
+        "execute-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "steps",
+        "--metric-value",
+        "92",
+        "--breach-threshold",
+        "80",
+    ])
+    .json();
+    let g = describe_group(&u, "pol").expect("the group");
+    assert_eq!(g["DesiredCapacity"], 3);
+    let acts = aws(&[
+        "describe-scaling-activities",
+        "--auto-scaling-group-name",
+        "pol",
+    ])
+    .json();
+    let causes: Vec<&str> = acts["Activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["Cause"].as_str())
+        .collect();
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.contains("executed policy steps changing the desired capacity from 2 to 3")),
+        "{causes:?}"
+    );
+    aws(&[
+        "delete-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "out",
+    ])
+    .json();
+    aws(&[
+        "delete-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "pol",
+        "--force-delete",
+    ])
+    .json();
+}

@@ -42,20 +42,16 @@ pub async fn metric_collection_types(
     })))
 }
 
-/// AWS's adjustment types, for the scaling policies (issue 13) that will use them.
+/// AWS's adjustment types, the ones scaling policies take (`phantom::policy`).
 pub async fn adjustment_types(
     _app: &App,
     _caller: &Caller,
     _input: Value,
 ) -> ApiResult<Option<Value>> {
-    let list: Vec<Value> = [
-        "ChangeInCapacity",
-        "ExactCapacity",
-        "PercentChangeInCapacity",
-    ]
-    .iter()
-    .map(|t| json!({ "AdjustmentType": t }))
-    .collect();
+    let list: Vec<Value> = phantom::policy::ADJUSTMENT_TYPES
+        .iter()
+        .map(|t| json!({ "AdjustmentType": t }))
+        .collect();
     Ok(Some(json!({ "AdjustmentTypes": list })))
 }
 

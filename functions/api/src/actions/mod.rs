@@ -17,6 +17,7 @@ mod describe_tags;
 mod instances;
 mod lifecycle_hooks;
 mod lookups;
+mod policies;
 mod processes;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
@@ -125,6 +126,18 @@ pub const ACTIONS: &[(&str, Handler)] = &[
     }),
     ("ExitStandby", |a, c, i| {
         Box::pin(instances::exit_standby(a, c, i))
+    }),
+    ("PutScalingPolicy", |a, c, i| {
+        Box::pin(policies::put(a, c, i))
+    }),
+    ("DescribePolicies", |a, c, i| {
+        Box::pin(policies::describe(a, c, i))
+    }),
+    ("DeletePolicy", |a, c, i| {
+        Box::pin(policies::delete(a, c, i))
+    }),
+    ("ExecutePolicy", |a, c, i| {
+        Box::pin(policies::execute(a, c, i))
     }),
     ("DescribeAccountLimits", |a, c, i| {
         Box::pin(catalogs::account_limits(a, c, i))

@@ -18,6 +18,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             return Err(pending_delete(name));
         }
         check_new_desired(&g, desired)?;
+        if input["HonorCooldown"].as_bool() == Some(true) {
+            super::policies::check_cooldown(&g, app.clock.now_ms())?;
+        }
         // A fixed group across clouds keeps the sum of its clouds' counts.
         super::across::settled(
             Some(&g),

@@ -1,0 +1,267 @@
+//! Scaling policies: PutScalingPolicy, DescribePolicies, DeletePolicy (the group's document,
+//! `phantom::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
+//! honouring the group's cooldown when asked, and records the change as a scaling activity.
+
+use super::{change_group, group_not_found, names, string};
+use crate::App;
+use phantom::activity::{self, Context};
+use phantom::group::Group;
+use phantom::identity::Caller;
+use phantom::policy::{self, MAX_POLICIES, SIMPLE};
+use phantom::store::Record;
+use phantom::{paging, ApiError, ApiResult};
+use serde_json::{json, Value};
+use std::sync::Mutex;
+
+/// Where a group's document keeps the end of its cooldown (Unix ms): set by each simple policy
+/// that changes the desired capacity. Not part of any AWS shape, so never rendered.
+const COOLDOWN_ENDS: &str = "PhantomCooldownEndsMs";
+
+fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
+    format!(
+        "arn:aws:autoscaling:{}:{}:scalingPolicy:{}:autoScalingGroupName/{group}:policyName/{name}",
+        app.config.region,
+        caller.account_id,
+        uuid::Uuid::new_v4()
+    )
+}
+
+pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let group = string(&input, "AutoScalingGroupName");
+    let name = string(&input, "PolicyName");
+    let fresh = arn(app, caller, group, name);
+    let kept = Mutex::new(String::new());
+    change_group(app, caller, group, None, |g| {
+        let list = policy::stored(&g.doc);
+        let existing = list.iter().position(|p| p["PolicyName"] == name);
+        // A policy put again keeps its ARN (webhooks and alarms name it).
+        let arn = existing
+            .and_then(|i| list[i]["PolicyARN"].as_str())
+            .unwrap_or(&fresh)
+            .to_string();
+        let doc = policy::document(&input, group, &arn)?;
+        let mut list = list.to_vec();
+        match existing {
+            Some(i) => list[i] = doc,
+            None if list.len() >= MAX_POLICIES => {
+                return Err(ApiError::limit_exceeded(format!(
+                    "Group {group} has {MAX_POLICIES} scaling policies, the most it may have."
+                )))
+            }
+            None => list.push(doc),
+        }
+        *kept.lock().expect("no panic while held") = arn;
+        let mut next = g.clone();
+        next.doc[policy::KEY] = Value::Array(list);
+        Ok(next)
+    })
+    .await?;
+    let arn = kept.into_inner().expect("no panic while held");
+    Ok(Some(json!({ "PolicyARN": arn, "Alarms": [] })))
+}
+
+/// Whether `wanted` (a policy's name or ARN) is this policy.
+fn is(p: &Value, wanted: &str) -> bool {
+    p["PolicyName"] == wanted || p["PolicyARN"] == wanted
+}
+
+/// The group a request means: named, or read from a policy ARN.
+fn group_of<'a>(input: &'a Value, policy: &'a str) -> ApiResult<&'a str> {
+    if let Some(g) = input["AutoScalingGroupName"].as_str() {
+        return Ok(g);
+    }
+    policy
+        .split_once(":autoScalingGroupName/")
+        .and_then(|(_, rest)| rest.split_once(":policyName/"))
+        .map(|(g, _)| g)
+        .ok_or_else(|| {
+            ApiError::validation("AutoScalingGroupName is required unless PolicyName is an ARN.")
+        })
+}
+
+pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let wanted = string(&input, "PolicyName");
+    let group = group_of(&input, wanted)?;
+    change_group(app, caller, group, None, |g| {
+        let list = policy::stored(&g.doc);
+        if !list.iter().any(|p| is(p, wanted)) {
+            return Err(no_policy(wanted, group));
+        }
+        let mut next = g.clone();
+        next.doc[policy::KEY] =
+            Value::Array(list.iter().filter(|p| !is(p, wanted)).cloned().collect());
+        Ok(next)
+    })
+    .await?;
+    Ok(None)
+}
+
+fn no_policy(wanted: &str, group: &str) -> ApiError {
+    ApiError::validation(format!(
+        "No scaling policy found for service namespace autoscaling, resource ID {group} and policy name {wanted}"
+    ))
+}
+
+/// The caller's policies, of one group or all, filtered by name (or ARN) and type, by group then
+/// name, paged.
+pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let limit = paging::max_records(input["MaxRecords"].as_i64())?;
+    let after = paging::resume_after(input["NextToken"].as_str())?;
+    let groups: Vec<Group> = match input["AutoScalingGroupName"].as_str() {
+        Some(name) => vec![app
+            .store
+            .group(&caller.user, name)
+            .await?
+            .ok_or_else(|| group_not_found(name))?],
+        None => {
+            app.store
+                .groups(&caller.user, None, None, usize::MAX, &|_| true)
+                .await?
+        }
+    };
+    let wanted = names(&input, "PolicyNames");
+    let types = names(&input, "PolicyTypes");
+    let mut found: Vec<(String, Value)> = groups
+        .iter()
+        .flat_map(|g| policy::stored(&g.doc).iter().cloned())
+        .filter(|p| wanted.as_ref().is_none_or(|w| w.iter().any(|n| is(p, n))))
+        .filter(|p| {
+            types
+                .as_ref()
+                .is_none_or(|t| t.iter().any(|t| p["PolicyType"] == t.as_str()))
+        })
+        .map(|p| {
+            let position = format!(
+                "{}\u{0}{}",
+                p["AutoScalingGroupName"].as_str().unwrap_or_default(),
+                p["PolicyName"].as_str().unwrap_or_default()
+            );
+            (position, p)
+        })
+        .filter(|(position, _)| after.as_deref().is_none_or(|a| position.as_str() > a))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let page = paging::page(found, limit, |(p, _)| p);
+    Ok(Some(json!({
+        "ScalingPolicies": page.items.into_iter().map(|(_, p)| p).collect::<Vec<_>>(),
+        "NextToken": page.next_token,
+    })))
+}
+
+/// What one execution decided: the group as written and the change.
+struct Executed {
+    group: Group,
+    policy: String,
+    from: i64,
+    to: i64,
+}
+
+pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+    let wanted = string(&input, "PolicyName");
+    let group = group_of(&input, wanted)?;
+    let honor = input["HonorCooldown"].as_bool().unwrap_or(false);
+    let now = app.clock.now_ms();
+    let outcome: Mutex<Option<Executed>> = Mutex::new(None);
+    change_group(app, caller, group, Some("ExecutePolicy"), |g| {
+        let p = policy::stored(&g.doc)
+            .iter()
+            .find(|p| is(p, wanted))
+            .ok_or_else(|| no_policy(wanted, group))?;
+        let name = p["PolicyName"].as_str().unwrap_or_default();
+        if p["Enabled"] == false {
+            return Err(ApiError::validation(format!(
+                "Policy {name} is disabled: enable it with PutScalingPolicy first."
+            )));
+        }
+        let (adjustment, simple) = adjustment_of(p, &input)?;
+        if simple && honor {
+            check_cooldown(g, now)?;
+        }
+        let to = policy::adjust(
+            p["AdjustmentType"].as_str().unwrap_or_default(),
+            adjustment,
+            p["MinAdjustmentMagnitude"].as_i64(),
+            g.desired,
+            g.min,
+            g.max,
+        );
+        let mut next = g.clone();
+        next.desired = to;
+        if simple && to != g.desired {
+            let cooldown = p["Cooldown"]
+                .as_i64()
+                .or(g.doc["DefaultCooldown"].as_i64())
+                .unwrap_or(300);
+            next.doc[COOLDOWN_ENDS] = (now + cooldown * 1000).into();
+        }
+        *outcome.lock().expect("no panic while held") = Some(Executed {
+            group: next.clone(),
+            policy: name.to_string(),
+            from: g.desired,
+            to,
+        });
+        Ok(next)
+    })
+    .await?;
+    let done = outcome.into_inner().expect("no panic while held");
+    if let Some(e) = done.filter(|e| e.from != e.to) {
+        let ctx = Context {
+            group: &e.group.name,
+            group_arn: e.group.doc["AutoScalingGroupARN"]
+                .as_str()
+                .unwrap_or_default(),
+            now_ms: now,
+        };
+        let by = format!("a user request executed policy {}", e.policy);
+        let record = Record {
+            activities: vec![activity::desired_changed(&ctx, &by, e.from, e.to)],
+            ..Record::default()
+        };
+        // The change is made; an activity that cannot be written is logged, not the caller's.
+        if let Err(err) = app.store.record(&caller.user, &e.group, &record).await {
+            tracing::error!(group, error = %err, "could not record the policy's activity");
+        }
+    }
+    Ok(None)
+}
+
+/// ScalingActivityInProgress while the group's cooldown runs (HonorCooldown of ExecutePolicy and
+/// SetDesiredCapacity).
+pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
+    match g.doc[COOLDOWN_ENDS].as_i64().filter(|e| now_ms < *e) {
+        Some(ends) => Err(ApiError::scaling_activity_in_progress(format!(
+            "Group {} is in its cooldown for another {} s; HonorCooldown waits for it.",
+            g.name,
+            (ends - now_ms + 999) / 1000
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The adjustment a policy makes for this request, and whether it is a simple policy (the only
+/// kind with a cooldown): a step policy needs MetricValue and BreachThreshold and picks its step.
+fn adjustment_of(p: &Value, input: &Value) -> ApiResult<(i64, bool)> {
+    let metric = input["MetricValue"].as_f64();
+    let breach = input["BreachThreshold"].as_f64();
+    if p["PolicyType"] == SIMPLE {
+        if metric.is_some() || breach.is_some() {
+            return Err(ApiError::validation(
+                "MetricValue and BreachThreshold are only for StepScaling policies.",
+            ));
+        }
+        return Ok((p["ScalingAdjustment"].as_i64().unwrap_or_default(), true));
+    }
+    let (Some(metric), Some(breach)) = (metric, breach) else {
+        return Err(ApiError::validation(
+            "MetricValue and BreachThreshold are required to execute a StepScaling policy.",
+        ));
+    };
+    let steps = policy::steps(&p["StepAdjustments"])?;
+    let adjustment = policy::step_for(&steps, metric, breach).ok_or_else(|| {
+        ApiError::validation(format!(
+            "No step adjustment of policy {} covers the metric value {metric} against the breach threshold {breach}.",
+            p["PolicyName"].as_str().unwrap_or_default()
+        ))
+    })?;
+    Ok((adjustment, false))
+}

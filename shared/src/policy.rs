@@ -1,0 +1,409 @@
+//! Scaling policies: PutScalingPolicy's input checked as AWS checks it, stored as the
+//! `ScalingPolicy` document DescribePolicies returns, and what executing one does to a group's
+//! desired capacity. Pure: no store, no clock.
+//!
+//! SimpleScaling and StepScaling, with ChangeInCapacity, ExactCapacity and
+//! PercentChangeInCapacity. TargetTrackingScaling and PredictiveScaling follow a CloudWatch metric,
+//! which the clouds Phantom serves do not have: they are refused rather than stored to do nothing.
+
+use crate::{ApiError, ApiResult};
+use serde_json::{json, Map, Value};
+
+/// AWS's quota of scaling policies per group.
+pub const MAX_POLICIES: usize = 50;
+/// Where a group's document keeps its policies.
+pub const KEY: &str = "ScalingPolicies";
+
+pub const SIMPLE: &str = "SimpleScaling";
+pub const STEP: &str = "StepScaling";
+pub const ADJUSTMENT_TYPES: [&str; 3] = [
+    "ChangeInCapacity",
+    "ExactCapacity",
+    "PercentChangeInCapacity",
+];
+
+/// The stored policies of a group's document.
+pub fn stored(doc: &Value) -> &[Value] {
+    doc[KEY].as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// The policy document PutScalingPolicy's input makes (a new one, or one replacing the policy of
+/// that name), checked as AWS checks it.
+pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
+    let kind = input["PolicyType"].as_str().unwrap_or(SIMPLE);
+    match kind {
+        SIMPLE | STEP => {}
+        "TargetTrackingScaling" | "PredictiveScaling" => {
+            return Err(ApiError::validation(format!(
+                "{kind} follows CloudWatch metrics, which Phantom's clouds do not have: use \
+                 SimpleScaling or StepScaling, run by ExecutePolicy or a policy's webhook."
+            )))
+        }
+        other => {
+            return Err(ApiError::validation(format!(
+                "Invalid policy type {other}: use SimpleScaling or StepScaling."
+            )))
+        }
+    }
+    let adjustment_type = input["AdjustmentType"].as_str().ok_or_else(|| {
+        ApiError::validation(format!(
+            "AdjustmentType is required for policy type {kind}."
+        ))
+    })?;
+    if !ADJUSTMENT_TYPES.contains(&adjustment_type) {
+        return Err(ApiError::validation(format!(
+            "Invalid adjustment type {adjustment_type}: use one of {}.",
+            ADJUSTMENT_TYPES.join(", ")
+        )));
+    }
+    // MinAdjustmentStep is the older name of MinAdjustmentMagnitude.
+    let magnitude = input["MinAdjustmentMagnitude"]
+        .as_i64()
+        .or(input["MinAdjustmentStep"].as_i64());
+    if let Some(m) = magnitude {
+        if adjustment_type != "PercentChangeInCapacity" {
+            return Err(ApiError::validation(
+                "MinAdjustmentMagnitude is only supported with PercentChangeInCapacity.",
+            ));
+        }
+        if m < 1 {
+            return Err(ApiError::validation(
+                "MinAdjustmentMagnitude must be at least 1.",
+            ));
+        }
+    }
+    let not_for = |member: &str, kinds: &str| {
+        ApiError::validation(format!("{member} is only supported for {kinds} policies."))
+    };
+    let mut doc = Map::new();
+    doc.insert("AutoScalingGroupName".into(), group.into());
+    doc.insert("PolicyName".into(), input["PolicyName"].clone());
+    doc.insert("PolicyARN".into(), arn.into());
+    doc.insert("PolicyType".into(), kind.into());
+    doc.insert("AdjustmentType".into(), adjustment_type.into());
+    if let Some(m) = magnitude {
+        doc.insert("MinAdjustmentMagnitude".into(), m.into());
+    }
+    if kind == SIMPLE {
+        for member in [
+            "StepAdjustments",
+            "MetricAggregationType",
+            "EstimatedInstanceWarmup",
+        ] {
+            if !input[member].is_null() {
+                return Err(not_for(member, STEP));
+            }
+        }
+        let adjustment = input["ScalingAdjustment"].as_i64().ok_or_else(|| {
+            ApiError::validation("ScalingAdjustment is required for SimpleScaling policies.")
+        })?;
+        check_adjustment(adjustment_type, adjustment)?;
+        doc.insert("ScalingAdjustment".into(), adjustment.into());
+        if let Some(c) = input["Cooldown"].as_i64() {
+            if c < 0 {
+                return Err(ApiError::validation("Cooldown must not be negative."));
+            }
+            doc.insert("Cooldown".into(), c.into());
+        }
+    } else {
+        for member in ["ScalingAdjustment", "Cooldown"] {
+            if !input[member].is_null() {
+                return Err(not_for(member, SIMPLE));
+            }
+        }
+        let steps = steps(&input["StepAdjustments"])?;
+        for s in &steps {
+            check_adjustment(adjustment_type, s.adjustment)?;
+        }
+        check_steps(&steps)?;
+        doc.insert("StepAdjustments".into(), input["StepAdjustments"].clone());
+        let aggregation = input["MetricAggregationType"].as_str().unwrap_or("Average");
+        if !["Minimum", "Maximum", "Average"].contains(&aggregation) {
+            return Err(ApiError::validation(format!(
+                "Invalid metric aggregation type {aggregation}: use Minimum, Maximum or Average."
+            )));
+        }
+        doc.insert("MetricAggregationType".into(), aggregation.into());
+        if let Some(w) = input["EstimatedInstanceWarmup"].as_i64() {
+            doc.insert("EstimatedInstanceWarmup".into(), w.into());
+        }
+    }
+    doc.insert(
+        "Enabled".into(),
+        input["Enabled"].as_bool().unwrap_or(true).into(),
+    );
+    doc.insert("Alarms".into(), json!([]));
+    Ok(Value::Object(doc))
+}
+
+fn check_adjustment(adjustment_type: &str, adjustment: i64) -> ApiResult<()> {
+    if adjustment_type == "ExactCapacity" && adjustment < 0 {
+        return Err(ApiError::validation(
+            "ScalingAdjustment must not be negative with ExactCapacity.",
+        ));
+    }
+    Ok(())
+}
+
+/// One step of a StepScaling policy: bounds relative to the breach threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    pub adjustment: i64,
+}
+
+/// The steps of a stored (or input) `StepAdjustments` list.
+pub fn steps(list: &Value) -> ApiResult<Vec<Step>> {
+    let list = list.as_array().filter(|l| !l.is_empty()).ok_or_else(|| {
+        ApiError::validation("StepAdjustments is required for StepScaling policies.")
+    })?;
+    list.iter()
+        .map(|s| {
+            Ok(Step {
+                lower: s["MetricIntervalLowerBound"].as_f64(),
+                upper: s["MetricIntervalUpperBound"].as_f64(),
+                adjustment: s["ScalingAdjustment"].as_i64().ok_or_else(|| {
+                    ApiError::validation("Each step adjustment needs a ScalingAdjustment.")
+                })?,
+            })
+        })
+        .collect()
+}
+
+/// AWS's rules for step intervals: no step open at both ends, at most one open below and one
+/// open above, a negative lower bound needs a step open below and a positive upper bound one open
+/// above, and the intervals neither overlap nor leave a gap.
+pub fn check_steps(steps: &[Step]) -> ApiResult<()> {
+    let bad = |m: &str| Err(ApiError::validation(m.to_string()));
+    for s in steps {
+        match (s.lower, s.upper) {
+            (None, None) => {
+                return bad("The upper and lower bound of a step adjustment cannot both be null.")
+            }
+            (Some(l), Some(u)) if l >= u => {
+                return bad("A step adjustment's lower bound must be less than its upper bound.")
+            }
+            _ => {}
+        }
+    }
+    let open_below = steps.iter().filter(|s| s.lower.is_none()).count();
+    let open_above = steps.iter().filter(|s| s.upper.is_none()).count();
+    if open_below > 1 {
+        return bad("At most one step adjustment may have a null lower bound.");
+    }
+    if open_above > 1 {
+        return bad("At most one step adjustment may have a null upper bound.");
+    }
+    if open_below == 0 && steps.iter().any(|s| s.lower.is_some_and(|l| l < 0.0)) {
+        return bad(
+            "A step adjustment with a negative lower bound needs one with a null lower bound.",
+        );
+    }
+    if open_above == 0 && steps.iter().any(|s| s.upper.is_some_and(|u| u > 0.0)) {
+        return bad(
+            "A step adjustment with a positive upper bound needs one with a null upper bound.",
+        );
+    }
+    let mut sorted = steps.to_vec();
+    sorted.sort_by(|a, b| {
+        let key = |s: &Step| s.lower.unwrap_or(f64::NEG_INFINITY);
+        key(a).total_cmp(&key(b))
+    });
+    for pair in sorted.windows(2) {
+        let end = pair[0].upper.unwrap_or(f64::INFINITY);
+        let start = pair[1].lower.unwrap_or(f64::NEG_INFINITY);
+        if end > start {
+            return bad("Step adjustments must not overlap.");
+        }
+        if end < start {
+            return bad("Step adjustments must not leave a gap between them.");
+        }
+    }
+    Ok(())
+}
+
+/// The adjustment of the step that `metric` falls in, relative to `breach`: above the threshold
+/// a step's lower bound is inclusive and its upper exclusive, below it the other way round.
+pub fn step_for(steps: &[Step], metric: f64, breach: f64) -> Option<i64> {
+    let d = metric - breach;
+    steps
+        .iter()
+        .find(|s| {
+            let lower = s.lower.unwrap_or(f64::NEG_INFINITY);
+            let upper = s.upper.unwrap_or(f64::INFINITY);
+            if d >= 0.0 {
+                lower <= d && d < upper
+            } else {
+                lower < d && d <= upper
+            }
+        })
+        .map(|s| s.adjustment)
+}
+
+/// The desired capacity after an adjustment, within the group's bounds. A percentage of the
+/// current desired capacity is rounded as AWS rounds it (above 1 down, between 0 and 1 up to 1,
+/// between -1 and 0 down to -1, below -1 up) and raised to `min_magnitude` instances.
+pub fn adjust(
+    adjustment_type: &str,
+    adjustment: i64,
+    min_magnitude: Option<i64>,
+    desired: i64,
+    min: i64,
+    max: i64,
+) -> i64 {
+    let target = match adjustment_type {
+        "ExactCapacity" => adjustment,
+        "PercentChangeInCapacity" => {
+            let change = desired as f64 * adjustment as f64 / 100.0;
+            let mut n = if change > 1.0 {
+                change.floor()
+            } else if change > 0.0 {
+                1.0
+            } else if change >= -1.0 {
+                if change < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            } else {
+                change.ceil()
+            } as i64;
+            if let Some(m) = min_magnitude {
+                if n != 0 && n.abs() < m {
+                    n = m * n.signum();
+                }
+            }
+            desired + n
+        }
+        _ => desired + adjustment,
+    };
+    target.clamp(min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(lower: Option<f64>, upper: Option<f64>, adjustment: i64) -> Step {
+        Step {
+            lower,
+            upper,
+            adjustment,
+        }
+    }
+
+    #[test]
+    fn adjustments_are_aws_arithmetic_within_the_bounds() {
+        // (type, adjustment, magnitude, desired) -> new desired, within 0..=100
+        for (t, a, m, d, want) in [
+            ("ChangeInCapacity", 2, None, 3, 5),
+            ("ChangeInCapacity", -5, None, 3, 0),
+            ("ExactCapacity", 7, None, 3, 7),
+            ("ExactCapacity", 500, None, 3, 100),
+            ("PercentChangeInCapacity", 50, None, 10, 15),
+            ("PercentChangeInCapacity", 25, None, 10, 12), // 2.5 rounds down to 2
+            ("PercentChangeInCapacity", 5, None, 10, 11),  // 0.5 rounds up to 1
+            ("PercentChangeInCapacity", -5, None, 10, 9),  // -0.5 rounds to -1
+            ("PercentChangeInCapacity", -67, None, 10, 4), // -6.7 rounds up to -6
+            ("PercentChangeInCapacity", 10, Some(3), 10, 13), // 1 raised to 3
+            ("PercentChangeInCapacity", -10, Some(3), 10, 7),
+            ("PercentChangeInCapacity", 50, Some(3), 10, 15), // 5 is enough
+            ("PercentChangeInCapacity", 50, None, 0, 0),      // nothing of nothing
+        ] {
+            assert_eq!(adjust(t, a, m, d, 0, 100), want, "{t} {a} {m:?} from {d}");
+        }
+        assert_eq!(
+            adjust("ChangeInCapacity", -1, None, 2, 2, 5),
+            2,
+            "not below MinSize"
+        );
+    }
+
+    #[test]
+    fn the_step_is_chosen_by_the_metric_and_its_bounds() {
+        // Above the threshold (breach 50): [0, 10) +1, [10, 20) +2, [20, inf) +3; below: (-inf, 0] -1.
+        let steps = [
+            step(Some(0.0), Some(10.0), 1),
+            step(Some(10.0), Some(20.0), 2),
+            step(Some(20.0), None, 3),
+            step(None, Some(0.0), -1),
+        ];
+        check_steps(&steps).unwrap();
+        for (metric, want) in [
+            (50.0, Some(1)),
+            (59.9, Some(1)),
+            (60.0, Some(2)),
+            (70.0, Some(3)),
+            (1e9, Some(3)),
+            (49.0, Some(-1)),
+        ] {
+            assert_eq!(step_for(&steps, metric, 50.0), want, "{metric}");
+        }
+        assert_eq!(step_for(&steps[..1], 80.0, 50.0), None, "no step covers it");
+    }
+
+    #[test]
+    fn step_intervals_are_checked_as_aws_checks_them() {
+        let ok = [step(Some(0.0), None, 1)];
+        check_steps(&ok).unwrap();
+        for (bad, why) in [
+            (vec![step(None, None, 1)], "open at both ends"),
+            (
+                vec![step(Some(5.0), Some(5.0), 1), step(Some(5.0), None, 1)],
+                "empty",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1)],
+                "positive upper bound, nothing above",
+            ),
+            (
+                vec![step(Some(-10.0), Some(0.0), -1)],
+                "negative lower bound, nothing below",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1), step(Some(5.0), None, 2)],
+                "overlap",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1), step(Some(15.0), None, 2)],
+                "gap",
+            ),
+            (
+                vec![step(Some(0.0), None, 1), step(Some(10.0), None, 2)],
+                "two open above",
+            ),
+        ] {
+            assert!(check_steps(&bad).is_err(), "{why}");
+        }
+    }
+
+    #[test]
+    fn policies_are_checked_and_stored_in_awss_shape() {
+        let arn = "arn:aws:autoscaling:us-east-1:1:scalingPolicy:x:autoScalingGroupName/web:policyName/up";
+        let simple = json!({"PolicyName": "up", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 2, "Cooldown": 60});
+        let doc = document(&simple, "web", arn).unwrap();
+        assert_eq!(doc["PolicyType"], SIMPLE);
+        assert_eq!(doc["Enabled"], true);
+        assert_eq!(doc["Cooldown"], 60);
+        for bad in [
+            json!({"PolicyName": "p", "PolicyType": "TargetTrackingScaling"}),
+            json!({"PolicyName": "p", "ScalingAdjustment": 1}),
+            json!({"PolicyName": "p", "AdjustmentType": "Lots", "ScalingAdjustment": 1}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity"}),
+            json!({"PolicyName": "p", "AdjustmentType": "ExactCapacity", "ScalingAdjustment": -1}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1, "MinAdjustmentMagnitude": 2}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1, "StepAdjustments": [{"ScalingAdjustment": 1}]}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity"}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity", "Cooldown": 5,
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+        ] {
+            assert!(document(&bad, "web", arn).is_err(), "{bad}");
+        }
+        let stepped = json!({"PolicyName": "s", "PolicyType": "StepScaling", "AdjustmentType": "PercentChangeInCapacity",
+            "MinAdjustmentMagnitude": 2, "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 10}]});
+        let doc = document(&stepped, "web", arn).unwrap();
+        assert_eq!(doc["MetricAggregationType"], "Average");
+        assert_eq!(doc["MinAdjustmentMagnitude"], 2);
+    }
+}

@@ -30,6 +30,7 @@ pub mod store;
 pub mod tags;
 pub mod template;
 pub mod time;
+pub mod webhook;
 pub mod xml;
 
 pub use error::{ApiError, ApiResult};

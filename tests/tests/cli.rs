@@ -837,3 +837,94 @@ fn scaling_policies_through_the_cli() {
     ])
     .json();
 }
+
+/// A policy's webhook over real HTTP: made with a signed call, then POSTed to by curl with
+/// Alertmanager's payload and no credentials, as Alertmanager would.
+#[test]
+fn an_alert_webhook_scales_a_group_through_plain_http() {
+    let s = stack();
+    let u = s.new_user("webhook");
+    let aws = |args: &[&str]| s.aws(&u, args).json();
+    create_lc(&u, "hooked@hotel");
+    aws(&[
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "hooked",
+        "--launch-configuration-name",
+        "hooked@hotel",
+        "--min-size",
+        "0",
+        "--max-size",
+        "2",
+        "--desired-capacity",
+        "0",
+    ]);
+    aws(&[
+        "put-scaling-policy",
+        "--auto-scaling-group-name",
+        "hooked",
+        "--policy-name",
+        "out",
+        "--adjustment-type",
+        "ChangeInCapacity",
+        "--scaling-adjustment",
+        "1",
+    ]);
+    let post = |url: &str, args: &[&str], body: &str| -> (String, Value) {
+        let out = std::process::Command::new("curl")
+            .args(["-s", "-w", "\n%{http_code}"])
+            .args(args)
+            .args(["-H", "content-type: application/json", "-d", body, url])
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').expect("a status line");
+        (
+            status.to_string(),
+            serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON: {body}")),
+        )
+    };
+    let user = format!("{}:{}", u.access_key_id, u.secret);
+    let signed = [
+        "--aws-sigv4",
+        "aws:amz:us-east-1:autoscaling",
+        "--user",
+        &user,
+    ];
+    let (status, made) = post(
+        &format!("{}/phantom/v1/CreatePolicyWebhook", s.url),
+        &signed,
+        r#"{"AutoScalingGroupName": "hooked", "PolicyName": "out"}"#,
+    );
+    assert_eq!(status, "200", "{made}");
+    let url = made["Webhook"]["Url"].as_str().expect("a URL");
+    assert!(url.starts_with(&s.url), "{url} is on the API's own address");
+    let firing = r#"{"version":"4","status":"firing","receiver":"phantom","commonLabels":{"alertname":"QueueDeep"},
+        "alerts":[{"status":"firing","labels":{"alertname":"QueueDeep"}}]}"#;
+    let (status, v) = post(url, &[], firing);
+    assert_eq!(
+        (status.as_str(), v["Executed"].as_bool()),
+        ("200", Some(true)),
+        "{v}"
+    );
+    assert_eq!(describe_group(&u, "hooked").unwrap()["DesiredCapacity"], 1);
+    // Inside the default cooldown (300 s): absorbed.
+    let (status, v) = post(url, &[], firing);
+    assert_eq!(
+        (status.as_str(), v["Executed"].as_bool()),
+        ("200", Some(false)),
+        "{v}"
+    );
+    let (status, v) = post(&format!("{url}x"), &[], firing);
+    assert_eq!(
+        (status.as_str(), v["Error"]["Code"].as_str()),
+        ("403", Some("AccessDenied"))
+    );
+    assert_eq!(describe_group(&u, "hooked").unwrap()["DesiredCapacity"], 1);
+    aws(&[
+        "delete-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "hooked",
+        "--force-delete",
+    ]);
+}

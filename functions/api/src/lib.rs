@@ -7,6 +7,7 @@ pub mod actions;
 mod auth;
 pub mod console;
 pub mod self_service;
+pub mod webhooks;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
 
@@ -80,6 +81,9 @@ impl App {
     pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {
         if let Some(file) = console::file_of(req.path_and_query) {
             return console::serve(req.method, file);
+        }
+        if webhooks::is_for(req.path_and_query) {
+            return webhooks::handle(self, req).await;
         }
         if self_service::is_for(req.path_and_query) {
             return self_service::handle(self, req).await;

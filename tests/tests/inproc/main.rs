@@ -13,6 +13,7 @@ mod scale;
 mod self_service;
 mod templates;
 mod tools;
+mod webhooks;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::world::World;

@@ -17,7 +17,7 @@ mod describe_tags;
 mod instances;
 mod lifecycle_hooks;
 mod lookups;
-mod policies;
+pub mod policies;
 mod processes;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
@@ -216,7 +216,7 @@ fn pending_delete(name: &str) -> ApiError {
 /// Changes a group with `change` (from the group as read) as a compare-and-set, retried after a
 /// lost race; a change that changes nothing writes nothing. With `reason`, the provisioner is
 /// asked to look at the group afterwards.
-async fn change_group(
+pub(crate) async fn change_group(
     app: &App,
     caller: &Caller,
     name: &str,

@@ -158,23 +158,49 @@ struct Executed {
 
 pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let wanted = string(&input, "PolicyName");
-    let group = group_of(&input, wanted)?;
-    let honor = input["HonorCooldown"].as_bool().unwrap_or(false);
+    let run = Execution {
+        group: group_of(&input, wanted)?,
+        policy: wanted,
+        honor: input["HonorCooldown"].as_bool().unwrap_or(false),
+        metric: input["MetricValue"].as_f64(),
+        breach: input["BreachThreshold"].as_f64(),
+        by: "a user request executed",
+    };
+    run_policy(app, caller, &run).await?;
+    Ok(None)
+}
+
+/// One execution of a policy: by ExecutePolicy, or by its webhook.
+pub struct Execution<'a> {
+    pub group: &'a str,
+    /// Its name or ARN.
+    pub policy: &'a str,
+    pub honor: bool,
+    pub metric: Option<f64>,
+    pub breach: Option<f64>,
+    /// Who, in the activity's cause: "a user request executed".
+    pub by: &'a str,
+}
+
+/// Runs a policy: the new desired capacity (written as a compare-and-set with the cooldown it
+/// starts), the scaling activity, the provisioner asked. Returns (from, to).
+pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiResult<(i64, i64)> {
+    let group = run.group;
     let now = app.clock.now_ms();
     let outcome: Mutex<Option<Executed>> = Mutex::new(None);
     change_group(app, caller, group, Some("ExecutePolicy"), |g| {
         let p = policy::stored(&g.doc)
             .iter()
-            .find(|p| is(p, wanted))
-            .ok_or_else(|| no_policy(wanted, group))?;
+            .find(|p| is(p, run.policy))
+            .ok_or_else(|| no_policy(run.policy, group))?;
         let name = p["PolicyName"].as_str().unwrap_or_default();
         if p["Enabled"] == false {
             return Err(ApiError::validation(format!(
                 "Policy {name} is disabled: enable it with PutScalingPolicy first."
             )));
         }
-        let (adjustment, simple) = adjustment_of(p, &input)?;
-        if simple && honor {
+        let (adjustment, simple) = adjustment_of(p, run.metric, run.breach)?;
+        if simple && run.honor {
             check_cooldown(g, now)?;
         }
         let to = policy::adjust(
@@ -203,8 +229,11 @@ pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Opti
         Ok(next)
     })
     .await?;
-    let done = outcome.into_inner().expect("no panic while held");
-    if let Some(e) = done.filter(|e| e.from != e.to) {
+    let e = outcome
+        .into_inner()
+        .expect("no panic while held")
+        .expect("a change that succeeded ran its closure");
+    if e.from != e.to {
         let ctx = Context {
             group: &e.group.name,
             group_arn: e.group.doc["AutoScalingGroupARN"]
@@ -212,7 +241,7 @@ pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Opti
                 .unwrap_or_default(),
             now_ms: now,
         };
-        let by = format!("a user request executed policy {}", e.policy);
+        let by = format!("{} policy {}", run.by, e.policy);
         let record = Record {
             activities: vec![activity::desired_changed(&ctx, &by, e.from, e.to)],
             ..Record::default()
@@ -222,7 +251,7 @@ pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Opti
             tracing::error!(group, error = %err, "could not record the policy's activity");
         }
     }
-    Ok(None)
+    Ok((e.from, e.to))
 }
 
 /// ScalingActivityInProgress while the group's cooldown runs (HonorCooldown of ExecutePolicy and
@@ -240,9 +269,7 @@ pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
 
 /// The adjustment a policy makes for this request, and whether it is a simple policy (the only
 /// kind with a cooldown): a step policy needs MetricValue and BreachThreshold and picks its step.
-fn adjustment_of(p: &Value, input: &Value) -> ApiResult<(i64, bool)> {
-    let metric = input["MetricValue"].as_f64();
-    let breach = input["BreachThreshold"].as_f64();
+fn adjustment_of(p: &Value, metric: Option<f64>, breach: Option<f64>) -> ApiResult<(i64, bool)> {
     if p["PolicyType"] == SIMPLE {
         if metric.is_some() || breach.is_some() {
             return Err(ApiError::validation(

@@ -7,6 +7,7 @@
 //! secret, once, to the administrator who made it.
 
 mod admin;
+pub mod hooks;
 mod mine;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
@@ -100,7 +101,7 @@ impl Failure {
     }
 }
 
-type Outcome = Result<Value, Failure>;
+pub type Outcome = Result<Value, Failure>;
 
 async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut String) -> Outcome {
     let caller = auth::authenticate(app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
@@ -120,6 +121,9 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
         return Err(serialization("The body must be a JSON object.").into());
     }
     if let Some(outcome) = mine::run(app, &caller, operation, &input).await {
+        return outcome;
+    }
+    if let Some(outcome) = hooks::run(app, &caller, operation, &input, req).await {
         return outcome;
     }
     if admin::OPERATIONS.contains(&operation) {

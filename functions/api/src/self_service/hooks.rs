@@ -1,0 +1,144 @@
+//! Each scaling policy's alert webhook, made, listed and revoked by its owner (the calls it
+//! answers: `crate::webhooks`). The webhook lives on the policy in the group's document: its id,
+//! the SHA-256 of its secret, when it was made; the secret itself is shown once, in the URL.
+
+use super::{required, Outcome};
+use crate::actions::change_group;
+use crate::{App, HttpRequest};
+use phantom::identity::Caller;
+use phantom::{policy, webhook, ApiError};
+use serde_json::{json, Value};
+use std::sync::Mutex;
+
+/// Where a policy's document keeps its webhook (no AWS shape has it, so it is never rendered).
+pub const KEY: &str = "PhantomWebhook";
+
+/// Runs `operation` if it is one of these; `None` if it is not.
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    operation: &str,
+    input: &Value,
+    req: &HttpRequest<'_>,
+) -> Option<Outcome> {
+    Some(match operation {
+        "CreatePolicyWebhook" => create(app, caller, input, req).await,
+        "DescribePolicyWebhooks" => describe(app, caller, input).await,
+        "DeletePolicyWebhook" => delete(app, caller, input).await,
+        _ => return None,
+    })
+}
+
+/// The API's own base URL, as the caller reached it (scheme from API Gateway's
+/// X-Forwarded-Proto, the stage kept).
+fn base(req: &HttpRequest<'_>) -> String {
+    let header = |k: &str| req.headers.get(k).and_then(|v| v.to_str().ok());
+    let scheme = header("x-forwarded-proto").unwrap_or("http");
+    let host = header("host").unwrap_or("localhost");
+    let path = req.path_and_query.split('?').next().unwrap_or_default();
+    let stage = path.split("/phantom/v1/").next().unwrap_or_default();
+    format!("{scheme}://{host}{stage}")
+}
+
+/// Makes the policy's webhook, or a new one in place of the old (whose URL stops working).
+async fn create(app: &App, caller: &Caller, input: &Value, req: &HttpRequest<'_>) -> Outcome {
+    let group = required(input, "AutoScalingGroupName")?;
+    let name = required(input, "PolicyName")?;
+    let (id, secret, digest) = webhook::new_webhook();
+    let created = phantom::time::format_timestamp(app.clock.now());
+    let policy_name = Mutex::new(String::new());
+    change_group(app, caller, group, None, |g| {
+        let mut next = g.clone();
+        let list = next.doc[policy::KEY]
+            .as_array_mut()
+            .ok_or_else(|| no_policy(group, name))?;
+        let p = list
+            .iter_mut()
+            .find(|p| p["PolicyName"] == name || p["PolicyARN"] == name)
+            .ok_or_else(|| no_policy(group, name))?;
+        p[KEY] = json!({"Id": id, "SecretSha256": digest, "Created": created});
+        *policy_name.lock().expect("no panic while held") =
+            p["PolicyName"].as_str().unwrap_or_default().to_string();
+        Ok(next)
+    })
+    .await?;
+    let path = webhook::path(&caller.user, group, &id, &secret);
+    Ok(json!({"Webhook": {
+        "AutoScalingGroupName": group,
+        "PolicyName": policy_name.into_inner().expect("no panic while held"),
+        "WebhookId": id,
+        "Created": created,
+        "Url": format!("{}{path}", base(req)),
+    }}))
+}
+
+fn no_policy(group: &str, name: &str) -> ApiError {
+    ApiError::validation(format!("Group {group} has no scaling policy {name}."))
+}
+
+async fn describe(app: &App, caller: &Caller, input: &Value) -> Outcome {
+    let groups = match input.get("AutoScalingGroupName") {
+        None | Some(Value::Null) => {
+            app.store
+                .groups(&caller.user, None, None, usize::MAX, &|_| true)
+                .await?
+        }
+        Some(_) => {
+            let name = required(input, "AutoScalingGroupName")?;
+            vec![app
+                .store
+                .group(&caller.user, name)
+                .await?
+                .ok_or_else(|| ApiError::validation(format!("Group {name} does not exist.")))?]
+        }
+    };
+    let list: Vec<Value> = groups
+        .iter()
+        .flat_map(|g| policy::stored(&g.doc).iter())
+        .filter(|p| p[KEY].is_object())
+        .map(|p| {
+            json!({
+                "AutoScalingGroupName": p["AutoScalingGroupName"],
+                "PolicyName": p["PolicyName"],
+                "WebhookId": p[KEY]["Id"],
+                "Created": p[KEY]["Created"],
+            })
+        })
+        .collect();
+    Ok(json!({ "Webhooks": list }))
+}
+
+/// Revokes the policy's webhook: its URL answers 403 from now on.
+async fn delete(app: &App, caller: &Caller, input: &Value) -> Outcome {
+    let group = required(input, "AutoScalingGroupName")?;
+    let name = required(input, "PolicyName")?;
+    change_group(app, caller, group, None, |g| {
+        let mut next = g.clone();
+        let p = next.doc[policy::KEY]
+            .as_array_mut()
+            .and_then(|l| {
+                l.iter_mut()
+                    .find(|p| p["PolicyName"] == name || p["PolicyARN"] == name)
+            })
+            .ok_or_else(|| no_policy(group, name))?;
+        let removed = p.as_object_mut().and_then(|o| o.remove(KEY)).is_some();
+        if !removed {
+            return Err(ApiError::validation(format!(
+                "Policy {name} of group {group} has no webhook."
+            )));
+        }
+        Ok(next)
+    })
+    .await?;
+    Ok(json!({}))
+}
+
+/// The policy of `g` whose webhook is `id` with this secret, if any.
+pub fn policy_of<'a>(doc: &'a Value, id: &str, secret: &str) -> Option<&'a Value> {
+    policy::stored(doc).iter().find(|p| {
+        p[KEY]["Id"] == id
+            && p[KEY]["SecretSha256"]
+                .as_str()
+                .is_some_and(|stored| webhook::matches(secret, stored))
+    })
+}

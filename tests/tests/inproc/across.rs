@@ -2,7 +2,7 @@
 //! (overflow) or keeps fixed counts; a cloud that refuses or cannot be reached gives its share to
 //! the next; the group moves back when it recovers, never below desired InService on the way.
 
-use super::{create_lc, failure, group};
+use super::{causes, create_lc, failure, group};
 use aws_sdk_autoscaling::types::Tag;
 use phantom::store::{Directory, Groups};
 use phantom_e2e::world::World;
@@ -106,14 +106,7 @@ async fn overflow_fills_ranked_clouds_moves_away_from_a_failing_one_and_back() {
         (serving(&w, &u, "web").await == (0, 3)).then_some(())
     })
     .await;
-    let acts = w
-        .sdk(&u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
-    let causes: Vec<&str> = acts.activities().iter().filter_map(|a| a.cause()).collect();
+    let causes = causes(&w, &u, "web").await;
     assert!(
         causes.iter().any(
             |c| c.contains("hotel refused: InsufficientInstanceCapacity")

@@ -77,3 +77,17 @@ pub async fn group(
         .first()
         .cloned()
 }
+
+/// The causes of a group's scaling activities, newest first.
+pub async fn causes(w: &World, u: &User, group: &str) -> Vec<String> {
+    w.sdk(u)
+        .describe_scaling_activities()
+        .auto_scaling_group_name(group)
+        .send()
+        .await
+        .expect("describe-scaling-activities")
+        .activities()
+        .iter()
+        .filter_map(|a| a.cause().map(str::to_string))
+        .collect()
+}

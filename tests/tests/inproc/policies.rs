@@ -2,7 +2,7 @@
 //! skipped as AWS does, step intervals chosen by the metric, policies described, filtered, paged,
 //! replaced and deleted, and each execution a scaling activity in AWS's words.
 
-use super::{create_group, create_lc, failure, group};
+use super::{causes, create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::StepAdjustment;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -73,14 +73,7 @@ async fn each_adjustment_type_does_awss_arithmetic_and_records_an_activity() {
     );
     execute(&w, &u, "up", false).await.unwrap();
     assert_eq!(desired(&w, &u, "web").await, 4);
-    let acts = w
-        .sdk(&u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
-    let cause = acts.activities()[0].cause().unwrap();
+    let cause = &causes(&w, &u, "web").await[0];
     assert!(
         cause.contains(
             "a user request executed policy up changing the desired capacity from 2 to 4"

@@ -3,7 +3,7 @@
 //! resolved alerts do nothing; a wrong, revoked or replaced URL gets 403.
 
 use super::self_service::call;
-use super::{create_group, create_lc, group};
+use super::{causes, create_group, create_lc, group};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
@@ -71,14 +71,7 @@ async fn alertmanager_scales_a_group_out_and_the_cooldown_absorbs_a_burst() {
     let (status, v) = hook(&w, &u, &path, FIRING).await;
     assert_eq!((status, v["Executed"].as_bool()), (200, Some(true)), "{v}");
     assert_eq!(desired(&w, &u).await, 2);
-    let acts = w
-        .sdk(&u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
-    let cause = acts.activities()[0].cause().unwrap();
+    let cause = &causes(&w, &u, "web").await[0];
     assert!(
         cause.contains("an alert webhook for HighCPU triggered policy up changing the desired capacity from 1 to 2"),
         "{cause}"

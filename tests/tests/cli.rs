@@ -928,3 +928,35 @@ fn an_alert_webhook_scales_a_group_through_plain_http() {
         "--force-delete",
     ]);
 }
+
+/// phantomctl's own user commands against the stack's table: a rotated key works at once and the
+/// old one (never cached by the api) is refused; `user list` shows the new key, never a secret.
+#[test]
+fn phantomctl_rotates_a_users_key() {
+    let s = stack();
+    let u = s.new_user("rotate");
+    let out = s.phantomctl(&["user", "rotate", &u.name]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).expect("utf-8");
+    let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+    assert_ne!(key, u.access_key_id);
+    s.aws_with_keys(key, secret, &["describe-auto-scaling-groups"])
+        .json();
+    s.aws(&u, &["describe-auto-scaling-groups"])
+        .error("InvalidClientTokenId");
+    let list = s.phantomctl(&["user", "list"]);
+    let list = String::from_utf8(list.stdout).expect("utf-8");
+    let row = list
+        .lines()
+        .find(|l| l.starts_with(&format!("{}\t", u.name)))
+        .expect("the user is listed");
+    assert!(
+        row.contains(key) && row.ends_with("\tuser\tenabled"),
+        "{row}"
+    );
+    assert!(!list.contains(secret));
+}

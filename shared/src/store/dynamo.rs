@@ -138,17 +138,6 @@ fn get_bool(item: &Item, k: &str) -> StoreResult<bool> {
         .ok_or_else(|| corrupt(item, k, "a boolean"))
 }
 
-/// A boolean attribute that may be absent (but not of another type).
-fn opt_bool(item: &Item, k: &str) -> StoreResult<Option<bool>> {
-    match item.get(k) {
-        None => Ok(None),
-        Some(v) => v
-            .as_bool()
-            .map(|b| Some(*b))
-            .map_err(|_| corrupt(item, k, "a boolean")),
-    }
-}
-
 fn get_doc(item: &Item) -> StoreResult<serde_json::Value> {
     serde_json::from_str(&get_s(item, "doc")?).map_err(|_| corrupt(item, "doc", "JSON"))
 }
@@ -400,9 +389,8 @@ impl DynamoStore {
             account_id: get_s(item, "account_id")?,
             access_key_id: get_s(item, "access_key_id")?,
             created: get_s(item, "created")?,
-            // Users created before administrators existed have neither flag: they are neither.
-            admin: opt_bool(item, "admin")?.unwrap_or(false),
-            disabled: opt_bool(item, "disabled")?.unwrap_or(false),
+            admin: get_bool(item, "admin")?,
+            disabled: get_bool(item, "disabled")?,
         })
     }
 

@@ -193,7 +193,7 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
             .iter()
             .find(|p| is(p, run.policy))
             .ok_or_else(|| no_policy(run.policy, group))?;
-        let name = p["PolicyName"].as_str().unwrap_or_default();
+        let name = stored(p, "PolicyName", Value::as_str)?;
         if p["Enabled"] == false {
             return Err(ApiError::validation(format!(
                 "Policy {name} is disabled: enable it with PutScalingPolicy first."
@@ -203,8 +203,11 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
         if simple && run.honor {
             check_cooldown(g, now)?;
         }
+        let adjustment_type = stored(p, "AdjustmentType", |v| {
+            v.as_str().filter(|t| policy::ADJUSTMENT_TYPES.contains(t))
+        })?;
         let to = policy::adjust(
-            p["AdjustmentType"].as_str().unwrap_or_default(),
+            adjustment_type,
             adjustment,
             p["MinAdjustmentMagnitude"].as_i64(),
             g.desired,
@@ -214,10 +217,10 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
         let mut next = g.clone();
         next.desired = to;
         if simple && to != g.desired {
-            let cooldown = p["Cooldown"]
-                .as_i64()
-                .or(g.doc["DefaultCooldown"].as_i64())
-                .unwrap_or(300);
+            let cooldown = match p["Cooldown"].as_i64() {
+                Some(c) => c,
+                None => stored(&g.doc, "DefaultCooldown", Value::as_i64)?,
+            };
             next.doc[COOLDOWN_ENDS] = (now + cooldown * 1000).into();
         }
         *outcome.lock().expect("no panic while held") = Some(Executed {
@@ -267,6 +270,15 @@ pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
     }
 }
 
+/// A member every stored document has (`policy::document` and the group's defaults write them):
+/// one that cannot be read is a corrupt item, an internal error, never a default.
+fn stored<'a, T>(doc: &'a Value, key: &str, read: impl Fn(&'a Value) -> Option<T>) -> ApiResult<T> {
+    read(&doc[key]).ok_or_else(|| {
+        tracing::error!(key, "a stored policy or group document is unreadable");
+        ApiError::internal("A stored scaling policy cannot be read; put it again.")
+    })
+}
+
 /// The adjustment a policy makes for this request, and whether it is a simple policy (the only
 /// kind with a cooldown): a step policy needs MetricValue and BreachThreshold and picks its step.
 fn adjustment_of(p: &Value, metric: Option<f64>, breach: Option<f64>) -> ApiResult<(i64, bool)> {
@@ -276,7 +288,7 @@ fn adjustment_of(p: &Value, metric: Option<f64>, breach: Option<f64>) -> ApiResu
                 "MetricValue and BreachThreshold are only for StepScaling policies.",
             ));
         }
-        return Ok((p["ScalingAdjustment"].as_i64().unwrap_or_default(), true));
+        return Ok((stored(p, "ScalingAdjustment", Value::as_i64)?, true));
     }
     let (Some(metric), Some(breach)) = (metric, breach) else {
         return Err(ApiError::validation(

@@ -34,7 +34,8 @@ pub async fn run(
 fn base(req: &HttpRequest<'_>) -> String {
     let header = |k: &str| req.headers.get(k).and_then(|v| v.to_str().ok());
     let scheme = header("x-forwarded-proto").unwrap_or("http");
-    let host = header("host").unwrap_or("localhost");
+    // Signed by every accepted request (sigv4::check_request refuses one without it).
+    let host = header("host").unwrap_or_default();
     let path = req.path_and_query.split('?').next().unwrap_or_default();
     let stage = path.split("/phantom/v1/").next().unwrap_or_default();
     format!("{scheme}://{host}{stage}")

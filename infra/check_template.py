@@ -76,8 +76,19 @@ def main():
         ttl = t.get("TimeToLiveSpecification", {}).get("AttributeName")
         if ttl != const("TTL_ATTRIBUTE"):
             problems.append(f"table TTL attribute {ttl!r} is not the store's {const('TTL_ATTRIBUTE')!r}")
-        indexes = {i["IndexName"] for i in t.get("GlobalSecondaryIndexes", []) + t.get("LocalSecondaryIndexes", [])}
+        declared = {i["IndexName"]: i for i in t.get("GlobalSecondaryIndexes", []) + t.get("LocalSecondaryIndexes", [])}
+        indexes = set(declared)
+        # Indexes the code queries: by name, or by a constant `pub const <X>_INDEX` with its key
+        # attributes in `<X>_PARTITION` and `<X>_SORT`.
         queried = set(re.findall(r'\.index_name\("([^"]+)"\)', code))
+        for c in re.findall(r'\.index_name\(([A-Z_]+)_INDEX\)', code):
+            name = const(f"{c}_INDEX")
+            queried.add(name)
+            if name in declared:
+                keys = {k["KeyType"]: k["AttributeName"] for k in declared[name]["KeySchema"]}
+                want = {"HASH": const(f"{c}_PARTITION"), "RANGE": const(f"{c}_SORT")}
+                if keys != want:
+                    problems.append(f"index {name!r} has keys {keys}, not the store's {want}")
         for i in sorted(indexes - queried):
             problems.append(f"the table has index {i!r}, which the code never queries")
         for i in sorted(queried - indexes):

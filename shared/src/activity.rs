@@ -2,6 +2,7 @@
 //! shape that DescribeScalingActivities returns.
 
 use crate::reconcile::Cause;
+use crate::schedule::Sizes;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,30 @@ pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activ
         ),
         "Successful",
         None,
+        json!({}),
+    )
+}
+
+/// A scheduled action changed the group's sizes and with them its desired capacity.
+pub fn scheduled(ctx: &Context<'_>, action: &str, from: &Sizes, to: &Sizes) -> Activity {
+    let by = format!(
+        "a scheduled action {action} update of AutoScalingGroup constraints to min: {}, max: {}, desired: {}",
+        to.min, to.max, to.desired
+    );
+    desired_changed(ctx, &by, from.desired, to.desired)
+}
+
+/// A scheduled action that could not run: what it sets does not fit the group as it is.
+pub fn scheduled_failed(ctx: &Context<'_>, action: &str, why: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Updating the group's sizes by scheduled action {action}"),
+        format!(
+            "At {} a scheduled action {action} could not run: {why}.",
+            at(ctx.now_ms)
+        ),
+        "Failed",
+        Some(why),
         json!({}),
     )
 }

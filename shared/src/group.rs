@@ -53,6 +53,15 @@ impl Group {
         doc
     }
 
+    /// When its first scheduled action is due (Unix ms), if it has one and is not being deleted:
+    /// what the store keeps in its index of due groups.
+    pub fn due_ms(&self) -> Option<i64> {
+        if self.deleting() {
+            return None;
+        }
+        crate::schedule::next_due(&self.doc)
+    }
+
     pub fn deleting(&self) -> bool {
         self.status.as_deref() == Some(DELETING)
     }

@@ -22,6 +22,7 @@ pub mod query;
 pub mod queue;
 pub mod reconcile;
 pub mod round;
+pub mod schedule;
 pub mod secrets;
 pub mod shapes;
 pub mod sigv4;

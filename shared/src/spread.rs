@@ -8,12 +8,64 @@
 //! `web@hotel`, `web@sierra`.
 
 use crate::error::{ApiError, ApiResult};
+use crate::group::Group;
 use crate::reconcile::backoff_ms;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const TAG_CLOUDS: &str = "phantom:clouds";
 pub const TAG_POLICY: &str = "phantom:policy";
+
+/// A ValidationError about tag `phantom:clouds`.
+pub fn bad_clouds(problem: impl std::fmt::Display) -> ApiError {
+    bad(TAG_CLOUDS, problem)
+}
+
+/// The group as it will be stored (checked whenever a group is created or changed, by a user or
+/// by a scheduled action): its tags readable, its own cloud listed, and a `fixed`
+/// group's desired capacity the sum of its clouds' counts (set so when the tags change; refused
+/// when only the capacity does).
+pub fn settled(old: Option<&Group>, mut next: Group) -> ApiResult<Group> {
+    let Some(spread) = next.spread()? else {
+        return Ok(next);
+    };
+    if next.launch_configuration.is_empty() {
+        return Err(bad_clouds(
+            "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
+        ));
+    }
+    if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
+        return Err(bad_clouds(format!(
+            "the group's own cloud {} (of its launch configuration {}) must be listed.",
+            next.cloud, next.launch_configuration
+        )));
+    }
+    if spread.policy == Policy::Overflow && next.desired > spread.total() {
+        return Err(bad_clouds(format!(
+            "its clouds hold at most {} VMs, fewer than the desired capacity {}.",
+            spread.total(),
+            next.desired
+        )));
+    }
+    if spread.policy == Policy::Fixed {
+        let total = spread.total();
+        let tags_changed = old.is_none_or(|o| o.spread().ok().flatten().as_ref() != Some(&spread));
+        if tags_changed {
+            next.desired = total;
+        } else if next.desired != total {
+            return Err(ApiError::validation(format!(
+                "A fixed group's desired capacity is the sum of its clouds' counts ({total}): change tag {TAG_CLOUDS} to change it."
+            )));
+        }
+        if total < next.min || total > next.max {
+            return Err(bad_clouds(format!(
+                "a fixed group keeps {total} VMs, outside its MinSize {} and MaxSize {}.",
+                next.min, next.max
+            )));
+        }
+    }
+    Ok(next)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {

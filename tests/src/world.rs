@@ -153,6 +153,7 @@ impl World {
         HealthCheck {
             store: self.store.clone(),
             queue: self.queue.clone(),
+            clock: self.clock.clone(),
         }
     }
 

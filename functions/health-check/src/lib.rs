@@ -5,18 +5,25 @@
 //! without groups cost nothing. When the queue still holds a round's worth of messages (the fleet
 //! is behind), it skips its run rather than pile more sweeps in front of the reconciles.
 //!
-//! Built from the seams (`Store`, `WorkQueue`); only `from_env` names AWS.
+//! The same run fires the scheduled actions that are due (`scheduler`), so they run within one
+//! period of the schedule of their time.
+//!
+//! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
+
+pub mod scheduler;
 
 use phantom::config::{aws_sdk_config, Config};
 use phantom::metrics::{self, Calls};
 use phantom::queue::{SqsQueue, Sweep, Work, WorkQueue};
 use phantom::store::{DynamoStore, Store, StoreError};
+use phantom::time::{Clock, SystemClock};
 use serde::Serialize;
 use std::sync::Arc;
 
 pub struct HealthCheck {
     pub store: Arc<dyn Store>,
     pub queue: Arc<dyn WorkQueue>,
+    pub clock: Arc<dyn Clock>,
 }
 
 /// What one run of the schedule did.
@@ -32,6 +39,13 @@ pub struct Report {
     /// (Lambda), an upper bound in phantom-local.
     pub dynamodb_calls: u64,
     pub sqs_calls: u64,
+}
+
+/// What one run of the schedule did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub scheduler: scheduler::Fired,
+    pub health: Report,
 }
 
 #[derive(Debug)]
@@ -66,6 +80,33 @@ impl HealthCheck {
         Ok(Self {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: Arc::new(queue),
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// One run of the schedule: the scheduled actions that are due, then the sweeps. Both are
+    /// tried; the first failure is returned.
+    pub async fn run(&self) -> Result<Run, HealthError> {
+        let fired = scheduler::fire_due(
+            self.store.as_ref(),
+            self.queue.as_ref(),
+            self.clock.now_ms(),
+        )
+        .await;
+        if let Ok(f) = &fired {
+            tracing::info!(
+                groups_due = f.groups_due,
+                applied = f.applied,
+                held = f.held,
+                failed = f.failed,
+                errors = f.errors,
+                "scheduler"
+            );
+        }
+        let health = self.sweep().await;
+        Ok(Run {
+            scheduler: fired.map_err(HealthError::Store)?,
+            health: health?,
         })
     }
 

@@ -1,5 +1,6 @@
-//! The `health-check` Lambda function, run by a schedule (the event's content is not used): puts
-//! one sweep message per (user, cloud) with groups on the work queue.
+//! The `health-check` Lambda function, run by a schedule (the event's content is not used): fires
+//! the scheduled actions that are due and puts one sweep message per (user, cloud) with groups on
+//! the work queue.
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 
@@ -10,7 +11,7 @@ async fn main() -> Result<(), Error> {
         Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
     lambda_runtime::run(service_fn(
         move |_event: LambdaEvent<serde_json::Value>| async move {
-            let report = h.sweep().await?;
+            let report = h.run().await?;
             Ok::<_, Error>(report)
         },
     ))

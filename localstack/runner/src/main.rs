@@ -5,7 +5,8 @@
 //! - provisioner: fed from the emulator's real SQS queue (PHANTOM_WORK_QUEUE_URL), as Lambda's
 //!   event source mapping would: PHANTOM_POLLERS (default 4) pollers, each taking batches of up to
 //!   10 (Lambda runs batches concurrently too), failed messages back after a short wait;
-//! - health-check: every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the schedule would on AWS.
+//! - health-check (with the scheduler): every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the
+//!   schedule would on AWS.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -139,7 +140,7 @@ async fn health_timer(h: health_check::HealthCheck, every: Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if let Err(e) = h.sweep().await {
+        if let Err(e) = h.run().await {
             tracing::error!(error = %e, "health sweep failed");
         }
     }

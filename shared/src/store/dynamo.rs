@@ -13,6 +13,10 @@
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
 //!
+//! Index `due` (sparse, keys only): a group with a scheduled action to run carries `due_pk`
+//! (always `DUE`) and `due` (when its first action is due, Unix ms); the scheduler queries
+//! `due <= now` and reads nothing of the groups with nothing due.
+//!
 //! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
@@ -51,6 +55,12 @@ const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 const WATCH: &str = "WATCH";
 const USAGE: &str = "USAGE";
+/// The index of groups with a scheduled action due (template.yaml declares it; the check in
+/// infra/check_template.py compares them).
+pub const DUE_INDEX: &str = "due";
+pub const DUE_PARTITION: &str = "due_pk";
+pub const DUE_SORT: &str = "due";
+const DUE: &str = "DUE";
 /// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.
 const SEALED: &str = "sealed";
 
@@ -1068,13 +1078,24 @@ impl Groups for DynamoStore {
         conditional(result, StoreError::Conflict)
     }
 
-    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
-        let update = Update::builder()
+    async fn update_group_with(
+        &self,
+        user: &str,
+        old: &Group,
+        new: &Group,
+        activities: &[Activity],
+    ) -> StoreResult<()> {
+        // The index of due groups follows the group's scheduled actions.
+        let due = match new.due_ms() {
+            Some(_) => "SET due_pk = :due_pk, due = :due",
+            None => "REMOVE due_pk, due",
+        };
+        let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
-            .update_expression(
-                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one",
-            )
+            .update_expression(format!(
+                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one {due}"
+            ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&old.id))
             .expression_attribute_names("#min", "min")
@@ -1085,9 +1106,13 @@ impl Groups for DynamoStore {
             .expression_attribute_values(":d", n(new.desired))
             .expression_attribute_values(":doc", s(new.doc.to_string()))
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":v", n(old.version))
-            .build()
-            .map_err(unavailable)?;
+            .expression_attribute_values(":v", n(old.version));
+        if let Some(at) = new.due_ms() {
+            update = update
+                .expression_attribute_values(":due_pk", s(DUE))
+                .expression_attribute_values(":due", n(at));
+        }
+        let update = update.build().map_err(unavailable)?;
         let mut tx = self
             .db
             .transact_write_items()
@@ -1109,6 +1134,14 @@ impl Groups for DynamoStore {
         for cloud in was.difference(&now) {
             tx = tx.transact_items(self.count_group(user, cloud, -1)?);
         }
+        // Last, so that a failed condition above keeps its position.
+        for a in activities {
+            tx = tx.transact_items(
+                TransactWriteItem::builder()
+                    .put(self.activity_put(user, a)?)
+                    .build(),
+            );
+        }
         match tx.send().await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
@@ -1126,7 +1159,7 @@ impl Groups for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .update_expression(
-                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one",
+                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one REMOVE due_pk, due",
             )
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&g.id))
@@ -1396,6 +1429,38 @@ impl Fleet for DynamoStore {
                 })
             })
             .collect()
+    }
+
+    async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            // The index is eventually consistent: the scheduler reads each group itself before
+            // it fires anything.
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .index_name(DUE_INDEX)
+                .key_condition_expression("due_pk = :due_pk AND due <= :now")
+                .expression_attribute_values(":due_pk", s(DUE))
+                .expression_attribute_values(":now", n(now_ms))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                let user = get_s(item, PARTITION_KEY)?;
+                let user = user
+                    .strip_prefix("OWNER#")
+                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
+                out.push((user.to_string(), sk_suffix(item, ASG)?));
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(out),
+            }
+        }
     }
 
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {

@@ -10,6 +10,7 @@ use super::{
     LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
     MAX_LAUNCH_CONFIGS,
 };
+use crate::activity::Activity;
 use crate::fault::Tripwire;
 use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
@@ -468,7 +469,17 @@ impl Groups for MemoryStore {
         self.done(out).await
     }
 
-    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
+    async fn update_group_with(
+        &self,
+        user: &str,
+        old: &Group,
+        new: &Group,
+        activities: &[Activity],
+    ) -> StoreResult<()> {
+        let keys = activities
+            .iter()
+            .map(activity_key)
+            .collect::<StoreResult<Vec<_>>>()?;
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &old.name);
@@ -505,6 +516,9 @@ impl Groups for MemoryStore {
                         s.group.desired = new.desired;
                         s.group.doc = new.doc.clone();
                         s.group.version += 1;
+                        for (k, a) in keys.into_iter().zip(activities) {
+                            st.activities.insert((user.to_string(), k), a.doc.clone());
+                        }
                         Ok(())
                     }
                 }
@@ -743,6 +757,17 @@ impl Fleet for MemoryStore {
                 cloud: cloud.clone(),
                 groups: *groups,
             })
+            .collect();
+        self.done(Ok(out)).await
+    }
+
+    async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        let out = self
+            .state(1)
+            .groups
+            .iter()
+            .filter(|(_, s)| s.group.due_ms().is_some_and(|t| t <= now_ms))
+            .map(|(k, _)| k.clone())
             .collect();
         self.done(Ok(out)).await
     }

@@ -252,9 +252,22 @@ pub trait Groups: Send + Sync {
     ) -> StoreResult<()>;
     /// Replaces the sizes, launch configuration and document of group `old` (as read: `Conflict`
     /// if it changed since) with `new`'s, and moves the in-use mark if the launch configuration
-    /// changed (`NotFound` if the new one is gone). Version + 1.
-    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()>;
-    /// Starts a forced delete (desired and min 0, `Delete in progress`); compare-and-set.
+    /// changed (`NotFound` if the new one is gone). Version + 1. The index of due groups follows
+    /// `new.due_ms()`.
+    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
+        self.update_group_with(user, old, new, &[]).await
+    }
+    /// `update_group`, and these scaling activities written in the same transaction (a scheduled
+    /// action's firing and its record are one write).
+    async fn update_group_with(
+        &self,
+        user: &str,
+        old: &Group,
+        new: &Group,
+        activities: &[Activity],
+    ) -> StoreResult<()>;
+    /// Starts a forced delete (desired and min 0, `Delete in progress`, off the index of due
+    /// groups); compare-and-set.
     async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
     /// Deletes a group as read, the same one (by id) at its version (`Conflict` otherwise),
     /// releases its launch configuration and counts it off the health check's list.
@@ -304,6 +317,10 @@ pub trait Fleet: Send + Sync {
     async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
     /// Every (user, cloud) the health check sweeps, by cloud then user.
     async fn watched(&self) -> StoreResult<Vec<Watched>>;
+    /// Every group with a scheduled action due at `now_ms` (`Group::due_ms`), as (user, group):
+    /// what the scheduler reads, never the groups with nothing due. It may lag a write a little
+    /// (DynamoDB's index is eventually consistent): the scheduler reads each group before firing.
+    async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
     /// Activities of one group or of all, newest first, after the key `after`; returns (key,

@@ -5,57 +5,10 @@
 use crate::App;
 use phantom::group::Group;
 use phantom::identity::Caller;
-use phantom::spread::{Policy, Spread, TAG_CLOUDS};
-use phantom::{ApiError, ApiResult};
+use phantom::spread::{bad_clouds as bad, Spread};
+use phantom::ApiResult;
 
-fn bad(problem: impl std::fmt::Display) -> ApiError {
-    ApiError::validation(format!("Tag {TAG_CLOUDS}: {problem}"))
-}
-
-/// The group as it will be stored: its tags readable, its own cloud listed, and a `fixed`
-/// group's desired capacity the sum of its clouds' counts (set so when the tags change; refused
-/// when only the capacity does).
-pub(super) fn settled(old: Option<&Group>, mut next: Group) -> ApiResult<Group> {
-    let Some(spread) = next.spread()? else {
-        return Ok(next);
-    };
-    if next.launch_configuration.is_empty() {
-        return Err(bad(
-            "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
-        ));
-    }
-    if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
-        return Err(bad(format!(
-            "the group's own cloud {} (of its launch configuration {}) must be listed.",
-            next.cloud, next.launch_configuration
-        )));
-    }
-    if spread.policy == Policy::Overflow && next.desired > spread.total() {
-        return Err(bad(format!(
-            "its clouds hold at most {} VMs, fewer than the desired capacity {}.",
-            spread.total(),
-            next.desired
-        )));
-    }
-    if spread.policy == Policy::Fixed {
-        let total = spread.total();
-        let tags_changed = old.is_none_or(|o| o.spread().ok().flatten().as_ref() != Some(&spread));
-        if tags_changed {
-            next.desired = total;
-        } else if next.desired != total {
-            return Err(ApiError::validation(format!(
-                "A fixed group's desired capacity is the sum of its clouds' counts ({total}): change tag {TAG_CLOUDS} to change it."
-            )));
-        }
-        if total < next.min || total > next.max {
-            return Err(bad(format!(
-                "a fixed group keeps {total} VMs, outside its MinSize {} and MaxSize {}.",
-                next.min, next.max
-            )));
-        }
-    }
-    Ok(next)
-}
+pub(super) use phantom::spread::settled;
 
 /// Each listed cloud is registered, the caller has credentials there, and the group's launch
 /// configuration exists for it (`web@sierra` for a group from `web@hotel`). The store's write

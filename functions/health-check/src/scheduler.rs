@@ -1,0 +1,146 @@
+//! The scheduler, run with the health check on its schedule: fires the scheduled actions that are
+//! due. It reads only the groups with something due (`Fleet::due`, a sparse index keyed by due
+//! time), fires each group's due actions as `phantom::schedule::fire` decides, and writes the group
+//! and the scaling activities in one compare-and-set on the group's version: a second scheduler
+//! running at the same moment loses the write, reads the group again and finds nothing due, so
+//! each action fires once. A run that dies half-way leaves the groups it did not write still due,
+//! for the next run; one that was missed fires late. A changed desired capacity asks the
+//! provisioner to reconcile (should that message be lost, the next sweep finds the difference).
+
+use futures::stream::{self, StreamExt};
+use phantom::activity::{self, Activity, Context};
+use phantom::group::Group;
+use phantom::queue::{Reconcile, WorkQueue};
+use phantom::schedule::{self, Firing, Outcome};
+use phantom::store::{Store, StoreError};
+use serde::Serialize;
+
+/// How many due groups are fired at once.
+const PARALLEL: usize = 16;
+/// How often a group's compare-and-set is retried after losing to another writer.
+const ATTEMPTS: usize = 5;
+
+/// What one run of the scheduler did.
+#[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
+pub struct Fired {
+    /// Groups the index listed as due.
+    pub groups_due: usize,
+    /// Actions that changed a group's sizes.
+    pub applied: usize,
+    /// Actions held back by a suspended ScheduledActions process.
+    pub held: usize,
+    /// Actions whose sizes did not fit the group (a failed activity each).
+    pub failed: usize,
+    /// Groups that could not be fired this run (store errors; they stay due for the next).
+    pub errors: usize,
+}
+
+/// Fires what is due at `now_ms`.
+pub async fn fire_due(
+    store: &dyn Store,
+    queue: &dyn WorkQueue,
+    now_ms: i64,
+) -> Result<Fired, StoreError> {
+    let due = store.due(now_ms).await?;
+    let groups_due = due.len();
+    // Owned pairs: a stream of borrowed ones cannot be proven `Send` for a spawned task.
+    let outcomes: Vec<Result<Vec<Firing>, String>> = stream::iter(due)
+        .map(|(user, group)| async move { fire_group(store, queue, &user, &group, now_ms).await })
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await;
+    let mut fired = Fired {
+        groups_due,
+        ..Fired::default()
+    };
+    for outcome in outcomes {
+        match outcome {
+            Ok(firings) => {
+                for f in firings {
+                    match f.outcome {
+                        Outcome::Applied { .. } => fired.applied += 1,
+                        Outcome::Held => fired.held += 1,
+                        Outcome::Failed(_) => fired.failed += 1,
+                    }
+                }
+            }
+            Err(_) => fired.errors += 1,
+        }
+    }
+    Ok(fired)
+}
+
+/// Fires one group's due actions: what they did, none if another run fired them first.
+async fn fire_group(
+    store: &dyn Store,
+    queue: &dyn WorkQueue,
+    user: &str,
+    name: &str,
+    now_ms: i64,
+) -> Result<Vec<Firing>, String> {
+    let failed = |e: String| {
+        tracing::error!(user, group = name, error = %e, "scheduled actions not fired; the next run tries again");
+        e
+    };
+    for _ in 0..ATTEMPTS {
+        let Some(g) = store
+            .group(user, name)
+            .await
+            .map_err(|e| failed(e.to_string()))?
+        else {
+            return Ok(Vec::new());
+        };
+        let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| failed(e.message))?;
+        if firings.is_empty() {
+            return Ok(firings);
+        }
+        let activities = activities(&g, &firings, now_ms);
+        match store.update_group_with(user, &g, &next, &activities).await {
+            Ok(()) => {
+                for f in &firings {
+                    tracing::info!(
+                        user,
+                        group = name,
+                        action = f.action,
+                        due_ms = f.due_ms,
+                        late_ms = now_ms - f.due_ms,
+                        outcome = ?f.outcome,
+                        "scheduled action fired"
+                    );
+                }
+                if next.desired != g.desired {
+                    let msg = Reconcile::new(user, name, "a scheduled action");
+                    if let Err(e) = queue.send(&msg.into(), 0).await {
+                        tracing::error!(group = name, error = %e, "could not queue a reconcile; the health sweep will find it");
+                    }
+                }
+                return Ok(firings);
+            }
+            Err(StoreError::Conflict) => continue,
+            Err(e) => return Err(failed(e.to_string())),
+        }
+    }
+    Err(failed(
+        "the group kept changing under the scheduler".to_string(),
+    ))
+}
+
+/// The scaling activities of a group's firings: one per change of the desired capacity and per
+/// failure; a change of MinSize or MaxSize alone is not an activity (AWS records none).
+fn activities(g: &Group, firings: &[Firing], now_ms: i64) -> Vec<Activity> {
+    let ctx = Context {
+        group: &g.name,
+        group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
+        now_ms,
+    };
+    firings
+        .iter()
+        .filter_map(|f| match &f.outcome {
+            Outcome::Applied { from, to } if from.desired != to.desired => {
+                Some(activity::scheduled(&ctx, &f.action, from, to))
+            }
+            Outcome::Failed(why) => Some(activity::scheduled_failed(&ctx, &f.action, why)),
+            _ => None,
+        })
+        .collect()
+}

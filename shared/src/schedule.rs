@@ -1,0 +1,580 @@
+//! Scheduled actions, pure: what PutScheduledUpdateGroupAction stores (validated as AWS validates
+//! it), when each action next runs, and what firing the due ones does to a group.
+//!
+//! A group's scheduled actions live in its document (`KEY`), each in botocore's
+//! `ScheduledUpdateGroupAction` shape plus its next firing time (`NEXT`, Unix ms). The earliest of
+//! those is the group's due time (`next_due`), which the store keeps in a sparse index so that the
+//! scheduler reads only the groups with something due. A one-off action (StartTime) runs once and
+//! is removed; a recurring one (Recurrence, a five-field Unix cron expression in TimeZone, UTC by
+//! default) moves to its next occurrence after each run and is removed after its EndTime, as AWS
+//! removes them. A run that was missed (the scheduler was down) happens late, once.
+
+use crate::error::{ApiError, ApiResult};
+use crate::group::Group;
+use chrono::TimeZone as _;
+use chrono_tz::Tz;
+use croner::Cron;
+use serde_json::{json, Value};
+use std::str::FromStr;
+
+/// Where a group's document keeps its scheduled actions.
+pub const KEY: &str = "ScheduledActions";
+/// AWS's quota of scheduled actions per group.
+pub const MAX_ACTIONS: usize = 125;
+/// An action's next firing (Unix ms): Phantom's own member, rendered as StartTime.
+const NEXT: &str = "PhantomNextMs";
+/// The scaling process whose suspension holds scheduled actions back.
+pub const PROCESS: &str = "ScheduledActions";
+
+/// The members of a request (PutScheduledUpdateGroupAction, or one entry of the batch) that are
+/// kept as they are given.
+const KEPT: [&str; 6] = [
+    "Recurrence",
+    "TimeZone",
+    "EndTime",
+    "MinSize",
+    "MaxSize",
+    "DesiredCapacity",
+];
+
+/// A group's stored scheduled actions.
+pub fn stored(doc: &Value) -> &[Value] {
+    doc[KEY].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// When the group's first action is due (Unix ms): what the store indexes. `None` when it has none.
+pub fn next_due(doc: &Value) -> Option<i64> {
+    stored(doc).iter().filter_map(|a| a[NEXT].as_i64()).min()
+}
+
+fn ms_of(member: &str, v: &Value) -> ApiResult<Option<i64>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => crate::time::parse_timestamp(s)
+            .map(|t| Some((t.unix_timestamp_nanos() / 1_000_000) as i64))
+            .ok_or_else(|| ApiError::validation(format!("{member} is not a timestamp: {s}"))),
+        other => Err(ApiError::validation(format!(
+            "{member} is not a timestamp: {other}"
+        ))),
+    }
+}
+
+fn timestamp(ms: i64) -> String {
+    crate::time::format_timestamp(crate::time::from_ms(ms))
+}
+
+/// A Unix cron expression of five fields (minute, hour, day of month, month, day of week), as AWS
+/// takes them; seconds, years and `@` aliases are not part of it.
+fn recurrence(expr: &str) -> ApiResult<Cron> {
+    let fields = expr.split_whitespace().count();
+    if fields != 5 || expr.starts_with('@') {
+        return Err(ApiError::validation(format!(
+            "Given recurrence string '{expr}' is not a cron expression of five fields: [Minute] [Hour] [Day_of_Month] [Month_of_Year] [Day_of_Week]."
+        )));
+    }
+    Cron::from_str(expr).map_err(|e| {
+        ApiError::validation(format!("Given recurrence string '{expr}' is invalid: {e}."))
+    })
+}
+
+fn zone(name: Option<&str>) -> ApiResult<Tz> {
+    match name {
+        None => Ok(Tz::UTC),
+        Some(n) => n.parse().map_err(|_| {
+            ApiError::validation(format!(
+                "TimeZone '{n}' is not a time zone of the IANA database (such as Etc/GMT+9 or Pacific/Tahiti)."
+            ))
+        }),
+    }
+}
+
+/// The first occurrence of `cron` in `tz` after `after_ms` (at it, if `inclusive`); `None` if it
+/// never occurs (February 31st).
+fn occurrence(cron: &Cron, tz: Tz, after_ms: i64, inclusive: bool) -> Option<i64> {
+    let from = chrono::Utc
+        .timestamp_millis_opt(after_ms)
+        .single()?
+        .with_timezone(&tz);
+    cron.find_next_occurrence(&from, inclusive)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
+fn size(input: &Value, member: &str) -> Option<i64> {
+    input[member].as_i64()
+}
+
+/// The stored document of the action a request puts (PutScheduledUpdateGroupAction, or an entry of
+/// BatchPutScheduledUpdateGroupAction), with its first firing, or the ValidationError AWS gives.
+pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult<Value> {
+    let name = input["ScheduledActionName"].as_str().unwrap_or_default();
+    let (min, max, desired) = (
+        size(input, "MinSize"),
+        size(input, "MaxSize"),
+        size(input, "DesiredCapacity"),
+    );
+    if min.is_none() && max.is_none() && desired.is_none() {
+        return Err(ApiError::validation(format!(
+            "Scheduled action {name} must set at least one of MinSize, MaxSize and DesiredCapacity."
+        )));
+    }
+    if let (Some(min), Some(max)) = (min, max) {
+        if min > max {
+            return Err(ApiError::validation(format!(
+                "The scheduled action's MinSize {min} must not be above its MaxSize {max}."
+            )));
+        }
+    }
+    if let Some(d) = desired {
+        if min.is_some_and(|m| d < m) || max.is_some_and(|m| d > m) {
+            return Err(ApiError::validation(format!(
+                "The scheduled action's DesiredCapacity {d} must be within its MinSize and MaxSize."
+            )));
+        }
+    }
+    // Time is the older name of StartTime.
+    let start = match (
+        ms_of("StartTime", &input["StartTime"])?,
+        ms_of("Time", &input["Time"])?,
+    ) {
+        (Some(s), Some(t)) if s != t => {
+            return Err(ApiError::validation(
+                "Time and StartTime are the same member (Time is its older name): give one.",
+            ))
+        }
+        (s, t) => s.or(t),
+    };
+    let end = ms_of("EndTime", &input["EndTime"])?;
+    if start.is_some_and(|s| s < now_ms) {
+        return Err(ApiError::validation("Given start time is in the past"));
+    }
+    if end.is_some_and(|e| e < now_ms) {
+        return Err(ApiError::validation("Given end time is in the past"));
+    }
+    if let (Some(s), Some(e)) = (start, end) {
+        if e <= s {
+            return Err(ApiError::validation(
+                "Given end time is before the start time",
+            ));
+        }
+    }
+    let first = match input["Recurrence"].as_str() {
+        Some(expr) => {
+            let cron = recurrence(expr)?;
+            let tz = zone(input["TimeZone"].as_str())?;
+            let first = match start {
+                Some(s) => occurrence(&cron, tz, s, true),
+                None => occurrence(&cron, tz, now_ms, false),
+            };
+            match first {
+                Some(t) if end.is_none_or(|e| t <= e) => t,
+                _ => {
+                    return Err(ApiError::validation(format!(
+                        "Recurrence '{expr}' never occurs{}.",
+                        if end.is_some() {
+                            " before the EndTime"
+                        } else {
+                            ""
+                        }
+                    )))
+                }
+            }
+        }
+        None => {
+            if input["TimeZone"].is_string() || end.is_some() {
+                return Err(ApiError::validation(
+                    "TimeZone and EndTime are for a recurring action: give Recurrence too.",
+                ));
+            }
+            start.ok_or_else(|| {
+                ApiError::validation(
+                    "Give StartTime (an action that runs once) or Recurrence (one that repeats).",
+                )
+            })?
+        }
+    };
+    let mut doc = json!({
+        "AutoScalingGroupName": group,
+        "ScheduledActionName": name,
+        "ScheduledActionARN": arn,
+    });
+    for member in KEPT {
+        if !input[member].is_null() {
+            doc[member] = input[member].clone();
+        }
+    }
+    doc[NEXT] = first.into();
+    Ok(doc)
+}
+
+/// An action as DescribeScheduledActions returns it: its next firing as StartTime (and Time, its
+/// older name), as AWS shows a recurring action's next run.
+pub fn described(action: &Value) -> Value {
+    let mut doc = action.clone();
+    if let Some(o) = doc.as_object_mut() {
+        if let Some(next) = o.remove(NEXT).and_then(|n| n.as_i64()) {
+            o.insert("StartTime".into(), timestamp(next).into());
+            o.insert("Time".into(), timestamp(next).into());
+        }
+    }
+    doc
+}
+
+/// An action's next firing, for the filters of DescribeScheduledActions.
+pub fn next_of(action: &Value) -> Option<i64> {
+    action[NEXT].as_i64()
+}
+
+/// A group's sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    pub min: i64,
+    pub max: i64,
+    pub desired: i64,
+}
+
+impl Sizes {
+    pub fn of(g: &Group) -> Self {
+        Self {
+            min: g.min,
+            max: g.max,
+            desired: g.desired,
+        }
+    }
+}
+
+/// What one due action did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The group's sizes changed (or stayed, if they were already so).
+    Applied { from: Sizes, to: Sizes },
+    /// The ScheduledActions process is suspended: the run is skipped, as AWS skips it.
+    Held,
+    /// The sizes it sets do not fit the group as it is now; nothing changed.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Firing {
+    pub action: String,
+    pub due_ms: i64,
+    pub outcome: Outcome,
+}
+
+fn corrupt(what: &str) -> ApiError {
+    tracing::error!(what, "a stored scheduled action is unreadable");
+    ApiError::internal("A stored scheduled action cannot be read; put it again.")
+}
+
+/// The sizes `action` sets on a group at `from`: min and max as given (else kept), the desired
+/// capacity as given, else kept within the new bounds (AWS raises it to a new MinSize).
+fn apply(g: &Group, action: &Value) -> Result<Group, String> {
+    let min = size(action, "MinSize").unwrap_or(g.min);
+    let max = size(action, "MaxSize").unwrap_or(g.max);
+    if min > max {
+        return Err(format!(
+            "the group's MinSize would be {min}, above its MaxSize {max}"
+        ));
+    }
+    let desired = match size(action, "DesiredCapacity") {
+        Some(d) if d < min || d > max => {
+            return Err(format!(
+                "DesiredCapacity {d} is outside the group's MinSize {min} and MaxSize {max}"
+            ))
+        }
+        Some(d) => d,
+        None => g.desired.clamp(min, max),
+    };
+    let mut next = g.clone();
+    (next.min, next.max, next.desired) = (min, max, desired);
+    crate::spread::settled(Some(g), next).map_err(|e| e.message)
+}
+
+/// When a recurring action runs after a run at `now_ms`: its next occurrence after now (runs
+/// missed meanwhile are not made up), `None` past its EndTime or for a one-off action.
+fn following(action: &Value, now_ms: i64) -> ApiResult<Option<i64>> {
+    let Some(expr) = action["Recurrence"].as_str() else {
+        return Ok(None);
+    };
+    let cron = recurrence(expr).map_err(|_| corrupt("Recurrence"))?;
+    let tz = zone(action["TimeZone"].as_str()).map_err(|_| corrupt("TimeZone"))?;
+    let end = ms_of("EndTime", &action["EndTime"]).map_err(|_| corrupt("EndTime"))?;
+    Ok(occurrence(&cron, tz, now_ms, false).filter(|t| end.is_none_or(|e| *t <= e)))
+}
+
+/// Fires the group's actions that are due at `now_ms`, earliest first: the group as they leave it
+/// (sizes changed, each action moved to its next occurrence or removed) and what each did. A group
+/// being deleted, or with nothing due, comes back unchanged with no firings.
+pub fn fire(g: &Group, now_ms: i64) -> ApiResult<(Group, Vec<Firing>)> {
+    let actions = stored(&g.doc);
+    let mut due = Vec::new();
+    for (i, a) in actions.iter().enumerate() {
+        let next = a[NEXT].as_i64().ok_or_else(|| corrupt(NEXT))?;
+        let name = a["ScheduledActionName"]
+            .as_str()
+            .ok_or_else(|| corrupt("ScheduledActionName"))?;
+        if next <= now_ms {
+            due.push((next, name, i));
+        }
+    }
+    if due.is_empty() || g.deleting() {
+        return Ok((g.clone(), Vec::new()));
+    }
+    due.sort();
+    let held = crate::processes::suspended(&g.doc)
+        .iter()
+        .any(|p| p == PROCESS);
+    let mut next = g.clone();
+    let mut kept: Vec<Option<Value>> = actions.iter().cloned().map(Some).collect();
+    let mut firings = Vec::new();
+    for (due_ms, name, i) in due {
+        let outcome = if held {
+            Outcome::Held
+        } else {
+            match apply(&next, &actions[i]) {
+                Ok(after) => {
+                    let from = Sizes::of(&next);
+                    next = after;
+                    Outcome::Applied {
+                        from,
+                        to: Sizes::of(&next),
+                    }
+                }
+                Err(why) => Outcome::Failed(why),
+            }
+        };
+        match following(&actions[i], now_ms)? {
+            Some(t) => kept[i].as_mut().expect("each action is advanced once")[NEXT] = t.into(),
+            None => kept[i] = None,
+        }
+        firings.push(Firing {
+            action: name.to_string(),
+            due_ms,
+            outcome,
+        });
+    }
+    next.doc[KEY] = Value::Array(kept.into_iter().flatten().collect());
+    Ok((next, firings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-23T04:00:00Z, a Monday.
+    const NOW: i64 = 1_795_406_400_000;
+    const MINUTE: i64 = 60_000;
+
+    fn group(actions: Vec<Value>) -> Group {
+        Group {
+            name: "web".into(),
+            id: "g1".into(),
+            launch_configuration: "web@hotel".into(),
+            cloud: "hotel".into(),
+            min: 1,
+            max: 5,
+            desired: 2,
+            version: 1,
+            launch_seq: 0,
+            status: None,
+            failures: 0,
+            retry_at_ms: 0,
+            holds: Default::default(),
+            doc: json!({ KEY: actions }),
+        }
+    }
+
+    fn put(input: Value) -> ApiResult<Value> {
+        document(&input, "web", "arn:x", NOW)
+    }
+
+    #[test]
+    fn the_clock_is_what_the_tests_say() {
+        assert_eq!(timestamp(NOW), "2026-11-23T04:00:00.000Z");
+    }
+
+    #[test]
+    fn a_one_off_action_is_due_at_its_start_time_and_runs_once() {
+        let a = put(json!({"ScheduledActionName": "once", "StartTime": timestamp(NOW + MINUTE), "DesiredCapacity": 4})).unwrap();
+        assert_eq!(next_of(&a), Some(NOW + MINUTE));
+        assert_eq!(described(&a)["StartTime"], "2026-11-23T04:01:00.000Z");
+        assert!(described(&a).get(NEXT).is_none());
+        let g = group(vec![a]);
+        assert_eq!(next_due(&g.doc), Some(NOW + MINUTE));
+        // Not yet due: nothing.
+        let (same, none) = fire(&g, NOW + MINUTE - 1).unwrap();
+        assert_eq!((same, none.len()), (g.clone(), 0));
+        // Due (late is fine): applied and removed.
+        let (after, fired) = fire(&g, NOW + 5 * MINUTE).unwrap();
+        assert_eq!(after.desired, 4);
+        assert_eq!(stored(&after.doc).len(), 0);
+        assert_eq!(next_due(&after.doc), None);
+        assert_eq!(
+            fired[0].outcome,
+            Outcome::Applied {
+                from: Sizes {
+                    min: 1,
+                    max: 5,
+                    desired: 2
+                },
+                to: Sizes {
+                    min: 1,
+                    max: 5,
+                    desired: 4
+                }
+            }
+        );
+        // Fired again from the group as it now is: nothing.
+        assert!(fire(&after, NOW + 6 * MINUTE).unwrap().1.is_empty());
+    }
+
+    #[test]
+    fn a_recurring_action_moves_to_its_next_occurrence_and_makes_up_a_missed_run_once() {
+        let a = put(
+            json!({"ScheduledActionName": "every5", "Recurrence": "*/5 * * * *", "MinSize": 3}),
+        )
+        .unwrap();
+        assert_eq!(next_of(&a), Some(NOW + 5 * MINUTE));
+        let g = group(vec![a]);
+        // The scheduler was down for 22 minutes: one late run, then the next occurrence after now.
+        let (after, fired) = fire(&g, NOW + 22 * MINUTE).unwrap();
+        assert_eq!(fired.len(), 1);
+        assert_eq!(
+            (after.min, after.desired),
+            (3, 3),
+            "desired raised to the new minimum"
+        );
+        assert_eq!(next_due(&after.doc), Some(NOW + 25 * MINUTE));
+    }
+
+    #[test]
+    fn a_recurring_action_runs_in_its_time_zone_from_its_start_and_ends_at_its_end_time() {
+        // 09:00 on weekdays in New York (UTC-5 in November): 14:00Z.
+        let a = put(json!({
+            "ScheduledActionName": "morning", "Recurrence": "0 9 * * 1-5",
+            "TimeZone": "America/New_York", "DesiredCapacity": 5,
+            "StartTime": timestamp(NOW + 2 * 86_400_000),
+            "EndTime": timestamp(NOW + 3 * 86_400_000),
+        }))
+        .unwrap();
+        let first = NOW + 2 * 86_400_000 + 10 * 3_600_000;
+        assert_eq!(timestamp(first), "2026-11-25T14:00:00.000Z");
+        assert_eq!(next_of(&a), Some(first));
+        // The next occurrence (Thursday) is past the EndTime: the action is done.
+        let (after, fired) = fire(&group(vec![a]), first).unwrap();
+        assert_eq!((fired.len(), after.desired), (1, 5));
+        assert!(stored(&after.doc).is_empty());
+    }
+
+    #[test]
+    fn the_scheduled_actions_process_suspended_skips_the_run() {
+        let a = put(json!({"ScheduledActionName": "hourly", "Recurrence": "0 * * * *", "DesiredCapacity": 5})).unwrap();
+        let mut g = group(vec![a]);
+        g.doc["SuspendedProcesses"] =
+            json!([{"ProcessName": "ScheduledActions", "SuspensionReason": "User suspended"}]);
+        let (after, fired) = fire(&g, NOW + 60 * MINUTE).unwrap();
+        assert_eq!(fired[0].outcome, Outcome::Held);
+        assert_eq!(after.desired, 2);
+        assert_eq!(next_due(&after.doc), Some(NOW + 120 * MINUTE));
+    }
+
+    #[test]
+    fn due_actions_run_in_time_order_and_one_that_does_not_fit_fails_alone() {
+        let t = |m: i64| timestamp(NOW + m * MINUTE);
+        let first = put(json!({"ScheduledActionName": "b-first", "StartTime": t(1), "MaxSize": 2}))
+            .unwrap();
+        let misfit = put(
+            json!({"ScheduledActionName": "a-second", "StartTime": t(2), "DesiredCapacity": 4}),
+        )
+        .unwrap();
+        let third = put(json!({"ScheduledActionName": "c-third", "StartTime": t(3), "MinSize": 0}))
+            .unwrap();
+        let (after, fired) = fire(&group(vec![misfit, third, first]), NOW + 3 * MINUTE).unwrap();
+        let order: Vec<&str> = fired.iter().map(|f| f.action.as_str()).collect();
+        assert_eq!(order, ["b-first", "a-second", "c-third"]);
+        assert!(matches!(&fired[1].outcome, Outcome::Failed(why) if why.contains("outside")));
+        assert_eq!((after.min, after.max, after.desired), (0, 2, 2));
+        assert!(stored(&after.doc).is_empty());
+    }
+
+    #[test]
+    fn a_group_being_deleted_fires_nothing() {
+        let a = put(
+            json!({"ScheduledActionName": "x", "StartTime": timestamp(NOW), "DesiredCapacity": 4}),
+        )
+        .unwrap();
+        let mut g = group(vec![a]);
+        g.status = Some(crate::group::DELETING.into());
+        assert!(fire(&g, NOW).unwrap().1.is_empty());
+    }
+
+    #[test]
+    fn requests_are_checked_as_aws_checks_them() {
+        let refused = |input: Value, says: &str| {
+            let e = put(input).unwrap_err();
+            assert_eq!(e.code, "ValidationError");
+            assert!(
+                e.message.contains(says),
+                "{} does not say {says}",
+                e.message
+            );
+        };
+        let n = "ScheduledActionName";
+        refused(
+            json!({n: "x", "StartTime": timestamp(NOW + MINUTE)}),
+            "at least one of",
+        );
+        refused(
+            json!({n: "x", "StartTime": timestamp(NOW - MINUTE), "MinSize": 1}),
+            "in the past",
+        );
+        refused(json!({n: "x", "DesiredCapacity": 1}), "Give StartTime");
+        refused(
+            json!({n: "x", "Recurrence": "* * * * * *", "MinSize": 1}),
+            "five fields",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "@hourly", "MinSize": 1}),
+            "five fields",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "61 * * * *", "MinSize": 1}),
+            "invalid",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 0 31 2 *", "MinSize": 1}),
+            "never occurs",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 * * * *", "TimeZone": "Mars/Olympus", "MinSize": 1}),
+            "IANA",
+        );
+        refused(
+            json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "TimeZone": "UTC", "MinSize": 1}),
+            "recurring",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 3, "MaxSize": 2}),
+            "MinSize 3",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "MaxSize": 2, "DesiredCapacity": 3}),
+            "within",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "StartTime": timestamp(NOW + 2 * MINUTE), "EndTime": timestamp(NOW + MINUTE)}),
+            "before the start",
+        );
+        refused(
+            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "EndTime": timestamp(NOW + MINUTE)}),
+            "before the EndTime",
+        );
+        refused(
+            json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "Time": timestamp(NOW + 2 * MINUTE), "MinSize": 1}),
+            "older name",
+        );
+        // Time alone is StartTime.
+        let a = put(json!({n: "x", "Time": timestamp(NOW + MINUTE), "MinSize": 1})).unwrap();
+        assert_eq!(next_of(&a), Some(NOW + MINUTE));
+    }
+}

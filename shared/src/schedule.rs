@@ -47,7 +47,8 @@ pub fn next_due(doc: &Value) -> Option<i64> {
     stored(doc).iter().filter_map(|a| a[NEXT].as_i64()).min()
 }
 
-fn ms_of(member: &str, v: &Value) -> ApiResult<Option<i64>> {
+/// A timestamp member as Unix ms (`None` when absent).
+pub fn ms_of(member: &str, v: &Value) -> ApiResult<Option<i64>> {
     match v {
         Value::Null => Ok(None),
         Value::String(s) => crate::time::parse_timestamp(s)

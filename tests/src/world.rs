@@ -277,16 +277,29 @@ impl World {
         }
     }
 
-    /// One run of the health check (a sweep message per (user, cloud)), then what it queued: the
-    /// sweeps, and the reconciles they queue.
+    /// One run of the health check (the scheduled actions due, a sweep message per (user,
+    /// cloud)), then what it queued: the sweeps, and the reconciles they and the scheduler queue.
     pub async fn sweep(&self) -> health_check::Report {
-        let report = self
+        let run = self
             .health()
-            .sweep()
+            .run()
             .await
-            .expect("the sweep reads the store");
+            .expect("the health check reads the store");
         self.settle().await;
-        report
+        run.health
+    }
+
+    /// Runs the scheduler alone with the `k`-th adapter step armed to crash: true if it crashed
+    /// there (the run is dropped mid-way, as a killed Lambda is), false if it finished first.
+    pub async fn scheduler_crashing_at(&self, k: u64) -> bool {
+        let now = self.clock.now_ms();
+        self.trip.arm(k);
+        let crashed = tokio::select! {
+            _ = health_check::scheduler::fire_due(self.store.as_ref(), self.queue.as_ref(), now) => false,
+            _ = self.trip.tripped() => true,
+        };
+        self.trip.disarm();
+        crashed
     }
 
     /// Moves the clock `secs` seconds, one at a time: each second the queue settles, and the

@@ -8,6 +8,7 @@ use phantom::group::Group;
 use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
 use phantom::reconcile::{Lifecycle, Member};
+use phantom::schedule;
 use phantom::secrets::{Kms, Secrets};
 use phantom::spread::{Hold, Holds};
 use phantom::store::{
@@ -787,9 +788,85 @@ async fn contract(s: &dyn Store, u: &str) {
     s.delete_launch_config(&erin, "app@hotel").await.unwrap();
 }
 
+/// The index of due groups: a group is listed from its first scheduled action's time, and not
+/// once it has none left or is being deleted; a firing's activities are written with the group's
+/// change or not at all.
+async fn due_index(s: &dyn Store, u: &str) {
+    let owner = format!("{u}dora");
+    let listed = async |now: i64| -> Vec<String> {
+        s.due(now)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|(o, _)| *o == owner)
+            .map(|(_, g)| g)
+            .collect()
+    };
+    s.create_launch_config(&owner, &lc("sched")).await.unwrap();
+    s.create_group(&owner, &group("sched", "sched", "g-sched"))
+        .await
+        .unwrap();
+    assert!(listed(i64::MAX).await.is_empty(), "no actions: not listed");
+    let action = |name: &str, secs: i64| {
+        schedule::document(
+            &json!({"ScheduledActionName": name, "StartTime": secs.to_string(), "MinSize": 1}),
+            "sched",
+            "arn",
+            0,
+        )
+        .unwrap()
+    };
+    let stored = s.group(&owner, "sched").await.unwrap().unwrap();
+    let mut with = stored.clone();
+    with.doc[schedule::KEY] = json!([action("late", 5), action("early", 3)]);
+    s.update_group(&owner, &stored, &with).await.unwrap();
+    assert!(
+        listed(2_999).await.is_empty(),
+        "not before its first action"
+    );
+    assert_eq!(listed(3_000).await, ["sched"]);
+    assert_eq!(listed(i64::MAX).await, ["sched"]);
+
+    // A firing that lost the race writes neither the group nor its activity.
+    let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
+    let (fired, _) = schedule::fire(&fresh, 3_000).unwrap();
+    let record = [activity_at("sched", 3_000)];
+    assert_eq!(
+        s.update_group_with(&owner, &stored, &fired, &record).await,
+        Err(StoreError::Conflict)
+    );
+    assert!(s
+        .activities(&owner, Some("sched"), None, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    s.update_group_with(&owner, &fresh, &fired, &record)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.activities(&owner, Some("sched"), None, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(listed(4_999).await.is_empty(), "the early one ran");
+    assert_eq!(listed(5_000).await, ["sched"]);
+
+    // Being deleted: off the list, with its actions still in the document.
+    let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
+    s.begin_delete(&owner, &fresh).await.unwrap();
+    assert!(listed(i64::MAX).await.is_empty());
+    let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
+    s.delete_group(&owner, &fresh).await.unwrap();
+    s.delete_launch_config(&owner, "sched").await.unwrap();
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
-    contract(&MemoryStore::default(), "").await;
+    let store = MemoryStore::default();
+    contract(&store, "").await;
+    due_index(&store, "").await;
 }
 
 #[tokio::test]
@@ -825,6 +902,7 @@ async fn the_dynamodb_store_keeps_the_contract() {
     ))));
     let store = DynamoStore::new(&sdk, table.clone(), secrets);
     contract(&store, "").await;
+    due_index(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

@@ -1087,14 +1087,14 @@ impl Groups for DynamoStore {
     ) -> StoreResult<()> {
         // The index of due groups follows the group's scheduled actions.
         let due = match new.due_ms() {
-            Some(_) => "SET due_pk = :due_pk, due = :due",
-            None => "REMOVE due_pk, due",
+            Some(_) => ", due_pk = :due_pk, due = :due",
+            None => " REMOVE due_pk, due",
         };
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
             .update_expression(format!(
-                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one {due}"
+                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{due}"
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&old.id))

@@ -10,6 +10,7 @@ mod hooks;
 mod policies;
 mod provisioning;
 mod scale;
+mod scheduled;
 mod self_service;
 mod templates;
 mod tools;

@@ -19,6 +19,7 @@ mod lifecycle_hooks;
 mod lookups;
 pub mod policies;
 mod processes;
+mod scheduled;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
 
@@ -138,6 +139,21 @@ pub const ACTIONS: &[(&str, Handler)] = &[
     }),
     ("ExecutePolicy", |a, c, i| {
         Box::pin(policies::execute(a, c, i))
+    }),
+    ("PutScheduledUpdateGroupAction", |a, c, i| {
+        Box::pin(scheduled::put(a, c, i))
+    }),
+    ("BatchPutScheduledUpdateGroupAction", |a, c, i| {
+        Box::pin(scheduled::batch_put(a, c, i))
+    }),
+    ("DescribeScheduledActions", |a, c, i| {
+        Box::pin(scheduled::describe(a, c, i))
+    }),
+    ("DeleteScheduledAction", |a, c, i| {
+        Box::pin(scheduled::delete(a, c, i))
+    }),
+    ("BatchDeleteScheduledAction", |a, c, i| {
+        Box::pin(scheduled::batch_delete(a, c, i))
     }),
     ("DescribeAccountLimits", |a, c, i| {
         Box::pin(catalogs::account_limits(a, c, i))

@@ -297,6 +297,32 @@ impl Stack {
         }
     }
 
+    /// A health check (with its scheduler) on the stack's own table and queue, as a second Lambda
+    /// instance of the function would run beside the stack's.
+    pub async fn health_check(&self) -> health_check::HealthCheck {
+        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&self.env["AWS_ENDPOINT_URL"])
+            .region(aws_config::Region::new(REGION))
+            .credentials_provider(Credentials::new("e2e", "e2e", None, None, "test"))
+            .load()
+            .await;
+        let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
+            phantom::secrets::Kms::new(&sdk, self.env["PHANTOM_SECRETS_KEY"].clone()),
+        )));
+        health_check::HealthCheck {
+            store: std::sync::Arc::new(phantom::store::DynamoStore::new(
+                &sdk,
+                self.env["PHANTOM_STATE_TABLE"].clone(),
+                secrets,
+            )),
+            queue: std::sync::Arc::new(phantom::queue::SqsQueue::new(
+                &sdk,
+                self.env["PHANTOM_WORK_QUEUE_URL"].clone(),
+            )),
+            clock: std::sync::Arc::new(phantom::time::SystemClock),
+        }
+    }
+
     /// aws-sdk-autoscaling, configured as a user would: endpoint URL, region, static keys.
     pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
         let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");

@@ -3,7 +3,7 @@
 //! NextToken. Errors, paging rules, filters and isolation are checked in process
 //! (`tests/inproc/api.rs`).
 
-use phantom_e2e::{stack, User};
+use phantom_e2e::{eventually, stack, User};
 use serde_json::{json, Value};
 
 fn lc_input(name: &str) -> Value {
@@ -959,4 +959,113 @@ fn phantomctl_rotates_a_users_key() {
         "{row}"
     );
     assert!(!list.contains(secret));
+}
+
+/// A recurring scheduled action put with the AWS CLI, seen firing twice on the local stack (cron's
+/// granularity is a minute, so this waits up to two), each time a scaling activity naming it,
+/// its next run shown as StartTime; then deleted.
+#[test]
+fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
+    let s = stack();
+    let u = s.new_user("cli-schedule");
+    let aws = |args: &[&str]| s.aws(&u, args);
+    create_lc(&u, "tick@hotel");
+    aws(&[
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "tick",
+        "--launch-configuration-name",
+        "tick@hotel",
+        "--min-size",
+        "0",
+        "--max-size",
+        "3",
+        "--desired-capacity",
+        "0",
+    ])
+    .json();
+    aws(&[
+        "put-scheduled-update-group-action",
+        "--auto-scaling-group-name",
+        "tick",
+        "--scheduled-action-name",
+        "every-minute",
+        "--recurrence",
+        "* * * * *",
+        "--time-zone",
+        "Europe/Paris",
+        "--desired-capacity",
+        "1",
+    ])
+    .json();
+    let next_run = || {
+        let listed = aws(&[
+            "describe-scheduled-actions",
+            "--auto-scaling-group-name",
+            "tick",
+        ])
+        .json();
+        let a = &listed["ScheduledUpdateGroupActions"][0];
+        assert_eq!(a["Recurrence"], "* * * * *");
+        assert_eq!(a["TimeZone"], "Europe/Paris");
+        a["StartTime"].as_str().expect("the next run").to_string()
+    };
+    let desired = || {
+        aws(&[
+            "describe-auto-scaling-groups",
+            "--auto-scaling-group-names",
+            "tick",
+        ])
+        .json()["AutoScalingGroups"][0]["DesiredCapacity"]
+            .as_i64()
+            .expect("a desired capacity")
+    };
+    let first = next_run();
+    assert!(first.ends_with(":00.000Z"), "on a whole minute: {first}");
+    for round in 1..=2 {
+        eventually(75, "the scheduled action runs", || {
+            (desired() == 1).then_some(())
+        });
+        let activities = aws(&[
+            "describe-scaling-activities",
+            "--auto-scaling-group-name",
+            "tick",
+        ])
+        .json();
+        let runs = activities["Activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                a["Cause"].as_str().unwrap_or_default().contains(
+                    "a scheduled action every-minute update of AutoScalingGroup constraints to min: 0, max: 3, desired: 1 changing the desired capacity from 0 to 1",
+                )
+            })
+            .count();
+        assert_eq!(runs, round, "one activity per run");
+        aws(&[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "tick",
+            "--desired-capacity",
+            "0",
+        ])
+        .json();
+    }
+    assert!(next_run() > first, "the next run moved on");
+    aws(&[
+        "delete-scheduled-action",
+        "--auto-scaling-group-name",
+        "tick",
+        "--scheduled-action-name",
+        "every-minute",
+    ])
+    .json();
+    let listed = aws(&[
+        "describe-scheduled-actions",
+        "--auto-scaling-group-name",
+        "tick",
+    ])
+    .json();
+    assert_eq!(listed["ScheduledUpdateGroupActions"], serde_json::json!([]));
 }

@@ -132,3 +132,82 @@ async fn racing_clients_leave_a_state_the_cloud_agrees_with() {
         ok.then_some(())
     });
 }
+
+/// Two schedulers of our own and the stack's, all running through the moment a one-off action
+/// is due, against the stack's DynamoDB: the action fires once (one activity, whoever won).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_one_off_action_fires_once_under_concurrent_scheduler_runs() {
+    let s = stack();
+    let u = s.new_user("sched-race");
+    let c = s.sdk(&u);
+    c.create_launch_configuration()
+        .launch_configuration_name("sched@sierra")
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("sched")
+        .launch_configuration_name("sched@sierra")
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(0)
+        .send()
+        .await
+        .unwrap();
+    let (a, b) = (s.health_check().await, s.health_check().await);
+    for round in 0..3 {
+        let name = format!("once-{round}");
+        let due = phantom::time::now_ms() + 2_000;
+        c.put_scheduled_update_group_action()
+            .auto_scaling_group_name("sched")
+            .scheduled_action_name(&name)
+            .start_time(aws_smithy_types::DateTime::from_millis(due))
+            .desired_capacity(1 + round % 2)
+            .send()
+            .await
+            .unwrap();
+        let run = async |h: &health_check::HealthCheck| {
+            let mut applied = 0;
+            while phantom::time::now_ms() < due + 1_500 {
+                let now = phantom::time::now_ms();
+                applied +=
+                    health_check::scheduler::fire_due(h.store.as_ref(), h.queue.as_ref(), now)
+                        .await
+                        .expect("the scheduler reads the table")
+                        .applied;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            applied
+        };
+        let (x, y) = tokio::join!(run(&a), run(&b));
+        assert!(x + y <= 1, "round {round}: ours fired {x} and {y} times");
+        let left = c
+            .describe_scheduled_actions()
+            .auto_scaling_group_name("sched")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            left.scheduled_update_group_actions().is_empty(),
+            "round {round}: it ran"
+        );
+        let activities = c
+            .describe_scaling_activities()
+            .auto_scaling_group_name("sched")
+            .send()
+            .await
+            .unwrap();
+        let fired = activities
+            .activities()
+            .iter()
+            .filter(|a| {
+                a.cause()
+                    .unwrap_or_default()
+                    .contains(&format!("scheduled action {name} "))
+            })
+            .count();
+        assert_eq!(fired, 1, "round {round}: one firing, one activity");
+    }
+}

@@ -35,6 +35,43 @@ impl Moto {
         moto
     }
 
+    /// Creates template.yaml's table, KMS key and queues here (localstack/bootstrap.py) for stack
+    /// `stack`, and returns the store of that table (its secrets sealed with this server's KMS)
+    /// and the table's name.
+    pub async fn state_store(&self, stack: &str) -> (phantom::store::DynamoStore, String) {
+        let out = Command::new("python3")
+            .arg(crate::root().join("localstack/bootstrap.py"))
+            .arg(crate::root().join("template.yaml"))
+            .args(["--stack", stack])
+            .env("AWS_ENDPOINT_URL", &self.url)
+            .env("AWS_ACCESS_KEY_ID", "contract")
+            .env("AWS_SECRET_ACCESS_KEY", "contract")
+            .env("AWS_REGION", crate::REGION)
+            .env("AWS_DEFAULT_REGION", crate::REGION)
+            .output()
+            .expect("bootstrap.py runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let exports: std::collections::HashMap<String, String> =
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let sdk = self.sdk().await;
+        let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
+            phantom::secrets::Kms::new(&sdk, exports["PHANTOM_SECRETS_KEY"].clone()),
+        )));
+        let table = exports["PHANTOM_STATE_TABLE"].clone();
+        (
+            phantom::store::DynamoStore::new(&sdk, table.clone(), secrets),
+            table,
+        )
+    }
+
     /// SDK configuration for this server (any credentials do).
     pub async fn sdk(&self) -> aws_config::SdkConfig {
         aws_config::defaults(aws_config::BehaviorVersion::latest())

@@ -9,17 +9,13 @@ use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::schedule;
-use phantom::secrets::{Kms, Secrets};
 use phantom::spread::{Hold, Holds};
 use phantom::store::{
-    Backoff, CloudCredentials, CloudRecord, Directory, DynamoStore, Lease, MemoryStore, Record,
-    Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
+    Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, Record, Store,
+    StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
 use phantom_e2e::moto::Moto;
-use phantom_e2e::root;
 use serde_json::json;
-use std::process::Command;
-use std::sync::Arc;
 
 fn user(name: &str) -> User {
     User {
@@ -872,35 +868,8 @@ async fn the_memory_store_keeps_the_contract() {
 #[tokio::test]
 async fn the_dynamodb_store_keeps_the_contract() {
     let moto = Moto::start();
-    let url = moto.url.clone();
-    let out = Command::new("python3")
-        .arg(root().join("localstack/bootstrap.py"))
-        .arg(root().join("template.yaml"))
-        .args(["--stack", "contract"])
-        .env("AWS_ENDPOINT_URL", &url)
-        .env("AWS_ACCESS_KEY_ID", "contract")
-        .env("AWS_SECRET_ACCESS_KEY", "contract")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_DEFAULT_REGION", "us-east-1")
-        .output()
-        .expect("bootstrap.py runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exports: std::collections::HashMap<String, String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let table = exports["PHANTOM_STATE_TABLE"].clone();
+    let (store, table) = moto.state_store("contract").await;
     let sdk = moto.sdk().await;
-    let secrets = Arc::new(Secrets::new(Arc::new(Kms::new(
-        &sdk,
-        exports["PHANTOM_SECRETS_KEY"].clone(),
-    ))));
-    let store = DynamoStore::new(&sdk, table.clone(), secrets);
     contract(&store, "").await;
     due_index(&store, "").await;
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs Phantom on this machine, emulator included, in the foreground; Ctrl-C stops all it started.
 #
-#   one moto_server for DynamoDB and SQS (the state), one per local cloud (hotel, sierra: each its
-#   own EC2), the tables and queues of template.yaml, the clouds, a demo user with credentials on
-#   both clouds, an administrator, then the api (and the web console at /console/) served by
-#   phantom-local.
+#   the state store (PHANTOM_STATE_STORE: dynamodb-local, AWS's DynamoDB Local run by java, or
+#   moto), one moto_server for SQS and KMS (and DynamoDB with moto), one per local cloud (hotel,
+#   sierra: each its own EC2), the tables, keys and queues of template.yaml, the clouds, a demo user
+#   with credentials on both clouds, an administrator, then the api (and the web console at
+#   /console/) served by phantom-local.
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
-# PHANTOM_SIERRA_PORT (4568); PHANTOM_STATE_ENDPOINT, PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT
-# use an emulator that is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
+# PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569); PHANTOM_STATE_ENDPOINT,
+# PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT, PHANTOM_DYNAMODB_ENDPOINT use an emulator that
+# is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
 # PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5).
@@ -20,6 +22,12 @@ api_port=${PHANTOM_PORT:-4580}
 state_port=${PHANTOM_STATE_PORT:-4566}
 hotel_port=${PHANTOM_HOTEL_PORT:-4567}
 sierra_port=${PHANTOM_SIERRA_PORT:-4568}
+dynamodb_port=${PHANTOM_DYNAMODB_PORT:-4569}
+state_store=${PHANTOM_STATE_STORE:-dynamodb-local}
+case $state_store in
+  dynamodb-local | moto) ;;
+  *) echo "up.sh: PHANTOM_STATE_STORE is dynamodb-local or moto, not '$state_store'" >&2; exit 2 ;;
+esac
 run=${PHANTOM_RUN_DIR:-$here/.run}
 region=${AWS_DEFAULT_REGION:-us-east-1}
 mkdir -p "$run"
@@ -70,16 +78,35 @@ sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
 [ -n "$state_url" ] || { start_moto state "$state_port"; state_url=http://127.0.0.1:$state_port; }
 [ -n "$hotel_url" ] || { start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true; hotel_url=http://127.0.0.1:$hotel_port; }
 [ -n "$sierra_url" ] || { start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true; sierra_url=http://127.0.0.1:$sierra_port; }
-for name in state hotel sierra; do
+# DynamoDB Local: one database whatever the caller's keys (-sharedDb), in memory; the JIT's first
+# tier only (starts in half the time, and on 2 cores serves more, docs/benchmarks.md).
+dynamodb_url=${PHANTOM_DYNAMODB_ENDPOINT:-}
+names=(state hotel sierra)
+if [ "$state_store" = dynamodb-local ]; then
+  if [ -z "$dynamodb_url" ]; then
+    # shellcheck source=dynamodb-local/home.sh
+    source "$here/dynamodb-local/home.sh"
+    jar=$(ddb_jar)
+    java -Xmx1g -XX:TieredStopAtLevel=1 -Djava.library.path="$(dirname "$jar")/DynamoDBLocal_lib" -jar "$jar" \
+      -inMemory -sharedDb -port "$dynamodb_port" >"$run/dynamodb.log" 2>&1 &
+    pids+=($!)
+    dynamodb_url=http://127.0.0.1:$dynamodb_port
+  fi
+  names+=(dynamodb)
+else
+  dynamodb_url=$state_url
+fi
+for name in "${names[@]}"; do
   url_var=${name}_url
   port=${!url_var##*:}; port=${port%%/*}
   wait_port "$name" "$port"
 done
 
-# The service's own AWS identity against the emulator (moto accepts any key).
-export AWS_ACCESS_KEY_ID=phantom-local AWS_SECRET_ACCESS_KEY=phantom-local
+# The service's own AWS identity against the emulators (any key; DynamoDB Local takes letters and
+# digits only).
+export AWS_ACCESS_KEY_ID=phantomlocal AWS_SECRET_ACCESS_KEY=phantomlocal
 export AWS_REGION=$region AWS_DEFAULT_REGION=$region AWS_EC2_METADATA_DISABLED=true
-export AWS_ENDPOINT_URL=$state_url
+export AWS_ENDPOINT_URL=$state_url AWS_ENDPOINT_URL_DYNAMODB=$dynamodb_url
 export PHANTOM_DEFAULT_CLOUD=${PHANTOM_DEFAULT_CLOUD:-hotel}
 python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom >"$run/resources"
 # shellcheck source=/dev/null
@@ -108,6 +135,8 @@ export PHANTOM_ADMIN_ACCESS_KEY_ID=$admin_key
 export PHANTOM_ADMIN_SECRET_ACCESS_KEY=$admin_secret
 export AWS_DEFAULT_REGION=$region
 export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
+export AWS_ENDPOINT_URL_DYNAMODB=$AWS_ENDPOINT_URL_DYNAMODB
+export PHANTOM_STATE_STORE=$state_store
 export AWS_EC2_METADATA_DISABLED=true
 export PHANTOM_STATE_TABLE=$PHANTOM_STATE_TABLE
 export PHANTOM_SECRETS_KEY=$PHANTOM_SECRETS_KEY
@@ -119,7 +148,7 @@ mv "$run/env.tmp" "$run/env"
 
 cat >&2 <<BANNER
 
-Phantom is running at $url (logs: $run/api.log; state in moto at $AWS_ENDPOINT_URL)
+Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in moto at $AWS_ENDPOINT_URL)
 Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
 Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret

@@ -129,7 +129,7 @@ async fn main() {
     for actions in sizes {
         // A server of its own per size, so each table holds only its own.
         let moto = Moto::start();
-        let (store, _) = moto.state_store("bench").await;
+        let (store, _) = moto.state_store("bench", None).await;
         let store: Arc<dyn Store> = Arc::new(store);
         let now = SystemClock.now_ms();
         let seeding = Instant::now();

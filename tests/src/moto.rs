@@ -1,4 +1,5 @@
-//! A moto server of a test's own, for the contract suites (stopped when dropped).
+//! A moto server of a test's own, and AWS's DynamoDB Local, for the contract suites (each stopped
+//! when dropped).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,14 +37,20 @@ impl Moto {
     }
 
     /// Creates template.yaml's table, KMS key and queues here (localstack/bootstrap.py) for stack
-    /// `stack`, and returns the store of that table (its secrets sealed with this server's KMS)
-    /// and the table's name.
-    pub async fn state_store(&self, stack: &str) -> (phantom::store::DynamoStore, String) {
+    /// `stack`, the table on `dynamodb` if given (DynamoDB Local), and returns the store of that
+    /// table (its secrets sealed with this server's KMS) and the table's name.
+    pub async fn state_store(
+        &self,
+        stack: &str,
+        dynamodb: Option<&str>,
+    ) -> (phantom::store::DynamoStore, String) {
+        let db_url = dynamodb.unwrap_or(&self.url);
         let out = Command::new("python3")
             .arg(crate::root().join("localstack/bootstrap.py"))
             .arg(crate::root().join("template.yaml"))
             .args(["--stack", stack])
             .env("AWS_ENDPOINT_URL", &self.url)
+            .env("AWS_ENDPOINT_URL_DYNAMODB", db_url)
             .env("AWS_ACCESS_KEY_ID", "contract")
             .env("AWS_SECRET_ACCESS_KEY", "contract")
             .env("AWS_REGION", crate::REGION)
@@ -67,25 +74,86 @@ impl Moto {
         )));
         let table = exports["PHANTOM_STATE_TABLE"].clone();
         (
-            phantom::store::DynamoStore::new(&sdk, table.clone(), secrets),
+            phantom::store::DynamoStore::new(&sdk_for(db_url).await, table.clone(), secrets),
             table,
         )
     }
 
     /// SDK configuration for this server (any credentials do).
     pub async fn sdk(&self) -> aws_config::SdkConfig {
-        aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&self.url)
-            .region(aws_config::Region::new(crate::REGION))
-            .credentials_provider(aws_credential_types::Credentials::new(
-                "contract", "contract", None, None, "test",
-            ))
-            .load()
-            .await
+        sdk_for(&self.url).await
     }
 }
 
+/// SDK configuration for an emulator (credentials of letters only, as DynamoDB Local wants them).
+pub async fn sdk_for(url: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_config::Region::new(crate::REGION))
+        .credentials_provider(aws_credential_types::Credentials::new(
+            "contract", "contract", None, None, "test",
+        ))
+        .load()
+        .await
+}
+
 impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// AWS's DynamoDB Local (the jar localstack/install.sh installs), in memory, on a free port.
+pub struct DynamoDbLocal {
+    child: Child,
+    pub url: String,
+}
+
+impl DynamoDbLocal {
+    pub fn start() -> Self {
+        let home = crate::root().join("localstack/dynamodb-local/home.sh");
+        let jar = Command::new("bash")
+            .arg("-c")
+            .arg(format!("source '{}' && ddb_jar", home.display()))
+            .output()
+            .expect("bash runs");
+        assert!(
+            jar.status.success(),
+            "DynamoDB Local is not installed: run localstack/install.sh"
+        );
+        let jar = std::path::PathBuf::from(String::from_utf8_lossy(&jar.stdout).trim());
+        let port = crate::free_port();
+        let child = Command::new("java")
+            .args(["-Xmx1g", "-XX:TieredStopAtLevel=1"])
+            .arg(format!(
+                "-Djava.library.path={}",
+                jar.parent()
+                    .expect("the jar's folder")
+                    .join("DynamoDBLocal_lib")
+                    .display()
+            ))
+            .arg("-jar")
+            .arg(&jar)
+            .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("java runs DynamoDB Local");
+        let db = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "DynamoDB Local did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        db
+    }
+}
+
+impl Drop for DynamoDbLocal {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -81,6 +81,7 @@ fn start() -> Stack {
         .env("PHANTOM_STATE_PORT", free_port().to_string())
         .env("PHANTOM_HOTEL_PORT", free_port().to_string())
         .env("PHANTOM_SIERRA_PORT", free_port().to_string())
+        .env("PHANTOM_DYNAMODB_PORT", free_port().to_string())
         .env("PHANTOM_RUN_DIR", &run_dir)
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("PHANTOM_SKIP_BUILD", "1")
@@ -130,6 +131,10 @@ impl Stack {
         Command::new(bin_dir().join("phantomctl"))
             .args(args)
             .env("AWS_ENDPOINT_URL", &self.env["AWS_ENDPOINT_URL"])
+            .env(
+                "AWS_ENDPOINT_URL_DYNAMODB",
+                &self.env["AWS_ENDPOINT_URL_DYNAMODB"],
+            )
             .env("AWS_ACCESS_KEY_ID", "admin")
             .env("AWS_SECRET_ACCESS_KEY", "admin")
             .env("AWS_REGION", REGION)
@@ -300,18 +305,24 @@ impl Stack {
     /// A health check (with its scheduler) on the stack's own table and queue, as a second Lambda
     /// instance of the function would run beside the stack's.
     pub async fn health_check(&self) -> health_check::HealthCheck {
-        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&self.env["AWS_ENDPOINT_URL"])
-            .region(aws_config::Region::new(REGION))
-            .credentials_provider(Credentials::new("e2e", "e2e", None, None, "test"))
-            .load()
-            .await;
+        let sdk = |endpoint: &str| {
+            aws_config::defaults(aws_config::BehaviorVersion::latest())
+                .endpoint_url(endpoint)
+                .region(aws_config::Region::new(REGION))
+                .credentials_provider(Credentials::new("e2e", "e2e", None, None, "test"))
+                .load()
+        };
+        // The state store (DynamoDB Local or moto), and moto for the queue and the key.
+        let (db, sdk) = (
+            sdk(&self.env["AWS_ENDPOINT_URL_DYNAMODB"]).await,
+            sdk(&self.env["AWS_ENDPOINT_URL"]).await,
+        );
         let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
             phantom::secrets::Kms::new(&sdk, self.env["PHANTOM_SECRETS_KEY"].clone()),
         )));
         health_check::HealthCheck {
             store: std::sync::Arc::new(phantom::store::DynamoStore::new(
-                &sdk,
+                &db,
                 self.env["PHANTOM_STATE_TABLE"].clone(),
                 secrets,
             )),

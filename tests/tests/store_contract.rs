@@ -14,7 +14,7 @@ use phantom::store::{
     Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, Record, Store,
     StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
-use phantom_e2e::moto::Moto;
+use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use serde_json::json;
 
 fn user(name: &str) -> User {
@@ -489,15 +489,15 @@ async fn contract(s: &dyn Store, u: &str) {
         Err(StoreError::NotFound)
     );
     // Two writes to one instance in one record are refused whole, as DynamoDB refuses them.
+    // (A new instance, so that no condition fails first: DynamoDB Local checks conditions before
+    // it looks for a second operation on an item.)
     let twice = Record {
-        put: vec![member("i-2"), member("i-9")],
-        forget: vec!["i-2".into()],
+        put: vec![member("i-7"), member("i-9")],
+        forget: vec!["i-7".into()],
         ..Record::default()
     };
-    assert!(matches!(
-        s.record(&alice, &after, &twice).await,
-        Err(StoreError::Unavailable(_))
-    ));
+    let r = s.record(&alice, &after, &twice).await;
+    assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
     assert_eq!(
         s.instances(&alice, "g1").await.unwrap().len(),
         2,
@@ -866,10 +866,22 @@ async fn the_memory_store_keeps_the_contract() {
 }
 
 #[tokio::test]
-async fn the_dynamodb_store_keeps_the_contract() {
+async fn the_dynamodb_store_keeps_the_contract_on_dynamodb_local() {
+    let db = DynamoDbLocal::start();
+    dynamodb_contract(Some(&db.url)).await;
+}
+
+#[tokio::test]
+async fn the_dynamodb_store_keeps_the_contract_on_moto() {
+    dynamodb_contract(None).await;
+}
+
+/// The contract on the DynamoDB store, its table on `dynamodb` (DynamoDB Local) or moto's, KMS in
+/// moto.
+async fn dynamodb_contract(dynamodb: Option<&str>) {
     let moto = Moto::start();
-    let (store, table) = moto.state_store("contract").await;
-    let sdk = moto.sdk().await;
+    let (store, table) = moto.state_store("contract", dynamodb).await;
+    let sdk = sdk_for(dynamodb.unwrap_or(&moto.url)).await;
     contract(&store, "").await;
     due_index(&store, "").await;
 

@@ -5,7 +5,9 @@
 #   moto), one moto_server for SQS and KMS (and DynamoDB with moto), one per local cloud (hotel,
 #   sierra: each its own EC2), the tables, keys and queues of template.yaml, the clouds, a demo user
 #   with credentials on both clouds, an administrator, then the api (and the web console at
-#   /console/) served by phantom-local.
+#   /console/) served by phantom-local. PHANTOM_EMULATOR=localstack runs LocalStack (4.4.0, on
+#   this machine, no Docker: localstack-host/) for the queues, the key and hotel's EC2 instead of
+#   moto (PHANTOM_LOCALSTACK_PORT, 4570).
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
 # PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569); PHANTOM_STATE_ENDPOINT,
@@ -24,6 +26,16 @@ hotel_port=${PHANTOM_HOTEL_PORT:-4567}
 sierra_port=${PHANTOM_SIERRA_PORT:-4568}
 dynamodb_port=${PHANTOM_DYNAMODB_PORT:-4569}
 state_store=${PHANTOM_STATE_STORE:-dynamodb-local}
+emulator=${PHANTOM_EMULATOR:-moto}
+localstack_port=${PHANTOM_LOCALSTACK_PORT:-4570}
+case $emulator in
+  moto) ;;
+  localstack)
+    # LocalStack's own DynamoDB downloads Java 21 and DynamoDB Local at first use (impossible
+    # offline): the state is in DynamoDB Local, run here.
+    [ "$state_store" = dynamodb-local ] || { echo "up.sh: PHANTOM_EMULATOR=localstack keeps the state in DynamoDB Local (PHANTOM_STATE_STORE=dynamodb-local)" >&2; exit 2; } ;;
+  *) echo "up.sh: PHANTOM_EMULATOR is moto or localstack, not '$emulator'" >&2; exit 2 ;;
+esac
 case $state_store in
   dynamodb-local | moto) ;;
   *) echo "up.sh: PHANTOM_STATE_STORE is dynamodb-local or moto, not '$state_store'" >&2; exit 2 ;;
@@ -75,6 +87,23 @@ start_moto() { # name port [VAR=value ...]: the clouds refuse unknown images, as
 state_url=${PHANTOM_STATE_ENDPOINT:-}
 hotel_url=${PHANTOM_HOTEL_ENDPOINT:-}
 sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
+# PHANTOM_EMULATOR=localstack: LocalStack on this machine (no Docker; localstack-host/) serves the
+# queues, the key and the cloud hotel's EC2; sierra stays a moto server of its own.
+if [ "$emulator" = localstack ]; then
+  "$here/localstack-host/install.sh" >/dev/null
+  MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,ec2,kms \
+    "$here/localstack-host/start.sh" "$localstack_port" "$run/localstack" >"$run/localstack.log" 2>&1 &
+  pids+=($!)
+  localstack_url=http://127.0.0.1:$localstack_port
+  for _ in $(seq 1 600); do
+    if curl -sf "$localstack_url/_localstack/init/ready" 2>/dev/null | grep -q '"completed": true'; then break; fi
+    sleep 0.1
+  done
+  curl -sf "$localstack_url/_localstack/init/ready" | grep -q '"completed": true' \
+    || { say "LocalStack did not become ready (see $run/localstack.log)"; exit 1; }
+  state_url=${state_url:-$localstack_url}
+  hotel_url=${hotel_url:-$localstack_url}
+fi
 [ -n "$state_url" ] || { start_moto state "$state_port"; state_url=http://127.0.0.1:$state_port; }
 [ -n "$hotel_url" ] || { start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true; hotel_url=http://127.0.0.1:$hotel_port; }
 [ -n "$sierra_url" ] || { start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true; sierra_url=http://127.0.0.1:$sierra_port; }
@@ -137,6 +166,7 @@ export AWS_DEFAULT_REGION=$region
 export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
 export AWS_ENDPOINT_URL_DYNAMODB=$AWS_ENDPOINT_URL_DYNAMODB
 export PHANTOM_STATE_STORE=$state_store
+export PHANTOM_EMULATOR=$emulator
 export AWS_EC2_METADATA_DISABLED=true
 export PHANTOM_STATE_TABLE=$PHANTOM_STATE_TABLE
 export PHANTOM_SECRETS_KEY=$PHANTOM_SECRETS_KEY
@@ -148,7 +178,7 @@ mv "$run/env.tmp" "$run/env"
 
 cat >&2 <<BANNER
 
-Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in moto at $AWS_ENDPOINT_URL)
+Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in $emulator at $AWS_ENDPOINT_URL)
 Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
 Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret

@@ -9,11 +9,16 @@ gives for its port, so GATEWAY_LISTEN=127.0.0.1:PORT listens on the loopback int
 
 import runpy
 import types
+import warnings
 
-from twisted.internet import endpoints
+# Imported before LocalStack sets up its logging, twisted would warn on stderr that the optional
+# service_identity module (TLS client hostname checks, unused here) is missing.
+warnings.filterwarnings("ignore", message=".*service_identity module", category=UserWarning)
 
-import localstack.runtime.server.twisted as twisted_server
-from localstack import config
+from twisted.internet import endpoints  # noqa: E402
+
+import localstack.runtime.server.twisted as twisted_server  # noqa: E402
+from localstack import config  # noqa: E402
 
 _hosts = {listen.port: listen.host for listen in config.GATEWAY_LISTEN}
 

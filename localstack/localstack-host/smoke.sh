@@ -74,6 +74,13 @@ ls_py=$(pgrep -P "$ls_pid")
 rss_ready=$(ps -o rss= -p "$ls_py" | tr -d ' ')
 echo "ready on $url after ${ready_ms} ms (install check included), RSS ${rss_ready} KiB (pid $ls_py)"
 
+check_listen() { # LocalStack's own sockets: 127.0.0.1:PORT and nothing else
+  local socks
+  socks=$(ss -Htlnup | grep "pid=$ls_py," | awk '{print $1, $5}' | sort -u)
+  [ "$socks" = "tcp 127.0.0.1:$port" ] || { echo "listening on: $socks"; return 1; }
+}
+if command -v ss >/dev/null; then check "listens on 127.0.0.1:$port only (no 0.0.0.0, no DNS server)" check_listen; fi
+
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1
 export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=$tmp/no-aws-config AWS_SHARED_CREDENTIALS_FILE=$tmp/no-aws-credentials
 unset AWS_PROFILE AWS_ENDPOINT_URL AWS_SESSION_TOKEN
@@ -141,6 +148,7 @@ backend_pid=$!
 check_apigateway() {
   local api root ping proxy got b
   api=$(a apigateway create-rest-api --name smoke --query id)
+  # shellcheck disable=SC2016  # a JMESPath literal, not shell
   root=$(a apigateway get-resources --rest-api-id "$api" --query 'items[?path==`/`].id')
   ping=$(a apigateway create-resource --rest-api-id "$api" --parent-id "$root" --path-part ping --query id)
   a apigateway put-method --rest-api-id "$api" --resource-id "$ping" --http-method GET --authorization-type NONE >/dev/null

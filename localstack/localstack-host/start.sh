@@ -18,13 +18,14 @@
 #                         downloads, such as dynamodb, cannot work offline)
 #   MOTO_ENABLE_AMI_VALIDATION=true  EC2 refuses unknown image ids (InvalidAMIID.NotFound), as AWS
 #                         does; beware: moto reads any non-empty value, even "false", as true
-#   DEBUG=1, PERSISTENCE=1, EAGER_SERVICE_LOADING=1 and other LocalStack settings pass through.
+#   DEBUG=1, PERSISTENCE=1 and other LocalStack settings pass through.
 # Always set here, whatever the caller's environment says: OVERRIDE_IN_DOCKER=0 (without it
 # LocalStack believes this machine is its container, since /.dockerenv exists, and then writes under
 # /var/lib/localstack and deletes /tmp/localstack), FILESYSTEM_ROOT and CONFIG_DIR under DATA_DIR,
-# GATEWAY_LISTEN and LOCALSTACK_HOST on 127.0.0.1:PORT (queue URLs name that address),
-# SQS_ENDPOINT_STRATEGY=path, DNS_ADDRESS=0 (no DNS server on port 53), no network calls home
-# (DISABLE_EVENTS=1, SKIP_SSL_CERT_DOWNLOAD=1).
+# GATEWAY_LISTEN and LOCALSTACK_HOST on 127.0.0.1:PORT (queue URLs name that address; launch.py makes
+# the server bind that address rather than 0.0.0.0), SQS_ENDPOINT_STRATEGY=path, DNS_ADDRESS=0 (no
+# DNS server on port 53), no network calls (DISABLE_EVENTS=1, SKIP_SSL_CERT_DOWNLOAD=1,
+# AWS_EC2_METADATA_DISABLED=true). See README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 say() { echo "localstack-host/start.sh: $*" >&2; }
@@ -67,6 +68,7 @@ env=(
   DISABLE_EVENTS=1
   LOCALSTACK_TELEMETRY_DISABLED=1
   SKIP_SSL_CERT_DOWNLOAD=1
+  AWS_EC2_METADATA_DISABLED=true   # API Gateway's internal client looks for credentials at 169.254.169.254
 )
 # The parent-death signal makes LocalStack stop if this script is killed with SIGKILL.
 launch=(setsid)
@@ -79,6 +81,7 @@ cd "$data"
 env "${env[@]}" "${launch[@]}" "$py" "$here/launch.py" &
 child=$!
 
+# shellcheck disable=SC2329  # used by stop(), which the trap calls
 alive() { # running, not exited (an exited child stays a zombie until waited for)
   local state
   state=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null) || return 1
@@ -87,6 +90,7 @@ alive() { # running, not exited (an exited child stays a zombie until waited for
 reap() { # kill what is left of LocalStack's process group
   kill -KILL -- "-$child" 2>/dev/null || true
 }
+# shellcheck disable=SC2329  # called by the trap
 stop() {
   trap '' TERM INT HUP
   kill -TERM "$child" 2>/dev/null || true

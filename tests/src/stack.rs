@@ -82,6 +82,7 @@ fn start() -> Stack {
         .env("PHANTOM_HOTEL_PORT", free_port().to_string())
         .env("PHANTOM_SIERRA_PORT", free_port().to_string())
         .env("PHANTOM_DYNAMODB_PORT", free_port().to_string())
+        .env("PHANTOM_LOCALSTACK_PORT", free_port().to_string())
         .env("PHANTOM_RUN_DIR", &run_dir)
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("PHANTOM_SKIP_BUILD", "1")

@@ -631,14 +631,24 @@ fn a_group_from_a_launch_template_on_the_cloud() {
     assert_eq!(g["LaunchTemplate"]["Version"], "$Latest");
     let vms = s.vms("hotel", &u.name, "from-lt");
     assert_eq!(vms.len(), 1);
-    assert_eq!(vms[0]["InstanceType"], "t3.small");
+    // LocalStack 4.4.0's EC2 takes the template's image but launches m1.small whatever its
+    // instance type (its bug, docs/emulators.md); moto's applies both, as EC2 does.
+    if s.env["PHANTOM_EMULATOR"] != "localstack" {
+        assert_eq!(vms[0]["InstanceType"], "t3.small");
+    }
     assert_eq!(vms[0]["ImageId"], "ami-1e749f67");
     // A template the cloud does not have, or not at that version, is refused at once (the api
-    // asks moto's DescribeLaunchTemplateVersions), nothing created.
-    for template in [
-        format!("LaunchTemplateName={}-nope@hotel,Version=$Latest", u.name),
-        format!("LaunchTemplateName={}-web@hotel,Version=9", u.name),
-    ] {
+    // asks moto's DescribeLaunchTemplateVersions), nothing created. LocalStack 4.4.0's EC2 answers
+    // a missing version with a 500 (its bug, docs/emulators.md), which Phantom takes for a cloud it
+    // cannot ask just now: the group is created and its launches fail later; not tried there.
+    let mut missing = vec![format!(
+        "LaunchTemplateName={}-nope@hotel,Version=$Latest",
+        u.name
+    )];
+    if s.env["PHANTOM_EMULATOR"] != "localstack" {
+        missing.push(format!("LaunchTemplateName={}-web@hotel,Version=9", u.name));
+    }
+    for template in missing {
         let message = s
             .aws(
                 &u,

@@ -203,6 +203,26 @@ fn names(input: &Value, member: &str) -> Option<Vec<String>> {
     (!list.is_empty()).then_some(list)
 }
 
+/// The group `AutoScalingGroupName` names (ValidationError if it has none of that name), or all
+/// the caller's groups: what DescribePolicies and DescribeScheduledActions read.
+async fn groups_named_or_all(
+    app: &App,
+    caller: &Caller,
+    input: &Value,
+) -> ApiResult<Vec<phantom::group::Group>> {
+    match input["AutoScalingGroupName"].as_str() {
+        Some(name) => Ok(vec![app
+            .store
+            .group(&caller.user, name)
+            .await?
+            .ok_or_else(|| group_not_found(name))?]),
+        None => Ok(app
+            .store
+            .groups(&caller.user, None, None, usize::MAX, &|_| true)
+            .await?),
+    }
+}
+
 fn group_not_found(name: &str) -> ApiError {
     ApiError::validation(format!(
         "AutoScalingGroup name not found - AutoScalingGroup {name} not found"

@@ -2,7 +2,7 @@
 //! `phantom::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
 //! honouring the group's cooldown when asked, and records the change as a scaling activity.
 
-use super::{change_group, group_not_found, names, string};
+use super::{change_group, groups_named_or_all, names, string};
 use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
@@ -107,18 +107,7 @@ fn no_policy(wanted: &str, group: &str) -> ApiError {
 pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let limit = paging::max_records(input["MaxRecords"].as_i64())?;
     let after = paging::resume_after(input["NextToken"].as_str())?;
-    let groups: Vec<Group> = match input["AutoScalingGroupName"].as_str() {
-        Some(name) => vec![app
-            .store
-            .group(&caller.user, name)
-            .await?
-            .ok_or_else(|| group_not_found(name))?],
-        None => {
-            app.store
-                .groups(&caller.user, None, None, usize::MAX, &|_| true)
-                .await?
-        }
-    };
+    let groups = groups_named_or_all(app, caller, &input).await?;
     let wanted = names(&input, "PolicyNames");
     let types = names(&input, "PolicyTypes");
     let mut found: Vec<(String, Value)> = groups

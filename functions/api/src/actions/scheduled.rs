@@ -3,7 +3,7 @@
 //! group's document (`phantom::schedule`), each a compare-and-set of the group that also moves it
 //! in the store's index of due groups. The scheduler (functions/health-check) fires them.
 
-use super::{change_group, group_not_found, names, string};
+use super::{change_group, groups_named_or_all, names, string};
 use crate::App;
 use phantom::group::Group;
 use phantom::identity::Caller;
@@ -173,18 +173,7 @@ pub async fn batch_delete(app: &App, caller: &Caller, input: Value) -> ApiResult
 pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let limit = paging::max_records(input["MaxRecords"].as_i64())?;
     let after = paging::resume_after(input["NextToken"].as_str())?;
-    let groups: Vec<Group> = match input["AutoScalingGroupName"].as_str() {
-        Some(name) => vec![app
-            .store
-            .group(&caller.user, name)
-            .await?
-            .ok_or_else(|| group_not_found(name))?],
-        None => {
-            app.store
-                .groups(&caller.user, None, None, usize::MAX, &|_| true)
-                .await?
-        }
-    };
+    let groups = groups_named_or_all(app, caller, &input).await?;
     let wanted = names(&input, "ScheduledActionNames");
     let (from, until) = match wanted {
         Some(_) => (None, None),

@@ -135,7 +135,13 @@ impl DynamoDbLocal {
             ))
             .arg("-jar")
             .arg(&jar)
-            .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
+            .args([
+                "-inMemory",
+                "-sharedDb",
+                "-disableTelemetry",
+                "-port",
+                &port.to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

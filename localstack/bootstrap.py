@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Creates the local stack's DynamoDB tables, KMS keys and SQS queues from template.yaml, the one place they
 are defined, and prints shell `export` lines naming them (PHANTOM_TABLE, PHANTOM_QUEUE_URL, ...).
+With --gateway-to URL, also the template's REST API (API Gateway v1, as LocalStack serves it) with
+HTTP_PROXY integrations to URL, the runner standing in for the api function: PHANTOM_GATEWAY_URL.
 
-Usage: bootstrap.py TEMPLATE [--stack NAME]   (endpoint, region, credentials from the environment)
+Usage: bootstrap.py TEMPLATE [--stack NAME] [--gateway-to URL]   (endpoint, region, credentials from the environment)
 """
 import argparse
 import os
@@ -36,12 +38,97 @@ def env_name(logical_id):
     return "PHANTOM_" + re.sub(r"(?<!^)(?=[A-Z])", "_", logical_id).upper()
 
 
+def rest_api(resources, stack):
+    """The template's one REST API: its name, stage and routes (path, method) from the Api
+    events of the functions that name it. Exits if any of it is missing: no guessed defaults."""
+    apis = [k for k, v in resources.items() if v["Type"] == "AWS::Serverless::Api"]
+    if len(apis) != 1:
+        sys.exit(f"bootstrap.py: --gateway-to needs exactly one AWS::Serverless::Api in the template, found {apis}")
+    logical = apis[0]
+    props = resources[logical].get("Properties", {})
+    name, stage = (props.get(key) for key in ("Name", "StageName"))
+    try:
+        name, stage = resolve(name, stack, {}), resolve(stage, stack, {})
+    except KeyError:  # a !Ref: to a parameter, say, which nothing here gives a value
+        pass
+    for key, value in (("Name", name), ("StageName", stage)):
+        if not isinstance(value, str) or not value or "${" in value:
+            sys.exit(f"bootstrap.py: {logical}'s {key} is missing or not resolved: {value!r}")
+    routes = []
+    for fn, res in resources.items():
+        if res["Type"] != "AWS::Serverless::Function":
+            continue
+        for event, ev in (res.get("Properties", {}).get("Events") or {}).items():
+            ev_props = ev.get("Properties", {})
+            if ev.get("Type") != "Api" or ev_props.get("RestApiId") != {"Ref": logical}:
+                continue
+            path, method = ev_props.get("Path"), ev_props.get("Method")
+            if not isinstance(path, str) or not path.startswith("/") or not isinstance(method, str):
+                sys.exit(f"bootstrap.py: {fn}'s event {event} needs a Path (from /) and a Method: {path!r}, {method!r}")
+            routes.append((path, method.upper()))  # SAM takes "any" as well as "ANY"
+    if not routes:
+        sys.exit(f"bootstrap.py: no function has an event of Type Api with RestApiId !Ref {logical}")
+    return name, stage, routes
+
+
+def create_gateway(name, stage, routes, runner):
+    """The REST API, found again by its name on a second run, its methods replaced (the runner's URL
+    may have changed) and the stage deployed; returns its id."""
+    apigw = boto3.client("apigateway")
+    found = [a["id"] for page in apigw.get_paginator("get_rest_apis").paginate()
+             for a in page["items"] if a["name"] == name]
+    if len(found) > 1:
+        sys.exit(f"bootstrap.py: {len(found)} REST APIs are named {name}; delete the extra ones")
+    api_id = found[0] if found else apigw.create_rest_api(name=name)["id"]
+    ids = {r["path"]: r["id"] for page in apigw.get_paginator("get_resources").paginate(restApiId=api_id)
+           for r in page["items"]}
+    for path, method in routes:
+        # Each missing segment of the path, e.g. /{proxy+} under /.
+        parent, parts = ids["/"], [p for p in path.split("/") if p]
+        for i, part in enumerate(parts):
+            here = "/" + "/".join(parts[:i + 1])
+            if here not in ids:
+                ids[here] = apigw.create_resource(restApiId=api_id, parentId=parent, pathPart=part)["id"]
+            parent = ids[here]
+        params = re.findall(r"\{([^}+]+)\+?\}", path)
+        # The runner sees neither the client's Host (HTTP_PROXY drops it) nor the /_aws/execute-api/ID/STAGE
+        # prefix, both of which the client's SigV4 signature covers: they arrive as X-Forwarded-*.
+        # Host is declared on the method since AWS rejects mappings from undeclared method parameters.
+        mapping = {"integration.request.header.X-Forwarded-Host": "method.request.header.Host",
+                   "integration.request.header.X-Forwarded-Prefix": f"'/_aws/execute-api/{api_id}/{stage}'"}
+        mapping.update({f"integration.request.path.{p}": f"method.request.path.{p}" for p in params})
+        method_params = {"method.request.header.Host": False, **{f"method.request.path.{p}": True for p in params}}
+        try:
+            apigw.delete_method(restApiId=api_id, resourceId=parent, httpMethod=method)
+        except apigw.exceptions.NotFoundException:
+            pass
+        apigw.put_method(restApiId=api_id, resourceId=parent, httpMethod=method, authorizationType="NONE",
+                         requestParameters=method_params)
+        apigw.put_integration(restApiId=api_id, resourceId=parent, httpMethod=method, type="HTTP_PROXY",
+                              integrationHttpMethod="ANY", uri=runner + re.sub(r"\{([^}+]+)\+\}", r"{\1}", path),
+                              requestParameters=mapping)
+    apigw.create_deployment(restApiId=api_id, stageName=stage)
+    return api_id
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("template")
     ap.add_argument("--stack", default="phantom")
+    ap.add_argument("--gateway-to", metavar="URL",
+                    help="the api runner's URL (e.g. http://127.0.0.1:4580): the REST API proxies to it")
     args = ap.parse_args()
     resources = cfn.load(args.template)["Resources"]
+    # Checked before anything is created, so that a template without its API fails at once.
+    gateway = None
+    if args.gateway_to is not None:
+        if not re.match(r"^https?://[^/]+/?$", args.gateway_to):
+            sys.exit(f"bootstrap.py: --gateway-to wants http(s)://HOST:PORT, not {args.gateway_to!r}")
+        # LocalStack's URL for a stage (/_aws/execute-api/ID/STAGE) is on the endpoint the client calls.
+        endpoint = boto3.client("apigateway").meta.endpoint_url.rstrip("/")
+        if endpoint.endswith(".amazonaws.com"):
+            sys.exit("bootstrap.py: --gateway-to is for LocalStack: set AWS_ENDPOINT_URL")
+        gateway = rest_api(resources, args.stack)
 
     ddb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
     names, exports = {}, []
@@ -95,6 +182,11 @@ def main():
             arns[logical] = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
             exports.append((env_name(logical) + "_URL", url))
             del pending[logical]
+
+    if gateway:
+        name, stage, routes = gateway
+        api_id = create_gateway(name, stage, routes, args.gateway_to.rstrip("/"))
+        exports.append(("PHANTOM_GATEWAY_URL", f"{endpoint}/_aws/execute-api/{api_id}/{stage}"))
 
     for k, v in exports:
         print(f"export {k}={v}")

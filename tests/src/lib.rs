@@ -4,8 +4,10 @@
 //!   emulator), with a hand-moved clock and crash injection. Most of the suite runs here.
 //! - `stack`: the local stack (`localstack/up.sh`: moto for state and clouds, phantom-local),
 //!   driven by the AWS CLI, the SDK and raw signed HTTP, for what only the real path shows.
+//! - `api_gateway`: API Gateway's proxy event and the Lambda adapter in front of the world's api.
 //! - `moto`: a moto server of a contract suite's own.
 
+pub mod api_gateway;
 pub mod moto;
 pub mod stack;
 pub mod world;

@@ -222,6 +222,30 @@ impl World {
         aws_sdk_autoscaling::Client::from_conf(config)
     }
 
+    /// aws-sdk-autoscaling configured with the deployed URL (`api_gateway::url("Prod")`), its
+    /// requests reaching the api as API Gateway's events on `stage` through the Lambda adapter.
+    pub fn sdk_through_gateway(&self, user: &User, stage: &str) -> aws_sdk_autoscaling::Client {
+        let config = aws_sdk_autoscaling::Config::builder()
+            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+            .region(aws_sdk_autoscaling::config::Region::new(REGION))
+            .endpoint_url(crate::api_gateway::url("Prod"))
+            .credentials_provider(Credentials::new(
+                &user.access_key_id,
+                &user.secret,
+                None,
+                None,
+                "test",
+            ))
+            .http_client(crate::api_gateway::ApiGateway {
+                app: self.app.clone(),
+                stage: stage.into(),
+            })
+            .time_source(SharedTimeSource::new(WorldTime(self.clock.clone())))
+            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
+            .build();
+        aws_sdk_autoscaling::Client::from_conf(config)
+    }
+
     /// A raw request, signed by `key`/`secret` at the world's time unless `at` says otherwise;
     /// `tamper` may change it after signing. Returns the status and the body.
     // Each argument is a part of the request the auth tests vary.

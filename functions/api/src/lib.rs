@@ -6,6 +6,7 @@
 pub mod actions;
 mod auth;
 pub mod console;
+pub mod lambda;
 pub mod self_service;
 pub mod webhooks;
 

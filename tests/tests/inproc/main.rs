@@ -7,6 +7,7 @@ mod admin;
 mod api;
 mod crashes;
 mod hooks;
+mod lambda;
 mod policies;
 mod provisioning;
 mod scale;

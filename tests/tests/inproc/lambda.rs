@@ -1,0 +1,116 @@
+//! The deployed shape, in process: the SDK configured with the stage's URL, each request turned
+//! into API Gateway's proxy event, read by lambda_http and answered by the api function's Lambda
+//! adapter (`api::lambda::handle`), as on AWS.
+
+use crate::failure;
+use api::lambda::lambda_http;
+use phantom_e2e::api_gateway;
+use phantom_e2e::world::{World, IMAGE};
+
+#[tokio::test]
+async fn the_sdk_through_api_gateway_and_the_lambda_adapter() {
+    let w = World::new().await;
+    let u = w.user("gw").await;
+    let c = w.sdk_through_gateway(&u, "Prod");
+    c.create_launch_configuration()
+        .launch_configuration_name("web@hotel")
+        .image_id(IMAGE)
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .expect("create-launch-configuration through the gateway");
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("g")
+        .launch_configuration_name("web@hotel")
+        .min_size(1)
+        .max_size(3)
+        .desired_capacity(2)
+        .send()
+        .await
+        .expect("create-auto-scaling-group through the gateway");
+    w.settle().await;
+    let groups = c
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names("g")
+        .send()
+        .await
+        .expect("describe-auto-scaling-groups through the gateway");
+    let g = &groups.auto_scaling_groups()[0];
+    assert_eq!(g.instances().len(), 2, "{g:?}");
+    assert_eq!(w.hotel.alive().len(), 2);
+    // A user's mistake keeps AWS's code and message through the adapter.
+    assert_eq!(
+        failure(
+            c.set_desired_capacity()
+                .auto_scaling_group_name("g")
+                .desired_capacity(9)
+                .send()
+                .await
+        ),
+        (
+            "ValidationError".into(),
+            "New SetDesiredCapacity value 9 is above max value 3 for the AutoScalingGroup.".into()
+        )
+    );
+    // The same group as the direct client sees it: one service, two doors.
+    let direct = w
+        .sdk(&u)
+        .describe_auto_scaling_groups()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(direct.auto_scaling_groups().len(), 1);
+}
+
+#[tokio::test]
+async fn the_signature_covers_the_stage_and_the_secret() {
+    let w = World::new().await;
+    let u = w.user("gws").await;
+    // Signed for /Prod/, delivered on another stage (a replay): the path differs.
+    let replayed = w.sdk_through_gateway(&u, "Beta");
+    let (code, _) = failure(replayed.describe_auto_scaling_groups().send().await);
+    assert_eq!(code, "SignatureDoesNotMatch");
+    let mut wrong = u.clone();
+    wrong.secret.push('x');
+    let (code, _) = failure(
+        w.sdk_through_gateway(&wrong, "Prod")
+            .describe_auto_scaling_groups()
+            .send()
+            .await,
+    );
+    assert_eq!(code, "SignatureDoesNotMatch");
+}
+
+#[tokio::test]
+async fn the_console_below_the_stage() {
+    let w = World::new().await;
+    let get = |path: &str| {
+        let uri: http::Uri = format!(
+            "https://{}.execute-api.us-east-1.amazonaws.com{path}",
+            api_gateway::API_ID
+        )
+        .parse()
+        .unwrap();
+        let host = uri.authority().unwrap().to_string();
+        let event = api_gateway::event("Prod", "GET", &uri, &[("Host".into(), host)], b"");
+        lambda_http::request::from_str(&event.to_string()).expect("lambda_http reads the event")
+    };
+    let page = api::lambda::handle(&w.app, get("/Prod/console/"))
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(page.headers().contains_key("content-security-policy"));
+    let lambda_http::Body::Text(html) = page.body() else {
+        panic!("the page is text: {:?}", page.body());
+    };
+    assert!(html.contains("<script"), "{html}");
+    let moved = api::lambda::handle(&w.app, get("/Prod/console"))
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), 301);
+    assert_eq!(moved.headers()["location"], "console/");
+}

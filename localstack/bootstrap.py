@@ -92,12 +92,13 @@ def create_gateway(name, stage, routes, runner):
             parent = ids[here]
         params = re.findall(r"\{([^}+]+)\+?\}", path)
         # The runner sees neither the client's Host (HTTP_PROXY drops it) nor the /_aws/execute-api/ID/STAGE
-        # prefix, both of which the client's SigV4 signature covers: they arrive as X-Forwarded-*.
-        # Host is declared on the method since AWS rejects mappings from undeclared method parameters.
-        mapping = {"integration.request.header.X-Forwarded-Host": "method.request.header.Host",
+        # prefix, both of which the client's SigV4 signature covers: they arrive as X-Forwarded-*. The Host
+        # from $context.domainName: LocalStack matches method.request.header.Host case-sensitively, and
+        # the Rust SDK (hyper) sends `host`.
+        mapping = {"integration.request.header.X-Forwarded-Host": "context.domainName",
                    "integration.request.header.X-Forwarded-Prefix": f"'/_aws/execute-api/{api_id}/{stage}'"}
         mapping.update({f"integration.request.path.{p}": f"method.request.path.{p}" for p in params})
-        method_params = {"method.request.header.Host": False, **{f"method.request.path.{p}": True for p in params}}
+        method_params = {f"method.request.path.{p}": True for p in params}
         try:
             apigw.delete_method(restApiId=api_id, resourceId=parent, httpMethod=method)
         except apigw.exceptions.NotFoundException:
@@ -186,7 +187,9 @@ def main():
     if gateway:
         name, stage, routes = gateway
         api_id = create_gateway(name, stage, routes, args.gateway_to.rstrip("/"))
-        exports.append(("PHANTOM_GATEWAY_URL", f"{endpoint}/_aws/execute-api/{api_id}/{stage}"))
+        # With the slash, as template.yaml's ApiUrl: the AWS CLI signs the path as given, and the
+        # gateway forwards `/` for both `.../Prod` and `.../Prod/`.
+        exports.append(("PHANTOM_GATEWAY_URL", f"{endpoint}/_aws/execute-api/{api_id}/{stage}/"))
 
     for k, v in exports:
         print(f"export {k}={v}")

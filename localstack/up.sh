@@ -7,7 +7,8 @@
 #   with credentials on both clouds, an administrator, then the api (and the web console at
 #   /console/) served by phantom-local. PHANTOM_EMULATOR=localstack runs LocalStack (4.4.0, on
 #   this machine, no Docker: localstack-host/) for the queues, the key and hotel's EC2 instead of
-#   moto (PHANTOM_LOCALSTACK_PORT, 4570).
+#   moto (PHANTOM_LOCALSTACK_PORT, 4570), and its API Gateway in front of the api
+#   (PHANTOM_GATEWAY_URL in the env file).
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
 # PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569); PHANTOM_STATE_ENDPOINT,
@@ -91,7 +92,7 @@ sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
 # queues, the key and the cloud hotel's EC2; sierra stays a moto server of its own.
 if [ "$emulator" = localstack ]; then
   "$here/localstack-host/install.sh" >/dev/null
-  MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,ec2,kms \
+  MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,ec2,kms,apigateway \
     "$here/localstack-host/start.sh" "$localstack_port" "$run/localstack" >"$run/localstack.log" 2>&1 &
   pids+=($!)
   localstack_url=http://127.0.0.1:$localstack_port
@@ -139,7 +140,12 @@ export AWS_ACCESS_KEY_ID=phantomlocal AWS_SECRET_ACCESS_KEY=phantomlocal
 export AWS_REGION=$region AWS_DEFAULT_REGION=$region AWS_EC2_METADATA_DISABLED=true
 export AWS_ENDPOINT_URL=$state_url AWS_ENDPOINT_URL_DYNAMODB=$dynamodb_url
 export PHANTOM_DEFAULT_CLOUD=${PHANTOM_DEFAULT_CLOUD:-hotel}
-python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom >"$run/resources"
+# On LocalStack, its API Gateway in front of the api too: template.yaml's REST API, its routes
+# forwarded (HTTP_PROXY) to phantom-local, which stands in for the Lambda function (LocalStack runs
+# functions only in Docker) and reads the client's Host and path from the forwarded headers.
+gateway=()
+[ "$emulator" = localstack ] && gateway=(--gateway-to "http://127.0.0.1:$api_port")
+python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" >"$run/resources"
 # shellcheck source=/dev/null
 source "$run/resources"
 
@@ -151,7 +157,8 @@ for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
 done
 
-PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
+trust_forwarded=$([ "$emulator" = localstack ] && echo true || echo false)
+PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
 api_pid=$!
 pids+=($api_pid)
 wait_port api "$api_port"
@@ -176,14 +183,19 @@ export PHANTOM_WORK_QUEUE_URL=$PHANTOM_WORK_QUEUE_URL
 export PHANTOM_CLOUD_HOTEL_URL=$hotel_url
 export PHANTOM_CLOUD_SIERRA_URL=$sierra_url
 ENV
+if [ -n "${PHANTOM_GATEWAY_URL:-}" ]; then echo "export PHANTOM_GATEWAY_URL=$PHANTOM_GATEWAY_URL" >>"$run/env.tmp"; fi
 mv "$run/env.tmp" "$run/env"
 
+gateway_line=
+if [ -n "${PHANTOM_GATEWAY_URL:-}" ]; then
+  gateway_line="Through LocalStack's API Gateway (the deployed shape): $PHANTOM_GATEWAY_URL"$'\n'
+fi
 cat >&2 <<BANNER
 
 Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in $emulator at $AWS_ENDPOINT_URL)
 Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
-Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
+${gateway_line}Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
 Administrator: $admin_key $admin_secret
 
   source $run/env

@@ -56,13 +56,25 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// The stack of this test binary, started on first use.
+/// The stack of this test binary, started on first use (on the emulators PHANTOM_EMULATOR and
+/// PHANTOM_STATE_STORE name, as up.sh reads them).
 pub fn stack() -> &'static Stack {
     static STACK: OnceLock<Stack> = OnceLock::new();
-    STACK.get_or_init(start)
+    STACK.get_or_init(|| start(&[]))
 }
 
-fn start() -> Stack {
+/// A stack on LocalStack whatever the environment says (with API Gateway in front of the api).
+pub fn localstack_stack() -> &'static Stack {
+    static STACK: OnceLock<Stack> = OnceLock::new();
+    STACK.get_or_init(|| {
+        start(&[
+            ("PHANTOM_EMULATOR", "localstack"),
+            ("PHANTOM_STATE_STORE", "dynamodb-local"),
+        ])
+    })
+}
+
+fn start(emulators: &[(&str, &str)]) -> Stack {
     let root = root();
     // `cargo test --workspace` has built both (their own packages' tests need them); the stack
     // never builds the workspace again from inside a test.
@@ -87,6 +99,7 @@ fn start() -> Stack {
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("PHANTOM_SKIP_BUILD", "1")
         .env("RUST_LOG", "info")
+        .envs(emulators.iter().copied())
         // 1 s for the tests; a benchmark may ask for the local default (5) or another.
         .env(
             "PHANTOM_HEALTH_INTERVAL_SECS",
@@ -281,10 +294,15 @@ impl Stack {
     }
 
     pub fn aws_with_keys(&self, key: &str, secret: &str, args: &[&str]) -> Cli {
+        self.aws_at(&self.url, key, secret, args)
+    }
+
+    /// The AWS CLI with another endpoint URL (LocalStack's API Gateway in front of the api).
+    pub fn aws_at(&self, url: &str, key: &str, secret: &str, args: &[&str]) -> Cli {
         let out = Command::new("aws")
             .arg("autoscaling")
             .args(args)
-            .args(["--endpoint-url", &self.url, "--output", "json"])
+            .args(["--endpoint-url", url, "--output", "json"])
             .env("AWS_ACCESS_KEY_ID", key)
             .env("AWS_SECRET_ACCESS_KEY", secret)
             .env("AWS_DEFAULT_REGION", REGION)

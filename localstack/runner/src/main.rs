@@ -7,6 +7,12 @@
 //!   10 (Lambda runs batches concurrently too), failed messages back after a short wait;
 //! - health-check (with the scheduler): every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the
 //!   schedule would on AWS.
+//!
+//! PHANTOM_TRUST_FORWARDED=true (up.sh sets it when LocalStack's API Gateway is in front): the
+//! client's Host and path are read from the gateway's X-Forwarded-Host and X-Forwarded-Prefix
+//! (`forwarded`), as Lambda's event would give them.
+
+mod forwarded;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -27,10 +33,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     phantom::logging::init();
     let bind = std::env::var("PHANTOM_BIND").unwrap_or_else(|_| "127.0.0.1:4580".into());
     let app = Arc::new(api::App::from_env().await?);
+    let trust_forwarded = match std::env::var("PHANTOM_TRUST_FORWARDED").as_deref() {
+        Err(_) | Ok("false") => false,
+        Ok("true") => true,
+        Ok(v) => {
+            return Err(format!("PHANTOM_TRUST_FORWARDED={v} is neither true nor false").into())
+        }
+    };
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,
         table = app.config.table,
+        trust_forwarded,
         "phantom-local serving the api"
     );
     let sdk = phantom::config::aws_sdk_config().await;
@@ -52,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let app = app.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| serve(app.clone(), req));
+            let service = service_fn(move |req| serve(app.clone(), trust_forwarded, req));
             if let Err(e) = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await
@@ -158,9 +172,10 @@ async fn shutdown() {
 
 async fn serve(
     app: Arc<api::App>,
+    trust_forwarded: bool,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => {
@@ -170,15 +185,27 @@ async fn serve(
                 .expect("a valid response"));
         }
     };
-    let path_and_query = parts
+    let mut path_and_query = parts
         .uri
         .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/");
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    if trust_forwarded {
+        match forwarded::restore(&mut parts.headers, &path_and_query) {
+            Ok(original) => path_and_query = original,
+            Err(e) => {
+                tracing::warn!(error = e, "a forwarded request we cannot read");
+                return Ok(Response::builder()
+                    .status(400)
+                    .body(Full::new(Bytes::from(e)))
+                    .expect("a valid response"));
+            }
+        }
+    }
     let out = app
         .handle(api::HttpRequest {
             method: parts.method.as_str(),
-            path_and_query,
+            path_and_query: &path_and_query,
             headers: &parts.headers,
             body: &body,
         })

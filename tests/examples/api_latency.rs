@@ -7,10 +7,15 @@
 //! moto_server that holds Phantom's state (moto implements Auto Scaling itself): REQUESTS x
 //! CreateLaunchConfiguration, REQUESTS x DescribeAutoScalingGroups (of 20 groups),
 //! REQUESTS x SetDesiredCapacity. Prints p50/p99 per action and the ratio Phantom/moto.
+//!
+//!   cargo run -p phantom-e2e --example api_latency -- [REQUESTS] gateway
+//!
+//! instead compares, on the LocalStack stack, Phantom through LocalStack's API Gateway (the
+//! deployed shape, PHANTOM_GATEWAY_URL) with Phantom reached directly.
 
 use aws_credential_types::Credentials;
 use aws_sdk_autoscaling::Client;
-use phantom_e2e::{stack, REGION};
+use phantom_e2e::{localstack_stack, stack, REGION};
 use std::time::{Duration, Instant};
 
 fn client(url: &str, key: &str, secret: &str) -> Client {
@@ -150,23 +155,50 @@ async fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2000);
-    let s = stack();
-    let user = s.new_user("bench");
-    let phantom = client(&s.url, &user.access_key_id, &user.secret);
-    let moto = client(&s.env["AWS_ENDPOINT_URL"], "bench", "bench");
-
-    let ours = run(&phantom, n, "phantom").await;
-    let theirs = run(&moto, n, "moto").await;
+    let gateway = match std::env::args().nth(2).as_deref() {
+        None => false,
+        Some("gateway") => true,
+        Some(other) => panic!("the second argument is `gateway` or nothing, not {other:?}"),
+    };
+    let (ours, theirs, other) = if gateway {
+        let s = localstack_stack();
+        let user = s.new_user("bench");
+        // Each run its own user: both create the same names.
+        let second = s.new_user("bench");
+        let through = client(
+            &s.env["PHANTOM_GATEWAY_URL"],
+            &user.access_key_id,
+            &user.secret,
+        );
+        let direct = client(&s.url, &second.access_key_id, &second.secret);
+        (
+            run(&through, n, "gateway").await,
+            run(&direct, n, "direct").await,
+            "direct",
+        )
+    } else {
+        let s = stack();
+        let user = s.new_user("bench");
+        let phantom = client(&s.url, &user.access_key_id, &user.secret);
+        let moto = client(&s.env["AWS_ENDPOINT_URL"], "bench", "bench");
+        (
+            run(&phantom, n, "phantom").await,
+            run(&moto, n, "moto").await,
+            "moto",
+        )
+    };
+    let ours_label = if gateway { "Gateway" } else { "Phantom" };
 
     println!(
         "\n{n} requests per action, one at a time, aws-sdk-autoscaling; profile {}",
         std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into())
     );
     println!(
-        "command: PHANTOM_PROFILE={} cargo run -p phantom-e2e --example api_latency -- {n}\n",
-        std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into())
+        "command: PHANTOM_PROFILE={} cargo run -p phantom-e2e --example api_latency -- {n}{}\n",
+        std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into()),
+        if gateway { " gateway" } else { "" }
     );
-    println!("| action | Phantom p50 ms | Phantom p99 ms | moto p50 ms | moto p99 ms | p50 ratio | p99 ratio | errors (Phantom/moto) |");
+    println!("| action | {ours_label} p50 ms | {ours_label} p99 ms | {other} p50 ms | {other} p99 ms | p50 ratio | p99 ratio | errors ({ours_label}/{other}) |");
     println!("|---|---|---|---|---|---|---|---|");
     for (a, b) in ours.iter().zip(&theirs) {
         println!(

@@ -23,8 +23,9 @@ pub fn url(stage: &str) -> String {
     format!("https://{API_ID}.execute-api.us-east-1.amazonaws.com/{stage}/")
 }
 
-/// The HTTP client of an SDK configured with `url(..)`: API Gateway and Lambda in one. `stage` is
-/// the stage the gateway delivers on (a request replayed to another stage says another one).
+/// The HTTP client of an SDK configured with `url(..)` or a custom domain's URL: API Gateway and
+/// Lambda in one. `stage` is the stage the gateway delivers on (a request replayed to another stage
+/// says another one).
 #[derive(Clone)]
 pub struct ApiGateway {
     pub app: Arc<App>,
@@ -37,7 +38,9 @@ impl std::fmt::Debug for ApiGateway {
     }
 }
 
-/// The proxy event of one request to `https://<host>/<stage>/<rest>?<query>`.
+/// The proxy event of one request: to `https://<id>.execute-api.../<stage>/<rest>?<query>`, or,
+/// on any other host, a custom domain mapped at its root to `stage` (AWS's `path` and
+/// `requestContext.path` are then both the path as sent).
 pub fn event(
     stage: &str,
     method: &str,
@@ -46,39 +49,33 @@ pub fn event(
     body: &[u8],
 ) -> Value {
     let full = uri.path();
-    // The stage is the path's first segment; API Gateway routes on what follows it.
-    let rest = full
-        .strip_prefix('/')
-        .and_then(|p| p.split_once('/').map(|(_, r)| r).or(Some("")))
-        .unwrap_or_default();
+    let custom_domain = !uri
+        .host()
+        .is_some_and(|h| h.ends_with(".execute-api.us-east-1.amazonaws.com"));
+    let rest = if custom_domain {
+        full.trim_start_matches('/')
+    } else {
+        // The stage is the path's first segment; API Gateway routes on what follows it.
+        full.strip_prefix('/')
+            .and_then(|p| p.split_once('/').map(|(_, r)| r).or(Some("")))
+            .unwrap_or_default()
+    };
     let path = format!("/{rest}");
+    let context_path = if custom_domain {
+        path.clone()
+    } else {
+        format!("/{stage}{path}")
+    };
     let (resource, path_parameters) = if rest.is_empty() {
         ("/", Value::Null)
     } else {
         ("/{proxy+}", json!({ "proxy": rest }))
     };
-    let mut single = Map::new();
-    let mut multi: Map<String, Value> = Map::new();
-    for (k, v) in headers {
-        single.insert(k.clone(), json!(v));
-        multi
-            .entry(k.clone())
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .expect("an array")
-            .push(json!(v));
-    }
-    let mut query = Map::new();
-    let mut multi_query: Map<String, Value> = Map::new();
-    for (k, v) in form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
-        query.insert(k.to_string(), json!(v));
-        multi_query
-            .entry(k.to_string())
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .expect("an array")
-            .push(json!(v));
-    }
+    let (single, multi) = grouped(headers.iter().cloned());
+    let (query, multi_query) = grouped(
+        form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned())),
+    );
     let (query, multi_query) = if query.is_empty() {
         (Value::Null, Value::Null)
     } else {
@@ -108,10 +105,9 @@ pub fn event(
         "requestContext": {
             "accountId": "123456789012",
             "apiId": API_ID,
-            "domainName": format!("{API_ID}.execute-api.us-east-1.amazonaws.com"),
-            "domainPrefix": API_ID,
+            "domainName": uri.host(),
             "httpMethod": method,
-            "path": format!("/{stage}{path}"),
+            "path": context_path,
             "protocol": "HTTP/1.1",
             "requestId": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
             "requestTimeEpoch": 1_700_000_000_000_u64,
@@ -123,6 +119,23 @@ pub fn event(
         "body": body,
         "isBase64Encoded": base64,
     })
+}
+
+/// The event's two views of repeatable pairs: the last value of each name, and all of them.
+fn grouped(
+    pairs: impl Iterator<Item = (String, String)>,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let (mut single, mut multi) = (Map::new(), Map::new());
+    for (k, v) in pairs {
+        single.insert(k.clone(), json!(v));
+        multi
+            .entry(k)
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("an array")
+            .push(json!(v));
+    }
+    (single, multi)
 }
 
 impl HttpConnector for ApiGateway {

@@ -222,13 +222,19 @@ impl World {
         aws_sdk_autoscaling::Client::from_conf(config)
     }
 
-    /// aws-sdk-autoscaling configured with the deployed URL (`api_gateway::url("Prod")`), its
-    /// requests reaching the api as API Gateway's events on `stage` through the Lambda adapter.
-    pub fn sdk_through_gateway(&self, user: &User, stage: &str) -> aws_sdk_autoscaling::Client {
+    /// aws-sdk-autoscaling configured with a deployed URL (`api_gateway::url("Prod")`, or a custom
+    /// domain's), its requests reaching the api as API Gateway's events on `stage` through the
+    /// Lambda adapter.
+    pub fn sdk_through_gateway(
+        &self,
+        user: &User,
+        url: &str,
+        stage: &str,
+    ) -> aws_sdk_autoscaling::Client {
         let config = aws_sdk_autoscaling::Config::builder()
             .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
             .region(aws_sdk_autoscaling::config::Region::new(REGION))
-            .endpoint_url(crate::api_gateway::url("Prod"))
+            .endpoint_url(url)
             .credentials_provider(Credentials::new(
                 &user.access_key_id,
                 &user.secret,

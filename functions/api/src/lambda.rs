@@ -1,18 +1,18 @@
 //! The Lambda adapter: API Gateway's proxy event, as lambda_http hands it over, to `App::handle`,
-//! and the answer back. lambda_http rebuilds the URI from the event: the Host header the client
-//! used and the path with the stage in front (`/Prod/`), which is what the client signed.
+//! and the answer back. The signature covers the Host and the path the client used: the Host
+//! header is the client's; the path is the event's `requestContext.path` (`/Prod/...` on the
+//! execute-api domain, the path as sent on a custom domain, base path included). lambda_http's
+//! own URI puts the stage in front of `path`, which is right on the execute-api domain only: on a
+//! custom domain the client never sent the stage.
 
 use crate::{App, HttpRequest};
-use lambda_http::{Body, Error, Request, Response};
+use lambda_http::request::RequestContext;
+use lambda_http::{Body, Error, Request, RequestExt, Response};
 
 pub use lambda_http;
 
 pub async fn handle(app: &App, req: Request) -> Result<Response<Body>, Error> {
-    let path_and_query = req
-        .uri()
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "/".into());
+    let path_and_query = client_path(&req);
     let out = app
         .handle(HttpRequest {
             method: req.method().as_str(),
@@ -21,13 +21,19 @@ pub async fn handle(app: &App, req: Request) -> Result<Response<Body>, Error> {
             body: req.body().as_ref(),
         })
         .await;
-    let mut response = Response::builder()
-        .status(out.status)
-        .header("content-type", out.content_type);
-    for (name, value) in out.headers {
-        response = response.header(name, value);
+    Ok(out.into_http().map(|body| Body::Text(body.into_owned())))
+}
+
+/// The path and query the client sent. REST APIs' events always carry `requestContext.path`;
+/// other events (an HTTP API's) have lambda_http's URI, which is their raw path.
+fn client_path(req: &Request) -> String {
+    let path = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV1(c)) => c.path.clone(),
+        _ => None,
     }
-    response
-        .body(Body::Text(out.body.into_owned()))
-        .map_err(Error::from)
+    .unwrap_or_else(|| req.uri().path().to_string());
+    match req.uri().query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path,
+    }
 }

@@ -59,6 +59,20 @@ pub struct HttpResponse {
 
 pub const CONTENT_TYPE: &str = "text/xml";
 
+impl HttpResponse {
+    /// As an `http::Response`, for whatever serves it (Lambda, the local runner).
+    pub fn into_http(self) -> http::Response<Cow<'static, str>> {
+        let mut response = http::Response::builder()
+            .status(self.status)
+            .header("content-type", self.content_type);
+        for (name, value) in self.headers {
+            response = response.header(name, value);
+        }
+        // Our own statuses and static header values: always valid.
+        response.body(self.body).expect("a valid response")
+    }
+}
+
 impl App {
     /// The real adapters: DynamoDB (secrets sealed with KMS), SQS (PHANTOM_WORK_QUEUE_URL), the
     /// system clock, EC2 lookups.

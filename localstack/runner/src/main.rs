@@ -210,15 +210,10 @@ async fn serve(
             body: &body,
         })
         .await;
-    let mut response = Response::builder()
-        .status(out.status)
-        .header("content-type", out.content_type);
-    for (name, value) in out.headers {
-        response = response.header(name, value);
-    }
-    let body = match out.body {
-        std::borrow::Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
-        std::borrow::Cow::Owned(s) => Bytes::from(s),
-    };
-    Ok(response.body(Full::new(body)).expect("a valid response"))
+    Ok(out.into_http().map(|body| {
+        Full::new(match body {
+            std::borrow::Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+            std::borrow::Cow::Owned(s) => Bytes::from(s),
+        })
+    }))
 }

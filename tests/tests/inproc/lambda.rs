@@ -11,7 +11,7 @@ use phantom_e2e::world::{World, IMAGE};
 async fn the_sdk_through_api_gateway_and_the_lambda_adapter() {
     let w = World::new().await;
     let u = w.user("gw").await;
-    let c = w.sdk_through_gateway(&u, "Prod");
+    let c = w.sdk_through_gateway(&u, &api_gateway::url("Prod"), "Prod");
     c.create_launch_configuration()
         .launch_configuration_name("web@hotel")
         .image_id(IMAGE)
@@ -67,18 +67,33 @@ async fn the_signature_covers_the_stage_and_the_secret() {
     let w = World::new().await;
     let u = w.user("gws").await;
     // Signed for /Prod/, delivered on another stage (a replay): the path differs.
-    let replayed = w.sdk_through_gateway(&u, "Beta");
+    let replayed = w.sdk_through_gateway(&u, &api_gateway::url("Prod"), "Beta");
     let (code, _) = failure(replayed.describe_auto_scaling_groups().send().await);
     assert_eq!(code, "SignatureDoesNotMatch");
     let mut wrong = u.clone();
     wrong.secret.push('x');
     let (code, _) = failure(
-        w.sdk_through_gateway(&wrong, "Prod")
+        w.sdk_through_gateway(&wrong, &api_gateway::url("Prod"), "Prod")
             .describe_auto_scaling_groups()
             .send()
             .await,
     );
     assert_eq!(code, "SignatureDoesNotMatch");
+}
+
+#[tokio::test]
+async fn a_custom_domain_signs_without_the_stage() {
+    let w = World::new().await;
+    let u = w.user("gwd").await;
+    // A domain mapped at its root to the stage: the client's path has no stage in it, and
+    // lambda_http's URI (which puts one in front) would not match the signature.
+    let c = w.sdk_through_gateway(&u, "https://autoscaling.example.com/", "Prod");
+    let groups = c
+        .describe_auto_scaling_groups()
+        .send()
+        .await
+        .expect("describe-auto-scaling-groups on the custom domain");
+    assert!(groups.auto_scaling_groups().is_empty());
 }
 
 #[tokio::test]

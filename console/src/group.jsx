@@ -1,7 +1,9 @@
-// One group: its sizes, tags and VMs (refreshed), resizing, deleting, and its scaling activities.
+// One group: its sizes, tags and VMs (refreshed), resizing, its policies and schedule, deleting,
+// and its scaling activities.
 import { useState } from 'preact/hooks';
 import { list } from './api.js';
 import { REFRESH_MS, describeGroups } from './groups.jsx';
+import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
 import { Button, Confirm, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
 
@@ -33,6 +35,8 @@ export function GroupView({ name }) {
           <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} />
           <Resize group={g} onChanged={group.reload} />
           <Tags group={g} />
+          <Policies group={g} onChanged={group.reload} />
+          <ScheduledActions group={g} onChanged={group.reload} />
           <Delete group={g} onDeleted={group.reload} />
         </>
       )}

@@ -348,6 +348,75 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   await done(page);
 });
 
+test("a group's policies and schedule: a policy run by hand, actions scheduled, a mistake refused, deleted", { timeout: 120_000 }, async () => {
+  const lc = `sched${RUN}@hotel`;
+  const group = `sched-${RUN}`;
+  await autoscaling(DEMO, { Action: 'CreateLaunchConfiguration', LaunchConfigurationName: lc, ImageId: IMAGE, InstanceType: 't2.micro' });
+  await autoscaling(DEMO, { Action: 'CreateAutoScalingGroup', AutoScalingGroupName: group, LaunchConfigurationName: lc, MinSize: '0', MaxSize: '3', DesiredCapacity: '0' });
+  await autoscaling(DEMO, { Action: 'PutScalingPolicy', AutoScalingGroupName: group, PolicyName: 'add-one', AdjustmentType: 'ChangeInCapacity', ScalingAdjustment: '1' });
+  const describe = () => autoscaling(DEMO, { Action: 'DescribeAutoScalingGroups', 'AutoScalingGroupNames.member.1': group });
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  await page.goto(`${CONSOLE}#/groups/${encodeURIComponent(group)}`);
+
+  const policy = page.getByRole('table', { name: 'Scaling policies' }).getByRole('row').filter({ hasText: 'add-one' });
+  await policy.waitFor();
+  assert.match(await policy.textContent(), /SimpleScaling.*\+1 instance/);
+  await page.getByRole('button', { name: 'Run policy add-one' }).click();
+  await succeeds(page, 'running add-one', () => page.getByText('Policy add-one ran.').waitFor());
+  assert.match(await describe(), /<DesiredCapacity>1<\/DesiredCapacity>/, 'the policy raised the desired capacity');
+  const desired = page.locator('dl.facts div').filter({ hasText: 'Desired' }).locator('dd');
+  await eventually(async () => (await desired.textContent()) === '1', 'the page shows the new desired capacity', 30_000);
+
+  const form = page.getByRole('form', { name: 'Schedule an action' });
+  const schedule = page.getByRole('table', { name: 'Scheduled actions' });
+  const row = (name) => schedule.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
+  await form.getByLabel('Action name').fill('nightly');
+  await form.getByLabel('Recurrence').fill('0 3 * * *');
+  await form.getByLabel('Time zone').fill('Europe/Paris');
+  await form.getByLabel('Desired', { exact: true }).fill('0');
+  await form.getByRole('button', { name: 'Schedule' }).click();
+  await succeeds(form, 'scheduling nightly', () => row('nightly').waitFor());
+  assert.match(await row('nightly').textContent(), /0 3 \* \* \* \(Europe\/Paris\).*desired 0/);
+  let stored = await autoscaling(DEMO, { Action: 'DescribeScheduledActions', AutoScalingGroupName: group });
+  assert.match(stored, /<Recurrence>0 3 \* \* \*<\/Recurrence>/);
+  assert.match(stored, /<TimeZone>Europe\/Paris<\/TimeZone>/);
+
+  // Once, tomorrow at this minute (the browser's zone, which is this process's).
+  const at = new Date(Date.now() + 86_400_000);
+  at.setSeconds(0, 0);
+  const pad = (n) => String(n).padStart(2, '0');
+  const local = `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  await form.getByLabel('Once', { exact: true }).check();
+  await form.getByLabel('Action name').fill('tomorrow');
+  await form.getByLabel('At', { exact: true }).fill(local);
+  await form.getByLabel('Desired', { exact: true }).fill('2');
+  await form.getByRole('button', { name: 'Schedule' }).click();
+  await succeeds(form, 'scheduling tomorrow', () => row('tomorrow').waitFor());
+  assert.match(await row('tomorrow').textContent(), /once.*desired 2/);
+  stored = await autoscaling(DEMO, { Action: 'DescribeScheduledActions', AutoScalingGroupName: group, 'ScheduledActionNames.member.1': 'tomorrow' });
+  assert.ok(stored.includes(`<StartTime>${at.toISOString()}</StartTime>`), `stored at ${at.toISOString()}: ${stored}`);
+
+  // A cron expression that never occurs: the API's words in the form, nothing stored.
+  await form.getByLabel('Repeatedly (cron)', { exact: true }).check();
+  await form.getByLabel('Action name').fill('never');
+  await form.getByLabel('Recurrence').fill('61 * * * *');
+  await form.getByRole('button', { name: 'Schedule' }).click();
+  const refused = form.getByRole('alert');
+  await refused.waitFor();
+  assert.equal(await refused.locator('.error-code').textContent(), 'ValidationError');
+  assert.equal(await row('never').count(), 0);
+
+  await page.getByRole('button', { name: 'Delete scheduled action nightly' }).click();
+  await eventually(async () => (await row('nightly').count()) === 0, 'nightly is gone from the page', 30_000);
+  stored = await autoscaling(DEMO, { Action: 'DescribeScheduledActions', AutoScalingGroupName: group });
+  assert.doesNotMatch(stored, /nightly/);
+  assert.match(stored, /tomorrow/);
+  await screenshot(page, 'group-schedule', { fullPage: true });
+  await done(page);
+  await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: group, ForceDelete: 'true' });
+});
+
 test('names, tags and values with markup and quotes show as text', async () => {
   const page = await newPage();
   await signedIn(page, DEMO, 'demo');

@@ -5,7 +5,7 @@ import { list } from './api.js';
 import { REFRESH_MS, describeGroups } from './groups.jsx';
 import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
-import { Button, Confirm, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
+import { Button, Confirm, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
 
 export function GroupView({ name }) {
   const { api } = useSession();
@@ -135,26 +135,16 @@ function Tags({ group }) {
   return (
     <>
       <h2>Tags</h2>
-      <div class="table-wrap">
-        <table class="stack" role="table" aria-label="Tags">
-          <thead role="rowgroup">
-            <tr role="row">
-              <th scope="col" role="columnheader">Key</th>
-              <th scope="col" role="columnheader">Value</th>
-              <th scope="col" role="columnheader">Propagated at launch</th>
-            </tr>
-          </thead>
-          <tbody role="rowgroup">
-            {tags.map((t) => (
-              <tr role="row" key={t.Key}>
-                <td role="cell" data-label="Key">{t.Key}</td>
-                <td role="cell" data-label="Value">{t.Value}</td>
-                <td role="cell" data-label="Propagated at launch">{t.PropagateAtLaunch === 'true' ? 'yes' : 'no'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <StackTable
+        label="Tags"
+        rows={tags}
+        rowKey={(t) => t.Key}
+        columns={[
+          { header: 'Key', cell: (t) => t.Key },
+          { header: 'Value', cell: (t) => t.Value },
+          { header: 'Propagated at launch', cell: (t) => (t.PropagateAtLaunch === 'true' ? 'yes' : 'no') },
+        ]}
+      />
     </>
   );
 }
@@ -202,30 +192,24 @@ function Delete({ group, onDeleted }) {
 function Activities({ activities }) {
   if (activities.length === 0) return <p class="muted">No activity yet.</p>;
   return (
-    <div class="table-wrap">
-      <table class="stack" role="table" aria-labelledby="activities-title">
-        <thead role="rowgroup">
-          <tr role="row">
-            <th scope="col" role="columnheader">Started</th>
-            <th scope="col" role="columnheader">Status</th>
-            <th scope="col" role="columnheader">Description</th>
-            <th scope="col" role="columnheader">Cause</th>
-          </tr>
-        </thead>
-        <tbody role="rowgroup">
-          {activities.map((a) => (
-            <tr role="row" key={a.ActivityId}>
-              <td role="cell" data-label="Started" class="nowrap">{time(a.StartTime)}</td>
-              <td role="cell" data-label="Status">
-                <span class={`status nowrap status-${a.StatusCode}`}>{a.StatusCode}</span>
-                {a.StatusMessage && <div class="status-message">{a.StatusMessage}</div>}
-              </td>
-              <td role="cell" data-label="Description">{a.Description}</td>
-              <td role="cell" data-label="Cause">{a.Cause}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <StackTable
+      labelledBy="activities-title"
+      rows={activities}
+      rowKey={(a) => a.ActivityId}
+      columns={[
+        { header: 'Started', class: 'nowrap', cell: (a) => time(a.StartTime) },
+        {
+          header: 'Status',
+          cell: (a) => (
+            <>
+              <span class={`status nowrap status-${a.StatusCode}`}>{a.StatusCode}</span>
+              {a.StatusMessage && <div class="status-message">{a.StatusMessage}</div>}
+            </>
+          ),
+        },
+        { header: 'Description', cell: (a) => a.Description },
+        { header: 'Cause', cell: (a) => a.Cause },
+      ]}
+    />
   );
 }

@@ -2,7 +2,7 @@
 // hand with ExecutePolicy) and its scheduled actions (listed with their next run, added, deleted).
 import { useState } from 'preact/hooks';
 import { list, queryAll } from './api.js';
-import { Button, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
+import { Button, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
 
 /** A policy's change in words: "+2 instances", "-10 %", "exactly 3", or its steps. */
 export function adjustment(policy) {
@@ -53,38 +53,27 @@ export function Policies({ group, onChanged }) {
       <Loading state={policies} what="the policies" />
       {policies.data && rows.length === 0 && <p class="muted">No scaling policies (PutScalingPolicy adds one).</p>}
       {rows.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-labelledby="policies-title">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">Policy</th>
-                <th scope="col" role="columnheader">Type</th>
-                <th scope="col" role="columnheader">Change</th>
-                <th scope="col" role="columnheader">Cooldown</th>
-                <th scope="col" role="columnheader">
-                  <span class="visually-hidden">Run</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {rows.map((p) => (
-                <tr role="row" key={p.PolicyName}>
-                  <td role="cell" data-label="Policy" class="name">{p.PolicyName}</td>
-                  <td role="cell" data-label="Type">{p.PolicyType}</td>
-                  <td role="cell" data-label="Change">{adjustment(p)}</td>
-                  <td role="cell" data-label="Cooldown">{p.Cooldown ? `${p.Cooldown} s` : 'the group\u2019s'}</td>
-                  <td role="cell" data-label="Run">
-                    {p.PolicyType === 'SimpleScaling' && (
-                      <Button kind="small" busy={execute.busy} onClick={() => run(p.PolicyName)} aria-label={`Run policy ${p.PolicyName}`}>
-                        Run now
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable
+          labelledBy="policies-title"
+          rows={rows}
+          rowKey={(p) => p.PolicyName}
+          columns={[
+            { header: 'Policy', class: 'name', cell: (p) => p.PolicyName },
+            { header: 'Type', cell: (p) => p.PolicyType },
+            { header: 'Change', cell: adjustment },
+            { header: 'Cooldown', cell: (p) => (p.Cooldown ? `${p.Cooldown} s` : 'the group\u2019s') },
+            {
+              header: 'Run',
+              hidden: true,
+              cell: (p) =>
+                p.PolicyType === 'SimpleScaling' && (
+                  <Button kind="small" busy={execute.busy} onClick={() => run(p.PolicyName)} aria-label={`Run policy ${p.PolicyName}`}>
+                    Run now
+                  </Button>
+                ),
+            },
+          ]}
+        />
       )}
       <ErrorBox error={execute.error} />
       {ran && (
@@ -135,44 +124,39 @@ export function ScheduledActions({ group, onChanged }) {
       <Loading state={actions} what="the scheduled actions" />
       {actions.data && rows.length === 0 && <p class="muted">Nothing scheduled.</p>}
       {rows.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-labelledby="schedule-title">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">Action</th>
-                <th scope="col" role="columnheader">Next run</th>
-                <th scope="col" role="columnheader">Repeats</th>
-                <th scope="col" role="columnheader">Sets</th>
-                <th scope="col" role="columnheader">
-                  <span class="visually-hidden">Delete</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {rows.map((a) => (
-                <tr role="row" key={a.ScheduledActionName}>
-                  <td role="cell" data-label="Action" class="name">{a.ScheduledActionName}</td>
-                  <td role="cell" data-label="Next run" class="nowrap">{time(a.StartTime)}</td>
-                  <td role="cell" data-label="Repeats">
-                    {a.Recurrence ? `${a.Recurrence}${a.TimeZone ? ` (${a.TimeZone})` : ' (UTC)'}` : 'once'}
-                    {a.EndTime && <div class="muted">until {time(a.EndTime)}</div>}
-                  </td>
-                  <td role="cell" data-label="Sets">{sizes(a)}</td>
-                  <td role="cell" data-label="Delete">
-                    <Button
-                      kind="small"
-                      busy={remove.busy}
-                      onClick={() => drop(a.ScheduledActionName)}
-                      aria-label={`Delete scheduled action ${a.ScheduledActionName}`}
-                    >
-                      Delete
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable
+          labelledBy="schedule-title"
+          rows={rows}
+          rowKey={(a) => a.ScheduledActionName}
+          columns={[
+            { header: 'Action', class: 'name', cell: (a) => a.ScheduledActionName },
+            { header: 'Next run', class: 'nowrap', cell: (a) => time(a.StartTime) },
+            {
+              header: 'Repeats',
+              cell: (a) => (
+                <>
+                  {a.Recurrence ? `${a.Recurrence} (${a.TimeZone || 'UTC'})` : 'once'}
+                  {a.EndTime && <div class="muted">until {time(a.EndTime)}</div>}
+                </>
+              ),
+            },
+            { header: 'Sets', cell: sizes },
+            {
+              header: 'Delete',
+              hidden: true,
+              cell: (a) => (
+                <Button
+                  kind="small"
+                  busy={remove.busy}
+                  onClick={() => drop(a.ScheduledActionName)}
+                  aria-label={`Delete scheduled action ${a.ScheduledActionName}`}
+                >
+                  Delete
+                </Button>
+              ),
+            },
+          ]}
+        />
       )}
       <ErrorBox error={remove.error} />
       <Schedule group={group} onScheduled={() => { actions.reload(); onChanged(); }} />

@@ -173,3 +173,38 @@ export function Loading({ state, what }) {
     </p>
   );
 }
+
+/**
+ * A table that stacks into labelled rows at a phone's width (style.css `.stack`). `columns`:
+ * `{ header, cell: (row) => content, class }`; the header also labels each cell, and a column
+ * with `hidden` has it for screen readers only (a row's buttons). Named by `label` or by the
+ * element `labelledBy` names.
+ */
+export function StackTable({ label, labelledBy, columns, rows, rowKey }) {
+  return (
+    <div class="table-wrap">
+      <table class="stack" role="table" aria-label={label} aria-labelledby={labelledBy}>
+        <thead role="rowgroup">
+          <tr role="row">
+            {columns.map((c) => (
+              <th scope="col" role="columnheader" key={c.header}>
+                {c.hidden ? <span class="visually-hidden">{c.header}</span> : c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody role="rowgroup">
+          {rows.map((row) => (
+            <tr role="row" key={rowKey(row)}>
+              {columns.map((c) => (
+                <td role="cell" data-label={c.header} class={c.class} key={c.header}>
+                  {c.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

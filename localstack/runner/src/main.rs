@@ -32,7 +32,7 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     phantom::logging::init();
     let bind = std::env::var("PHANTOM_BIND").unwrap_or_else(|_| "127.0.0.1:4580".into());
-    let app = Arc::new(api::App::from_env().await?);
+    // Read before anything else, so that a wrong value fails at once, whatever else is missing.
     let trust_forwarded = match std::env::var("PHANTOM_TRUST_FORWARDED").as_deref() {
         Err(_) | Ok("false") => false,
         Ok("true") => true,
@@ -40,6 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("PHANTOM_TRUST_FORWARDED={v} is neither true nor false").into())
         }
     };
+    let app = Arc::new(api::App::from_env().await?);
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,

@@ -4,6 +4,7 @@
 use crate::provisioning::{activities, converges, in_service};
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::{Filter, LifecycleState, Tag};
+use phantom::time::Clock;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
@@ -619,6 +620,81 @@ async fn terraforms_create_update_and_destroy_sequence() {
         .unwrap();
     assert!(group(&w, &u, "tf").await.is_none());
     assert!(w.hotel.alive().is_empty());
+}
+
+/// Terraform's aws_autoscaling_schedule (terraform-provider-aws, internal/service/autoscaling/
+/// schedule.go): create and update are the same PutScheduledUpdateGroupAction with every size
+/// Terraform holds; read is DescribeScheduledActions by group and the one name, paged, expecting
+/// exactly one; destroy is DeleteScheduledAction, where a ValidationError saying "not found"
+/// counts as already gone; a refresh after it finds nothing and drops the resource.
+#[tokio::test]
+async fn terraforms_schedule_sequence() {
+    let w = World::new().await;
+    let u = setup(&w, "tfs", 1).await;
+    let c = w.sdk(&u);
+    let put = |desired: i32| {
+        c.put_scheduled_update_group_action()
+            .auto_scaling_group_name("web")
+            .scheduled_action_name("morning")
+            .recurrence("0 9 * * *")
+            .time_zone("Europe/Paris")
+            .min_size(1)
+            .max_size(5)
+            .desired_capacity(desired)
+            .send()
+    };
+    let read = || async {
+        let mut found = Vec::new();
+        let mut pages = c
+            .describe_scheduled_actions()
+            .auto_scaling_group_name("web")
+            .scheduled_action_names("morning")
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            found.extend(page.unwrap().scheduled_update_group_actions().to_vec());
+        }
+        found
+    };
+    put(2).await.unwrap();
+    let created = read().await;
+    assert_eq!(created.len(), 1, "{created:?}");
+    let a = &created[0];
+    assert_eq!(a.recurrence(), Some("0 9 * * *"));
+    assert_eq!(a.time_zone(), Some("Europe/Paris"));
+    assert_eq!(
+        (a.min_size(), a.max_size(), a.desired_capacity()),
+        (Some(1), Some(5), Some(2))
+    );
+    // Terraform keeps start_time as the next run, in its layout 2006-01-02T15:04:05Z.
+    let next = a.start_time().expect("the next run as StartTime");
+    assert!(next.secs() > w.clock.now_ms() / 1000, "{next:?}");
+    let arn = a.scheduled_action_arn().unwrap().to_string();
+
+    put(3).await.unwrap();
+    let updated = read().await;
+    assert_eq!(updated.len(), 1);
+    assert_eq!(updated[0].desired_capacity(), Some(3));
+    assert_eq!(
+        updated[0].scheduled_action_arn(),
+        Some(arn.as_str()),
+        "the same action"
+    );
+
+    let delete = || {
+        c.delete_scheduled_action()
+            .auto_scaling_group_name("web")
+            .scheduled_action_name("morning")
+            .send()
+    };
+    delete().await.unwrap();
+    assert!(read().await.is_empty(), "refresh finds nothing");
+    let (code, message) = failure(delete().await);
+    assert_eq!(code, "ValidationError");
+    assert!(
+        message.contains("not found"),
+        "Terraform's test for gone: {message}"
+    );
 }
 
 /// Kubernetes cluster-autoscaler's AWS provider: finds its node groups by tag filters, reads their

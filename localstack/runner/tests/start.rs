@@ -1,12 +1,13 @@
-//! phantom-local fails loudly on an address it cannot serve or a setting it cannot read (and, being an integration test of
-//! this package, makes `cargo test --workspace` build the binary the local stack runs).
+//! phantom-local fails loudly on an address it cannot serve or a setting it cannot read (and,
+//! being an integration test of this package, makes `cargo test --workspace` build the binary the
+//! local stack runs).
 
-use std::process::Command;
+use std::process::{Command, Output};
 
-#[test]
-fn an_unusable_bind_address_is_an_error_not_a_hang() {
-    let out = Command::new(env!("CARGO_BIN_EXE_phantom-local"))
-        .env("PHANTOM_BIND", "not-an-address")
+/// phantom-local with `vars` and just enough else to get as far as reading them (no queue, no
+/// health check, an AWS endpoint nobody listens on).
+fn run(vars: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_phantom-local"))
         .env("PHANTOM_HEALTH_INTERVAL_SECS", "0")
         .env_remove("PHANTOM_WORK_QUEUE_URL")
         .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
@@ -14,25 +15,22 @@ fn an_unusable_bind_address_is_an_error_not_a_hang() {
         .env("AWS_ACCESS_KEY_ID", "x")
         .env("AWS_SECRET_ACCESS_KEY", "x")
         .env("AWS_EC2_METADATA_DISABLED", "true")
+        .envs(vars.iter().copied())
         .output()
-        .expect("phantom-local runs");
-    assert!(!out.status.success());
+        .expect("phantom-local runs")
+}
+
+#[test]
+fn an_unusable_bind_address_is_an_error_not_a_hang() {
+    assert!(!run(&[("PHANTOM_BIND", "not-an-address")]).status.success());
 }
 
 #[test]
 fn an_unreadable_trust_setting_is_an_error_not_a_default() {
-    let out = Command::new(env!("CARGO_BIN_EXE_phantom-local"))
-        .env("PHANTOM_BIND", "127.0.0.1:0")
-        .env("PHANTOM_TRUST_FORWARDED", "yes")
-        .env("PHANTOM_HEALTH_INTERVAL_SECS", "0")
-        .env_remove("PHANTOM_WORK_QUEUE_URL")
-        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ACCESS_KEY_ID", "x")
-        .env("AWS_SECRET_ACCESS_KEY", "x")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .output()
-        .expect("phantom-local runs");
+    let out = run(&[
+        ("PHANTOM_BIND", "127.0.0.1:0"),
+        ("PHANTOM_TRUST_FORWARDED", "yes"),
+    ]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -108,19 +108,14 @@ fi
 [ -n "$state_url" ] || { start_moto state "$state_port"; state_url=http://127.0.0.1:$state_port; }
 [ -n "$hotel_url" ] || { start_moto hotel "$hotel_port" MOTO_ENABLE_AMI_VALIDATION=true; hotel_url=http://127.0.0.1:$hotel_port; }
 [ -n "$sierra_url" ] || { start_moto sierra "$sierra_port" MOTO_ENABLE_AMI_VALIDATION=true; sierra_url=http://127.0.0.1:$sierra_port; }
-# DynamoDB Local: one database whatever the caller's keys (-sharedDb), in memory, no telemetry
-# (without -disableTelemetry it sends usage data and writes dynamodb-local-metadata.json where it
-# runs); the JIT's first tier only (starts in half the time, and on 2 cores serves more,
-# docs/benchmarks.md).
+# DynamoDB Local, as dynamodb-local/home.sh runs it.
 dynamodb_url=${PHANTOM_DYNAMODB_ENDPOINT:-}
 names=(state hotel sierra)
 if [ "$state_store" = dynamodb-local ]; then
   if [ -z "$dynamodb_url" ]; then
     # shellcheck source=dynamodb-local/home.sh
     source "$here/dynamodb-local/home.sh"
-    jar=$(ddb_jar)
-    java -Xmx1g -XX:TieredStopAtLevel=1 -Djava.library.path="$(dirname "$jar")/DynamoDBLocal_lib" -jar "$jar" \
-      -inMemory -sharedDb -disableTelemetry -port "$dynamodb_port" >"$run/dynamodb.log" 2>&1 &
+    ddb_run "$dynamodb_port" >"$run/dynamodb.log" 2>&1 &
     pids+=($!)
     dynamodb_url=http://127.0.0.1:$dynamodb_port
   fi

@@ -28,11 +28,7 @@ impl Moto {
             child,
             url: format!("http://127.0.0.1:{port}"),
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "moto_server did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for(port, "moto_server");
         moto
     }
 
@@ -112,50 +108,32 @@ pub struct DynamoDbLocal {
 
 impl DynamoDbLocal {
     pub fn start() -> Self {
-        let home = crate::root().join("localstack/dynamodb-local/home.sh");
-        let jar = Command::new("bash")
-            .arg("-c")
-            .arg(format!("source '{}' && ddb_jar", home.display()))
-            .output()
-            .expect("bash runs");
-        assert!(
-            jar.status.success(),
-            "DynamoDB Local is not installed: run localstack/install.sh"
-        );
-        let jar = std::path::PathBuf::from(String::from_utf8_lossy(&jar.stdout).trim());
         let port = crate::free_port();
-        let child = Command::new("java")
-            .args(["-Xmx1g", "-XX:TieredStopAtLevel=1"])
-            .arg(format!(
-                "-Djava.library.path={}",
-                jar.parent()
-                    .expect("the jar's folder")
-                    .join("DynamoDBLocal_lib")
-                    .display()
-            ))
-            .arg("-jar")
-            .arg(&jar)
-            .args([
-                "-inMemory",
-                "-sharedDb",
-                "-disableTelemetry",
-                "-port",
-                &port.to_string(),
-            ])
+        // As up.sh runs it: one definition of its flags (localstack/dynamodb-local/home.sh).
+        let child = Command::new("bash")
+            .arg("-c")
+            .arg(r#"source "$1" && ddb_run "$2""#)
+            .arg("bash")
+            .arg(crate::root().join("localstack/dynamodb-local/home.sh"))
+            .arg(port.to_string())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .spawn()
-            .expect("java runs DynamoDB Local");
+            .expect("bash runs");
         let db = Self {
             child,
             url: format!("http://127.0.0.1:{port}"),
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "DynamoDB Local did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for(port, "DynamoDB Local (localstack/install.sh installs it)");
         db
+    }
+}
+
+/// Waits up to a minute until something listens on `port`.
+fn wait_for(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -324,17 +324,10 @@ impl Stack {
     /// A health check (with its scheduler) on the stack's own table and queue, as a second Lambda
     /// instance of the function would run beside the stack's.
     pub async fn health_check(&self) -> health_check::HealthCheck {
-        let sdk = |endpoint: &str| {
-            aws_config::defaults(aws_config::BehaviorVersion::latest())
-                .endpoint_url(endpoint)
-                .region(aws_config::Region::new(REGION))
-                .credentials_provider(Credentials::new("e2e", "e2e", None, None, "test"))
-                .load()
-        };
-        // The state store (DynamoDB Local or moto), and moto for the queue and the key.
+        // The state store (DynamoDB Local or moto), and the queue and the key.
         let (db, sdk) = (
-            sdk(&self.env["AWS_ENDPOINT_URL_DYNAMODB"]).await,
-            sdk(&self.env["AWS_ENDPOINT_URL"]).await,
+            crate::moto::sdk_for(&self.env["AWS_ENDPOINT_URL_DYNAMODB"]).await,
+            crate::moto::sdk_for(&self.env["AWS_ENDPOINT_URL"]).await,
         );
         let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
             phantom::secrets::Kms::new(&sdk, self.env["PHANTOM_SECRETS_KEY"].clone()),

@@ -58,16 +58,33 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 say() { echo "up.sh: $*" >&2; }
+# One line as each step ends, with how long it took, so a slow step shows where the time goes.
+step_began=${EPOCHREALTIME/./}
+done_step() { # what was done
+  local now=${EPOCHREALTIME/./}
+  local ms=$(((now - step_began) / 1000))
+  say "$1 ($((ms / 1000)).$((ms % 1000 / 100)) s)"
+  step_began=$now
+}
 
 "$here/install.sh"
+done_step "tools ready (moto, the AWS CLI, DynamoDB Local)"
 "$root/console/build.sh"
+done_step "console built"
 
 target=${CARGO_TARGET_DIR:-$root/target}
 profile=${PHANTOM_PROFILE:-debug}   # or release, for benchmarks
 if [ -z "${PHANTOM_SKIP_BUILD:-}" ]; then
-  say "building phantom-local and phantomctl ($profile)"
   cargo_profile=$([ "$profile" = release ] && echo release || echo dev)
-  (cd "$root" && cargo build --quiet --profile "$cargo_profile" -p phantom-local -p phantomctl)
+  # On a terminal, cargo's own progress; elsewhere (a log, CI) a line before and one after.
+  quiet=(--quiet)
+  if [ -t 2 ]; then
+    quiet=()
+  else
+    say "building phantom-local and phantomctl ($profile; a first build takes minutes)"
+  fi
+  (cd "$root" && cargo build "${quiet[@]}" --profile "$cargo_profile" -p phantom-local -p phantomctl)
+  done_step "built phantom-local and phantomctl ($profile)"
 fi
 bin="$target/$profile"
 
@@ -128,6 +145,7 @@ for name in "${names[@]}"; do
   port=${!url_var##*:}; port=${port%%/*}
   wait_port "$name" "$port"
 done
+done_step "emulators answering: ${names[*]}"
 
 # The service's own AWS identity against the emulators (any key; DynamoDB Local takes letters and
 # digits only).
@@ -143,6 +161,7 @@ gateway=()
 python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" >"$run/resources"
 # shellcheck source=/dev/null
 source "$run/resources"
+done_step "table, queues and key created from template.yaml"
 
 "$bin/phantomctl" cloud add hotel --endpoint "$hotel_url" --region "$region"
 "$bin/phantomctl" cloud add sierra --endpoint "$sierra_url" --region "$region"
@@ -151,12 +170,14 @@ read -r admin_key admin_secret < <("$bin/phantomctl" user create admin --admin)
 for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
 done
+done_step "clouds and users registered"
 
 trust_forwarded=$([ "$emulator" = localstack ] && echo true || echo false)
 PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
 api_pid=$!
 pids+=($api_pid)
 wait_port api "$api_port"
+done_step "api answering"
 
 url=http://127.0.0.1:$api_port
 cat >"$run/env.tmp" <<ENV
@@ -179,6 +200,8 @@ export PHANTOM_CLOUD_HOTEL_URL=$hotel_url
 export PHANTOM_CLOUD_SIERRA_URL=$sierra_url
 ENV
 if [ -n "${PHANTOM_GATEWAY_URL:-}" ]; then echo "export PHANTOM_GATEWAY_URL=$PHANTOM_GATEWAY_URL" >>"$run/env.tmp"; fi
+# phantomctl as built here, for the README's commands (a function: nothing added to PATH).
+printf 'phantomctl() { %q "$@"; }\n' "$bin/phantomctl" >>"$run/env.tmp"
 mv "$run/env.tmp" "$run/env"
 
 gateway_line=

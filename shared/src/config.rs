@@ -38,12 +38,17 @@ impl Config {
 /// uses its HTTPS client: rustls with ring (the crates are built without the SDK's default
 /// client, which brings aws-lc).
 pub async fn aws_sdk_config() -> aws_config::SdkConfig {
-    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-    let https = aws_smithy_http_client::Builder::new()
-        .tls_provider(Provider::Rustls(CryptoMode::Ring))
-        .build_https();
     aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(https)
+        .http_client(https_client())
         .load()
         .await
+}
+
+/// The HTTPS client every SDK client of Phantom's uses (the tests' too, so that a test build
+/// compiles the SDKs with the same features as the functions and nothing twice).
+pub fn https_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {
+    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(Provider::Rustls(CryptoMode::Ring))
+        .build_https()
 }

@@ -164,6 +164,7 @@ async fn main() {
     for (key, secret) in crowd.iter().take(49) {
         let asg = Asg::from_conf(
             aws_sdk_autoscaling::Config::builder()
+                .http_client(phantom::config::https_client())
                 .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
                 .region(aws_sdk_autoscaling::config::Region::new(REGION))
                 .endpoint_url(&s.url)
@@ -197,6 +198,7 @@ async fn main() {
     let user = s.new_user("pbench");
     let asg = Asg::from_conf(
         aws_sdk_autoscaling::Config::builder()
+            .http_client(phantom::config::https_client())
             .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
             .region(aws_sdk_autoscaling::config::Region::new(REGION))
             .endpoint_url(&s.url)
@@ -211,6 +213,7 @@ async fn main() {
     );
     let ec2 = Ec2::from_conf(
         aws_sdk_ec2::Config::builder()
+            .http_client(phantom::config::https_client())
             .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
             .region(aws_sdk_ec2::config::Region::new(REGION))
             .endpoint_url(s.cloud_url("hotel"))

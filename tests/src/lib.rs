@@ -6,9 +6,11 @@
 //!   driven by the AWS CLI, the SDK and raw signed HTTP, for what only the real path shows.
 //! - `api_gateway`: API Gateway's proxy event and the Lambda adapter in front of the world's api.
 //! - `moto`: a moto server of a contract suite's own.
+//! - `readme`: the README's shell blocks, run as written against a stack.
 
 pub mod api_gateway;
 pub mod moto;
+pub mod readme;
 pub mod stack;
 pub mod world;
 

@@ -84,6 +84,7 @@ impl Moto {
 /// SDK configuration for an emulator (credentials of letters only, as DynamoDB Local wants them).
 pub async fn sdk_for(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(phantom::config::https_client())
         .endpoint_url(url)
         .region(aws_config::Region::new(crate::REGION))
         .credentials_provider(aws_credential_types::Credentials::new(

@@ -24,6 +24,8 @@ pub struct Stack {
     pub url: String,
     pub port: u16,
     pub root: PathBuf,
+    /// up.sh's run folder (its logs and the env file).
+    pub run_dir: PathBuf,
     _child: Child,
 }
 
@@ -84,9 +86,10 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
             "{bin} is not built: run `cargo test --workspace` (or `cargo build -p phantom-local -p phantomctl`) first"
         );
     }
-    let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}", std::process::id()));
     let port = free_port();
-    let log_path = std::env::temp_dir().join(format!("phantom-e2e-{}-up.log", std::process::id()));
+    let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}-{port}", std::process::id()));
+    let log_path =
+        std::env::temp_dir().join(format!("phantom-e2e-{}-{port}-up.log", std::process::id()));
     let log = std::fs::File::create(&log_path).expect("a log file");
     let mut child = Command::new(root.join("localstack/up.sh"))
         .env("PHANTOM_PORT", port.to_string())
@@ -133,6 +136,7 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
         env,
         port,
         root,
+        run_dir,
         _child: child,
     }
 }
@@ -350,6 +354,7 @@ impl Stack {
     pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
         let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
         let config = aws_sdk_autoscaling::Config::builder()
+            .http_client(phantom::config::https_client())
             .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
             .region(aws_sdk_autoscaling::config::Region::new(REGION))
             .endpoint_url(&self.url)

@@ -177,3 +177,14 @@ fn signatures_errors_and_the_console_through_api_gateway() {
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("<script"), "{page}");
 }
+
+/// The README's command for the gateway (its block `sh gateway`), as written: the demo user's
+/// groups through LocalStack's API Gateway, parsed by the AWS CLI.
+#[test]
+fn the_readmes_gateway_command_works_as_written() {
+    let s = localstack_stack();
+    let out = s.shell().run(&phantom_e2e::readme::block("gateway"));
+    let answer: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("the AWS CLI printed no JSON ({e}): {}", out.stdout));
+    assert!(answer["AutoScalingGroups"].is_array(), "{answer}");
+}

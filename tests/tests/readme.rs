@@ -1,0 +1,195 @@
+//! The README, run as written: each of its `sh` blocks runs in order, as a user pastes it into a
+//! terminal at the repository's root, against this binary's local stack (started by
+//! `localstack/up.sh`, as the set-up says), and what the README promises next to it is checked
+//! with the AWS CLI. A README edit that breaks a command, or a promise, fails here. The blocks that
+//! need LocalStack run in `gateway.rs`, on its stack; `sh on-aws` blocks are for a deployment on
+//! AWS and are not run. How blocks are marked: `phantom_e2e::readme`.
+
+use phantom_e2e::readme::{blocks, Block, Ran, ON_AWS};
+use phantom_e2e::{stack, Stack};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// The blocks this file runs, on a stack of moto clouds, each checked by `check`.
+const HERE: &[&str] = &[
+    "first-group",
+    "activities",
+    "across-clouds",
+    "own-api",
+    "phantomctl",
+];
+/// The blocks `gateway.rs` runs on its LocalStack stack.
+const ON_LOCALSTACK: &[&str] = &["gateway"];
+/// The set-up: the commands the suite itself is started with (checked, not run from here).
+const SET_UP: &str = "set-up";
+
+#[test]
+fn every_sh_block_is_run_or_marked_for_aws() {
+    let named: BTreeSet<String> = blocks()
+        .into_iter()
+        .map(|b| b.name)
+        .filter(|n| n != ON_AWS)
+        .collect();
+    let known: BTreeSet<String> = HERE
+        .iter()
+        .chain(ON_LOCALSTACK)
+        .chain(&[SET_UP])
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(
+        named, known,
+        "README.md's `sh` blocks and the ones this suite runs differ: a new block needs a check \
+         here (or `sh {ON_AWS}` when it is for AWS)"
+    );
+}
+
+#[test]
+fn the_set_up_is_what_the_suite_and_ci_run() {
+    let block = phantom_e2e::readme::block(SET_UP);
+    let commands: Vec<&str> = block
+        .code
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    // The stacks of this suite are started by that script (tests/src/stack.rs), and CI runs the
+    // suite by that command.
+    assert_eq!(commands, ["localstack/up.sh", "cargo test --workspace"]);
+    let ci = std::fs::read_to_string(phantom_e2e::root().join(".ci/run")).expect(".ci/run");
+    assert!(
+        ci.lines().any(|l| l.trim() == "cargo test --workspace"),
+        ".ci/run does not run the README's test command"
+    );
+}
+
+#[test]
+fn the_readmes_commands_work_as_written() {
+    let s = stack();
+    let mut shell = s.shell();
+    let mut ran = Vec::new();
+    for block in blocks().iter().filter(|b| HERE.contains(&b.name.as_str())) {
+        let out = shell.run(block);
+        check(s, block, &out);
+        ran.push(block.name.clone());
+    }
+    assert_eq!(
+        ran, HERE,
+        "README.md's blocks are not in the order this test expects"
+    );
+}
+
+/// What the README promises next to each block.
+fn check(s: &Stack, block: &Block, out: &Ran) {
+    match block.name.as_str() {
+        // The first example: the group's VM is launched and InService, as the AWS CLI sees it.
+        "first-group" => {
+            in_service(s, "web", &[("web@hotel", 1)]);
+        }
+        // Where to look when a group stays empty: its activities, the launch among them.
+        "activities" => {
+            assert!(
+                out.stdout.contains("Successful")
+                    && out.stdout.contains("Launching a new EC2 instance: i-"),
+                "the activities block does not show the launch:\n{}",
+                out.stdout
+            );
+        }
+        // A group across two clouds: 2 VMs on hotel (its maximum there), the other 3 on sierra.
+        "across-clouds" => {
+            in_service(s, "web-across", &[("web@hotel", 2), ("web@sierra", 3)]);
+        }
+        // Phantom's own API through curl: the clouds.
+        "own-api" => {
+            let answer: Value = serde_json::from_str(&out.stdout)
+                .unwrap_or_else(|e| panic!("ListClouds answered no JSON ({e}): {}", out.stdout));
+            let names: BTreeSet<&str> = answer["Clouds"]
+                .as_array()
+                .expect("Clouds")
+                .iter()
+                .filter_map(|c| c["Name"].as_str())
+                .collect();
+            assert!(
+                names.contains("hotel") && names.contains("sierra"),
+                "{answer}"
+            );
+        }
+        // phantomctl: three keys printed (root, alice, alice's new one), the users listed, the
+        // cloud registered as given.
+        "phantomctl" => {
+            let keys = out
+                .stdout
+                .lines()
+                .filter(|l| {
+                    let w: Vec<&str> = l.split(' ').collect();
+                    w.len() == 2 && w[0].len() == 20 && w[1].len() == 40
+                })
+                .count();
+            assert_eq!(keys, 3, "{}", out.stdout);
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with("alice\t")),
+                "{}",
+                out.stdout
+            );
+            assert!(
+                out.stdout.lines().any(|l| l
+                    == "lima\thttps://ec2.lima.example:8443\tus-east-1\tnova\tlaunch-templates"),
+                "{}",
+                out.stdout
+            );
+        }
+        other => panic!("no check for the README's block `sh {other}`"),
+    }
+}
+
+/// Waits until the demo user's group `group` has, InService, the given number of VMs of each
+/// launch configuration (where each runs), as DescribeAutoScalingGroups answers the AWS CLI; when
+/// it does not within a minute, fails with the group's VMs and its activities (where a user looks).
+fn in_service(s: &Stack, group: &str, want: &[(&str, usize)]) {
+    let aws = |args: &[&str]| {
+        s.aws_with_keys(
+            &s.env["AWS_ACCESS_KEY_ID"],
+            &s.env["AWS_SECRET_ACCESS_KEY"],
+            args,
+        )
+        .json()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = aws(&[
+            "describe-auto-scaling-groups",
+            "--auto-scaling-group-names",
+            group,
+        ]);
+        let instances = out["AutoScalingGroups"][0]["Instances"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let count = |lc: &str| {
+            instances
+                .iter()
+                .filter(|i| {
+                    i["LaunchConfigurationName"] == lc && i["LifecycleState"] == "InService"
+                })
+                .count()
+        };
+        let total: usize = want.iter().map(|(_, n)| n).sum();
+        if instances.len() == total && want.iter().all(|(lc, n)| count(lc) == *n) {
+            return;
+        }
+        if Instant::now() > deadline {
+            let activities = aws(&[
+                "describe-scaling-activities",
+                "--auto-scaling-group-name",
+                group,
+            ]);
+            panic!(
+                "group {group} is not InService as {want:?} within 60 s: its instances {}, its \
+                 activities {}",
+                Value::Array(instances),
+                activities["Activities"]
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

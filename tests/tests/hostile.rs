@@ -231,8 +231,7 @@ fn secrets_never_reach_the_logs() {
         "wrong-secret-value",
         &["describe-auto-scaling-groups"],
     );
-    let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}", std::process::id()));
-    let log = std::fs::read_to_string(run_dir.join("api.log")).expect("the api log");
+    let log = std::fs::read_to_string(s.run_dir.join("api.log")).expect("the api log");
     assert!(log.contains(&u.name), "the log has the requests");
     assert!(!log.contains(&u.secret), "the secret is not logged");
     assert!(!log.contains("wrong-secret-value"));

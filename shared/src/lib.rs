@@ -14,6 +14,7 @@ pub mod launch_config;
 pub mod lifecycle;
 pub mod logging;
 pub mod metrics;
+pub mod model;
 pub mod paging;
 pub mod patterns;
 pub mod policy;

@@ -317,12 +317,27 @@ async fn contract(s: &dyn Store, u: &str) {
         ["g1"]
     );
 
-    // Compare-and-set on the version.
+    // Compare-and-set on the version and the id.
+    let read = s.group(&alice, "g1").await.unwrap().unwrap();
+    let stale = Group {
+        version: 0,
+        ..read.clone()
+    };
     assert_eq!(
-        s.set_desired(&alice, "g1", 5, 0).await,
+        s.set_desired(&alice, &stale, 5).await,
         Err(StoreError::Conflict)
     );
-    s.set_desired(&alice, "g1", 5, 1).await.unwrap();
+    // Another group of the same name at the same version (made again after a delete) keeps its
+    // size against a writer that read the first.
+    let other = Group {
+        id: "an-earlier-g1".into(),
+        ..read.clone()
+    };
+    assert_eq!(
+        s.set_desired(&alice, &other, 5).await,
+        Err(StoreError::Conflict)
+    );
+    s.set_desired(&alice, &read, 5).await.unwrap();
     let g1 = s.group(&alice, "g1").await.unwrap().unwrap();
     assert_eq!((g1.desired, g1.version), (5, 2));
     // Another group of the same name at the same version (made again after a delete) is not
@@ -381,7 +396,7 @@ async fn contract(s: &dyn Store, u: &str) {
         s.release_lease(&alice, "g1", "h1", Some(g.version)).await,
         Err(StoreError::Conflict)
     );
-    s.set_desired(&alice, "g1", 3, g.version).await.unwrap();
+    s.set_desired(&alice, &g, 3).await.unwrap();
     assert_eq!(
         s.release_lease(&alice, "g1", "h2", Some(g.version)).await,
         Err(StoreError::Conflict)

@@ -12,13 +12,12 @@ use phantom::activity::{self, Activity, Context};
 use phantom::group::Group;
 use phantom::queue::{Reconcile, WorkQueue};
 use phantom::schedule::{self, Firing, Outcome};
+use phantom::store::cas::{compare_and_set, Try};
 use phantom::store::{Store, StoreError};
 use serde::Serialize;
 
 /// How many due groups are fired at once.
 const PARALLEL: usize = 16;
-/// How often a group's compare-and-set is retried after losing to another writer.
-const ATTEMPTS: usize = 5;
 
 /// What one run of the scheduler did.
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
@@ -78,25 +77,17 @@ async fn fire_group(
     name: &str,
     now_ms: i64,
 ) -> Result<Vec<Firing>, String> {
-    let failed = |e: String| {
-        tracing::error!(user, group = name, error = %e, "scheduled actions not fired; the next run tries again");
-        e
-    };
-    for _ in 0..ATTEMPTS {
-        let Some(g) = store
-            .group(user, name)
-            .await
-            .map_err(|e| failed(e.to_string()))?
-        else {
-            return Ok(Vec::new());
+    let fired = compare_and_set(|| async {
+        let Some(g) = store.group(user, name).await? else {
+            return Ok(Try::Done(Vec::new()));
         };
-        let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| failed(e.message))?;
+        let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| NotFired(e.message))?;
         if firings.is_empty() {
-            return Ok(firings);
+            return Ok(Try::Done(firings));
         }
         let activities = activities(&g, &firings, now_ms);
-        match store.update_group_with(user, &g, &next, &activities).await {
-            Ok(()) => {
+        let written = Try::of(store.update_group_with(user, &g, &next, &activities).await)?;
+        if let Try::Done(()) = written {
                 for f in &firings {
                     tracing::info!(
                         user,
@@ -108,21 +99,29 @@ async fn fire_group(
                         "scheduled action fired"
                     );
                 }
-                if next.desired != g.desired {
-                    let msg = Reconcile::new(user, name, "a scheduled action");
-                    if let Err(e) = queue.send(&msg.into(), 0).await {
-                        tracing::error!(group = name, error = %e, "could not queue a reconcile; the health sweep will find it");
-                    }
+            if next.desired != g.desired {
+                let msg = Reconcile::new(user, name, "a scheduled action");
+                if let Err(e) = queue.send(&msg.into(), 0).await {
+                    tracing::error!(group = name, error = %e, "could not queue a reconcile; the health sweep will find it");
                 }
-                return Ok(firings);
             }
-            Err(StoreError::Conflict) => continue,
-            Err(e) => return Err(failed(e.to_string())),
         }
+        Ok(written.map(|()| firings))
+    })
+    .await;
+    fired.map_err(|NotFired(e)| {
+        tracing::error!(user, group = name, error = %e, "scheduled actions not fired; the next run tries again");
+        e
+    })
+}
+
+/// Why a group's due actions were not fired (logged; the next run tries again).
+struct NotFired(String);
+
+impl From<StoreError> for NotFired {
+    fn from(e: StoreError) -> Self {
+        Self(e.to_string())
     }
-    Err(failed(
-        "the group kept changing under the scheduler".to_string(),
-    ))
 }
 
 /// The scaling activities of a group's firings: one per change of the desired capacity and per

@@ -17,8 +17,8 @@ use phantom::cloud::{
     template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, Tagged, TAG_GROUP,
     TAG_GROUP_ID, TAG_OWNER,
 };
+use phantom::model::cloud::{CloudCredentials, CloudRecord};
 use phantom::reconcile::{CloudState, Seen};
-use phantom::store::{CloudCredentials, CloudRecord};
 use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,8 +8,8 @@ use super::{
     template_not_found, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup, Tagged,
     TAG_GROUP, TAG_GROUP_ID,
 };
+use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::reconcile::{CloudState, Seen};
-use crate::store::{CloudCredentials, CloudRecord};
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use aws_credential_types::Credentials;

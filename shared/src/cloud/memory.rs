@@ -12,8 +12,8 @@ use super::{
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
+use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::reconcile::{CloudState, Seen};
-use crate::store::{CloudCredentials, CloudRecord};
 use crate::template::TemplateRef;
 use crate::time::Clock;
 use async_trait::async_trait;

@@ -1,14 +1,17 @@
 //! The cloud seam: what Phantom asks of an EC2-compatible cloud (which VMs carry a group's tags,
-//! launch some, terminate some; look up, tag and untag VMs launched outside it), as a trait with two adapters: EC2
-//! (`phantom-cloud`, the only crate with aws-sdk-ec2) and an in-memory cloud (`memory`) that can be
-//! told to fail the ways real clouds do. No AWS types here.
+//! launch some, terminate some; look up, tag and untag VMs launched outside it), as traits with
+//! three adapters: the provisioner's EC2 client (`phantom-cloud`, the only crate with aws-sdk-ec2),
+//! the api's small EC2 Query client for its look-ups (`ec2_query`), and an in-memory cloud
+//! (`memory`, feature `memory`: tests and tools only) that can be told to fail the ways real
+//! clouds do. No AWS types here.
 
 pub mod ec2_query;
 pub mod launch;
+#[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
+use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::reconcile::Seen;
-use crate::store::{CloudCredentials, CloudRecord};
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -1056,23 +1056,18 @@ impl Groups for DynamoStore {
         Ok(groups)
     }
 
-    async fn set_desired(
-        &self,
-        user: &str,
-        name: &str,
-        desired: i64,
-        expected_version: i64,
-    ) -> StoreResult<()> {
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()> {
         let result = self
             .db
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .update_expression("SET desired = :d, version = version + :one")
-            .condition_expression("version = :v")
+            .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":d", n(desired))
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":v", n(expected_version))
+            .expression_attribute_values(":gid", s(&g.id))
+            .expression_attribute_values(":v", n(g.version))
             .send()
             .await;
         conditional(result, StoreError::Conflict)

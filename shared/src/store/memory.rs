@@ -448,17 +448,11 @@ impl Groups for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn set_desired(
-        &self,
-        user: &str,
-        name: &str,
-        desired: i64,
-        expected_version: i64,
-    ) -> StoreResult<()> {
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
-            match st.groups.get_mut(&owned(user, name)) {
-                Some(s) if s.group.version == expected_version => {
+            match st.groups.get_mut(&owned(user, &g.name)) {
+                Some(s) if s.group.id == g.id && s.group.version == g.version => {
                     s.group.desired = desired;
                     s.group.version += 1;
                     Ok(())

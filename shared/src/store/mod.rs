@@ -1,12 +1,15 @@
 //! The store seam: Phantom's state by role, as traits with two adapters that give the same
 //! outcomes: DynamoDB (`dynamo`, the one table of template.yaml) and in memory (`memory`, for the
-//! in-process tests and the simulation). `tests/tests/store_contract.rs` runs one suite against both.
+//! in-process tests and the simulation; compiled only with the feature `memory`, never into the
+//! Lambda packages). `tests/tests/store_contract.rs` runs one suite against both.
 //!
 //! Every rule that two writers could race on is a condition on the write itself (a transaction
 //! where two records change together), never a read followed by a write; a lost condition is a
 //! `StoreError`, which the caller turns into AWS's error.
 
+pub mod cas;
 pub mod dynamo;
+#[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
 use crate::activity::Activity;
@@ -16,7 +19,10 @@ use crate::launch_config::LaunchConfig;
 use crate::reconcile::Member;
 use async_trait::async_trait;
 
+pub use crate::model::cloud::{CloudCredentials, CloudRecord};
+
 pub use dynamo::DynamoStore;
+#[cfg(any(test, feature = "memory"))]
 pub use memory::MemoryStore;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,26 +88,6 @@ pub const MAX_LAUNCH_CONFIGS: i64 = 200;
 pub struct Usage {
     pub groups: i64,
     pub launch_configs: i64,
-}
-
-/// A registered EC2-compatible cloud.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudRecord {
-    pub name: String,
-    pub endpoint: String,
-    pub region: String,
-    /// The availability zone used for groups that name none.
-    pub zone: String,
-    /// Whether its EC2 API has launch templates (groups from a template are refused otherwise).
-    pub launch_templates: bool,
-}
-
-/// A user's credentials for one cloud.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudCredentials {
-    pub cloud: String,
-    pub access_key_id: String,
-    pub secret: String,
 }
 
 /// The outcome of `Fleet::take_lease`.
@@ -242,14 +228,9 @@ pub trait Groups: Send + Sync {
         want: usize,
         keep: GroupFilter<'_>,
     ) -> StoreResult<Vec<Group>>;
-    /// Compare-and-set of the desired capacity: `Conflict` if the group is not at `expected_version`.
-    async fn set_desired(
-        &self,
-        user: &str,
-        name: &str,
-        desired: i64,
-        expected_version: i64,
-    ) -> StoreResult<()>;
+    /// Compare-and-set of the desired capacity of group `g` as read: `Conflict` if it changed since
+    /// (another version) or is another group of the same name (another id). Version + 1.
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()>;
     /// Replaces the sizes, launch configuration and document of group `old` (as read: `Conflict`
     /// if it changed since) with `new`'s, and moves the in-use mark if the launch configuration
     /// changed (`NotFound` if the new one is gone). Version + 1. The index of due groups follows

@@ -2,22 +2,22 @@
 //! ForceDelete the group turns `Delete in progress` (desired 0) and the provisioner terminates its
 //! VMs, then removes it.
 
-use super::{group_not_found, string, CAS_ATTEMPTS};
+use super::{group_not_found, string};
 use crate::App;
 use phantom::identity::Caller;
-use phantom::store::StoreError;
+use phantom::store::cas::{compare_and_set, Try};
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 
 pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
     let name = string(&input, "AutoScalingGroupName");
     let force = input["ForceDelete"].as_bool().unwrap_or(false);
-    for _ in 0..CAS_ATTEMPTS {
+    compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
         if g.deleting() {
-            return Ok(None);
+            return Ok(Try::Done(None));
         }
         let has_instances = !app.store.instances(&caller.user, name).await?.is_empty();
         let result = match (has_instances, force) {
@@ -29,16 +29,11 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             }
             (true, true) => app.store.begin_delete(&caller.user, &g).await,
         };
-        match result {
-            Ok(()) => {
-                if has_instances {
-                    super::reconcile(app, caller, name, "DeleteAutoScalingGroup").await;
-                }
-                return Ok(None);
-            }
-            Err(StoreError::Conflict) => continue,
-            Err(e) => return Err(e.into()),
+        let written = Try::of(result)?;
+        if let (Try::Done(()), true) = (&written, has_instances) {
+            super::reconcile(app, caller, name, "DeleteAutoScalingGroup").await;
         }
-    }
-    Err(StoreError::Conflict.into())
+        Ok(written.map(|()| None))
+    })
+    .await
 }

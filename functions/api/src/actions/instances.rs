@@ -3,13 +3,14 @@
 //! change of size, the group's desired capacity) in one record guarded by the group and by each
 //! record's revision, then asks the provisioner to act.
 
-use super::{group_not_found, pending_delete, string, CAS_ATTEMPTS};
+use super::{group_not_found, pending_delete, string};
 use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
 use phantom::lifecycle;
 use phantom::reconcile::{Cause, Lifecycle, Member};
+use phantom::store::cas::{compare_and_set, Try};
 use phantom::store::{Record, StoreError};
 use phantom::{ApiError, ApiResult};
 use serde_json::{json, Value};
@@ -62,22 +63,22 @@ async fn write(
     id: &str,
     make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
 ) -> ApiResult<Option<Record>> {
-    for _ in 0..CAS_ATTEMPTS {
+    compare_and_set(|| async {
         let (g, m) = find(app, caller, id).await?;
         let Some(r) = make(&g, &m)? else {
-            return Ok(None);
+            return Ok(Try::Done(None));
         };
         match app.store.record(&caller.user, &g, &r).await {
             Ok(()) => {
                 super::reconcile(app, caller, &g.name, "instance action").await;
-                return Ok(Some(r));
+                Ok(Try::Done(Some(r)))
             }
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(&g.name)),
-            Err(e) => return Err(e.into()),
+            Err(StoreError::Conflict) => Ok(Try::Lost),
+            Err(StoreError::NotFound) => Err(group_not_found(&g.name)),
+            Err(e) => Err(e.into()),
         }
-    }
-    Err(StoreError::Conflict.into())
+    })
+    .await
 }
 
 /// Writes the record `make` gives for the named group and its instances (none: nothing to
@@ -90,7 +91,7 @@ pub(super) async fn write_group(
     reason: Option<&str>,
     make: impl Fn(&Group, &[Member]) -> ApiResult<Option<Record>>,
 ) -> ApiResult<Option<Record>> {
-    for _ in 0..CAS_ATTEMPTS {
+    compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
@@ -99,21 +100,21 @@ pub(super) async fn write_group(
         }
         let members = app.store.instances(&caller.user, name).await?;
         let Some(r) = make(&g, &members)? else {
-            return Ok(None);
+            return Ok(Try::Done(None));
         };
         match app.store.record(&caller.user, &g, &r).await {
             Ok(()) => {
                 if let Some(reason) = reason {
                     super::reconcile(app, caller, name, reason).await;
                 }
-                return Ok(Some(r));
+                Ok(Try::Done(Some(r)))
             }
-            Err(StoreError::Conflict) => continue,
-            Err(StoreError::NotFound) => return Err(group_not_found(name)),
-            Err(e) => return Err(e.into()),
+            Err(StoreError::Conflict) => Ok(Try::Lost),
+            Err(StoreError::NotFound) => Err(group_not_found(name)),
+            Err(e) => Err(e.into()),
         }
-    }
-    Err(StoreError::Conflict.into())
+    })
+    .await
 }
 
 /// The record's activities, as actions that return them answer.

@@ -25,6 +25,8 @@ mod update_auto_scaling_group;
 
 use crate::App;
 use phantom::identity::Caller;
+use phantom::store::cas::{compare_and_set, Try};
+use phantom::store::StoreError;
 use phantom::{ApiError, ApiResult};
 use serde_json::Value;
 use std::future::Future;
@@ -259,7 +261,7 @@ pub(crate) async fn change_group(
     reason: Option<&str>,
     change: impl Fn(&phantom::group::Group) -> ApiResult<phantom::group::Group>,
 ) -> ApiResult<()> {
-    for _ in 0..CAS_ATTEMPTS {
+    compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
@@ -268,7 +270,7 @@ pub(crate) async fn change_group(
         }
         let next = across::settled(Some(&g), change(&g)?)?;
         if next == g {
-            return Ok(());
+            return Ok(Try::Done(()));
         }
         // A change of the clouds a group spans (or of what it launches from there) is checked
         // against the registry and re-plans the group.
@@ -284,18 +286,15 @@ pub(crate) async fn change_group(
                 {
                     reconcile(app, caller, name, reason).await;
                 }
-                return Ok(());
+                Ok(Try::Done(()))
             }
-            Err(phantom::store::StoreError::Conflict) => continue,
-            Err(phantom::store::StoreError::NotFound) => {
+            Err(StoreError::Conflict) => Ok(Try::Lost),
+            Err(StoreError::NotFound) => {
                 let names: Vec<String> = next.launch_configurations().into_iter().collect();
-                return Err(launch_config_not_found(&names.join(", ")));
+                Err(launch_config_not_found(&names.join(", ")))
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
-    }
-    Err(phantom::store::StoreError::Conflict.into())
+    })
+    .await
 }
-
-/// How often a compare-and-set is retried after losing a race before ResourceContention.
-const CAS_ATTEMPTS: usize = 5;

@@ -1,8 +1,8 @@
-use super::{group_not_found, pending_delete, string, CAS_ATTEMPTS};
+use super::{group_not_found, pending_delete, string};
 use crate::App;
 use phantom::group::check_new_desired;
 use phantom::identity::Caller;
-use phantom::store::StoreError;
+use phantom::store::cas::{compare_and_set, Try};
 use phantom::ApiResult;
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     let name = string(&input, "AutoScalingGroupName");
     let desired = input["DesiredCapacity"].as_i64().unwrap_or_default();
     // Read, check against the bounds read, write only if nothing changed since (version).
-    for _ in 0..CAS_ATTEMPTS {
+    compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
@@ -30,20 +30,13 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             },
         )?;
         if g.desired == desired {
-            return Ok(None);
+            return Ok(Try::Done(None));
         }
-        match app
-            .store
-            .set_desired(&caller.user, name, desired, g.version)
-            .await
-        {
-            Ok(()) => {
-                super::reconcile(app, caller, name, "SetDesiredCapacity").await;
-                return Ok(None);
-            }
-            Err(StoreError::Conflict) => continue,
-            Err(e) => return Err(e.into()),
+        let written = Try::of(app.store.set_desired(&caller.user, &g, desired).await)?;
+        if let Try::Done(()) = written {
+            super::reconcile(app, caller, name, "SetDesiredCapacity").await;
         }
-    }
-    Err(StoreError::Conflict.into())
+        Ok(written.map(|()| None))
+    })
+    .await
 }

@@ -1,0 +1,21 @@
+//! The clouds Phantom knows and the credentials each user has there.
+
+/// A registered EC2-compatible cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudRecord {
+    pub name: String,
+    pub endpoint: String,
+    pub region: String,
+    /// The availability zone used for groups that name none.
+    pub zone: String,
+    /// Whether its EC2 API has launch templates (groups from a template are refused otherwise).
+    pub launch_templates: bool,
+}
+
+/// A user's credentials for one cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudCredentials {
+    pub cloud: String,
+    pub access_key_id: String,
+    pub secret: String,
+}

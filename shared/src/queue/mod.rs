@@ -1,0 +1,99 @@
+//! The work-queue seam: work for the provisioner's fleet (reconcile a group, sweep one user's VMs on
+//! one cloud), as a trait with the SQS adapter (`sqs`) and an in-memory queue (`memory`: delays,
+//! redelivery; compiled for the tests and tools only, feature `memory`). Messages say only what to
+//! look at; the provisioner reads the rest, so a duplicate or a late one does no harm.
+
+#[cfg(any(test, feature = "memory"))]
+pub mod memory;
+pub mod sqs;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+#[cfg(any(test, feature = "memory"))]
+pub use memory::MemoryQueue;
+pub use sqs::SqsQueue;
+
+pub const QUEUE_URL_ENV: &str = "PHANTOM_WORK_QUEUE_URL";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reconcile {
+    pub owner: String,
+    pub group: String,
+    /// What asked for it (for the logs).
+    pub reason: String,
+    /// Its place in a chain of follow-ups at a group whose VMs are on their way in or out (0: not
+    /// a follow-up); bounds the chain (`phantom::round::follow_up_delay_secs`).
+    #[serde(default)]
+    pub follow_up: u32,
+}
+
+impl Reconcile {
+    pub fn new(owner: &str, group: &str, reason: &str) -> Self {
+        Self {
+            owner: owner.to_string(),
+            group: group.to_string(),
+            reason: reason.to_string(),
+            follow_up: 0,
+        }
+    }
+
+    /// The next look in a chain of follow-ups.
+    pub fn follow_up(&self) -> Self {
+        Self {
+            reason: "follow-up".into(),
+            follow_up: self.follow_up + 1,
+            ..self.clone()
+        }
+    }
+}
+
+/// Look at everything one user runs on one cloud: the health check's unit of work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub owner: String,
+    pub cloud: String,
+}
+
+/// One message on the work queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Work {
+    Reconcile(Reconcile),
+    Sweep(Sweep),
+}
+
+impl From<Reconcile> for Work {
+    fn from(r: Reconcile) -> Self {
+        Work::Reconcile(r)
+    }
+}
+
+impl From<Sweep> for Work {
+    fn from(s: Sweep) -> Self {
+        Work::Sweep(s)
+    }
+}
+
+impl Work {
+    /// A message body as it travels.
+    pub fn parse(body: &str) -> Result<Self, String> {
+        serde_json::from_str(body).map_err(|e| e.to_string())
+    }
+}
+
+/// Where work goes.
+#[async_trait]
+pub trait WorkQueue: Send + Sync {
+    /// Sends one message, visible after `delay_secs` (SQS allows up to 900).
+    async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String>;
+    /// Sends many, visible at once.
+    async fn send_all(&self, msgs: &[Work]) -> Result<(), String>;
+    /// About how many messages wait to be received now (SQS's ApproximateNumberOfMessages).
+    async fn backlog(&self) -> Result<u64, String>;
+}
+
+/// A message body as it travels.
+fn body(msg: &Work) -> String {
+    serde_json::to_string(msg).expect("a work message serializes")
+}

@@ -39,5 +39,5 @@ for line in open(sys.argv[1]):
     if want and have != want:
         sys.exit(1)
 PY
-echo "install.sh: installing $(grep -v '^#' "$here/requirements.txt" | tr '\n' ' ')" >&2
-"$py" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+echo "install.sh: installing $(sed 's/#.*//' "$here/requirements.txt" | xargs) with pip" >&2
+"$py" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r "$here/requirements.txt"

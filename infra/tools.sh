@@ -18,4 +18,6 @@ for _t in sam cargo-lambda cfn-lint python-zig; do
   if [ -e "$_phantom_tools/bin/$_t" ]; then ln -sf "$_phantom_tools/bin/$_t" "$_phantom_tools/shims/$_t"; fi
 done
 export PATH="$_phantom_tools/shims:$PATH"
+# SAM CLI sends usage data unless told not to (and says so on every first run).
+export SAM_CLI_TELEMETRY=0
 unset _t _phantom_reqs

@@ -1,17 +1,10 @@
 //! Scaling activities: what the provisioner did to a group and why, in the botocore `Activity`
 //! shape that DescribeScalingActivities returns.
 
+pub use crate::model::activity::Activity;
 use crate::reconcile::Cause;
 use crate::schedule::Sizes;
 use serde_json::{json, Value};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Activity {
-    pub group: String,
-    /// Unix ms; activities are listed newest first.
-    pub start_ms: i64,
-    pub doc: Value,
-}
 
 pub struct Context<'a> {
     pub group: &'a str,

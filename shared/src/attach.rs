@@ -4,7 +4,7 @@
 //! group's like any VM it launched) and drops the others with a failed activity.
 
 use crate::cloud::Tagged;
-use crate::reconcile::{CloudState, Seen};
+use crate::model::instance::{CloudState, Seen};
 
 /// The VMs that can join (as the cloud shows them), and those that cannot, with why.
 pub fn judge(

@@ -101,3 +101,10 @@ impl fmt::Display for ApiError {
 impl std::error::Error for ApiError {}
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The domain's refusals are ValidationErrors.
+impl From<crate::model::Invalid> for ApiError {
+    fn from(e: crate::model::Invalid) -> Self {
+        Self::validation(e.0)
+    }
+}

@@ -2,9 +2,11 @@
 //! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
 
 use crate::error::{ApiError, ApiResult};
+use crate::model::Invalid;
 use crate::reconcile::Target;
 use crate::shapes;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
 use time::OffsetDateTime;
 
 /// A stored group. Sizes live beside the document because they change (with `version`, which makes
@@ -32,7 +34,7 @@ pub struct Group {
     pub failures: i64,
     pub retry_at_ms: i64,
     /// A group across clouds: what it remembers of each (`phantom::spread`).
-    pub holds: crate::spread::Holds,
+    pub holds: crate::model::hold::Holds,
     pub doc: Value,
 }
 
@@ -112,14 +114,15 @@ impl Group {
     }
 
     /// Every launch configuration the group uses, each marked in use by the store: its own and,
-    /// across clouds, the one of each listed cloud (none for a launch template group).
-    pub fn launch_configurations(&self) -> std::collections::BTreeSet<String> {
-        let mut lcs = std::collections::BTreeSet::new();
+    /// across clouds, the one of each listed cloud (none for a launch template group). Clouds
+    /// tags that cannot be read are an error, never "its own cloud only".
+    pub fn launch_configurations(&self) -> Result<BTreeSet<String>, Invalid> {
+        let mut lcs = BTreeSet::new();
         if self.launch_configuration.is_empty() {
-            return lcs;
+            return Ok(lcs);
         }
         lcs.insert(self.launch_configuration.clone());
-        if let Ok(Some(spread)) = self.spread() {
+        if let Some(spread) = self.spread_read()? {
             for site in &spread.sites {
                 lcs.insert(crate::spread::Spread::launch_configuration_on(
                     &self.launch_configuration,
@@ -127,23 +130,30 @@ impl Group {
                 ));
             }
         }
-        lcs
+        Ok(lcs)
     }
 
     /// Every cloud the group runs on: its own and, across clouds, each listed one. The health
-    /// check's list counts the group on each, so each is swept.
-    pub fn clouds(&self) -> std::collections::BTreeSet<String> {
-        let mut clouds = std::collections::BTreeSet::from([self.cloud.clone()]);
-        if let Ok(Some(spread)) = self.spread() {
+    /// check's list counts the group on each, so each is swept. Clouds tags that cannot be read
+    /// are an error, never "its own cloud only".
+    pub fn clouds(&self) -> Result<BTreeSet<String>, Invalid> {
+        let mut clouds = BTreeSet::from([self.cloud.clone()]);
+        if let Some(spread) = self.spread_read()? {
             clouds.extend(spread.sites.into_iter().map(|s| s.cloud));
         }
-        clouds
+        Ok(clouds)
+    }
+
+    /// `spread`, its refusal as the domain's.
+    fn spread_read(&self) -> Result<Option<crate::spread::Spread>, Invalid> {
+        self.spread()
+            .map_err(|e| Invalid(format!("group {}: {}", self.name, e.message)))
     }
 
     /// One of its instances as Describe shows it: a VM on a cloud that has been unreachable past
     /// the grace counts as lost, so it is shown Unhealthy (its record is kept as it was, to be
     /// judged again when the cloud answers).
-    pub fn describe_member(&self, m: &crate::reconcile::Member, now_ms: i64) -> Value {
+    pub fn describe_member(&self, m: &crate::model::instance::Member, now_ms: i64) -> Value {
         let mut d = m.describe();
         if self
             .holds

@@ -9,7 +9,7 @@
 //! found with DescribeAutoScalingInstances and named by InstanceId.
 
 use crate::error::{ApiError, ApiResult};
-use serde::{Deserialize, Serialize};
+pub use crate::model::instance::{Outcome, Wait};
 use serde_json::{json, Value};
 
 pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
@@ -24,32 +24,6 @@ const DEFAULT_HEARTBEAT: i64 = 3600;
 const MAX_GLOBAL_TIMEOUT: i64 = 172_800;
 pub const MAX_HOOKS: usize = 50;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
-    #[serde(rename = "CONTINUE")]
-    Continue,
-    #[serde(rename = "ABANDON")]
-    Abandon,
-}
-
-impl Outcome {
-    pub fn parse(s: &str) -> ApiResult<Self> {
-        match s {
-            "CONTINUE" => Ok(Self::Continue),
-            "ABANDON" => Ok(Self::Abandon),
-            other => Err(ApiError::validation(format!(
-                "The lifecycle action result '{other}' is not valid: give CONTINUE or ABANDON."
-            ))),
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Continue => "CONTINUE",
-            Self::Abandon => "ABANDON",
-        }
-    }
-}
-
 /// A hook as the provisioner needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hook {
@@ -57,19 +31,6 @@ pub struct Hook {
     pub launching: bool,
     pub heartbeat_ms: i64,
     pub default_result: Outcome,
-}
-
-/// One hook an instance waits on. Each wait carries what it needs (heartbeat, default), so a
-/// hook changed or deleted meanwhile does not change a wait already begun, except that a deleted
-/// hook's waits end (see `outcome`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Wait {
-    pub hook: String,
-    pub deadline_ms: i64,
-    pub heartbeat_ms: i64,
-    pub default_result: Outcome,
-    /// CompleteLifecycleAction's answer, once given.
-    pub result: Option<Outcome>,
 }
 
 /// The hooks in a group's document (the botocore `LifecycleHook` shape, as Describe returns them).

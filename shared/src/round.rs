@@ -3,8 +3,8 @@
 //! sequence, the backoff and the scaling activities, together.
 
 use crate::activity::{self, Context};
+use crate::model::record::{Backoff, Record};
 use crate::reconcile::{backoff_ms, Cause, CloudState, Lifecycle, Member, Plan, Seen};
-use crate::store::{Backoff, Record};
 
 /// What the cloud did with a plan.
 #[derive(Debug, Clone, Default, PartialEq)]

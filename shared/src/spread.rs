@@ -9,9 +9,8 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::group::Group;
+pub use crate::model::hold::{Hold, Holds};
 use crate::reconcile::backoff_ms;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 pub const TAG_CLOUDS: &str = "phantom:clouds";
 pub const TAG_POLICY: &str = "phantom:policy";
@@ -184,20 +183,6 @@ impl Spread {
 /// unhealthy and their replacements go to the next cloud (they stay recorded, and are kept or
 /// terminated when the cloud is back).
 pub const UNREACHABLE_GRACE_MS: i64 = 30_000;
-
-/// What a group remembers of one of its clouds between rounds: launches failing there in a row
-/// (the cloud is held at what it has until `retry_at_ms`), and since when it cannot be reached.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hold {
-    pub failures: i64,
-    pub retry_at_ms: i64,
-    pub unreachable_since_ms: Option<i64>,
-    /// What the cloud said last time it failed (for the activities of the clouds below it).
-    pub last_error: Option<String>,
-}
-
-/// A group's holds, by cloud (only clouds with something to remember).
-pub type Holds = BTreeMap<String, Hold>;
 
 impl Hold {
     /// Launches may go there now.

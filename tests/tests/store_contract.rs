@@ -736,6 +736,19 @@ async fn contract(s: &dyn Store, u: &str) {
         Err(StoreError::NotFound),
         "app@tango does not exist"
     );
+    // Clouds tags that cannot be read are refused with nothing written (they used to mean "its
+    // own cloud only", marking and counting the group there alone).
+    let unreadable = Group {
+        doc: json!({"AutoScalingGroupName": "app",
+            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,sierra:lots"}]}),
+        ..plain.clone()
+    };
+    assert!(
+        matches!(s.create_group(&erin, &unreadable).await, Err(StoreError::Corrupt(m)) if m.contains("phantom:clouds")),
+        "an unreadable clouds tag is an error"
+    );
+    assert_eq!(s.group(&erin, "app").await.unwrap(), None);
+    assert_eq!(s.usage(&erin).await.unwrap().groups, 0);
     s.create_group(&erin, &across).await.unwrap();
     let counts = || async {
         let mut w: Vec<(String, i64)> = s

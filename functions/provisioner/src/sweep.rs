@@ -139,14 +139,20 @@ impl Provisioner {
         tagged: &[phantom::cloud::Tagged],
     ) -> Result<Vec<String>, StoreError> {
         let now = self.clock.now_ms();
-        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group)> = tagged
+        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group, BTreeSet<String>)> = tagged
             .iter()
             .filter(|t| t.seen.is_alive() && now - t.seen.launched_ms > STRAY_AFTER_MS)
             .filter_map(|t| {
-                groups
-                    .iter()
-                    .find(|g| g.id == t.group_id && !g.clouds().contains(&s.cloud))
-                    .map(|g| (t, g))
+                let g = groups.iter().find(|g| g.id == t.group_id)?;
+                match g.clouds() {
+                    Ok(clouds) if !clouds.contains(&s.cloud) => Some((t, g, clouds)),
+                    Ok(_) => None,
+                    // Where the group runs cannot be read: none of its VMs is taken for a stray.
+                    Err(e) => {
+                        tracing::error!(owner = %s.owner, group = %g.name, error = %e, "a group's clouds cannot be read; its VMs are left alone");
+                        None
+                    }
+                }
             })
             .collect();
         if elsewhere.is_empty() {
@@ -168,8 +174,8 @@ impl Provisioner {
             .map(|(group, m)| (group, m.id))
             .collect();
         let mut out = Vec::new();
-        for (t, g) in elsewhere {
-            let alias = g.clouds().iter().any(|c| endpoints.get(c) == here);
+        for (t, g, clouds) in elsewhere {
+            let alias = clouds.iter().any(|c| endpoints.get(c) == here);
             if !alias && !recorded.contains(&(g.name.clone(), t.seen.id.clone())) {
                 out.push(t.seen.id.clone());
             }

@@ -18,7 +18,7 @@ use phantom::cloud::{
     TAG_GROUP_ID, TAG_OWNER,
 };
 use phantom::model::cloud::{CloudCredentials, CloudRecord};
-use phantom::reconcile::{CloudState, Seen};
+use phantom::model::instance::{CloudState, Seen};
 use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,7 +9,7 @@ use super::{
     TAG_GROUP, TAG_GROUP_ID,
 };
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::reconcile::{CloudState, Seen};
+use crate::model::instance::{CloudState, Seen};
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use aws_credential_types::Credentials;

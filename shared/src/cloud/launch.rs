@@ -2,7 +2,7 @@
 //! network and placement RunInstances gets. The EC2 adapter copies it onto the SDK's request and
 //! decides nothing; the memory cloud reads the same struct.
 
-use crate::reconcile::Placement;
+use crate::model::instance::Placement;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]

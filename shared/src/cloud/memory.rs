@@ -13,7 +13,7 @@ use super::{
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::reconcile::{CloudState, Seen};
+use crate::model::instance::{CloudState, Seen};
 use crate::template::TemplateRef;
 use crate::time::Clock;
 use async_trait::async_trait;
@@ -748,7 +748,7 @@ impl Connect for MemoryClouds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::Placement;
+    use crate::model::instance::Placement;
     use crate::time::ManualClock;
 
     fn cloud() -> MemoryCloud {

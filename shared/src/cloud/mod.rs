@@ -11,7 +11,7 @@ pub mod launch;
 pub mod memory;
 
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::reconcile::Seen;
+use crate::model::instance::Seen;
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use std::sync::Arc;

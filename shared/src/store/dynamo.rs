@@ -27,11 +27,11 @@ use super::{
     LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
     MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
-use crate::activity::Activity;
 use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
-use crate::reconcile::{Lifecycle, Member};
+use crate::model::activity::Activity;
+use crate::model::instance::{Lifecycle, Member};
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
@@ -987,12 +987,12 @@ impl Groups for DynamoStore {
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build());
         // Every launch configuration the group uses is marked (a template group has none).
-        let lcs = g.launch_configurations();
+        let lcs = g.launch_configurations()?;
         for lc in &lcs {
             tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "ADD")?);
         }
         let marks = lcs.len();
-        for cloud in g.clouds() {
+        for cloud in g.clouds()? {
             tx = tx.transact_items(self.count_group(user, &cloud, 1)?);
         }
         let result = tx
@@ -1114,7 +1114,7 @@ impl Groups for DynamoStore {
             .transact_items(TransactWriteItem::builder().update(update).build());
         // The in-use marks move with the launch configurations the group uses (a template group
         // has none); the new ones come first so that the absence of one reads as NotFound.
-        let (before, after) = (old.launch_configurations(), new.launch_configurations());
+        let (before, after) = (old.launch_configurations()?, new.launch_configurations()?);
         for lc in after.difference(&before) {
             tx = tx.transact_items(self.lc_mark(user, lc, &old.name, "ADD")?);
         }
@@ -1122,7 +1122,7 @@ impl Groups for DynamoStore {
             tx = tx.transact_items(self.lc_mark(user, lc, &old.name, "DELETE")?);
         }
         // The health check's list counts the group on each of its clouds.
-        let (was, now) = (old.clouds(), new.clouds());
+        let (was, now) = (old.clouds()?, new.clouds()?);
         for cloud in now.difference(&was) {
             tx = tx.transact_items(self.count_group(user, cloud, 1)?);
         }
@@ -1184,12 +1184,12 @@ impl Groups for DynamoStore {
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().delete(delete).build());
-        let lcs = g.launch_configurations();
+        let lcs = g.launch_configurations()?;
         for lc in &lcs {
             tx = tx.transact_items(self.lc_mark(user, lc, &g.name, "DELETE")?);
         }
         let marks = lcs.len();
-        for cloud in g.clouds() {
+        for cloud in g.clouds()? {
             tx = tx.transact_items(self.count_group(user, &cloud, -1)?);
         }
         let result = tx

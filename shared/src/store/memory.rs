@@ -10,13 +10,13 @@ use super::{
     LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
     MAX_LAUNCH_CONFIGS,
 };
-use crate::activity::Activity;
 use crate::fault::Tripwire;
 use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::metrics::{self, Counter};
-use crate::reconcile::Member;
+use crate::model::activity::Activity;
+use crate::model::instance::Member;
 use async_trait::async_trait;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
@@ -383,11 +383,13 @@ impl LaunchConfigs for MemoryStore {
 #[async_trait]
 impl Groups for MemoryStore {
     async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        // Read before anything is written: an unreadable clouds tag writes nothing.
+        let clouds = g.clouds()?;
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &g.name);
             let lcs: Vec<_> = g
-                .launch_configurations()
+                .launch_configurations()?
                 .iter()
                 .map(|lc| owned(user, lc))
                 .collect();
@@ -409,8 +411,8 @@ impl Groups for MemoryStore {
                         lease: None,
                     },
                 );
-                for cloud in g.clouds() {
-                    *st.watch.entry(owned(&cloud, user)).or_default() += 1;
+                for cloud in &clouds {
+                    *st.watch.entry(owned(cloud, user)).or_default() += 1;
                 }
                 Ok(())
             } else {
@@ -474,10 +476,12 @@ impl Groups for MemoryStore {
             .iter()
             .map(activity_key)
             .collect::<StoreResult<Vec<_>>>()?;
+        // Read before anything is written: an unreadable clouds tag writes nothing.
+        let (before, after) = (old.launch_configurations()?, new.launch_configurations()?);
+        let (was, now) = (old.clouds()?, new.clouds()?);
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &old.name);
-            let (before, after) = (old.launch_configurations(), new.launch_configurations());
             match st.groups.get(&k) {
                 Some(s) if s.group.id == old.id && s.group.version == old.version => {
                     if after
@@ -496,7 +500,7 @@ impl Groups for MemoryStore {
                                 used_by.insert(old.name.clone());
                             }
                         }
-                        let (was, now) = (old.clouds(), new.clouds());
+
                         for cloud in now.difference(&was) {
                             *st.watch.entry(owned(cloud, user)).or_default() += 1;
                         }
@@ -540,11 +544,12 @@ impl Groups for MemoryStore {
     }
 
     async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+        let clouds = g.clouds()?;
         let out = {
             let mut st = self.state(1);
             let k = owned(user, &g.name);
             let lcs: Vec<_> = g
-                .launch_configurations()
+                .launch_configurations()?
                 .iter()
                 .map(|lc| owned(user, lc))
                 .collect();
@@ -557,8 +562,8 @@ impl Groups for MemoryStore {
                             }
                         }
                         st.groups.remove(&k);
-                        for cloud in g.clouds() {
-                            *st.watch.entry(owned(&cloud, user)).or_default() -= 1;
+                        for cloud in &clouds {
+                            *st.watch.entry(owned(cloud, user)).or_default() -= 1;
                         }
                         Ok(())
                     } else {

@@ -12,14 +12,15 @@ pub mod dynamo;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
-use crate::activity::Activity;
 use crate::group::Group;
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
-use crate::reconcile::Member;
+use crate::model::activity::Activity;
+use crate::model::instance::Member;
 use async_trait::async_trait;
 
 pub use crate::model::cloud::{CloudCredentials, CloudRecord};
+pub use crate::model::record::{Backoff, Record};
 
 pub use dynamo::DynamoStore;
 #[cfg(any(test, feature = "memory"))]
@@ -60,6 +61,13 @@ impl std::fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A group the store cannot mark and count (its clouds tags unreadable) is not written.
+impl From<crate::model::Invalid> for StoreError {
+    fn from(e: crate::model::Invalid) -> Self {
+        Self::Corrupt(e.0)
+    }
+}
 
 /// What a client sees of a store failure that no action turned into its own error: a conflict it
 /// may retry, or our fault. The details go to the log, not to the client.
@@ -106,42 +114,6 @@ pub struct Watched {
     pub user: String,
     pub cloud: String,
     pub groups: i64,
-}
-
-/// Launch failures in a row and when launching may be tried again (Unix ms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    pub failures: i64,
-    pub retry_at_ms: i64,
-}
-
-/// What one reconcile round writes, all at once: instance records added or changed (whole), those
-/// forgotten, the launch sequence advanced past what was launched, the backoff, the activities.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Record {
-    pub put: Vec<Member>,
-    pub forget: Vec<String>,
-    /// Moves the group's `launch_seq` from the one it was read with to this.
-    pub launch_seq: Option<i64>,
-    /// Sets the group's desired capacity, as a compare-and-set on the version it was read at
-    /// (TerminateInstanceInAutoScalingGroup with a decrement).
-    pub desired: Option<i64>,
-    pub backoff: Option<Backoff>,
-    /// A group across clouds: sets what it remembers of each (`Group::holds`).
-    pub holds: Option<crate::spread::Holds>,
-    pub activities: Vec<Activity>,
-}
-
-impl Record {
-    pub fn is_empty(&self) -> bool {
-        self.put.is_empty()
-            && self.forget.is_empty()
-            && self.launch_seq.is_none()
-            && self.desired.is_none()
-            && self.backoff.is_none()
-            && self.holds.is_none()
-            && self.activities.is_empty()
-    }
 }
 
 /// Users and their access keys, clouds, and each user's credentials per cloud.

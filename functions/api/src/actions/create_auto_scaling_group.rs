@@ -72,7 +72,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             "AutoScalingGroup by this name already exists - A group with the name {name} already exists"
         ))),
         Err(StoreError::NotFound) => {
-            let names: Vec<String> = g.launch_configurations().into_iter().collect();
+            let names: Vec<String> = g.launch_configurations()?.into_iter().collect();
             Err(launch_config_not_found(&names.join(", ")))
         }
         Err(StoreError::Limit) => Err(ApiError::limit_exceeded(format!(

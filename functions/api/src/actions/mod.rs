@@ -274,7 +274,7 @@ pub(crate) async fn change_group(
         }
         // A change of the clouds a group spans (or of what it launches from there) is checked
         // against the registry and re-plans the group.
-        let spread_changed = next.launch_configurations() != g.launch_configurations()
+        let spread_changed = next.launch_configurations()? != g.launch_configurations()?
             || next.spread().ok().flatten() != g.spread().ok().flatten();
         if spread_changed {
             across::check(app, caller, &next).await?;
@@ -290,7 +290,7 @@ pub(crate) async fn change_group(
             }
             Err(StoreError::Conflict) => Ok(Try::Lost),
             Err(StoreError::NotFound) => {
-                let names: Vec<String> = next.launch_configurations().into_iter().collect();
+                let names: Vec<String> = next.launch_configurations()?.into_iter().collect();
                 Err(launch_config_not_found(&names.join(", ")))
             }
             Err(e) => Err(e.into()),

@@ -1,0 +1,173 @@
+//! Instances: as Phantom records them (`Member`, in their `Lifecycle`, waiting on lifecycle
+//! hooks), as a cloud shows them (`Seen`, in a `CloudState`), and where a new one goes
+//! (`Placement`).
+
+use super::Invalid;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Pending,
+    /// Launched, held by the group's launch lifecycle hooks (`Member::waits`).
+    PendingWait,
+    InService,
+    /// Chosen to leave, held by the group's termination lifecycle hooks before it is terminated.
+    TerminatingWait,
+    Terminating,
+    /// Taken out of service by EnterStandby: kept, not counted, not checked.
+    Standby,
+    /// Named by AttachInstances: counted; the provisioner looks it up on the cloud and tags it
+    /// (shown as Pending, as AWS shows an instance being attached).
+    Attaching,
+    /// Named by DetachInstances: not counted; the provisioner removes the group's tags from it
+    /// and forgets it.
+    Detaching,
+}
+
+impl Lifecycle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::PendingWait => "Pending:Wait",
+            Self::InService => "InService",
+            Self::TerminatingWait => "Terminating:Wait",
+            Self::Terminating => "Terminating",
+            Self::Standby => "Standby",
+            Self::Attaching => "Attaching",
+            Self::Detaching => "Detaching",
+        }
+    }
+    /// The LifecycleState a client sees (AWS's names).
+    pub fn shown(self) -> &'static str {
+        match self {
+            Self::Attaching => "Pending",
+            other => other.as_str(),
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "Pending" => Some(Self::Pending),
+            "Pending:Wait" => Some(Self::PendingWait),
+            "InService" => Some(Self::InService),
+            "Terminating:Wait" => Some(Self::TerminatingWait),
+            "Terminating" => Some(Self::Terminating),
+            "Standby" => Some(Self::Standby),
+            "Attaching" => Some(Self::Attaching),
+            "Detaching" => Some(Self::Detaching),
+            _ => None,
+        }
+    }
+}
+
+/// An instance as Phantom recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: String,
+    /// The cloud it runs on (a group may span clouds, `phantom::spread`).
+    pub cloud: String,
+    pub zone: String,
+    pub lifecycle: Lifecycle,
+    pub healthy: bool,
+    pub launched_ms: i64,
+    pub protected: bool,
+    pub launch_configuration: String,
+    pub instance_type: String,
+    /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
+    pub waits: Vec<Wait>,
+    /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
+    /// writers of one instance (the provisioner, an instance action) cannot overwrite each other.
+    pub rev: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudState {
+    Pending,
+    Running,
+    Stopping,
+    Stopped,
+    ShuttingDown,
+    Terminated,
+    /// A state this code does not know (or none given): the VM is kept as it is, neither judged
+    /// dead and replaced nor adopted, until the cloud says something known.
+    Unknown,
+}
+
+impl CloudState {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "stopping" => Self::Stopping,
+            "stopped" => Self::Stopped,
+            "shutting-down" => Self::ShuttingDown,
+            "terminated" => Self::Terminated,
+            _ => Self::Unknown,
+        }
+    }
+    pub fn alive(self) -> bool {
+        matches!(self, Self::Pending | Self::Running)
+    }
+}
+
+/// An instance as the cloud shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub id: String,
+    pub state: CloudState,
+    pub zone: String,
+    pub launched_ms: i64,
+    pub instance_type: String,
+}
+
+impl Seen {
+    pub fn is_alive(&self) -> bool {
+        self.state.alive()
+    }
+}
+
+/// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub zone: Option<String>,
+    pub subnet: Option<String>,
+}
+
+/// What a lifecycle hook's wait ends with (its DefaultResult, or CompleteLifecycleAction's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    #[serde(rename = "CONTINUE")]
+    Continue,
+    #[serde(rename = "ABANDON")]
+    Abandon,
+}
+
+impl Outcome {
+    pub fn parse(s: &str) -> Result<Self, Invalid> {
+        match s {
+            "CONTINUE" => Ok(Self::Continue),
+            "ABANDON" => Ok(Self::Abandon),
+            other => Err(Invalid(format!(
+                "The lifecycle action result '{other}' is not valid: give CONTINUE or ABANDON."
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "CONTINUE",
+            Self::Abandon => "ABANDON",
+        }
+    }
+}
+
+/// One hook an instance waits on. Each wait carries what it needs (heartbeat, default), so a
+/// hook changed or deleted meanwhile does not change a wait already begun, except that a deleted
+/// hook's waits end (see `outcome`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wait {
+    pub hook: String,
+    pub deadline_ms: i64,
+    pub heartbeat_ms: i64,
+    pub default_result: Outcome,
+    /// CompleteLifecycleAction's answer, once given.
+    pub result: Option<Outcome>,
+}

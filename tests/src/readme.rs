@@ -119,8 +119,7 @@ pub struct Ran {
 /// `set -e` (every command must succeed), `localstack/.run/env` is the stack's env file, and once a
 /// block has sourced it, later blocks have it too, as in the terminal the user keeps open. Nothing
 /// of the test's own AWS or Phantom environment reaches the blocks.
-pub struct Shell<'a> {
-    stack: &'a Stack,
+pub struct Shell {
     home: PathBuf,
     sourced: bool,
 }
@@ -128,7 +127,7 @@ pub struct Shell<'a> {
 const SOURCE_ENV: &str = "source localstack/.run/env";
 
 impl Stack {
-    pub fn shell(&self) -> Shell<'_> {
+    pub fn shell(&self) -> Shell {
         static SHELLS: AtomicUsize = AtomicUsize::new(0);
         let home = std::env::temp_dir().join(format!(
             "phantom-readme-{}-{}",
@@ -139,18 +138,13 @@ impl Stack {
         std::fs::create_dir_all(&run).expect("a folder for the env file");
         std::fs::copy(self.run_dir.join("env"), run.join("env")).expect("the stack's env file");
         Shell {
-            stack: self,
             home,
             sourced: false,
         }
     }
 }
 
-impl Shell<'_> {
-    pub fn stack(&self) -> &Stack {
-        self.stack
-    }
-
+impl Shell {
     /// Runs `block`; panics with the block and its output when a command in it fails.
     pub fn run(&mut self, block: &Block) -> Ran {
         let code = if self.sourced {

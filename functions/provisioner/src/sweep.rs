@@ -139,20 +139,24 @@ impl Provisioner {
         tagged: &[phantom::cloud::Tagged],
     ) -> Result<Vec<String>, StoreError> {
         let now = self.clock.now_ms();
-        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group, BTreeSet<String>)> = tagged
+        // Where each group runs, read once per group; a group whose clouds cannot be read is left
+        // out, so none of its VMs is taken for a stray.
+        let runs_on: BTreeMap<&str, (&Group, BTreeSet<String>)> = groups
+            .iter()
+            .filter_map(|g| match g.clouds() {
+                Ok(clouds) => Some((g.id.as_str(), (g, clouds))),
+                Err(e) => {
+                    tracing::error!(owner = %s.owner, group = %g.name, error = %e, "a group's clouds cannot be read; its VMs are left alone");
+                    None
+                }
+            })
+            .collect();
+        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group, &BTreeSet<String>)> = tagged
             .iter()
             .filter(|t| t.seen.is_alive() && now - t.seen.launched_ms > STRAY_AFTER_MS)
             .filter_map(|t| {
-                let g = groups.iter().find(|g| g.id == t.group_id)?;
-                match g.clouds() {
-                    Ok(clouds) if !clouds.contains(&s.cloud) => Some((t, g, clouds)),
-                    Ok(_) => None,
-                    // Where the group runs cannot be read: none of its VMs is taken for a stray.
-                    Err(e) => {
-                        tracing::error!(owner = %s.owner, group = %g.name, error = %e, "a group's clouds cannot be read; its VMs are left alone");
-                        None
-                    }
-                }
+                let (g, clouds) = runs_on.get(t.group_id.as_str())?;
+                (!clouds.contains(&s.cloud)).then_some((t, *g, clouds))
             })
             .collect();
         if elsewhere.is_empty() {

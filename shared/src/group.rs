@@ -2,55 +2,26 @@
 //! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
 
 use crate::error::{ApiError, ApiResult};
+use crate::model::group::TagDescription;
 use crate::model::Invalid;
 use crate::reconcile::Target;
-use crate::shapes;
-use serde_json::{json, Map, Value};
+use crate::tags::MAX_TAGS;
+use serde_json::Value;
 use std::collections::BTreeSet;
 use time::OffsetDateTime;
 
-/// A stored group. Sizes live beside the document because they change (with `version`, which makes
-/// every change a compare-and-set); the document holds the rest, changed whole by
-/// UpdateAutoScalingGroup, the tag, process and metrics actions (each a compare-and-set too).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub name: String,
-    /// The id in the group's ARN: tells this group from an earlier one of the same name (VMs carry
-    /// it as a tag).
-    pub id: String,
-    pub launch_configuration: String,
-    pub cloud: String,
-    pub min: i64,
-    pub max: i64,
-    pub desired: i64,
-    pub version: i64,
-    /// Launch requests made so far: with the id and the placement, the ClientToken of the next
-    /// RunInstances. It advances only with the record of what was launched, so a retried launch
-    /// reuses its token and the cloud answers with the VMs of the first try.
-    pub launch_seq: i64,
-    /// `Delete in progress` once a forced delete has begun.
-    pub status: Option<String>,
-    /// Launch failures in a row, and when launching may be tried again (Unix ms): the backoff.
-    pub failures: i64,
-    pub retry_at_ms: i64,
-    /// A group across clouds: what it remembers of each (`phantom::spread`).
-    pub holds: crate::model::hold::Holds,
-    pub doc: Value,
-}
-
-pub const DELETING: &str = "Delete in progress";
+pub use crate::model::group::{Group, Settings, DELETING};
 
 impl Group {
-    /// The botocore `AutoScalingGroup` document DescribeAutoScalingGroups returns.
+    /// The botocore `AutoScalingGroup` document DescribeAutoScalingGroups returns (Phantom's own
+    /// members are in no AWS shape, so the response leaves them out).
     pub fn describe(&self) -> Value {
-        let mut doc = self.doc.clone();
-        if let Some(o) = doc.as_object_mut() {
-            o.insert("MinSize".into(), self.min.into());
-            o.insert("MaxSize".into(), self.max.into());
-            o.insert("DesiredCapacity".into(), self.desired.into());
-            if let Some(status) = &self.status {
-                o.insert("Status".into(), status.clone().into());
-            }
+        let mut doc = serde_json::to_value(&self.settings).expect("settings serialise");
+        doc["MinSize"] = self.min.into();
+        doc["MaxSize"] = self.max.into();
+        doc["DesiredCapacity"] = self.desired.into();
+        if let Some(status) = &self.status {
+            doc["Status"] = status.clone().into();
         }
         doc
     }
@@ -61,56 +32,48 @@ impl Group {
         if self.deleting() {
             return None;
         }
-        crate::schedule::next_due(&self.doc)
+        crate::schedule::next_due(&self.settings.scheduled_actions)
     }
 
-    pub fn deleting(&self) -> bool {
-        self.status.as_deref() == Some(DELETING)
+    /// The subnets it launches into.
+    pub fn subnets(&self) -> Vec<String> {
+        self.settings
+            .vpc_zone_identifier
+            .iter()
+            .flat_map(|s| s.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     }
 
     /// What the provisioner aims at for this group.
     pub fn target(&self) -> Target {
-        let d = &self.doc;
-        let strings = |v: &Value| -> Vec<String> {
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        };
+        let s = &self.settings;
         Target {
             cloud: self.cloud.clone(),
             desired: self.desired,
             deleting: self.deleting(),
-            grace_ms: d["HealthCheckGracePeriod"].as_i64().unwrap_or(0) * 1000,
-            termination_policies: strings(&d["TerminationPolicies"]),
-            zones: strings(&d["AvailabilityZones"]),
-            subnets: d["VPCZoneIdentifier"]
-                .as_str()
-                .unwrap_or_default()
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
+            grace_ms: s.health_check_grace_period * 1000,
+            termination_policies: s.termination_policies.clone(),
+            zones: s.availability_zones.clone(),
+            subnets: self.subnets(),
             launch_configuration: self.launch_configuration.clone(),
-            protect_new: d["NewInstancesProtectedFromScaleIn"]
-                .as_bool()
-                .unwrap_or(false),
+            protect_new: s.new_instances_protected_from_scale_in,
             retry_at_ms: self.retry_at_ms,
-            suspended: crate::processes::suspended(d),
-            hooks: crate::lifecycle::hooks(d),
+            suspended: crate::processes::suspended(&s.suspended_processes),
+            hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
         }
     }
 
     /// The clouds a group spans (its `phantom:clouds` and `phantom:policy` tags), if it spans any.
     pub fn spread(&self) -> ApiResult<Option<crate::spread::Spread>> {
-        crate::spread::Spread::of_tags(self.doc["Tags"].as_array().into_iter().flatten().map(|t| {
-            (
-                t["Key"].as_str().unwrap_or_default(),
-                t["Value"].as_str().unwrap_or_default(),
-            )
-        }))
+        crate::spread::Spread::of_tags(
+            self.settings
+                .tags
+                .iter()
+                .map(|t| (t.key.as_str(), t.value.as_str())),
+        )
     }
 
     /// Every launch configuration the group uses, each marked in use by the store: its own and,
@@ -167,17 +130,11 @@ impl Group {
 
     /// The group's tags that go onto its VMs (PropagateAtLaunch).
     pub fn propagated_tags(&self) -> Vec<(String, String)> {
-        self.doc["Tags"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["PropagateAtLaunch"].as_bool() == Some(true))
-            .map(|t| {
-                (
-                    t["Key"].as_str().unwrap_or_default().to_string(),
-                    t["Value"].as_str().unwrap_or_default().to_string(),
-                )
-            })
+        self.settings
+            .tags
+            .iter()
+            .filter(|t| t.propagate_at_launch)
+            .map(|t| (t.key.clone(), t.value.clone()))
             .collect()
     }
 }
@@ -191,7 +148,6 @@ pub const TERMINATION_POLICIES: [&str; 7] = [
     "ClosestToNextInstanceHour",
     "AllocationStrategy",
 ];
-pub const MAX_TAGS: usize = 50;
 
 pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
     format!(
@@ -256,68 +212,68 @@ pub struct NewGroupContext<'a> {
 pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     let name = input["AutoScalingGroupName"]
         .as_str()
-        .unwrap_or_default()
+        .ok_or_else(|| ApiError::validation("AutoScalingGroupName is required."))?
         .to_string();
-    refuse_unsupported(input)?;
-    let sources = [
-        "LaunchConfigurationName",
-        "LaunchTemplate",
-        "MixedInstancesPolicy",
-    ]
-    .iter()
-    .filter(|k| input.get(**k).is_some())
-    .count();
+    check_settings(input)?;
+    let sources = launch_sources(input);
     if sources != 1 {
         return Err(ApiError::validation(
             "Valid requests must contain exactly one of LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
         ));
     }
-    let lc = input["LaunchConfigurationName"].as_str();
-    let min = input["MinSize"].as_i64().unwrap_or_default();
-    let max = input["MaxSize"].as_i64().unwrap_or_default();
+    let size = |member: &str| {
+        input[member]
+            .as_i64()
+            .ok_or_else(|| ApiError::validation(format!("{member} is required.")))
+    };
+    let (min, max) = (size("MinSize")?, size("MaxSize")?);
     let desired = input["DesiredCapacity"].as_i64().unwrap_or(min);
     check_sizes(min, max, desired)?;
-    check_settings(input)?;
-    let tags = tag_descriptions(&name, &input["Tags"])?;
-
-    let mut doc = json!({
-        "AutoScalingGroupName": name,
-        "AutoScalingGroupARN": arn(ctx.region, ctx.account, &ctx.id, &name),
-        "DefaultCooldown": 300,
-        "HealthCheckType": "EC2",
-        "HealthCheckGracePeriod": 0,
-        "Instances": [],
-        "CreatedTime": crate::time::format_timestamp(ctx.now),
-        "SuspendedProcesses": [],
-        "EnabledMetrics": [],
-        "LoadBalancerNames": [],
-        "TargetGroupARNs": [],
-        "TrafficSources": [],
-        "TerminationPolicies": ["Default"],
-        "NewInstancesProtectedFromScaleIn": false,
-        "CapacityRebalance": false,
-        "ServiceLinkedRoleARN": service_linked_role(ctx.account),
-        "AvailabilityZones": [],
-    });
-    copy_settings(input, &mut doc);
-    if let Some(hooks) =
-        crate::lifecycle::from_specifications(&name, &input["LifecycleHookSpecificationList"])?
-    {
-        doc["LifecycleHooks"] = hooks;
-    }
-    let out = doc.as_object_mut().expect("an object");
-    out.insert("Tags".into(), tags);
-    let no_zones = out["AvailabilityZones"]
-        .as_array()
-        .is_none_or(|a| a.is_empty());
-    if no_zones && input.get("VPCZoneIdentifier").is_none() {
-        out.insert("AvailabilityZones".into(), json!([ctx.default_zone]));
+    let mut settings = Settings {
+        auto_scaling_group_name: name.clone(),
+        arn: arn(ctx.region, ctx.account, &ctx.id, &name),
+        launch_configuration_name: None,
+        launch_template: None,
+        mixed_instances_policy: None,
+        default_cooldown: 300,
+        health_check_type: "EC2".into(),
+        health_check_grace_period: 0,
+        created_time: crate::time::format_timestamp(ctx.now),
+        availability_zones: Vec::new(),
+        vpc_zone_identifier: None,
+        termination_policies: vec!["Default".into()],
+        new_instances_protected_from_scale_in: false,
+        capacity_rebalance: false,
+        service_linked_role_arn: service_linked_role(ctx.account),
+        load_balancer_names: Vec::new(),
+        target_group_arns: Vec::new(),
+        traffic_sources: Vec::new(),
+        suspended_processes: Vec::new(),
+        enabled_metrics: Vec::new(),
+        tags: tag_descriptions(&name, &input["Tags"])?,
+        max_instance_lifetime: None,
+        context: None,
+        desired_capacity_type: None,
+        lifecycle_hooks: crate::lifecycle::from_specifications(
+            &name,
+            &input["LifecycleHookSpecificationList"],
+        )?,
+        scaling_policies: Vec::new(),
+        scheduled_actions: Vec::new(),
+        cooldown_ends_ms: None,
+    };
+    apply_settings(input, &mut settings)?;
+    if settings.availability_zones.is_empty() && settings.vpc_zone_identifier.is_none() {
+        settings.availability_zones = vec![ctx.default_zone.to_string()];
     }
     Ok(Group {
         name,
         id: ctx.id,
         // A group from a launch template has no launch configuration.
-        launch_configuration: lc.unwrap_or_default().to_string(),
+        launch_configuration: settings
+            .launch_configuration_name
+            .clone()
+            .unwrap_or_default(),
         cloud: ctx.cloud,
         min,
         max,
@@ -328,18 +284,102 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         failures: 0,
         retry_at_ms: 0,
         holds: Default::default(),
-        doc,
+        settings,
     })
+}
+
+/// The members of a group's input Phantom does not act on, and why: each is refused when given
+/// with anything but its AWS default (the README lists them).
+const REFUSED: [(&str, &str); 15] = [
+    ("LoadBalancerNames", "Phantom has no load balancers yet"),
+    ("TargetGroupARNs", "Phantom has no load balancers yet"),
+    ("TrafficSources", "Phantom has no load balancers yet"),
+    (
+        "PlacementGroup",
+        "Phantom does not place VMs in placement groups",
+    ),
+    (
+        "CapacityRebalance",
+        "Phantom's clouds have no Spot Instances to rebalance",
+    ),
+    (
+        "DefaultInstanceWarmup",
+        "Phantom has no instance warm-up yet (it comes with instance refresh and target tracking)",
+    ),
+    (
+        "InstanceMaintenancePolicy",
+        "Phantom replaces an unhealthy VM one for one, with no healthy-percentage bounds yet",
+    ),
+    (
+        "AvailabilityZoneIds",
+        "Phantom's clouds name their zones: give AvailabilityZones",
+    ),
+    (
+        "AvailabilityZoneDistribution",
+        "Phantom spreads VMs across zones one way only",
+    ),
+    (
+        "AvailabilityZoneImpairmentPolicy",
+        "Phantom's clouds have no zonal shift",
+    ),
+    (
+        "SkipZonalShiftValidation",
+        "Phantom's clouds have no zonal shift",
+    ),
+    (
+        "CapacityReservationSpecification",
+        "Phantom's clouds have no capacity reservations",
+    ),
+    (
+        "InstanceLifecyclePolicy",
+        "Phantom has no instance retention yet",
+    ),
+    (
+        "DeletionProtection",
+        "Phantom has no deletion protection yet",
+    ),
+    (
+        "ServiceLinkedRoleARN",
+        "Phantom calls each cloud with the credentials registered for it, not an IAM role",
+    ),
+];
+
+/// A member given with a value other than its AWS default (which changes nothing).
+fn set(input: &Value, member: &str) -> bool {
+    match &input[member] {
+        Value::Null | Value::Bool(false) => false,
+        Value::Array(a) => !a.is_empty(),
+        Value::String(s) => !(member == "DeletionProtection" && s == "none"),
+        _ => true,
+    }
 }
 
 /// The settings of a group's input that CreateAutoScalingGroup and UpdateAutoScalingGroup check
 /// alike.
 fn check_settings(input: &Value) -> ApiResult<()> {
-    refuse_unsupported(input)?;
+    if input.get("InstanceId").is_some() {
+        return Err(ApiError::validation(
+            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
+        ));
+    }
+    for (member, why) in REFUSED {
+        if set(input, member) {
+            return Err(ApiError::validation(format!(
+                "{member} is not supported: {why}. Leave it out."
+            )));
+        }
+    }
+    if let Some(t) = input["DesiredCapacityType"].as_str() {
+        if t != "units" {
+            return Err(ApiError::validation(format!(
+                "DesiredCapacityType '{t}' is not supported: Phantom counts capacity in units (VMs)."
+            )));
+        }
+    }
+    crate::template::of(input)?;
     for (field, value) in [
         ("DefaultCooldown", &input["DefaultCooldown"]),
         ("HealthCheckGracePeriod", &input["HealthCheckGracePeriod"]),
-        ("DefaultInstanceWarmup", &input["DefaultInstanceWarmup"]),
     ] {
         if value.as_i64().is_some_and(|v| v < 0) {
             return Err(ApiError::validation(format!(
@@ -361,13 +401,8 @@ fn check_settings(input: &Value) -> ApiResult<()> {
             )));
         }
     }
-    for p in input["TerminationPolicies"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let p = p.as_str().unwrap_or_default();
-        if !TERMINATION_POLICIES.contains(&p) {
+    for p in strings(&input["TerminationPolicies"]) {
+        if !TERMINATION_POLICIES.contains(&p.as_str()) {
             return Err(ApiError::validation(format!(
                 "Termination policy '{p}' is not one of {}.",
                 TERMINATION_POLICIES.join(", ")
@@ -377,38 +412,98 @@ fn check_settings(input: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-fn refuse_unsupported(input: &Value) -> ApiResult<()> {
-    if input.get("InstanceId").is_some() {
-        return Err(ApiError::validation(
-            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
-        ));
-    }
-    crate::template::of(input)?;
-    Ok(())
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
 }
 
-/// Copies every input member the output shape has into the group's document (what is stored is
-/// what Describe returns), but the name, the sizes and the tags, which have their own rules.
-fn copy_settings(input: &Value, doc: &mut Value) {
-    let describable: Vec<&str> = shapes::members("AutoScalingGroup")
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    let out = doc.as_object_mut().expect("a group document is an object");
-    for (k, v) in input.as_object().into_iter().flatten() {
-        if describable.contains(&k.as_str())
-            && ![
-                "AutoScalingGroupName",
-                "MinSize",
-                "MaxSize",
-                "DesiredCapacity",
-                "Tags",
-            ]
-            .contains(&k.as_str())
-        {
-            out.insert(k.clone(), v.clone());
+/// How many launch sources the input names (a launch configuration, a template, a mixed
+/// instances policy).
+fn launch_sources(input: &Value) -> usize {
+    [
+        "LaunchConfigurationName",
+        "LaunchTemplate",
+        "MixedInstancesPolicy",
+    ]
+    .iter()
+    .filter(|k| input.get(**k).is_some())
+    .count()
+}
+
+/// A member in one of AWS's structure shapes, typed.
+fn typed<T: serde::de::DeserializeOwned>(member: &str, v: &Value) -> ApiResult<T> {
+    serde_json::from_value(v.clone())
+        .map_err(|e| ApiError::validation(format!("{member} cannot be read: {e}")))
+}
+
+/// The input's settings, each given one replacing the group's (checked by `check_settings`):
+/// what is stored is what Describe returns. The name, the sizes, the tags and the hooks have
+/// their own rules.
+fn apply_settings(input: &Value, s: &mut Settings) -> ApiResult<()> {
+    // A new launch source replaces the old one, whichever kind each is.
+    if let Some(lc) = input["LaunchConfigurationName"].as_str() {
+        (
+            s.launch_configuration_name,
+            s.launch_template,
+            s.mixed_instances_policy,
+        ) = (Some(lc.to_string()), None, None);
+    }
+    if !input["LaunchTemplate"].is_null() {
+        let lt = typed("LaunchTemplate", &input["LaunchTemplate"])?;
+        (
+            s.launch_configuration_name,
+            s.launch_template,
+            s.mixed_instances_policy,
+        ) = (None, Some(lt), None);
+    }
+    if !input["MixedInstancesPolicy"].is_null() {
+        let mip = typed("MixedInstancesPolicy", &input["MixedInstancesPolicy"])?;
+        (
+            s.launch_configuration_name,
+            s.launch_template,
+            s.mixed_instances_policy,
+        ) = (None, None, Some(mip));
+    }
+    let int = |member: &str| input[member].as_i64();
+    if let Some(v) = int("DefaultCooldown") {
+        s.default_cooldown = v;
+    }
+    if let Some(v) = int("HealthCheckGracePeriod") {
+        s.health_check_grace_period = v;
+    }
+    if let Some(v) = int("MaxInstanceLifetime") {
+        s.max_instance_lifetime = Some(v);
+    }
+    if let Some(v) = input["HealthCheckType"].as_str() {
+        s.health_check_type = v.to_string();
+    }
+    if let Some(v) = input["NewInstancesProtectedFromScaleIn"].as_bool() {
+        s.new_instances_protected_from_scale_in = v;
+    }
+    if input["TerminationPolicies"].is_array() {
+        s.termination_policies = strings(&input["TerminationPolicies"]);
+    }
+    if let Some(v) = input["Context"].as_str() {
+        s.context = Some(v.to_string());
+    }
+    if let Some(v) = input["DesiredCapacityType"].as_str() {
+        s.desired_capacity_type = Some(v.to_string());
+    }
+    // Zones or subnets: new subnets without zones leave the group no zones (it has one or the
+    // other).
+    if let Some(v) = input["VPCZoneIdentifier"].as_str() {
+        s.vpc_zone_identifier = Some(v.to_string());
+        if input["AvailabilityZones"].is_null() {
+            s.availability_zones.clear();
         }
     }
+    if input["AvailabilityZones"].is_array() {
+        s.availability_zones = strings(&input["AvailabilityZones"]);
+    }
+    Ok(())
 }
 
 /// UpdateAutoScalingGroup: the group with the input's changes, checked as AWS checks them. A new
@@ -417,6 +512,12 @@ fn copy_settings(input: &Value, doc: &mut Value) {
 /// and is on the group's cloud.
 pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
     check_settings(input)?;
+    let sources = launch_sources(input);
+    if sources > 1 {
+        return Err(ApiError::validation(
+            "Give one of LaunchConfigurationName, LaunchTemplate or MixedInstancesPolicy.",
+        ));
+    }
     let min = input["MinSize"].as_i64().unwrap_or(g.min);
     let max = input["MaxSize"].as_i64().unwrap_or(g.max);
     let desired = input["DesiredCapacity"]
@@ -424,77 +525,49 @@ pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
         .unwrap_or_else(|| g.desired.max(min).min(max));
     check_sizes(min, max, desired)?;
     let mut next = g.clone();
-    copy_settings(input, &mut next.doc);
-    // A new source replaces the old one, whichever kind each is.
-    let doc = next
-        .doc
-        .as_object_mut()
-        .expect("a group document is an object");
-    if let Some(lc) = input["LaunchConfigurationName"].as_str() {
-        if input.get("LaunchTemplate").is_some() || input.get("MixedInstancesPolicy").is_some() {
-            return Err(ApiError::validation(
-                "Give one of LaunchConfigurationName, LaunchTemplate or MixedInstancesPolicy.",
-            ));
-        }
-        next.launch_configuration = lc.to_string();
-        doc.remove("LaunchTemplate");
-        doc.remove("MixedInstancesPolicy");
-    } else if input.get("LaunchTemplate").is_some() {
-        next.launch_configuration = String::new();
-        doc.remove("LaunchConfigurationName");
-        doc.remove("MixedInstancesPolicy");
-    } else if input.get("MixedInstancesPolicy").is_some() {
-        next.launch_configuration = String::new();
-        doc.remove("LaunchConfigurationName");
-        doc.remove("LaunchTemplate");
-    }
-    // Zones or subnets: the new ones replace both (a group has one or the other).
-    if input.get("VPCZoneIdentifier").is_some() && input.get("AvailabilityZones").is_none() {
-        let zones = next.doc["AvailabilityZones"].clone();
-        if zones.as_array().is_some_and(|z| !z.is_empty()) {
-            next.doc["AvailabilityZones"] = json!([]);
-        }
-    }
+    apply_settings(input, &mut next.settings)?;
+    next.launch_configuration = next
+        .settings
+        .launch_configuration_name
+        .clone()
+        .unwrap_or_default();
     (next.min, next.max, next.desired) = (min, max, desired);
     Ok(next)
 }
 
 /// Input `Tag`s become `TagDescription`s of this group.
-fn tag_descriptions(group: &str, tags: &Value) -> ApiResult<Value> {
-    let tags = tags.as_array().cloned().unwrap_or_default();
+fn tag_descriptions(group: &str, tags: &Value) -> ApiResult<Vec<TagDescription>> {
+    let tags = tags.as_array().map_or(&[][..], Vec::as_slice);
     if tags.len() > MAX_TAGS {
         return Err(ApiError::validation(format!(
             "A group may have at most {MAX_TAGS} tags, got {}.",
             tags.len()
         )));
     }
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::with_capacity(tags.len());
+    let mut out: Vec<TagDescription> = Vec::with_capacity(tags.len());
     for t in tags {
-        let key = t["Key"].as_str().unwrap_or_default().to_string();
+        let key = t["Key"]
+            .as_str()
+            .ok_or_else(|| ApiError::validation("Each tag needs a Key."))?
+            .to_string();
         if key.to_ascii_lowercase().starts_with("aws:") {
             return Err(ApiError::validation(format!(
                 "Tag keys starting with 'aws:' are reserved: '{key}'."
             )));
         }
-        if !seen.insert(key.clone()) {
+        if out.iter().any(|d| d.key == key) {
             return Err(ApiError::validation(format!("Duplicate tag key '{key}'.")));
         }
-        let mut d = Map::new();
-        d.insert("ResourceId".into(), group.into());
-        d.insert("ResourceType".into(), "auto-scaling-group".into());
-        d.insert("Key".into(), key.into());
-        d.insert(
-            "Value".into(),
-            t.get("Value").cloned().unwrap_or_else(|| "".into()),
-        );
-        d.insert(
-            "PropagateAtLaunch".into(),
-            t.get("PropagateAtLaunch").cloned().unwrap_or(false.into()),
-        );
-        out.push(Value::Object(d));
+        out.push(TagDescription {
+            resource_id: group.to_string(),
+            resource_type: crate::tags::RESOURCE_TYPE.to_string(),
+            key,
+            // AWS's defaults for a tag given without them.
+            value: t["Value"].as_str().unwrap_or("").to_string(),
+            propagate_at_launch: t["PropagateAtLaunch"].as_bool().unwrap_or(false),
+        });
     }
-    Ok(Value::Array(out))
+    Ok(out)
 }
 
 /// One of DescribeAutoScalingGroups' `Filters`: `tag-key`, `tag-value` or `tag:<key>`.
@@ -530,17 +603,10 @@ pub fn parse_filters(filters: &Value) -> ApiResult<Vec<Filter>> {
 }
 
 /// True when the group's tags satisfy every filter (each filter matches any of its values).
-pub fn matches_filters(doc: &Value, filters: &[Filter]) -> bool {
-    let tags: Vec<(&str, &str)> = doc["Tags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| {
-            (
-                t["Key"].as_str().unwrap_or_default(),
-                t["Value"].as_str().unwrap_or_default(),
-            )
-        })
+pub fn matches_filters(tags: &[TagDescription], filters: &[Filter]) -> bool {
+    let tags: Vec<(&str, &str)> = tags
+        .iter()
+        .map(|t| (t.key.as_str(), t.value.as_str()))
         .collect();
     filters.iter().all(|f| match f {
         Filter::TagKey(keys) => tags.iter().any(|(k, _)| keys.iter().any(|x| x == k)),
@@ -554,6 +620,7 @@ pub fn matches_filters(doc: &Value, filters: &[Filter]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ctx() -> NewGroupContext<'static> {
         NewGroupContext {
@@ -599,8 +666,12 @@ mod tests {
         let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
             "MinSize": 0, "MaxSize": 1, "VPCZoneIdentifier": "subnet-1,subnet-2"});
         let g = from_input(&input, ctx()).unwrap();
-        assert_eq!(g.doc["AvailabilityZones"], json!([]));
-        assert_eq!(g.doc["VPCZoneIdentifier"], "subnet-1,subnet-2");
+        assert!(g.settings.availability_zones.is_empty());
+        assert_eq!(
+            g.settings.vpc_zone_identifier.as_deref(),
+            Some("subnet-1,subnet-2")
+        );
+        assert_eq!(g.subnets(), ["subnet-1", "subnet-2"]);
     }
 
     #[test]
@@ -647,8 +718,54 @@ mod tests {
     }
 
     #[test]
+    fn settings_phantom_does_not_act_on_are_refused_not_stored() {
+        let base = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1});
+        for (member, _) in REFUSED {
+            let mut input = base.clone();
+            input[member] = match member {
+                "LoadBalancerNames" | "TargetGroupARNs" | "AvailabilityZoneIds" => json!(["x"]),
+                "TrafficSources" => json!([{"Identifier": "arn:tg"}]),
+                "PlacementGroup" | "DeletionProtection" | "ServiceLinkedRoleARN" => json!("x"),
+                "CapacityRebalance" | "SkipZonalShiftValidation" => json!(true),
+                "DefaultInstanceWarmup" => json!(30),
+                _ => json!({"Any": "thing"}),
+            };
+            let e = from_input(&input, ctx()).unwrap_err();
+            assert_eq!(e.code, "ValidationError", "{member}");
+            assert!(
+                e.message.starts_with(&format!("{member} is not supported")),
+                "{}",
+                e.message
+            );
+            let g = from_input(&base, ctx()).unwrap();
+            assert_eq!(update(&g, &input).unwrap_err().message, e.message);
+        }
+        // Their AWS defaults change nothing, so they pass.
+        let mut defaults = base.clone();
+        for (member, value) in [
+            ("LoadBalancerNames", json!([])),
+            ("CapacityRebalance", json!(false)),
+            ("DeletionProtection", json!("none")),
+            ("DesiredCapacityType", json!("units")),
+        ] {
+            defaults[member] = value;
+        }
+        from_input(&defaults, ctx()).unwrap();
+        defaults["DesiredCapacityType"] = json!("vcpu");
+        assert!(from_input(&defaults, ctx()).is_err());
+    }
+
+    #[test]
     fn tag_filters() {
-        let doc = json!({"Tags": [{"Key": "env", "Value": "prod"}, {"Key": "team", "Value": "a"}]});
+        let tag = |key: &str, value: &str| TagDescription {
+            resource_id: "g".into(),
+            resource_type: "auto-scaling-group".into(),
+            key: key.into(),
+            value: value.into(),
+            propagate_at_launch: false,
+        };
+        let doc = [tag("env", "prod"), tag("team", "a")];
         let f = |v: Value| parse_filters(&v).unwrap();
         assert!(matches_filters(
             &doc,

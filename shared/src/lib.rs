@@ -1,6 +1,7 @@
-//! Phantom's shared library: the Auto Scaling Query protocol (decoding requests, rendering
-//! responses), SigV4 verification, the model of launch configurations and groups with their
-//! validation, and the DynamoDB store. Everything here but `store` and `config` is pure.
+//! Phantom's shared library: the model (`model`: plain data), the pure rules over it (groups,
+//! policies, schedules, hooks, the provisioner's decisions), the Auto Scaling Query protocol
+//! (`query`, `xml`, `shapes`), SigV4 verification, and the seams with their adapters (`store`,
+//! `cloud`, `queue`, `secrets`). docs/architecture.md shows the layers and what each may import.
 
 pub mod activity;
 pub mod attach;

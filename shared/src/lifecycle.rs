@@ -1,4 +1,4 @@
-//! Lifecycle hooks, pure: PutLifecycleHook and DeleteLifecycleHook on a group's document, and the
+//! Lifecycle hooks, pure: PutLifecycleHook and DeleteLifecycleHook on a group's settings, and the
 //! waits they put instances in. A launching VM waits in `Pending:Wait` and a leaving one in
 //! `Terminating:Wait` until every hook of that transition is completed (CompleteLifecycleAction)
 //! or its heartbeat timeout runs out (the hook's DefaultResult). `reconcile::decide` acts on the
@@ -9,8 +9,9 @@
 //! found with DescribeAutoScalingInstances and named by InstanceId.
 
 use crate::error::{ApiError, ApiResult};
+use crate::model::group::LifecycleHook;
 pub use crate::model::instance::{Outcome, Wait};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
 pub const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
@@ -33,24 +34,15 @@ pub struct Hook {
     pub default_result: Outcome,
 }
 
-/// The hooks in a group's document (the botocore `LifecycleHook` shape, as Describe returns them).
-pub fn stored(doc: &Value) -> &[Value] {
-    doc["LifecycleHooks"].as_array().map_or(&[], Vec::as_slice)
-}
-
-/// The group's hooks, typed.
-pub fn hooks(doc: &Value) -> Vec<Hook> {
-    stored(doc)
+/// The group's hooks, as the provisioner needs them.
+pub fn hooks(stored: &[LifecycleHook]) -> Vec<Hook> {
+    stored
         .iter()
         .map(|h| Hook {
-            name: h["LifecycleHookName"].as_str().unwrap_or_default().into(),
-            launching: h["LifecycleTransition"] == LAUNCHING,
-            heartbeat_ms: h["HeartbeatTimeout"].as_i64().unwrap_or(DEFAULT_HEARTBEAT) * 1000,
-            default_result: if h["DefaultResult"] == "CONTINUE" {
-                Outcome::Continue
-            } else {
-                Outcome::Abandon
-            },
+            name: h.lifecycle_hook_name.clone(),
+            launching: h.lifecycle_transition == LAUNCHING,
+            heartbeat_ms: h.heartbeat_timeout * 1000,
+            default_result: h.default_result,
         })
         .collect()
 }
@@ -155,63 +147,63 @@ fn refuse_notifications(input: &Value) -> ApiResult<()> {
 
 /// A hook from PutLifecycleHook's input (or a LifecycleHookSpecification), over `old` if the hook
 /// exists: members not given keep their values.
-fn hook_from(group: &str, input: &Value, old: Option<&Value>) -> ApiResult<Value> {
+fn hook_from(group: &str, input: &Value, old: Option<&LifecycleHook>) -> ApiResult<LifecycleHook> {
     refuse_notifications(input)?;
-    let name = input["LifecycleHookName"].as_str().unwrap_or_default();
-    if name.is_empty() {
-        return Err(ApiError::validation("LifecycleHookName is required."));
-    }
-    let pick = |member: &str| {
-        input
-            .get(member)
-            .or_else(|| old.and_then(|o| o.get(member)))
-            .cloned()
+    let name = input["LifecycleHookName"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| ApiError::validation("LifecycleHookName is required."))?;
+    let transition = match (&input["LifecycleTransition"], old) {
+        (Value::Null, Some(o)) => o.lifecycle_transition.clone(),
+        (Value::Null, None) => {
+            return Err(ApiError::validation(format!(
+                "LifecycleTransition is required to create lifecycle hook {name}: give {LAUNCHING} or {TERMINATING}."
+            )))
+        }
+        (v, _) => v.as_str().unwrap_or_default().to_string(),
     };
-    let transition = pick("LifecycleTransition").ok_or_else(|| {
-        ApiError::validation(format!(
-            "LifecycleTransition is required to create lifecycle hook {name}: give {LAUNCHING} or {TERMINATING}."
-        ))
-    })?;
-    if !TRANSITIONS.iter().any(|t| transition == *t) {
+    if !TRANSITIONS.contains(&transition.as_str()) {
         return Err(ApiError::validation(format!(
-            "Invalid Lifecycle Transition: {}. Give {LAUNCHING} or {TERMINATING}.",
-            transition.as_str().unwrap_or_default()
+            "Invalid Lifecycle Transition: {transition}. Give {LAUNCHING} or {TERMINATING}."
         )));
     }
-    let heartbeat = match pick("HeartbeatTimeout") {
-        Some(v) => v.as_i64().ok_or_else(|| {
+    let heartbeat = match (&input["HeartbeatTimeout"], old) {
+        (Value::Null, Some(o)) => o.heartbeat_timeout,
+        (Value::Null, None) => DEFAULT_HEARTBEAT,
+        (v, _) => v.as_i64().ok_or_else(|| {
             ApiError::validation("HeartbeatTimeout must be a whole number of seconds.")
         })?,
-        None => DEFAULT_HEARTBEAT,
     };
     if !(MIN_HEARTBEAT..=MAX_HEARTBEAT).contains(&heartbeat) {
         return Err(ApiError::validation(format!(
             "Heartbeat timeout {heartbeat} is out of range: it must be between {MIN_HEARTBEAT} and {MAX_HEARTBEAT} seconds."
         )));
     }
-    let default = match pick("DefaultResult") {
-        Some(v) => Outcome::parse(v.as_str().unwrap_or_default())?,
-        None => Outcome::Abandon,
+    let default_result = match (&input["DefaultResult"], old) {
+        (Value::Null, Some(o)) => o.default_result,
+        (Value::Null, None) => Outcome::Abandon,
+        (v, _) => Outcome::parse(v.as_str().unwrap_or_default())?,
     };
-    let mut hook = json!({
-        "LifecycleHookName": name,
-        "AutoScalingGroupName": group,
-        "LifecycleTransition": transition,
-        "HeartbeatTimeout": heartbeat,
-        "GlobalTimeout": (heartbeat * 100).min(MAX_GLOBAL_TIMEOUT),
-        "DefaultResult": default.as_str(),
-    });
-    if let Some(m) = pick("NotificationMetadata") {
-        hook["NotificationMetadata"] = m;
-    }
-    Ok(hook)
+    let notification_metadata = match &input["NotificationMetadata"] {
+        Value::Null => old.and_then(|o| o.notification_metadata.clone()),
+        v => Some(v.as_str().unwrap_or_default().to_string()),
+    };
+    Ok(LifecycleHook {
+        lifecycle_hook_name: name.to_string(),
+        auto_scaling_group_name: group.to_string(),
+        lifecycle_transition: transition,
+        heartbeat_timeout: heartbeat,
+        global_timeout: (heartbeat * 100).min(MAX_GLOBAL_TIMEOUT),
+        default_result,
+        notification_metadata,
+    })
 }
 
-/// PutLifecycleHook: the document's hooks with this one created or changed.
-pub fn put(doc: &Value, group: &str, input: &Value) -> ApiResult<Value> {
-    let mut list = stored(doc).to_vec();
-    let name = &input["LifecycleHookName"];
-    let at = list.iter().position(|h| h["LifecycleHookName"] == *name);
+/// PutLifecycleHook: the group's hooks with this one created or changed.
+pub fn put(current: &[LifecycleHook], group: &str, input: &Value) -> ApiResult<Vec<LifecycleHook>> {
+    let mut list = current.to_vec();
+    let name = input["LifecycleHookName"].as_str().unwrap_or_default();
+    let at = list.iter().position(|h| h.lifecycle_hook_name == name);
     let hook = hook_from(group, input, at.map(|i| &list[i]))?;
     match at {
         Some(i) => list[i] = hook,
@@ -222,21 +214,17 @@ pub fn put(doc: &Value, group: &str, input: &Value) -> ApiResult<Value> {
         }
         None => list.push(hook),
     }
-    Ok(Value::Array(list))
+    Ok(list)
 }
 
-/// CreateAutoScalingGroup's LifecycleHookSpecificationList, as the document's hooks.
-pub fn from_specifications(group: &str, specs: &Value) -> ApiResult<Option<Value>> {
-    let Some(specs) = specs.as_array() else {
-        return Ok(None);
-    };
-    let mut doc = json!({});
-    for spec in specs {
-        let name = &spec["LifecycleHookName"];
-        if stored(&doc).iter().any(|h| h["LifecycleHookName"] == *name) {
+/// CreateAutoScalingGroup's LifecycleHookSpecificationList, as the group's hooks.
+pub fn from_specifications(group: &str, specs: &Value) -> ApiResult<Vec<LifecycleHook>> {
+    let mut list: Vec<LifecycleHook> = Vec::new();
+    for spec in specs.as_array().into_iter().flatten() {
+        let name = spec["LifecycleHookName"].as_str().unwrap_or_default();
+        if list.iter().any(|h| h.lifecycle_hook_name == name) {
             return Err(ApiError::validation(format!(
-                "Lifecycle hook {} is given twice.",
-                name.as_str().unwrap_or_default()
+                "Lifecycle hook {name} is given twice."
             )));
         }
         if spec.get("LifecycleTransition").is_none() {
@@ -244,46 +232,46 @@ pub fn from_specifications(group: &str, specs: &Value) -> ApiResult<Option<Value
                 "Each LifecycleHookSpecification needs a LifecycleTransition.",
             ));
         }
-        doc["LifecycleHooks"] = put(&doc, group, spec)?;
+        list = put(&list, group, spec)?;
     }
-    Ok(Some(doc["LifecycleHooks"].take()))
+    Ok(list)
 }
 
-/// DeleteLifecycleHook: the document's hooks without `name`.
-pub fn delete(doc: &Value, group: &str, name: &str) -> ApiResult<Value> {
-    let list = stored(doc);
-    if !list.iter().any(|h| h["LifecycleHookName"] == name) {
+/// DeleteLifecycleHook: the group's hooks without `name`.
+pub fn delete(current: &[LifecycleHook], group: &str, name: &str) -> ApiResult<Vec<LifecycleHook>> {
+    if !current.iter().any(|h| h.lifecycle_hook_name == name) {
         return Err(ApiError::validation(format!(
             "No Lifecycle Hook found with name {name} for group {group}."
         )));
     }
-    Ok(Value::Array(
-        list.iter()
-            .filter(|h| h["LifecycleHookName"] != name)
-            .cloned()
-            .collect(),
-    ))
+    Ok(current
+        .iter()
+        .filter(|h| h.lifecycle_hook_name != name)
+        .cloned()
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn doc_with(hooks: &[Value]) -> Value {
-        let mut doc = json!({});
+    use serde_json::json;
+
+    fn doc_with(hooks: &[Value]) -> Vec<LifecycleHook> {
+        let mut list = Vec::new();
         for h in hooks {
-            doc["LifecycleHooks"] = put(&doc, "g", h).unwrap();
+            list = put(&list, "g", h).unwrap();
         }
-        doc
+        list
     }
 
     #[test]
     fn put_fills_aws_defaults_and_updates_in_place() {
         let doc = doc_with(&[json!({"LifecycleHookName": "h", "LifecycleTransition": LAUNCHING})]);
-        let h = &stored(&doc)[0];
-        assert_eq!(h["HeartbeatTimeout"], 3600);
-        assert_eq!(h["GlobalTimeout"], 172_800);
-        assert_eq!(h["DefaultResult"], "ABANDON");
+        let h = &doc[0];
+        assert_eq!(h.heartbeat_timeout, 3600);
+        assert_eq!(h.global_timeout, 172_800);
+        assert_eq!(h.default_result, Outcome::Abandon);
         // A second put without the transition changes what it names and keeps the rest.
         let list = put(
             &doc,
@@ -291,17 +279,16 @@ mod tests {
             &json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60, "DefaultResult": "CONTINUE"}),
         )
         .unwrap();
-        assert_eq!(list.as_array().unwrap().len(), 1);
-        assert_eq!(list[0]["LifecycleTransition"], LAUNCHING);
-        assert_eq!(list[0]["HeartbeatTimeout"], 60);
-        assert_eq!(list[0]["GlobalTimeout"], 6000);
-        assert_eq!(list[0]["DefaultResult"], "CONTINUE");
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].lifecycle_transition, LAUNCHING);
+        assert_eq!(list[0].heartbeat_timeout, 60);
+        assert_eq!(list[0].global_timeout, 6000);
+        assert_eq!(list[0].default_result, Outcome::Continue);
     }
 
     #[test]
     fn bad_hooks_are_refused() {
-        let doc = json!({});
-        let refused = |input: Value| put(&doc, "g", &input).unwrap_err().message;
+        let refused = |input: Value| put(&[], "g", &input).unwrap_err().message;
         assert!(
             refused(json!({"LifecycleHookName": "h"})).contains("LifecycleTransition is required")
         );
@@ -331,10 +318,7 @@ mod tests {
             .unwrap_err()
             .message
             .contains("No Lifecycle Hook"));
-        assert_eq!(
-            delete(&full, "g", "h3").unwrap().as_array().unwrap().len(),
-            MAX_HOOKS - 1
-        );
+        assert_eq!(delete(&full, "g", "h3").unwrap().len(), MAX_HOOKS - 1);
     }
 
     #[test]

@@ -6,30 +6,19 @@
 //! PercentChangeInCapacity. TargetTrackingScaling and PredictiveScaling follow a CloudWatch metric,
 //! which the clouds Phantom serves do not have: they are refused rather than stored to do nothing.
 
+pub use crate::model::group::{AdjustmentType, PolicyKind, ScalingPolicy, Step};
 use crate::{ApiError, ApiResult};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// AWS's quota of scaling policies per group.
 pub const MAX_POLICIES: usize = 50;
-/// Where a group's document keeps its policies.
-pub const KEY: &str = "ScalingPolicies";
 
 pub const SIMPLE: &str = "SimpleScaling";
 pub const STEP: &str = "StepScaling";
-pub const ADJUSTMENT_TYPES: [&str; 3] = [
-    "ChangeInCapacity",
-    "ExactCapacity",
-    "PercentChangeInCapacity",
-];
 
-/// The stored policies of a group's document.
-pub fn stored(doc: &Value) -> &[Value] {
-    doc[KEY].as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
-/// The policy document PutScalingPolicy's input makes (a new one, or one replacing the policy of
-/// that name), checked as AWS checks it.
-pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
+/// The policy PutScalingPolicy's input makes (a new one, or one replacing the policy of that
+/// name), checked as AWS checks it.
+pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<ScalingPolicy> {
     let kind = input["PolicyType"].as_str().unwrap_or(SIMPLE);
     match kind {
         SIMPLE | STEP => {}
@@ -45,23 +34,23 @@ pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
             )))
         }
     }
-    let adjustment_type = input["AdjustmentType"].as_str().ok_or_else(|| {
+    let given = input["AdjustmentType"].as_str().ok_or_else(|| {
         ApiError::validation(format!(
             "AdjustmentType is required for policy type {kind}."
         ))
     })?;
-    if !ADJUSTMENT_TYPES.contains(&adjustment_type) {
-        return Err(ApiError::validation(format!(
-            "Invalid adjustment type {adjustment_type}: use one of {}.",
-            ADJUSTMENT_TYPES.join(", ")
-        )));
-    }
+    let adjustment_type = AdjustmentType::parse(given).ok_or_else(|| {
+        ApiError::validation(format!(
+            "Invalid adjustment type {given}: use one of {}.",
+            AdjustmentType::ALL.map(AdjustmentType::as_str).join(", ")
+        ))
+    })?;
     // MinAdjustmentStep is the older name of MinAdjustmentMagnitude.
     let magnitude = input["MinAdjustmentMagnitude"]
         .as_i64()
         .or(input["MinAdjustmentStep"].as_i64());
     if let Some(m) = magnitude {
-        if adjustment_type != "PercentChangeInCapacity" {
+        if adjustment_type != AdjustmentType::PercentChangeInCapacity {
             return Err(ApiError::validation(
                 "MinAdjustmentMagnitude is only supported with PercentChangeInCapacity.",
             ));
@@ -75,16 +64,7 @@ pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
     let not_for = |member: &str, kinds: &str| {
         ApiError::validation(format!("{member} is only supported for {kinds} policies."))
     };
-    let mut doc = Map::new();
-    doc.insert("AutoScalingGroupName".into(), group.into());
-    doc.insert("PolicyName".into(), input["PolicyName"].clone());
-    doc.insert("PolicyARN".into(), arn.into());
-    doc.insert("PolicyType".into(), kind.into());
-    doc.insert("AdjustmentType".into(), adjustment_type.into());
-    if let Some(m) = magnitude {
-        doc.insert("MinAdjustmentMagnitude".into(), m.into());
-    }
-    if kind == SIMPLE {
+    let kind = if kind == SIMPLE {
         for member in [
             "StepAdjustments",
             "MetricAggregationType",
@@ -98,12 +78,13 @@ pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
             ApiError::validation("ScalingAdjustment is required for SimpleScaling policies.")
         })?;
         check_adjustment(adjustment_type, adjustment)?;
-        doc.insert("ScalingAdjustment".into(), adjustment.into());
-        if let Some(c) = input["Cooldown"].as_i64() {
-            if c < 0 {
-                return Err(ApiError::validation("Cooldown must not be negative."));
-            }
-            doc.insert("Cooldown".into(), c.into());
+        let cooldown = input["Cooldown"].as_i64();
+        if cooldown.is_some_and(|c| c < 0) {
+            return Err(ApiError::validation("Cooldown must not be negative."));
+        }
+        PolicyKind::Simple {
+            scaling_adjustment: adjustment,
+            cooldown,
         }
     } else {
         for member in ["ScalingAdjustment", "Cooldown"] {
@@ -116,41 +97,41 @@ pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<Value> {
             check_adjustment(adjustment_type, s.adjustment)?;
         }
         check_steps(&steps)?;
-        doc.insert("StepAdjustments".into(), input["StepAdjustments"].clone());
         let aggregation = input["MetricAggregationType"].as_str().unwrap_or("Average");
         if !["Minimum", "Maximum", "Average"].contains(&aggregation) {
             return Err(ApiError::validation(format!(
                 "Invalid metric aggregation type {aggregation}: use Minimum, Maximum or Average."
             )));
         }
-        doc.insert("MetricAggregationType".into(), aggregation.into());
-        if let Some(w) = input["EstimatedInstanceWarmup"].as_i64() {
-            doc.insert("EstimatedInstanceWarmup".into(), w.into());
+        PolicyKind::Step {
+            step_adjustments: steps,
+            metric_aggregation_type: aggregation.to_string(),
+            estimated_instance_warmup: input["EstimatedInstanceWarmup"].as_i64(),
         }
-    }
-    doc.insert(
-        "Enabled".into(),
-        input["Enabled"].as_bool().unwrap_or(true).into(),
-    );
-    doc.insert("Alarms".into(), json!([]));
-    Ok(Value::Object(doc))
+    };
+    Ok(ScalingPolicy {
+        auto_scaling_group_name: group.to_string(),
+        policy_name: input["PolicyName"]
+            .as_str()
+            .ok_or_else(|| ApiError::validation("PolicyName is required."))?
+            .to_string(),
+        arn: arn.to_string(),
+        adjustment_type,
+        min_adjustment_magnitude: magnitude,
+        kind,
+        enabled: input["Enabled"].as_bool().unwrap_or(true),
+        alarms: Vec::new(),
+        webhook: None,
+    })
 }
 
-fn check_adjustment(adjustment_type: &str, adjustment: i64) -> ApiResult<()> {
-    if adjustment_type == "ExactCapacity" && adjustment < 0 {
+fn check_adjustment(adjustment_type: AdjustmentType, adjustment: i64) -> ApiResult<()> {
+    if adjustment_type == AdjustmentType::ExactCapacity && adjustment < 0 {
         return Err(ApiError::validation(
             "ScalingAdjustment must not be negative with ExactCapacity.",
         ));
     }
     Ok(())
-}
-
-/// One step of a StepScaling policy: bounds relative to the breach threshold.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Step {
-    pub lower: Option<f64>,
-    pub upper: Option<f64>,
-    pub adjustment: i64,
 }
 
 /// The steps of a stored (or input) `StepAdjustments` list.
@@ -245,7 +226,7 @@ pub fn step_for(steps: &[Step], metric: f64, breach: f64) -> Option<i64> {
 /// current desired capacity is rounded as AWS rounds it (above 1 down, between 0 and 1 up to 1,
 /// between -1 and 0 down to -1, below -1 up) and raised to `min_magnitude` instances.
 pub fn adjust(
-    adjustment_type: &str,
+    adjustment_type: AdjustmentType,
     adjustment: i64,
     min_magnitude: Option<i64>,
     desired: i64,
@@ -253,8 +234,8 @@ pub fn adjust(
     max: i64,
 ) -> i64 {
     let target = match adjustment_type {
-        "ExactCapacity" => adjustment,
-        "PercentChangeInCapacity" => {
+        AdjustmentType::ExactCapacity => adjustment,
+        AdjustmentType::PercentChangeInCapacity => {
             let change = desired as f64 * adjustment as f64 / 100.0;
             let mut n = if change > 1.0 {
                 change.floor()
@@ -276,7 +257,7 @@ pub fn adjust(
             }
             desired + n
         }
-        _ => desired + adjustment,
+        AdjustmentType::ChangeInCapacity => desired + adjustment,
     };
     target.clamp(min, max)
 }
@@ -284,6 +265,7 @@ pub fn adjust(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn step(lower: Option<f64>, upper: Option<f64>, adjustment: i64) -> Step {
         Step {
@@ -311,10 +293,15 @@ mod tests {
             ("PercentChangeInCapacity", 50, Some(3), 10, 15), // 5 is enough
             ("PercentChangeInCapacity", 50, None, 0, 0),      // nothing of nothing
         ] {
-            assert_eq!(adjust(t, a, m, d, 0, 100), want, "{t} {a} {m:?} from {d}");
+            let kind = AdjustmentType::parse(t).unwrap();
+            assert_eq!(
+                adjust(kind, a, m, d, 0, 100),
+                want,
+                "{t} {a} {m:?} from {d}"
+            );
         }
         assert_eq!(
-            adjust("ChangeInCapacity", -1, None, 2, 2, 5),
+            adjust(AdjustmentType::ChangeInCapacity, -1, None, 2, 2, 5),
             2,
             "not below MinSize"
         );
@@ -382,7 +369,7 @@ mod tests {
     fn policies_are_checked_and_stored_in_awss_shape() {
         let arn = "arn:aws:autoscaling:us-east-1:1:scalingPolicy:x:autoScalingGroupName/web:policyName/up";
         let simple = json!({"PolicyName": "up", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 2, "Cooldown": 60});
-        let doc = document(&simple, "web", arn).unwrap();
+        let doc = serde_json::to_value(document(&simple, "web", arn).unwrap()).unwrap();
         assert_eq!(doc["PolicyType"], SIMPLE);
         assert_eq!(doc["Enabled"], true);
         assert_eq!(doc["Cooldown"], 60);
@@ -402,7 +389,7 @@ mod tests {
         }
         let stepped = json!({"PolicyName": "s", "PolicyType": "StepScaling", "AdjustmentType": "PercentChangeInCapacity",
             "MinAdjustmentMagnitude": 2, "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 10}]});
-        let doc = document(&stepped, "web", arn).unwrap();
+        let doc = serde_json::to_value(document(&stepped, "web", arn).unwrap()).unwrap();
         assert_eq!(doc["MetricAggregationType"], "Average");
         assert_eq!(doc["MinAdjustmentMagnitude"], 2);
     }

@@ -1,9 +1,10 @@
 //! Scaling processes (SuspendProcesses, ResumeProcesses) and metrics collection
-//! (EnableMetricsCollection, DisableMetricsCollection), pure: what they do to a group's document.
+//! (EnableMetricsCollection, DisableMetricsCollection), pure: what they do to a group's settings.
 //! What a suspended process holds back is decided in `reconcile::decide` (`Target::suspended`).
 
 use crate::error::{ApiError, ApiResult};
-use serde_json::{json, Value};
+use crate::model::group::{EnabledMetric, SuspendedProcess};
+use serde_json::Value;
 
 /// AWS's scaling processes, in DescribeScalingProcessTypes' order.
 pub const PROCESSES: [&str; 9] = [
@@ -58,45 +59,37 @@ fn names(asked: &Value, known: &[&'static str], what: &str) -> ApiResult<Vec<&'s
         .collect()
 }
 
-/// SuspendProcesses: the document's `SuspendedProcesses` with `asked` (all when empty) added.
-pub fn suspend(doc: &Value, asked: &Value, now: &str) -> ApiResult<Value> {
-    let mut list = doc["SuspendedProcesses"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+/// SuspendProcesses: the group's suspended processes with `asked` (all when empty) added.
+pub fn suspend(
+    current: &[SuspendedProcess],
+    asked: &Value,
+    now: &str,
+) -> ApiResult<Vec<SuspendedProcess>> {
+    let mut list = current.to_vec();
     for p in names(asked, &PROCESSES, "Process")? {
-        if !list.iter().any(|s| s["ProcessName"] == p) {
-            list.push(json!({
-                "ProcessName": p,
-                "SuspensionReason": format!("User suspended at {now}"),
-            }));
+        if !list.iter().any(|s| s.process_name == p) {
+            list.push(SuspendedProcess {
+                process_name: p.to_string(),
+                suspension_reason: format!("User suspended at {now}"),
+            });
         }
     }
-    Ok(Value::Array(list))
+    Ok(list)
 }
 
-/// ResumeProcesses: the document's `SuspendedProcesses` without `asked` (all when empty).
-pub fn resume(doc: &Value, asked: &Value) -> ApiResult<Value> {
+/// ResumeProcesses: the group's suspended processes without `asked` (all when empty).
+pub fn resume(current: &[SuspendedProcess], asked: &Value) -> ApiResult<Vec<SuspendedProcess>> {
     let resumed = names(asked, &PROCESSES, "Process")?;
-    let list = doc["SuspendedProcesses"]
-        .as_array()
+    Ok(current
+        .iter()
+        .filter(|s| !resumed.contains(&s.process_name.as_str()))
         .cloned()
-        .unwrap_or_default();
-    Ok(Value::Array(
-        list.into_iter()
-            .filter(|s| !resumed.iter().any(|p| s["ProcessName"] == *p))
-            .collect(),
-    ))
+        .collect())
 }
 
-/// The suspended processes' names of a group's document.
-pub fn suspended(doc: &Value) -> Vec<String> {
-    doc["SuspendedProcesses"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s["ProcessName"].as_str().map(str::to_string))
-        .collect()
+/// The suspended processes' names.
+pub fn suspended(current: &[SuspendedProcess]) -> Vec<String> {
+    current.iter().map(|s| s.process_name.clone()).collect()
 }
 
 fn check_granularity(granularity: &Value) -> ApiResult<()> {
@@ -108,74 +101,70 @@ fn check_granularity(granularity: &Value) -> ApiResult<()> {
     }
 }
 
-/// EnableMetricsCollection: the document's `EnabledMetrics` with `asked` (all when empty).
-pub fn enable_metrics(doc: &Value, asked: &Value, granularity: &Value) -> ApiResult<Value> {
+/// EnableMetricsCollection: the group's enabled metrics with `asked` (all when empty).
+pub fn enable_metrics(
+    current: &[EnabledMetric],
+    asked: &Value,
+    granularity: &Value,
+) -> ApiResult<Vec<EnabledMetric>> {
     check_granularity(granularity)?;
-    let mut list = doc["EnabledMetrics"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let mut list = current.to_vec();
     for m in names(asked, &METRICS, "Metric")? {
-        if !list.iter().any(|e| e["Metric"] == m) {
-            list.push(json!({"Metric": m, "Granularity": GRANULARITY}));
+        if !list.iter().any(|e| e.metric == m) {
+            list.push(EnabledMetric {
+                metric: m.to_string(),
+                granularity: GRANULARITY.to_string(),
+            });
         }
     }
-    Ok(Value::Array(list))
+    Ok(list)
 }
 
-/// DisableMetricsCollection: the document's `EnabledMetrics` without `asked` (all when empty).
-pub fn disable_metrics(doc: &Value, asked: &Value) -> ApiResult<Value> {
+/// DisableMetricsCollection: the group's enabled metrics without `asked` (all when empty).
+pub fn disable_metrics(current: &[EnabledMetric], asked: &Value) -> ApiResult<Vec<EnabledMetric>> {
     let off = names(asked, &METRICS, "Metric")?;
-    let list = doc["EnabledMetrics"]
-        .as_array()
+    Ok(current
+        .iter()
+        .filter(|e| !off.contains(&e.metric.as_str()))
         .cloned()
-        .unwrap_or_default();
-    Ok(Value::Array(
-        list.into_iter()
-            .filter(|e| !off.iter().any(|m| e["Metric"] == *m))
-            .collect(),
-    ))
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn suspend_and_resume_some_or_all() {
-        let doc = json!({"SuspendedProcesses": []});
-        let one = suspend(&doc, &json!(["Launch"]), "t").unwrap();
-        assert_eq!(one.as_array().unwrap().len(), 1);
-        assert_eq!(one[0]["SuspensionReason"], "User suspended at t");
-        let doc = json!({ "SuspendedProcesses": one });
-        let all = suspend(&doc, &json!([]), "t").unwrap();
-        assert_eq!(all.as_array().unwrap().len(), PROCESSES.len());
-        let doc = json!({ "SuspendedProcesses": all });
-        assert_eq!(suspended(&doc).len(), PROCESSES.len());
-        let left = resume(&doc, &json!(["Launch", "Terminate"])).unwrap();
-        assert_eq!(left.as_array().unwrap().len(), PROCESSES.len() - 2);
-        assert_eq!(resume(&doc, &Value::Null).unwrap(), json!([]));
+        let one = suspend(&[], &json!(["Launch"]), "t").unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].suspension_reason, "User suspended at t");
+        let all = suspend(&one, &json!([]), "t").unwrap();
+        assert_eq!(all.len(), PROCESSES.len());
+        assert_eq!(suspended(&all).len(), PROCESSES.len());
+        let left = resume(&all, &json!(["Launch", "Terminate"])).unwrap();
+        assert_eq!(left.len(), PROCESSES.len() - 2);
+        assert_eq!(resume(&all, &Value::Null).unwrap(), vec![]);
         assert_eq!(
-            suspend(&doc, &json!(["Lunch"]), "t").unwrap_err().code,
+            suspend(&all, &json!(["Lunch"]), "t").unwrap_err().code,
             "ValidationError"
         );
     }
 
     #[test]
     fn metrics_some_or_all_at_one_granularity() {
-        let doc = json!({"EnabledMetrics": []});
-        let some = enable_metrics(&doc, &json!(["GroupMinSize"]), &json!("1Minute")).unwrap();
+        let some = enable_metrics(&[], &json!(["GroupMinSize"]), &json!("1Minute")).unwrap();
         assert_eq!(
-            some,
+            serde_json::to_value(&some).unwrap(),
             json!([{"Metric": "GroupMinSize", "Granularity": "1Minute"}])
         );
-        let all = enable_metrics(&doc, &Value::Null, &json!("1Minute")).unwrap();
-        assert_eq!(all.as_array().unwrap().len(), METRICS.len());
-        assert!(enable_metrics(&doc, &Value::Null, &json!("5Minute")).is_err());
-        assert!(enable_metrics(&doc, &json!(["CPU"]), &json!("1Minute")).is_err());
-        let doc = json!({ "EnabledMetrics": all });
-        let fewer = disable_metrics(&doc, &json!(["GroupMinSize"])).unwrap();
-        assert_eq!(fewer.as_array().unwrap().len(), METRICS.len() - 1);
-        assert_eq!(disable_metrics(&doc, &Value::Null).unwrap(), json!([]));
+        let all = enable_metrics(&[], &Value::Null, &json!("1Minute")).unwrap();
+        assert_eq!(all.len(), METRICS.len());
+        assert!(enable_metrics(&[], &Value::Null, &json!("5Minute")).is_err());
+        assert!(enable_metrics(&[], &json!(["CPU"]), &json!("1Minute")).is_err());
+        let fewer = disable_metrics(&all, &json!(["GroupMinSize"])).unwrap();
+        assert_eq!(fewer.len(), METRICS.len() - 1);
+        assert_eq!(disable_metrics(&all, &Value::Null).unwrap(), vec![]);
     }
 }

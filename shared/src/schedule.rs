@@ -1,8 +1,8 @@
 //! Scheduled actions, pure: what PutScheduledUpdateGroupAction stores (validated as AWS validates
 //! it), when each action next runs, and what firing the due ones does to a group.
 //!
-//! A group's scheduled actions live in its document (`KEY`), each in botocore's
-//! `ScheduledUpdateGroupAction` shape plus its next firing time (`NEXT`, Unix ms). The earliest of
+//! A group's scheduled actions live in its settings (`ScheduledAction`: botocore's
+//! `ScheduledUpdateGroupAction` shape plus its next firing time, Unix ms). The earliest of
 //! those is the group's due time (`next_due`), which the store keeps in a sparse index so that the
 //! scheduler reads only the groups with something due. A one-off action (StartTime) runs once and
 //! is removed; a recurring one (Recurrence, a five-field Unix cron expression in TimeZone, UTC by
@@ -10,54 +10,40 @@
 //! removes them. A run that was missed (the scheduler was down) happens late, once.
 
 use crate::error::{ApiError, ApiResult};
-use crate::group::Group;
+use crate::model::group::Group;
+pub use crate::model::group::ScheduledAction;
 use chrono::TimeZone as _;
 use chrono_tz::Tz;
 use croner::Cron;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::str::FromStr;
 
-/// Where a group's document keeps its scheduled actions.
-pub const KEY: &str = "ScheduledActions";
 /// AWS's quota of scheduled actions per group.
 pub const MAX_ACTIONS: usize = 125;
-/// An action's next firing (Unix ms): Phantom's own member, rendered as StartTime.
-const NEXT: &str = "PhantomNextMs";
 /// The scaling process whose suspension holds scheduled actions back.
 pub const PROCESS: &str = "ScheduledActions";
 
-/// The members of a request (PutScheduledUpdateGroupAction, or one entry of the batch) that are
-/// kept as they are given.
-const KEPT: [&str; 6] = [
-    "Recurrence",
-    "TimeZone",
-    "EndTime",
-    "MinSize",
-    "MaxSize",
-    "DesiredCapacity",
-];
-
-/// A group's stored scheduled actions.
-pub fn stored(doc: &Value) -> &[Value] {
-    doc[KEY].as_array().map_or(&[], Vec::as_slice)
-}
-
 /// When the group's first action is due (Unix ms): what the store indexes. `None` when it has none.
-pub fn next_due(doc: &Value) -> Option<i64> {
-    stored(doc).iter().filter_map(|a| a[NEXT].as_i64()).min()
+pub fn next_due(actions: &[ScheduledAction]) -> Option<i64> {
+    actions.iter().map(|a| a.next_ms).min()
 }
 
 /// A timestamp member as Unix ms (`None` when absent).
 pub fn ms_of(member: &str, v: &Value) -> ApiResult<Option<i64>> {
     match v {
         Value::Null => Ok(None),
-        Value::String(s) => crate::time::parse_timestamp(s)
-            .map(|t| Some((t.unix_timestamp_nanos() / 1_000_000) as i64))
+        Value::String(s) => unix_ms(s)
+            .map(Some)
             .ok_or_else(|| ApiError::validation(format!("{member} is not a timestamp: {s}"))),
         other => Err(ApiError::validation(format!(
             "{member} is not a timestamp: {other}"
         ))),
     }
+}
+
+/// An ISO 8601 timestamp as Unix ms.
+fn unix_ms(s: &str) -> Option<i64> {
+    crate::time::parse_timestamp(s).map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
 }
 
 fn timestamp(ms: i64) -> String {
@@ -105,10 +91,12 @@ fn size(input: &Value, member: &str) -> Option<i64> {
     input[member].as_i64()
 }
 
-/// The stored document of the action a request puts (PutScheduledUpdateGroupAction, or an entry of
+/// The stored action a request puts (PutScheduledUpdateGroupAction, or an entry of
 /// BatchPutScheduledUpdateGroupAction), with its first firing, or the ValidationError AWS gives.
-pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult<Value> {
-    let name = input["ScheduledActionName"].as_str().unwrap_or_default();
+pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult<ScheduledAction> {
+    let name = input["ScheduledActionName"]
+        .as_str()
+        .ok_or_else(|| ApiError::validation("ScheduledActionName is required."))?;
     let (min, max, desired) = (
         size(input, "MinSize"),
         size(input, "MaxSize"),
@@ -194,36 +182,31 @@ pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult
             })?
         }
     };
-    let mut doc = json!({
-        "AutoScalingGroupName": group,
-        "ScheduledActionName": name,
-        "ScheduledActionARN": arn,
-    });
-    for member in KEPT {
-        if !input[member].is_null() {
-            doc[member] = input[member].clone();
-        }
-    }
-    doc[NEXT] = first.into();
-    Ok(doc)
+    let text = |member: &str| input[member].as_str().map(str::to_string);
+    Ok(ScheduledAction {
+        auto_scaling_group_name: group.to_string(),
+        scheduled_action_name: name.to_string(),
+        arn: arn.to_string(),
+        recurrence: text("Recurrence"),
+        time_zone: text("TimeZone"),
+        end_time: text("EndTime"),
+        min_size: min,
+        max_size: max,
+        desired_capacity: desired,
+        next_ms: first,
+    })
 }
 
 /// An action as DescribeScheduledActions returns it: its next firing as StartTime (and Time, its
 /// older name), as AWS shows a recurring action's next run.
-pub fn described(action: &Value) -> Value {
-    let mut doc = action.clone();
+pub fn described(action: &ScheduledAction) -> Value {
+    let mut doc = serde_json::to_value(action).expect("an action serialises");
     if let Some(o) = doc.as_object_mut() {
-        if let Some(next) = o.remove(NEXT).and_then(|n| n.as_i64()) {
-            o.insert("StartTime".into(), timestamp(next).into());
-            o.insert("Time".into(), timestamp(next).into());
-        }
+        o.remove("PhantomNextMs");
+        o.insert("StartTime".into(), timestamp(action.next_ms).into());
+        o.insert("Time".into(), timestamp(action.next_ms).into());
     }
     doc
-}
-
-/// An action's next firing, for the filters of DescribeScheduledActions.
-pub fn next_of(action: &Value) -> Option<i64> {
-    action[NEXT].as_i64()
 }
 
 /// A group's sizes.
@@ -269,15 +252,15 @@ fn corrupt(what: &str) -> ApiError {
 
 /// The sizes `action` sets on a group at `from`: min and max as given (else kept), the desired
 /// capacity as given, else kept within the new bounds (AWS raises it to a new MinSize).
-fn apply(g: &Group, action: &Value) -> Result<Group, String> {
-    let min = size(action, "MinSize").unwrap_or(g.min);
-    let max = size(action, "MaxSize").unwrap_or(g.max);
+fn apply(g: &Group, action: &ScheduledAction) -> Result<Group, String> {
+    let min = action.min_size.unwrap_or(g.min);
+    let max = action.max_size.unwrap_or(g.max);
     if min > max {
         return Err(format!(
             "the group's MinSize would be {min}, above its MaxSize {max}"
         ));
     }
-    let desired = match size(action, "DesiredCapacity") {
+    let desired = match action.desired_capacity {
         Some(d) if d < min || d > max => {
             return Err(format!(
                 "DesiredCapacity {d} is outside the group's MinSize {min} and MaxSize {max}"
@@ -293,13 +276,16 @@ fn apply(g: &Group, action: &Value) -> Result<Group, String> {
 
 /// When a recurring action runs after a run at `now_ms`: its next occurrence after now (runs
 /// missed meanwhile are not made up), `None` past its EndTime or for a one-off action.
-fn following(action: &Value, now_ms: i64) -> ApiResult<Option<i64>> {
-    let Some(expr) = action["Recurrence"].as_str() else {
+fn following(action: &ScheduledAction, now_ms: i64) -> ApiResult<Option<i64>> {
+    let Some(expr) = &action.recurrence else {
         return Ok(None);
     };
     let cron = recurrence(expr).map_err(|_| corrupt("Recurrence"))?;
-    let tz = zone(action["TimeZone"].as_str()).map_err(|_| corrupt("TimeZone"))?;
-    let end = ms_of("EndTime", &action["EndTime"]).map_err(|_| corrupt("EndTime"))?;
+    let tz = zone(action.time_zone.as_deref()).map_err(|_| corrupt("TimeZone"))?;
+    let end = match &action.end_time {
+        None => None,
+        Some(t) => Some(unix_ms(t).ok_or_else(|| corrupt("EndTime"))?),
+    };
     Ok(occurrence(&cron, tz, now_ms, false).filter(|t| end.is_none_or(|e| *t <= e)))
 }
 
@@ -307,26 +293,24 @@ fn following(action: &Value, now_ms: i64) -> ApiResult<Option<i64>> {
 /// (sizes changed, each action moved to its next occurrence or removed) and what each did. A group
 /// being deleted, or with nothing due, comes back unchanged with no firings.
 pub fn fire(g: &Group, now_ms: i64) -> ApiResult<(Group, Vec<Firing>)> {
-    let actions = stored(&g.doc);
-    let mut due = Vec::new();
-    for (i, a) in actions.iter().enumerate() {
-        let next = a[NEXT].as_i64().ok_or_else(|| corrupt(NEXT))?;
-        let name = a["ScheduledActionName"]
-            .as_str()
-            .ok_or_else(|| corrupt("ScheduledActionName"))?;
-        if next <= now_ms {
-            due.push((next, name, i));
-        }
-    }
+    let actions = &g.settings.scheduled_actions;
+    let mut due: Vec<(i64, &str, usize)> = actions
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.next_ms <= now_ms)
+        .map(|(i, a)| (a.next_ms, a.scheduled_action_name.as_str(), i))
+        .collect();
     if due.is_empty() || g.deleting() {
         return Ok((g.clone(), Vec::new()));
     }
     due.sort();
-    let held = crate::processes::suspended(&g.doc)
+    let held = g
+        .settings
+        .suspended_processes
         .iter()
-        .any(|p| p == PROCESS);
+        .any(|p| p.process_name == PROCESS);
     let mut next = g.clone();
-    let mut kept: Vec<Option<Value>> = actions.iter().cloned().map(Some).collect();
+    let mut kept: Vec<Option<ScheduledAction>> = actions.iter().cloned().map(Some).collect();
     let mut firings = Vec::new();
     for (due_ms, name, i) in due {
         let outcome = if held {
@@ -345,7 +329,12 @@ pub fn fire(g: &Group, now_ms: i64) -> ApiResult<(Group, Vec<Firing>)> {
             }
         };
         match following(&actions[i], now_ms)? {
-            Some(t) => kept[i].as_mut().expect("each action is advanced once")[NEXT] = t.into(),
+            Some(t) => {
+                kept[i]
+                    .as_mut()
+                    .expect("each action is advanced once")
+                    .next_ms = t
+            }
             None => kept[i] = None,
         }
         firings.push(Firing {
@@ -354,7 +343,7 @@ pub fn fire(g: &Group, now_ms: i64) -> ApiResult<(Group, Vec<Firing>)> {
             outcome,
         });
     }
-    next.doc[KEY] = Value::Array(kept.into_iter().flatten().collect());
+    next.settings.scheduled_actions = kept.into_iter().flatten().collect();
     Ok((next, firings))
 }
 
@@ -366,26 +355,25 @@ mod tests {
     const NOW: i64 = 1_795_406_400_000;
     const MINUTE: i64 = 60_000;
 
-    fn group(actions: Vec<Value>) -> Group {
-        Group {
-            name: "web".into(),
+    use serde_json::json;
+
+    fn group(actions: Vec<ScheduledAction>) -> Group {
+        let ctx = crate::group::NewGroupContext {
             id: "g1".into(),
-            launch_configuration: "web@hotel".into(),
+            region: "us-east-1",
+            account: "123456789012",
             cloud: "hotel".into(),
-            min: 1,
-            max: 5,
-            desired: 2,
-            version: 1,
-            launch_seq: 0,
-            status: None,
-            failures: 0,
-            retry_at_ms: 0,
-            holds: Default::default(),
-            doc: json!({ KEY: actions }),
-        }
+            default_zone: "hotel-a",
+            now: crate::time::from_ms(NOW),
+        };
+        let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
+            "MinSize": 1, "MaxSize": 5, "DesiredCapacity": 2});
+        let mut g = crate::group::from_input(&input, ctx).unwrap();
+        g.settings.scheduled_actions = actions;
+        g
     }
 
-    fn put(input: Value) -> ApiResult<Value> {
+    fn put(input: Value) -> ApiResult<ScheduledAction> {
         document(&input, "web", "arn:x", NOW)
     }
 
@@ -397,19 +385,19 @@ mod tests {
     #[test]
     fn a_one_off_action_is_due_at_its_start_time_and_runs_once() {
         let a = put(json!({"ScheduledActionName": "once", "StartTime": timestamp(NOW + MINUTE), "DesiredCapacity": 4})).unwrap();
-        assert_eq!(next_of(&a), Some(NOW + MINUTE));
+        assert_eq!(Some(a.next_ms), Some(NOW + MINUTE));
         assert_eq!(described(&a)["StartTime"], "2026-11-23T04:01:00.000Z");
-        assert!(described(&a).get(NEXT).is_none());
+        assert!(described(&a).get("PhantomNextMs").is_none());
         let g = group(vec![a]);
-        assert_eq!(next_due(&g.doc), Some(NOW + MINUTE));
+        assert_eq!(next_due(&g.settings.scheduled_actions), Some(NOW + MINUTE));
         // Not yet due: nothing.
         let (same, none) = fire(&g, NOW + MINUTE - 1).unwrap();
         assert_eq!((same, none.len()), (g.clone(), 0));
         // Due (late is fine): applied and removed.
         let (after, fired) = fire(&g, NOW + 5 * MINUTE).unwrap();
         assert_eq!(after.desired, 4);
-        assert_eq!(stored(&after.doc).len(), 0);
-        assert_eq!(next_due(&after.doc), None);
+        assert_eq!(after.settings.scheduled_actions.len(), 0);
+        assert_eq!(next_due(&after.settings.scheduled_actions), None);
         assert_eq!(
             fired[0].outcome,
             Outcome::Applied {
@@ -435,7 +423,7 @@ mod tests {
             json!({"ScheduledActionName": "every5", "Recurrence": "*/5 * * * *", "MinSize": 3}),
         )
         .unwrap();
-        assert_eq!(next_of(&a), Some(NOW + 5 * MINUTE));
+        assert_eq!(Some(a.next_ms), Some(NOW + 5 * MINUTE));
         let g = group(vec![a]);
         // The scheduler was down for 22 minutes: one late run, then the next occurrence after now.
         let (after, fired) = fire(&g, NOW + 22 * MINUTE).unwrap();
@@ -445,7 +433,10 @@ mod tests {
             (3, 3),
             "desired raised to the new minimum"
         );
-        assert_eq!(next_due(&after.doc), Some(NOW + 25 * MINUTE));
+        assert_eq!(
+            next_due(&after.settings.scheduled_actions),
+            Some(NOW + 25 * MINUTE)
+        );
     }
 
     #[test]
@@ -460,23 +451,28 @@ mod tests {
         .unwrap();
         let first = NOW + 2 * 86_400_000 + 10 * 3_600_000;
         assert_eq!(timestamp(first), "2026-11-25T14:00:00.000Z");
-        assert_eq!(next_of(&a), Some(first));
+        assert_eq!(Some(a.next_ms), Some(first));
         // The next occurrence (Thursday) is past the EndTime: the action is done.
         let (after, fired) = fire(&group(vec![a]), first).unwrap();
         assert_eq!((fired.len(), after.desired), (1, 5));
-        assert!(stored(&after.doc).is_empty());
+        assert!(after.settings.scheduled_actions.is_empty());
     }
 
     #[test]
     fn the_scheduled_actions_process_suspended_skips_the_run() {
         let a = put(json!({"ScheduledActionName": "hourly", "Recurrence": "0 * * * *", "DesiredCapacity": 5})).unwrap();
         let mut g = group(vec![a]);
-        g.doc["SuspendedProcesses"] =
-            json!([{"ProcessName": "ScheduledActions", "SuspensionReason": "User suspended"}]);
+        g.settings.suspended_processes = vec![crate::model::group::SuspendedProcess {
+            process_name: "ScheduledActions".into(),
+            suspension_reason: "User suspended".into(),
+        }];
         let (after, fired) = fire(&g, NOW + 60 * MINUTE).unwrap();
         assert_eq!(fired[0].outcome, Outcome::Held);
         assert_eq!(after.desired, 2);
-        assert_eq!(next_due(&after.doc), Some(NOW + 120 * MINUTE));
+        assert_eq!(
+            next_due(&after.settings.scheduled_actions),
+            Some(NOW + 120 * MINUTE)
+        );
     }
 
     #[test]
@@ -495,7 +491,7 @@ mod tests {
         assert_eq!(order, ["b-first", "a-second", "c-third"]);
         assert!(matches!(&fired[1].outcome, Outcome::Failed(why) if why.contains("outside")));
         assert_eq!((after.min, after.max, after.desired), (0, 2, 2));
-        assert!(stored(&after.doc).is_empty());
+        assert!(after.settings.scheduled_actions.is_empty());
     }
 
     #[test]
@@ -576,6 +572,6 @@ mod tests {
         );
         // Time alone is StartTime.
         let a = put(json!({n: "x", "Time": timestamp(NOW + MINUTE), "MinSize": 1})).unwrap();
-        assert_eq!(next_of(&a), Some(NOW + MINUTE));
+        assert_eq!(Some(a.next_ms), Some(NOW + MINUTE));
     }
 }

@@ -8,7 +8,7 @@
 //! `web@hotel`, `web@sierra`.
 
 use crate::error::{ApiError, ApiResult};
-use crate::group::Group;
+use crate::model::group::Group;
 pub use crate::model::hold::{Hold, Holds};
 use crate::reconcile::backoff_ms;
 

@@ -1,9 +1,12 @@
 //! A group's tags: CreateOrUpdateTags, DeleteTags and DescribeTags, pure. Tags live in the group's
-//! document as AWS's `TagDescription`s, so DescribeAutoScalingGroups shows them as they are.
+//! settings as AWS's `TagDescription`s, so DescribeAutoScalingGroups shows them as they are.
 
 use crate::error::{ApiError, ApiResult};
-use crate::group::MAX_TAGS;
-use serde_json::{json, Value};
+pub use crate::model::group::TagDescription;
+use serde_json::Value;
+
+/// AWS's quota of tags per group.
+pub const MAX_TAGS: usize = 50;
 
 pub const RESOURCE_TYPE: &str = "auto-scaling-group";
 
@@ -48,17 +51,22 @@ pub fn parse(tags: &Value) -> ApiResult<Vec<TagChange>> {
 }
 
 /// The group's tags with `changes` (all for `group`) added or replaced, in key order as added.
-pub fn upsert(current: &Value, group: &str, changes: &[&TagChange]) -> ApiResult<Value> {
-    let mut tags: Vec<Value> = current.as_array().cloned().unwrap_or_default();
+pub fn upsert(
+    current: &[TagDescription],
+    group: &str,
+    changes: &[&TagChange],
+) -> ApiResult<Vec<TagDescription>> {
+    let mut tags = current.to_vec();
     for c in changes {
-        let new = json!({
-            "ResourceId": group,
-            "ResourceType": RESOURCE_TYPE,
-            "Key": c.key,
-            "Value": c.value.clone().unwrap_or_default(),
-            "PropagateAtLaunch": c.propagate.unwrap_or(false),
-        });
-        match tags.iter_mut().find(|t| t["Key"] == c.key.as_str()) {
+        let new = TagDescription {
+            resource_id: group.to_string(),
+            resource_type: RESOURCE_TYPE.to_string(),
+            key: c.key.clone(),
+            // AWS's defaults for a tag given without them.
+            value: c.value.clone().unwrap_or_default(),
+            propagate_at_launch: c.propagate.unwrap_or(false),
+        };
+        match tags.iter_mut().find(|t| t.key == c.key) {
             Some(t) => *t = new,
             None => tags.push(new),
         }
@@ -68,21 +76,20 @@ pub fn upsert(current: &Value, group: &str, changes: &[&TagChange]) -> ApiResult
             "The quota of {MAX_TAGS} tags per group would be exceeded for AutoScalingGroup {group}."
         )));
     }
-    Ok(Value::Array(tags))
+    Ok(tags)
 }
 
 /// The group's tags without the keys of `changes` (a value, if given, must match, as AWS).
-pub fn remove(current: &Value, changes: &[&TagChange]) -> Value {
-    let tags = current.as_array().cloned().unwrap_or_default();
-    Value::Array(
-        tags.into_iter()
-            .filter(|t| {
-                !changes.iter().any(|c| {
-                    t["Key"] == c.key.as_str() && c.value.as_deref().is_none_or(|v| t["Value"] == v)
-                })
-            })
-            .collect(),
-    )
+pub fn remove(current: &[TagDescription], changes: &[&TagChange]) -> Vec<TagDescription> {
+    current
+        .iter()
+        .filter(|t| {
+            !changes
+                .iter()
+                .any(|c| t.key == c.key && c.value.as_deref().is_none_or(|v| t.value == v))
+        })
+        .cloned()
+        .collect()
 }
 
 /// One of DescribeTags' filters.
@@ -112,34 +119,38 @@ pub fn parse_filters(filters: &Value) -> ApiResult<Vec<TagFilter>> {
     Ok(out)
 }
 
-/// Whether a `TagDescription` passes every filter (each: any of its values).
-pub fn matches(tag: &Value, filters: &[TagFilter]) -> bool {
+/// Whether a tag passes every filter (each: any of its values).
+pub fn matches(tag: &TagDescription, filters: &[TagFilter]) -> bool {
     filters.iter().all(|f| {
         let have = match f.name.as_str() {
-            "auto-scaling-group" => tag["ResourceId"].as_str().unwrap_or_default().to_string(),
-            "key" => tag["Key"].as_str().unwrap_or_default().to_string(),
-            "value" => tag["Value"].as_str().unwrap_or_default().to_string(),
-            _ => tag["PropagateAtLaunch"]
-                .as_bool()
-                .unwrap_or(false)
-                .to_string(),
+            "auto-scaling-group" => tag.resource_id.clone(),
+            "key" => tag.key.clone(),
+            "value" => tag.value.clone(),
+            _ => tag.propagate_at_launch.to_string(),
         };
         f.values.is_empty() || f.values.contains(&have)
     })
 }
 
 /// The paging position of a tag: its group, then its key.
-pub fn position(tag: &Value) -> String {
-    format!(
-        "{}\u{0}{}",
-        tag["ResourceId"].as_str().unwrap_or_default(),
-        tag["Key"].as_str().unwrap_or_default()
-    )
+pub fn position(tag: &TagDescription) -> String {
+    format!("{}\u{0}{}", tag.resource_id, tag.key)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn tag(key: &str, value: &str) -> TagDescription {
+        TagDescription {
+            resource_id: "web".into(),
+            resource_type: RESOURCE_TYPE.into(),
+            key: key.into(),
+            value: value.into(),
+            propagate_at_launch: false,
+        }
+    }
 
     fn change(key: &str, value: Option<&str>) -> TagChange {
         TagChange {
@@ -152,19 +163,12 @@ mod tests {
 
     #[test]
     fn upsert_replaces_by_key_and_keeps_order() {
-        let cur = json!([{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]);
+        let cur = [tag("a", "1"), tag("b", "2")];
         let (b, c) = (change("b", Some("x")), change("c", None));
         let out = upsert(&cur, "web", &[&b, &c]).unwrap();
         let kv: Vec<(String, String)> = out
-            .as_array()
-            .unwrap()
             .iter()
-            .map(|t| {
-                (
-                    t["Key"].as_str().unwrap().into(),
-                    t["Value"].as_str().unwrap().into(),
-                )
-            })
+            .map(|t| (t.key.clone(), t.value.clone()))
             .collect();
         assert_eq!(
             kv,
@@ -174,8 +178,8 @@ mod tests {
                 ("c".into(), "".into())
             ]
         );
-        assert_eq!(out[1]["PropagateAtLaunch"], true);
-        assert_eq!(out[1]["ResourceType"], RESOURCE_TYPE);
+        assert!(out[1].propagate_at_launch);
+        assert_eq!(out[1].resource_type, RESOURCE_TYPE);
     }
 
     #[test]
@@ -184,18 +188,15 @@ mod tests {
             .map(|i| change(&format!("k{i}"), None))
             .collect();
         let refs: Vec<&TagChange> = many.iter().collect();
-        assert_eq!(
-            upsert(&json!([]), "web", &refs).unwrap_err().code,
-            "LimitExceeded"
-        );
+        assert_eq!(upsert(&[], "web", &refs).unwrap_err().code, "LimitExceeded");
     }
 
     #[test]
     fn remove_by_key_and_value_when_given() {
-        let cur = json!([{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]);
+        let cur = [tag("a", "1"), tag("b", "2")];
         let (a_wrong, b) = (change("a", Some("9")), change("b", None));
         let out = remove(&cur, &[&a_wrong, &b]);
-        assert_eq!(out, json!([{"Key": "a", "Value": "1"}]));
+        assert_eq!(out, [tag("a", "1")]);
     }
 
     #[test]
@@ -210,8 +211,10 @@ mod tests {
 
     #[test]
     fn filters_match_any_value_of_each() {
-        let t =
-            json!({"ResourceId": "web", "Key": "env", "Value": "prod", "PropagateAtLaunch": true});
+        let t = TagDescription {
+            propagate_at_launch: true,
+            ..tag("env", "prod")
+        };
         let f = parse_filters(&json!([
             {"Name": "key", "Values": ["env", "team"]},
             {"Name": "propagate-at-launch", "Values": ["true"]}

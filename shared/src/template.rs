@@ -6,6 +6,7 @@
 //! credentials there, as EC2 does for an AWS group.
 
 use crate::error::{ApiError, ApiResult};
+use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy, Settings};
 use serde_json::Value;
 
 /// Which template, as RunInstances names it.
@@ -36,13 +37,8 @@ fn split_cloud(s: &str, what: &str) -> ApiResult<(String, Option<String>)> {
     }
 }
 
-/// A `LaunchTemplateSpecification`.
-fn specification(v: &Value) -> ApiResult<(TemplateRef, Option<String>)> {
-    let (id, name) = (
-        v["LaunchTemplateId"].as_str(),
-        v["LaunchTemplateName"].as_str(),
-    );
-    let (id, name, cloud) = match (id, name) {
+fn specification(v: &LaunchTemplateSpecification) -> ApiResult<(TemplateRef, Option<String>)> {
+    let (id, name, cloud) = match (&v.launch_template_id, &v.launch_template_name) {
         (Some(id), None) => {
             let (id, cloud) = split_cloud(id, "LaunchTemplateId")?;
             (Some(id), None, cloud)
@@ -55,7 +51,8 @@ fn specification(v: &Value) -> ApiResult<(TemplateRef, Option<String>)> {
             "Valid requests must contain either launchTemplateId or LaunchTemplateName, not both.",
         )),
     };
-    let version = v["Version"].as_str().unwrap_or("$Default").to_string();
+    // AWS's default version.
+    let version = v.version.clone().unwrap_or_else(|| "$Default".to_string());
     let numbered = !version.is_empty()
         && version.bytes().all(|b| b.is_ascii_digit())
         && !version.starts_with('0');
@@ -67,17 +64,40 @@ fn specification(v: &Value) -> ApiResult<(TemplateRef, Option<String>)> {
     Ok((TemplateRef { id, name, version }, cloud))
 }
 
-/// The template of a group's input or document: `None` if it has neither `LaunchTemplate` nor
-/// `MixedInstancesPolicy`. What Phantom cannot honour is refused, never stored and ignored: spot
-/// capacity (its clouds have no spot market), weights, per-override templates, instance
-/// requirements, and any on-demand order other than the overrides' (`prioritized`).
-pub fn of(doc: &Value) -> ApiResult<Option<Spec>> {
-    if doc.get("LaunchTemplate").is_some() && doc.get("MixedInstancesPolicy").is_some() {
+/// The template of a group's input (`LaunchTemplate` or `MixedInstancesPolicy`), if it names one,
+/// checked.
+pub fn of(input: &Value) -> ApiResult<Option<Spec>> {
+    fn member<T: serde::de::DeserializeOwned>(input: &Value, name: &str) -> ApiResult<Option<T>> {
+        match &input[name] {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(v.clone())
+                .map(Some)
+                .map_err(|e| ApiError::validation(format!("{name} cannot be read: {e}"))),
+        }
+    }
+    let lt: Option<LaunchTemplateSpecification> = member(input, "LaunchTemplate")?;
+    let mip: Option<MixedInstancesPolicy> = member(input, "MixedInstancesPolicy")?;
+    spec(lt.as_ref(), mip.as_ref())
+}
+
+/// The template a stored group launches from, if any.
+pub fn of_group(s: &Settings) -> ApiResult<Option<Spec>> {
+    spec(
+        s.launch_template.as_ref(),
+        s.mixed_instances_policy.as_ref(),
+    )
+}
+
+fn spec(
+    lt: Option<&LaunchTemplateSpecification>,
+    mip: Option<&MixedInstancesPolicy>,
+) -> ApiResult<Option<Spec>> {
+    if lt.is_some() && mip.is_some() {
         return Err(ApiError::validation(
             "Give either LaunchTemplate or MixedInstancesPolicy, not both.",
         ));
     }
-    if let Some(lt) = doc.get("LaunchTemplate") {
+    if let Some(lt) = lt {
         let (template, cloud) = specification(lt)?;
         return Ok(Some(Spec {
             template,
@@ -85,49 +105,56 @@ pub fn of(doc: &Value) -> ApiResult<Option<Spec>> {
             instance_types: Vec::new(),
         }));
     }
-    let Some(mip) = doc.get("MixedInstancesPolicy") else {
+    let Some(mip) = mip else {
         return Ok(None);
     };
-    let lt = &mip["LaunchTemplate"];
-    if lt.get("LaunchTemplateSpecification").is_none() {
+    let Some((lt, overrides)) = mip
+        .launch_template
+        .as_ref()
+        .and_then(|l| Some((l.launch_template_specification.as_ref()?, &l.overrides)))
+    else {
         return Err(ApiError::validation(
             "MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification is required.",
         ));
-    }
-    let (template, cloud) = specification(&lt["LaunchTemplateSpecification"])?;
+    };
+    let (template, cloud) = specification(lt)?;
     let mut instance_types = Vec::new();
-    for o in lt["Overrides"].as_array().into_iter().flatten() {
-        for unsupported in [
-            "WeightedCapacity",
-            "LaunchTemplateSpecification",
-            "InstanceRequirements",
+    for o in overrides {
+        for (unsupported, given) in [
+            ("WeightedCapacity", o.weighted_capacity.is_some()),
+            (
+                "LaunchTemplateSpecification",
+                o.launch_template_specification.is_some(),
+            ),
+            ("InstanceRequirements", o.instance_requirements.is_some()),
         ] {
-            if o.get(unsupported).is_some() {
+            if given {
                 return Err(ApiError::validation(format!(
                     "Phantom does not support {unsupported} in a MixedInstancesPolicy override: give InstanceType only."
                 )));
             }
         }
-        let Some(t) = o["InstanceType"].as_str() else {
+        let Some(t) = &o.instance_type else {
             return Err(ApiError::validation(
                 "Each MixedInstancesPolicy override needs an InstanceType.",
             ));
         };
-        instance_types.push(t.to_string());
+        instance_types.push(t.clone());
     }
-    let dist = &mip["InstancesDistribution"];
-    if let Some(p) = dist["OnDemandPercentageAboveBaseCapacity"].as_i64() {
-        if p != 100 {
-            return Err(ApiError::validation(format!(
-                "OnDemandPercentageAboveBaseCapacity {p} asks for spot instances; Phantom's clouds have none: give 100."
-            )));
+    if let Some(dist) = &mip.instances_distribution {
+        if let Some(p) = dist.on_demand_percentage_above_base_capacity {
+            if p != 100 {
+                return Err(ApiError::validation(format!(
+                    "OnDemandPercentageAboveBaseCapacity {p} asks for spot instances; Phantom's clouds have none: give 100."
+                )));
+            }
         }
-    }
-    if let Some(s) = dist["OnDemandAllocationStrategy"].as_str() {
-        if s != "prioritized" {
-            return Err(ApiError::validation(format!(
-                "OnDemandAllocationStrategy '{s}' is not supported: Phantom tries the overrides in order (prioritized)."
-            )));
+        if let Some(s) = &dist.on_demand_allocation_strategy {
+            if s != "prioritized" {
+                return Err(ApiError::validation(format!(
+                    "OnDemandAllocationStrategy '{s}' is not supported: Phantom tries the overrides in order (prioritized)."
+                )));
+            }
         }
     }
     Ok(Some(Spec {

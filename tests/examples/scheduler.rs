@@ -31,25 +31,13 @@ const DAY_MS: i64 = 86_400_000;
 
 fn group(name: &str) -> Group {
     Group {
-        name: name.into(),
-        id: format!("id-{name}"),
-        launch_configuration: "web@hotel".into(),
-        cloud: "hotel".into(),
-        min: 0,
-        max: 10,
         desired: 1,
-        version: 1,
-        launch_seq: 0,
-        status: None,
-        failures: 0,
-        retry_at_ms: 0,
-        holds: Default::default(),
-        doc: json!({"AutoScalingGroupName": name, "AutoScalingGroupARN": format!("arn:{name}"), "DefaultCooldown": 300}),
+        ..phantom_e2e::fixtures::group(name, "web@hotel", &format!("id-{name}"))
     }
 }
 
 /// A stored action as PutScheduledUpdateGroupAction writes it, due at `at_ms`.
-fn action(group: &str, name: &str, at_ms: i64, now_ms: i64) -> serde_json::Value {
+fn action(group: &str, name: &str, at_ms: i64, now_ms: i64) -> schedule::ScheduledAction {
     let start = phantom::time::format_timestamp(phantom::time::from_ms(at_ms));
     schedule::document(
         &json!({"ScheduledActionName": name, "StartTime": start, "DesiredCapacity": 2, "MaxSize": 10}),
@@ -103,8 +91,8 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
             list[0] = action(&name, "a000", now + 1_000, now);
         }
         let mut next = g.clone();
-        next.doc[schedule::KEY] = json!(list);
-        largest = largest.max(next.doc.to_string().len());
+        next.settings.scheduled_actions = list;
+        largest = largest.max(serde_json::to_string(&next.settings).unwrap().len());
         store
             .update_group(user, &g, &next)
             .await

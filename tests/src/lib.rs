@@ -7,8 +7,10 @@
 //! - `api_gateway`: API Gateway's proxy event and the Lambda adapter in front of the world's api.
 //! - `moto`: a moto server of a contract suite's own.
 //! - `readme`: the README's shell blocks, run as written against a stack.
+//! - `fixtures`: groups as CreateAutoScalingGroup makes them, for the store's own suites.
 
 pub mod api_gateway;
+pub mod fixtures;
 pub mod moto;
 pub mod readme;
 pub mod stack;

@@ -121,7 +121,7 @@ fn launch_configuration_round_trips_every_field() {
 }
 
 #[test]
-fn group_round_trips_every_field() {
+fn group_round_trips_every_setting_phantom_acts_on() {
     let s = stack();
     let u = s.new_user("asg-rt");
     create_lc(&u, "web@sierra");
@@ -131,30 +131,17 @@ fn group_round_trips_every_field() {
         "MinSize": 1, "MaxSize": 10, "DesiredCapacity": 4,
         "DefaultCooldown": 120,
         "AvailabilityZones": ["us-east-1a", "us-east-1b"],
-        "AvailabilityZoneIds": ["use1-az1"],
-        "LoadBalancerNames": ["lb-1"],
-        "TargetGroupARNs": ["arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"],
         "HealthCheckType": "EC2",
         "HealthCheckGracePeriod": 60,
-        "PlacementGroup": "pg-1",
         "VPCZoneIdentifier": "subnet-1,subnet-2",
         "TerminationPolicies": ["OldestInstance", "Default"],
         "NewInstancesProtectedFromScaleIn": true,
-        "CapacityRebalance": true,
+        "CapacityRebalance": false,
         "Tags": [{"Key": "env", "Value": "prod", "PropagateAtLaunch": true},
                  {"Key": "team", "Value": "<a&b>", "PropagateAtLaunch": false}],
-        "ServiceLinkedRoleARN": "arn:aws:iam::123456789012:role/custom",
         "MaxInstanceLifetime": 86400,
         "Context": "ctx",
-        "DesiredCapacityType": "units",
-        "DefaultInstanceWarmup": 30,
-        "TrafficSources": [{"Identifier": "arn:tg", "Type": "elbv2"}],
-        "InstanceMaintenancePolicy": {"MinHealthyPercentage": 90, "MaxHealthyPercentage": 120},
-        "AvailabilityZoneDistribution": {"CapacityDistributionStrategy": "balanced-only"},
-        "AvailabilityZoneImpairmentPolicy": {"ZonalShiftEnabled": true, "ImpairedZoneHealthCheckBehavior": "IgnoreUnhealthy"},
-        "CapacityReservationSpecification": {"CapacityReservationPreference": "none"},
-        "InstanceLifecyclePolicy": {"RetentionTriggers": {"TerminateHookAbandon": "terminate"}},
-        "DeletionProtection": "none"
+        "DesiredCapacityType": "units"
     });
     s.aws(
         &u,
@@ -186,6 +173,26 @@ fn group_round_trips_every_field() {
             && arn.ends_with(":autoScalingGroupName/web-group"),
         "{arn}"
     );
+    // A setting Phantom does not act on is refused, never stored and ignored.
+    let err = s
+        .aws(
+            &u,
+            &[
+                "update-auto-scaling-group",
+                "--auto-scaling-group-name",
+                "web-group",
+                "--placement-group",
+                "pg-1",
+            ],
+        )
+        .error("ValidationError");
+    assert!(
+        err.contains(
+            "PlacementGroup is not supported: Phantom does not place VMs in placement groups"
+        ),
+        "{err}"
+    );
+    assert!(describe_group(&u, "web-group").unwrap()["PlacementGroup"].is_null());
 }
 
 #[test]

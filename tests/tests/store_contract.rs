@@ -3,6 +3,7 @@
 //! template.yaml; secrets sealed with moto's KMS).
 //! What the in-process suite relies on of the memory store is what DynamoDB does.
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use phantom::activity::{self, Activity};
 use phantom::group::Group;
 use phantom::identity::User;
@@ -14,6 +15,7 @@ use phantom::store::{
     Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, Record, Store,
     StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
+use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use serde_json::json;
 
@@ -33,25 +35,6 @@ fn lc(name: &str) -> LaunchConfig {
         name: name.into(),
         cloud: "hotel".into(),
         doc: json!({"LaunchConfigurationName": name, "ImageId": "ami-1"}),
-    }
-}
-
-fn group(name: &str, lc: &str, id: &str) -> Group {
-    Group {
-        name: name.into(),
-        id: id.into(),
-        launch_configuration: lc.into(),
-        cloud: "hotel".into(),
-        min: 0,
-        max: 10,
-        desired: 2,
-        version: 1,
-        launch_seq: 0,
-        status: None,
-        failures: 0,
-        retry_at_ms: 0,
-        holds: Default::default(),
-        doc: json!({"AutoScalingGroupName": name}),
     }
 }
 
@@ -554,9 +537,14 @@ async fn contract(s: &dyn Store, u: &str) {
     };
     let i2 = read("i-2").await;
     assert_eq!(i2.rev, 1);
-    let hooks = phantom::lifecycle::hooks(&json!({"LifecycleHooks": [
-        {"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}
-    ]}));
+    let hooks = phantom::lifecycle::hooks(
+        &phantom::lifecycle::put(
+            &[],
+            "g",
+            &json!({"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
+        )
+        .unwrap(),
+    );
     let waiting = Member {
         lifecycle: Lifecycle::PendingWait,
         waits: phantom::lifecycle::waits(&hooks, true, 1_000),
@@ -721,16 +709,8 @@ async fn contract(s: &dyn Store, u: &str) {
         s.create_launch_config(&erin, &lc(name)).await.unwrap();
     }
     let plain = group("app", "app@hotel", "g-app");
-    let across = Group {
-        doc: json!({"AutoScalingGroupName": "app",
-            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,sierra:2"}]}),
-        ..plain.clone()
-    };
-    let missing = Group {
-        doc: json!({"AutoScalingGroupName": "app",
-            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,tango:2"}]}),
-        ..plain.clone()
-    };
+    let across = with_tags(&plain, &[("phantom:clouds", "hotel:1,sierra:2")]);
+    let missing = with_tags(&plain, &[("phantom:clouds", "hotel:1,tango:2")]);
     assert_eq!(
         s.create_group(&erin, &missing).await,
         Err(StoreError::NotFound),
@@ -738,11 +718,7 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     // Clouds tags that cannot be read are refused with nothing written (they used to mean "its
     // own cloud only", marking and counting the group there alone).
-    let unreadable = Group {
-        doc: json!({"AutoScalingGroupName": "app",
-            "Tags": [{"Key": "phantom:clouds", "Value": "hotel:1,sierra:lots"}]}),
-        ..plain.clone()
-    };
+    let unreadable = with_tags(&plain, &[("phantom:clouds", "hotel:1,sierra:lots")]);
     assert!(
         matches!(s.create_group(&erin, &unreadable).await, Err(StoreError::Corrupt(m)) if m.contains("phantom:clouds")),
         "an unreadable clouds tag is an error"
@@ -788,7 +764,7 @@ async fn contract(s: &dyn Store, u: &str) {
         &erin,
         &stored,
         &Group {
-            doc: plain.doc.clone(),
+            settings: plain.settings.clone(),
             ..stored.clone()
         },
     )
@@ -801,7 +777,7 @@ async fn contract(s: &dyn Store, u: &str) {
         &erin,
         &stored,
         &Group {
-            doc: across.doc.clone(),
+            settings: across.settings.clone(),
             ..stored.clone()
         },
     )
@@ -842,7 +818,7 @@ async fn due_index(s: &dyn Store, u: &str) {
     };
     let stored = s.group(&owner, "sched").await.unwrap().unwrap();
     let mut with = stored.clone();
-    with.doc[schedule::KEY] = json!([action("late", 5), action("early", 3)]);
+    with.settings.scheduled_actions = vec![action("late", 5), action("early", 3)];
     s.update_group(&owner, &stored, &with).await.unwrap();
     assert!(
         listed(2_999).await.is_empty(),
@@ -951,4 +927,48 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
         store.cloud_credentials("eve", "vault").await.unwrap(),
         Some(creds)
     );
+
+    // A stored group whose settings lack a member, or hold one of the wrong type, reads as
+    // Corrupt (naming it), never as a default (a grace period of 0, an ARN of "").
+    let s: &dyn Store = &store;
+    s.create_launch_config("fay", &lc("web")).await.unwrap();
+    s.create_group("fay", &group("web", "web", "g-fay"))
+        .await
+        .unwrap();
+    let items = db.scan().table_name(&table).send().await.unwrap();
+    let stored = items
+        .items()
+        .iter()
+        .find(|i| {
+            i.contains_key("doc")
+                && i.get("gid").and_then(|v| v.as_s().ok()) == Some(&"g-fay".to_string())
+        })
+        .expect("the group's item")
+        .clone();
+    for (member, value) in [
+        ("HealthCheckGracePeriod", None),
+        ("AutoScalingGroupARN", None),
+        ("DefaultCooldown", Some(json!("300"))),
+    ] {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(stored["doc"].as_s().unwrap()).unwrap();
+        match value {
+            None => {
+                doc.as_object_mut().unwrap().remove(member);
+            }
+            Some(v) => doc[member] = v,
+        }
+        let mut item = stored.clone();
+        item.insert("doc".into(), AttributeValue::S(doc.to_string()));
+        db.put_item()
+            .table_name(&table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            matches!(s.group("fay", "web").await, Err(StoreError::Corrupt(m)) if m.contains(member)),
+            "{member}"
+        );
+    }
 }

@@ -63,10 +63,10 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
     let Some(g) = app.store.group(&user.name, &t.group).await? else {
         return Err(denied());
     };
-    let policy = hooks::policy_of(&g.doc, &t.id, &t.secret)
-        .and_then(|p| p["PolicyName"].as_str())
+    let policy = hooks::policy_of(&g, &t.id, &t.secret)
         .ok_or_else(denied)?
-        .to_string();
+        .policy_name
+        .clone();
     let (metric, breach, alert) = match webhook::call(req.body).map_err(ApiError::validation)? {
         Call::Resolved => return Ok(json!({"Executed": false, "Reason": "resolved"})),
         Call::Fire {

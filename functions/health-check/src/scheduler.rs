@@ -129,7 +129,7 @@ impl From<StoreError> for NotFired {
 fn activities(g: &Group, firings: &[Firing], now_ms: i64) -> Vec<Activity> {
     let ctx = Context {
         group: &g.name,
-        group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
+        group_arn: &g.settings.arn,
         now_ms,
     };
     firings

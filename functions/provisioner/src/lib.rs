@@ -272,7 +272,7 @@ impl Provisioner {
     async fn round(&self, owner: &str, g: &Group) -> Result<Round, StoreError> {
         let ctx = Context {
             group: &g.name,
-            group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
+            group_arn: &g.settings.arn,
             now_ms: self.clock.now_ms(),
         };
         let before = Before {
@@ -525,7 +525,7 @@ impl Provisioner {
         launch_configuration: &str,
     ) -> Result<Result<Source, CloudError>, StoreError> {
         if launch_configuration.is_empty() {
-            return Ok(match phantom::template::of(&g.doc) {
+            return Ok(match phantom::template::of_group(&g.settings) {
                 Ok(Some(spec)) => Ok(Source::Template(spec)),
                 Ok(None) => Err(CloudError::new(
                     "NoLaunchSource",

@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod cloud;
+pub mod group;
 pub mod hold;
 pub mod instance;
 pub mod record;

@@ -27,10 +27,10 @@ use super::{
     LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
     MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
-use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::model::activity::Activity;
+use crate::model::group::{Group, Settings, DELETING};
 use crate::model::instance::{Lifecycle, Member};
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -150,6 +150,24 @@ fn get_bool(item: &Item, k: &str) -> StoreResult<bool> {
 
 fn get_doc(item: &Item) -> StoreResult<serde_json::Value> {
     serde_json::from_str(&get_s(item, "doc")?).map_err(|_| corrupt(item, "doc", "JSON"))
+}
+
+/// A group's settings, typed: a member missing or of the wrong type is a corrupt item.
+fn get_settings(item: &Item) -> StoreResult<Settings> {
+    let doc = get_s(item, "doc")?;
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(&doc)).map_err(|e| {
+        // The path names the member, which serde's own message leaves out.
+        StoreError::Corrupt(format!(
+            "{}: attribute doc is not a group's settings: {}: {}",
+            describe(item),
+            e.path(),
+            e.inner()
+        ))
+    })
+}
+
+fn settings_json(s: &Settings) -> String {
+    serde_json::to_string(s).expect("settings serialise")
 }
 
 /// The sort key after its prefix.
@@ -458,7 +476,7 @@ impl DynamoStore {
                     .map_err(|_| corrupt(item, "holds", "the clouds' holds"))?,
                 None => Default::default(),
             },
-            doc: get_doc(item)?,
+            settings: get_settings(item)?,
         })
     }
 
@@ -978,7 +996,7 @@ impl Groups for DynamoStore {
             .item("desired", n(g.desired))
             .item("version", n(g.version))
             .item("gid", s(&g.id))
-            .item("doc", s(g.doc.to_string()))
+            .item("doc", s(settings_json(&g.settings)))
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
@@ -1099,7 +1117,7 @@ impl Groups for DynamoStore {
             .expression_attribute_values(":min", n(new.min))
             .expression_attribute_values(":max", n(new.max))
             .expression_attribute_values(":d", n(new.desired))
-            .expression_attribute_values(":doc", s(new.doc.to_string()))
+            .expression_attribute_values(":doc", s(settings_json(&new.settings)))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":v", n(old.version));
         if let Some(at) = new.due_ms() {

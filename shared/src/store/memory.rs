@@ -11,11 +11,11 @@ use super::{
     MAX_LAUNCH_CONFIGS,
 };
 use crate::fault::Tripwire;
-use crate::group::{Group, DELETING};
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::metrics::{self, Counter};
 use crate::model::activity::Activity;
+use crate::model::group::{Group, DELETING};
 use crate::model::instance::Member;
 use async_trait::async_trait;
 use std::collections::btree_map::Entry;
@@ -512,7 +512,7 @@ impl Groups for MemoryStore {
                         s.group.min = new.min;
                         s.group.max = new.max;
                         s.group.desired = new.desired;
-                        s.group.doc = new.doc.clone();
+                        s.group.settings = new.settings.clone();
                         s.group.version += 1;
                         for (k, a) in keys.into_iter().zip(activities) {
                             st.activities.insert((user.to_string(), k), a.doc.clone());

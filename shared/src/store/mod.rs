@@ -12,10 +12,10 @@ pub mod dynamo;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
-use crate::group::Group;
 use crate::identity::{AccessKey, User};
 use crate::launch_config::LaunchConfig;
 use crate::model::activity::Activity;
+use crate::model::group::Group;
 use crate::model::instance::Member;
 use async_trait::async_trait;
 

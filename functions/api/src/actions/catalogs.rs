@@ -48,9 +48,9 @@ pub async fn adjustment_types(
     _caller: &Caller,
     _input: Value,
 ) -> ApiResult<Option<Value>> {
-    let list: Vec<Value> = phantom::policy::ADJUSTMENT_TYPES
+    let list: Vec<Value> = phantom::policy::AdjustmentType::ALL
         .iter()
-        .map(|t| json!({ "AdjustmentType": t }))
+        .map(|t| json!({ "AdjustmentType": t.as_str() }))
         .collect();
     Ok(Some(json!({ "AdjustmentTypes": list })))
 }

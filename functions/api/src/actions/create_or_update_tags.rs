@@ -53,9 +53,9 @@ async fn apply(
     // A propagated tag reaches VMs launched later: no reconcile is needed.
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.doc["Tags"] = match how {
-            Change::Upsert => tags::upsert(&g.doc["Tags"], name, changes)?,
-            Change::Remove => tags::remove(&g.doc["Tags"], changes),
+        next.settings.tags = match how {
+            Change::Upsert => tags::upsert(&g.settings.tags, name, changes)?,
+            Change::Remove => tags::remove(&g.settings.tags, changes),
         };
         Ok(next)
     })

@@ -20,7 +20,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             wanted.as_deref(),
             after.as_deref(),
             limit + 1,
-            &|g| matches_filters(&g.doc, &filters),
+            &|g| matches_filters(&g.settings.tags, &filters),
         )
         .await?;
     let page = paging::page(found, limit, |g| &g.name);

@@ -12,9 +12,9 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         .store
         .groups(&caller.user, None, None, usize::MAX, &|_| true)
         .await?;
-    let mut found: Vec<Value> = groups
+    let mut found: Vec<&tags::TagDescription> = groups
         .iter()
-        .flat_map(|g| g.doc["Tags"].as_array().cloned().unwrap_or_default())
+        .flat_map(|g| &g.settings.tags)
         .filter(|t| tags::matches(t, &filters))
         .filter(|t| {
             after
@@ -22,8 +22,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
                 .is_none_or(|a| tags::position(t).as_str() > a)
         })
         .collect();
-    found.sort_by_key(tags::position);
-    let positions: Vec<String> = found.iter().map(tags::position).collect();
+    found.sort_by_key(|t| tags::position(t));
+    let positions: Vec<String> = found.iter().map(|t| tags::position(t)).collect();
     let page = paging::page(
         positions.into_iter().zip(found).collect(),
         limit,

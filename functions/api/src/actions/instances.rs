@@ -44,7 +44,7 @@ async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Group, Member)
 fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     Context {
         group: &g.name,
-        group_arn: g.doc["AutoScalingGroupARN"].as_str().unwrap_or_default(),
+        group_arn: &g.settings.arn,
         now_ms: app.clock.now_ms(),
     }
 }

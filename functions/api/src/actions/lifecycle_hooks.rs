@@ -1,5 +1,5 @@
 //! Lifecycle hooks: PutLifecycleHook, DeleteLifecycleHook, DescribeLifecycleHooks (changes to and
-//! reads of the group's document, `phantom::lifecycle`), and CompleteLifecycleAction and
+//! reads of the group's settings, `phantom::lifecycle`), and CompleteLifecycleAction and
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
 //! and releases the instances (`phantom::reconcile::decide`).
 
@@ -17,7 +17,7 @@ pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     let name = string(&input, "AutoScalingGroupName");
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.doc["LifecycleHooks"] = lifecycle::put(&g.doc, name, &input)?;
+        next.settings.lifecycle_hooks = lifecycle::put(&g.settings.lifecycle_hooks, name, &input)?;
         Ok(next)
     })
     .await?;
@@ -31,7 +31,7 @@ pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let hook = string(&input, "LifecycleHookName");
     change_group(app, caller, name, Some("DeleteLifecycleHook"), |g| {
         let mut next = g.clone();
-        next.doc["LifecycleHooks"] = lifecycle::delete(&g.doc, name, hook)?;
+        next.settings.lifecycle_hooks = lifecycle::delete(&g.settings.lifecycle_hooks, name, hook)?;
         Ok(next)
     })
     .await?;
@@ -46,12 +46,14 @@ pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Opt
         .await?
         .ok_or_else(|| group_not_found(name))?;
     let wanted = names(&input, "LifecycleHookNames");
-    let hooks: Vec<&Value> = lifecycle::stored(&g.doc)
+    let hooks: Vec<_> = g
+        .settings
+        .lifecycle_hooks
         .iter()
         .filter(|h| {
             wanted
                 .as_ref()
-                .is_none_or(|w| w.iter().any(|n| h["LifecycleHookName"] == n.as_str()))
+                .is_none_or(|w| w.contains(&h.lifecycle_hook_name))
         })
         .collect();
     Ok(Some(json!({ "LifecycleHooks": hooks })))

@@ -1,4 +1,4 @@
-//! Scaling policies: PutScalingPolicy, DescribePolicies, DeletePolicy (the group's document,
+//! Scaling policies: PutScalingPolicy, DescribePolicies, DeletePolicy (the group's settings,
 //! `phantom::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
 //! honouring the group's cooldown when asked, and records the change as a scaling activity.
 
@@ -7,15 +7,11 @@ use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
-use phantom::policy::{self, MAX_POLICIES, SIMPLE};
+use phantom::policy::{self, PolicyKind, MAX_POLICIES};
 use phantom::store::Record;
 use phantom::{paging, ApiError, ApiResult};
 use serde_json::{json, Value};
 use std::sync::Mutex;
-
-/// Where a group's document keeps the end of its cooldown (Unix ms): set by each simple policy
-/// that changes the desired capacity. Not part of any AWS shape, so never rendered.
-const COOLDOWN_ENDS: &str = "PhantomCooldownEndsMs";
 
 fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     format!(
@@ -32,15 +28,17 @@ pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     let fresh = arn(app, caller, group, name);
     let kept = Mutex::new(String::new());
     change_group(app, caller, group, None, |g| {
-        let list = policy::stored(&g.doc);
-        let existing = list.iter().position(|p| p["PolicyName"] == name);
-        // A policy put again keeps its ARN (webhooks and alarms name it).
-        let arn = existing
-            .and_then(|i| list[i]["PolicyARN"].as_str())
-            .unwrap_or(&fresh)
-            .to_string();
-        let doc = policy::document(&input, group, &arn)?;
-        let mut list = list.to_vec();
+        let mut list = g.settings.scaling_policies.clone();
+        let existing = list.iter().position(|p| p.policy_name == name);
+        // A policy put again keeps its ARN (webhooks and alarms name it) and its webhook.
+        let (arn, webhook) = match existing {
+            Some(i) => (list[i].arn.clone(), list[i].webhook.clone()),
+            None => (fresh.clone(), None),
+        };
+        let doc = policy::ScalingPolicy {
+            webhook,
+            ..policy::document(&input, group, &arn)?
+        };
         match existing {
             Some(i) => list[i] = doc,
             None if list.len() >= MAX_POLICIES => {
@@ -52,17 +50,12 @@ pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         }
         *kept.lock().expect("no panic while held") = arn;
         let mut next = g.clone();
-        next.doc[policy::KEY] = Value::Array(list);
+        next.settings.scaling_policies = list;
         Ok(next)
     })
     .await?;
     let arn = kept.into_inner().expect("no panic while held");
     Ok(Some(json!({ "PolicyARN": arn, "Alarms": [] })))
-}
-
-/// Whether `wanted` (a policy's name or ARN) is this policy.
-fn is(p: &Value, wanted: &str) -> bool {
-    p["PolicyName"] == wanted || p["PolicyARN"] == wanted
 }
 
 /// The group a request means: named, or read from a policy ARN.
@@ -83,13 +76,12 @@ pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let wanted = string(&input, "PolicyName");
     let group = group_of(&input, wanted)?;
     change_group(app, caller, group, None, |g| {
-        let list = policy::stored(&g.doc);
-        if !list.iter().any(|p| is(p, wanted)) {
+        let list = &g.settings.scaling_policies;
+        if !list.iter().any(|p| p.is(wanted)) {
             return Err(no_policy(wanted, group));
         }
         let mut next = g.clone();
-        next.doc[policy::KEY] =
-            Value::Array(list.iter().filter(|p| !is(p, wanted)).cloned().collect());
+        next.settings.scaling_policies.retain(|p| !p.is(wanted));
         Ok(next)
     })
     .await?;
@@ -110,21 +102,17 @@ pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Opt
     let groups = groups_named_or_all(app, caller, &input).await?;
     let wanted = names(&input, "PolicyNames");
     let types = names(&input, "PolicyTypes");
-    let mut found: Vec<(String, Value)> = groups
+    let mut found: Vec<(String, &policy::ScalingPolicy)> = groups
         .iter()
-        .flat_map(|g| policy::stored(&g.doc).iter().cloned())
-        .filter(|p| wanted.as_ref().is_none_or(|w| w.iter().any(|n| is(p, n))))
+        .flat_map(|g| &g.settings.scaling_policies)
+        .filter(|p| wanted.as_ref().is_none_or(|w| w.iter().any(|n| p.is(n))))
         .filter(|p| {
             types
                 .as_ref()
-                .is_none_or(|t| t.iter().any(|t| p["PolicyType"] == t.as_str()))
+                .is_none_or(|t| t.iter().any(|t| p.policy_type() == t))
         })
         .map(|p| {
-            let position = format!(
-                "{}\u{0}{}",
-                p["AutoScalingGroupName"].as_str().unwrap_or_default(),
-                p["PolicyName"].as_str().unwrap_or_default()
-            );
+            let position = format!("{}\u{0}{}", p.auto_scaling_group_name, p.policy_name);
             (position, p)
         })
         .filter(|(position, _)| after.as_deref().is_none_or(|a| position.as_str() > a))
@@ -178,12 +166,14 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
     let now = app.clock.now_ms();
     let outcome: Mutex<Option<Executed>> = Mutex::new(None);
     change_group(app, caller, group, Some("ExecutePolicy"), |g| {
-        let p = policy::stored(&g.doc)
+        let p = g
+            .settings
+            .scaling_policies
             .iter()
-            .find(|p| is(p, run.policy))
+            .find(|p| p.is(run.policy))
             .ok_or_else(|| no_policy(run.policy, group))?;
-        let name = stored(p, "PolicyName", Value::as_str)?;
-        if p["Enabled"] == false {
+        let name = &p.policy_name;
+        if !p.enabled {
             return Err(ApiError::validation(format!(
                 "Policy {name} is disabled: enable it with PutScalingPolicy first."
             )));
@@ -192,25 +182,19 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
         if simple && run.honor {
             check_cooldown(g, now)?;
         }
-        let adjustment_type = stored(p, "AdjustmentType", |v| {
-            v.as_str().filter(|t| policy::ADJUSTMENT_TYPES.contains(t))
-        })?;
         let to = policy::adjust(
-            adjustment_type,
+            p.adjustment_type,
             adjustment,
-            p["MinAdjustmentMagnitude"].as_i64(),
+            p.min_adjustment_magnitude,
             g.desired,
             g.min,
             g.max,
         );
         let mut next = g.clone();
         next.desired = to;
-        if simple && to != g.desired {
-            let cooldown = match p["Cooldown"].as_i64() {
-                Some(c) => c,
-                None => stored(&g.doc, "DefaultCooldown", Value::as_i64)?,
-            };
-            next.doc[COOLDOWN_ENDS] = (now + cooldown * 1000).into();
+        if let (PolicyKind::Simple { cooldown, .. }, true) = (&p.kind, to != g.desired) {
+            let cooldown = cooldown.unwrap_or(g.settings.default_cooldown);
+            next.settings.cooldown_ends_ms = Some(now + cooldown * 1000);
         }
         *outcome.lock().expect("no panic while held") = Some(Executed {
             group: next.clone(),
@@ -228,9 +212,7 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
     if e.from != e.to {
         let ctx = Context {
             group: &e.group.name,
-            group_arn: e.group.doc["AutoScalingGroupARN"]
-                .as_str()
-                .unwrap_or_default(),
+            group_arn: &e.group.settings.arn,
             now_ms: now,
         };
         let by = format!("{} policy {}", run.by, e.policy);
@@ -249,7 +231,7 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
 /// ScalingActivityInProgress while the group's cooldown runs (HonorCooldown of ExecutePolicy and
 /// SetDesiredCapacity).
 pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
-    match g.doc[COOLDOWN_ENDS].as_i64().filter(|e| now_ms < *e) {
+    match g.settings.cooldown_ends_ms.filter(|e| now_ms < *e) {
         Some(ends) => Err(ApiError::scaling_activity_in_progress(format!(
             "Group {} is in its cooldown for another {} s; HonorCooldown waits for it.",
             g.name,
@@ -259,36 +241,37 @@ pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
     }
 }
 
-/// A member every stored document has (`policy::document` and the group's defaults write them):
-/// one that cannot be read is a corrupt item, an internal error, never a default.
-fn stored<'a, T>(doc: &'a Value, key: &str, read: impl Fn(&'a Value) -> Option<T>) -> ApiResult<T> {
-    read(&doc[key]).ok_or_else(|| {
-        tracing::error!(key, "a stored policy or group document is unreadable");
-        ApiError::internal("A stored scaling policy cannot be read; put it again.")
-    })
-}
-
 /// The adjustment a policy makes for this request, and whether it is a simple policy (the only
 /// kind with a cooldown): a step policy needs MetricValue and BreachThreshold and picks its step.
-fn adjustment_of(p: &Value, metric: Option<f64>, breach: Option<f64>) -> ApiResult<(i64, bool)> {
-    if p["PolicyType"] == SIMPLE {
-        if metric.is_some() || breach.is_some() {
-            return Err(ApiError::validation(
-                "MetricValue and BreachThreshold are only for StepScaling policies.",
-            ));
+fn adjustment_of(
+    p: &policy::ScalingPolicy,
+    metric: Option<f64>,
+    breach: Option<f64>,
+) -> ApiResult<(i64, bool)> {
+    let steps = match &p.kind {
+        PolicyKind::Simple {
+            scaling_adjustment, ..
+        } => {
+            if metric.is_some() || breach.is_some() {
+                return Err(ApiError::validation(
+                    "MetricValue and BreachThreshold are only for StepScaling policies.",
+                ));
+            }
+            return Ok((*scaling_adjustment, true));
         }
-        return Ok((stored(p, "ScalingAdjustment", Value::as_i64)?, true));
-    }
+        PolicyKind::Step {
+            step_adjustments, ..
+        } => step_adjustments,
+    };
     let (Some(metric), Some(breach)) = (metric, breach) else {
         return Err(ApiError::validation(
             "MetricValue and BreachThreshold are required to execute a StepScaling policy.",
         ));
     };
-    let steps = policy::steps(&p["StepAdjustments"])?;
-    let adjustment = policy::step_for(&steps, metric, breach).ok_or_else(|| {
+    let adjustment = policy::step_for(steps, metric, breach).ok_or_else(|| {
         ApiError::validation(format!(
             "No step adjustment of policy {} covers the metric value {metric} against the breach threshold {breach}.",
-            p["PolicyName"].as_str().unwrap_or_default()
+            p.policy_name
         ))
     })?;
     Ok((adjustment, false))

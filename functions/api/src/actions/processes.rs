@@ -1,5 +1,5 @@
 //! SuspendProcesses, ResumeProcesses, EnableMetricsCollection, DisableMetricsCollection: changes to
-//! a group's document (`phantom::processes`). A suspended process holds back what the provisioner
+//! a group's settings (`phantom::processes`). A suspended process holds back what the provisioner
 //! and the health check do (`phantom::reconcile::decide`); resuming one asks for a reconcile.
 
 use super::{change_group, string};
@@ -13,8 +13,11 @@ pub async fn suspend(app: &App, caller: &Caller, input: Value) -> ApiResult<Opti
     let name = string(&input, "AutoScalingGroupName");
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.doc["SuspendedProcesses"] =
-            processes::suspend(&g.doc, &input["ScalingProcesses"], &now)?;
+        next.settings.suspended_processes = processes::suspend(
+            &g.settings.suspended_processes,
+            &input["ScalingProcesses"],
+            &now,
+        )?;
         Ok(next)
     })
     .await?;
@@ -25,7 +28,8 @@ pub async fn resume(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let name = string(&input, "AutoScalingGroupName");
     change_group(app, caller, name, Some("ResumeProcesses"), |g| {
         let mut next = g.clone();
-        next.doc["SuspendedProcesses"] = processes::resume(&g.doc, &input["ScalingProcesses"])?;
+        next.settings.suspended_processes =
+            processes::resume(&g.settings.suspended_processes, &input["ScalingProcesses"])?;
         Ok(next)
     })
     .await?;
@@ -38,8 +42,11 @@ pub async fn enable_metrics(app: &App, caller: &Caller, input: Value) -> ApiResu
     let name = string(&input, "AutoScalingGroupName");
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.doc["EnabledMetrics"] =
-            processes::enable_metrics(&g.doc, &input["Metrics"], &input["Granularity"])?;
+        next.settings.enabled_metrics = processes::enable_metrics(
+            &g.settings.enabled_metrics,
+            &input["Metrics"],
+            &input["Granularity"],
+        )?;
         Ok(next)
     })
     .await?;
@@ -50,7 +57,8 @@ pub async fn disable_metrics(app: &App, caller: &Caller, input: Value) -> ApiRes
     let name = string(&input, "AutoScalingGroupName");
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.doc["EnabledMetrics"] = processes::disable_metrics(&g.doc, &input["Metrics"])?;
+        next.settings.enabled_metrics =
+            processes::disable_metrics(&g.settings.enabled_metrics, &input["Metrics"])?;
         Ok(next)
     })
     .await?;

@@ -1,13 +1,13 @@
 //! Scheduled actions: PutScheduledUpdateGroupAction, BatchPutScheduledUpdateGroupAction,
 //! DescribeScheduledActions, DeleteScheduledAction, BatchDeleteScheduledAction: changes to the
-//! group's document (`phantom::schedule`), each a compare-and-set of the group that also moves it
+//! group's settings (`phantom::schedule`), each a compare-and-set of the group that also moves it
 //! in the store's index of due groups. The scheduler (functions/health-check) fires them.
 
 use super::{change_group, groups_named_or_all, names, string};
 use crate::App;
 use phantom::group::Group;
 use phantom::identity::Caller;
-use phantom::schedule::{self, MAX_ACTIONS};
+use phantom::schedule::{self, ScheduledAction, MAX_ACTIONS};
 use phantom::{paging, ApiError, ApiResult};
 use serde_json::{json, Value};
 use std::sync::Mutex;
@@ -24,8 +24,9 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     )
 }
 
-fn name_of(a: &Value) -> &str {
-    a["ScheduledActionName"].as_str().unwrap_or_default()
+/// The name an entry of a request gives.
+fn name_of(entry: &Value) -> &str {
+    entry["ScheduledActionName"].as_str().unwrap_or_default()
 }
 
 /// Puts `entry` into `list` (replacing the action of its name, which keeps its ARN), or the error.
@@ -33,14 +34,14 @@ fn put_one(
     app: &App,
     caller: &Caller,
     group: &str,
-    list: &mut Vec<Value>,
+    list: &mut Vec<ScheduledAction>,
     entry: &Value,
     now_ms: i64,
 ) -> ApiResult<()> {
     let name = name_of(entry);
-    let existing = list.iter().position(|a| name_of(a) == name);
-    let arn = match existing.and_then(|i| list[i]["ScheduledActionARN"].as_str()) {
-        Some(kept) => kept.to_string(),
+    let existing = list.iter().position(|a| a.scheduled_action_name == name);
+    let arn = match existing {
+        Some(i) => list[i].arn.clone(),
         None => arn(app, caller, group, name),
     };
     let doc = schedule::document(entry, group, &arn, now_ms)?;
@@ -56,9 +57,9 @@ fn put_one(
     Ok(())
 }
 
-fn with_actions(g: &Group, list: Vec<Value>) -> Group {
+fn with_actions(g: &Group, list: Vec<ScheduledAction>) -> Group {
     let mut next = g.clone();
-    next.doc[schedule::KEY] = Value::Array(list);
+    next.settings.scheduled_actions = list;
     next
 }
 
@@ -66,7 +67,7 @@ pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     let group = string(&input, "AutoScalingGroupName");
     let now = app.clock.now_ms();
     change_group(app, caller, group, None, |g| {
-        let mut list = schedule::stored(&g.doc).to_vec();
+        let mut list = g.settings.scheduled_actions.clone();
         put_one(app, caller, group, &mut list, &input, now)?;
         Ok(with_actions(g, list))
     })
@@ -84,7 +85,7 @@ pub async fn batch_put(app: &App, caller: &Caller, input: Value) -> ApiResult<Op
     let now = app.clock.now_ms();
     let failed = Mutex::new(Vec::new());
     change_group(app, caller, group, None, |g| {
-        let mut list = schedule::stored(&g.doc).to_vec();
+        let mut list = g.settings.scheduled_actions.clone();
         let refused: Vec<Value> = entries
             .iter()
             .filter_map(|e| {
@@ -124,14 +125,14 @@ pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     let group = string(&input, "AutoScalingGroupName");
     let name = string(&input, "ScheduledActionName");
     change_group(app, caller, group, None, |g| {
-        let list = schedule::stored(&g.doc);
-        if !list.iter().any(|a| name_of(a) == name) {
+        let list = &g.settings.scheduled_actions;
+        if !list.iter().any(|a| a.scheduled_action_name == name) {
             return Err(not_found(name, group));
         }
         Ok(with_actions(
             g,
             list.iter()
-                .filter(|a| name_of(a) != name)
+                .filter(|a| a.scheduled_action_name != name)
                 .cloned()
                 .collect(),
         ))
@@ -147,17 +148,17 @@ pub async fn batch_delete(app: &App, caller: &Caller, input: Value) -> ApiResult
     check_batch(wanted.len(), "ScheduledActionNames")?;
     let failed = Mutex::new(Vec::new());
     change_group(app, caller, group, None, |g| {
-        let list = schedule::stored(&g.doc);
+        let list = &g.settings.scheduled_actions;
         let missing: Vec<Value> = wanted
             .iter()
-            .filter(|w| !list.iter().any(|a| name_of(a) == w.as_str()))
+            .filter(|w| !list.iter().any(|a| &a.scheduled_action_name == *w))
             .map(|w| failure(w, &not_found(w, group)))
             .collect();
         *failed.lock().expect("no panic while held") = missing;
         Ok(with_actions(
             g,
             list.iter()
-                .filter(|a| !wanted.iter().any(|w| name_of(a) == w.as_str()))
+                .filter(|a| !wanted.contains(&a.scheduled_action_name))
                 .cloned()
                 .collect(),
         ))
@@ -184,22 +185,17 @@ pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Opt
     };
     let mut found: Vec<(String, Value)> = groups
         .iter()
-        .flat_map(|g| schedule::stored(&g.doc).iter())
+        .flat_map(|g| &g.settings.scheduled_actions)
         .filter(|a| {
             wanted
                 .as_ref()
-                .is_none_or(|w| w.iter().any(|n| n == name_of(a)))
+                .is_none_or(|w| w.contains(&a.scheduled_action_name))
         })
-        .filter(|a| {
-            let next = schedule::next_of(a);
-            from.is_none_or(|f| next.is_some_and(|t| t >= f))
-                && until.is_none_or(|u| next.is_some_and(|t| t <= u))
-        })
+        .filter(|a| from.is_none_or(|f| a.next_ms >= f) && until.is_none_or(|u| a.next_ms <= u))
         .map(|a| {
             let position = format!(
                 "{}\u{0}{}",
-                a["AutoScalingGroupName"].as_str().unwrap_or_default(),
-                name_of(a)
+                a.auto_scaling_group_name, a.scheduled_action_name
             );
             (position, schedule::described(a))
         })

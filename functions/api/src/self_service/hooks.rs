@@ -1,17 +1,16 @@
 //! Each scaling policy's alert webhook, made, listed and revoked by its owner (the calls it
-//! answers: `crate::webhooks`). The webhook lives on the policy in the group's document: its id,
+//! answers: `crate::webhooks`). The webhook lives on the policy in the group's settings: its id,
 //! the SHA-256 of its secret, when it was made; the secret itself is shown once, in the URL.
 
 use super::{required, Outcome};
 use crate::actions::change_group;
 use crate::{App, HttpRequest};
+use phantom::group::Group;
 use phantom::identity::Caller;
-use phantom::{policy, webhook, ApiError};
+use phantom::model::group::{ScalingPolicy, Webhook};
+use phantom::{webhook, ApiError};
 use serde_json::{json, Value};
 use std::sync::Mutex;
-
-/// Where a policy's document keeps its webhook (no AWS shape has it, so it is never rendered).
-pub const KEY: &str = "PhantomWebhook";
 
 /// Runs `operation` if it is one of these; `None` if it is not.
 pub async fn run(
@@ -50,16 +49,18 @@ async fn create(app: &App, caller: &Caller, input: &Value, req: &HttpRequest<'_>
     let policy_name = Mutex::new(String::new());
     change_group(app, caller, group, None, |g| {
         let mut next = g.clone();
-        let list = next.doc[policy::KEY]
-            .as_array_mut()
-            .ok_or_else(|| no_policy(group, name))?;
-        let p = list
+        let p = next
+            .settings
+            .scaling_policies
             .iter_mut()
-            .find(|p| p["PolicyName"] == name || p["PolicyARN"] == name)
+            .find(|p| p.is(name))
             .ok_or_else(|| no_policy(group, name))?;
-        p[KEY] = json!({"Id": id, "SecretSha256": digest, "Created": created});
-        *policy_name.lock().expect("no panic while held") =
-            p["PolicyName"].as_str().unwrap_or_default().to_string();
+        p.webhook = Some(Webhook {
+            id: id.clone(),
+            secret_sha256: digest.clone(),
+            created: created.clone(),
+        });
+        *policy_name.lock().expect("no panic while held") = p.policy_name.clone();
         Ok(next)
     })
     .await?;
@@ -95,15 +96,15 @@ async fn describe(app: &App, caller: &Caller, input: &Value) -> Outcome {
     };
     let list: Vec<Value> = groups
         .iter()
-        .flat_map(|g| policy::stored(&g.doc).iter())
-        .filter(|p| p[KEY].is_object())
-        .map(|p| {
-            json!({
-                "AutoScalingGroupName": p["AutoScalingGroupName"],
-                "PolicyName": p["PolicyName"],
-                "WebhookId": p[KEY]["Id"],
-                "Created": p[KEY]["Created"],
-            })
+        .flat_map(|g| &g.settings.scaling_policies)
+        .filter_map(|p| {
+            let w = p.webhook.as_ref()?;
+            Some(json!({
+                "AutoScalingGroupName": p.auto_scaling_group_name,
+                "PolicyName": p.policy_name,
+                "WebhookId": w.id,
+                "Created": w.created,
+            }))
         })
         .collect();
     Ok(json!({ "Webhooks": list }))
@@ -115,15 +116,13 @@ async fn delete(app: &App, caller: &Caller, input: &Value) -> Outcome {
     let name = required(input, "PolicyName")?;
     change_group(app, caller, group, None, |g| {
         let mut next = g.clone();
-        let p = next.doc[policy::KEY]
-            .as_array_mut()
-            .and_then(|l| {
-                l.iter_mut()
-                    .find(|p| p["PolicyName"] == name || p["PolicyARN"] == name)
-            })
+        let p = next
+            .settings
+            .scaling_policies
+            .iter_mut()
+            .find(|p| p.is(name))
             .ok_or_else(|| no_policy(group, name))?;
-        let removed = p.as_object_mut().and_then(|o| o.remove(KEY)).is_some();
-        if !removed {
+        if p.webhook.take().is_none() {
             return Err(ApiError::validation(format!(
                 "Policy {name} of group {group} has no webhook."
             )));
@@ -135,11 +134,10 @@ async fn delete(app: &App, caller: &Caller, input: &Value) -> Outcome {
 }
 
 /// The policy of `g` whose webhook is `id` with this secret, if any.
-pub fn policy_of<'a>(doc: &'a Value, id: &str, secret: &str) -> Option<&'a Value> {
-    policy::stored(doc).iter().find(|p| {
-        p[KEY]["Id"] == id
-            && p[KEY]["SecretSha256"]
-                .as_str()
-                .is_some_and(|stored| webhook::matches(secret, stored))
+pub fn policy_of<'a>(g: &'a Group, id: &str, secret: &str) -> Option<&'a ScalingPolicy> {
+    g.settings.scaling_policies.iter().find(|p| {
+        p.webhook
+            .as_ref()
+            .is_some_and(|w| w.id == id && webhook::matches(secret, &w.secret_sha256))
     })
 }

@@ -1,0 +1,427 @@
+//! A group as the store keeps it: its sizes and bookkeeping beside its settings, every one a Rust
+//! type. The settings are serialised in botocore's `AutoScalingGroup` shape (what Describe shows)
+//! plus Phantom's own members (policies, scheduled actions, the cooldown's end), which no AWS shape
+//! has and so are never rendered. Decoded once where the store reads an item: a member that is
+//! missing or of the wrong type is an error there, never a default.
+
+use super::hold::Holds;
+use super::instance::Outcome;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+
+/// A stored group. Sizes live beside the settings because they change (with `version`, which makes
+/// every change a compare-and-set); the settings are changed whole by UpdateAutoScalingGroup, the
+/// tag, process, hook, policy and metrics actions (each a compare-and-set too).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub name: String,
+    /// The id in the group's ARN: tells this group from an earlier one of the same name (VMs carry
+    /// it as a tag).
+    pub id: String,
+    /// Empty for a group launched from a launch template.
+    pub launch_configuration: String,
+    pub cloud: String,
+    pub min: i64,
+    pub max: i64,
+    pub desired: i64,
+    pub version: i64,
+    /// Launch requests made so far: with the id and the placement, the ClientToken of the next
+    /// RunInstances. It advances only with the record of what was launched, so a retried launch
+    /// reuses its token and the cloud answers with the VMs of the first try.
+    pub launch_seq: i64,
+    /// `Delete in progress` once a forced delete has begun.
+    pub status: Option<String>,
+    /// Launch failures in a row, and when launching may be tried again (Unix ms): the backoff.
+    pub failures: i64,
+    pub retry_at_ms: i64,
+    /// A group across clouds: what it remembers of each (`phantom::spread`).
+    pub holds: Holds,
+    pub settings: Settings,
+}
+
+pub const DELETING: &str = "Delete in progress";
+
+impl Group {
+    pub fn deleting(&self) -> bool {
+        self.status.as_deref() == Some(DELETING)
+    }
+}
+
+/// Every setting of a group but its sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Settings {
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "AutoScalingGroupARN")]
+    pub arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_configuration_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplateSpecification>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixed_instances_policy: Option<MixedInstancesPolicy>,
+    pub default_cooldown: i64,
+    pub health_check_type: String,
+    pub health_check_grace_period: i64,
+    pub created_time: String,
+    pub availability_zones: Vec<String>,
+    /// Subnets, comma-separated as AWS keeps them.
+    #[serde(rename = "VPCZoneIdentifier", skip_serializing_if = "Option::is_none")]
+    pub vpc_zone_identifier: Option<String>,
+    pub termination_policies: Vec<String>,
+    pub new_instances_protected_from_scale_in: bool,
+    pub capacity_rebalance: bool,
+    #[serde(rename = "ServiceLinkedRoleARN")]
+    pub service_linked_role_arn: String,
+    /// Load balancers are refused until Phantom has them: always empty.
+    pub load_balancer_names: Vec<String>,
+    #[serde(rename = "TargetGroupARNs")]
+    pub target_group_arns: Vec<String>,
+    pub traffic_sources: Vec<TrafficSource>,
+    pub suspended_processes: Vec<SuspendedProcess>,
+    pub enabled_metrics: Vec<EnabledMetric>,
+    pub tags: Vec<TagDescription>,
+    /// Accepted and shown; acted on with rolling updates (issue 24).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_instance_lifetime: Option<i64>,
+    /// AWS reserves it for its own use cases: a label Phantom keeps and shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Only `units` (VMs) is accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_capacity_type: Option<String>,
+    /// Absent from a group that never had any; empty once the last is deleted.
+    #[serde(default)]
+    pub lifecycle_hooks: Vec<LifecycleHook>,
+    #[serde(default)]
+    pub scaling_policies: Vec<ScalingPolicy>,
+    #[serde(default)]
+    pub scheduled_actions: Vec<ScheduledAction>,
+    /// When the cooldown a simple policy started ends (Unix ms).
+    #[serde(
+        rename = "PhantomCooldownEndsMs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cooldown_ends_ms: Option<i64>,
+}
+
+/// A launch template and its version (botocore's `LaunchTemplateSpecification`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LaunchTemplateSpecification {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MixedInstancesPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<MixedLaunchTemplate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances_distribution: Option<InstancesDistribution>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MixedLaunchTemplate {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template_specification: Option<LaunchTemplateSpecification>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<Override>,
+}
+
+/// One instance type to try. The members Phantom refuses are read only to be refused
+/// (`template::of`), and are never stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Override {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    #[serde(skip_serializing)]
+    pub weighted_capacity: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub launch_template_specification: Option<IgnoredAny>,
+    #[serde(skip_serializing)]
+    pub instance_requirements: Option<IgnoredAny>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstancesDistribution {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_demand_allocation_strategy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_demand_base_capacity: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_demand_percentage_above_base_capacity: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_allocation_strategy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_instance_pools: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_max_price: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TrafficSource {
+    pub identifier: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SuspendedProcess {
+    pub process_name: String,
+    pub suspension_reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EnabledMetric {
+    pub metric: String,
+    pub granularity: String,
+}
+
+/// A tag of a group (botocore's `TagDescription`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TagDescription {
+    pub resource_id: String,
+    pub resource_type: String,
+    pub key: String,
+    pub value: String,
+    pub propagate_at_launch: bool,
+}
+
+/// A lifecycle hook (botocore's `LifecycleHook`; Phantom sends no notifications, so it has no
+/// target or role).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LifecycleHook {
+    pub lifecycle_hook_name: String,
+    pub auto_scaling_group_name: String,
+    pub lifecycle_transition: String,
+    pub heartbeat_timeout: i64,
+    pub global_timeout: i64,
+    pub default_result: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_metadata: Option<String>,
+}
+
+/// A scaling policy (botocore's `ScalingPolicy`) and its webhook, if it has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ScalingPolicy {
+    pub auto_scaling_group_name: String,
+    pub policy_name: String,
+    #[serde(rename = "PolicyARN")]
+    pub arn: String,
+    pub adjustment_type: AdjustmentType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_adjustment_magnitude: Option<i64>,
+    #[serde(flatten)]
+    pub kind: PolicyKind,
+    pub enabled: bool,
+    /// Always empty: Phantom's policies run by request or webhook, not CloudWatch alarms.
+    pub alarms: Vec<Alarm>,
+    #[serde(rename = "PhantomWebhook", skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<Webhook>,
+}
+
+impl ScalingPolicy {
+    /// Whether `wanted` (a policy's name or ARN) is this policy.
+    pub fn is(&self, wanted: &str) -> bool {
+        self.policy_name == wanted || self.arn == wanted
+    }
+
+    pub fn policy_type(&self) -> &'static str {
+        match self.kind {
+            PolicyKind::Simple { .. } => "SimpleScaling",
+            PolicyKind::Step { .. } => "StepScaling",
+        }
+    }
+}
+
+/// What a policy of each type adds, tagged by `PolicyType` as AWS shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "PolicyType")]
+pub enum PolicyKind {
+    #[serde(rename = "SimpleScaling", rename_all = "PascalCase")]
+    Simple {
+        scaling_adjustment: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cooldown: Option<i64>,
+    },
+    #[serde(rename = "StepScaling", rename_all = "PascalCase")]
+    Step {
+        step_adjustments: Vec<Step>,
+        metric_aggregation_type: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        estimated_instance_warmup: Option<i64>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdjustmentType {
+    ChangeInCapacity,
+    ExactCapacity,
+    PercentChangeInCapacity,
+}
+
+impl AdjustmentType {
+    pub const ALL: [Self; 3] = [
+        Self::ChangeInCapacity,
+        Self::ExactCapacity,
+        Self::PercentChangeInCapacity,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ChangeInCapacity => "ChangeInCapacity",
+            Self::ExactCapacity => "ExactCapacity",
+            Self::PercentChangeInCapacity => "PercentChangeInCapacity",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// One step of a step policy (botocore's `StepAdjustment`): bounds relative to the breach
+/// threshold, open where absent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Step {
+    #[serde(
+        rename = "MetricIntervalLowerBound",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lower: Option<f64>,
+    #[serde(
+        rename = "MetricIntervalUpperBound",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub upper: Option<f64>,
+    #[serde(rename = "ScalingAdjustment")]
+    pub adjustment: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Alarm {
+    pub alarm_name: String,
+    #[serde(rename = "AlarmARN")]
+    pub alarm_arn: String,
+}
+
+/// A policy's alert webhook: its id, the SHA-256 of its secret (the secret is shown once), when
+/// it was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Webhook {
+    pub id: String,
+    pub secret_sha256: String,
+    pub created: String,
+}
+
+/// A scheduled action (botocore's `ScheduledUpdateGroupAction`) and when it next runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ScheduledAction {
+    pub auto_scaling_group_name: String,
+    pub scheduled_action_name: String,
+    #[serde(rename = "ScheduledActionARN")]
+    pub arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recurrence: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_capacity: Option<i64>,
+    /// Unix ms.
+    #[serde(rename = "PhantomNextMs")]
+    pub next_ms: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored() -> serde_json::Value {
+        serde_json::json!({
+            "AutoScalingGroupName": "web", "AutoScalingGroupARN": "arn:g",
+            "LaunchConfigurationName": "web@hotel", "DefaultCooldown": 300,
+            "HealthCheckType": "EC2", "HealthCheckGracePeriod": 0,
+            "CreatedTime": "2026-01-01T00:00:00.000Z", "AvailabilityZones": ["hotel-a"],
+            "TerminationPolicies": ["Default"], "NewInstancesProtectedFromScaleIn": false,
+            "CapacityRebalance": false, "ServiceLinkedRoleARN": "arn:r",
+            "LoadBalancerNames": [], "TargetGroupARNs": [], "TrafficSources": [],
+            "SuspendedProcesses": [], "EnabledMetrics": [], "Instances": [],
+            "Tags": [{"ResourceId": "web", "ResourceType": "auto-scaling-group", "Key": "k",
+                "Value": "v", "PropagateAtLaunch": true}],
+            "ScalingPolicies": [{"AutoScalingGroupName": "web", "PolicyName": "up",
+                "PolicyARN": "arn:p", "PolicyType": "StepScaling",
+                "AdjustmentType": "ChangeInCapacity", "MetricAggregationType": "Average",
+                "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
+                "Enabled": true, "Alarms": []}],
+        })
+    }
+
+    #[test]
+    fn a_stored_group_reads_back_as_it_was_written() {
+        let s: Settings = serde_json::from_value(stored()).unwrap();
+        assert_eq!(s.tags[0].key, "k");
+        assert!(
+            matches!(&s.scaling_policies[0].kind, PolicyKind::Step { step_adjustments, .. }
+            if step_adjustments[0].lower == Some(0.0) && step_adjustments[0].upper.is_none())
+        );
+        let again: Settings = serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+        assert_eq!(again, s);
+        // Phantom's members but the webhook and cooldown are written even when empty.
+        let out = serde_json::to_value(&s).unwrap();
+        assert_eq!(out["ScalingPolicies"][0]["PolicyType"], "StepScaling");
+        assert!(out.get("PhantomCooldownEndsMs").is_none());
+    }
+
+    #[test]
+    fn a_missing_or_mistyped_member_is_an_error_not_a_default() {
+        for (key, value) in [
+            ("HealthCheckGracePeriod", None),
+            ("AutoScalingGroupARN", None),
+            ("HealthCheckGracePeriod", Some(serde_json::json!("ten"))),
+            ("Tags", Some(serde_json::json!([{"Key": "k"}]))),
+        ] {
+            let mut doc = stored();
+            match value {
+                None => {
+                    doc.as_object_mut().unwrap().remove(key);
+                }
+                Some(v) => doc[key] = v,
+            }
+            let err = serde_json::from_value::<Settings>(doc).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(if key == "Tags" { "ResourceId" } else { key })
+                    || err.to_string().contains("invalid type"),
+                "{key}: {err}"
+            );
+        }
+        let mut doc = stored();
+        doc["ScalingPolicies"][0]["PolicyType"] = "Sideways".into();
+        assert!(serde_json::from_value::<Settings>(doc).is_err());
+    }
+}

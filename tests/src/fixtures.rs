@@ -1,0 +1,37 @@
+//! Groups as CreateAutoScalingGroup makes them, for the suites that write to a store directly.
+
+use phantom::group::{from_input, Group, NewGroupContext};
+use phantom::model::group::TagDescription;
+use serde_json::json;
+
+/// Group `name` from launch configuration `lc` on cloud `hotel`, with the id `id`: sizes 0 to 10,
+/// desired 2, in zone hotel-a.
+pub fn group(name: &str, lc: &str, id: &str) -> Group {
+    let ctx = NewGroupContext {
+        id: id.into(),
+        region: "us-east-1",
+        account: "123456789012",
+        cloud: "hotel".into(),
+        default_zone: "hotel-a",
+        now: phantom::time::from_ms(1_795_406_400_000),
+    };
+    let input = json!({"AutoScalingGroupName": name, "LaunchConfigurationName": lc,
+        "MinSize": 0, "MaxSize": 10, "DesiredCapacity": 2});
+    from_input(&input, ctx).expect("a valid group")
+}
+
+/// `g` with these tags (key, value) in place of its own.
+pub fn with_tags(g: &Group, tags: &[(&str, &str)]) -> Group {
+    let mut next = g.clone();
+    next.settings.tags = tags
+        .iter()
+        .map(|(k, v)| TagDescription {
+            resource_id: g.name.clone(),
+            resource_type: "auto-scaling-group".into(),
+            key: k.to_string(),
+            value: v.to_string(),
+            propagate_at_launch: false,
+        })
+        .collect();
+    next
+}

@@ -433,12 +433,6 @@ fn launch_sources(input: &Value) -> usize {
     .count()
 }
 
-/// A member in one of AWS's structure shapes, typed.
-fn typed<T: serde::de::DeserializeOwned>(member: &str, v: &Value) -> ApiResult<T> {
-    serde_json::from_value(v.clone())
-        .map_err(|e| ApiError::validation(format!("{member} cannot be read: {e}")))
-}
-
 /// The input's settings, each given one replacing the group's (checked by `check_settings`):
 /// what is stored is what Describe returns. The name, the sizes, the tags and the hooks have
 /// their own rules.
@@ -451,16 +445,14 @@ fn apply_settings(input: &Value, s: &mut Settings) -> ApiResult<()> {
             s.mixed_instances_policy,
         ) = (Some(lc.to_string()), None, None);
     }
-    if !input["LaunchTemplate"].is_null() {
-        let lt = typed("LaunchTemplate", &input["LaunchTemplate"])?;
+    if let Some(lt) = crate::query::member(input, "LaunchTemplate")? {
         (
             s.launch_configuration_name,
             s.launch_template,
             s.mixed_instances_policy,
         ) = (None, Some(lt), None);
     }
-    if !input["MixedInstancesPolicy"].is_null() {
-        let mip = typed("MixedInstancesPolicy", &input["MixedInstancesPolicy"])?;
+    if let Some(mip) = crate::query::member(input, "MixedInstancesPolicy")? {
         (
             s.launch_configuration_name,
             s.launch_template,

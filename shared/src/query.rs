@@ -91,6 +91,16 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Value> {
 }
 
 /// AWS's summary of one or more constraint violations.
+/// A member of a decoded input, as the type of its structure shape; `None` when absent.
+pub fn member<T: serde::de::DeserializeOwned>(input: &Value, name: &str) -> ApiResult<Option<T>> {
+    match &input[name] {
+        Value::Null => Ok(None),
+        v => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|e| ApiError::validation(format!("{name} cannot be read: {e}"))),
+    }
+}
+
 pub fn validation_errors(errors: &[String]) -> ApiError {
     let n = errors.len();
     let noun = if n == 1 { "error" } else { "errors" };

@@ -67,16 +67,8 @@ fn specification(v: &LaunchTemplateSpecification) -> ApiResult<(TemplateRef, Opt
 /// The template of a group's input (`LaunchTemplate` or `MixedInstancesPolicy`), if it names one,
 /// checked.
 pub fn of(input: &Value) -> ApiResult<Option<Spec>> {
-    fn member<T: serde::de::DeserializeOwned>(input: &Value, name: &str) -> ApiResult<Option<T>> {
-        match &input[name] {
-            Value::Null => Ok(None),
-            v => serde_json::from_value(v.clone())
-                .map(Some)
-                .map_err(|e| ApiError::validation(format!("{name} cannot be read: {e}"))),
-        }
-    }
-    let lt: Option<LaunchTemplateSpecification> = member(input, "LaunchTemplate")?;
-    let mip: Option<MixedInstancesPolicy> = member(input, "MixedInstancesPolicy")?;
+    let lt: Option<LaunchTemplateSpecification> = crate::query::member(input, "LaunchTemplate")?;
+    let mip: Option<MixedInstancesPolicy> = crate::query::member(input, "MixedInstancesPolicy")?;
     spec(lt.as_ref(), mip.as_ref())
 }
 

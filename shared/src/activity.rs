@@ -1,10 +1,9 @@
 //! Scaling activities: what the provisioner did to a group and why, in the botocore `Activity`
 //! shape that DescribeScalingActivities returns.
 
-pub use crate::model::activity::Activity;
+pub use crate::model::activity::{Activity, Details, ScalingActivity};
 use crate::reconcile::Cause;
 use crate::schedule::Sizes;
-use serde_json::{json, Value};
 
 pub struct Context<'a> {
     pub group: &'a str,
@@ -24,27 +23,24 @@ fn activity(
     cause: String,
     status: &str,
     message: Option<&str>,
-    details: Value,
+    details: Details,
 ) -> Activity {
-    let mut doc = json!({
-        "ActivityId": uuid::Uuid::new_v4().to_string(),
-        "AutoScalingGroupName": ctx.group,
-        "AutoScalingGroupARN": ctx.group_arn,
-        "Description": description,
-        "Cause": cause,
-        "StartTime": at(ctx.now_ms),
-        "EndTime": at(ctx.now_ms),
-        "StatusCode": status,
-        "Progress": 100,
-        "Details": details.to_string(),
-    });
-    if let Some(m) = message {
-        doc["StatusMessage"] = Value::String(m.to_string());
-    }
     Activity {
         group: ctx.group.to_string(),
         start_ms: ctx.now_ms,
-        doc,
+        doc: ScalingActivity {
+            activity_id: uuid::Uuid::new_v4().to_string(),
+            auto_scaling_group_name: ctx.group.to_string(),
+            auto_scaling_group_arn: ctx.group_arn.to_string(),
+            description,
+            cause,
+            start_time: at(ctx.now_ms),
+            end_time: at(ctx.now_ms),
+            status_code: status.to_string(),
+            status_message: message.map(str::to_string),
+            progress: 100,
+            details,
+        },
     }
 }
 
@@ -60,7 +56,7 @@ pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activ
         ),
         "Successful",
         None,
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -84,7 +80,7 @@ pub fn scheduled_failed(ctx: &Context<'_>, action: &str, why: &str) -> Activity 
         ),
         "Failed",
         Some(why),
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -102,7 +98,10 @@ pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i6
         increase_cause(ctx, from, to),
         "Successful",
         None,
-        json!({"Availability Zone": zone}),
+        Details {
+            zone: Some(zone.to_string()),
+            cloud: None,
+        },
     )
 }
 
@@ -113,7 +112,7 @@ pub fn launch_failed(ctx: &Context<'_>, message: &str, from: i64, to: i64) -> Ac
         increase_cause(ctx, from, to),
         "Failed",
         Some(message),
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -149,7 +148,7 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         why,
         "Successful",
         None,
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -185,7 +184,7 @@ pub fn standby(
         ),
         "Successful",
         None,
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -200,7 +199,7 @@ pub fn attaching(ctx: &Context<'_>, instance: &str, from: i64, to: i64) -> Activ
         ),
         "Successful",
         None,
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -215,7 +214,7 @@ pub fn attach_failed(ctx: &Context<'_>, instance: &str, why: &str, from: i64, to
         ),
         "Failed",
         Some(why),
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -233,7 +232,7 @@ pub fn detaching(ctx: &Context<'_>, instance: &str, shrink: Option<(i64, i64)>) 
         ),
         "Successful",
         None,
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -247,7 +246,7 @@ pub fn terminate_failed(ctx: &Context<'_>, instance: &str, message: &str) -> Act
         ),
         "Failed",
         Some(message),
-        json!({}),
+        Details::default(),
     )
 }
 
@@ -262,23 +261,29 @@ mod tests {
             group_arn: "arn:g",
             now_ms: 1_700_000_000_000,
         };
-        let a = launched(&ctx, "i-1", "us-east-1a", 0, 3);
-        assert_eq!(a.doc["Description"], "Launching a new EC2 instance: i-1");
-        assert!(a.doc["Cause"]
+        // As DescribeScalingActivities shows them.
+        let shown = |a: &Activity| serde_json::to_value(&a.doc).unwrap();
+        let a = shown(&launched(&ctx, "i-1", "us-east-1a", 0, 3));
+        assert_eq!(a["Description"], "Launching a new EC2 instance: i-1");
+        assert_eq!(a["Details"], r#"{"Availability Zone":"us-east-1a"}"#);
+        assert!(a["Cause"]
             .as_str()
             .unwrap()
             .contains("increasing the capacity from 0 to 3"));
-        assert_eq!(a.doc["StartTime"], "2023-11-14T22:13:20.000Z");
-        let f = launch_failed(&ctx, "InvalidAMIID.NotFound: no such image", 0, 1);
-        assert_eq!(f.doc["StatusCode"], "Failed");
-        assert_eq!(
-            f.doc["StatusMessage"],
-            "InvalidAMIID.NotFound: no such image"
-        );
-        let t = terminated(&ctx, "i-2", &Cause::Unhealthy("terminated".into()));
-        assert!(t.doc["Cause"]
-            .as_str()
-            .unwrap()
-            .contains("EC2 health check"));
+        assert_eq!(a["StartTime"], "2023-11-14T22:13:20.000Z");
+        let f = shown(&launch_failed(
+            &ctx,
+            "InvalidAMIID.NotFound: no such image",
+            0,
+            1,
+        ));
+        assert_eq!(f["StatusCode"], "Failed");
+        assert_eq!(f["StatusMessage"], "InvalidAMIID.NotFound: no such image");
+        let t = shown(&terminated(
+            &ctx,
+            "i-2",
+            &Cause::Unhealthy("terminated".into()),
+        ));
+        assert!(t["Cause"].as_str().unwrap().contains("EC2 health check"));
     }
 }

@@ -102,9 +102,12 @@ impl std::error::Error for ApiError {}
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
-/// The domain's refusals are ValidationErrors.
-impl From<crate::model::Invalid> for ApiError {
-    fn from(e: crate::model::Invalid) -> Self {
-        Self::validation(e.0)
+/// The domain's refusals: ValidationError, or LimitExceeded for a quota.
+impl From<crate::model::Refusal> for ApiError {
+    fn from(e: crate::model::Refusal) -> Self {
+        match e {
+            crate::model::Refusal::Invalid(m) => Self::validation(m),
+            crate::model::Refusal::OverLimit(m) => Self::limit_exceeded(m),
+        }
     }
 }

@@ -1,29 +1,31 @@
 //! Auto Scaling groups: the checks and defaults of CreateAutoScalingGroup and SetDesiredCapacity,
 //! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::TagDescription;
-use crate::model::Invalid;
+use crate::model::request::{
+    self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
+};
+use crate::model::response::{AutoScalingGroup, Instance};
+use crate::model::{Checked, Refusal};
 use crate::reconcile::Target;
 use crate::tags::MAX_TAGS;
-use serde_json::Value;
 use std::collections::BTreeSet;
 use time::OffsetDateTime;
 
 pub use crate::model::group::{Group, Settings, DELETING};
 
 impl Group {
-    /// The botocore `AutoScalingGroup` document DescribeAutoScalingGroups returns (Phantom's own
-    /// members are in no AWS shape, so the response leaves them out).
-    pub fn describe(&self) -> Value {
-        let mut doc = serde_json::to_value(&self.settings).expect("settings serialise");
-        doc["MinSize"] = self.min.into();
-        doc["MaxSize"] = self.max.into();
-        doc["DesiredCapacity"] = self.desired.into();
-        if let Some(status) = &self.status {
-            doc["Status"] = status.clone().into();
+    /// The botocore `AutoScalingGroup` DescribeAutoScalingGroups returns, with these instances
+    /// (Phantom's own members are in no AWS shape, so the response leaves them out).
+    pub fn describe(self, instances: Vec<Instance>) -> AutoScalingGroup {
+        AutoScalingGroup {
+            settings: self.settings,
+            min_size: self.min,
+            max_size: self.max,
+            desired_capacity: self.desired,
+            status: self.status,
+            instances,
         }
-        doc
     }
 
     /// When its first scheduled action is due (Unix ms), if it has one and is not being deleted:
@@ -67,7 +69,7 @@ impl Group {
     }
 
     /// The clouds a group spans (its `phantom:clouds` and `phantom:policy` tags), if it spans any.
-    pub fn spread(&self) -> ApiResult<Option<crate::spread::Spread>> {
+    pub fn spread(&self) -> Checked<Option<crate::spread::Spread>> {
         crate::spread::Spread::of_tags(
             self.settings
                 .tags
@@ -79,7 +81,7 @@ impl Group {
     /// Every launch configuration the group uses, each marked in use by the store: its own and,
     /// across clouds, the one of each listed cloud (none for a launch template group). Clouds
     /// tags that cannot be read are an error, never "its own cloud only".
-    pub fn launch_configurations(&self) -> Result<BTreeSet<String>, Invalid> {
+    pub fn launch_configurations(&self) -> Checked<BTreeSet<String>> {
         let mut lcs = BTreeSet::new();
         if self.launch_configuration.is_empty() {
             return Ok(lcs);
@@ -99,7 +101,7 @@ impl Group {
     /// Every cloud the group runs on: its own and, across clouds, each listed one. The health
     /// check's list counts the group on each, so each is swept. Clouds tags that cannot be read
     /// are an error, never "its own cloud only".
-    pub fn clouds(&self) -> Result<BTreeSet<String>, Invalid> {
+    pub fn clouds(&self) -> Checked<BTreeSet<String>> {
         let mut clouds = BTreeSet::from([self.cloud.clone()]);
         if let Some(spread) = self.spread_read()? {
             clouds.extend(spread.sites.into_iter().map(|s| s.cloud));
@@ -108,22 +110,22 @@ impl Group {
     }
 
     /// `spread`, its refusal as the domain's.
-    fn spread_read(&self) -> Result<Option<crate::spread::Spread>, Invalid> {
+    fn spread_read(&self) -> Checked<Option<crate::spread::Spread>> {
         self.spread()
-            .map_err(|e| Invalid(format!("group {}: {}", self.name, e.message)))
+            .map_err(|e| Refusal::invalid(format!("group {}: {}", self.name, e.message())))
     }
 
     /// One of its instances as Describe shows it: a VM on a cloud that has been unreachable past
     /// the grace counts as lost, so it is shown Unhealthy (its record is kept as it was, to be
     /// judged again when the cloud answers).
-    pub fn describe_member(&self, m: &crate::model::instance::Member, now_ms: i64) -> Value {
+    pub fn describe_member(&self, m: &crate::model::instance::Member, now_ms: i64) -> Instance {
         let mut d = m.describe();
         if self
             .holds
             .get(&m.cloud)
             .is_some_and(|h| h.counted_out(now_ms))
         {
-            d["HealthStatus"] = "Unhealthy".into();
+            d.health_status = "Unhealthy";
         }
         d
     }
@@ -160,19 +162,19 @@ pub fn service_linked_role(account: &str) -> String {
 }
 
 /// MinSize <= DesiredCapacity <= MaxSize, in AWS's words.
-pub fn check_sizes(min: i64, max: i64, desired: i64) -> ApiResult<()> {
+pub fn check_sizes(min: i64, max: i64, desired: i64) -> Checked<()> {
     if min < 0 {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "MinSize must be greater than or equal to 0, got {min}"
         )));
     }
     if max < min {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Max bound, {max}, must be greater than or equal to min bound, {min}"
         )));
     }
     if desired < min || desired > max {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Desired capacity:{desired} must be between the specified min size:{min} and max size:{max}"
         )));
     }
@@ -180,15 +182,15 @@ pub fn check_sizes(min: i64, max: i64, desired: i64) -> ApiResult<()> {
 }
 
 /// SetDesiredCapacity's check against the group's current bounds.
-pub fn check_new_desired(group: &Group, desired: i64) -> ApiResult<()> {
+pub fn check_new_desired(group: &Group, desired: i64) -> Checked<()> {
     if desired > group.max {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "New SetDesiredCapacity value {desired} is above max value {} for the AutoScalingGroup.",
             group.max
         )));
     }
     if desired < group.min {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "New SetDesiredCapacity value {desired} is below min value {} for the AutoScalingGroup.",
             group.min
         )));
@@ -208,26 +210,26 @@ pub struct NewGroupContext<'a> {
     pub now: OffsetDateTime,
 }
 
-/// Checks a decoded CreateAutoScalingGroup input and builds the group it describes.
-pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
-    let name = input["AutoScalingGroupName"]
-        .as_str()
-        .ok_or_else(|| ApiError::validation("AutoScalingGroupName is required."))?
-        .to_string();
-    check_settings(input)?;
-    let sources = launch_sources(input);
-    if sources != 1 {
-        return Err(ApiError::validation(
-            "Valid requests must contain exactly one of LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
+/// Checks a CreateAutoScalingGroup request and builds the group it describes.
+pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> Checked<Group> {
+    let name = input.auto_scaling_group_name.clone();
+    if input.instance_id.is_some() {
+        return Err(Refusal::invalid(
+            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
         ));
     }
-    let size = |member: &str| {
-        input[member]
-            .as_i64()
-            .ok_or_else(|| ApiError::validation(format!("{member} is required.")))
-    };
-    let (min, max) = (size("MinSize")?, size("MaxSize")?);
-    let desired = input["DesiredCapacity"].as_i64().unwrap_or(min);
+    let create_only = [
+        ("LoadBalancerNames", !input.load_balancer_names.is_empty()),
+        ("TargetGroupARNs", !input.target_group_arns.is_empty()),
+        ("TrafficSources", !input.traffic_sources.is_empty()),
+    ];
+    refuse(create_only.into_iter())?;
+    check_settings(&input.settings)?;
+    if launch_sources(&input.settings) != 1 {
+        return Err(no_launch_source());
+    }
+    let (min, max) = (input.min_size, input.max_size);
+    let desired = input.desired_capacity.unwrap_or(min);
     check_sizes(min, max, desired)?;
     let mut settings = Settings {
         auto_scaling_group_name: name.clone(),
@@ -250,19 +252,19 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
         traffic_sources: Vec::new(),
         suspended_processes: Vec::new(),
         enabled_metrics: Vec::new(),
-        tags: tag_descriptions(&name, &input["Tags"])?,
+        tags: tag_descriptions(&name, &input.tags)?,
         max_instance_lifetime: None,
         context: None,
         desired_capacity_type: None,
         lifecycle_hooks: crate::lifecycle::from_specifications(
             &name,
-            &input["LifecycleHookSpecificationList"],
+            &input.lifecycle_hook_specification_list,
         )?,
         scaling_policies: Vec::new(),
         scheduled_actions: Vec::new(),
         cooldown_ends_ms: None,
     };
-    apply_settings(input, &mut settings)?;
+    apply_settings(&input.settings, &mut settings);
     if settings.availability_zones.is_empty() && settings.vpc_zone_identifier.is_none() {
         settings.availability_zones = vec![ctx.default_zone.to_string()];
     }
@@ -288,9 +290,10 @@ pub fn from_input(input: &Value, ctx: NewGroupContext<'_>) -> ApiResult<Group> {
     })
 }
 
-/// The members of a group's input Phantom does not act on, and why: each is refused when given
-/// with anything but its AWS default (the README lists them).
-const REFUSED: [(&str, &str); 15] = [
+/// The members of a group's request Phantom does not act on, and why: each is refused when given
+/// with anything but its AWS default (the README lists them). The first three are
+/// CreateAutoScalingGroup's only.
+pub const REFUSED: [(&str, &str); 15] = [
     ("LoadBalancerNames", "Phantom has no load balancers yet"),
     ("TargetGroupARNs", "Phantom has no load balancers yet"),
     ("TrafficSources", "Phantom has no load balancers yet"),
@@ -344,66 +347,105 @@ const REFUSED: [(&str, &str); 15] = [
     ),
 ];
 
-/// A member given with a value other than its AWS default (which changes nothing).
-fn set(input: &Value, member: &str) -> bool {
-    match &input[member] {
-        Value::Null | Value::Bool(false) => false,
-        Value::Array(a) => !a.is_empty(),
-        Value::String(s) => !(member == "DeletionProtection" && s == "none"),
-        _ => true,
+/// The first of `given` (a refused member, and whether it was given with a value other than its
+/// AWS default, which changes nothing) that was given, refused with why.
+fn refuse<'a>(mut given: impl Iterator<Item = (&'a str, bool)>) -> Checked<()> {
+    match given.find(|(_, given)| *given) {
+        Some((member, _)) => {
+            let why = REFUSED
+                .iter()
+                .find(|(m, _)| *m == member)
+                .map_or("", |(_, why)| why);
+            Err(Refusal::invalid(format!(
+                "{member} is not supported: {why}. Leave it out."
+            )))
+        }
+        None => Ok(()),
     }
 }
 
-/// The settings of a group's input that CreateAutoScalingGroup and UpdateAutoScalingGroup check
+/// The settings of a group's request that CreateAutoScalingGroup and UpdateAutoScalingGroup check
 /// alike.
-fn check_settings(input: &Value) -> ApiResult<()> {
-    if input.get("InstanceId").is_some() {
-        return Err(ApiError::validation(
-            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
-        ));
+fn check_settings(s: &GroupSettings) -> Checked<()> {
+    refuse(
+        [
+            ("PlacementGroup", s.placement_group.is_some()),
+            ("CapacityRebalance", s.capacity_rebalance == Some(true)),
+            ("DefaultInstanceWarmup", s.default_instance_warmup.is_some()),
+            (
+                "InstanceMaintenancePolicy",
+                s.instance_maintenance_policy.is_some(),
+            ),
+            (
+                "AvailabilityZoneIds",
+                s.availability_zone_ids
+                    .as_ref()
+                    .is_some_and(|z| !z.is_empty()),
+            ),
+            (
+                "AvailabilityZoneDistribution",
+                s.availability_zone_distribution.is_some(),
+            ),
+            (
+                "AvailabilityZoneImpairmentPolicy",
+                s.availability_zone_impairment_policy.is_some(),
+            ),
+            (
+                "SkipZonalShiftValidation",
+                s.skip_zonal_shift_validation == Some(true),
+            ),
+            (
+                "CapacityReservationSpecification",
+                s.capacity_reservation_specification.is_some(),
+            ),
+            (
+                "InstanceLifecyclePolicy",
+                s.instance_lifecycle_policy.is_some(),
+            ),
+            (
+                "DeletionProtection",
+                s.deletion_protection
+                    .as_deref()
+                    .is_some_and(|d| d != "none"),
+            ),
+            ("ServiceLinkedRoleARN", s.service_linked_role_arn.is_some()),
+        ]
+        .into_iter(),
+    )?;
+    if let Some(t) = s.desired_capacity_type.as_deref().filter(|t| *t != "units") {
+        return Err(Refusal::invalid(format!(
+            "DesiredCapacityType '{t}' is not supported: Phantom counts capacity in units (VMs)."
+        )));
     }
-    for (member, why) in REFUSED {
-        if set(input, member) {
-            return Err(ApiError::validation(format!(
-                "{member} is not supported: {why}. Leave it out."
-            )));
-        }
-    }
-    if let Some(t) = input["DesiredCapacityType"].as_str() {
-        if t != "units" {
-            return Err(ApiError::validation(format!(
-                "DesiredCapacityType '{t}' is not supported: Phantom counts capacity in units (VMs)."
-            )));
-        }
-    }
-    crate::template::of(input)?;
+    crate::template::of(
+        s.launch_template.as_ref(),
+        s.mixed_instances_policy.as_ref(),
+    )?;
     for (field, value) in [
-        ("DefaultCooldown", &input["DefaultCooldown"]),
-        ("HealthCheckGracePeriod", &input["HealthCheckGracePeriod"]),
+        ("DefaultCooldown", s.default_cooldown),
+        ("HealthCheckGracePeriod", s.health_check_grace_period),
     ] {
-        if value.as_i64().is_some_and(|v| v < 0) {
-            return Err(ApiError::validation(format!(
+        if value.is_some_and(|v| v < 0) {
+            return Err(Refusal::invalid(format!(
                 "{field} must be greater than or equal to 0"
             )));
         }
     }
-    if let Some(life) = input["MaxInstanceLifetime"].as_i64() {
+    if let Some(life) = s.max_instance_lifetime {
         if life != 0 && !(86_400..=31_536_000).contains(&life) {
-            return Err(ApiError::validation(
+            return Err(Refusal::invalid(
                 "The maximum instance lifetime must be 0 or between 86400 and 31536000 seconds.",
             ));
         }
     }
-    if let Some(hc) = input["HealthCheckType"].as_str() {
-        if hc != "EC2" {
-            return Err(ApiError::validation(format!(
-                "Phantom checks health through each cloud's EC2 API: HealthCheckType must be EC2, not '{hc}'."
-            )));
-        }
+    if let Some(hc) = s.health_check_type.as_deref().filter(|hc| *hc != "EC2") {
+        return Err(Refusal::invalid(format!(
+            "Phantom checks health through each cloud's EC2 API: HealthCheckType must be EC2, not '{hc}'."
+        )));
     }
-    for p in strings(&input["TerminationPolicies"]) {
+    for p in s.termination_policies.iter().flatten() {
         if !TERMINATION_POLICIES.contains(&p.as_str()) {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Termination policy '{p}' is not one of {}.",
                 TERMINATION_POLICIES.join(", ")
             )));
@@ -412,112 +454,108 @@ fn check_settings(input: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s.as_str().map(str::to_string))
-        .collect()
+/// A group request naming no launch source, or more than one.
+pub fn no_launch_source() -> Refusal {
+    Refusal::invalid(
+        "Valid requests must contain exactly one of LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
+    )
 }
 
-/// How many launch sources the input names (a launch configuration, a template, a mixed
+/// How many launch sources the request names (a launch configuration, a template, a mixed
 /// instances policy).
-fn launch_sources(input: &Value) -> usize {
+fn launch_sources(s: &GroupSettings) -> usize {
     [
-        "LaunchConfigurationName",
-        "LaunchTemplate",
-        "MixedInstancesPolicy",
+        s.launch_configuration_name.is_some(),
+        s.launch_template.is_some(),
+        s.mixed_instances_policy.is_some(),
     ]
-    .iter()
-    .filter(|k| input.get(**k).is_some())
+    .into_iter()
+    .filter(|given| *given)
     .count()
 }
 
-/// The input's settings, each given one replacing the group's (checked by `check_settings`):
+/// The request's settings, each given one replacing the group's (checked by `check_settings`):
 /// what is stored is what Describe returns. The name, the sizes, the tags and the hooks have
 /// their own rules.
-fn apply_settings(input: &Value, s: &mut Settings) -> ApiResult<()> {
+fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     // A new launch source replaces the old one, whichever kind each is.
-    if let Some(lc) = input["LaunchConfigurationName"].as_str() {
+    if let Some(lc) = &input.launch_configuration_name {
         (
             s.launch_configuration_name,
             s.launch_template,
             s.mixed_instances_policy,
-        ) = (Some(lc.to_string()), None, None);
+        ) = (Some(lc.clone()), None, None);
     }
-    if let Some(lt) = crate::query::member(input, "LaunchTemplate")? {
+    if let Some(lt) = &input.launch_template {
         (
             s.launch_configuration_name,
             s.launch_template,
             s.mixed_instances_policy,
-        ) = (None, Some(lt), None);
+        ) = (None, Some(lt.clone()), None);
     }
-    if let Some(mip) = crate::query::member(input, "MixedInstancesPolicy")? {
+    if let Some(mip) = &input.mixed_instances_policy {
         (
             s.launch_configuration_name,
             s.launch_template,
             s.mixed_instances_policy,
-        ) = (None, None, Some(mip));
+        ) = (None, None, Some(mip.clone()));
     }
-    let int = |member: &str| input[member].as_i64();
-    if let Some(v) = int("DefaultCooldown") {
+    if let Some(v) = input.default_cooldown {
         s.default_cooldown = v;
     }
-    if let Some(v) = int("HealthCheckGracePeriod") {
+    if let Some(v) = input.health_check_grace_period {
         s.health_check_grace_period = v;
     }
-    if let Some(v) = int("MaxInstanceLifetime") {
+    if let Some(v) = input.max_instance_lifetime {
         s.max_instance_lifetime = Some(v);
     }
-    if let Some(v) = input["HealthCheckType"].as_str() {
-        s.health_check_type = v.to_string();
+    if let Some(v) = &input.health_check_type {
+        s.health_check_type = v.clone();
     }
-    if let Some(v) = input["NewInstancesProtectedFromScaleIn"].as_bool() {
+    if let Some(v) = input.new_instances_protected_from_scale_in {
         s.new_instances_protected_from_scale_in = v;
     }
-    if input["TerminationPolicies"].is_array() {
-        s.termination_policies = strings(&input["TerminationPolicies"]);
+    if let Some(v) = &input.termination_policies {
+        s.termination_policies = v.clone();
     }
-    if let Some(v) = input["Context"].as_str() {
-        s.context = Some(v.to_string());
+    if let Some(v) = &input.context {
+        s.context = Some(v.clone());
     }
-    if let Some(v) = input["DesiredCapacityType"].as_str() {
-        s.desired_capacity_type = Some(v.to_string());
+    if let Some(v) = &input.desired_capacity_type {
+        s.desired_capacity_type = Some(v.clone());
     }
     // Zones or subnets: new subnets without zones leave the group no zones (it has one or the
     // other).
-    if let Some(v) = input["VPCZoneIdentifier"].as_str() {
-        s.vpc_zone_identifier = Some(v.to_string());
-        if input["AvailabilityZones"].is_null() {
+    if let Some(v) = &input.vpc_zone_identifier {
+        s.vpc_zone_identifier = Some(v.clone());
+        if input.availability_zones.is_none() {
             s.availability_zones.clear();
         }
     }
-    if input["AvailabilityZones"].is_array() {
-        s.availability_zones = strings(&input["AvailabilityZones"]);
+    if let Some(v) = &input.availability_zones {
+        s.availability_zones = v.clone();
     }
-    Ok(())
 }
 
-/// UpdateAutoScalingGroup: the group with the input's changes, checked as AWS checks them. A new
+/// UpdateAutoScalingGroup: the group with the request's changes, checked as AWS checks them. A new
 /// MinSize above the current desired capacity raises it, a new MaxSize below lowers it, when the
-/// input gives no DesiredCapacity. The caller has checked that a new launch configuration exists
-/// and is on the group's cloud.
-pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
-    check_settings(input)?;
-    let sources = launch_sources(input);
-    if sources > 1 {
-        return Err(ApiError::validation(
+/// request gives no DesiredCapacity. The caller has checked that a new launch configuration
+/// exists and is on the group's cloud.
+pub fn update(g: &Group, input: &UpdateAutoScalingGroup) -> Checked<Group> {
+    check_settings(&input.settings)?;
+    if launch_sources(&input.settings) > 1 {
+        return Err(Refusal::invalid(
             "Give one of LaunchConfigurationName, LaunchTemplate or MixedInstancesPolicy.",
         ));
     }
-    let min = input["MinSize"].as_i64().unwrap_or(g.min);
-    let max = input["MaxSize"].as_i64().unwrap_or(g.max);
-    let desired = input["DesiredCapacity"]
-        .as_i64()
+    let min = input.min_size.unwrap_or(g.min);
+    let max = input.max_size.unwrap_or(g.max);
+    let desired = input
+        .desired_capacity
         .unwrap_or_else(|| g.desired.max(min).min(max));
     check_sizes(min, max, desired)?;
     let mut next = g.clone();
-    apply_settings(input, &mut next.settings)?;
+    apply_settings(&input.settings, &mut next.settings);
     next.launch_configuration = next
         .settings
         .launch_configuration_name
@@ -527,36 +565,32 @@ pub fn update(g: &Group, input: &Value) -> ApiResult<Group> {
     Ok(next)
 }
 
-/// Input `Tag`s become `TagDescription`s of this group.
-fn tag_descriptions(group: &str, tags: &Value) -> ApiResult<Vec<TagDescription>> {
-    let tags = tags.as_array().map_or(&[][..], Vec::as_slice);
+/// Request `Tag`s become `TagDescription`s of this group.
+fn tag_descriptions(group: &str, tags: &[Tag]) -> Checked<Vec<TagDescription>> {
     if tags.len() > MAX_TAGS {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "A group may have at most {MAX_TAGS} tags, got {}.",
             tags.len()
         )));
     }
     let mut out: Vec<TagDescription> = Vec::with_capacity(tags.len());
     for t in tags {
-        let key = t["Key"]
-            .as_str()
-            .ok_or_else(|| ApiError::validation("Each tag needs a Key."))?
-            .to_string();
+        let key = t.key.clone();
         if key.to_ascii_lowercase().starts_with("aws:") {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Tag keys starting with 'aws:' are reserved: '{key}'."
             )));
         }
         if out.iter().any(|d| d.key == key) {
-            return Err(ApiError::validation(format!("Duplicate tag key '{key}'.")));
+            return Err(Refusal::invalid(format!("Duplicate tag key '{key}'.")));
         }
         out.push(TagDescription {
             resource_id: group.to_string(),
             resource_type: crate::tags::RESOURCE_TYPE.to_string(),
             key,
             // AWS's defaults for a tag given without them.
-            value: t["Value"].as_str().unwrap_or("").to_string(),
-            propagate_at_launch: t["PropagateAtLaunch"].as_bool().unwrap_or(false),
+            value: t.value.clone().unwrap_or_default(),
+            propagate_at_launch: t.propagate_at_launch.unwrap_or(false),
         });
     }
     Ok(out)
@@ -570,22 +604,19 @@ pub enum Filter {
     Tag(String, Vec<String>),
 }
 
-pub fn parse_filters(filters: &Value) -> ApiResult<Vec<Filter>> {
+pub fn parse_filters(filters: &[request::Filter]) -> Checked<Vec<Filter>> {
     let mut out = Vec::new();
-    for f in filters.as_array().into_iter().flatten() {
-        let name = f["Name"].as_str().unwrap_or_default();
-        let values: Vec<String> = f["Values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
+    for f in filters {
+        let name = f.name.as_deref().ok_or_else(|| {
+            Refusal::invalid("Each filter needs a Name: tag-key, tag-value or tag:<key>.")
+        })?;
+        let values = f.values.clone();
         out.push(match name {
             "tag-key" => Filter::TagKey(values),
             "tag-value" => Filter::TagValue(values),
             n if n.starts_with("tag:") => Filter::Tag(n[4..].to_string(), values),
             other => {
-                return Err(ApiError::validation(format!(
+                return Err(Refusal::invalid(format!(
                     "Filter name '{other}' is not valid: use tag-key, tag-value or tag:<key>."
                 )))
             }
@@ -612,7 +643,20 @@ pub fn matches_filters(tags: &[TagDescription], filters: &[Filter]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// The group a CreateAutoScalingGroup request makes, as the decoder gives the request.
+    fn create(input: &Value) -> Checked<Group> {
+        from_input(
+            &crate::query::input(input.clone()).expect("a request"),
+            ctx(),
+        )
+    }
+
+    /// `g` after an UpdateAutoScalingGroup request.
+    fn change(g: &Group, input: &Value) -> Checked<Group> {
+        update(g, &crate::query::input(input.clone()).expect("a request"))
+    }
 
     fn ctx() -> NewGroupContext<'static> {
         NewGroupContext {
@@ -632,9 +676,9 @@ mod tests {
             "Tags": [{"Key": "team", "Value": "a", "PropagateAtLaunch": true}],
             "LifecycleHookSpecificationList": [{"LifecycleHookName": "h",
                 "LifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING"}]});
-        let g = from_input(&input, ctx()).unwrap();
+        let g = create(&input).unwrap();
         assert_eq!((g.min, g.max, g.desired, g.version), (1, 5, 1, 1));
-        let d = g.describe();
+        let d = serde_json::to_value(g.clone().describe(Vec::new())).unwrap();
         assert_eq!(d["DesiredCapacity"], 1);
         assert_eq!(d["AvailabilityZones"], json!(["hotel-a"]));
         assert_eq!(d["TerminationPolicies"], json!(["OldestInstance"]));
@@ -650,14 +694,14 @@ mod tests {
         let bad = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "web@hotel",
             "MinSize": 0, "MaxSize": 1,
             "LifecycleHookSpecificationList": [{"LifecycleHookName": "h", "LifecycleTransition": "x"}]});
-        assert!(from_input(&bad, ctx()).is_err());
+        assert!(create(&bad).is_err());
     }
 
     #[test]
     fn subnets_mean_no_default_zone() {
         let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
             "MinSize": 0, "MaxSize": 1, "VPCZoneIdentifier": "subnet-1,subnet-2"});
-        let g = from_input(&input, ctx()).unwrap();
+        let g = create(&input).unwrap();
         assert!(g.settings.availability_zones.is_empty());
         assert_eq!(
             g.settings.vpc_zone_identifier.as_deref(),
@@ -669,21 +713,21 @@ mod tests {
     #[test]
     fn size_errors_use_aws_wording() {
         assert_eq!(
-            check_sizes(5, 1, 1).unwrap_err().message,
+            check_sizes(5, 1, 1).unwrap_err().message().to_string(),
             "Max bound, 1, must be greater than or equal to min bound, 5"
         );
         assert_eq!(
-            check_sizes(1, 5, 9).unwrap_err().message,
+            check_sizes(1, 5, 9).unwrap_err().message().to_string(),
             "Desired capacity:9 must be between the specified min size:1 and max size:5"
         );
-        let g = from_input(&json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 1, "MaxSize": 3}), ctx()).unwrap();
+        let g = create(&json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 1, "MaxSize": 3})).unwrap();
         assert!(check_new_desired(&g, 4)
             .unwrap_err()
-            .message
+            .message()
             .contains("above max value 3"));
         assert!(check_new_desired(&g, 0)
             .unwrap_err()
-            .message
+            .message()
             .contains("below min value 1"));
         check_new_desired(&g, 3).unwrap();
     }
@@ -701,9 +745,8 @@ mod tests {
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "a"}, {"Key": "a"}]}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "aws:x"}]}),
         ] {
-            assert_eq!(
-                from_input(&input, ctx()).unwrap_err().code,
-                "ValidationError",
+            assert!(
+                matches!(create(&input).unwrap_err(), Refusal::Invalid(_)),
                 "{input}"
             );
         }
@@ -723,15 +766,22 @@ mod tests {
                 "DefaultInstanceWarmup" => json!(30),
                 _ => json!({"Any": "thing"}),
             };
-            let e = from_input(&input, ctx()).unwrap_err();
-            assert_eq!(e.code, "ValidationError", "{member}");
+            let e = create(&input).unwrap_err();
+            assert!(matches!(e, Refusal::Invalid(_)), "{member}");
             assert!(
-                e.message.starts_with(&format!("{member} is not supported")),
+                e.message()
+                    .starts_with(&format!("{member} is not supported")),
                 "{}",
-                e.message
+                e.message()
             );
-            let g = from_input(&base, ctx()).unwrap();
-            assert_eq!(update(&g, &input).unwrap_err().message, e.message);
+            // UpdateAutoScalingGroup has no load balancer members.
+            if !REFUSED[..3].iter().any(|(m, _)| *m == member) {
+                let g = create(&base).unwrap();
+                assert_eq!(
+                    change(&g, &input).unwrap_err().message().to_string(),
+                    e.message()
+                );
+            }
         }
         // Their AWS defaults change nothing, so they pass.
         let mut defaults = base.clone();
@@ -743,9 +793,9 @@ mod tests {
         ] {
             defaults[member] = value;
         }
-        from_input(&defaults, ctx()).unwrap();
+        create(&defaults).unwrap();
         defaults["DesiredCapacityType"] = json!("vcpu");
-        assert!(from_input(&defaults, ctx()).is_err());
+        assert!(create(&defaults).is_err());
     }
 
     #[test]
@@ -758,7 +808,9 @@ mod tests {
             propagate_at_launch: false,
         };
         let doc = [tag("env", "prod"), tag("team", "a")];
-        let f = |v: Value| parse_filters(&v).unwrap();
+        let f = |v: Value| {
+            parse_filters(&crate::query::input::<Vec<request::Filter>>(v).unwrap()).unwrap()
+        };
         assert!(matches_filters(
             &doc,
             &f(json!([{"Name": "tag-key", "Values": ["env"]}]))
@@ -773,6 +825,12 @@ mod tests {
             &doc,
             &f(json!([{"Name": "tag:env", "Values": ["dev"]}]))
         ));
-        assert!(parse_filters(&json!([{"Name": "instance-id", "Values": ["x"]}])).is_err());
+        assert!(parse_filters(
+            &crate::query::input::<Vec<request::Filter>>(
+                json!([{"Name": "instance-id", "Values": ["x"]}])
+            )
+            .unwrap()
+        )
+        .is_err());
     }
 }

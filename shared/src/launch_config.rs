@@ -1,29 +1,22 @@
 //! Launch configurations: the name's cloud, and the record CreateLaunchConfiguration stores, which is
 //! exactly what DescribeLaunchConfigurations returns.
 
-use crate::error::{ApiError, ApiResult};
-use serde_json::{json, Value};
+pub use crate::model::launch_config::LaunchConfig;
+use crate::model::launch_config::{InstanceMonitoring, LaunchConfiguration};
+use crate::model::request::CreateLaunchConfiguration;
+use crate::model::{Checked, Refusal};
 use time::OffsetDateTime;
-
-/// A stored launch configuration: its document (the botocore `LaunchConfiguration` shape) and the
-/// cloud its VMs run on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LaunchConfig {
-    pub name: String,
-    pub cloud: String,
-    pub doc: Value,
-}
 
 /// `web@hotel` runs on `hotel`; a name without `@` runs on the default cloud. The last `@` counts,
 /// so a base name may itself hold one.
-pub fn cloud_of(name: &str, default_cloud: Option<&str>) -> ApiResult<String> {
+pub fn cloud_of(name: &str, default_cloud: Option<&str>) -> Checked<String> {
     match name.rsplit_once('@') {
         Some((base, cloud)) if !base.is_empty() && !cloud.is_empty() => Ok(cloud.to_string()),
-        Some(_) => Err(ApiError::validation(format!(
+        Some(_) => Err(Refusal::invalid(format!(
             "Launch configuration name '{name}' must be <name>@<cloud>, both parts non-empty."
         ))),
         None => default_cloud.map(str::to_string).ok_or_else(|| {
-            ApiError::validation(format!(
+            Refusal::invalid(format!(
                 "Launch configuration name '{name}' names no cloud and no default cloud is set: use <name>@<cloud>."
             ))
         }),
@@ -31,77 +24,106 @@ pub fn cloud_of(name: &str, default_cloud: Option<&str>) -> ApiResult<String> {
 }
 
 /// The error for a cloud that is not registered, naming those that are.
-pub fn unknown_cloud(cloud: &str, known: &[String]) -> ApiError {
+pub fn unknown_cloud(cloud: &str, known: &[String]) -> Refusal {
     let known = if known.is_empty() {
         "none are registered".to_string()
     } else {
         format!("known clouds: {}", known.join(", "))
     };
-    ApiError::validation(format!("Cloud '{cloud}' is not registered ({known})."))
+    Refusal::invalid(format!("Cloud '{cloud}' is not registered ({known})."))
 }
 
 pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
     format!("arn:aws:autoscaling:{region}:{account}:launchConfiguration:{id}:launchConfigurationName/{name}")
 }
 
-/// Builds the stored record from a decoded CreateLaunchConfiguration input.
+/// Builds the stored record from a CreateLaunchConfiguration request.
 pub fn from_input(
-    input: &Value,
+    input: &CreateLaunchConfiguration,
     cloud: String,
     arn: String,
     now: OffsetDateTime,
-) -> ApiResult<LaunchConfig> {
-    let name = input["LaunchConfigurationName"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    if input.get("InstanceId").is_some() {
-        return Err(ApiError::validation(
+) -> Checked<LaunchConfig> {
+    if input.instance_id.is_some() {
+        return Err(Refusal::invalid(
             "Phantom cannot copy a launch configuration from an instance: give ImageId and InstanceType instead of InstanceId.",
         ));
     }
-    for required in ["ImageId", "InstanceType"] {
-        if input.get(required).is_none() {
-            return Err(ApiError::validation(format!(
-                "{required} is required to create a launch configuration."
-            )));
-        }
+    let classic_link =
+        input.classic_link_vpc_id.is_some() || !input.classic_link_vpc_security_groups.is_empty();
+    if classic_link {
+        return Err(Refusal::invalid(
+            "ClassicLinkVPCId and ClassicLinkVPCSecurityGroups are not supported: ClassicLink belongs to EC2-Classic, which no cloud has any more. Leave them out.",
+        ));
     }
-    if let Some(ud) = input["UserData"].as_str() {
+    let (Some(image_id), Some(instance_type)) = (&input.image_id, &input.instance_type) else {
+        let missing = if input.image_id.is_none() {
+            "ImageId"
+        } else {
+            "InstanceType"
+        };
+        return Err(Refusal::invalid(format!(
+            "{missing} is required to create a launch configuration."
+        )));
+    };
+    if let Some(ud) = &input.user_data {
         check_base64(ud)?;
     }
-    let mut doc = json!({
-        "SecurityGroups": [],
-        "ClassicLinkVPCSecurityGroups": [],
-        "BlockDeviceMappings": [],
-        "InstanceMonitoring": {"Enabled": true},
-        "EbsOptimized": false,
-    });
-    let obj = doc.as_object_mut().expect("an object");
-    for (k, v) in input.as_object().into_iter().flatten() {
-        obj.insert(k.clone(), v.clone());
-    }
-    obj.insert("LaunchConfigurationARN".into(), Value::String(arn));
-    obj.insert(
-        "CreatedTime".into(),
-        Value::String(crate::time::format_timestamp(now)),
-    );
-    Ok(LaunchConfig { name, cloud, doc })
+    let name = input.launch_configuration_name.clone();
+    Ok(LaunchConfig {
+        name: name.clone(),
+        cloud,
+        settings: LaunchConfiguration {
+            key_name: input.key_name.clone(),
+            security_groups: input.security_groups.clone(),
+            user_data: input.user_data.clone(),
+            kernel_id: input.kernel_id.clone(),
+            ramdisk_id: input.ramdisk_id.clone(),
+            block_device_mappings: input.block_device_mappings.clone(),
+            // AWS's default: detailed monitoring on.
+            instance_monitoring: input
+                .instance_monitoring
+                .unwrap_or(InstanceMonitoring { enabled: true }),
+            spot_price: input.spot_price.clone(),
+            iam_instance_profile: input.iam_instance_profile.clone(),
+            ebs_optimized: input.ebs_optimized.unwrap_or(false),
+            associate_public_ip_address: input.associate_public_ip_address,
+            placement_tenancy: input.placement_tenancy.clone(),
+            metadata_options: input.metadata_options.clone(),
+            ..LaunchConfiguration::new(
+                &name,
+                &arn,
+                image_id,
+                instance_type,
+                &crate::time::format_timestamp(now),
+            )
+        },
+    })
 }
 
 /// UserData travels base64-encoded (the AWS CLI encodes it); refuse what no VM could decode.
-fn check_base64(s: &str) -> ApiResult<()> {
+fn check_base64(s: &str) -> Checked<()> {
     use base64::Engine;
     let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
         .decode(compact)
         .map(|_| ())
-        .map_err(|_| ApiError::validation("Invalid base64 encoding of UserData."))
+        .map_err(|_| Refusal::invalid("Invalid base64 encoding of UserData."))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+
+    fn create(input: Value, cloud: &str, arn: &str, now: OffsetDateTime) -> Checked<LaunchConfig> {
+        from_input(
+            &crate::query::input(input).expect("a request"),
+            cloud.into(),
+            arn.into(),
+            now,
+        )
+    }
 
     #[test]
     fn cloud_comes_from_the_name_or_the_default() {
@@ -118,12 +140,13 @@ mod tests {
         let input = json!({"LaunchConfigurationName": "web@hotel", "ImageId": "ami-1", "InstanceType": "m1.small",
                            "SecurityGroups": ["sg-1"], "UserData": "aGVsbG8="});
         let t = crate::time::parse_timestamp("2026-01-02T03:04:05Z").unwrap();
-        let lc = from_input(&input, "hotel".into(), "arn:x".into(), t).unwrap();
+        let lc = create(input, "hotel", "arn:x", t).unwrap();
+        let doc = serde_json::to_value(&lc.settings).unwrap();
         assert_eq!(lc.name, "web@hotel");
-        assert_eq!(lc.doc["SecurityGroups"], json!(["sg-1"]));
-        assert_eq!(lc.doc["InstanceMonitoring"], json!({"Enabled": true}));
-        assert_eq!(lc.doc["CreatedTime"], "2026-01-02T03:04:05.000Z");
-        assert_eq!(lc.doc["LaunchConfigurationARN"], "arn:x");
+        assert_eq!(doc["SecurityGroups"], json!(["sg-1"]));
+        assert_eq!(doc["InstanceMonitoring"], json!({"Enabled": true}));
+        assert_eq!(doc["CreatedTime"], "2026-01-02T03:04:05.000Z");
+        assert_eq!(doc["LaunchConfigurationARN"], "arn:x");
     }
 
     #[test]
@@ -134,9 +157,10 @@ mod tests {
             json!({"LaunchConfigurationName": "a", "ImageId": "ami-1"}),
             json!({"LaunchConfigurationName": "a", "InstanceId": "i-1"}),
             json!({"LaunchConfigurationName": "a", "ImageId": "ami-1", "InstanceType": "t", "UserData": "not base64!"}),
+            json!({"LaunchConfigurationName": "a", "ImageId": "ami-1", "InstanceType": "t", "ClassicLinkVPCId": "vpc-1"}),
         ] {
-            let e = from_input(&input, "c".into(), "arn".into(), t).unwrap_err();
-            assert_eq!(e.code, "ValidationError", "{input}");
+            let e = create(input.clone(), "c", "arn", t).unwrap_err();
+            assert!(matches!(e, Refusal::Invalid(_)), "{input}");
         }
     }
 }

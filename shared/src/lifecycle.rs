@@ -8,10 +8,10 @@
 //! NotificationTargetARN or RoleARN, and there are no action tokens to hand out: the waiting VM is
 //! found with DescribeAutoScalingInstances and named by InstanceId.
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::LifecycleHook;
 pub use crate::model::instance::{Outcome, Wait};
-use serde_json::Value;
+use crate::model::request::PutLifecycleHook;
+use crate::model::{Checked, Refusal};
 
 pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
 pub const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
@@ -96,24 +96,19 @@ pub fn next_deadline(waits: &[Wait]) -> Option<i64> {
         .min()
 }
 
-fn no_action(instance: &str, hook: &str) -> ApiError {
-    ApiError::validation(format!(
+fn no_action(instance: &str, hook: &str) -> Refusal {
+    Refusal::invalid(format!(
         "No active Lifecycle Action found with instance ID {instance} for lifecycle hook {hook}."
     ))
 }
 
 /// CompleteLifecycleAction: the waits with `hook`'s answered.
-pub fn complete(
-    waits: &[Wait],
-    instance: &str,
-    hook: &str,
-    result: Outcome,
-) -> ApiResult<Vec<Wait>> {
+pub fn complete(waits: &[Wait], instance: &str, hook: &str, result: Outcome) -> Checked<Vec<Wait>> {
     change_open(waits, instance, hook, |w| w.result = Some(result))
 }
 
 /// RecordLifecycleActionHeartbeat: `hook`'s wait starts over from `now_ms`.
-pub fn heartbeat(waits: &[Wait], instance: &str, hook: &str, now_ms: i64) -> ApiResult<Vec<Wait>> {
+pub fn heartbeat(waits: &[Wait], instance: &str, hook: &str, now_ms: i64) -> Checked<Vec<Wait>> {
     change_open(waits, instance, hook, |w| {
         w.deadline_ms = now_ms + w.heartbeat_ms
     })
@@ -124,7 +119,7 @@ fn change_open(
     instance: &str,
     hook: &str,
     f: impl Fn(&mut Wait),
-) -> ApiResult<Vec<Wait>> {
+) -> Checked<Vec<Wait>> {
     let mut out = waits.to_vec();
     let w = out
         .iter_mut()
@@ -134,10 +129,16 @@ fn change_open(
     Ok(out)
 }
 
-fn refuse_notifications(input: &Value) -> ApiResult<()> {
-    for member in ["NotificationTargetARN", "RoleARN"] {
-        if input.get(member).is_some() {
-            return Err(ApiError::validation(format!(
+fn refuse_notifications(input: &PutLifecycleHook) -> Checked<()> {
+    for (member, given) in [
+        (
+            "NotificationTargetARN",
+            input.notification_target_arn.is_some(),
+        ),
+        ("RoleARN", input.role_arn.is_some()),
+    ] {
+        if given {
+            return Err(Refusal::invalid(format!(
                 "Phantom sends no lifecycle notifications, so {member} cannot be set: leave it out, and find waiting instances with DescribeAutoScalingInstances (LifecycleState Pending:Wait or Terminating:Wait)."
             )));
         }
@@ -145,48 +146,50 @@ fn refuse_notifications(input: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// A hook from PutLifecycleHook's input (or a LifecycleHookSpecification), over `old` if the hook
-/// exists: members not given keep their values.
-fn hook_from(group: &str, input: &Value, old: Option<&LifecycleHook>) -> ApiResult<LifecycleHook> {
+/// A hook from PutLifecycleHook's request (or a LifecycleHookSpecification), over `old` if the
+/// hook exists: members not given keep their values.
+fn hook_from(
+    group: &str,
+    input: &PutLifecycleHook,
+    old: Option<&LifecycleHook>,
+) -> Checked<LifecycleHook> {
     refuse_notifications(input)?;
-    let name = input["LifecycleHookName"]
-        .as_str()
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| ApiError::validation("LifecycleHookName is required."))?;
-    let transition = match (&input["LifecycleTransition"], old) {
-        (Value::Null, Some(o)) => o.lifecycle_transition.clone(),
-        (Value::Null, None) => {
-            return Err(ApiError::validation(format!(
+    let name = &input.lifecycle_hook_name;
+    if name.is_empty() {
+        return Err(Refusal::invalid("LifecycleHookName is required."));
+    }
+    let transition = match (&input.lifecycle_transition, old) {
+        (Some(t), _) => t.clone(),
+        (None, Some(o)) => o.lifecycle_transition.clone(),
+        (None, None) => {
+            return Err(Refusal::invalid(format!(
                 "LifecycleTransition is required to create lifecycle hook {name}: give {LAUNCHING} or {TERMINATING}."
             )))
         }
-        (v, _) => v.as_str().unwrap_or_default().to_string(),
     };
     if !TRANSITIONS.contains(&transition.as_str()) {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Invalid Lifecycle Transition: {transition}. Give {LAUNCHING} or {TERMINATING}."
         )));
     }
-    let heartbeat = match (&input["HeartbeatTimeout"], old) {
-        (Value::Null, Some(o)) => o.heartbeat_timeout,
-        (Value::Null, None) => DEFAULT_HEARTBEAT,
-        (v, _) => v.as_i64().ok_or_else(|| {
-            ApiError::validation("HeartbeatTimeout must be a whole number of seconds.")
-        })?,
+    let heartbeat = match (input.heartbeat_timeout, old) {
+        (Some(h), _) => h,
+        (None, Some(o)) => o.heartbeat_timeout,
+        (None, None) => DEFAULT_HEARTBEAT,
     };
     if !(MIN_HEARTBEAT..=MAX_HEARTBEAT).contains(&heartbeat) {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Heartbeat timeout {heartbeat} is out of range: it must be between {MIN_HEARTBEAT} and {MAX_HEARTBEAT} seconds."
         )));
     }
-    let default_result = match (&input["DefaultResult"], old) {
-        (Value::Null, Some(o)) => o.default_result,
-        (Value::Null, None) => Outcome::Abandon,
-        (v, _) => Outcome::parse(v.as_str().unwrap_or_default())?,
+    let default_result = match (&input.default_result, old) {
+        (Some(r), _) => Outcome::parse(r)?,
+        (None, Some(o)) => o.default_result,
+        (None, None) => Outcome::Abandon,
     };
-    let notification_metadata = match &input["NotificationMetadata"] {
-        Value::Null => old.and_then(|o| o.notification_metadata.clone()),
-        v => Some(v.as_str().unwrap_or_default().to_string()),
+    let notification_metadata = match &input.notification_metadata {
+        Some(m) => Some(m.clone()),
+        None => old.and_then(|o| o.notification_metadata.clone()),
     };
     Ok(LifecycleHook {
         lifecycle_hook_name: name.to_string(),
@@ -200,15 +203,20 @@ fn hook_from(group: &str, input: &Value, old: Option<&LifecycleHook>) -> ApiResu
 }
 
 /// PutLifecycleHook: the group's hooks with this one created or changed.
-pub fn put(current: &[LifecycleHook], group: &str, input: &Value) -> ApiResult<Vec<LifecycleHook>> {
+pub fn put(
+    current: &[LifecycleHook],
+    group: &str,
+    input: &PutLifecycleHook,
+) -> Checked<Vec<LifecycleHook>> {
     let mut list = current.to_vec();
-    let name = input["LifecycleHookName"].as_str().unwrap_or_default();
-    let at = list.iter().position(|h| h.lifecycle_hook_name == name);
+    let at = list
+        .iter()
+        .position(|h| h.lifecycle_hook_name == input.lifecycle_hook_name);
     let hook = hook_from(group, input, at.map(|i| &list[i]))?;
     match at {
         Some(i) => list[i] = hook,
         None if list.len() >= MAX_HOOKS => {
-            return Err(ApiError::limit_exceeded(format!(
+            return Err(Refusal::over_limit(format!(
                 "Exceeded maximum number of lifecycle hooks ({MAX_HOOKS}) for group {group}."
             )))
         }
@@ -218,17 +226,17 @@ pub fn put(current: &[LifecycleHook], group: &str, input: &Value) -> ApiResult<V
 }
 
 /// CreateAutoScalingGroup's LifecycleHookSpecificationList, as the group's hooks.
-pub fn from_specifications(group: &str, specs: &Value) -> ApiResult<Vec<LifecycleHook>> {
+pub fn from_specifications(group: &str, specs: &[PutLifecycleHook]) -> Checked<Vec<LifecycleHook>> {
     let mut list: Vec<LifecycleHook> = Vec::new();
-    for spec in specs.as_array().into_iter().flatten() {
-        let name = spec["LifecycleHookName"].as_str().unwrap_or_default();
-        if list.iter().any(|h| h.lifecycle_hook_name == name) {
-            return Err(ApiError::validation(format!(
+    for spec in specs {
+        let name = &spec.lifecycle_hook_name;
+        if list.iter().any(|h| &h.lifecycle_hook_name == name) {
+            return Err(Refusal::invalid(format!(
                 "Lifecycle hook {name} is given twice."
             )));
         }
-        if spec.get("LifecycleTransition").is_none() {
-            return Err(ApiError::validation(
+        if spec.lifecycle_transition.is_none() {
+            return Err(Refusal::invalid(
                 "Each LifecycleHookSpecification needs a LifecycleTransition.",
             ));
         }
@@ -238,9 +246,9 @@ pub fn from_specifications(group: &str, specs: &Value) -> ApiResult<Vec<Lifecycl
 }
 
 /// DeleteLifecycleHook: the group's hooks without `name`.
-pub fn delete(current: &[LifecycleHook], group: &str, name: &str) -> ApiResult<Vec<LifecycleHook>> {
+pub fn delete(current: &[LifecycleHook], group: &str, name: &str) -> Checked<Vec<LifecycleHook>> {
     if !current.iter().any(|h| h.lifecycle_hook_name == name) {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "No Lifecycle Hook found with name {name} for group {group}."
         )));
     }
@@ -255,12 +263,17 @@ pub fn delete(current: &[LifecycleHook], group: &str, name: &str) -> ApiResult<V
 mod tests {
     use super::*;
 
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// A PutLifecycleHook request, as the decoder gives it.
+    fn request(input: &Value) -> PutLifecycleHook {
+        crate::query::input(input.clone()).unwrap()
+    }
 
     fn doc_with(hooks: &[Value]) -> Vec<LifecycleHook> {
         let mut list = Vec::new();
         for h in hooks {
-            list = put(&list, "g", h).unwrap();
+            list = put(&list, "g", &request(h)).unwrap();
         }
         list
     }
@@ -276,7 +289,9 @@ mod tests {
         let list = put(
             &doc,
             "g",
-            &json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60, "DefaultResult": "CONTINUE"}),
+            &request(
+                &json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60, "DefaultResult": "CONTINUE"}),
+            ),
         )
         .unwrap();
         assert_eq!(list.len(), 1);
@@ -288,7 +303,12 @@ mod tests {
 
     #[test]
     fn bad_hooks_are_refused() {
-        let refused = |input: Value| put(&[], "g", &input).unwrap_err().message;
+        let refused = |input: Value| {
+            put(&[], "g", &request(&input))
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
         assert!(
             refused(json!({"LifecycleHookName": "h"})).contains("LifecycleTransition is required")
         );
@@ -310,13 +330,13 @@ mod tests {
         let e = put(
             &full,
             "g",
-            &json!({"LifecycleHookName": "one-more", "LifecycleTransition": LAUNCHING}),
+            &request(&json!({"LifecycleHookName": "one-more", "LifecycleTransition": LAUNCHING})),
         )
         .unwrap_err();
-        assert_eq!(e.code, "LimitExceeded");
+        assert!(matches!(e, Refusal::OverLimit(_)));
         assert!(delete(&full, "g", "nope")
             .unwrap_err()
-            .message
+            .message()
             .contains("No Lifecycle Hook"));
         assert_eq!(delete(&full, "g", "h3").unwrap().len(), MAX_HOOKS - 1);
     }

@@ -7,156 +7,158 @@
 //! which the clouds Phantom serves do not have: they are refused rather than stored to do nothing.
 
 pub use crate::model::group::{AdjustmentType, PolicyKind, ScalingPolicy, Step};
-use crate::{ApiError, ApiResult};
-use serde_json::Value;
+use crate::model::request::PutScalingPolicy;
+use crate::model::{Checked, Refusal};
 
 /// AWS's quota of scaling policies per group.
 pub const MAX_POLICIES: usize = 50;
 
 pub const SIMPLE: &str = "SimpleScaling";
 pub const STEP: &str = "StepScaling";
+/// The one MetricAggregationType: a step policy runs on the metric value it is given.
+const AVERAGE: &str = "Average";
 
-/// The policy PutScalingPolicy's input makes (a new one, or one replacing the policy of that
+/// The policy PutScalingPolicy's request makes (a new one, or one replacing the policy of that
 /// name), checked as AWS checks it.
-pub fn document(input: &Value, group: &str, arn: &str) -> ApiResult<ScalingPolicy> {
-    let kind = input["PolicyType"].as_str().unwrap_or(SIMPLE);
+pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<ScalingPolicy> {
+    let kind = input.policy_type.as_deref().unwrap_or(SIMPLE);
     match kind {
         SIMPLE | STEP => {}
         "TargetTrackingScaling" | "PredictiveScaling" => {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "{kind} follows CloudWatch metrics, which Phantom's clouds do not have: use \
                  SimpleScaling or StepScaling, run by ExecutePolicy or a policy's webhook."
             )))
         }
         other => {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Invalid policy type {other}: use SimpleScaling or StepScaling."
             )))
         }
     }
-    let given = input["AdjustmentType"].as_str().ok_or_else(|| {
-        ApiError::validation(format!(
+    let given = input.adjustment_type.as_deref().ok_or_else(|| {
+        Refusal::invalid(format!(
             "AdjustmentType is required for policy type {kind}."
         ))
     })?;
     let adjustment_type = AdjustmentType::parse(given).ok_or_else(|| {
-        ApiError::validation(format!(
+        Refusal::invalid(format!(
             "Invalid adjustment type {given}: use one of {}.",
             AdjustmentType::ALL.map(AdjustmentType::as_str).join(", ")
         ))
     })?;
     // MinAdjustmentStep is the older name of MinAdjustmentMagnitude.
-    let magnitude = input["MinAdjustmentMagnitude"]
-        .as_i64()
-        .or(input["MinAdjustmentStep"].as_i64());
+    let magnitude = input.min_adjustment_magnitude.or(input.min_adjustment_step);
     if let Some(m) = magnitude {
         if adjustment_type != AdjustmentType::PercentChangeInCapacity {
-            return Err(ApiError::validation(
+            return Err(Refusal::invalid(
                 "MinAdjustmentMagnitude is only supported with PercentChangeInCapacity.",
             ));
         }
         if m < 1 {
-            return Err(ApiError::validation(
+            return Err(Refusal::invalid(
                 "MinAdjustmentMagnitude must be at least 1.",
             ));
         }
     }
+    // A policy runs when ExecutePolicy or its webhook is called, with the metric value the caller
+    // gives: Phantom watches no metric, so it has nothing to aggregate and no warm-up to wait.
+    if input.estimated_instance_warmup.is_some() {
+        return Err(Refusal::invalid(
+            "EstimatedInstanceWarmup is not supported: Phantom has no instance warm-up yet (it comes with target tracking). Leave it out.",
+        ));
+    }
+    if let Some(a) = input
+        .metric_aggregation_type
+        .as_deref()
+        .filter(|a| *a != AVERAGE)
+    {
+        return Err(Refusal::invalid(format!(
+            "MetricAggregationType {a} is not supported: Phantom aggregates no metric (a step policy runs on the MetricValue its caller gives). Give {AVERAGE} or leave it out."
+        )));
+    }
     let not_for = |member: &str, kinds: &str| {
-        ApiError::validation(format!("{member} is only supported for {kinds} policies."))
+        Refusal::invalid(format!("{member} is only supported for {kinds} policies."))
     };
     let kind = if kind == SIMPLE {
-        for member in [
-            "StepAdjustments",
-            "MetricAggregationType",
-            "EstimatedInstanceWarmup",
+        for (member, given) in [
+            ("StepAdjustments", input.step_adjustments.is_some()),
+            (
+                "MetricAggregationType",
+                input.metric_aggregation_type.is_some(),
+            ),
         ] {
-            if !input[member].is_null() {
+            if given {
                 return Err(not_for(member, STEP));
             }
         }
-        let adjustment = input["ScalingAdjustment"].as_i64().ok_or_else(|| {
-            ApiError::validation("ScalingAdjustment is required for SimpleScaling policies.")
+        let adjustment = input.scaling_adjustment.ok_or_else(|| {
+            Refusal::invalid("ScalingAdjustment is required for SimpleScaling policies.")
         })?;
         check_adjustment(adjustment_type, adjustment)?;
-        let cooldown = input["Cooldown"].as_i64();
-        if cooldown.is_some_and(|c| c < 0) {
-            return Err(ApiError::validation("Cooldown must not be negative."));
+        if input.cooldown.is_some_and(|c| c < 0) {
+            return Err(Refusal::invalid("Cooldown must not be negative."));
         }
         PolicyKind::Simple {
             scaling_adjustment: adjustment,
-            cooldown,
+            cooldown: input.cooldown,
         }
     } else {
-        for member in ["ScalingAdjustment", "Cooldown"] {
-            if !input[member].is_null() {
+        for (member, given) in [
+            ("ScalingAdjustment", input.scaling_adjustment.is_some()),
+            ("Cooldown", input.cooldown.is_some()),
+        ] {
+            if given {
                 return Err(not_for(member, SIMPLE));
             }
         }
-        let steps = steps(&input["StepAdjustments"])?;
+        let steps: Vec<Step> = input
+            .step_adjustments
+            .iter()
+            .flatten()
+            .map(|s| Step::from(*s))
+            .collect();
+        if steps.is_empty() {
+            return Err(Refusal::invalid(
+                "StepAdjustments is required for StepScaling policies.",
+            ));
+        }
         for s in &steps {
             check_adjustment(adjustment_type, s.adjustment)?;
         }
         check_steps(&steps)?;
-        let aggregation = input["MetricAggregationType"].as_str().unwrap_or("Average");
-        if !["Minimum", "Maximum", "Average"].contains(&aggregation) {
-            return Err(ApiError::validation(format!(
-                "Invalid metric aggregation type {aggregation}: use Minimum, Maximum or Average."
-            )));
-        }
         PolicyKind::Step {
             step_adjustments: steps,
-            metric_aggregation_type: aggregation.to_string(),
-            estimated_instance_warmup: input["EstimatedInstanceWarmup"].as_i64(),
+            metric_aggregation_type: AVERAGE.to_string(),
         }
     };
     Ok(ScalingPolicy {
         auto_scaling_group_name: group.to_string(),
-        policy_name: input["PolicyName"]
-            .as_str()
-            .ok_or_else(|| ApiError::validation("PolicyName is required."))?
-            .to_string(),
+        policy_name: input.policy_name.clone(),
         arn: arn.to_string(),
         adjustment_type,
         min_adjustment_magnitude: magnitude,
         kind,
-        enabled: input["Enabled"].as_bool().unwrap_or(true),
+        enabled: input.enabled.unwrap_or(true),
         alarms: Vec::new(),
         webhook: None,
     })
 }
 
-fn check_adjustment(adjustment_type: AdjustmentType, adjustment: i64) -> ApiResult<()> {
+fn check_adjustment(adjustment_type: AdjustmentType, adjustment: i64) -> Checked<()> {
     if adjustment_type == AdjustmentType::ExactCapacity && adjustment < 0 {
-        return Err(ApiError::validation(
+        return Err(Refusal::invalid(
             "ScalingAdjustment must not be negative with ExactCapacity.",
         ));
     }
     Ok(())
 }
 
-/// The steps of a stored (or input) `StepAdjustments` list.
-pub fn steps(list: &Value) -> ApiResult<Vec<Step>> {
-    let list = list.as_array().filter(|l| !l.is_empty()).ok_or_else(|| {
-        ApiError::validation("StepAdjustments is required for StepScaling policies.")
-    })?;
-    list.iter()
-        .map(|s| {
-            Ok(Step {
-                lower: s["MetricIntervalLowerBound"].as_f64(),
-                upper: s["MetricIntervalUpperBound"].as_f64(),
-                adjustment: s["ScalingAdjustment"].as_i64().ok_or_else(|| {
-                    ApiError::validation("Each step adjustment needs a ScalingAdjustment.")
-                })?,
-            })
-        })
-        .collect()
-}
-
 /// AWS's rules for step intervals: no step open at both ends, at most one open below and one
 /// open above, a negative lower bound needs a step open below and a positive upper bound one open
 /// above, and the intervals neither overlap nor leave a gap.
-pub fn check_steps(steps: &[Step]) -> ApiResult<()> {
-    let bad = |m: &str| Err(ApiError::validation(m.to_string()));
+pub fn check_steps(steps: &[Step]) -> Checked<()> {
+    let bad = |m: &str| Err(Refusal::invalid(m.to_string()));
     for s in steps {
         match (s.lower, s.upper) {
             (None, None) => {
@@ -265,7 +267,14 @@ pub fn adjust(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// A PutScalingPolicy request for group `web`, as the decoder gives it.
+    fn request(input: &Value) -> PutScalingPolicy {
+        let mut input = input.clone();
+        input["AutoScalingGroupName"] = "web".into();
+        crate::query::input(input).unwrap()
+    }
 
     fn step(lower: Option<f64>, upper: Option<f64>, adjustment: i64) -> Step {
         Step {
@@ -369,7 +378,7 @@ mod tests {
     fn policies_are_checked_and_stored_in_awss_shape() {
         let arn = "arn:aws:autoscaling:us-east-1:1:scalingPolicy:x:autoScalingGroupName/web:policyName/up";
         let simple = json!({"PolicyName": "up", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 2, "Cooldown": 60});
-        let doc = serde_json::to_value(document(&simple, "web", arn).unwrap()).unwrap();
+        let doc = serde_json::to_value(document(&request(&simple), "web", arn).unwrap()).unwrap();
         assert_eq!(doc["PolicyType"], SIMPLE);
         assert_eq!(doc["Enabled"], true);
         assert_eq!(doc["Cooldown"], 60);
@@ -384,12 +393,19 @@ mod tests {
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity"}),
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity", "Cooldown": 5,
                    "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+            // Stored and ignored before: Phantom has no warm-up and aggregates no metric.
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
+                   "EstimatedInstanceWarmup": 60,
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
+                   "MetricAggregationType": "Maximum",
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
         ] {
-            assert!(document(&bad, "web", arn).is_err(), "{bad}");
+            assert!(document(&request(&bad), "web", arn).is_err(), "{bad}");
         }
         let stepped = json!({"PolicyName": "s", "PolicyType": "StepScaling", "AdjustmentType": "PercentChangeInCapacity",
             "MinAdjustmentMagnitude": 2, "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 10}]});
-        let doc = serde_json::to_value(document(&stepped, "web", arn).unwrap()).unwrap();
+        let doc = serde_json::to_value(document(&request(&stepped), "web", arn).unwrap()).unwrap();
         assert_eq!(doc["MetricAggregationType"], "Average");
         assert_eq!(doc["MinAdjustmentMagnitude"], 2);
     }

@@ -2,9 +2,8 @@
 //! (EnableMetricsCollection, DisableMetricsCollection), pure: what they do to a group's settings.
 //! What a suspended process holds back is decided in `reconcile::decide` (`Target::suspended`).
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::{EnabledMetric, SuspendedProcess};
-use serde_json::Value;
+use crate::model::{Checked, Refusal};
 
 /// AWS's scaling processes, in DescribeScalingProcessTypes' order.
 pub const PROCESSES: [&str; 9] = [
@@ -39,21 +38,19 @@ pub const METRICS: [&str; 13] = [
 pub const GRANULARITY: &str = "1Minute";
 
 /// The names asked for, all when none is given; an unknown one is refused.
-fn names(asked: &Value, known: &[&'static str], what: &str) -> ApiResult<Vec<&'static str>> {
-    let asked: Vec<&str> = asked
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    if asked.is_empty() {
+fn names(
+    asked: Option<&[String]>,
+    known: &[&'static str],
+    what: &str,
+) -> Checked<Vec<&'static str>> {
+    let Some(asked) = asked.filter(|a| !a.is_empty()) else {
         return Ok(known.to_vec());
-    }
+    };
     asked
         .iter()
         .map(|a| {
             known.iter().find(|k| *k == a).copied().ok_or_else(|| {
-                ApiError::validation(format!("{what} '{a}' is not one of {}.", known.join(", ")))
+                Refusal::invalid(format!("{what} '{a}' is not one of {}.", known.join(", ")))
             })
         })
         .collect()
@@ -62,9 +59,9 @@ fn names(asked: &Value, known: &[&'static str], what: &str) -> ApiResult<Vec<&'s
 /// SuspendProcesses: the group's suspended processes with `asked` (all when empty) added.
 pub fn suspend(
     current: &[SuspendedProcess],
-    asked: &Value,
+    asked: Option<&[String]>,
     now: &str,
-) -> ApiResult<Vec<SuspendedProcess>> {
+) -> Checked<Vec<SuspendedProcess>> {
     let mut list = current.to_vec();
     for p in names(asked, &PROCESSES, "Process")? {
         if !list.iter().any(|s| s.process_name == p) {
@@ -78,7 +75,10 @@ pub fn suspend(
 }
 
 /// ResumeProcesses: the group's suspended processes without `asked` (all when empty).
-pub fn resume(current: &[SuspendedProcess], asked: &Value) -> ApiResult<Vec<SuspendedProcess>> {
+pub fn resume(
+    current: &[SuspendedProcess],
+    asked: Option<&[String]>,
+) -> Checked<Vec<SuspendedProcess>> {
     let resumed = names(asked, &PROCESSES, "Process")?;
     Ok(current
         .iter()
@@ -92,10 +92,10 @@ pub fn suspended(current: &[SuspendedProcess]) -> Vec<String> {
     current.iter().map(|s| s.process_name.clone()).collect()
 }
 
-fn check_granularity(granularity: &Value) -> ApiResult<()> {
-    match granularity.as_str() {
-        Some(GRANULARITY) | None => Ok(()),
-        Some(other) => Err(ApiError::validation(format!(
+fn check_granularity(granularity: &str) -> Checked<()> {
+    match granularity {
+        GRANULARITY => Ok(()),
+        other => Err(Refusal::invalid(format!(
             "Granularity '{other}' is not supported: the only granularity is {GRANULARITY}."
         ))),
     }
@@ -104,9 +104,9 @@ fn check_granularity(granularity: &Value) -> ApiResult<()> {
 /// EnableMetricsCollection: the group's enabled metrics with `asked` (all when empty).
 pub fn enable_metrics(
     current: &[EnabledMetric],
-    asked: &Value,
-    granularity: &Value,
-) -> ApiResult<Vec<EnabledMetric>> {
+    asked: Option<&[String]>,
+    granularity: &str,
+) -> Checked<Vec<EnabledMetric>> {
     check_granularity(granularity)?;
     let mut list = current.to_vec();
     for m in names(asked, &METRICS, "Metric")? {
@@ -121,7 +121,10 @@ pub fn enable_metrics(
 }
 
 /// DisableMetricsCollection: the group's enabled metrics without `asked` (all when empty).
-pub fn disable_metrics(current: &[EnabledMetric], asked: &Value) -> ApiResult<Vec<EnabledMetric>> {
+pub fn disable_metrics(
+    current: &[EnabledMetric],
+    asked: Option<&[String]>,
+) -> Checked<Vec<EnabledMetric>> {
     let off = names(asked, &METRICS, "Metric")?;
     Ok(current
         .iter()
@@ -135,36 +138,40 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn list(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
     #[test]
     fn suspend_and_resume_some_or_all() {
-        let one = suspend(&[], &json!(["Launch"]), "t").unwrap();
+        let one = suspend(&[], Some(&list(&["Launch"])), "t").unwrap();
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].suspension_reason, "User suspended at t");
-        let all = suspend(&one, &json!([]), "t").unwrap();
+        let all = suspend(&one, Some(&[]), "t").unwrap();
         assert_eq!(all.len(), PROCESSES.len());
         assert_eq!(suspended(&all).len(), PROCESSES.len());
-        let left = resume(&all, &json!(["Launch", "Terminate"])).unwrap();
+        let left = resume(&all, Some(&list(&["Launch", "Terminate"]))).unwrap();
         assert_eq!(left.len(), PROCESSES.len() - 2);
-        assert_eq!(resume(&all, &Value::Null).unwrap(), vec![]);
-        assert_eq!(
-            suspend(&all, &json!(["Lunch"]), "t").unwrap_err().code,
-            "ValidationError"
-        );
+        assert_eq!(resume(&all, None).unwrap(), vec![]);
+        assert!(matches!(
+            suspend(&all, Some(&list(&["Lunch"])), "t").unwrap_err(),
+            Refusal::Invalid(_)
+        ));
     }
 
     #[test]
     fn metrics_some_or_all_at_one_granularity() {
-        let some = enable_metrics(&[], &json!(["GroupMinSize"]), &json!("1Minute")).unwrap();
+        let some = enable_metrics(&[], Some(&list(&["GroupMinSize"])), "1Minute").unwrap();
         assert_eq!(
             serde_json::to_value(&some).unwrap(),
             json!([{"Metric": "GroupMinSize", "Granularity": "1Minute"}])
         );
-        let all = enable_metrics(&[], &Value::Null, &json!("1Minute")).unwrap();
+        let all = enable_metrics(&[], None, "1Minute").unwrap();
         assert_eq!(all.len(), METRICS.len());
-        assert!(enable_metrics(&[], &Value::Null, &json!("5Minute")).is_err());
-        assert!(enable_metrics(&[], &json!(["CPU"]), &json!("1Minute")).is_err());
-        let fewer = disable_metrics(&all, &json!(["GroupMinSize"])).unwrap();
+        assert!(enable_metrics(&[], None, "5Minute").is_err());
+        assert!(enable_metrics(&[], Some(&list(&["CPU"])), "1Minute").is_err());
+        let fewer = disable_metrics(&all, Some(&list(&["GroupMinSize"]))).unwrap();
         assert_eq!(fewer.len(), METRICS.len() - 1);
-        assert_eq!(disable_metrics(&all, &Value::Null).unwrap(), vec![]);
+        assert_eq!(disable_metrics(&all, None).unwrap(), vec![]);
     }
 }

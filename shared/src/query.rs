@@ -90,17 +90,27 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Value> {
     }
 }
 
-/// AWS's summary of one or more constraint violations.
-/// A member of a decoded input, as the type of its structure shape; `None` when absent.
-pub fn member<T: serde::de::DeserializeOwned>(input: &Value, name: &str) -> ApiResult<Option<T>> {
-    match &input[name] {
-        Value::Null => Ok(None),
-        v => serde_json::from_value(v.clone())
-            .map(Some)
-            .map_err(|e| ApiError::validation(format!("{name} cannot be read: {e}"))),
+/// A decoded input as the action's request type (`model::request`). The decoder has checked the
+/// wire shape, so a failure here is a request type out of step with the model: a ValidationError
+/// naming the member, never a default.
+pub fn input<T: serde::de::DeserializeOwned>(input: Value) -> ApiResult<T> {
+    serde_path_to_error::deserialize(input)
+        .map_err(|e| ApiError::validation(format!("{} cannot be read: {}", e.path(), e.inner())))
+}
+
+/// An action's answer (a `model::response` type, or `()` for an action with no output) as the
+/// document `xml.rs` renders.
+pub fn output<T: serde::Serialize>(answer: T) -> ApiResult<Option<Value>> {
+    match serde_json::to_value(answer) {
+        Ok(Value::Null) => Ok(None),
+        Ok(doc) => Ok(Some(doc)),
+        Err(e) => Err(ApiError::internal(format!(
+            "an answer cannot be written: {e}"
+        ))),
     }
 }
 
+/// AWS's summary of one or more constraint violations.
 pub fn validation_errors(errors: &[String]) -> ApiError {
     let n = errors.len();
     let noun = if n == 1 { "error" } else { "errors" };

@@ -8,6 +8,7 @@
 use crate::lifecycle::{self, Hook};
 pub use crate::model::instance::{CloudState, Lifecycle, Member, Placement, Seen};
 use crate::model::instance::{Outcome, Wait};
+use crate::model::response::Instance;
 use std::collections::BTreeMap;
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
@@ -114,27 +115,27 @@ impl Plan {
 
 impl Member {
     /// The botocore `Instance` shape (an instance in DescribeAutoScalingGroups).
-    pub fn describe(&self) -> serde_json::Value {
-        let mut d = serde_json::json!({
-            "InstanceId": self.id,
-            "InstanceType": self.instance_type,
-            "AvailabilityZone": self.zone,
-            "LifecycleState": self.lifecycle.shown(),
-            "HealthStatus": if self.healthy { "Healthy" } else { "Unhealthy" },
-            "ProtectedFromScaleIn": self.protected,
-        });
-        // An attached instance was launched from no launch configuration of Phantom's.
-        if !self.launch_configuration.is_empty() {
-            d["LaunchConfigurationName"] = self.launch_configuration.clone().into();
+    pub fn describe(&self) -> Instance {
+        Instance {
+            instance_id: self.id.clone(),
+            auto_scaling_group_name: None,
+            instance_type: self.instance_type.clone(),
+            availability_zone: self.zone.clone(),
+            lifecycle_state: self.lifecycle.shown(),
+            health_status: if self.healthy { "Healthy" } else { "Unhealthy" },
+            // An attached instance was launched from no launch configuration of Phantom's.
+            launch_configuration_name: (!self.launch_configuration.is_empty())
+                .then(|| self.launch_configuration.clone()),
+            protected_from_scale_in: self.protected,
         }
-        d
     }
 
     /// The botocore `AutoScalingInstanceDetails` shape (DescribeAutoScalingInstances).
-    pub fn describe_in(&self, group: &str) -> serde_json::Value {
-        let mut d = self.describe();
-        d["AutoScalingGroupName"] = group.into();
-        d
+    pub fn describe_in(&self, group: &str) -> Instance {
+        Instance {
+            auto_scaling_group_name: Some(group.to_string()),
+            ..self.describe()
+        }
     }
 }
 

@@ -360,9 +360,9 @@ mod tests {
             })
         );
         assert_eq!(r.activities.len(), 2);
-        assert!(r.activities[0].doc["Cause"]
-            .as_str()
-            .unwrap()
+        assert!(r.activities[0]
+            .doc
+            .cause
             .contains("increasing the capacity from 1 to 3"));
     }
 
@@ -379,11 +379,12 @@ mod tests {
         assert_eq!(b.failures, 3);
         assert_eq!(b.retry_at_ms, 1_000_000 + backoff_ms(3));
         let failed = r.activities.last().unwrap();
-        assert_eq!(failed.doc["StatusCode"], "Failed");
-        assert!(failed.doc["StatusMessage"]
-            .as_str()
-            .unwrap()
-            .contains("InsufficientInstanceCapacity"));
+        assert_eq!(failed.doc.status_code, "Failed");
+        assert!(failed
+            .doc
+            .status_message
+            .as_deref()
+            .is_some_and(|m| m.contains("InsufficientInstanceCapacity")));
     }
 
     #[test]
@@ -441,6 +442,6 @@ mod tests {
         assert!(r
             .activities
             .iter()
-            .any(|a| a.doc["StatusMessage"] == "InternalError: try later"));
+            .any(|a| a.doc.status_message.as_deref() == Some("InternalError: try later")));
     }
 }

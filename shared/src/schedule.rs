@@ -1,4 +1,4 @@
-//! Scheduled actions, pure: what PutScheduledUpdateGroupAction stores (validated as AWS validates
+//! Scheduled actions, pure: what ScheduledUpdateGroupActionRequest stores (validated as AWS validates
 //! it), when each action next runs, and what firing the due ones does to a group.
 //!
 //! A group's scheduled actions live in its settings (`ScheduledAction`: botocore's
@@ -9,13 +9,14 @@
 //! default) moves to its next occurrence after each run and is removed after its EndTime, as AWS
 //! removes them. A run that was missed (the scheduler was down) happens late, once.
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::Group;
 pub use crate::model::group::ScheduledAction;
+use crate::model::request::ScheduledUpdateGroupActionRequest;
+use crate::model::response::ScheduledUpdateGroupAction;
+use crate::model::{Checked, Refusal};
 use chrono::TimeZone as _;
 use chrono_tz::Tz;
 use croner::Cron;
-use serde_json::Value;
 use std::str::FromStr;
 
 /// AWS's quota of scheduled actions per group.
@@ -29,16 +30,11 @@ pub fn next_due(actions: &[ScheduledAction]) -> Option<i64> {
 }
 
 /// A timestamp member as Unix ms (`None` when absent).
-pub fn ms_of(member: &str, v: &Value) -> ApiResult<Option<i64>> {
-    match v {
-        Value::Null => Ok(None),
-        Value::String(s) => unix_ms(s)
-            .map(Some)
-            .ok_or_else(|| ApiError::validation(format!("{member} is not a timestamp: {s}"))),
-        other => Err(ApiError::validation(format!(
-            "{member} is not a timestamp: {other}"
-        ))),
-    }
+pub fn ms_of(member: &str, v: Option<&str>) -> Checked<Option<i64>> {
+    v.map(|s| {
+        unix_ms(s).ok_or_else(|| Refusal::invalid(format!("{member} is not a timestamp: {s}")))
+    })
+    .transpose()
 }
 
 /// An ISO 8601 timestamp as Unix ms.
@@ -52,23 +48,22 @@ fn timestamp(ms: i64) -> String {
 
 /// A Unix cron expression of five fields (minute, hour, day of month, month, day of week), as AWS
 /// takes them; seconds, years and `@` aliases are not part of it.
-fn recurrence(expr: &str) -> ApiResult<Cron> {
+fn recurrence(expr: &str) -> Checked<Cron> {
     let fields = expr.split_whitespace().count();
     if fields != 5 || expr.starts_with('@') {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Given recurrence string '{expr}' is not a cron expression of five fields: [Minute] [Hour] [Day_of_Month] [Month_of_Year] [Day_of_Week]."
         )));
     }
-    Cron::from_str(expr).map_err(|e| {
-        ApiError::validation(format!("Given recurrence string '{expr}' is invalid: {e}."))
-    })
+    Cron::from_str(expr)
+        .map_err(|e| Refusal::invalid(format!("Given recurrence string '{expr}' is invalid: {e}.")))
 }
 
-fn zone(name: Option<&str>) -> ApiResult<Tz> {
+fn zone(name: Option<&str>) -> Checked<Tz> {
     match name {
         None => Ok(Tz::UTC),
         Some(n) => n.parse().map_err(|_| {
-            ApiError::validation(format!(
+            Refusal::invalid(format!(
                 "TimeZone '{n}' is not a time zone of the IANA database (such as Etc/GMT+9 or Pacific/Tahiti)."
             ))
         }),
@@ -87,70 +82,63 @@ fn occurrence(cron: &Cron, tz: Tz, after_ms: i64, inclusive: bool) -> Option<i64
         .map(|t| t.timestamp_millis())
 }
 
-fn size(input: &Value, member: &str) -> Option<i64> {
-    input[member].as_i64()
-}
-
-/// The stored action a request puts (PutScheduledUpdateGroupAction, or an entry of
+/// The stored action a request puts (ScheduledUpdateGroupActionRequest, or an entry of
 /// BatchPutScheduledUpdateGroupAction), with its first firing, or the ValidationError AWS gives.
-pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult<ScheduledAction> {
-    let name = input["ScheduledActionName"]
-        .as_str()
-        .ok_or_else(|| ApiError::validation("ScheduledActionName is required."))?;
-    let (min, max, desired) = (
-        size(input, "MinSize"),
-        size(input, "MaxSize"),
-        size(input, "DesiredCapacity"),
-    );
+pub fn document(
+    input: &ScheduledUpdateGroupActionRequest,
+    group: &str,
+    arn: &str,
+    now_ms: i64,
+) -> Checked<ScheduledAction> {
+    let name = &input.scheduled_action_name;
+    let (min, max, desired) = (input.min_size, input.max_size, input.desired_capacity);
     if min.is_none() && max.is_none() && desired.is_none() {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Scheduled action {name} must set at least one of MinSize, MaxSize and DesiredCapacity."
         )));
     }
     if let (Some(min), Some(max)) = (min, max) {
         if min > max {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "The scheduled action's MinSize {min} must not be above its MaxSize {max}."
             )));
         }
     }
     if let Some(d) = desired {
         if min.is_some_and(|m| d < m) || max.is_some_and(|m| d > m) {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "The scheduled action's DesiredCapacity {d} must be within its MinSize and MaxSize."
             )));
         }
     }
     // Time is the older name of StartTime.
     let start = match (
-        ms_of("StartTime", &input["StartTime"])?,
-        ms_of("Time", &input["Time"])?,
+        ms_of("StartTime", input.start_time.as_deref())?,
+        ms_of("Time", input.time.as_deref())?,
     ) {
         (Some(s), Some(t)) if s != t => {
-            return Err(ApiError::validation(
+            return Err(Refusal::invalid(
                 "Time and StartTime are the same member (Time is its older name): give one.",
             ))
         }
         (s, t) => s.or(t),
     };
-    let end = ms_of("EndTime", &input["EndTime"])?;
+    let end = ms_of("EndTime", input.end_time.as_deref())?;
     if start.is_some_and(|s| s < now_ms) {
-        return Err(ApiError::validation("Given start time is in the past"));
+        return Err(Refusal::invalid("Given start time is in the past"));
     }
     if end.is_some_and(|e| e < now_ms) {
-        return Err(ApiError::validation("Given end time is in the past"));
+        return Err(Refusal::invalid("Given end time is in the past"));
     }
     if let (Some(s), Some(e)) = (start, end) {
         if e <= s {
-            return Err(ApiError::validation(
-                "Given end time is before the start time",
-            ));
+            return Err(Refusal::invalid("Given end time is before the start time"));
         }
     }
-    let first = match input["Recurrence"].as_str() {
+    let first = match &input.recurrence {
         Some(expr) => {
             let cron = recurrence(expr)?;
-            let tz = zone(input["TimeZone"].as_str())?;
+            let tz = zone(input.time_zone.as_deref())?;
             let first = match start {
                 Some(s) => occurrence(&cron, tz, s, true),
                 None => occurrence(&cron, tz, now_ms, false),
@@ -158,7 +146,7 @@ pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult
             match first {
                 Some(t) if end.is_none_or(|e| t <= e) => t,
                 _ => {
-                    return Err(ApiError::validation(format!(
+                    return Err(Refusal::invalid(format!(
                         "Recurrence '{expr}' never occurs{}.",
                         if end.is_some() {
                             " before the EndTime"
@@ -170,26 +158,25 @@ pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult
             }
         }
         None => {
-            if input["TimeZone"].is_string() || end.is_some() {
-                return Err(ApiError::validation(
+            if input.time_zone.is_some() || end.is_some() {
+                return Err(Refusal::invalid(
                     "TimeZone and EndTime are for a recurring action: give Recurrence too.",
                 ));
             }
             start.ok_or_else(|| {
-                ApiError::validation(
+                Refusal::invalid(
                     "Give StartTime (an action that runs once) or Recurrence (one that repeats).",
                 )
             })?
         }
     };
-    let text = |member: &str| input[member].as_str().map(str::to_string);
     Ok(ScheduledAction {
         auto_scaling_group_name: group.to_string(),
         scheduled_action_name: name.to_string(),
         arn: arn.to_string(),
-        recurrence: text("Recurrence"),
-        time_zone: text("TimeZone"),
-        end_time: text("EndTime"),
+        recurrence: input.recurrence.clone(),
+        time_zone: input.time_zone.clone(),
+        end_time: input.end_time.clone(),
         min_size: min,
         max_size: max,
         desired_capacity: desired,
@@ -199,14 +186,20 @@ pub fn document(input: &Value, group: &str, arn: &str, now_ms: i64) -> ApiResult
 
 /// An action as DescribeScheduledActions returns it: its next firing as StartTime (and Time, its
 /// older name), as AWS shows a recurring action's next run.
-pub fn described(action: &ScheduledAction) -> Value {
-    let mut doc = serde_json::to_value(action).expect("an action serialises");
-    if let Some(o) = doc.as_object_mut() {
-        o.remove("PhantomNextMs");
-        o.insert("StartTime".into(), timestamp(action.next_ms).into());
-        o.insert("Time".into(), timestamp(action.next_ms).into());
+pub fn described(action: &ScheduledAction) -> ScheduledUpdateGroupAction {
+    ScheduledUpdateGroupAction {
+        auto_scaling_group_name: action.auto_scaling_group_name.clone(),
+        scheduled_action_name: action.scheduled_action_name.clone(),
+        arn: action.arn.clone(),
+        recurrence: action.recurrence.clone(),
+        time_zone: action.time_zone.clone(),
+        end_time: action.end_time.clone(),
+        min_size: action.min_size,
+        max_size: action.max_size,
+        desired_capacity: action.desired_capacity,
+        start_time: timestamp(action.next_ms),
+        time: timestamp(action.next_ms),
     }
-    doc
 }
 
 /// A group's sizes.
@@ -245,9 +238,11 @@ pub struct Firing {
     pub outcome: Outcome,
 }
 
-fn corrupt(what: &str) -> ApiError {
-    tracing::error!(what, "a stored scheduled action is unreadable");
-    ApiError::internal("A stored scheduled action cannot be read; put it again.")
+/// A stored action whose `what` cannot be read (the scheduler logs it and fires nothing).
+fn corrupt(what: &str) -> Refusal {
+    Refusal::invalid(format!(
+        "a stored scheduled action's {what} cannot be read; put the action again"
+    ))
 }
 
 /// The sizes `action` sets on a group at `from`: min and max as given (else kept), the desired
@@ -271,12 +266,12 @@ fn apply(g: &Group, action: &ScheduledAction) -> Result<Group, String> {
     };
     let mut next = g.clone();
     (next.min, next.max, next.desired) = (min, max, desired);
-    crate::spread::settled(Some(g), next).map_err(|e| e.message)
+    crate::spread::settled(Some(g), next).map_err(|e| e.message().to_string())
 }
 
 /// When a recurring action runs after a run at `now_ms`: its next occurrence after now (runs
 /// missed meanwhile are not made up), `None` past its EndTime or for a one-off action.
-fn following(action: &ScheduledAction, now_ms: i64) -> ApiResult<Option<i64>> {
+fn following(action: &ScheduledAction, now_ms: i64) -> Checked<Option<i64>> {
     let Some(expr) = &action.recurrence else {
         return Ok(None);
     };
@@ -292,7 +287,7 @@ fn following(action: &ScheduledAction, now_ms: i64) -> ApiResult<Option<i64>> {
 /// Fires the group's actions that are due at `now_ms`, earliest first: the group as they leave it
 /// (sizes changed, each action moved to its next occurrence or removed) and what each did. A group
 /// being deleted, or with nothing due, comes back unchanged with no firings.
-pub fn fire(g: &Group, now_ms: i64) -> ApiResult<(Group, Vec<Firing>)> {
+pub fn fire(g: &Group, now_ms: i64) -> Checked<(Group, Vec<Firing>)> {
     let actions = &g.settings.scheduled_actions;
     let mut due: Vec<(i64, &str, usize)> = actions
         .iter()
@@ -355,7 +350,7 @@ mod tests {
     const NOW: i64 = 1_795_406_400_000;
     const MINUTE: i64 = 60_000;
 
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn group(actions: Vec<ScheduledAction>) -> Group {
         let ctx = crate::group::NewGroupContext {
@@ -368,13 +363,18 @@ mod tests {
         };
         let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
             "MinSize": 1, "MaxSize": 5, "DesiredCapacity": 2});
-        let mut g = crate::group::from_input(&input, ctx).unwrap();
+        let mut g = crate::group::from_input(&crate::query::input(input).unwrap(), ctx).unwrap();
         g.settings.scheduled_actions = actions;
         g
     }
 
-    fn put(input: Value) -> ApiResult<ScheduledAction> {
-        document(&input, "web", "arn:x", NOW)
+    fn put(input: Value) -> Checked<ScheduledAction> {
+        document(
+            &crate::query::input(input).expect("a request"),
+            "web",
+            "arn:x",
+            NOW,
+        )
     }
 
     #[test]
@@ -386,8 +386,14 @@ mod tests {
     fn a_one_off_action_is_due_at_its_start_time_and_runs_once() {
         let a = put(json!({"ScheduledActionName": "once", "StartTime": timestamp(NOW + MINUTE), "DesiredCapacity": 4})).unwrap();
         assert_eq!(Some(a.next_ms), Some(NOW + MINUTE));
-        assert_eq!(described(&a)["StartTime"], "2026-11-23T04:01:00.000Z");
-        assert!(described(&a).get("PhantomNextMs").is_none());
+        assert_eq!(
+            serde_json::to_value(described(&a)).unwrap()["StartTime"],
+            "2026-11-23T04:01:00.000Z"
+        );
+        assert!(serde_json::to_value(described(&a))
+            .unwrap()
+            .get("PhantomNextMs")
+            .is_none());
         let g = group(vec![a]);
         assert_eq!(next_due(&g.settings.scheduled_actions), Some(NOW + MINUTE));
         // Not yet due: nothing.
@@ -509,11 +515,11 @@ mod tests {
     fn requests_are_checked_as_aws_checks_them() {
         let refused = |input: Value, says: &str| {
             let e = put(input).unwrap_err();
-            assert_eq!(e.code, "ValidationError");
+            assert!(matches!(e, Refusal::Invalid(_)));
             assert!(
-                e.message.contains(says),
+                e.message().contains(says),
                 "{} does not say {says}",
-                e.message
+                e.message()
             );
         };
         let n = "ScheduledActionName";

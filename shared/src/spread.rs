@@ -7,16 +7,16 @@
 //! is their sum). The launch configuration on each cloud is the group's own name with that cloud:
 //! `web@hotel`, `web@sierra`.
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::Group;
 pub use crate::model::hold::{Hold, Holds};
+use crate::model::{Checked, Refusal};
 use crate::reconcile::backoff_ms;
 
 pub const TAG_CLOUDS: &str = "phantom:clouds";
 pub const TAG_POLICY: &str = "phantom:policy";
 
 /// A ValidationError about tag `phantom:clouds`.
-pub fn bad_clouds(problem: impl std::fmt::Display) -> ApiError {
+pub fn bad_clouds(problem: impl std::fmt::Display) -> Refusal {
     bad(TAG_CLOUDS, problem)
 }
 
@@ -24,7 +24,7 @@ pub fn bad_clouds(problem: impl std::fmt::Display) -> ApiError {
 /// by a scheduled action): its tags readable, its own cloud listed, and a `fixed`
 /// group's desired capacity the sum of its clouds' counts (set so when the tags change; refused
 /// when only the capacity does).
-pub fn settled(old: Option<&Group>, mut next: Group) -> ApiResult<Group> {
+pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
     let Some(spread) = next.spread()? else {
         return Ok(next);
     };
@@ -52,7 +52,7 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> ApiResult<Group> {
         if tags_changed {
             next.desired = total;
         } else if next.desired != total {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "A fixed group's desired capacity is the sum of its clouds' counts ({total}): change tag {TAG_CLOUDS} to change it."
             )));
         }
@@ -86,8 +86,8 @@ pub struct Spread {
     pub sites: Vec<Site>,
 }
 
-fn bad(tag: &str, problem: impl std::fmt::Display) -> ApiError {
-    ApiError::validation(format!("Tag {tag}: {problem}"))
+fn bad(tag: &str, problem: impl std::fmt::Display) -> Refusal {
+    Refusal::invalid(format!("Tag {tag}: {problem}"))
 }
 
 impl Spread {
@@ -95,7 +95,7 @@ impl Spread {
     /// read is a ValidationError naming the tag and the problem.
     pub fn of_tags<'a>(
         tags: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> ApiResult<Option<Self>> {
+    ) -> Checked<Option<Self>> {
         let (mut clouds, mut policy) = (None, None);
         for (k, v) in tags {
             match k {
@@ -344,7 +344,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tags(pairs: &[(&'static str, &'static str)]) -> ApiResult<Option<Spread>> {
+    fn tags(pairs: &[(&'static str, &'static str)]) -> Checked<Option<Spread>> {
         Spread::of_tags(pairs.iter().copied())
     }
 
@@ -394,9 +394,9 @@ mod tests {
             (vec![(TAG_POLICY, "fixed")], "needs the clouds"),
         ] {
             let e = tags(&pairs).expect_err(says);
-            assert_eq!(e.code, "ValidationError");
-            assert!(e.message.contains(says), "{}", e.message);
-            assert!(e.message.starts_with("Tag phantom:"), "{}", e.message);
+            assert!(matches!(e, Refusal::Invalid(_)));
+            assert!(e.message().contains(says), "{}", e.message());
+            assert!(e.message().starts_with("Tag phantom:"), "{}", e.message());
         }
     }
 

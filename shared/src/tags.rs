@@ -1,9 +1,9 @@
 //! A group's tags: CreateOrUpdateTags, DeleteTags and DescribeTags, pure. Tags live in the group's
 //! settings as AWS's `TagDescription`s, so DescribeAutoScalingGroups shows them as they are.
 
-use crate::error::{ApiError, ApiResult};
 pub use crate::model::group::TagDescription;
-use serde_json::Value;
+use crate::model::request::{Filter, Tag};
+use crate::model::{Checked, Refusal};
 
 /// AWS's quota of tags per group.
 pub const MAX_TAGS: usize = 50;
@@ -20,31 +20,31 @@ pub struct TagChange {
 }
 
 /// The request's `Tags`, checked as AWS checks them: a group's tag, a key not starting `aws:`.
-pub fn parse(tags: &Value) -> ApiResult<Vec<TagChange>> {
+pub fn parse(tags: &[Tag]) -> Checked<Vec<TagChange>> {
     let mut out = Vec::new();
-    for t in tags.as_array().into_iter().flatten() {
-        let kind = t["ResourceType"].as_str().unwrap_or(RESOURCE_TYPE);
+    for t in tags {
+        let kind = t.resource_type.as_deref().unwrap_or(RESOURCE_TYPE);
         if kind != RESOURCE_TYPE {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Invalid resource type '{kind}': only '{RESOURCE_TYPE}' has tags."
             )));
         }
-        let Some(group) = t["ResourceId"].as_str().filter(|g| !g.is_empty()) else {
-            return Err(ApiError::validation(
+        let Some(group) = t.resource_id.as_deref().filter(|g| !g.is_empty()) else {
+            return Err(Refusal::invalid(
                 "1 validation error detected: Value null at 'tags.member.resourceId' failed to satisfy constraint: Member must not be null",
             ));
         };
-        let key = t["Key"].as_str().unwrap_or_default().to_string();
+        let key = t.key.clone();
         if key.to_ascii_lowercase().starts_with("aws:") {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Tag keys starting with 'aws:' are reserved: '{key}'."
             )));
         }
         out.push(TagChange {
             group: group.to_string(),
             key,
-            value: t["Value"].as_str().map(str::to_string),
-            propagate: t["PropagateAtLaunch"].as_bool(),
+            value: t.value.clone(),
+            propagate: t.propagate_at_launch,
         });
     }
     Ok(out)
@@ -55,7 +55,7 @@ pub fn upsert(
     current: &[TagDescription],
     group: &str,
     changes: &[&TagChange],
-) -> ApiResult<Vec<TagDescription>> {
+) -> Checked<Vec<TagDescription>> {
     let mut tags = current.to_vec();
     for c in changes {
         let new = TagDescription {
@@ -72,7 +72,7 @@ pub fn upsert(
         }
     }
     if tags.len() > MAX_TAGS {
-        return Err(ApiError::limit_exceeded(format!(
+        return Err(Refusal::over_limit(format!(
             "The quota of {MAX_TAGS} tags per group would be exceeded for AutoScalingGroup {group}."
         )));
     }
@@ -99,22 +99,23 @@ pub struct TagFilter {
     values: Vec<String>,
 }
 
-pub fn parse_filters(filters: &Value) -> ApiResult<Vec<TagFilter>> {
+pub fn parse_filters(filters: &[Filter]) -> Checked<Vec<TagFilter>> {
     let mut out = Vec::new();
-    for f in filters.as_array().into_iter().flatten() {
-        let name = f["Name"].as_str().unwrap_or_default().to_string();
+    for f in filters {
+        let name = f.name.clone().ok_or_else(|| {
+            Refusal::invalid(
+                "Each filter needs a Name: auto-scaling-group, key, value or propagate-at-launch.",
+            )
+        })?;
         if !["auto-scaling-group", "key", "value", "propagate-at-launch"].contains(&name.as_str()) {
-            return Err(ApiError::validation(format!(
+            return Err(Refusal::invalid(format!(
                 "Filter name '{name}' is not valid: use auto-scaling-group, key, value or propagate-at-launch."
             )));
         }
-        let values = f["Values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
-        out.push(TagFilter { name, values });
+        out.push(TagFilter {
+            name,
+            values: f.values.clone(),
+        });
     }
     Ok(out)
 }
@@ -140,7 +141,12 @@ pub fn position(tag: &TagDescription) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// A list of a request, as the decoder gives it.
+    fn list<T: serde::de::DeserializeOwned>(v: Value) -> Vec<T> {
+        crate::query::input(v).unwrap()
+    }
 
     fn tag(key: &str, value: &str) -> TagDescription {
         TagDescription {
@@ -188,7 +194,10 @@ mod tests {
             .map(|i| change(&format!("k{i}"), None))
             .collect();
         let refs: Vec<&TagChange> = many.iter().collect();
-        assert_eq!(upsert(&[], "web", &refs).unwrap_err().code, "LimitExceeded");
+        assert!(matches!(
+            upsert(&[], "web", &refs).unwrap_err(),
+            Refusal::OverLimit(_)
+        ));
     }
 
     #[test]
@@ -202,11 +211,20 @@ mod tests {
     #[test]
     fn parse_refuses_other_resources_and_reserved_keys() {
         let bad_type = json!([{"ResourceId": "web", "ResourceType": "instance", "Key": "a"}]);
-        assert_eq!(parse(&bad_type).unwrap_err().code, "ValidationError");
+        assert!(matches!(
+            parse(&list(bad_type)).unwrap_err(),
+            Refusal::Invalid(_)
+        ));
         let reserved = json!([{"ResourceId": "web", "Key": "aws:x"}]);
-        assert_eq!(parse(&reserved).unwrap_err().code, "ValidationError");
+        assert!(matches!(
+            parse(&list(reserved)).unwrap_err(),
+            Refusal::Invalid(_)
+        ));
         let none = json!([{"Key": "a"}]);
-        assert_eq!(parse(&none).unwrap_err().code, "ValidationError");
+        assert!(matches!(
+            parse(&list(none)).unwrap_err(),
+            Refusal::Invalid(_)
+        ));
     }
 
     #[test]
@@ -215,14 +233,17 @@ mod tests {
             propagate_at_launch: true,
             ..tag("env", "prod")
         };
-        let f = parse_filters(&json!([
+        let f = parse_filters(&list(json!([
             {"Name": "key", "Values": ["env", "team"]},
             {"Name": "propagate-at-launch", "Values": ["true"]}
-        ]))
+        ])))
         .unwrap();
         assert!(matches(&t, &f));
-        let g = parse_filters(&json!([{"Name": "auto-scaling-group", "Values": ["db"]}])).unwrap();
+        let g = parse_filters(&list(
+            json!([{"Name": "auto-scaling-group", "Values": ["db"]}]),
+        ))
+        .unwrap();
         assert!(!matches(&t, &g));
-        assert!(parse_filters(&json!([{"Name": "color", "Values": ["x"]}])).is_err());
+        assert!(parse_filters(&list(json!([{"Name": "color", "Values": ["x"]}]))).is_err());
     }
 }

@@ -5,9 +5,8 @@
 //! the default cloud. The cloud resolves the template at RunInstances, with the user's
 //! credentials there, as EC2 does for an AWS group.
 
-use crate::error::{ApiError, ApiResult};
 use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy, Settings};
-use serde_json::Value;
+use crate::model::{Checked, Refusal};
 
 /// Which template, as RunInstances names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,17 +26,17 @@ pub struct Spec {
     pub instance_types: Vec<String>,
 }
 
-fn split_cloud(s: &str, what: &str) -> ApiResult<(String, Option<String>)> {
+fn split_cloud(s: &str, what: &str) -> Checked<(String, Option<String>)> {
     match s.rsplit_once('@') {
         None => Ok((s.to_string(), None)),
         Some((n, c)) if !n.is_empty() && !c.is_empty() => Ok((n.to_string(), Some(c.to_string()))),
-        Some(_) => Err(ApiError::validation(format!(
+        Some(_) => Err(Refusal::invalid(format!(
             "{what} '{s}' must be <template>@<cloud>, both parts non-empty."
         ))),
     }
 }
 
-fn specification(v: &LaunchTemplateSpecification) -> ApiResult<(TemplateRef, Option<String>)> {
+fn specification(v: &LaunchTemplateSpecification) -> Checked<(TemplateRef, Option<String>)> {
     let (id, name, cloud) = match (&v.launch_template_id, &v.launch_template_name) {
         (Some(id), None) => {
             let (id, cloud) = split_cloud(id, "LaunchTemplateId")?;
@@ -47,7 +46,7 @@ fn specification(v: &LaunchTemplateSpecification) -> ApiResult<(TemplateRef, Opt
             let (name, cloud) = split_cloud(name, "LaunchTemplateName")?;
             (None, Some(name), cloud)
         }
-        _ => return Err(ApiError::validation(
+        _ => return Err(Refusal::invalid(
             "Valid requests must contain either launchTemplateId or LaunchTemplateName, not both.",
         )),
     };
@@ -57,35 +56,29 @@ fn specification(v: &LaunchTemplateSpecification) -> ApiResult<(TemplateRef, Opt
         && version.bytes().all(|b| b.is_ascii_digit())
         && !version.starts_with('0');
     if !(version == "$Latest" || version == "$Default" || numbered) {
-        return Err(ApiError::validation(format!(
+        return Err(Refusal::invalid(format!(
             "Invalid launch template version '{version}': give $Latest, $Default or a version number."
         )));
     }
     Ok((TemplateRef { id, name, version }, cloud))
 }
 
-/// The template of a group's input (`LaunchTemplate` or `MixedInstancesPolicy`), if it names one,
-/// checked.
-pub fn of(input: &Value) -> ApiResult<Option<Spec>> {
-    let lt: Option<LaunchTemplateSpecification> = crate::query::member(input, "LaunchTemplate")?;
-    let mip: Option<MixedInstancesPolicy> = crate::query::member(input, "MixedInstancesPolicy")?;
-    spec(lt.as_ref(), mip.as_ref())
-}
-
 /// The template a stored group launches from, if any.
-pub fn of_group(s: &Settings) -> ApiResult<Option<Spec>> {
-    spec(
+pub fn of_group(s: &Settings) -> Checked<Option<Spec>> {
+    of(
         s.launch_template.as_ref(),
         s.mixed_instances_policy.as_ref(),
     )
 }
 
-fn spec(
+/// The template a group's `LaunchTemplate` or `MixedInstancesPolicy` names, if either is given,
+/// checked.
+pub fn of(
     lt: Option<&LaunchTemplateSpecification>,
     mip: Option<&MixedInstancesPolicy>,
-) -> ApiResult<Option<Spec>> {
+) -> Checked<Option<Spec>> {
     if lt.is_some() && mip.is_some() {
-        return Err(ApiError::validation(
+        return Err(Refusal::invalid(
             "Give either LaunchTemplate or MixedInstancesPolicy, not both.",
         ));
     }
@@ -105,7 +98,7 @@ fn spec(
         .as_ref()
         .and_then(|l| Some((l.launch_template_specification.as_ref()?, &l.overrides)))
     else {
-        return Err(ApiError::validation(
+        return Err(Refusal::invalid(
             "MixedInstancesPolicy.LaunchTemplate.LaunchTemplateSpecification is required.",
         ));
     };
@@ -121,13 +114,13 @@ fn spec(
             ("InstanceRequirements", o.instance_requirements.is_some()),
         ] {
             if given {
-                return Err(ApiError::validation(format!(
+                return Err(Refusal::invalid(format!(
                     "Phantom does not support {unsupported} in a MixedInstancesPolicy override: give InstanceType only."
                 )));
             }
         }
         let Some(t) = &o.instance_type else {
-            return Err(ApiError::validation(
+            return Err(Refusal::invalid(
                 "Each MixedInstancesPolicy override needs an InstanceType.",
             ));
         };
@@ -136,14 +129,14 @@ fn spec(
     if let Some(dist) = &mip.instances_distribution {
         if let Some(p) = dist.on_demand_percentage_above_base_capacity {
             if p != 100 {
-                return Err(ApiError::validation(format!(
+                return Err(Refusal::invalid(format!(
                     "OnDemandPercentageAboveBaseCapacity {p} asks for spot instances; Phantom's clouds have none: give 100."
                 )));
             }
         }
         if let Some(s) = &dist.on_demand_allocation_strategy {
             if s != "prioritized" {
-                return Err(ApiError::validation(format!(
+                return Err(Refusal::invalid(format!(
                     "OnDemandAllocationStrategy '{s}' is not supported: Phantom tries the overrides in order (prioritized)."
                 )));
             }
@@ -158,12 +151,12 @@ fn spec(
 
 impl Spec {
     /// The cloud the template lives on: the one it names, else the default cloud.
-    pub fn cloud_or(&self, default_cloud: Option<&str>) -> ApiResult<String> {
+    pub fn cloud_or(&self, default_cloud: Option<&str>) -> Checked<String> {
         self.cloud
             .clone()
             .or_else(|| default_cloud.map(str::to_string))
             .ok_or_else(|| {
-                ApiError::validation(
+                Refusal::invalid(
                     "The launch template names no cloud and no default cloud is set: use <template>@<cloud>.",
                 )
             })
@@ -171,11 +164,11 @@ impl Spec {
 }
 
 /// A group from a template needs a cloud with launch templates (as registered).
-pub fn check_cloud(cloud: &str, has_templates: bool) -> ApiResult<()> {
+pub fn check_cloud(cloud: &str, has_templates: bool) -> Checked<()> {
     if has_templates {
         Ok(())
     } else {
-        Err(ApiError::validation(format!(
+        Err(Refusal::invalid(format!(
             "Cloud '{cloud}' has no launch templates (it is registered without them): use a launch configuration there."
         )))
     }
@@ -184,11 +177,21 @@ pub fn check_cloud(cloud: &str, has_templates: bool) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// The template of a group's request, as the decoder gives it.
+    fn of_request(input: &Value) -> Checked<Option<Spec>> {
+        let s: crate::model::request::GroupSettings =
+            crate::query::input(input.clone()).expect("a request");
+        of(
+            s.launch_template.as_ref(),
+            s.mixed_instances_policy.as_ref(),
+        )
+    }
 
     #[test]
     fn names_ids_versions_and_clouds() {
-        let s = of(
+        let s = of_request(
             &json!({"LaunchTemplate": {"LaunchTemplateName": "web@sierra", "Version": "$Latest"}}),
         )
         .unwrap()
@@ -196,12 +199,15 @@ mod tests {
         assert_eq!(s.template.name.as_deref(), Some("web"));
         assert_eq!(s.cloud.as_deref(), Some("sierra"));
         assert_eq!(s.template.version, "$Latest");
-        let s = of(&json!({"LaunchTemplate": {"LaunchTemplateId": "lt-0abc"}}))
+        let s = of_request(&json!({"LaunchTemplate": {"LaunchTemplateId": "lt-0abc"}}))
             .unwrap()
             .unwrap();
         assert_eq!((s.template.id.as_deref(), s.cloud), (Some("lt-0abc"), None));
         assert_eq!(s.template.version, "$Default");
-        assert_eq!(of(&json!({"LaunchConfigurationName": "x"})).unwrap(), None);
+        assert_eq!(
+            of_request(&json!({"LaunchConfigurationName": "x"})).unwrap(),
+            None
+        );
         for bad in [
             json!({"LaunchTemplate": {}}),
             json!({"LaunchTemplate": {"LaunchTemplateId": "lt-1", "LaunchTemplateName": "n"}}),
@@ -209,7 +215,7 @@ mod tests {
             json!({"LaunchTemplate": {"LaunchTemplateName": "web", "Version": "latest"}}),
             json!({"LaunchTemplate": {"LaunchTemplateName": "web", "Version": "01"}}),
         ] {
-            assert!(of(&bad).is_err(), "{bad}");
+            assert!(of_request(&bad).is_err(), "{bad}");
         }
     }
 
@@ -222,7 +228,7 @@ mod tests {
                     "Overrides": overrides},
                 "InstancesDistribution": dist}})
         };
-        let s = of(&mip(
+        let s = of_request(&mip(
             json!({"OnDemandAllocationStrategy": "prioritized", "OnDemandPercentageAboveBaseCapacity": 100}),
             json!([{"InstanceType": "m5.large"}, {"InstanceType": "m4.large"}]),
         ))
@@ -230,7 +236,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.instance_types, ["m5.large", "m4.large"]);
         assert_eq!(s.template.version, "2");
-        let refused = |d, o| of(&mip(d, o)).unwrap_err().message;
+        let refused = |d, o| of_request(&mip(d, o)).unwrap_err().message().to_string();
         assert!(refused(
             json!({"OnDemandPercentageAboveBaseCapacity": 50}),
             json!([])
@@ -246,6 +252,6 @@ mod tests {
             json!([{"InstanceType": "a", "WeightedCapacity": "2"}])
         )
         .contains("WeightedCapacity"));
-        assert!(of(&json!({"MixedInstancesPolicy": {}})).is_err());
+        assert!(of_request(&json!({"MixedInstancesPolicy": {}})).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! it. Only the secret's SHA-256 is stored, and it is compared in constant time.
 
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use serde_json::Value;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -106,30 +106,49 @@ pub fn call(body: &[u8]) -> Result<Call, String> {
             alert: None,
         });
     }
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("The body is not JSON: {e}"))?;
-    if !v.is_object() {
-        return Err("The body must be a JSON object.".into());
-    }
-    if v["status"] == "resolved" {
+    let v: Body = serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body))
+        .map_err(|e| match e.path().to_string().as_str() {
+            "." => format!("The body must be a JSON object: {}", e.inner()),
+            path => format!("{path} cannot be read: {}", e.inner()),
+        })?;
+    if v.status.as_deref() == Some("resolved") {
         return Ok(Call::Resolved);
     }
-    let alert = v["commonLabels"]["alertname"]
-        .as_str()
-        .or(v["alerts"][0]["labels"]["alertname"].as_str())
-        .map(str::to_string);
-    let number = |k: &str| match &v[k] {
-        Value::Null => Ok(None),
-        n => n
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| format!("{k} must be a number.")),
-    };
+    let alert = v
+        .common_labels
+        .and_then(|l| l.alertname)
+        .or_else(|| v.alerts.into_iter().next().and_then(|a| a.labels.alertname));
     Ok(Call::Fire {
-        metric: number("MetricValue")?,
-        breach: number("BreachThreshold")?,
+        metric: v.metric_value,
+        breach: v.breach_threshold,
         alert,
     })
+}
+
+/// What a call's body may hold: Alertmanager's payload, or Phantom's two numbers. Other members
+/// are ignored (Alertmanager sends many).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Body {
+    status: Option<String>,
+    common_labels: Option<Labels>,
+    #[serde(default)]
+    alerts: Vec<Alert>,
+    #[serde(rename = "MetricValue")]
+    metric_value: Option<f64>,
+    #[serde(rename = "BreachThreshold")]
+    breach_threshold: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct Alert {
+    #[serde(default)]
+    labels: Labels,
+}
+
+#[derive(Default, Deserialize)]
+struct Labels {
+    alertname: Option<String>,
 }
 
 #[cfg(test)]
@@ -186,5 +205,6 @@ mod tests {
         assert!(call(b"not json").is_err());
         assert!(call(b"[1]").is_err());
         assert!(call(br#"{"MetricValue": "high"}"#).is_err());
+        assert!(call(b"[1, 2]").is_err(), "not an object");
     }
 }

@@ -40,7 +40,10 @@ fn group(name: &str) -> Group {
 fn action(group: &str, name: &str, at_ms: i64, now_ms: i64) -> schedule::ScheduledAction {
     let start = phantom::time::format_timestamp(phantom::time::from_ms(at_ms));
     schedule::document(
-        &json!({"ScheduledActionName": name, "StartTime": start, "DesiredCapacity": 2, "MaxSize": 10}),
+        &phantom::query::input(
+            json!({"ScheduledActionName": name, "StartTime": start, "DesiredCapacity": 2, "MaxSize": 10}),
+        )
+        .expect("an entry of BatchPutScheduledUpdateGroupAction"),
         group,
         &format!("arn:aws:autoscaling:us-east-1:123456789012:scheduledUpdateGroupAction:{name}"),
         now_ms,
@@ -63,7 +66,13 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
                     &phantom::launch_config::LaunchConfig {
                         name: "web@hotel".into(),
                         cloud: "hotel".into(),
-                        doc: json!({"LaunchConfigurationName": "web@hotel"}),
+                        settings: phantom::model::launch_config::LaunchConfiguration::new(
+                            "web@hotel",
+                            "arn:web",
+                            "ami-1",
+                            "t2.micro",
+                            "2026-11-22T00:00:00.000Z",
+                        ),
                     },
                 )
                 .await

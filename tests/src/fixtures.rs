@@ -17,6 +17,7 @@ pub fn group(name: &str, lc: &str, id: &str) -> Group {
     };
     let input = json!({"AutoScalingGroupName": name, "LaunchConfigurationName": lc,
         "MinSize": 0, "MaxSize": 10, "DesiredCapacity": 2});
+    let input = phantom::query::input(input).expect("a CreateAutoScalingGroup request");
     from_input(&input, ctx).expect("a valid group")
 }
 

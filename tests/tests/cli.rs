@@ -12,8 +12,6 @@ fn lc_input(name: &str) -> Value {
         "ImageId": "ami-0abc1234",
         "KeyName": "my-key",
         "SecurityGroups": ["sg-0001", "sg-0002"],
-        "ClassicLinkVPCId": "vpc-1234",
-        "ClassicLinkVPCSecurityGroups": ["sg-cl1"],
         "UserData": "#!/bin/sh\necho <hello & goodbye>\r\n",
         "InstanceType": "m5.large",
         "KernelId": "aki-1234",
@@ -70,7 +68,7 @@ fn describe_group(user: &User, name: &str) -> Option<Value> {
 }
 
 #[test]
-fn launch_configuration_round_trips_every_field() {
+fn launch_configuration_round_trips_every_setting_phantom_acts_on() {
     let s = stack();
     let u = s.new_user("lc-rt");
     let input = lc_input("web@hotel");
@@ -118,6 +116,20 @@ fn launch_configuration_round_trips_every_field() {
     );
     let created = got["CreatedTime"].as_str().unwrap();
     assert!(created.ends_with('Z') && created.contains('T'), "{created}");
+    // ClassicLink belongs to EC2-Classic: refused, not stored and ignored.
+    let mut classic = lc_input("classic@hotel");
+    classic["ClassicLinkVPCId"] = json!("vpc-1234");
+    let refused = s
+        .aws(
+            &u,
+            &[
+                "create-launch-configuration",
+                "--cli-input-json",
+                &classic.to_string(),
+            ],
+        )
+        .error("ValidationError");
+    assert!(refused.contains("ClassicLinkVPCId"), "{refused}");
 }
 
 #[test]
@@ -787,9 +799,41 @@ fn scaling_policies_through_the_cli() {
         "MetricIntervalUpperBound=0,ScalingAdjustment=-50",
     ])
     .json();
+    // Phantom aggregates no metric and has no warm-up: refused, not stored and ignored.
+    for (option, value, says) in [
+        (
+            "--estimated-instance-warmup",
+            "60",
+            "EstimatedInstanceWarmup",
+        ),
+        (
+            "--metric-aggregation-type",
+            "Maximum",
+            "MetricAggregationType",
+        ),
+    ] {
+        let refused = aws(&[
+            "put-scaling-policy",
+            "--auto-scaling-group-name",
+            "pol",
+            "--policy-name",
+            "refused",
+            "--policy-type",
+            "StepScaling",
+            "--adjustment-type",
+            "ChangeInCapacity",
+            "--step-adjustments",
+            "MetricIntervalLowerBound=0,ScalingAdjustment=1",
+            option,
+            value,
+        ])
+        .error("ValidationError");
+        assert!(refused.contains(says), "{refused}");
+    }
     let policies = aws(&["describe-policies", "--auto-scaling-group-name", "pol"]).json();
     let list = policies["ScalingPolicies"].as_array().unwrap();
     assert_eq!(list.len(), 2);
+    assert_eq!(list[1]["MetricAggregationType"], "Average");
     assert_eq!(list[1]["StepAdjustments"].as_array().unwrap().len(), 3);
     assert_eq!(list[1]["MinAdjustmentMagnitude"], 1);
 

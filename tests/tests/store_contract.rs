@@ -8,6 +8,7 @@ use phantom::activity::{self, Activity};
 use phantom::group::Group;
 use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
+use phantom::model::launch_config::LaunchConfiguration;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::schedule;
 use phantom::spread::{Hold, Holds};
@@ -34,7 +35,13 @@ fn lc(name: &str) -> LaunchConfig {
     LaunchConfig {
         name: name.into(),
         cloud: "hotel".into(),
-        doc: json!({"LaunchConfigurationName": name, "ImageId": "ami-1"}),
+        settings: LaunchConfiguration::new(
+            name,
+            "arn:lc",
+            "ami-1",
+            "t2.micro",
+            "2026-11-22T00:00:00.000Z",
+        ),
     }
 }
 
@@ -541,7 +548,10 @@ async fn contract(s: &dyn Store, u: &str) {
         &phantom::lifecycle::put(
             &[],
             "g",
-            &json!({"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
+            &phantom::query::input(
+                json!({"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
+            )
+            .unwrap(),
         )
         .unwrap(),
     );
@@ -585,7 +595,7 @@ async fn contract(s: &dyn Store, u: &str) {
     // Activities: newest first, paged by key, per group or all.
     let acts = s.activities(&alice, Some("g1"), None, 10).await.unwrap();
     assert_eq!(acts.len(), 2);
-    assert!(acts[0].1["StartTime"].as_str() > acts[1].1["StartTime"].as_str());
+    assert!(acts[0].1.start_time > acts[1].1.start_time);
     let rest = s
         .activities(&alice, Some("g1"), Some(&acts[0].0), 10)
         .await
@@ -809,7 +819,10 @@ async fn due_index(s: &dyn Store, u: &str) {
     assert!(listed(i64::MAX).await.is_empty(), "no actions: not listed");
     let action = |name: &str, secs: i64| {
         schedule::document(
-            &json!({"ScheduledActionName": name, "StartTime": secs.to_string(), "MinSize": 1}),
+            &phantom::query::input(
+                json!({"ScheduledActionName": name, "StartTime": secs.to_string(), "MinSize": 1}),
+            )
+            .unwrap(),
             "sched",
             "arn",
             0,
@@ -968,6 +981,39 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             .unwrap();
         assert!(
             matches!(s.group("fay", "web").await, Err(StoreError::Corrupt(m)) if m.contains(member)),
+            "{member}"
+        );
+    }
+
+    // The same for a launch configuration.
+    let stored_lc = items
+        .items()
+        .iter()
+        .find(|i| {
+            i.contains_key("doc")
+                && i.get("sk").and_then(|v| v.as_s().ok()) == Some(&"LC#web".to_string())
+        })
+        .expect("the launch configuration's item")
+        .clone();
+    for (member, value) in [("ImageId", None), ("InstanceMonitoring", Some(json!(true)))] {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(stored_lc["doc"].as_s().unwrap()).unwrap();
+        match value {
+            None => {
+                doc.as_object_mut().unwrap().remove(member);
+            }
+            Some(v) => doc[member] = v,
+        }
+        let mut item = stored_lc.clone();
+        item.insert("doc".into(), AttributeValue::S(doc.to_string()));
+        db.put_item()
+            .table_name(&table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            matches!(s.launch_config("fay", "web").await, Err(StoreError::Corrupt(m)) if m.contains(member)),
             "{member}"
         );
     }

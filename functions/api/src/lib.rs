@@ -144,12 +144,12 @@ impl App {
         if action.is_empty() {
             return Err(ApiError::invalid_action("(none)", version));
         }
-        let handler = actions::handler(action).filter(|_| version == API_VERSION);
-        let Some(handler) = handler else {
+        let found = actions::action(action).filter(|_| version == API_VERSION);
+        let Some(found) = found else {
             return Err(ApiError::invalid_action(action, version));
         };
         let input = phantom::query::decode_input(action, &params)?;
-        handler(self, &caller, input).await
+        (found.run)(self, &caller, input).await
     }
 }
 

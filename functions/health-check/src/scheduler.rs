@@ -81,7 +81,7 @@ async fn fire_group(
         let Some(g) = store.group(user, name).await? else {
             return Ok(Try::Done(Vec::new()));
         };
-        let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| NotFired(e.message))?;
+        let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| NotFired(e.to_string()))?;
         if firings.is_empty() {
             return Ok(Try::Done(firings));
         }

@@ -177,23 +177,20 @@ impl Provisioner {
             // Terraform's capacity wait): it is told in the cause of the launches below instead.
             let room_below = views[i + 1..].iter().any(|v| v.usable && v.max > v.have);
             if acted.launch_failed.is_some() && (room_below || have >= desired) {
-                part.activities
-                    .retain(|a| a.doc["StatusCode"].as_str() != Some("Failed"));
+                part.activities.retain(|a| a.doc.status_code != "Failed");
             }
             for act in &mut part.activities {
-                add_cloud(&mut act.doc, &p.site.cloud);
+                // The Details say the cloud.
+                act.doc.details.cloud = Some(p.site.cloud.clone());
                 // Why a VM went to a lower-ranked cloud.
-                let launching = act.doc["Description"]
-                    .as_str()
-                    .is_some_and(|d| d.starts_with("Launching"));
+                let launching = act.doc.description.starts_with("Launching");
                 if launching && !held_above.is_empty() {
-                    let cause = act.doc["Cause"].as_str().unwrap_or_default().to_string();
-                    act.doc["Cause"] = format!(
-                        "{cause} {}; launching on {}.",
+                    act.doc.cause = format!(
+                        "{} {}; launching on {}.",
+                        act.doc.cause,
                         held_above.join("; "),
                         p.site.cloud
-                    )
-                    .into();
+                    );
                 }
             }
             if !hold.usable(now) && p.site.max > 0 {
@@ -304,16 +301,6 @@ fn unseen_counts(members: &[Member]) -> (i64, i64) {
         .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
         .count();
     (counted.count() as i64, serving as i64)
-}
-
-/// An activity's Details (a JSON document in a string, as AWS gives it) say the cloud too.
-fn add_cloud(doc: &mut serde_json::Value, cloud: &str) {
-    let mut details: serde_json::Value = doc["Details"]
-        .as_str()
-        .and_then(|d| serde_json::from_str(d).ok())
-        .unwrap_or_else(|| serde_json::json!({}));
-    details["Cloud"] = cloud.into();
-    doc["Details"] = details.to_string().into();
 }
 
 fn describe_hold(cloud: &str, h: &Hold) -> String {

@@ -3,7 +3,7 @@
 //! decides nothing; the memory cloud reads the same struct.
 
 use crate::model::instance::Placement;
-use serde_json::Value;
+use crate::model::launch_config::LaunchConfiguration;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchRequest {
@@ -92,19 +92,10 @@ impl LaunchRequest {
     }
 }
 
-fn text(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_string)
-}
-
-fn int(v: &Value) -> Option<i32> {
-    v.as_i64().and_then(|n| i32::try_from(n).ok())
-}
-
 /// What a group launches from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    /// A launch configuration's document.
-    Config(Value),
+    Config(Box<LaunchConfiguration>),
     Template(crate::template::Spec),
 }
 
@@ -197,22 +188,21 @@ pub fn template_request(
     }
 }
 
-/// `count` VMs of launch configuration `lc` (botocore's `LaunchConfiguration` document) at
-/// `placement`, idempotent by `client_token`, tagged `tags`.
+/// `count` VMs of launch configuration `lc` at `placement`, idempotent by `client_token`,
+/// tagged `tags`.
 pub fn launch_request(
-    lc: &Value,
+    lc: &LaunchConfiguration,
     count: i32,
     placement: &Placement,
     client_token: String,
     tags: Vec<(String, String)>,
 ) -> LaunchRequest {
-    let (group_ids, group_names): (Vec<String>, Vec<String>) = lc["SecurityGroups"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(text)
+    let (group_ids, group_names): (Vec<String>, Vec<String>) = lc
+        .security_groups
+        .iter()
+        .cloned()
         .partition(|g| g.starts_with("sg-"));
-    let network = match (&placement.subnet, lc["AssociatePublicIpAddress"].as_bool()) {
+    let network = match (&placement.subnet, lc.associate_public_ip_address) {
         (Some(subnet), Some(public_ip)) => Network::Interface {
             subnet: subnet.clone(),
             public_ip,
@@ -224,55 +214,50 @@ pub fn launch_request(
             group_names,
         },
     };
-    let meta = &lc["MetadataOptions"];
     LaunchRequest {
         count,
         client_token,
-        image_id: text(&lc["ImageId"]),
-        instance_type: text(&lc["InstanceType"]),
-        key_name: text(&lc["KeyName"]),
-        user_data: text(&lc["UserData"]),
-        kernel_id: text(&lc["KernelId"]),
-        ramdisk_id: text(&lc["RamdiskId"]),
-        ebs_optimized: lc["EbsOptimized"].as_bool(),
-        monitoring: lc["InstanceMonitoring"]["Enabled"].as_bool(),
-        iam_profile: text(&lc["IamInstanceProfile"]).map(|p| {
+        image_id: Some(lc.image_id.clone()),
+        instance_type: Some(lc.instance_type.clone()),
+        key_name: lc.key_name.clone(),
+        user_data: lc.user_data.clone(),
+        kernel_id: lc.kernel_id.clone(),
+        ramdisk_id: lc.ramdisk_id.clone(),
+        ebs_optimized: Some(lc.ebs_optimized),
+        monitoring: Some(lc.instance_monitoring.enabled),
+        iam_profile: lc.iam_instance_profile.as_ref().map(|p| {
             if p.starts_with("arn:") {
-                Profile::Arn(p)
+                Profile::Arn(p.clone())
             } else {
-                Profile::Name(p)
+                Profile::Name(p.clone())
             }
         }),
-        spot_price: text(&lc["SpotPrice"]),
-        metadata: meta.is_object().then(|| Metadata {
-            http_tokens: text(&meta["HttpTokens"]),
-            hop_limit: int(&meta["HttpPutResponseHopLimit"]),
-            http_endpoint: text(&meta["HttpEndpoint"]),
+        spot_price: lc.spot_price.clone(),
+        metadata: lc.metadata_options.as_ref().map(|m| Metadata {
+            http_tokens: m.http_tokens.clone(),
+            hop_limit: m.http_put_response_hop_limit,
+            http_endpoint: m.http_endpoint.clone(),
         }),
-        block_devices: lc["BlockDeviceMappings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|m| {
-                let ebs = &m["Ebs"];
-                BlockDevice {
-                    device_name: text(&m["DeviceName"]),
-                    virtual_name: text(&m["VirtualName"]),
-                    no_device: m["NoDevice"].as_bool() == Some(true),
-                    ebs: ebs.is_object().then(|| Ebs {
-                        snapshot_id: text(&ebs["SnapshotId"]),
-                        volume_size: int(&ebs["VolumeSize"]),
-                        volume_type: text(&ebs["VolumeType"]),
-                        delete_on_termination: ebs["DeleteOnTermination"].as_bool(),
-                        iops: int(&ebs["Iops"]),
-                        encrypted: ebs["Encrypted"].as_bool(),
-                        throughput: int(&ebs["Throughput"]),
-                    }),
-                }
+        block_devices: lc
+            .block_device_mappings
+            .iter()
+            .map(|m| BlockDevice {
+                device_name: Some(m.device_name.clone()),
+                virtual_name: m.virtual_name.clone(),
+                no_device: m.no_device == Some(true),
+                ebs: m.ebs.as_ref().map(|e| Ebs {
+                    snapshot_id: e.snapshot_id.clone(),
+                    volume_size: e.volume_size,
+                    volume_type: e.volume_type.clone(),
+                    delete_on_termination: e.delete_on_termination,
+                    iops: e.iops,
+                    encrypted: e.encrypted,
+                    throughput: e.throughput,
+                }),
             })
             .collect(),
         zone: placement.zone.clone(),
-        tenancy: text(&lc["PlacementTenancy"]),
+        tenancy: lc.placement_tenancy.clone(),
         network,
         tags,
         template: None,
@@ -282,7 +267,7 @@ pub fn launch_request(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn at(zone: Option<&str>, subnet: Option<&str>) -> Placement {
         Placement {
@@ -291,7 +276,17 @@ mod tests {
         }
     }
 
-    fn request(lc: Value, p: Placement) -> LaunchRequest {
+    /// A stored launch configuration: AWS's defaults, then `given`'s members.
+    fn request(given: Value, p: Placement) -> LaunchRequest {
+        let mut doc = json!({"LaunchConfigurationName": "l", "LaunchConfigurationARN": "arn:l",
+            "ImageId": "ami-1", "InstanceType": "t2.micro", "SecurityGroups": [],
+            "ClassicLinkVPCSecurityGroups": [], "BlockDeviceMappings": [],
+            "InstanceMonitoring": {"Enabled": true}, "CreatedTime": "2026-01-01T00:00:00.000Z",
+            "EbsOptimized": false});
+        for (k, v) in given.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        let lc: LaunchConfiguration = serde_json::from_value(doc).unwrap();
         launch_request(&lc, 2, &p, "tok".into(), vec![("k".into(), "v".into())])
     }
 

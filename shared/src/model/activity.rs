@@ -1,11 +1,58 @@
-//! A scaling activity as stored: its group, when it began, and AWS's `Activity` document.
+//! A scaling activity as stored: its group, when it began (the store's key), and AWS's `Activity`
+//! document, typed. Decoded once where the store reads an item: a member that is missing or of
+//! the wrong type is an error there, never a default.
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Activity {
     pub group: String,
     /// Unix ms; activities are listed newest first.
     pub start_ms: i64,
-    pub doc: Value,
+    pub doc: ScalingActivity,
+}
+
+/// botocore's `Activity`: what DescribeScalingActivities shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ScalingActivity {
+    pub activity_id: String,
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "AutoScalingGroupARN")]
+    pub auto_scaling_group_arn: String,
+    pub description: String,
+    pub cause: String,
+    pub start_time: String,
+    pub end_time: String,
+    pub status_code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    pub progress: i64,
+    /// A JSON document in a string on the wire, as AWS gives it.
+    #[serde(with = "in_a_string")]
+    pub details: Details,
+}
+
+/// What an activity's `Details` say: the zone of a launch, the cloud of a group across clouds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Details {
+    #[serde(rename = "Availability Zone", skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    #[serde(rename = "Cloud", skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<String>,
+}
+
+/// `Details` as a JSON document inside a string.
+mod in_a_string {
+    use super::Details;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Details, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&serde_json::to_string(d).expect("details serialise"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Details, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
 }

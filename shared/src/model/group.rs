@@ -262,9 +262,8 @@ pub enum PolicyKind {
     #[serde(rename = "StepScaling", rename_all = "PascalCase")]
     Step {
         step_adjustments: Vec<Step>,
+        /// Always `Average`: a step policy runs on the metric value its caller gives.
         metric_aggregation_type: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        estimated_instance_warmup: Option<i64>,
     },
 }
 

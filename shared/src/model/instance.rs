@@ -2,7 +2,7 @@
 //! hooks), as a cloud shows them (`Seen`, in a `CloudState`), and where a new one goes
 //! (`Placement`).
 
-use super::Invalid;
+use super::Refusal;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,11 +142,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn parse(s: &str) -> Result<Self, Invalid> {
+    pub fn parse(s: &str) -> Result<Self, Refusal> {
         match s {
             "CONTINUE" => Ok(Self::Continue),
             "ABANDON" => Ok(Self::Abandon),
-            other => Err(Invalid(format!(
+            other => Err(Refusal::Invalid(format!(
                 "The lifecycle action result '{other}' is not valid: give CONTINUE or ABANDON."
             ))),
         }

@@ -6,15 +6,41 @@ pub mod cloud;
 pub mod group;
 pub mod hold;
 pub mod instance;
+pub mod launch_config;
 pub mod record;
+pub mod request;
+pub mod response;
+pub mod user;
 
-/// A value the domain's rules refuse, with the reason in AWS's words (a ValidationError to an API
-/// caller: `error.rs`).
+/// What the domain's rules refuse, with the reason in AWS's words. It becomes the error a client
+/// sees in one place (`error.rs`): a ValidationError, or LimitExceeded for a quota.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invalid(pub String);
+pub enum Refusal {
+    Invalid(String),
+    OverLimit(String),
+}
 
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Refusal {
+    pub fn invalid(why: impl Into<String>) -> Self {
+        Self::Invalid(why.into())
+    }
+
+    pub fn over_limit(why: impl Into<String>) -> Self {
+        Self::OverLimit(why.into())
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Invalid(m) | Self::OverLimit(m) => m,
+        }
     }
 }
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+/// What a rule gives: its value, or why it refuses.
+pub type Checked<T> = Result<T, Refusal>;

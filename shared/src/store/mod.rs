@@ -12,11 +12,11 @@ pub mod dynamo;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
-use crate::identity::{AccessKey, User};
-use crate::launch_config::LaunchConfig;
-use crate::model::activity::Activity;
+use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::Group;
 use crate::model::instance::Member;
+use crate::model::launch_config::LaunchConfig;
+use crate::model::user::{AccessKey, User};
 use async_trait::async_trait;
 
 pub use crate::model::cloud::{CloudCredentials, CloudRecord};
@@ -63,9 +63,9 @@ impl std::error::Error for StoreError {}
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// A group the store cannot mark and count (its clouds tags unreadable) is not written.
-impl From<crate::model::Invalid> for StoreError {
-    fn from(e: crate::model::Invalid) -> Self {
-        Self::Corrupt(e.0)
+impl From<crate::model::Refusal> for StoreError {
+    fn from(e: crate::model::Refusal) -> Self {
+        Self::Corrupt(e.message().to_string())
     }
 }
 
@@ -284,7 +284,7 @@ pub trait Fleet: Send + Sync {
         group: Option<&str>,
         after: Option<&str>,
         want: usize,
-    ) -> StoreResult<Vec<(String, serde_json::Value)>>;
+    ) -> StoreResult<Vec<(String, ScalingActivity)>>;
 }
 
 /// All of it: what the api and the provisioner are built from.
@@ -300,9 +300,7 @@ pub const TTL_ATTRIBUTE: &str = "expires";
 /// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
 /// page activities by it, so their NextTokens agree.
 pub fn activity_key(a: &Activity) -> StoreResult<String> {
-    let id = a.doc["ActivityId"]
-        .as_str()
-        .ok_or_else(|| StoreError::Corrupt("an activity without ActivityId".into()))?;
+    let id = &a.doc.activity_id;
     let inverted = 9_999_999_999_999 - a.start_ms;
     Ok(format!("{}#{inverted:013}#{id}", a.group))
 }

@@ -6,7 +6,7 @@ use crate::App;
 use phantom::group::Group;
 use phantom::identity::Caller;
 use phantom::spread::{bad_clouds as bad, Spread};
-use phantom::ApiResult;
+use phantom::{ApiError, ApiResult};
 
 pub(super) use phantom::spread::settled;
 
@@ -22,16 +22,20 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
     for site in &spread.sites {
         let cloud = &site.cloud;
         if !registered.iter().any(|c| c.name == *cloud) {
-            return Err(bad(format!("cloud {cloud} is not registered.")));
+            return Err(ApiError::from(bad(format!(
+                "cloud {cloud} is not registered."
+            ))));
         }
         if !mine.iter().any(|c| c.cloud == *cloud) {
-            return Err(bad(format!("you have no credentials for cloud {cloud}.")));
+            return Err(ApiError::from(bad(format!(
+                "you have no credentials for cloud {cloud}."
+            ))));
         }
         let lc = Spread::launch_configuration_on(&g.launch_configuration, cloud);
         if app.store.launch_config(&caller.user, &lc).await?.is_none() {
-            return Err(bad(format!(
+            return Err(ApiError::from(bad(format!(
                 "there is no launch configuration {lc} for cloud {cloud}: create it first."
-            )));
+            ))));
         }
     }
     Ok(())

@@ -1,16 +1,17 @@
-use super::{across, launch_config_not_found, lookups, string};
+use super::{across, launch_config_not_found, lookups};
 use crate::App;
 use phantom::group::{self, NewGroupContext};
 use phantom::identity::Caller;
 use phantom::launch_config::unknown_cloud;
+use phantom::model::request::CreateAutoScalingGroup;
 use phantom::store::{StoreError, MAX_GROUPS};
 use phantom::template;
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let lc_name = input["LaunchConfigurationName"].as_str();
+pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let s = &input.settings;
+    let lc_name = s.launch_configuration_name.as_deref();
     // The launch configuration gives the group its cloud; the write below re-checks that it still
     // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between.
     let lc = match lc_name {
@@ -23,38 +24,37 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         None => None,
     };
     // Or the launch template's cloud (the cloud resolves the template when it launches).
-    let spec = template::of(&input)?;
+    let spec = template::of(
+        s.launch_template.as_ref(),
+        s.mixed_instances_policy.as_ref(),
+    )?;
     let cloud_name = match (&lc, &spec) {
-        (Some(lc), _) => Some(lc.cloud.clone()),
-        (None, Some(spec)) => Some(spec.cloud_or(app.config.default_cloud.as_deref())?),
-        (None, None) => None,
+        (Some(lc), _) => lc.cloud.clone(),
+        (None, Some(spec)) => spec.cloud_or(app.config.default_cloud.as_deref())?,
+        (None, None) => return Err(group::no_launch_source().into()),
     };
-    let cloud = match &cloud_name {
-        Some(name) => Some(
-            app.store
-                .cloud(name)
-                .await?
-                .ok_or_else(|| unknown_cloud(name, &[]))?,
-        ),
-        None => None,
-    };
-    if let (None, Some(c), Some(spec)) = (&lc, &cloud, &spec) {
-        template::check_cloud(&c.name, c.launch_templates)?;
-        lookups::check_template(app, caller, &c.name, &spec.template).await?;
+    let cloud = app
+        .store
+        .cloud(&cloud_name)
+        .await?
+        .ok_or_else(|| unknown_cloud(&cloud_name, &[]))?;
+    if let (None, Some(spec)) = (&lc, &spec) {
+        template::check_cloud(&cloud.name, cloud.launch_templates)?;
+        lookups::check_template(app, caller, &cloud.name, &spec.template).await?;
     }
     let account = &caller.account_id;
     let ctx = NewGroupContext {
         id: uuid::Uuid::new_v4().to_string(),
         region: &app.config.region,
         account,
-        cloud: cloud.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
-        default_zone: cloud.as_ref().map(|c| c.zone.as_str()).unwrap_or_default(),
+        cloud: cloud.name.clone(),
+        default_zone: &cloud.zone,
         now: app.clock.now(),
     };
     let g = group::from_input(&input, ctx)?;
     // A fixed group across clouds keeps the sum of its clouds' counts: a DesiredCapacity given
     // must be that sum.
-    let asked = input["DesiredCapacity"].as_i64();
+    let asked = input.desired_capacity;
     let g = across::settled(None, g)?;
     if asked.is_some_and(|d| d != g.desired) {
         return Err(ApiError::validation(format!(
@@ -66,7 +66,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     match app.store.create_group(&caller.user, &g).await {
         Ok(()) => {
             super::reconcile(app, caller, name, "CreateAutoScalingGroup").await;
-            Ok(None)
+            Ok(())
         }
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
             "AutoScalingGroup by this name already exists - A group with the name {name} already exists"

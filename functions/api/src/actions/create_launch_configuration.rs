@@ -1,13 +1,12 @@
-use super::string;
 use crate::App;
 use phantom::identity::Caller;
 use phantom::launch_config::{self, cloud_of, unknown_cloud};
+use phantom::model::request::CreateLaunchConfiguration;
 use phantom::store::{StoreError, MAX_LAUNCH_CONFIGS};
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "LaunchConfigurationName");
+pub async fn run(app: &App, caller: &Caller, input: CreateLaunchConfiguration) -> ApiResult<()> {
+    let name = &input.launch_configuration_name;
     let cloud = cloud_of(name, app.config.default_cloud.as_deref())?;
     if app.store.cloud(&cloud).await?.is_none() {
         let known: Vec<String> = app
@@ -17,7 +16,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             .into_iter()
             .map(|c| c.name)
             .collect();
-        return Err(unknown_cloud(&cloud, &known));
+        return Err(unknown_cloud(&cloud, &known).into());
     }
     let arn = launch_config::arn(
         &app.config.region,
@@ -27,7 +26,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     );
     let lc = launch_config::from_input(&input, cloud, arn, app.clock.now())?;
     match app.store.create_launch_config(&caller.user, &lc).await {
-        Ok(()) => Ok(None),
+        Ok(()) => Ok(()),
         Err(StoreError::Exists) => Err(ApiError::already_exists(format!(
             "Launch Configuration by this name already exists - A launch configuration already exists with the name {name}"
         ))),

@@ -1,14 +1,14 @@
 use super::{change_group, group_not_found, pending_delete};
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::Tags;
 use phantom::tags::{self, TagChange};
 use phantom::ApiResult;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Adds or replaces tags of one or more groups; each group's change is a compare-and-set. A tag
 /// that propagates reaches the VMs launched from now on.
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+pub async fn run(app: &App, caller: &Caller, input: Tags) -> ApiResult<()> {
     change(app, caller, &input, Change::Upsert).await
 }
 
@@ -18,13 +18,8 @@ pub enum Change {
     Remove,
 }
 
-pub async fn change(
-    app: &App,
-    caller: &Caller,
-    input: &Value,
-    how: Change,
-) -> ApiResult<Option<Value>> {
-    let changes = tags::parse(&input["Tags"])?;
+pub async fn change(app: &App, caller: &Caller, input: &Tags, how: Change) -> ApiResult<()> {
+    let changes = tags::parse(&input.tags)?;
     let mut by_group: BTreeMap<&str, Vec<&TagChange>> = BTreeMap::new();
     for c in &changes {
         by_group.entry(c.group.as_str()).or_default().push(c);
@@ -40,7 +35,7 @@ pub async fn change(
     for (name, changes) in by_group {
         apply(app, caller, name, &changes, how).await?;
     }
-    Ok(None)
+    Ok(())
 }
 
 async fn apply(

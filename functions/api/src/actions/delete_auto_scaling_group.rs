@@ -2,22 +2,22 @@
 //! ForceDelete the group turns `Delete in progress` (desired 0) and the provisioner terminates its
 //! VMs, then removes it.
 
-use super::{group_not_found, string};
+use super::group_not_found;
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::DeleteAutoScalingGroup;
 use phantom::store::cas::{compare_and_set, Try};
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let force = input["ForceDelete"].as_bool().unwrap_or(false);
+pub async fn run(app: &App, caller: &Caller, input: DeleteAutoScalingGroup) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let force = input.force_delete == Some(true);
     compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
             return Err(group_not_found(name));
         };
         if g.deleting() {
-            return Ok(Try::Done(None));
+            return Ok(Try::Done(()));
         }
         let has_instances = !app.store.instances(&caller.user, name).await?.is_empty();
         let result = match (has_instances, force) {
@@ -33,7 +33,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         if let (Try::Done(()), true) = (&written, has_instances) {
             super::reconcile(app, caller, name, "DeleteAutoScalingGroup").await;
         }
-        Ok(written.map(|()| None))
+        Ok(written)
     })
     .await
 }

@@ -1,14 +1,14 @@
-use super::{launch_config_not_found, string};
+use super::launch_config_not_found;
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::DeleteLaunchConfiguration;
 use phantom::store::StoreError;
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "LaunchConfigurationName");
+pub async fn run(app: &App, caller: &Caller, input: DeleteLaunchConfiguration) -> ApiResult<()> {
+    let name = &input.launch_configuration_name;
     match app.store.delete_launch_config(&caller.user, name).await {
-        Ok(()) => Ok(None),
+        Ok(()) => Ok(()),
         Err(StoreError::NotFound) => Err(launch_config_not_found(name)),
         Err(StoreError::InUse(groups)) => Err(ApiError::resource_in_use(format!(
             "Cannot delete launch configuration {name} because it is attached to AutoScalingGroup {}",

@@ -2,17 +2,22 @@ use super::names;
 use crate::App;
 use phantom::group::{matches_filters, parse_filters};
 use phantom::identity::Caller;
+use phantom::model::request::DescribeAutoScalingGroups;
+use phantom::model::response;
 use phantom::paging;
 use phantom::reconcile::Member;
 use phantom::ApiResult;
-use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records(input["MaxRecords"].as_i64())?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let filters = parse_filters(&input["Filters"])?;
-    let wanted = names(&input, "AutoScalingGroupNames");
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    input: DescribeAutoScalingGroups,
+) -> ApiResult<response::DescribeAutoScalingGroups> {
+    let limit = paging::max_records(input.paging.max_records)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let filters = parse_filters(&input.filters)?;
+    let wanted = names(input.auto_scaling_group_names);
     let found = app
         .store
         .groups(
@@ -53,22 +58,18 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         }
     }
     let now = app.clock.now_ms();
-    let docs: Vec<Value> = page
+    let groups = page
         .items
-        .iter()
+        .into_iter()
         .map(|g| {
-            let mut d = g.describe();
-            d["Instances"] = instances
-                .remove(&g.name)
-                .unwrap_or_default()
-                .iter()
-                .map(|m| g.describe_member(m, now))
-                .collect();
-            d
+            // A group without instances has none in the map.
+            let members = instances.remove(&g.name).unwrap_or_default();
+            let shown = members.iter().map(|m| g.describe_member(m, now)).collect();
+            g.describe(shown)
         })
         .collect();
-    Ok(Some(json!({
-        "AutoScalingGroups": docs,
-        "NextToken": page.next_token,
-    })))
+    Ok(response::DescribeAutoScalingGroups {
+        auto_scaling_groups: groups,
+        next_token: page.next_token,
+    })
 }

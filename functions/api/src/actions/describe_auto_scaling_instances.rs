@@ -1,17 +1,22 @@
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::DescribeAutoScalingInstances;
+use phantom::model::response;
 use phantom::{paging, ApiResult};
-use serde_json::{json, Value};
 
 /// AWS allows at most 50 records a page here.
 const MAX: usize = 50;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records_within(input["MaxRecords"].as_i64(), MAX, MAX)?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let ids = super::names(&input, "InstanceIds");
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    input: DescribeAutoScalingInstances,
+) -> ApiResult<response::DescribeAutoScalingInstances> {
+    let limit = paging::max_records_within(input.paging.max_records, MAX, MAX)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let ids = super::names(input.instance_ids);
     // Instances are few per user: read them all (one Query), page by instance id.
-    let mut all: Vec<(String, Value)> = app
+    let mut all: Vec<(String, response::Instance)> = app
         .store
         .all_instances(&caller.user)
         .await?
@@ -22,9 +27,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         .collect();
     all.sort_by(|a, b| a.0.cmp(&b.0));
     let page = paging::page(all, limit, |(id, _)| id);
-    let docs: Vec<Value> = page.items.into_iter().map(|(_, d)| d).collect();
-    Ok(Some(json!({
-        "AutoScalingInstances": docs,
-        "NextToken": page.next_token,
-    })))
+    Ok(response::DescribeAutoScalingInstances {
+        auto_scaling_instances: page.items.into_iter().map(|(_, d)| d).collect(),
+        next_token: page.next_token,
+    })
 }

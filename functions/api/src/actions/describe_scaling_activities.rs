@@ -1,15 +1,20 @@
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::DescribeScalingActivities;
+use phantom::model::response;
 use phantom::{paging, ApiResult};
-use serde_json::{json, Value};
 
 const MAX: usize = 100;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records_within(input["MaxRecords"].as_i64(), MAX, MAX)?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let group = input["AutoScalingGroupName"].as_str();
-    let ids = super::names(&input, "ActivityIds");
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    input: DescribeScalingActivities,
+) -> ApiResult<response::Activities> {
+    let limit = paging::max_records_within(input.paging.max_records, MAX, MAX)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let group = input.auto_scaling_group_name.as_deref();
+    let ids = super::names(input.activity_ids);
     let found = match &ids {
         // By id: look through the group's (or all) activities.
         Some(ids) => app
@@ -17,7 +22,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             .activities(&caller.user, group, after.as_deref(), usize::MAX)
             .await?
             .into_iter()
-            .filter(|(_, doc)| ids.iter().any(|id| doc["ActivityId"] == id.as_str()))
+            .filter(|(_, a)| ids.contains(&a.activity_id))
             .take(limit + 1)
             .collect(),
         None => {
@@ -27,9 +32,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         }
     };
     let page = paging::page(found, limit, |(k, _)| k);
-    let docs: Vec<Value> = page.items.into_iter().map(|(_, d)| d).collect();
-    Ok(Some(json!({
-        "Activities": docs,
-        "NextToken": page.next_token,
-    })))
+    Ok(response::Activities {
+        activities: page.items.into_iter().map(|(_, d)| d).collect(),
+        next_token: page.next_token,
+    })
 }

@@ -1,13 +1,18 @@
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::DescribeTags;
+use phantom::model::response;
 use phantom::{paging, tags, ApiResult};
-use serde_json::{json, Value};
 
 /// The tags of the caller's groups, by group then key, filtered and paged.
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records(input["MaxRecords"].as_i64())?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let filters = tags::parse_filters(&input["Filters"])?;
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    input: DescribeTags,
+) -> ApiResult<response::DescribeTags> {
+    let limit = paging::max_records(input.paging.max_records)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let filters = tags::parse_filters(&input.filters)?;
     let groups = app
         .store
         .groups(&caller.user, None, None, usize::MAX, &|_| true)
@@ -29,8 +34,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         limit,
         |(p, _)| p,
     );
-    Ok(Some(json!({
-        "Tags": page.items.into_iter().map(|(_, t)| t).collect::<Vec<_>>(),
-        "NextToken": page.next_token,
-    })))
+    Ok(response::DescribeTags {
+        tags: page.items.into_iter().map(|(_, t)| t.clone()).collect(),
+        next_token: page.next_token,
+    })
 }

@@ -1,45 +1,23 @@
 //! The instance actions: TerminateInstanceInAutoScalingGroup, SetInstanceHealth,
-//! SetInstanceProtection, EnterStandby, ExitStandby. Each writes the instance records (and, for a
-//! change of size, the group's desired capacity) in one record guarded by the group and by each
-//! record's revision, then asks the provisioner to act.
+//! SetInstanceProtection, EnterStandby, ExitStandby, AttachInstances, DetachInstances. Each writes
+//! the instance records (and, for a change of size, the group's desired capacity) through
+//! `records.rs`, then asks the provisioner to act.
 
-use super::{group_not_found, pending_delete, string};
+use super::group_not_found;
+use super::records::{member, write, write_group};
 use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
 use phantom::lifecycle;
+use phantom::model::request::{
+    InstancesJoining, InstancesLeaving, SetInstanceHealth, SetInstanceProtection,
+    TerminateInstanceInAutoScalingGroup,
+};
+use phantom::model::response;
 use phantom::reconcile::{Cause, Lifecycle, Member};
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::{Record, StoreError};
+use phantom::store::Record;
 use phantom::{ApiError, ApiResult};
-use serde_json::{json, Value};
-
-fn not_in_a_group(id: &str) -> ApiError {
-    ApiError::validation(format!(
-        "Instance Id not found - No managed instance found for instance ID: {id}"
-    ))
-}
-
-/// The instance's group and record, with the group as it stands.
-async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Group, Member)> {
-    let (name, member) = app
-        .store
-        .all_instances(&caller.user)
-        .await?
-        .into_iter()
-        .find(|(_, m)| m.id == id)
-        .ok_or_else(|| not_in_a_group(id))?;
-    let g = app
-        .store
-        .group(&caller.user, &name)
-        .await?
-        .ok_or_else(|| not_in_a_group(id))?;
-    if g.deleting() {
-        return Err(pending_delete(&name));
-    }
-    Ok((g, member))
-}
 
 fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     Context {
@@ -49,94 +27,26 @@ fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     }
 }
 
-fn not_in_group(id: &str, group: &str) -> ApiError {
-    ApiError::validation(format!(
-        "The instance {id} is not part of Auto Scaling group {group}."
-    ))
-}
-
-/// Writes the record `make` gives for the instance and its group, retrying (from a fresh read)
-/// when the group or the record moved under it.
-async fn write(
-    app: &App,
-    caller: &Caller,
-    id: &str,
-    make: impl Fn(&Group, &Member) -> ApiResult<Option<Record>>,
-) -> ApiResult<Option<Record>> {
-    compare_and_set(|| async {
-        let (g, m) = find(app, caller, id).await?;
-        let Some(r) = make(&g, &m)? else {
-            return Ok(Try::Done(None));
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => {
-                super::reconcile(app, caller, &g.name, "instance action").await;
-                Ok(Try::Done(Some(r)))
-            }
-            Err(StoreError::Conflict) => Ok(Try::Lost),
-            Err(StoreError::NotFound) => Err(group_not_found(&g.name)),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
-}
-
-/// Writes the record `make` gives for the named group and its instances (none: nothing to
-/// write), retrying from a fresh read when the group or a record moved under it; with `reason`,
-/// the provisioner is asked to look afterwards.
-pub(super) async fn write_group(
-    app: &App,
-    caller: &Caller,
-    name: &str,
-    reason: Option<&str>,
-    make: impl Fn(&Group, &[Member]) -> ApiResult<Option<Record>>,
-) -> ApiResult<Option<Record>> {
-    compare_and_set(|| async {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
-        if g.deleting() {
-            return Err(pending_delete(name));
-        }
-        let members = app.store.instances(&caller.user, name).await?;
-        let Some(r) = make(&g, &members)? else {
-            return Ok(Try::Done(None));
-        };
-        match app.store.record(&caller.user, &g, &r).await {
-            Ok(()) => {
-                if let Some(reason) = reason {
-                    super::reconcile(app, caller, name, reason).await;
-                }
-                Ok(Try::Done(Some(r)))
-            }
-            Err(StoreError::Conflict) => Ok(Try::Lost),
-            Err(StoreError::NotFound) => Err(group_not_found(name)),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
-}
-
 /// The record's activities, as actions that return them answer.
-fn activities_of(r: Option<Record>) -> Option<Value> {
-    let docs: Vec<Value> = r
-        .map(|r| r.activities.into_iter().map(|a| a.doc).collect())
-        .unwrap_or_default();
-    Some(json!({ "Activities": docs }))
+fn activities_of(r: Option<Record>) -> response::Activities {
+    response::Activities {
+        // None: nothing changed, so no activity.
+        activities: r
+            .into_iter()
+            .flat_map(|r| r.activities)
+            .map(|a| a.doc)
+            .collect(),
+        next_token: None,
+    }
 }
 
-pub(super) fn member<'a>(members: &'a [Member], id: &str, group: &str) -> ApiResult<&'a Member> {
-    members
-        .iter()
-        .find(|m| m.id == id)
-        .ok_or_else(|| not_in_group(id, group))
-}
-
-pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let id = string(&input, "InstanceId");
-    let decrement = input["ShouldDecrementDesiredCapacity"]
-        .as_bool()
-        .unwrap_or(false);
+pub async fn terminate(
+    app: &App,
+    caller: &Caller,
+    input: TerminateInstanceInAutoScalingGroup,
+) -> ApiResult<response::ActivityType> {
+    let id = &input.instance_id;
+    let decrement = input.should_decrement_desired_capacity;
     let now = app.clock.now_ms();
     let r = write(app, caller, id, |g, m| {
         if matches!(
@@ -178,12 +88,19 @@ pub async fn terminate(app: &App, caller: &Caller, input: Value) -> ApiResult<Op
     })
     .await?
     .expect("a termination always writes");
-    Ok(Some(json!({ "Activity": r.activities[0].doc })))
+    let activity = r
+        .activities
+        .into_iter()
+        .next()
+        .expect("a termination's activity");
+    Ok(response::ActivityType {
+        activity: activity.doc,
+    })
 }
 
-pub async fn set_health(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let id = string(&input, "InstanceId");
-    let healthy = match string(&input, "HealthStatus") {
+pub async fn set_health(app: &App, caller: &Caller, input: SetInstanceHealth) -> ApiResult<()> {
+    let id = &input.instance_id;
+    let healthy = match input.health_status.as_str() {
         "Healthy" => true,
         "Unhealthy" => false,
         other => {
@@ -193,7 +110,7 @@ pub async fn set_health(app: &App, caller: &Caller, input: Value) -> ApiResult<O
         }
     };
     // By default the group's grace period holds, as in AWS.
-    let respect_grace = input["ShouldRespectGracePeriod"].as_bool().unwrap_or(true);
+    let respect_grace = input.should_respect_grace_period != Some(false);
     let now = app.clock.now_ms();
     write(app, caller, id, |g, m| {
         let in_grace = now - m.launched_ms < g.target().grace_ms;
@@ -209,16 +126,20 @@ pub async fn set_health(app: &App, caller: &Caller, input: Value) -> ApiResult<O
         }))
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let protect = input["ProtectedFromScaleIn"].as_bool().unwrap_or(false);
-    let ids = instance_ids(&input);
+pub async fn set_protection(
+    app: &App,
+    caller: &Caller,
+    input: SetInstanceProtection,
+) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let protect = input.protected_from_scale_in;
+    let ids = &input.instance_ids;
     write_group(app, caller, name, None, |_g, members| {
         let mut put = Vec::new();
-        for id in &ids {
+        for id in ids {
             let m = member(members, id, name)?;
             if m.protected != protect {
                 put.push(Member {
@@ -233,15 +154,40 @@ pub async fn set_protection(app: &App, caller: &Caller, input: Value) -> ApiResu
         }))
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn enter_standby(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    standby(app, caller, &input, true).await
+pub async fn enter_standby(
+    app: &App,
+    caller: &Caller,
+    input: InstancesLeaving,
+) -> ApiResult<response::Activities> {
+    let decrement = input.should_decrement_desired_capacity;
+    standby(
+        app,
+        caller,
+        &input.auto_scaling_group_name,
+        &input.instance_ids,
+        decrement,
+        true,
+    )
+    .await
 }
 
-pub async fn exit_standby(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    standby(app, caller, &input, false).await
+pub async fn exit_standby(
+    app: &App,
+    caller: &Caller,
+    input: InstancesJoining,
+) -> ApiResult<response::Activities> {
+    standby(
+        app,
+        caller,
+        &input.auto_scaling_group_name,
+        &input.instance_ids,
+        false,
+        false,
+    )
+    .await
 }
 
 /// EnterStandby (`enter`) takes InService instances out of service, decrementing the desired
@@ -251,14 +197,11 @@ pub async fn exit_standby(app: &App, caller: &Caller, input: Value) -> ApiResult
 async fn standby(
     app: &App,
     caller: &Caller,
-    input: &Value,
+    name: &str,
+    ids: &[String],
+    decrement: bool,
     enter: bool,
-) -> ApiResult<Option<Value>> {
-    let name = string(input, "AutoScalingGroupName");
-    let ids = instance_ids(input);
-    let decrement = input["ShouldDecrementDesiredCapacity"]
-        .as_bool()
-        .unwrap_or(false);
+) -> ApiResult<response::Activities> {
     let (from, to) = if enter {
         (Lifecycle::InService, Lifecycle::Standby)
     } else {
@@ -266,7 +209,7 @@ async fn standby(
     };
     let r = write_group(app, caller, name, Some("standby"), |g, members| {
         let mut put = Vec::new();
-        for id in &ids {
+        for id in ids {
             let m = member(members, id, name)?;
             if m.lifecycle != from {
                 return Err(ApiError::validation(format!(
@@ -326,25 +269,24 @@ async fn standby(
 /// grows with them, refused above MaxSize), once the group's cloud shows them running and no other
 /// group's; the provisioner tags them as the group's, and drops with a failed activity those that
 /// cannot join by then (or that the api could not look up).
-pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let ids = instance_ids(&input);
+pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let ids = &input.instance_ids;
     let now = app.clock.now_ms();
     let Some(g) = app.store.group(&caller.user, name).await? else {
         return Err(group_not_found(name));
     };
     if ids.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
     // Read once: a VM attached to two groups at the same moment is caught by the provisioner,
     // which tags it for the first and finds it another group's for the second.
     let recorded = app.store.all_instances(&caller.user).await?;
     // What the store can refuse is refused before the cloud is asked.
-    attachable(&g, &recorded, &ids)?;
-    let owned: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
-    super::lookups::check_attach(app, caller, &g, &owned).await?;
+    attachable(&g, &recorded, ids)?;
+    super::lookups::check_attach(app, caller, &g, ids).await?;
     write_group(app, caller, name, Some("AttachInstances"), |g, _| {
-        attachable(g, &recorded, &ids)?;
+        attachable(g, &recorded, ids)?;
         let n = ids.len() as i64;
         let protect = g.target().protect_new;
         let ctx = context(app, g);
@@ -378,13 +320,13 @@ pub async fn attach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
         }))
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
 /// None of the VMs is already in a group, and the group has room for them all.
-fn attachable(g: &Group, recorded: &[(String, Member)], ids: &[&str]) -> ApiResult<()> {
+fn attachable(g: &Group, recorded: &[(String, Member)], ids: &[String]) -> ApiResult<()> {
     for id in ids {
-        if let Some((other, _)) = recorded.iter().find(|(_, m)| m.id == *id) {
+        if let Some((other, _)) = recorded.iter().find(|(_, m)| &m.id == id) {
             return Err(ApiError::validation(format!(
                 "The instance {id} is already part of Auto Scaling group {other}."
             )));
@@ -403,19 +345,21 @@ fn attachable(g: &Group, recorded: &[(String, Member)], ids: &[&str]) -> ApiResu
 /// DetachInstances: InService or Standby instances leave the group (the provisioner removes its
 /// tags and forgets them; the VMs keep running); with a decrement the desired capacity drops with
 /// the InService ones (refused below MinSize), without it replacements are launched.
-pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let ids = instance_ids(&input);
-    let decrement = input["ShouldDecrementDesiredCapacity"]
-        .as_bool()
-        .unwrap_or(false);
+pub async fn detach(
+    app: &App,
+    caller: &Caller,
+    input: InstancesLeaving,
+) -> ApiResult<response::Activities> {
+    let name = &input.auto_scaling_group_name;
+    let ids = &input.instance_ids;
+    let decrement = input.should_decrement_desired_capacity;
     let r = write_group(app, caller, name, Some("DetachInstances"), |g, members| {
         let mut put = Vec::new();
         let mut serving = Vec::new();
-        for id in &ids {
+        for id in ids {
             let m = member(members, id, name)?;
             match m.lifecycle {
-                Lifecycle::InService => serving.push(*id),
+                Lifecycle::InService => serving.push(id),
                 Lifecycle::Standby => {}
                 _ => {
                     return Err(ApiError::validation(format!(
@@ -444,7 +388,7 @@ pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
         let activities = ids
             .iter()
             .map(|id| {
-                let shrink = (desired.is_some() && serving.contains(id)).then(|| {
+                let shrink = (desired.is_some() && serving.contains(&id)).then(|| {
                     from -= 1;
                     (from + 1, from)
                 });
@@ -460,13 +404,4 @@ pub async fn detach(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
     })
     .await?;
     Ok(activities_of(r))
-}
-
-fn instance_ids(input: &Value) -> Vec<&str> {
-    input["InstanceIds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
 }

@@ -3,71 +3,82 @@
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
 //! and releases the instances (`phantom::reconcile::decide`).
 
-use super::instances::{member, write_group};
-use super::{change_group, group_not_found, names, string};
+use super::records::{member, write_group};
+use super::{change_group, group_not_found, names};
 use crate::App;
 use phantom::identity::Caller;
 use phantom::lifecycle::{self, Outcome};
+use phantom::model::request::{
+    DescribeLifecycleHooks, LifecycleAction, LifecycleHookName, Nothing, PutLifecycleHook,
+};
+use phantom::model::response;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::store::Record;
 use phantom::{ApiError, ApiResult};
 use serde_json::{json, Value};
 
-pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
+pub async fn put(app: &App, caller: &Caller, input: PutLifecycleHook) -> ApiResult<()> {
+    let Some(name) = input.auto_scaling_group_name.as_deref() else {
+        return Err(ApiError::validation("AutoScalingGroupName is required."));
+    };
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
         next.settings.lifecycle_hooks = lifecycle::put(&g.settings.lifecycle_hooks, name, &input)?;
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
 /// Instances waiting on the hook end their wait (ABANDON for a launch, CONTINUE for a
 /// termination): the provisioner is asked to look.
-pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let hook = string(&input, "LifecycleHookName");
+pub async fn delete(app: &App, caller: &Caller, input: LifecycleHookName) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let hook = &input.lifecycle_hook_name;
     change_group(app, caller, name, Some("DeleteLifecycleHook"), |g| {
         let mut next = g.clone();
         next.settings.lifecycle_hooks = lifecycle::delete(&g.settings.lifecycle_hooks, name, hook)?;
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
+pub async fn describe(
+    app: &App,
+    caller: &Caller,
+    input: DescribeLifecycleHooks,
+) -> ApiResult<response::DescribeLifecycleHooks> {
+    let name = &input.auto_scaling_group_name;
     let g = app
         .store
         .group(&caller.user, name)
         .await?
         .ok_or_else(|| group_not_found(name))?;
-    let wanted = names(&input, "LifecycleHookNames");
-    let hooks: Vec<_> = g
+    let wanted = names(input.lifecycle_hook_names);
+    let hooks = g
         .settings
         .lifecycle_hooks
-        .iter()
+        .into_iter()
         .filter(|h| {
             wanted
                 .as_ref()
                 .is_none_or(|w| w.contains(&h.lifecycle_hook_name))
         })
         .collect();
-    Ok(Some(json!({ "LifecycleHooks": hooks })))
+    Ok(response::DescribeLifecycleHooks {
+        lifecycle_hooks: hooks,
+    })
 }
 
-pub async fn hook_types(_app: &App, _caller: &Caller, _input: Value) -> ApiResult<Option<Value>> {
-    Ok(Some(
-        json!({ "LifecycleHookTypes": lifecycle::TRANSITIONS }),
-    ))
+/// A catalogue, like those of `catalogs.rs`: its document as the wire has it.
+pub async fn hook_types(_app: &App, _caller: &Caller, _input: Nothing) -> ApiResult<Value> {
+    Ok(json!({ "LifecycleHookTypes": lifecycle::TRANSITIONS }))
 }
 
 /// The instance a lifecycle action names: by InstanceId (Phantom hands out no tokens).
-fn instance_of(input: &Value) -> ApiResult<&str> {
-    match input["InstanceId"].as_str() {
+fn instance_of(input: &LifecycleAction) -> ApiResult<&str> {
+    match input.instance_id.as_deref() {
         Some(id) => Ok(id),
         None => Err(ApiError::validation(
             "Give InstanceId: Phantom sends no lifecycle notifications, so it issues no LifecycleActionToken.",
@@ -86,11 +97,11 @@ fn waiting(m: &Member) -> bool {
 async fn change_waits(
     app: &App,
     caller: &Caller,
-    input: &Value,
+    input: &LifecycleAction,
     change: impl Fn(&[lifecycle::Wait], &str, &str) -> ApiResult<Vec<lifecycle::Wait>>,
 ) -> ApiResult<()> {
-    let group = string(input, "AutoScalingGroupName");
-    let hook = string(input, "LifecycleHookName");
+    let group = &input.auto_scaling_group_name;
+    let hook = &input.lifecycle_hook_name;
     let id = instance_of(input)?;
     write_group(
         app,
@@ -117,20 +128,23 @@ async fn change_waits(
     Ok(())
 }
 
-pub async fn complete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let result = Outcome::parse(string(&input, "LifecycleActionResult"))?;
+pub async fn complete(app: &App, caller: &Caller, input: LifecycleAction) -> ApiResult<()> {
+    let Some(result) = &input.lifecycle_action_result else {
+        return Err(ApiError::validation("LifecycleActionResult is required."));
+    };
+    let result = Outcome::parse(result)?;
     change_waits(app, caller, &input, |waits, id, hook| {
-        lifecycle::complete(waits, id, hook, result)
+        Ok(lifecycle::complete(waits, id, hook, result)?)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn heartbeat(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+pub async fn heartbeat(app: &App, caller: &Caller, input: LifecycleAction) -> ApiResult<()> {
     let now = app.clock.now_ms();
     change_waits(app, caller, &input, |waits, id, hook| {
-        lifecycle::heartbeat(waits, id, hook, now)
+        Ok(lifecycle::heartbeat(waits, id, hook, now)?)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }

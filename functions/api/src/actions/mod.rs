@@ -19,12 +19,15 @@ mod lifecycle_hooks;
 mod lookups;
 pub mod policies;
 mod processes;
+mod records;
 mod scheduled;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
 
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::*;
+use phantom::query;
 use phantom::store::cas::{compare_and_set, Try};
 use phantom::store::StoreError;
 use phantom::{ApiError, ApiResult};
@@ -40,169 +43,214 @@ pub type Handler =
         Value,
     ) -> Pin<Box<dyn Future<Output = ApiResult<Option<Value>>> + Send + 'a>>;
 
+/// One action Phantom answers.
+pub struct Action {
+    pub name: &'static str,
+    /// Reads the decoded input as the action's request type, then runs the action.
+    pub run: Handler,
+    /// Only reads the decoded input as the request type: what the property tests check never
+    /// fails for an input the decoder accepts.
+    pub read: fn(Value) -> ApiResult<()>,
+}
+
+/// An action's entry: its name, what runs it, and the request type (`model::request`) `run`
+/// takes; what `run` answers (`model::response`, or `()`) is written as the output document.
+macro_rules! action {
+    ($name:literal, $run:path, $request:ident) => {
+        Action {
+            name: $name,
+            run: |a, c, i| {
+                Box::pin(
+                    async move { query::output($run(a, c, query::input::<$request>(i)?).await?) },
+                )
+            },
+            read: |i| query::input::<$request>(i).map(|_| ()),
+        }
+    };
+}
+
 /// Every action Phantom answers, and what runs it: dispatch and the tests read this one table.
-pub const ACTIONS: &[(&str, Handler)] = &[
-    ("CreateLaunchConfiguration", |a, c, i| {
-        Box::pin(create_launch_configuration::run(a, c, i))
-    }),
-    ("DeleteLaunchConfiguration", |a, c, i| {
-        Box::pin(delete_launch_configuration::run(a, c, i))
-    }),
-    ("DescribeLaunchConfigurations", |a, c, i| {
-        Box::pin(describe_launch_configurations::run(a, c, i))
-    }),
-    ("CreateAutoScalingGroup", |a, c, i| {
-        Box::pin(create_auto_scaling_group::run(a, c, i))
-    }),
-    ("DeleteAutoScalingGroup", |a, c, i| {
-        Box::pin(delete_auto_scaling_group::run(a, c, i))
-    }),
-    ("DescribeAutoScalingGroups", |a, c, i| {
-        Box::pin(describe_auto_scaling_groups::run(a, c, i))
-    }),
-    ("SetDesiredCapacity", |a, c, i| {
-        Box::pin(set_desired_capacity::run(a, c, i))
-    }),
-    ("DescribeAutoScalingInstances", |a, c, i| {
-        Box::pin(describe_auto_scaling_instances::run(a, c, i))
-    }),
-    ("DescribeScalingActivities", |a, c, i| {
-        Box::pin(describe_scaling_activities::run(a, c, i))
-    }),
-    ("UpdateAutoScalingGroup", |a, c, i| {
-        Box::pin(update_auto_scaling_group::run(a, c, i))
-    }),
-    ("CreateOrUpdateTags", |a, c, i| {
-        Box::pin(create_or_update_tags::run(a, c, i))
-    }),
-    ("DeleteTags", |a, c, i| Box::pin(delete_tags::run(a, c, i))),
-    ("DescribeTags", |a, c, i| {
-        Box::pin(describe_tags::run(a, c, i))
-    }),
-    ("TerminateInstanceInAutoScalingGroup", |a, c, i| {
-        Box::pin(instances::terminate(a, c, i))
-    }),
-    ("SetInstanceHealth", |a, c, i| {
-        Box::pin(instances::set_health(a, c, i))
-    }),
-    ("SetInstanceProtection", |a, c, i| {
-        Box::pin(instances::set_protection(a, c, i))
-    }),
-    ("SuspendProcesses", |a, c, i| {
-        Box::pin(processes::suspend(a, c, i))
-    }),
-    ("ResumeProcesses", |a, c, i| {
-        Box::pin(processes::resume(a, c, i))
-    }),
-    ("EnableMetricsCollection", |a, c, i| {
-        Box::pin(processes::enable_metrics(a, c, i))
-    }),
-    ("DisableMetricsCollection", |a, c, i| {
-        Box::pin(processes::disable_metrics(a, c, i))
-    }),
-    ("DescribeLifecycleHooks", |a, c, i| {
-        Box::pin(lifecycle_hooks::describe(a, c, i))
-    }),
-    ("PutLifecycleHook", |a, c, i| {
-        Box::pin(lifecycle_hooks::put(a, c, i))
-    }),
-    ("DeleteLifecycleHook", |a, c, i| {
-        Box::pin(lifecycle_hooks::delete(a, c, i))
-    }),
-    ("CompleteLifecycleAction", |a, c, i| {
-        Box::pin(lifecycle_hooks::complete(a, c, i))
-    }),
-    ("RecordLifecycleActionHeartbeat", |a, c, i| {
-        Box::pin(lifecycle_hooks::heartbeat(a, c, i))
-    }),
-    ("DescribeLifecycleHookTypes", |a, c, i| {
-        Box::pin(lifecycle_hooks::hook_types(a, c, i))
-    }),
-    ("AttachInstances", |a, c, i| {
-        Box::pin(instances::attach(a, c, i))
-    }),
-    ("DetachInstances", |a, c, i| {
-        Box::pin(instances::detach(a, c, i))
-    }),
-    ("EnterStandby", |a, c, i| {
-        Box::pin(instances::enter_standby(a, c, i))
-    }),
-    ("ExitStandby", |a, c, i| {
-        Box::pin(instances::exit_standby(a, c, i))
-    }),
-    ("PutScalingPolicy", |a, c, i| {
-        Box::pin(policies::put(a, c, i))
-    }),
-    ("DescribePolicies", |a, c, i| {
-        Box::pin(policies::describe(a, c, i))
-    }),
-    ("DeletePolicy", |a, c, i| {
-        Box::pin(policies::delete(a, c, i))
-    }),
-    ("ExecutePolicy", |a, c, i| {
-        Box::pin(policies::execute(a, c, i))
-    }),
-    ("PutScheduledUpdateGroupAction", |a, c, i| {
-        Box::pin(scheduled::put(a, c, i))
-    }),
-    ("BatchPutScheduledUpdateGroupAction", |a, c, i| {
-        Box::pin(scheduled::batch_put(a, c, i))
-    }),
-    ("DescribeScheduledActions", |a, c, i| {
-        Box::pin(scheduled::describe(a, c, i))
-    }),
-    ("DeleteScheduledAction", |a, c, i| {
-        Box::pin(scheduled::delete(a, c, i))
-    }),
-    ("BatchDeleteScheduledAction", |a, c, i| {
-        Box::pin(scheduled::batch_delete(a, c, i))
-    }),
-    ("DescribeAccountLimits", |a, c, i| {
-        Box::pin(catalogs::account_limits(a, c, i))
-    }),
-    ("DescribeAdjustmentTypes", |a, c, i| {
-        Box::pin(catalogs::adjustment_types(a, c, i))
-    }),
-    ("DescribeAutoScalingNotificationTypes", |a, c, i| {
-        Box::pin(catalogs::notification_types(a, c, i))
-    }),
-    ("DescribeScalingProcessTypes", |a, c, i| {
-        Box::pin(catalogs::scaling_process_types(a, c, i))
-    }),
-    ("DescribeTerminationPolicyTypes", |a, c, i| {
-        Box::pin(catalogs::termination_policy_types(a, c, i))
-    }),
-    ("DescribeMetricCollectionTypes", |a, c, i| {
-        Box::pin(catalogs::metric_collection_types(a, c, i))
-    }),
+pub const ACTIONS: &[Action] = &[
+    action!(
+        "CreateLaunchConfiguration",
+        create_launch_configuration::run,
+        CreateLaunchConfiguration
+    ),
+    action!(
+        "DeleteLaunchConfiguration",
+        delete_launch_configuration::run,
+        DeleteLaunchConfiguration
+    ),
+    action!(
+        "DescribeLaunchConfigurations",
+        describe_launch_configurations::run,
+        DescribeLaunchConfigurations
+    ),
+    action!(
+        "CreateAutoScalingGroup",
+        create_auto_scaling_group::run,
+        CreateAutoScalingGroup
+    ),
+    action!(
+        "DeleteAutoScalingGroup",
+        delete_auto_scaling_group::run,
+        DeleteAutoScalingGroup
+    ),
+    action!(
+        "DescribeAutoScalingGroups",
+        describe_auto_scaling_groups::run,
+        DescribeAutoScalingGroups
+    ),
+    action!(
+        "SetDesiredCapacity",
+        set_desired_capacity::run,
+        SetDesiredCapacity
+    ),
+    action!(
+        "DescribeAutoScalingInstances",
+        describe_auto_scaling_instances::run,
+        DescribeAutoScalingInstances
+    ),
+    action!(
+        "DescribeScalingActivities",
+        describe_scaling_activities::run,
+        DescribeScalingActivities
+    ),
+    action!(
+        "UpdateAutoScalingGroup",
+        update_auto_scaling_group::run,
+        UpdateAutoScalingGroup
+    ),
+    action!("CreateOrUpdateTags", create_or_update_tags::run, Tags),
+    action!("DeleteTags", delete_tags::run, Tags),
+    action!("DescribeTags", describe_tags::run, DescribeTags),
+    action!(
+        "TerminateInstanceInAutoScalingGroup",
+        instances::terminate,
+        TerminateInstanceInAutoScalingGroup
+    ),
+    action!(
+        "SetInstanceHealth",
+        instances::set_health,
+        SetInstanceHealth
+    ),
+    action!(
+        "SetInstanceProtection",
+        instances::set_protection,
+        SetInstanceProtection
+    ),
+    action!("SuspendProcesses", processes::suspend, ScalingProcesses),
+    action!("ResumeProcesses", processes::resume, ScalingProcesses),
+    action!(
+        "EnableMetricsCollection",
+        processes::enable_metrics,
+        EnableMetricsCollection
+    ),
+    action!(
+        "DisableMetricsCollection",
+        processes::disable_metrics,
+        DisableMetricsCollection
+    ),
+    action!(
+        "DescribeLifecycleHooks",
+        lifecycle_hooks::describe,
+        DescribeLifecycleHooks
+    ),
+    action!("PutLifecycleHook", lifecycle_hooks::put, PutLifecycleHook),
+    action!(
+        "DeleteLifecycleHook",
+        lifecycle_hooks::delete,
+        LifecycleHookName
+    ),
+    action!(
+        "CompleteLifecycleAction",
+        lifecycle_hooks::complete,
+        LifecycleAction
+    ),
+    action!(
+        "RecordLifecycleActionHeartbeat",
+        lifecycle_hooks::heartbeat,
+        LifecycleAction
+    ),
+    action!(
+        "DescribeLifecycleHookTypes",
+        lifecycle_hooks::hook_types,
+        Nothing
+    ),
+    action!("AttachInstances", instances::attach, InstancesJoining),
+    action!("DetachInstances", instances::detach, InstancesLeaving),
+    action!("EnterStandby", instances::enter_standby, InstancesLeaving),
+    action!("ExitStandby", instances::exit_standby, InstancesJoining),
+    action!("PutScalingPolicy", policies::put, PutScalingPolicy),
+    action!("DescribePolicies", policies::describe, DescribePolicies),
+    action!("DeletePolicy", policies::delete, DeletePolicy),
+    action!("ExecutePolicy", policies::execute, ExecutePolicy),
+    action!(
+        "PutScheduledUpdateGroupAction",
+        scheduled::put,
+        PutScheduledUpdateGroupAction
+    ),
+    action!(
+        "BatchPutScheduledUpdateGroupAction",
+        scheduled::batch_put,
+        BatchPutScheduledUpdateGroupAction
+    ),
+    action!(
+        "DescribeScheduledActions",
+        scheduled::describe,
+        DescribeScheduledActions
+    ),
+    action!(
+        "DeleteScheduledAction",
+        scheduled::delete,
+        DeleteScheduledAction
+    ),
+    action!(
+        "BatchDeleteScheduledAction",
+        scheduled::batch_delete,
+        BatchDeleteScheduledAction
+    ),
+    action!("DescribeAccountLimits", catalogs::account_limits, Nothing),
+    action!(
+        "DescribeAdjustmentTypes",
+        catalogs::adjustment_types,
+        Nothing
+    ),
+    action!(
+        "DescribeAutoScalingNotificationTypes",
+        catalogs::notification_types,
+        Nothing
+    ),
+    action!(
+        "DescribeScalingProcessTypes",
+        catalogs::scaling_process_types,
+        Nothing
+    ),
+    action!(
+        "DescribeTerminationPolicyTypes",
+        catalogs::termination_policy_types,
+        Nothing
+    ),
+    action!(
+        "DescribeMetricCollectionTypes",
+        catalogs::metric_collection_types,
+        Nothing
+    ),
 ];
 
-/// The handler of an action, if Phantom answers it.
-pub fn handler(action: &str) -> Option<Handler> {
-    ACTIONS
-        .iter()
-        .find(|(name, _)| *name == action)
-        .map(|(_, h)| *h)
+/// The action of that name, if Phantom answers it.
+pub fn action(name: &str) -> Option<&'static Action> {
+    ACTIONS.iter().find(|a| a.name == name)
 }
 
 /// The names of the actions Phantom answers.
 pub fn supported() -> impl Iterator<Item = &'static str> {
-    ACTIONS.iter().map(|(name, _)| *name)
-}
-
-/// A required string member (the decoder has already refused requests without it).
-fn string<'a>(input: &'a Value, member: &str) -> &'a str {
-    input[member].as_str().unwrap_or_default()
+    ACTIONS.iter().map(|a| a.name)
 }
 
 /// An optional list of names; an empty list means "all", as in AWS.
-fn names(input: &Value, member: &str) -> Option<Vec<String>> {
-    let list: Vec<String> = input[member]
-        .as_array()?
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
-    (!list.is_empty()).then_some(list)
+fn names(list: Option<Vec<String>>) -> Option<Vec<String>> {
+    list.filter(|l| !l.is_empty())
 }
 
 /// The group `AutoScalingGroupName` names (ValidationError if it has none of that name), or all
@@ -210,9 +258,9 @@ fn names(input: &Value, member: &str) -> Option<Vec<String>> {
 async fn groups_named_or_all(
     app: &App,
     caller: &Caller,
-    input: &Value,
+    name: Option<&str>,
 ) -> ApiResult<Vec<phantom::group::Group>> {
-    match input["AutoScalingGroupName"].as_str() {
+    match name {
         Some(name) => Ok(vec![app
             .store
             .group(&caller.user, name)

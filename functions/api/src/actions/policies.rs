@@ -2,15 +2,16 @@
 //! `phantom::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
 //! honouring the group's cooldown when asked, and records the change as a scaling activity.
 
-use super::{change_group, groups_named_or_all, names, string};
+use super::{change_group, groups_named_or_all, names};
 use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
+use phantom::model::request::{DeletePolicy, DescribePolicies, ExecutePolicy, PutScalingPolicy};
+use phantom::model::response;
 use phantom::policy::{self, PolicyKind, MAX_POLICIES};
 use phantom::store::Record;
 use phantom::{paging, ApiError, ApiResult};
-use serde_json::{json, Value};
 use std::sync::Mutex;
 
 fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
@@ -22,14 +23,18 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     )
 }
 
-pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let group = string(&input, "AutoScalingGroupName");
-    let name = string(&input, "PolicyName");
+pub async fn put(
+    app: &App,
+    caller: &Caller,
+    input: PutScalingPolicy,
+) -> ApiResult<response::PolicyArn> {
+    let group = &input.auto_scaling_group_name;
+    let name = &input.policy_name;
     let fresh = arn(app, caller, group, name);
     let kept = Mutex::new(String::new());
     change_group(app, caller, group, None, |g| {
         let mut list = g.settings.scaling_policies.clone();
-        let existing = list.iter().position(|p| p.policy_name == name);
+        let existing = list.iter().position(|p| &p.policy_name == name);
         // A policy put again keeps its ARN (webhooks and alarms name it) and its webhook.
         let (arn, webhook) = match existing {
             Some(i) => (list[i].arn.clone(), list[i].webhook.clone()),
@@ -55,12 +60,15 @@ pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
     })
     .await?;
     let arn = kept.into_inner().expect("no panic while held");
-    Ok(Some(json!({ "PolicyARN": arn, "Alarms": [] })))
+    Ok(response::PolicyArn {
+        policy_arn: arn,
+        alarms: Vec::new(),
+    })
 }
 
 /// The group a request means: named, or read from a policy ARN.
-fn group_of<'a>(input: &'a Value, policy: &'a str) -> ApiResult<&'a str> {
-    if let Some(g) = input["AutoScalingGroupName"].as_str() {
+fn group_of<'a>(group: Option<&'a str>, policy: &'a str) -> ApiResult<&'a str> {
+    if let Some(g) = group {
         return Ok(g);
     }
     policy
@@ -72,9 +80,9 @@ fn group_of<'a>(input: &'a Value, policy: &'a str) -> ApiResult<&'a str> {
         })
 }
 
-pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let wanted = string(&input, "PolicyName");
-    let group = group_of(&input, wanted)?;
+pub async fn delete(app: &App, caller: &Caller, input: DeletePolicy) -> ApiResult<()> {
+    let wanted = &input.policy_name;
+    let group = group_of(input.auto_scaling_group_name.as_deref(), wanted)?;
     change_group(app, caller, group, None, |g| {
         let list = &g.settings.scaling_policies;
         if !list.iter().any(|p| p.is(wanted)) {
@@ -85,7 +93,7 @@ pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Optio
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
 fn no_policy(wanted: &str, group: &str) -> ApiError {
@@ -96,12 +104,16 @@ fn no_policy(wanted: &str, group: &str) -> ApiError {
 
 /// The caller's policies, of one group or all, filtered by name (or ARN) and type, by group then
 /// name, paged.
-pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records(input["MaxRecords"].as_i64())?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let groups = groups_named_or_all(app, caller, &input).await?;
-    let wanted = names(&input, "PolicyNames");
-    let types = names(&input, "PolicyTypes");
+pub async fn describe(
+    app: &App,
+    caller: &Caller,
+    input: DescribePolicies,
+) -> ApiResult<response::DescribePolicies> {
+    let limit = paging::max_records(input.paging.max_records)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let groups = groups_named_or_all(app, caller, input.auto_scaling_group_name.as_deref()).await?;
+    let wanted = names(input.policy_names);
+    let types = names(input.policy_types);
     let mut found: Vec<(String, &policy::ScalingPolicy)> = groups
         .iter()
         .flat_map(|g| &g.settings.scaling_policies)
@@ -119,10 +131,10 @@ pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Opt
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let page = paging::page(found, limit, |(p, _)| p);
-    Ok(Some(json!({
-        "ScalingPolicies": page.items.into_iter().map(|(_, p)| p).collect::<Vec<_>>(),
-        "NextToken": page.next_token,
-    })))
+    Ok(response::DescribePolicies {
+        scaling_policies: page.items.into_iter().map(|(_, p)| p.clone()).collect(),
+        next_token: page.next_token,
+    })
 }
 
 /// What one execution decided: the group as written and the change.
@@ -133,18 +145,18 @@ struct Executed {
     to: i64,
 }
 
-pub async fn execute(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let wanted = string(&input, "PolicyName");
+pub async fn execute(app: &App, caller: &Caller, input: ExecutePolicy) -> ApiResult<()> {
+    let wanted = &input.policy_name;
     let run = Execution {
-        group: group_of(&input, wanted)?,
+        group: group_of(input.auto_scaling_group_name.as_deref(), wanted)?,
         policy: wanted,
-        honor: input["HonorCooldown"].as_bool().unwrap_or(false),
-        metric: input["MetricValue"].as_f64(),
-        breach: input["BreachThreshold"].as_f64(),
+        honor: input.honor_cooldown == Some(true),
+        metric: input.metric_value,
+        breach: input.breach_threshold,
         by: "a user request executed",
     };
     run_policy(app, caller, &run).await?;
-    Ok(None)
+    Ok(())
 }
 
 /// One execution of a policy: by ExecutePolicy, or by its webhook.

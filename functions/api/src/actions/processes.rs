@@ -2,65 +2,77 @@
 //! a group's settings (`phantom::processes`). A suspended process holds back what the provisioner
 //! and the health check do (`phantom::reconcile::decide`); resuming one asks for a reconcile.
 
-use super::{change_group, string};
+use super::change_group;
 use crate::App;
 use phantom::identity::Caller;
+use phantom::model::request::{
+    DisableMetricsCollection, EnableMetricsCollection, ScalingProcesses,
+};
 use phantom::{processes, ApiResult};
-use serde_json::Value;
 
-pub async fn suspend(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
+pub async fn suspend(app: &App, caller: &Caller, input: ScalingProcesses) -> ApiResult<()> {
     let now = phantom::time::format_timestamp(app.clock.now());
-    let name = string(&input, "AutoScalingGroupName");
+    let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
         next.settings.suspended_processes = processes::suspend(
             &g.settings.suspended_processes,
-            &input["ScalingProcesses"],
+            input.scaling_processes.as_deref(),
             &now,
         )?;
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn resume(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
+pub async fn resume(app: &App, caller: &Caller, input: ScalingProcesses) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, Some("ResumeProcesses"), |g| {
         let mut next = g.clone();
-        next.settings.suspended_processes =
-            processes::resume(&g.settings.suspended_processes, &input["ScalingProcesses"])?;
-        Ok(next)
-    })
-    .await?;
-    Ok(None)
-}
-
-/// Phantom has no metrics service (the clouds it serves have no CloudWatch): the enabled metrics
-/// are kept and described, for the tools that set and compare them, and nothing is published.
-pub async fn enable_metrics(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    change_group(app, caller, name, None, |g| {
-        let mut next = g.clone();
-        next.settings.enabled_metrics = processes::enable_metrics(
-            &g.settings.enabled_metrics,
-            &input["Metrics"],
-            &input["Granularity"],
+        next.settings.suspended_processes = processes::resume(
+            &g.settings.suspended_processes,
+            input.scaling_processes.as_deref(),
         )?;
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
-pub async fn disable_metrics(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
+/// Phantom has no metrics service (the clouds it serves have no CloudWatch): the enabled metrics
+/// are kept and described, for the tools that set and compare them, and nothing is published.
+pub async fn enable_metrics(
+    app: &App,
+    caller: &Caller,
+    input: EnableMetricsCollection,
+) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.settings.enabled_metrics =
-            processes::disable_metrics(&g.settings.enabled_metrics, &input["Metrics"])?;
+        next.settings.enabled_metrics = processes::enable_metrics(
+            &g.settings.enabled_metrics,
+            input.metrics.as_deref(),
+            &input.granularity,
+        )?;
         Ok(next)
     })
     .await?;
-    Ok(None)
+    Ok(())
+}
+
+pub async fn disable_metrics(
+    app: &App,
+    caller: &Caller,
+    input: DisableMetricsCollection,
+) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    change_group(app, caller, name, None, |g| {
+        let mut next = g.clone();
+        next.settings.enabled_metrics =
+            processes::disable_metrics(&g.settings.enabled_metrics, input.metrics.as_deref())?;
+        Ok(next)
+    })
+    .await?;
+    Ok(())
 }

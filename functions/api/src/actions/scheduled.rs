@@ -1,15 +1,19 @@
-//! Scheduled actions: PutScheduledUpdateGroupAction, BatchPutScheduledUpdateGroupAction,
+//! Scheduled actions: ScheduledUpdateGroupActionRequest, BatchPutScheduledUpdateGroupAction,
 //! DescribeScheduledActions, DeleteScheduledAction, BatchDeleteScheduledAction: changes to the
 //! group's settings (`phantom::schedule`), each a compare-and-set of the group that also moves it
 //! in the store's index of due groups. The scheduler (functions/health-check) fires them.
 
-use super::{change_group, groups_named_or_all, names, string};
+use super::{change_group, groups_named_or_all, names};
 use crate::App;
 use phantom::group::Group;
 use phantom::identity::Caller;
+use phantom::model::request::{
+    BatchDeleteScheduledAction, BatchPutScheduledUpdateGroupAction, DeleteScheduledAction,
+    DescribeScheduledActions, PutScheduledUpdateGroupAction, ScheduledUpdateGroupActionRequest,
+};
+use phantom::model::response;
 use phantom::schedule::{self, ScheduledAction, MAX_ACTIONS};
 use phantom::{paging, ApiError, ApiResult};
-use serde_json::{json, Value};
 use std::sync::Mutex;
 
 /// The most entries one batch may carry, as AWS allows.
@@ -24,22 +28,17 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     )
 }
 
-/// The name an entry of a request gives.
-fn name_of(entry: &Value) -> &str {
-    entry["ScheduledActionName"].as_str().unwrap_or_default()
-}
-
 /// Puts `entry` into `list` (replacing the action of its name, which keeps its ARN), or the error.
 fn put_one(
     app: &App,
     caller: &Caller,
     group: &str,
     list: &mut Vec<ScheduledAction>,
-    entry: &Value,
+    entry: &ScheduledUpdateGroupActionRequest,
     now_ms: i64,
 ) -> ApiResult<()> {
-    let name = name_of(entry);
-    let existing = list.iter().position(|a| a.scheduled_action_name == name);
+    let name = &entry.scheduled_action_name;
+    let existing = list.iter().position(|a| &a.scheduled_action_name == name);
     let arn = match existing {
         Some(i) => list[i].arn.clone(),
         None => arn(app, caller, group, name),
@@ -63,35 +62,41 @@ fn with_actions(g: &Group, list: Vec<ScheduledAction>) -> Group {
     next
 }
 
-pub async fn put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let group = string(&input, "AutoScalingGroupName");
+pub async fn put(
+    app: &App,
+    caller: &Caller,
+    input: PutScheduledUpdateGroupAction,
+) -> ApiResult<()> {
+    let group = &input.auto_scaling_group_name;
     let now = app.clock.now_ms();
     change_group(app, caller, group, None, |g| {
         let mut list = g.settings.scheduled_actions.clone();
-        put_one(app, caller, group, &mut list, &input, now)?;
+        put_one(app, caller, group, &mut list, &input.action, now)?;
         Ok(with_actions(g, list))
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
 /// Each entry is put or refused on its own, as AWS does; the refused ones are listed.
-pub async fn batch_put(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let group = string(&input, "AutoScalingGroupName");
-    let entries = input["ScheduledUpdateGroupActions"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
+pub async fn batch_put(
+    app: &App,
+    caller: &Caller,
+    input: BatchPutScheduledUpdateGroupAction,
+) -> ApiResult<response::BatchPutScheduledUpdateGroupAction> {
+    let group = &input.auto_scaling_group_name;
+    let entries = &input.scheduled_update_group_actions;
     check_batch(entries.len(), "ScheduledUpdateGroupActions")?;
     let now = app.clock.now_ms();
     let failed = Mutex::new(Vec::new());
     change_group(app, caller, group, None, |g| {
         let mut list = g.settings.scheduled_actions.clone();
-        let refused: Vec<Value> = entries
+        let refused = entries
             .iter()
             .filter_map(|e| {
                 put_one(app, caller, group, &mut list, e, now)
                     .err()
-                    .map(|err| failure(name_of(e), &err))
+                    .map(|err| failure(&e.scheduled_action_name, &err))
             })
             .collect();
         *failed.lock().expect("no panic while held") = refused;
@@ -99,11 +104,17 @@ pub async fn batch_put(app: &App, caller: &Caller, input: Value) -> ApiResult<Op
     })
     .await?;
     let failed = failed.into_inner().expect("no panic while held");
-    Ok(Some(json!({ "FailedScheduledUpdateGroupActions": failed })))
+    Ok(response::BatchPutScheduledUpdateGroupAction {
+        failed_scheduled_update_group_actions: failed,
+    })
 }
 
-fn failure(name: &str, e: &ApiError) -> Value {
-    json!({ "ScheduledActionName": name, "ErrorCode": e.code, "ErrorMessage": e.message })
+fn failure(name: &str, e: &ApiError) -> response::FailedScheduledAction {
+    response::FailedScheduledAction {
+        scheduled_action_name: name.to_string(),
+        error_code: e.code,
+        error_message: e.message.clone(),
+    }
 }
 
 fn check_batch(n: usize, member: &str) -> ApiResult<()> {
@@ -121,35 +132,39 @@ fn not_found(name: &str, group: &str) -> ApiError {
     ))
 }
 
-pub async fn delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let group = string(&input, "AutoScalingGroupName");
-    let name = string(&input, "ScheduledActionName");
+pub async fn delete(app: &App, caller: &Caller, input: DeleteScheduledAction) -> ApiResult<()> {
+    let group = &input.auto_scaling_group_name;
+    let name = &input.scheduled_action_name;
     change_group(app, caller, group, None, |g| {
         let list = &g.settings.scheduled_actions;
-        if !list.iter().any(|a| a.scheduled_action_name == name) {
+        if !list.iter().any(|a| &a.scheduled_action_name == name) {
             return Err(not_found(name, group));
         }
         Ok(with_actions(
             g,
             list.iter()
-                .filter(|a| a.scheduled_action_name != name)
+                .filter(|a| &a.scheduled_action_name != name)
                 .cloned()
                 .collect(),
         ))
     })
     .await?;
-    Ok(None)
+    Ok(())
 }
 
 /// The named actions are deleted; the names the group does not have are listed as failed.
-pub async fn batch_delete(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let group = string(&input, "AutoScalingGroupName");
-    let wanted = names(&input, "ScheduledActionNames").unwrap_or_default();
+pub async fn batch_delete(
+    app: &App,
+    caller: &Caller,
+    input: BatchDeleteScheduledAction,
+) -> ApiResult<response::BatchDeleteScheduledAction> {
+    let group = &input.auto_scaling_group_name;
+    let wanted = &input.scheduled_action_names;
     check_batch(wanted.len(), "ScheduledActionNames")?;
     let failed = Mutex::new(Vec::new());
     change_group(app, caller, group, None, |g| {
         let list = &g.settings.scheduled_actions;
-        let missing: Vec<Value> = wanted
+        let missing = wanted
             .iter()
             .filter(|w| !list.iter().any(|a| &a.scheduled_action_name == *w))
             .map(|w| failure(w, &not_found(w, group)))
@@ -165,25 +180,31 @@ pub async fn batch_delete(app: &App, caller: &Caller, input: Value) -> ApiResult
     })
     .await?;
     let failed = failed.into_inner().expect("no panic while held");
-    Ok(Some(json!({ "FailedScheduledActions": failed })))
+    Ok(response::BatchDeleteScheduledAction {
+        failed_scheduled_actions: failed,
+    })
 }
 
 /// The caller's scheduled actions, of one group or all, by names or by when they next run
 /// (StartTime and EndTime bound it; names given, they are not applied, as in AWS), by group then
 /// name, paged.
-pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let limit = paging::max_records(input["MaxRecords"].as_i64())?;
-    let after = paging::resume_after(input["NextToken"].as_str())?;
-    let groups = groups_named_or_all(app, caller, &input).await?;
-    let wanted = names(&input, "ScheduledActionNames");
+pub async fn describe(
+    app: &App,
+    caller: &Caller,
+    input: DescribeScheduledActions,
+) -> ApiResult<response::DescribeScheduledActions> {
+    let limit = paging::max_records(input.paging.max_records)?;
+    let after = paging::resume_after(input.paging.next_token.as_deref())?;
+    let groups = groups_named_or_all(app, caller, input.auto_scaling_group_name.as_deref()).await?;
+    let wanted = names(input.scheduled_action_names);
     let (from, until) = match wanted {
         Some(_) => (None, None),
         None => (
-            schedule::ms_of("StartTime", &input["StartTime"])?,
-            schedule::ms_of("EndTime", &input["EndTime"])?,
+            schedule::ms_of("StartTime", input.start_time.as_deref())?,
+            schedule::ms_of("EndTime", input.end_time.as_deref())?,
         ),
     };
-    let mut found: Vec<(String, Value)> = groups
+    let mut found: Vec<(String, response::ScheduledUpdateGroupAction)> = groups
         .iter()
         .flat_map(|g| &g.settings.scheduled_actions)
         .filter(|a| {
@@ -203,8 +224,8 @@ pub async fn describe(app: &App, caller: &Caller, input: Value) -> ApiResult<Opt
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let page = paging::page(found, limit, |(p, _)| p);
-    Ok(Some(json!({
-        "ScheduledUpdateGroupActions": page.items.into_iter().map(|(_, a)| a).collect::<Vec<_>>(),
-        "NextToken": page.next_token,
-    })))
+    Ok(response::DescribeScheduledActions {
+        scheduled_update_group_actions: page.items.into_iter().map(|(_, a)| a).collect(),
+        next_token: page.next_token,
+    })
 }

@@ -1,14 +1,14 @@
-use super::{group_not_found, pending_delete, string};
+use super::{group_not_found, pending_delete};
 use crate::App;
 use phantom::group::check_new_desired;
 use phantom::identity::Caller;
+use phantom::model::request::SetDesiredCapacity;
 use phantom::store::cas::{compare_and_set, Try};
 use phantom::ApiResult;
-use serde_json::Value;
 
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
-    let desired = input["DesiredCapacity"].as_i64().unwrap_or_default();
+pub async fn run(app: &App, caller: &Caller, input: SetDesiredCapacity) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let desired = input.desired_capacity;
     // Read, check against the bounds read, write only if nothing changed since (version).
     compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
@@ -18,7 +18,7 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             return Err(pending_delete(name));
         }
         check_new_desired(&g, desired)?;
-        if input["HonorCooldown"].as_bool() == Some(true) {
+        if input.honor_cooldown == Some(true) {
             super::policies::check_cooldown(&g, app.clock.now_ms())?;
         }
         // A fixed group across clouds keeps the sum of its clouds' counts.
@@ -30,13 +30,13 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
             },
         )?;
         if g.desired == desired {
-            return Ok(Try::Done(None));
+            return Ok(Try::Done(()));
         }
         let written = Try::of(app.store.set_desired(&caller.user, &g, desired).await)?;
         if let Try::Done(()) = written {
             super::reconcile(app, caller, name, "SetDesiredCapacity").await;
         }
-        Ok(written.map(|()| None))
+        Ok(written)
     })
     .await
 }

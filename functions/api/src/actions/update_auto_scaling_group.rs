@@ -1,19 +1,20 @@
-use super::{change_group, launch_config_not_found, lookups, string};
+use super::{change_group, launch_config_not_found, lookups};
 use crate::App;
 use phantom::group;
 use phantom::identity::Caller;
+use phantom::model::request::UpdateAutoScalingGroup;
 use phantom::template;
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 
 /// Every setting of the model, checked as at creation; sizes as AWS adjusts them; a new launch
 /// configuration or template applies to VMs launched from now on. A group stays on its cloud: its
 /// VMs are watched there, so a launch configuration or template of another cloud is refused.
-pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<Value>> {
-    let name = string(&input, "AutoScalingGroupName");
+pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> ApiResult<()> {
+    let name = &input.auto_scaling_group_name;
+    let s = &input.settings;
     // The launch configuration's cloud (the store re-checks that it exists when it moves the
     // in-use mark).
-    let lc_cloud = match input["LaunchConfigurationName"].as_str() {
+    let lc_cloud = match s.launch_configuration_name.as_deref() {
         Some(lc_name) => Some(
             app.store
                 .launch_config(&caller.user, lc_name)
@@ -23,7 +24,10 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         ),
         None => None,
     };
-    let template_cloud = match template::of(&input)? {
+    let template_cloud = match template::of(
+        s.launch_template.as_ref(),
+        s.mixed_instances_policy.as_ref(),
+    )? {
         Some(spec) => {
             let cloud_name = spec.cloud_or(app.config.default_cloud.as_deref())?;
             let cloud = app
@@ -42,10 +46,12 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
         None => None,
     };
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {
-        if let Some(cloud) = lc_cloud.as_deref().filter(|c| *c != g.cloud) {
+        if let (Some(cloud), Some(lc)) = (
+            lc_cloud.as_deref().filter(|c| *c != g.cloud),
+            &s.launch_configuration_name,
+        ) {
             return Err(ApiError::validation(format!(
-                "The launch configuration {} is for cloud '{cloud}', but AutoScalingGroup {name} runs on cloud '{}': a group's launch configuration stays on its cloud.",
-                input["LaunchConfigurationName"].as_str().unwrap_or_default(),
+                "The launch configuration {lc} is for cloud '{cloud}', but AutoScalingGroup {name} runs on cloud '{}': a group's launch configuration stays on its cloud.",
                 g.cloud
             )));
         }
@@ -55,8 +61,8 @@ pub async fn run(app: &App, caller: &Caller, input: Value) -> ApiResult<Option<V
                 g.cloud
             )));
         }
-        group::update(g, &input)
+        Ok(group::update(g, &input)?)
     })
     .await?;
-    Ok(None)
+    Ok(())
 }

@@ -6,6 +6,12 @@
 //! Every call counts as one EC2 call in `metrics` (a DescribeInstances as one per page of 1000, as
 //! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
+mod clouds;
+mod faults;
+
+pub use clouds::MemoryClouds;
+pub use faults::Fault;
+
 use super::{
     Catalog, Cloud, CloudError, Connect, ConnectLookup, Image, KeyPair, LaunchRequest, Lookup,
     Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
@@ -20,15 +26,6 @@ use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-
-/// A failure of the next calls, whatever they are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    /// 500 InternalError.
-    ServerError,
-    /// RequestLimitExceeded.
-    Throttling,
-}
 
 /// A VM as the memory cloud holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,40 +113,6 @@ impl MemoryCloud {
 
     // ---- faults ----
 
-    /// Every launch is refused with this code and message until `clear_faults`.
-    pub fn refuse(&self, code: &str, message: &str) {
-        self.state().refuse = Some(CloudError::new(code, message));
-    }
-
-    pub fn clear_faults(&self) {
-        let mut st = self.state();
-        st.refuse = None;
-        st.failing = None;
-        st.unreachable = false;
-        st.latency = Duration::ZERO;
-        st.lose_answers = 0;
-        st.capacity = None;
-    }
-
-    /// The next `n` calls of any kind fail so.
-    pub fn fail_next(&self, n: usize, fault: Fault) {
-        self.state().failing = Some((n, fault));
-    }
-
-    /// Each call takes this long (real time).
-    pub fn set_latency(&self, latency: Duration) {
-        self.state().latency = latency;
-    }
-
-    pub fn set_unreachable(&self, unreachable: bool) {
-        self.state().unreachable = unreachable;
-    }
-
-    /// The next `n` launches happen, and then their answer is lost on the way back.
-    pub fn lose_next_launch_answers(&self, n: usize) {
-        self.state().lose_answers = n;
-    }
-
     /// New VMs stay pending this long (on the cloud's clock) before they run.
     pub fn set_boot_time(&self, boot: Duration) {
         self.state().boot_ms = boot.as_millis() as i64;
@@ -169,16 +132,6 @@ impl MemoryCloud {
     /// This cloud's EC2 API has no launch templates.
     pub fn without_templates(&self) {
         self.state().no_templates = true;
-    }
-
-    /// Launches of this instance type fail with InsufficientInstanceCapacity.
-    pub fn short_of(&self, instance_type: &str) {
-        self.state().short_of.insert(instance_type.into());
-    }
-
-    /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
-    pub fn set_capacity(&self, k: usize) {
-        self.state().capacity = Some(k);
     }
 
     // ---- what tests look at and do from outside ----
@@ -304,32 +257,6 @@ impl MemoryCloud {
             tags: BTreeMap::new(),
             client_token: token,
         }
-    }
-
-    /// What every call goes through first: slowness, then the faults that answer before acting.
-    async fn enter(&self) -> Result<(), CloudError> {
-        metrics::count(Counter::Ec2);
-        let latency = self.state().latency;
-        if !latency.is_zero() {
-            tokio::time::sleep(latency).await;
-        }
-        let mut st = self.state();
-        if st.unreachable {
-            return Err(CloudError::unreachable("connection refused (memory cloud)"));
-        }
-        if let Some((n, fault)) = st.failing {
-            st.failing = (n > 1).then_some((n - 1, fault));
-            return Err(match fault {
-                Fault::ServerError => CloudError::new(
-                    "InternalError",
-                    "An internal error has occurred (memory cloud)",
-                ),
-                Fault::Throttling => {
-                    CloudError::new("RequestLimitExceeded", "Request limit exceeded.")
-                }
-            });
-        }
-        Ok(())
     }
 
     fn run(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
@@ -648,103 +575,6 @@ fn not_found(id: &str) -> CloudError {
     )
 }
 
-/// Endpoints to memory clouds; an unknown endpoint is unreachable.
-#[derive(Default)]
-pub struct MemoryClouds {
-    clouds: Mutex<BTreeMap<String, Arc<MemoryCloud>>>,
-}
-
-impl MemoryClouds {
-    pub fn add(&self, endpoint: &str, cloud: Arc<MemoryCloud>) {
-        self.clouds
-            .lock()
-            .expect("no panic holding the map")
-            .insert(endpoint.to_string(), cloud);
-    }
-}
-
-struct Nowhere;
-
-#[async_trait]
-impl Lookup for Nowhere {
-    async fn describe(&self, _: &[String]) -> Result<Vec<Tagged>, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn template_exists(&self, _: &TemplateRef) -> Result<bool, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-}
-
-#[async_trait]
-impl Cloud for Nowhere {
-    async fn tag(&self, _: &[String], _: &[(String, String)]) -> Result<(), CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn untag(&self, _: &[String], _: &[&str]) -> Result<(), CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn tagged(&self, _: &str, _: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn launch(&self, _: &LaunchRequest) -> Result<Vec<Seen>, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn terminate(&self, _: &[String]) -> Result<(), CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-}
-
-#[async_trait]
-impl Catalog for Nowhere {
-    async fn images(&self) -> Result<Vec<Image>, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-    async fn import_key_pair(&self, _: &str, _: &str) -> Result<String, CloudError> {
-        Err(CloudError::unreachable("no cloud at that endpoint"))
-    }
-}
-
-impl MemoryClouds {
-    fn at(&self, endpoint: &str) -> Option<Arc<MemoryCloud>> {
-        self.clouds
-            .lock()
-            .expect("no panic holding the map")
-            .get(endpoint)
-            .cloned()
-    }
-}
-
-#[async_trait]
-impl ConnectLookup for MemoryClouds {
-    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
-        self.connect(cloud, creds)
-    }
-
-    fn catalog(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Catalog> {
-        match self.at(&cloud.endpoint) {
-            Some(c) => c,
-            None => Arc::new(Nowhere),
-        }
-    }
-
-    async fn reachable(&self, cloud: &CloudRecord) -> bool {
-        self.at(&cloud.endpoint)
-            .is_some_and(|c| !c.state().unreachable)
-    }
-}
-
-impl Connect for MemoryClouds {
-    fn connect(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Cloud> {
-        match self.at(&cloud.endpoint) {
-            Some(c) => c,
-            None => Arc::new(Nowhere),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -762,7 +592,13 @@ mod tests {
 
     fn req(token: &str, count: i32) -> LaunchRequest {
         super::super::launch_request(
-            &serde_json::json!({"ImageId": "ami-ok", "InstanceType": "t2.micro"}),
+            &crate::model::launch_config::LaunchConfiguration::new(
+                "web",
+                "arn:web",
+                "ami-ok",
+                "t2.micro",
+                "2026-01-01T00:00:00.000Z",
+            ),
             count,
             &Placement {
                 zone: None,

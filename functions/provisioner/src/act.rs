@@ -1,0 +1,257 @@
+//! Acting on a cloud: connecting with the owner's credentials, RunInstances for a round's
+//! placements (trying the next instance type where the cloud has none), TerminateInstances,
+//! tagging attached VMs and untagging detached ones, and recording a failed round.
+
+use super::*;
+
+impl Provisioner {
+    /// A cloud with the owner's credentials there.
+    pub(crate) async fn connect_cloud(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Result<Arc<dyn Cloud>, CloudError>, StoreError> {
+        Ok(self.connect_record(owner, name).await?.map(|(_, c)| c))
+    }
+
+    /// The same, with the cloud's registration (its default zone, for a group across clouds).
+    pub(crate) async fn connect_record(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Result<(CloudRecord, Arc<dyn Cloud>), CloudError>, StoreError> {
+        let Some(cloud) = self.store.cloud(name).await? else {
+            return Ok(Err(CloudError::new(
+                "UnknownCloud",
+                format!("cloud '{name}' is not registered"),
+            )));
+        };
+        let Some(creds) = self.store.cloud_credentials(owner, name).await? else {
+            return Ok(Err(CloudError::new(
+                "NoCredentials",
+                format!("user '{owner}' has no credentials for cloud '{name}'"),
+            )));
+        };
+        let client = self.clouds.connect(&cloud, &creds);
+        Ok(Ok((cloud, client)))
+    }
+
+    /// RunInstances for the plan's placements, one request (and token) per placement, until one
+    /// fails.
+    pub(crate) async fn launch(
+        &self,
+        owner: &str,
+        g: &Group,
+        on: &On,
+        cloud: &dyn Cloud,
+        plan: &Plan,
+        acted: &mut Acted,
+    ) -> Result<(), StoreError> {
+        let source = match self.source(owner, g, &on.launch_configuration).await? {
+            Ok(source) => source,
+            Err(e) => {
+                acted.launch_failed = Some(e.to_string());
+                return Ok(());
+            }
+        };
+        let tags = group_tags(g, owner);
+        let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
+        for p in &plan.launch {
+            *by_place
+                .entry((p.zone.clone(), p.subnet.clone()))
+                .or_default() += 1;
+        }
+        let protect = g.target().protect_new;
+        'places: for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
+            let tries = requests(
+                &source,
+                count,
+                &Placement { zone, subnet },
+                format!("{}-{i}", on.token),
+                tags.clone(),
+            );
+            let last = tries.len() - 1;
+            for (k, req) in tries.iter().enumerate() {
+                match cloud.launch(req).await {
+                    Ok(vms) => {
+                        acted.launched.extend(vms.into_iter().map(|s| Member {
+                            id: s.id,
+                            cloud: on.cloud.clone(),
+                            zone: s.zone,
+                            lifecycle: Lifecycle::Pending,
+                            healthy: true,
+                            launched_ms: s.launched_ms,
+                            protected: protect,
+                            launch_configuration: on.launch_configuration.clone(),
+                            instance_type: s.instance_type,
+                            waits: Vec::new(),
+                            rev: 0,
+                        }));
+                        continue 'places;
+                    }
+                    Err(e) if k < last && try_another_type(&e) => {
+                        tracing::info!(group = g.name, error = %e, "no room for this instance type; trying the next override");
+                    }
+                    Err(e) => {
+                        acted.launch_failed = Some(e.to_string());
+                        break 'places;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the group launches from: its launch configuration, or its launch template.
+    pub(crate) async fn source(
+        &self,
+        owner: &str,
+        g: &Group,
+        launch_configuration: &str,
+    ) -> Result<Result<Source, CloudError>, StoreError> {
+        if launch_configuration.is_empty() {
+            return Ok(match phantom::template::of_group(&g.settings) {
+                Ok(Some(spec)) => Ok(Source::Template(spec)),
+                Ok(None) => Err(CloudError::new(
+                    "NoLaunchSource",
+                    "the group has neither a launch configuration nor a launch template",
+                )),
+                Err(e) => Err(CloudError::new("InvalidLaunchTemplate", e.message())),
+            });
+        }
+        Ok(
+            match self
+                .store
+                .launch_config(owner, launch_configuration)
+                .await?
+            {
+                Some(lc) => Ok(Source::Config(Box::new(lc.settings))),
+                None => Err(CloudError::new(
+                    "LaunchConfigurationMissing",
+                    format!("launch configuration {launch_configuration} not found"),
+                )),
+            },
+        )
+    }
+
+    /// The cloud could not be looked at: a failed activity and a backoff, then a retry.
+    pub(crate) async fn failed(
+        &self,
+        owner: &str,
+        g: &Group,
+        e: &CloudError,
+        r: &Record,
+    ) -> Result<Round, StoreError> {
+        tracing::warn!(group = g.name, error = %e, "cloud unavailable");
+        match self.store.record(owner, g, r).await {
+            Ok(()) | Err(StoreError::NotFound) | Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+        self.retry_later(owner, g, r).await;
+        Ok(Round::Waiting)
+    }
+
+    /// A delayed message for when the backoff in `r` is due.
+    pub(crate) async fn retry_later(&self, owner: &str, g: &Group, r: &Record) {
+        let Some(b) = r.backoff else { return };
+        let wait = (b.retry_at_ms - self.clock.now_ms()).max(0);
+        let delay = ((wait + 999) / 1000) as i32;
+        self.enqueue(
+            &Reconcile::new(owner, &g.name, "retry after failure"),
+            delay,
+        )
+        .await;
+    }
+}
+
+/// TerminateInstances for the plan's leavers (a refusal is recorded in `acted`); their ids.
+pub(crate) async fn terminate(cloud: &dyn Cloud, plan: &Plan, acted: &mut Acted) -> Vec<String> {
+    let ids: Vec<String> = plan.terminate.iter().map(|(id, _)| id.clone()).collect();
+    if !ids.is_empty() {
+        if let Err(e) = cloud.terminate(&ids).await {
+            acted.terminate_failed = Some(e.to_string());
+        }
+    }
+    ids
+}
+
+/// Where a round launches: the cloud, the launch configuration there (empty: the group's launch
+/// template) and the ClientToken's prefix (with the placement's index, the token of a request).
+pub(crate) struct On {
+    pub cloud: String,
+    pub launch_configuration: String,
+    pub token: String,
+}
+
+impl On {
+    /// The group's own cloud and launch source.
+    pub(crate) fn home(g: &Group) -> Self {
+        Self {
+            cloud: g.cloud.clone(),
+            launch_configuration: g.launch_configuration.clone(),
+            token: format!("{}-{}", g.id, g.launch_seq),
+        }
+    }
+}
+
+/// AttachInstances' VMs: looked up, the good ones tagged as the group's; a cloud that fails
+/// leaves them Attaching for the next round.
+pub(crate) async fn attach(
+    g: &Group,
+    owner: &str,
+    cloud: &dyn Cloud,
+    ids: &[String],
+    acted: &mut Acted,
+) {
+    let found = match cloud.describe(ids).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(group = g.name, error = %e, "could not look up the instances to attach");
+            return;
+        }
+    };
+    let (ok, refused) = phantom::attach::judge(ids, &found, &g.id);
+    acted.attach_refused = refused;
+    if ok.is_empty() {
+        return;
+    }
+    let ok_ids: Vec<String> = ok.iter().map(|s| s.id.clone()).collect();
+    match cloud.tag(&ok_ids, &group_tags(g, owner)).await {
+        Ok(()) => acted.attached = ok,
+        Err(e) => {
+            tracing::warn!(group = g.name, error = %e, "could not tag the instances to attach")
+        }
+    }
+}
+
+/// DetachInstances' VMs: Phantom's tags removed, one VM at a time so that one already gone
+/// (InvalidInstanceID.NotFound: nothing left to untag) does not hold up the others.
+pub(crate) async fn detach(g: &Group, cloud: &dyn Cloud, ids: &[String], acted: &mut Acted) {
+    for id in ids {
+        match cloud
+            .untag(
+                std::slice::from_ref(id),
+                &[TAG_OWNER, TAG_GROUP, TAG_GROUP_ID],
+            )
+            .await
+        {
+            Ok(()) => acted.detached.push(id.clone()),
+            Err(e) if e.code == "InvalidInstanceID.NotFound" => acted.detached.push(id.clone()),
+            Err(e) => {
+                tracing::warn!(group = g.name, instance = id, error = %e, "could not untag a detached instance")
+            }
+        }
+    }
+}
+
+/// The tags a VM of the group carries: Phantom's (owner, group, group id) and the group's
+/// propagated ones.
+pub(crate) fn group_tags(g: &Group, owner: &str) -> Vec<(String, String)> {
+    let mut tags = vec![
+        (TAG_OWNER.to_string(), owner.to_string()),
+        (TAG_GROUP.to_string(), g.name.clone()),
+        (TAG_GROUP_ID.to_string(), g.id.clone()),
+    ];
+    tags.extend(g.propagated_tags());
+    tags
+}

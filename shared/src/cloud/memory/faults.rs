@@ -1,0 +1,85 @@
+//! The ways real clouds fail, on demand: refusals, server errors and throttling, slowness,
+//! unreachability, an answer lost after the launch happened, running out of capacity.
+
+use super::*;
+
+/// A failure of the next calls, whatever they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// 500 InternalError.
+    ServerError,
+    /// RequestLimitExceeded.
+    Throttling,
+}
+
+impl MemoryCloud {
+    /// Every launch is refused with this code and message until `clear_faults`.
+    pub fn refuse(&self, code: &str, message: &str) {
+        self.state().refuse = Some(CloudError::new(code, message));
+    }
+
+    pub fn clear_faults(&self) {
+        let mut st = self.state();
+        st.refuse = None;
+        st.failing = None;
+        st.unreachable = false;
+        st.latency = Duration::ZERO;
+        st.lose_answers = 0;
+        st.capacity = None;
+    }
+
+    /// The next `n` calls of any kind fail so.
+    pub fn fail_next(&self, n: usize, fault: Fault) {
+        self.state().failing = Some((n, fault));
+    }
+
+    /// Each call takes this long (real time).
+    pub fn set_latency(&self, latency: Duration) {
+        self.state().latency = latency;
+    }
+
+    pub fn set_unreachable(&self, unreachable: bool) {
+        self.state().unreachable = unreachable;
+    }
+
+    /// The next `n` launches happen, and then their answer is lost on the way back.
+    pub fn lose_next_launch_answers(&self, n: usize) {
+        self.state().lose_answers = n;
+    }
+
+    /// Launches of this instance type fail with InsufficientInstanceCapacity.
+    pub fn short_of(&self, instance_type: &str) {
+        self.state().short_of.insert(instance_type.into());
+    }
+
+    /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
+    pub fn set_capacity(&self, k: usize) {
+        self.state().capacity = Some(k);
+    }
+
+    /// What every call goes through first: slowness, then the faults that answer before acting.
+    pub(super) async fn enter(&self) -> Result<(), CloudError> {
+        metrics::count(Counter::Ec2);
+        let latency = self.state().latency;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let mut st = self.state();
+        if st.unreachable {
+            return Err(CloudError::unreachable("connection refused (memory cloud)"));
+        }
+        if let Some((n, fault)) = st.failing {
+            st.failing = (n > 1).then_some((n - 1, fault));
+            return Err(match fault {
+                Fault::ServerError => CloudError::new(
+                    "InternalError",
+                    "An internal error has occurred (memory cloud)",
+                ),
+                Fault::Throttling => {
+                    CloudError::new("RequestLimitExceeded", "Request limit exceeded.")
+                }
+            });
+        }
+        Ok(())
+    }
+}

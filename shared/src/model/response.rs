@@ -1,0 +1,156 @@
+//! What the actions answer, in botocore's output shapes (`xml.rs` renders them by walking the
+//! shape, so a member no shape has, such as a group's `PhantomCooldownEndsMs`, is never shown).
+//! An action with no output answers `()`.
+
+use super::activity::ScalingActivity;
+use super::group::{LifecycleHook, ScalingPolicy, Settings, TagDescription};
+use super::launch_config::LaunchConfiguration;
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeLaunchConfigurations {
+    pub launch_configurations: Vec<LaunchConfiguration>,
+    pub next_token: Option<String>,
+}
+
+/// botocore's `AutoScalingGroup`: the settings as stored, the sizes, the instances.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AutoScalingGroup {
+    #[serde(flatten)]
+    pub settings: Settings,
+    pub min_size: i64,
+    pub max_size: i64,
+    pub desired_capacity: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    pub instances: Vec<Instance>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAutoScalingGroups {
+    pub auto_scaling_groups: Vec<AutoScalingGroup>,
+    pub next_token: Option<String>,
+}
+
+/// botocore's `Instance` (of a group), and with the group's name its `AutoScalingInstanceDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Instance {
+    pub instance_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_scaling_group_name: Option<String>,
+    pub instance_type: String,
+    pub availability_zone: String,
+    pub lifecycle_state: &'static str,
+    pub health_status: &'static str,
+    /// None for an attached instance, launched from no launch configuration of Phantom's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_configuration_name: Option<String>,
+    pub protected_from_scale_in: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAutoScalingInstances {
+    pub auto_scaling_instances: Vec<Instance>,
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Activities {
+    pub activities: Vec<ScalingActivity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ActivityType {
+    pub activity: ScalingActivity,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeTags {
+    pub tags: Vec<TagDescription>,
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeLifecycleHooks {
+    pub lifecycle_hooks: Vec<LifecycleHook>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PolicyArn {
+    #[serde(rename = "PolicyARN")]
+    pub policy_arn: String,
+    /// Always empty: Phantom's policies run by request or webhook, not CloudWatch alarms.
+    pub alarms: Vec<()>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribePolicies {
+    pub scaling_policies: Vec<ScalingPolicy>,
+    pub next_token: Option<String>,
+}
+
+/// A scheduled action as DescribeScheduledActions shows it: its next run as StartTime and as
+/// Time, its older name (and nothing of Phantom's own).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ScheduledUpdateGroupAction {
+    pub auto_scaling_group_name: String,
+    pub scheduled_action_name: String,
+    #[serde(rename = "ScheduledActionARN")]
+    pub arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recurrence: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_capacity: Option<i64>,
+    pub start_time: String,
+    pub time: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeScheduledActions {
+    pub scheduled_update_group_actions: Vec<ScheduledUpdateGroupAction>,
+    pub next_token: Option<String>,
+}
+
+/// An entry of a batch that was refused, and why, in AWS's words.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct FailedScheduledAction {
+    pub scheduled_action_name: String,
+    pub error_code: &'static str,
+    pub error_message: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchPutScheduledUpdateGroupAction {
+    pub failed_scheduled_update_group_actions: Vec<FailedScheduledAction>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchDeleteScheduledAction {
+    pub failed_scheduled_actions: Vec<FailedScheduledAction>,
+}

@@ -1,0 +1,355 @@
+//! Users, their access keys, the registered clouds and each user's credentials for them.
+
+use super::*;
+
+#[async_trait]
+impl Directory for DynamoStore {
+    async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
+        let user_item = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(USERS.into(), user.name.clone())))
+            .item("account_id", s(&user.account_id))
+            .item("access_key_id", s(&user.access_key_id))
+            .item("created", s(&user.created))
+            .item("admin", AttributeValue::Bool(user.admin))
+            .item("disabled", AttributeValue::Bool(user.disabled))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
+        let key_item = self.key_put(user, &user.access_key_id, secret).await?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(user_item).build())
+            .transact_items(TransactWriteItem::builder().put(key_item).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => Err(StoreError::Exists),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    async fn users(&self) -> StoreResult<Vec<User>> {
+        self.query_prefix(USERS, "", None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::user_from)
+            .collect()
+    }
+
+    async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>> {
+        let item = self
+            .get(format!("KEY#{access_key_id}"), "KEY".into())
+            .await?;
+        let Some(i) = item else { return Ok(None) };
+        let secret = self
+            .secrets
+            .open(&format!("KEY#{access_key_id}"), &get_s(&i, SEALED)?)
+            .await
+            .map_err(sealing)?;
+        Ok(Some(AccessKey {
+            access_key_id: access_key_id.to_string(),
+            secret,
+            user: get_s(&i, "user")?,
+            account_id: get_s(&i, "account_id")?,
+        }))
+    }
+
+    async fn user(&self, name: &str) -> StoreResult<Option<User>> {
+        self.get(USERS.into(), name.into())
+            .await?
+            .map(|i| Self::user_from(&i))
+            .transpose()
+    }
+
+    async fn disable_user(&self, u: &User) -> StoreResult<()> {
+        let mark = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression("SET disabled = :t")
+            .condition_expression("access_key_id = :k")
+            .expression_attribute_values(":t", AttributeValue::Bool(true))
+            .expression_attribute_values(":k", s(&u.access_key_id))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(mark).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(&u.access_key_id)?)
+                    .build(),
+            )
+            .send()
+            .await;
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn rotate_access_key(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<()> {
+        let point = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression("SET access_key_id = :new, disabled = :f")
+            .condition_expression("access_key_id = :old")
+            .expression_attribute_values(":new", s(access_key_id))
+            .expression_attribute_values(":old", s(&u.access_key_id))
+            .expression_attribute_values(":f", AttributeValue::Bool(false))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(point).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(&u.access_key_id)?)
+                    .build(),
+            )
+            .transact_items(
+                TransactWriteItem::builder()
+                    .put(self.key_put(u, access_key_id, secret).await?)
+                    .build(),
+            )
+            .send()
+            .await;
+        if let Err(e) = &result {
+            if cancelled_conditions(e).is_some_and(|failed| failed.get(2) == Some(&true)) {
+                return Err(StoreError::Exists);
+            }
+        }
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn delete_cloud(&self, name: &str) -> StoreResult<()> {
+        let watched = self
+            .query_prefix(WATCH, &format!("{name}#"), None, usize::MAX, |_| true)
+            .await?;
+        if !watched.is_empty() {
+            let users = watched
+                .iter()
+                .map(|i| sk_suffix(i, &format!("{name}#")))
+                .collect::<StoreResult<Vec<_>>>()?;
+            return Err(StoreError::InUse(users));
+        }
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(CLOUDS.into(), name.into())))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
+    async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{CRED}{cloud}"))))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
+    async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()> {
+        self.db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(key(CLOUDS.into(), cloud.name.clone())))
+            .item("endpoint", s(&cloud.endpoint))
+            .item("region", s(&cloud.region))
+            .item("zone", s(&cloud.zone))
+            .item("templates", AttributeValue::Bool(cloud.launch_templates))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>> {
+        self.get(CLOUDS.into(), name.into())
+            .await?
+            .map(|i| Self::cloud_from(&i))
+            .transpose()
+    }
+
+    async fn clouds(&self) -> StoreResult<Vec<CloudRecord>> {
+        self.query_prefix(CLOUDS, "", None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::cloud_from)
+            .collect()
+    }
+
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials) -> StoreResult<()> {
+        let exists = |pk: &str, sk: &str| {
+            ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk.into(), sk.into())))
+                .condition_expression("attribute_exists(pk)")
+                .build()
+                .map_err(unavailable)
+        };
+        let sealed = self
+            .secrets
+            .seal(&credentials_context(user, &creds.cloud), &creds.secret)
+            .await
+            .map_err(sealing)?;
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{CRED}{}", creds.cloud))))
+            .item("access_key_id", s(&creds.access_key_id))
+            .item(SEALED, s(sealed))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(exists(USERS, user)?)
+                    .build(),
+            )
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(exists(CLOUDS, &creds.cloud)?)
+                    .build(),
+            )
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => Err(StoreError::NotFound),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    async fn cloud_credentials(
+        &self,
+        user: &str,
+        cloud: &str,
+    ) -> StoreResult<Option<CloudCredentials>> {
+        match self.get(owner(user), format!("{CRED}{cloud}")).await? {
+            Some(i) => Ok(Some(self.credentials_from(user, &i).await?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>> {
+        let items = self
+            .query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
+            .await?;
+        futures::future::try_join_all(items.iter().map(|i| self.credentials_from(user, i))).await
+    }
+}
+
+impl DynamoStore {
+    /// An access key of user `u`, new (its id must not exist), its secret sealed.
+    pub(super) async fn key_put(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<Put> {
+        let pk = format!("KEY#{access_key_id}");
+        let sealed = self.secrets.seal(&pk, secret).await.map_err(sealing)?;
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(pk, "KEY".into())))
+            .item("user", s(&u.name))
+            .item("account_id", s(&u.account_id))
+            .item(SEALED, s(sealed))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(unavailable)
+    }
+
+    pub(super) fn key_delete(&self, access_key_id: &str) -> StoreResult<Delete> {
+        Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .build()
+            .map_err(unavailable)
+    }
+
+    /// A conditional write on a user as read: its condition failing is `NotFound` if the user is
+    /// gone, `Conflict` if it changed.
+    pub(super) async fn user_write_outcome<R: std::fmt::Debug + Send + Sync + 'static>(
+        &self,
+        result: Result<
+            aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput,
+            aws_sdk_dynamodb::error::SdkError<
+                aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+                R,
+            >,
+        >,
+        name: &str,
+    ) -> StoreResult<()> {
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(failed) if failed.iter().any(|f| *f) => match self.user(name).await? {
+                    None => Err(StoreError::NotFound),
+                    Some(_) => Err(StoreError::Conflict),
+                },
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    pub(super) fn user_from(item: &Item) -> StoreResult<User> {
+        Ok(User {
+            name: get_s(item, SORT_KEY)?,
+            account_id: get_s(item, "account_id")?,
+            access_key_id: get_s(item, "access_key_id")?,
+            created: get_s(item, "created")?,
+            admin: get_bool(item, "admin")?,
+            disabled: get_bool(item, "disabled")?,
+        })
+    }
+
+    pub(super) fn cloud_from(item: &Item) -> StoreResult<CloudRecord> {
+        Ok(CloudRecord {
+            name: get_s(item, SORT_KEY)?,
+            endpoint: get_s(item, "endpoint")?,
+            region: get_s(item, "region")?,
+            zone: get_s(item, "zone")?,
+            launch_templates: get_bool(item, "templates")?,
+        })
+    }
+
+    /// A user's credentials for a cloud, their secret opened.
+    pub(super) async fn credentials_from(
+        &self,
+        user: &str,
+        item: &Item,
+    ) -> StoreResult<CloudCredentials> {
+        let cloud = sk_suffix(item, CRED)?;
+        let secret = self
+            .secrets
+            .open(&credentials_context(user, &cloud), &get_s(item, SEALED)?)
+            .await
+            .map_err(sealing)?;
+        Ok(CloudCredentials {
+            cloud,
+            access_key_id: get_s(item, "access_key_id")?,
+            secret,
+        })
+    }
+}

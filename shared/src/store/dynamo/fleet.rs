@@ -1,0 +1,421 @@
+//! The instance records, the provisioner's leases, the records of a round and the activities.
+
+use super::*;
+
+#[async_trait]
+impl Fleet for DynamoStore {
+    async fn take_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<Lease> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("SET lease_owner = :h, lease_until = :until")
+            .condition_expression(
+                "attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :h)",
+            )
+            .expression_attribute_values(":h", s(holder))
+            .expression_attribute_values(":until", n(now_ms + ttl_ms))
+            .expression_attribute_values(":now", n(now_ms))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match result {
+            Ok(out) => Ok(Lease::Taken(Box::new(Self::group_from(
+                &out.attributes.unwrap_or_default(),
+            )?))),
+            Err(e) => {
+                let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
+                    return Err(unavailable(e));
+                };
+                let exists = match c.item() {
+                    Some(_) => true,
+                    None => self
+                        .get(owner(user), format!("{ASG}{name}"))
+                        .await?
+                        .is_some(),
+                };
+                Ok(if exists { Lease::Busy } else { Lease::NoGroup })
+            }
+        }
+    }
+
+    async fn release_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        version: Option<i64>,
+    ) -> StoreResult<()> {
+        let mut update = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("REMOVE lease_owner, lease_until")
+            .expression_attribute_values(":h", s(holder));
+        update = match version {
+            Some(v) => update
+                .condition_expression("lease_owner = :h AND version = :v")
+                .expression_attribute_values(":v", n(v)),
+            None => update.condition_expression("lease_owner = :h"),
+        };
+        conditional(update.send().await, StoreError::Conflict)
+    }
+
+    async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>> {
+        let items = self
+            .query_prefix(
+                &owner(user),
+                &format!("{INST}{group}#"),
+                None,
+                usize::MAX,
+                |_| true,
+            )
+            .await?;
+        // The prefix also holds the instances of a group named `<group>#...`.
+        let mut out = Vec::new();
+        for item in &items {
+            let (g, m) = Self::instance_from(item)?;
+            if g == group {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn instances_between(
+        &self,
+        user: &str,
+        first: &str,
+        last: &str,
+    ) -> StoreResult<Vec<(String, Member)>> {
+        // Keys are `INST#<group>#<id>`: every group named from `first` on sorts at or after
+        // `INST#<first>`. Above, a name that is a prefix of `last` followed by a character below
+        // `#` (a space, `!`, `"`) would sort after `INST#<last>...`; cutting `last` before its first
+        // such character makes the bound cover every name up to `last`. The names are checked below.
+        let cut = last.find(|c: char| c <= '#').unwrap_or(last.len());
+        let values = HashMap::from([
+            (":pk".to_string(), s(owner(user))),
+            (":lo".to_string(), s(format!("{INST}{first}"))),
+            (
+                ":hi".to_string(),
+                s(format!("{INST}{}\u{10FFFF}", &last[..cut])),
+            ),
+        ]);
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take())
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                let (g, m) = Self::instance_from(item)?;
+                if first <= g.as_str() && g.as_str() <= last {
+                    out.push((g, m));
+                }
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => break,
+            }
+        }
+        // By group then id, as the other readers (the cut above can reorder names).
+        out.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
+        Ok(out)
+    }
+
+    async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>> {
+        self.query_prefix(&owner(user), INST, None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(Self::instance_from)
+            .collect()
+    }
+
+    async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()> {
+        if r.is_empty() {
+            return Ok(());
+        }
+        let mut writes = Vec::new();
+        for m in &r.put {
+            writes.push(
+                TransactWriteItem::builder()
+                    .put(self.instance_put(user, g, m)?)
+                    .build(),
+            );
+        }
+        for id in &r.forget {
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(owner(user), format!("{INST}{}#{id}", g.name))))
+                .build()
+                .map_err(unavailable)?;
+            writes.push(TransactWriteItem::builder().delete(delete).build());
+        }
+        for a in &r.activities {
+            writes.push(
+                TransactWriteItem::builder()
+                    .put(self.activity_put(user, a)?)
+                    .build(),
+            );
+        }
+        // One transaction of up to 100 writes, each led by the group's guard (the first one also
+        // moves the launch sequence and the backoff): a round's record is one request.
+        let mut chunks = writes.chunks(99).peekable();
+        let mut first = true;
+        while first || chunks.peek().is_some() {
+            let guard = if first {
+                self.record_guard(user, g, r)?
+            } else {
+                TransactWriteItem::builder()
+                    .condition_check(self.group_check(user, g)?)
+                    .build()
+            };
+            let mut tx = self.db.transact_write_items().transact_items(guard);
+            for w in chunks.next().unwrap_or_default() {
+                tx = tx.transact_items(w.clone());
+            }
+            if let Err(e) = tx.send().await {
+                return match cancelled_conditions(&e).as_deref() {
+                    Some([true, ..]) => Err(self.why_guard_failed(user, g).await?),
+                    // An instance record changed since it was read.
+                    Some(c) if c.contains(&true) => Err(StoreError::Conflict),
+                    _ => Err(unavailable(e)),
+                };
+            }
+            first = false;
+        }
+        Ok(())
+    }
+
+    async fn watched(&self) -> StoreResult<Vec<Watched>> {
+        self.query_prefix(WATCH, "", None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(|i| {
+                Ok(Watched {
+                    user: get_s(i, "user")?,
+                    cloud: get_s(i, "cloud")?,
+                    groups: get_n(i, "groups")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            // The index is eventually consistent: the scheduler reads each group itself before
+            // it fires anything.
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .index_name(DUE_INDEX)
+                .key_condition_expression("due_pk = :due_pk AND due <= :now")
+                .expression_attribute_values(":due_pk", s(DUE))
+                .expression_attribute_values(":now", n(now_ms))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                let user = get_s(item, PARTITION_KEY)?;
+                let user = user
+                    .strip_prefix("OWNER#")
+                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
+                out.push((user.to_string(), sk_suffix(item, ASG)?));
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(watch_key(user, cloud)))
+            .condition_expression("attribute_not_exists(pk) OR #groups <= :zero")
+            .expression_attribute_names("#groups", "groups")
+            .expression_attribute_values(":zero", n(0))
+            .send()
+            .await;
+        conditional(result, StoreError::Conflict)
+    }
+
+    async fn activities(
+        &self,
+        user: &str,
+        group: Option<&str>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<(String, ScalingActivity)>> {
+        let prefix = match group {
+            Some(g) => format!("{ACT}{g}#"),
+            None => ACT.to_string(),
+        };
+        let items = self
+            .query_prefix(&owner(user), &prefix, after, want, |_| true)
+            .await?;
+        items
+            .iter()
+            .map(|i| Ok((sk_suffix(i, &prefix)?, get_typed(i, "an activity")?)))
+            .collect()
+    }
+}
+
+impl DynamoStore {
+    pub(super) fn instance_from(item: &Item) -> StoreResult<(String, Member)> {
+        let lifecycle = get_s(item, "lifecycle")?;
+        Ok((
+            get_s(item, "group")?,
+            Member {
+                id: get_s(item, "id")?,
+                cloud: get_s(item, "cloud")?,
+                zone: get_s(item, "zone")?,
+                lifecycle: Lifecycle::parse(&lifecycle)
+                    .ok_or_else(|| corrupt(item, "lifecycle", "a lifecycle state"))?,
+                healthy: get_bool(item, "healthy")?,
+                launched_ms: get_n(item, "launched")?,
+                protected: get_bool(item, "protected")?,
+                launch_configuration: get_s(item, "lc")?,
+                instance_type: get_s(item, "itype")?,
+                waits: serde_json::from_str(&get_s(item, "waits")?)
+                    .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
+                rev: get_n(item, "rev")?,
+            },
+        ))
+    }
+
+    pub(super) fn instance_put(&self, user: &str, g: &Group, m: &Member) -> StoreResult<Put> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
+            .item("group", s(&g.name))
+            .item("gid", s(&g.id))
+            .item("id", s(&m.id))
+            .item("zone", s(&m.zone))
+            .item("lifecycle", s(m.lifecycle.as_str()))
+            .item("healthy", AttributeValue::Bool(m.healthy))
+            .item("launched", n(m.launched_ms))
+            .item("protected", AttributeValue::Bool(m.protected))
+            .item("lc", s(&m.launch_configuration))
+            .item("itype", s(&m.instance_type))
+            .item("cloud", s(&m.cloud))
+            .item(
+                "waits",
+                s(serde_json::to_string(&m.waits).expect("waits serialize")),
+            )
+            .item("rev", n(m.rev + 1));
+        // Conditional on the record as it was read: new, or still at the revision read.
+        let put = if m.rev == 0 {
+            put.condition_expression("attribute_not_exists(pk)")
+        } else {
+            put.condition_expression("rev = :rev")
+                .expression_attribute_values(":rev", n(m.rev))
+        };
+        put.build().map_err(unavailable)
+    }
+
+    pub(super) fn activity_put(&self, user: &str, a: &Activity) -> StoreResult<Put> {
+        let mut item = key(owner(user), format!("{ACT}{}", activity_key(a)?));
+        item.insert(
+            "doc".into(),
+            s(serde_json::to_string(&a.doc).expect("an activity serialises")),
+        );
+        item.insert("start".into(), n(a.start_ms));
+        item.insert(
+            TTL_ATTRIBUTE.into(),
+            n(a.start_ms / 1000 + ACTIVITY_TTL_SECS),
+        );
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .build()
+            .map_err(unavailable)
+    }
+
+    /// The guard on the first transaction of a record: the group is still this one (by id), and
+    /// the launch sequence and backoff change with it.
+    pub(super) fn record_guard(
+        &self,
+        user: &str,
+        g: &Group,
+        r: &Record,
+    ) -> StoreResult<TransactWriteItem> {
+        let group_key = key(owner(user), format!("{ASG}{}", g.name));
+        let mut sets = Vec::new();
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(group_key.clone()))
+            .expression_attribute_values(":gid", s(&g.id));
+        let mut condition = "gid = :gid".to_string();
+        if let Some(next) = r.launch_seq {
+            sets.push("launch_seq = :next");
+            condition.push_str(" AND (attribute_not_exists(launch_seq) OR launch_seq = :seq)");
+            update = update
+                .expression_attribute_values(":seq", n(g.launch_seq))
+                .expression_attribute_values(":next", n(next));
+        }
+        if let Some(d) = r.desired {
+            sets.push("desired = :d, version = version + :one");
+            condition.push_str(" AND version = :v");
+            update = update
+                .expression_attribute_values(":d", n(d))
+                .expression_attribute_values(":one", n(1))
+                .expression_attribute_values(":v", n(g.version));
+        }
+        if let Some(Backoff {
+            failures,
+            retry_at_ms,
+        }) = r.backoff
+        {
+            sets.push("failures = :f, retry_at = :r");
+            update = update
+                .expression_attribute_values(":f", n(failures))
+                .expression_attribute_values(":r", n(retry_at_ms));
+        }
+        if let Some(holds) = &r.holds {
+            sets.push("holds = :h");
+            update = update.expression_attribute_values(
+                ":h",
+                s(serde_json::to_string(holds).expect("holds serialize")),
+            );
+        }
+        if sets.is_empty() {
+            return Ok(TransactWriteItem::builder()
+                .condition_check(self.group_check(user, g)?)
+                .build());
+        }
+        let update = update
+            .update_expression(format!("SET {}", sets.join(", ")))
+            .condition_expression(condition)
+            .build()
+            .map_err(unavailable)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}

@@ -18,7 +18,8 @@ use phantom::store::{
 };
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
-use serde_json::json;
+use serde_json::{json, Value};
+use std::collections::HashMap;
 
 fn user(name: &str) -> User {
     User {
@@ -949,22 +950,20 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
         .await
         .unwrap();
     let items = db.scan().table_name(&table).send().await.unwrap();
-    let stored = items
-        .items()
-        .iter()
-        .find(|i| {
-            i.contains_key("doc")
-                && i.get("gid").and_then(|v| v.as_s().ok()) == Some(&"g-fay".to_string())
-        })
-        .expect("the group's item")
-        .clone();
-    for (member, value) in [
-        ("HealthCheckGracePeriod", None),
-        ("AutoScalingGroupARN", None),
-        ("DefaultCooldown", Some(json!("300"))),
-    ] {
-        let mut doc: serde_json::Value =
-            serde_json::from_str(stored["doc"].as_s().unwrap()).unwrap();
+    let item_of = |sk: &str| {
+        items
+            .items()
+            .iter()
+            .find(|i| {
+                let key = |k: &str| i.get(k).and_then(|v| v.as_s().ok()).map(String::as_str);
+                key("pk") == Some("OWNER#fay") && key("sk") == Some(sk)
+            })
+            .expect("fay's item")
+            .clone()
+    };
+    // The item with its document's `member` removed (None) or replaced.
+    let damaged = |stored: &HashMap<String, AttributeValue>, member: &str, value: Option<Value>| {
+        let mut doc: Value = serde_json::from_str(stored["doc"].as_s().unwrap()).unwrap();
         match value {
             None => {
                 doc.as_object_mut().unwrap().remove(member);
@@ -973,48 +972,31 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
         }
         let mut item = stored.clone();
         item.insert("doc".into(), AttributeValue::S(doc.to_string()));
+        item
+    };
+    for (sk, member, value) in [
+        ("ASG#web", "HealthCheckGracePeriod", None),
+        ("ASG#web", "AutoScalingGroupARN", None),
+        ("ASG#web", "DefaultCooldown", Some(json!("300"))),
+        // The same for a launch configuration.
+        ("LC#web", "ImageId", None),
+        ("LC#web", "InstanceMonitoring", Some(json!(true))),
+    ] {
+        let item = damaged(&item_of(sk), member, value);
         db.put_item()
             .table_name(&table)
             .set_item(Some(item))
             .send()
             .await
             .unwrap();
+        let refused = if sk.starts_with("ASG#") {
+            s.group("fay", "web").await.err()
+        } else {
+            s.launch_config("fay", "web").await.err()
+        };
         assert!(
-            matches!(s.group("fay", "web").await, Err(StoreError::Corrupt(m)) if m.contains(member)),
-            "{member}"
-        );
-    }
-
-    // The same for a launch configuration.
-    let stored_lc = items
-        .items()
-        .iter()
-        .find(|i| {
-            i.contains_key("doc")
-                && i.get("sk").and_then(|v| v.as_s().ok()) == Some(&"LC#web".to_string())
-        })
-        .expect("the launch configuration's item")
-        .clone();
-    for (member, value) in [("ImageId", None), ("InstanceMonitoring", Some(json!(true)))] {
-        let mut doc: serde_json::Value =
-            serde_json::from_str(stored_lc["doc"].as_s().unwrap()).unwrap();
-        match value {
-            None => {
-                doc.as_object_mut().unwrap().remove(member);
-            }
-            Some(v) => doc[member] = v,
-        }
-        let mut item = stored_lc.clone();
-        item.insert("doc".into(), AttributeValue::S(doc.to_string()));
-        db.put_item()
-            .table_name(&table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            matches!(s.launch_config("fay", "web").await, Err(StoreError::Corrupt(m)) if m.contains(member)),
-            "{member}"
+            matches!(refused, Some(StoreError::Corrupt(m)) if m.contains(member)),
+            "{sk} {member}"
         );
     }
 }

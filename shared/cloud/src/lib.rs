@@ -31,7 +31,7 @@ where
     match e.as_service_error() {
         Some(s) => CloudError::new(
             s.code().unwrap_or("Unknown"),
-            s.message().unwrap_or_default(),
+            s.message().unwrap_or("(no message)"),
         ),
         None => CloudError::unreachable(DisplayErrorContext(&e).to_string()),
     }
@@ -245,7 +245,7 @@ impl Cloud for Ec2 {
                 .set_security_groups(nonempty(group_names)),
         };
         let out = req.send().await.map_err(cloud_error)?;
-        Ok(out.instances().iter().map(seen).collect())
+        out.instances().iter().map(seen).collect()
     }
 
     /// DescribeInstances filtered by `instance-id`, which (unlike InstanceIds) leaves unknown
@@ -324,7 +324,7 @@ impl Ec2 {
                             .to_string()
                     };
                     out.push(Tagged {
-                        seen: seen(i),
+                        seen: seen(i)?,
                         group: tag(TAG_GROUP),
                         group_id: tag(TAG_GROUP_ID),
                     });
@@ -338,29 +338,35 @@ impl Ec2 {
     }
 }
 
-fn seen(i: &aws_sdk_ec2::types::Instance) -> Seen {
-    Seen {
-        id: i.instance_id().unwrap_or_default().to_string(),
+/// An instance as a cloud's answer gives it; one without a member EC2 always gives is an error.
+fn seen(i: &aws_sdk_ec2::types::Instance) -> Result<Seen, CloudError> {
+    let id = i
+        .instance_id()
+        .ok_or_else(|| CloudError::unreadable("an instance without an InstanceId"))?;
+    let missing = |what: &str| CloudError::unreadable(format!("instance {id} without {what}"));
+    Ok(Seen {
+        id: id.to_string(),
         state: CloudState::parse(
             i.state()
                 .and_then(|s| s.name())
-                .map(|n| n.as_str())
-                .unwrap_or_default(),
+                .ok_or_else(|| missing("a state"))?
+                .as_str(),
         ),
         zone: i
             .placement()
             .and_then(|p| p.availability_zone())
-            .unwrap_or_default()
+            .ok_or_else(|| missing("an availability zone"))?
             .to_string(),
         launched_ms: i
             .launch_time()
             .and_then(|t| t.to_millis().ok())
-            .unwrap_or_default(),
+            .ok_or_else(|| missing("a launch time"))?,
         instance_type: i
             .instance_type()
-            .map(|t| t.as_str().to_string())
-            .unwrap_or_default(),
-    }
+            .ok_or_else(|| missing("an instance type"))?
+            .as_str()
+            .to_string(),
+    })
 }
 
 fn block_device(b: &BlockDevice) -> BlockDeviceMapping {

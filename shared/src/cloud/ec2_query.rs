@@ -126,7 +126,7 @@ impl Lookup for Ec2Lookup {
         let mut out = Vec::new();
         loop {
             let doc = self.call(&params).await?;
-            out.extend(instances(&doc));
+            out.extend(instances(&doc)?);
             match doc.find("nextToken").map(|n| n.text.as_str()) {
                 Some(t) if !t.is_empty() => {
                     params.retain(|(k, _)| k != "NextToken");
@@ -207,10 +207,9 @@ impl Catalog for Ec2Lookup {
             ),
         ];
         let doc = self.call(&params).await?;
-        Ok(doc
-            .find("keyFingerprint")
+        doc.find("keyFingerprint")
             .map(|f| f.text.clone())
-            .unwrap_or_default())
+            .ok_or_else(|| CloudError::unreadable("an imported key pair without its fingerprint"))
     }
 }
 
@@ -219,7 +218,8 @@ fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
     doc.find(set).map(|s| s.items()).unwrap_or_default()
 }
 
-/// The text of a direct child, empty if it has none.
+/// The text of a direct child, empty if it has none (the catalogues' optional members: an image
+/// without a description).
 fn text(node: &Node, child: &str) -> String {
     node.path(&[child])
         .map(|n| n.text.clone())
@@ -309,7 +309,7 @@ impl Ec2Lookup {
                 error
                     .and_then(|e| e.find("Message"))
                     .map(|m| m.text.clone())
-                    .unwrap_or_default(),
+                    .unwrap_or_else(|| "(no message)".to_string()),
             )),
             None => Err(CloudError::new(
                 format!("HTTP{}", status.as_u16()),
@@ -330,8 +330,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// The VMs of a DescribeInstances answer.
-fn instances(doc: &Node) -> Vec<Tagged> {
+/// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.
+fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
     let mut out = Vec::new();
     let reservations = doc
         .find("reservationSet")
@@ -343,7 +343,15 @@ fn instances(doc: &Node) -> Vec<Tagged> {
             .map(|s| s.items())
             .unwrap_or_default()
         {
-            let text = |path: &[&str]| i.path(path).map(|n| n.text.clone()).unwrap_or_default();
+            let id = i
+                .path(&["instanceId"])
+                .map(|n| n.text.clone())
+                .ok_or_else(|| CloudError::unreadable("an instance without an instanceId"))?;
+            let text = |path: &[&str], what: &str| {
+                i.path(path)
+                    .map(|n| n.text.clone())
+                    .ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
+            };
             let tag = |key: &str| {
                 i.find("tagSet")
                     .map(|s| s.items())
@@ -355,23 +363,27 @@ fn instances(doc: &Node) -> Vec<Tagged> {
             };
             out.push(Tagged {
                 seen: Seen {
-                    id: text(&["instanceId"]),
-                    state: CloudState::parse(&text(&["instanceState", "name"])),
-                    zone: text(&["placement", "availabilityZone"]),
+                    state: CloudState::parse(&text(&["instanceState", "name"], "a state")?),
+                    zone: text(&["placement", "availabilityZone"], "an availability zone")?,
                     launched_ms: time::OffsetDateTime::parse(
-                        &text(&["launchTime"]),
+                        &text(&["launchTime"], "a launch time")?,
                         &time::format_description::well_known::Rfc3339,
                     )
                     .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-                    .unwrap_or_default(),
-                    instance_type: text(&["instanceType"]),
+                    .map_err(|e| {
+                        CloudError::unreadable(format!(
+                            "instance {id} with a launch time that is not RFC 3339: {e}"
+                        ))
+                    })?,
+                    instance_type: text(&["instanceType"], "an instance type")?,
+                    id: id.clone(),
                 },
                 group: tag(TAG_GROUP),
                 group_id: tag(TAG_GROUP_ID),
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// An XML element: its local name, its text and its child elements.
@@ -463,14 +475,16 @@ mod tests {
       <tagSet><item><key>phantom:group</key><value>a&amp;b</value></item>
         <item><key>phantom:group-id</key><value>g-1</value></item></tagSet>
     </item>
-    <item><instanceId>i-2</instanceId><instanceState><name>stopped</name></instanceState>
-      <placement><availabilityZone>us-east-1b</availabilityZone></placement><tagSet/></item>
+    <item><instanceId>i-2</instanceId><instanceType>t3.micro</instanceType>
+      <instanceState><name>stopped</name></instanceState>
+      <placement><availabilityZone>us-east-1b</availabilityZone></placement>
+      <launchTime>2026-11-22T10:00:00.000Z</launchTime><tagSet/></item>
   </instancesSet></item></reservationSet>
 </DescribeInstancesResponse>"#;
 
     #[test]
     fn reads_instances_with_their_tags() {
-        let vms = instances(&parse(INSTANCES).expect("xml"));
+        let vms = instances(&parse(INSTANCES).expect("xml")).expect("readable");
         assert_eq!(vms.len(), 2);
         assert_eq!(vms[0].seen.id, "i-1");
         assert_eq!(vms[0].seen.state, CloudState::Running);
@@ -483,6 +497,14 @@ mod tests {
         );
         assert_eq!(vms[1].seen.state, CloudState::Stopped);
         assert_eq!((vms[1].group.as_str(), vms[1].group_id.as_str()), ("", ""));
+        // An instance without its launch time is an error, not one launched in 1970.
+        let lost = INSTANCES.replace(
+            "<launchTime>2026-11-22T10:00:00.000Z</launchTime><tagSet/>",
+            "<tagSet/>",
+        );
+        let e = instances(&parse(&lost).expect("xml")).unwrap_err();
+        assert_eq!(e.code, "UnreadableAnswer");
+        assert!(e.message.contains("i-2 without a launch time"), "{e}");
     }
 
     #[test]

@@ -42,6 +42,12 @@ impl CloudError {
     pub fn unreachable(message: impl Into<String>) -> Self {
         Self::new("CloudUnreachable", message)
     }
+
+    /// The cloud answered without something its API always gives (an instance's id, state,
+    /// zone, type or launch time): an error, never a default.
+    pub fn unreadable(what: impl std::fmt::Display) -> Self {
+        Self::new("UnreadableAnswer", format!("the cloud's answer has {what}"))
+    }
 }
 
 impl std::fmt::Display for CloudError {

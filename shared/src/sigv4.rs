@@ -73,15 +73,14 @@ pub fn parse_authorization(value: &str) -> ApiResult<Authorization> {
     .filter(|(_, v)| v.is_none())
     .map(|(k, _)| *k)
     .collect();
-    if !missing.is_empty() {
+    let (Some(credential), Some(signed), Some(signature)) = (credential, signed, signature) else {
         let list: Vec<String> = missing.iter().map(|k| format!("'{k}'")).collect();
         return Err(ApiError::incomplete_signature(format!(
             "Authorization header requires {} parameter{}. Authorization={value}",
             list.join(", "),
             if missing.len() == 1 { "" } else { "s" }
         )));
-    }
-    let credential = credential.unwrap_or_default();
+    };
     let scope: Vec<&str> = credential.split('/').collect();
     let [akid, date, region, service, "aws4_request"] = scope.as_slice() else {
         return Err(ApiError::incomplete_signature(format!(
@@ -95,12 +94,11 @@ pub fn parse_authorization(value: &str) -> ApiResult<Authorization> {
         region: region.to_string(),
         service: service.to_string(),
         signed_headers: signed
-            .unwrap_or_default()
             .split(';')
             .map(|h| h.trim().to_ascii_lowercase())
             .filter(|h| !h.is_empty())
             .collect(),
-        signature: signature.unwrap_or_default().to_string(),
+        signature: signature.to_string(),
     })
 }
 
@@ -129,7 +127,7 @@ pub fn check_request(
     if (now - signed_at).abs() > MAX_SKEW {
         return Err(ApiError::request_expired(format!(
             "Request has expired. Signed at {amz_date}, which is more than 15 minutes from the server time {}.",
-            now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+            crate::time::format_timestamp(now)
         )));
     }
     if !amz_date.starts_with(&auth.scope_date) || auth.scope_date.len() != 8 {

@@ -15,7 +15,7 @@ script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 /// What follows `/console` in a path that is the console's (`""`, `"/"`, `"/assets/app.js"`). The
 /// path may sit below a stage (`/Prod/console/`).
 pub fn file_of(path_and_query: &str) -> Option<&str> {
-    let path = path_and_query.split('?').next().unwrap_or_default();
+    let path = crate::path_of(path_and_query);
     let (_, rest) = path.split_once(SEGMENT)?;
     (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }

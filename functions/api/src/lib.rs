@@ -139,10 +139,10 @@ impl App {
             auth::authenticate(self.store.as_ref(), &self.keys, self.clock.now(), req).await?;
         user.clone_from(&caller.user);
         let params = parameters(req)?;
-        *action = params.get("Action").unwrap_or_default().to_string();
         let version = params.get("Version").unwrap_or(API_VERSION);
-        if action.is_empty() {
-            return Err(ApiError::invalid_action("(none)", version));
+        match params.get("Action").filter(|a| !a.is_empty()) {
+            Some(a) => *action = a.to_string(),
+            None => return Err(ApiError::invalid_action("(none)", version)),
         }
         let found = actions::action(action).filter(|_| version == API_VERSION);
         let Some(found) = found else {
@@ -151,6 +151,13 @@ impl App {
         let input = phantom::query::decode_input(action, &params)?;
         (found.run)(self, &caller, input).await
     }
+}
+
+/// A request target's path, without its query string.
+pub(crate) fn path_of(path_and_query: &str) -> &str {
+    path_and_query
+        .split_once('?')
+        .map_or(path_and_query, |(path, _)| path)
 }
 
 /// The one log line of a request (never a secret).

@@ -16,7 +16,7 @@ use std::time::Instant;
 pub use webhook::PREFIX;
 
 pub fn is_for(path_and_query: &str) -> bool {
-    let path = path_and_query.split('?').next().unwrap_or_default();
+    let path = crate::path_of(path_and_query);
     path.contains(PREFIX)
 }
 

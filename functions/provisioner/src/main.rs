@@ -13,7 +13,15 @@ async fn main() -> Result<(), Error> {
             .payload
             .records
             .into_iter()
-            .filter_map(|m| Some((m.message_id?, m.body.unwrap_or_default())))
+            // SQS gives every message an id and a body; one without is unreadable, as a body
+            // that is not a message is (logged and dropped).
+            .filter_map(|m| match (m.message_id, m.body) {
+                (Some(id), Some(body)) => Some((id, body)),
+                (id, _) => {
+                    tracing::error!(message_id = ?id, "a message without an id or a body dropped");
+                    None
+                }
+            })
             .collect();
         let mut response = SqsBatchResponse::default();
         for id in p.handle_batch(messages).await {

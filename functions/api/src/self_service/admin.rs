@@ -2,14 +2,15 @@
 //! and what Phantom runs there), create users, list them, disable them, rotate their keys, and see
 //! each user's groups. Anyone else gets 403 AccessDenied.
 
-use super::{optional_bool, required, Failure, Outcome};
+use super::shapes::{self, CreateUser, Named, OfUser, PutCloud};
+use super::{answer, read, Failure, Outcome};
 use crate::App;
 use futures::{StreamExt, TryStreamExt};
 use phantom::identity::{self, Caller, User};
 use phantom::reconcile::Lifecycle;
 use phantom::store::{CloudRecord, StoreError};
 use phantom::ApiError;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,14 +51,14 @@ pub async fn require(app: &App, caller: &Caller, operation: &str) -> Result<(), 
 
 pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> Outcome {
     match operation {
-        "DescribeClouds" => describe_clouds(app).await,
-        "PutCloud" => put_cloud(app, input).await,
-        "DeleteCloud" => delete_cloud(app, input).await,
-        "CreateUser" => create_user(app, input).await,
-        "ListUsers" => list_users(app).await,
-        "DisableUser" => disable_user(app, caller, input).await,
-        "RotateAccessKey" => rotate_key(app, input).await,
-        "DescribeUserGroups" => user_groups(app, input).await,
+        "DescribeClouds" => answer(describe_clouds(app).await),
+        "PutCloud" => answer(async { put_cloud(app, read(input)?).await }.await),
+        "DeleteCloud" => answer(async { delete_cloud(app, read(input)?).await }.await),
+        "CreateUser" => answer(async { create_user(app, read(input)?).await }.await),
+        "ListUsers" => answer(list_users(app).await),
+        "DisableUser" => answer(async { disable_user(app, caller, read(input)?).await }.await),
+        "RotateAccessKey" => answer(async { rotate_key(app, read(input)?).await }.await),
+        "DescribeUserGroups" => answer(async { user_groups(app, read(input)?).await }.await),
         other => Err(ApiError::invalid_action(other, "phantom/v1").into()),
     }
 }
@@ -65,7 +66,7 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> 
 /// Each cloud with whether it answers now (asked all at once) and the groups and VMs Phantom has
 /// there, from the health check's list and the watched users' instance records: 2 + one Query per
 /// watched user (an admin's view, not a hot path; docs/benchmarks.md).
-async fn describe_clouds(app: &App) -> Outcome {
+async fn describe_clouds(app: &App) -> Result<shapes::Clouds<shapes::CloudOfAll>, Failure> {
     let clouds = app.store.clouds().await?;
     let watched = app.store.watched().await?;
     let users: BTreeSet<&str> = watched.iter().map(|w| w.user.as_str()).collect();
@@ -80,57 +81,55 @@ async fn describe_clouds(app: &App) -> Outcome {
         *instances.entry(member.cloud.as_str()).or_default() += 1;
     }
     let reachable = futures::future::join_all(clouds.iter().map(|c| app.clouds.reachable(c))).await;
-    let list: Vec<Value> = clouds
+    let list = clouds
         .iter()
         .zip(reachable)
-        .map(|(c, reachable)| {
-            let groups: i64 = watched
+        .map(|(c, reachable)| shapes::CloudOfAll {
+            name: c.name.clone(),
+            endpoint: c.endpoint.clone(),
+            region: c.region.clone(),
+            zone: c.zone.clone(),
+            launch_templates: c.launch_templates,
+            reachable,
+            groups: watched
                 .iter()
                 .filter(|w| w.cloud == c.name)
                 .map(|w| w.groups)
-                .sum();
-            json!({
-                "Name": c.name,
-                "Endpoint": c.endpoint,
-                "Region": c.region,
-                "Zone": c.zone,
-                "LaunchTemplates": c.launch_templates,
-                "Reachable": reachable,
-                "Groups": groups,
-                "Instances": instances.get(c.name.as_str()).copied().unwrap_or(0),
-            })
+                .sum(),
+            // A cloud no watched user has a VM on has none.
+            instances: instances.get(c.name.as_str()).copied().unwrap_or(0),
         })
         .collect();
-    Ok(json!({ "Clouds": list }))
+    Ok(shapes::Clouds { clouds: list })
 }
 
-async fn put_cloud(app: &App, input: &Value) -> Outcome {
-    let name = required(input, "Name")?;
+async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> {
+    let name: &str = &input.name;
     if !identity::valid_user_name(name) {
         return Err(ApiError::validation(format!(
             "Cloud name '{name}' must be 1 to 64 letters, digits, '-', '_' or '.'."
         ))
         .into());
     }
-    let endpoint = required(input, "Endpoint")?;
+    let endpoint: &str = &input.endpoint;
     let url: http::Uri = endpoint.parse().map_err(|_| bad_endpoint(endpoint))?;
     if !matches!(url.scheme_str(), Some("http" | "https")) || url.host().is_none() {
         return Err(bad_endpoint(endpoint).into());
     }
-    let region = required(input, "Region")?;
-    let zone = match input.get("Zone") {
-        None | Some(Value::Null) => format!("{region}a"),
-        Some(_) => required(input, "Zone")?.to_string(),
+    let region: &str = &input.region;
+    let zone = match &input.zone {
+        None => format!("{region}a"),
+        Some(zone) => zone.to_string(),
     };
     let cloud = CloudRecord {
         name: name.to_string(),
         endpoint: endpoint.trim_end_matches('/').to_string(),
         region: region.to_string(),
         zone,
-        launch_templates: optional_bool(input, "LaunchTemplates")?.unwrap_or(true),
+        launch_templates: input.launch_templates.unwrap_or(true),
     };
     app.store.put_cloud(&cloud).await?;
-    Ok(json!({}))
+    Ok(shapes::Done {})
 }
 
 fn bad_endpoint(endpoint: &str) -> ApiError {
@@ -139,10 +138,10 @@ fn bad_endpoint(endpoint: &str) -> ApiError {
     ))
 }
 
-async fn delete_cloud(app: &App, input: &Value) -> Outcome {
-    let name = required(input, "Name")?;
+async fn delete_cloud(app: &App, input: Named) -> Result<shapes::Done, Failure> {
+    let name: &str = &input.name;
     match app.store.delete_cloud(name).await {
-        Ok(()) => Ok(json!({})),
+        Ok(()) => Ok(shapes::Done {}),
         Err(StoreError::NotFound) => {
             Err(ApiError::validation(format!("Cloud '{name}' is not registered.")).into())
         }
@@ -155,30 +154,33 @@ async fn delete_cloud(app: &App, input: &Value) -> Outcome {
     }
 }
 
-fn user_json(u: &User, groups: i64) -> Value {
-    json!({
-        "UserName": u.name,
-        "Account": u.account_id,
-        "AccessKeyId": u.access_key_id,
-        "Created": u.created,
-        "Admin": u.admin,
-        "Disabled": u.disabled,
-        "Groups": groups,
-    })
+fn user_view(u: &User, groups: i64) -> shapes::UserView {
+    shapes::UserView {
+        user_name: u.name.clone(),
+        account: u.account_id.clone(),
+        access_key_id: u.access_key_id.clone(),
+        created: u.created.clone(),
+        admin: u.admin,
+        disabled: u.disabled,
+        groups,
+    }
 }
 
-async fn create_user(app: &App, input: &Value) -> Outcome {
-    let name = required(input, "UserName")?;
-    let admin = optional_bool(input, "Admin")?.unwrap_or(false);
+async fn create_user(app: &App, input: CreateUser) -> Result<shapes::NewUser, Failure> {
+    let name: &str = &input.user_name;
+    let admin = input.admin.unwrap_or(false);
     let created = phantom::time::format_timestamp(app.clock.now());
     let (user, secret) = User::new(name, admin, created).map_err(ApiError::validation)?;
     match app.store.create_user(&user, &secret).await {
         Ok(()) => {
             tracing::info!(user = name, admin, "user created");
-            Ok(json!({
-                "User": user_json(&user, 0),
-                "AccessKey": {"AccessKeyId": user.access_key_id, "SecretAccessKey": secret},
-            }))
+            Ok(shapes::NewUser {
+                user: user_view(&user, 0),
+                access_key: shapes::AccessKey {
+                    access_key_id: user.access_key_id,
+                    secret_access_key: secret,
+                },
+            })
         }
         Err(StoreError::Exists) => {
             Err(ApiError::already_exists(format!("User '{name}' already exists.")).into())
@@ -187,19 +189,20 @@ async fn create_user(app: &App, input: &Value) -> Outcome {
     }
 }
 
-async fn list_users(app: &App) -> Outcome {
+async fn list_users(app: &App) -> Result<shapes::Users, Failure> {
     let users = app.store.users().await?;
     let reads: Vec<_> = users.iter().map(|u| app.store.usage(&u.name)).collect();
     let usage: Vec<_> = futures::stream::iter(reads)
         .buffered(READS_AT_ONCE)
         .try_collect()
         .await?;
-    let list: Vec<Value> = users
-        .iter()
-        .zip(usage)
-        .map(|(u, usage)| user_json(u, usage.groups))
-        .collect();
-    Ok(json!({ "Users": list }))
+    Ok(shapes::Users {
+        users: users
+            .iter()
+            .zip(usage)
+            .map(|(u, usage)| user_view(u, usage.groups))
+            .collect(),
+    })
 }
 
 async fn existing(app: &App, name: &str) -> Result<User, Failure> {
@@ -209,8 +212,8 @@ async fn existing(app: &App, name: &str) -> Result<User, Failure> {
         .ok_or_else(|| ApiError::validation(format!("User '{name}' does not exist.")).into())
 }
 
-async fn disable_user(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let name = required(input, "UserName")?;
+async fn disable_user(app: &App, caller: &Caller, input: OfUser) -> Result<shapes::Done, Failure> {
+    let name: &str = &input.user_name;
     if name == caller.user {
         return Err(ApiError::validation(
             "You cannot disable yourself: another administrator can.",
@@ -223,29 +226,34 @@ async fn disable_user(app: &App, caller: &Caller, input: &Value) -> Outcome {
         app.keys.forget(&user.access_key_id);
         tracing::info!(user = name, "user disabled");
     }
-    Ok(json!({}))
+    Ok(shapes::Done {})
 }
 
-async fn rotate_key(app: &App, input: &Value) -> Outcome {
-    let name = required(input, "UserName")?;
+async fn rotate_key(app: &App, input: OfUser) -> Result<shapes::Rotated, Failure> {
+    let name: &str = &input.user_name;
     let user = existing(app, name).await?;
     let (key, secret) = (identity::new_access_key_id(), identity::new_secret());
     app.store.rotate_access_key(&user, &key, &secret).await?;
     app.keys.forget(&user.access_key_id);
     tracing::info!(user = name, "access key rotated");
-    Ok(json!({"AccessKey": {"AccessKeyId": key, "SecretAccessKey": secret}}))
+    Ok(shapes::Rotated {
+        access_key: shapes::AccessKey {
+            access_key_id: key,
+            secret_access_key: secret,
+        },
+    })
 }
 
 /// A user's groups at a glance: sizes and how many of their VMs are in service.
-async fn user_groups(app: &App, input: &Value) -> Outcome {
-    let name = required(input, "UserName")?;
+async fn user_groups(app: &App, input: OfUser) -> Result<shapes::Groups, Failure> {
+    let name: &str = &input.user_name;
     existing(app, name).await?;
     let groups = app
         .store
         .groups(name, None, None, usize::MAX, &|_| true)
         .await?;
     let members = app.store.all_instances(name).await?;
-    let list: Vec<Value> = groups
+    let list = groups
         .iter()
         .map(|g| {
             let mine = members.iter().filter(|(group, _)| *group == g.name);
@@ -255,16 +263,16 @@ async fn user_groups(app: &App, input: &Value) -> Outcome {
                     ok + usize::from(m.lifecycle == Lifecycle::InService),
                 )
             });
-            json!({
-                "Name": g.name,
-                "LaunchConfiguration": g.launch_configuration,
-                "MinSize": g.min,
-                "MaxSize": g.max,
-                "DesiredCapacity": g.desired,
-                "Instances": all,
-                "InService": in_service,
-            })
+            shapes::GroupAtAGlance {
+                name: g.name.clone(),
+                launch_configuration: g.launch_configuration.clone(),
+                min_size: g.min,
+                max_size: g.max,
+                desired_capacity: g.desired,
+                instances: all,
+                in_service,
+            }
         })
         .collect();
-    Ok(json!({ "Groups": list }))
+    Ok(shapes::Groups { groups: list })
 }

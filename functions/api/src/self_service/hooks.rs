@@ -2,14 +2,15 @@
 //! answers: `crate::webhooks`). The webhook lives on the policy in the group's settings: its id,
 //! the SHA-256 of its secret, when it was made; the secret itself is shown once, in the URL.
 
-use super::{required, Outcome};
+use super::shapes::{self, DescribeWebhooks, OfPolicy};
+use super::{answer, read, Failure, Outcome, PREFIX};
 use crate::actions::change_group;
 use crate::{App, HttpRequest};
 use phantom::group::Group;
 use phantom::identity::Caller;
 use phantom::model::group::{ScalingPolicy, Webhook};
 use phantom::{webhook, ApiError};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Mutex;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
@@ -21,9 +22,13 @@ pub async fn run(
     req: &HttpRequest<'_>,
 ) -> Option<Outcome> {
     Some(match operation {
-        "CreatePolicyWebhook" => create(app, caller, input, req).await,
-        "DescribePolicyWebhooks" => describe(app, caller, input).await,
-        "DeletePolicyWebhook" => delete(app, caller, input).await,
+        "CreatePolicyWebhook" => {
+            answer(async { create(app, caller, read(input)?, req).await }.await)
+        }
+        "DescribePolicyWebhooks" => {
+            answer(async { describe(app, caller, read(input)?).await }.await)
+        }
+        "DeletePolicyWebhook" => answer(async { delete(app, caller, read(input)?).await }.await),
         _ => return None,
     })
 }
@@ -35,15 +40,20 @@ fn base(req: &HttpRequest<'_>) -> String {
     let scheme = header("x-forwarded-proto").unwrap_or("http");
     // Signed by every accepted request (sigv4::check_request refuses one without it).
     let host = header("host").unwrap_or_default();
-    let path = req.path_and_query.split('?').next().unwrap_or_default();
-    let stage = path.split("/phantom/v1/").next().unwrap_or_default();
+    let path = crate::path_of(req.path_and_query);
+    let stage = path.split_once(PREFIX).map_or(path, |(stage, _)| stage);
     format!("{scheme}://{host}{stage}")
 }
 
 /// Makes the policy's webhook, or a new one in place of the old (whose URL stops working).
-async fn create(app: &App, caller: &Caller, input: &Value, req: &HttpRequest<'_>) -> Outcome {
-    let group = required(input, "AutoScalingGroupName")?;
-    let name = required(input, "PolicyName")?;
+async fn create(
+    app: &App,
+    caller: &Caller,
+    input: OfPolicy,
+    req: &HttpRequest<'_>,
+) -> Result<shapes::NewWebhook, Failure> {
+    let group: &str = &input.auto_scaling_group_name;
+    let name: &str = &input.policy_name;
     let (id, secret, digest) = webhook::new_webhook();
     let created = phantom::time::format_timestamp(app.clock.now());
     let policy_name = Mutex::new(String::new());
@@ -65,28 +75,34 @@ async fn create(app: &App, caller: &Caller, input: &Value, req: &HttpRequest<'_>
     })
     .await?;
     let path = webhook::path(&caller.user, group, &id, &secret);
-    Ok(json!({"Webhook": {
-        "AutoScalingGroupName": group,
-        "PolicyName": policy_name.into_inner().expect("no panic while held"),
-        "WebhookId": id,
-        "Created": created,
-        "Url": format!("{}{path}", base(req)),
-    }}))
+    Ok(shapes::NewWebhook {
+        webhook: shapes::WebhookView {
+            auto_scaling_group_name: group.to_string(),
+            policy_name: policy_name.into_inner().expect("no panic while held"),
+            webhook_id: id,
+            created,
+            url: Some(format!("{}{path}", base(req))),
+        },
+    })
 }
 
 fn no_policy(group: &str, name: &str) -> ApiError {
     ApiError::validation(format!("Group {group} has no scaling policy {name}."))
 }
 
-async fn describe(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let groups = match input.get("AutoScalingGroupName") {
-        None | Some(Value::Null) => {
+async fn describe(
+    app: &App,
+    caller: &Caller,
+    input: DescribeWebhooks,
+) -> Result<shapes::Webhooks, Failure> {
+    let groups = match &input.auto_scaling_group_name {
+        None => {
             app.store
                 .groups(&caller.user, None, None, usize::MAX, &|_| true)
                 .await?
         }
-        Some(_) => {
-            let name = required(input, "AutoScalingGroupName")?;
+        Some(name) => {
+            let name: &str = name;
             vec![app
                 .store
                 .group(&caller.user, name)
@@ -94,26 +110,27 @@ async fn describe(app: &App, caller: &Caller, input: &Value) -> Outcome {
                 .ok_or_else(|| ApiError::validation(format!("Group {name} does not exist.")))?]
         }
     };
-    let list: Vec<Value> = groups
+    let webhooks = groups
         .iter()
         .flat_map(|g| &g.settings.scaling_policies)
         .filter_map(|p| {
             let w = p.webhook.as_ref()?;
-            Some(json!({
-                "AutoScalingGroupName": p.auto_scaling_group_name,
-                "PolicyName": p.policy_name,
-                "WebhookId": w.id,
-                "Created": w.created,
-            }))
+            Some(shapes::WebhookView {
+                auto_scaling_group_name: p.auto_scaling_group_name.clone(),
+                policy_name: p.policy_name.clone(),
+                webhook_id: w.id.clone(),
+                created: w.created.clone(),
+                url: None,
+            })
         })
         .collect();
-    Ok(json!({ "Webhooks": list }))
+    Ok(shapes::Webhooks { webhooks })
 }
 
 /// Revokes the policy's webhook: its URL answers 403 from now on.
-async fn delete(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let group = required(input, "AutoScalingGroupName")?;
-    let name = required(input, "PolicyName")?;
+async fn delete(app: &App, caller: &Caller, input: OfPolicy) -> Result<shapes::Done, Failure> {
+    let group: &str = &input.auto_scaling_group_name;
+    let name: &str = &input.policy_name;
     change_group(app, caller, group, None, |g| {
         let mut next = g.clone();
         let p = next
@@ -130,7 +147,7 @@ async fn delete(app: &App, caller: &Caller, input: &Value) -> Outcome {
         Ok(next)
     })
     .await?;
-    Ok(json!({}))
+    Ok(shapes::Done {})
 }
 
 /// The policy of `g` whose webhook is `id` with this secret, if any.

@@ -1,90 +1,105 @@
 //! What every user does for themselves: their credentials on each cloud, the images and key pairs
 //! that cloud offers them, and an SSH key imported into the clouds they use.
 
-use super::{required, Failure, Outcome};
+use super::shapes::{self, ImportKeyPair, Name, OfCloud, PutCloudCredentials};
+use super::{answer, read, Failure, Outcome};
 use crate::App;
 use phantom::cloud::Catalog;
 use phantom::identity::Caller;
 use phantom::store::{CloudCredentials, StoreError};
 use phantom::ApiError;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
 pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> Option<Outcome> {
     Some(match operation {
-        "GetCallerIdentity" => caller_identity(app, caller).await,
-        "ListClouds" => list_clouds(app, caller).await,
-        "PutCloudCredentials" => put_credentials(app, caller, input).await,
-        "DeleteCloudCredentials" => delete_credentials(app, caller, input).await,
-        "DescribeCloudImages" => images(app, caller, input).await,
-        "DescribeCloudKeyPairs" => key_pairs(app, caller, input).await,
-        "ImportKeyPair" => import_key_pair(app, caller, input).await,
+        "GetCallerIdentity" => answer(caller_identity(app, caller).await),
+        "ListClouds" => answer(list_clouds(app, caller).await),
+        "PutCloudCredentials" => {
+            answer(async { put_credentials(app, caller, read(input)?).await }.await)
+        }
+        "DeleteCloudCredentials" => {
+            answer(async { delete_credentials(app, caller, read(input)?).await }.await)
+        }
+        "DescribeCloudImages" => answer(async { images(app, caller, read(input)?).await }.await),
+        "DescribeCloudKeyPairs" => {
+            answer(async { key_pairs(app, caller, read(input)?).await }.await)
+        }
+        "ImportKeyPair" => answer(async { import_key_pair(app, caller, read(input)?).await }.await),
         _ => return None,
     })
 }
 
-async fn caller_identity(app: &App, caller: &Caller) -> Outcome {
+async fn caller_identity(app: &App, caller: &Caller) -> Result<shapes::CallerIdentity, Failure> {
     let user = app
         .store
         .user(&caller.user)
         .await?
         .ok_or_else(|| ApiError::internal("The caller's user record is missing."))?;
-    Ok(json!({
-        "UserName": user.name,
-        "Account": user.account_id,
-        "AccessKeyId": user.access_key_id,
-        "Admin": user.admin,
-    }))
+    Ok(shapes::CallerIdentity {
+        user_name: user.name,
+        account: user.account_id,
+        access_key_id: user.access_key_id,
+        admin: user.admin,
+    })
 }
 
 /// Every registered cloud, with whether the caller has credentials there (and which access key
 /// id; never the secret).
-async fn list_clouds(app: &App, caller: &Caller) -> Outcome {
+async fn list_clouds(
+    app: &App,
+    caller: &Caller,
+) -> Result<shapes::Clouds<shapes::CloudOfMine>, Failure> {
     let clouds = app.store.clouds().await?;
     let mine = app.store.all_cloud_credentials(&caller.user).await?;
-    let list: Vec<Value> = clouds
-        .iter()
+    let clouds = clouds
+        .into_iter()
         .map(|c| {
             let creds = mine.iter().find(|m| m.cloud == c.name);
-            let mut v = json!({
-                "Name": c.name,
-                "Region": c.region,
-                "Zone": c.zone,
-                "LaunchTemplates": c.launch_templates,
-                "HasCredentials": creds.is_some(),
-            });
-            if let Some(creds) = creds {
-                v["AccessKeyId"] = creds.access_key_id.clone().into();
+            shapes::CloudOfMine {
+                has_credentials: creds.is_some(),
+                access_key_id: creds.map(|k| k.access_key_id.clone()),
+                name: c.name,
+                region: c.region,
+                zone: c.zone,
+                launch_templates: c.launch_templates,
             }
-            v
         })
         .collect();
-    Ok(json!({ "Clouds": list }))
+    Ok(shapes::Clouds { clouds })
 }
 
-async fn put_credentials(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let cloud = required(input, "Cloud")?;
+async fn put_credentials(
+    app: &App,
+    caller: &Caller,
+    input: PutCloudCredentials,
+) -> Result<shapes::Done, Failure> {
+    let cloud = &input.cloud;
     let creds = CloudCredentials {
         cloud: cloud.to_string(),
-        access_key_id: required(input, "AccessKeyId")?.to_string(),
-        secret: required(input, "SecretAccessKey")?.to_string(),
+        access_key_id: input.access_key_id.to_string(),
+        secret: input.secret_access_key.to_string(),
     };
     match app.store.put_cloud_credentials(&caller.user, &creds).await {
-        Ok(()) => Ok(json!({})),
+        Ok(()) => Ok(shapes::Done {}),
         Err(StoreError::NotFound) => Err(not_registered(cloud).into()),
         Err(e) => Err(e.into()),
     }
 }
 
-async fn delete_credentials(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let cloud = required(input, "Cloud")?;
+async fn delete_credentials(
+    app: &App,
+    caller: &Caller,
+    input: OfCloud,
+) -> Result<shapes::Done, Failure> {
+    let cloud = &input.cloud;
     match app
         .store
         .delete_cloud_credentials(&caller.user, cloud)
         .await
     {
-        Ok(()) => Ok(json!({})),
+        Ok(()) => Ok(shapes::Done {}),
         Err(StoreError::NotFound) => Err(ApiError::validation(format!(
             "You have no credentials for cloud '{cloud}'."
         ))
@@ -118,39 +133,46 @@ async fn catalog(app: &App, caller: &Caller, cloud: &str) -> Result<Arc<dyn Cata
     Ok(app.clouds.catalog(&record, &creds))
 }
 
-async fn images(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let cloud = required(input, "Cloud")?;
+async fn images(app: &App, caller: &Caller, input: OfCloud) -> Result<shapes::Images, Failure> {
+    let cloud = &input.cloud;
     let images = catalog(app, caller, cloud)
         .await?
         .images()
         .await
         .map_err(|e| Failure::from_cloud(cloud, e))?;
-    let list: Vec<Value> = images
-        .into_iter()
-        .map(|i| {
-            json!({
-                "ImageId": i.id,
-                "Name": i.name,
-                "Description": i.description,
-                "Architecture": i.architecture,
+    Ok(shapes::Images {
+        images: images
+            .into_iter()
+            .map(|i| shapes::Image {
+                image_id: i.id,
+                name: i.name,
+                description: i.description,
+                architecture: i.architecture,
             })
-        })
-        .collect();
-    Ok(json!({ "Images": list }))
+            .collect(),
+    })
 }
 
-async fn key_pairs(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let cloud = required(input, "Cloud")?;
+async fn key_pairs(
+    app: &App,
+    caller: &Caller,
+    input: OfCloud,
+) -> Result<shapes::KeyPairs, Failure> {
+    let cloud = &input.cloud;
     let pairs = catalog(app, caller, cloud)
         .await?
         .key_pairs()
         .await
         .map_err(|e| Failure::from_cloud(cloud, e))?;
-    let list: Vec<Value> = pairs
-        .into_iter()
-        .map(|k| json!({"KeyName": k.name, "KeyFingerprint": k.fingerprint}))
-        .collect();
-    Ok(json!({ "KeyPairs": list }))
+    Ok(shapes::KeyPairs {
+        key_pairs: pairs
+            .into_iter()
+            .map(|k| shapes::KeyPair {
+                key_name: k.name,
+                key_fingerprint: k.fingerprint,
+            })
+            .collect(),
+    })
 }
 
 /// EC2's limits on a key pair's name, and a bound on a public key (an RSA 16384-bit key's
@@ -160,15 +182,19 @@ const PUBLIC_KEY_MAX: usize = 16 * 1024;
 
 /// Imports the key into each listed cloud, by default every cloud the caller has credentials
 /// for, all at once; one cloud's refusal is its result, not the call's.
-async fn import_key_pair(app: &App, caller: &Caller, input: &Value) -> Outcome {
-    let name = required(input, "KeyName")?;
+async fn import_key_pair(
+    app: &App,
+    caller: &Caller,
+    input: ImportKeyPair,
+) -> Result<shapes::Results, Failure> {
+    let name: &str = &input.key_name;
     if name.len() > KEY_NAME_MAX || !name.is_ascii() {
         return Err(ApiError::validation(format!(
             "KeyName must be up to {KEY_NAME_MAX} ASCII characters."
         ))
         .into());
     }
-    let material = required(input, "PublicKeyMaterial")?;
+    let material: &str = &input.public_key_material;
     if material.len() > PUBLIC_KEY_MAX {
         return Err(ApiError::validation(format!(
             "PublicKeyMaterial must be at most {PUBLIC_KEY_MAX} bytes (an OpenSSH public key line)."
@@ -176,21 +202,15 @@ async fn import_key_pair(app: &App, caller: &Caller, input: &Value) -> Outcome {
         .into());
     }
     phantom::cloud::check_public_key(material).map_err(ApiError::validation)?;
-    let clouds: Vec<String> = match input.get("Clouds") {
-        None | Some(Value::Null) => app
+    let clouds: Vec<String> = match input.clouds {
+        None => app
             .store
             .all_cloud_credentials(&caller.user)
             .await?
             .into_iter()
             .map(|c| c.cloud)
             .collect(),
-        Some(Value::Array(list)) if !list.is_empty() => list
-            .iter()
-            .map(|c| match c {
-                Value::String(s) if !s.is_empty() => Ok(s.clone()),
-                _ => Err(ApiError::validation("Clouds must be names of clouds.")),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(list) if !list.is_empty() => list.iter().map(|c: &Name| c.to_string()).collect(),
         Some(_) => {
             return Err(
                 ApiError::validation("Clouds must be a non-empty list of cloud names.").into(),
@@ -212,12 +232,20 @@ async fn import_key_pair(app: &App, caller: &Caller, input: &Value) -> Outcome {
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(fingerprint) => {
-                json!({"Cloud": cloud, "KeyName": name, "KeyFingerprint": fingerprint})
-            }
-            Err(e) => json!({"Cloud": cloud, "Error": e.to_json()}),
+            Ok(fingerprint) => shapes::Imported {
+                cloud: cloud.clone(),
+                key_name: Some(name.to_string()),
+                key_fingerprint: Some(fingerprint),
+                error: None,
+            },
+            Err(e) => shapes::Imported {
+                cloud: cloud.clone(),
+                key_name: None,
+                key_fingerprint: None,
+                error: Some(e.shape()),
+            },
         }
     }))
     .await;
-    Ok(json!({ "Results": results }))
+    Ok(shapes::Results { results })
 }

@@ -9,6 +9,7 @@
 mod admin;
 pub mod hooks;
 mod mine;
+mod shapes;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
 use phantom::cloud::CloudError;
@@ -22,14 +23,14 @@ const JSON: &str = "application/json";
 
 /// Whether a request is for this API (by its path, which may sit under a stage: `/Prod/phantom/v1/`).
 pub fn is_for(path_and_query: &str) -> bool {
-    let path = path_and_query.split('?').next().unwrap_or_default();
+    let path = crate::path_of(path_and_query);
     path.contains(PREFIX)
 }
 
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
-    let path = req.path_and_query.split('?').next().unwrap_or_default();
+    let path = crate::path_of(req.path_and_query);
     let operation = path
         .rsplit_once(PREFIX)
         .map(|(_, op)| op)
@@ -96,8 +97,11 @@ impl Failure {
         }
     }
 
-    fn to_json(&self) -> Value {
-        json!({"Code": self.code, "Message": self.message})
+    fn shape(&self) -> shapes::ErrorShape {
+        shapes::ErrorShape {
+            code: self.code.to_string(),
+            message: self.message.clone(),
+        }
     }
 }
 
@@ -141,26 +145,21 @@ fn serialization(message: impl Into<String>) -> ApiError {
     }
 }
 
-/// A required, non-empty string member of the input.
-fn required<'a>(input: &'a Value, name: &str) -> Result<&'a str, ApiError> {
-    match input.get(name) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        Some(_) => Err(ApiError::validation(format!(
-            "{name} must be a non-empty string."
-        ))),
-        None => Err(ApiError::validation(format!("{name} is required."))),
-    }
+/// The body as an operation's request type (`shapes`): a member missing, of the wrong type or
+/// an empty name is a ValidationError naming it.
+fn read<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, Failure> {
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let message = match e.path().to_string().as_str() {
+            "." => format!("{}.", e.inner()),
+            member => format!("{member}: {}.", e.inner()),
+        };
+        ApiError::validation(message).into()
+    })
 }
 
-/// An optional boolean member of the input.
-fn optional_bool(input: &Value, name: &str) -> Result<Option<bool>, ApiError> {
-    match input.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ApiError::validation(format!(
-            "{name} must be true or false."
-        ))),
-    }
+/// An operation's answer (`shapes`) as the body.
+fn answer<T: serde::Serialize>(answer: Result<T, Failure>) -> Outcome {
+    answer.map(|a| serde_json::to_value(a).expect("an answer serialises"))
 }
 
 #[cfg(test)]

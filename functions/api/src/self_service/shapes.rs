@@ -1,0 +1,290 @@
+//! Phantom's own API's requests and answers, as Rust types: the JSON bodies are read into these
+//! (`read`, a ValidationError naming the member that cannot be read) and written from them. A
+//! required name is a `Name`: present, a string, and not empty.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use std::ops::Deref;
+
+/// A required member that must be a non-empty string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name(String);
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Err(serde::de::Error::custom("must be a non-empty string"));
+        }
+        Ok(Self(s))
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+// Requests.
+
+/// A request naming one cloud (DeleteCloudCredentials, DescribeCloudImages, ...).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OfCloud {
+    pub cloud: Name,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutCloudCredentials {
+    pub cloud: Name,
+    pub access_key_id: Name,
+    pub secret_access_key: Name,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ImportKeyPair {
+    pub key_name: Name,
+    pub public_key_material: Name,
+    /// Absent: every cloud the caller has credentials for.
+    pub clouds: Option<Vec<Name>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutCloud {
+    pub name: Name,
+    pub endpoint: Name,
+    pub region: Name,
+    /// Absent: the region's first zone.
+    pub zone: Option<Name>,
+    /// Absent: the cloud has launch templates.
+    pub launch_templates: Option<bool>,
+}
+
+/// A request naming one cloud by `Name` (DeleteCloud).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Named {
+    pub name: Name,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateUser {
+    pub user_name: Name,
+    pub admin: Option<bool>,
+}
+
+/// A request naming one user (DisableUser, RotateAccessKey, DescribeUserGroups).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OfUser {
+    pub user_name: Name,
+}
+
+/// A request naming one policy of a group (CreatePolicyWebhook, DeletePolicyWebhook).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OfPolicy {
+    pub auto_scaling_group_name: Name,
+    pub policy_name: Name,
+}
+
+/// DescribePolicyWebhooks: one group's, or (absent) all the caller's.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeWebhooks {
+    pub auto_scaling_group_name: Option<Name>,
+}
+
+// Answers.
+
+/// An answer without members: `{}`.
+#[derive(Debug, Serialize)]
+pub struct Done {}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CallerIdentity {
+    pub user_name: String,
+    pub account: String,
+    pub access_key_id: String,
+    pub admin: bool,
+}
+
+/// A cloud as a user sees it, with whether they have credentials there (never the secret).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CloudOfMine {
+    pub name: String,
+    pub region: String,
+    pub zone: String,
+    pub launch_templates: bool,
+    pub has_credentials: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_key_id: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Clouds<T> {
+    pub clouds: Vec<T>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Image {
+    pub image_id: String,
+    pub name: String,
+    pub description: String,
+    pub architecture: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Images {
+    pub images: Vec<Image>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct KeyPair {
+    pub key_name: String,
+    pub key_fingerprint: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct KeyPairs {
+    pub key_pairs: Vec<KeyPair>,
+}
+
+/// One cloud's outcome of ImportKeyPair: its fingerprint, or its error.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Imported {
+    pub cloud: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_fingerprint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorShape>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ErrorShape {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Results {
+    pub results: Vec<Imported>,
+}
+
+/// A cloud as an administrator sees it: whether it answers, and what Phantom runs there.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CloudOfAll {
+    pub name: String,
+    pub endpoint: String,
+    pub region: String,
+    pub zone: String,
+    pub launch_templates: bool,
+    pub reachable: bool,
+    pub groups: i64,
+    pub instances: usize,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UserView {
+    pub user_name: String,
+    pub account: String,
+    pub access_key_id: String,
+    pub created: String,
+    pub admin: bool,
+    pub disabled: bool,
+    pub groups: i64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AccessKey {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NewUser {
+    pub user: UserView,
+    pub access_key: AccessKey,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Users {
+    pub users: Vec<UserView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Rotated {
+    pub access_key: AccessKey,
+}
+
+/// A user's group at a glance.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GroupAtAGlance {
+    pub name: String,
+    pub launch_configuration: String,
+    pub min_size: i64,
+    pub max_size: i64,
+    pub desired_capacity: i64,
+    pub instances: usize,
+    pub in_service: usize,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Groups {
+    pub groups: Vec<GroupAtAGlance>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct WebhookView {
+    pub auto_scaling_group_name: String,
+    pub policy_name: String,
+    pub webhook_id: String,
+    pub created: String,
+    /// Only when it is made: the URL holds the secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NewWebhook {
+    pub webhook: WebhookView,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Webhooks {
+    pub webhooks: Vec<WebhookView>,
+}

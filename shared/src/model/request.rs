@@ -397,7 +397,7 @@ pub struct ExecutePolicy {
 
 // Scheduled actions.
 
-/// ScheduledUpdateGroupActionRequest's input, and an entry of BatchPutScheduledUpdateGroupAction
+/// An action PutScheduledUpdateGroupAction puts, and an entry of BatchPutScheduledUpdateGroupAction
 /// (whose group is the batch's). Timestamps as the wire gives them (ISO 8601).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]

@@ -322,8 +322,8 @@ pub struct DescribeLifecycleHooks {
 pub struct LifecycleAction {
     pub auto_scaling_group_name: String,
     pub lifecycle_hook_name: String,
+    /// Phantom issues no LifecycleActionToken (it sends no notifications): the instance is named.
     pub instance_id: Option<String>,
-    pub lifecycle_action_token: Option<String>,
     pub lifecycle_action_result: Option<String>,
 }
 

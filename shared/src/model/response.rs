@@ -3,7 +3,7 @@
 //! An action with no output answers `()`.
 
 use super::activity::ScalingActivity;
-use super::group::{LifecycleHook, ScalingPolicy, Settings, TagDescription};
+use super::group::{Alarm, LifecycleHook, ScalingPolicy, Settings, TagDescription};
 use super::launch_config::LaunchConfiguration;
 use serde::Serialize;
 
@@ -92,7 +92,7 @@ pub struct PolicyArn {
     #[serde(rename = "PolicyARN")]
     pub policy_arn: String,
     /// Always empty: Phantom's policies run by request or webhook, not CloudWatch alarms.
-    pub alarms: Vec<()>,
+    pub alarms: Vec<Alarm>,
 }
 
 #[derive(Debug, Serialize)]

@@ -36,6 +36,23 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             )))
         }
     }
+    // A metric's configuration given with another type would be stored and never followed.
+    for (member, given) in [
+        (
+            "TargetTrackingConfiguration",
+            input.target_tracking_configuration.is_some(),
+        ),
+        (
+            "PredictiveScalingConfiguration",
+            input.predictive_scaling_configuration.is_some(),
+        ),
+    ] {
+        if given {
+            return Err(Refusal::invalid(format!(
+                "{member} is not supported: Phantom's clouds have no CloudWatch metrics to follow. Leave it out."
+            )));
+        }
+    }
     let given = input.adjustment_type.as_deref().ok_or_else(|| {
         Refusal::invalid(format!(
             "AdjustmentType is required for policy type {kind}."
@@ -384,6 +401,9 @@ mod tests {
         assert_eq!(doc["Cooldown"], 60);
         for bad in [
             json!({"PolicyName": "p", "PolicyType": "TargetTrackingScaling"}),
+            // Stored and ignored before: a metric's configuration with a simple policy.
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1,
+                   "TargetTrackingConfiguration": {"TargetValue": 50.0}}),
             json!({"PolicyName": "p", "ScalingAdjustment": 1}),
             json!({"PolicyName": "p", "AdjustmentType": "Lots", "ScalingAdjustment": 1}),
             json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity"}),

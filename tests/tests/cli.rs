@@ -830,6 +830,21 @@ fn scaling_policies_through_the_cli() {
         .error("ValidationError");
         assert!(refused.contains(says), "{refused}");
     }
+    let refused = aws(&[
+        "put-scaling-policy",
+        "--auto-scaling-group-name",
+        "pol",
+        "--policy-name",
+        "refused",
+        "--adjustment-type",
+        "ChangeInCapacity",
+        "--scaling-adjustment",
+        "1",
+        "--target-tracking-configuration",
+        r#"{"TargetValue": 50, "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}"#,
+    ])
+    .error("ValidationError");
+    assert!(refused.contains("TargetTrackingConfiguration"), "{refused}");
     let policies = aws(&["describe-policies", "--auto-scaling-group-name", "pol"]).json();
     let list = policies["ScalingPolicies"].as_array().unwrap();
     assert_eq!(list.len(), 2);

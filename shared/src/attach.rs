@@ -20,9 +20,12 @@ pub fn judge(
                 id.clone(),
                 format!("The instance {id} does not exist on the group's cloud."),
             )),
-            Some(t) if !t.group_id.is_empty() && t.group_id != group_id => refused.push((
+            Some(t) if t.group_id.as_deref().is_some_and(|g| g != group_id) => refused.push((
                 id.clone(),
-                format!("The instance {id} belongs to another group ({}).", t.group),
+                format!(
+                    "The instance {id} belongs to another group ({}).",
+                    t.group.as_deref().unwrap_or("without a name tag")
+                ),
             )),
             Some(t) if !t.seen.state.alive() => refused.push((
                 id.clone(),
@@ -62,12 +65,8 @@ mod tests {
                 launched_ms: 0,
                 instance_type: "t2.micro".into(),
             },
-            group: if group_id.is_empty() {
-                String::new()
-            } else {
-                "other".into()
-            },
-            group_id: group_id.into(),
+            group: (!group_id.is_empty()).then(|| "other".into()),
+            group_id: (!group_id.is_empty()).then(|| group_id.into()),
         }
     }
 

@@ -60,7 +60,7 @@ impl Group {
             termination_policies: s.termination_policies.clone(),
             zones: s.availability_zones.clone(),
             subnets: self.subnets(),
-            launch_configuration: self.launch_configuration.clone(),
+            launch_configuration: self.launch_configuration().map(str::to_string),
             protect_new: s.new_instances_protected_from_scale_in,
             retry_at_ms: self.retry_at_ms,
             suspended: crate::processes::suspended(&s.suspended_processes),
@@ -83,14 +83,14 @@ impl Group {
     /// tags that cannot be read are an error, never "its own cloud only".
     pub fn launch_configurations(&self) -> Checked<BTreeSet<String>> {
         let mut lcs = BTreeSet::new();
-        if self.launch_configuration.is_empty() {
+        let Some(own) = self.launch_configuration() else {
             return Ok(lcs);
-        }
-        lcs.insert(self.launch_configuration.clone());
+        };
+        lcs.insert(own.to_string());
         if let Some(spread) = self.spread_read()? {
             for site in &spread.sites {
                 lcs.insert(crate::spread::Spread::launch_configuration_on(
-                    &self.launch_configuration,
+                    own,
                     &site.cloud,
                 ));
             }
@@ -271,11 +271,6 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
     Ok(Group {
         name,
         id: ctx.id,
-        // A group from a launch template has no launch configuration.
-        launch_configuration: settings
-            .launch_configuration_name
-            .clone()
-            .unwrap_or_default(),
         cloud: ctx.cloud,
         min,
         max,
@@ -556,11 +551,6 @@ pub fn update(g: &Group, input: &UpdateAutoScalingGroup) -> Checked<Group> {
     check_sizes(min, max, desired)?;
     let mut next = g.clone();
     apply_settings(&input.settings, &mut next.settings);
-    next.launch_configuration = next
-        .settings
-        .launch_configuration_name
-        .clone()
-        .unwrap_or_default();
     (next.min, next.max, next.desired) = (min, max, desired);
     Ok(next)
 }

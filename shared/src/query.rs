@@ -66,15 +66,26 @@ fn decode_component(raw: &[u8]) -> ApiResult<String> {
         .map_err(|_| ApiError::malformed_query("The request contains bytes that are not UTF-8"))
 }
 
+/// A decoded request, or an answer to render: the JSON document botocore's shapes describe, which
+/// only this layer (this file and `xml.rs`) reads and writes; actions see their typed request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document(pub(crate) Value);
+
+impl From<Value> for Document {
+    fn from(v: Value) -> Self {
+        Self(v)
+    }
+}
+
 /// Decodes the input of `operation` from `params`. All constraint violations are reported at once,
 /// in AWS's wording ("1 validation error detected: Value ... at 'path' failed to satisfy ...").
-pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Value> {
+pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Document> {
     let op = shapes::model()
         .operations
         .get(operation)
         .ok_or_else(|| ApiError::invalid_action(operation, shapes::API_VERSION))?;
     let Some(input) = &op.input else {
-        return Ok(Value::Object(Map::new()));
+        return Ok(Document(Value::Object(Map::new())));
     };
     let mut d = Decoder {
         params,
@@ -84,7 +95,7 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Value> {
         .structure(&input.shape, "", "")
         .unwrap_or_else(|| Value::Object(Map::new()));
     if d.errors.is_empty() {
-        Ok(value)
+        Ok(Document(value))
     } else {
         Err(validation_errors(&d.errors))
     }
@@ -93,17 +104,17 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Value> {
 /// A decoded input as the action's request type (`model::request`). The decoder has checked the
 /// wire shape, so a failure here is a request type out of step with the model: a ValidationError
 /// naming the member, never a default.
-pub fn input<T: serde::de::DeserializeOwned>(input: Value) -> ApiResult<T> {
-    serde_path_to_error::deserialize(input)
+pub fn input<T: serde::de::DeserializeOwned>(input: impl Into<Document>) -> ApiResult<T> {
+    serde_path_to_error::deserialize(input.into().0)
         .map_err(|e| ApiError::validation(format!("{} cannot be read: {}", e.path(), e.inner())))
 }
 
 /// An action's answer (a `model::response` type, or `()` for an action with no output) as the
 /// document `xml.rs` renders.
-pub fn output<T: serde::Serialize>(answer: T) -> ApiResult<Option<Value>> {
+pub fn output<T: serde::Serialize>(answer: T) -> ApiResult<Option<Document>> {
     match serde_json::to_value(answer) {
         Ok(Value::Null) => Ok(None),
-        Ok(doc) => Ok(Some(doc)),
+        Ok(doc) => Ok(Some(Document(doc))),
         Err(e) => Err(ApiError::internal(format!(
             "an answer cannot be written: {e}"
         ))),
@@ -419,7 +430,7 @@ mod tests {
              &BlockDeviceMappings.member.1.Ebs.DeleteOnTermination=true\
              &InstanceMonitoring.Enabled=false&UserData=aGk%3D",
         );
-        let v = decode_input("CreateLaunchConfiguration", &p).unwrap();
+        let v = decode_input("CreateLaunchConfiguration", &p).unwrap().0;
         assert_eq!(
             v,
             json!({
@@ -437,7 +448,7 @@ mod tests {
     #[test]
     fn empty_list_is_kept() {
         let p = params("LaunchConfigurationName=x&SecurityGroups=");
-        let v = decode_input("CreateLaunchConfiguration", &p).unwrap();
+        let v = decode_input("CreateLaunchConfiguration", &p).unwrap().0;
         assert_eq!(v["SecurityGroups"], json!([]));
     }
 
@@ -512,7 +523,7 @@ mod tests {
         let p = params("LaunchConfigurationName=a%01b");
         assert!(decode_input("CreateLaunchConfiguration", &p).is_err());
         let p = params("LaunchConfigurationName=caf%C3%A9%20%3C%26%3E%F0%9F%98%80");
-        let v = decode_input("CreateLaunchConfiguration", &p).unwrap();
+        let v = decode_input("CreateLaunchConfiguration", &p).unwrap().0;
         assert_eq!(v["LaunchConfigurationName"], "café <&>😀");
     }
 }

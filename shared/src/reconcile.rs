@@ -26,7 +26,8 @@ pub struct Target {
     pub termination_policies: Vec<String>,
     pub zones: Vec<String>,
     pub subnets: Vec<String>,
-    pub launch_configuration: String,
+    /// None for a group launched from a launch template.
+    pub launch_configuration: Option<String>,
     pub protect_new: bool,
     pub retry_at_ms: i64,
     /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
@@ -124,8 +125,7 @@ impl Member {
             lifecycle_state: self.lifecycle.shown(),
             health_status: if self.healthy { "Healthy" } else { "Unhealthy" },
             // An attached instance was launched from no launch configuration of Phantom's.
-            launch_configuration_name: (!self.launch_configuration.is_empty())
-                .then(|| self.launch_configuration.clone()),
+            launch_configuration_name: self.launch_configuration.clone(),
             protected_from_scale_in: self.protected,
         }
     }
@@ -520,7 +520,7 @@ mod tests {
             termination_policies: vec!["Default".into()],
             zones: vec!["a".into(), "b".into()],
             subnets: vec![],
-            launch_configuration: "lc".into(),
+            launch_configuration: Some("lc".into()),
             protect_new: false,
             retry_at_ms: 0,
             suspended: vec![],
@@ -737,7 +737,7 @@ mod tests {
             healthy: true,
             launched_ms,
             protected: false,
-            launch_configuration: "lc".into(),
+            launch_configuration: Some("lc".into()),
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,

@@ -312,7 +312,7 @@ mod tests {
             healthy: true,
             launched_ms: 0,
             protected: false,
-            launch_configuration: "web@hotel".into(),
+            launch_configuration: Some("web@hotel".into()),
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,

@@ -28,15 +28,15 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
     let Some(spread) = next.spread()? else {
         return Ok(next);
     };
-    if next.launch_configuration.is_empty() {
+    let Some(own) = next.launch_configuration() else {
         return Err(bad_clouds(
             "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
         ));
-    }
+    };
     if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
         return Err(bad_clouds(format!(
             "the group's own cloud {} (of its launch configuration {}) must be listed.",
-            next.cloud, next.launch_configuration
+            next.cloud, own
         )));
     }
     if spread.policy == Policy::Overflow && next.desired > spread.total() {

@@ -2,6 +2,7 @@
 //! the operation's output shape over a JSON document.
 
 use crate::error::ApiError;
+use crate::query::Document;
 use crate::shapes::{self, Shape, XML_NAMESPACE};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
@@ -12,7 +13,7 @@ type W = Writer<Cursor<Vec<u8>>>;
 
 /// `<{Action}Response><{Action}Result>…</{Action}Result><ResponseMetadata>…` (no Result element for
 /// actions without output).
-pub fn response(operation: &str, result: Option<&Value>, request_id: &str) -> String {
+pub fn response(operation: &str, result: Option<&Document>, request_id: &str) -> String {
     let mut w = Writer::new(Cursor::new(Vec::new()));
     decl(&mut w);
     let root = format!("{operation}Response");
@@ -25,7 +26,7 @@ pub fn response(operation: &str, result: Option<&Value>, request_id: &str) -> St
     // to say (SetInstanceProtection): botocore refuses the answer without it.
     let empty = Value::Object(Default::default());
     if let Some(out) = output {
-        let value = result.unwrap_or(&empty);
+        let value = result.map_or(&empty, |d| &d.0);
         let wrapper = out
             .result_wrapper
             .clone()
@@ -159,7 +160,7 @@ mod tests {
             }],
             "NextToken": "t"
         });
-        let x = response("DescribeLaunchConfigurations", Some(&doc), "rid");
+        let x = response("DescribeLaunchConfigurations", Some(&Document(doc)), "rid");
         assert!(x.contains("<DescribeLaunchConfigurationsResult><LaunchConfigurations><member><LaunchConfigurationName>a&lt;b&gt;&amp;c&#xD;\n</LaunchConfigurationName>"), "{x}");
         assert!(x.contains(
             "<SecurityGroups><member>sg-1</member><member>sg-2</member></SecurityGroups>"

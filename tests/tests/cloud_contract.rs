@@ -46,14 +46,14 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(found[0].seen.id, s.running);
     assert!(found[0].seen.state.alive(), "{:?}", found[0].seen.state);
-    assert_eq!(found[0].group, "web");
-    assert_eq!(found[0].group_id, "g-web");
+    assert_eq!(found[0].group.as_deref(), Some("web"));
+    assert_eq!(found[0].group_id.as_deref(), Some("g-web"));
     assert!(!found[0].seen.zone.is_empty());
     assert!(found[0].seen.launched_ms > 0);
     assert_eq!(found[1].seen.state, CloudState::Stopped);
     assert_eq!(
-        (found[1].group.as_str(), found[1].group_id.as_str()),
-        ("", "")
+        (found[1].group.as_deref(), found[1].group_id.as_deref()),
+        (None, None)
     );
     assert!(cloud.describe(&[]).await.expect("nothing asked").is_empty());
 

@@ -55,7 +55,7 @@ fn member(id: &str) -> Member {
         healthy: true,
         launched_ms: 1_000,
         protected: false,
-        launch_configuration: "web".into(),
+        launch_configuration: Some("web".into()),
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
@@ -417,9 +417,11 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
-    // A group's instance records each keep their own cloud (a group may span clouds).
+    // A group's instance records each keep their own cloud (a group may span clouds), and an
+    // attached VM has no launch configuration.
     let elsewhere = Member {
         cloud: "sierra".into(),
+        launch_configuration: None,
         ..member("i-2")
     };
     let r = Record {
@@ -438,17 +440,20 @@ async fn contract(s: &dyn Store, u: &str) {
         (after.launch_seq, after.failures, after.retry_at_ms),
         (1, 2, 9_000)
     );
-    let mut clouds: Vec<(String, String)> = s
+    let mut clouds: Vec<(String, String, Option<String>)> = s
         .instances(&alice, "g1")
         .await
         .unwrap()
         .into_iter()
-        .map(|m| (m.id, m.cloud))
+        .map(|m| (m.id, m.cloud, m.launch_configuration))
         .collect();
     clouds.sort();
     assert_eq!(
         clouds,
-        [("i-1", "hotel"), ("i-2", "sierra")].map(|(i, c)| (i.to_string(), c.to_string()))
+        [
+            ("i-1".into(), "hotel".into(), Some("web".into())),
+            ("i-2".into(), "sierra".into(), None)
+        ]
     );
     // What a group across clouds remembers of each comes back as written.
     let holds: Holds = [(

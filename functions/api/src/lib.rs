@@ -134,7 +134,7 @@ impl App {
         req: &HttpRequest<'_>,
         action: &mut String,
         user: &mut String,
-    ) -> Result<Option<serde_json::Value>, ApiError> {
+    ) -> Result<Option<phantom::query::Document>, ApiError> {
         let caller =
             auth::authenticate(self.store.as_ref(), &self.keys, self.clock.now(), req).await?;
         user.clone_from(&caller.user);

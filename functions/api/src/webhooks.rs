@@ -10,7 +10,7 @@ use crate::{App, HttpRequest, HttpResponse};
 use phantom::identity::Caller;
 use phantom::webhook::{self, Call};
 use phantom::ApiError;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::time::Instant;
 
 pub use webhook::PREFIX;
@@ -27,21 +27,81 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         Some(t) => (t.user.clone(), answer(app, &req, &t).await),
         None => (String::new(), Err(denied())),
     };
-    let (status, mut body, code) = match outcome {
-        Ok(v) => (200, v, ""),
-        Err(e) => (
-            e.status,
-            json!({"Error": {"Code": e.code, "Message": e.message}}),
-            e.code,
-        ),
+    let (status, code) = match &outcome {
+        Ok(_) => (200, ""),
+        Err(e) => (e.status, e.code),
     };
-    body["RequestId"] = request_id.clone().into();
     crate::log_request(&request_id, "Webhook", &user, status, code, started);
+    let body = match outcome {
+        Ok(answer) => Body {
+            answer: Some(answer),
+            error: None,
+            request_id,
+        },
+        Err(e) => Body {
+            answer: None,
+            error: Some(Error {
+                code: e.code,
+                message: e.message,
+            }),
+            request_id,
+        },
+    };
     HttpResponse {
         status,
         content_type: "application/json",
         headers: Vec::new(),
-        body: body.to_string().into(),
+        body: serde_json::to_string(&body)
+            .expect("strings and numbers serialize")
+            .into(),
+    }
+}
+
+/// What a call is answered, as JSON: the outcome or the error, and the request's id.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Body {
+    #[serde(flatten)]
+    answer: Option<Answer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Error>,
+    request_id: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Error {
+    code: &'static str,
+    message: String,
+}
+
+/// Whether the policy ran: if it did, the capacity it changed; if not, why not.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Answer {
+    executed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from_desired_capacity: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    desired_capacity: Option<i64>,
+}
+
+impl Answer {
+    fn not_run(reason: &'static str, message: Option<String>) -> Self {
+        Self {
+            executed: false,
+            reason: Some(reason),
+            message,
+            policy_name: None,
+            from_desired_capacity: None,
+            desired_capacity: None,
+        }
     }
 }
 
@@ -53,7 +113,7 @@ fn denied() -> ApiError {
     }
 }
 
-async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result<Value, ApiError> {
+async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result<Answer, ApiError> {
     if req.method != "POST" {
         return Err(ApiError::validation("A webhook is called with POST."));
     }
@@ -68,7 +128,7 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
         .policy_name
         .clone();
     let (metric, breach, alert) = match webhook::call(req.body).map_err(ApiError::validation)? {
-        Call::Resolved => return Ok(json!({"Executed": false, "Reason": "resolved"})),
+        Call::Resolved => return Ok(Answer::not_run("resolved", None)),
         Call::Fire {
             metric,
             breach,
@@ -92,17 +152,17 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
         by: &by,
     };
     match run_policy(app, &caller, &run).await {
-        Ok((from, to)) => Ok(json!({
-            "Executed": true,
-            "PolicyName": policy,
-            "FromDesiredCapacity": from,
-            "DesiredCapacity": to,
-        })),
-        Err(e) if e.code == "ScalingActivityInProgress" => Ok(json!({
-            "Executed": false,
-            "Reason": "cooldown",
-            "Message": e.message,
-        })),
+        Ok((from, to)) => Ok(Answer {
+            executed: true,
+            reason: None,
+            message: None,
+            policy_name: Some(policy),
+            from_desired_capacity: Some(from),
+            desired_capacity: Some(to),
+        }),
+        Err(e) if e.code == "ScalingActivityInProgress" => {
+            Ok(Answer::not_run("cooldown", Some(e.message)))
+        }
         Err(e) => Err(e),
     }
 }

@@ -15,10 +15,10 @@ fn client_error(e: &ApiError) -> bool {
 /// Whatever the decoder accepts reads as the action's request type (a failure would be a request
 /// type out of step with the model), and the group and launch configuration rules answer it
 /// without a panic (their refusals are client errors by type).
-fn check_rules(action: &str, input: &serde_json::Value) {
+fn check_rules(action: &str, input: &query::Document) {
     let found = api::actions::action(action).expect("a supported action");
     if let Err(e) = (found.read)(input.clone()) {
-        panic!("{action}: the decoded input {input} does not read as its request type: {e}");
+        panic!("{action}: the decoded input {input:?} does not read as its request type: {e}");
     }
     let now = phantom::time::now();
     match action {

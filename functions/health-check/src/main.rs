@@ -10,7 +10,7 @@ async fn main() -> Result<(), Error> {
     let h: &'static health_check::HealthCheck =
         Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
     lambda_runtime::run(service_fn(
-        move |_event: LambdaEvent<serde_json::Value>| async move {
+        move |_event: LambdaEvent<serde::de::IgnoredAny>| async move {
             let report = h.run().await?;
             Ok::<_, Error>(report)
         },

@@ -62,10 +62,9 @@ impl Provisioner {
             places.push(Place {
                 on: On {
                     cloud: site.cloud.clone(),
-                    launch_configuration: Spread::launch_configuration_on(
-                        &g.launch_configuration,
-                        &site.cloud,
-                    ),
+                    launch_configuration: g
+                        .launch_configuration()
+                        .map(|lc| Spread::launch_configuration_on(lc, &site.cloud)),
                     token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
                 },
                 members: members
@@ -263,8 +262,9 @@ impl Provisioner {
     ) -> Result<(Target, Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>), StoreError> {
         let mut target = g.target();
         target.cloud = name.to_string();
-        target.launch_configuration =
-            Spread::launch_configuration_on(&g.launch_configuration, name);
+        target.launch_configuration = g
+            .launch_configuration()
+            .map(|lc| Spread::launch_configuration_on(lc, name));
         let look = match self.connect_record(owner, name).await? {
             Ok((record, cloud)) => {
                 if name != g.cloud {

@@ -47,7 +47,10 @@ impl Provisioner {
         plan: &Plan,
         acted: &mut Acted,
     ) -> Result<(), StoreError> {
-        let source = match self.source(owner, g, &on.launch_configuration).await? {
+        let source = match self
+            .source(owner, g, on.launch_configuration.as_deref())
+            .await?
+        {
             Ok(source) => source,
             Err(e) => {
                 acted.launch_failed = Some(e.to_string());
@@ -107,9 +110,9 @@ impl Provisioner {
         &self,
         owner: &str,
         g: &Group,
-        launch_configuration: &str,
+        launch_configuration: Option<&str>,
     ) -> Result<Result<Source, CloudError>, StoreError> {
-        if launch_configuration.is_empty() {
+        let Some(launch_configuration) = launch_configuration else {
             return Ok(match phantom::template::of_group(&g.settings) {
                 Ok(Some(spec)) => Ok(Source::Template(spec)),
                 Ok(None) => Err(CloudError::new(
@@ -118,7 +121,7 @@ impl Provisioner {
                 )),
                 Err(e) => Err(CloudError::new("InvalidLaunchTemplate", e.message())),
             });
-        }
+        };
         Ok(
             match self
                 .store
@@ -179,7 +182,8 @@ pub(crate) async fn terminate(cloud: &dyn Cloud, plan: &Plan, acted: &mut Acted)
 /// template) and the ClientToken's prefix (with the placement's index, the token of a request).
 pub(crate) struct On {
     pub cloud: String,
-    pub launch_configuration: String,
+    /// None for a group launched from a launch template.
+    pub launch_configuration: Option<String>,
     pub token: String,
 }
 
@@ -188,7 +192,7 @@ impl On {
     pub(crate) fn home(g: &Group) -> Self {
         Self {
             cloud: g.cloud.clone(),
-            launch_configuration: g.launch_configuration.clone(),
+            launch_configuration: g.launch_configuration().map(str::to_string),
             token: format!("{}-{}", g.id, g.launch_seq),
         }
     }

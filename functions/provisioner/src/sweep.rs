@@ -85,7 +85,10 @@ impl Provisioner {
         let ids: BTreeSet<&str> = groups.iter().map(|g| g.id.as_str()).collect();
         let orphans: Vec<String> = tagged
             .iter()
-            .filter(|t| !ids.contains(t.group_id.as_str()) && t.seen.is_alive())
+            .filter(|t| {
+                // The owner's tag without a group id of theirs: of no group of theirs.
+                !t.group_id.as_deref().is_some_and(|id| ids.contains(id)) && t.seen.is_alive()
+            })
             .map(|t| t.seen.id.clone())
             .collect();
         let mut orphans = orphans;
@@ -112,7 +115,7 @@ impl Provisioner {
             for g in &here {
                 let seen: Vec<_> = tagged
                     .iter()
-                    .filter(|t| t.group_id == g.id)
+                    .filter(|t| t.group_id.as_deref() == Some(g.id.as_str()))
                     .map(|t| t.seen.clone())
                     .collect();
                 let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
@@ -155,7 +158,7 @@ impl Provisioner {
             .iter()
             .filter(|t| t.seen.is_alive() && now - t.seen.launched_ms > STRAY_AFTER_MS)
             .filter_map(|t| {
-                let (g, clouds) = runs_on.get(t.group_id.as_str())?;
+                let (g, clouds) = runs_on.get(t.group_id.as_deref()?)?;
                 (!clouds.contains(&s.cloud)).then_some((t, *g, clouds))
             })
             .collect();

@@ -320,8 +320,7 @@ impl Ec2 {
                             .iter()
                             .find(|t| t.key() == Some(k))
                             .and_then(|t| t.value())
-                            .unwrap_or_default()
-                            .to_string()
+                            .map(str::to_string)
                     };
                     out.push(Tagged {
                         seen: seen(i)?,

@@ -213,7 +213,8 @@ impl Catalog for Ec2Lookup {
     }
 }
 
-/// The `item`s of the first element so named.
+/// The `item`s of the first element so named; none where it is absent (EC2 leaves an empty set
+/// out of its answer).
 fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
     doc.find(set).map(|s| s.items()).unwrap_or_default()
 }
@@ -333,16 +334,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.
 fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
     let mut out = Vec::new();
-    let reservations = doc
-        .find("reservationSet")
-        .map(|r| r.items())
-        .unwrap_or_default();
-    for r in reservations {
-        for i in r
-            .find("instancesSet")
-            .map(|s| s.items())
-            .unwrap_or_default()
-        {
+    for r in items_of(doc, "reservationSet") {
+        for i in items_of(r, "instancesSet") {
             let id = i
                 .path(&["instanceId"])
                 .map(|n| n.text.clone())
@@ -353,13 +346,10 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
                     .ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
             };
             let tag = |key: &str| {
-                i.find("tagSet")
-                    .map(|s| s.items())
-                    .unwrap_or_default()
+                items_of(i, "tagSet")
                     .into_iter()
                     .find(|t| t.path(&["key"]).is_some_and(|k| k.text == key))
                     .and_then(|t| t.path(&["value"]).map(|v| v.text.clone()))
-                    .unwrap_or_default()
             };
             out.push(Tagged {
                 seen: Seen {
@@ -492,11 +482,14 @@ mod tests {
         assert_eq!(vms[0].seen.instance_type, "t3.micro");
         assert_eq!(vms[0].seen.launched_ms, 1_795_341_600_000);
         assert_eq!(
-            (vms[0].group.as_str(), vms[0].group_id.as_str()),
-            ("a&b", "g-1")
+            (vms[0].group.as_deref(), vms[0].group_id.as_deref()),
+            (Some("a&b"), Some("g-1"))
         );
         assert_eq!(vms[1].seen.state, CloudState::Stopped);
-        assert_eq!((vms[1].group.as_str(), vms[1].group_id.as_str()), ("", ""));
+        assert_eq!(
+            (vms[1].group.as_deref(), vms[1].group_id.as_deref()),
+            (None, None)
+        );
         // An instance without its launch time is an error, not one launched in 1970.
         let lost = INSTANCES.replace(
             "<launchTime>2026-11-22T10:00:00.000Z</launchTime><tagSet/>",

@@ -62,8 +62,9 @@ impl std::error::Error for CloudError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tagged {
     pub seen: Seen,
-    pub group: String,
-    pub group_id: String,
+    /// The group's name and id tags; None on a VM that carries no such tag.
+    pub group: Option<String>,
+    pub group_id: Option<String>,
 }
 
 /// What the api asks a cloud before it answers (read only), so that AttachInstances of a VM that
@@ -72,7 +73,7 @@ pub struct Tagged {
 #[async_trait]
 pub trait Lookup: Send + Sync {
     /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
-    /// where they carry them (empty strings where not).
+    /// where they carry them.
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
     /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;

@@ -18,8 +18,6 @@ pub struct Group {
     /// The id in the group's ARN: tells this group from an earlier one of the same name (VMs carry
     /// it as a tag).
     pub id: String,
-    /// Empty for a group launched from a launch template.
-    pub launch_configuration: String,
     pub cloud: String,
     pub min: i64,
     pub max: i64,
@@ -44,6 +42,11 @@ pub const DELETING: &str = "Delete in progress";
 impl Group {
     pub fn deleting(&self) -> bool {
         self.status.as_deref() == Some(DELETING)
+    }
+
+    /// The launch configuration it launches from on its own cloud (none for a template group).
+    pub fn launch_configuration(&self) -> Option<&str> {
+        self.settings.launch_configuration_name.as_deref()
     }
 }
 

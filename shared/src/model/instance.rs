@@ -70,7 +70,8 @@ pub struct Member {
     pub healthy: bool,
     pub launched_ms: i64,
     pub protected: bool,
-    pub launch_configuration: String,
+    /// None for a VM attached with AttachInstances, or launched from a launch template.
+    pub launch_configuration: Option<String>,
     pub instance_type: String,
     /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
     pub waits: Vec<Wait>,

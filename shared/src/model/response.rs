@@ -154,3 +154,74 @@ pub struct BatchPutScheduledUpdateGroupAction {
 pub struct BatchDeleteScheduledAction {
     pub failed_scheduled_actions: Vec<FailedScheduledAction>,
 }
+
+/// The catalogues: what Phantom supports, from the lists its checks use.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeScalingProcessTypes {
+    pub processes: Vec<ProcessType>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ProcessType {
+    pub process_name: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeTerminationPolicyTypes {
+    pub termination_policy_types: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeMetricCollectionTypes {
+    pub metrics: Vec<MetricCollectionType>,
+    pub granularities: Vec<MetricGranularityType>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricCollectionType {
+    pub metric: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricGranularityType {
+    pub granularity: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAdjustmentTypes {
+    pub adjustment_types: Vec<AdjustmentType>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AdjustmentType {
+    pub adjustment_type: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAutoScalingNotificationTypes {
+    pub auto_scaling_notification_types: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeLifecycleHookTypes {
+    pub lifecycle_hook_types: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAccountLimits {
+    pub max_number_of_auto_scaling_groups: i64,
+    pub max_number_of_launch_configurations: i64,
+    pub number_of_auto_scaling_groups: i64,
+    pub number_of_launch_configurations: i64,
+}

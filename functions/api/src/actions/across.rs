@@ -17,6 +17,10 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
     let Some(spread) = g.spread()? else {
         return Ok(());
     };
+    // `settled` has refused a group across clouds without a launch configuration.
+    let own = g.launch_configuration().ok_or_else(|| {
+        bad("a group across clouds launches from a launch configuration on each cloud.")
+    })?;
     let registered = app.store.clouds().await?;
     let mine = app.store.all_cloud_credentials(&caller.user).await?;
     for site in &spread.sites {
@@ -31,7 +35,7 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
                 "you have no credentials for cloud {cloud}."
             ))));
         }
-        let lc = Spread::launch_configuration_on(&g.launch_configuration, cloud);
+        let lc = Spread::launch_configuration_on(own, cloud);
         if app.store.launch_config(&caller.user, &lc).await?.is_none() {
             return Err(ApiError::from(bad(format!(
                 "there is no launch configuration {lc} for cloud {cloud}: create it first."

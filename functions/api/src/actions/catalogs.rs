@@ -1,70 +1,95 @@
 //! The read-only catalogues tools ask for: what Phantom supports, from the lists its checks use.
-//! Each answers its document as the wire has it: constant lists need no type of their own.
 
 use crate::App;
 use phantom::identity::Caller;
 use phantom::model::request::Nothing;
+use phantom::model::response::{
+    AdjustmentType, DescribeAccountLimits, DescribeAdjustmentTypes,
+    DescribeAutoScalingNotificationTypes, DescribeMetricCollectionTypes,
+    DescribeScalingProcessTypes, DescribeTerminationPolicyTypes, MetricCollectionType,
+    MetricGranularityType, ProcessType,
+};
 use phantom::{group, processes, store, ApiResult};
-use serde_json::{json, Value};
 
 pub async fn scaling_process_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
-) -> ApiResult<Value> {
-    let list: Vec<Value> = processes::PROCESSES
-        .iter()
-        .map(|p| json!({ "ProcessName": p }))
-        .collect();
-    Ok(json!({ "Processes": list }))
+) -> ApiResult<DescribeScalingProcessTypes> {
+    Ok(DescribeScalingProcessTypes {
+        processes: processes::PROCESSES
+            .iter()
+            .map(|&process_name| ProcessType { process_name })
+            .collect(),
+    })
 }
 
 pub async fn termination_policy_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
-) -> ApiResult<Value> {
-    Ok(json!({ "TerminationPolicyTypes": group::TERMINATION_POLICIES }))
+) -> ApiResult<DescribeTerminationPolicyTypes> {
+    Ok(DescribeTerminationPolicyTypes {
+        termination_policy_types: group::TERMINATION_POLICIES.to_vec(),
+    })
 }
 
 pub async fn metric_collection_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
-) -> ApiResult<Value> {
-    let metrics: Vec<Value> = processes::METRICS
-        .iter()
-        .map(|m| json!({ "Metric": m }))
-        .collect();
-    Ok(json!({
-        "Metrics": metrics,
-        "Granularities": [{ "Granularity": processes::GRANULARITY }],
-    }))
+) -> ApiResult<DescribeMetricCollectionTypes> {
+    Ok(DescribeMetricCollectionTypes {
+        metrics: processes::METRICS
+            .iter()
+            .map(|&metric| MetricCollectionType { metric })
+            .collect(),
+        granularities: vec![MetricGranularityType {
+            granularity: processes::GRANULARITY,
+        }],
+    })
 }
 
 /// AWS's adjustment types, the ones scaling policies take (`phantom::policy`).
-pub async fn adjustment_types(_app: &App, _caller: &Caller, _input: Nothing) -> ApiResult<Value> {
-    let list: Vec<Value> = phantom::policy::AdjustmentType::ALL
-        .iter()
-        .map(|t| json!({ "AdjustmentType": t.as_str() }))
-        .collect();
-    Ok(json!({ "AdjustmentTypes": list }))
+pub async fn adjustment_types(
+    _app: &App,
+    _caller: &Caller,
+    _input: Nothing,
+) -> ApiResult<DescribeAdjustmentTypes> {
+    Ok(DescribeAdjustmentTypes {
+        adjustment_types: phantom::policy::AdjustmentType::ALL
+            .iter()
+            .map(|t| AdjustmentType {
+                adjustment_type: t.as_str(),
+            })
+            .collect(),
+    })
 }
 
 /// Phantom sends no notifications (PutNotificationConfiguration is not supported): it names no
 /// notification types rather than promise ones it never sends.
-pub async fn notification_types(_app: &App, _caller: &Caller, _input: Nothing) -> ApiResult<Value> {
-    Ok(json!({ "AutoScalingNotificationTypes": [] }))
+pub async fn notification_types(
+    _app: &App,
+    _caller: &Caller,
+    _input: Nothing,
+) -> ApiResult<DescribeAutoScalingNotificationTypes> {
+    Ok(DescribeAutoScalingNotificationTypes {
+        auto_scaling_notification_types: Vec::new(),
+    })
 }
 
 /// The limits Phantom enforces (as conditions on the writes that create groups and launch
 /// configurations) and the caller's counts against them.
-pub async fn account_limits(app: &App, caller: &Caller, _input: Nothing) -> ApiResult<Value> {
+pub async fn account_limits(
+    app: &App,
+    caller: &Caller,
+    _input: Nothing,
+) -> ApiResult<DescribeAccountLimits> {
     let usage = app.store.usage(&caller.user).await?;
-    Ok(json!({
-        "MaxNumberOfAutoScalingGroups": store::MAX_GROUPS,
-        "MaxNumberOfLaunchConfigurations": store::MAX_LAUNCH_CONFIGS,
-        "NumberOfAutoScalingGroups": usage.groups,
-        "NumberOfLaunchConfigurations": usage.launch_configs,
-    }))
+    Ok(DescribeAccountLimits {
+        max_number_of_auto_scaling_groups: store::MAX_GROUPS,
+        max_number_of_launch_configurations: store::MAX_LAUNCH_CONFIGS,
+        number_of_auto_scaling_groups: usage.groups,
+        number_of_launch_configurations: usage.launch_configs,
+    })
 }

@@ -301,7 +301,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     healthy: true,
                     launched_ms: now,
                     protected: protect,
-                    launch_configuration: String::new(),
+                    launch_configuration: None,
                     instance_type: String::new(),
                     waits: Vec::new(),
                     rev: 0,

@@ -15,7 +15,6 @@ use phantom::model::response;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::store::Record;
 use phantom::{ApiError, ApiResult};
-use serde_json::{json, Value};
 
 pub async fn put(app: &App, caller: &Caller, input: PutLifecycleHook) -> ApiResult<()> {
     let Some(name) = input.auto_scaling_group_name.as_deref() else {
@@ -71,9 +70,15 @@ pub async fn describe(
     })
 }
 
-/// A catalogue, like those of `catalogs.rs`: its document as the wire has it.
-pub async fn hook_types(_app: &App, _caller: &Caller, _input: Nothing) -> ApiResult<Value> {
-    Ok(json!({ "LifecycleHookTypes": lifecycle::TRANSITIONS }))
+/// A catalogue, like those of `catalogs.rs`.
+pub async fn hook_types(
+    _app: &App,
+    _caller: &Caller,
+    _input: Nothing,
+) -> ApiResult<response::DescribeLifecycleHookTypes> {
+    Ok(response::DescribeLifecycleHookTypes {
+        lifecycle_hook_types: lifecycle::TRANSITIONS.to_vec(),
+    })
 }
 
 /// The instance a lifecycle action names: by InstanceId (Phantom hands out no tokens).

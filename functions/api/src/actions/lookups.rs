@@ -75,7 +75,8 @@ pub(super) async fn check_template(
         Ok(false) => {
             let which = match (&t.id, &t.name) {
                 (Some(id), _) => format!("template ID {id}"),
-                (None, name) => format!("template name {}", name.as_deref().unwrap_or_default()),
+                (None, Some(name)) => format!("template name {name}"),
+                (None, None) => "neither a template ID nor a name".to_string(),
             };
             Err(ApiError::validation(format!(
                 "You must use a valid fully-formed launch template. The specified launch template, with {which} (version {}), does not exist on cloud '{cloud_name}'.",

@@ -31,17 +31,17 @@ use phantom::query;
 use phantom::store::cas::{compare_and_set, Try};
 use phantom::store::StoreError;
 use phantom::{ApiError, ApiResult};
-use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 
 /// What runs one action: the app, the verified caller and the decoded input.
-pub type Handler =
-    for<'a> fn(
-        &'a App,
-        &'a Caller,
-        Value,
-    ) -> Pin<Box<dyn Future<Output = ApiResult<Option<Value>>> + Send + 'a>>;
+pub type Handler = for<'a> fn(
+    &'a App,
+    &'a Caller,
+    query::Document,
+) -> Pin<
+    Box<dyn Future<Output = ApiResult<Option<query::Document>>> + Send + 'a>,
+>;
 
 /// One action Phantom answers.
 pub struct Action {
@@ -50,7 +50,7 @@ pub struct Action {
     pub run: Handler,
     /// Only reads the decoded input as the request type: what the property tests check never
     /// fails for an input the decoder accepts.
-    pub read: fn(Value) -> ApiResult<()>,
+    pub read: fn(query::Document) -> ApiResult<()>,
 }
 
 /// An action's entry: its name, what runs it, and the request type (`model::request`) `run`

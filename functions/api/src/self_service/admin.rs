@@ -3,14 +3,13 @@
 //! each user's groups. Anyone else gets 403 AccessDenied.
 
 use super::shapes::{self, CreateUser, Named, OfUser, PutCloud};
-use super::{answer, read, Failure, Outcome};
+use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
 use futures::{StreamExt, TryStreamExt};
 use phantom::identity::{self, Caller, User};
 use phantom::reconcile::Lifecycle;
 use phantom::store::{CloudRecord, StoreError};
 use phantom::ApiError;
-use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,7 +48,7 @@ pub async fn require(app: &App, caller: &Caller, operation: &str) -> Result<(), 
     })
 }
 
-pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> Outcome {
+pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> Outcome {
     match operation {
         "DescribeClouds" => answer(describe_clouds(app).await),
         "PutCloud" => answer(async { put_cloud(app, read(input)?).await }.await),
@@ -265,7 +264,7 @@ async fn user_groups(app: &App, input: OfUser) -> Result<shapes::Groups, Failure
             });
             shapes::GroupAtAGlance {
                 name: g.name.clone(),
-                launch_configuration: g.launch_configuration.clone(),
+                launch_configuration: g.launch_configuration().map(str::to_string),
                 min_size: g.min,
                 max_size: g.max,
                 desired_capacity: g.desired,

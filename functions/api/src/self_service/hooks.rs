@@ -3,14 +3,13 @@
 //! the SHA-256 of its secret, when it was made; the secret itself is shown once, in the URL.
 
 use super::shapes::{self, DescribeWebhooks, OfPolicy};
-use super::{answer, read, Failure, Outcome, PREFIX};
+use super::{answer, read, Failure, Json, Outcome, PREFIX};
 use crate::actions::change_group;
 use crate::{App, HttpRequest};
 use phantom::group::Group;
 use phantom::identity::Caller;
 use phantom::model::group::{ScalingPolicy, Webhook};
-use phantom::{webhook, ApiError};
-use serde_json::Value;
+use phantom::{webhook, ApiError, ApiResult};
 use std::sync::Mutex;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
@@ -18,7 +17,7 @@ pub async fn run(
     app: &App,
     caller: &Caller,
     operation: &str,
-    input: &Value,
+    input: &Json,
     req: &HttpRequest<'_>,
 ) -> Option<Outcome> {
     Some(match operation {
@@ -35,14 +34,15 @@ pub async fn run(
 
 /// The API's own base URL, as the caller reached it (scheme from API Gateway's
 /// X-Forwarded-Proto, the stage kept).
-fn base(req: &HttpRequest<'_>) -> String {
+fn base(req: &HttpRequest<'_>) -> ApiResult<String> {
     let header = |k: &str| req.headers.get(k).and_then(|v| v.to_str().ok());
     let scheme = header("x-forwarded-proto").unwrap_or("http");
     // Signed by every accepted request (sigv4::check_request refuses one without it).
-    let host = header("host").unwrap_or_default();
+    let host =
+        header("host").ok_or_else(|| ApiError::validation("The request has no Host header."))?;
     let path = crate::path_of(req.path_and_query);
     let stage = path.split_once(PREFIX).map_or(path, |(stage, _)| stage);
-    format!("{scheme}://{host}{stage}")
+    Ok(format!("{scheme}://{host}{stage}"))
 }
 
 /// Makes the policy's webhook, or a new one in place of the old (whose URL stops working).
@@ -81,7 +81,7 @@ async fn create(
             policy_name: policy_name.into_inner().expect("no panic while held"),
             webhook_id: id,
             created,
-            url: Some(format!("{}{path}", base(req))),
+            url: Some(format!("{}{path}", base(req)?)),
         },
     })
 }

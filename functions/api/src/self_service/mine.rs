@@ -2,17 +2,16 @@
 //! that cloud offers them, and an SSH key imported into the clouds they use.
 
 use super::shapes::{self, ImportKeyPair, Name, OfCloud, PutCloudCredentials};
-use super::{answer, read, Failure, Outcome};
+use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
 use phantom::cloud::Catalog;
 use phantom::identity::Caller;
 use phantom::store::{CloudCredentials, StoreError};
 use phantom::ApiError;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
-pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Value) -> Option<Outcome> {
+pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> Option<Outcome> {
     Some(match operation {
         "GetCallerIdentity" => answer(caller_identity(app, caller).await),
         "ListClouds" => answer(list_clouds(app, caller).await),

@@ -31,14 +31,12 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let path = crate::path_of(req.path_and_query);
-    let operation = path
-        .rsplit_once(PREFIX)
-        .map(|(_, op)| op)
-        .unwrap_or_default();
+    // `is_for` routed only paths with the prefix here.
+    let operation = path.rsplit_once(PREFIX).map_or(path, |(_, op)| op);
     let mut user = String::new();
     let outcome = run(app, &req, operation, &mut user).await;
     let (status, mut body, code) = match outcome {
-        Ok(v) => (200, v, Cow::Borrowed("")),
+        Ok(Json(v)) => (200, v, Cow::Borrowed("")),
         Err(e) => {
             if e.status >= 500 {
                 tracing::error!(request_id, code = %e.code, message = %e.message, "request failed");
@@ -105,7 +103,11 @@ impl Failure {
     }
 }
 
-pub type Outcome = Result<Value, Failure>;
+/// A request's body or an answer: the JSON object this API's wire carries, which only this file
+/// reads and writes; the operations see their typed request and answer (`shapes`).
+pub struct Json(Value);
+
+pub type Outcome = Result<Json, Failure>;
 
 async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut String) -> Outcome {
     let caller = auth::authenticate(app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
@@ -115,13 +117,13 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
             ApiError::validation(format!("Phantom's API takes POST, not {}.", req.method)).into(),
         );
     }
-    let input: Value = if req.body.is_empty() {
+    let input = Json(if req.body.is_empty() {
         json!({})
     } else {
         serde_json::from_slice(req.body)
             .map_err(|e| serialization(format!("The body is not JSON: {e}")))?
-    };
-    if !input.is_object() {
+    });
+    if !input.0.is_object() {
         return Err(serialization("The body must be a JSON object.").into());
     }
     if let Some(outcome) = mine::run(app, &caller, operation, &input).await {
@@ -147,8 +149,8 @@ fn serialization(message: impl Into<String>) -> ApiError {
 
 /// The body as an operation's request type (`shapes`): a member missing, of the wrong type or
 /// an empty name is a ValidationError naming it.
-fn read<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, Failure> {
-    serde_path_to_error::deserialize(input).map_err(|e| {
+fn read<T: serde::de::DeserializeOwned>(input: &Json) -> Result<T, Failure> {
+    serde_path_to_error::deserialize(&input.0).map_err(|e| {
         let message = match e.path().to_string().as_str() {
             "." => format!("{}.", e.inner()),
             member => format!("{member}: {}.", e.inner()),
@@ -159,7 +161,7 @@ fn read<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, Failure> {
 
 /// An operation's answer (`shapes`) as the body.
 fn answer<T: serde::Serialize>(answer: Result<T, Failure>) -> Outcome {
-    answer.map(|a| serde_json::to_value(a).expect("an answer serialises"))
+    answer.map(|a| Json(serde_json::to_value(a).expect("an answer serialises")))
 }
 
 #[cfg(test)]

@@ -251,7 +251,9 @@ pub struct Rotated {
 #[serde(rename_all = "PascalCase")]
 pub struct GroupAtAGlance {
     pub name: String,
-    pub launch_configuration: String,
+    /// Absent for a group launched from a launch template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_configuration: Option<String>,
     pub min_size: i64,
     pub max_size: i64,
     pub desired_capacity: i64,

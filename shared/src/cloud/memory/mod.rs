@@ -290,28 +290,25 @@ impl MemoryCloud {
                             "The specified launch template, with template ID {id}, does not exist."
                         ),
                     ),
-                    (_, name) => CloudError::new(
+                    (None, Some(name)) => CloudError::new(
                         "InvalidLaunchTemplateName.NotFoundException",
                         format!(
-                            "The specified launch template, with template name {}, does not exist.",
-                            name.as_deref().unwrap_or_default()
+                            "The specified launch template, with template name {name}, does not exist."
                         ),
+                    ),
+                    (None, None) => CloudError::new(
+                        "MissingParameter",
+                        "The request must contain the parameter LaunchTemplateName or LaunchTemplateId",
                     ),
                 });
             };
             image_id = Some(image.clone());
             instance_type = instance_type.or(Some(itype.clone()));
         }
-        if instance_type
-            .as_ref()
-            .is_some_and(|t| st.short_of.contains(t))
-        {
+        if let Some(short) = instance_type.as_ref().filter(|t| st.short_of.contains(*t)) {
             return Err(CloudError::new(
                 "InsufficientInstanceCapacity",
-                format!(
-                    "We currently do not have sufficient {} capacity.",
-                    instance_type.as_deref().unwrap_or_default()
-                ),
+                format!("We currently do not have sufficient {short} capacity."),
             ));
         }
         if let (Some(images), Some(image)) = (&self.images, &image_id) {
@@ -374,7 +371,7 @@ impl Lookup for MemoryCloud {
             ids.iter()
                 .filter_map(|id| st.vms.get(id))
                 .map(|vm| {
-                    let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
+                    let tag = |k: &str| vm.tags.get(k).cloned();
                     Tagged {
                         seen: vm.seen(),
                         group: tag(TAG_GROUP),
@@ -473,8 +470,8 @@ impl Cloud for MemoryCloud {
                 let Some(vm) = st.vms.get_mut(id) else {
                     continue;
                 };
-                let tag = |k: &str| vm.tags.get(k).cloned().unwrap_or_default();
-                if group_id.is_some_and(|g| tag(TAG_GROUP_ID) != g) {
+                let tag = |k: &str| vm.tags.get(k).cloned();
+                if group_id.is_some_and(|g| tag(TAG_GROUP_ID).as_deref() != Some(g)) {
                     continue;
                 }
                 // A new VM boots by the time anyone looks (or after the boot time set).

@@ -31,9 +31,13 @@ impl Fleet for DynamoStore {
             .send()
             .await;
         match result {
-            Ok(out) => Ok(Lease::Taken(Box::new(Self::group_from(
-                &out.attributes.unwrap_or_default(),
-            )?))),
+            Ok(out) => {
+                // ReturnValues ALL_NEW: the group as the lease left it.
+                let item = out.attributes.ok_or_else(|| {
+                    StoreError::Unavailable("the lease's update returned no group".into())
+                })?;
+                Ok(Lease::Taken(Box::new(Self::group_from(&item)?)))
+            }
             Err(e) => {
                 let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
                     return Err(unavailable(e));
@@ -191,7 +195,7 @@ impl Fleet for DynamoStore {
                     .build()
             };
             let mut tx = self.db.transact_write_items().transact_items(guard);
-            for w in chunks.next().unwrap_or_default() {
+            for w in chunks.next().into_iter().flatten() {
                 tx = tx.transact_items(w.clone());
             }
             if let Err(e) = tx.send().await {
@@ -302,7 +306,8 @@ impl DynamoStore {
                 healthy: get_bool(item, "healthy")?,
                 launched_ms: get_n(item, "launched")?,
                 protected: get_bool(item, "protected")?,
-                launch_configuration: get_s(item, "lc")?,
+                // Absent for a VM launched from no launch configuration ("" before 2026-11).
+                launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
                 instance_type: get_s(item, "itype")?,
                 waits: serde_json::from_str(&get_s(item, "waits")?)
                     .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
@@ -312,7 +317,7 @@ impl DynamoStore {
     }
 
     pub(super) fn instance_put(&self, user: &str, g: &Group, m: &Member) -> StoreResult<Put> {
-        let put = Put::builder()
+        let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{INST}{}#{}", g.name, m.id))))
             .item("group", s(&g.name))
@@ -323,7 +328,6 @@ impl DynamoStore {
             .item("healthy", AttributeValue::Bool(m.healthy))
             .item("launched", n(m.launched_ms))
             .item("protected", AttributeValue::Bool(m.protected))
-            .item("lc", s(&m.launch_configuration))
             .item("itype", s(&m.instance_type))
             .item("cloud", s(&m.cloud))
             .item(
@@ -331,6 +335,9 @@ impl DynamoStore {
                 s(serde_json::to_string(&m.waits).expect("waits serialize")),
             )
             .item("rev", n(m.rev + 1));
+        if let Some(lc) = &m.launch_configuration {
+            put = put.item("lc", s(lc));
+        }
         // Conditional on the record as it was read: new, or still at the revision read.
         let put = if m.rev == 0 {
             put.condition_expression("attribute_not_exists(pk)")

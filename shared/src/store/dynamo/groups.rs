@@ -9,7 +9,6 @@ impl Groups for DynamoStore {
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .item("lc", s(&g.launch_configuration))
             .item("cloud", s(&g.cloud))
             .item("min", n(g.min))
             .item("max", n(g.max))
@@ -127,13 +126,12 @@ impl Groups for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
             .update_expression(format!(
-                "SET lc = :lc, #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{due}"
+                "SET #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{due}"
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&old.id))
             .expression_attribute_names("#min", "min")
             .expression_attribute_names("#max", "max")
-            .expression_attribute_values(":lc", s(&new.launch_configuration))
             .expression_attribute_values(":min", n(new.min))
             .expression_attribute_values(":max", n(new.max))
             .expression_attribute_values(":d", n(new.desired))
@@ -329,7 +327,6 @@ impl DynamoStore {
     pub(super) fn group_from(item: &Item) -> StoreResult<Group> {
         Ok(Group {
             name: sk_suffix(item, ASG)?,
-            launch_configuration: get_s(item, "lc")?,
             cloud: get_s(item, "cloud")?,
             min: get_n(item, "min")?,
             max: get_n(item, "max")?,

@@ -134,10 +134,7 @@ impl DynamoStore {
         let (condition, lo, hi) = match (prefix.is_empty(), after) {
             (false, a) => (
                 "pk = :pk AND sk BETWEEN :lo AND :hi",
-                Some(format!(
-                    "{prefix}{}",
-                    a.map(|a| format!("{a}\u{0}")).unwrap_or_default()
-                )),
+                Some(a.map_or_else(|| prefix.to_string(), |a| format!("{prefix}{a}\u{0}"))),
                 Some(format!("{}$", prefix.trim_end_matches('#'))),
             ),
             (true, Some(a)) => ("pk = :pk AND sk > :lo", Some(a.to_string()), None),

@@ -130,7 +130,6 @@ impl Groups for MemoryStore {
                             *st.watch.entry(owned(cloud, user)).or_default() -= 1;
                         }
                         let s = st.groups.get_mut(&k).expect("looked up above");
-                        s.group.launch_configuration = new.launch_configuration.clone();
                         s.group.min = new.min;
                         s.group.max = new.max;
                         s.group.desired = new.desired;

@@ -39,14 +39,7 @@ impl Group {
 
     /// The subnets it launches into.
     pub fn subnets(&self) -> Vec<String> {
-        self.settings
-            .vpc_zone_identifier
-            .iter()
-            .flat_map(|s| s.split(','))
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
+        subnet_ids(self.settings.vpc_zone_identifier.as_deref())
     }
 
     /// What the provisioner aims at for this group.
@@ -61,6 +54,14 @@ impl Group {
             zones: s.availability_zones.clone(),
             subnets: self.subnets(),
             launch_configuration: self.launch_configuration().map(str::to_string),
+            launch_template: s.launch_template.clone().or_else(|| {
+                s.mixed_instances_policy
+                    .as_ref()?
+                    .launch_template
+                    .as_ref()?
+                    .launch_template_specification
+                    .clone()
+            }),
             protect_new: s.new_instances_protected_from_scale_in,
             retry_at_ms: self.retry_at_ms,
             suspended: crate::processes::suspended(&s.suspended_processes),
@@ -213,11 +214,7 @@ pub struct NewGroupContext<'a> {
 /// Checks a CreateAutoScalingGroup request and builds the group it describes.
 pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> Checked<Group> {
     let name = input.auto_scaling_group_name.clone();
-    if input.instance_id.is_some() {
-        return Err(Refusal::invalid(
-            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
-        ));
-    }
+    check_launch_source(input)?;
     let create_only = [
         ("LoadBalancerNames", !input.load_balancer_names.is_empty()),
         ("TargetGroupARNs", !input.target_group_arns.is_empty()),
@@ -225,9 +222,6 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
     ];
     refuse(create_only.into_iter())?;
     check_settings(&input.settings)?;
-    if launch_sources(&input.settings) != 1 {
-        return Err(no_launch_source());
-    }
     let (min, max) = (input.min_size, input.max_size);
     let desired = input.desired_capacity.unwrap_or(min);
     check_sizes(min, max, desired)?;
@@ -449,10 +443,78 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     Ok(())
 }
 
-/// A group request naming no launch source, or more than one.
+/// The subnets of a VPCZoneIdentifier (comma-separated, as AWS keeps it).
+pub fn subnet_ids(vpc_zone_identifier: Option<&str>) -> Vec<String> {
+    vpc_zone_identifier
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A group in subnets is in their zones: AWS fills AvailabilityZones in from VPCZoneIdentifier
+/// (each zone once, sorted), refuses a subnet its cloud does not have, and refuses zones given
+/// beside the subnets that are not theirs. `found` is the cloud's answer: subnet, zone.
+pub fn in_subnet_zones(
+    settings: &mut Settings,
+    given: Option<&[String]>,
+    found: &[(String, String)],
+) -> Checked<()> {
+    let mut zones: Vec<String> = Vec::new();
+    for id in subnet_ids(settings.vpc_zone_identifier.as_deref()) {
+        let (_, zone) = found
+            .iter()
+            .find(|(s, _)| *s == id)
+            .ok_or_else(|| Refusal::invalid(format!("The subnet ID '{id}' does not exist")))?;
+        if !zones.contains(zone) {
+            zones.push(zone.clone());
+        }
+    }
+    zones.sort();
+    if let Some(given) = given.filter(|g| !g.is_empty()) {
+        let mut given = given.to_vec();
+        given.sort();
+        given.dedup();
+        if given != zones {
+            return Err(Refusal::invalid(
+                "The availability zones of the specified subnets and the Auto Scaling group do not match",
+            ));
+        }
+    }
+    settings.availability_zones = zones;
+    Ok(())
+}
+
+/// A new group names exactly one launch source, as AWS checks first (counting InstanceId, which
+/// Phantom then refuses: it copies no instance).
+pub fn check_launch_source(input: &CreateAutoScalingGroup) -> Checked<()> {
+    if launch_sources(&input.settings) + usize::from(input.instance_id.is_some()) != 1 {
+        return Err(no_launch_source());
+    }
+    if input.instance_id.is_some() {
+        return Err(Refusal::invalid(
+            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
+        ));
+    }
+    Ok(())
+}
+
+/// An UpdateAutoScalingGroup names at most one new launch source (AWS's words).
+pub fn check_new_launch_source(s: &GroupSettings) -> Checked<()> {
+    if launch_sources(s) > 1 {
+        return Err(Refusal::invalid(
+            "Valid requests must contain either LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
+        ));
+    }
+    Ok(())
+}
+
+/// A CreateAutoScalingGroup naming no launch source, or more than one (AWS's words).
 pub fn no_launch_source() -> Refusal {
     Refusal::invalid(
-        "Valid requests must contain exactly one of LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter.",
+        "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.",
     )
 }
 
@@ -538,11 +600,7 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
 /// exists and is on the group's cloud.
 pub fn update(g: &Group, input: &UpdateAutoScalingGroup) -> Checked<Group> {
     check_settings(&input.settings)?;
-    if launch_sources(&input.settings) > 1 {
-        return Err(Refusal::invalid(
-            "Give one of LaunchConfigurationName, LaunchTemplate or MixedInstancesPolicy.",
-        ));
-    }
+    check_new_launch_source(&input.settings)?;
     let min = input.min_size.unwrap_or(g.min);
     let max = input.max_size.unwrap_or(g.max);
     let desired = input
@@ -583,6 +641,7 @@ fn tag_descriptions(group: &str, tags: &[Tag]) -> Checked<Vec<TagDescription>> {
             propagate_at_launch: t.propagate_at_launch.unwrap_or(false),
         });
     }
+    crate::tags::order(&mut out);
     Ok(out)
 }
 
@@ -685,6 +744,31 @@ mod tests {
             "MinSize": 0, "MaxSize": 1,
             "LifecycleHookSpecificationList": [{"LifecycleHookName": "h", "LifecycleTransition": "x"}]});
         assert!(create(&bad).is_err());
+    }
+
+    #[test]
+    fn subnets_bring_their_zones_and_refuse_others() {
+        let input = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1, "VPCZoneIdentifier": "subnet-2, subnet-1,subnet-3"});
+        let mut g = create(&input).unwrap();
+        let found: Vec<(String, String)> =
+            [("subnet-1", "b"), ("subnet-2", "a"), ("subnet-3", "b")]
+                .map(|(s, z)| (s.to_string(), z.to_string()))
+                .into();
+        in_subnet_zones(&mut g.settings, None, &found).unwrap();
+        assert_eq!(g.settings.availability_zones, ["a", "b"]);
+        let given = ["b".to_string(), "a".to_string()];
+        assert!(in_subnet_zones(&mut g.settings, Some(&given), &found).is_ok());
+        let other = ["c".to_string()];
+        let Err(Refusal::Invalid(m)) = in_subnet_zones(&mut g.settings, Some(&other), &found)
+        else {
+            panic!("zones not of the subnets are refused");
+        };
+        assert!(m.contains("do not match"), "{m}");
+        let Err(Refusal::Invalid(m)) = in_subnet_zones(&mut g.settings, None, &found[..1]) else {
+            panic!("an unknown subnet is refused");
+        };
+        assert_eq!(m, "The subnet ID 'subnet-2' does not exist");
     }
 
     #[test]

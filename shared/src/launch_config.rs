@@ -57,14 +57,9 @@ pub fn from_input(
         ));
     }
     let (Some(image_id), Some(instance_type)) = (&input.image_id, &input.instance_type) else {
-        let missing = if input.image_id.is_none() {
-            "ImageId"
-        } else {
-            "InstanceType"
-        };
-        return Err(Refusal::invalid(format!(
-            "{missing} is required to create a launch configuration."
-        )));
+        return Err(Refusal::invalid(
+            "Valid requests must contain either the InstanceID parameter or both the ImageId and InstanceType parameters.",
+        ));
     };
     if let Some(ud) = &input.user_data {
         check_base64(ud)?;

@@ -6,6 +6,7 @@
 //! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
 
 use crate::lifecycle::{self, Hook};
+use crate::model::group::LaunchTemplateSpecification;
 pub use crate::model::instance::{CloudState, Lifecycle, Member, Placement, Seen};
 use crate::model::instance::{Outcome, Wait};
 use crate::model::response::Instance;
@@ -28,6 +29,8 @@ pub struct Target {
     pub subnets: Vec<String>,
     /// None for a group launched from a launch template.
     pub launch_configuration: Option<String>,
+    /// The group's launch template, as it names it (none for a launch configuration group).
+    pub launch_template: Option<LaunchTemplateSpecification>,
     pub protect_new: bool,
     pub retry_at_ms: i64,
     /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
@@ -126,6 +129,7 @@ impl Member {
             health_status: if self.healthy { "Healthy" } else { "Unhealthy" },
             // An attached instance was launched from no launch configuration of Phantom's.
             launch_configuration_name: self.launch_configuration.clone(),
+            launch_template: self.launch_template.clone(),
             protected_from_scale_in: self.protected,
         }
     }
@@ -212,6 +216,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 launched_ms: s.launched_ms,
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
+                launch_template: target.launch_template.clone(),
                 instance_type: s.instance_type.clone(),
                 waits: plan.launch_waits.clone(),
                 rev: 0,
@@ -521,6 +526,7 @@ mod tests {
             zones: vec!["a".into(), "b".into()],
             subnets: vec![],
             launch_configuration: Some("lc".into()),
+            launch_template: None,
             protect_new: false,
             retry_at_ms: 0,
             suspended: vec![],
@@ -738,6 +744,7 @@ mod tests {
             launched_ms,
             protected: false,
             launch_configuration: Some("lc".into()),
+            launch_template: None,
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,

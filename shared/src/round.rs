@@ -313,6 +313,7 @@ mod tests {
             launched_ms: 0,
             protected: false,
             launch_configuration: Some("web@hotel".into()),
+            launch_template: None,
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,

@@ -50,7 +50,13 @@ pub fn parse(tags: &[Tag]) -> Checked<Vec<TagChange>> {
     Ok(out)
 }
 
-/// The group's tags with `changes` (all for `group`) added or replaced, in key order as added.
+/// A group's tags as AWS keeps and shows them: ordered by key (tools such as Ansible compare
+/// the tags they read with the ones they sorted, and would see a change that is not there).
+pub fn order(tags: &mut [TagDescription]) {
+    tags.sort_by(|a, b| a.key.cmp(&b.key));
+}
+
+/// The group's tags with `changes` (all for `group`) added or replaced, ordered by key.
 pub fn upsert(
     current: &[TagDescription],
     group: &str,
@@ -76,6 +82,7 @@ pub fn upsert(
             "The quota of {MAX_TAGS} tags per group would be exceeded for AutoScalingGroup {group}."
         )));
     }
+    order(&mut tags);
     Ok(tags)
 }
 
@@ -124,12 +131,17 @@ pub fn parse_filters(filters: &[Filter]) -> Checked<Vec<TagFilter>> {
 pub fn matches(tag: &TagDescription, filters: &[TagFilter]) -> bool {
     filters.iter().all(|f| {
         let have = match f.name.as_str() {
-            "auto-scaling-group" => tag.resource_id.clone(),
-            "key" => tag.key.clone(),
-            "value" => tag.value.clone(),
-            _ => tag.propagate_at_launch.to_string(),
+            "auto-scaling-group" => &tag.resource_id,
+            "key" => &tag.key,
+            "value" => &tag.value,
+            // `true` or `True` (what Python's str() of a boolean gives), as AWS takes either.
+            _ => {
+                let have = tag.propagate_at_launch.to_string();
+                return f.values.is_empty()
+                    || f.values.iter().any(|v| v.eq_ignore_ascii_case(&have));
+            }
         };
-        f.values.is_empty() || f.values.contains(&have)
+        f.values.is_empty() || f.values.contains(have)
     })
 }
 
@@ -168,10 +180,10 @@ mod tests {
     }
 
     #[test]
-    fn upsert_replaces_by_key_and_keeps_order() {
-        let cur = [tag("a", "1"), tag("b", "2")];
-        let (b, c) = (change("b", Some("x")), change("c", None));
-        let out = upsert(&cur, "web", &[&b, &c]).unwrap();
+    fn upsert_replaces_by_key_and_orders_by_key() {
+        let cur = [tag("a", "1"), tag("c", "2")];
+        let (c, b) = (change("c", Some("x")), change("b", None));
+        let out = upsert(&cur, "web", &[&c, &b]).unwrap();
         let kv: Vec<(String, String)> = out
             .iter()
             .map(|t| (t.key.clone(), t.value.clone()))
@@ -180,8 +192,8 @@ mod tests {
             kv,
             [
                 ("a".into(), "1".into()),
-                ("b".into(), "x".into()),
-                ("c".into(), "".into())
+                ("b".into(), "".into()),
+                ("c".into(), "x".into())
             ]
         );
         assert!(out[1].propagate_at_launch);
@@ -239,6 +251,13 @@ mod tests {
         ])))
         .unwrap();
         assert!(matches(&t, &f));
+        for (value, found) in [("True", true), ("false", false), ("False", false)] {
+            let f = parse_filters(&list(json!([
+                {"Name": "propagate-at-launch", "Values": [value]}
+            ])))
+            .unwrap();
+            assert_eq!(matches(&t, &f), found, "{value}");
+        }
         let g = parse_filters(&list(
             json!([{"Name": "auto-scaling-group", "Values": ["db"]}]),
         ))

@@ -49,6 +49,22 @@ fn create_lc(user: &User, name: &str) {
         .json();
 }
 
+/// The default VPC's subnet in `zone` of a local cloud.
+fn subnet_in(cloud: &str, zone: &str) -> String {
+    let found = stack().ec2(
+        cloud,
+        &[
+            "describe-subnets",
+            "--filters",
+            &format!("Name=availability-zone,Values={zone}"),
+        ],
+    );
+    found["Subnets"][0]["SubnetId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no subnet in {zone} on {cloud}: {found}"))
+        .to_string()
+}
+
 fn describe_group(user: &User, name: &str) -> Option<Value> {
     let out = stack()
         .aws(
@@ -137,6 +153,11 @@ fn group_round_trips_every_setting_phantom_acts_on() {
     let s = stack();
     let u = s.new_user("asg-rt");
     create_lc(&u, "web@sierra");
+    let subnets = format!(
+        "{},{}",
+        subnet_in("sierra", "us-east-1a"),
+        subnet_in("sierra", "us-east-1b")
+    );
     let input = json!({
         "AutoScalingGroupName": "web-group",
         "LaunchConfigurationName": "web@sierra",
@@ -145,7 +166,7 @@ fn group_round_trips_every_setting_phantom_acts_on() {
         "AvailabilityZones": ["us-east-1a", "us-east-1b"],
         "HealthCheckType": "EC2",
         "HealthCheckGracePeriod": 60,
-        "VPCZoneIdentifier": "subnet-1,subnet-2",
+        "VPCZoneIdentifier": subnets,
         "TerminationPolicies": ["OldestInstance", "Default"],
         "NewInstancesProtectedFromScaleIn": true,
         "CapacityRebalance": false,
@@ -648,6 +669,13 @@ fn a_group_from_a_launch_template_on_the_cloud() {
         format!("{}-web@hotel", u.name)
     );
     assert_eq!(g["LaunchTemplate"]["Version"], "$Latest");
+    // Each instance names the template it was launched from, as the group names it.
+    assert_eq!(g["Instances"][0]["LaunchTemplate"], g["LaunchTemplate"]);
+    let instances = s.aws(&u, &["describe-auto-scaling-instances"]).json();
+    assert_eq!(
+        instances["AutoScalingInstances"][0]["LaunchTemplate"],
+        g["LaunchTemplate"]
+    );
     let vms = s.vms("hotel", &u.name, "from-lt");
     assert_eq!(vms.len(), 1);
     // LocalStack 4.4.0's EC2 takes the template's image but launches m1.small whatever its
@@ -1144,4 +1172,163 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
     ])
     .json();
     assert_eq!(listed["ScheduledUpdateGroupActions"], serde_json::json!([]));
+}
+
+/// Answers where tools compare them with AWS's (issue 23): a group's tags ordered by key (and
+/// DescribeTags by group, then key), the `propagate-at-launch` filter, a group's zones filled in
+/// from its subnets, and AWS's own words for the usual mistakes.
+#[test]
+fn answers_as_aws_gives_them_through_the_cli() {
+    let s = stack();
+    let u = s.new_user("cli-exact");
+    let aws = |args: &[&str]| s.aws(&u, args).json();
+    create_lc(&u, "exact@hotel");
+    let (zone_a, zone_b) = ("us-east-1a", "us-east-1b");
+    let (subnet_a, subnet_b) = (&subnet_in("hotel", zone_a), &subnet_in("hotel", zone_b));
+    aws(&[
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "exact",
+        "--launch-configuration-name",
+        "exact@hotel",
+        "--min-size",
+        "0",
+        "--max-size",
+        "1",
+        "--vpc-zone-identifier",
+        &format!("{subnet_b},{subnet_a}"),
+        "--tags",
+        "Key=role,Value=web",
+        "Key=acc-run,Value=1,PropagateAtLaunch=true",
+        "Key=owner,Value=me",
+    ]);
+    let g = describe_group(&u, "exact").unwrap();
+    assert_eq!(g["AvailabilityZones"], json!([zone_a, zone_b]));
+    let keys = |tags: &Value| -> Vec<String> {
+        tags.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}/{}",
+                    t["ResourceId"].as_str().unwrap(),
+                    t["Key"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        keys(&g["Tags"]),
+        ["exact/acc-run", "exact/owner", "exact/role"]
+    );
+    aws(&[
+        "create-or-update-tags",
+        "--tags",
+        "ResourceId=exact,ResourceType=auto-scaling-group,Key=color,Value=blue,PropagateAtLaunch=false",
+    ]);
+    let g = describe_group(&u, "exact").unwrap();
+    assert_eq!(
+        keys(&g["Tags"]),
+        ["exact/acc-run", "exact/color", "exact/owner", "exact/role"]
+    );
+    let all = aws(&["describe-tags"]);
+    assert_eq!(
+        keys(&all["Tags"]),
+        ["exact/acc-run", "exact/color", "exact/owner", "exact/role"]
+    );
+    // `true` as the CLI user writes it, `True` as Python's str() of a boolean gives it.
+    for value in ["true", "True"] {
+        let found = aws(&[
+            "describe-tags",
+            "--filters",
+            &format!("Name=propagate-at-launch,Values={value}"),
+        ]);
+        assert_eq!(keys(&found["Tags"]), ["exact/acc-run"], "{value}");
+    }
+    // New subnets bring their zones; a subnet the cloud does not have is refused.
+    aws(&[
+        "update-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "exact",
+        "--vpc-zone-identifier",
+        subnet_a,
+    ]);
+    assert_eq!(
+        describe_group(&u, "exact").unwrap()["AvailabilityZones"],
+        json!([zone_a])
+    );
+    let m = s
+        .aws(
+            &u,
+            &[
+                "update-auto-scaling-group",
+                "--auto-scaling-group-name",
+                "exact",
+                "--vpc-zone-identifier",
+                "subnet-0nope",
+            ],
+        )
+        .error("ValidationError");
+    assert_eq!(m, "The subnet ID 'subnet-0nope' does not exist");
+
+    // AWS's words for the usual mistakes.
+    let refused = |args: &[&str]| s.aws(&u, args).error("ValidationError");
+    assert_eq!(
+        refused(&[
+            "create-launch-configuration",
+            "--launch-configuration-name",
+            "half@hotel",
+            "--image-id",
+            "ami-12345678",
+        ]),
+        "Valid requests must contain either the InstanceID parameter or both the ImageId and InstanceType parameters."
+    );
+    assert_eq!(
+        refused(&[
+            "update-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "nope",
+            "--max-size",
+            "2",
+        ]),
+        "AutoScalingGroup name not found - null"
+    );
+    let no_source = [
+        "create-auto-scaling-group",
+        "--auto-scaling-group-name",
+        "sourceless",
+        "--min-size",
+        "0",
+        "--max-size",
+        "1",
+    ];
+    let two_sources = [
+        &no_source[..],
+        &[
+            "--launch-configuration-name",
+            "exact@hotel",
+            "--launch-template",
+            "LaunchTemplateName=web@hotel,Version=$Latest",
+        ],
+    ]
+    .concat();
+    for args in [&no_source[..], &two_sources[..]] {
+        assert_eq!(
+            refused(args),
+            "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter."
+        );
+    }
+    assert!(describe_group(&u, "sourceless").is_none());
+    assert_eq!(
+        refused(&[
+            "update-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "exact",
+            "--launch-configuration-name",
+            "exact@hotel",
+            "--launch-template",
+            "LaunchTemplateName=web@hotel,Version=$Latest",
+        ]),
+        "Valid requests must contain either LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter."
+    );
 }

@@ -19,11 +19,12 @@ use phantom_e2e::moto::Moto;
 use std::sync::Arc;
 
 /// What the contract needs on the cloud: a running VM of group `web` (id `g-web`), a stopped VM
-/// of no group, and a launch template `web` (one version) whose id is given.
+/// of no group, a launch template `web` (one version) whose id is given, and a subnet (id, zone).
 struct Setup {
     running: String,
     stopped: String,
     template_id: String,
+    subnet: (String, String),
 }
 
 fn by_name(name: &str, version: &str) -> TemplateRef {
@@ -88,6 +89,18 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
         version: "$Latest".into(),
     };
     assert!(!cloud.template_exists(&missing_id).await.expect("asks"));
+
+    // subnet_zones: each subnet that exists with its zone; an unknown one absent.
+    let asked = [s.subnet.0.clone(), "subnet-0123456789abcdef0".to_string()];
+    assert_eq!(
+        cloud.subnet_zones(&asked).await.expect("subnets"),
+        std::slice::from_ref(&s.subnet)
+    );
+    assert!(cloud
+        .subnet_zones(&[])
+        .await
+        .expect("nothing asked")
+        .is_empty());
 }
 
 /// A user's catalog: the images (the one the setup has), key pairs imported and listed, a second
@@ -157,6 +170,7 @@ async fn the_memory_cloud_keeps_the_contract() {
         running,
         stopped,
         template_id,
+        subnet: ("subnet-us-east-1a".into(), "us-east-1a".into()),
     };
     contract(&cloud, &setup).await;
 }
@@ -214,10 +228,21 @@ async fn moto_setup(moto: &Moto) -> Setup {
         .and_then(|t| t.launch_template_id())
         .unwrap()
         .to_string();
+    let subnets = ec2
+        .describe_subnets()
+        .send()
+        .await
+        .expect("describe-subnets");
+    let first = &subnets.subnets()[0];
+    let subnet = (
+        first.subnet_id().unwrap().to_string(),
+        first.availability_zone().unwrap().to_string(),
+    );
     Setup {
         running,
         stopped,
         template_id,
+        subnet,
     }
 }
 

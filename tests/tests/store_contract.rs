@@ -8,6 +8,7 @@ use phantom::activity::{self, Activity};
 use phantom::group::Group;
 use phantom::identity::User;
 use phantom::launch_config::LaunchConfig;
+use phantom::model::group::LaunchTemplateSpecification;
 use phantom::model::launch_config::LaunchConfiguration;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::schedule;
@@ -56,6 +57,7 @@ fn member(id: &str) -> Member {
         launched_ms: 1_000,
         protected: false,
         launch_configuration: Some("web".into()),
+        launch_template: None,
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
@@ -417,11 +419,17 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
-    // A group's instance records each keep their own cloud (a group may span clouds), and an
-    // attached VM has no launch configuration.
+    // A group's instance records each keep their own cloud (a group may span clouds), and what
+    // it was launched from: a launch configuration, or a template.
+    let template = LaunchTemplateSpecification {
+        launch_template_id: None,
+        launch_template_name: Some("web@sierra".into()),
+        version: Some("$Latest".into()),
+    };
     let elsewhere = Member {
         cloud: "sierra".into(),
         launch_configuration: None,
+        launch_template: Some(template.clone()),
         ..member("i-2")
     };
     let r = Record {
@@ -440,19 +448,19 @@ async fn contract(s: &dyn Store, u: &str) {
         (after.launch_seq, after.failures, after.retry_at_ms),
         (1, 2, 9_000)
     );
-    let mut clouds: Vec<(String, String, Option<String>)> = s
+    let mut clouds: Vec<_> = s
         .instances(&alice, "g1")
         .await
         .unwrap()
         .into_iter()
-        .map(|m| (m.id, m.cloud, m.launch_configuration))
+        .map(|m| (m.id, m.cloud, m.launch_configuration, m.launch_template))
         .collect();
-    clouds.sort();
+    clouds.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         clouds,
         [
-            ("i-1".into(), "hotel".into(), Some("web".into())),
-            ("i-2".into(), "sierra".into(), None)
+            ("i-1".into(), "hotel".into(), Some("web".into()), None),
+            ("i-2".into(), "sierra".into(), None, Some(template))
         ]
     );
     // What a group across clouds remembers of each comes back as written.

@@ -64,7 +64,12 @@ impl Provisioner {
                 .entry((p.zone.clone(), p.subnet.clone()))
                 .or_default() += 1;
         }
-        let protect = g.target().protect_new;
+        let target = g.target();
+        let protect = target.protect_new;
+        let launch_template = match &source {
+            Source::Template(_) => target.launch_template,
+            Source::Config(_) => None,
+        };
         'places: for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
             let tries = requests(
                 &source,
@@ -86,6 +91,7 @@ impl Provisioner {
                             launched_ms: s.launched_ms,
                             protected: protect,
                             launch_configuration: on.launch_configuration.clone(),
+                            launch_template: launch_template.clone(),
                             instance_type: s.instance_type,
                             waits: Vec::new(),
                             rev: 0,

@@ -73,6 +73,18 @@ enum Round {
     Deleted,
 }
 
+impl Round {
+    /// Nothing done: the group changed under the round, whose lease release then fails, so the
+    /// next round looks again at the group as it is.
+    fn moved() -> Self {
+        Self::Acted {
+            launched: 0,
+            terminated: 0,
+            waiting: false,
+        }
+    }
+}
+
 impl Provisioner {
     /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), each cloud's EC2, the system clock.
     pub async fn from_env() -> Result<Self, String> {
@@ -271,6 +283,21 @@ impl Provisioner {
         }
     }
 
+    /// The group's instance records as of `g`, or None if the group changed since it was read:
+    /// an instance action (AttachInstances, EnterStandby) writes its record and the group in one
+    /// transaction, and a round that saw the one without the other would act on neither (it would
+    /// take an attaching VM for one too many, and terminate it).
+    async fn members_at(&self, owner: &str, g: &Group) -> Result<Option<Vec<Member>>, StoreError> {
+        let members = self.store.instances(owner, &g.name).await?;
+        // A group gone since is the record's to find out (it fails, and the round ends).
+        let moved = self
+            .store
+            .group(owner, &g.name)
+            .await?
+            .is_some_and(|now| now.id == g.id && now.version != g.version);
+        Ok((!moved).then_some(members))
+    }
+
     async fn round(&self, owner: &str, g: &Group) -> Result<Round, StoreError> {
         let ctx = Context {
             group: &g.name,
@@ -285,7 +312,9 @@ impl Provisioner {
 
         match g.spread() {
             Ok(Some(spread)) => {
-                let members = self.store.instances(owner, &g.name).await?;
+                let Some(members) = self.members_at(owner, g).await? else {
+                    return Ok(Round::moved());
+                };
                 return self
                     .round_across(owner, g, &spread, &ctx, before, members)
                     .await;
@@ -314,7 +343,9 @@ impl Provisioner {
                 return self.failed(owner, g, &e, &r).await;
             }
         };
-        let members = self.store.instances(owner, &g.name).await?;
+        let Some(members) = self.members_at(owner, g).await? else {
+            return Ok(Round::moved());
+        };
         // No longer across clouds, but still with VMs elsewhere: the round across clouds drains
         // them (its own cloud alone is listed).
         if members.iter().any(|m| m.cloud != g.cloud) {

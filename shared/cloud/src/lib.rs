@@ -119,6 +119,32 @@ impl Lookup for Ec2 {
             Err(e) => Err(e),
         }
     }
+
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter: an unknown id is absent, not an error for all.
+        let out = self
+            .client
+            .describe_subnets()
+            .filters(
+                Filter::builder()
+                    .name("subnet-id")
+                    .set_values(Some(ids.to_vec()))
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(cloud_error)?;
+        out.subnets()
+            .iter()
+            .map(|s| match (s.subnet_id(), s.availability_zone()) {
+                (Some(id), Some(zone)) => Ok((id.to_string(), zone.to_string())),
+                _ => Err(CloudError::unreadable("a subnet without its id or zone")),
+            })
+            .collect()
+    }
 }
 
 #[async_trait]

@@ -158,6 +158,31 @@ impl Lookup for Ec2Lookup {
             Err(e) => Err(e),
         }
     }
+
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter: an unknown id is absent, not an error for all.
+        let mut params = vec![
+            ("Action".to_string(), "DescribeSubnets".to_string()),
+            ("Filter.1.Name".to_string(), "subnet-id".to_string()),
+        ];
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("Filter.1.Value.{}", i + 1), id.clone()));
+        }
+        let doc = self.call(&params).await?;
+        items_of(&doc, "subnetSet")
+            .into_iter()
+            .map(|s| {
+                let text = |k: &str| s.path(&[k]).map(|n| n.text.clone());
+                match (text("subnetId"), text("availabilityZone")) {
+                    (Some(id), Some(zone)) => Ok((id, zone)),
+                    _ => Err(CloudError::unreadable("a subnet without its id or zone")),
+                }
+            })
+            .collect()
+    }
 }
 
 #[async_trait]

@@ -77,6 +77,8 @@ pub trait Lookup: Send + Sync {
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
     /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
+    /// The zone of each of these subnets that exists (an unknown id is simply absent).
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
 }
 
 /// One cloud, as one user's credentials reach it.

@@ -2,6 +2,7 @@
 //! hooks), as a cloud shows them (`Seen`, in a `CloudState`), and where a new one goes
 //! (`Placement`).
 
+use super::group::LaunchTemplateSpecification;
 use super::Refusal;
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,8 @@ pub struct Member {
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,
+    /// The launch template (as the group named it) a VM was launched from, if it was.
+    pub launch_template: Option<LaunchTemplateSpecification>,
     pub instance_type: String,
     /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
     pub waits: Vec<Wait>,

@@ -3,7 +3,9 @@
 //! An action with no output answers `()`.
 
 use super::activity::ScalingActivity;
-use super::group::{Alarm, LifecycleHook, ScalingPolicy, Settings, TagDescription};
+use super::group::{
+    Alarm, LaunchTemplateSpecification, LifecycleHook, ScalingPolicy, Settings, TagDescription,
+};
 use super::launch_config::LaunchConfiguration;
 use serde::Serialize;
 
@@ -49,6 +51,8 @@ pub struct Instance {
     /// None for an attached instance, launched from no launch configuration of Phantom's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch_configuration_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplateSpecification>,
     pub protected_from_scale_in: bool,
 }
 

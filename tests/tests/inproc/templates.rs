@@ -230,7 +230,7 @@ async fn mixed_instances_overrides_are_tried_in_order() {
             c.create_auto_scaling_group()
                 .launch_configuration_name("lc@hotel")
                 .launch_template(spec("batch@sierra", "$Latest")),
-            "exactly one",
+            "Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.",
         ),
         (
             c.create_auto_scaling_group()

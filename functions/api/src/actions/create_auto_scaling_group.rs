@@ -11,6 +11,7 @@ use phantom::{ApiError, ApiResult};
 pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
     let s = &input.settings;
+    group::check_launch_source(&input)?;
     let lc_name = s.launch_configuration_name.as_deref();
     // The launch configuration gives the group its cloud; the write below re-checks that it still
     // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between.
@@ -51,7 +52,11 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
         default_zone: &cloud.zone,
         now: app.clock.now(),
     };
-    let g = group::from_input(&input, ctx)?;
+    let mut g = group::from_input(&input, ctx)?;
+    if let Some(found) = lookups::subnet_zones(app, caller, &g.cloud, &g.subnets()).await? {
+        let given = s.availability_zones.as_deref();
+        group::in_subnet_zones(&mut g.settings, given, &found)?;
+    }
     // A fixed group across clouds keeps the sum of its clouds' counts: a DesiredCapacity given
     // must be that sum.
     let asked = input.desired_capacity;

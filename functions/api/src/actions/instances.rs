@@ -302,6 +302,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     launched_ms: now,
                     protected: protect,
                     launch_configuration: None,
+                    launch_template: None,
                     instance_type: String::new(),
                     waits: Vec::new(),
                     rev: 0,

@@ -60,6 +60,29 @@ pub(super) async fn check_attach(
     }
 }
 
+/// The zones of these subnets as the group's cloud has them (subnet, zone; an unknown subnet is
+/// absent), or `None` when the cloud cannot be asked now: the group keeps the zones it was given.
+pub(super) async fn subnet_zones(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    subnets: &[String],
+) -> ApiResult<Option<Vec<(String, String)>>> {
+    if subnets.is_empty() {
+        return Ok(None);
+    }
+    let Some(lookup) = cloud(app, caller, cloud_name).await? else {
+        return Ok(None);
+    };
+    match lookup.subnet_zones(subnets).await {
+        Ok(found) => Ok(Some(found)),
+        Err(e) => {
+            not_asked(caller, cloud_name, &e);
+            Ok(None)
+        }
+    }
+}
+
 /// Refuses a launch template that its cloud does not have (at that version).
 pub(super) async fn check_template(
     app: &App,

@@ -12,6 +12,13 @@ use phantom::{ApiError, ApiResult};
 pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
     let s = &input.settings;
+    group::check_new_launch_source(s)?;
+    // AWS's words for a group that is not there, on this action only.
+    let Some(found) = app.store.group(&caller.user, name).await? else {
+        return Err(ApiError::validation(
+            "AutoScalingGroup name not found - null",
+        ));
+    };
     // The launch configuration's cloud (the store re-checks that it exists when it moves the
     // in-use mark).
     let lc_cloud = match s.launch_configuration_name.as_deref() {
@@ -37,14 +44,16 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
                 .ok_or_else(|| phantom::launch_config::unknown_cloud(&cloud_name, &[]))?;
             template::check_cloud(&cloud.name, cloud.launch_templates)?;
             // A template on another cloud than the group's is refused below without asking.
-            let group_cloud = app.store.group(&caller.user, name).await?.map(|g| g.cloud);
-            if group_cloud.as_deref() == Some(cloud.name.as_str()) {
+            if found.cloud == cloud.name {
                 lookups::check_template(app, caller, &cloud.name, &spec.template).await?;
             }
             Some(cloud.name)
         }
         None => None,
     };
+    // New subnets bring their zones (on the group's own cloud).
+    let subnets = group::subnet_ids(s.vpc_zone_identifier.as_deref());
+    let subnet_zones = lookups::subnet_zones(app, caller, &found.cloud, &subnets).await?;
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {
         if let (Some(cloud), Some(lc)) = (
             lc_cloud.as_deref().filter(|c| *c != g.cloud),
@@ -61,7 +70,12 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
                 g.cloud
             )));
         }
-        Ok(group::update(g, &input)?)
+        let mut next = group::update(g, &input)?;
+        if let Some(found) = &subnet_zones {
+            let given = s.availability_zones.as_deref();
+            group::in_subnet_zones(&mut next.settings, given, found)?;
+        }
+        Ok(next)
     })
     .await?;
     Ok(())

@@ -28,6 +28,9 @@ impl Lookup for Nowhere {
     async fn template_exists(&self, _: &TemplateRef) -> Result<bool, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn subnet_zones(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

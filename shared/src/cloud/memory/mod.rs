@@ -400,6 +400,21 @@ impl Lookup for MemoryCloud {
                 t.id.as_deref() == Some(id.as_str()) || t.name.as_deref() == Some(name.as_str())
             }))
     }
+
+    /// One subnet per zone, `subnet-<zone>`, as a default VPC has.
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        self.enter().await?;
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let zone = id.strip_prefix("subnet-")?;
+                self.zones
+                    .iter()
+                    .any(|z| z == zone)
+                    .then(|| (id.clone(), zone.to_string()))
+            })
+            .collect())
+    }
 }
 
 #[async_trait]

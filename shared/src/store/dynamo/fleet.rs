@@ -308,6 +308,13 @@ impl DynamoStore {
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
                 launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
+                launch_template: match opt_s(item, "lt")? {
+                    Some(lt) => Some(
+                        serde_json::from_str(&lt)
+                            .map_err(|_| corrupt(item, "lt", "a launch template"))?,
+                    ),
+                    None => None,
+                },
                 instance_type: get_s(item, "itype")?,
                 waits: serde_json::from_str(&get_s(item, "waits")?)
                     .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
@@ -337,6 +344,12 @@ impl DynamoStore {
             .item("rev", n(m.rev + 1));
         if let Some(lc) = &m.launch_configuration {
             put = put.item("lc", s(lc));
+        }
+        if let Some(lt) = &m.launch_template {
+            put = put.item(
+                "lt",
+                s(serde_json::to_string(lt).expect("a template serializes")),
+            );
         }
         // Conditional on the record as it was read: new, or still at the revision read.
         let put = if m.rev == 0 {

@@ -115,14 +115,8 @@ impl Lookup for Ec2Lookup {
             return Ok(Vec::new());
         }
         // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
-        let mut params = vec![
-            ("Action".to_string(), "DescribeInstances".to_string()),
-            ("Filter.1.Name".to_string(), "instance-id".to_string()),
-            ("MaxResults".to_string(), "1000".to_string()),
-        ];
-        for (i, id) in ids.iter().enumerate() {
-            params.push((format!("Filter.1.Value.{}", i + 1), id.clone()));
-        }
+        let mut params = by_filter("DescribeInstances", "instance-id", ids);
+        params.push(("MaxResults".to_string(), "1000".to_string()));
         let mut out = Vec::new();
         loop {
             let doc = self.call(&params).await?;
@@ -164,13 +158,7 @@ impl Lookup for Ec2Lookup {
             return Ok(Vec::new());
         }
         // By filter: an unknown id is absent, not an error for all.
-        let mut params = vec![
-            ("Action".to_string(), "DescribeSubnets".to_string()),
-            ("Filter.1.Name".to_string(), "subnet-id".to_string()),
-        ];
-        for (i, id) in ids.iter().enumerate() {
-            params.push((format!("Filter.1.Value.{}", i + 1), id.clone()));
-        }
+        let params = by_filter("DescribeSubnets", "subnet-id", ids);
         let doc = self.call(&params).await?;
         items_of(&doc, "subnetSet")
             .into_iter()
@@ -188,11 +176,7 @@ impl Lookup for Ec2Lookup {
 #[async_trait]
 impl Catalog for Ec2Lookup {
     async fn images(&self) -> Result<Vec<Image>, CloudError> {
-        let params = [
-            ("Action".to_string(), "DescribeImages".to_string()),
-            ("Filter.1.Name".to_string(), "state".to_string()),
-            ("Filter.1.Value.1".to_string(), "available".to_string()),
-        ];
+        let params = by_filter("DescribeImages", "state", &["available".to_string()]);
         let doc = self.call(&params).await?;
         let mut images: Vec<Image> = items_of(&doc, "imagesSet")
             .into_iter()
@@ -236,6 +220,18 @@ impl Catalog for Ec2Lookup {
             .map(|f| f.text.clone())
             .ok_or_else(|| CloudError::unreadable("an imported key pair without its fingerprint"))
     }
+}
+
+/// An EC2 `action` with one filter `name` matching any of `values`.
+fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
+    let mut params = vec![
+        ("Action".to_string(), action.to_string()),
+        ("Filter.1.Name".to_string(), name.to_string()),
+    ];
+    for (i, v) in values.iter().enumerate() {
+        params.push((format!("Filter.1.Value.{}", i + 1), v.clone()));
+    }
+    params
 }
 
 /// The `item`s of the first element so named; none where it is absent (EC2 leaves an empty set

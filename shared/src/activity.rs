@@ -141,6 +141,9 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         Cause::Abandoned => format!(
             "At {when} an instance was taken out of service in response to a launch lifecycle hook that ended with ABANDON."
         ),
+        Cause::Refresh => format!(
+            "At {when} an instance was taken out of service in response to an instance refresh.  At {when} instance {instance} was selected for termination."
+        ),
     };
     activity(
         ctx,

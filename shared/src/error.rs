@@ -33,6 +33,15 @@ impl ApiError {
     pub fn limit_exceeded(message: impl Into<String>) -> Self {
         Self::new("LimitExceeded", 400, message)
     }
+    pub fn instance_refresh_in_progress(message: impl Into<String>) -> Self {
+        Self::new("InstanceRefreshInProgress", 400, message)
+    }
+    pub fn active_instance_refresh_not_found(message: impl Into<String>) -> Self {
+        Self::new("ActiveInstanceRefreshNotFound", 400, message)
+    }
+    pub fn irreversible_instance_refresh(message: impl Into<String>) -> Self {
+        Self::new("IrreversibleInstanceRefresh", 400, message)
+    }
     pub fn invalid_next_token(message: impl Into<String>) -> Self {
         Self::new("InvalidNextToken", 400, message)
     }

@@ -66,6 +66,7 @@ impl Group {
             retry_at_ms: self.retry_at_ms,
             suspended: crate::processes::suspended(&s.suspended_processes),
             hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
+            refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
         }
     }
 
@@ -248,6 +249,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         enabled_metrics: Vec::new(),
         tags: tag_descriptions(&name, &input.tags)?,
         max_instance_lifetime: None,
+        default_instance_warmup: None,
         context: None,
         desired_capacity_type: None,
         lifecycle_hooks: crate::lifecycle::from_specifications(
@@ -256,6 +258,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         )?,
         scaling_policies: Vec::new(),
         scheduled_actions: Vec::new(),
+        instance_refreshes: Vec::new(),
         cooldown_ends_ms: None,
     };
     apply_settings(&input.settings, &mut settings);
@@ -282,7 +285,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (the README lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 15] = [
+pub const REFUSED: [(&str, &str); 14] = [
     ("LoadBalancerNames", "Phantom has no load balancers yet"),
     ("TargetGroupARNs", "Phantom has no load balancers yet"),
     ("TrafficSources", "Phantom has no load balancers yet"),
@@ -293,10 +296,6 @@ pub const REFUSED: [(&str, &str); 15] = [
     (
         "CapacityRebalance",
         "Phantom's clouds have no Spot Instances to rebalance",
-    ),
-    (
-        "DefaultInstanceWarmup",
-        "Phantom has no instance warm-up yet (it comes with instance refresh and target tracking)",
     ),
     (
         "InstanceMaintenancePolicy",
@@ -360,7 +359,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
         [
             ("PlacementGroup", s.placement_group.is_some()),
             ("CapacityRebalance", s.capacity_rebalance == Some(true)),
-            ("DefaultInstanceWarmup", s.default_instance_warmup.is_some()),
             (
                 "InstanceMaintenancePolicy",
                 s.instance_maintenance_policy.is_some(),
@@ -565,6 +563,10 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = input.max_instance_lifetime {
         s.max_instance_lifetime = Some(v);
+    }
+    // -1 takes a warm-up off, as in AWS.
+    if let Some(v) = input.default_instance_warmup {
+        s.default_instance_warmup = (v >= 0).then_some(v);
     }
     if let Some(v) = &input.health_check_type {
         s.health_check_type = v.clone();
@@ -837,7 +839,6 @@ mod tests {
                 "TrafficSources" => json!([{"Identifier": "arn:tg"}]),
                 "PlacementGroup" | "DeletionProtection" | "ServiceLinkedRoleARN" => json!("x"),
                 "CapacityRebalance" | "SkipZonalShiftValidation" => json!(true),
-                "DefaultInstanceWarmup" => json!(30),
                 _ => json!({"Any": "thing"}),
             };
             let e = create(&input).unwrap_err();

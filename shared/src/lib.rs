@@ -23,6 +23,7 @@ pub mod processes;
 pub mod query;
 pub mod queue;
 pub mod reconcile;
+pub mod refresh;
 pub mod round;
 pub mod schedule;
 pub mod secrets;

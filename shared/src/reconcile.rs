@@ -10,6 +10,7 @@ use crate::model::group::LaunchTemplateSpecification;
 pub use crate::model::instance::{CloudState, Lifecycle, Member, Placement, Seen};
 use crate::model::instance::{Outcome, Wait};
 use crate::model::response::Instance;
+use crate::refresh::{self, InstanceRefresh};
 use std::collections::BTreeMap;
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
@@ -38,6 +39,8 @@ pub struct Target {
     pub suspended: Vec<String>,
     /// Lifecycle hooks: launching and leaving VMs wait on them.
     pub hooks: Vec<Hook>,
+    /// The group's running instance refresh (`phantom::refresh`).
+    pub refresh: Option<InstanceRefresh>,
 }
 
 impl Target {
@@ -64,6 +67,8 @@ pub enum Cause {
     Released,
     /// A launch lifecycle hook answered ABANDON (or timed out to it).
     Abandoned,
+    /// Replaced by an instance refresh.
+    Refresh,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,6 +103,8 @@ pub struct Plan {
     /// The group's capacity before and after, for the scaling activities' causes.
     pub capacity_from: i64,
     pub capacity_to: i64,
+    /// The running instance refresh as this round leaves it, if that changed (to write).
+    pub refresh: Option<InstanceRefresh>,
 }
 
 impl Plan {
@@ -114,6 +121,7 @@ impl Plan {
             && self.detach.is_empty()
             && self.finished.is_empty()
             && self.launch.is_empty()
+            && self.refresh.is_none()
     }
 }
 
@@ -171,6 +179,8 @@ pub struct Assessed {
     pub plan: Plan,
     /// The instances that count toward the group's size.
     pub live: Vec<Member>,
+    /// Those in Standby, still there.
+    pub standby: Vec<Member>,
 }
 
 impl Assessed {
@@ -196,6 +206,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
 
     // VMs the cloud has for this group that were never recorded: adopt the living.
     let mut live: Vec<Member> = Vec::new();
+    let mut standby: Vec<Member> = Vec::new();
     for s in seen
         .iter()
         .filter(|s| !recorded.contains_key(s.id.as_str()))
@@ -269,6 +280,8 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 } else if gone && age >= MISSING_GRACE_MS {
                     let why = "the instance in standby no longer runs on the cloud".to_string();
                     plan.gone.push((m.id.clone(), Cause::Unhealthy(why)));
+                } else {
+                    standby.push(m.clone());
                 }
                 continue;
             }
@@ -352,21 +365,43 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             None => live.push(m.clone()),
         }
     }
-    Assessed { plan, live }
+    Assessed {
+        plan,
+        live,
+        standby,
+    }
 }
 
-/// The second half of `decide`: scale in or out to `target.desired`, and hold leaving VMs on
-/// the termination hooks.
+/// The second half of `decide`: scale in or out to `target.desired` (or the room a running
+/// instance refresh takes, replacing its old instances), and hold leaving VMs on the termination
+/// hooks.
 pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
-    let Assessed { mut plan, live } = assessed;
-    let desired = if target.deleting {
+    let Assessed {
+        mut plan,
+        mut live,
+        standby,
+    } = assessed;
+    let mut desired = if target.deleting {
         0
     } else {
         target.desired.max(0)
     };
-    let have = live.len() as i64;
-    plan.capacity_from = have;
+    plan.capacity_from = live.len() as i64;
     plan.capacity_to = desired;
+    if let Some(r) = target.refresh.as_ref().filter(|_| !target.deleting) {
+        let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
+        let step = refresh::step(r, desired, &live, &standby, now_ms, &now);
+        // Replacing terminates; the launches that follow are the group's own.
+        if target.runs("Terminate") && target.runs("Launch") {
+            live.retain(|m| !step.terminate.contains(&m.id));
+            for id in step.terminate {
+                plan.terminate.push((id, Cause::Refresh));
+            }
+            desired = step.capacity;
+        }
+        plan.refresh = step.next;
+    }
+    let have = live.len() as i64;
 
     if have > desired && target.runs("Terminate") {
         let cause = if target.deleting {
@@ -405,7 +440,12 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
     if !hold_waits.is_empty() && !target.deleting {
         let (hold, go) = std::mem::take(&mut plan.terminate)
             .into_iter()
-            .partition(|(_, c)| matches!(c, Cause::Unhealthy(_) | Cause::ScaleIn { .. }));
+            .partition(|(_, c)| {
+                matches!(
+                    c,
+                    Cause::Unhealthy(_) | Cause::ScaleIn { .. } | Cause::Refresh
+                )
+            });
         plan.hold = hold;
         plan.terminate = go;
         if !plan.hold.is_empty() {
@@ -531,6 +571,7 @@ mod tests {
             retry_at_ms: 0,
             suspended: vec![],
             hooks: vec![],
+            refresh: None,
         }
     }
 

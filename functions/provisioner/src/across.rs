@@ -261,6 +261,8 @@ impl Provisioner {
         name: &str,
     ) -> Result<(Target, Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>), StoreError> {
         let mut target = g.target();
+        // StartInstanceRefresh refuses a group across clouds (for now): no cloud replaces alone.
+        target.refresh = None;
         target.cloud = name.to_string();
         target.launch_configuration = g
             .launch_configuration()

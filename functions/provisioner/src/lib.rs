@@ -32,6 +32,7 @@ use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
+use phantom::refresh;
 use phantom::round::{self, Acted, Before};
 use phantom::spread::{Policy, Site, Spread};
 use phantom::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
@@ -379,6 +380,7 @@ impl Provisioner {
                 Err(e) => Err(e),
             };
         }
+        let refreshing = g.target().refresh.is_some();
         if plan.is_empty() {
             return Ok(if plan.retry_at_ms.is_some() {
                 Round::Waiting
@@ -386,7 +388,7 @@ impl Provisioner {
                 Round::Acted {
                     launched: 0,
                     terminated: 0,
-                    waiting: round::still_waiting(&members, &Record::default()),
+                    waiting: refreshing || round::still_waiting(&members, &Record::default()),
                 }
             });
         }
@@ -441,6 +443,9 @@ impl Provisioner {
             tracing::warn!(group = g.name, error = why, "launch failed");
             self.retry_later(owner, g, &r).await;
         }
+        let refreshing = self
+            .advance_refresh(owner, g, &plan, &members, acted.launch_failed.as_deref())
+            .await?;
         Ok(Round::Acted {
             launched: acted.launched.len(),
             terminated: if acted.terminate_failed.is_some() {
@@ -448,8 +453,49 @@ impl Provisioner {
             } else {
                 ids.len()
             },
-            // A deleted group comes back until it is gone (its VMs shutting down count as waiting).
-            waiting: g.deleting() || round::still_waiting(&members, &r),
+            // A deleted group comes back until it is gone (its VMs shutting down count as
+            // waiting); a refresh until it ends.
+            waiting: g.deleting() || refreshing || round::still_waiting(&members, &r),
         })
+    }
+
+    /// Writes what the round made of the group's running instance refresh (a new status, a
+    /// checkpoint, its end), or fails it if a launch failed; says whether it still runs. A
+    /// compare-and-set on the group as leased: if the group changed since, the write is lost
+    /// and the next round (the lease's release fails too) decides again from what is there.
+    async fn advance_refresh(
+        &self,
+        owner: &str,
+        g: &Group,
+        plan: &Plan,
+        members: &[Member],
+        launch_failed: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let Some(running) = refresh::active(&g.settings.instance_refreshes) else {
+            return Ok(false);
+        };
+        let now_ms = self.clock.now_ms();
+        let next = match (launch_failed, &plan.refresh) {
+            (Some(why), _) => {
+                let now = phantom::time::format_timestamp(phantom::time::from_ms(now_ms));
+                refresh::failed(running, why, members, now_ms, &now)
+            }
+            (None, Some(next)) => next.clone(),
+            (None, None) => return Ok(true),
+        };
+        let still = next.status.active();
+        tracing::info!(
+            group = g.name,
+            refresh = next.instance_refresh_id,
+            status = ?next.status,
+            reason = next.status_reason,
+            "instance refresh"
+        );
+        let mut new = g.clone();
+        new.settings.instance_refreshes[0] = next;
+        match self.store.update_group(owner, g, &new).await {
+            Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(still),
+            Err(e) => Err(e),
+        }
     }
 }

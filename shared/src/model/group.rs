@@ -87,6 +87,9 @@ pub struct Settings {
     /// Accepted and shown; acted on with rolling updates (issue 24).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_instance_lifetime: Option<i64>,
+    /// Seconds a new instance warms up: an instance refresh's default warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_instance_warmup: Option<i64>,
     /// AWS reserves it for its own use cases: a label Phantom keeps and shows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
@@ -100,6 +103,13 @@ pub struct Settings {
     pub scaling_policies: Vec<ScalingPolicy>,
     #[serde(default)]
     pub scheduled_actions: Vec<ScheduledAction>,
+    /// Its instance refreshes, the newest first (`phantom::refresh`).
+    #[serde(
+        rename = "PhantomInstanceRefreshes",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub instance_refreshes: Vec<super::refresh::InstanceRefresh>,
     /// When the cooldown a simple policy started ends (Unix ms).
     #[serde(
         rename = "PhantomCooldownEndsMs",

@@ -8,6 +8,7 @@ pub mod hold;
 pub mod instance;
 pub mod launch_config;
 pub mod record;
+pub mod refresh;
 pub mod request;
 pub mod response;
 pub mod user;

@@ -7,6 +7,7 @@
 
 use super::group::{LaunchTemplateSpecification, MixedInstancesPolicy, Step};
 use super::launch_config::{BlockDeviceMapping, InstanceMonitoring, MetadataOptions};
+use super::refresh::Held;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -451,4 +452,55 @@ pub struct DeleteScheduledAction {
 pub struct BatchDeleteScheduledAction {
     pub auto_scaling_group_name: String,
     pub scheduled_action_names: Vec<String>,
+}
+
+// Instance refresh.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct StartInstanceRefresh {
+    pub auto_scaling_group_name: String,
+    pub strategy: Option<String>,
+    // Read only to be refused (for now).
+    pub desired_configuration: Option<IgnoredAny>,
+    pub preferences: Option<RefreshPreferences>,
+}
+
+/// StartInstanceRefresh's preferences as given (botocore's `RefreshPreferences`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RefreshPreferences {
+    pub min_healthy_percentage: Option<i64>,
+    pub max_healthy_percentage: Option<i64>,
+    pub instance_warmup: Option<i64>,
+    pub checkpoint_percentages: Option<Vec<i64>>,
+    pub checkpoint_delay: Option<i64>,
+    pub skip_matching: Option<bool>,
+    pub auto_rollback: Option<bool>,
+    pub scale_in_protected_instances: Option<Held>,
+    pub standby_instances: Option<Held>,
+    pub alarm_specification: Option<IgnoredAny>,
+    pub bake_time: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeInstanceRefreshes {
+    pub auto_scaling_group_name: String,
+    pub instance_refresh_ids: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CancelInstanceRefresh {
+    pub auto_scaling_group_name: String,
+    pub wait_for_transitioning_instances: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RollbackInstanceRefresh {
+    pub auto_scaling_group_name: String,
 }

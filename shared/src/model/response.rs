@@ -229,3 +229,18 @@ pub struct DescribeAccountLimits {
     pub number_of_auto_scaling_groups: i64,
     pub number_of_launch_configurations: i64,
 }
+
+/// StartInstanceRefresh, CancelInstanceRefresh and RollbackInstanceRefresh answer its id.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceRefreshId {
+    pub instance_refresh_id: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeInstanceRefreshes {
+    pub instance_refreshes: Vec<super::refresh::InstanceRefresh>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}

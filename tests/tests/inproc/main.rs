@@ -10,6 +10,7 @@ mod hooks;
 mod lambda;
 mod policies;
 mod provisioning;
+mod refresh;
 mod scale;
 mod scheduled;
 mod self_service;

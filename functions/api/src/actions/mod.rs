@@ -14,6 +14,7 @@ mod describe_auto_scaling_instances;
 mod describe_launch_configurations;
 mod describe_scaling_activities;
 mod describe_tags;
+mod instance_refresh;
 mod instances;
 mod lifecycle_hooks;
 mod lookups;
@@ -176,6 +177,26 @@ pub const ACTIONS: &[Action] = &[
         "DescribeLifecycleHookTypes",
         lifecycle_hooks::hook_types,
         Nothing
+    ),
+    action!(
+        "StartInstanceRefresh",
+        instance_refresh::start,
+        StartInstanceRefresh
+    ),
+    action!(
+        "DescribeInstanceRefreshes",
+        instance_refresh::describe,
+        DescribeInstanceRefreshes
+    ),
+    action!(
+        "CancelInstanceRefresh",
+        instance_refresh::cancel,
+        CancelInstanceRefresh
+    ),
+    action!(
+        "RollbackInstanceRefresh",
+        instance_refresh::rollback,
+        RollbackInstanceRefresh
     ),
     action!("AttachInstances", instances::attach, InstancesJoining),
     action!("DetachInstances", instances::detach, InstancesLeaving),

@@ -1,0 +1,416 @@
+//! Instance refresh, pure: what StartInstanceRefresh records, and what each provisioner round does
+//! for a running refresh: which old instances to terminate now, how many instances the group may
+//! run meanwhile, and when the refresh reaches a checkpoint, is done, or fails.
+//!
+//! A refresh replaces the instances the group had when it started (`InstanceRefresh::replace`),
+//! a batch at a time: at least MinHealthyPercentage of the desired capacity stays InService,
+//! healthy and warmed up, and at most MaxHealthyPercentage of it runs at once. Above 100, new
+//! instances launch before old ones go; at 100, an old one goes first and its replacement follows.
+
+use crate::model::group::LaunchTemplateSpecification;
+pub use crate::model::instance::{Lifecycle, Member};
+pub use crate::model::refresh::{Held, InstanceRefresh, Preferences, Status};
+use crate::model::request::RefreshPreferences as Asked;
+use crate::model::{Checked, Refusal};
+
+/// How many refreshes a group remembers (the newest first); AWS shows six weeks of them.
+pub const KEPT: usize = 20;
+/// How long a refresh waits for instances protected from scale in, or in Standby, before it fails.
+pub const WAIT_FOR_HELD_MS: i64 = 3_600_000;
+const DEFAULT_CHECKPOINT_DELAY: i64 = 3_600;
+
+/// What the group launches from now, for SkipMatching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub launch_configuration: Option<String>,
+    pub launch_template: Option<LaunchTemplateSpecification>,
+}
+
+/// Checks the preferences and fills in AWS's defaults.
+pub fn preferences(asked: &Asked) -> Checked<Preferences> {
+    if asked.alarm_specification.is_some() {
+        return Err(Refusal::invalid(
+            "AlarmSpecification is not supported: Phantom's clouds have no CloudWatch alarms",
+        ));
+    }
+    if asked.auto_rollback == Some(true) {
+        return Err(Refusal::invalid(
+            "AutoRollback requires a DesiredConfiguration, which Phantom does not take yet",
+        ));
+    }
+    if asked.max_healthy_percentage.is_some() && asked.min_healthy_percentage.is_none() {
+        return Err(Refusal::invalid(
+            "If you specify MaxHealthyPercentage, you must also specify MinHealthyPercentage.",
+        ));
+    }
+    let min = asked.min_healthy_percentage.unwrap_or(90);
+    let max = asked.max_healthy_percentage.unwrap_or(100);
+    if max - min > 100 {
+        return Err(Refusal::invalid(
+            "The difference between MaxHealthyPercentage and MinHealthyPercentage cannot be greater than 100.",
+        ));
+    }
+    let checkpoints = asked.checkpoint_percentages.clone().unwrap_or_default();
+    if asked.checkpoint_delay.is_some() && checkpoints.is_empty() {
+        return Err(Refusal::invalid(
+            "CheckpointDelay requires CheckpointPercentages.",
+        ));
+    }
+    if checkpoints.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Refusal::invalid(
+            "CheckpointPercentages must be unique and in ascending order.",
+        ));
+    }
+    Ok(Preferences {
+        min_healthy_percentage: min,
+        max_healthy_percentage: max,
+        instance_warmup: asked.instance_warmup,
+        checkpoint_delay: (!checkpoints.is_empty())
+            .then(|| asked.checkpoint_delay.unwrap_or(DEFAULT_CHECKPOINT_DELAY)),
+        checkpoint_percentages: checkpoints,
+        skip_matching: asked.skip_matching.unwrap_or(false),
+        auto_rollback: false,
+        scale_in_protected_instances: asked.scale_in_protected_instances.unwrap_or(Held::Wait),
+        standby_instances: asked.standby_instances.unwrap_or(Held::Wait),
+        bake_time: asked.bake_time.unwrap_or(0),
+    })
+}
+
+/// The group's running refresh, if any (the newest comes first).
+pub fn active(refreshes: &[InstanceRefresh]) -> Option<&InstanceRefresh> {
+    refreshes.first().filter(|r| r.status.active())
+}
+
+/// What a new refresh of a group replaces: every instance it has that is not on its way out
+/// (with SkipMatching, those not launched from what the group launches from now).
+pub fn to_replace(members: &[Member], from: &Source, skip_matching: bool) -> Vec<String> {
+    let mut ids: Vec<String> = members
+        .iter()
+        .filter(|m| {
+            !matches!(
+                m.lifecycle,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
+            )
+        })
+        .filter(|m| {
+            !skip_matching
+                || m.launch_configuration != from.launch_configuration
+                || m.launch_template != from.launch_template
+        })
+        .map(|m| m.id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The group's refreshes with `new` first, the oldest forgotten past `KEPT`.
+pub fn begin(history: &[InstanceRefresh], new: InstanceRefresh) -> Vec<InstanceRefresh> {
+    let mut all = vec![new];
+    all.extend(history.iter().take(KEPT - 1).cloned());
+    all
+}
+
+/// Where a refresh comes in DescribeInstanceRefreshes (the newest first), as a paging position.
+pub fn position(r: &InstanceRefresh) -> String {
+    format!("{:020}#{}", i64::MAX - r.start_ms, r.instance_refresh_id)
+}
+
+/// InstanceRefreshInProgress's message, as AWS words it.
+pub const IN_PROGRESS: &str =
+    "An Instance Refresh is already in progress and blocks the execution of this Instance Refresh.";
+
+/// CancelInstanceRefresh: stop replacing; with `wait`, the instances on their way in finish first.
+pub fn cancel(r: &InstanceRefresh, wait: bool, now: &str) -> InstanceRefresh {
+    if wait && r.status != Status::Pending {
+        InstanceRefresh {
+            status: Status::Cancelling,
+            status_reason: Some("Waiting for in-flight instances before cancelling.".into()),
+            ..r.clone()
+        }
+    } else {
+        end(
+            r,
+            Status::Cancelled,
+            "The instance refresh was cancelled.",
+            now,
+            None,
+        )
+    }
+}
+
+/// A refresh that ended, with what it came to frozen.
+fn end(
+    r: &InstanceRefresh,
+    status: Status,
+    why: &str,
+    now: &str,
+    progress: Option<(i64, i64)>,
+) -> InstanceRefresh {
+    let (percentage, to_update) =
+        progress.unwrap_or((r.percentage_complete, r.instances_to_update));
+    InstanceRefresh {
+        status,
+        status_reason: Some(why.to_string()),
+        end_time: Some(now.to_string()),
+        percentage_complete: percentage,
+        instances_to_update: to_update,
+        replace: Vec::new(),
+        paused_until_ms: None,
+        blocked_since_ms: None,
+        ..r.clone()
+    }
+}
+
+/// A launch failed while the refresh ran: it fails, saying why.
+pub fn failed(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    let progress = progress(r, members, now_ms);
+    end(
+        r,
+        Status::Failed,
+        &format!("An instance failed to launch: {why}"),
+        now,
+        Some(progress),
+    )
+}
+
+/// Whether a member still has to be replaced.
+fn old(r: &InstanceRefresh, m: &Member) -> bool {
+    r.replace.binary_search(&m.id).is_ok()
+}
+
+fn serving(m: &Member) -> bool {
+    m.healthy && m.lifecycle == Lifecycle::InService
+}
+
+/// Serving, and past its warm-up if it is new (counted from its launch).
+fn warmed(r: &InstanceRefresh, m: &Member, now_ms: i64) -> bool {
+    serving(m) && (old(r, m) || now_ms >= m.launched_ms + r.warmup_ms)
+}
+
+/// PercentageComplete and InstancesToUpdate of a running refresh: an instance counts as updated
+/// once the old one is gone and no new one is still warming up in its place.
+pub fn progress(r: &InstanceRefresh, members: &[Member], now_ms: i64) -> (i64, i64) {
+    if !r.status.active() {
+        return (r.percentage_complete, r.instances_to_update);
+    }
+    let counted = |m: &&Member| {
+        !matches!(
+            m.lifecycle,
+            Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
+        )
+    };
+    let left = members.iter().filter(counted).filter(|m| old(r, m)).count() as i64;
+    let warming = members
+        .iter()
+        .filter(counted)
+        .filter(|m| !old(r, m) && m.lifecycle != Lifecycle::Standby && !warmed(r, m, now_ms))
+        .count() as i64;
+    let to_update = (left + warming).min(r.total);
+    let percentage = if r.total == 0 {
+        100
+    } else {
+        (r.total - to_update) * 100 / r.total
+    };
+    (percentage, to_update)
+}
+
+/// What a round does for a running refresh.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Step {
+    /// Old instances to terminate now (they leave the group's count).
+    pub terminate: Vec<String>,
+    /// How many instances the group may run: launches go up to it, scale-in comes down to it.
+    pub capacity: i64,
+    /// The refresh as it stands after this round, if that changed (to write).
+    pub next: Option<InstanceRefresh>,
+}
+
+/// One round of a running refresh, from the group's desired capacity, its counted instances
+/// (`live`) and those in Standby.
+pub fn step(
+    r: &InstanceRefresh,
+    desired: i64,
+    live: &[Member],
+    standby: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> Step {
+    let prefs = &r.preferences;
+    let mut step = Step {
+        capacity: desired,
+        ..Step::default()
+    };
+    let mut next = r.clone();
+    if r.status == Status::Pending {
+        next.status = Status::InProgress;
+        next.status_reason = None;
+    }
+    let still_old: Vec<&Member> = live.iter().filter(|m| old(r, m)).collect();
+    let warming = live.iter().any(|m| !old(r, m) && !warmed(r, m, now_ms));
+    let members: Vec<Member> = live.iter().chain(standby).cloned().collect();
+    let (percentage, to_update) = progress(r, &members, now_ms);
+
+    match r.status {
+        Status::Cancelling => {
+            if !warming {
+                next = end(
+                    r,
+                    Status::Cancelled,
+                    "The instance refresh was cancelled.",
+                    now,
+                    Some((percentage, to_update)),
+                );
+            }
+            return with_next(step, r, next);
+        }
+        Status::Baking => {
+            if r.paused_until_ms.is_some_and(|t| now_ms >= t) {
+                next = end(
+                    r,
+                    Status::Successful,
+                    "The instance refresh completed successfully.",
+                    now,
+                    Some((100, 0)),
+                );
+            }
+            return with_next(step, r, next);
+        }
+        _ => {}
+    }
+
+    // A checkpoint holds replacing until its delay is over.
+    let paused = match r.paused_until_ms {
+        Some(t) if now_ms < t => true,
+        Some(_) => {
+            next.paused_until_ms = None;
+            next.status_reason = None;
+            false
+        }
+        None => {
+            let reached = prefs
+                .checkpoint_percentages
+                .iter()
+                .take_while(|p| **p <= percentage)
+                .count();
+            if reached > r.checkpoints_reached && percentage < 100 {
+                let delay = prefs.checkpoint_delay.unwrap_or(DEFAULT_CHECKPOINT_DELAY);
+                next.checkpoints_reached = reached;
+                next.paused_until_ms = Some(now_ms + delay * 1000);
+                next.status_reason = Some(format!(
+                    "Waiting at the checkpoint of {} percent for {delay} seconds.",
+                    prefs.checkpoint_percentages[reached - 1]
+                ));
+                true
+            } else {
+                next.checkpoints_reached = next.checkpoints_reached.max(reached);
+                false
+            }
+        }
+    };
+
+    // Which old instances may go: protected ones only with Refresh.
+    let replaceable: Vec<&Member> = still_old
+        .iter()
+        .copied()
+        .filter(|m| !m.protected || prefs.scale_in_protected_instances == Held::Refresh)
+        .collect();
+    let held_protected = still_old.len() - replaceable.len();
+    let old_standby: Vec<&Member> = standby.iter().filter(|m| old(r, m)).collect();
+
+    if !paused {
+        let keep = (desired * prefs.min_healthy_percentage + 99) / 100;
+        let most = desired * prefs.max_healthy_percentage / 100;
+        let healthy = live.iter().filter(|m| warmed(r, m, now_ms)).count() as i64;
+        // Old instances that do not serve go first: they count for nothing.
+        let (idle, busy): (Vec<&Member>, Vec<&Member>) =
+            replaceable.iter().partition(|m| !serving(m));
+        let mut room = (healthy - keep).max(0);
+        // With no room to launch first, at least one at a time, once nothing is on its way.
+        if most <= desired && room == 0 && !warming && idle.is_empty() {
+            room = 1;
+        }
+        let mut go: Vec<String> = idle.iter().map(|m| m.id.clone()).collect();
+        let mut busy: Vec<&Member> = busy;
+        busy.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
+        go.extend(busy.iter().take(room as usize).map(|m| m.id.clone()));
+        if prefs.standby_instances == Held::Refresh {
+            go.extend(old_standby.iter().map(|m| m.id.clone()));
+        }
+        let remaining_old = (replaceable.len() - go.len().min(replaceable.len())) as i64;
+        step.capacity = most.min(desired + remaining_old).max(desired);
+        step.terminate = go;
+    }
+
+    // Done once nothing it replaces is left and the new instances have warmed up.
+    let waiting_standby = if prefs.standby_instances == Held::Wait {
+        old_standby.len()
+    } else {
+        0
+    };
+    let waiting_protected = if prefs.scale_in_protected_instances == Held::Wait {
+        held_protected
+    } else {
+        0
+    };
+    let replaced_all = replaceable.is_empty() && step.terminate.is_empty() && !warming;
+    if replaced_all && waiting_standby + waiting_protected == 0 && !paused {
+        next = if prefs.bake_time > 0 {
+            InstanceRefresh {
+                status: Status::Baking,
+                status_reason: Some(format!(
+                    "Waiting the bake time of {} seconds.",
+                    prefs.bake_time
+                )),
+                paused_until_ms: Some(now_ms + prefs.bake_time * 1000),
+                percentage_complete: 100,
+                instances_to_update: 0,
+                ..next
+            }
+        } else {
+            end(
+                &next,
+                Status::Successful,
+                "The instance refresh completed successfully.",
+                now,
+                Some((100, 0)),
+            )
+        };
+    } else if replaced_all {
+        // Only instances it waits for are left: an hour, then it fails.
+        let since = r.blocked_since_ms.unwrap_or(now_ms);
+        if now_ms - since >= WAIT_FOR_HELD_MS {
+            let why = if waiting_protected > 0 {
+                "Instances protected from scale in were found and not released within an hour."
+            } else {
+                "Instances in Standby were found and not returned to service within an hour."
+            };
+            next = end(
+                &next,
+                Status::Failed,
+                why,
+                now,
+                Some((percentage, to_update)),
+            );
+        } else if r.blocked_since_ms.is_none() {
+            next.blocked_since_ms = Some(now_ms);
+            next.status_reason = Some(format!(
+                "Waiting for {} instances protected from scale in and {} in Standby.",
+                waiting_protected, waiting_standby
+            ));
+        }
+    }
+    with_next(step, r, next)
+}
+
+fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step {
+    if &next != r {
+        step.next = Some(next);
+    }
+    step
+}

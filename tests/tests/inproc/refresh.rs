@@ -1,0 +1,423 @@
+//! Instance refresh through aws-sdk-autoscaling, with the provisioner's rounds doing the work: the
+//! healthy percentages held at every second, checkpoints, cancel, skip matching, AWS's errors,
+//! and a provisioner killed at every step of a refresh round.
+
+use crate::provisioning::{activities, converges};
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{
+    InstanceRefresh, InstanceRefreshStatus, LifecycleState, RefreshPreferences,
+};
+use phantom::queue::Reconcile;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// A group `web` of `n` InService VMs from `web@hotel`, then moved to `web2@hotel`: what a
+/// refresh replaces. Returns the old VMs.
+async fn ready(w: &World, u: &User, n: i32, max: i32) -> Vec<String> {
+    create_lc(w, u, "web@hotel").await;
+    create_lc(w, u, "web2@hotel").await;
+    create_group(w, u, "web", "web@hotel", 0, max, n).await;
+    let old = converges(w, u, "hotel", "web", n as usize).await;
+    w.sdk(u)
+        .update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web2@hotel")
+        .send()
+        .await
+        .expect("update-auto-scaling-group");
+    // New VMs take a few seconds to boot, as on a cloud.
+    w.hotel.set_boot_time(Duration::from_secs(3));
+    old
+}
+
+async fn start(w: &World, u: &User, prefs: RefreshPreferences) -> String {
+    w.sdk(u)
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .preferences(prefs)
+        .send()
+        .await
+        .expect("start-instance-refresh")
+        .instance_refresh_id()
+        .expect("an id")
+        .to_string()
+}
+
+async fn refreshes(w: &World, u: &User) -> Vec<InstanceRefresh> {
+    w.sdk(u)
+        .describe_instance_refreshes()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .expect("describe-instance-refreshes")
+        .instance_refreshes()
+        .to_vec()
+}
+
+/// The group's instances as (id, lifecycle state, launch configuration).
+async fn instances(w: &World, u: &User) -> Vec<(String, LifecycleState, String)> {
+    group(w, u, "web")
+        .await
+        .expect("the group")
+        .instances()
+        .iter()
+        .map(|i| {
+            (
+                i.instance_id().unwrap().to_string(),
+                i.lifecycle_state().unwrap().clone(),
+                i.launch_configuration_name()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Instances counted toward the group's size: all but those on their way out.
+fn counted(is: &[(String, LifecycleState, String)]) -> usize {
+    is.iter()
+        .filter(|i| {
+            !matches!(
+                i.1,
+                LifecycleState::Terminating | LifecycleState::TerminatingWait
+            )
+        })
+        .count()
+}
+
+/// Runs second by second until the refresh reaches `status`, checking `each` every second.
+async fn run_until(
+    w: &World,
+    u: &User,
+    status: InstanceRefreshStatus,
+    secs: u64,
+    mut each: impl AsyncFnMut(),
+) -> InstanceRefresh {
+    for _ in 0..secs {
+        w.run_for(1).await;
+        each().await;
+        let r = refreshes(w, u).await.remove(0);
+        if r.status() == Some(&status) {
+            return r;
+        }
+    }
+    panic!(
+        "the refresh never reached {status:?}: {:?}",
+        refreshes(w, u).await
+    );
+}
+
+fn prefs(
+    min: i32,
+    max: Option<i32>,
+) -> aws_sdk_autoscaling::types::builders::RefreshPreferencesBuilder {
+    RefreshPreferences::builder()
+        .min_healthy_percentage(min)
+        .set_max_healthy_percentage(max)
+        .instance_warmup(5)
+}
+
+#[tokio::test]
+async fn a_refresh_at_ninety_percent_never_has_fewer_than_nine_of_ten_in_service() {
+    let w = World::new().await;
+    let u = w.user("refresh-90").await;
+    let old = ready(&w, &u, 10, 12).await;
+    let id = start(&w, &u, prefs(90, None).build()).await;
+    let first = refreshes(&w, &u).await.remove(0);
+    assert_eq!(first.instance_refresh_id(), Some(id.as_str()));
+    assert_eq!(first.instances_to_update(), Some(10));
+    assert_eq!(
+        (first.status(), first.percentage_complete()),
+        (Some(&InstanceRefreshStatus::Pending), Some(0))
+    );
+    let p = first.preferences().unwrap();
+    assert_eq!(
+        (
+            p.min_healthy_percentage(),
+            p.max_healthy_percentage(),
+            p.skip_matching()
+        ),
+        (Some(90), Some(100), Some(false))
+    );
+
+    let mut fewest = usize::MAX;
+    let mut most = 0;
+    let done = run_until(&w, &u, InstanceRefreshStatus::Successful, 300, async || {
+        let now = instances(&w, &u).await;
+        let serving = now
+            .iter()
+            .filter(|i| i.1 == LifecycleState::InService)
+            .count();
+        fewest = fewest.min(serving);
+        most = most.max(counted(&now));
+    })
+    .await;
+    assert!(fewest >= 9, "{fewest} InService at one point");
+    assert!(most <= 10, "{most} instances at one point");
+    assert_eq!(
+        (done.percentage_complete(), done.instances_to_update()),
+        (Some(100), Some(0))
+    );
+    assert!(done.end_time().is_some());
+    let now = converges(&w, &u, "hotel", "web", 10).await;
+    let before: BTreeSet<_> = old.iter().collect();
+    assert!(
+        now.iter().all(|id| !before.contains(id)),
+        "every old VM replaced"
+    );
+    assert!(instances(&w, &u).await.iter().all(|i| i.2 == "web2@hotel"));
+    let causes: Vec<String> = activities(&w, &u, "web")
+        .await
+        .iter()
+        .filter_map(|a| a.cause().map(str::to_string))
+        .collect();
+    assert_eq!(
+        causes
+            .iter()
+            .filter(|c| c.contains("in response to an instance refresh"))
+            .count(),
+        10
+    );
+}
+
+#[tokio::test]
+async fn at_two_hundred_percent_new_vms_come_first_and_the_group_never_drops_below_desired() {
+    let w = World::new().await;
+    let u = w.user("refresh-200").await;
+    ready(&w, &u, 4, 8).await;
+    start(&w, &u, prefs(100, Some(200)).build()).await;
+    let mut fewest = usize::MAX;
+    let mut most = 0;
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {
+        let now = instances(&w, &u).await;
+        fewest = fewest.min(
+            now.iter()
+                .filter(|i| i.1 == LifecycleState::InService)
+                .count(),
+        );
+        most = most.max(counted(&now));
+    })
+    .await;
+    assert_eq!(fewest, 4, "never below the desired capacity in service");
+    assert_eq!(
+        most, 8,
+        "all four new ones launched before the old ones went"
+    );
+    converges(&w, &u, "hotel", "web", 4).await;
+}
+
+#[tokio::test]
+async fn a_checkpoint_pauses_then_the_refresh_goes_on() {
+    let w = World::new().await;
+    let u = w.user("refresh-checkpoint").await;
+    ready(&w, &u, 4, 6).await;
+    start(
+        &w,
+        &u,
+        prefs(50, None)
+            .checkpoint_percentages(50)
+            .checkpoint_percentages(100)
+            .checkpoint_delay(120)
+            .build(),
+    )
+    .await;
+    let paused = w
+        .until(60, "the checkpoint at 50 percent", async || {
+            let r = refreshes(&w, &u).await.remove(0);
+            r.status_reason()
+                .is_some_and(|s| s.contains("checkpoint"))
+                .then_some(r)
+        })
+        .await;
+    assert_eq!(paused.status(), Some(&InstanceRefreshStatus::InProgress));
+    assert_eq!(paused.percentage_complete(), Some(50));
+    let old_left =
+        |is: &[(String, LifecycleState, String)]| is.iter().filter(|i| i.2 == "web@hotel").count();
+    assert_eq!(old_left(&instances(&w, &u).await), 2);
+    // Held for the delay: a minute on, the same two old VMs.
+    w.run_for(60).await;
+    assert_eq!(old_left(&instances(&w, &u).await), 2);
+    assert_eq!(
+        refreshes(&w, &u).await[0].status(),
+        Some(&InstanceRefreshStatus::InProgress)
+    );
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {}).await;
+    assert_eq!(old_left(&instances(&w, &u).await), 0);
+}
+
+#[tokio::test]
+async fn cancel_stops_where_it_is() {
+    let w = World::new().await;
+    let u = w.user("refresh-cancel").await;
+    ready(&w, &u, 4, 6).await;
+    let id = start(&w, &u, prefs(75, None).build()).await;
+    w.until(30, "a first VM replaced", async || {
+        (instances(&w, &u).await.iter().any(|i| i.2 == "web2@hotel")).then_some(())
+    })
+    .await;
+    let cancelled = w
+        .sdk(&u)
+        .cancel_instance_refresh()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .expect("cancel-instance-refresh");
+    assert_eq!(cancelled.instance_refresh_id(), Some(id.as_str()));
+    let r = run_until(&w, &u, InstanceRefreshStatus::Cancelled, 60, async || {}).await;
+    assert!(r.end_time().is_some());
+    w.run_for(30).await;
+    let is = instances(&w, &u).await;
+    let old = is.iter().filter(|i| i.2 == "web@hotel").count();
+    assert!(
+        (1..4).contains(&old),
+        "{old} old VMs left: the refresh stopped part way"
+    );
+    assert_eq!(is.len(), 4);
+    // Nothing to cancel any more, nor to roll back.
+    let (code, msg) = failure(
+        w.sdk(&u)
+            .cancel_instance_refresh()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ActiveInstanceRefreshNotFound");
+    assert_eq!(
+        msg,
+        "No in progress or pending Instance Refresh found for Auto Scaling group web"
+    );
+    let (code, _) = failure(
+        w.sdk(&u)
+            .rollback_instance_refresh()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ActiveInstanceRefreshNotFound");
+}
+
+#[tokio::test]
+async fn skip_matching_leaves_matching_vms_alone() {
+    let w = World::new().await;
+    let u = w.user("refresh-skip").await;
+    let old = ready(&w, &u, 2, 6).await;
+    w.sdk(&u)
+        .set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(4)
+        .send()
+        .await
+        .unwrap();
+    let all = converges(&w, &u, "hotel", "web", 4).await;
+    let matching: Vec<&String> = all.iter().filter(|id| !old.contains(id)).collect();
+    assert_eq!(matching.len(), 2);
+    start(&w, &u, prefs(50, None).skip_matching(true).build()).await;
+    assert_eq!(refreshes(&w, &u).await[0].instances_to_update(), Some(2));
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {}).await;
+    let now = converges(&w, &u, "hotel", "web", 4).await;
+    assert!(
+        matching.iter().all(|id| now.contains(id)),
+        "matching VMs kept"
+    );
+    assert!(
+        old.iter().all(|id| !now.contains(id)),
+        "the others replaced"
+    );
+}
+
+#[tokio::test]
+async fn refresh_requests_get_aws_errors() {
+    let w = World::new().await;
+    let u = w.user("refresh-errors").await;
+    ready(&w, &u, 2, 4).await;
+    let c = w.sdk(&u);
+    let (code, msg) = failure(
+        c.start_instance_refresh()
+            .auto_scaling_group_name("web")
+            .preferences(
+                RefreshPreferences::builder()
+                    .max_healthy_percentage(150)
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("MinHealthyPercentage"), "{msg}");
+    let (code, _) = failure(
+        c.start_instance_refresh()
+            .auto_scaling_group_name("nope")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    let (code, _) = failure(
+        c.rollback_instance_refresh()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ActiveInstanceRefreshNotFound");
+
+    start(&w, &u, RefreshPreferences::builder().build()).await;
+    let (code, msg) = failure(
+        c.start_instance_refresh()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (code.as_str(), msg.as_str()),
+        (
+            "InstanceRefreshInProgress",
+            "An Instance Refresh is already in progress and blocks the execution of this Instance Refresh."
+        )
+    );
+    // Started without a DesiredConfiguration: nothing to go back to, as AWS says.
+    let (code, _) = failure(
+        c.rollback_instance_refresh()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "IrreversibleInstanceRefresh");
+    // Defaults as AWS fills them in.
+    let p = refreshes(&w, &u).await[0].preferences().unwrap().clone();
+    assert_eq!(
+        (
+            p.min_healthy_percentage(),
+            p.max_healthy_percentage(),
+            p.scale_in_protected_instances().map(|s| s.as_str()),
+            p.standby_instances().map(|s| s.as_str())
+        ),
+        (Some(90), Some(100), Some("Wait"), Some("Wait"))
+    );
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_refresh_round_converges() {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("refresh-crash").await;
+        let old = ready(&w, &u, 2, 4).await;
+        w.hotel.set_boot_time(Duration::from_secs(0));
+        start(&w, &u, prefs(50, None).instance_warmup(0).build()).await;
+        while !w.queue.receive(10).is_empty() {}
+        let crashed = w
+            .reconcile_crashing_at(&Reconcile::new(&u.name, "web", "crash test"), k)
+            .await;
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        let r = run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {}).await;
+        assert_eq!(r.percentage_complete(), Some(100), "crash at step {k}");
+        let now = converges(&w, &u, "hotel", "web", 2).await;
+        assert!(old.iter().all(|id| !now.contains(id)), "crash at step {k}");
+        // Two old VMs, two new ones: none launched twice.
+        assert_eq!(w.hotel.launched_total(), 4, "crash at step {k}");
+        if !crashed {
+            assert!(k > 3, "the refresh round took only {k} steps");
+            return;
+        }
+    }
+}

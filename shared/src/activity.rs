@@ -14,7 +14,7 @@ pub struct Context<'a> {
 fn at(ms: i64) -> String {
     let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    crate::time::format_timestamp(t)
+    crate::time::format_seconds(t)
 }
 
 fn activity(
@@ -273,6 +273,11 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("increasing the capacity from 0 to 3"));
+        // Whole seconds inside the message, as AWS writes them there.
+        assert!(a["Cause"]
+            .as_str()
+            .unwrap()
+            .starts_with("At 2023-11-14T22:13:20Z an instance was started"));
         assert_eq!(a["StartTime"], "2023-11-14T22:13:20.000Z");
         let f = shown(&launch_failed(
             &ctx,

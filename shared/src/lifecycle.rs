@@ -96,9 +96,10 @@ pub fn next_deadline(waits: &[Wait]) -> Option<i64> {
         .min()
 }
 
-fn no_action(instance: &str, hook: &str) -> Refusal {
+/// AWS's words for an instance that waits on no such hook (or is not in the group).
+pub fn no_action(instance: &str) -> Refusal {
     Refusal::invalid(format!(
-        "No active Lifecycle Action found with instance ID {instance} for lifecycle hook {hook}."
+        "No active Lifecycle Action found with instance ID {instance}"
     ))
 }
 
@@ -124,7 +125,7 @@ fn change_open(
     let w = out
         .iter_mut()
         .find(|w| w.hook == hook && w.result.is_none())
-        .ok_or_else(|| no_action(instance, hook))?;
+        .ok_or_else(|| no_action(instance))?;
     f(w);
     Ok(out)
 }

@@ -121,9 +121,10 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             cooldown: input.cooldown,
         }
     } else {
+        // Terraform sends Cooldown 0 for a step policy as a placeholder, which AWS takes.
         for (member, given) in [
             ("ScalingAdjustment", input.scaling_adjustment.is_some()),
-            ("Cooldown", input.cooldown.is_some()),
+            ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
         ] {
             if given {
                 return Err(not_for(member, SIMPLE));

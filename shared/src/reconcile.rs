@@ -142,10 +142,12 @@ impl Member {
         }
     }
 
-    /// The botocore `AutoScalingInstanceDetails` shape (DescribeAutoScalingInstances).
+    /// The botocore `AutoScalingInstanceDetails` shape (DescribeAutoScalingInstances), where AWS
+    /// writes the health in capitals.
     pub fn describe_in(&self, group: &str) -> Instance {
         Instance {
             auto_scaling_group_name: Some(group.to_string()),
+            health_status: if self.healthy { "HEALTHY" } else { "UNHEALTHY" },
             ..self.describe()
         }
     }

@@ -63,6 +63,16 @@ pub fn format_timestamp(t: OffsetDateTime) -> String {
     .expect("a UTC time formats")
 }
 
+/// `2026-11-22T03:46:59Z`: whole seconds, as AWS writes times inside its messages (an activity's
+/// cause, a process's suspension reason).
+pub fn format_seconds(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.format(format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
+    ))
+    .expect("a UTC time formats")
+}
+
 /// ISO 8601 / RFC 3339, or seconds since the epoch.
 pub fn parse_timestamp(s: &str) -> Option<OffsetDateTime> {
     if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {

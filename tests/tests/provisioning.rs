@@ -242,7 +242,7 @@ fn a_group_launches_its_vms_on_its_cloud_from_its_launch_configuration() {
         .iter()
         .map(|i| {
             assert_eq!(i["AutoScalingGroupName"], "web");
-            assert_eq!(i["HealthStatus"], "Healthy");
+            assert_eq!(i["HealthStatus"], "HEALTHY");
             i["InstanceId"].as_str().unwrap()
         })
         .collect();

@@ -615,7 +615,24 @@ async fn contract(s: &dyn Store, u: &str) {
         .await
         .unwrap();
     assert_eq!(rest, acts[1..].to_vec());
-    assert_eq!(s.activities(&alice, None, None, 10).await.unwrap().len(), 2);
+    // A group whose name begins with g1's and a `#` (and digits, as a time would) is another.
+    let other = Record {
+        activities: vec![activity_at("g1#1234567890123", 7_000)],
+        ..Record::default()
+    };
+    s.record(&alice, &after, &other).await.unwrap();
+    assert_eq!(
+        s.activities(&alice, Some("g1"), None, 10).await.unwrap(),
+        acts
+    );
+    assert_eq!(
+        s.activities(&alice, Some("g1#1234567890123"), None, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(s.activities(&alice, None, None, 10).await.unwrap().len(), 3);
     assert!(s.activities(&bob, None, None, 10).await.unwrap().is_empty());
 
     // The instances of a range of groups by name, with names that sort differently from their

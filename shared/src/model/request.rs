@@ -148,6 +148,7 @@ pub struct DeleteAutoScalingGroup {
 #[serde(rename_all = "PascalCase")]
 pub struct DescribeAutoScalingGroups {
     pub auto_scaling_group_names: Option<Vec<String>>,
+    pub include_instances: Option<bool>,
     #[serde(default)]
     pub filters: Vec<Filter>,
     #[serde(flatten)]

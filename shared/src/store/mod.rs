@@ -304,3 +304,11 @@ pub fn activity_key(a: &Activity) -> StoreResult<String> {
     let inverted = 9_999_999_999_999 - a.start_ms;
     Ok(format!("{}#{inverted:013}#{id}", a.group))
 }
+
+/// Whether what follows a group's prefix in an activity key is one of that group's (its time and
+/// id), not one of a group whose name only begins with it (`a` and `a#1`).
+pub fn activity_of_group(after_prefix: &str) -> bool {
+    after_prefix.split_once('#').is_some_and(|(time, id)| {
+        time.len() == 13 && time.bytes().all(|b| b.is_ascii_digit()) && !id.contains('#')
+    })
+}

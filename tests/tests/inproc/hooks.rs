@@ -147,8 +147,36 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
-    assert!(message.contains("No active Lifecycle Action"), "{message}");
+    assert_eq!(
+        (code.as_str(), message),
+        (
+            "ValidationError",
+            format!(
+                "No active Lifecycle Action found with instance ID {}",
+                held[0]
+            )
+        )
+    );
+    // One that has left the group: the same words, which drain scripts take for "done".
+    let (code, message) = failure(
+        c.complete_lifecycle_action()
+            .auto_scaling_group_name("web")
+            .lifecycle_hook_name("setup")
+            .instance_id(&held[2])
+            .lifecycle_action_result("CONTINUE")
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (code.as_str(), message),
+        (
+            "ValidationError",
+            format!(
+                "No active Lifecycle Action found with instance ID {}",
+                held[2]
+            )
+        )
+    );
     let (code, message) = failure(
         c.complete_lifecycle_action()
             .auto_scaling_group_name("web")
@@ -471,7 +499,7 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .await,
     );
     assert_eq!(code, "ValidationError");
-    assert!(message.contains("max size"), "{message}");
+    assert!(message.contains("max-size=3"), "{message}");
     // Not InService, not in the group, below MinSize: refused, nothing written.
     let (code, message) = failure(
         c.enter_standby()
@@ -508,7 +536,10 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .await,
     );
     assert_eq!(code, "ValidationError");
-    assert!(message.contains("min size"), "{message}");
+    assert!(
+        message.contains("To place into standby 1 instance"),
+        "{message}"
+    );
     assert_eq!(
         in_state(&w, &u, "web", LifecycleState::Standby).await,
         [ids[0].clone()]

@@ -8,6 +8,7 @@ mod api;
 mod crashes;
 mod hooks;
 mod lambda;
+mod parity;
 mod policies;
 mod provisioning;
 mod refresh;

@@ -290,8 +290,13 @@ async fn policies_are_described_filtered_paged_replaced_and_deleted() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
-    assert!(message.contains("No scaling policy found"), "{message}");
+    assert_eq!(
+        (code.as_str(), message.as_str()),
+        (
+            "ValidationError",
+            "Policy a not found for AutoScalingGroup web"
+        )
+    );
 
     // Kinds that need CloudWatch are refused with a reason, and nothing is stored.
     let (code, message) = failure(

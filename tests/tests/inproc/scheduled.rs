@@ -443,7 +443,7 @@ async fn requests_are_checked_listed_and_deleted_as_aws_does() {
         .send()
         .await
         .unwrap();
-    let (code, _) = failure(
+    let (code, message) = failure(
         w.sdk(&u)
             .delete_scheduled_action()
             .auto_scaling_group_name("web")
@@ -451,7 +451,10 @@ async fn requests_are_checked_listed_and_deleted_as_aws_does() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
+    assert_eq!(
+        (code.as_str(), message.as_str()),
+        ("ValidationError", "Scheduled action name not found")
+    );
     let out = w
         .sdk(&u)
         .batch_delete_scheduled_action()

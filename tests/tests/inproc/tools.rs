@@ -983,7 +983,12 @@ async fn attach_and_detach_instances() {
     );
     let (code, message) = failure(attach(&["i-a", "i-b", "i-c", "i-d"]).await);
     assert_eq!(code, "ValidationError");
-    assert!(message.contains("max size"), "{message}");
+    assert!(
+        message.ends_with(
+            "To attach 4 instances, please update the AutoScalingGroup sizes appropriately."
+        ),
+        "{message}"
+    );
     let (code, _) = failure(
         c.attach_instances()
             .auto_scaling_group_name("nope")

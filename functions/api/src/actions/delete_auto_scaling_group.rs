@@ -2,7 +2,6 @@
 //! ForceDelete the group turns `Delete in progress` (desired 0) and the provisioner terminates its
 //! VMs, then removes it.
 
-use super::group_not_found;
 use crate::App;
 use phantom::identity::Caller;
 use phantom::model::request::DeleteAutoScalingGroup;
@@ -14,7 +13,10 @@ pub async fn run(app: &App, caller: &Caller, input: DeleteAutoScalingGroup) -> A
     let force = input.force_delete == Some(true);
     compare_and_set(|| async {
         let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
+            // AWS quotes the name here, and only here; teardown scripts match on it.
+            return Err(ApiError::validation(format!(
+                "AutoScalingGroup name not found - AutoScalingGroup '{name}' not found"
+            )));
         };
         if g.deleting() {
             return Ok(Try::Done(()));

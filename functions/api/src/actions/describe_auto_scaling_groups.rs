@@ -32,8 +32,10 @@ pub async fn run(
     // The instances of the page's groups only. Named groups: one read each, at once. A listing:
     // one read over the names from the page's first group to its last (a page is in name order),
     // keeping those of the page.
+    // IncludeInstances false: none read, none shown.
+    let include = input.include_instances != Some(false);
     let mut instances: BTreeMap<String, Vec<Member>> = BTreeMap::new();
-    if wanted.is_some() {
+    if include && wanted.is_some() {
         let reads = page
             .items
             .iter()
@@ -45,7 +47,8 @@ pub async fn run(
         {
             instances.insert(g.name.clone(), members?);
         }
-    } else if let (Some(first), Some(last)) = (page.items.first(), page.items.last()) {
+    } else if let (true, Some(first), Some(last)) = (include, page.items.first(), page.items.last())
+    {
         let on_page: BTreeSet<&str> = page.items.iter().map(|g| g.name.as_str()).collect();
         for (group, m) in app
             .store

@@ -225,18 +225,12 @@ async fn standby(
         let n = ids.len() as i64;
         let desired = match (enter, decrement) {
             (true, true) if g.desired - n < g.min => {
-                return Err(ApiError::validation(format!(
-                    "Cannot decrement the desired capacity of {name} below its min size ({}): {n} instances to standby from a desired capacity of {}.",
-                    g.min, g.desired
-                )))
+                return Err(sizes_refused(g, "place into standby", n))
             }
             (true, true) => Some(g.desired - n),
             (true, false) => None,
             (false, _) if g.desired + n > g.max => {
-                return Err(ApiError::validation(format!(
-                    "Cannot increment the desired capacity of {name} above its max size ({}): {n} instances out of standby onto a desired capacity of {}.",
-                    g.max, g.desired
-                )))
+                return Err(sizes_refused(g, "move out of standby", n))
             }
             (false, _) => Some(g.desired + n),
         };
@@ -335,10 +329,7 @@ fn attachable(g: &Group, recorded: &[(String, Member)], ids: &[String]) -> ApiRe
     }
     let n = ids.len() as i64;
     if g.desired + n > g.max {
-        return Err(ApiError::validation(format!(
-            "Cannot attach {n} instances to {}: its desired capacity {} would exceed its max size {}.",
-            g.name, g.desired, g.max
-        )));
+        return Err(sizes_refused(g, "attach", n));
     }
     Ok(())
 }
@@ -379,10 +370,7 @@ pub async fn detach(
         let n = serving.len() as i64;
         let desired = (decrement && n > 0).then_some(g.desired - n);
         if desired.is_some_and(|d| d < g.min) {
-            return Err(ApiError::validation(format!(
-                "Cannot decrement the desired capacity of {name} below its min size ({}): {n} instances detached from a desired capacity of {}.",
-                g.min, g.desired
-            )));
+            return Err(sizes_refused(g, "detach", n));
         }
         let ctx = context(app, g);
         let mut from = g.desired;
@@ -405,4 +393,14 @@ pub async fn detach(
     })
     .await?;
     Ok(activities_of(r))
+}
+
+/// AWS's words for instances that would take the desired capacity past MinSize or MaxSize
+/// (scripts match on "please update the AutoScalingGroup sizes appropriately").
+fn sizes_refused(g: &Group, doing: &str, n: i64) -> ApiError {
+    let s = if n == 1 { "" } else { "s" };
+    ApiError::validation(format!(
+        "AutoScalingGroup {} has min-size={}, max-size={}, and desired-size={}. To {doing} {n} instance{s}, please update the AutoScalingGroup sizes appropriately.",
+        g.name, g.min, g.max, g.desired
+    ))
 }

@@ -3,7 +3,7 @@
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
 //! and releases the instances (`phantom::reconcile::decide`).
 
-use super::records::{member, write_group};
+use super::records::write_group;
 use super::{change_group, group_not_found, names};
 use crate::App;
 use phantom::identity::Caller;
@@ -114,12 +114,10 @@ async fn change_waits(
         group,
         Some("lifecycle action"),
         |_g, members| {
-            let m = member(members, id, group)?;
-            if !waiting(m) {
-                return Err(ApiError::validation(format!(
-                    "No active Lifecycle Action found with instance ID {id}."
-                )));
-            }
+            // Not in the group (any more), or not waiting: AWS's words for both.
+            let Some(m) = members.iter().find(|m| m.id == id && waiting(m)) else {
+                return Err(lifecycle::no_action(id).into());
+            };
             Ok(Some(Record {
                 put: vec![Member {
                     waits: change(&m.waits, id, hook)?,

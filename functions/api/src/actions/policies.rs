@@ -96,9 +96,11 @@ pub async fn delete(app: &App, caller: &Caller, input: DeletePolicy) -> ApiResul
     Ok(())
 }
 
+/// Tools take a ValidationError saying "not found" for a policy already gone (Terraform's
+/// destroy does).
 fn no_policy(wanted: &str, group: &str) -> ApiError {
     ApiError::validation(format!(
-        "No scaling policy found for service namespace autoscaling, resource ID {group} and policy name {wanted}"
+        "Policy {wanted} not found for AutoScalingGroup {group}"
     ))
 }
 

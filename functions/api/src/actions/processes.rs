@@ -11,7 +11,7 @@ use phantom::model::request::{
 use phantom::{processes, ApiResult};
 
 pub async fn suspend(app: &App, caller: &Caller, input: ScalingProcesses) -> ApiResult<()> {
-    let now = phantom::time::format_timestamp(app.clock.now());
+    let now = phantom::time::format_seconds(app.clock.now());
     let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();

@@ -126,10 +126,9 @@ fn check_batch(n: usize, member: &str) -> ApiResult<()> {
     Ok(())
 }
 
-fn not_found(name: &str, group: &str) -> ApiError {
-    ApiError::validation(format!(
-        "Scheduled action name not found - Scheduled action {name} not found for AutoScalingGroup {group}"
-    ))
+/// AWS's words (moto's too), naming neither the action nor the group.
+fn not_found() -> ApiError {
+    ApiError::validation("Scheduled action name not found")
 }
 
 pub async fn delete(app: &App, caller: &Caller, input: DeleteScheduledAction) -> ApiResult<()> {
@@ -138,7 +137,7 @@ pub async fn delete(app: &App, caller: &Caller, input: DeleteScheduledAction) ->
     change_group(app, caller, group, None, |g| {
         let list = &g.settings.scheduled_actions;
         if !list.iter().any(|a| &a.scheduled_action_name == name) {
-            return Err(not_found(name, group));
+            return Err(not_found());
         }
         Ok(with_actions(
             g,
@@ -167,7 +166,7 @@ pub async fn batch_delete(
         let missing = wanted
             .iter()
             .filter(|w| !list.iter().any(|a| &a.scheduled_action_name == *w))
-            .map(|w| failure(w, &not_found(w, group)))
+            .map(|w| failure(w, &not_found()))
             .collect();
         *failed.lock().expect("no panic while held") = missing;
         Ok(with_actions(

@@ -51,8 +51,13 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
         }
         None => None,
     };
-    // New subnets bring their zones (on the group's own cloud).
-    let subnets = group::subnet_ids(s.vpc_zone_identifier.as_deref());
+    // New subnets bring their zones (on the group's own cloud); new zones alone must be those
+    // of the subnets the group has.
+    let subnets = match (&s.vpc_zone_identifier, &s.availability_zones) {
+        (Some(new), _) => group::subnet_ids(Some(new)),
+        (None, Some(_)) => group::subnet_ids(found.settings.vpc_zone_identifier.as_deref()),
+        (None, None) => Vec::new(),
+    };
     let subnet_zones = lookups::subnet_zones(app, caller, &found.cloud, &subnets).await?;
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {
         if let (Some(cloud), Some(lc)) = (

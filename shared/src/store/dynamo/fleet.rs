@@ -283,7 +283,10 @@ impl Fleet for DynamoStore {
             None => ACT.to_string(),
         };
         let items = self
-            .query_prefix(&owner(user), &prefix, after, want, |_| true)
+            .query_prefix(&owner(user), &prefix, after, want, |i| {
+                group.is_none()
+                    || sk_suffix(i, &prefix).is_ok_and(|k| crate::store::activity_of_group(&k))
+            })
             .await?;
         items
             .iter()

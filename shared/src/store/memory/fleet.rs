@@ -221,6 +221,7 @@ impl Fleet for MemoryStore {
         let prefix = group.map(|g| format!("{g}#")).unwrap_or_default();
         let out = of_user(&self.state(1).activities, user)
             .filter_map(|(k, doc)| Some((k.strip_prefix(&prefix)?.to_string(), doc)))
+            .filter(|(k, _)| group.is_none() || crate::store::activity_of_group(k))
             .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
             .take(want)
             .map(|(k, doc)| (k, doc.clone()))

@@ -11,10 +11,14 @@ pub struct Context<'a> {
     pub now_ms: i64,
 }
 
+/// A time inside a message: whole seconds, as AWS writes them there.
 fn at(ms: i64) -> String {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    crate::time::format_seconds(t)
+    crate::time::format_seconds(crate::time::from_ms(ms))
+}
+
+/// A timestamp member (StartTime, EndTime): milliseconds.
+fn stamp(ms: i64) -> String {
+    crate::time::format_timestamp(crate::time::from_ms(ms))
 }
 
 fn activity(
@@ -34,8 +38,8 @@ fn activity(
             auto_scaling_group_arn: ctx.group_arn.to_string(),
             description,
             cause,
-            start_time: at(ctx.now_ms),
-            end_time: at(ctx.now_ms),
+            start_time: stamp(ctx.now_ms),
+            end_time: stamp(ctx.now_ms),
             status_code: status.to_string(),
             status_message: message.map(str::to_string),
             progress: 100,
@@ -140,6 +144,9 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         ),
         Cause::Abandoned => format!(
             "At {when} an instance was taken out of service in response to a launch lifecycle hook that ended with ABANDON."
+        ),
+        Cause::Expired => format!(
+            "At {when} an instance was taken out of service in response to the group's maximum instance lifetime being reached.  At {when} instance {instance} was selected for termination."
         ),
         Cause::Refresh => format!(
             "At {when} an instance was taken out of service in response to an instance refresh.  At {when} instance {instance} was selected for termination."

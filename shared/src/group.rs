@@ -67,6 +67,11 @@ impl Group {
             suspended: crate::processes::suspended(&s.suspended_processes),
             hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
+            max_lifetime_ms: s.max_instance_lifetime.map(|l| l * 1000),
+            warmup_ms: s
+                .default_instance_warmup
+                .unwrap_or(s.health_check_grace_period)
+                * 1000,
         }
     }
 

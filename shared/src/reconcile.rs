@@ -41,6 +41,11 @@ pub struct Target {
     pub hooks: Vec<Hook>,
     /// The group's running instance refresh (`phantom::refresh`).
     pub refresh: Option<InstanceRefresh>,
+    /// MaxInstanceLifetime (ms): older instances are replaced.
+    pub max_lifetime_ms: Option<i64>,
+    /// How long a new instance warms up (ms): the group's DefaultInstanceWarmup, or its grace
+    /// period.
+    pub warmup_ms: i64,
 }
 
 impl Target {
@@ -69,6 +74,8 @@ pub enum Cause {
     Abandoned,
     /// Replaced by an instance refresh.
     Refresh,
+    /// Older than the group's MaxInstanceLifetime.
+    Expired,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -390,18 +397,30 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
     };
     plan.capacity_from = live.len() as i64;
     plan.capacity_to = desired;
-    if let Some(r) = target.refresh.as_ref().filter(|_| !target.deleting) {
-        let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
-        let step = refresh::step(r, desired, &live, &standby, now_ms, &now);
-        // Replacing terminates; the launches that follow are the group's own.
+    // A running refresh, or else instances past their lifetime, are replaced: old ones
+    // terminated, the launches that follow are the group's own.
+    let replacing = match (&target.refresh, target.max_lifetime_ms) {
+        _ if target.deleting => None,
+        (Some(r), _) => {
+            let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
+            let step = refresh::step(r, desired, &live, &standby, now_ms, &now);
+            plan.refresh = step.next.clone();
+            Some((step, Cause::Refresh))
+        }
+        (None, Some(life)) if life > 0 => Some((
+            refresh::expired(life, target.warmup_ms, desired, &live, now_ms),
+            Cause::Expired,
+        )),
+        (None, _) => None,
+    };
+    if let Some((step, cause)) = replacing {
         if target.runs("Terminate") && target.runs("Launch") {
             live.retain(|m| !step.terminate.contains(&m.id));
             for id in step.terminate {
-                plan.terminate.push((id, Cause::Refresh));
+                plan.terminate.push((id, cause.clone()));
             }
             desired = step.capacity;
         }
-        plan.refresh = step.next;
     }
     let have = live.len() as i64;
 
@@ -445,7 +464,7 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
             .partition(|(_, c)| {
                 matches!(
                     c,
-                    Cause::Unhealthy(_) | Cause::ScaleIn { .. } | Cause::Refresh
+                    Cause::Unhealthy(_) | Cause::ScaleIn { .. } | Cause::Refresh | Cause::Expired
                 )
             });
         plan.hold = hold;
@@ -574,6 +593,8 @@ mod tests {
             suspended: vec![],
             hooks: vec![],
             refresh: None,
+            max_lifetime_ms: None,
+            warmup_ms: 0,
         }
     }
 

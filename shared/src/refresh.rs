@@ -414,3 +414,232 @@ fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step
     }
     step
 }
+
+/// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
+/// than desired, or a tenth more), an old one terminated once its replacement has warmed up, so
+/// the group never has fewer than its desired capacity serving. Protected instances stay.
+pub fn expired(
+    lifetime_ms: i64,
+    warmup_ms: i64,
+    desired: i64,
+    live: &[Member],
+    now_ms: i64,
+) -> Step {
+    let mut old: Vec<&Member> = live
+        .iter()
+        .filter(|m| serving(m) && !m.protected && now_ms - m.launched_ms >= lifetime_ms)
+        .collect();
+    if old.is_empty() || desired == 0 {
+        return Step {
+            capacity: desired,
+            ..Step::default()
+        };
+    }
+    old.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
+    let fresh = |m: &&Member| serving(m) && now_ms - m.launched_ms >= warmup_ms;
+    let healthy = live.iter().filter(fresh).count() as i64;
+    let room = (healthy - desired).max(0) as usize;
+    let terminate: Vec<String> = old.iter().take(room).map(|m| m.id.clone()).collect();
+    let left = (old.len() - terminate.len()) as i64;
+    Step {
+        capacity: desired + left.min((desired / 10).max(1)),
+        terminate,
+        next: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 10_000_000;
+
+    fn asked() -> Asked {
+        Asked::default()
+    }
+
+    fn member(id: &str, launched_ms: i64) -> Member {
+        Member {
+            id: id.into(),
+            cloud: "hotel".into(),
+            zone: "a".into(),
+            lifecycle: Lifecycle::InService,
+            healthy: true,
+            launched_ms,
+            protected: false,
+            launch_configuration: Some("lc".into()),
+            launch_template: None,
+            instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 0,
+        }
+    }
+
+    fn refresh(prefs: Preferences, replace: &[&str]) -> InstanceRefresh {
+        InstanceRefresh {
+            instance_refresh_id: "r".into(),
+            auto_scaling_group_name: "g".into(),
+            status: Status::InProgress,
+            status_reason: None,
+            start_time: "t".into(),
+            end_time: None,
+            percentage_complete: 0,
+            instances_to_update: replace.len() as i64,
+            preferences: prefs,
+            strategy: "Rolling".into(),
+            start_ms: 0,
+            replace: replace.iter().map(|s| s.to_string()).collect(),
+            total: replace.len() as i64,
+            warmup_ms: 60_000,
+            checkpoints_reached: 0,
+            paused_until_ms: None,
+            blocked_since_ms: None,
+        }
+    }
+
+    fn olds(n: usize) -> Vec<Member> {
+        (0..n).map(|i| member(&format!("i-old{i}"), 0)).collect()
+    }
+
+    #[test]
+    fn preferences_are_checked_and_aws_defaults_filled_in() {
+        let p = preferences(&asked()).unwrap();
+        assert_eq!(
+            (
+                p.min_healthy_percentage,
+                p.max_healthy_percentage,
+                p.skip_matching,
+                p.scale_in_protected_instances,
+                p.standby_instances,
+                p.checkpoint_delay
+            ),
+            (90, 100, false, Held::Wait, Held::Wait, None)
+        );
+        let with = |f: fn(&mut Asked)| {
+            let mut a = asked();
+            f(&mut a);
+            preferences(&a)
+        };
+        assert!(with(|a| a.max_healthy_percentage = Some(150)).is_err());
+        assert!(with(|a| {
+            a.min_healthy_percentage = Some(50);
+            a.max_healthy_percentage = Some(200);
+        })
+        .is_err());
+        assert!(with(|a| a.checkpoint_delay = Some(10)).is_err());
+        assert!(with(|a| a.checkpoint_percentages = Some(vec![50, 20])).is_err());
+        assert!(with(|a| a.auto_rollback = Some(true)).is_err());
+        let p = with(|a| a.checkpoint_percentages = Some(vec![20, 100])).unwrap();
+        assert_eq!(p.checkpoint_delay, Some(3600));
+    }
+
+    #[test]
+    fn at_one_hundred_percent_both_ways_one_goes_at_a_time() {
+        let p = preferences(&Asked {
+            min_healthy_percentage: Some(100),
+            ..asked()
+        })
+        .unwrap();
+        let live = olds(4);
+        let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
+        let s = step(&r, 4, &live, &[], NOW, "now");
+        assert_eq!(s.terminate.len(), 1);
+        assert_eq!(s.capacity, 4);
+        // Its replacement warming up: nothing more goes.
+        let mut live: Vec<Member> = live[1..].to_vec();
+        live.push(member("i-new0", NOW - 1_000));
+        let s = step(&r, 4, &live, &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        // Warmed up: the next.
+        let s = step(&r, 4, &live, &[], NOW + 60_000, "now");
+        assert_eq!(s.terminate.len(), 1);
+    }
+
+    #[test]
+    fn above_one_hundred_new_ones_launch_first() {
+        let p = preferences(&Asked {
+            min_healthy_percentage: Some(100),
+            max_healthy_percentage: Some(150),
+            ..asked()
+        })
+        .unwrap();
+        let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
+        let s = step(&r, 4, &olds(4), &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        assert_eq!(s.capacity, 6);
+    }
+
+    #[test]
+    fn protected_instances_wait_an_hour_then_the_refresh_fails_unless_ignored() {
+        let p = preferences(&asked()).unwrap();
+        let mut live = olds(1);
+        live[0].protected = true;
+        live.push(member("i-new", 0));
+        let r = refresh(p.clone(), &["i-old0"]);
+        let s = step(&r, 2, &live, &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        let waiting = s.next.expect("blocked");
+        assert_eq!(waiting.blocked_since_ms, Some(NOW));
+        assert_eq!(waiting.status, Status::InProgress);
+        let s = step(&waiting, 2, &live, &[], NOW + WAIT_FOR_HELD_MS, "later");
+        assert_eq!(s.next.expect("failed").status, Status::Failed);
+
+        let ignore = Preferences {
+            scale_in_protected_instances: Held::Ignore,
+            ..p.clone()
+        };
+        let s = step(&refresh(ignore, &["i-old0"]), 2, &live, &[], NOW, "now");
+        assert_eq!(s.next.expect("done").status, Status::Successful);
+
+        let replace = Preferences {
+            scale_in_protected_instances: Held::Refresh,
+            ..p
+        };
+        let s = step(&refresh(replace, &["i-old0"]), 2, &live, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-old0"]);
+    }
+
+    #[test]
+    fn standby_instances_are_terminated_when_asked() {
+        let p = Preferences {
+            standby_instances: Held::Refresh,
+            ..preferences(&asked()).unwrap()
+        };
+        let mut standby = member("i-old0", 0);
+        standby.lifecycle = Lifecycle::Standby;
+        let live = vec![member("i-new", 0)];
+        let s = step(&refresh(p, &["i-old0"]), 1, &live, &[standby], NOW, "now");
+        assert_eq!(s.terminate, ["i-old0"]);
+    }
+
+    #[test]
+    fn bake_time_comes_before_success() {
+        let p = Preferences {
+            bake_time: 30,
+            ..preferences(&asked()).unwrap()
+        };
+        let live = vec![member("i-new", 0)];
+        let s = step(&refresh(p, &["i-gone"]), 1, &live, &[], NOW, "now");
+        let baking = s.next.unwrap();
+        assert_eq!(baking.status, Status::Baking);
+        assert!(step(&baking, 1, &live, &[], NOW + 29_000, "now")
+            .next
+            .is_none());
+        let done = step(&baking, 1, &live, &[], NOW + 30_000, "now")
+            .next
+            .unwrap();
+        assert_eq!(
+            (done.status, done.percentage_complete),
+            (Status::Successful, 100)
+        );
+    }
+
+    #[test]
+    fn progress_counts_a_replacement_once_warmed_up() {
+        let p = preferences(&asked()).unwrap();
+        let r = refresh(p, &["i-old0", "i-old1"]);
+        let live = vec![member("i-old1", 0), member("i-new", NOW - 1_000)];
+        assert_eq!(progress(&r, &live, NOW), (0, 2));
+        assert_eq!(progress(&r, &live, NOW + 60_000), (50, 1));
+    }
+}

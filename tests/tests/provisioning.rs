@@ -335,3 +335,114 @@ fn deleting_a_group_terminates_its_vms_and_leaves_none_behind() {
     )
     .json();
 }
+
+/// An instance refresh through the AWS CLI: started after the group moves to a new launch
+/// configuration, described until Successful (every VM replaced), then one cancelled.
+#[test]
+fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
+    let s = stack();
+    let u = s.new_user("refresh");
+    create_lc(&u, "web@hotel", &[]);
+    create_lc(&u, "web2@hotel", &[]);
+    create_group(&u, "rolled", "web@hotel", 0, 4, 2, &[]);
+    let old = converges(&u, "hotel", "rolled", 2);
+    s.aws(
+        &u,
+        &[
+            "update-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "rolled",
+            "--launch-configuration-name",
+            "web2@hotel",
+        ],
+    )
+    .json();
+    let start = |u: &User| {
+        s.aws(
+            u,
+            &[
+                "start-instance-refresh",
+                "--auto-scaling-group-name",
+                "rolled",
+                "--preferences",
+                r#"{"MinHealthyPercentage": 50, "InstanceWarmup": 0}"#,
+            ],
+        )
+        .json()["InstanceRefreshId"]
+            .as_str()
+            .expect("an id")
+            .to_string()
+    };
+    let refresh = |u: &User, id: &str| {
+        s.aws(
+            u,
+            &[
+                "describe-instance-refreshes",
+                "--auto-scaling-group-name",
+                "rolled",
+                "--instance-refresh-ids",
+                id,
+            ],
+        )
+        .json()["InstanceRefreshes"][0]
+            .clone()
+    };
+    let id = start(&u);
+    let done = eventually(90, "the refresh Successful", || {
+        let r = refresh(&u, &id);
+        (r["Status"] == "Successful").then_some(r)
+    });
+    assert_eq!(
+        (&done["PercentageComplete"], &done["InstancesToUpdate"]),
+        (&Value::from(100), &Value::from(0))
+    );
+    let now = converges(&u, "hotel", "rolled", 2);
+    assert!(now.iter().all(|id| !old.contains(id)), "every VM replaced");
+    let g = group(&u, "rolled").unwrap();
+    assert!(g["Instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["LaunchConfigurationName"] == "web2@hotel"));
+
+    // Another, cancelled: Cancelled once what was on its way is in.
+    let again = start(&u);
+    let out = s
+        .aws(
+            &u,
+            &[
+                "cancel-instance-refresh",
+                "--auto-scaling-group-name",
+                "rolled",
+            ],
+        )
+        .json();
+    assert_eq!(out["InstanceRefreshId"], again.as_str());
+    eventually(60, "the refresh Cancelled", || {
+        (refresh(&u, &again)["Status"] == "Cancelled").then_some(())
+    });
+    let e = s
+        .aws(
+            &u,
+            &[
+                "rollback-instance-refresh",
+                "--auto-scaling-group-name",
+                "rolled",
+            ],
+        )
+        .error("ActiveInstanceRefreshNotFound");
+    assert!(
+        e.contains("No in progress or pending Instance Refresh found"),
+        "{e}"
+    );
+    s.aws(
+        &u,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "rolled",
+            "--force-delete",
+        ],
+    )
+    .json();
+}

@@ -84,7 +84,7 @@ pub struct Settings {
     pub suspended_processes: Vec<SuspendedProcess>,
     pub enabled_metrics: Vec<EnabledMetric>,
     pub tags: Vec<TagDescription>,
-    /// Accepted and shown; acted on with rolling updates (issue 24).
+    /// Seconds: older instances are replaced (`phantom::refresh::expired`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_instance_lifetime: Option<i64>,
     /// Seconds a new instance warms up: an instance refresh's default warm-up.

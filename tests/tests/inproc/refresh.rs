@@ -421,3 +421,57 @@ async fn a_crash_at_any_step_of_a_refresh_round_converges() {
         }
     }
 }
+
+#[tokio::test]
+async fn instances_past_the_max_lifetime_are_replaced_launch_first() {
+    let w = World::new().await;
+    let u = w.user("lifetime").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 4, 3).await;
+    let old = converges(&w, &u, "hotel", "web", 3).await;
+    w.sdk(&u)
+        .update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .max_instance_lifetime(86_400)
+        .send()
+        .await
+        .unwrap();
+    w.run_for(5).await;
+    assert_eq!(
+        converges(&w, &u, "hotel", "web", 3).await,
+        old,
+        "young VMs stay"
+    );
+    w.hotel.set_boot_time(Duration::from_secs(3));
+    w.clock.advance_ms(86_400_000);
+    let mut fewest = usize::MAX;
+    let mut most = 0;
+    for _ in 0..60 {
+        w.run_for(1).await;
+        let now = instances(&w, &u).await;
+        fewest = fewest.min(
+            now.iter()
+                .filter(|i| i.1 == LifecycleState::InService)
+                .count(),
+        );
+        most = most.max(counted(&now));
+        if now.iter().all(|i| !old.contains(&i.0)) && now.len() == 3 {
+            break;
+        }
+    }
+    let now = converges(&w, &u, "hotel", "web", 3).await;
+    assert!(
+        now.iter().all(|id| !old.contains(id)),
+        "every old VM replaced"
+    );
+    assert_eq!(fewest, 3, "never fewer than desired in service");
+    assert_eq!(most, 4, "one launched before one goes");
+    let causes = crate::causes(&w, &u, "web").await;
+    assert_eq!(
+        causes
+            .iter()
+            .filter(|c| c.contains("maximum instance lifetime"))
+            .count(),
+        3
+    );
+}

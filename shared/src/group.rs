@@ -68,11 +68,16 @@ impl Group {
             hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
             max_lifetime_ms: s.max_instance_lifetime.map(|l| l * 1000),
-            warmup_ms: s
-                .default_instance_warmup
-                .unwrap_or(s.health_check_grace_period)
-                * 1000,
+            warmup_ms: self.warmup_secs() * 1000,
         }
+    }
+
+    /// Seconds a new instance warms up: the group's DefaultInstanceWarmup, else its health check
+    /// grace period (AWS's fallback).
+    pub fn warmup_secs(&self) -> i64 {
+        let s = &self.settings;
+        s.default_instance_warmup
+            .unwrap_or(s.health_check_grace_period)
     }
 
     /// The clouds a group spans (its `phantom:clouds` and `phantom:policy` tags), if it spans any.

@@ -50,7 +50,7 @@ pub fn preferences(asked: &Asked) -> Checked<Preferences> {
             "The difference between MaxHealthyPercentage and MinHealthyPercentage cannot be greater than 100.",
         ));
     }
-    let checkpoints = asked.checkpoint_percentages.clone().unwrap_or_default();
+    let checkpoints = asked.checkpoint_percentages.clone();
     if asked.checkpoint_delay.is_some() && checkpoints.is_empty() {
         return Err(Refusal::invalid(
             "CheckpointDelay requires CheckpointPercentages.",
@@ -527,9 +527,9 @@ mod tests {
         })
         .is_err());
         assert!(with(|a| a.checkpoint_delay = Some(10)).is_err());
-        assert!(with(|a| a.checkpoint_percentages = Some(vec![50, 20])).is_err());
+        assert!(with(|a| a.checkpoint_percentages = vec![50, 20]).is_err());
         assert!(with(|a| a.auto_rollback = Some(true)).is_err());
-        let p = with(|a| a.checkpoint_percentages = Some(vec![20, 100])).unwrap();
+        let p = with(|a| a.checkpoint_percentages = vec![20, 100]).unwrap();
         assert_eq!(p.checkpoint_delay, Some(3600));
     }
 

@@ -380,7 +380,7 @@ impl Provisioner {
                 Err(e) => Err(e),
             };
         }
-        let refreshing = g.target().refresh.is_some();
+        let refreshing = refresh::active(&g.settings.instance_refreshes).is_some();
         if plan.is_empty() {
             return Ok(if plan.retry_at_ms.is_some() {
                 Round::Waiting

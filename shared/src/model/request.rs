@@ -464,7 +464,9 @@ pub struct StartInstanceRefresh {
     pub strategy: Option<String>,
     // Read only to be refused (for now).
     pub desired_configuration: Option<IgnoredAny>,
-    pub preferences: Option<RefreshPreferences>,
+    /// Absent: every preference at AWS's default.
+    #[serde(default)]
+    pub preferences: RefreshPreferences,
 }
 
 /// StartInstanceRefresh's preferences as given (botocore's `RefreshPreferences`).
@@ -474,7 +476,8 @@ pub struct RefreshPreferences {
     pub min_healthy_percentage: Option<i64>,
     pub max_healthy_percentage: Option<i64>,
     pub instance_warmup: Option<i64>,
-    pub checkpoint_percentages: Option<Vec<i64>>,
+    #[serde(default)]
+    pub checkpoint_percentages: Vec<i64>,
     pub checkpoint_delay: Option<i64>,
     pub skip_matching: Option<bool>,
     pub auto_rollback: Option<bool>,

@@ -275,6 +275,38 @@ async fn cancel_stops_where_it_is() {
         "{old} old VMs left: the refresh stopped part way"
     );
     assert_eq!(is.len(), 4);
+    // Another, cancelled before it starts: the history pages newest first.
+    let second = start(&w, &u, prefs(75, None).build()).await;
+    w.sdk(&u)
+        .cancel_instance_refresh()
+        .auto_scaling_group_name("web")
+        .wait_for_transitioning_instances(false)
+        .send()
+        .await
+        .expect("cancel-instance-refresh");
+    let page = |token: Option<String>| {
+        let c = w.sdk(&u);
+        async move {
+            c.describe_instance_refreshes()
+                .auto_scaling_group_name("web")
+                .max_records(1)
+                .set_next_token(token)
+                .send()
+                .await
+                .expect("describe-instance-refreshes")
+        }
+    };
+    let first = page(None).await;
+    let ids = |p: &aws_sdk_autoscaling::operation::describe_instance_refreshes::DescribeInstanceRefreshesOutput| {
+        p.instance_refreshes()
+            .iter()
+            .map(|r| r.instance_refresh_id().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&first), [second]);
+    let rest = page(first.next_token().map(str::to_string)).await;
+    assert_eq!(ids(&rest), [id]);
+    assert!(rest.next_token().is_none());
     // Nothing to cancel any more, nor to roll back.
     let (code, msg) = failure(
         w.sdk(&u)

@@ -54,5 +54,6 @@ async fn apply(
         };
         Ok(next)
     })
-    .await
+    .await?;
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! a refresh is kept on its group (`phantom::refresh`); the provisioner's rounds replace the
 //! instances, and write its status as it goes.
 
-use super::{change_group, group_not_found};
+use super::{change_group, group_named};
 use crate::App;
 use phantom::identity::Caller;
 use phantom::model::request::{
@@ -28,7 +28,7 @@ pub async fn start(
              or template with UpdateAutoScalingGroup, then start the refresh.",
         ));
     }
-    let prefs = refresh::preferences(&input.preferences.unwrap_or_default())?;
+    let prefs = refresh::preferences(&input.preferences)?;
     let name = &input.auto_scaling_group_name;
     // What it replaces: the group's instances now (those launched after come from what the
     // group launches from by then).
@@ -51,10 +51,7 @@ pub async fn start(
             launch_template: g.target().launch_template,
         };
         let replace = refresh::to_replace(&members, &source, prefs.skip_matching);
-        let warmup = prefs
-            .instance_warmup
-            .or(s.default_instance_warmup)
-            .unwrap_or(s.health_check_grace_period);
+        let warmup = prefs.instance_warmup.unwrap_or(g.warmup_secs());
         let r = InstanceRefresh {
             instance_refresh_id: id.clone(),
             auto_scaling_group_name: name.clone(),
@@ -94,11 +91,7 @@ pub async fn describe(
     let limit = paging::max_records(input.paging.max_records)?;
     let after = paging::resume_after(input.paging.next_token.as_deref())?;
     let name = &input.auto_scaling_group_name;
-    let g = app
-        .store
-        .group(&caller.user, name)
-        .await?
-        .ok_or_else(|| group_not_found(name))?;
+    let g = group_named(app, caller, name).await?;
     let ids = input.instance_refresh_ids.filter(|ids| !ids.is_empty());
     let mut found: Vec<(String, InstanceRefresh)> = g
         .settings
@@ -134,17 +127,16 @@ pub async fn cancel(
     let name = &input.auto_scaling_group_name;
     let wait = input.wait_for_transitioning_instances.unwrap_or(true);
     let now = phantom::time::format_timestamp(app.clock.now());
-    let id = std::sync::Mutex::new(String::new());
-    change_group(app, caller, name, Some("CancelInstanceRefresh"), |g| {
-        let running = running(g, name)?;
-        *id.lock().expect("not poisoned") = running.instance_refresh_id.clone();
+    let written = change_group(app, caller, name, Some("CancelInstanceRefresh"), |g| {
         let mut next = g.clone();
-        next.settings.instance_refreshes[0] = refresh::cancel(running, wait, &now);
+        next.settings.instance_refreshes[0] = refresh::cancel(running(g, name)?, wait, &now);
         Ok(next)
     })
     .await?;
     Ok(InstanceRefreshId {
-        instance_refresh_id: id.into_inner().expect("not poisoned"),
+        instance_refresh_id: written.settings.instance_refreshes[0]
+            .instance_refresh_id
+            .clone(),
     })
 }
 
@@ -156,11 +148,7 @@ pub async fn rollback(
     input: RollbackInstanceRefresh,
 ) -> ApiResult<InstanceRefreshId> {
     let name = &input.auto_scaling_group_name;
-    let g = app
-        .store
-        .group(&caller.user, name)
-        .await?
-        .ok_or_else(|| group_not_found(name))?;
+    let g = group_named(app, caller, name).await?;
     running(&g, name)?;
     Err(ApiError::irreversible_instance_refresh(
         "The instance refresh cannot be rolled back: it was started without a \

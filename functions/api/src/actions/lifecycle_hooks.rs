@@ -4,7 +4,7 @@
 //! and releases the instances (`phantom::reconcile::decide`).
 
 use super::records::write_group;
-use super::{change_group, group_not_found, names};
+use super::{change_group, group_named, names};
 use crate::App;
 use phantom::identity::Caller;
 use phantom::lifecycle::{self, Outcome};
@@ -49,11 +49,7 @@ pub async fn describe(
     input: DescribeLifecycleHooks,
 ) -> ApiResult<response::DescribeLifecycleHooks> {
     let name = &input.auto_scaling_group_name;
-    let g = app
-        .store
-        .group(&caller.user, name)
-        .await?
-        .ok_or_else(|| group_not_found(name))?;
+    let g = group_named(app, caller, name).await?;
     let wanted = names(input.lifecycle_hook_names);
     let hooks = g
         .settings

@@ -282,16 +282,20 @@ async fn groups_named_or_all(
     name: Option<&str>,
 ) -> ApiResult<Vec<phantom::group::Group>> {
     match name {
-        Some(name) => Ok(vec![app
-            .store
-            .group(&caller.user, name)
-            .await?
-            .ok_or_else(|| group_not_found(name))?]),
+        Some(name) => Ok(vec![group_named(app, caller, name).await?]),
         None => Ok(app
             .store
             .groups(&caller.user, None, None, usize::MAX, &|_| true)
             .await?),
     }
+}
+
+/// The caller's group of that name, or AWS's ValidationError.
+async fn group_named(app: &App, caller: &Caller, name: &str) -> ApiResult<phantom::group::Group> {
+    app.store
+        .group(&caller.user, name)
+        .await?
+        .ok_or_else(|| group_not_found(name))
 }
 
 fn group_not_found(name: &str) -> ApiError {
@@ -322,24 +326,22 @@ fn pending_delete(name: &str) -> ApiError {
 
 /// Changes a group with `change` (from the group as read) as a compare-and-set, retried after a
 /// lost race; a change that changes nothing writes nothing. With `reason`, the provisioner is
-/// asked to look at the group afterwards.
+/// asked to look at the group afterwards. Returns the group as written (at the version read).
 pub(crate) async fn change_group(
     app: &App,
     caller: &Caller,
     name: &str,
     reason: Option<&str>,
     change: impl Fn(&phantom::group::Group) -> ApiResult<phantom::group::Group>,
-) -> ApiResult<()> {
+) -> ApiResult<phantom::group::Group> {
     compare_and_set(|| async {
-        let Some(g) = app.store.group(&caller.user, name).await? else {
-            return Err(group_not_found(name));
-        };
+        let g = group_named(app, caller, name).await?;
         if g.deleting() {
             return Err(pending_delete(name));
         }
         let next = across::settled(Some(&g), change(&g)?)?;
         if next == g {
-            return Ok(Try::Done(()));
+            return Ok(Try::Done(next));
         }
         // A change of the clouds a group spans (or of what it launches from there) is checked
         // against the registry and re-plans the group.
@@ -355,7 +357,7 @@ pub(crate) async fn change_group(
                 {
                     reconcile(app, caller, name, reason).await;
                 }
-                Ok(Try::Done(()))
+                Ok(Try::Done(next))
             }
             Err(StoreError::Conflict) => Ok(Try::Lost),
             Err(StoreError::NotFound) => {

@@ -1,7 +1,8 @@
 //! Auto Scaling groups: the checks and defaults of CreateAutoScalingGroup and SetDesiredCapacity,
 //! and DescribeAutoScalingGroups' filters. Pure: no AWS types.
 
-use crate::model::group::TagDescription;
+use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy, TagDescription};
+use crate::model::refresh::{DesiredConfiguration, Source};
 use crate::model::request::{
     self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
 };
@@ -14,7 +15,60 @@ use time::OffsetDateTime;
 
 pub use crate::model::group::{Group, Settings, DELETING};
 
+/// What a group launches from: a launch configuration, or a launch template (alone or in a mixed
+/// instances policy).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Launching<'a> {
+    pub launch_configuration: Option<&'a str>,
+    pub launch_template: Option<&'a LaunchTemplateSpecification>,
+    pub mixed_instances_policy: Option<&'a MixedInstancesPolicy>,
+}
+
+impl<'a> Launching<'a> {
+    pub fn of_settings(s: &'a Settings) -> Self {
+        Self {
+            launch_configuration: s.launch_configuration_name.as_deref(),
+            launch_template: s.launch_template.as_ref(),
+            mixed_instances_policy: s.mixed_instances_policy.as_ref(),
+        }
+    }
+
+    pub fn of_desired(d: &'a DesiredConfiguration) -> Self {
+        Self {
+            launch_configuration: None,
+            launch_template: d.launch_template.as_ref(),
+            mixed_instances_policy: d.mixed_instances_policy.as_ref(),
+        }
+    }
+
+    /// As its instances record it (a mixed instances policy by its template).
+    pub fn source(&self) -> Source {
+        Source {
+            launch_configuration: self.launch_configuration.map(str::to_string),
+            launch_template: self
+                .launch_template
+                .or_else(|| {
+                    self.mixed_instances_policy?
+                        .launch_template
+                        .as_ref()?
+                        .launch_template_specification
+                        .as_ref()
+                })
+                .cloned(),
+        }
+    }
+}
+
 impl Group {
+    /// What it launches from now: a running refresh's DesiredConfiguration while the refresh goes
+    /// forward, else its own launch configuration or template.
+    pub fn launching(&self) -> Launching<'_> {
+        match crate::refresh::launching(&self.settings.instance_refreshes) {
+            Some(d) => Launching::of_desired(d),
+            None => Launching::of_settings(&self.settings),
+        }
+    }
+
     /// The botocore `AutoScalingGroup` DescribeAutoScalingGroups returns, with these instances
     /// (Phantom's own members are in no AWS shape, so the response leaves them out).
     pub fn describe(self, instances: Vec<Instance>) -> AutoScalingGroup {
@@ -45,6 +99,7 @@ impl Group {
     /// What the provisioner aims at for this group.
     pub fn target(&self) -> Target {
         let s = &self.settings;
+        let from = self.launching().source();
         Target {
             cloud: self.cloud.clone(),
             desired: self.desired,
@@ -53,15 +108,8 @@ impl Group {
             termination_policies: s.termination_policies.clone(),
             zones: s.availability_zones.clone(),
             subnets: self.subnets(),
-            launch_configuration: self.launch_configuration().map(str::to_string),
-            launch_template: s.launch_template.clone().or_else(|| {
-                s.mixed_instances_policy
-                    .as_ref()?
-                    .launch_template
-                    .as_ref()?
-                    .launch_template_specification
-                    .clone()
-            }),
+            launch_configuration: from.launch_configuration,
+            launch_template: from.launch_template,
             protect_new: s.new_instances_protected_from_scale_in,
             retry_at_ms: self.retry_at_ms,
             suspended: crate::processes::suspended(&s.suspended_processes),

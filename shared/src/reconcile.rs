@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 pub const MISSING_GRACE_MS: i64 = 15_000;
 
 /// What the group wants.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// The cloud this decision is for: new and adopted VMs are recorded on it.
     pub cloud: String,
@@ -78,7 +78,7 @@ pub enum Cause {
     Expired,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
     /// On the cloud with the group's tags, not recorded: record them.
     pub adopt: Vec<Member>,

@@ -7,9 +7,11 @@
 //! healthy and warmed up, and at most MaxHealthyPercentage of it runs at once. Above 100, new
 //! instances launch before old ones go; at 100, an old one goes first and its replacement follows.
 
-use crate::model::group::LaunchTemplateSpecification;
+use crate::model::group::Settings;
 pub use crate::model::instance::{Lifecycle, Member};
-pub use crate::model::refresh::{Held, InstanceRefresh, Preferences, Status};
+pub use crate::model::refresh::{
+    DesiredConfiguration, Held, InstanceRefresh, Preferences, RollbackDetails, Source, Status,
+};
 use crate::model::request::RefreshPreferences as Asked;
 use crate::model::{Checked, Refusal};
 
@@ -19,23 +21,17 @@ pub const KEPT: usize = 20;
 pub const WAIT_FOR_HELD_MS: i64 = 3_600_000;
 const DEFAULT_CHECKPOINT_DELAY: i64 = 3_600;
 
-/// What the group launches from now, for SkipMatching.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
-    pub launch_configuration: Option<String>,
-    pub launch_template: Option<LaunchTemplateSpecification>,
-}
-
-/// Checks the preferences and fills in AWS's defaults.
-pub fn preferences(asked: &Asked) -> Checked<Preferences> {
+/// Checks the preferences (of a refresh with a DesiredConfiguration, or not) and fills in AWS's
+/// defaults.
+pub fn preferences(asked: &Asked, desired: bool) -> Checked<Preferences> {
     if asked.alarm_specification.is_some() {
         return Err(Refusal::invalid(
             "AlarmSpecification is not supported: Phantom's clouds have no CloudWatch alarms",
         ));
     }
-    if asked.auto_rollback == Some(true) {
+    if asked.auto_rollback == Some(true) && !desired {
         return Err(Refusal::invalid(
-            "AutoRollback requires a DesiredConfiguration, which Phantom does not take yet",
+            "AutoRollback requires a DesiredConfiguration: without one there is no earlier configuration to roll back to.",
         ));
     }
     if asked.max_healthy_percentage.is_some() && asked.min_healthy_percentage.is_none() {
@@ -69,7 +65,7 @@ pub fn preferences(asked: &Asked) -> Checked<Preferences> {
             .then(|| asked.checkpoint_delay.unwrap_or(DEFAULT_CHECKPOINT_DELAY)),
         checkpoint_percentages: checkpoints,
         skip_matching: asked.skip_matching.unwrap_or(false),
-        auto_rollback: false,
+        auto_rollback: asked.auto_rollback.unwrap_or(false),
         scale_in_protected_instances: asked.scale_in_protected_instances.unwrap_or(Held::Wait),
         standby_instances: asked.standby_instances.unwrap_or(Held::Wait),
         bake_time: asked.bake_time.unwrap_or(0),
@@ -79,6 +75,111 @@ pub fn preferences(asked: &Asked) -> Checked<Preferences> {
 /// The group's running refresh, if any (the newest comes first).
 pub fn active(refreshes: &[InstanceRefresh]) -> Option<&InstanceRefresh> {
     refreshes.first().filter(|r| r.status.active())
+}
+
+/// Still replacing toward what it started with (not cancelling, not rolling back).
+fn forward(s: Status) -> bool {
+    matches!(s, Status::Pending | Status::InProgress | Status::Baking)
+}
+
+/// The DesiredConfiguration the group launches from while its refresh goes forward; once the
+/// refresh is cancelled or rolled back, the group's own configuration again.
+pub fn launching(refreshes: &[InstanceRefresh]) -> Option<&DesiredConfiguration> {
+    active(refreshes)
+        .filter(|r| forward(r.status))
+        .and_then(|r| r.desired_configuration.as_ref())
+}
+
+/// Why RollbackInstanceRefresh cannot roll this refresh back, if it cannot (AWS's cases).
+pub fn irreversible(r: &InstanceRefresh) -> Option<String> {
+    let Some(back) = r
+        .rollback_to
+        .as_ref()
+        .filter(|_| r.desired_configuration.is_some())
+    else {
+        return Some(
+            "The instance refresh cannot be rolled back: it was started without a \
+             DesiredConfiguration, so there is no earlier configuration to return to."
+                .into(),
+        );
+    };
+    if let Some(why) = unreturnable(back) {
+        return Some(format!("The instance refresh cannot be rolled back: {why}"));
+    }
+    if !forward(r.status) {
+        return Some(format!(
+            "The instance refresh cannot be rolled back: it is {:?}.",
+            r.status
+        ));
+    }
+    None
+}
+
+/// Why a rollback could not return to `back`, if it could not: AWS returns only to a launch
+/// configuration or a numbered launch template version.
+pub fn unreturnable(back: &Source) -> Option<String> {
+    let version = back
+        .launch_template
+        .as_ref()?
+        .version
+        .as_deref()
+        .unwrap_or("$Default");
+    matches!(version, "$Latest" | "$Default").then(|| {
+        format!(
+            "the Auto Scaling group uses the launch template's {version} version, and a rollback \
+             returns only to a numbered version."
+        )
+    })
+}
+
+/// The rollback of a running refresh: the instances launched from its DesiredConfiguration are
+/// replaced in turn with ones from what the group had before (`rollback_to`), with the same
+/// healthy percentages; checkpoints and bake time do not apply.
+pub fn rollback(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    let (percentage, to_update) = progress(r, members, now_ms);
+    let replace = match &r.rollback_to {
+        Some(back) => to_replace(members, back, true),
+        None => Vec::new(),
+    };
+    InstanceRefresh {
+        status: Status::RollbackInProgress,
+        status_reason: Some(why.to_string()),
+        percentage_complete: 0,
+        instances_to_update: replace.len() as i64,
+        total: replace.len() as i64,
+        replace,
+        checkpoints_reached: 0,
+        paused_until_ms: None,
+        blocked_since_ms: None,
+        rollback_details: Some(RollbackDetails {
+            rollback_reason: why.to_string(),
+            rollback_start_time: now.to_string(),
+            percentage_complete_on_rollback: percentage,
+            instances_to_update_on_rollback: to_update,
+        }),
+        ..r.clone()
+    }
+}
+
+/// The group's settings with its newest refresh as `r` leaves it: a refresh that succeeded
+/// moves the group to its DesiredConfiguration (off any launch configuration).
+pub fn settled(s: &Settings, r: &InstanceRefresh) -> Settings {
+    let mut next = s.clone();
+    if let Some(first) = next.instance_refreshes.first_mut() {
+        *first = r.clone();
+    }
+    if let (Status::Successful, Some(to)) = (r.status, &r.desired_configuration) {
+        next.launch_configuration_name = None;
+        next.launch_template = to.launch_template.clone();
+        next.mixed_instances_policy = to.mixed_instances_policy.clone();
+    }
+    next
 }
 
 /// What a new refresh of a group replaces: every instance it has that is not on its way out
@@ -169,14 +270,32 @@ pub fn failed(
     now_ms: i64,
     now: &str,
 ) -> InstanceRefresh {
-    let progress = progress(r, members, now_ms);
-    end(
+    fail(
         r,
-        Status::Failed,
         &format!("An instance failed to launch: {why}"),
+        members,
+        now_ms,
         now,
-        Some(progress),
     )
+}
+
+/// A refresh that cannot go on: Failed, or rolled back with AutoRollback; a rollback that
+/// cannot go on is RollbackFailed.
+fn fail(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    let progress = progress(r, members, now_ms);
+    if r.status == Status::RollbackInProgress {
+        return end(r, Status::RollbackFailed, why, now, Some(progress));
+    }
+    if r.preferences.auto_rollback && r.rollback_to.is_some() && forward(r.status) {
+        return rollback(r, &format!("{why} Rolling back."), members, now_ms, now);
+    }
+    end(r, Status::Failed, why, now, Some(progress))
 }
 
 /// Whether a member still has to be replaced.
@@ -242,6 +361,7 @@ pub fn step(
     now: &str,
 ) -> Step {
     let prefs = &r.preferences;
+    let rolling_back = r.status == Status::RollbackInProgress;
     let mut step = Step {
         capacity: desired,
         ..Step::default()
@@ -292,6 +412,7 @@ pub fn step(
             next.status_reason = None;
             false
         }
+        None if rolling_back => false,
         None => {
             let reached = prefs
                 .checkpoint_percentages
@@ -360,7 +481,15 @@ pub fn step(
     };
     let replaced_all = replaceable.is_empty() && step.terminate.is_empty() && !warming;
     if replaced_all && waiting_standby + waiting_protected == 0 && !paused {
-        next = if prefs.bake_time > 0 {
+        next = if rolling_back {
+            end(
+                &next,
+                Status::RollbackSuccessful,
+                "The instance refresh was rolled back.",
+                now,
+                Some((100, 0)),
+            )
+        } else if prefs.bake_time > 0 {
             InstanceRefresh {
                 status: Status::Baking,
                 status_reason: Some(format!(
@@ -390,13 +519,7 @@ pub fn step(
             } else {
                 "Instances in Standby were found and not returned to service within an hour."
             };
-            next = end(
-                &next,
-                Status::Failed,
-                why,
-                now,
-                Some((percentage, to_update)),
-            );
+            next = fail(&next, why, &members, now_ms, now);
         } else if r.blocked_since_ms.is_none() {
             next.blocked_since_ms = Some(now_ms);
             next.status_reason = Some(format!(
@@ -486,6 +609,8 @@ mod tests {
             percentage_complete: 0,
             instances_to_update: replace.len() as i64,
             preferences: prefs,
+            desired_configuration: None,
+            rollback_details: None,
             strategy: "Rolling".into(),
             start_ms: 0,
             replace: replace.iter().map(|s| s.to_string()).collect(),
@@ -494,6 +619,7 @@ mod tests {
             checkpoints_reached: 0,
             paused_until_ms: None,
             blocked_since_ms: None,
+            rollback_to: None,
         }
     }
 
@@ -503,7 +629,7 @@ mod tests {
 
     #[test]
     fn preferences_are_checked_and_aws_defaults_filled_in() {
-        let p = preferences(&asked()).unwrap();
+        let p = preferences(&asked(), false).unwrap();
         assert_eq!(
             (
                 p.min_healthy_percentage,
@@ -518,7 +644,7 @@ mod tests {
         let with = |f: fn(&mut Asked)| {
             let mut a = asked();
             f(&mut a);
-            preferences(&a)
+            preferences(&a, false)
         };
         assert!(with(|a| a.max_healthy_percentage = Some(150)).is_err());
         assert!(with(|a| {
@@ -535,10 +661,13 @@ mod tests {
 
     #[test]
     fn at_one_hundred_percent_both_ways_one_goes_at_a_time() {
-        let p = preferences(&Asked {
-            min_healthy_percentage: Some(100),
-            ..asked()
-        })
+        let p = preferences(
+            &Asked {
+                min_healthy_percentage: Some(100),
+                ..asked()
+            },
+            false,
+        )
         .unwrap();
         let live = olds(4);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
@@ -557,11 +686,14 @@ mod tests {
 
     #[test]
     fn above_one_hundred_new_ones_launch_first() {
-        let p = preferences(&Asked {
-            min_healthy_percentage: Some(100),
-            max_healthy_percentage: Some(150),
-            ..asked()
-        })
+        let p = preferences(
+            &Asked {
+                min_healthy_percentage: Some(100),
+                max_healthy_percentage: Some(150),
+                ..asked()
+            },
+            false,
+        )
         .unwrap();
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
         let s = step(&r, 4, &olds(4), &[], NOW, "now");
@@ -571,7 +703,7 @@ mod tests {
 
     #[test]
     fn protected_instances_wait_an_hour_then_the_refresh_fails_unless_ignored() {
-        let p = preferences(&asked()).unwrap();
+        let p = preferences(&asked(), false).unwrap();
         let mut live = olds(1);
         live[0].protected = true;
         live.push(member("i-new", 0));
@@ -603,7 +735,7 @@ mod tests {
     fn standby_instances_are_terminated_when_asked() {
         let p = Preferences {
             standby_instances: Held::Refresh,
-            ..preferences(&asked()).unwrap()
+            ..preferences(&asked(), false).unwrap()
         };
         let mut standby = member("i-old0", 0);
         standby.lifecycle = Lifecycle::Standby;
@@ -616,7 +748,7 @@ mod tests {
     fn bake_time_comes_before_success() {
         let p = Preferences {
             bake_time: 30,
-            ..preferences(&asked()).unwrap()
+            ..preferences(&asked(), false).unwrap()
         };
         let live = vec![member("i-new", 0)];
         let s = step(&refresh(p, &["i-gone"]), 1, &live, &[], NOW, "now");
@@ -636,10 +768,136 @@ mod tests {
 
     #[test]
     fn progress_counts_a_replacement_once_warmed_up() {
-        let p = preferences(&asked()).unwrap();
+        let p = preferences(&asked(), false).unwrap();
         let r = refresh(p, &["i-old0", "i-old1"]);
         let live = vec![member("i-old1", 0), member("i-new", NOW - 1_000)];
         assert_eq!(progress(&r, &live, NOW), (0, 2));
         assert_eq!(progress(&r, &live, NOW + 60_000), (50, 1));
+    }
+
+    fn template(version: &str) -> crate::model::group::LaunchTemplateSpecification {
+        crate::model::group::LaunchTemplateSpecification {
+            launch_template_id: None,
+            launch_template_name: Some("web".into()),
+            version: Some(version.into()),
+        }
+    }
+
+    /// A refresh from launch configuration `lc` to template `web` version 2.
+    fn to_template(auto_rollback: bool, replace: &[&str]) -> InstanceRefresh {
+        let mut p = preferences(&asked(), false).unwrap();
+        p.auto_rollback = auto_rollback;
+        InstanceRefresh {
+            desired_configuration: Some(DesiredConfiguration {
+                launch_template: Some(template("2")),
+                mixed_instances_policy: None,
+            }),
+            rollback_to: Some(Source {
+                launch_configuration: Some("lc".into()),
+                launch_template: None,
+            }),
+            ..refresh(p, replace)
+        }
+    }
+
+    fn from_template(id: &str, launched_ms: i64) -> Member {
+        Member {
+            launch_configuration: None,
+            launch_template: Some(template("2")),
+            ..member(id, launched_ms)
+        }
+    }
+
+    #[test]
+    fn a_rollback_replaces_what_the_refresh_launched_then_ends_rolled_back() {
+        let r = to_template(false, &["i-old0", "i-old1"]);
+        assert_eq!(irreversible(&r), None);
+        let members = vec![member("i-old1", 0), from_template("i-new0", 0)];
+        let back = rollback(&r, "asked", &members, NOW, "now");
+        assert_eq!(back.status, Status::RollbackInProgress);
+        assert_eq!(back.replace, ["i-new0"]);
+        let details = back.rollback_details.clone().unwrap();
+        assert_eq!(
+            (
+                details.percentage_complete_on_rollback,
+                details.instances_to_update_on_rollback
+            ),
+            (50, 1)
+        );
+        // The group launches from its own configuration again.
+        assert_eq!(launching(std::slice::from_ref(&back)), None);
+        assert!(launching(std::slice::from_ref(&r)).is_some());
+        // A rollback has no checkpoints; when the new one has gone it has rolled back.
+        let s = step(&back, 2, &members, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-new0"]);
+        let replaced = vec![member("i-old1", 0), member("i-back", 0)];
+        let done = step(&back, 2, &replaced, &[], NOW, "now").next.unwrap();
+        assert_eq!(done.status, Status::RollbackSuccessful);
+        // Only forward and with somewhere numbered to go back to.
+        assert!(irreversible(&done).is_some());
+        assert!(irreversible(&refresh(preferences(&asked(), false).unwrap(), &[])).is_some());
+        let latest = InstanceRefresh {
+            rollback_to: Some(Source {
+                launch_configuration: None,
+                launch_template: Some(template("$Latest")),
+            }),
+            ..r.clone()
+        };
+        assert!(irreversible(&latest).unwrap().contains("$Latest"));
+    }
+
+    #[test]
+    fn a_failed_launch_rolls_back_with_auto_rollback_and_a_failed_rollback_stays_failed() {
+        let members = vec![member("i-old0", 0), from_template("i-new0", 0)];
+        let r = to_template(false, &["i-old0", "i-old1"]);
+        assert_eq!(
+            failed(&r, "no room", &members, NOW, "now").status,
+            Status::Failed
+        );
+        let auto = to_template(true, &["i-old0", "i-old1"]);
+        let back = failed(&auto, "no room", &members, NOW, "now");
+        assert_eq!(back.status, Status::RollbackInProgress);
+        assert!(back
+            .rollback_details
+            .unwrap()
+            .rollback_reason
+            .contains("no room"));
+        let again = InstanceRefresh {
+            status: Status::RollbackInProgress,
+            ..auto
+        };
+        assert_eq!(
+            failed(&again, "no room", &members, NOW, "now").status,
+            Status::RollbackFailed
+        );
+    }
+
+    #[test]
+    fn success_moves_the_group_to_the_desired_configuration() {
+        let input = crate::query::input(serde_json::json!({
+            "AutoScalingGroupName": "g", "LaunchConfigurationName": "lc", "MinSize": 0, "MaxSize": 1,
+        }))
+        .unwrap();
+        let ctx = crate::group::NewGroupContext {
+            id: "g-id".into(),
+            region: "us-east-1",
+            account: "123456789012",
+            cloud: "hotel".into(),
+            default_zone: "hotel-a",
+            now: crate::time::from_ms(0),
+        };
+        let mut s = crate::group::from_input(&input, ctx).unwrap().settings;
+        let r = to_template(false, &[]);
+        s.instance_refreshes = vec![r.clone()];
+        let running = settled(&s, &r);
+        assert_eq!(running.launch_configuration_name.as_deref(), Some("lc"));
+        let done = InstanceRefresh {
+            status: Status::Successful,
+            ..r
+        };
+        let moved = settled(&s, &done);
+        assert_eq!(moved.launch_configuration_name, None);
+        assert_eq!(moved.launch_template, Some(template("2")));
+        assert_eq!(moved.instance_refreshes[0].status, Status::Successful);
     }
 }

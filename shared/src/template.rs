@@ -5,7 +5,7 @@
 //! the default cloud. The cloud resolves the template at RunInstances, with the user's
 //! credentials there, as EC2 does for an AWS group.
 
-use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy, Settings};
+use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy};
 use crate::model::{Checked, Refusal};
 
 /// Which template, as RunInstances names it.
@@ -61,14 +61,6 @@ fn specification(v: &LaunchTemplateSpecification) -> Checked<(TemplateRef, Optio
         )));
     }
     Ok((TemplateRef { id, name, version }, cloud))
-}
-
-/// The template a stored group launches from, if any.
-pub fn of_group(s: &Settings) -> Checked<Option<Spec>> {
-    of(
-        s.launch_template.as_ref(),
-        s.mixed_instances_policy.as_ref(),
-    )
 }
 
 /// The template a group's `LaunchTemplate` or `MixedInstancesPolicy` names, if either is given,

@@ -119,14 +119,17 @@ impl Provisioner {
         launch_configuration: Option<&str>,
     ) -> Result<Result<Source, CloudError>, StoreError> {
         let Some(launch_configuration) = launch_configuration else {
-            return Ok(match phantom::template::of_group(&g.settings) {
-                Ok(Some(spec)) => Ok(Source::Template(spec)),
-                Ok(None) => Err(CloudError::new(
-                    "NoLaunchSource",
-                    "the group has neither a launch configuration nor a launch template",
-                )),
-                Err(e) => Err(CloudError::new("InvalidLaunchTemplate", e.message())),
-            });
+            let from = g.launching();
+            return Ok(
+                match phantom::template::of(from.launch_template, from.mixed_instances_policy) {
+                    Ok(Some(spec)) => Ok(Source::Template(spec)),
+                    Ok(None) => Err(CloudError::new(
+                        "NoLaunchSource",
+                        "the group has neither a launch configuration nor a launch template",
+                    )),
+                    Err(e) => Err(CloudError::new("InvalidLaunchTemplate", e.message())),
+                },
+            );
         };
         Ok(
             match self
@@ -198,7 +201,7 @@ impl On {
     pub(crate) fn home(g: &Group) -> Self {
         Self {
             cloud: g.cloud.clone(),
-            launch_configuration: g.launch_configuration().map(str::to_string),
+            launch_configuration: g.launching().launch_configuration.map(str::to_string),
             token: format!("{}-{}", g.id, g.launch_seq),
         }
     }

@@ -492,7 +492,7 @@ impl Provisioner {
             "instance refresh"
         );
         let mut new = g.clone();
-        new.settings.instance_refreshes[0] = next;
+        new.settings = refresh::settled(&g.settings, &next);
         match self.store.update_group(owner, g, &new).await {
             Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(still),
             Err(e) => Err(e),

@@ -2,6 +2,7 @@
 //! DescribeInstanceRefreshes shows) plus Phantom's own members, which no AWS shape has and so are
 //! never rendered: the instances it replaces and where its checkpoints and waits stand.
 
+use super::group::{LaunchTemplateSpecification, MixedInstancesPolicy};
 use serde::{Deserialize, Serialize};
 
 /// Where a refresh stands (botocore's `InstanceRefreshStatus`).
@@ -73,8 +74,39 @@ fn standby_name<S: serde::Serializer>(h: &Held, s: S) -> Result<S::Ok, S::Error>
     })
 }
 
-/// One instance refresh of a group.
+/// What a refresh moves the group to when it succeeds (botocore's `DesiredConfiguration`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DesiredConfiguration {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplateSpecification>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixed_instances_policy: Option<MixedInstancesPolicy>,
+}
+
+/// Why and from where a refresh is being rolled back (botocore's `RollbackDetails`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RollbackDetails {
+    pub rollback_reason: String,
+    pub rollback_start_time: String,
+    pub percentage_complete_on_rollback: i64,
+    pub instances_to_update_on_rollback: i64,
+}
+
+/// What a group launches from, as its instances record it: SkipMatching compares with it, and a
+/// rollback returns to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Source {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_configuration: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<LaunchTemplateSpecification>,
+}
+
+/// One instance refresh of a group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct InstanceRefresh {
     pub instance_refresh_id: String,
@@ -90,6 +122,10 @@ pub struct InstanceRefresh {
     pub percentage_complete: i64,
     pub instances_to_update: i64,
     pub preferences: Preferences,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_configuration: Option<DesiredConfiguration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollback_details: Option<RollbackDetails>,
     pub strategy: String,
     /// When it started (Unix ms).
     #[serde(rename = "PhantomStartMs")]
@@ -118,4 +154,8 @@ pub struct InstanceRefresh {
         skip_serializing_if = "Option::is_none"
     )]
     pub blocked_since_ms: Option<i64>,
+    /// What the group launched from when a refresh with a DesiredConfiguration started: what a
+    /// rollback returns to.
+    #[serde(rename = "PhantomRollbackTo", skip_serializing_if = "Option::is_none")]
+    pub rollback_to: Option<Source>,
 }

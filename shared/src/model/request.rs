@@ -462,8 +462,7 @@ pub struct BatchDeleteScheduledAction {
 pub struct StartInstanceRefresh {
     pub auto_scaling_group_name: String,
     pub strategy: Option<String>,
-    // Read only to be refused (for now).
-    pub desired_configuration: Option<IgnoredAny>,
+    pub desired_configuration: Option<super::refresh::DesiredConfiguration>,
     /// Absent: every preference at AWS's default.
     #[serde(default)]
     pub preferences: RefreshPreferences,

@@ -5,10 +5,11 @@
 use crate::provisioning::{activities, converges};
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::{
-    InstanceRefresh, InstanceRefreshStatus, LifecycleState, RefreshPreferences,
+    DesiredConfiguration, InstanceRefresh, InstanceRefreshStatus, LaunchTemplateSpecification,
+    LifecycleState, RefreshPreferences,
 };
 use phantom::queue::Reconcile;
-use phantom_e2e::world::World;
+use phantom_e2e::world::{World, IMAGE};
 use phantom_e2e::User;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -506,4 +507,206 @@ async fn instances_past_the_max_lifetime_are_replaced_launch_first() {
             .count(),
         3
     );
+}
+
+fn template(name: &str, version: &str) -> LaunchTemplateSpecification {
+    LaunchTemplateSpecification::builder()
+        .launch_template_name(name)
+        .version(version)
+        .build()
+}
+
+async fn start_to(
+    w: &World,
+    u: &User,
+    to: LaunchTemplateSpecification,
+    prefs: RefreshPreferences,
+) -> Result<String, (String, String)> {
+    w.sdk(u)
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .desired_configuration(DesiredConfiguration::builder().launch_template(to).build())
+        .preferences(prefs)
+        .send()
+        .await
+        .map(|o| o.instance_refresh_id().unwrap().to_string())
+        .map_err(|e| {
+            let e = e.into_service_error();
+            (
+                e.meta().code().unwrap_or_default().to_string(),
+                e.meta().message().unwrap_or_default().to_string(),
+            )
+        })
+}
+
+/// The instance types of the group's instances that count.
+async fn types(w: &World, u: &User) -> BTreeSet<String> {
+    group(w, u, "web")
+        .await
+        .unwrap()
+        .instances()
+        .iter()
+        .filter(|i| i.lifecycle_state() == Some(&LifecycleState::InService))
+        .map(|i| i.instance_type().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
+    let w = World::new().await;
+    let u = w.user("refresh-desired").await;
+    let c = w.sdk(&u);
+    w.hotel.add_template("big", IMAGE, "m5.large");
+    w.hotel.add_template("huge", IMAGE, "m5.xlarge");
+    w.hotel.add_template("scarce", IMAGE, "c5.large");
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 8, 4).await;
+    converges(&w, &u, "hotel", "web", 4).await;
+    w.hotel.set_boot_time(Duration::from_secs(3));
+
+    // From the launch configuration to template `big`: the group moves when the refresh ends.
+    let (code, msg) = start_to(&w, &u, template("gone@hotel", "1"), prefs(50, None).build())
+        .await
+        .unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("does not exist"), "{msg}");
+    start_to(&w, &u, template("big@hotel", "1"), prefs(50, None).build())
+        .await
+        .unwrap();
+    let r = refreshes(&w, &u).await.remove(0);
+    let to = r
+        .desired_configuration()
+        .unwrap()
+        .launch_template()
+        .unwrap();
+    assert_eq!(to.launch_template_name(), Some("big@hotel"));
+    let (code, msg) = failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_configuration_name("web@hotel")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(
+        msg.contains("active instance refresh with a desired configuration"),
+        "{msg}"
+    );
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        let done = refreshes(&w, &u).await[0].status() == Some(&InstanceRefreshStatus::Successful);
+        assert_eq!(g.launch_template().is_some(), done, "moved at the end");
+    })
+    .await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.launch_configuration_name(), None);
+    assert_eq!(
+        g.launch_template().unwrap().launch_template_name(),
+        Some("big@hotel")
+    );
+    converges(&w, &u, "hotel", "web", 4).await;
+    assert_eq!(
+        types(&w, &u).await,
+        BTreeSet::from(["m5.large".to_string()])
+    );
+    c.delete_launch_configuration()
+        .launch_configuration_name("web@hotel")
+        .send()
+        .await
+        .expect("the launch configuration is no longer in use");
+
+    // To `huge`, stopped at a checkpoint and rolled back: `big` everywhere again.
+    start_to(
+        &w,
+        &u,
+        template("huge@hotel", "1"),
+        prefs(50, None).checkpoint_percentages(50).build(),
+    )
+    .await
+    .unwrap();
+    w.until(120, "the checkpoint", async || {
+        refreshes(&w, &u).await[0]
+            .status_reason()
+            .filter(|s| s.contains("checkpoint"))
+            .map(|_| ())
+    })
+    .await;
+    assert!(types(&w, &u).await.contains("m5.xlarge"));
+    c.rollback_instance_refresh()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .expect("rollback-instance-refresh");
+    let r = run_until(
+        &w,
+        &u,
+        InstanceRefreshStatus::RollbackSuccessful,
+        120,
+        async || {
+            let is = instances(&w, &u).await;
+            assert!(counted(&is) >= 2, "never below MinHealthyPercentage");
+        },
+    )
+    .await;
+    let details = r.rollback_details().expect("RollbackDetails");
+    assert_eq!(details.percentage_complete_on_rollback(), Some(50));
+    assert!(details.rollback_start_time().is_some());
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(
+        g.launch_template().unwrap().launch_template_name(),
+        Some("big@hotel")
+    );
+    converges(&w, &u, "hotel", "web", 4).await;
+    assert_eq!(
+        types(&w, &u).await,
+        BTreeSet::from(["m5.large".to_string()])
+    );
+
+    // A launch that fails rolls back with AutoRollback.
+    w.hotel.short_of("c5.large");
+    start_to(
+        &w,
+        &u,
+        template("scarce@hotel", "1"),
+        prefs(50, None).auto_rollback(true).build(),
+    )
+    .await
+    .unwrap();
+    let r = run_until(
+        &w,
+        &u,
+        InstanceRefreshStatus::RollbackSuccessful,
+        120,
+        async || {},
+    )
+    .await;
+    assert!(
+        r.rollback_details()
+            .and_then(|d| d.rollback_reason())
+            .is_some_and(|why| why.contains("InsufficientInstanceCapacity")),
+        "{r:?}"
+    );
+    converges(&w, &u, "hotel", "web", 4).await;
+    assert_eq!(
+        types(&w, &u).await,
+        BTreeSet::from(["m5.large".to_string()])
+    );
+
+    // A group on $Latest cannot be rolled back, so AutoRollback is refused.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_template(template("big@hotel", "$Latest"))
+        .send()
+        .await
+        .unwrap();
+    let (code, msg) = start_to(
+        &w,
+        &u,
+        template("huge@hotel", "1"),
+        prefs(50, None).auto_rollback(true).build(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("$Latest"), "{msg}");
 }

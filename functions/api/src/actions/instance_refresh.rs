@@ -2,15 +2,16 @@
 //! a refresh is kept on its group (`phantom::refresh`); the provisioner's rounds replace the
 //! instances, and write its status as it goes.
 
-use super::{change_group, group_named};
+use super::{change_group, group_named, lookups};
 use crate::App;
+use phantom::group::Launching;
 use phantom::identity::Caller;
 use phantom::model::request::{
     CancelInstanceRefresh, DescribeInstanceRefreshes, RollbackInstanceRefresh, StartInstanceRefresh,
 };
 use phantom::model::response::{self, InstanceRefreshId};
-use phantom::refresh::{self, InstanceRefresh, Status};
-use phantom::{paging, ApiError, ApiResult};
+use phantom::refresh::{self, DesiredConfiguration, InstanceRefresh, Status};
+use phantom::{paging, template, ApiError, ApiResult};
 
 pub async fn start(
     app: &App,
@@ -22,14 +23,12 @@ pub async fn start(
             "Strategy {s} is not supported: Phantom replaces instances (Rolling)."
         )));
     }
-    if input.desired_configuration.is_some() {
-        return Err(ApiError::validation(
-            "DesiredConfiguration is not supported yet: change the group's launch configuration \
-             or template with UpdateAutoScalingGroup, then start the refresh.",
-        ));
-    }
-    let prefs = refresh::preferences(&input.preferences)?;
+    let desired = input.desired_configuration;
+    let prefs = refresh::preferences(&input.preferences, desired.is_some())?;
     let name = &input.auto_scaling_group_name;
+    if let Some(d) = &desired {
+        check_desired(app, caller, name, d).await?;
+    }
     // What it replaces: the group's instances now (those launched after come from what the
     // group launches from by then).
     let members = app.store.instances(&caller.user, name).await?;
@@ -40,17 +39,26 @@ pub async fn start(
         if refresh::active(&g.settings.instance_refreshes).is_some() {
             return Err(ApiError::instance_refresh_in_progress(refresh::IN_PROGRESS));
         }
-        if g.spread()?.is_some() {
+        if g.spread()?.is_some() && desired.is_some() {
             return Err(ApiError::validation(
-                "An instance refresh of a group across clouds is not supported yet.",
+                "A group across clouds takes no DesiredConfiguration: a launch template lives on \
+                 one cloud. Give each cloud its new launch configuration \
+                 (UpdateAutoScalingGroup), then start the refresh without one.",
             ));
         }
-        let s = &g.settings;
-        let source = refresh::Source {
-            launch_configuration: g.launch_configuration().map(str::to_string),
-            launch_template: g.target().launch_template,
+        let own = Launching::of_settings(&g.settings);
+        if prefs.auto_rollback {
+            if let Some(why) = refresh::unreturnable(&own.source()) {
+                return Err(ApiError::validation(format!(
+                    "AutoRollback cannot be used: {why}"
+                )));
+            }
+        }
+        let to = match &desired {
+            Some(d) => Launching::of_desired(d),
+            None => own,
         };
-        let replace = refresh::to_replace(&members, &source, prefs.skip_matching);
+        let replace = refresh::to_replace(&members, &to.source(), prefs.skip_matching);
         let warmup = prefs.instance_warmup.unwrap_or(g.warmup_secs());
         let r = InstanceRefresh {
             instance_refresh_id: id.clone(),
@@ -62,6 +70,8 @@ pub async fn start(
             percentage_complete: 0,
             instances_to_update: replace.len() as i64,
             preferences: prefs.clone(),
+            desired_configuration: desired.clone(),
+            rollback_details: None,
             strategy: "Rolling".into(),
             start_ms: now_ms,
             total: replace.len() as i64,
@@ -70,15 +80,51 @@ pub async fn start(
             checkpoints_reached: 0,
             paused_until_ms: None,
             blocked_since_ms: None,
+            rollback_to: desired.is_some().then(|| own.source()),
         };
         let mut next = g.clone();
-        next.settings.instance_refreshes = refresh::begin(&s.instance_refreshes, r);
+        next.settings.instance_refreshes = refresh::begin(&g.settings.instance_refreshes, r);
         Ok(next)
     })
     .await?;
     Ok(InstanceRefreshId {
         instance_refresh_id: id,
     })
+}
+
+/// A DesiredConfiguration is checked as UpdateAutoScalingGroup checks a group's template: on the
+/// group's own cloud, a cloud that has templates, a template that exists there.
+async fn check_desired(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+    d: &DesiredConfiguration,
+) -> ApiResult<()> {
+    let Some(spec) = template::of(
+        d.launch_template.as_ref(),
+        d.mixed_instances_policy.as_ref(),
+    )?
+    else {
+        return Err(ApiError::validation(
+            "A DesiredConfiguration must have a LaunchTemplate or a MixedInstancesPolicy.",
+        ));
+    };
+    let g = group_named(app, caller, name).await?;
+    let cloud_name = spec.cloud_or(app.config.default_cloud.as_deref())?;
+    if cloud_name != g.cloud {
+        return Err(ApiError::validation(format!(
+            "The DesiredConfiguration's launch template is on cloud '{cloud_name}', but \
+             AutoScalingGroup {name} runs on cloud '{}'.",
+            g.cloud
+        )));
+    }
+    let cloud = app
+        .store
+        .cloud(&cloud_name)
+        .await?
+        .ok_or_else(|| phantom::launch_config::unknown_cloud(&cloud_name, &[]))?;
+    template::check_cloud(&cloud.name, cloud.launch_templates)?;
+    lookups::check_template(app, caller, &cloud.name, &spec.template).await
 }
 
 /// The group's refreshes, the newest first; a running one's progress worked out from its
@@ -140,20 +186,38 @@ pub async fn cancel(
     })
 }
 
-/// A refresh started without a DesiredConfiguration (the only kind Phantom takes yet) has no
-/// configuration to go back to: AWS refuses to roll it back, and so does Phantom.
+/// Rolls a running refresh back: the instances it launched are replaced with ones from the
+/// configuration the group had (only a refresh with a DesiredConfiguration has one to return to).
 pub async fn rollback(
     app: &App,
     caller: &Caller,
     input: RollbackInstanceRefresh,
 ) -> ApiResult<InstanceRefreshId> {
     let name = &input.auto_scaling_group_name;
-    let g = group_named(app, caller, name).await?;
-    running(&g, name)?;
-    Err(ApiError::irreversible_instance_refresh(
-        "The instance refresh cannot be rolled back: it was started without a \
-         DesiredConfiguration, so there is no earlier configuration to return to.",
-    ))
+    let members = app.store.instances(&caller.user, name).await?;
+    let now_ms = app.clock.now_ms();
+    let now = phantom::time::format_timestamp(app.clock.now());
+    let written = change_group(app, caller, name, Some("RollbackInstanceRefresh"), |g| {
+        let r = running(g, name)?;
+        if let Some(why) = refresh::irreversible(r) {
+            return Err(ApiError::irreversible_instance_refresh(why));
+        }
+        let mut next = g.clone();
+        next.settings.instance_refreshes[0] = refresh::rollback(
+            r,
+            "The rollback was started with RollbackInstanceRefresh.",
+            &members,
+            now_ms,
+            &now,
+        );
+        Ok(next)
+    })
+    .await?;
+    Ok(InstanceRefreshId {
+        instance_refresh_id: written.settings.instance_refreshes[0]
+            .instance_refresh_id
+            .clone(),
+    })
 }
 
 fn running<'a>(g: &'a phantom::group::Group, name: &str) -> ApiResult<&'a InstanceRefresh> {

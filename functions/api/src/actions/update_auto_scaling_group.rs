@@ -75,6 +75,19 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
                 g.cloud
             )));
         }
+        let moves = s.launch_configuration_name.is_some()
+            || s.launch_template.is_some()
+            || s.mixed_instances_policy.is_some();
+        let refreshing_to = phantom::refresh::active(&g.settings.instance_refreshes)
+            .is_some_and(|r| r.desired_configuration.is_some());
+        if moves && refreshing_to {
+            // AWS's words: the refresh moves the group to its DesiredConfiguration when it ends.
+            return Err(ApiError::validation(
+                "An active instance refresh with a desired configuration exists. All configuration \
+                 options derived from the desired configuration are not available for update \
+                 while the instance refresh is active.",
+            ));
+        }
         let mut next = group::update(g, &input)?;
         if let Some(found) = &subnet_zones {
             let given = s.availability_zones.as_deref();

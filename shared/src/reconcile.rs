@@ -385,10 +385,41 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
 /// instance refresh takes, replacing its old instances), and hold leaving VMs on the termination
 /// hooks.
 pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
+    let replacing = replacement(target, &assessed, now_ms);
+    size_replacing(target, assessed, now_ms, replacing)
+}
+
+/// This round's replacements: a running refresh's step, or else the instances past their
+/// lifetime; old ones terminated, the launches that follow are the group's own.
+pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refresh::Step, Cause)> {
+    let desired = target.desired.max(0);
+    match (&target.refresh, target.max_lifetime_ms) {
+        _ if target.deleting => None,
+        (Some(r), _) => {
+            let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
+            let step = refresh::step(r, desired, &a.live, &a.standby, now_ms, &now);
+            Some((step, Cause::Refresh))
+        }
+        (None, Some(life)) if life > 0 => Some((
+            refresh::expired(life, target.warmup_ms, desired, &a.live, now_ms),
+            Cause::Expired,
+        )),
+        (None, _) => None,
+    }
+}
+
+/// `size`, with this round's replacements decided by the caller (across clouds, a refresh is
+/// decided for the whole group and split per cloud).
+pub fn size_replacing(
+    target: &Target,
+    assessed: Assessed,
+    now_ms: i64,
+    replacing: Option<(refresh::Step, Cause)>,
+) -> Plan {
     let Assessed {
         mut plan,
         mut live,
-        standby,
+        standby: _,
     } = assessed;
     let mut desired = if target.deleting {
         0
@@ -397,22 +428,9 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
     };
     plan.capacity_from = live.len() as i64;
     plan.capacity_to = desired;
-    // A running refresh, or else instances past their lifetime, are replaced: old ones
-    // terminated, the launches that follow are the group's own.
-    let replacing = match (&target.refresh, target.max_lifetime_ms) {
-        _ if target.deleting => None,
-        (Some(r), _) => {
-            let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
-            let step = refresh::step(r, desired, &live, &standby, now_ms, &now);
-            plan.refresh = step.next.clone();
-            Some((step, Cause::Refresh))
-        }
-        (None, Some(life)) if life > 0 => Some((
-            refresh::expired(life, target.warmup_ms, desired, &live, now_ms),
-            Cause::Expired,
-        )),
-        (None, _) => None,
-    };
+    if let Some((step, _)) = &replacing {
+        plan.refresh = step.next.clone();
+    }
     if let Some((step, cause)) = replacing {
         if target.runs("Terminate") && target.runs("Launch") {
             live.retain(|m| !step.terminate.contains(&m.id));

@@ -144,7 +144,7 @@ pub fn rollback(
 ) -> InstanceRefresh {
     let (percentage, to_update) = progress(r, members, now_ms);
     let replace = match &r.rollback_to {
-        Some(back) => to_replace(members, back, true),
+        Some(back) => to_replace(members, |m| launched_from(m, back)),
         None => Vec::new(),
     };
     InstanceRefresh {
@@ -182,9 +182,9 @@ pub fn settled(s: &Settings, r: &InstanceRefresh) -> Settings {
     next
 }
 
-/// What a new refresh of a group replaces: every instance it has that is not on its way out
-/// (with SkipMatching, those not launched from what the group launches from now).
-pub fn to_replace(members: &[Member], from: &Source, skip_matching: bool) -> Vec<String> {
+/// What a refresh replaces: every instance of the group that is not on its way out, but those
+/// `keep` picks (SkipMatching's, or a rollback's: launched from what the group goes to).
+pub fn to_replace(members: &[Member], keep: impl Fn(&Member) -> bool) -> Vec<String> {
     let mut ids: Vec<String> = members
         .iter()
         .filter(|m| {
@@ -193,15 +193,16 @@ pub fn to_replace(members: &[Member], from: &Source, skip_matching: bool) -> Vec
                 Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
             )
         })
-        .filter(|m| {
-            !skip_matching
-                || m.launch_configuration != from.launch_configuration
-                || m.launch_template != from.launch_template
-        })
+        .filter(|m| !keep(m))
         .map(|m| m.id.clone())
         .collect();
     ids.sort();
     ids
+}
+
+/// Whether an instance was launched from `from`.
+pub fn launched_from(m: &Member, from: &Source) -> bool {
+    m.launch_configuration == from.launch_configuration && m.launch_template == from.launch_template
 }
 
 /// The group's refreshes with `new` first, the oldest forgotten past `KEPT`.
@@ -445,7 +446,7 @@ pub fn step(
     let old_standby: Vec<&Member> = standby.iter().filter(|m| old(r, m)).collect();
 
     if !paused {
-        let keep = (desired * prefs.min_healthy_percentage + 99) / 100;
+        let keep = keep(desired, prefs);
         let most = desired * prefs.max_healthy_percentage / 100;
         let healthy = live.iter().filter(|m| warmed(r, m, now_ms)).count() as i64;
         // Old instances that do not serve go first: they count for nothing.
@@ -531,11 +532,122 @@ pub fn step(
     with_next(step, r, next)
 }
 
+/// How many instances stay InService, healthy and warmed up: MinHealthyPercentage of desired,
+/// rounded up.
+fn keep(desired: i64, prefs: &Preferences) -> i64 {
+    (desired * prefs.min_healthy_percentage + 99) / 100
+}
+
 fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step {
     if &next != r {
         step.next = Some(next);
     }
     step
+}
+
+/// One cloud of a group across clouds, for `split`.
+pub struct Part<'a> {
+    /// What the cloud should have (`spread::allot`).
+    pub share: i64,
+    /// Its maximum: the refresh never runs more there.
+    pub max: i64,
+    pub live: &'a [Member],
+    pub standby: &'a [Member],
+}
+
+/// A refresh of a group across clouds, decided once for the whole group (`step` over every
+/// cloud's instances, so the healthy percentages hold across the group) and split per cloud: each
+/// cloud terminates its own old instances and runs its share, plus part of the launch-first room
+/// the step gives (first where extra instances already run, then in rank order), never above its
+/// maximum. While a new instance warms up anywhere, no cloud lets go of what it runs: the
+/// replacement on one cloud may be what another's extra instance stands in for. Where no cloud
+/// has room to launch first, one old instance goes at a time, as at MaxHealthyPercentage 100.
+pub fn split(
+    r: &InstanceRefresh,
+    step: &Step,
+    desired: i64,
+    parts: &[Part],
+    now_ms: i64,
+) -> Vec<Step> {
+    let on = |p: &Part, id: &String| p.live.iter().chain(p.standby).any(|m| &m.id == id);
+    let mut steps: Vec<Step> = parts
+        .iter()
+        .map(|p| Step {
+            terminate: step
+                .terminate
+                .iter()
+                .filter(|id| on(p, id))
+                .cloned()
+                .collect(),
+            capacity: p.share,
+            next: None,
+        })
+        .collect();
+    // What each cloud runs once this round's old instances are gone.
+    let running: Vec<i64> = parts
+        .iter()
+        .zip(&steps)
+        .map(|(p, s)| {
+            p.live
+                .iter()
+                .filter(|m| !s.terminate.contains(&m.id))
+                .count() as i64
+        })
+        .collect();
+    let room = |p: &Part, s: &Step| (p.max - s.capacity).max(0);
+    let mut extra = (step.capacity - desired).max(0);
+    for ((p, s), run) in parts.iter().zip(steps.iter_mut()).zip(&running) {
+        let more = (run - p.share).max(0).min(room(p, s)).min(extra);
+        s.capacity += more;
+        extra -= more;
+    }
+    for (p, s) in parts.iter().zip(steps.iter_mut()) {
+        let more = room(p, s).min(extra);
+        s.capacity += more;
+        extra -= more;
+    }
+    // A cloud lets go of what it runs beyond its capacity only as far as the group keeps its
+    // healthy percentage (its warmed-up instances), the worst-ranked cloud first.
+    let healthy: i64 = parts
+        .iter()
+        .zip(&steps)
+        .map(|(p, s)| {
+            p.live
+                .iter()
+                .filter(|m| !s.terminate.contains(&m.id) && warmed(r, m, now_ms))
+                .count() as i64
+        })
+        .sum();
+    let mut spare = (healthy - keep(desired, &r.preferences)).max(0);
+    for (s, run) in steps.iter_mut().zip(&running).rev() {
+        let go = (run - s.capacity).max(0).min(spare);
+        spare -= go;
+        s.capacity = s.capacity.max(run - go);
+    }
+    let warming = parts
+        .iter()
+        .flat_map(|p| p.live)
+        .any(|m| !old(r, m) && !warmed(r, m, now_ms));
+    let placed = step.capacity == desired || extra < step.capacity - desired;
+    if step.terminate.is_empty() && !placed && !warming {
+        let oldest = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| p.live.iter().map(move |m| (i, m)))
+            .filter(|(_, m)| old(r, m) && serving(m))
+            .filter(|(_, m)| {
+                !m.protected || r.preferences.scale_in_protected_instances == Held::Refresh
+            })
+            .min_by(|a, b| {
+                a.1.launched_ms
+                    .cmp(&b.1.launched_ms)
+                    .then(a.1.id.cmp(&b.1.id))
+            });
+        if let Some((i, m)) = oldest {
+            steps[i].terminate.push(m.id.clone());
+        }
+    }
+    steps
 }
 
 /// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
@@ -899,5 +1011,123 @@ mod tests {
         assert_eq!(moved.launch_configuration_name, None);
         assert_eq!(moved.launch_template, Some(template("2")));
         assert_eq!(moved.instance_refreshes[0].status, Status::Successful);
+    }
+
+    #[test]
+    fn across_clouds_a_cloud_keeps_its_extra_vms_until_the_group_can_spare_them() {
+        let p = preferences(
+            &Asked {
+                min_healthy_percentage: Some(100),
+                max_healthy_percentage: Some(150),
+                ..asked()
+            },
+            false,
+        )
+        .unwrap();
+        let r = refresh(p, &["i-h0", "i-h1"]);
+        let warm = NOW - 120_000;
+        let hotel = vec![
+            member("i-h0", 0),
+            member("i-h1", 0),
+            member("i-h2", warm),
+            member("i-h3", warm),
+        ];
+        let sierra: Vec<Member> = (0..8).map(|i| member(&format!("i-s{i}"), warm)).collect();
+        let parts = [
+            Part {
+                share: 4,
+                max: 4,
+                live: &hotel,
+                standby: &[],
+            },
+            Part {
+                share: 6,
+                max: 10,
+                live: &sierra,
+                standby: &[],
+            },
+        ];
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let s = step(&r, 10, &all, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-h0", "i-h1"]);
+        let split_up = split(&r, &s, 10, &parts, NOW);
+        // hotel replaces its old VMs; sierra keeps its two extra meanwhile.
+        assert_eq!(split_up[0].terminate, ["i-h0", "i-h1"]);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 8));
+        // hotel's replacements warmed up: sierra lets its extra go.
+        let hotel: Vec<Member> = (0..4).map(|i| member(&format!("i-n{i}"), warm)).collect();
+        let parts = [
+            Part {
+                share: 4,
+                max: 4,
+                live: &hotel,
+                standby: &[],
+            },
+            Part {
+                share: 6,
+                max: 10,
+                live: &sierra,
+                standby: &[],
+            },
+        ];
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let s = step(&r, 10, &all, &[], NOW, "now");
+        let split_up = split(&r, &s, 10, &parts, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 6));
+    }
+
+    #[test]
+    fn across_clouds_launch_first_room_goes_where_a_cloud_has_room_else_one_at_a_time() {
+        let launch_first = preferences(
+            &Asked {
+                min_healthy_percentage: Some(100),
+                max_healthy_percentage: Some(150),
+                ..asked()
+            },
+            false,
+        )
+        .unwrap();
+        let hotel: Vec<Member> = (0..2).map(|i| member(&format!("i-h{i}"), 0)).collect();
+        let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let r = refresh(launch_first, &["i-h0", "i-h1", "i-s0", "i-s1"]);
+        let s = step(&r, 4, &all, &[], NOW, "now");
+        assert_eq!((s.terminate.len(), s.capacity), (0, 6));
+        let roomy = [
+            Part {
+                share: 2,
+                max: 2,
+                live: &hotel,
+                standby: &[],
+            },
+            Part {
+                share: 2,
+                max: 10,
+                live: &sierra,
+                standby: &[],
+            },
+        ];
+        let split_up = split(&r, &s, 4, &roomy, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 4));
+        assert!(split_up.iter().all(|s| s.terminate.is_empty()));
+        // Fixed counts: no cloud has room, so the oldest goes alone.
+        let full = [
+            Part {
+                share: 2,
+                max: 2,
+                live: &hotel,
+                standby: &[],
+            },
+            Part {
+                share: 2,
+                max: 2,
+                live: &sierra,
+                standby: &[],
+            },
+        ];
+        let split_up = split(&r, &s, 4, &full, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
+        assert_eq!(split_up[0].terminate, ["i-h0"]);
+        assert!(split_up[1].terminate.is_empty());
     }
 }

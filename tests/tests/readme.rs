@@ -16,6 +16,7 @@ const HERE: &[&str] = &[
     "first-group",
     "activities",
     "across-clouds",
+    "across-clouds-refresh",
     "own-api",
     "phantomctl",
 ];
@@ -99,6 +100,16 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
         "across-clouds" => {
             in_service(s, "web-across", &[("web@hotel", 2), ("web@sierra", 3)]);
         }
+        // The refresh of that group: it succeeds, never below 3 of 5 serving and never more
+        // than 2 on hotel, and leaves 2 new VMs on hotel and 3 on sierra.
+        "across-clouds-refresh" => {
+            assert!(
+                out.stdout.contains("Pending") || out.stdout.contains("InProgress"),
+                "{}",
+                out.stdout
+            );
+            refreshed(s, "web-across", 3, &[("web2@hotel", 2), ("web2@sierra", 3)]);
+        }
         // Phantom's own API through curl: the clouds.
         "own-api" => {
             let answer: Value = serde_json::from_str(&out.stdout)
@@ -140,6 +151,70 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
         }
         other => panic!("no check for the README's block `sh {other}`"),
     }
+}
+
+/// Waits until the demo user's group `group`'s refresh is Successful, checking as it goes that
+/// at least `keep` of its VMs serve and that no cloud runs more than `want` gives it; then that
+/// its VMs are `want`.
+fn refreshed(s: &Stack, group: &str, keep: usize, want: &[(&str, usize)]) {
+    let aws = |args: &[&str]| {
+        s.aws_with_keys(
+            &s.env["AWS_ACCESS_KEY_ID"],
+            &s.env["AWS_SECRET_ACCESS_KEY"],
+            args,
+        )
+        .json()
+    };
+    let cloud = |lc: &str| lc.rsplit_once('@').map(|(_, c)| c.to_string());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let g = aws(&[
+            "describe-auto-scaling-groups",
+            "--auto-scaling-group-names",
+            group,
+        ]);
+        let instances = g["AutoScalingGroups"][0]["Instances"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let serving = instances
+            .iter()
+            .filter(|i| i["LifecycleState"] == "InService" && i["HealthStatus"] == "Healthy")
+            .count();
+        assert!(
+            serving >= keep,
+            "{serving} serving, below {keep}: {}",
+            Value::Array(instances)
+        );
+        for (lc, most) in want {
+            let on = instances
+                .iter()
+                .filter(|i| {
+                    !i["LifecycleState"]
+                        .as_str()
+                        .is_some_and(|l| l.starts_with("Terminat"))
+                })
+                .filter(|i| i["LaunchConfigurationName"].as_str().and_then(cloud) == cloud(lc))
+                .count();
+            assert!(
+                on <= *most,
+                "{on} on {lc}'s cloud: {}",
+                Value::Array(instances)
+            );
+        }
+        let r = aws(&[
+            "describe-instance-refreshes",
+            "--auto-scaling-group-name",
+            group,
+        ]);
+        match r["InstanceRefreshes"][0]["Status"].as_str() {
+            Some("Successful") => break,
+            Some("Pending" | "InProgress") if Instant::now() < deadline => {}
+            _ => panic!("the refresh of {group} did not succeed within 120 s: {r}"),
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    in_service(s, group, want);
 }
 
 /// Waits until the demo user's group `group` has, InService, the given number of VMs of each

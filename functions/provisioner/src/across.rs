@@ -8,7 +8,10 @@ use crate::{On, Provisioner, Round};
 use phantom::activity::Context;
 use phantom::cloud::{Cloud, CloudError};
 use phantom::group::Group;
-use phantom::reconcile::{self, assess, size, Assessed, Lifecycle, Member, Seen, Target};
+use phantom::reconcile::{
+    self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Member, Seen, Target,
+};
+use phantom::refresh;
 use phantom::round::{self, Acted, Before};
 use phantom::spread::{allot, CloudView, Hold, Policy, Site, Spread};
 use phantom::store::{Record, StoreError};
@@ -121,12 +124,50 @@ impl Provisioner {
             g.desired
         };
 
+        // A running refresh is decided for the whole group, then split per cloud; while a cloud
+        // cannot be seen it waits (its old instances would otherwise look replaced).
+        let refresh = refresh::active(&g.settings.instance_refreshes).filter(|_| !g.deleting());
+        let mut refresh_next = None;
+        let seen: Option<Vec<&Assessed>> = assessed.iter().map(Option::as_ref).collect();
+        let steps: Vec<Option<refresh::Step>> = match (refresh, seen) {
+            (Some(running), Some(seen)) => {
+                let live: Vec<Member> = seen.iter().flat_map(|a| a.live.clone()).collect();
+                let standby: Vec<Member> = seen.iter().flat_map(|a| a.standby.clone()).collect();
+                let when = phantom::time::format_timestamp(phantom::time::from_ms(now));
+                let step = refresh::step(running, desired, &live, &standby, now, &when);
+                refresh_next = step.next.clone();
+                let parts: Vec<refresh::Part> = places
+                    .iter()
+                    .zip(&seen)
+                    .zip(&shares)
+                    .map(|((p, a), share)| refresh::Part {
+                        share: *share,
+                        max: p.site.max,
+                        live: &a.live,
+                        standby: &a.standby,
+                    })
+                    .collect();
+                refresh::split(running, &step, desired, &parts, now)
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            }
+            _ => vec![None; places.len()],
+        };
+
         // Act and record, cloud by cloud.
         let mut r = Record::default();
+        let mut refresh_failed: Option<String> = None;
         let mut holds = g.holds.clone();
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
         let mut held_above: Vec<String> = Vec::new();
-        for (i, ((p, a), share)) in places.iter().zip(assessed).zip(&shares).enumerate() {
+        for (i, (((p, a), share), step)) in places
+            .iter()
+            .zip(assessed)
+            .zip(&shares)
+            .zip(steps)
+            .enumerate()
+        {
             let mut hold = p.hold.clone();
             let (Ok((cloud, seen)), Some(a)) = (&p.look, a) else {
                 all_gone = false;
@@ -143,7 +184,12 @@ impl Provisioner {
                 desired: *share,
                 ..p.target.clone()
             };
-            let mut plan = size(&target, a, now);
+            let mut plan = match (refresh, step) {
+                (Some(_), step) => {
+                    size_replacing(&target, a, now, step.map(|s| (s, Cause::Refresh)))
+                }
+                (None, _) => size(&target, a, now),
+            };
             plan.capacity_from = have;
             plan.capacity_to = desired;
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
@@ -177,6 +223,8 @@ impl Provisioner {
             let room_below = views[i + 1..].iter().any(|v| v.usable && v.max > v.have);
             if acted.launch_failed.is_some() && (room_below || have >= desired) {
                 part.activities.retain(|a| a.doc.status_code != "Failed");
+            } else if let Some(why) = &acted.launch_failed {
+                refresh_failed.get_or_insert_with(|| why.clone());
             }
             for act in &mut part.activities {
                 // The Details say the cloud.
@@ -227,6 +275,15 @@ impl Provisioner {
             }
             Err(e) => return Err(e),
         }
+        let refreshing = self
+            .advance_refresh(
+                owner,
+                g,
+                refresh_next.as_ref(),
+                &members,
+                refresh_failed.as_deref(),
+            )
+            .await?;
         if g.deleting() && all_gone {
             return match self.store.delete_group(owner, g).await {
                 Ok(()) => Ok(Round::Deleted),
@@ -248,7 +305,7 @@ impl Provisioner {
         Ok(Round::Acted {
             launched,
             terminated,
-            waiting: waiting || g.deleting(),
+            waiting: waiting || refreshing || g.deleting(),
         })
     }
 
@@ -261,7 +318,7 @@ impl Provisioner {
         name: &str,
     ) -> Result<(Target, Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>), StoreError> {
         let mut target = g.target();
-        // StartInstanceRefresh refuses a group across clouds (for now): no cloud replaces alone.
+        // A refresh is decided for the whole group, never by one cloud alone.
         target.refresh = None;
         target.cloud = name.to_string();
         target.launch_configuration = g

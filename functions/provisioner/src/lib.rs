@@ -32,7 +32,7 @@ use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
-use phantom::refresh;
+use phantom::refresh::{self, InstanceRefresh};
 use phantom::round::{self, Acted, Before};
 use phantom::spread::{Policy, Site, Spread};
 use phantom::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
@@ -444,7 +444,13 @@ impl Provisioner {
             self.retry_later(owner, g, &r).await;
         }
         let refreshing = self
-            .advance_refresh(owner, g, &plan, &members, acted.launch_failed.as_deref())
+            .advance_refresh(
+                owner,
+                g,
+                plan.refresh.as_ref(),
+                &members,
+                acted.launch_failed.as_deref(),
+            )
             .await?;
         Ok(Round::Acted {
             launched: acted.launched.len(),
@@ -467,7 +473,7 @@ impl Provisioner {
         &self,
         owner: &str,
         g: &Group,
-        plan: &Plan,
+        decided: Option<&InstanceRefresh>,
         members: &[Member],
         launch_failed: Option<&str>,
     ) -> Result<bool, StoreError> {
@@ -475,7 +481,7 @@ impl Provisioner {
             return Ok(false);
         };
         let now_ms = self.clock.now_ms();
-        let next = match (launch_failed, &plan.refresh) {
+        let next = match (launch_failed, decided) {
             (Some(why), _) => {
                 let now = phantom::time::format_timestamp(phantom::time::from_ms(now_ms));
                 refresh::failed(running, why, members, now_ms, &now)

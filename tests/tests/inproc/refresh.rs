@@ -710,3 +710,103 @@ async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
     assert_eq!(code, "ValidationError");
     assert!(msg.contains("$Latest"), "{msg}");
 }
+
+/// A group across hotel (at most 4) and sierra (at most 10), 10 VMs, moved to `web2@<cloud>`
+/// (what the README tells users to do), then refreshed with these percentages: at every second
+/// no cloud is over its maximum and the group never has fewer than `keep` serving; at the end
+/// every VM is new and each cloud has its share again.
+async fn refresh_across(min: i32, max: i32, keep: usize) {
+    let w = World::new().await;
+    let u = w.user(&format!("refresh-across-{min}-{max}")).await;
+    for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
+        create_lc(&w, &u, lc).await;
+    }
+    let tag = |k: &str, v: &str| {
+        aws_sdk_autoscaling::types::Tag::builder()
+            .resource_id("web")
+            .resource_type("auto-scaling-group")
+            .key(k)
+            .value(v)
+            .propagate_at_launch(false)
+            .build()
+    };
+    w.sdk(&u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(10)
+        .desired_capacity(10)
+        .tags(tag("phantom:clouds", "hotel:4,sierra:10"))
+        .send()
+        .await
+        .unwrap();
+    let serving = async || {
+        let is = group(&w, &u, "web").await.unwrap().instances().to_vec();
+        let on = |lc: &str| {
+            is.iter()
+                .filter(|i| {
+                    i.lifecycle_state() == Some(&LifecycleState::InService)
+                        && i.health_status() == Some("Healthy")
+                        && i.launch_configuration_name()
+                            .is_some_and(|l| l.starts_with(lc))
+                })
+                .count()
+        };
+        (
+            on("web@hotel") + on("web2@hotel"),
+            on("web@sierra") + on("web2@sierra"),
+            on("web2@"),
+        )
+    };
+    w.until(30, "4 on hotel, 6 on sierra", async || {
+        (serving().await == (4, 6, 0)).then_some(())
+    })
+    .await;
+    w.sdk(&u)
+        .update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web2@hotel")
+        .send()
+        .await
+        .unwrap();
+    w.hotel.set_boot_time(Duration::from_secs(3));
+    w.sierra.set_boot_time(Duration::from_secs(3));
+    start(&w, &u, prefs(min, Some(max)).build()).await;
+    let mut lowest = usize::MAX;
+    let mut most = (0, 0);
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 300, async || {
+        let (h, s, n) = serving().await;
+        eprintln!(
+            "{h} {s} {n} alive {} {}",
+            w.hotel.alive().len(),
+            w.sierra.alive().len()
+        );
+        lowest = lowest.min(h + s);
+        most = (
+            most.0.max(w.hotel.alive().len()),
+            most.1.max(w.sierra.alive().len()),
+        );
+    })
+    .await;
+    assert!(lowest >= keep, "down to {lowest} serving, below {keep}");
+    assert!(
+        most.0 <= 4 && most.1 <= 10,
+        "a cloud over its maximum: {most:?}"
+    );
+    w.until(60, "every VM new, 4 on hotel and 6 on sierra", async || {
+        (serving().await == (4, 6, 10) && (w.hotel.alive().len(), w.sierra.alive().len()) == (4, 6))
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_group_across_clouds_is_refreshed_within_its_healthy_percentage() {
+    refresh_across(80, 100, 8).await;
+}
+
+#[tokio::test]
+async fn across_clouds_new_vms_launch_first_where_a_cloud_has_room() {
+    refresh_across(100, 150, 10).await;
+}

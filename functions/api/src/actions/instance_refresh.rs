@@ -11,6 +11,7 @@ use phantom::model::request::{
 };
 use phantom::model::response::{self, InstanceRefreshId};
 use phantom::refresh::{self, DesiredConfiguration, InstanceRefresh, Status};
+use phantom::spread::Spread;
 use phantom::{paging, template, ApiError, ApiResult};
 
 pub async fn start(
@@ -39,7 +40,8 @@ pub async fn start(
         if refresh::active(&g.settings.instance_refreshes).is_some() {
             return Err(ApiError::instance_refresh_in_progress(refresh::IN_PROGRESS));
         }
-        if g.spread()?.is_some() && desired.is_some() {
+        let spread = g.spread()?;
+        if spread.is_some() && desired.is_some() {
             return Err(ApiError::validation(
                 "A group across clouds takes no DesiredConfiguration: a launch template lives on \
                  one cloud. Give each cloud its new launch configuration \
@@ -58,7 +60,18 @@ pub async fn start(
             Some(d) => Launching::of_desired(d),
             None => own,
         };
-        let replace = refresh::to_replace(&members, &to.source(), prefs.skip_matching);
+        // Across clouds, each cloud's instances come from the group's configuration there.
+        let source = to.source();
+        let source_on = |cloud: &str| match (&spread, &source.launch_configuration) {
+            (Some(_), Some(lc)) => refresh::Source {
+                launch_configuration: Some(Spread::launch_configuration_on(lc, cloud)),
+                launch_template: None,
+            },
+            _ => source.clone(),
+        };
+        let replace = refresh::to_replace(&members, |m| {
+            prefs.skip_matching && refresh::launched_from(m, &source_on(&m.cloud))
+        });
         let warmup = prefs.instance_warmup.unwrap_or(g.warmup_secs());
         let r = InstanceRefresh {
             instance_refresh_id: id.clone(),

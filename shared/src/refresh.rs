@@ -379,7 +379,11 @@ pub fn step(
 
     match r.status {
         Status::Cancelling => {
-            if !warming {
+            // In flight: launched and not yet InService (a warm-up is not waited for).
+            let in_flight = live
+                .iter()
+                .any(|m| !old(r, m) && m.lifecycle != Lifecycle::InService);
+            if !in_flight {
                 next = end(
                     r,
                     Status::Cancelled,

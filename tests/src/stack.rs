@@ -51,11 +51,20 @@ pub fn bin_dir() -> PathBuf {
         .join(std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into()))
 }
 
+/// A port nothing listens on, never one this process was given before: the kernel may hand the
+/// same one out twice in a row once its listener is closed (two servers on one port).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        if GIVEN.lock().expect("never poisoned").insert(port) {
+            return port;
+        }
+    }
 }
 
 /// The stack of this test binary, started on first use (on the emulators PHANTOM_EMULATOR and

@@ -3,7 +3,8 @@
 //! run `tests/ansible/group.yml` against the local stack, with each service's endpoint in the
 //! environment as an Ansible user sets it. Ansible comes from `tests/ansible/install.sh`, which the
 //! test runs first (quick when Ansible is there). Create, scale out, the same play again (nothing
-//! changed), replace every instance, delete.
+//! changed), replace every instance, delete; and `tests/ansible/refresh.yml`, a rolling update
+//! with autoscaling_instance_refresh and its _info module.
 
 use phantom_e2e::{stack, User};
 use std::path::PathBuf;
@@ -19,8 +20,9 @@ fn venv() -> PathBuf {
         })
 }
 
-/// Runs the play with `vars`; returns the recap's `changed` count, or panics with the output.
-fn play(u: &User, vars: &str) -> usize {
+/// Runs the play `tests/ansible/<book>` with `vars`; returns the recap's `changed` count, or
+/// panics with the output.
+fn play_book(u: &User, book: &str, vars: &str) -> usize {
     let s = stack();
     let venv = venv();
     static INSTALLED: std::sync::Once = std::sync::Once::new();
@@ -34,7 +36,7 @@ fn play(u: &User, vars: &str) -> usize {
     });
     let bin = venv.join("bin/ansible-playbook");
     let out = Command::new(bin)
-        .arg(s.root.join("tests/ansible/group.yml"))
+        .arg(s.root.join("tests/ansible").join(book))
         .args(["-i", "localhost,", "-e", vars])
         .arg("-e")
         .arg(format!(
@@ -68,6 +70,11 @@ fn play(u: &User, vars: &str) -> usize {
         .find_map(|w| w.strip_prefix("changed="))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no changed count in: {recap}"))
+}
+
+/// `group.yml` with `vars`.
+fn play(u: &User, vars: &str) -> usize {
+    play_book(u, "group.yml", vars)
 }
 
 async fn in_service(u: &User) -> Vec<String> {
@@ -141,6 +148,20 @@ async fn an_ansible_play_creates_scales_replaces_and_deletes_a_group() {
     assert!(groups.auto_scaling_groups().is_empty());
     let alive = s
         .vms("hotel", &u.name, "web")
+        .into_iter()
+        .filter(|v| v["State"]["Name"] == "running" || v["State"]["Name"] == "pending")
+        .count();
+    assert_eq!(alive, 0, "the group's VMs are gone");
+}
+
+#[tokio::test]
+async fn an_ansible_play_refreshes_a_group_and_cancels_a_refresh() {
+    let s = stack();
+    let u = s.new_user("ansible-refresh");
+    // The play asserts what the modules answer; here, that the old VMs are gone.
+    play_book(&u, "refresh.yml", "desired=2");
+    let alive = s
+        .vms("hotel", &u.name, "rolling")
         .into_iter()
         .filter(|v| v["State"]["Name"] == "running" || v["State"]["Name"] == "pending")
         .count();

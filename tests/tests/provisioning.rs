@@ -446,3 +446,122 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     )
     .json();
 }
+
+/// A refresh to a DesiredConfiguration through the AWS CLI, rolled back at its checkpoint: the
+/// group is back on its own launch template (moto's EC2 resolves both at RunInstances).
+#[test]
+fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
+    let s = stack();
+    let u = s.new_user("rollback");
+    for (name, kind) in [("a", "t3.small"), ("b", "t3.large")] {
+        s.ec2(
+            "hotel",
+            &[
+                "create-launch-template",
+                "--launch-template-name",
+                &format!("{}-{name}", u.name),
+                "--launch-template-data",
+                &format!(r#"{{"ImageId": "ami-1e749f67", "InstanceType": "{kind}"}}"#),
+            ],
+        );
+    }
+    let own = format!("LaunchTemplateName={}-a@hotel,Version=1", u.name);
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "back",
+            "--launch-template",
+            &own,
+            "--min-size",
+            "0",
+            "--max-size",
+            "4",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    converges(&u, "hotel", "back", 2);
+    let types = || -> Vec<String> {
+        let mut t: Vec<String> = group(&u, "back").unwrap()["Instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["LifecycleState"] == "InService")
+            .map(|i| i["InstanceType"].as_str().unwrap().to_string())
+            .collect();
+        t.sort();
+        t
+    };
+    let desired = format!(
+        r#"{{"LaunchTemplate": {{"LaunchTemplateName": "{}-b@hotel", "Version": "1"}}}}"#,
+        u.name
+    );
+    s.aws(
+        &u,
+        &[
+            "start-instance-refresh",
+            "--auto-scaling-group-name",
+            "back",
+            "--desired-configuration",
+            &desired,
+            "--preferences",
+            r#"{"MinHealthyPercentage": 50, "InstanceWarmup": 0, "CheckpointPercentages": [50], "CheckpointDelay": 3600}"#,
+        ],
+    )
+    .json();
+    let refresh = || {
+        s.aws(
+            &u,
+            &[
+                "describe-instance-refreshes",
+                "--auto-scaling-group-name",
+                "back",
+            ],
+        )
+        .json()["InstanceRefreshes"][0]
+            .clone()
+    };
+    eventually(90, "the checkpoint at 50 %", || {
+        let r = refresh();
+        r["StatusReason"]
+            .as_str()
+            .is_some_and(|s| s.contains("checkpoint"))
+            .then_some(())
+    });
+    assert_eq!(types(), ["t3.large", "t3.small"]);
+    s.aws(
+        &u,
+        &[
+            "rollback-instance-refresh",
+            "--auto-scaling-group-name",
+            "back",
+        ],
+    )
+    .json();
+    let r = eventually(90, "RollbackSuccessful", || {
+        let r = refresh();
+        (r["Status"] == "RollbackSuccessful").then_some(r)
+    });
+    assert_eq!(r["RollbackDetails"]["PercentageCompleteOnRollback"], 50);
+    eventually(60, "both from the group's own template", || {
+        (types() == ["t3.small", "t3.small"]).then_some(())
+    });
+    let g = group(&u, "back").unwrap();
+    assert_eq!(
+        g["LaunchTemplate"]["LaunchTemplateName"],
+        format!("{}-a@hotel", u.name)
+    );
+    s.aws(
+        &u,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "back",
+            "--force-delete",
+        ],
+    )
+    .json();
+}

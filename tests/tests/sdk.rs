@@ -1,4 +1,5 @@
-//! The seven actions through aws-sdk-autoscaling (the Rust SDK), typed errors included.
+//! The actions through aws-sdk-autoscaling (the Rust SDK), typed errors included, and the call
+//! sequences of tools built on an AWS SDK (Terraform's provider), replayed in their order.
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use aws_sdk_autoscaling::types::{BlockDeviceMapping, Ebs, Tag};
@@ -184,4 +185,181 @@ async fn paginator_walks_120_launch_configurations() {
         .unwrap();
     assert_eq!(rest.launch_configurations().len(), 20);
     assert!(rest.next_token().is_none());
+}
+
+/// Polls `check` every 200 ms for up to `secs` seconds of real time.
+async fn until<T>(secs: u64, what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {secs} s: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Terraform's `aws_autoscaling_group` with an `instance_refresh` block, replayed call by call
+/// in the provider's order (internal/service/autoscaling/group.go): an apply that changes the
+/// launch configuration updates the group, then starts a refresh with the preferences the
+/// provider always sends; the next apply, while that refresh runs, meets
+/// InstanceRefreshInProgress, cancels, waits with DescribeInstanceRefreshes for Cancelled (or
+/// Failed, Successful), and starts again; destroy drains and deletes the group.
+#[tokio::test]
+async fn terraforms_instance_refresh_calls_in_its_order() {
+    use aws_sdk_autoscaling::types::{
+        InstanceRefreshStatus, RefreshPreferences, ScaleInProtectedInstances, StandbyInstances,
+    };
+    let s = stack();
+    let u = s.new_user("tf-refresh");
+    let c = s.sdk(&u);
+    for lc in ["tf1@hotel", "tf2@hotel", "tf3@hotel"] {
+        c.create_launch_configuration()
+            .launch_configuration_name(lc)
+            .image_id("ami-1e749f67")
+            .instance_type("t2.micro")
+            .send()
+            .await
+            .unwrap();
+    }
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .launch_configuration_name("tf1@hotel")
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let instances = async || {
+        c.describe_auto_scaling_groups()
+            .auto_scaling_group_names("tf")
+            .send()
+            .await
+            .unwrap()
+            .auto_scaling_groups()
+            .first()
+            .map(|g| g.instances().to_vec())
+            .unwrap_or_default()
+    };
+    let serving_from = async |lc: &str| {
+        let is = instances().await;
+        (is.len() == 2
+            && is.iter().all(|i| {
+                i.lifecycle_state().map(|l| l.as_str()) == Some("InService")
+                    && i.launch_configuration_name() == Some(lc)
+            }))
+        .then_some(())
+    };
+    until(60, "2 InService from tf1", async || {
+        serving_from("tf1@hotel").await
+    })
+    .await;
+
+    // What the provider sends with a `preferences` block (its defaults filled in).
+    let preferences = |warmup: i32| {
+        RefreshPreferences::builder()
+            .auto_rollback(false)
+            .instance_warmup(warmup)
+            .max_healthy_percentage(100)
+            .min_healthy_percentage(50)
+            .scale_in_protected_instances(ScaleInProtectedInstances::Ignore)
+            .skip_matching(false)
+            .standby_instances(StandbyInstances::Ignore)
+            .build()
+    };
+    let start = async |warmup: i32| {
+        c.start_instance_refresh()
+            .auto_scaling_group_name("tf")
+            .strategy("Rolling".into())
+            .preferences(preferences(warmup))
+            .send()
+            .await
+    };
+    let status = async |id: &str| {
+        c.describe_instance_refreshes()
+            .auto_scaling_group_name("tf")
+            .instance_refresh_ids(id)
+            .send()
+            .await
+            .unwrap()
+            .instance_refreshes()[0]
+            .status()
+            .cloned()
+            .unwrap()
+    };
+
+    // First apply: tf1 -> tf2, a refresh with a long warm-up (still running at the next apply).
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .launch_configuration_name("tf2@hotel")
+        .send()
+        .await
+        .unwrap();
+    start(600).await.expect("the first refresh starts");
+
+    // Second apply: tf2 -> tf3; the running refresh is cancelled and a new one started.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .launch_configuration_name("tf3@hotel")
+        .send()
+        .await
+        .unwrap();
+    let e = start(0).await.unwrap_err().into_service_error();
+    assert!(e.is_instance_refresh_in_progress_fault(), "{e:?}");
+    let cancelled = c
+        .cancel_instance_refresh()
+        .auto_scaling_group_name("tf")
+        .send()
+        .await
+        .unwrap()
+        .instance_refresh_id()
+        .unwrap()
+        .to_string();
+    until(60, "the first refresh ends", async || {
+        matches!(
+            status(&cancelled).await,
+            InstanceRefreshStatus::Cancelled
+                | InstanceRefreshStatus::Failed
+                | InstanceRefreshStatus::Successful
+        )
+        .then_some(())
+    })
+    .await;
+    let id = start(0)
+        .await
+        .expect("the second refresh starts")
+        .instance_refresh_id()
+        .unwrap()
+        .to_string();
+    until(90, "the second refresh Successful", async || {
+        (status(&id).await == InstanceRefreshStatus::Successful).then_some(())
+    })
+    .await;
+    until(60, "2 InService from tf3", async || {
+        serving_from("tf3@hotel").await
+    })
+    .await;
+
+    // Destroy: drained to 0, then deleted.
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .min_size(0)
+        .max_size(0)
+        .desired_capacity(0)
+        .send()
+        .await
+        .unwrap();
+    until(60, "no instances", async || {
+        instances().await.is_empty().then_some(())
+    })
+    .await;
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .send()
+        .await
+        .unwrap();
 }

@@ -810,3 +810,76 @@ async fn a_group_across_clouds_is_refreshed_within_its_healthy_percentage() {
 async fn across_clouds_new_vms_launch_first_where_a_cloud_has_room() {
     refresh_across(100, 150, 10).await;
 }
+
+#[tokio::test]
+async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("refresh-across-crash").await;
+        for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
+            create_lc(&w, &u, lc).await;
+        }
+        w.sdk(&u)
+            .create_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_configuration_name("web@hotel")
+            .min_size(0)
+            .max_size(4)
+            .desired_capacity(2)
+            .tags(
+                aws_sdk_autoscaling::types::Tag::builder()
+                    .resource_id("web")
+                    .resource_type("auto-scaling-group")
+                    .key("phantom:clouds")
+                    .value("hotel:1,sierra:10")
+                    .propagate_at_launch(false)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        w.until(30, "one VM on each cloud", async || {
+            let g = group(&w, &u, "web").await.unwrap();
+            (g.instances()
+                .iter()
+                .filter(|i| i.lifecycle_state() == Some(&LifecycleState::InService))
+                .count()
+                == 2)
+                .then_some(())
+        })
+        .await;
+        let old: Vec<String> = [w.hotel.alive(), w.sierra.alive()].concat();
+        w.sdk(&u)
+            .update_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_configuration_name("web2@hotel")
+            .send()
+            .await
+            .unwrap();
+        start(&w, &u, prefs(50, None).instance_warmup(0).build()).await;
+        while !w.queue.receive(10).is_empty() {}
+        let crashed = w
+            .reconcile_crashing_at(&Reconcile::new(&u.name, "web", "crash test"), k)
+            .await;
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        let r = run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {}).await;
+        assert_eq!(r.percentage_complete(), Some(100), "crash at step {k}");
+        let now = w
+            .until(60, "one new VM on each cloud", async || {
+                let (h, s) = (w.hotel.alive(), w.sierra.alive());
+                (h.len() == 1 && s.len() == 1).then(|| [h, s].concat())
+            })
+            .await;
+        assert!(old.iter().all(|id| !now.contains(id)), "crash at step {k}");
+        // Two old VMs, two new ones: none launched twice, none leaked.
+        assert_eq!(
+            w.hotel.launched_total() + w.sierra.launched_total(),
+            4,
+            "crash at step {k}"
+        );
+        if !crashed {
+            assert!(k > 3, "the refresh round took only {k} steps");
+            return;
+        }
+    }
+}

@@ -1017,6 +1017,15 @@ mod tests {
         assert_eq!(moved.instance_refreshes[0].status, Status::Successful);
     }
 
+    fn part(share: i64, max: i64, live: &[Member]) -> Part<'_> {
+        Part {
+            share,
+            max,
+            live,
+            standby: &[],
+        }
+    }
+
     #[test]
     fn across_clouds_a_cloud_keeps_its_extra_vms_until_the_group_can_spare_them() {
         let p = preferences(
@@ -1037,20 +1046,7 @@ mod tests {
             member("i-h3", warm),
         ];
         let sierra: Vec<Member> = (0..8).map(|i| member(&format!("i-s{i}"), warm)).collect();
-        let parts = [
-            Part {
-                share: 4,
-                max: 4,
-                live: &hotel,
-                standby: &[],
-            },
-            Part {
-                share: 6,
-                max: 10,
-                live: &sierra,
-                standby: &[],
-            },
-        ];
+        let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
         let s = step(&r, 10, &all, &[], NOW, "now");
         assert_eq!(s.terminate, ["i-h0", "i-h1"]);
@@ -1060,20 +1056,7 @@ mod tests {
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 8));
         // hotel's replacements warmed up: sierra lets its extra go.
         let hotel: Vec<Member> = (0..4).map(|i| member(&format!("i-n{i}"), warm)).collect();
-        let parts = [
-            Part {
-                share: 4,
-                max: 4,
-                live: &hotel,
-                standby: &[],
-            },
-            Part {
-                share: 6,
-                max: 10,
-                live: &sierra,
-                standby: &[],
-            },
-        ];
+        let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
         let s = step(&r, 10, &all, &[], NOW, "now");
         let split_up = split(&r, &s, 10, &parts, NOW);
@@ -1097,38 +1080,12 @@ mod tests {
         let r = refresh(launch_first, &["i-h0", "i-h1", "i-s0", "i-s1"]);
         let s = step(&r, 4, &all, &[], NOW, "now");
         assert_eq!((s.terminate.len(), s.capacity), (0, 6));
-        let roomy = [
-            Part {
-                share: 2,
-                max: 2,
-                live: &hotel,
-                standby: &[],
-            },
-            Part {
-                share: 2,
-                max: 10,
-                live: &sierra,
-                standby: &[],
-            },
-        ];
+        let roomy = [part(2, 2, &hotel), part(2, 10, &sierra)];
         let split_up = split(&r, &s, 4, &roomy, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 4));
         assert!(split_up.iter().all(|s| s.terminate.is_empty()));
         // Fixed counts: no cloud has room, so the oldest goes alone.
-        let full = [
-            Part {
-                share: 2,
-                max: 2,
-                live: &hotel,
-                standby: &[],
-            },
-            Part {
-                share: 2,
-                max: 2,
-                live: &sierra,
-                standby: &[],
-            },
-        ];
+        let full = [part(2, 2, &hotel), part(2, 2, &sierra)];
         let split_up = split(&r, &s, 4, &full, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
         assert_eq!(split_up[0].terminate, ["i-h0"]);

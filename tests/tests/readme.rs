@@ -153,30 +153,40 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
     }
 }
 
+/// The demo user's AWS CLI, its answer as JSON.
+fn demo_aws(s: &Stack, args: &[&str]) -> Value {
+    s.aws_with_keys(
+        &s.env["AWS_ACCESS_KEY_ID"],
+        &s.env["AWS_SECRET_ACCESS_KEY"],
+        args,
+    )
+    .json()
+}
+
+/// The demo user's group `group`'s instances, as DescribeAutoScalingGroups answers them.
+fn instances_of(s: &Stack, group: &str) -> Vec<Value> {
+    demo_aws(
+        s,
+        &[
+            "describe-auto-scaling-groups",
+            "--auto-scaling-group-names",
+            group,
+        ],
+    )["AutoScalingGroups"][0]["Instances"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// Waits until the demo user's group `group`'s refresh is Successful, checking as it goes that
 /// at least `keep` of its VMs serve and that no cloud runs more than `want` gives it; then that
 /// its VMs are `want`.
 fn refreshed(s: &Stack, group: &str, keep: usize, want: &[(&str, usize)]) {
-    let aws = |args: &[&str]| {
-        s.aws_with_keys(
-            &s.env["AWS_ACCESS_KEY_ID"],
-            &s.env["AWS_SECRET_ACCESS_KEY"],
-            args,
-        )
-        .json()
-    };
+    let aws = |args: &[&str]| demo_aws(s, args);
     let cloud = |lc: &str| lc.rsplit_once('@').map(|(_, c)| c.to_string());
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let g = aws(&[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            group,
-        ]);
-        let instances = g["AutoScalingGroups"][0]["Instances"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let instances = instances_of(s, group);
         let serving = instances
             .iter()
             .filter(|i| i["LifecycleState"] == "InService" && i["HealthStatus"] == "Healthy")
@@ -221,25 +231,10 @@ fn refreshed(s: &Stack, group: &str, keep: usize, want: &[(&str, usize)]) {
 /// launch configuration (where each runs), as DescribeAutoScalingGroups answers the AWS CLI; when
 /// it does not within a minute, fails with the group's VMs and its activities (where a user looks).
 fn in_service(s: &Stack, group: &str, want: &[(&str, usize)]) {
-    let aws = |args: &[&str]| {
-        s.aws_with_keys(
-            &s.env["AWS_ACCESS_KEY_ID"],
-            &s.env["AWS_SECRET_ACCESS_KEY"],
-            args,
-        )
-        .json()
-    };
+    let aws = |args: &[&str]| demo_aws(s, args);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let out = aws(&[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            group,
-        ]);
-        let instances = out["AutoScalingGroups"][0]["Instances"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let instances = instances_of(s, group);
         let count = |lc: &str| {
             instances
                 .iter()

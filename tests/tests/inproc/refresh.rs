@@ -711,6 +711,17 @@ async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
     assert!(msg.contains("$Latest"), "{msg}");
 }
 
+/// Group `web`'s `phantom:clouds` tag.
+fn clouds_tag(clouds: &str) -> aws_sdk_autoscaling::types::Tag {
+    aws_sdk_autoscaling::types::Tag::builder()
+        .resource_id("web")
+        .resource_type("auto-scaling-group")
+        .key("phantom:clouds")
+        .value(clouds)
+        .propagate_at_launch(false)
+        .build()
+}
+
 /// A group across hotel (at most 4) and sierra (at most 10), 10 VMs, moved to `web2@<cloud>`
 /// (what the README tells users to do), then refreshed with these percentages: at every second
 /// no cloud is over its maximum and the group never has fewer than `keep` serving; at the end
@@ -721,15 +732,6 @@ async fn refresh_across(min: i32, max: i32, keep: usize) {
     for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
         create_lc(&w, &u, lc).await;
     }
-    let tag = |k: &str, v: &str| {
-        aws_sdk_autoscaling::types::Tag::builder()
-            .resource_id("web")
-            .resource_type("auto-scaling-group")
-            .key(k)
-            .value(v)
-            .propagate_at_launch(false)
-            .build()
-    };
     w.sdk(&u)
         .create_auto_scaling_group()
         .auto_scaling_group_name("web")
@@ -737,7 +739,7 @@ async fn refresh_across(min: i32, max: i32, keep: usize) {
         .min_size(0)
         .max_size(10)
         .desired_capacity(10)
-        .tags(tag("phantom:clouds", "hotel:4,sierra:10"))
+        .tags(clouds_tag("hotel:4,sierra:10"))
         .send()
         .await
         .unwrap();
@@ -826,15 +828,7 @@ async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
             .min_size(0)
             .max_size(4)
             .desired_capacity(2)
-            .tags(
-                aws_sdk_autoscaling::types::Tag::builder()
-                    .resource_id("web")
-                    .resource_type("auto-scaling-group")
-                    .key("phantom:clouds")
-                    .value("hotel:1,sierra:10")
-                    .propagate_at_launch(false)
-                    .build(),
-            )
+            .tags(clouds_tag("hotel:1,sierra:10"))
             .send()
             .await
             .unwrap();

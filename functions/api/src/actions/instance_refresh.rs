@@ -186,17 +186,10 @@ pub async fn cancel(
     let name = &input.auto_scaling_group_name;
     let wait = input.wait_for_transitioning_instances.unwrap_or(true);
     let now = phantom::time::format_timestamp(app.clock.now());
-    let written = change_group(app, caller, name, Some("CancelInstanceRefresh"), |g| {
-        let mut next = g.clone();
-        next.settings.instance_refreshes[0] = refresh::cancel(running(g, name)?, wait, &now);
-        Ok(next)
+    change_running(app, caller, name, "CancelInstanceRefresh", |r| {
+        Ok(refresh::cancel(r, wait, &now))
     })
-    .await?;
-    Ok(InstanceRefreshId {
-        instance_refresh_id: written.settings.instance_refreshes[0]
-            .instance_refresh_id
-            .clone(),
-    })
+    .await
 }
 
 /// Rolls a running refresh back: the instances it launched are replaced with ones from the
@@ -210,19 +203,33 @@ pub async fn rollback(
     let members = app.store.instances(&caller.user, name).await?;
     let now_ms = app.clock.now_ms();
     let now = phantom::time::format_timestamp(app.clock.now());
-    let written = change_group(app, caller, name, Some("RollbackInstanceRefresh"), |g| {
-        let r = running(g, name)?;
+    change_running(app, caller, name, "RollbackInstanceRefresh", |r| {
         if let Some(why) = refresh::irreversible(r) {
             return Err(ApiError::irreversible_instance_refresh(why));
         }
-        let mut next = g.clone();
-        next.settings.instance_refreshes[0] = refresh::rollback(
+        Ok(refresh::rollback(
             r,
             "The rollback was started with RollbackInstanceRefresh.",
             &members,
             now_ms,
             &now,
-        );
+        ))
+    })
+    .await
+}
+
+/// Changes the group's running refresh as `f` makes it (a compare-and-set on the group) and
+/// answers its id.
+async fn change_running(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+    action: &str,
+    f: impl Fn(&InstanceRefresh) -> ApiResult<InstanceRefresh>,
+) -> ApiResult<InstanceRefreshId> {
+    let written = change_group(app, caller, name, Some(action), |g| {
+        let mut next = g.clone();
+        next.settings.instance_refreshes[0] = f(running(g, name)?)?;
         Ok(next)
     })
     .await?;

@@ -697,6 +697,19 @@ mod tests {
         Asked::default()
     }
 
+    /// The preferences with these healthy percentages, AWS's defaults for the rest.
+    fn healthy(min: i64, max: i64) -> Preferences {
+        preferences(
+            &Asked {
+                min_healthy_percentage: Some(min),
+                max_healthy_percentage: Some(max),
+                ..asked()
+            },
+            false,
+        )
+        .unwrap()
+    }
+
     fn member(id: &str, launched_ms: i64) -> Member {
         Member {
             id: id.into(),
@@ -802,15 +815,7 @@ mod tests {
 
     #[test]
     fn above_one_hundred_new_ones_launch_first() {
-        let p = preferences(
-            &Asked {
-                min_healthy_percentage: Some(100),
-                max_healthy_percentage: Some(150),
-                ..asked()
-            },
-            false,
-        )
-        .unwrap();
+        let p = healthy(100, 150);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
         let s = step(&r, 4, &olds(4), &[], NOW, "now");
         assert!(s.terminate.is_empty());
@@ -1028,15 +1033,7 @@ mod tests {
 
     #[test]
     fn across_clouds_a_cloud_keeps_its_extra_vms_until_the_group_can_spare_them() {
-        let p = preferences(
-            &Asked {
-                min_healthy_percentage: Some(100),
-                max_healthy_percentage: Some(150),
-                ..asked()
-            },
-            false,
-        )
-        .unwrap();
+        let p = healthy(100, 150);
         let r = refresh(p, &["i-h0", "i-h1"]);
         let warm = NOW - 120_000;
         let hotel = vec![
@@ -1065,15 +1062,7 @@ mod tests {
 
     #[test]
     fn across_clouds_launch_first_room_goes_where_a_cloud_has_room_else_one_at_a_time() {
-        let launch_first = preferences(
-            &Asked {
-                min_healthy_percentage: Some(100),
-                max_healthy_percentage: Some(150),
-                ..asked()
-            },
-            false,
-        )
-        .unwrap();
+        let launch_first = healthy(100, 150);
         let hotel: Vec<Member> = (0..2).map(|i| member(&format!("i-h{i}"), 0)).collect();
         let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();

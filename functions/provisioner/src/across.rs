@@ -126,10 +126,10 @@ impl Provisioner {
 
         // A running refresh is decided for the whole group, then split per cloud; while a cloud
         // cannot be seen it waits (its old instances would otherwise look replaced).
-        let refresh = refresh::active(&g.settings.instance_refreshes).filter(|_| !g.deleting());
+        let running = refresh::active(&g.settings.instance_refreshes).filter(|_| !g.deleting());
         let mut refresh_next = None;
         let seen: Option<Vec<&Assessed>> = assessed.iter().map(Option::as_ref).collect();
-        let steps: Vec<Option<refresh::Step>> = match (refresh, seen) {
+        let steps: Vec<Option<refresh::Step>> = match (running, seen) {
             (Some(running), Some(seen)) => {
                 let live: Vec<Member> = seen.iter().flat_map(|a| a.live.clone()).collect();
                 let standby: Vec<Member> = seen.iter().flat_map(|a| a.standby.clone()).collect();
@@ -184,7 +184,7 @@ impl Provisioner {
                 desired: *share,
                 ..p.target.clone()
             };
-            let mut plan = match (refresh, step) {
+            let mut plan = match (running, step) {
                 (Some(_), step) => {
                     size_replacing(&target, a, now, step.map(|s| (s, Cause::Refresh)))
                 }

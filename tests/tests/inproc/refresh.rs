@@ -711,15 +711,30 @@ async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
     assert!(msg.contains("$Latest"), "{msg}");
 }
 
-/// Group `web`'s `phantom:clouds` tag.
-fn clouds_tag(clouds: &str) -> aws_sdk_autoscaling::types::Tag {
-    aws_sdk_autoscaling::types::Tag::builder()
+/// Group `web` across the clouds `clouds` names (a `phantom:clouds` tag), from `web@<cloud>`,
+/// with `web2@<cloud>` made to move to.
+async fn across(w: &World, u: &User, clouds: &str, max: i32, desired: i32) {
+    for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
+        create_lc(w, u, lc).await;
+    }
+    let tag = aws_sdk_autoscaling::types::Tag::builder()
         .resource_id("web")
         .resource_type("auto-scaling-group")
         .key("phantom:clouds")
         .value(clouds)
         .propagate_at_launch(false)
-        .build()
+        .build();
+    w.sdk(u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(max)
+        .desired_capacity(desired)
+        .tags(tag)
+        .send()
+        .await
+        .unwrap();
 }
 
 /// A group across hotel (at most 4) and sierra (at most 10), 10 VMs, moved to `web2@<cloud>`
@@ -729,20 +744,7 @@ fn clouds_tag(clouds: &str) -> aws_sdk_autoscaling::types::Tag {
 async fn refresh_across(min: i32, max: i32, keep: usize) {
     let w = World::new().await;
     let u = w.user(&format!("refresh-across-{min}-{max}")).await;
-    for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
-        create_lc(&w, &u, lc).await;
-    }
-    w.sdk(&u)
-        .create_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web@hotel")
-        .min_size(0)
-        .max_size(10)
-        .desired_capacity(10)
-        .tags(clouds_tag("hotel:4,sierra:10"))
-        .send()
-        .await
-        .unwrap();
+    across(&w, &u, "hotel:4,sierra:10", 10, 10).await;
     let serving = async || {
         let is = group(&w, &u, "web").await.unwrap().instances().to_vec();
         let on = |lc: &str| {
@@ -818,20 +820,7 @@ async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
     for k in 1.. {
         let w = World::new().await;
         let u = w.user("refresh-across-crash").await;
-        for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
-            create_lc(&w, &u, lc).await;
-        }
-        w.sdk(&u)
-            .create_auto_scaling_group()
-            .auto_scaling_group_name("web")
-            .launch_configuration_name("web@hotel")
-            .min_size(0)
-            .max_size(4)
-            .desired_capacity(2)
-            .tags(clouds_tag("hotel:1,sierra:10"))
-            .send()
-            .await
-            .unwrap();
+        across(&w, &u, "hotel:1,sierra:10", 4, 2).await;
         w.until(30, "one VM on each cloud", async || {
             let g = group(&w, &u, "web").await.unwrap();
             (g.instances()

@@ -123,20 +123,14 @@ async fn check_desired(
         ));
     };
     let g = group_named(app, caller, name).await?;
-    let cloud_name = spec.cloud_or(app.config.default_cloud.as_deref())?;
-    if cloud_name != g.cloud {
+    let cloud = lookups::template_cloud(app, &spec).await?;
+    if cloud.name != g.cloud {
         return Err(ApiError::validation(format!(
-            "The DesiredConfiguration's launch template is on cloud '{cloud_name}', but \
+            "The DesiredConfiguration's launch template is on cloud '{}', but \
              AutoScalingGroup {name} runs on cloud '{}'.",
-            g.cloud
+            cloud.name, g.cloud
         )));
     }
-    let cloud = app
-        .store
-        .cloud(&cloud_name)
-        .await?
-        .ok_or_else(|| phantom::launch_config::unknown_cloud(&cloud_name, &[]))?;
-    template::check_cloud(&cloud.name, cloud.launch_templates)?;
     lookups::check_template(app, caller, &cloud.name, &spec.template).await
 }
 

@@ -84,6 +84,22 @@ pub(super) async fn subnet_zones(
 }
 
 /// Refuses a launch template that its cloud does not have (at that version).
+/// The registered cloud a launch template lives on (its `@<cloud>`, else the default cloud),
+/// checked to have launch templates.
+pub(super) async fn template_cloud(
+    app: &App,
+    spec: &phantom::template::Spec,
+) -> ApiResult<phantom::store::CloudRecord> {
+    let name = spec.cloud_or(app.config.default_cloud.as_deref())?;
+    let cloud = app
+        .store
+        .cloud(&name)
+        .await?
+        .ok_or_else(|| phantom::launch_config::unknown_cloud(&name, &[]))?;
+    phantom::template::check_cloud(&cloud.name, cloud.launch_templates)?;
+    Ok(cloud)
+}
+
 pub(super) async fn check_template(
     app: &App,
     caller: &Caller,

@@ -36,13 +36,7 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
         s.mixed_instances_policy.as_ref(),
     )? {
         Some(spec) => {
-            let cloud_name = spec.cloud_or(app.config.default_cloud.as_deref())?;
-            let cloud = app
-                .store
-                .cloud(&cloud_name)
-                .await?
-                .ok_or_else(|| phantom::launch_config::unknown_cloud(&cloud_name, &[]))?;
-            template::check_cloud(&cloud.name, cloud.launch_templates)?;
+            let cloud = lookups::template_cloud(app, &spec).await?;
             // A template on another cloud than the group's is refused below without asking.
             if found.cloud == cloud.name {
                 lookups::check_template(app, caller, &cloud.name, &spec.template).await?;

@@ -109,6 +109,54 @@ pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i6
     )
 }
 
+/// A ready VM of the warm pool joined the group (started, if it was stopped).
+pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance from warm pool: {instance}"),
+        increase_cause(ctx, from, to),
+        "Successful",
+        None,
+        Details {
+            zone: Some(zone.to_string()),
+            cloud: None,
+        },
+    )
+}
+
+/// A new VM launched into the warm pool.
+pub fn into_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance into warm pool: {instance}"),
+        format!(
+            "At {} an instance was launched into the warm pool in response to a difference between the warm pool's size and its instances, increasing the warm pool from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details {
+            zone: Some(zone.to_string()),
+            cloud: None,
+        },
+    )
+}
+
+/// A VM the group let go on scale-in went back to the warm pool (ReuseOnScaleIn).
+pub fn to_pool(ctx: &Context<'_>, instance: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Moving EC2 instance to warm pool: {instance}"),
+        format!(
+            "At {} an instance was moved to the warm pool in response to a difference between desired and actual capacity, shrinking the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
 pub fn launch_failed(ctx: &Context<'_>, message: &str, from: i64, to: i64) -> Activity {
     activity(
         ctx,
@@ -151,6 +199,7 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         Cause::Refresh => format!(
             "At {when} an instance was taken out of service in response to an instance refresh.  At {when} instance {instance} was selected for termination."
         ),
+        Cause::Warm(why) => format!("At {when} an instance was taken out of the warm pool: {why}."),
     };
     activity(
         ctx,

@@ -69,10 +69,12 @@ impl Group {
         }
     }
 
-    /// The botocore `AutoScalingGroup` DescribeAutoScalingGroups returns, with these instances
-    /// (Phantom's own members are in no AWS shape, so the response leaves them out).
-    pub fn describe(self, instances: Vec<Instance>) -> AutoScalingGroup {
+    /// The botocore `AutoScalingGroup` DescribeAutoScalingGroups returns, with its instances and
+    /// the number in its warm pool, if counted (Phantom's own members are in no AWS shape, so
+    /// the response leaves them out).
+    pub fn describe(self, instances: Vec<Instance>, warm: Option<i64>) -> AutoScalingGroup {
         AutoScalingGroup {
+            warm_pool_size: warm.filter(|_| self.settings.warm_pool_configuration.is_some()),
             settings: self.settings,
             min_size: self.min,
             max_size: self.max,
@@ -117,6 +119,12 @@ impl Group {
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
             max_lifetime_ms: s.max_instance_lifetime.map(|l| l * 1000),
             warmup_ms: self.warmup_secs() * 1000,
+            // A group being deleted keeps no pool: its VMs go with the group's.
+            pool: s
+                .warm_pool_configuration
+                .as_ref()
+                .filter(|_| !self.deleting())
+                .map(|c| crate::warm::Pool::of(c, self.desired, self.max)),
         }
     }
 
@@ -317,6 +325,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         scaling_policies: Vec::new(),
         scheduled_actions: Vec::new(),
         instance_refreshes: Vec::new(),
+        warm_pool_configuration: None,
         cooldown_ends_ms: None,
     };
     apply_settings(&input.settings, &mut settings);
@@ -787,7 +796,7 @@ mod tests {
                 "LifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING"}]});
         let g = create(&input).unwrap();
         assert_eq!((g.min, g.max, g.desired, g.version), (1, 5, 1, 1));
-        let d = serde_json::to_value(g.clone().describe(Vec::new())).unwrap();
+        let d = serde_json::to_value(g.clone().describe(Vec::new(), None)).unwrap();
         assert_eq!(d["DesiredCapacity"], 1);
         assert_eq!(d["AvailabilityZones"], json!(["hotel-a"]));
         assert_eq!(d["TerminationPolicies"], json!(["OldestInstance"]));

@@ -34,6 +34,7 @@ pub mod store;
 pub mod tags;
 pub mod template;
 pub mod time;
+pub mod warm;
 pub mod webhook;
 pub mod xml;
 

@@ -11,6 +11,7 @@ pub use crate::model::instance::{CloudState, Lifecycle, Member, Placement, Seen}
 use crate::model::instance::{Outcome, Wait};
 use crate::model::response::Instance;
 use crate::refresh::{self, InstanceRefresh};
+use crate::warm::{self, Pool};
 use std::collections::BTreeMap;
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
@@ -46,6 +47,8 @@ pub struct Target {
     /// How long a new instance warms up (ms): the group's DefaultInstanceWarmup, or its grace
     /// period.
     pub warmup_ms: i64,
+    /// The group's warm pool (`phantom::warm`); none: any VMs left in one are terminated.
+    pub pool: Option<Pool>,
 }
 
 impl Target {
@@ -76,6 +79,8 @@ pub enum Cause {
     Refresh,
     /// Older than the group's MaxInstanceLifetime.
     Expired,
+    /// Leaves the warm pool (not the group): why.
+    Warm(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -112,6 +117,25 @@ pub struct Plan {
     pub capacity_to: i64,
     /// The running instance refresh as this round leaves it, if that changed (to write).
     pub refresh: Option<InstanceRefresh>,
+    /// Warm VMs the cloud now has in the pool's state: record them so.
+    pub warmed: Vec<(String, Lifecycle)>,
+    /// To stop (StopInstances): warm VMs still running in a stopped pool.
+    pub stop: Vec<String>,
+    /// To start (StartInstances): VMs joining the group from the pool, and warm VMs stopped in a
+    /// running pool.
+    pub start: Vec<String>,
+    /// Ready warm VMs joining the group on scale-out: recorded Pending, and started.
+    pub from_pool: Vec<String>,
+    /// Scaled-in VMs returned to the pool (ReuseOnScaleIn): recorded Warmed:Pending, stopped by
+    /// a later round once the record says so.
+    pub to_pool: Vec<String>,
+    /// New VMs to launch into the pool, one placement each.
+    pub launch_warm: Vec<Placement>,
+    /// The pool's VMs before and after this round, for the activities' causes.
+    pub pool_from: i64,
+    pub pool_to: i64,
+    /// The group's warm pool is deleted (PendingDelete) and empty: it goes from the group.
+    pub drop_pool: bool,
 }
 
 impl Plan {
@@ -129,6 +153,13 @@ impl Plan {
             && self.finished.is_empty()
             && self.launch.is_empty()
             && self.refresh.is_none()
+            && self.warmed.is_empty()
+            && self.stop.is_empty()
+            && self.start.is_empty()
+            && self.from_pool.is_empty()
+            && self.to_pool.is_empty()
+            && self.launch_warm.is_empty()
+            && !self.drop_pool
     }
 }
 
@@ -190,6 +221,8 @@ pub struct Assessed {
     pub live: Vec<Member>,
     /// Those in Standby, still there.
     pub standby: Vec<Member>,
+    /// Those in the warm pool, staying there this round.
+    pub warm: Vec<Member>,
 }
 
 impl Assessed {
@@ -216,6 +249,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     // VMs the cloud has for this group that were never recorded: adopt the living.
     let mut live: Vec<Member> = Vec::new();
     let mut standby: Vec<Member> = Vec::new();
+    let mut warm: Vec<Member> = Vec::new();
     for s in seen
         .iter()
         .filter(|s| !recorded.contains_key(s.id.as_str()))
@@ -234,6 +268,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 },
                 healthy: true,
                 launched_ms: s.launched_ms,
+                joined_ms: None,
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
                 launch_template: target.launch_template.clone(),
@@ -247,11 +282,11 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     }
 
     for m in members {
-        let age = now_ms - m.launched_ms;
+        let age = now_ms - m.in_group_since_ms();
         let state = seen_by_id.get(m.id.as_str()).map(|s| s.state);
         let gone = matches!(state, None | Some(CloudState::Terminated));
         match m.lifecycle {
-            Lifecycle::Terminating => {
+            Lifecycle::Terminating | Lifecycle::WarmedTerminating => {
                 if gone {
                     plan.finished.push(m.id.clone());
                 } else {
@@ -283,6 +318,25 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 plan.detach.push(m.id.clone());
                 continue;
             }
+            l if l.is_warm() => {
+                let missing_over = age >= MISSING_GRACE_MS;
+                match warm::next(m, target.pool.as_ref(), state, missing_over) {
+                    warm::Next::Gone(why) => plan.gone.push((m.id.clone(), Cause::Warm(why))),
+                    warm::Next::Broken(why) => {
+                        plan.terminate.push((m.id.clone(), Cause::Warm(why)));
+                    }
+                    next => {
+                        match next {
+                            warm::Next::Ready(l) => plan.warmed.push((m.id.clone(), l)),
+                            warm::Next::Stop => plan.stop.push(m.id.clone()),
+                            warm::Next::Start => plan.start.push(m.id.clone()),
+                            _ => {}
+                        }
+                        warm.push(m.clone());
+                    }
+                }
+                continue;
+            }
             Lifecycle::Standby => {
                 if target.deleting && !gone {
                     plan.terminate.push((m.id.clone(), Cause::Deleting));
@@ -295,6 +349,15 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 continue;
             }
             _ => {}
+        }
+        // Taken from the warm pool and not running yet: its start is asked again, and the health
+        // check waits as it waits for a VM missing from a new launch.
+        let starting = m.joined_ms.is_some()
+            && matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::PendingWait)
+            && matches!(state, Some(CloudState::Stopped | CloudState::Stopping))
+            && age < MISSING_GRACE_MS.max(target.grace_ms);
+        if starting && state == Some(CloudState::Stopped) {
+            plan.start.push(m.id.clone());
         }
         // What the health check finds wrong (unless suspended), or SetInstanceHealth said, and
         // whether the VM is still there to terminate.
@@ -310,7 +373,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 )),
                 Some(
                     s @ (CloudState::Stopping | CloudState::Stopped | CloudState::ShuttingDown),
-                ) if age >= target.grace_ms => {
+                ) if age >= target.grace_ms && !starting => {
                     let what = match s {
                         CloudState::ShuttingDown => "is shutting down",
                         _ => "was stopped",
@@ -378,6 +441,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         plan,
         live,
         standby,
+        warm,
     }
 }
 
@@ -420,6 +484,7 @@ pub fn size_replacing(
         mut plan,
         mut live,
         standby: _,
+        warm,
     } = assessed;
     let mut desired = if target.deleting {
         0
@@ -441,6 +506,7 @@ pub fn size_replacing(
         }
     }
     let have = live.len() as i64;
+    let mut warm = stale_warm(target, &mut plan, warm);
 
     if have > desired && target.runs("Terminate") {
         let cause = if target.deleting {
@@ -458,21 +524,55 @@ pub fn size_replacing(
             .cloned()
             .collect();
         let mut zone_counts = count_by_zone(&live);
+        // With ReuseOnScaleIn, healthy VMs go back to the pool while it has room.
+        let mut room = match target.pool {
+            Some(p) if p.reuse_on_scale_in && !target.deleting => p.size - warm.len() as i64,
+            _ => 0,
+        };
         for _ in 0..(have - desired) {
             let Some(i) = victim(&candidates, &zone_counts, target, now_ms) else {
                 break;
             };
             let m = candidates.remove(i);
             *zone_counts.entry(m.zone.clone()).or_default() -= 1;
-            plan.terminate.push((m.id, cause.clone()));
+            if room > 0 && m.healthy {
+                room -= 1;
+                plan.to_pool.push(m.id);
+            } else {
+                plan.terminate.push((m.id, cause.clone()));
+            }
         }
     } else if have < desired && target.runs("Launch") {
-        if now_ms < target.retry_at_ms {
-            plan.retry_at_ms = Some(target.retry_at_ms);
-        } else {
-            plan.launch = placements(target, &live, (desired - have) as usize);
+        // Ready VMs of the warm pool first (running ones first: they need no start), then new.
+        let mut ready: Vec<&Member> = warm.iter().filter(|m| m.lifecycle.is_ready()).collect();
+        ready.sort_by_key(|m| (m.lifecycle != Lifecycle::WarmedRunning, m.id.clone()));
+        let joining: Vec<Member> = ready
+            .into_iter()
+            .take((desired - have) as usize)
+            .cloned()
+            .collect();
+        for m in &joining {
+            if m.lifecycle != Lifecycle::WarmedRunning {
+                plan.start.push(m.id.clone());
+            }
+            plan.from_pool.push(m.id.clone());
+        }
+        warm.retain(|m| !plan.from_pool.contains(&m.id));
+        // Joining, it is started, not stopped, and recorded Pending, not in the pool's state.
+        let joins = |id: &String| plan.from_pool.contains(id);
+        plan.stop.retain(|id| !joins(id));
+        plan.warmed.retain(|(id, _)| !joins(id));
+        live.extend(joining);
+        let short = desired - live.len() as i64;
+        if short > 0 {
+            if now_ms < target.retry_at_ms {
+                plan.retry_at_ms = Some(target.retry_at_ms);
+            } else {
+                plan.launch = placements(target, &live, short as usize);
+            }
         }
     }
+    keep_pool(target, &mut plan, &warm, now_ms);
     // Termination hooks hold a VM the group lets go (scale-in, unhealthy) before it is
     // terminated; a forced delete skips them, as in AWS.
     let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
@@ -492,6 +592,56 @@ pub fn size_replacing(
         }
     }
     plan
+}
+
+/// While an instance refresh runs, the pool's VMs not from what the group launches now are
+/// terminated (the pool is filled again with new ones); the rest of the pool stays.
+fn stale_warm(target: &Target, plan: &mut Plan, warm: Vec<Member>) -> Vec<Member> {
+    if target.refresh.is_none() || !target.runs("Terminate") {
+        return warm;
+    }
+    let now = refresh::Source {
+        launch_configuration: target.launch_configuration.clone(),
+        launch_template: target.launch_template.clone(),
+    };
+    let (keep, stale): (Vec<Member>, Vec<Member>) = warm
+        .into_iter()
+        .partition(|m| refresh::launched_from(m, &now));
+    for m in stale {
+        let why = "an instance refresh replaces the warm pool's instances".to_string();
+        plan.terminate.push((m.id, Cause::Warm(why)));
+    }
+    keep
+}
+
+/// The warm pool's upkeep: launches into it while it is short of its size, terminates its
+/// surplus (VMs not yet ready first, then the newest).
+fn keep_pool(target: &Target, plan: &mut Plan, warm: &[Member], now_ms: i64) {
+    let size = target.pool.map_or(0, |p| p.size);
+    let kept = (warm.len() + plan.to_pool.len()) as i64;
+    plan.pool_from = kept;
+    plan.pool_to = kept;
+    plan.drop_pool = target.pool.is_some_and(|p| p.deleting) && kept == 0;
+    if kept < size && target.runs("Launch") {
+        if now_ms < target.retry_at_ms {
+            plan.retry_at_ms = Some(target.retry_at_ms);
+        } else {
+            plan.launch_warm = placements(target, warm, (size - kept) as usize);
+            plan.pool_to = size;
+        }
+    } else if kept > size && target.runs("Terminate") {
+        let mut leaving: Vec<&Member> = warm.iter().collect();
+        leaving.sort_by_key(|m| (m.lifecycle.is_ready(), -m.launched_ms, m.id.clone()));
+        for m in leaving.into_iter().take((kept - size) as usize) {
+            let cause = if target.deleting {
+                Cause::Deleting
+            } else {
+                Cause::Warm(format!("the warm pool shrank to {size}"))
+            };
+            plan.terminate.push((m.id.clone(), cause));
+            plan.pool_to -= 1;
+        }
+    }
 }
 
 fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
@@ -613,6 +763,7 @@ mod tests {
             refresh: None,
             max_lifetime_ms: None,
             warmup_ms: 0,
+            pool: None,
         }
     }
 
@@ -824,6 +975,7 @@ mod tests {
             lifecycle: Lifecycle::InService,
             healthy: true,
             launched_ms,
+            joined_ms: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

@@ -191,7 +191,7 @@ pub fn to_replace(members: &[Member], keep: impl Fn(&Member) -> bool) -> Vec<Str
             !matches!(
                 m.lifecycle,
                 Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
-            )
+            ) && !m.lifecycle.is_warm()
         })
         .filter(|m| !keep(m))
         .map(|m| m.id.clone())
@@ -308,9 +308,9 @@ fn serving(m: &Member) -> bool {
     m.healthy && m.lifecycle == Lifecycle::InService
 }
 
-/// Serving, and past its warm-up if it is new (counted from its launch).
+/// Serving, and past its warm-up if it is new (counted from when it joined the group).
 fn warmed(r: &InstanceRefresh, m: &Member, now_ms: i64) -> bool {
-    serving(m) && (old(r, m) || now_ms >= m.launched_ms + r.warmup_ms)
+    serving(m) && (old(r, m) || now_ms >= m.in_group_since_ms() + r.warmup_ms)
 }
 
 /// PercentageComplete and InstancesToUpdate of a running refresh: an instance counts as updated
@@ -323,7 +323,7 @@ pub fn progress(r: &InstanceRefresh, members: &[Member], now_ms: i64) -> (i64, i
         !matches!(
             m.lifecycle,
             Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
-        )
+        ) && !m.lifecycle.is_warm()
     };
     let left = members.iter().filter(counted).filter(|m| old(r, m)).count() as i64;
     let warming = members
@@ -675,7 +675,7 @@ pub fn expired(
         };
     }
     old.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
-    let fresh = |m: &&Member| serving(m) && now_ms - m.launched_ms >= warmup_ms;
+    let fresh = |m: &&Member| serving(m) && now_ms - m.in_group_since_ms() >= warmup_ms;
     let healthy = live.iter().filter(fresh).count() as i64;
     let room = (healthy - desired).max(0) as usize;
     let terminate: Vec<String> = old.iter().take(room).map(|m| m.id.clone()).collect();
@@ -718,6 +718,7 @@ mod tests {
             lifecycle: Lifecycle::InService,
             healthy: true,
             launched_ms,
+            joined_ms: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

@@ -13,6 +13,8 @@ pub struct Acted {
     pub terminate_failed: Option<String>,
     /// The VMs launched, as records (Pending).
     pub launched: Vec<Member>,
+    /// The VMs launched into the warm pool, as records (Warmed:Pending).
+    pub launched_warm: Vec<Member>,
     /// Why launching stopped short (the cloud's words, or the launch configuration gone).
     pub launch_failed: Option<String>,
     /// Attaching VMs that now carry the group's tags, as the cloud shows them.
@@ -71,6 +73,54 @@ pub fn record(
         }
         r.activities.push(activity::terminated(ctx, id, cause));
     }
+    for (id, lifecycle) in &plan.warmed {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: *lifecycle,
+                ..m.clone()
+            });
+        }
+    }
+    // Joining from the pool: Pending from now (or held by the launch hooks, as any launch).
+    for id in &plan.from_pool {
+        if let Some(m) = recorded(id) {
+            let held = !plan.launch_waits.is_empty();
+            r.put.push(Member {
+                lifecycle: if held {
+                    Lifecycle::PendingWait
+                } else {
+                    Lifecycle::Pending
+                },
+                waits: plan.launch_waits.clone(),
+                joined_ms: Some(ctx.now_ms),
+                healthy: true,
+                ..m.clone()
+            });
+            r.activities.push(activity::from_pool(
+                ctx,
+                id,
+                &m.zone,
+                plan.capacity_from,
+                plan.capacity_to,
+            ));
+        }
+    }
+    for id in &plan.to_pool {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::WarmedPending,
+                waits: Vec::new(),
+                joined_ms: None,
+                ..m.clone()
+            });
+        }
+        r.activities.push(activity::to_pool(
+            ctx,
+            id,
+            plan.capacity_from,
+            plan.capacity_to,
+        ));
+    }
     for id in &plan.unhealthy {
         if let Some(m) = recorded(id) {
             r.put.push(Member {
@@ -91,6 +141,7 @@ pub fn record(
                 zone: s.zone.clone(),
                 instance_type: s.instance_type.clone(),
                 launched_ms: s.launched_ms,
+                joined_ms: None,
                 ..m.clone()
             });
         }
@@ -121,7 +172,11 @@ pub fn record(
             None => {
                 if let Some(m) = recorded(id) {
                     r.put.push(Member {
-                        lifecycle: Lifecycle::Terminating,
+                        lifecycle: if m.lifecycle.is_warm() {
+                            Lifecycle::WarmedTerminating
+                        } else {
+                            Lifecycle::Terminating
+                        },
                         healthy: false,
                         waits: Vec::new(),
                         ..m.clone()
@@ -136,7 +191,7 @@ pub fn record(
     }
     // The next launch gets new tokens only once these VMs are on record. Adopted VMs are a launch
     // whose record was lost: their tokens are spent too.
-    if !acted.launched.is_empty() || !plan.adopt.is_empty() {
+    if !acted.launched.is_empty() || !acted.launched_warm.is_empty() || !plan.adopt.is_empty() {
         r.launch_seq = Some(before.launch_seq + 1);
     }
     if !acted.launched.is_empty() {
@@ -161,6 +216,16 @@ pub fn record(
                 plan.capacity_to,
             ));
         }
+    }
+    r.put.extend(acted.launched_warm.iter().cloned());
+    for (i, m) in acted.launched_warm.iter().enumerate() {
+        r.activities.push(activity::into_pool(
+            ctx,
+            &m.id,
+            &m.zone,
+            plan.pool_from + i as i64,
+            plan.pool_to,
+        ));
     }
     // One record per instance, the last word on it (a VM can turn InService and be chosen for
     // scale-in in the same round): DynamoDB refuses two writes to one item in a transaction.
@@ -227,6 +292,8 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
                 | Lifecycle::TerminatingWait
                 | Lifecycle::Attaching
                 | Lifecycle::Detaching
+                | Lifecycle::WarmedPending
+                | Lifecycle::WarmedTerminating
         )
     };
     r.put.iter().any(waiting)
@@ -311,6 +378,7 @@ mod tests {
             lifecycle,
             healthy: true,
             launched_ms: 0,
+            joined_ms: None,
             protected: false,
             launch_configuration: Some("web@hotel".into()),
             launch_template: None,

@@ -33,6 +33,11 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
             "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
         ));
     };
+    if next.settings.warm_pool_configuration.is_some() {
+        return Err(bad_clouds(
+            "a group across clouds has no warm pool: delete the group's warm pool (DeleteWarmPool) first.",
+        ));
+    }
     if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
         return Err(bad_clouds(format!(
             "the group's own cloud {} (of its launch configuration {}) must be listed.",

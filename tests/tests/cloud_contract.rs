@@ -1,7 +1,8 @@
 //! One contract, three adapters of the lookups an action makes before it answers
 //! (`phantom::cloud::Lookup`): the memory cloud (in process), the api's own EC2 client
 //! (`ec2_query`) and the provisioner's aws-sdk-ec2 adapter, both against a moto server this test
-//! starts; and one for a user's catalog (`phantom::cloud::Catalog`: images, key pairs), which
+//! starts; one for stopping and starting VMs (a warm pool's), which the memory cloud and the
+//! provisioner's adapter keep; and one for a user's catalog (`phantom::cloud::Catalog`: images, key pairs), which
 //! the memory cloud and the api's client have. What the in-process suite relies on of the memory
 //! cloud is what EC2 answers.
 
@@ -149,6 +150,28 @@ async fn the_api_client_keeps_the_catalog_contract_on_moto() {
     assert!(clouds.reachable(&cloud).await);
 }
 
+/// What a warm pool asks of a cloud (`Cloud::stop`, `Cloud::start`), on a running VM: stopped,
+/// stopped again (a no-op), started, started again (a no-op); an unknown VM is EC2's NotFound.
+async fn power_contract(cloud: &dyn Cloud, running: &str) {
+    let vm = [running.to_string()];
+    let state = async || cloud.describe(&vm).await.expect("describe")[0].seen.state;
+    cloud.stop(&vm, false).await.expect("stop a running VM");
+    assert!(
+        matches!(state().await, CloudState::Stopping | CloudState::Stopped),
+        "stopped"
+    );
+    cloud.stop(&vm, false).await.expect("stop a stopped VM");
+    assert_eq!(state().await, CloudState::Stopped);
+    cloud.start(&vm).await.expect("start a stopped VM");
+    assert!(state().await.alive(), "started");
+    cloud.start(&vm).await.expect("start a started VM");
+    let unknown = ["i-0123456789abcdef0".to_string()];
+    let e = cloud.start(&unknown).await.expect_err("no such VM");
+    assert_eq!(e.code, "InvalidInstanceID.NotFound", "{e}");
+    let e = cloud.stop(&unknown, false).await.expect_err("no such VM");
+    assert_eq!(e.code, "InvalidInstanceID.NotFound", "{e}");
+}
+
 #[tokio::test]
 async fn the_memory_cloud_keeps_the_contract() {
     let cloud = MemoryCloud::new(
@@ -173,6 +196,7 @@ async fn the_memory_cloud_keeps_the_contract() {
         subnet: ("subnet-us-east-1a".into(), "us-east-1a".into()),
     };
     contract(&cloud, &setup).await;
+    power_contract(&cloud, &setup.running).await;
 }
 
 /// The same on moto's EC2, set up with aws-sdk-ec2.
@@ -272,6 +296,7 @@ async fn both_ec2_clients_keep_the_contract_on_moto() {
     contract(api.as_ref(), &setup).await;
     let sdk = phantom_cloud::Ec2::connect(&moto.sdk().await, &cloud, &creds);
     contract(&sdk, &setup).await;
+    power_contract(&sdk, &setup.running).await;
 }
 
 #[tokio::test]

@@ -55,6 +55,7 @@ fn member(id: &str) -> Member {
         lifecycle: Lifecycle::Pending,
         healthy: true,
         launched_ms: 1_000,
+        joined_ms: None,
         protected: false,
         launch_configuration: Some("web".into()),
         launch_template: None,

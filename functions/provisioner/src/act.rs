@@ -36,8 +36,8 @@ impl Provisioner {
         Ok(Ok((cloud, client)))
     }
 
-    /// RunInstances for the plan's placements, one request (and token) per placement, until one
-    /// fails.
+    /// RunInstances for the plan's placements, then for its warm pool's, one request (and
+    /// token) per placement, until one fails.
     pub(crate) async fn launch(
         &self,
         owner: &str,
@@ -47,6 +47,37 @@ impl Provisioner {
         plan: &Plan,
         acted: &mut Acted,
     ) -> Result<(), StoreError> {
+        self.launch_into(owner, g, on, cloud, &plan.launch, Destination::Group, acted)
+            .await?;
+        if acted.launch_failed.is_none() && !plan.launch_warm.is_empty() {
+            self.launch_into(
+                owner,
+                g,
+                on,
+                cloud,
+                &plan.launch_warm,
+                Destination::Pool,
+                acted,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn launch_into(
+        &self,
+        owner: &str,
+        g: &Group,
+        on: &On,
+        cloud: &dyn Cloud,
+        placements: &[Placement],
+        into: Destination,
+        acted: &mut Acted,
+    ) -> Result<(), StoreError> {
+        if placements.is_empty() {
+            return Ok(());
+        }
         let source = match self
             .source(owner, g, on.launch_configuration.as_deref())
             .await?
@@ -59,7 +90,7 @@ impl Provisioner {
         };
         let tags = group_tags(g, owner);
         let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
-        for p in &plan.launch {
+        for p in placements {
             *by_place
                 .entry((p.zone.clone(), p.subnet.clone()))
                 .or_default() += 1;
@@ -75,20 +106,30 @@ impl Provisioner {
                 &source,
                 count,
                 &Placement { zone, subnet },
-                format!("{}-{i}", on.token),
+                match into {
+                    Destination::Group => format!("{}-{i}", on.token),
+                    Destination::Pool => format!("{}-w{i}", on.token),
+                },
                 tags.clone(),
             );
             let last = tries.len() - 1;
             for (k, req) in tries.iter().enumerate() {
                 match cloud.launch(req).await {
                     Ok(vms) => {
-                        acted.launched.extend(vms.into_iter().map(|s| Member {
+                        let (lifecycle, to) = match into {
+                            Destination::Group => (Lifecycle::Pending, &mut acted.launched),
+                            Destination::Pool => {
+                                (Lifecycle::WarmedPending, &mut acted.launched_warm)
+                            }
+                        };
+                        to.extend(vms.into_iter().map(|s| Member {
                             id: s.id,
                             cloud: on.cloud.clone(),
                             zone: s.zone,
-                            lifecycle: Lifecycle::Pending,
+                            lifecycle,
                             healthy: true,
                             launched_ms: s.launched_ms,
+                            joined_ms: None,
                             protected: protect,
                             launch_configuration: on.launch_configuration.clone(),
                             launch_template: launch_template.clone(),
@@ -173,6 +214,33 @@ impl Provisioner {
             delay,
         )
         .await;
+    }
+}
+
+/// Where new VMs go: into the group, or into its warm pool.
+#[derive(Clone, Copy)]
+enum Destination {
+    Group,
+    Pool,
+}
+
+/// StopInstances and StartInstances for the plan's warm pool moves. A refusal is logged only:
+/// nothing is recorded of them, and the next round asks again.
+pub(crate) async fn stop_and_start(g: &Group, cloud: &dyn Cloud, plan: &Plan) {
+    if !plan.stop.is_empty() {
+        let hibernate = g
+            .settings
+            .warm_pool_configuration
+            .as_ref()
+            .is_some_and(|c| c.pool_state == phantom::warm::PoolState::Hibernated);
+        if let Err(e) = cloud.stop(&plan.stop, hibernate).await {
+            tracing::warn!(group = g.name, error = %e, ids = ?plan.stop, "could not stop warm pool instances");
+        }
+    }
+    if !plan.start.is_empty() {
+        if let Err(e) = cloud.start(&plan.start).await {
+            tracing::warn!(group = g.name, error = %e, ids = ?plan.start, "could not start instances");
+        }
     }
 }
 

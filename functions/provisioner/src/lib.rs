@@ -22,7 +22,7 @@ mod across;
 mod act;
 mod sweep;
 
-use act::{attach, detach, terminate, On};
+use act::{attach, detach, stop_and_start, terminate, On};
 pub use sweep::SweepReport;
 
 use phantom::activity::Context;
@@ -396,10 +396,11 @@ impl Provisioner {
         // Act.
         let mut acted = Acted::default();
         let ids = terminate(cloud.as_ref(), &plan, &mut acted).await;
-        if !plan.launch.is_empty() {
+        if !plan.launch.is_empty() || !plan.launch_warm.is_empty() {
             self.launch(owner, g, &On::home(g), cloud.as_ref(), &plan, &mut acted)
                 .await?;
         }
+        stop_and_start(g, cloud.as_ref(), &plan).await;
         if !plan.attach.is_empty() {
             attach(g, owner, cloud.as_ref(), &plan.attach, &mut acted).await;
         }
@@ -443,6 +444,9 @@ impl Provisioner {
             tracing::warn!(group = g.name, error = why, "launch failed");
             self.retry_later(owner, g, &r).await;
         }
+        if plan.drop_pool {
+            self.drop_pool(owner, g).await?;
+        }
         let refreshing = self
             .advance_refresh(
                 owner,
@@ -463,6 +467,18 @@ impl Provisioner {
             // waiting); a refresh until it ends.
             waiting: g.deleting() || refreshing || round::still_waiting(&members, &r),
         })
+    }
+
+    /// Removes a deleted warm pool that is empty from the group (DeleteWarmPool's end). A
+    /// compare-and-set on the group as leased, as `advance_refresh`.
+    async fn drop_pool(&self, owner: &str, g: &Group) -> Result<(), StoreError> {
+        let mut new = g.clone();
+        new.settings.warm_pool_configuration = None;
+        tracing::info!(group = g.name, "warm pool deleted");
+        match self.store.update_group(owner, g, &new).await {
+            Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes what the round made of the group's running instance refresh (a new status, a

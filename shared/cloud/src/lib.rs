@@ -322,6 +322,31 @@ impl Cloud for Ec2 {
         }
         Ok(())
     }
+
+    async fn stop(&self, ids: &[String], hibernate: bool) -> Result<(), CloudError> {
+        for chunk in ids.chunks(1000) {
+            self.client
+                .stop_instances()
+                .set_instance_ids(Some(chunk.to_vec()))
+                .set_hibernate(hibernate.then_some(true))
+                .send()
+                .await
+                .map_err(cloud_error)?;
+        }
+        Ok(())
+    }
+
+    async fn start(&self, ids: &[String]) -> Result<(), CloudError> {
+        for chunk in ids.chunks(1000) {
+            self.client
+                .start_instances()
+                .set_instance_ids(Some(chunk.to_vec()))
+                .send()
+                .await
+                .map_err(cloud_error)?;
+        }
+        Ok(())
+    }
 }
 
 impl Ec2 {

@@ -1,5 +1,5 @@
 //! The cloud seam: what Phantom asks of an EC2-compatible cloud (which VMs carry a group's tags,
-//! launch some, terminate some; look up, tag and untag VMs launched outside it), as traits with
+//! launch some, terminate, stop and start some; look up, tag and untag VMs launched outside it), as traits with
 //! three adapters: the provisioner's EC2 client (`phantom-cloud`, the only crate with aws-sdk-ec2),
 //! the api's small EC2 Query client for its look-ups (`ec2_query`), and an in-memory cloud
 //! (`memory`, feature `memory`: tests and tools only) that can be told to fail the ways real
@@ -91,6 +91,10 @@ pub trait Cloud: Lookup {
     async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError>;
     /// Terminates VMs (terminating a terminated VM is fine).
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError>;
+    /// Stops running VMs (StopInstances), hibernating them if asked: a warm pool's VMs wait so.
+    async fn stop(&self, ids: &[String], hibernate: bool) -> Result<(), CloudError>;
+    /// Starts stopped VMs (StartInstances): a warm pool's VMs joining the group.
+    async fn start(&self, ids: &[String]) -> Result<(), CloudError>;
     /// Sets tags on VMs (CreateTags): an attached VM gets its group's.
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError>;
     /// Removes tags, by key, from VMs (DeleteTags): a detached VM leaves its group's behind.

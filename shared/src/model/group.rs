@@ -110,6 +110,9 @@ pub struct Settings {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub instance_refreshes: Vec<super::refresh::InstanceRefresh>,
+    /// Its warm pool, if it has one (`phantom::warm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_pool_configuration: Option<super::warm_pool::WarmPoolConfiguration>,
     /// When the cooldown a simple policy started ends (Unix ms).
     #[serde(
         rename = "PhantomCooldownEndsMs",

@@ -23,6 +23,15 @@ pub enum Lifecycle {
     /// Named by DetachInstances: not counted; the provisioner removes the group's tags from it
     /// and forgets it.
     Detaching,
+    /// In the warm pool (`phantom::warm`), not counted: launched (or returned) and on its way to
+    /// the pool's state.
+    WarmedPending,
+    /// In the warm pool, in its state: ready to join the group.
+    WarmedStopped,
+    WarmedRunning,
+    WarmedHibernated,
+    /// Leaving the warm pool: terminated, not yet gone.
+    WarmedTerminating,
 }
 
 impl Lifecycle {
@@ -36,6 +45,11 @@ impl Lifecycle {
             Self::Standby => "Standby",
             Self::Attaching => "Attaching",
             Self::Detaching => "Detaching",
+            Self::WarmedPending => "Warmed:Pending",
+            Self::WarmedStopped => "Warmed:Stopped",
+            Self::WarmedRunning => "Warmed:Running",
+            Self::WarmedHibernated => "Warmed:Hibernated",
+            Self::WarmedTerminating => "Warmed:Terminating",
         }
     }
     /// The LifecycleState a client sees (AWS's names).
@@ -44,6 +58,24 @@ impl Lifecycle {
             Self::Attaching => "Pending",
             other => other.as_str(),
         }
+    }
+    /// In the warm pool: beside the group, not in it.
+    pub fn is_warm(self) -> bool {
+        matches!(
+            self,
+            Self::WarmedPending
+                | Self::WarmedStopped
+                | Self::WarmedRunning
+                | Self::WarmedHibernated
+                | Self::WarmedTerminating
+        )
+    }
+    /// In the warm pool in its state, ready to join the group.
+    pub fn is_ready(self) -> bool {
+        matches!(
+            self,
+            Self::WarmedStopped | Self::WarmedRunning | Self::WarmedHibernated
+        )
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
@@ -55,6 +87,11 @@ impl Lifecycle {
             "Standby" => Some(Self::Standby),
             "Attaching" => Some(Self::Attaching),
             "Detaching" => Some(Self::Detaching),
+            "Warmed:Pending" => Some(Self::WarmedPending),
+            "Warmed:Stopped" => Some(Self::WarmedStopped),
+            "Warmed:Running" => Some(Self::WarmedRunning),
+            "Warmed:Hibernated" => Some(Self::WarmedHibernated),
+            "Warmed:Terminating" => Some(Self::WarmedTerminating),
             _ => None,
         }
     }
@@ -70,6 +107,8 @@ pub struct Member {
     pub lifecycle: Lifecycle,
     pub healthy: bool,
     pub launched_ms: i64,
+    /// When it joined the group from the warm pool (Unix ms); None if launched into the group.
+    pub joined_ms: Option<i64>,
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,
@@ -121,6 +160,14 @@ pub struct Seen {
     pub zone: String,
     pub launched_ms: i64,
     pub instance_type: String,
+}
+
+impl Member {
+    /// Since when it has been in the group: its health check's grace and its warm-up count
+    /// from then.
+    pub fn in_group_since_ms(&self) -> i64 {
+        self.joined_ms.unwrap_or(self.launched_ms)
+    }
 }
 
 impl Seen {

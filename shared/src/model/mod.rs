@@ -12,6 +12,7 @@ pub mod refresh;
 pub mod request;
 pub mod response;
 pub mod user;
+pub mod warm_pool;
 
 /// What the domain's rules refuse, with the reason in AWS's words. It becomes the error a client
 /// sees in one place (`error.rs`): a ValidationError, or LimitExceeded for a quota.

@@ -507,3 +507,30 @@ pub struct CancelInstanceRefresh {
 pub struct RollbackInstanceRefresh {
     pub auto_scaling_group_name: String,
 }
+
+// Warm pools.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutWarmPool {
+    pub auto_scaling_group_name: String,
+    pub max_group_prepared_capacity: Option<i64>,
+    pub min_size: Option<i64>,
+    pub pool_state: Option<String>,
+    pub instance_reuse_policy: Option<super::warm_pool::InstanceReusePolicy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeWarmPool {
+    pub auto_scaling_group_name: String,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteWarmPool {
+    pub auto_scaling_group_name: String,
+    pub force_delete: Option<bool>,
+}

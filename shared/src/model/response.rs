@@ -28,6 +28,9 @@ pub struct AutoScalingGroup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     pub instances: Vec<Instance>,
+    /// The instances in its warm pool, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_pool_size: Option<i64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -241,6 +244,17 @@ pub struct InstanceRefreshId {
 #[serde(rename_all = "PascalCase")]
 pub struct DescribeInstanceRefreshes {
     pub instance_refreshes: Vec<super::refresh::InstanceRefresh>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+/// DescribeWarmPool: the pool (none if the group has none) and its instances.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeWarmPool {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_pool_configuration: Option<super::warm_pool::WarmPoolConfiguration>,
+    pub instances: Vec<Instance>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }

@@ -17,6 +17,7 @@ mod scheduled;
 mod self_service;
 mod templates;
 mod tools;
+mod warm;
 mod webhooks;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;

@@ -67,8 +67,11 @@ pub async fn run(
         .map(|g| {
             // A group without instances has none in the map.
             let members = instances.remove(&g.name).unwrap_or_default();
-            let shown = members.iter().map(|m| g.describe_member(m, now)).collect();
-            g.describe(shown)
+            let (warm, in_group): (Vec<_>, Vec<_>) =
+                members.iter().partition(|m| m.lifecycle.is_warm());
+            let shown = in_group.iter().map(|m| g.describe_member(m, now)).collect();
+            // Unread, the pool's VMs are not counted either.
+            g.describe(shown, include.then_some(warm.len() as i64))
         })
         .collect();
     Ok(response::DescribeAutoScalingGroups {

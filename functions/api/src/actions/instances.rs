@@ -294,6 +294,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     lifecycle: Lifecycle::Attaching,
                     healthy: true,
                     launched_ms: now,
+                    joined_ms: None,
                     protected: protect,
                     launch_configuration: None,
                     launch_template: None,

@@ -24,6 +24,7 @@ mod records;
 mod scheduled;
 mod set_desired_capacity;
 mod update_auto_scaling_group;
+mod warm_pool;
 
 use crate::App;
 use phantom::identity::Caller;
@@ -198,6 +199,9 @@ pub const ACTIONS: &[Action] = &[
         instance_refresh::rollback,
         RollbackInstanceRefresh
     ),
+    action!("PutWarmPool", warm_pool::put, PutWarmPool),
+    action!("DescribeWarmPool", warm_pool::describe, DescribeWarmPool),
+    action!("DeleteWarmPool", warm_pool::delete, DeleteWarmPool),
     action!("AttachInstances", instances::attach, InstancesJoining),
     action!("DetachInstances", instances::detach, InstancesLeaving),
     action!("EnterStandby", instances::enter_standby, InstancesLeaving),

@@ -34,7 +34,18 @@ pub(super) async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Gro
     if g.deleting() {
         return Err(pending_delete(&name));
     }
+    if member.lifecycle.is_warm() {
+        return Err(in_warm_pool(id, &name));
+    }
     Ok((g, member))
+}
+
+/// An instance action names a VM of the group's warm pool: the pool's VMs are moved by the pool
+/// alone (PutWarmPool, DeleteWarmPool).
+fn in_warm_pool(id: &str, group: &str) -> ApiError {
+    ApiError::validation(format!(
+        "The instance {id} is in the warm pool of Auto Scaling group {group}; change the pool with PutWarmPool or DeleteWarmPool."
+    ))
 }
 
 pub(super) fn not_in_group(id: &str, group: &str) -> ApiError {
@@ -106,8 +117,12 @@ pub(super) async fn write_group(
 }
 
 pub(super) fn member<'a>(members: &'a [Member], id: &str, group: &str) -> ApiResult<&'a Member> {
-    members
+    let m = members
         .iter()
         .find(|m| m.id == id)
-        .ok_or_else(|| not_in_group(id, group))
+        .ok_or_else(|| not_in_group(id, group))?;
+    if m.lifecycle.is_warm() {
+        return Err(in_warm_pool(id, group));
+    }
+    Ok(m)
 }

@@ -82,6 +82,11 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
                  while the instance refresh is active.",
             ));
         }
+        if s.mixed_instances_policy.is_some() && g.settings.warm_pool_configuration.is_some() {
+            return Err(ApiError::validation(
+                "You can't add a mixed instances policy to an Auto Scaling group that has a warm pool.",
+            ));
+        }
         let mut next = group::update(g, &input)?;
         if let Some(found) = &subnet_zones {
             let given = s.availability_zones.as_deref();

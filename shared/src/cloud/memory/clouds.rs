@@ -50,6 +50,12 @@ impl Cloud for Nowhere {
     async fn terminate(&self, _: &[String]) -> Result<(), CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn stop(&self, _: &[String], _: bool) -> Result<(), CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
+    async fn start(&self, _: &[String]) -> Result<(), CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

@@ -37,6 +37,8 @@ pub struct Vm {
     pub image: Option<String>,
     pub instance_type: String,
     pub launched_ms: i64,
+    /// When it last began to boot: launched, or started again after a stop.
+    pub booted_ms: i64,
     pub tags: BTreeMap<String, String>,
     pub client_token: Option<String>,
 }
@@ -254,6 +256,7 @@ impl MemoryCloud {
             image,
             instance_type: instance_type.to_string(),
             launched_ms: now,
+            booted_ms: now,
             tags: BTreeMap::new(),
             client_token: token,
         }
@@ -490,7 +493,7 @@ impl Cloud for MemoryCloud {
                     continue;
                 }
                 // A new VM boots by the time anyone looks (or after the boot time set).
-                if vm.state == CloudState::Pending && now >= vm.launched_ms + boot_ms {
+                if vm.state == CloudState::Pending && now >= vm.booted_ms + boot_ms {
                     vm.state = CloudState::Running;
                 }
                 out.push(Tagged {
@@ -533,6 +536,42 @@ impl Cloud for MemoryCloud {
         self.trip.step().await;
         Ok(())
     }
+    async fn stop(&self, ids: &[String], _hibernate: bool) -> Result<(), CloudError> {
+        self.enter().await?;
+        self.change(ids, |vm, _| match vm.state {
+            CloudState::Running | CloudState::Stopping | CloudState::Stopped => {
+                vm.state = CloudState::Stopped;
+                Ok(())
+            }
+            _ => Err(incorrect_state(&vm.id, "stopped")),
+        })?;
+        self.trip.step().await;
+        Ok(())
+    }
+
+    async fn start(&self, ids: &[String]) -> Result<(), CloudError> {
+        self.enter().await?;
+        let now = self.clock.now_ms();
+        self.change(ids, |vm, short_of| match vm.state {
+            CloudState::Pending | CloudState::Running => Ok(()),
+            CloudState::Stopped if short_of.contains(&vm.instance_type) => Err(CloudError::new(
+                "InsufficientInstanceCapacity",
+                format!(
+                    "We currently do not have sufficient {} capacity.",
+                    vm.instance_type
+                ),
+            )),
+            CloudState::Stopped => {
+                vm.state = CloudState::Pending;
+                vm.booted_ms = now;
+                Ok(())
+            }
+            _ => Err(incorrect_state(&vm.id, "started")),
+        })?;
+        self.trip.step().await;
+        Ok(())
+    }
+
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
         self.enter().await?;
         {
@@ -575,6 +614,39 @@ impl Cloud for MemoryCloud {
             }
         }
         self.trip.step().await;
+        Ok(())
+    }
+}
+
+/// EC2's answer for a VM in a state the call cannot change.
+fn incorrect_state(id: &str, to: &str) -> CloudError {
+    CloudError::new(
+        "IncorrectInstanceState",
+        format!("The instance '{id}' is not in a state from which it can be {to}."),
+    )
+}
+
+impl MemoryCloud {
+    /// Applies `f` to each VM, all or none as EC2 does: the first refusal changes nothing.
+    fn change(
+        &self,
+        ids: &[String],
+        f: impl Fn(&mut Vm, &BTreeSet<String>) -> Result<(), CloudError>,
+    ) -> Result<(), CloudError> {
+        let mut st = self.state();
+        let st = &mut *st;
+        let mut changed = Vec::new();
+        for id in ids {
+            let Some(vm) = st.vms.get(id) else {
+                return Err(not_found(id));
+            };
+            let mut vm = vm.clone();
+            f(&mut vm, &st.short_of)?;
+            changed.push(vm);
+        }
+        for vm in changed {
+            st.vms.insert(vm.id.clone(), vm);
+        }
         Ok(())
     }
 }

@@ -308,6 +308,7 @@ impl DynamoStore {
                     .ok_or_else(|| corrupt(item, "lifecycle", "a lifecycle state"))?,
                 healthy: get_bool(item, "healthy")?,
                 launched_ms: get_n(item, "launched")?,
+                joined_ms: opt_n(item, "joined")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
                 launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
@@ -345,6 +346,9 @@ impl DynamoStore {
                 s(serde_json::to_string(&m.waits).expect("waits serialize")),
             )
             .item("rev", n(m.rev + 1));
+        if let Some(joined) = m.joined_ms {
+            put = put.item("joined", n(joined));
+        }
         if let Some(lc) = &m.launch_configuration {
             put = put.item("lc", s(lc));
         }

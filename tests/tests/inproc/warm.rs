@@ -1,0 +1,357 @@
+//! Warm pools through aws-sdk-autoscaling, with the provisioner's rounds doing the work: a pool
+//! filled with stopped VMs, scale-out started from it, ReuseOnScaleIn, a running pool, deletion
+//! (drained, forced), AWS's errors, and a provisioner killed at every step of a pool round.
+
+use crate::provisioning::{activities, converges};
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{InstanceReusePolicy, LifecycleState, WarmPoolState};
+use phantom::queue::Reconcile;
+use phantom::reconcile::CloudState;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+use std::collections::BTreeSet;
+
+/// The pool's VMs as (id, lifecycle state), by id.
+async fn pool(w: &World, u: &User, name: &str) -> Vec<(String, LifecycleState)> {
+    w.sdk(u)
+        .describe_warm_pool()
+        .auto_scaling_group_name(name)
+        .send()
+        .await
+        .expect("describe-warm-pool")
+        .instances()
+        .iter()
+        .map(|i| {
+            (
+                i.instance_id().unwrap().to_string(),
+                i.lifecycle_state().unwrap().clone(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the pool holds `n` VMs, all in `state`; returns their ids.
+async fn pool_at(w: &World, u: &User, n: usize, state: LifecycleState) -> Vec<String> {
+    w.until(60, &format!("{n} VMs {state:?} in the pool"), async || {
+        let p = pool(w, u, "web").await;
+        (p.len() == n && p.iter().all(|(_, s)| *s == state))
+            .then(|| p.into_iter().map(|(id, _)| id).collect())
+    })
+    .await
+}
+
+async fn put_pool(w: &World, u: &User, state: WarmPoolState, reuse: bool) {
+    w.sdk(u)
+        .put_warm_pool()
+        .auto_scaling_group_name("web")
+        .pool_state(state)
+        .instance_reuse_policy(
+            InstanceReusePolicy::builder()
+                .reuse_on_scale_in(reuse)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("put-warm-pool");
+}
+
+async fn set_desired(w: &World, u: &User, n: i32) {
+    w.sdk(u)
+        .set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(n)
+        .send()
+        .await
+        .expect("set-desired-capacity");
+}
+
+fn stopped_on_cloud(w: &World) -> BTreeSet<String> {
+    w.hotel
+        .vms()
+        .into_iter()
+        .filter(|v| v.state == CloudState::Stopped)
+        .map(|v| v.id)
+        .collect()
+}
+
+fn descriptions(a: &[aws_sdk_autoscaling::types::Activity], prefix: &str) -> usize {
+    a.iter()
+        .filter(|a| a.description().unwrap_or_default().starts_with(prefix))
+        .count()
+}
+
+#[tokio::test]
+async fn a_warm_pool_keeps_stopped_vms_that_scale_out_starts() {
+    let w = World::new().await;
+    let u = w.user("warm").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    // MaxSize 5, desired 1: four VMs wait, stopped, beside the group.
+    let warm = pool_at(&w, &u, 4, LifecycleState::WarmedStopped).await;
+    assert_eq!(stopped_on_cloud(&w), warm.iter().cloned().collect());
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.warm_pool_size(), Some(4));
+    assert_eq!(g.instances().len(), 1, "the pool's VMs are not the group's");
+    let c = g
+        .warm_pool_configuration()
+        .expect("the pool's configuration");
+    assert_eq!(c.pool_state(), Some(&WarmPoolState::Stopped));
+    assert_eq!(c.min_size(), Some(0));
+    assert_eq!(c.max_group_prepared_capacity(), None);
+    assert_eq!(w.hotel.launched_total(), 5);
+
+    // Scale-out starts two of them: nothing new is launched.
+    set_desired(&w, &u, 3).await;
+    let now = converges(&w, &u, "hotel", "web", 3).await;
+    let joined: Vec<&String> = now.iter().filter(|id| warm.contains(id)).collect();
+    assert_eq!(joined.len(), 2, "two VMs came from the pool");
+    assert_eq!(w.hotel.launched_total(), 5);
+    pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    let a = activities(&w, &u, "web").await;
+    assert_eq!(
+        descriptions(&a, "Launching a new EC2 instance from warm pool: "),
+        2
+    );
+    assert_eq!(
+        descriptions(&a, "Launching a new EC2 instance into warm pool: "),
+        4
+    );
+
+    // Scale-in without reuse terminates; the pool grows back to four with new VMs.
+    set_desired(&w, &u, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    pool_at(&w, &u, 4, LifecycleState::WarmedStopped).await;
+    assert_eq!(w.hotel.launched_total(), 7);
+}
+
+#[tokio::test]
+async fn reuse_on_scale_in_returns_vms_to_the_pool() {
+    let w = World::new().await;
+    let u = w.user("warm-reuse").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 4, 3).await;
+    let serving = converges(&w, &u, "hotel", "web", 3).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, true).await;
+    pool_at(&w, &u, 1, LifecycleState::WarmedStopped).await;
+    set_desired(&w, &u, 1).await;
+    let left = converges(&w, &u, "hotel", "web", 1).await;
+    let warm = pool_at(&w, &u, 3, LifecycleState::WarmedStopped).await;
+    let returned: Vec<&String> = serving.iter().filter(|id| !left.contains(id)).collect();
+    assert!(
+        returned.iter().all(|id| warm.contains(id)),
+        "{returned:?} back in {warm:?}"
+    );
+    assert_eq!(
+        w.hotel.launched_total(),
+        4,
+        "nothing terminated, nothing new"
+    );
+    let a = activities(&w, &u, "web").await;
+    assert_eq!(descriptions(&a, "Moving EC2 instance to warm pool: "), 2);
+}
+
+#[tokio::test]
+async fn a_running_pool_keeps_its_vms_running_and_a_changed_state_is_acted_on() {
+    let w = World::new().await;
+    let u = w.user("warm-running").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Running, false).await;
+    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedRunning).await;
+    assert!(stopped_on_cloud(&w).is_empty());
+    // Stopped now: the same VMs are stopped, not replaced.
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    assert_eq!(
+        pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await,
+        warm
+    );
+    assert_eq!(stopped_on_cloud(&w), warm.iter().cloned().collect());
+    // Hibernated: shown so (the cloud is asked to hibernate them on the next stop).
+    put_pool(&w, &u, WarmPoolState::Hibernated, false).await;
+    assert_eq!(
+        pool_at(&w, &u, 2, LifecycleState::WarmedHibernated).await,
+        warm
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_pool_drains_then_goes_and_a_forced_delete_goes_at_once() {
+    let w = World::new().await;
+    let u = w.user("warm-delete").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    let c = w.sdk(&u);
+    c.delete_warm_pool()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .expect("delete-warm-pool");
+    let d = c
+        .describe_warm_pool()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.warm_pool_configuration()
+            .and_then(|c| c.status())
+            .map(|s| s.as_str()),
+        Some("PendingDelete")
+    );
+    w.until(60, "the pool gone", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        g.warm_pool_configuration().is_none().then_some(())
+    })
+    .await;
+    assert!(pool(&w, &u, "web").await.is_empty());
+    assert!(stopped_on_cloud(&w).is_empty(), "its VMs terminated");
+    assert_eq!(w.hotel.alive().len(), 1, "the group's VM stays");
+    let (code, message) = failure(
+        c.delete_warm_pool()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("No warm pool found"), "{message}");
+
+    // Forced: the configuration goes at once, its VMs with the next rounds.
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    c.delete_warm_pool()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    assert!(group(&w, &u, "web")
+        .await
+        .unwrap()
+        .warm_pool_configuration()
+        .is_none());
+    w.until(60, "the pool's VMs gone", async || {
+        (pool(&w, &u, "web").await.is_empty() && stopped_on_cloud(&w).is_empty()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn warm_pool_mistakes_get_aws_errors() {
+    let w = World::new().await;
+    let u = w.user("warm-errors").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    let c = w.sdk(&u);
+    let (code, message) = failure(
+        c.put_warm_pool()
+            .auto_scaling_group_name("nope")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("not found"), "{message}");
+    for (max, min) in [(-2, 0), (1, 2)] {
+        let (code, _) = failure(
+            c.put_warm_pool()
+                .auto_scaling_group_name("web")
+                .max_group_prepared_capacity(max)
+                .min_size(min)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError", "max {max} min {min}");
+    }
+    // A group without a pool describes none.
+    let d = c
+        .describe_warm_pool()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert!(d.warm_pool_configuration().is_none() && d.instances().is_empty());
+    // The pool's VMs are not the group's to move one by one.
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    let (code, message) = failure(
+        c.terminate_instance_in_auto_scaling_group()
+            .instance_id(&warm[0])
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("warm pool"), "{message}");
+    let (code, _) = failure(
+        c.enter_standby()
+            .auto_scaling_group_name("web")
+            .instance_ids(&warm[0])
+            .should_decrement_desired_capacity(false)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+}
+
+#[tokio::test]
+async fn a_warm_vm_that_dies_is_replaced_in_the_pool() {
+    let w = World::new().await;
+    let u = w.user("warm-dies").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    w.hotel.terminate_outside(&warm[0]);
+    w.until(60, "a new VM in its place", async || {
+        let now = pool(&w, &u, "web").await;
+        (now.len() == 2
+            && !now.iter().any(|(id, _)| *id == warm[0])
+            && now.iter().all(|(_, s)| *s == LifecycleState::WarmedStopped))
+        .then_some(())
+    })
+    .await;
+    assert_eq!(w.hotel.launched_total(), 4);
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_warm_pool_round_converges() {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("warm-crash").await;
+        create_lc(&w, &u, "web@hotel").await;
+        create_group(&w, &u, "web", "web@hotel", 0, 4, 1).await;
+        converges(&w, &u, "hotel", "web", 1).await;
+        put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+        pool_at(&w, &u, 3, LifecycleState::WarmedStopped).await;
+        // One round that takes two from the pool and launches one more (desired 3 of max 4,
+        // with the pool's MinSize 2), crashed at step k.
+        w.sdk(&u)
+            .put_warm_pool()
+            .auto_scaling_group_name("web")
+            .min_size(2)
+            .send()
+            .await
+            .unwrap();
+        set_desired(&w, &u, 3).await;
+        while !w.queue.receive(10).is_empty() {}
+        let crashed = w
+            .reconcile_crashing_at(&Reconcile::new(&u.name, "web", "crash test"), k)
+            .await;
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        converges(&w, &u, "hotel", "web", 3).await;
+        pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+        // One VM for the group, three for the pool, then one more for it: none twice.
+        assert_eq!(w.hotel.launched_total(), 5, "crash at step {k}");
+        if !crashed {
+            assert!(k > 3, "the pool round took only {k} steps");
+            return;
+        }
+    }
+}

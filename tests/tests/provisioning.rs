@@ -570,3 +570,119 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     )
     .json();
 }
+
+/// A warm pool through the AWS CLI on the emulator's EC2: its VMs stopped there (StopInstances),
+/// one started (StartInstances) when the group scales out, the pool refilled to its size, then
+/// deleted with its VMs.
+#[test]
+fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
+    let s = stack();
+    let u = s.new_user("warm");
+    create_lc(&u, "warm@hotel", &[]);
+    create_group(&u, "warm", "warm@hotel", 0, 3, 1, &[]);
+    eventually(30, "1 InService", || {
+        (in_service(&u, "warm").len() == 1).then_some(())
+    });
+    s.aws(
+        &u,
+        &[
+            "put-warm-pool",
+            "--auto-scaling-group-name",
+            "warm",
+            "--pool-state",
+            "Stopped",
+            "--instance-reuse-policy",
+            "ReuseOnScaleIn=true",
+        ],
+    )
+    .json();
+    let stopped_on_cloud = || -> Vec<String> {
+        let mut ids: Vec<String> = s
+            .vms("hotel", &u.name, "warm")
+            .iter()
+            .filter(|v| v["State"]["Name"] == "stopped")
+            .map(|v| v["InstanceId"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let pool = || -> Vec<(String, String)> {
+        s.aws(
+            &u,
+            &["describe-warm-pool", "--auto-scaling-group-name", "warm"],
+        )
+        .json()["Instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["InstanceId"].as_str().unwrap().to_string(),
+                    i["LifecycleState"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // MaxSize 3, desired 1: two VMs in the pool, stopped on the cloud.
+    let warm = eventually(60, "2 VMs Warmed:Stopped, stopped on the cloud", || {
+        let p = pool();
+        let ids: Vec<String> = p.iter().map(|(id, _)| id.clone()).collect();
+        (p.len() == 2 && p.iter().all(|(_, l)| l == "Warmed:Stopped") && stopped_on_cloud() == ids)
+            .then_some(ids)
+    });
+    let g = group(&u, "warm").unwrap();
+    assert_eq!(g["WarmPoolSize"], 2);
+    assert_eq!(g["WarmPoolConfiguration"]["PoolState"], "Stopped");
+    assert_eq!(
+        g["WarmPoolConfiguration"]["InstanceReusePolicy"]["ReuseOnScaleIn"],
+        true
+    );
+    s.aws(
+        &u,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "warm",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    let serving = eventually(60, "2 InService, one from the pool", || {
+        let mut svc = in_service(&u, "warm");
+        svc.sort();
+        (svc.len() == 2 && running_ids("hotel", &u, "warm") == svc).then_some(svc)
+    });
+    assert_eq!(serving.iter().filter(|id| warm.contains(id)).count(), 1);
+    assert!(activities(&u, "warm").iter().any(|a| a["Description"]
+        .as_str()
+        .unwrap()
+        .starts_with("Launching a new EC2 instance from warm pool: ")));
+    // MaxSize 3, desired 2: one left in the pool, nothing new launched.
+    eventually(30, "1 VM left in the pool", || {
+        (pool().len() == 1 && stopped_on_cloud().len() == 1).then_some(())
+    });
+    s.aws(
+        &u,
+        &[
+            "delete-warm-pool",
+            "--auto-scaling-group-name",
+            "warm",
+            "--force-delete",
+        ],
+    )
+    .json();
+    eventually(60, "the pool's VM terminated", || {
+        (pool().is_empty() && stopped_on_cloud().is_empty()).then_some(())
+    });
+    s.aws(
+        &u,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "warm",
+            "--force-delete",
+        ],
+    )
+    .json();
+}

@@ -363,3 +363,175 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
         .await
         .unwrap();
 }
+
+/// Terraform's `aws_autoscaling_group` with a `warm_pool` block, replayed call by call in the
+/// provider's order (internal/service/autoscaling/group.go): create puts the pool with the
+/// defaults the provider fills in (MaxGroupPreparedCapacity -1, PoolState Stopped) and reads it
+/// back from DescribeAutoScalingGroups (WarmPoolConfiguration, WarmPoolSize); an apply that
+/// changes the block puts it again; destroy drains the pool (PutWarmPool with 0 and 0, then
+/// DescribeWarmPool until it has no instances), deletes it (retrying ResourceInUse and
+/// ScalingActivityInProgress, taking "No warm pool found" as done), waits until DescribeWarmPool
+/// has no configuration, then drains and deletes the group.
+#[tokio::test]
+async fn terraforms_warm_pool_calls_in_its_order() {
+    use aws_sdk_autoscaling::types::{InstanceReusePolicy, WarmPoolState};
+    let s = stack();
+    let u = s.new_user("tf-warm");
+    let c = s.sdk(&u);
+    c.create_launch_configuration()
+        .launch_configuration_name("tfw@hotel")
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("tfw")
+        .launch_configuration_name("tfw@hotel")
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
+    let put = async |max: i32, min: i32| {
+        c.put_warm_pool()
+            .auto_scaling_group_name("tfw")
+            .max_group_prepared_capacity(max)
+            .min_size(min)
+            .pool_state(WarmPoolState::Stopped)
+            .instance_reuse_policy(
+                InstanceReusePolicy::builder()
+                    .reuse_on_scale_in(true)
+                    .build(),
+            )
+            .send()
+            .await
+    };
+    put(-1, 0).await.expect("put-warm-pool at create");
+    let read = async || {
+        c.describe_auto_scaling_groups()
+            .auto_scaling_group_names("tfw")
+            .send()
+            .await
+            .unwrap()
+            .auto_scaling_groups()[0]
+            .clone()
+    };
+    // waitGroupCapacitySatisfied: the group's own InService instances, not the pool's.
+    until(60, "1 InService", async || {
+        let g = read().await;
+        let serving = g
+            .instances()
+            .iter()
+            .filter(|i| i.lifecycle_state().map(|l| l.as_str()) == Some("InService"))
+            .count();
+        (serving == 1).then_some(())
+    })
+    .await;
+    let warm_pool = async || {
+        c.describe_warm_pool()
+            .auto_scaling_group_name("tfw")
+            .send()
+            .await
+            .unwrap()
+    };
+    until(60, "2 VMs Warmed:Stopped", async || {
+        let p = warm_pool().await;
+        (p.instances().len() == 2
+            && p.instances()
+                .iter()
+                .all(|i| i.lifecycle_state().map(|l| l.as_str()) == Some("Warmed:Stopped")))
+        .then_some(())
+    })
+    .await;
+    // Read: what the provider flattens into state.
+    let g = read().await;
+    let w = g.warm_pool_configuration().expect("WarmPoolConfiguration");
+    assert_eq!(
+        w.max_group_prepared_capacity(),
+        None,
+        "-1 is shown as absent"
+    );
+    assert_eq!(w.min_size(), Some(0));
+    assert_eq!(w.pool_state(), Some(&WarmPoolState::Stopped));
+    assert_eq!(
+        w.instance_reuse_policy()
+            .and_then(|p| p.reuse_on_scale_in()),
+        Some(true)
+    );
+    assert_eq!(g.warm_pool_size(), Some(2));
+    assert_eq!(g.instances().len(), 1);
+
+    // Update: max_group_prepared_capacity 2, min_size 1: the pool holds 1.
+    put(2, 1).await.expect("put-warm-pool at update");
+    until(60, "1 VM in the pool", async || {
+        (warm_pool().await.instances().len() == 1).then_some(())
+    })
+    .await;
+    let w = read().await.warm_pool_configuration().cloned().unwrap();
+    assert_eq!(
+        (w.max_group_prepared_capacity(), w.min_size()),
+        (Some(2), Some(1))
+    );
+
+    // Destroy: drain, delete, wait until gone.
+    put(0, 0).await.expect("put-warm-pool to drain");
+    until(60, "the pool drained", async || {
+        warm_pool().await.instances().is_empty().then_some(())
+    })
+    .await;
+    until(60, "DeleteWarmPool taken", async || {
+        match c
+            .delete_warm_pool()
+            .auto_scaling_group_name("tfw")
+            .force_delete(false)
+            .send()
+            .await
+        {
+            Ok(_) => Some(()),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some("ResourceInUse" | "ScalingActivityInProgress")
+                ) =>
+            {
+                None
+            }
+            Err(e)
+                if e.message()
+                    .is_some_and(|m| m.contains("No warm pool found")) =>
+            {
+                Some(())
+            }
+            Err(e) => panic!("delete-warm-pool: {e:?}"),
+        }
+    })
+    .await;
+    until(60, "the pool gone", async || {
+        warm_pool()
+            .await
+            .warm_pool_configuration()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(read().await.warm_pool_configuration().is_none());
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tfw")
+        .min_size(0)
+        .max_size(0)
+        .desired_capacity(0)
+        .send()
+        .await
+        .unwrap();
+    until(60, "no instances", async || {
+        read().await.instances().is_empty().then_some(())
+    })
+    .await;
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("tfw")
+        .send()
+        .await
+        .unwrap();
+}

@@ -88,6 +88,13 @@ pub fn scheduled_failed(ctx: &Context<'_>, action: &str, why: &str) -> Activity 
     )
 }
 
+fn in_zone(zone: &str) -> Details {
+    Details {
+        zone: Some(zone.to_string()),
+        cloud: None,
+    }
+}
+
 fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
     format!(
         "At {} an instance was started in response to a difference between desired and actual capacity, increasing the capacity from {from} to {to}.",
@@ -102,26 +109,15 @@ pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i6
         increase_cause(ctx, from, to),
         "Successful",
         None,
-        Details {
-            zone: Some(zone.to_string()),
-            cloud: None,
-        },
+        in_zone(zone),
     )
 }
 
 /// A ready VM of the warm pool joined the group (started, if it was stopped).
 pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
-    activity(
-        ctx,
-        format!("Launching a new EC2 instance from warm pool: {instance}"),
-        increase_cause(ctx, from, to),
-        "Successful",
-        None,
-        Details {
-            zone: Some(zone.to_string()),
-            cloud: None,
-        },
-    )
+    let mut a = launched(ctx, instance, zone, from, to);
+    a.doc.description = format!("Launching a new EC2 instance from warm pool: {instance}");
+    a
 }
 
 /// A new VM launched into the warm pool.
@@ -135,10 +131,7 @@ pub fn into_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i
         ),
         "Successful",
         None,
-        Details {
-            zone: Some(zone.to_string()),
-            cloud: None,
-        },
+        in_zone(zone),
     )
 }
 

@@ -187,6 +187,32 @@ async fn paginator_walks_120_launch_configurations() {
     assert!(rest.next_token().is_none());
 }
 
+/// Launch configuration `lc` (a stock moto image) and group `name` from it, MinSize 0.
+async fn lc_and_group(
+    c: &aws_sdk_autoscaling::Client,
+    lc: &str,
+    name: &str,
+    max: i32,
+    desired: i32,
+) {
+    c.create_launch_configuration()
+        .launch_configuration_name(lc)
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name(name)
+        .launch_configuration_name(lc)
+        .min_size(0)
+        .max_size(max)
+        .desired_capacity(desired)
+        .send()
+        .await
+        .unwrap();
+}
+
 /// Polls `check` every 200 ms for up to `secs` seconds of real time.
 async fn until<T>(secs: u64, what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
@@ -216,7 +242,8 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
     let s = stack();
     let u = s.new_user("tf-refresh");
     let c = s.sdk(&u);
-    for lc in ["tf1@hotel", "tf2@hotel", "tf3@hotel"] {
+    lc_and_group(&c, "tf1@hotel", "tf", 4, 2).await;
+    for lc in ["tf2@hotel", "tf3@hotel"] {
         c.create_launch_configuration()
             .launch_configuration_name(lc)
             .image_id("ami-1e749f67")
@@ -225,15 +252,6 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
             .await
             .unwrap();
     }
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .launch_configuration_name("tf1@hotel")
-        .min_size(0)
-        .max_size(4)
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
     let instances = async || {
         c.describe_auto_scaling_groups()
             .auto_scaling_group_names("tf")
@@ -378,22 +396,7 @@ async fn terraforms_warm_pool_calls_in_its_order() {
     let s = stack();
     let u = s.new_user("tf-warm");
     let c = s.sdk(&u);
-    c.create_launch_configuration()
-        .launch_configuration_name("tfw@hotel")
-        .image_id("ami-1e749f67")
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .unwrap();
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("tfw")
-        .launch_configuration_name("tfw@hotel")
-        .min_size(0)
-        .max_size(3)
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    lc_and_group(&c, "tfw@hotel", "tfw", 3, 1).await;
     let put = async |max: i32, min: i32| {
         c.put_warm_pool()
             .auto_scaling_group_name("tfw")

@@ -55,6 +55,28 @@ async fn put_pool(w: &World, u: &User, state: WarmPoolState, reuse: bool) {
         .expect("put-warm-pool");
 }
 
+/// A group `web` of `desired` InService VMs (MaxSize `max`) from `web@hotel`, then a pool put
+/// in `state`; returns the pool's VMs once they are ready (MaxSize less desired of them).
+async fn pooled(
+    w: &World,
+    u: &User,
+    max: i32,
+    desired: i32,
+    state: WarmPoolState,
+    reuse: bool,
+) -> Vec<String> {
+    create_lc(w, u, "web@hotel").await;
+    create_group(w, u, "web", "web@hotel", 0, max, desired).await;
+    converges(w, u, "hotel", "web", desired as usize).await;
+    put_pool(w, u, state.clone(), reuse).await;
+    let ready = match state {
+        WarmPoolState::Running => LifecycleState::WarmedRunning,
+        WarmPoolState::Hibernated => LifecycleState::WarmedHibernated,
+        _ => LifecycleState::WarmedStopped,
+    };
+    pool_at(w, u, (max - desired) as usize, ready).await
+}
+
 async fn set_desired(w: &World, u: &User, n: i32) {
     w.sdk(u)
         .set_desired_capacity()
@@ -84,12 +106,8 @@ fn descriptions(a: &[aws_sdk_autoscaling::types::Activity], prefix: &str) -> usi
 async fn a_warm_pool_keeps_stopped_vms_that_scale_out_starts() {
     let w = World::new().await;
     let u = w.user("warm").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 1).await;
-    converges(&w, &u, "hotel", "web", 1).await;
-    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
     // MaxSize 5, desired 1: four VMs wait, stopped, beside the group.
-    let warm = pool_at(&w, &u, 4, LifecycleState::WarmedStopped).await;
+    let warm = pooled(&w, &u, 5, 1, WarmPoolState::Stopped, false).await;
     assert_eq!(stopped_on_cloud(&w), warm.iter().cloned().collect());
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.warm_pool_size(), Some(4));
@@ -130,11 +148,8 @@ async fn a_warm_pool_keeps_stopped_vms_that_scale_out_starts() {
 async fn reuse_on_scale_in_returns_vms_to_the_pool() {
     let w = World::new().await;
     let u = w.user("warm-reuse").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 4, 3).await;
+    pooled(&w, &u, 4, 3, WarmPoolState::Stopped, true).await;
     let serving = converges(&w, &u, "hotel", "web", 3).await;
-    put_pool(&w, &u, WarmPoolState::Stopped, true).await;
-    pool_at(&w, &u, 1, LifecycleState::WarmedStopped).await;
     set_desired(&w, &u, 1).await;
     let left = converges(&w, &u, "hotel", "web", 1).await;
     let warm = pool_at(&w, &u, 3, LifecycleState::WarmedStopped).await;
@@ -156,11 +171,7 @@ async fn reuse_on_scale_in_returns_vms_to_the_pool() {
 async fn a_running_pool_keeps_its_vms_running_and_a_changed_state_is_acted_on() {
     let w = World::new().await;
     let u = w.user("warm-running").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
-    converges(&w, &u, "hotel", "web", 1).await;
-    put_pool(&w, &u, WarmPoolState::Running, false).await;
-    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedRunning).await;
+    let warm = pooled(&w, &u, 3, 1, WarmPoolState::Running, false).await;
     assert!(stopped_on_cloud(&w).is_empty());
     // Stopped now: the same VMs are stopped, not replaced.
     put_pool(&w, &u, WarmPoolState::Stopped, false).await;
@@ -181,11 +192,7 @@ async fn a_running_pool_keeps_its_vms_running_and_a_changed_state_is_acted_on() 
 async fn a_deleted_pool_drains_then_goes_and_a_forced_delete_goes_at_once() {
     let w = World::new().await;
     let u = w.user("warm-delete").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
-    converges(&w, &u, "hotel", "web", 1).await;
-    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
-    pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
     let c = w.sdk(&u);
     c.delete_warm_pool()
         .auto_scaling_group_name("web")
@@ -303,11 +310,7 @@ async fn warm_pool_mistakes_get_aws_errors() {
 async fn a_warm_vm_that_dies_is_replaced_in_the_pool() {
     let w = World::new().await;
     let u = w.user("warm-dies").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
-    converges(&w, &u, "hotel", "web", 1).await;
-    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
-    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    let warm = pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
     w.hotel.terminate_outside(&warm[0]);
     w.until(60, "a new VM in its place", async || {
         let now = pool(&w, &u, "web").await;
@@ -325,11 +328,7 @@ async fn a_crash_at_any_step_of_a_warm_pool_round_converges() {
     for k in 1.. {
         let w = World::new().await;
         let u = w.user("warm-crash").await;
-        create_lc(&w, &u, "web@hotel").await;
-        create_group(&w, &u, "web", "web@hotel", 0, 4, 1).await;
-        converges(&w, &u, "hotel", "web", 1).await;
-        put_pool(&w, &u, WarmPoolState::Stopped, false).await;
-        pool_at(&w, &u, 3, LifecycleState::WarmedStopped).await;
+        pooled(&w, &u, 4, 1, WarmPoolState::Stopped, false).await;
         // One round that takes two from the pool and launches one more (desired 3 of max 4,
         // with the pool's MinSize 2), crashed at step k.
         w.sdk(&u)

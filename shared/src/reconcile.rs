@@ -496,6 +496,7 @@ pub fn size_replacing(
     if let Some((step, _)) = &replacing {
         plan.refresh = step.next.clone();
     }
+    let refreshing = matches!(replacing, Some((_, Cause::Refresh)));
     if let Some((step, cause)) = replacing {
         if target.runs("Terminate") && target.runs("Launch") {
             live.retain(|m| !step.terminate.contains(&m.id));
@@ -506,7 +507,7 @@ pub fn size_replacing(
         }
     }
     let have = live.len() as i64;
-    let mut warm = stale_warm(target, &mut plan, warm);
+    let mut warm = stale_warm(target, &mut plan, warm, refreshing);
 
     if have > desired && target.runs("Terminate") {
         let cause = if target.deleting {
@@ -596,8 +597,13 @@ pub fn size_replacing(
 
 /// While an instance refresh runs, the pool's VMs not from what the group launches now are
 /// terminated (the pool is filled again with new ones); the rest of the pool stays.
-fn stale_warm(target: &Target, plan: &mut Plan, warm: Vec<Member>) -> Vec<Member> {
-    if target.refresh.is_none() || !target.runs("Terminate") {
+fn stale_warm(
+    target: &Target,
+    plan: &mut Plan,
+    warm: Vec<Member>,
+    refreshing: bool,
+) -> Vec<Member> {
+    if !refreshing || !target.runs("Terminate") {
         return warm;
     }
     let now = refresh::Source {

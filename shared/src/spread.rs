@@ -33,9 +33,9 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
             "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
         ));
     };
-    if next.settings.warm_pool_configuration.is_some() {
+    if spread.policy == Policy::Fixed && next.settings.warm_pool_configuration.is_some() {
         return Err(bad_clouds(
-            "a group across clouds has no warm pool: delete the group's warm pool (DeleteWarmPool) first.",
+            "a fixed group never scales out, so it keeps no warm pool: delete the group's warm pool (DeleteWarmPool) first.",
         ));
     }
     if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
@@ -289,6 +289,19 @@ pub fn shares(policy: Policy, desired: i64, views: &[CloudView]) -> Vec<i64> {
         .collect()
 }
 
+/// Each cloud's part of a warm pool of `pool` VMs: where the group's next VMs would go, so that
+/// `desired + pool` VMs fill the clouds as `shares` fills them, each within its maximum. A fixed
+/// group never grows, so its clouds keep none.
+pub fn pools(policy: Policy, desired: i64, pool: i64, views: &[CloudView]) -> Vec<i64> {
+    let now = shares(policy, desired, views);
+    let prepared = shares(policy, desired + pool.max(0), views);
+    prepared
+        .iter()
+        .zip(&now)
+        .map(|(p, n)| (p - n).max(0))
+        .collect()
+}
+
 pub fn allot(
     policy: Policy,
     desired: i64,
@@ -351,6 +364,26 @@ mod tests {
 
     fn tags(pairs: &[(&'static str, &'static str)]) -> Checked<Option<Spread>> {
         Spread::of_tags(pairs.iter().copied())
+    }
+
+    #[test]
+    fn a_warm_pool_goes_where_the_next_vms_would() {
+        let view = |max, usable| CloudView {
+            max,
+            have: 0,
+            in_service: 0,
+            usable,
+        };
+        let views = [view(2, true), view(10, true)];
+        assert_eq!(pools(Policy::Overflow, 1, 3, &views), [1, 2]);
+        assert_eq!(pools(Policy::Overflow, 2, 3, &views), [0, 3]);
+        assert_eq!(pools(Policy::Overflow, 12, 3, &views), [0, 0]);
+        // None on a cloud launches cannot go to.
+        assert_eq!(
+            pools(Policy::Overflow, 1, 3, &[view(2, false), view(10, true)]),
+            [0, 3]
+        );
+        assert_eq!(pools(Policy::Fixed, 2, 3, &views), [0, 0]);
     }
 
     #[test]

@@ -13,8 +13,9 @@ use phantom::reconcile::{
 };
 use phantom::refresh;
 use phantom::round::{self, Acted, Before};
-use phantom::spread::{allot, CloudView, Hold, Policy, Site, Spread};
+use phantom::spread::{allot, pools, CloudView, Hold, Policy, Site, Spread};
 use phantom::store::{Record, StoreError};
+use phantom::warm::Pool;
 use std::sync::Arc;
 
 /// One cloud of the group this round.
@@ -123,6 +124,11 @@ impl Provisioner {
         } else {
             g.desired
         };
+        // A warm pool is kept where the group's next VMs would go.
+        let pool_parts = match g.target().pool {
+            Some(pool) => pools(spread.policy, desired, pool.size, &views),
+            None => vec![0; places.len()],
+        };
 
         // A running refresh is decided for the whole group, then split per cloud; while a cloud
         // cannot be seen it waits (its old instances would otherwise look replaced).
@@ -160,6 +166,7 @@ impl Provisioner {
         let mut refresh_failed: Option<String> = None;
         let mut holds = g.holds.clone();
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
+        let mut pool_empty = true;
         let mut held_above: Vec<String> = Vec::new();
         for (i, (((p, a), share), step)) in places
             .iter()
@@ -171,6 +178,7 @@ impl Provisioner {
             let mut hold = p.hold.clone();
             let (Ok((cloud, seen)), Some(a)) = (&p.look, a) else {
                 all_gone = false;
+                pool_empty = false;
                 waiting = true;
                 if let Err(e) = &p.look {
                     tracing::warn!(group = g.name, cloud = p.site.cloud, error = %e, "cloud not seen");
@@ -182,6 +190,10 @@ impl Provisioner {
             };
             let target = Target {
                 desired: *share,
+                pool: p.target.pool.map(|pool| Pool {
+                    size: pool_parts[i],
+                    ..pool
+                }),
                 ..p.target.clone()
             };
             let mut plan = match (running, step) {
@@ -193,9 +205,10 @@ impl Provisioner {
             plan.capacity_from = have;
             plan.capacity_to = desired;
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
+            pool_empty &= plan.drop_pool;
             let mut acted = Acted::default();
             let ids = crate::terminate(cloud.as_ref(), &plan, &mut acted).await;
-            if !plan.launch.is_empty() {
+            if !plan.launch.is_empty() || !plan.launch_warm.is_empty() {
                 self.launch(owner, g, &p.on, cloud.as_ref(), &plan, &mut acted)
                     .await?;
                 hold = hold.launched(acted.launch_failed.is_none(), now);
@@ -210,6 +223,7 @@ impl Provisioner {
                     waiting = true;
                 }
             }
+            crate::stop_and_start(g, cloud.as_ref(), &plan).await;
             if !plan.attach.is_empty() {
                 crate::attach(g, owner, cloud.as_ref(), &plan.attach, &mut acted).await;
             }
@@ -274,6 +288,13 @@ impl Provisioner {
                 });
             }
             Err(e) => return Err(e),
+        }
+        if pool_empty
+            && places
+                .iter()
+                .any(|p| p.target.pool.is_some_and(|p| p.deleting))
+        {
+            self.drop_pool(owner, g).await?;
         }
         let refreshing = self
             .advance_refresh(
@@ -353,7 +374,7 @@ fn unseen_counts(members: &[Member]) -> (i64, i64) {
                 | Lifecycle::TerminatingWait
                 | Lifecycle::Standby
                 | Lifecycle::Detaching
-        )
+        ) && !m.lifecycle.is_warm()
     });
     let serving = counted
         .clone()

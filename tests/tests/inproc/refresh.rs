@@ -713,7 +713,7 @@ async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
 
 /// Group `web` across the clouds `clouds` names (a `phantom:clouds` tag), from `web@<cloud>`,
 /// with `web2@<cloud>` made to move to.
-async fn across(w: &World, u: &User, clouds: &str, max: i32, desired: i32) {
+pub(crate) async fn across(w: &World, u: &User, clouds: &str, max: i32, desired: i32) {
     for lc in ["web@hotel", "web@sierra", "web2@hotel", "web2@sierra"] {
         create_lc(w, u, lc).await;
     }

@@ -354,3 +354,126 @@ async fn a_crash_at_any_step_of_a_warm_pool_round_converges() {
         }
     }
 }
+
+/// The VMs of `cloud` in `state`.
+fn on_cloud(w: &World, cloud: &str, state: CloudState) -> usize {
+    w.cloud(cloud)
+        .vms()
+        .iter()
+        .filter(|v| v.state == state)
+        .count()
+}
+
+#[tokio::test]
+async fn across_clouds_the_pool_waits_where_the_next_vms_go() {
+    let w = World::new().await;
+    let u = w.user("warm-across").await;
+    // hotel holds 2, sierra 10; MaxSize 4, desired 1: the group's VM on hotel, a pool of 3.
+    crate::refresh::across(&w, &u, "hotel:2,sierra:10", 4, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    pool_at(&w, &u, 3, LifecycleState::WarmedStopped).await;
+    // Where VMs 2 to 4 would go: one more on hotel (its maximum), two on sierra.
+    assert_eq!(on_cloud(&w, "hotel", CloudState::Stopped), 1);
+    assert_eq!(on_cloud(&w, "sierra", CloudState::Stopped), 2);
+    set_desired(&w, &u, 3).await;
+    w.until(60, "3 InService, 2 on hotel", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        let serving = g
+            .instances()
+            .iter()
+            .filter(|i| i.lifecycle_state() == Some(&LifecycleState::InService))
+            .count();
+        (serving == 3 && on_cloud(&w, "hotel", CloudState::Running) == 2).then_some(())
+    })
+    .await;
+    pool_at(&w, &u, 1, LifecycleState::WarmedStopped).await;
+    assert_eq!(on_cloud(&w, "sierra", CloudState::Stopped), 1);
+    assert_eq!(
+        w.hotel.launched_total() + w.sierra.launched_total(),
+        4,
+        "the two new VMs came from the pool"
+    );
+
+    // A refresh to web2@<cloud> replaces the pool's VM too.
+    w.sdk(&u)
+        .update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web2@hotel")
+        .send()
+        .await
+        .unwrap();
+    w.sdk(&u)
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .preferences(
+            aws_sdk_autoscaling::types::RefreshPreferences::builder()
+                .min_healthy_percentage(50)
+                .instance_warmup(0)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("start-instance-refresh");
+    w.until(120, "the pool's VM from web2@sierra", async || {
+        let p = w
+            .sdk(&u)
+            .describe_warm_pool()
+            .auto_scaling_group_name("web")
+            .send()
+            .await
+            .unwrap();
+        let is = p.instances();
+        (is.len() == 1
+            && is[0].lifecycle_state() == Some(&LifecycleState::WarmedStopped)
+            && is[0].launch_configuration_name() == Some("web2@sierra"))
+        .then_some(())
+    })
+    .await;
+
+    // Deleted: drained on both clouds, then gone.
+    w.sdk(&u)
+        .delete_warm_pool()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "the pool gone from both clouds", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        (g.warm_pool_configuration().is_none()
+            && on_cloud(&w, "hotel", CloudState::Stopped) == 0
+            && on_cloud(&w, "sierra", CloudState::Stopped) == 0)
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_fixed_group_across_clouds_keeps_no_pool() {
+    let w = World::new().await;
+    let u = w.user("warm-fixed").await;
+    crate::refresh::across(&w, &u, "hotel:1,sierra:1", 4, 2).await;
+    w.sdk(&u)
+        .create_or_update_tags()
+        .tags(
+            aws_sdk_autoscaling::types::Tag::builder()
+                .resource_id("web")
+                .resource_type("auto-scaling-group")
+                .key("phantom:policy")
+                .value("fixed")
+                .propagate_at_launch(false)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("create-or-update-tags");
+    let (code, message) = failure(
+        w.sdk(&u)
+            .put_warm_pool()
+            .auto_scaling_group_name("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("fixed"), "{message}");
+}

@@ -13,12 +13,6 @@ use phantom::{paging, ApiError, ApiResult};
 pub async fn put(app: &App, caller: &Caller, input: PutWarmPool) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, Some("PutWarmPool"), |g| {
-        if g.spread()?.is_some() {
-            return Err(ApiError::validation(
-                "A group across clouds has no warm pool: each of its clouds would need one. Put a \
-                 warm pool on a group of one cloud.",
-            ));
-        }
         let s = &g.settings;
         let pool = warm::put(
             &input,

@@ -325,6 +325,21 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     warm::Next::Broken(why) => {
                         plan.terminate.push((m.id.clone(), Cause::Warm(why)));
                     }
+                    // Held by the launch hooks: left running until they say CONTINUE.
+                    _ if l == Lifecycle::WarmedPendingWait => {
+                        match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                            Some(Outcome::Abandon) => {
+                                let why = "a launch lifecycle hook ended with ABANDON".to_string();
+                                plan.terminate.push((m.id.clone(), Cause::Warm(why)));
+                                continue;
+                            }
+                            Some(Outcome::Continue) => {
+                                plan.warmed.push((m.id.clone(), Lifecycle::WarmedPending));
+                            }
+                            None => {}
+                        }
+                        warm.push(m.clone());
+                    }
                     next => {
                         match next {
                             warm::Next::Ready(l) => plan.warmed.push((m.id.clone(), l)),

@@ -77,6 +77,7 @@ pub fn record(
         if let Some(m) = recorded(id) {
             r.put.push(Member {
                 lifecycle: *lifecycle,
+                waits: Vec::new(),
                 ..m.clone()
             });
         }
@@ -217,7 +218,18 @@ pub fn record(
             ));
         }
     }
-    r.put.extend(acted.launched_warm.iter().cloned());
+    // With launch hooks, a VM launched into the pool waits on them before it is stopped.
+    r.put.extend(acted.launched_warm.iter().map(|m| {
+        if plan.launch_waits.is_empty() {
+            m.clone()
+        } else {
+            Member {
+                lifecycle: Lifecycle::WarmedPendingWait,
+                waits: plan.launch_waits.clone(),
+                ..m.clone()
+            }
+        }
+    }));
     for (i, m) in acted.launched_warm.iter().enumerate() {
         r.activities.push(activity::into_pool(
             ctx,
@@ -293,6 +305,7 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
                 | Lifecycle::Attaching
                 | Lifecycle::Detaching
                 | Lifecycle::WarmedPending
+                | Lifecycle::WarmedPendingWait
                 | Lifecycle::WarmedTerminating
         )
     };

@@ -26,6 +26,9 @@ pub enum Lifecycle {
     /// In the warm pool (`phantom::warm`), not counted: launched (or returned) and on its way to
     /// the pool's state.
     WarmedPending,
+    /// Launched into the warm pool, held by the group's launch lifecycle hooks (`Member::waits`)
+    /// before it is brought to the pool's state.
+    WarmedPendingWait,
     /// In the warm pool, in its state: ready to join the group.
     WarmedStopped,
     WarmedRunning,
@@ -46,6 +49,7 @@ impl Lifecycle {
             Self::Attaching => "Attaching",
             Self::Detaching => "Detaching",
             Self::WarmedPending => "Warmed:Pending",
+            Self::WarmedPendingWait => "Warmed:Pending:Wait",
             Self::WarmedStopped => "Warmed:Stopped",
             Self::WarmedRunning => "Warmed:Running",
             Self::WarmedHibernated => "Warmed:Hibernated",
@@ -64,6 +68,7 @@ impl Lifecycle {
         matches!(
             self,
             Self::WarmedPending
+                | Self::WarmedPendingWait
                 | Self::WarmedStopped
                 | Self::WarmedRunning
                 | Self::WarmedHibernated
@@ -88,6 +93,7 @@ impl Lifecycle {
             "Attaching" => Some(Self::Attaching),
             "Detaching" => Some(Self::Detaching),
             "Warmed:Pending" => Some(Self::WarmedPending),
+            "Warmed:Pending:Wait" => Some(Self::WarmedPendingWait),
             "Warmed:Stopped" => Some(Self::WarmedStopped),
             "Warmed:Running" => Some(Self::WarmedRunning),
             "Warmed:Hibernated" => Some(Self::WarmedHibernated),

@@ -477,3 +477,63 @@ async fn a_fixed_group_across_clouds_keeps_no_pool() {
     assert_eq!(code, "ValidationError");
     assert!(message.contains("fixed"), "{message}");
 }
+
+#[tokio::test]
+async fn launch_hooks_hold_vms_entering_the_pool_and_leaving_it() {
+    let w = World::new().await;
+    let u = w.user("warm-hooks").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 2, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    let c = w.sdk(&u);
+    c.put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("init")
+        .lifecycle_transition("autoscaling:EC2_INSTANCE_LAUNCHING")
+        .heartbeat_timeout(600)
+        .send()
+        .await
+        .expect("put-lifecycle-hook");
+    put_pool(&w, &u, WarmPoolState::Stopped, false).await;
+    // Held running (to initialise) until the hook is completed, then stopped.
+    let held = pool_at(&w, &u, 1, LifecycleState::WarmedPendingWait).await;
+    w.run_for(5).await;
+    assert_eq!(
+        pool(&w, &u, "web").await[0].1,
+        LifecycleState::WarmedPendingWait
+    );
+    assert!(
+        w.hotel.alive().contains(&held[0]),
+        "left running while held"
+    );
+    let complete = async |id: &str| {
+        c.complete_lifecycle_action()
+            .auto_scaling_group_name("web")
+            .lifecycle_hook_name("init")
+            .instance_id(id)
+            .lifecycle_action_result("CONTINUE")
+            .send()
+            .await
+            .expect("complete-lifecycle-action");
+    };
+    complete(&held[0]).await;
+    assert_eq!(
+        pool_at(&w, &u, 1, LifecycleState::WarmedStopped).await,
+        held
+    );
+    // Joining the group, it waits on the hook again (Pending:Wait), started.
+    set_desired(&w, &u, 2).await;
+    w.until(30, "the pool's VM in Pending:Wait", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        g.instances()
+            .iter()
+            .any(|i| {
+                i.instance_id() == Some(held[0].as_str())
+                    && i.lifecycle_state() == Some(&LifecycleState::PendingWait)
+            })
+            .then_some(())
+    })
+    .await;
+    complete(&held[0]).await;
+    converges(&w, &u, "hotel", "web", 2).await;
+}

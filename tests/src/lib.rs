@@ -12,6 +12,7 @@
 pub mod api_gateway;
 pub mod fixtures;
 pub mod moto;
+pub mod prometheus;
 pub mod readme;
 pub mod stack;
 pub mod world;

@@ -130,7 +130,7 @@ impl DynamoDbLocal {
 }
 
 /// Waits up to a minute until something listens on `port`.
-fn wait_for(port: u16, what: &str) {
+pub(crate) fn wait_for(port: u16, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "{what} did not start");

@@ -1,0 +1,64 @@
+//! A Prometheus server of a test's own (Debian's package, unpacked by localstack/install.sh),
+//! loopback only, scraping itself every second, with its data in a directory of its own; stopped
+//! when dropped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub struct PrometheusServer {
+    child: Child,
+    dir: PathBuf,
+    pub url: String,
+}
+
+/// Where localstack/prometheus/home.sh says the binary is.
+pub fn binary() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache")
+        });
+    cache.join("phantom/prometheus/usr/bin/prometheus")
+}
+
+impl PrometheusServer {
+    pub fn start() -> Self {
+        let port = crate::free_port();
+        let dir = std::env::temp_dir().join(format!("phantom-prometheus-{port}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory for Prometheus");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: self\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+            ),
+        )
+        .expect("Prometheus's configuration");
+        let child = Command::new(binary())
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus runs (localstack/install.sh installs it)");
+        crate::moto::wait_for(port, "prometheus (localstack/install.sh installs it)");
+        Self {
+            child,
+            dir,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for PrometheusServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

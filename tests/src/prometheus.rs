@@ -23,6 +23,12 @@ pub fn binary() -> PathBuf {
 
 impl PrometheusServer {
     pub fn start() -> Self {
+        if !binary().exists() {
+            let ok = Command::new(crate::root().join("localstack/install.sh"))
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "localstack/install.sh could not install prometheus");
+        }
         let port = crate::free_port();
         let dir = std::env::temp_dir().join(format!("phantom-prometheus-{port}"));
         let _ = std::fs::remove_dir_all(&dir);

@@ -427,10 +427,12 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_template_name: Some("web@sierra".into()),
         version: Some("$Latest".into()),
     };
+    // On another cloud, from a template, joined from a warm pool: each comes back as written.
     let elsewhere = Member {
         cloud: "sierra".into(),
         launch_configuration: None,
         launch_template: Some(template.clone()),
+        joined_ms: Some(4_000),
         ..member("i-2")
     };
     let r = Record {
@@ -454,14 +456,28 @@ async fn contract(s: &dyn Store, u: &str) {
         .await
         .unwrap()
         .into_iter()
-        .map(|m| (m.id, m.cloud, m.launch_configuration, m.launch_template))
+        .map(|m| {
+            (
+                m.id,
+                m.cloud,
+                m.launch_configuration,
+                m.launch_template,
+                m.joined_ms,
+            )
+        })
         .collect();
     clouds.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         clouds,
         [
-            ("i-1".into(), "hotel".into(), Some("web".into()), None),
-            ("i-2".into(), "sierra".into(), None, Some(template))
+            ("i-1".into(), "hotel".into(), Some("web".into()), None, None),
+            (
+                "i-2".into(),
+                "sierra".into(),
+                None,
+                Some(template),
+                Some(4_000)
+            )
         ]
     );
     // What a group across clouds remembers of each comes back as written.

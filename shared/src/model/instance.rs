@@ -228,3 +228,33 @@ pub struct Wait {
     /// CompleteLifecycleAction's answer, once given.
     pub result: Option<Outcome>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Lifecycle::{self, *};
+
+    #[test]
+    fn every_lifecycle_is_stored_and_read_back_by_its_aws_name() {
+        let all = [
+            Pending,
+            PendingWait,
+            InService,
+            TerminatingWait,
+            Terminating,
+            Standby,
+            Attaching,
+            Detaching,
+            WarmedPending,
+            WarmedPendingWait,
+            WarmedStopped,
+            WarmedRunning,
+            WarmedHibernated,
+            WarmedTerminating,
+        ];
+        for l in all {
+            assert_eq!(Lifecycle::parse(l.as_str()), Some(l), "{l:?}");
+            assert_eq!(l.is_warm(), l.as_str().starts_with("Warmed:"), "{l:?}");
+        }
+        assert_eq!(Lifecycle::parse("Warmed:Frozen"), None);
+    }
+}

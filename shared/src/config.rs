@@ -44,6 +44,25 @@ pub async fn aws_sdk_config() -> aws_config::SdkConfig {
         .await
 }
 
+/// A connection pool on the SDK's own connector (hyper, rustls with ring), for the HTTP calls
+/// Phantom makes without an SDK client (the api's EC2 lookups, a metric source's queries), so
+/// every package carries one HTTP stack.
+pub fn connector(
+    connect_timeout: std::time::Duration,
+    read_timeout: std::time::Duration,
+) -> aws_smithy_http_client::Connector {
+    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+    let settings = aws_smithy_runtime_api::client::http::HttpConnectorSettings::builder()
+        .connect_timeout(connect_timeout)
+        .read_timeout(read_timeout)
+        .build();
+    aws_smithy_http_client::Connector::builder()
+        .connector_settings(settings)
+        .sleep_impl(aws_smithy_async::rt::sleep::TokioSleep::new())
+        .tls_provider(Provider::Rustls(CryptoMode::Ring))
+        .build()
+}
+
 /// The HTTPS client every SDK client of Phantom's uses (the tests' too, so that a test build
 /// compiles the SDKs with the same features as the functions and nothing twice).
 pub fn https_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {

@@ -15,10 +15,8 @@ use async_trait::async_trait;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
 use aws_sigv4::sign::v4;
-use aws_smithy_async::rt::sleep::TokioSleep;
-use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use aws_smithy_http_client::Connector;
-use aws_smithy_runtime_api::client::http::{HttpConnector, HttpConnectorSettings};
+use aws_smithy_runtime_api::client::http::HttpConnector;
 use aws_smithy_runtime_api::client::identity::Identity;
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_types::body::SdkBody;
@@ -41,18 +39,8 @@ pub struct Ec2Lookups {
 
 impl Default for Ec2Lookups {
     fn default() -> Self {
-        let settings = HttpConnectorSettings::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(CALL_TIMEOUT)
-            .build();
         Self {
-            connector: Arc::new(
-                Connector::builder()
-                    .connector_settings(settings)
-                    .sleep_impl(TokioSleep::new())
-                    .tls_provider(Provider::Rustls(CryptoMode::Ring))
-                    .build(),
-            ),
+            connector: Arc::new(crate::config::connector(CONNECT_TIMEOUT, CALL_TIMEOUT)),
         }
     }
 }

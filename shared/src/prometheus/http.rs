@@ -1,13 +1,10 @@
 //! Any Prometheus, through its HTTP API: `GET <url>/api/v1/query?query=…`, with a bearer token or
-//! basic auth if the source has one, sent with the SDK's own connector (hyper, rustls with ring),
-//! so no other HTTP stack is linked.
+//! basic auth if the source has one, sent with the SDK's own connector (`config::connector`).
 
 use super::{parse, Answer, Prometheus, QueryError};
 use async_trait::async_trait;
-use aws_smithy_async::rt::sleep::TokioSleep;
-use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use aws_smithy_http_client::Connector;
-use aws_smithy_runtime_api::client::http::{HttpConnector, HttpConnectorSettings};
+use aws_smithy_runtime_api::client::http::HttpConnector;
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::byte_stream::ByteStream;
@@ -45,18 +42,8 @@ pub struct PrometheusHttp {
 
 impl PrometheusHttp {
     pub fn new(url: &str, auth: Option<Auth>) -> Self {
-        let settings = HttpConnectorSettings::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(CALL_TIMEOUT)
-            .build();
         Self {
-            connector: Arc::new(
-                Connector::builder()
-                    .connector_settings(settings)
-                    .sleep_impl(TokioSleep::new())
-                    .tls_provider(Provider::Rustls(CryptoMode::Ring))
-                    .build(),
-            ),
+            connector: Arc::new(crate::config::connector(CONNECT_TIMEOUT, CALL_TIMEOUT)),
             url: url.trim_end_matches('/').to_string(),
             auth,
         }

@@ -84,13 +84,25 @@ impl Group {
         }
     }
 
-    /// When its first scheduled action is due (Unix ms), if it has one and is not being deleted:
-    /// what the store keeps in its index of due groups.
+    /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
+    /// first scheduled action's time, or 0 (every run) while it has an enabled target tracking
+    /// policy to evaluate. What the store keeps in its index of due groups.
     pub fn due_ms(&self) -> Option<i64> {
         if self.deleting() {
             return None;
         }
+        if self.tracked() {
+            return Some(0);
+        }
         crate::schedule::next_due(&self.settings.scheduled_actions)
+    }
+
+    /// Whether it has an enabled target tracking policy.
+    pub fn tracked(&self) -> bool {
+        self.settings
+            .scaling_policies
+            .iter()
+            .any(|p| p.tracking().is_some())
     }
 
     /// The subnets it launches into.

@@ -3,11 +3,17 @@
 //! desired capacity. Pure: no store, no clock.
 //!
 //! SimpleScaling and StepScaling, with ChangeInCapacity, ExactCapacity and
-//! PercentChangeInCapacity. TargetTrackingScaling and PredictiveScaling follow a CloudWatch metric,
-//! which the clouds Phantom serves do not have: they are refused rather than stored to do nothing.
+//! PercentChangeInCapacity, run by ExecutePolicy or a webhook. TargetTrackingScaling follows a
+//! metric of the deployment's Prometheus (`phantom::tracking`): a predefined one or a PromQL
+//! expression. PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do
+//! not have: it is refused rather than stored to do nothing.
 
 pub use crate::model::group::{AdjustmentType, PolicyKind, ScalingPolicy, Step};
 use crate::model::request::PutScalingPolicy;
+use crate::model::tracking::{
+    CustomizedMetric, CustomizedMetricRequest, MetricQuery, MetricType, PredefinedMetric,
+    PredefinedMetricRequest, TargetTrackingConfiguration,
+};
 use crate::model::{Checked, Refusal};
 
 /// AWS's quota of scaling policies per group.
@@ -15,6 +21,7 @@ pub const MAX_POLICIES: usize = 50;
 
 pub const SIMPLE: &str = "SimpleScaling";
 pub const STEP: &str = "StepScaling";
+pub const TRACKING: &str = "TargetTrackingScaling";
 /// The one MetricAggregationType: a step policy runs on the metric value it is given.
 const AVERAGE: &str = "Average";
 
@@ -24,34 +31,30 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
     let kind = input.policy_type.as_deref().unwrap_or(SIMPLE);
     match kind {
         SIMPLE | STEP => {}
-        "TargetTrackingScaling" | "PredictiveScaling" => {
-            return Err(Refusal::invalid(format!(
-                "{kind} follows CloudWatch metrics, which Phantom's clouds do not have: use \
-                 SimpleScaling or StepScaling, run by ExecutePolicy or a policy's webhook."
-            )))
+        TRACKING => return tracking_document(input, group, arn),
+        "PredictiveScaling" => {
+            return Err(Refusal::invalid(
+                "PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do \
+                 not have: use TargetTrackingScaling on the deployment's Prometheus, or \
+                 SimpleScaling or StepScaling.",
+            ))
         }
         other => {
             return Err(Refusal::invalid(format!(
-                "Invalid policy type {other}: use SimpleScaling or StepScaling."
-            )))
+            "Invalid policy type {other}: use SimpleScaling, StepScaling or TargetTrackingScaling."
+        )))
         }
     }
     // A metric's configuration given with another type would be stored and never followed.
-    for (member, given) in [
-        (
-            "TargetTrackingConfiguration",
-            input.target_tracking_configuration.is_some(),
-        ),
-        (
-            "PredictiveScalingConfiguration",
-            input.predictive_scaling_configuration.is_some(),
-        ),
-    ] {
-        if given {
-            return Err(Refusal::invalid(format!(
-                "{member} is not supported: Phantom's clouds have no CloudWatch metrics to follow. Leave it out."
-            )));
-        }
+    if input.target_tracking_configuration.is_some() {
+        return Err(Refusal::invalid(format!(
+            "TargetTrackingConfiguration is only supported for {TRACKING} policies."
+        )));
+    }
+    if input.predictive_scaling_configuration.is_some() {
+        return Err(Refusal::invalid(
+            "PredictiveScalingConfiguration is not supported: Phantom's clouds have no CloudWatch history to forecast from. Leave it out.",
+        ));
     }
     let given = input.adjustment_type.as_deref().ok_or_else(|| {
         Refusal::invalid(format!(
@@ -79,11 +82,12 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
         }
     }
     // A policy runs when ExecutePolicy or its webhook is called, with the metric value the caller
-    // gives: Phantom watches no metric, so it has nothing to aggregate and no warm-up to wait.
+    // gives: Phantom watches no metric for it, so it has nothing to aggregate and no warm-up to
+    // wait.
     if input.estimated_instance_warmup.is_some() {
-        return Err(Refusal::invalid(
-            "EstimatedInstanceWarmup is not supported: Phantom has no instance warm-up yet (it comes with target tracking). Leave it out.",
-        ));
+        return Err(Refusal::invalid(format!(
+            "EstimatedInstanceWarmup is only supported for {TRACKING} policies: a {kind} policy runs on the metric value its caller gives. Leave it out."
+        )));
     }
     if let Some(a) = input
         .metric_aggregation_type
@@ -117,6 +121,8 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             return Err(Refusal::invalid("Cooldown must not be negative."));
         }
         PolicyKind::Simple {
+            adjustment_type,
+            min_adjustment_magnitude: magnitude,
             scaling_adjustment: adjustment,
             cooldown: input.cooldown,
         }
@@ -146,20 +152,171 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
         }
         check_steps(&steps)?;
         PolicyKind::Step {
+            adjustment_type,
+            min_adjustment_magnitude: magnitude,
             step_adjustments: steps,
             metric_aggregation_type: AVERAGE.to_string(),
         }
     };
-    Ok(ScalingPolicy {
+    Ok(stored(input, group, arn, kind))
+}
+
+fn stored(input: &PutScalingPolicy, group: &str, arn: &str, kind: PolicyKind) -> ScalingPolicy {
+    ScalingPolicy {
         auto_scaling_group_name: group.to_string(),
         policy_name: input.policy_name.clone(),
         arn: arn.to_string(),
-        adjustment_type,
-        min_adjustment_magnitude: magnitude,
         kind,
         enabled: input.enabled.unwrap_or(true),
         alarms: Vec::new(),
         webhook: None,
+    }
+}
+
+/// A TargetTrackingScaling policy: its metric (predefined, or one PromQL expression), its
+/// target, DisableScaleIn and warm-up. The members of the other types are refused, as AWS does.
+fn tracking_document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<ScalingPolicy> {
+    for (member, given) in [
+        ("AdjustmentType", input.adjustment_type.is_some()),
+        ("ScalingAdjustment", input.scaling_adjustment.is_some()),
+        // Terraform sends Cooldown 0 as a placeholder, which AWS takes.
+        ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
+        (
+            "MinAdjustmentMagnitude",
+            input.min_adjustment_magnitude.is_some() || input.min_adjustment_step.is_some(),
+        ),
+        ("StepAdjustments", input.step_adjustments.is_some()),
+        (
+            "MetricAggregationType",
+            input.metric_aggregation_type.is_some(),
+        ),
+        (
+            "PredictiveScalingConfiguration",
+            input.predictive_scaling_configuration.is_some(),
+        ),
+    ] {
+        if given {
+            return Err(Refusal::invalid(format!(
+                "{member} is not supported for policy type {TRACKING}."
+            )));
+        }
+    }
+    let asked = input
+        .target_tracking_configuration
+        .as_ref()
+        .ok_or_else(|| {
+            Refusal::invalid(format!(
+                "TargetTrackingConfiguration is required for policy type {TRACKING}."
+            ))
+        })?;
+    if !asked.target_value.is_finite() || asked.target_value <= 0.0 {
+        return Err(Refusal::invalid(format!(
+            "TargetValue must be a number greater than 0, not {}.",
+            asked.target_value
+        )));
+    }
+    if input.estimated_instance_warmup.is_some_and(|w| w < 0) {
+        return Err(Refusal::invalid(
+            "EstimatedInstanceWarmup must not be negative.",
+        ));
+    }
+    let (predefined, customized) = match (
+        &asked.predefined_metric_specification,
+        &asked.customized_metric_specification,
+    ) {
+        (Some(p), None) => (Some(predefined(p)?), None),
+        (None, Some(c)) => (None, Some(customized(c)?)),
+        _ => {
+            return Err(Refusal::invalid(
+                "Exactly one of PredefinedMetricSpecification and CustomizedMetricSpecification must be given.",
+            ))
+        }
+    };
+    let kind = PolicyKind::TargetTracking {
+        target_tracking_configuration: TargetTrackingConfiguration {
+            predefined_metric_specification: predefined,
+            customized_metric_specification: customized,
+            target_value: asked.target_value,
+            disable_scale_in: asked.disable_scale_in.unwrap_or(false),
+        },
+        estimated_instance_warmup: input.estimated_instance_warmup,
+    };
+    Ok(stored(input, group, arn, kind))
+}
+
+fn predefined(p: &PredefinedMetricRequest) -> Checked<PredefinedMetric> {
+    let kind = match p.predefined_metric_type.as_str() {
+        "ASGAverageCPUUtilization" => MetricType::Cpu,
+        "ASGAverageNetworkIn" => MetricType::NetworkIn,
+        "ASGAverageNetworkOut" => MetricType::NetworkOut,
+        other => {
+            return Err(Refusal::invalid(format!(
+                "{other} counts a load balancer's requests, and Phantom has no load balancers: \
+                 use ASGAverageCPUUtilization, ASGAverageNetworkIn, ASGAverageNetworkOut or a \
+                 CustomizedMetricSpecification with a PromQL expression."
+            )))
+        }
+    };
+    if p.resource_label.is_some() {
+        return Err(Refusal::invalid(format!(
+            "ResourceLabel is only supported for ALBRequestCountPerTarget, not {}.",
+            kind.as_str()
+        )));
+    }
+    Ok(PredefinedMetric {
+        predefined_metric_type: kind,
+        resource_label: None,
+    })
+}
+
+/// A customized metric is one PromQL expression: CloudWatch's members (a metric's name,
+/// namespace, dimensions, statistic; a MetricStat) name nothing Phantom can read.
+fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
+    let cloudwatch = c.metric_name.is_some()
+        || c.namespace.is_some()
+        || c.dimensions.is_some()
+        || c.statistic.is_some()
+        || c.unit.is_some();
+    if cloudwatch {
+        return Err(Refusal::invalid(
+            "MetricName, Namespace, Dimensions, Statistic and Unit name a CloudWatch metric, \
+             which Phantom's clouds do not have: give Metrics with one entry whose Expression is \
+             a PromQL expression.",
+        ));
+    }
+    if c.period.is_some() {
+        return Err(Refusal::invalid(
+            "Period is not supported: Phantom reads the metric once a metric period of the deployment.",
+        ));
+    }
+    let [only] = c.metrics.as_deref().unwrap_or_default() else {
+        return Err(Refusal::invalid(
+            "CustomizedMetricSpecification needs Metrics with exactly one entry: its Expression, \
+             a PromQL expression, is the metric (Phantom does no metric math across entries).",
+        ));
+    };
+    if only.metric_stat.is_some() || only.period.is_some() {
+        return Err(Refusal::invalid(
+            "MetricStat and Period name a CloudWatch metric: give the entry an Expression in PromQL.",
+        ));
+    }
+    if only.return_data == Some(false) {
+        return Err(Refusal::invalid(
+            "The one entry of Metrics is the metric: its ReturnData must be true or left out.",
+        ));
+    }
+    let expression = only
+        .expression
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+        .ok_or_else(|| Refusal::invalid("The entry of Metrics needs an Expression (PromQL)."))?;
+    Ok(CustomizedMetric {
+        metrics: vec![MetricQuery {
+            id: only.id.clone(),
+            expression: expression.to_string(),
+            label: only.label.clone(),
+            return_data: true,
+        }],
     })
 }
 
@@ -402,6 +559,7 @@ mod tests {
         assert_eq!(doc["Cooldown"], 60);
         for bad in [
             json!({"PolicyName": "p", "PolicyType": "TargetTrackingScaling"}),
+            json!({"PolicyName": "p", "PolicyType": "PredictiveScaling"}),
             // Stored and ignored before: a metric's configuration with a simple policy.
             json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1,
                    "TargetTrackingConfiguration": {"TargetValue": 50.0}}),

@@ -384,6 +384,8 @@ impl Stack {
                 self.env["PHANTOM_WORK_QUEUE_URL"].clone(),
             )),
             clock: std::sync::Arc::new(phantom::time::SystemClock),
+            metrics: std::sync::Arc::new(phantom::prometheus::http::Connect),
+            metric_period_ms: 60_000,
         }
     }
 

@@ -21,7 +21,9 @@ use phantom::cloud::memory::{MemoryCloud, MemoryClouds};
 use phantom::config::Config;
 use phantom::fault::Tripwire;
 use phantom::identity;
+use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
 use phantom::queue::{MemoryQueue, Reconcile};
+use phantom::store::MetricSource;
 use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
 use phantom::time::{Clock, ManualClock};
 use provisioner::Provisioner;
@@ -32,6 +34,8 @@ use std::time::{Duration, SystemTime};
 /// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
 pub const IMAGE: &str = "ami-1e749f67";
 pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
+/// The metric period of target tracking in the world: a datapoint a second, one each health check.
+pub const METRIC_PERIOD_MS: i64 = 1_000;
 
 pub struct World {
     pub clock: Arc<ManualClock>,
@@ -41,6 +45,8 @@ pub struct World {
     pub hotel: Arc<MemoryCloud>,
     pub sierra: Arc<MemoryCloud>,
     pub clouds: Arc<MemoryClouds>,
+    /// The metric source of target tracking (set in the store by `metric_source`).
+    pub prometheus: Arc<MemoryPrometheus>,
     pub app: Arc<App>,
     users: AtomicUsize,
     /// Clouds added after hotel and sierra, by name.
@@ -83,6 +89,7 @@ impl World {
         for name in ["hotel", "sierra"] {
             made.push(register_cloud(name, &clock, &trip, &store, &clouds).await);
         }
+        let prometheus = Arc::new(MemoryPrometheus::default());
         let app = Arc::new(App {
             store: store.clone(),
             queue: Some(queue.clone()),
@@ -93,6 +100,7 @@ impl World {
             },
             clock: clock.clone(),
             clouds: clouds.clone(),
+            metrics: Arc::new(prometheus::Connect(prometheus.clone())),
             keys: api::KeyCache::default(),
         });
         let sierra = made.pop().expect("two clouds");
@@ -105,6 +113,7 @@ impl World {
             hotel,
             sierra,
             clouds,
+            prometheus,
             app,
             users: AtomicUsize::new(0),
             extra: Default::default(),
@@ -154,7 +163,27 @@ impl World {
             store: self.store.clone(),
             queue: self.queue.clone(),
             clock: self.clock.clone(),
+            metrics: Arc::new(prometheus::Connect(self.prometheus.clone())),
+            metric_period_ms: METRIC_PERIOD_MS,
         }
+    }
+
+    /// Sets the deployment's metric source (the memory Prometheus answers whatever URL it has),
+    /// its series naming a VM in `instance_id`.
+    pub async fn metric_source(&self) {
+        self.store
+            .put_metric_source(&MetricSource {
+                url: "memory://prometheus".into(),
+                instance_label: "instance_id".into(),
+                auth: None,
+            })
+            .await
+            .expect("the memory store takes a metric source");
+    }
+
+    /// From now on, range queries that name `metric` give `value` (None: no data).
+    pub fn metric(&self, metric: &str, value: Option<f64>) {
+        self.prometheus.record(metric, self.clock.now_ms(), value);
     }
 
     /// A new user with credentials on every cloud of the world.

@@ -1,11 +1,12 @@
 //! One contract, two adapters of the metric source (`phantom::prometheus::Prometheus`): the HTTP
 //! client against a real Prometheus this test starts, and the in-memory twin the in-process
 //! suite uses, told the same answers. What target tracking relies on: a scalar, one series, no
-//! data, a query Prometheus refuses (with its words), and a server that is not there.
+//! data, a query Prometheus refuses (with its words), a range of datapoints, and a server that is
+//! not there.
 
 use phantom::prometheus::http::PrometheusHttp;
 use phantom::prometheus::memory::MemoryPrometheus;
-use phantom::prometheus::{Answer, Prometheus, QueryError, Series};
+use phantom::prometheus::{datapoints, Answer, Prometheus, QueryError, Range, Series};
 use phantom_e2e::prometheus::PrometheusServer;
 use std::collections::BTreeMap;
 
@@ -19,6 +20,19 @@ async fn contract(p: &dyn Prometheus) {
     match p.query("sum(").await {
         Err(QueryError::Refused(why)) => assert!(why.contains("parse error"), "{why}"),
         other => panic!("a query Prometheus cannot parse: {other:?}"),
+    }
+    // A range: a datapoint at each step, the last now.
+    let range = Range::last(4, 10_000, phantom::time::now_ms());
+    let series = p.query_range("vector(61.5)", range).await.expect("a range");
+    assert_eq!(datapoints(&series, range), Ok(vec![Some(61.5); 4]));
+    let none = p
+        .query_range("phantom_no_such_metric", range)
+        .await
+        .expect("no data");
+    assert_eq!(datapoints(&none, range), Ok(vec![None; 4]));
+    match p.query_range("sum(", range).await {
+        Err(QueryError::Refused(why)) => assert!(why.contains("parse error"), "{why}"),
+        other => panic!("a range query Prometheus cannot parse: {other:?}"),
     }
 }
 
@@ -40,12 +54,8 @@ async fn the_memory_twin_keeps_the_contract() {
             value: 61.5,
         }])),
     );
-    twin.answer(
-        "sum(",
-        Err(QueryError::Refused(
-            "1:5: parse error: unclosed left parenthesis".into(),
-        )),
-    );
+    twin.refuse("sum(", "1:5: parse error: unclosed left parenthesis");
+    twin.record("vector(61.5)", phantom::time::now_ms() - 60_000, Some(61.5));
     contract(&twin).await;
 }
 
@@ -55,6 +65,11 @@ async fn a_source_that_is_not_there_is_unreachable_not_an_answer() {
     let p = PrometheusHttp::new(&format!("http://127.0.0.1:{port}"), None);
     assert!(matches!(
         p.query("1").await,
+        Err(QueryError::Unreachable(_))
+    ));
+    let range = Range::last(2, 1_000, 10_000);
+    assert!(matches!(
+        p.query_range("1", range).await,
         Err(QueryError::Unreachable(_))
     ));
     let twin = MemoryPrometheus::default();

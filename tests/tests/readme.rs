@@ -126,7 +126,7 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
             );
         }
         // phantomctl: three keys printed (root, alice, alice's new one), the users listed, the
-        // cloud registered as given.
+        // cloud registered as given, the metric source shown without its token.
         "phantomctl" => {
             let keys = out
                 .stdout
@@ -148,6 +148,14 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
                 "{}",
                 out.stdout
             );
+            assert!(
+                out.stdout
+                    .lines()
+                    .any(|l| l == "https://prometheus.example\tinstance_id\tbearer"),
+                "{}",
+                out.stdout
+            );
+            assert!(!out.stdout.contains("t0ken"), "{}", out.stdout);
         }
         other => panic!("no check for the README's block `sh {other}`"),
     }

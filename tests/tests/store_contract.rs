@@ -14,8 +14,8 @@ use phantom::reconcile::{Lifecycle, Member};
 use phantom::schedule;
 use phantom::spread::{Hold, Holds};
 use phantom::store::{
-    Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, Record, Store,
-    StoreError, Usage, MAX_LAUNCH_CONFIGS,
+    Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, MetricAuth,
+    MetricSource, Record, Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
@@ -923,11 +923,80 @@ async fn due_index(s: &dyn Store, u: &str) {
     s.delete_launch_config(&owner, "sched").await.unwrap();
 }
 
+/// The metric source: none, set (with its secret), replaced, removed; and a group with a target
+/// tracking policy is on the index of due groups at every run while the policy is enabled.
+async fn metric_source(s: &dyn Store, u: &str) {
+    assert_eq!(s.metric_source().await.unwrap(), None);
+    assert_eq!(s.delete_metric_source().await, Err(StoreError::NotFound));
+    let basic = MetricSource {
+        url: "http://prom:9090".into(),
+        instance_label: "instance_id".into(),
+        auth: Some(MetricAuth::Basic {
+            user: "phantom".into(),
+            password: "Plain-Metric-Secret-77b1".into(),
+        }),
+    };
+    s.put_metric_source(&basic).await.unwrap();
+    assert_eq!(s.metric_source().await.unwrap(), Some(basic));
+    let bearer = MetricSource {
+        url: "https://prom".into(),
+        instance_label: "id".into(),
+        auth: Some(MetricAuth::Bearer("Plain-Metric-Token-1c9d".into())),
+    };
+    s.put_metric_source(&bearer).await.unwrap();
+    assert_eq!(s.metric_source().await.unwrap(), Some(bearer));
+
+    let owner = format!("{u}tess");
+    s.create_launch_config(&owner, &lc("tt")).await.unwrap();
+    s.create_group(&owner, &group("tt", "tt", "g-tt"))
+        .await
+        .unwrap();
+    let listed = async || -> bool {
+        s.due(1)
+            .await
+            .unwrap()
+            .iter()
+            .any(|(o, g)| *o == owner && g == "tt")
+    };
+    assert!(!listed().await);
+    let put: phantom::model::request::PutScalingPolicy = phantom::query::input(json!({
+        "AutoScalingGroupName": "tt", "PolicyName": "cpu", "PolicyType": "TargetTrackingScaling",
+        "TargetTrackingConfiguration": {"TargetValue": 50.0,
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
+    }))
+    .unwrap();
+    let policy = phantom::policy::document(&put, "tt", "arn").unwrap();
+    let stored = s.group(&owner, "tt").await.unwrap().unwrap();
+    let mut with = stored.clone();
+    with.settings.scaling_policies = vec![policy.clone()];
+    s.update_group(&owner, &stored, &with).await.unwrap();
+    assert!(listed().await, "due at every run");
+    assert_eq!(
+        s.group(&owner, "tt")
+            .await
+            .unwrap()
+            .unwrap()
+            .settings
+            .scaling_policies,
+        std::slice::from_ref(&policy),
+        "the policy reads back as written"
+    );
+    let stored = s.group(&owner, "tt").await.unwrap().unwrap();
+    let mut disabled = stored.clone();
+    disabled.settings.scaling_policies[0].enabled = false;
+    s.update_group(&owner, &stored, &disabled).await.unwrap();
+    assert!(!listed().await, "a disabled policy is not evaluated");
+    let fresh = s.group(&owner, "tt").await.unwrap().unwrap();
+    s.delete_group(&owner, &fresh).await.unwrap();
+    s.delete_launch_config(&owner, "tt").await.unwrap();
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
     contract(&store, "").await;
     due_index(&store, "").await;
+    metric_source(&store, "").await;
 }
 
 #[tokio::test]
@@ -949,6 +1018,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     let sdk = sdk_for(dynamodb.unwrap_or(&moto.url)).await;
     contract(&store, "").await;
     due_index(&store, "").await;
+    metric_source(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.
@@ -980,6 +1050,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
         "the items are there"
     );
     assert!(!dump.contains(key_secret) && !dump.contains(cloud_secret));
+    assert!(dump.contains("https://prom") && !dump.contains("Plain-Metric-Token-1c9d"));
     assert_eq!(
         store.access_key("PKIAEVE").await.unwrap().unwrap().secret,
         key_secret

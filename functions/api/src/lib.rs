@@ -35,6 +35,8 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     /// The clouds, for the lookups an action makes before it answers (`actions::lookups`).
     pub clouds: Arc<dyn ConnectLookup>,
+    /// The metric source, which checks a target tracking policy's query when it is put.
+    pub metrics: Arc<dyn phantom::prometheus::Connect>,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
 }
@@ -89,6 +91,7 @@ impl App {
             config,
             clock: Arc::new(SystemClock),
             clouds: Arc::new(Ec2Lookups::default()),
+            metrics: Arc::new(phantom::prometheus::http::Connect),
             keys: KeyCache::default(),
         })
     }

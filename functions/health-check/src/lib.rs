@@ -6,11 +6,13 @@
 //! is behind), it skips its run rather than pile more sweeps in front of the reconciles.
 //!
 //! The same run fires the scheduled actions that are due (`scheduler`), so they run within one
-//! period of the schedule of their time.
+//! period of the schedule of their time, and evaluates the target tracking policies (`tracker`).
+//! Both read the one list of groups the index says are due.
 //!
 //! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
 pub mod scheduler;
+pub mod tracker;
 
 use phantom::config::{aws_sdk_config, Config};
 use phantom::metrics::{self, Calls};
@@ -24,6 +26,27 @@ pub struct HealthCheck {
     pub store: Arc<dyn Store>,
     pub queue: Arc<dyn WorkQueue>,
     pub clock: Arc<dyn Clock>,
+    /// The metric source target tracking reads.
+    pub metrics: Arc<dyn phantom::prometheus::Connect>,
+    /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS; AWS's is a minute).
+    pub metric_period_ms: i64,
+}
+
+/// Where the metric period is set; unset, a minute (AWS's period for target tracking).
+pub const METRIC_PERIOD_ENV: &str = "PHANTOM_METRIC_PERIOD_SECS";
+
+/// The metric period (ms) from the environment: unset is a minute, anything but a positive whole
+/// number of seconds an error.
+pub fn metric_period_ms() -> Result<i64, String> {
+    match std::env::var(METRIC_PERIOD_ENV) {
+        Err(_) => Ok(60_000),
+        Ok(v) => match v.parse::<i64>() {
+            Ok(s) if s > 0 => Ok(s * 1000),
+            _ => Err(format!(
+                "{METRIC_PERIOD_ENV} is {v:?}: it must be a whole number of seconds above 0"
+            )),
+        },
+    }
 }
 
 /// What one run of the schedule did.
@@ -45,6 +68,7 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize)]
 pub struct Run {
     pub scheduler: scheduler::Fired,
+    pub tracking: tracker::Evaluated,
     pub health: Report,
 }
 
@@ -81,18 +105,31 @@ impl HealthCheck {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: Arc::new(queue),
             clock: Arc::new(SystemClock),
+            metrics: Arc::new(phantom::prometheus::http::Connect),
+            metric_period_ms: metric_period_ms()?,
         })
     }
 
-    /// One run of the schedule: the scheduled actions that are due, then the sweeps. Both are
-    /// tried; the first failure is returned.
+    /// One run of the schedule: the scheduled actions that are due, the target tracking
+    /// policies, then the sweeps. All are tried; the first failure is returned.
     pub async fn run(&self) -> Result<Run, HealthError> {
-        let fired = scheduler::fire_due(
-            self.store.as_ref(),
-            self.queue.as_ref(),
-            self.clock.now_ms(),
-        )
-        .await;
+        let now_ms = self.clock.now_ms();
+        let due = self.store.due(now_ms).await;
+        let (fired, tracking) = match &due {
+            Ok(due) => {
+                let fired =
+                    scheduler::fire(self.store.as_ref(), self.queue.as_ref(), due, now_ms).await;
+                let tracker = tracker::Tracker {
+                    store: self.store.as_ref(),
+                    queue: self.queue.as_ref(),
+                    connect: self.metrics.as_ref(),
+                    period_ms: self.metric_period_ms,
+                    now_ms,
+                };
+                (Ok(fired), tracker.run(due).await)
+            }
+            Err(e) => (Err(e.clone()), Err(e.clone())),
+        };
         if let Ok(f) = &fired {
             tracing::info!(
                 groups_due = f.groups_due,
@@ -106,6 +143,7 @@ impl HealthCheck {
         let health = self.sweep().await;
         Ok(Run {
             scheduler: fired.map_err(HealthError::Store)?,
+            tracking: tracking.map_err(HealthError::Store)?,
             health: health?,
         })
     }

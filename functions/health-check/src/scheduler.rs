@@ -41,9 +41,20 @@ pub async fn fire_due(
     now_ms: i64,
 ) -> Result<Fired, StoreError> {
     let due = store.due(now_ms).await?;
+    Ok(fire(store, queue, &due, now_ms).await)
+}
+
+/// Fires the scheduled actions due at `now_ms` of the groups the index listed as due (a group
+/// there for its target tracking policy alone has none).
+pub async fn fire(
+    store: &dyn Store,
+    queue: &dyn WorkQueue,
+    due: &[(String, String)],
+    now_ms: i64,
+) -> Fired {
     let groups_due = due.len();
     // Owned pairs: a stream of borrowed ones cannot be proven `Send` for a spawned task.
-    let outcomes: Vec<Result<Vec<Firing>, String>> = stream::iter(due)
+    let outcomes: Vec<Result<Vec<Firing>, String>> = stream::iter(due.to_vec())
         .map(|(user, group)| async move { fire_group(store, queue, &user, &group, now_ms).await })
         .buffer_unordered(PARALLEL)
         .collect()
@@ -66,7 +77,7 @@ pub async fn fire_due(
             Err(_) => fired.errors += 1,
         }
     }
-    Ok(fired)
+    fired
 }
 
 /// Fires one group's due actions: what they did, none if another run fired them first.

@@ -5,7 +5,9 @@
 use clap::{Parser, Subcommand};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::identity::{self, User};
-use phantom::store::{CloudCredentials, CloudRecord, Directory, DynamoStore, StoreError};
+use phantom::store::{
+    CloudCredentials, CloudRecord, Directory, DynamoStore, MetricAuth, StoreError,
+};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -30,6 +32,36 @@ enum Command {
     /// A user's credentials for a cloud, used to launch that user's VMs there.
     #[command(subcommand)]
     Credentials(CredentialsCommand),
+    /// The Prometheus server whose series target tracking policies follow.
+    #[command(subcommand)]
+    MetricSource(MetricSourceCommand),
+}
+
+#[derive(Subcommand)]
+enum MetricSourceCommand {
+    /// Sets the deployment's metric source, or replaces it.
+    Set {
+        /// Prometheus's base URL, e.g. http://prometheus:9090
+        #[arg(long)]
+        url: String,
+        /// The label of its series that holds a VM's EC2 instance id (relabelled from Prometheus's
+        /// EC2 service discovery's __meta_ec2_instance_id, say).
+        #[arg(long)]
+        instance_label: String,
+        /// The environment variable that holds a bearer token (kept out of the command line).
+        #[arg(long)]
+        bearer_token_env: Option<String>,
+        /// A basic auth user; its password comes from --basic-password-env.
+        #[arg(long, requires = "basic_password_env")]
+        basic_user: Option<String>,
+        /// The environment variable that holds the basic auth password.
+        #[arg(long, requires = "basic_user")]
+        basic_password_env: Option<String>,
+    },
+    /// Prints the metric source: URL, instance label, auth (never its secret).
+    Show,
+    /// Removes the metric source: target tracking policies have no data until one is set.
+    Delete,
 }
 
 #[derive(Subcommand)]
@@ -193,8 +225,60 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 Err(e) => return Err(e.to_string()),
             }
         }
+        Command::MetricSource(command) => metric_source(command, store).await?,
     }
     Ok(())
+}
+
+/// The value of the environment variable `name`, if a name is given.
+fn secret_from(name: Option<&str>) -> Result<Option<String>, String> {
+    name.map(|n| std::env::var(n).map_err(|_| format!("environment variable {n} is not set")))
+        .transpose()
+}
+
+async fn metric_source(command: MetricSourceCommand, store: &dyn Directory) -> Result<(), String> {
+    match command {
+        MetricSourceCommand::Set {
+            url,
+            instance_label,
+            bearer_token_env,
+            basic_user,
+            basic_password_env,
+        } => {
+            let token = secret_from(bearer_token_env.as_deref())?;
+            let password = secret_from(basic_password_env.as_deref())?;
+            let source = phantom::tracking::metric_source(
+                &url,
+                &instance_label,
+                token.as_deref(),
+                (basic_user.as_deref(), password.as_deref()),
+            )
+            .map_err(|e| e.to_string())?;
+            store
+                .put_metric_source(&source)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        MetricSourceCommand::Show => {
+            match store.metric_source().await.map_err(|e| e.to_string())? {
+                None => return Err("no metric source is set".into()),
+                Some(s) => {
+                    let auth = match s.auth {
+                        None => "none".to_string(),
+                        Some(MetricAuth::Bearer(_)) => "bearer".to_string(),
+                        Some(MetricAuth::Basic { user, .. }) => format!("basic:{user}"),
+                    };
+                    println!("{}\t{}\t{auth}", s.url, s.instance_label);
+                }
+            }
+            Ok(())
+        }
+        MetricSourceCommand::Delete => match store.delete_metric_source().await {
+            Ok(()) => Ok(()),
+            Err(StoreError::NotFound) => Err("no metric source is set".into()),
+            Err(e) => Err(e.to_string()),
+        },
+    }
 }
 
 async fn existing_user(store: &dyn Directory, name: &str) -> Result<User, String> {

@@ -6,6 +6,7 @@
 
 use super::hold::Holds;
 use super::instance::Outcome;
+use super::tracking::TargetTrackingConfiguration;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
@@ -239,13 +240,12 @@ pub struct ScalingPolicy {
     pub policy_name: String,
     #[serde(rename = "PolicyARN")]
     pub arn: String,
-    pub adjustment_type: AdjustmentType,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_adjustment_magnitude: Option<i64>,
     #[serde(flatten)]
     pub kind: PolicyKind,
     pub enabled: bool,
-    /// Always empty: Phantom's policies run by request or webhook, not CloudWatch alarms.
+    /// A target tracking policy's two conditions (high, low), named as AWS names its CloudWatch
+    /// alarms; Phantom evaluates them itself. Empty for the other types, which run by request
+    /// or webhook.
     pub alarms: Vec<Alarm>,
     #[serde(rename = "PhantomWebhook", skip_serializing_if = "Option::is_none")]
     pub webhook: Option<Webhook>,
@@ -261,6 +261,18 @@ impl ScalingPolicy {
         match self.kind {
             PolicyKind::Simple { .. } => "SimpleScaling",
             PolicyKind::Step { .. } => "StepScaling",
+            PolicyKind::TargetTracking { .. } => "TargetTrackingScaling",
+        }
+    }
+
+    /// Its target tracking configuration, if it is an enabled target tracking policy.
+    pub fn tracking(&self) -> Option<(&TargetTrackingConfiguration, Option<i64>)> {
+        match &self.kind {
+            PolicyKind::TargetTracking {
+                target_tracking_configuration,
+                estimated_instance_warmup,
+            } if self.enabled => Some((target_tracking_configuration, *estimated_instance_warmup)),
+            _ => None,
         }
     }
 }
@@ -271,15 +283,29 @@ impl ScalingPolicy {
 pub enum PolicyKind {
     #[serde(rename = "SimpleScaling", rename_all = "PascalCase")]
     Simple {
+        adjustment_type: AdjustmentType,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_adjustment_magnitude: Option<i64>,
         scaling_adjustment: i64,
         #[serde(skip_serializing_if = "Option::is_none")]
         cooldown: Option<i64>,
     },
     #[serde(rename = "StepScaling", rename_all = "PascalCase")]
     Step {
+        adjustment_type: AdjustmentType,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_adjustment_magnitude: Option<i64>,
         step_adjustments: Vec<Step>,
         /// Always `Average`: a step policy runs on the metric value its caller gives.
         metric_aggregation_type: String,
+    },
+    /// Followed by Phantom on the deployment's metric source (`phantom::tracking`).
+    #[serde(rename = "TargetTrackingScaling", rename_all = "PascalCase")]
+    TargetTracking {
+        target_tracking_configuration: TargetTrackingConfiguration,
+        /// Seconds; absent: the group's DefaultInstanceWarmup, then its DefaultCooldown.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        estimated_instance_warmup: Option<i64>,
     },
 }
 

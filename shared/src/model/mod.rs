@@ -11,6 +11,7 @@ pub mod record;
 pub mod refresh;
 pub mod request;
 pub mod response;
+pub mod tracking;
 pub mod user;
 pub mod warm_pool;
 

@@ -8,6 +8,7 @@
 use super::group::{LaunchTemplateSpecification, MixedInstancesPolicy, Step};
 use super::launch_config::{BlockDeviceMapping, InstanceMonitoring, MetadataOptions};
 use super::refresh::Held;
+use super::tracking::TargetTrackingRequest;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -346,8 +347,8 @@ pub struct PutScalingPolicy {
     pub step_adjustments: Option<Vec<StepAdjustment>>,
     pub estimated_instance_warmup: Option<i64>,
     pub enabled: Option<bool>,
+    pub target_tracking_configuration: Option<TargetTrackingRequest>,
     // Read only to be refused.
-    pub target_tracking_configuration: Option<IgnoredAny>,
     pub predictive_scaling_configuration: Option<IgnoredAny>,
 }
 

@@ -98,7 +98,7 @@ pub struct DescribeLifecycleHooks {
 pub struct PolicyArn {
     #[serde(rename = "PolicyARN")]
     pub policy_arn: String,
-    /// Always empty: Phantom's policies run by request or webhook, not CloudWatch alarms.
+    /// A target tracking policy's two conditions (`ScalingPolicy::alarms`); empty for the others.
     pub alarms: Vec<Alarm>,
 }
 

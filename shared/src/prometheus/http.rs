@@ -1,7 +1,8 @@
-//! Any Prometheus, through its HTTP API: `GET <url>/api/v1/query?query=…`, with a bearer token or
-//! basic auth if the source has one, sent with the SDK's own connector (`config::connector`).
+//! Any Prometheus, through its HTTP API: `GET <url>/api/v1/query?query=…` and
+//! `/api/v1/query_range`, with a bearer token or basic auth if the source has one, sent with the
+//! SDK's own connector (`config::connector`).
 
-use super::{parse, Answer, Prometheus, QueryError};
+use super::{parse, parse_range, Answer, MetricSource, Prometheus, QueryError, Range, RangeSeries};
 use async_trait::async_trait;
 use aws_smithy_http_client::Connector;
 use aws_smithy_runtime_api::client::http::HttpConnector;
@@ -16,19 +17,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How Phantom proves itself to the metric source, if it must.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Auth {
-    Bearer(String),
-    Basic { user: String, password: String },
-}
+pub use crate::model::tracking::MetricAuth as Auth;
 
-impl std::fmt::Debug for Auth {
-    // Never a secret in a log line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Bearer(_) => f.write_str("Bearer(..)"),
-            Self::Basic { user, .. } => write!(f, "Basic({user}, ..)"),
-        }
+/// Connects to the metric source over HTTP.
+pub struct Connect;
+
+impl super::Connect for Connect {
+    fn connect(&self, source: &MetricSource) -> Arc<dyn Prometheus> {
+        Arc::new(PrometheusHttp::new(&source.url, source.auth.clone()))
     }
 }
 
@@ -60,15 +56,15 @@ impl PrometheusHttp {
     }
 }
 
-#[async_trait]
-impl Prometheus for PrometheusHttp {
-    async fn query(&self, promql: &str) -> Result<Answer, QueryError> {
+impl PrometheusHttp {
+    /// GET `<url>/api/v1/<api>?<params>`: the body of Prometheus's answer, or why there is none.
+    async fn get(&self, api: &str, params: &[(&str, &str)]) -> Result<Vec<u8>, QueryError> {
         let unreachable = |e: &dyn std::fmt::Display| QueryError::Unreachable(e.to_string());
         let query: String = form_urlencoded::Serializer::new(String::new())
-            .append_pair("query", promql)
+            .extend_pairs(params)
             .finish();
         let mut req = HttpRequest::new(SdkBody::empty());
-        req.set_uri(format!("{}/api/v1/query?{query}", self.url))
+        req.set_uri(format!("{}/api/v1/{api}?{query}", self.url))
             .map_err(|e| unreachable(&e))?;
         if let Some(auth) = self.authorization() {
             req.headers_mut().insert("authorization", auth);
@@ -86,9 +82,9 @@ impl Prometheus for PrometheusHttp {
             .into_bytes();
         // 400 (bad query) and 422 (it cannot be run) carry Prometheus's JSON error; anything else
         // that is not 200 (401, 503, a proxy's page) is the source failing, not the query.
-        match (status, parse(&body)) {
-            (200 | 400 | 422, answer) => answer,
-            (status, _) => Err(QueryError::Unreachable(format!(
+        match status {
+            200 | 400 | 422 => Ok(body.to_vec()),
+            status => Err(QueryError::Unreachable(format!(
                 "HTTP {status}: {}",
                 String::from_utf8_lossy(&body)
                     .chars()
@@ -96,6 +92,39 @@ impl Prometheus for PrometheusHttp {
                     .collect::<String>()
             ))),
         }
+    }
+}
+
+/// Seconds, as Prometheus's API takes a time.
+fn seconds(ms: i64) -> String {
+    format!("{:.3}", ms as f64 / 1000.0)
+}
+
+#[async_trait]
+impl Prometheus for PrometheusHttp {
+    async fn query(&self, promql: &str) -> Result<Answer, QueryError> {
+        let body = self.get("query", &[("query", promql)]).await?;
+        parse(&body)
+    }
+
+    async fn query_range(
+        &self,
+        promql: &str,
+        range: Range,
+    ) -> Result<Vec<RangeSeries>, QueryError> {
+        let (start, end, step) = (
+            seconds(range.start_ms),
+            seconds(range.end_ms),
+            seconds(range.step_ms),
+        );
+        let params = [
+            ("query", promql),
+            ("start", &start),
+            ("end", &end),
+            ("step", &step),
+        ];
+        let body = self.get("query_range", &params).await?;
+        parse_range(&body)
     }
 }
 

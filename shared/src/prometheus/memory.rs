@@ -1,11 +1,15 @@
-//! A Prometheus that answers what it was told: an answer (or a refusal) per query, no data for a
-//! query it was told nothing of (as Prometheus answers for a series it does not have), and down
-//! on demand. It counts its queries.
+//! A Prometheus that answers what it was told: an answer (or a refusal) per instant query, a
+//! series of datapoints per range query whose text holds a given name (so tests need not spell
+//! the group's instance ids), no data for anything it was told nothing of (as Prometheus answers
+//! for a series it does not have), and down on demand. It counts its queries.
 
-use super::{Answer, Prometheus, QueryError, Series};
+use super::{Answer, MetricSource, Prometheus, QueryError, Range, RangeSeries, Series};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// How long a value stands for the datapoints after it, as Prometheus's lookback does.
+const LOOKBACK_MS: i64 = 5 * 60 * 1000;
 
 #[derive(Default)]
 pub struct MemoryPrometheus {
@@ -15,6 +19,9 @@ pub struct MemoryPrometheus {
 #[derive(Default)]
 struct State {
     answers: BTreeMap<String, Result<Answer, QueryError>>,
+    /// For range queries: a name, and its values from the time each was set (None: no data).
+    timelines: BTreeMap<String, Vec<(i64, Option<f64>)>>,
+    refused: BTreeMap<String, String>,
     down: bool,
     queries: usize,
 }
@@ -37,6 +44,21 @@ impl MemoryPrometheus {
         self.state().answers.insert(promql.to_string(), answer);
     }
 
+    /// Range queries whose text holds `name` have this value from `at_ms` on (None: no data).
+    pub fn record(&self, name: &str, at_ms: i64, value: Option<f64>) {
+        let mut st = self.state();
+        let line = st.timelines.entry(name.to_string()).or_default();
+        line.push((at_ms, value));
+        line.sort_by_key(|(t, _)| *t);
+    }
+
+    /// Queries (instant or range) whose text holds `name` are refused with `why`.
+    pub fn refuse(&self, name: &str, why: &str) {
+        self.state()
+            .refused
+            .insert(name.to_string(), why.to_string());
+    }
+
     /// Unreachable (true) or back (false).
     pub fn set_down(&self, down: bool) {
         self.state().down = down;
@@ -45,11 +67,9 @@ impl MemoryPrometheus {
     pub fn queries(&self) -> usize {
         self.state().queries
     }
-}
 
-#[async_trait]
-impl Prometheus for MemoryPrometheus {
-    async fn query(&self, promql: &str) -> Result<Answer, QueryError> {
+    /// Counts the query; the refusal it meets, if any.
+    fn ask(&self, promql: &str) -> Result<std::sync::MutexGuard<'_, State>, QueryError> {
         let mut st = self.state();
         st.queries += 1;
         if st.down {
@@ -57,9 +77,59 @@ impl Prometheus for MemoryPrometheus {
                 "connection refused (memory)".into(),
             ));
         }
+        if let Some((_, why)) = st.refused.iter().find(|(n, _)| promql.contains(n.as_str())) {
+            return Err(QueryError::Refused(why.clone()));
+        }
+        Ok(st)
+    }
+}
+
+#[async_trait]
+impl Prometheus for MemoryPrometheus {
+    async fn query(&self, promql: &str) -> Result<Answer, QueryError> {
+        let st = self.ask(promql)?;
         st.answers
             .get(promql)
             .cloned()
             .unwrap_or(Ok(Answer::Vector(Vec::new())))
+    }
+
+    async fn query_range(
+        &self,
+        promql: &str,
+        range: Range,
+    ) -> Result<Vec<RangeSeries>, QueryError> {
+        let st = self.ask(promql)?;
+        let Some((_, line)) = st
+            .timelines
+            .iter()
+            .find(|(n, _)| promql.contains(n.as_str()))
+        else {
+            return Ok(Vec::new());
+        };
+        let points: Vec<(i64, f64)> = (0..range.points() as i64)
+            .map(|k| range.start_ms + k * range.step_ms)
+            .filter_map(|t| {
+                let (at, v) = line.iter().rev().find(|(at, _)| *at <= t)?;
+                let v = (*v)?;
+                (t - at <= LOOKBACK_MS).then_some((t, v))
+            })
+            .collect();
+        if points.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(vec![RangeSeries {
+            labels: BTreeMap::new(),
+            points,
+        }])
+    }
+}
+
+/// Connects every metric source to one twin.
+pub struct Connect(pub Arc<MemoryPrometheus>);
+
+impl super::Connect for Connect {
+    fn connect(&self, _: &MetricSource) -> Arc<dyn Prometheus> {
+        self.0.clone()
     }
 }

@@ -1,14 +1,17 @@
 //! The metric source seam: a PromQL query and its answer, as Prometheus's HTTP API gives it
-//! (`/api/v1/query`). Two adapters: `http` (any Prometheus, with a bearer token or basic auth)
-//! and `memory` (feature `memory`: tests and tools only), which answers what it was told to.
-//! Target tracking (`phantom::tracking`) reads one value per policy through it. No AWS types.
+//! (`/api/v1/query`, and `/api/v1/query_range` for a metric's last datapoints). Two adapters:
+//! `http` (any Prometheus, with a bearer token or basic auth) and `memory` (feature `memory`:
+//! tests and tools only), which answers what it was told to. Target tracking
+//! (`phantom::tracking`) reads each policy's datapoints through it. No AWS types.
 
 pub mod http;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 
+pub use crate::model::tracking::MetricSource;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What a query gives: a scalar, or an instant vector (one value per series).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,15 +67,171 @@ impl std::fmt::Display for QueryError {
 
 impl std::error::Error for QueryError {}
 
+/// The datapoints a range query asks for: `start_ms`, then every `step_ms` until `end_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub step_ms: i64,
+}
+
+impl Range {
+    /// `points` datapoints `step_ms` apart, the last at `end_ms`.
+    pub fn last(points: i64, step_ms: i64, end_ms: i64) -> Self {
+        Self {
+            start_ms: end_ms - (points - 1) * step_ms,
+            end_ms,
+            step_ms,
+        }
+    }
+
+    pub fn points(&self) -> usize {
+        ((self.end_ms - self.start_ms) / self.step_ms + 1) as usize
+    }
+}
+
+/// One series of a range query: its datapoints (Unix ms, value), where it had a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeSeries {
+    pub labels: BTreeMap<String, String>,
+    pub points: Vec<(i64, f64)>,
+}
+
+/// A metric's datapoints over `range`, one slot per step (None where it had no value, or NaN),
+/// from the answer of a range query: no series is no data at all; several series are an error
+/// saying how many, for the user to aggregate.
+pub fn datapoints(series: &[RangeSeries], range: Range) -> Result<Vec<Option<f64>>, String> {
+    let mut slots = vec![None; range.points()];
+    match series {
+        [] => {}
+        [only] => {
+            for (t, v) in &only.points {
+                let k = (t - range.start_ms + range.step_ms / 2).div_euclid(range.step_ms);
+                if let Some(slot) = usize::try_from(k).ok().and_then(|k| slots.get_mut(k)) {
+                    *slot = (!v.is_nan()).then_some(*v);
+                }
+            }
+        }
+        many => {
+            return Err(format!(
+                "the expression gives {} series, not one: aggregate them (avg, sum, max).",
+                many.len()
+            ))
+        }
+    }
+    Ok(slots)
+}
+
 /// A Prometheus server, as a deployment's metric source.
 #[async_trait]
 pub trait Prometheus: Send + Sync {
     /// An instant query, evaluated now.
     async fn query(&self, promql: &str) -> Result<Answer, QueryError>;
+
+    /// A range query: each series' values at the range's steps.
+    async fn query_range(&self, promql: &str, range: Range)
+        -> Result<Vec<RangeSeries>, QueryError>;
+}
+
+/// Reaches the deployment's metric source: the HTTP adapter for a real one (`http::Connect`),
+/// the twin in tests.
+pub trait Connect: Send + Sync {
+    fn connect(&self, source: &MetricSource) -> Arc<dyn Prometheus>;
 }
 
 /// Reads the `data` of a successful answer of `/api/v1/query`, or the error of a failed one.
 pub fn parse(body: &[u8]) -> Result<Answer, QueryError> {
+    let (kind, result) = data(body)?;
+    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
+    match kind.as_str() {
+        "scalar" => Ok(Answer::Scalar(value(&result)?)),
+        "vector" => {
+            let series = result
+                .as_array()
+                .ok_or_else(|| unreadable("a vector that is not a list"))?;
+            series
+                .iter()
+                .map(|s| {
+                    let v = value(
+                        s.get("value")
+                            .ok_or_else(|| unreadable("a series without a value"))?,
+                    )?;
+                    Ok(Series {
+                        labels: labels(s)?,
+                        value: v,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Answer::Vector)
+        }
+        other => Err(QueryError::Refused(format!(
+            "the expression gives a {other}, not a scalar or an instant vector"
+        ))),
+    }
+}
+
+/// Reads the answer of `/api/v1/query_range`: a matrix (a scalar expression comes as one series
+/// without labels).
+pub fn parse_range(body: &[u8]) -> Result<Vec<RangeSeries>, QueryError> {
+    let (kind, result) = data(body)?;
+    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
+    if kind != "matrix" {
+        return Err(unreadable(&format!("a {kind} where a matrix belongs")));
+    }
+    let series = result
+        .as_array()
+        .ok_or_else(|| unreadable("a matrix that is not a list"))?;
+    series
+        .iter()
+        .map(|s| {
+            let points = s
+                .get("values")
+                .and_then(|v| v.as_array())
+                .ok_or_else(|| unreadable("a series without values"))?
+                .iter()
+                .map(|sample| {
+                    let t = sample
+                        .get(0)
+                        .and_then(|t| t.as_f64())
+                        .ok_or_else(|| unreadable("a sample without a time"))?;
+                    Ok(((t * 1000.0).round() as i64, value(sample)?))
+                })
+                .collect::<Result<Vec<_>, QueryError>>()?;
+            Ok(RangeSeries {
+                labels: labels(s)?,
+                points,
+            })
+        })
+        .collect()
+}
+
+fn labels(series: &serde_json::Value) -> Result<BTreeMap<String, String>, QueryError> {
+    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
+    series
+        .get("metric")
+        .and_then(|m| m.as_object())
+        .ok_or_else(|| unreadable("a series without labels"))?
+        .iter()
+        .map(|(k, v)| {
+            let v = v
+                .as_str()
+                .ok_or_else(|| unreadable("a label that is not a string"))?;
+            Ok((k.clone(), v.to_string()))
+        })
+        .collect()
+}
+
+/// A sample is [time, "value"], the value a string ("NaN", "+Inf" included).
+fn value(sample: &serde_json::Value) -> Result<f64, QueryError> {
+    sample
+        .get(1)
+        .and_then(|v| v.as_str())
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or_else(|| QueryError::Unreachable("the answer has a sample without a value".into()))
+}
+
+/// The `resultType` and `result` of a successful answer, or the error of a failed one.
+fn data(body: &[u8]) -> Result<(String, serde_json::Value), QueryError> {
     let doc: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| QueryError::Unreachable(format!("the answer is not JSON: {e}")))?;
     let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
@@ -87,46 +246,19 @@ pub fn parse(body: &[u8]) -> Result<Answer, QueryError> {
         }
         _ => return Err(unreadable("no status")),
     }
-    let data = doc.get("data").ok_or_else(|| unreadable("no data"))?;
-    let result = data.get("result").ok_or_else(|| unreadable("no result"))?;
-    // A sample is [time, "value"], the value a string ("NaN", "+Inf" included).
-    let value = |sample: &serde_json::Value| -> Result<f64, QueryError> {
-        sample
-            .get(1)
-            .and_then(|v| v.as_str())
-            .and_then(|v| v.parse::<f64>().ok())
-            .ok_or_else(|| unreadable("a sample without a value"))
-    };
-    match data.get("resultType").and_then(|t| t.as_str()) {
-        Some("scalar") => Ok(Answer::Scalar(value(result)?)),
-        Some("vector") => {
-            let series = result
-                .as_array()
-                .ok_or_else(|| unreadable("a vector that is not a list"))?;
-            series
-                .iter()
-                .map(|s| {
-                    let labels = s
-                        .get("metric")
-                        .and_then(|m| m.as_object())
-                        .ok_or_else(|| unreadable("a series without labels"))?
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                        .collect();
-                    let v = value(
-                        s.get("value")
-                            .ok_or_else(|| unreadable("a series without a value"))?,
-                    )?;
-                    Ok(Series { labels, value: v })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Answer::Vector)
-        }
-        Some(other) => Err(QueryError::Refused(format!(
-            "the expression gives a {other}, not a scalar or an instant vector"
-        ))),
-        None => Err(unreadable("no resultType")),
-    }
+    let mut data = doc
+        .get("data")
+        .cloned()
+        .ok_or_else(|| unreadable("no data"))?;
+    let result = data
+        .get_mut("result")
+        .map(serde_json::Value::take)
+        .ok_or_else(|| unreadable("no result"))?;
+    let kind = data
+        .get("resultType")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| unreadable("no resultType"))?;
+    Ok((kind.to_string(), result))
 }
 
 #[cfg(test)]
@@ -157,5 +289,24 @@ mod tests {
         assert!(matches!(parse(b"<html>"), Err(QueryError::Unreachable(_))));
         let matrix = br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
         assert!(matches!(parse(matrix), Err(QueryError::Refused(_))));
+    }
+
+    #[test]
+    fn a_range_is_read_into_one_slot_per_step_and_gaps_stay_gaps() {
+        let body = br#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[100,"1"],[120,"3"],[130,"NaN"]]}]}}"#;
+        let series = parse_range(body).unwrap();
+        assert_eq!(series[0].points[..2], [(100_000, 1.0), (120_000, 3.0)]);
+        assert!(series[0].points[2].1.is_nan());
+        let range = Range::last(4, 10_000, 130_000);
+        assert_eq!(range.start_ms, 100_000);
+        assert_eq!(
+            datapoints(&series, range),
+            Ok(vec![Some(1.0), None, Some(3.0), None])
+        );
+        assert_eq!(datapoints(&[], range), Ok(vec![None; 4]));
+        let two = [series[0].clone(), series[0].clone()];
+        assert!(datapoints(&two, range).unwrap_err().contains("2 series"));
+        let vector = br#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+        assert!(parse_range(vector).is_err());
     }
 }

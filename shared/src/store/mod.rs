@@ -21,6 +21,7 @@ use async_trait::async_trait;
 
 pub use crate::model::cloud::{CloudCredentials, CloudRecord};
 pub use crate::model::record::{Backoff, Record};
+pub use crate::model::tracking::{MetricAuth, MetricSource};
 
 pub use dynamo::DynamoStore;
 #[cfg(any(test, feature = "memory"))]
@@ -158,6 +159,12 @@ pub trait Directory: Send + Sync {
     async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()>;
     /// The user's credentials for every cloud, by cloud.
     async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>>;
+    /// Sets the deployment's metric source (target tracking's Prometheus), or replaces it.
+    async fn put_metric_source(&self, source: &MetricSource) -> StoreResult<()>;
+    /// The deployment's metric source, its secret opened; None if none is set.
+    async fn metric_source(&self) -> StoreResult<Option<MetricSource>>;
+    /// Removes the metric source: `NotFound` if there is none.
+    async fn delete_metric_source(&self) -> StoreResult<()>;
 }
 
 /// Launch configurations.

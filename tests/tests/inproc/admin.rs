@@ -1,5 +1,6 @@
 //! The administrators' operations of Phantom's own API: only administrators reach them; clouds
-//! registered, described and removed; users created, listed, disabled and given new keys.
+//! registered, described and removed; users created, listed, disabled and given new keys; the
+//! metric source set, shown without its secret, and removed.
 
 use super::self_service::call;
 use super::{create_group, create_lc, failure};
@@ -7,7 +8,7 @@ use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
 
-const OPERATIONS: [&str; 8] = [
+const OPERATIONS: [&str; 11] = [
     "DescribeClouds",
     "PutCloud",
     "DeleteCloud",
@@ -16,6 +17,9 @@ const OPERATIONS: [&str; 8] = [
     "DisableUser",
     "RotateAccessKey",
     "DescribeUserGroups",
+    "PutMetricSource",
+    "DescribeMetricSource",
+    "DeleteMetricSource",
 ];
 
 /// The user whose new key an answer (CreateUser, RotateAccessKey) shows.
@@ -262,4 +266,51 @@ async fn an_administrator_creates_disables_and_rekeys_users() {
     let deputy = keyed("deputy", &made);
     let (status, _) = call(&w, &deputy, "ListUsers", json!({})).await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn an_administrator_sets_the_metric_source_and_its_secret_is_never_shown() {
+    let w = World::new().await;
+    let admin = w.admin("metrics").await;
+    let (_, none) = call(&w, &admin, "DescribeMetricSource", json!({})).await;
+    assert!(none.get("MetricSource").is_none(), "{none}");
+    for (bad, says) in [
+        (
+            json!({"Url": "prom:9090", "InstanceLabel": "id"}),
+            "not an http(s) URL",
+        ),
+        (
+            json!({"Url": "http://p", "InstanceLabel": "instance-id"}),
+            "not a Prometheus label",
+        ),
+        (
+            json!({"Url": "http://p", "InstanceLabel": "id", "BasicAuthUser": "u"}),
+            "user and password",
+        ),
+        (json!({"Url": "http://p"}), "InstanceLabel"),
+    ] {
+        let (status, v) = call(&w, &admin, "PutMetricSource", bad.clone()).await;
+        assert_eq!(status, 400, "{bad}");
+        let msg = v["Error"]["Message"].as_str().unwrap();
+        assert!(msg.contains(says), "{bad}: {msg}");
+    }
+    let put = json!({"Url": "http://prom:9090/", "InstanceLabel": "instance_id",
+        "BasicAuthUser": "phantom", "BasicAuthPassword": "s3cret-9d"});
+    assert_eq!(call(&w, &admin, "PutMetricSource", put).await.0, 200);
+    let (_, shown) = call(&w, &admin, "DescribeMetricSource", json!({})).await;
+    assert_eq!(
+        shown["MetricSource"],
+        json!({"Url": "http://prom:9090", "InstanceLabel": "instance_id", "Auth": "basic",
+            "BasicAuthUser": "phantom"})
+    );
+    assert!(!shown.to_string().contains("s3cret-9d"));
+    assert_eq!(
+        call(&w, &admin, "DeleteMetricSource", json!({})).await.0,
+        200
+    );
+    let (status, v) = call(&w, &admin, "DeleteMetricSource", json!({})).await;
+    assert_eq!(
+        (status, v["Error"]["Code"].as_str()),
+        (400, Some("ValidationError"))
+    );
 }

@@ -17,6 +17,7 @@ mod scheduled;
 mod self_service;
 mod templates;
 mod tools;
+mod tracking;
 mod warm;
 mod webhooks;
 

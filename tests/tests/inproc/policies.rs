@@ -298,13 +298,13 @@ async fn policies_are_described_filtered_paged_replaced_and_deleted() {
         )
     );
 
-    // Kinds that need CloudWatch are refused with a reason, and nothing is stored.
+    // A kind that needs CloudWatch is refused with a reason, and nothing is stored.
     let (code, message) = failure(
         w.sdk(&u)
             .put_scaling_policy()
             .auto_scaling_group_name("web")
-            .policy_name("track")
-            .policy_type("TargetTrackingScaling")
+            .policy_name("forecast")
+            .policy_type("PredictiveScaling")
             .send()
             .await,
     );

@@ -7,10 +7,14 @@ use crate::App;
 use phantom::activity::{self, Context};
 use phantom::group::Group;
 use phantom::identity::Caller;
+use phantom::model::group::Alarm;
 use phantom::model::request::{DeletePolicy, DescribePolicies, ExecutePolicy, PutScalingPolicy};
 use phantom::model::response;
+use phantom::model::tracking::TargetTrackingConfiguration;
 use phantom::policy::{self, PolicyKind, MAX_POLICIES};
+use phantom::prometheus::QueryError;
 use phantom::store::Record;
+use phantom::tracking;
 use phantom::{paging, ApiError, ApiResult};
 use std::sync::Mutex;
 
@@ -23,6 +27,50 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     )
 }
 
+/// A target tracking policy's two conditions, named as AWS names the CloudWatch alarms it makes
+/// for one (Phantom evaluates them itself: no CloudWatch alarm exists).
+fn alarms(app: &App, caller: &Caller, group: &str) -> Vec<Alarm> {
+    let id = uuid::Uuid::new_v4();
+    ["AlarmHigh", "AlarmLow"]
+        .into_iter()
+        .map(|which| {
+            let name = format!("TargetTracking-{group}-{which}-{id}");
+            Alarm {
+                alarm_arn: format!(
+                    "arn:aws:cloudwatch:{}:{}:alarm:{name}",
+                    app.config.region, caller.account_id
+                ),
+                alarm_name: name,
+            }
+        })
+        .collect()
+}
+
+/// A target tracking policy's metric, asked of the metric source before the policy is kept: a
+/// query Prometheus refuses is the caller's ValidationError, in Prometheus's words. A source
+/// that cannot be reached now does not block the policy (the runs say so while it lasts).
+async fn check_metric(app: &App, cfg: &TargetTrackingConfiguration) -> ApiResult<()> {
+    let Some(source) = app.store.metric_source().await? else {
+        return Err(ApiError::validation(
+            "No metric source is set in this deployment, so a TargetTrackingScaling policy \
+             would have no metric to follow: an administrator sets one first (phantomctl \
+             metric-source set).",
+        ));
+    };
+    // Any id and period will do: the check is whether Prometheus takes the query.
+    let promql = tracking::promql(cfg, &source.instance_label, &["i-00000000"], 60);
+    match app.metrics.connect(&source).query(&promql).await {
+        Ok(_) => Ok(()),
+        Err(QueryError::Refused(why)) => Err(ApiError::validation(format!(
+            "The metric's query was refused by Prometheus: {why} (the query: {promql})"
+        ))),
+        Err(QueryError::Unreachable(why)) => {
+            tracing::warn!(error = %why, "the metric source could not check a policy's query");
+            Ok(())
+        }
+    }
+}
+
 pub async fn put(
     app: &App,
     caller: &Caller,
@@ -31,19 +79,44 @@ pub async fn put(
     let group = &input.auto_scaling_group_name;
     let name = &input.policy_name;
     let fresh = arn(app, caller, group, name);
-    let kept = Mutex::new(String::new());
+    let asked = policy::document(&input, group, &fresh)?;
+    if let PolicyKind::TargetTracking {
+        target_tracking_configuration,
+        ..
+    } = &asked.kind
+    {
+        check_metric(app, target_tracking_configuration).await?;
+    }
+    let fresh_alarms = match asked.kind {
+        PolicyKind::TargetTracking { .. } => alarms(app, caller, group),
+        _ => Vec::new(),
+    };
+    let kept = Mutex::new((String::new(), Vec::new()));
     change_group(app, caller, group, None, |g| {
         let mut list = g.settings.scaling_policies.clone();
         let existing = list.iter().position(|p| &p.policy_name == name);
-        // A policy put again keeps its ARN (webhooks and alarms name it) and its webhook.
-        let (arn, webhook) = match existing {
-            Some(i) => (list[i].arn.clone(), list[i].webhook.clone()),
-            None => (fresh.clone(), None),
+        // A policy put again keeps its ARN (webhooks and alarms name it), its webhook and, if it
+        // still tracks a target, its alarms.
+        let (arn, webhook, old_alarms) = match existing {
+            Some(i) => (
+                list[i].arn.clone(),
+                list[i].webhook.clone(),
+                list[i].alarms.clone(),
+            ),
+            None => (fresh.clone(), None, Vec::new()),
+        };
+        let doc = policy::document(&input, group, &arn)?;
+        let alarms = match (&doc.kind, old_alarms.is_empty()) {
+            (PolicyKind::TargetTracking { .. }, false) => old_alarms,
+            (PolicyKind::TargetTracking { .. }, true) => fresh_alarms.clone(),
+            _ => Vec::new(),
         };
         let doc = policy::ScalingPolicy {
             webhook,
-            ..policy::document(&input, group, &arn)?
+            alarms,
+            ..doc
         };
+        *kept.lock().expect("no panic while held") = (arn, doc.alarms.clone());
         match existing {
             Some(i) => list[i] = doc,
             None if list.len() >= MAX_POLICIES => {
@@ -53,16 +126,15 @@ pub async fn put(
             }
             None => list.push(doc),
         }
-        *kept.lock().expect("no panic while held") = arn;
         let mut next = g.clone();
         next.settings.scaling_policies = list;
         Ok(next)
     })
     .await?;
-    let arn = kept.into_inner().expect("no panic while held");
+    let (arn, alarms) = kept.into_inner().expect("no panic while held");
     Ok(response::PolicyArn {
         policy_arn: arn,
-        alarms: Vec::new(),
+        alarms,
     })
 }
 
@@ -192,14 +264,14 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
                 "Policy {name} is disabled: enable it with PutScalingPolicy first."
             )));
         }
-        let (adjustment, simple) = adjustment_of(p, run.metric, run.breach)?;
-        if simple && run.honor {
+        let a = adjustment_of(p, run.metric, run.breach)?;
+        if a.simple && run.honor {
             check_cooldown(g, now)?;
         }
         let to = policy::adjust(
-            p.adjustment_type,
-            adjustment,
-            p.min_adjustment_magnitude,
+            a.kind,
+            a.adjustment,
+            a.min_magnitude,
             g.desired,
             g.min,
             g.max,
@@ -255,27 +327,58 @@ pub fn check_cooldown(g: &Group, now_ms: i64) -> ApiResult<()> {
     }
 }
 
-/// The adjustment a policy makes for this request, and whether it is a simple policy (the only
-/// kind with a cooldown): a step policy needs MetricValue and BreachThreshold and picks its step.
+/// The adjustment a policy makes for one execution.
+struct Adjustment {
+    kind: policy::AdjustmentType,
+    adjustment: i64,
+    min_magnitude: Option<i64>,
+    /// A simple policy: the only kind with a cooldown.
+    simple: bool,
+}
+
+/// The adjustment a policy makes for this request: a step policy needs MetricValue and
+/// BreachThreshold and picks its step; a target tracking policy is run by Phantom alone.
 fn adjustment_of(
     p: &policy::ScalingPolicy,
     metric: Option<f64>,
     breach: Option<f64>,
-) -> ApiResult<(i64, bool)> {
-    let steps = match &p.kind {
+) -> ApiResult<Adjustment> {
+    let (kind, min_magnitude, steps) = match &p.kind {
         PolicyKind::Simple {
-            scaling_adjustment, ..
+            adjustment_type,
+            min_adjustment_magnitude,
+            scaling_adjustment,
+            ..
         } => {
             if metric.is_some() || breach.is_some() {
                 return Err(ApiError::validation(
                     "MetricValue and BreachThreshold are only for StepScaling policies.",
                 ));
             }
-            return Ok((*scaling_adjustment, true));
+            return Ok(Adjustment {
+                kind: *adjustment_type,
+                adjustment: *scaling_adjustment,
+                min_magnitude: *min_adjustment_magnitude,
+                simple: true,
+            });
         }
         PolicyKind::Step {
-            step_adjustments, ..
-        } => step_adjustments,
+            adjustment_type,
+            min_adjustment_magnitude,
+            step_adjustments,
+            ..
+        } => (
+            *adjustment_type,
+            *min_adjustment_magnitude,
+            step_adjustments,
+        ),
+        PolicyKind::TargetTracking { .. } => {
+            return Err(ApiError::validation(format!(
+                "Policy {} is a TargetTrackingScaling policy: Phantom runs it on its metric; \
+                 ExecutePolicy runs SimpleScaling and StepScaling policies.",
+                p.policy_name
+            )))
+        }
     };
     let (Some(metric), Some(breach)) = (metric, breach) else {
         return Err(ApiError::validation(
@@ -288,5 +391,10 @@ fn adjustment_of(
             p.policy_name
         ))
     })?;
-    Ok((adjustment, false))
+    Ok(Adjustment {
+        kind,
+        adjustment,
+        min_magnitude,
+        simple: false,
+    })
 }

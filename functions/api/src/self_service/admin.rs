@@ -1,14 +1,15 @@
 //! What only administrators do: register, change and remove clouds (and see whether each answers
-//! and what Phantom runs there), create users, list them, disable them, rotate their keys, and see
-//! each user's groups. Anyone else gets 403 AccessDenied.
+//! and what Phantom runs there), create users, list them, disable them, rotate their keys, see
+//! each user's groups, and set the metric source target tracking reads. Anyone else gets 403
+//! AccessDenied.
 
-use super::shapes::{self, CreateUser, Named, OfUser, PutCloud};
+use super::shapes::{self, CreateUser, Named, OfUser, PutCloud, PutMetricSource};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
 use futures::{StreamExt, TryStreamExt};
 use phantom::identity::{self, Caller, User};
 use phantom::reconcile::Lifecycle;
-use phantom::store::{CloudRecord, StoreError};
+use phantom::store::{CloudRecord, MetricAuth, StoreError};
 use phantom::ApiError;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +26,9 @@ pub const OPERATIONS: &[&str] = &[
     "DisableUser",
     "RotateAccessKey",
     "DescribeUserGroups",
+    "PutMetricSource",
+    "DescribeMetricSource",
+    "DeleteMetricSource",
 ];
 
 /// The caller must be an administrator now (read afresh: a revoked administrator is refused at
@@ -58,6 +62,9 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
         "DisableUser" => answer(async { disable_user(app, caller, read(input)?).await }.await),
         "RotateAccessKey" => answer(async { rotate_key(app, read(input)?).await }.await),
         "DescribeUserGroups" => answer(async { user_groups(app, read(input)?).await }.await),
+        "PutMetricSource" => answer(async { put_metric_source(app, read(input)?).await }.await),
+        "DescribeMetricSource" => answer(describe_metric_source(app).await),
+        "DeleteMetricSource" => answer(delete_metric_source(app).await),
         other => Err(ApiError::invalid_action(other, "phantom/v1").into()),
     }
 }
@@ -129,6 +136,50 @@ async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> 
     };
     app.store.put_cloud(&cloud).await?;
     Ok(shapes::Done {})
+}
+
+async fn put_metric_source(app: &App, input: PutMetricSource) -> Result<shapes::Done, Failure> {
+    let source = phantom::tracking::metric_source(
+        &input.url,
+        &input.instance_label,
+        input.bearer_token.as_deref(),
+        (
+            input.basic_auth_user.as_deref(),
+            input.basic_auth_password.as_deref(),
+        ),
+    )
+    .map_err(ApiError::from)?;
+    app.store.put_metric_source(&source).await?;
+    Ok(shapes::Done {})
+}
+
+async fn describe_metric_source(app: &App) -> Result<shapes::MetricSourceOf, Failure> {
+    let view = app.store.metric_source().await?.map(|s| {
+        let (auth, user) = match s.auth {
+            None => ("none", None),
+            Some(MetricAuth::Bearer(_)) => ("bearer", None),
+            Some(MetricAuth::Basic { user, .. }) => ("basic", Some(user)),
+        };
+        shapes::MetricSourceView {
+            url: s.url,
+            instance_label: s.instance_label,
+            auth,
+            basic_auth_user: user,
+        }
+    });
+    Ok(shapes::MetricSourceOf {
+        metric_source: view,
+    })
+}
+
+async fn delete_metric_source(app: &App) -> Result<shapes::Done, Failure> {
+    match app.store.delete_metric_source().await {
+        Ok(()) => Ok(shapes::Done {}),
+        Err(StoreError::NotFound) => {
+            Err(ApiError::validation("No metric source is set: there is none to delete.").into())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn bad_endpoint(endpoint: &str) -> ApiError {

@@ -65,6 +65,12 @@ async fn create(
             .iter_mut()
             .find(|p| p.is(name))
             .ok_or_else(|| no_policy(group, name))?;
+        if p.policy_type() == phantom::policy::TRACKING {
+            return Err(ApiError::validation(format!(
+                "Policy {name} is a TargetTrackingScaling policy: Phantom runs it on its metric. \
+                 A webhook runs a SimpleScaling or StepScaling policy."
+            )));
+        }
         p.webhook = Some(Webhook {
             id: id.clone(),
             secret_sha256: digest.clone(),

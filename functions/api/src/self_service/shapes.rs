@@ -70,6 +70,38 @@ pub struct PutCloud {
     pub launch_templates: Option<bool>,
 }
 
+/// The deployment's metric source (PutMetricSource): Prometheus's URL, the label of its series
+/// that holds a VM's instance id, and a bearer token or basic auth, if it needs one.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutMetricSource {
+    pub url: Name,
+    pub instance_label: Name,
+    pub bearer_token: Option<String>,
+    pub basic_auth_user: Option<String>,
+    pub basic_auth_password: Option<String>,
+}
+
+/// The metric source as DescribeMetricSource shows it: never its secret.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricSourceView {
+    pub url: String,
+    pub instance_label: String,
+    /// `none`, `bearer` or `basic`.
+    pub auth: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basic_auth_user: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricSourceOf {
+    /// Absent when none is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric_source: Option<MetricSourceView>,
+}
+
 /// A request naming one cloud by `Name` (DeleteCloud).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]

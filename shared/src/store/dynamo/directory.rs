@@ -1,4 +1,5 @@
-//! Users, their access keys, the registered clouds and each user's credentials for them.
+//! Users, their access keys, the registered clouds and each user's credentials for them, and the
+//! deployment's metric source.
 
 use super::*;
 
@@ -256,6 +257,73 @@ impl Directory for DynamoStore {
             .query_prefix(&owner(user), CRED, None, usize::MAX, |_| true)
             .await?;
         futures::future::try_join_all(items.iter().map(|i| self.credentials_from(user, i))).await
+    }
+
+    async fn put_metric_source(&self, source: &MetricSource) -> StoreResult<()> {
+        let mut put = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(key(METRICS.into(), SOURCE.into())))
+            .item("url", s(&source.url))
+            .item("instance_label", s(&source.instance_label));
+        let (kind, user, secret) = match &source.auth {
+            None => ("none", None, None),
+            Some(MetricAuth::Bearer(token)) => ("bearer", None, Some(token)),
+            Some(MetricAuth::Basic { user, password }) => ("basic", Some(user), Some(password)),
+        };
+        put = put.item("auth", s(kind));
+        if let Some(user) = user {
+            put = put.item("auth_user", s(user));
+        }
+        if let Some(secret) = secret {
+            let sealed = self
+                .secrets
+                .seal(METRIC_SOURCE_CONTEXT, secret)
+                .await
+                .map_err(sealing)?;
+            put = put.item(SEALED, s(sealed));
+        }
+        put.send().await.map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn metric_source(&self) -> StoreResult<Option<MetricSource>> {
+        let Some(item) = self.get(METRICS.into(), SOURCE.into()).await? else {
+            return Ok(None);
+        };
+        let secret = || async {
+            self.secrets
+                .open(METRIC_SOURCE_CONTEXT, &get_s(&item, SEALED)?)
+                .await
+                .map_err(sealing)
+        };
+        let auth = match get_s(&item, "auth")?.as_str() {
+            "none" => None,
+            "bearer" => Some(MetricAuth::Bearer(secret().await?)),
+            "basic" => Some(MetricAuth::Basic {
+                user: get_s(&item, "auth_user")?,
+                password: secret().await?,
+            }),
+            _ => return Err(corrupt(&item, "auth", "none, bearer or basic")),
+        };
+        Ok(Some(MetricSource {
+            url: get_s(&item, "url")?,
+            instance_label: get_s(&item, "instance_label")?,
+            auth,
+        }))
+    }
+
+    async fn delete_metric_source(&self) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(METRICS.into(), SOURCE.into())))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
     }
 }
 

@@ -12,10 +12,11 @@
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
+//! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
 //!
-//! Index `due` (sparse, keys only): a group with a scheduled action to run carries `due_pk`
-//! (always `DUE`) and `due` (when its first action is due, Unix ms); the scheduler queries
-//! `due <= now` and reads nothing of the groups with nothing due.
+//! Index `due` (sparse, keys only): a group with work for the scheduled run carries `due_pk`
+//! (always `DUE`) and `due` (when its first scheduled action is due, Unix ms, or 0 while it has a
+//! target tracking policy); the run queries `due <= now` and reads nothing of the other groups.
 //!
 //! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!
@@ -32,8 +33,8 @@ use item::*;
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
-    MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    LaunchConfigs, Lease, MetricAuth, MetricSource, Record, StoreError, StoreResult, Usage,
+    Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::{Group, Settings, DELETING};
@@ -63,6 +64,10 @@ const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 const WATCH: &str = "WATCH";
 const USAGE: &str = "USAGE";
+const METRICS: &str = "METRICS";
+const SOURCE: &str = "SOURCE";
+/// The metric source's secret is sealed with its item's key as associated data.
+const METRIC_SOURCE_CONTEXT: &str = "METRICS#SOURCE";
 /// The index of groups with a scheduled action due (template.yaml declares it; the check in
 /// infra/check_template.py compares them).
 pub const DUE_INDEX: &str = "due";

@@ -165,4 +165,22 @@ impl Directory for MemoryStore {
             .collect();
         self.done(Ok(out)).await
     }
+
+    async fn put_metric_source(&self, source: &MetricSource) -> StoreResult<()> {
+        self.state(1).metric_source = Some(source.clone());
+        self.done(Ok(())).await
+    }
+
+    async fn metric_source(&self) -> StoreResult<Option<MetricSource>> {
+        let out = self.state(1).metric_source.clone();
+        self.done(Ok(out)).await
+    }
+
+    async fn delete_metric_source(&self) -> StoreResult<()> {
+        let out = match self.state(1).metric_source.take() {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
 }

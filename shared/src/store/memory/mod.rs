@@ -21,6 +21,7 @@ use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::{Group, DELETING};
 use crate::model::instance::Member;
 use crate::model::launch_config::LaunchConfig;
+use crate::model::tracking::MetricSource;
 use crate::model::user::{AccessKey, User};
 use async_trait::async_trait;
 use std::collections::btree_map::Entry;
@@ -51,6 +52,7 @@ struct State {
     activities: BTreeMap<Owned, ScalingActivity>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
+    metric_source: Option<MetricSource>,
 }
 
 impl State {

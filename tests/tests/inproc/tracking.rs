@@ -1,0 +1,400 @@
+//! Target tracking through aws-sdk-autoscaling, on the memory Prometheus (a datapoint a second,
+//! the world's health check every second): policies put, checked against the metric source and
+//! described as AWS shows them; the group scaled out in proportion after three datapoints above
+//! the target, in by a tenth after fifteen below, never with DisableScaleIn, never without data;
+//! the largest of several policies wins; each change an activity in AWS's words.
+
+use super::{causes, create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{
+    CustomizedMetricSpecification, MetricType, PredefinedMetricSpecification,
+    TargetTrackingConfiguration, TargetTrackingMetricDataQuery,
+};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+/// node_exporter's CPU series, which the predefined CPU metric reads.
+const CPU: &str = "node_cpu_seconds_total";
+
+fn cpu(target: f64, disable_scale_in: bool) -> TargetTrackingConfiguration {
+    TargetTrackingConfiguration::builder()
+        .predefined_metric_specification(
+            PredefinedMetricSpecification::builder()
+                .predefined_metric_type(MetricType::AsgAverageCpuUtilization)
+                .build(),
+        )
+        .target_value(target)
+        .disable_scale_in(disable_scale_in)
+        .build()
+}
+
+fn custom(expression: &str, target: f64) -> TargetTrackingConfiguration {
+    let query = TargetTrackingMetricDataQuery::builder()
+        .id("load")
+        .expression(expression)
+        .label("app load")
+        .build();
+    TargetTrackingConfiguration::builder()
+        .customized_metric_specification(
+            CustomizedMetricSpecification::builder()
+                .metrics(query)
+                .build(),
+        )
+        .target_value(target)
+        .build()
+}
+
+async fn put(
+    w: &World,
+    u: &User,
+    name: &str,
+    cfg: TargetTrackingConfiguration,
+) -> Result<
+    aws_sdk_autoscaling::operation::put_scaling_policy::PutScalingPolicyOutput,
+    (String, String),
+> {
+    let r = w
+        .sdk(u)
+        .put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name(name)
+        .policy_type("TargetTrackingScaling")
+        .estimated_instance_warmup(0)
+        .target_tracking_configuration(cfg)
+        .send()
+        .await;
+    r.map_err(|e| failure::<(), _>(Err(e)))
+}
+
+async fn desired(w: &World, u: &User) -> i32 {
+    group(w, u, "web")
+        .await
+        .expect("the group")
+        .desired_capacity()
+        .expect("a desired capacity")
+}
+
+/// A user with group `web` (1..=10) at `n`, its VMs InService, and the metric source set.
+async fn tracked_group(prefix: &str, n: i32) -> (World, User) {
+    let w = World::new().await;
+    w.metric_source().await;
+    let u = w.user(prefix).await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 1, 10, n).await;
+    serving(&w, &u, n as usize).await;
+    (w, u)
+}
+
+/// Runs until the group has `n` VMs InService.
+async fn serving(w: &World, u: &User, n: usize) {
+    w.until(60, &format!("{n} VMs InService"), async || {
+        let g = group(w, u, "web").await?;
+        let up = g
+            .instances()
+            .iter()
+            .filter(|i| {
+                i.lifecycle_state() == Some(&aws_sdk_autoscaling::types::LifecycleState::InService)
+            })
+            .count();
+        (up == n && g.instances().len() == n).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
+    let w = World::new().await;
+    let u = w.user("tt-check").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 1, 10, 1).await;
+    let (code, msg) = put(&w, &u, "cpu", cpu(50.0, false)).await.unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("No metric source is set"), "{msg}");
+
+    w.metric_source().await;
+    w.prometheus.refuse(
+        "app_lod",
+        "1:9: parse error: unexpected identifier \"app_lod\"",
+    );
+    let (code, msg) = put(&w, &u, "load", custom("avg(app_lod{$instances})", 5.0))
+        .await
+        .unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(
+        msg.contains("parse error: unexpected identifier"),
+        "Prometheus's words: {msg}"
+    );
+    assert!(
+        msg.contains(r#"instance_id=~"i-00000000""#),
+        "the query as sent: {msg}"
+    );
+
+    // CloudWatch's metrics, a load balancer's, and the members of other types are refused.
+    let named = TargetTrackingConfiguration::builder()
+        .customized_metric_specification(
+            CustomizedMetricSpecification::builder()
+                .metric_name("CPUUtilization")
+                .namespace("AWS/EC2")
+                .statistic(aws_sdk_autoscaling::types::MetricStatistic::Average)
+                .build(),
+        )
+        .target_value(50.0)
+        .build();
+    let alb = TargetTrackingConfiguration::builder()
+        .predefined_metric_specification(
+            PredefinedMetricSpecification::builder()
+                .predefined_metric_type(MetricType::AlbRequestCountPerTarget)
+                .resource_label("app/lb/1/targetgroup/tg/2")
+                .build(),
+        )
+        .target_value(100.0)
+        .build();
+    for (cfg, words) in [
+        (named, "CloudWatch metric"),
+        (alb, "no load balancers"),
+        (cpu(0.0, false), "greater than 0"),
+    ] {
+        let (code, msg) = put(&w, &u, "bad", cfg).await.unwrap_err();
+        assert_eq!(code, "ValidationError");
+        assert!(msg.contains(words), "{words}: {msg}");
+    }
+    let with_adjustment = w
+        .sdk(&u)
+        .put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("bad")
+        .policy_type("TargetTrackingScaling")
+        .adjustment_type("ChangeInCapacity")
+        .target_tracking_configuration(cpu(50.0, false))
+        .send()
+        .await;
+    assert_eq!(
+        failure(with_adjustment).1,
+        "AdjustmentType is not supported for policy type TargetTrackingScaling."
+    );
+    assert!(
+        w.sdk(&u)
+            .describe_policies()
+            .auto_scaling_group_name("web")
+            .send()
+            .await
+            .unwrap()
+            .scaling_policies()
+            .is_empty(),
+        "nothing refused was kept"
+    );
+}
+
+#[tokio::test]
+async fn a_policy_is_described_as_aws_shows_it_and_is_not_executed_by_hand() {
+    let (w, u) = tracked_group("tt-describe", 1).await;
+    let out = put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    let alarms: Vec<&str> = out.alarms().iter().filter_map(|a| a.alarm_name()).collect();
+    assert_eq!(alarms.len(), 2, "{alarms:?}");
+    assert!(
+        alarms[0].starts_with("TargetTracking-web-AlarmHigh-"),
+        "{alarms:?}"
+    );
+    assert!(
+        alarms[1].starts_with("TargetTracking-web-AlarmLow-"),
+        "{alarms:?}"
+    );
+    let listed = w
+        .sdk(&u)
+        .describe_policies()
+        .auto_scaling_group_name("web")
+        .policy_types("TargetTrackingScaling")
+        .send()
+        .await
+        .expect("describe-policies");
+    let p = &listed.scaling_policies()[0];
+    assert_eq!(p.policy_type(), Some("TargetTrackingScaling"));
+    assert_eq!(p.adjustment_type(), None);
+    assert_eq!(p.estimated_instance_warmup(), Some(0));
+    assert_eq!(p.alarms().len(), 2);
+    let cfg = p
+        .target_tracking_configuration()
+        .expect("its configuration");
+    assert_eq!(cfg.target_value(), Some(50.0));
+    assert_eq!(cfg.disable_scale_in(), Some(false));
+    assert_eq!(
+        cfg.predefined_metric_specification()
+            .unwrap()
+            .predefined_metric_type(),
+        Some(&MetricType::AsgAverageCpuUtilization)
+    );
+    // Put again: the same ARN and alarms (Terraform's update).
+    let again = put(&w, &u, "cpu50", cpu(60.0, true))
+        .await
+        .expect("put again");
+    assert_eq!(again.policy_arn(), out.policy_arn());
+    assert_eq!(again.alarms(), out.alarms());
+    let executed = w
+        .sdk(&u)
+        .execute_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("cpu50")
+        .send()
+        .await;
+    let (code, msg) = failure(executed);
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("TargetTrackingScaling"), "{msg}");
+}
+
+#[tokio::test]
+async fn the_group_scales_out_in_proportion_once_the_metric_stays_above_its_target() {
+    let (w, u) = tracked_group("tt-out", 2).await;
+    w.metric(CPU, Some(40.0));
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    w.run_for(20).await;
+    assert_eq!(desired(&w, &u).await, 2, "below the target: nothing");
+
+    // 2 VMs at 80 % for 50 %: 3.2, so 4, after three datapoints above (the one of now is the
+    // first).
+    w.metric(CPU, Some(80.0));
+    w.run_for(1).await;
+    assert_eq!(
+        desired(&w, &u).await,
+        2,
+        "two datapoints above are not yet three"
+    );
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 4);
+    let cause = causes(&w, &u, "web")
+        .await
+        .into_iter()
+        .find(|c| c.contains("monitor alarm"));
+    let cause = cause.expect("the policy's activity");
+    assert!(
+        cause.contains("a monitor alarm TargetTracking-web-AlarmHigh-"),
+        "{cause}"
+    );
+    assert!(
+        cause.contains(
+            "in state ALARM triggered policy cpu50 changing the desired capacity from 2 to 4."
+        ),
+        "{cause}"
+    );
+    assert!(
+        cause.contains("ASGAverageCPUUtilization was 80 against the target 50"),
+        "{cause}"
+    );
+    // The new VMs serve; the load spread over them is at the target: it stays.
+    w.metric(CPU, Some(48.0));
+    serving(&w, &u, 4).await;
+    w.run_for(10).await;
+    assert_eq!(desired(&w, &u).await, 4);
+}
+
+#[tokio::test]
+async fn the_group_scales_in_slowly_and_disable_scale_in_holds() {
+    let (w, u) = tracked_group("tt-in", 10).await;
+    w.metric(CPU, Some(10.0));
+    put(&w, &u, "cpu50", cpu(50.0, true)).await.expect("put");
+    w.run_for(30).await;
+    assert_eq!(desired(&w, &u).await, 10, "DisableScaleIn");
+
+    put(&w, &u, "cpu50", cpu(50.0, false))
+        .await
+        .expect("put again");
+    w.run_for(1).await;
+    assert_eq!(
+        desired(&w, &u).await,
+        9,
+        "a tenth, after fifteen datapoints below"
+    );
+    w.run_for(1).await;
+    assert_eq!(
+        desired(&w, &u).await,
+        8,
+        "a tenth a run while it stays below"
+    );
+    // Near the target, no further than the proportion: 8 at 40 % of 50 would be 6.4, so 7.
+    w.metric(CPU, Some(40.0));
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 7);
+    // MinSize holds whatever the metric says.
+    w.metric(CPU, Some(1.0));
+    w.run_for(60).await;
+    assert_eq!(desired(&w, &u).await, 1);
+}
+
+#[tokio::test]
+async fn no_data_and_an_unreachable_source_change_nothing() {
+    let (w, u) = tracked_group("tt-gap", 4).await;
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    w.run_for(20).await;
+    assert_eq!(desired(&w, &u).await, 4, "no data: no scale-in");
+    w.metric(CPU, Some(90.0));
+    w.prometheus.set_down(true);
+    let run = w.health().run().await.expect("a run");
+    assert_eq!((run.tracking.groups, run.tracking.no_data), (1, 1));
+    w.run_for(10).await;
+    assert_eq!(desired(&w, &u).await, 4, "the source is down: nothing");
+    // A gap in the datapoints resets the streak: three in a row are needed again.
+    w.prometheus.set_down(false);
+    w.metric(CPU, None);
+    w.run_for(1).await;
+    w.metric(CPU, Some(90.0));
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 4);
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 8, "4 at 90 % of 50: 7.2, so 8");
+}
+
+#[tokio::test]
+async fn the_largest_capacity_of_several_policies_wins_and_in_only_if_all_agree() {
+    let (w, u) = tracked_group("tt-many", 4).await;
+    w.metric(CPU, Some(60.0));
+    w.metric("app_load", Some(10.0));
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    put(
+        &w,
+        &u,
+        "load5",
+        custom(r#"avg(app_load{job="app",$instances})"#, 5.0),
+    )
+    .await
+    .expect("put a customized metric");
+    // cpu asks 4 * 60 / 50 = 4.8, so 5; load asks 4 * 10 / 5 = 8.
+    w.run_for(3).await;
+    assert_eq!(desired(&w, &u).await, 8);
+    let cause = causes(&w, &u, "web")
+        .await
+        .into_iter()
+        .find(|c| c.contains("monitor alarm"));
+    assert!(
+        cause.unwrap().contains("triggered policy load5"),
+        "the largest ask names its policy"
+    );
+    // CPU far below, load on its target: no scale-in.
+    w.metric(CPU, Some(5.0));
+    w.metric("app_load", Some(5.0));
+    serving(&w, &u, 8).await;
+    w.run_for(30).await;
+    assert_eq!(desired(&w, &u).await, 8);
+}
+
+#[tokio::test]
+async fn groups_without_a_target_tracking_policy_cost_the_run_nothing() {
+    let (w, u) = tracked_group("tt-cost", 1).await;
+    create_group(&w, &u, "other", "web@hotel", 0, 10, 0).await;
+    let run = w.health().run().await.expect("a run");
+    assert_eq!(run.tracking.groups, 0);
+    let before = w.prometheus.queries();
+    w.metric(CPU, Some(50.0));
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    let run = w.health().run().await.expect("a run");
+    assert_eq!((run.tracking.groups, run.tracking.queries), (1, 1));
+    // The put's check, then one range query for the one tracked group.
+    assert_eq!(w.prometheus.queries() - before, 2);
+    // Deleted, the policy is off the index.
+    w.sdk(&u)
+        .delete_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("cpu50")
+        .send()
+        .await
+        .expect("delete-policy");
+    let run = w.health().run().await.expect("a run");
+    assert_eq!(run.tracking.groups, 0);
+}

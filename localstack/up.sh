@@ -3,20 +3,25 @@
 #
 #   the state store (PHANTOM_STATE_STORE: dynamodb-local, AWS's DynamoDB Local run by java, or
 #   moto), one moto_server for SQS and KMS (and DynamoDB with moto), one per local cloud (hotel,
-#   sierra: each its own EC2), the tables, keys and queues of template.yaml, the clouds, a demo user
-#   with credentials on both clouds, an administrator, then the api (and the web console at
+#   sierra: each its own EC2), a Prometheus (Debian's, loopback only) registered as the metric
+#   source of target tracking, the tables, keys and queues of template.yaml, the clouds, a demo
+#   user with credentials on both clouds, an administrator, then the api (and the web console at
 #   /console/) served by phantom-local. PHANTOM_EMULATOR=localstack runs LocalStack (4.4.0, on
 #   this machine, no Docker: localstack-host/) for the queues, the key and hotel's EC2 instead of
 #   moto (PHANTOM_LOCALSTACK_PORT, 4570), and its API Gateway in front of the api
 #   (PHANTOM_GATEWAY_URL in the env file).
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
-# PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569); PHANTOM_STATE_ENDPOINT,
+# PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569), PHANTOM_PROMETHEUS_PORT (4571);
+# PHANTOM_STATE_ENDPOINT,
 # PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT, PHANTOM_DYNAMODB_ENDPOINT use an emulator that
 # is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
-# PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5).
+# PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5); target tracking's
+# datapoints are as far apart (PHANTOM_METRIC_PERIOD_SECS, whole seconds).
+# Prometheus scrapes every second whatever its file_sd targets list: drop a JSON file of targets
+# in $PHANTOM_PROMETHEUS_TARGETS (written to the env file), e.g. your node_exporters.
 # The clouds know moto's stock images (aws ec2 describe-images), e.g. ami-1e749f67 (Ubuntu).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +31,7 @@ state_port=${PHANTOM_STATE_PORT:-4566}
 hotel_port=${PHANTOM_HOTEL_PORT:-4567}
 sierra_port=${PHANTOM_SIERRA_PORT:-4568}
 dynamodb_port=${PHANTOM_DYNAMODB_PORT:-4569}
+prometheus_port=${PHANTOM_PROMETHEUS_PORT:-4571}
 state_store=${PHANTOM_STATE_STORE:-dynamodb-local}
 emulator=${PHANTOM_EMULATOR:-moto}
 localstack_port=${PHANTOM_LOCALSTACK_PORT:-4570}
@@ -140,6 +146,28 @@ if [ "$state_store" = dynamodb-local ]; then
 else
   dynamodb_url=$state_url
 fi
+# Prometheus, as the local metric source: it scrapes itself and whatever the targets folder lists.
+# shellcheck source=prometheus/home.sh
+source "$here/prometheus/home.sh"
+prom_dir=$run/prometheus
+mkdir -p "$prom_dir/targets"
+cat >"$prom_dir/prometheus.yml" <<PROM
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: ['127.0.0.1:$prometheus_port']
+  - job_name: targets
+    file_sd_configs:
+      - files: ['$prom_dir/targets/*.json']
+        refresh_interval: 1s
+PROM
+"$prom_bin" --config.file="$prom_dir/prometheus.yml" --storage.tsdb.path="$prom_dir/data" \
+  --web.listen-address="127.0.0.1:$prometheus_port" >"$run/prometheus.log" 2>&1 &
+pids+=($!)
+prometheus_url=http://127.0.0.1:$prometheus_port
+names+=(prometheus)
 for name in "${names[@]}"; do
   url_var=${name}_url
   port=${!url_var##*:}; port=${port%%/*}
@@ -170,7 +198,13 @@ read -r admin_key admin_secret < <("$bin/phantomctl" user create admin --admin)
 for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
 done
-done_step "clouds and users registered"
+"$bin/phantomctl" metric-source set --url "$prometheus_url" --instance-label instance_id
+done_step "clouds, users and the metric source registered"
+
+health_interval=${PHANTOM_HEALTH_INTERVAL_SECS:-5}
+metric_period=${health_interval%.*}
+[ "${metric_period:-0}" -ge 1 ] 2>/dev/null || metric_period=1
+export PHANTOM_METRIC_PERIOD_SECS=${PHANTOM_METRIC_PERIOD_SECS:-$metric_period}
 
 trust_forwarded=$([ "$emulator" = localstack ] && echo true || echo false)
 PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
@@ -198,6 +232,8 @@ export PHANTOM_SECRETS_KEY=$PHANTOM_SECRETS_KEY
 export PHANTOM_WORK_QUEUE_URL=$PHANTOM_WORK_QUEUE_URL
 export PHANTOM_CLOUD_HOTEL_URL=$hotel_url
 export PHANTOM_CLOUD_SIERRA_URL=$sierra_url
+export PHANTOM_PROMETHEUS_URL=$prometheus_url
+export PHANTOM_PROMETHEUS_TARGETS=$prom_dir/targets
 ENV
 if [ -n "${PHANTOM_GATEWAY_URL:-}" ]; then echo "export PHANTOM_GATEWAY_URL=$PHANTOM_GATEWAY_URL" >>"$run/env.tmp"; fi
 # phantomctl as built here, for the README's commands (a function: nothing added to PATH).
@@ -213,6 +249,7 @@ cat >&2 <<BANNER
 Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in $emulator at $AWS_ENDPOINT_URL)
 Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
+Metric source: Prometheus at $prometheus_url (scrapes the targets in $prom_dir/targets/*.json)
 ${gateway_line}Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
 Administrator: $admin_key $admin_secret
 

@@ -6,10 +6,12 @@
 //!   driven by the AWS CLI, the SDK and raw signed HTTP, for what only the real path shows.
 //! - `api_gateway`: API Gateway's proxy event and the Lambda adapter in front of the world's api.
 //! - `moto`: a moto server of a contract suite's own.
+//! - `exporter`: a metrics exporter a test controls, for the local stack's Prometheus to scrape.
 //! - `readme`: the README's shell blocks, run as written against a stack.
 //! - `fixtures`: groups as CreateAutoScalingGroup makes them, for the store's own suites.
 
 pub mod api_gateway;
+pub mod exporter;
 pub mod fixtures;
 pub mod moto;
 pub mod prometheus;

@@ -17,6 +17,7 @@ const HERE: &[&str] = &[
     "activities",
     "across-clouds",
     "across-clouds-refresh",
+    "target-tracking",
     "own-api",
     "phantomctl",
 ];
@@ -109,6 +110,14 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
                 out.stdout
             );
             refreshed(s, "web-across", 3, &[("web2@hotel", 2), ("web2@sierra", 3)]);
+        }
+        // A target tracking policy on the local Prometheus, described as put.
+        "target-tracking" => {
+            assert!(
+                out.stdout.contains("cpu50\tTargetTrackingScaling\t50.0"),
+                "{}",
+                out.stdout
+            );
         }
         // Phantom's own API through curl: the clouds.
         "own-api" => {

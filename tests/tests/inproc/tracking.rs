@@ -398,3 +398,98 @@ async fn groups_without_a_target_tracking_policy_cost_the_run_nothing() {
     let run = w.health().run().await.expect("a run");
     assert_eq!(run.tracking.groups, 0);
 }
+
+/// Terraform's aws_autoscaling_policy with a target_tracking_configuration block, its calls in the
+/// provider's order (internal/service/autoscaling/policy.go): create is PutScalingPolicy (Enabled
+/// always, no AdjustmentType, Cooldown 0 when set, ReturnData always on a query) then the read,
+/// DescribePolicies by group and name, which must find exactly one; an update puts it again;
+/// destroy is DeletePolicy, a second one's "not found" taken as gone.
+#[tokio::test]
+async fn terraforms_target_tracking_policy_calls_in_its_order() {
+    let (w, u) = tracked_group("tt-terraform", 1).await;
+    let c = w.sdk(&u);
+    let read = async || {
+        c.describe_policies()
+            .auto_scaling_group_name("web")
+            .policy_names("tf-cpu")
+            .send()
+            .await
+            .expect("the read")
+            .scaling_policies()
+            .to_vec()
+    };
+    let put = async |cfg: TargetTrackingConfiguration| {
+        c.put_scaling_policy()
+            .auto_scaling_group_name("web")
+            .enabled(true)
+            .policy_name("tf-cpu")
+            .policy_type("TargetTrackingScaling")
+            .cooldown(0)
+            .estimated_instance_warmup(120)
+            .target_tracking_configuration(cfg)
+            .send()
+            .await
+            .expect("PutScalingPolicy as Terraform sends it")
+    };
+    let created = put(cpu(40.0, false)).await;
+    let found = read().await;
+    assert_eq!(found.len(), 1);
+    let p = &found[0];
+    assert_eq!(p.policy_arn(), created.policy_arn());
+    assert_eq!(
+        (p.enabled(), p.estimated_instance_warmup()),
+        (Some(true), Some(120))
+    );
+    let cfg = p.target_tracking_configuration().unwrap();
+    assert_eq!(
+        (cfg.target_value(), cfg.disable_scale_in()),
+        (Some(40.0), Some(false))
+    );
+    assert!(cfg.customized_metric_specification().is_none());
+
+    // Updated to a customized metric, as the provider sends its metrics block.
+    let query = TargetTrackingMetricDataQuery::builder()
+        .id("load")
+        .expression("avg(app_load{$instances})")
+        .label("load")
+        .return_data(true)
+        .build();
+    let custom = TargetTrackingConfiguration::builder()
+        .customized_metric_specification(
+            CustomizedMetricSpecification::builder()
+                .metrics(query)
+                .build(),
+        )
+        .target_value(5.0)
+        .disable_scale_in(true)
+        .build();
+    let updated = put(custom).await;
+    assert_eq!(updated.policy_arn(), created.policy_arn());
+    let found = read().await;
+    let cfg = found[0].target_tracking_configuration().unwrap();
+    assert!(cfg.predefined_metric_specification().is_none());
+    let metrics = cfg.customized_metric_specification().unwrap().metrics();
+    assert_eq!(metrics.len(), 1);
+    assert_eq!(
+        (
+            metrics[0].id(),
+            metrics[0].expression(),
+            metrics[0].return_data()
+        ),
+        (Some("load"), Some("avg(app_load{$instances})"), Some(true))
+    );
+    assert_eq!(cfg.disable_scale_in(), Some(true));
+
+    let delete = async || {
+        c.delete_policy()
+            .auto_scaling_group_name("web")
+            .policy_name("tf-cpu")
+            .send()
+            .await
+    };
+    delete().await.expect("destroy");
+    assert!(read().await.is_empty(), "the read after destroy finds none");
+    let (code, msg) = failure(delete().await);
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("not found"), "Terraform's match: {msg}");
+}

@@ -1,0 +1,294 @@
+//! Target tracking on the local stack's real Prometheus (localstack/up.sh starts it and registers
+//! it as the metric source), scraping an exporter this test controls: a policy put and described
+//! through the AWS CLI; the metric raised above the target grows the group in proportion; held
+//! low, DisableScaleIn keeps it, and without DisableScaleIn it shrinks a VM at a time; with the
+//! metric source unreachable nothing changes, and once it is back the group follows again. Each
+//! change is an activity in AWS's words. Waits are on conditions: the group's size, or what
+//! Prometheus itself says it has seen.
+
+use phantom::prometheus::http::PrometheusHttp;
+use phantom::prometheus::Prometheus;
+use phantom_e2e::exporter::Exporter;
+use phantom_e2e::{eventually, free_port, stack, User};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// One value of an instant query of the stack's Prometheus, if it has one.
+fn prom(query: &str) -> Option<f64> {
+    let url = &stack().env["PHANTOM_PROMETHEUS_URL"];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let answer = rt
+        .block_on(PrometheusHttp::new(url, None).query(query))
+        .ok()?;
+    answer.one().ok().flatten()
+}
+
+fn group(u: &User) -> Value {
+    let out = stack()
+        .aws(
+            u,
+            &[
+                "describe-auto-scaling-groups",
+                "--auto-scaling-group-names",
+                "web",
+            ],
+        )
+        .json();
+    out["AutoScalingGroups"][0].clone()
+}
+
+fn desired(u: &User) -> i64 {
+    group(u)["DesiredCapacity"]
+        .as_i64()
+        .expect("a desired capacity")
+}
+
+/// The ids of the group's InService VMs, once it has `n` and no other.
+fn serving(u: &User, n: usize) -> Vec<String> {
+    eventually(60, &format!("{n} VMs InService"), || {
+        let g = group(u);
+        let all = g["Instances"].as_array()?.clone();
+        let up: Vec<String> = all
+            .iter()
+            .filter(|i| i["LifecycleState"] == "InService")
+            .filter_map(|i| i["InstanceId"].as_str().map(str::to_string))
+            .collect();
+        (up.len() == n && all.len() == n).then_some(up)
+    })
+}
+
+/// A matcher of these VMs' series.
+fn of(ids: &[String]) -> String {
+    format!(r#"app_load{{instance_id=~"{}"}}"#, ids.join("|"))
+}
+
+/// Waits until Prometheus has seen `cond` hold over the VMs' average for `secs` seconds since
+/// `since` (the run of the health check after that has had every datapoint it needs).
+fn held(ids: &[String], cond: &str, secs: u64, since: Instant) {
+    let q = format!("{}_over_time(avg({})[{secs}s:1s])", cond_fn(cond), of(ids));
+    eventually(
+        secs + 60,
+        &format!("Prometheus sees avg {cond} for {secs} s"),
+        || {
+            let v = prom(&q)?;
+            let ok = match cond.split_once(' ') {
+                Some(("<", x)) => v < x.parse::<f64>().unwrap(),
+                Some((">", x)) => v > x.parse::<f64>().unwrap(),
+                _ => panic!("a condition is '< x' or '> x'"),
+            };
+            (ok && since.elapsed() >= Duration::from_secs(secs + 2)).then_some(())
+        },
+    );
+}
+
+/// The bound a condition needs over the window: its largest value stays below, its smallest above.
+fn cond_fn(cond: &str) -> &'static str {
+    if cond.starts_with('<') {
+        "max"
+    } else {
+        "min"
+    }
+}
+
+fn put(u: &User, cfg: &str) -> Value {
+    stack()
+        .aws(
+            u,
+            &[
+                "put-scaling-policy",
+                "--auto-scaling-group-name",
+                "web",
+                "--policy-name",
+                "load50",
+                "--policy-type",
+                "TargetTrackingScaling",
+                "--estimated-instance-warmup",
+                "10",
+                "--target-tracking-configuration",
+                cfg,
+            ],
+        )
+        .json()
+}
+
+fn cause_with(u: &User, words: &str) -> String {
+    eventually(10, &format!("an activity saying {words}"), || {
+        let out = stack()
+            .aws(
+                u,
+                &[
+                    "describe-scaling-activities",
+                    "--auto-scaling-group-name",
+                    "web",
+                ],
+            )
+            .json();
+        out["Activities"]
+            .as_array()?
+            .iter()
+            .filter_map(|a| a["Cause"].as_str())
+            .find(|c| c.contains(words))
+            .map(str::to_string)
+    })
+}
+
+fn config(disable_scale_in: bool) -> String {
+    format!(
+        r#"{{"TargetValue": 50, "DisableScaleIn": {disable_scale_in}, "CustomizedMetricSpecification": {{"Metrics": [{{"Id": "load", "Label": "app load", "Expression": "avg(app_load{{$instances}})"}}]}}}}"#
+    )
+}
+
+#[test]
+fn a_group_follows_its_metric_on_a_real_prometheus() {
+    let s = stack();
+    let u = s.new_user("track");
+    s.aws(
+        &u,
+        &[
+            "create-launch-configuration",
+            "--launch-configuration-name",
+            "web@hotel",
+            "--image-id",
+            "ami-1e749f67",
+            "--instance-type",
+            "t2.micro",
+        ],
+    )
+    .json();
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "web",
+            "--launch-configuration-name",
+            "web@hotel",
+            "--min-size",
+            "1",
+            "--max-size",
+            "6",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    let two = serving(&u, 2);
+    let exporter = Exporter::start(&s.env["PHANTOM_PROMETHEUS_TARGETS"]);
+    exporter.set(&two, 20.0);
+    eventually(30, "Prometheus scrapes the exporter", || {
+        (prom(&format!("count({})", of(&two)))? == 2.0).then_some(())
+    });
+
+    // Put through the AWS CLI, answered and described as AWS does.
+    let put_out = put(&u, &config(false));
+    let alarms = put_out["Alarms"].as_array().expect("the alarms");
+    assert_eq!(alarms.len(), 2, "{put_out}");
+    assert!(alarms[0]["AlarmName"]
+        .as_str()
+        .unwrap()
+        .starts_with("TargetTracking-web-AlarmHigh-"));
+    let policies = s
+        .aws(
+            &u,
+            &["describe-policies", "--auto-scaling-group-name", "web"],
+        )
+        .json();
+    let p = &policies["ScalingPolicies"][0];
+    assert_eq!(p["PolicyType"], "TargetTrackingScaling");
+    assert_eq!(
+        p["TargetTrackingConfiguration"]["CustomizedMetricSpecification"]["Metrics"][0]
+            ["Expression"],
+        "avg(app_load{$instances})"
+    );
+    // A query Prometheus refuses is refused, in its words.
+    let refused = s
+        .aws(
+            &u,
+            &[
+                "put-scaling-policy",
+                "--auto-scaling-group-name",
+                "web",
+                "--policy-name",
+                "bad",
+                "--policy-type",
+                "TargetTrackingScaling",
+                "--target-tracking-configuration",
+                r#"{"TargetValue": 5, "CustomizedMetricSpecification": {"Metrics": [{"Id": "x", "Expression": "avg(app_load{$instances}"}]}}"#,
+            ],
+        )
+        .error("ValidationError");
+    assert!(refused.contains("parse error"), "{refused}");
+
+    // Above the target: 2 VMs at 80 for 50 is 3.2, so 4.
+    exporter.set(&two, 80.0);
+    eventually(60, "the group grown to 4", || {
+        (desired(&u) == 4).then_some(())
+    });
+    let four = serving(&u, 4);
+    exporter.set(&four, 50.0);
+    let cause = cause_with(&u, "AlarmHigh");
+    assert!(
+        cause.contains(
+            "in state ALARM triggered policy load50 changing the desired capacity from 2 to 4."
+        ),
+        "{cause}"
+    );
+    assert!(
+        cause.contains("The metric app load was 80 against the target 50."),
+        "{cause}"
+    );
+
+    // Held low with DisableScaleIn: it stays.
+    put(&u, &config(true));
+    let low = Instant::now();
+    exporter.set(&four, 10.0);
+    held(&four, "< 45", 20, low);
+    assert_eq!(desired(&u), 4, "DisableScaleIn holds");
+
+    // Without it: in by a tenth of the group a run, down to MinSize.
+    put(&u, &config(false));
+    eventually(30, "the group shrunk to 3", || {
+        (desired(&u) == 3).then_some(())
+    });
+    let cause = cause_with(&u, "AlarmLow");
+    assert!(
+        cause.contains("changing the desired capacity from 4 to 3."),
+        "{cause}"
+    );
+    eventually(60, "the group at its MinSize", || {
+        (desired(&u) == 1).then_some(())
+    });
+    let one = serving(&u, 1);
+
+    // The metric source unreachable: the metric far above, nothing changes.
+    let prometheus = s.env["PHANTOM_PROMETHEUS_URL"].clone();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let point = |url: &str| {
+        let out = s.phantomctl(&[
+            "metric-source",
+            "set",
+            "--url",
+            url,
+            "--instance-label",
+            "instance_id",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    point(&dead);
+    let high = Instant::now();
+    exporter.set(&one, 90.0);
+    held(&one, "> 85", 10, high);
+    assert_eq!(desired(&u), 1, "no data, no change");
+    // Back: 1 VM at 90 for 50 is 1.8, so 2.
+    point(&prometheus);
+    eventually(30, "the group grown to 2", || {
+        (desired(&u) == 2).then_some(())
+    });
+}

@@ -64,28 +64,21 @@ pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activ
     )
 }
 
-/// A target tracking policy changed the desired capacity: AWS's words for an alarm that
-/// triggered it, then the metric's value against the target.
-pub fn tracked(ctx: &Context<'_>, t: &Tracked<'_>, from: i64, to: i64) -> Activity {
-    let by = format!(
-        "a monitor alarm {} in state ALARM triggered policy {}",
-        t.alarm, t.policy
-    );
+/// A policy run by an alarm (a target tracking policy's, or a step policy's alarm of Phantom's
+/// own) changed the desired capacity: AWS's words, then `reading` (the metric against its target
+/// or threshold).
+pub fn alarmed(
+    ctx: &Context<'_>,
+    alarm: &str,
+    policy: &str,
+    from: i64,
+    to: i64,
+    reading: &str,
+) -> Activity {
+    let by = format!("a monitor alarm {alarm} in state ALARM triggered policy {policy}");
     let mut a = desired_changed(ctx, &by, from, to);
-    a.doc.cause = format!(
-        "{}  The metric {} was {} against the target {}.",
-        a.doc.cause, t.metric, t.value, t.target
-    );
+    a.doc.cause = format!("{}  {reading}", a.doc.cause);
     a
-}
-
-/// What a target tracking policy's activity names.
-pub struct Tracked<'a> {
-    pub alarm: &'a str,
-    pub policy: &'a str,
-    pub metric: &'a str,
-    pub value: f64,
-    pub target: f64,
 }
 
 /// A scheduled action changed the group's sizes and with them its desired capacity.

@@ -86,7 +86,7 @@ impl Group {
 
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
     /// first scheduled action's time, or 0 (every run) while it has an enabled target tracking
-    /// policy to evaluate. What the store keeps in its index of due groups.
+    /// policy or step policy alarm to evaluate. What the store keeps in its index of due groups.
     pub fn due_ms(&self) -> Option<i64> {
         if self.deleting() {
             return None;
@@ -97,12 +97,9 @@ impl Group {
         crate::schedule::next_due(&self.settings.scheduled_actions)
     }
 
-    /// Whether it has an enabled target tracking policy.
+    /// Whether it has an enabled target tracking policy or step policy alarm.
     pub fn tracked(&self) -> bool {
-        self.settings
-            .scaling_policies
-            .iter()
-            .any(|p| p.tracking().is_some())
+        self.settings.scaling_policies.iter().any(|p| p.watched())
     }
 
     /// The subnets it launches into.

@@ -4,6 +4,7 @@
 //! `cloud`, `queue`, `secrets`). docs/architecture.md shows the layers and what each may import.
 
 pub mod activity;
+pub mod alarm;
 pub mod attach;
 pub mod cloud;
 pub mod config;

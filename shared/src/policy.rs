@@ -170,6 +170,7 @@ fn stored(input: &PutScalingPolicy, group: &str, arn: &str, kind: PolicyKind) ->
         enabled: input.enabled.unwrap_or(true),
         alarms: Vec::new(),
         webhook: None,
+        alarm: None,
     }
 }
 

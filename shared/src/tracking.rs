@@ -111,8 +111,7 @@ pub fn promql(
     instances: &[&str],
     period_secs: i64,
 ) -> String {
-    let ids: Vec<String> = instances.iter().map(|i| regex_escape(i)).collect();
-    let m = format!("{label}=~\"{}\"", ids.join("|"));
+    let m = matcher(label, instances);
     let window = 2 * period_secs;
     if let Some(c) = &cfg.customized_metric_specification {
         let e = &c
@@ -120,7 +119,7 @@ pub fn promql(
             .first()
             .expect("a customized metric has its one entry")
             .expression;
-        return e.replace(INSTANCES, &m);
+        return fill(e, label, instances);
     }
     let kind = cfg
         .predefined_metric_specification
@@ -140,6 +139,17 @@ pub fn promql(
         MetricType::NetworkIn => bytes("node_network_receive_bytes_total"),
         MetricType::NetworkOut => bytes("node_network_transmit_bytes_total"),
     }
+}
+
+/// A user's expression with `$instances` filled with a matcher of the VMs `instances`.
+pub fn fill(expression: &str, label: &str, instances: &[&str]) -> String {
+    expression.replace(INSTANCES, &matcher(label, instances))
+}
+
+/// `label=~"i-1|i-2"`: the series of these VMs.
+fn matcher(label: &str, instances: &[&str]) -> String {
+    let ids: Vec<String> = instances.iter().map(|i| regex_escape(i)).collect();
+    format!("{label}=~\"{}\"", ids.join("|"))
 }
 
 /// A regular expression that matches `s` alone, written inside a PromQL string.

@@ -1,7 +1,8 @@
-//! Target tracking, run with the scheduler on its schedule: each due group with an enabled target
-//! tracking policy gets each such policy's last datapoints from the metric source (one range
-//! query a policy), `phantom::tracking::decide` says whether its desired capacity moves, and a
-//! move is one conditional write of the group with its scaling activity, then a reconcile.
+//! Target tracking and step policy alarms, run with the scheduler on its schedule: each due group
+//! with an enabled target tracking policy or step policy alarm gets each one's last datapoints
+//! from the metric source (one range query each), `phantom::tracking::decide` and
+//! `phantom::alarm` say what each asks, the largest capacity wins, and a move is one conditional
+//! write of the group with its scaling activity, then a reconcile.
 //!
 //! It keeps nothing between runs (Prometheus keeps the history), so a run that dies half-way
 //! leaves nothing half-done, and a write that loses a race is decided again by the next run.
@@ -11,6 +12,7 @@
 
 use futures::stream::{self, StreamExt};
 use phantom::activity::{self, Context};
+use phantom::alarm;
 use phantom::group::Group;
 use phantom::model::group::ScalingPolicy;
 use phantom::model::instance::{Lifecycle, Member};
@@ -128,13 +130,14 @@ impl Tracker<'_> {
         let Some(g) = self.store.group(user, name).await? else {
             return Ok(Outcome::Skipped);
         };
-        let policies: Vec<&ScalingPolicy> = g
-            .settings
-            .scaling_policies
+        let policies = &g.settings.scaling_policies;
+        let tracking: Vec<&ScalingPolicy> =
+            policies.iter().filter(|p| p.tracking().is_some()).collect();
+        let alarmed: Vec<&ScalingPolicy> = policies
             .iter()
-            .filter(|p| p.tracking().is_some())
+            .filter(|p| p.watched_alarm().is_some())
             .collect();
-        if policies.is_empty() || g.deleting() {
+        if (tracking.is_empty() && alarmed.is_empty()) || g.deleting() {
             return Ok(Outcome::Skipped);
         }
         // AWS's process for alarm-driven scaling: suspended, the policies are not run.
@@ -151,38 +154,23 @@ impl Tracker<'_> {
             });
         };
         let members = self.store.instances(user, name).await?;
+        let mut ask = Asker {
+            tracker: self,
+            prometheus: prometheus.as_ref(),
+            queries: 0,
+        };
         let mut readings = Vec::new();
-        let mut queries = 0;
-        for p in &policies {
+        for p in &tracking {
             let (cfg, warmup) = p.tracking().expect("filtered to tracking policies");
-            let warmup_ms = warmup_secs(&g, warmup) * 1000;
-            let warmed = warmed(&members, self.now_ms, warmup_ms);
+            let warmed = warmed(&members, self.now_ms, warmup_secs(&g, warmup) * 1000);
             let datapoints = if warmed.is_empty() {
                 vec![None; tracking::DATAPOINTS as usize]
             } else {
-                queries += 1;
                 let promql =
                     tracking::promql(cfg, &source.instance_label, &warmed, self.period_ms / 1000);
-                let range = Range::last(tracking::DATAPOINTS, self.period_ms, self.now_ms);
-                let read = prometheus
-                    .query_range(&promql, range)
-                    .await
-                    .map_err(|e| match e {
-                        QueryError::Refused(why) => format!(
-                            "policy {}: Prometheus refused its query: {why}",
-                            p.policy_name
-                        ),
-                        QueryError::Unreachable(why) => {
-                            format!("the metric source could not be asked: {why}")
-                        }
-                    })
-                    .and_then(|series| {
-                        prometheus::datapoints(&series, range)
-                            .map_err(|e| format!("policy {}: {e}", p.policy_name))
-                    });
-                match read {
+                match ask.datapoints(p, &promql, tracking::DATAPOINTS).await {
                     Ok(d) => d,
-                    Err(why) => return Ok(Outcome::NoData { queries, why }),
+                    Err(why) => return Ok(ask.no_data(why)),
                 }
             };
             readings.push(Reading {
@@ -195,71 +183,173 @@ impl Tracker<'_> {
                 },
             });
         }
-        let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) else {
-            // A policy without its latest datapoint cannot scale: say so.
-            if let Some(i) = readings.iter().position(|r| r.now().is_none()) {
+        // What each policy that acts asks for; the largest capacity wins (AWS's rule when
+        // several policies act at once).
+        let mut asks: Vec<Change> = Vec::new();
+        if let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) {
+            asks.push(tracking_change(tracking[d.by], &readings[d.by], d));
+        }
+        let warmed_now = warmed(&members, self.now_ms, warmup_secs(&g, None) * 1000);
+        for p in &alarmed {
+            let a = p.watched_alarm().expect("filtered to alarmed policies");
+            // An expression over the group's VMs has nothing to read while none serves.
+            if warmed_now.is_empty() && a.expression.contains(tracking::INSTANCES) {
+                continue;
+            }
+            let promql = tracking::fill(&a.expression, &source.instance_label, &warmed_now);
+            let datapoints = match ask.datapoints(p, &promql, a.evaluation_periods).await {
+                Ok(d) => d,
+                Err(why) => return Ok(ask.no_data(why)),
+            };
+            let Some(value) = alarm::breached(a, &datapoints) else {
+                continue;
+            };
+            let bounds = (g.min, g.max);
+            let warmed = warmed_now.len() as i64;
+            if let Some(to) = alarm::step_capacity(p, value, a.threshold, g.desired, warmed, bounds)
+            {
+                asks.push(Change {
+                    to,
+                    policy: p,
+                    alarm: a.alarm_name.clone(),
+                    reading: format!(
+                        "The alarm's metric was {value} against the threshold {}.",
+                        a.threshold
+                    ),
+                });
+            }
+        }
+        let queries = ask.queries;
+        let Some(change) = asks.into_iter().max_by_key(|c| c.to) else {
+            // A target tracking policy without its latest datapoint cannot scale: say so.
+            if let Some((r, p)) = readings
+                .iter()
+                .zip(&tracking)
+                .find(|(r, _)| r.now().is_none())
+            {
+                let why = if r.fleet.warmed == 0 {
+                    "no VM serves past its warm-up yet"
+                } else {
+                    "no datapoint now"
+                };
                 return Ok(Outcome::NoData {
                     queries,
-                    why: format!("policy {}: no datapoint", policies[i].policy_name),
+                    why: format!("policy {}: {why}", p.policy_name),
                 });
             }
             return Ok(Outcome::Stayed { queries });
         };
-        self.scale(user, &g, policies[d.by], &readings[d.by], d)
-            .await?;
+        self.scale(user, &g, change).await?;
         Ok(Outcome::Scaled { queries })
     }
 
     /// Writes the new desired capacity with its activity, as a compare-and-set on the group as
     /// read, then asks the provisioner to reconcile. A lost race is left to the next run.
-    async fn scale(
-        &self,
-        user: &str,
-        g: &Group,
-        p: &ScalingPolicy,
-        r: &Reading,
-        d: Decision,
-    ) -> Result<(), StoreError> {
-        let (cfg, _) = p.tracking().expect("the decision is a tracking policy's");
+    async fn scale(&self, user: &str, g: &Group, c: Change<'_>) -> Result<(), StoreError> {
         let mut next = g.clone();
-        next.desired = d.to;
+        next.desired = c.to;
         let ctx = Context {
             group: &g.name,
             group_arn: &g.settings.arn,
             now_ms: self.now_ms,
         };
-        // The high condition scales out, the low one in (AWS's AlarmHigh, AlarmLow).
-        let alarm = p
-            .alarms
-            .get(usize::from(!d.up))
-            .map(|a| a.alarm_name.as_str())
-            .unwrap_or(p.policy_name.as_str());
-        let what = activity::Tracked {
-            alarm,
-            policy: &p.policy_name,
-            metric: &metric_name(cfg),
-            value: r.now().expect("a policy that asks has its datapoint"),
-            target: cfg.target_value,
-        };
-        let record = activity::tracked(&ctx, &what, g.desired, d.to);
+        let record = activity::alarmed(
+            &ctx,
+            &c.alarm,
+            &c.policy.policy_name,
+            g.desired,
+            c.to,
+            &c.reading,
+        );
         self.store.update_group_with(user, g, &next, &[record]).await.inspect_err(|e| {
-            tracing::warn!(user, group = g.name, error = %e, "target tracking's change not written; the next run decides again");
+            tracing::warn!(user, group = g.name, error = %e, "a metric policy's change not written; the next run decides again");
         })?;
         tracing::info!(
             user,
             group = g.name,
-            policy = p.policy_name,
+            policy = c.policy.policy_name,
+            alarm = c.alarm,
             from = g.desired,
-            to = d.to,
-            metric = what.value,
-            target = what.target,
-            "target tracking scaled"
+            to = c.to,
+            reading = c.reading,
+            "metric policy scaled"
         );
-        let msg = Reconcile::new(user, &g.name, "a target tracking policy");
+        let msg = Reconcile::new(user, &g.name, "a metric policy");
         if let Err(e) = self.queue.send(&msg.into(), 0).await {
             tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
         }
         Ok(())
+    }
+}
+
+/// A change one policy asks for, and what its activity says.
+struct Change<'a> {
+    to: i64,
+    policy: &'a ScalingPolicy,
+    alarm: String,
+    /// The sentence after AWS's words: the metric against the target or threshold.
+    reading: String,
+}
+
+/// A target tracking policy's change: its high condition scales out, its low one in (AWS's
+/// AlarmHigh, AlarmLow).
+fn tracking_change<'a>(p: &'a ScalingPolicy, r: &Reading, d: Decision) -> Change<'a> {
+    let (cfg, _) = p.tracking().expect("the decision is a tracking policy's");
+    let alarm = p
+        .alarms
+        .get(usize::from(!d.up))
+        .map_or_else(|| p.policy_name.clone(), |a| a.alarm_name.clone());
+    let value = r.now().expect("a policy that asks has its datapoint");
+    Change {
+        to: d.to,
+        policy: p,
+        alarm,
+        reading: format!(
+            "The metric {} was {value} against the target {}.",
+            metric_name(cfg),
+            cfg.target_value
+        ),
+    }
+}
+
+/// One group's range queries, counted.
+struct Asker<'a> {
+    tracker: &'a Tracker<'a>,
+    prometheus: &'a dyn Prometheus,
+    queries: usize,
+}
+
+impl Asker<'_> {
+    /// The last `points` datapoints of `promql`, a metric period apart, or why there are none.
+    async fn datapoints(
+        &mut self,
+        p: &ScalingPolicy,
+        promql: &str,
+        points: i64,
+    ) -> Result<Vec<Option<f64>>, String> {
+        self.queries += 1;
+        let range = Range::last(points, self.tracker.period_ms, self.tracker.now_ms);
+        let series = self
+            .prometheus
+            .query_range(promql, range)
+            .await
+            .map_err(|e| match e {
+                QueryError::Refused(why) => format!(
+                    "policy {}: Prometheus refused its query: {why}",
+                    p.policy_name
+                ),
+                QueryError::Unreachable(why) => {
+                    format!("the metric source could not be asked: {why}")
+                }
+            })?;
+        prometheus::datapoints(&series, range).map_err(|e| format!("policy {}: {e}", p.policy_name))
+    }
+
+    fn no_data(&self, why: String) -> Outcome {
+        Outcome::NoData {
+            queries: self.queries,
+            why,
+        }
     }
 }
 

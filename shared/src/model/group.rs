@@ -6,7 +6,7 @@
 
 use super::hold::Holds;
 use super::instance::Outcome;
-use super::tracking::TargetTrackingConfiguration;
+use super::tracking::{MetricAlarm, TargetTrackingConfiguration};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
@@ -249,6 +249,13 @@ pub struct ScalingPolicy {
     pub alarms: Vec<Alarm>,
     #[serde(rename = "PhantomWebhook", skip_serializing_if = "Option::is_none")]
     pub webhook: Option<Webhook>,
+    /// A step policy's alarm on the metric source (`phantom::alarm`); its name is in `alarms`.
+    #[serde(
+        rename = "PhantomAlarm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub alarm: Option<MetricAlarm>,
 }
 
 impl ScalingPolicy {
@@ -263,6 +270,20 @@ impl ScalingPolicy {
             PolicyKind::Step { .. } => "StepScaling",
             PolicyKind::TargetTracking { .. } => "TargetTrackingScaling",
         }
+    }
+
+    /// Its alarm, if it is an enabled step policy with one.
+    pub fn watched_alarm(&self) -> Option<&MetricAlarm> {
+        match &self.kind {
+            PolicyKind::Step { .. } if self.enabled => self.alarm.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the scheduled run evaluates it: an enabled target tracking policy, or an enabled
+    /// step policy with an alarm.
+    pub fn watched(&self) -> bool {
+        self.tracking().is_some() || self.watched_alarm().is_some()
     }
 
     /// Its target tracking configuration, if it is an enabled target tracking policy.
@@ -361,6 +382,15 @@ pub struct Alarm {
     pub alarm_name: String,
     #[serde(rename = "AlarmARN")]
     pub alarm_arn: String,
+}
+
+impl From<&MetricAlarm> for Alarm {
+    fn from(a: &MetricAlarm) -> Self {
+        Self {
+            alarm_name: a.alarm_name.clone(),
+            alarm_arn: a.alarm_arn.clone(),
+        }
+    }
 }
 
 /// A policy's alert webhook: its id, the SHA-256 of its secret (the secret is shown once), when

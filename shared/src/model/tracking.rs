@@ -107,6 +107,64 @@ pub struct MetricQueryRequest {
     pub return_data: Option<bool>,
 }
 
+/// A step policy's alarm of Phantom's own: a PromQL expression compared with a threshold every
+/// run, in alarm when `datapoints_to_alarm` of its last `evaluation_periods` datapoints breach
+/// (CloudWatch's M of N). In alarm, it runs its policy with the latest datapoint as the metric
+/// value and the threshold as the breach threshold, as a CloudWatch alarm's action would.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricAlarm {
+    pub alarm_name: String,
+    #[serde(rename = "AlarmARN")]
+    pub alarm_arn: String,
+    pub expression: String,
+    pub comparison_operator: Comparison,
+    pub threshold: f64,
+    pub evaluation_periods: i64,
+    pub datapoints_to_alarm: i64,
+}
+
+/// CloudWatch's comparison operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Comparison {
+    GreaterThanOrEqualToThreshold,
+    GreaterThanThreshold,
+    LessThanThreshold,
+    LessThanOrEqualToThreshold,
+}
+
+impl Comparison {
+    pub const ALL: [Self; 4] = [
+        Self::GreaterThanOrEqualToThreshold,
+        Self::GreaterThanThreshold,
+        Self::LessThanThreshold,
+        Self::LessThanOrEqualToThreshold,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::GreaterThanOrEqualToThreshold => "GreaterThanOrEqualToThreshold",
+            Self::GreaterThanThreshold => "GreaterThanThreshold",
+            Self::LessThanThreshold => "LessThanThreshold",
+            Self::LessThanOrEqualToThreshold => "LessThanOrEqualToThreshold",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Whether `value` breaches `threshold`.
+    pub fn breaches(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Self::GreaterThanOrEqualToThreshold => value >= threshold,
+            Self::GreaterThanThreshold => value > threshold,
+            Self::LessThanThreshold => value < threshold,
+            Self::LessThanOrEqualToThreshold => value <= threshold,
+        }
+    }
+}
+
 /// The deployment's metric source: a Prometheus server, and the label of its series that holds
 /// a VM's instance id (as Prometheus's EC2 service discovery gives it, relabelled).
 #[derive(Debug, Clone, PartialEq, Eq)]

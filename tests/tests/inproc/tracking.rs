@@ -493,3 +493,110 @@ async fn terraforms_target_tracking_policy_calls_in_its_order() {
     assert_eq!(code, "ValidationError");
     assert!(msg.contains("not found"), "Terraform's match: {msg}");
 }
+
+/// A step policy with an alarm of Phantom's own (PutPolicyAlarm): 2 of its last 3 datapoints
+/// above the threshold run the policy's step, once while the new VMs warm up, again after; a
+/// higher step adds the difference; removed, the alarm runs nothing.
+#[tokio::test]
+async fn a_step_policy_runs_on_its_promql_alarm() {
+    use super::self_service::call;
+    use serde_json::json;
+    let (w, u) = tracked_group("tt-alarm", 2).await;
+    w.sdk(&u)
+        .update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .default_instance_warmup(5)
+        .send()
+        .await
+        .expect("a warm-up of 5 s");
+    let steps = [(0.0, Some(20.0), 1), (20.0, None, 3)].map(|(lower, upper, n)| {
+        aws_sdk_autoscaling::types::StepAdjustment::builder()
+            .metric_interval_lower_bound(lower)
+            .set_metric_interval_upper_bound(upper)
+            .scaling_adjustment(n)
+            .build()
+    });
+    w.sdk(&u)
+        .put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("steps")
+        .policy_type("StepScaling")
+        .adjustment_type("ChangeInCapacity")
+        .set_step_adjustments(Some(steps.to_vec()))
+        .send()
+        .await
+        .expect("a step policy");
+    let alarm = json!({"AutoScalingGroupName": "web", "PolicyName": "steps",
+        "Expression": "avg(app_load{$instances})", "ComparisonOperator": "GreaterThanThreshold",
+        "Threshold": 60.0, "EvaluationPeriods": 3, "DatapointsToAlarm": 2});
+    // Refused: a comparison CloudWatch has not, a query Prometheus refuses, a simple policy.
+    let mut bad = alarm.clone();
+    bad["ComparisonOperator"] = "Above".into();
+    let (status, v) = call(&w, &u, "PutPolicyAlarm", bad).await;
+    assert_eq!(status, 400, "{v}");
+    w.prometheus
+        .refuse("app_lod", "1:5: parse error: unknown thing");
+    let mut bad = alarm.clone();
+    bad["Expression"] = "avg(app_lod{$instances})".into();
+    let (status, v) = call(&w, &u, "PutPolicyAlarm", bad).await;
+    assert_eq!(status, 400);
+    assert!(
+        v["Error"]["Message"]
+            .as_str()
+            .unwrap()
+            .contains("parse error"),
+        "{v}"
+    );
+
+    let (status, made) = call(&w, &u, "PutPolicyAlarm", alarm.clone()).await;
+    assert_eq!(status, 200, "{made}");
+    let name = made["AlarmName"].as_str().unwrap().to_string();
+    assert!(name.starts_with("Phantom-web-steps-"), "{made}");
+    let listed = w
+        .sdk(&u)
+        .describe_policies()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    let alarms = listed.scaling_policies()[0].alarms();
+    assert_eq!(alarms[0].alarm_name(), Some(name.as_str()));
+    let (_, described) = call(&w, &u, "DescribePolicyAlarms", json!({})).await;
+    assert_eq!(described["Alarms"][0]["Threshold"], 60.0);
+    assert_eq!(described["Alarms"][0]["DatapointsToAlarm"], 2);
+
+    // The VMs warm up (5 s), then 70 for 60: +1 after 2 datapoints above.
+    w.metric("app_load", Some(50.0));
+    w.run_for(6).await;
+    w.metric("app_load", Some(70.0));
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 3);
+    let cause = causes(&w, &u, "web")
+        .await
+        .into_iter()
+        .find(|c| c.contains(&name));
+    let cause = cause.expect("the alarm's activity");
+    assert!(
+        cause.contains(
+            "in state ALARM triggered policy steps changing the desired capacity from 2 to 3."
+        ),
+        "{cause}"
+    );
+    assert!(
+        cause.contains("The alarm's metric was 70 against the threshold 60."),
+        "{cause}"
+    );
+    // The same step while the new VM warms up: no more.
+    w.run_for(2).await;
+    assert_eq!(desired(&w, &u).await, 3);
+    // A higher step meanwhile: +3 from the 2 warmed, 2 more.
+    w.metric("app_load", Some(85.0));
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 5);
+    // Removed: nothing runs it.
+    let of = json!({"AutoScalingGroupName": "web", "PolicyName": "steps"});
+    assert_eq!(call(&w, &u, "DeletePolicyAlarm", of.clone()).await.0, 200);
+    w.run_for(20).await;
+    assert_eq!(desired(&w, &u).await, 5);
+    assert_eq!(call(&w, &u, "DeletePolicyAlarm", of).await.0, 400);
+}

@@ -10,7 +10,7 @@ use phantom::identity::Caller;
 use phantom::model::group::Alarm;
 use phantom::model::request::{DeletePolicy, DescribePolicies, ExecutePolicy, PutScalingPolicy};
 use phantom::model::response;
-use phantom::model::tracking::TargetTrackingConfiguration;
+use phantom::model::tracking::MetricSource;
 use phantom::policy::{self, PolicyKind, MAX_POLICIES};
 use phantom::prometheus::QueryError;
 use phantom::store::Record;
@@ -46,29 +46,39 @@ fn alarms(app: &App, caller: &Caller, group: &str) -> Vec<Alarm> {
         .collect()
 }
 
-/// A target tracking policy's metric, asked of the metric source before the policy is kept: a
-/// query Prometheus refuses is the caller's ValidationError, in Prometheus's words. A source
-/// that cannot be reached now does not block the policy (the runs say so while it lasts).
-async fn check_metric(app: &App, cfg: &TargetTrackingConfiguration) -> ApiResult<()> {
+/// A metric's query (`promql`, written for the source), asked of the metric source before what
+/// follows it is kept: a query Prometheus refuses is the caller's ValidationError, in
+/// Prometheus's words. A source that cannot be reached now does not block it (the runs say so
+/// while it lasts).
+pub async fn check_promql(
+    app: &App,
+    promql: impl FnOnce(&MetricSource) -> String,
+) -> ApiResult<()> {
     let Some(source) = app.store.metric_source().await? else {
         return Err(ApiError::validation(
-            "No metric source is set in this deployment, so a TargetTrackingScaling policy \
-             would have no metric to follow: an administrator sets one first (phantomctl \
-             metric-source set).",
+            "No metric source is set in this deployment, so there is no metric to follow: an \
+             administrator sets one first (phantomctl metric-source set).",
         ));
     };
-    // Any id and period will do: the check is whether Prometheus takes the query.
-    let promql = tracking::promql(cfg, &source.instance_label, &["i-00000000"], 60);
+    let promql = promql(&source);
     match app.metrics.connect(&source).query(&promql).await {
         Ok(_) => Ok(()),
         Err(QueryError::Refused(why)) => Err(ApiError::validation(format!(
             "The metric's query was refused by Prometheus: {why} (the query: {promql})"
         ))),
         Err(QueryError::Unreachable(why)) => {
-            tracing::warn!(error = %why, "the metric source could not check a policy's query");
+            tracing::warn!(error = %why, "the metric source could not check a query");
             Ok(())
         }
     }
+}
+
+/// Any VM id and period will do: the check is whether Prometheus takes the query.
+const SOME_VM: &[&str] = &["i-00000000"];
+
+/// For a step policy's alarm: its expression, filled as a run fills it.
+pub fn alarm_promql(expression: &str, source: &MetricSource) -> String {
+    tracking::fill(expression, &source.instance_label, SOME_VM)
 }
 
 pub async fn put(
@@ -85,7 +95,15 @@ pub async fn put(
         ..
     } = &asked.kind
     {
-        check_metric(app, target_tracking_configuration).await?;
+        check_promql(app, |s| {
+            tracking::promql(
+                target_tracking_configuration,
+                &s.instance_label,
+                SOME_VM,
+                60,
+            )
+        })
+        .await?;
     }
     let fresh_alarms = match asked.kind {
         PolicyKind::TargetTracking { .. } => alarms(app, caller, group),
@@ -96,24 +114,27 @@ pub async fn put(
         let mut list = g.settings.scaling_policies.clone();
         let existing = list.iter().position(|p| &p.policy_name == name);
         // A policy put again keeps its ARN (webhooks and alarms name it), its webhook and, if it
-        // still tracks a target, its alarms.
-        let (arn, webhook, old_alarms) = match existing {
-            Some(i) => (
-                list[i].arn.clone(),
-                list[i].webhook.clone(),
-                list[i].alarms.clone(),
-            ),
-            None => (fresh.clone(), None, Vec::new()),
-        };
+        // still tracks a target or steps, its alarms.
+        let old = existing.map(|i| &list[i]);
+        let arn = old.map_or(fresh.clone(), |p| p.arn.clone());
         let doc = policy::document(&input, group, &arn)?;
-        let alarms = match (&doc.kind, old_alarms.is_empty()) {
-            (PolicyKind::TargetTracking { .. }, false) => old_alarms,
-            (PolicyKind::TargetTracking { .. }, true) => fresh_alarms.clone(),
-            _ => Vec::new(),
+        let alarm = match &doc.kind {
+            PolicyKind::Step { .. } => old.and_then(|p| p.alarm.clone()),
+            _ => None,
+        };
+        let alarms = match (&doc.kind, old) {
+            (PolicyKind::TargetTracking { .. }, Some(p))
+                if !p.alarms.is_empty() && p.alarm.is_none() =>
+            {
+                p.alarms.clone()
+            }
+            (PolicyKind::TargetTracking { .. }, _) => fresh_alarms.clone(),
+            _ => alarm.iter().map(Alarm::from).collect(),
         };
         let doc = policy::ScalingPolicy {
-            webhook,
+            webhook: old.and_then(|p| p.webhook.clone()),
             alarms,
+            alarm,
             ..doc
         };
         *kept.lock().expect("no panic while held") = (arn, doc.alarms.clone());

@@ -101,21 +101,7 @@ async fn describe(
     caller: &Caller,
     input: DescribeWebhooks,
 ) -> Result<shapes::Webhooks, Failure> {
-    let groups = match &input.auto_scaling_group_name {
-        None => {
-            app.store
-                .groups(&caller.user, None, None, usize::MAX, &|_| true)
-                .await?
-        }
-        Some(name) => {
-            let name: &str = name;
-            vec![app
-                .store
-                .group(&caller.user, name)
-                .await?
-                .ok_or_else(|| ApiError::validation(format!("Group {name} does not exist.")))?]
-        }
-    };
+    let groups = groups_of(app, caller, input.auto_scaling_group_name.as_deref()).await?;
     let webhooks = groups
         .iter()
         .flat_map(|g| &g.settings.scaling_policies)
@@ -131,6 +117,26 @@ async fn describe(
         })
         .collect();
     Ok(shapes::Webhooks { webhooks })
+}
+
+/// The caller's group `name`, or (None) all its groups.
+pub async fn groups_of(
+    app: &App,
+    caller: &Caller,
+    name: Option<&str>,
+) -> Result<Vec<Group>, Failure> {
+    Ok(match name {
+        None => {
+            app.store
+                .groups(&caller.user, None, None, usize::MAX, &|_| true)
+                .await?
+        }
+        Some(name) => vec![app
+            .store
+            .group(&caller.user, name)
+            .await?
+            .ok_or_else(|| ApiError::validation(format!("Group {name} does not exist.")))?],
+    })
 }
 
 /// Revokes the policy's webhook: its URL answers 403 from now on.

@@ -7,6 +7,7 @@
 //! secret, once, to the administrator who made it.
 
 mod admin;
+mod alarms;
 pub mod hooks;
 mod mine;
 mod shapes;
@@ -130,6 +131,9 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
         return outcome;
     }
     if let Some(outcome) = hooks::run(app, &caller, operation, &input, req).await {
+        return outcome;
+    }
+    if let Some(outcome) = alarms::run(app, &caller, operation, &input).await {
         return outcome;
     }
     if admin::OPERATIONS.contains(&operation) {

@@ -138,6 +138,21 @@ pub struct DescribeWebhooks {
     pub auto_scaling_group_name: Option<Name>,
 }
 
+/// PutPolicyAlarm: a step policy's alarm on the metric source.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutPolicyAlarm {
+    pub auto_scaling_group_name: Name,
+    pub policy_name: Name,
+    /// PromQL; `$instances` is the group's VMs serving past their warm-up.
+    pub expression: Name,
+    pub comparison_operator: Name,
+    pub threshold: f64,
+    pub evaluation_periods: i64,
+    /// Absent: EvaluationPeriods (all of them must breach).
+    pub datapoints_to_alarm: Option<i64>,
+}
+
 // Answers.
 
 /// An answer without members: `{}`.
@@ -321,4 +336,20 @@ pub struct NewWebhook {
 #[serde(rename_all = "PascalCase")]
 pub struct Webhooks {
     pub webhooks: Vec<WebhookView>,
+}
+
+/// A step policy's alarm as PutPolicyAlarm and DescribePolicyAlarms show it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AlarmView {
+    pub auto_scaling_group_name: String,
+    pub policy_name: String,
+    #[serde(flatten)]
+    pub alarm: phantom::model::tracking::MetricAlarm,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Alarms {
+    pub alarms: Vec<AlarmView>,
 }

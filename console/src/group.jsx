@@ -35,7 +35,7 @@ export function GroupView({ name }) {
           <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} />
           <Resize group={g} onChanged={group.reload} />
           <Tags group={g} />
-          <Policies group={g} onChanged={group.reload} />
+          <Policies group={g} activities={activities.data || []} onChanged={group.reload} />
           <ScheduledActions group={g} onChanged={group.reload} />
           <Delete group={g} onDeleted={group.reload} />
         </>

@@ -1,7 +1,9 @@
 // What changes a group's size without a person: its scaling policies (listed; a simple one run by
-// hand with ExecutePolicy) and its scheduled actions (listed with their next run, added, deleted).
+// hand with ExecutePolicy; a metric policy's metric charted against its target) and its scheduled
+// actions (listed with their next run, added, deleted).
 import { useState } from 'preact/hooks';
 import { list, queryAll } from './api.js';
+import { MetricChart, followsMetric } from './metric_chart.jsx';
 import { Button, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
 
 /** A policy's change in words: "+2 instances", "-10 %", "exactly 3", or its steps. */
@@ -31,7 +33,7 @@ export function adjustment(policy) {
   return one(policy.ScalingAdjustment);
 }
 
-export function Policies({ group, onChanged }) {
+export function Policies({ group, activities, onChanged }) {
   const { api } = useSession();
   const name = group.AutoScalingGroupName;
   const policies = useData(() => queryAll(api, 'DescribePolicies', { AutoScalingGroupName: name }, 'ScalingPolicies'), [api, name]);
@@ -75,6 +77,9 @@ export function Policies({ group, onChanged }) {
           ]}
         />
       )}
+      {rows.filter(followsMetric).map((p) => (
+        <MetricChart key={p.PolicyName} group={name} policy={p} activities={activities} />
+      ))}
       <ErrorBox error={execute.error} />
       {ran && (
         <p role="status" class="muted">

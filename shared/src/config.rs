@@ -33,6 +33,24 @@ impl Config {
     }
 }
 
+/// Where the metric period is set: the spacing of a metric's datapoints for target tracking and
+/// step policy alarms. Unset, a minute (AWS's period).
+pub const METRIC_PERIOD_ENV: &str = "PHANTOM_METRIC_PERIOD_SECS";
+
+/// The metric period (ms) from the environment: unset is a minute, anything but a positive whole
+/// number of seconds an error.
+pub fn metric_period_ms() -> Result<i64, String> {
+    match std::env::var(METRIC_PERIOD_ENV) {
+        Err(_) => Ok(60_000),
+        Ok(v) => match v.parse::<i64>() {
+            Ok(s) if s > 0 => Ok(s * 1000),
+            _ => Err(format!(
+                "{METRIC_PERIOD_ENV} is {v:?}: it must be a whole number of seconds above 0"
+            )),
+        },
+    }
+}
+
 /// The AWS SDK configuration: region, credentials and endpoints (AWS_ENDPOINT_URL locally) all
 /// come from the environment, never from code. Every client is built from it, so every client
 /// uses its HTTPS client: rustls with ring (the crates are built without the SDK's default

@@ -17,6 +17,8 @@
 //! predefined metric over node_exporter's series, or fills `$instances` in the user's expression
 //! with a matcher of those VMs' ids on the source's instance label.
 
+use crate::model::group::Group;
+use crate::model::instance::{Lifecycle, Member};
 use crate::model::tracking::{MetricAuth, MetricSource, MetricType, TargetTrackingConfiguration};
 use crate::model::{Checked, Refusal};
 
@@ -211,6 +213,24 @@ pub fn metric_source(
         instance_label: instance_label.to_string(),
         auth,
     })
+}
+
+/// A policy's warm-up (seconds): its own, else the group's DefaultInstanceWarmup, else its
+/// DefaultCooldown (AWS's order for EstimatedInstanceWarmup).
+pub fn warmup_secs(g: &Group, policy: Option<i64>) -> i64 {
+    policy
+        .or(g.settings.default_instance_warmup)
+        .unwrap_or(g.settings.default_cooldown)
+}
+
+/// The ids of the VMs that serve past their warm-up: the ones whose load a metric measures.
+pub fn warmed(members: &[Member], now_ms: i64, warmup_ms: i64) -> Vec<&str> {
+    members
+        .iter()
+        .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
+        .filter(|m| now_ms >= m.in_group_since_ms() + warmup_ms)
+        .map(|m| m.id.as_str())
+        .collect()
 }
 
 /// How many datapoints a run reads: enough for the longer streak.

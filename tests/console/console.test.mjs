@@ -7,7 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -650,4 +651,64 @@ test('credentials per cloud: set, shown by access key id only, removed; an SSH k
   await dialog.waitFor({ state: 'detached' });
   await sierra.getByText(original, { exact: true }).waitFor();
   await done(page);
+});
+
+test("a target tracking policy's metric charted against its target, with the scaling it caused", { timeout: 150_000 }, async () => {
+  // An exporter of this test's own, listed for the stack's Prometheus (file_sd): one gauge a VM.
+  const load = new Map();
+  const server = createServer((_, res) => {
+    res.setHeader('content-type', 'text/plain; version=0.0.4');
+    res.end([...load].map(([id, v]) => `app_load{instance_id="${id}"} ${v}\n`).join(''));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const target = join(need('PHANTOM_PROMETHEUS_TARGETS'), `console-${RUN}.json`);
+  writeFileSync(target, JSON.stringify([{ targets: [`127.0.0.1:${server.address().port}`], labels: { job: 'console' } }]));
+  try {
+    const lc = `track${RUN}@hotel`;
+    const group = `track-${RUN}`;
+    await autoscaling(DEMO, { Action: 'CreateLaunchConfiguration', LaunchConfigurationName: lc, ImageId: IMAGE, InstanceType: 't2.micro' });
+    await autoscaling(DEMO, { Action: 'CreateAutoScalingGroup', AutoScalingGroupName: group, LaunchConfigurationName: lc, MinSize: '1', MaxSize: '4', DesiredCapacity: '1' });
+    const ids = async () => {
+      const xml = await autoscaling(DEMO, { Action: 'DescribeAutoScalingGroups', 'AutoScalingGroupNames.member.1': group });
+      return [...xml.matchAll(/<InstanceId>([^<]+)<\/InstanceId>/g)].map((m) => m[1]);
+    };
+    const publish = async (value) => {
+      for (const id of await ids()) load.set(id, value);
+    };
+    await eventually(async () => (await ids()).length === 1, 'the group has its VM');
+    await publish(20);
+    const tt = 'TargetTrackingConfiguration.';
+    await autoscaling(DEMO, {
+      Action: 'PutScalingPolicy',
+      AutoScalingGroupName: group,
+      PolicyName: 'load50',
+      PolicyType: 'TargetTrackingScaling',
+      EstimatedInstanceWarmup: '5',
+      [`${tt}TargetValue`]: '50',
+      [`${tt}CustomizedMetricSpecification.Metrics.member.1.Id`]: 'load',
+      [`${tt}CustomizedMetricSpecification.Metrics.member.1.Expression`]: 'avg(app_load{$instances})',
+    });
+    const page = await newPage();
+    await signedIn(page, DEMO, 'demo');
+    await page.goto(`${CONSOLE}#/groups/${encodeURIComponent(group)}`);
+    const chart = page.locator('figure.metric-chart');
+    await chart.waitFor();
+    assert.match(await chart.locator('figcaption').textContent(), /load50: .* against its target 50/);
+    assert.equal(await chart.locator('line.target').getAttribute('data-value'), '50');
+    // The metric comes in (the chart refreshes every 15 s), then goes above: the group grows and
+    // the chart marks the scale-out.
+    await eventually(async () => /now 20 against/.test(await chart.locator('figcaption').textContent()), 'the chart shows the metric', 60_000);
+    await publish(80);
+    await eventually(async () => /<DesiredCapacity>2<\/DesiredCapacity>/.test(await autoscaling(DEMO, { Action: 'DescribeAutoScalingGroups', 'AutoScalingGroupNames.member.1': group })), 'the group grew', 60_000);
+    await publish(50);
+    await eventually(async () => (await chart.locator('line.change.out').count()) === 1, 'the chart marks the scale-out', 60_000);
+    assert.match(await chart.locator('figcaption').textContent(), /1 scaling change in the last hour/);
+    assert.ok((await chart.locator('polyline.metric, circle.metric').count()) >= 1, 'the metric is drawn');
+    await chart.scrollIntoViewIfNeeded();
+    await screenshot(page, 'group-metric');
+    await done(page);
+  } finally {
+    rmSync(target, { force: true });
+    server.close();
+  }
 });

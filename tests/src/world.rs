@@ -101,6 +101,7 @@ impl World {
             clock: clock.clone(),
             clouds: clouds.clone(),
             metrics: Arc::new(prometheus::Connect(prometheus.clone())),
+            metric_period_ms: METRIC_PERIOD_MS,
             keys: api::KeyCache::default(),
         });
         let sierra = made.pop().expect("two clouds");

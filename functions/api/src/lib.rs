@@ -35,8 +35,11 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     /// The clouds, for the lookups an action makes before it answers (`actions::lookups`).
     pub clouds: Arc<dyn ConnectLookup>,
-    /// The metric source, which checks a target tracking policy's query when it is put.
+    /// The metric source, which checks a target tracking policy's query when it is put and
+    /// gives a policy's recent datapoints (the console's chart).
     pub metrics: Arc<dyn phantom::prometheus::Connect>,
+    /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS).
+    pub metric_period_ms: i64,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
 }
@@ -92,6 +95,7 @@ impl App {
             clock: Arc::new(SystemClock),
             clouds: Arc::new(Ec2Lookups::default()),
             metrics: Arc::new(phantom::prometheus::http::Connect),
+            metric_period_ms: phantom::config::metric_period_ms()?,
             keys: KeyCache::default(),
         })
     }

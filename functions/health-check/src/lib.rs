@@ -32,23 +32,6 @@ pub struct HealthCheck {
     pub metric_period_ms: i64,
 }
 
-/// Where the metric period is set; unset, a minute (AWS's period for target tracking).
-pub const METRIC_PERIOD_ENV: &str = "PHANTOM_METRIC_PERIOD_SECS";
-
-/// The metric period (ms) from the environment: unset is a minute, anything but a positive whole
-/// number of seconds an error.
-pub fn metric_period_ms() -> Result<i64, String> {
-    match std::env::var(METRIC_PERIOD_ENV) {
-        Err(_) => Ok(60_000),
-        Ok(v) => match v.parse::<i64>() {
-            Ok(s) if s > 0 => Ok(s * 1000),
-            _ => Err(format!(
-                "{METRIC_PERIOD_ENV} is {v:?}: it must be a whole number of seconds above 0"
-            )),
-        },
-    }
-}
-
 /// What one run of the schedule did.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Report {
@@ -106,7 +89,7 @@ impl HealthCheck {
             queue: Arc::new(queue),
             clock: Arc::new(SystemClock),
             metrics: Arc::new(phantom::prometheus::http::Connect),
-            metric_period_ms: metric_period_ms()?,
+            metric_period_ms: phantom::config::metric_period_ms()?,
         })
     }
 

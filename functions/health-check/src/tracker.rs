@@ -15,7 +15,6 @@ use phantom::activity::{self, Context};
 use phantom::alarm;
 use phantom::group::Group;
 use phantom::model::group::ScalingPolicy;
-use phantom::model::instance::{Lifecycle, Member};
 use phantom::model::tracking::TargetTrackingConfiguration;
 use phantom::prometheus::{self, Prometheus, QueryError, Range};
 use phantom::queue::{Reconcile, WorkQueue};
@@ -162,7 +161,11 @@ impl Tracker<'_> {
         let mut readings = Vec::new();
         for p in &tracking {
             let (cfg, warmup) = p.tracking().expect("filtered to tracking policies");
-            let warmed = warmed(&members, self.now_ms, warmup_secs(&g, warmup) * 1000);
+            let warmed = tracking::warmed(
+                &members,
+                self.now_ms,
+                tracking::warmup_secs(&g, warmup) * 1000,
+            );
             let datapoints = if warmed.is_empty() {
                 vec![None; tracking::DATAPOINTS as usize]
             } else {
@@ -189,7 +192,11 @@ impl Tracker<'_> {
         if let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) {
             asks.push(tracking_change(tracking[d.by], &readings[d.by], d));
         }
-        let warmed_now = warmed(&members, self.now_ms, warmup_secs(&g, None) * 1000);
+        let warmed_now = tracking::warmed(
+            &members,
+            self.now_ms,
+            tracking::warmup_secs(&g, None) * 1000,
+        );
         for p in &alarmed {
             let a = p.watched_alarm().expect("filtered to alarmed policies");
             // An expression over the group's VMs has nothing to read while none serves.
@@ -351,24 +358,6 @@ impl Asker<'_> {
             why,
         }
     }
-}
-
-/// A policy's warm-up: its own, else the group's DefaultInstanceWarmup, else its DefaultCooldown
-/// (AWS's order for EstimatedInstanceWarmup).
-fn warmup_secs(g: &Group, policy: Option<i64>) -> i64 {
-    policy
-        .or(g.settings.default_instance_warmup)
-        .unwrap_or(g.settings.default_cooldown)
-}
-
-/// The ids of the VMs that serve past their warm-up: the ones whose load the metric measures.
-fn warmed(members: &[Member], now_ms: i64, warmup_ms: i64) -> Vec<&str> {
-    members
-        .iter()
-        .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
-        .filter(|m| now_ms >= m.in_group_since_ms() + warmup_ms)
-        .map(|m| m.id.as_str())
-        .collect()
 }
 
 /// How an activity names a policy's metric.

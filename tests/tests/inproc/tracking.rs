@@ -11,6 +11,7 @@ use aws_sdk_autoscaling::types::{
 };
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use serde_json::Value;
 
 /// node_exporter's CPU series, which the predefined CPU metric reads.
 const CPU: &str = "node_cpu_seconds_total";
@@ -599,4 +600,64 @@ async fn a_step_policy_runs_on_its_promql_alarm() {
     w.run_for(20).await;
     assert_eq!(desired(&w, &u).await, 5);
     assert_eq!(call(&w, &u, "DeletePolicyAlarm", of).await.0, 400);
+}
+
+/// The console's chart reads a policy's recent datapoints: the query as sent over the group's
+/// VMs, its target, a datapoint a step apart, none where the metric had none.
+#[tokio::test]
+async fn a_policys_metric_is_read_back_for_its_chart() {
+    use super::self_service::call;
+    use serde_json::json;
+    let (w, u) = tracked_group("tt-chart", 2).await;
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    w.run_for(10).await;
+    w.metric(CPU, Some(42.0));
+    w.run_for(5).await;
+    let ask = json!({"AutoScalingGroupName": "web", "PolicyName": "cpu50", "Minutes": 1});
+    let (status, m) = call(&w, &u, "GetPolicyMetric", ask).await;
+    assert_eq!(status, 200, "{m}");
+    assert_eq!(m["Target"], 50.0);
+    assert_eq!(m["StepSeconds"], 1);
+    assert!(
+        m["Query"]
+            .as_str()
+            .unwrap()
+            .contains("node_cpu_seconds_total"),
+        "{m}"
+    );
+    let points = m["Datapoints"].as_array().unwrap();
+    assert_eq!(points.len(), 61);
+    let valued: Vec<&Value> = points.iter().filter(|p| p.get("Value").is_some()).collect();
+    assert_eq!(valued.len(), 6, "the last 6 seconds have the metric: {m}");
+    assert_eq!(valued[5]["Value"], 42.0);
+    // A simple policy follows no metric; the source down is 503.
+    w.sdk(&u)
+        .put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("up")
+        .adjustment_type("ChangeInCapacity")
+        .scaling_adjustment(1)
+        .send()
+        .await
+        .unwrap();
+    let (status, _) = call(
+        &w,
+        &u,
+        "GetPolicyMetric",
+        json!({"AutoScalingGroupName": "web", "PolicyName": "up"}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    w.prometheus.set_down(true);
+    let (status, v) = call(
+        &w,
+        &u,
+        "GetPolicyMetric",
+        json!({"AutoScalingGroupName": "web", "PolicyName": "cpu50"}),
+    )
+    .await;
+    assert_eq!(
+        (status, v["Error"]["Code"].as_str()),
+        (503, Some("ServiceUnavailable"))
+    );
 }

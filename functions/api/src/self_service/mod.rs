@@ -9,6 +9,7 @@
 mod admin;
 mod alarms;
 pub mod hooks;
+mod metric;
 mod mine;
 mod shapes;
 
@@ -134,6 +135,9 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
         return outcome;
     }
     if let Some(outcome) = alarms::run(app, &caller, operation, &input).await {
+        return outcome;
+    }
+    if let Some(outcome) = metric::run(app, &caller, operation, &input).await {
         return outcome;
     }
     if admin::OPERATIONS.contains(&operation) {

@@ -153,6 +153,16 @@ pub struct PutPolicyAlarm {
     pub datapoints_to_alarm: Option<i64>,
 }
 
+/// GetPolicyMetric: a target tracking policy's metric, or a step policy alarm's, recently.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetPolicyMetric {
+    pub auto_scaling_group_name: Name,
+    pub policy_name: Name,
+    /// How far back, in minutes (1 to 1440); absent: 60.
+    pub minutes: Option<i64>,
+}
+
 // Answers.
 
 /// An answer without members: `{}`.
@@ -352,4 +362,28 @@ pub struct AlarmView {
 #[serde(rename_all = "PascalCase")]
 pub struct Alarms {
     pub alarms: Vec<AlarmView>,
+}
+
+/// A policy's metric over a recent span: the query as sent, what it is held against, and a
+/// datapoint a step apart (no `Value` where the metric had none).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PolicyMetric {
+    pub auto_scaling_group_name: String,
+    pub policy_name: String,
+    pub query: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    pub step_seconds: i64,
+    pub datapoints: Vec<Datapoint>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Datapoint {
+    pub timestamp: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
 }

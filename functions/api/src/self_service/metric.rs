@@ -1,0 +1,110 @@
+//! A policy's metric over a recent span, for the console's chart of a metric against its target:
+//! a target tracking policy's metric, or a step policy alarm's expression, over the group's VMs
+//! serving past their warm-up now, as one range query of the metric source.
+
+use super::shapes::{self, GetPolicyMetric};
+use super::{answer, read, Failure, Json, Outcome};
+use crate::App;
+use phantom::identity::Caller;
+use phantom::prometheus::{self, QueryError, Range};
+use phantom::{tracking, ApiError};
+
+/// Datapoints a chart shows at most.
+const POINTS: i64 = 120;
+
+pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> Option<Outcome> {
+    match operation {
+        "GetPolicyMetric" => Some(answer(async { get(app, caller, read(input)?).await }.await)),
+        _ => None,
+    }
+}
+
+async fn get(
+    app: &App,
+    caller: &Caller,
+    input: GetPolicyMetric,
+) -> Result<shapes::PolicyMetric, Failure> {
+    let group: &str = &input.auto_scaling_group_name;
+    let name: &str = &input.policy_name;
+    let minutes = input.minutes.unwrap_or(60);
+    if !(1..=1440).contains(&minutes) {
+        return Err(ApiError::validation(format!(
+            "Minutes must be between 1 and 1440, not {minutes}."
+        ))
+        .into());
+    }
+    let g = app
+        .store
+        .group(&caller.user, group)
+        .await?
+        .ok_or_else(|| ApiError::validation(format!("Group {group} does not exist.")))?;
+    let p = g
+        .settings
+        .scaling_policies
+        .iter()
+        .find(|p| p.is(name))
+        .ok_or_else(|| {
+            ApiError::validation(format!("Group {group} has no scaling policy {name}."))
+        })?;
+    let source = app.store.metric_source().await?.ok_or_else(|| {
+        ApiError::validation("No metric source is set in this deployment: there is no metric.")
+    })?;
+    let now = app.clock.now_ms();
+    let members = app.store.instances(&caller.user, group).await?;
+    let period_secs = app.metric_period_ms / 1000;
+    let (query, target, threshold, needs_vms, warmed) = if let Some((cfg, warmup)) = p.tracking() {
+        let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, warmup) * 1000);
+        let q = tracking::promql(cfg, &source.instance_label, &warmed, period_secs);
+        (q, Some(cfg.target_value), None, true, warmed.len())
+    } else if let Some(a) = p.alarm.as_ref() {
+        let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, None) * 1000);
+        let q = tracking::fill(&a.expression, &source.instance_label, &warmed);
+        let needs = a.expression.contains(tracking::INSTANCES);
+        (q, None, Some(a.threshold), needs, warmed.len())
+    } else {
+        return Err(ApiError::validation(format!(
+                "Policy {name} follows no metric: it is not a TargetTrackingScaling policy, and it has no alarm."
+            ))
+            .into());
+    };
+    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
+    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, now);
+    let values = if needs_vms && warmed == 0 {
+        // No VM serves past its warm-up: the metric has nothing to measure.
+        vec![None; range.points()]
+    } else {
+        let series = app
+            .metrics
+            .connect(&source)
+            .query_range(&query, range)
+            .await
+            .map_err(|e| match e {
+                QueryError::Refused(why) => {
+                    ApiError::validation(format!("Prometheus refused the query: {why}"))
+                }
+                QueryError::Unreachable(why) => ApiError::service_unavailable(format!(
+                    "The metric source could not be asked: {why}"
+                )),
+            })?;
+        prometheus::datapoints(&series, range).map_err(ApiError::validation)?
+    };
+    let datapoints = values
+        .into_iter()
+        .enumerate()
+        .map(|(k, value)| shapes::Datapoint {
+            timestamp: phantom::time::format_timestamp(phantom::time::from_ms(
+                range.start_ms + k as i64 * step_ms,
+            )),
+            value,
+        })
+        .collect();
+    Ok(shapes::PolicyMetric {
+        auto_scaling_group_name: g.name.clone(),
+        policy_name: p.policy_name.clone(),
+        query,
+        target,
+        threshold,
+        step_seconds: step_ms / 1000,
+        datapoints,
+    })
+}

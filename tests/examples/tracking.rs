@@ -169,36 +169,8 @@ fn reaction() {
     let s = stack();
     let u = s.new_user("bench-track");
     let aws = |args: &[&str]| s.aws(&u, args).json();
-    aws(&[
-        "create-launch-configuration",
-        "--launch-configuration-name",
-        "web@hotel",
-        "--image-id",
-        phantom_e2e::world::IMAGE,
-        "--instance-type",
-        "t2.micro",
-    ]);
-    aws(&[
-        "create-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "web",
-        "--launch-configuration-name",
-        "web@hotel",
-        "--min-size",
-        "1",
-        "--max-size",
-        "10",
-        "--desired-capacity",
-        "2",
-    ]);
-    let group = || {
-        aws(&[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            "web",
-        ])["AutoScalingGroups"][0]
-            .clone()
-    };
+    s.lc_and_group(&u, "web", 1, 10, 2);
+    let group = || s.group_of(&u, "web");
     let in_service = |n: usize| {
         let g = group();
         let up: Vec<String> = g["Instances"]

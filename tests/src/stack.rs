@@ -330,6 +330,72 @@ pub fn eventually<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>
 }
 
 impl Stack {
+    /// Launch configuration `<group>@hotel` (moto's stock image) and `group` from it, through the
+    /// AWS CLI as `user`.
+    pub fn lc_and_group(&self, user: &User, group: &str, min: i64, max: i64, desired: i64) {
+        let lc = format!("{group}@hotel");
+        self.aws(
+            user,
+            &[
+                "create-launch-configuration",
+                "--launch-configuration-name",
+                &lc,
+                "--image-id",
+                crate::world::IMAGE,
+                "--instance-type",
+                "t2.micro",
+            ],
+        )
+        .json();
+        let (min, max, desired) = (min.to_string(), max.to_string(), desired.to_string());
+        self.aws(
+            user,
+            &[
+                "create-auto-scaling-group",
+                "--auto-scaling-group-name",
+                group,
+                "--launch-configuration-name",
+                &lc,
+                "--min-size",
+                &min,
+                "--max-size",
+                &max,
+                "--desired-capacity",
+                &desired,
+            ],
+        )
+        .json();
+    }
+
+    /// Group `group` as DescribeAutoScalingGroups shows it to `user` (null if it has none).
+    pub fn group_of(&self, user: &User, group: &str) -> Value {
+        let out = self
+            .aws(
+                user,
+                &[
+                    "describe-auto-scaling-groups",
+                    "--auto-scaling-group-names",
+                    group,
+                ],
+            )
+            .json();
+        out["AutoScalingGroups"][0].clone()
+    }
+
+    /// The ids of `group`'s InService VMs, once it has exactly `n` VMs and all serve.
+    pub fn serving(&self, user: &User, group: &str, n: usize) -> Vec<String> {
+        eventually(60, &format!("{n} VMs of {group} InService"), || {
+            let g = self.group_of(user, group);
+            let all = g["Instances"].as_array()?.clone();
+            let up: Vec<String> = all
+                .iter()
+                .filter(|i| i["LifecycleState"] == "InService")
+                .filter_map(|i| i["InstanceId"].as_str().map(str::to_string))
+                .collect();
+            (up.len() == n && all.len() == n).then_some(up)
+        })
+    }
+
     /// `aws autoscaling ARGS --endpoint-url URL --output json` as `user`.
     pub fn aws(&self, user: &User, args: &[&str]) -> Cli {
         self.aws_with_keys(&user.access_key_id, &user.secret, args)

@@ -26,38 +26,14 @@ fn prom(query: &str) -> Option<f64> {
     answer.one().ok().flatten()
 }
 
-fn group(u: &User) -> Value {
-    let out = stack()
-        .aws(
-            u,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                "web",
-            ],
-        )
-        .json();
-    out["AutoScalingGroups"][0].clone()
-}
-
 fn desired(u: &User) -> i64 {
-    group(u)["DesiredCapacity"]
+    stack().group_of(u, "web")["DesiredCapacity"]
         .as_i64()
         .expect("a desired capacity")
 }
 
-/// The ids of the group's InService VMs, once it has `n` and no other.
 fn serving(u: &User, n: usize) -> Vec<String> {
-    eventually(60, &format!("{n} VMs InService"), || {
-        let g = group(u);
-        let all = g["Instances"].as_array()?.clone();
-        let up: Vec<String> = all
-            .iter()
-            .filter(|i| i["LifecycleState"] == "InService")
-            .filter_map(|i| i["InstanceId"].as_str().map(str::to_string))
-            .collect();
-        (up.len() == n && all.len() == n).then_some(up)
-    })
+    stack().serving(u, "web", n)
 }
 
 /// A matcher of these VMs' series.
@@ -145,36 +121,7 @@ fn config(disable_scale_in: bool) -> String {
 fn a_group_follows_its_metric_on_a_real_prometheus() {
     let s = stack();
     let u = s.new_user("track");
-    s.aws(
-        &u,
-        &[
-            "create-launch-configuration",
-            "--launch-configuration-name",
-            "web@hotel",
-            "--image-id",
-            "ami-1e749f67",
-            "--instance-type",
-            "t2.micro",
-        ],
-    )
-    .json();
-    s.aws(
-        &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--launch-configuration-name",
-            "web@hotel",
-            "--min-size",
-            "1",
-            "--max-size",
-            "6",
-            "--desired-capacity",
-            "2",
-        ],
-    )
-    .json();
+    s.lc_and_group(&u, "web", 1, 6, 2);
     let two = serving(&u, 2);
     let exporter = Exporter::start(&s.env["PHANTOM_PROMETHEUS_TARGETS"]);
     exporter.set(&two, 20.0);

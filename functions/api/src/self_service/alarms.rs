@@ -3,9 +3,9 @@
 //! without an Alertmanager to call the policy's webhook. It lives on the policy in the group's
 //! settings, and DescribePolicies lists it among the policy's `Alarms`.
 
+use super::hooks::change_policy;
 use super::shapes::{self, DescribeWebhooks, OfPolicy, PutPolicyAlarm};
 use super::{answer, read, Failure, Json, Outcome};
-use crate::actions::change_group;
 use crate::actions::policies::{alarm_promql, check_promql};
 use crate::App;
 use phantom::alarm::{self, Asked};
@@ -22,10 +22,6 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
         "DeletePolicyAlarm" => answer(async { delete(app, caller, read(input)?).await }.await),
         _ => return None,
     })
-}
-
-fn no_policy(group: &str, name: &str) -> ApiError {
-    ApiError::validation(format!("Group {group} has no scaling policy {name}."))
 }
 
 /// Sets the policy's alarm, or replaces it (keeping its name).
@@ -46,14 +42,7 @@ async fn put(
     check_promql(app, |s| alarm_promql(asked.expression, s)).await?;
     let alarm_name = format!("Phantom-{group}-{name}-{}", uuid::Uuid::new_v4());
     let made = Mutex::new(None);
-    change_group(app, caller, group, None, |g| {
-        let mut next = g.clone();
-        let p = next
-            .settings
-            .scaling_policies
-            .iter_mut()
-            .find(|p| p.is(name))
-            .ok_or_else(|| no_policy(group, name))?;
+    change_policy(app, caller, group, name, |p| {
         let alarm_name = p
             .alarm
             .as_ref()
@@ -66,7 +55,7 @@ async fn put(
         p.alarms = vec![Alarm::from(&a)];
         p.alarm = Some(a.clone());
         *made.lock().expect("no panic while held") = Some((p.policy_name.clone(), a));
-        Ok(next)
+        Ok(())
     })
     .await?;
     let (policy_name, alarm) = made
@@ -105,21 +94,14 @@ async fn describe(
 async fn delete(app: &App, caller: &Caller, input: OfPolicy) -> Result<shapes::Done, Failure> {
     let group: &str = &input.auto_scaling_group_name;
     let name: &str = &input.policy_name;
-    change_group(app, caller, group, None, |g| {
-        let mut next = g.clone();
-        let p = next
-            .settings
-            .scaling_policies
-            .iter_mut()
-            .find(|p| p.is(name))
-            .ok_or_else(|| no_policy(group, name))?;
+    change_policy(app, caller, group, name, |p| {
         if p.alarm.take().is_none() {
             return Err(ApiError::validation(format!(
                 "Policy {name} of group {group} has no alarm."
             )));
         }
         p.alarms.clear();
-        Ok(next)
+        Ok(())
     })
     .await?;
     Ok(shapes::Done {})

@@ -57,14 +57,7 @@ async fn create(
     let (id, secret, digest) = webhook::new_webhook();
     let created = phantom::time::format_timestamp(app.clock.now());
     let policy_name = Mutex::new(String::new());
-    change_group(app, caller, group, None, |g| {
-        let mut next = g.clone();
-        let p = next
-            .settings
-            .scaling_policies
-            .iter_mut()
-            .find(|p| p.is(name))
-            .ok_or_else(|| no_policy(group, name))?;
+    change_policy(app, caller, group, name, |p| {
         if p.policy_type() == phantom::policy::TRACKING {
             return Err(ApiError::validation(format!(
                 "Policy {name} is a TargetTrackingScaling policy: Phantom runs it on its metric. \
@@ -77,7 +70,7 @@ async fn create(
             created: created.clone(),
         });
         *policy_name.lock().expect("no panic while held") = p.policy_name.clone();
-        Ok(next)
+        Ok(())
     })
     .await?;
     let path = webhook::path(&caller.user, group, &id, &secret);
@@ -94,6 +87,29 @@ async fn create(
 
 fn no_policy(group: &str, name: &str) -> ApiError {
     ApiError::validation(format!("Group {group} has no scaling policy {name}."))
+}
+
+/// Changes the caller's policy `name` (or ARN) of group `group` as `change` says, as one
+/// compare-and-set of the group; `change` is given the policy and may refuse.
+pub async fn change_policy(
+    app: &App,
+    caller: &Caller,
+    group: &str,
+    name: &str,
+    change: impl Fn(&mut ScalingPolicy) -> ApiResult<()>,
+) -> ApiResult<Group> {
+    change_group(app, caller, group, None, |g| {
+        let mut next = g.clone();
+        let p = next
+            .settings
+            .scaling_policies
+            .iter_mut()
+            .find(|p| p.is(name))
+            .ok_or_else(|| no_policy(group, name))?;
+        change(p)?;
+        Ok(next)
+    })
+    .await
 }
 
 async fn describe(
@@ -143,20 +159,11 @@ pub async fn groups_of(
 async fn delete(app: &App, caller: &Caller, input: OfPolicy) -> Result<shapes::Done, Failure> {
     let group: &str = &input.auto_scaling_group_name;
     let name: &str = &input.policy_name;
-    change_group(app, caller, group, None, |g| {
-        let mut next = g.clone();
-        let p = next
-            .settings
-            .scaling_policies
-            .iter_mut()
-            .find(|p| p.is(name))
-            .ok_or_else(|| no_policy(group, name))?;
-        if p.webhook.take().is_none() {
-            return Err(ApiError::validation(format!(
-                "Policy {name} of group {group} has no webhook."
-            )));
-        }
-        Ok(next)
+    change_policy(app, caller, group, name, |p| match p.webhook.take() {
+        Some(_) => Ok(()),
+        None => Err(ApiError::validation(format!(
+            "Policy {name} of group {group} has no webhook."
+        ))),
     })
     .await?;
     Ok(shapes::Done {})

@@ -362,6 +362,33 @@ impl World {
         crashed
     }
 
+    /// Runs the metric policies' evaluation alone with the `k`-th adapter step armed to crash: true
+    /// if it crashed there (the run is dropped mid-way, as a killed Lambda is), false if it
+    /// finished first.
+    pub async fn tracker_crashing_at(&self, k: u64) -> bool {
+        let now = self.clock.now_ms();
+        let connect = prometheus::Connect(self.prometheus.clone());
+        let tracker = health_check::tracker::Tracker {
+            store: self.store.as_ref(),
+            queue: self.queue.as_ref(),
+            connect: &connect,
+            period_ms: METRIC_PERIOD_MS,
+            now_ms: now,
+        };
+        self.trip.arm(k);
+        let run = async {
+            if let Ok(due) = phantom::store::Fleet::due(self.store.as_ref(), now).await {
+                let _ = tracker.run(&due).await;
+            }
+        };
+        let crashed = tokio::select! {
+            _ = run => false,
+            _ = self.trip.tripped() => true,
+        };
+        self.trip.disarm();
+        crashed
+    }
+
     /// Moves the clock `secs` seconds, one at a time: each second the queue settles, and the
     /// health check sweeps every second (the local stack's test interval).
     pub async fn run_for(&self, secs: u64) {

@@ -661,3 +661,35 @@ async fn a_policys_metric_is_read_back_for_its_chart() {
         (503, Some("ServiceUnavailable"))
     );
 }
+
+/// A run killed at any step of its store and queue calls leaves the group to the next run, which
+/// scales it once: one change, one activity, never a second step for the same datapoints.
+#[tokio::test]
+async fn a_run_crashing_at_any_step_scales_the_group_once() {
+    let mut k = 1;
+    loop {
+        let (w, u) = tracked_group(&format!("tt-crash-{k}"), 2).await;
+        w.metric(CPU, Some(80.0));
+        put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+        // Three datapoints above, none evaluated yet.
+        w.clock.advance_ms(2_000);
+        let crashed = w.tracker_crashing_at(k).await;
+        w.health().run().await.expect("the next run");
+        w.settle().await;
+        let changes: Vec<String> = causes(&w, &u, "web")
+            .await
+            .into_iter()
+            .filter(|c| c.contains("monitor alarm"))
+            .collect();
+        assert_eq!(changes.len(), 1, "crashed at step {k}: {changes:?}");
+        assert!(changes[0].contains("from 2 to 4"), "{changes:?}");
+        assert_eq!(desired(&w, &u).await, 4, "crashed at step {k}");
+        // The provisioner was asked, by the run or by the sweep after a crash.
+        serving(&w, &u, 4).await;
+        if !crashed {
+            break;
+        }
+        k += 1;
+    }
+    assert!(k > 2, "the run has steps to crash at");
+}

@@ -290,7 +290,7 @@ fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
             "Period is not supported: Phantom reads the metric once a metric period of the deployment.",
         ));
     }
-    let [only] = c.metrics.as_deref().unwrap_or_default() else {
+    let Some([only]) = c.metrics.as_deref() else {
         return Err(Refusal::invalid(
             "CustomizedMetricSpecification needs Metrics with exactly one entry: its Expression, \
              a PromQL expression, is the metric (Phantom does no metric math across entries).",

@@ -59,7 +59,7 @@ enum Outcome {
 }
 
 impl Tracker<'_> {
-    /// Evaluates the due groups (as the index listed them) that track a target.
+    /// Evaluates the metric policies of the due groups (as the index listed them).
     pub async fn run(&self, due: &[(String, String)]) -> Result<Evaluated, StoreError> {
         let mut out = Evaluated::default();
         if due.is_empty() {
@@ -91,7 +91,10 @@ impl Tracker<'_> {
                     out.queries += queries;
                     out.scaled += 1;
                 }
-                Err(_) => out.errors += 1,
+                Err(e) => {
+                    out.errors += 1;
+                    reasons.push(e.to_string());
+                }
             }
             out.groups += 1;
         }
@@ -106,14 +109,14 @@ impl Tracker<'_> {
                     errors = out.errors,
                     queries = out.queries,
                     why,
-                    "target tracking"
+                    "metric policies"
                 );
             } else {
                 tracing::info!(
                     groups = out.groups,
                     scaled = out.scaled,
                     queries = out.queries,
-                    "target tracking"
+                    "metric policies"
                 );
             }
         }

@@ -10,6 +10,8 @@ pub mod memory;
 
 pub use crate::model::tracking::MetricSource;
 use async_trait::async_trait;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -139,126 +141,103 @@ pub trait Connect: Send + Sync {
     fn connect(&self, source: &MetricSource) -> Arc<dyn Prometheus>;
 }
 
+/// Prometheus's answer, as its HTTP API writes it: a status, and the data or the error.
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+enum Wire {
+    Success { data: Data },
+    Error { error: String },
+}
+
+/// What a query gives, by its `resultType`.
+#[derive(Deserialize)]
+#[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
+enum Data {
+    Scalar(Sample),
+    Vector(Vec<WireSeries>),
+    Matrix(Vec<WireRange>),
+    String(IgnoredAny),
+}
+
+/// A sample: [time in seconds, "value"], the value a string ("NaN", "+Inf" included).
+#[derive(Deserialize)]
+struct Sample(f64, String);
+
+impl Sample {
+    fn value(&self) -> Result<f64, QueryError> {
+        self.1.parse().map_err(|_| {
+            QueryError::Unreachable(format!("the answer has a sample value {:?}", self.1))
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct WireSeries {
+    metric: BTreeMap<String, String>,
+    value: Sample,
+}
+
+#[derive(Deserialize)]
+struct WireRange {
+    metric: BTreeMap<String, String>,
+    values: Vec<Sample>,
+}
+
+/// The data of a successful answer, or the error of a failed one.
+fn data(body: &[u8]) -> Result<Data, QueryError> {
+    let wire: Wire = serde_json::from_slice(body)
+        .map_err(|e| QueryError::Unreachable(format!("the answer is not Prometheus's: {e}")))?;
+    match wire {
+        Wire::Success { data } => Ok(data),
+        Wire::Error { error } => Err(QueryError::Refused(error)),
+    }
+}
+
 /// Reads the `data` of a successful answer of `/api/v1/query`, or the error of a failed one.
 pub fn parse(body: &[u8]) -> Result<Answer, QueryError> {
-    let (kind, result) = data(body)?;
-    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
-    match kind.as_str() {
-        "scalar" => Ok(Answer::Scalar(value(&result)?)),
-        "vector" => {
-            let series = result
-                .as_array()
-                .ok_or_else(|| unreadable("a vector that is not a list"))?;
-            series
-                .iter()
-                .map(|s| {
-                    let v = value(
-                        s.get("value")
-                            .ok_or_else(|| unreadable("a series without a value"))?,
-                    )?;
-                    Ok(Series {
-                        labels: labels(s)?,
-                        value: v,
-                    })
+    match data(body)? {
+        Data::Scalar(s) => Ok(Answer::Scalar(s.value()?)),
+        Data::Vector(series) => series
+            .into_iter()
+            .map(|s| {
+                Ok(Series {
+                    value: s.value.value()?,
+                    labels: s.metric,
                 })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Answer::Vector)
-        }
-        other => Err(QueryError::Refused(format!(
-            "the expression gives a {other}, not a scalar or an instant vector"
-        ))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Answer::Vector),
+        Data::Matrix(_) => Err(QueryError::Refused(
+            "the expression gives a matrix, not a scalar or an instant vector".into(),
+        )),
+        Data::String(_) => Err(QueryError::Refused(
+            "the expression gives a string, not a scalar or an instant vector".into(),
+        )),
     }
 }
 
 /// Reads the answer of `/api/v1/query_range`: a matrix (a scalar expression comes as one series
 /// without labels).
 pub fn parse_range(body: &[u8]) -> Result<Vec<RangeSeries>, QueryError> {
-    let (kind, result) = data(body)?;
-    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
-    if kind != "matrix" {
-        return Err(unreadable(&format!("a {kind} where a matrix belongs")));
-    }
-    let series = result
-        .as_array()
-        .ok_or_else(|| unreadable("a matrix that is not a list"))?;
+    let Data::Matrix(series) = data(body)? else {
+        return Err(QueryError::Unreachable(
+            "the answer of a range query is not a matrix".into(),
+        ));
+    };
     series
-        .iter()
+        .into_iter()
         .map(|s| {
             let points = s
-                .get("values")
-                .and_then(|v| v.as_array())
-                .ok_or_else(|| unreadable("a series without values"))?
+                .values
                 .iter()
-                .map(|sample| {
-                    let t = sample
-                        .get(0)
-                        .and_then(|t| t.as_f64())
-                        .ok_or_else(|| unreadable("a sample without a time"))?;
-                    Ok(((t * 1000.0).round() as i64, value(sample)?))
-                })
+                .map(|sample| Ok(((sample.0 * 1000.0).round() as i64, sample.value()?)))
                 .collect::<Result<Vec<_>, QueryError>>()?;
             Ok(RangeSeries {
-                labels: labels(s)?,
+                labels: s.metric,
                 points,
             })
         })
         .collect()
-}
-
-fn labels(series: &serde_json::Value) -> Result<BTreeMap<String, String>, QueryError> {
-    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
-    series
-        .get("metric")
-        .and_then(|m| m.as_object())
-        .ok_or_else(|| unreadable("a series without labels"))?
-        .iter()
-        .map(|(k, v)| {
-            let v = v
-                .as_str()
-                .ok_or_else(|| unreadable("a label that is not a string"))?;
-            Ok((k.clone(), v.to_string()))
-        })
-        .collect()
-}
-
-/// A sample is [time, "value"], the value a string ("NaN", "+Inf" included).
-fn value(sample: &serde_json::Value) -> Result<f64, QueryError> {
-    sample
-        .get(1)
-        .and_then(|v| v.as_str())
-        .and_then(|v| v.parse::<f64>().ok())
-        .ok_or_else(|| QueryError::Unreachable("the answer has a sample without a value".into()))
-}
-
-/// The `resultType` and `result` of a successful answer, or the error of a failed one.
-fn data(body: &[u8]) -> Result<(String, serde_json::Value), QueryError> {
-    let doc: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|e| QueryError::Unreachable(format!("the answer is not JSON: {e}")))?;
-    let unreadable = |what: &str| QueryError::Unreachable(format!("the answer has {what}"));
-    match doc.get("status").and_then(|s| s.as_str()) {
-        Some("success") => {}
-        Some("error") => {
-            let why = doc
-                .get("error")
-                .and_then(|e| e.as_str())
-                .ok_or_else(|| unreadable("an error without words"))?;
-            return Err(QueryError::Refused(why.to_string()));
-        }
-        _ => return Err(unreadable("no status")),
-    }
-    let mut data = doc
-        .get("data")
-        .cloned()
-        .ok_or_else(|| unreadable("no data"))?;
-    let result = data
-        .get_mut("result")
-        .map(serde_json::Value::take)
-        .ok_or_else(|| unreadable("no result"))?;
-    let kind = data
-        .get("resultType")
-        .and_then(|t| t.as_str())
-        .ok_or_else(|| unreadable("no resultType"))?;
-    Ok((kind.to_string(), result))
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ pub async fn check_promql(
     }
 }
 
-/// Any VM id and period will do: the check is whether Prometheus takes the query.
+/// Any VM id will do: the check is whether Prometheus takes the query.
 const SOME_VM: &[&str] = &["i-00000000"];
 
 /// For a step policy's alarm: its expression, filled as a run fills it.
@@ -100,7 +100,7 @@ pub async fn put(
                 target_tracking_configuration,
                 &s.instance_label,
                 SOME_VM,
-                60,
+                app.metric_period_ms / 1000,
             )
         })
         .await?;
@@ -122,12 +122,9 @@ pub async fn put(
             PolicyKind::Step { .. } => old.and_then(|p| p.alarm.clone()),
             _ => None,
         };
-        let alarms = match (&doc.kind, old) {
-            (PolicyKind::TargetTracking { .. }, Some(p))
-                if !p.alarms.is_empty() && p.alarm.is_none() =>
-            {
-                p.alarms.clone()
-            }
+        let tracked_before = old.filter(|p| matches!(p.kind, PolicyKind::TargetTracking { .. }));
+        let alarms = match (&doc.kind, tracked_before) {
+            (PolicyKind::TargetTracking { .. }, Some(p)) => p.alarms.clone(),
             (PolicyKind::TargetTracking { .. }, _) => fresh_alarms.clone(),
             _ => alarm.iter().map(Alarm::from).collect(),
         };

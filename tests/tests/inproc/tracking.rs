@@ -693,3 +693,30 @@ async fn a_run_crashing_at_any_step_scales_the_group_once() {
     }
     assert!(k > 2, "the run has steps to crash at");
 }
+
+/// A suspended AlarmNotification process stops the metric policies, as on AWS; resumed, they
+/// act on the datapoints they find.
+#[tokio::test]
+async fn a_suspended_alarm_notification_process_stops_the_policies() {
+    let (w, u) = tracked_group("tt-suspend", 2).await;
+    w.sdk(&u)
+        .suspend_processes()
+        .auto_scaling_group_name("web")
+        .scaling_processes("AlarmNotification")
+        .send()
+        .await
+        .expect("suspend-processes");
+    w.metric(CPU, Some(80.0));
+    put(&w, &u, "cpu50", cpu(50.0, false)).await.expect("put");
+    w.run_for(10).await;
+    assert_eq!(desired(&w, &u).await, 2, "suspended: nothing");
+    w.sdk(&u)
+        .resume_processes()
+        .auto_scaling_group_name("web")
+        .scaling_processes("AlarmNotification")
+        .send()
+        .await
+        .expect("resume-processes");
+    w.run_for(1).await;
+    assert_eq!(desired(&w, &u).await, 4);
+}

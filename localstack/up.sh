@@ -115,7 +115,7 @@ sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
 # queues, the key and the cloud hotel's EC2; sierra stays a moto server of its own.
 if [ "$emulator" = localstack ]; then
   "$here/localstack-host/install.sh" >/dev/null
-  MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,ec2,kms,apigateway \
+  MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,sns,ec2,kms,apigateway \
     "$here/localstack-host/start.sh" "$localstack_port" "$run/localstack" >"$run/localstack.log" 2>&1 &
   pids+=($!)
   localstack_url=http://127.0.0.1:$localstack_port

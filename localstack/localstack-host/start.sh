@@ -14,7 +14,7 @@
 # script itself is SIGKILLed, LocalStack still gets SIGTERM (parent-death signal).
 #
 # Environment:
-#   LOCALSTACK_SERVICES   services to serve (default sqs,ec2,apigateway,kms; the others that need
+#   LOCALSTACK_SERVICES   services to serve (default sqs,sns,ec2,apigateway,kms; the others that need
 #                         downloads, such as dynamodb, cannot work offline)
 #   MOTO_ENABLE_AMI_VALIDATION=true  EC2 refuses unknown image ids (InvalidAMIID.NotFound), as AWS
 #                         does; beware: moto reads any non-empty value, even "false", as true
@@ -61,7 +61,7 @@ env=(
   CONFIG_PROFILE=
   GATEWAY_LISTEN="127.0.0.1:$port"
   LOCALSTACK_HOST="127.0.0.1:$port"
-  SERVICES="${LOCALSTACK_SERVICES:-sqs,ec2,apigateway,kms}"
+  SERVICES="${LOCALSTACK_SERVICES:-sqs,sns,ec2,apigateway,kms}"
   SQS_ENDPOINT_STRATEGY=path
   DYNAMODB_IN_MEMORY=1
   DNS_ADDRESS=0

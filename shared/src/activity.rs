@@ -1,7 +1,7 @@
 //! Scaling activities: what the provisioner did to a group and why, in the botocore `Activity`
 //! shape that DescribeScalingActivities returns.
 
-pub use crate::model::activity::{Activity, Details, ScalingActivity};
+pub use crate::model::activity::{Activity, Details, ScalingActivity, Told};
 use crate::reconcile::Cause;
 use crate::schedule::Sizes;
 
@@ -9,6 +9,8 @@ pub struct Context<'a> {
     pub group: &'a str,
     pub group_arn: &'a str,
     pub now_ms: i64,
+    /// Who is told of what the round records (`crate::notification`).
+    pub audience: crate::notification::Audience<'a>,
 }
 
 /// A time inside a message: whole seconds, as AWS writes them there.
@@ -45,6 +47,7 @@ fn activity(
             progress: 100,
             details,
         },
+        tells: None,
     }
 }
 
@@ -329,6 +332,7 @@ mod tests {
             group: "g",
             group_arn: "arn:g",
             now_ms: 1_700_000_000_000,
+            audience: crate::notification::Audience::NONE,
         };
         // As DescribeScalingActivities shows them.
         let shown = |a: &Activity| serde_json::to_value(&a.doc).unwrap();

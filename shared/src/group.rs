@@ -301,9 +301,10 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
     let (min, max) = (input.min_size, input.max_size);
     let desired = input.desired_capacity.unwrap_or(min);
     check_sizes(min, max, desired)?;
+    let group_arn = arn(ctx.region, ctx.account, &ctx.id, &name);
     let mut settings = Settings {
         auto_scaling_group_name: name.clone(),
-        arn: arn(ctx.region, ctx.account, &ctx.id, &name),
+        arn: group_arn.clone(),
         launch_configuration_name: None,
         launch_template: None,
         mixed_instances_policy: None,
@@ -329,12 +330,14 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         desired_capacity_type: None,
         lifecycle_hooks: crate::lifecycle::from_specifications(
             &name,
+            &group_arn,
             &input.lifecycle_hook_specification_list,
         )?,
         scaling_policies: Vec::new(),
         scheduled_actions: Vec::new(),
         instance_refreshes: Vec::new(),
         warm_pool_configuration: None,
+        notifications: Vec::new(),
         cooldown_ends_ms: None,
     };
     apply_settings(&input.settings, &mut settings);

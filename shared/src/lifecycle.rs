@@ -4,9 +4,9 @@
 //! or its heartbeat timeout runs out (the hook's DefaultResult). `reconcile::decide` acts on the
 //! outcome.
 //!
-//! Phantom sends no notifications (its clouds have no SNS or SQS of the user's), so a hook has no
-//! NotificationTargetARN or RoleARN, and there are no action tokens to hand out: the waiting VM is
-//! found with DescribeAutoScalingInstances and named by InstanceId.
+//! A hook with a NotificationTargetARN (an SQS queue or SNS topic of the deployment's region) is
+//! told of each instance that starts waiting on it, with a LifecycleActionToken of that wait
+//! (`crate::notification`); CompleteLifecycleAction takes the token or the instance's id.
 
 use crate::model::group::LifecycleHook;
 pub use crate::model::instance::{Outcome, Wait};
@@ -58,6 +58,7 @@ pub fn waits(hooks: &[Hook], launching: bool, now_ms: i64) -> Vec<Wait> {
             heartbeat_ms: h.heartbeat_ms,
             default_result: h.default_result,
             result: None,
+            token: None,
         })
         .collect()
 }
@@ -130,31 +131,48 @@ fn change_open(
     Ok(out)
 }
 
-fn refuse_notifications(input: &PutLifecycleHook) -> Checked<()> {
-    for (member, given) in [
-        (
-            "NotificationTargetARN",
-            input.notification_target_arn.is_some(),
-        ),
-        ("RoleARN", input.role_arn.is_some()),
-    ] {
-        if given {
-            return Err(Refusal::invalid(format!(
-                "Phantom sends no lifecycle notifications, so {member} cannot be set: leave it out, and find waiting instances with DescribeAutoScalingInstances (LifecycleState Pending:Wait or Terminating:Wait)."
-            )));
+/// The hook's target and role: as given (an empty target removes it), else as they were. A role
+/// without a target is refused, as AWS refuses it; the role must look like an IAM role's ARN.
+fn target_and_role(
+    group_arn: &str,
+    input: &PutLifecycleHook,
+    old: Option<&LifecycleHook>,
+) -> Checked<(Option<String>, Option<String>)> {
+    let target = match input.notification_target_arn.as_deref() {
+        Some("") => None,
+        Some(arn) => {
+            crate::notification::target(arn, group_arn, true)?;
+            Some(arn.to_string())
         }
+        None => old.and_then(|o| o.notification_target_arn.clone()),
+    };
+    let role = match input.role_arn.as_deref() {
+        Some("") => None,
+        Some(r) if !r.starts_with("arn:") || !r.contains(":role/") => {
+            return Err(Refusal::invalid(format!(
+                "RoleARN {r} is not an IAM role's ARN (arn:aws:iam::<account>:role/<name>)."
+            )))
+        }
+        Some(r) => Some(r.to_string()),
+        None => old.and_then(|o| o.role_arn.clone()),
+    };
+    if role.is_some() && target.is_none() {
+        return Err(Refusal::invalid(
+            "RoleARN is given without a NotificationTargetARN: give both, or neither.",
+        ));
     }
-    Ok(())
+    Ok((target, role))
 }
 
 /// A hook from PutLifecycleHook's request (or a LifecycleHookSpecification), over `old` if the
 /// hook exists: members not given keep their values.
 fn hook_from(
     group: &str,
+    group_arn: &str,
     input: &PutLifecycleHook,
     old: Option<&LifecycleHook>,
 ) -> Checked<LifecycleHook> {
-    refuse_notifications(input)?;
+    let (notification_target_arn, role_arn) = target_and_role(group_arn, input, old)?;
     let name = &input.lifecycle_hook_name;
     if name.is_empty() {
         return Err(Refusal::invalid("LifecycleHookName is required."));
@@ -200,6 +218,8 @@ fn hook_from(
         global_timeout: (heartbeat * 100).min(MAX_GLOBAL_TIMEOUT),
         default_result,
         notification_metadata,
+        notification_target_arn,
+        role_arn,
     })
 }
 
@@ -207,13 +227,14 @@ fn hook_from(
 pub fn put(
     current: &[LifecycleHook],
     group: &str,
+    group_arn: &str,
     input: &PutLifecycleHook,
 ) -> Checked<Vec<LifecycleHook>> {
     let mut list = current.to_vec();
     let at = list
         .iter()
         .position(|h| h.lifecycle_hook_name == input.lifecycle_hook_name);
-    let hook = hook_from(group, input, at.map(|i| &list[i]))?;
+    let hook = hook_from(group, group_arn, input, at.map(|i| &list[i]))?;
     match at {
         Some(i) => list[i] = hook,
         None if list.len() >= MAX_HOOKS => {
@@ -227,7 +248,11 @@ pub fn put(
 }
 
 /// CreateAutoScalingGroup's LifecycleHookSpecificationList, as the group's hooks.
-pub fn from_specifications(group: &str, specs: &[PutLifecycleHook]) -> Checked<Vec<LifecycleHook>> {
+pub fn from_specifications(
+    group: &str,
+    group_arn: &str,
+    specs: &[PutLifecycleHook],
+) -> Checked<Vec<LifecycleHook>> {
     let mut list: Vec<LifecycleHook> = Vec::new();
     for spec in specs {
         let name = &spec.lifecycle_hook_name;
@@ -241,7 +266,7 @@ pub fn from_specifications(group: &str, specs: &[PutLifecycleHook]) -> Checked<V
                 "Each LifecycleHookSpecification needs a LifecycleTransition.",
             ));
         }
-        list = put(&list, group, spec)?;
+        list = put(&list, group, group_arn, spec)?;
     }
     Ok(list)
 }
@@ -266,6 +291,24 @@ mod tests {
 
     use serde_json::{json, Value};
 
+    const ARN: &str = "arn:aws:autoscaling:us-east-1:1:autoScalingGroup:u:autoScalingGroupName/g";
+
+    #[test]
+    fn a_target_is_kept_until_removed_with_an_empty_one() {
+        let q = "arn:aws:sqs:us-east-1:0:drain";
+        let doc = doc_with(&[
+            json!({"LifecycleHookName": "h", "LifecycleTransition": TERMINATING, "NotificationTargetARN": q, "RoleARN": "arn:aws:iam::1:role/r"}),
+        ]);
+        assert_eq!(doc[0].notification_target_arn.as_deref(), Some(q));
+        let kept = put(&doc, "g", ARN, &request(&json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60}))).unwrap();
+        assert_eq!(kept[0].notification_target_arn.as_deref(), Some(q));
+        assert_eq!(kept[0].role_arn.as_deref(), Some("arn:aws:iam::1:role/r"));
+        // Without its target, the role must go too.
+        assert!(put(&kept, "g", ARN, &request(&json!({"LifecycleHookName": "h", "NotificationTargetARN": ""}))).is_err());
+        let gone = put(&kept, "g", ARN, &request(&json!({"LifecycleHookName": "h", "NotificationTargetARN": "", "RoleARN": ""}))).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(gone[0].notification_target_arn, None);
+    }
+
     /// A PutLifecycleHook request, as the decoder gives it.
     fn request(input: &Value) -> PutLifecycleHook {
         crate::query::input(input.clone()).unwrap()
@@ -274,7 +317,7 @@ mod tests {
     fn doc_with(hooks: &[Value]) -> Vec<LifecycleHook> {
         let mut list = Vec::new();
         for h in hooks {
-            list = put(&list, "g", &request(h)).unwrap();
+            list = put(&list, "g", ARN, &request(h)).unwrap();
         }
         list
     }
@@ -290,6 +333,7 @@ mod tests {
         let list = put(
             &doc,
             "g",
+            ARN,
             &request(
                 &json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60, "DefaultResult": "CONTINUE"}),
             ),
@@ -305,7 +349,7 @@ mod tests {
     #[test]
     fn bad_hooks_are_refused() {
         let refused = |input: Value| {
-            put(&[], "g", &request(&input))
+            put(&[], "g", ARN, &request(&input))
                 .unwrap_err()
                 .message()
                 .to_string()
@@ -322,7 +366,9 @@ mod tests {
         assert!(refused(json!({"LifecycleHookName": "h", "LifecycleTransition": LAUNCHING, "DefaultResult": "MAYBE"}))
             .contains("CONTINUE or ABANDON"));
         assert!(refused(json!({"LifecycleHookName": "h", "LifecycleTransition": LAUNCHING, "NotificationTargetARN": "arn:aws:sqs:x"}))
-            .contains("no lifecycle notifications"));
+            .contains("is not an SNS topic's or SQS queue's ARN"));
+        assert!(refused(json!({"LifecycleHookName": "h", "LifecycleTransition": LAUNCHING, "RoleARN": "arn:aws:iam::1:role/r"}))
+            .contains("without a NotificationTargetARN"));
         let full = doc_with(
             &(0..MAX_HOOKS)
                 .map(|i| json!({"LifecycleHookName": format!("h{i}"), "LifecycleTransition": TERMINATING}))
@@ -331,6 +377,7 @@ mod tests {
         let e = put(
             &full,
             "g",
+            ARN,
             &request(&json!({"LifecycleHookName": "one-more", "LifecycleTransition": LAUNCHING})),
         )
         .unwrap_err();

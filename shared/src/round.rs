@@ -2,8 +2,10 @@
 //! with it, the one `Record` the provisioner hands the store: instance records, the launch
 //! sequence, the backoff and the scaling activities, together.
 
-use crate::activity::{self, Context};
+use crate::activity::{self, Activity, Context, Told};
+use crate::lifecycle::Wait;
 use crate::model::record::{Backoff, Record};
+use crate::notification::{self, NotificationType, Passage, Waiting};
 use crate::reconcile::{backoff_ms, Cause, CloudState, Lifecycle, Member, Plan, Seen};
 
 /// What the cloud did with a plan.
@@ -65,9 +67,10 @@ pub fn record(
     }
     for (id, cause) in &plan.hold {
         if let Some(m) = recorded(id) {
+            let waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
             r.put.push(Member {
                 lifecycle: Lifecycle::TerminatingWait,
-                waits: plan.hold_waits.clone(),
+                waits,
                 ..m.clone()
             });
         }
@@ -86,24 +89,20 @@ pub fn record(
     for id in &plan.from_pool {
         if let Some(m) = recorded(id) {
             let held = !plan.launch_waits.is_empty();
+            let waits = start_waits(ctx, &mut r, &plan.launch_waits, id, Passage::FromPool);
             r.put.push(Member {
                 lifecycle: if held {
                     Lifecycle::PendingWait
                 } else {
                     Lifecycle::Pending
                 },
-                waits: plan.launch_waits.clone(),
+                waits,
                 joined_ms: Some(ctx.now_ms),
                 healthy: true,
                 ..m.clone()
             });
-            r.activities.push(activity::from_pool(
-                ctx,
-                id,
-                &m.zone,
-                plan.capacity_from,
-                plan.capacity_to,
-            ));
+            let a = activity::from_pool(ctx, id, &m.zone, plan.capacity_from, plan.capacity_to);
+            tell(&mut r, NotificationType::Launch, id, a);
         }
     }
     for id in &plan.to_pool {
@@ -161,15 +160,24 @@ pub fn record(
     r.forget.extend(acted.detached.iter().cloned());
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
-        r.activities.push(activity::terminated(ctx, id, cause));
+        let a = activity::terminated(ctx, id, cause);
+        if recorded(id).is_some_and(|m| m.lifecycle.is_warm()) {
+            r.activities.push(a);
+        } else {
+            tell(&mut r, NotificationType::Terminate, id, a);
+        }
     }
     for (id, cause) in &plan.terminate {
         // Terminating already, with its activity: the next round asks again if this one failed.
         if *cause == Cause::Retry {
             continue;
         }
+        let warm = recorded(id).is_some_and(|m| m.lifecycle.is_warm());
         match &acted.terminate_failed {
-            Some(why) => r.activities.push(activity::terminate_failed(ctx, id, why)),
+            Some(why) => {
+                let a = activity::terminate_failed(ctx, id, why);
+                tell(&mut r, NotificationType::TerminateError, id, a);
+            }
             None => {
                 if let Some(m) = recorded(id) {
                     r.put.push(Member {
@@ -183,9 +191,19 @@ pub fn record(
                         ..m.clone()
                     });
                 }
-                // A released VM's activity was written when its hooks began to hold it.
-                if *cause != Cause::Released {
-                    r.activities.push(activity::terminated(ctx, id, cause));
+                // A released VM's activity was written when its hooks began to hold it; its
+                // topics hear of it now, as it goes (AWS tells them once it is terminated).
+                let a = activity::terminated(ctx, id, cause);
+                match (*cause == Cause::Released, warm) {
+                    (true, _) => r.notices.extend(notification::of_activity(
+                        &ctx.audience,
+                        NotificationType::Terminate,
+                        id,
+                        &a.doc,
+                        ctx.now_ms,
+                    )),
+                    (false, true) => r.activities.push(a),
+                    (false, false) => tell(&mut r, NotificationType::Terminate, id, a),
                 }
             }
         }
@@ -197,39 +215,36 @@ pub fn record(
     }
     if !acted.launched.is_empty() {
         // With launch hooks, a new VM waits on them from the start.
-        r.put.extend(acted.launched.iter().map(|m| {
-            if plan.launch_waits.is_empty() {
-                m.clone()
-            } else {
-                Member {
-                    lifecycle: Lifecycle::PendingWait,
-                    waits: plan.launch_waits.clone(),
-                    ..m.clone()
-                }
-            }
-        }));
         for m in &acted.launched {
-            r.activities.push(activity::launched(
-                ctx,
-                &m.id,
-                &m.zone,
-                plan.capacity_from,
-                plan.capacity_to,
-            ));
+            if plan.launch_waits.is_empty() {
+                r.put.push(m.clone());
+            } else {
+                let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
+                r.put.push(Member {
+                    lifecycle: Lifecycle::PendingWait,
+                    waits,
+                    ..m.clone()
+                });
+            }
+        }
+        for m in &acted.launched {
+            let a = activity::launched(ctx, &m.id, &m.zone, plan.capacity_from, plan.capacity_to);
+            tell(&mut r, NotificationType::Launch, &m.id, a);
         }
     }
     // With launch hooks, a VM launched into the pool waits on them before it is stopped.
-    r.put.extend(acted.launched_warm.iter().map(|m| {
+    for m in &acted.launched_warm {
         if plan.launch_waits.is_empty() {
-            m.clone()
+            r.put.push(m.clone());
         } else {
-            Member {
+            let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::IntoPool);
+            r.put.push(Member {
                 lifecycle: Lifecycle::WarmedPendingWait,
-                waits: plan.launch_waits.clone(),
+                waits,
                 ..m.clone()
-            }
+            });
         }
-    }));
+    }
     for (i, m) in acted.launched_warm.iter().enumerate() {
         r.activities.push(activity::into_pool(
             ctx,
@@ -255,7 +270,7 @@ pub fn record(
         Some(why) => {
             let from = plan.capacity_from + acted.launched.len() as i64;
             let act = failure(ctx, before, why, from, &mut r);
-            r.activities.push(act);
+            tell(&mut r, NotificationType::LaunchError, "", act);
         }
         None if !plan.launch.is_empty() && before.failures > 0 => {
             r.backoff = Some(Backoff {
@@ -272,8 +287,52 @@ pub fn record(
 pub fn observe_failed(ctx: &Context<'_>, before: Before, why: &str, from: i64) -> Record {
     let mut r = Record::default();
     let act = failure(ctx, before, why, from, &mut r);
-    r.activities.push(act);
+    tell(&mut r, NotificationType::LaunchError, "", act);
     r
+}
+
+/// Records `a`, marked as the `kind` event of `instance` (the group's topics that want it hear of
+/// it once it is written: `notification::of_record`).
+fn tell(r: &mut Record, kind: NotificationType, instance: &str, a: Activity) {
+    r.activities.push(Activity {
+        tells: Some(Told {
+            kind,
+            instance: instance.to_string(),
+        }),
+        ..a
+    });
+}
+
+/// The waits `instance` starts now, each with a LifecycleActionToken of its own; each hook with a
+/// target is told.
+fn start_waits(
+    ctx: &Context<'_>,
+    r: &mut Record,
+    waits: &[Wait],
+    instance: &str,
+    passage: Passage,
+) -> Vec<Wait> {
+    waits
+        .iter()
+        .map(|w| {
+            let token = uuid::Uuid::new_v4().to_string();
+            let waiting = Waiting {
+                group: ctx.group,
+                group_arn: ctx.group_arn,
+                hook: &w.hook,
+                instance,
+                token: &token,
+                passage,
+                now_ms: ctx.now_ms,
+            };
+            r.notices
+                .extend(notification::of_wait(&ctx.audience, &waiting));
+            Wait {
+                token: Some(token),
+                ..w.clone()
+            }
+        })
+        .collect()
 }
 
 /// A failed launch: its activity, and a longer wait before the next try.
@@ -380,6 +439,7 @@ mod tests {
             group: "web",
             group_arn: "arn",
             now_ms: 1_000_000,
+            audience: crate::notification::Audience::NONE,
         }
     }
 

@@ -22,6 +22,7 @@ use phantom::config::Config;
 use phantom::fault::Tripwire;
 use phantom::identity;
 use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
+use phantom::publish::memory::MemoryPublisher;
 use phantom::queue::{MemoryQueue, Reconcile};
 use phantom::store::MetricSource;
 use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
@@ -47,6 +48,8 @@ pub struct World {
     pub clouds: Arc<MemoryClouds>,
     /// The metric source of target tracking (set in the store by `metric_source`).
     pub prometheus: Arc<MemoryPrometheus>,
+    /// The deployment's SNS topics and SQS queues (`create` one before naming it).
+    pub publisher: Arc<MemoryPublisher>,
     pub app: Arc<App>,
     users: AtomicUsize,
     /// Clouds added after hotel and sierra, by name.
@@ -90,6 +93,7 @@ impl World {
             made.push(register_cloud(name, &clock, &trip, &store, &clouds).await);
         }
         let prometheus = Arc::new(MemoryPrometheus::default());
+        let publisher = Arc::new(MemoryPublisher::with_tripwire(trip.clone()));
         let app = Arc::new(App {
             store: store.clone(),
             queue: Some(queue.clone()),
@@ -102,6 +106,7 @@ impl World {
             clouds: clouds.clone(),
             metrics: Arc::new(prometheus::Connect(prometheus.clone())),
             metric_period_ms: METRIC_PERIOD_MS,
+            publisher: publisher.clone(),
             keys: api::KeyCache::default(),
         });
         let sierra = made.pop().expect("two clouds");
@@ -115,6 +120,7 @@ impl World {
             sierra,
             clouds,
             prometheus,
+            publisher,
             app,
             users: AtomicUsize::new(0),
             extra: Default::default(),
@@ -156,6 +162,7 @@ impl World {
             queue: Some(self.queue.clone()),
             clouds: self.clouds.clone(),
             clock: self.clock.clone(),
+            publisher: self.publisher.clone(),
         }
     }
 

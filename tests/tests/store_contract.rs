@@ -70,6 +70,7 @@ fn activity_at(group: &str, ms: i64) -> Activity {
         group,
         group_arn: "arn",
         now_ms: ms,
+        audience: phantom::notification::Audience::NONE,
     };
     activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1)
 }
@@ -579,6 +580,7 @@ async fn contract(s: &dyn Store, u: &str) {
         &phantom::lifecycle::put(
             &[],
             "g",
+            "arn:aws:autoscaling:us-east-1:1:autoScalingGroup:u:autoScalingGroupName/g",
             &phantom::query::input(
                 json!({"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
             )
@@ -991,12 +993,64 @@ async fn metric_source(s: &dyn Store, u: &str) {
     s.delete_launch_config(&owner, "tt").await.unwrap();
 }
 
+/// Notices written with a record read back oldest first, the group's own only (not those of a
+/// group whose name starts with its own), until each is forgotten as sent; a record that loses
+/// its guard writes none.
+async fn notices(s: &dyn Store, u: &str) {
+    let owner = format!("{u}nora");
+    s.create_launch_config(&owner, &lc("n")).await.unwrap();
+    for name in ["web", "web#2"] {
+        s.create_group(&owner, &group(name, "n", &format!("g-{name}")))
+            .await
+            .unwrap();
+    }
+    let notice = |id: &str, subject: Option<&str>| phantom::notification::Notice {
+        id: id.into(),
+        at_ms: 1_700_000_000_000,
+        target: "arn:aws:sqs:us-east-1:000000000000:drain".into(),
+        subject: subject.map(str::to_string),
+        body: format!(r#"{{"RequestId":"{id}"}}"#),
+    };
+    let web = s.group(&owner, "web").await.unwrap().unwrap();
+    let r = Record {
+        notices: vec![notice("0002-b", None), notice("0001-a", Some("Auto Scaling: launch"))],
+        ..Record::default()
+    };
+    s.record(&owner, &web, &r).await.unwrap();
+    let other = s.group(&owner, "web#2").await.unwrap().unwrap();
+    let r2 = Record {
+        notices: vec![notice("0003-c", None)],
+        ..Record::default()
+    };
+    s.record(&owner, &other, &r2).await.unwrap();
+    assert_eq!(
+        s.notices(&owner, "web").await.unwrap(),
+        [notice("0001-a", Some("Auto Scaling: launch")), notice("0002-b", None)]
+    );
+    s.sent(&owner, "web", "0001-a").await.unwrap();
+    assert_eq!(s.notices(&owner, "web").await.unwrap(), [notice("0002-b", None)]);
+    // A record for a group gone (another of the same name) writes nothing.
+    let stale = Group {
+        id: "g-gone".into(),
+        ..web.clone()
+    };
+    let lost = Record {
+        notices: vec![notice("0004-d", None)],
+        launch_seq: Some(1),
+        ..Record::default()
+    };
+    assert!(s.record(&owner, &stale, &lost).await.is_err());
+    assert_eq!(s.notices(&owner, "web").await.unwrap(), [notice("0002-b", None)]);
+    assert_eq!(s.notices(&owner, "web#2").await.unwrap(), [notice("0003-c", None)]);
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
     contract(&store, "").await;
     due_index(&store, "").await;
     metric_source(&store, "").await;
+    notices(&store, "").await;
 }
 
 #[tokio::test]
@@ -1019,6 +1073,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     contract(&store, "").await;
     due_index(&store, "").await;
     metric_source(&store, "").await;
+    notices(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

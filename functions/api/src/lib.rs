@@ -40,6 +40,9 @@ pub struct App {
     pub metrics: Arc<dyn phantom::prometheus::Connect>,
     /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS).
     pub metric_period_ms: i64,
+    /// The deployment's SNS and SQS: a notification configuration's or a lifecycle hook's test
+    /// message when it is put.
+    pub publisher: Arc<dyn phantom::publish::Publisher>,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
 }
@@ -96,6 +99,7 @@ impl App {
             clouds: Arc::new(Ec2Lookups::default()),
             metrics: Arc::new(phantom::prometheus::http::Connect),
             metric_period_ms: phantom::config::metric_period_ms()?,
+            publisher: Arc::new(phantom::publish::SnsSqs::new(&sdk)),
             keys: KeyCache::default(),
         })
     }

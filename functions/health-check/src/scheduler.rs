@@ -142,6 +142,7 @@ fn activities(g: &Group, firings: &[Firing], now_ms: i64) -> Vec<Activity> {
         group: &g.name,
         group_arn: &g.settings.arn,
         now_ms,
+        audience: phantom::notification::Audience::NONE,
     };
     firings
         .iter()

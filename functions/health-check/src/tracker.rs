@@ -262,6 +262,7 @@ impl Tracker<'_> {
             group: &g.name,
             group_arn: &g.settings.arn,
             now_ms: self.now_ms,
+            audience: phantom::notification::Audience::NONE,
         };
         let record = activity::alarmed(
             &ctx,

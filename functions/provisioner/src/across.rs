@@ -268,13 +268,14 @@ impl Provisioner {
             r.put.append(&mut part.put);
             r.forget.append(&mut part.forget);
             r.activities.append(&mut part.activities);
+            r.notices.append(&mut part.notices);
             r.launch_seq = r.launch_seq.or(part.launch_seq);
         }
         // Failures are remembered per cloud here, not by the group's own backoff.
         if holds != g.holds {
             r.holds = Some(holds);
         }
-        match self.store.record(owner, g, &r).await {
+        match self.write(owner, g, &mut r).await {
             Ok(()) => {}
             Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
                 tracing::warn!(

@@ -196,11 +196,12 @@ impl Provisioner {
         r: &Record,
     ) -> Result<Round, StoreError> {
         tracing::warn!(group = g.name, error = %e, "cloud unavailable");
-        match self.store.record(owner, g, r).await {
+        let mut r = r.clone();
+        match self.write(owner, g, &mut r).await {
             Ok(()) | Err(StoreError::NotFound) | Err(StoreError::Conflict) => {}
             Err(e) => return Err(e),
         }
-        self.retry_later(owner, g, r).await;
+        self.retry_later(owner, g, &r).await;
         Ok(Round::Waiting)
     }
 

@@ -20,6 +20,7 @@
 
 mod across;
 mod act;
+mod notify;
 mod sweep;
 
 use act::{attach, detach, stop_and_start, terminate, On};
@@ -30,6 +31,7 @@ use phantom::cloud::launch::{requests, try_another_type, Source};
 use phantom::cloud::{Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
+use phantom::publish::{Publisher, SnsSqs};
 use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::refresh::{self, InstanceRefresh};
@@ -50,6 +52,8 @@ pub struct Provisioner {
     pub queue: Option<Arc<dyn WorkQueue>>,
     pub clouds: Arc<dyn Connect>,
     pub clock: Arc<dyn Clock>,
+    /// The deployment's SNS and SQS, for the groups' notifications.
+    pub publisher: Arc<dyn Publisher>,
 }
 
 /// What one reconcile came to (for the log line and the tests).
@@ -94,6 +98,7 @@ impl Provisioner {
         Ok(Self {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
+            publisher: Arc::new(SnsSqs::new(&sdk)),
             clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
             clock: Arc::new(SystemClock),
         })
@@ -219,6 +224,7 @@ impl Provisioner {
                     return Ok(Outcome::NoGroup);
                 }
             };
+            self.send_left(&msg.owner, &g).await?;
             let round = self.round(&msg.owner, &g).await?;
             let mut waiting = false;
             match round {
@@ -304,6 +310,7 @@ impl Provisioner {
             group: &g.name,
             group_arn: &g.settings.arn,
             now_ms: self.clock.now_ms(),
+            audience: phantom::notification::Audience::of(&g.settings),
         };
         let before = Before {
             launch_seq: g.launch_seq,
@@ -365,8 +372,8 @@ impl Provisioner {
         // Decide.
         let plan = decide(&g.target(), &members, &seen, ctx.now_ms);
         if g.deleting() && reconcile::nothing_left(&members, &seen, &plan) {
-            let r = round::record(&ctx, before, &members, &plan, &Acted::default());
-            self.store.record(owner, g, &r).await?;
+            let mut r = round::record(&ctx, before, &members, &plan, &Acted::default());
+            self.write(owner, g, &mut r).await?;
             return match self.store.delete_group(owner, g).await {
                 Ok(()) => Ok(Round::Deleted),
                 // Changed since the lease was taken (or gone): not deleted by this round, and the
@@ -409,8 +416,8 @@ impl Provisioner {
         }
 
         // Record.
-        let r = round::record(&ctx, before, &members, &plan, &acted);
-        match self.store.record(owner, g, &r).await {
+        let mut r = round::record(&ctx, before, &members, &plan, &acted);
+        match self.write(owner, g, &mut r).await {
             Ok(()) => {}
             Err(StoreError::NotFound) if !acted.launched.is_empty() => {
                 // Deleted while we launched: these VMs belong to no group.

@@ -10,6 +10,17 @@ pub struct Activity {
     /// Unix ms; activities are listed newest first.
     pub start_ms: i64,
     pub doc: ScalingActivity,
+    /// The event it tells the group's topics of, if any, once written (not stored: an activity
+    /// read back has none).
+    pub tells: Option<Told>,
+}
+
+/// An instance event a scaling activity stands for, as a group's notifications name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    pub kind: super::notification::NotificationType,
+    /// The instance, or empty (a launch that failed before any instance was made).
+    pub instance: String,
 }
 
 /// botocore's `Activity`: what DescribeScalingActivities shows.

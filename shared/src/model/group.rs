@@ -114,6 +114,14 @@ pub struct Settings {
     /// Its warm pool, if it has one (`phantom::warm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_pool_configuration: Option<super::warm_pool::WarmPoolConfiguration>,
+    /// The SNS topics told of its instances' launches and terminations
+    /// (PutNotificationConfiguration).
+    #[serde(
+        rename = "PhantomNotifications",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub notifications: Vec<super::notification::NotificationConfiguration>,
     /// When the cooldown a simple policy started ends (Unix ms).
     #[serde(
         rename = "PhantomCooldownEndsMs",
@@ -217,8 +225,7 @@ pub struct TagDescription {
     pub propagate_at_launch: bool,
 }
 
-/// A lifecycle hook (botocore's `LifecycleHook`; Phantom sends no notifications, so it has no
-/// target or role).
+/// A lifecycle hook (botocore's `LifecycleHook`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct LifecycleHook {
@@ -230,6 +237,16 @@ pub struct LifecycleHook {
     pub default_result: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notification_metadata: Option<String>,
+    /// The SQS queue or SNS topic told of each instance that starts waiting on the hook.
+    #[serde(
+        rename = "NotificationTargetARN",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub notification_target_arn: Option<String>,
+    /// Kept and shown: Phantom sends with the deployment's own role, not the user's.
+    #[serde(rename = "RoleARN", default, skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
 }
 
 /// A scaling policy (botocore's `ScalingPolicy`) and its webhook, if it has one.

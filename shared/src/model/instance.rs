@@ -227,6 +227,10 @@ pub struct Wait {
     pub default_result: Outcome,
     /// CompleteLifecycleAction's answer, once given.
     pub result: Option<Outcome>,
+    /// The LifecycleActionToken this wait answers to, given when the instance starts waiting
+    /// (`phantom::round::record`); none on records written before tokens were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 #[cfg(test)]

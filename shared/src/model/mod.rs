@@ -7,6 +7,7 @@ pub mod group;
 pub mod hold;
 pub mod instance;
 pub mod launch_config;
+pub mod notification;
 pub mod record;
 pub mod refresh;
 pub mod request;

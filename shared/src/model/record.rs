@@ -3,6 +3,7 @@
 use super::activity::Activity;
 use super::hold::Holds;
 use super::instance::Member;
+use super::notification::Notice;
 
 /// Launch failures in a row and when launching may be tried again (Unix ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,9 @@ pub struct Record {
     /// A group across clouds: sets what it remembers of each (`Group::holds`).
     pub holds: Option<Holds>,
     pub activities: Vec<Activity>,
+    /// Messages telling of what this record writes, sent once it is written (`crate::notification`
+    /// in the rules above): kept in the store until sent, so none is lost to a crash.
+    pub notices: Vec<Notice>,
 }
 
 impl Record {
@@ -37,5 +41,6 @@ impl Record {
             && self.backoff.is_none()
             && self.holds.is_none()
             && self.activities.is_empty()
+            && self.notices.is_empty()
     }
 }

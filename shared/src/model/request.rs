@@ -325,8 +325,9 @@ pub struct DescribeLifecycleHooks {
 pub struct LifecycleAction {
     pub auto_scaling_group_name: String,
     pub lifecycle_hook_name: String,
-    /// Phantom issues no LifecycleActionToken (it sends no notifications): the instance is named.
+    /// The instance, or the token of its wait (one of the two).
     pub instance_id: Option<String>,
+    pub lifecycle_action_token: Option<String>,
     pub lifecycle_action_result: Option<String>,
 }
 
@@ -534,4 +535,31 @@ pub struct DescribeWarmPool {
 pub struct DeleteWarmPool {
     pub auto_scaling_group_name: String,
     pub force_delete: Option<bool>,
+}
+
+// Notifications.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutNotificationConfiguration {
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "TopicARN")]
+    pub topic_arn: String,
+    pub notification_types: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteNotificationConfiguration {
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "TopicARN")]
+    pub topic_arn: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeNotificationConfigurations {
+    pub auto_scaling_group_names: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub paging: Paging,
 }

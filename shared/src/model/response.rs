@@ -258,3 +258,21 @@ pub struct DescribeWarmPool {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
+
+/// DescribeNotificationConfigurations: one row per group, topic and type.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeNotificationConfigurations {
+    pub notification_configurations: Vec<NotificationConfigurationRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NotificationConfigurationRow {
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "TopicARN")]
+    pub topic_arn: String,
+    pub notification_type: &'static str,
+}

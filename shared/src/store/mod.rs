@@ -16,6 +16,7 @@ use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::Group;
 use crate::model::instance::Member;
 use crate::model::launch_config::LaunchConfig;
+use crate::model::notification::Notice;
 use crate::model::user::{AccessKey, User};
 use async_trait::async_trait;
 
@@ -283,6 +284,10 @@ pub trait Fleet: Send + Sync {
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
+    /// The group's notices recorded and not yet sent (a crash came between), oldest first.
+    async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>>;
+    /// Forgets a notice once it was sent.
+    async fn sent(&self, user: &str, group: &str, id: &str) -> StoreResult<()>;
     /// Activities of one group or of all, newest first, after the key `after`; returns (key,
     /// document) pairs so the caller can page.
     async fn activities(
@@ -303,6 +308,8 @@ impl<T: Directory + LaunchConfigs + Groups + Fleet> Store for T {}
 pub const PARTITION_KEY: &str = "pk";
 pub const SORT_KEY: &str = "sk";
 pub const TTL_ATTRIBUTE: &str = "expires";
+/// A notice that could not be sent for a day is forgotten (its target gone, most likely).
+pub const NOTICE_TTL_SECS: i64 = 24 * 3600;
 
 /// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
 /// page activities by it, so their NextTokens agree.

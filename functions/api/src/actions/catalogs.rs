@@ -66,15 +66,17 @@ pub async fn adjustment_types(
     })
 }
 
-/// Phantom sends no notifications (PutNotificationConfiguration is not supported): it names no
-/// notification types rather than promise ones it never sends.
+/// AWS's five, each of which Phantom sends (`phantom::notification`).
 pub async fn notification_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
 ) -> ApiResult<DescribeAutoScalingNotificationTypes> {
     Ok(DescribeAutoScalingNotificationTypes {
-        auto_scaling_notification_types: Vec::new(),
+        auto_scaling_notification_types: phantom::notification::NotificationType::ALL
+            .iter()
+            .map(|t| t.as_str())
+            .collect(),
     })
 }
 

@@ -68,6 +68,17 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
         )));
     }
     across::check(app, caller, &g).await?;
+    // Each hook's target gets AWS's test message before the group is made.
+    let now = app.clock.now_ms();
+    for t in g
+        .settings
+        .lifecycle_hooks
+        .iter()
+        .filter_map(|h| h.notification_target_arn.as_deref())
+    {
+        let test = phantom::notification::test(name, &g.settings.arn, t, true, now);
+        super::notifications::send_test(app, &test).await?;
+    }
     match app.store.create_group(&caller.user, &g).await {
         Ok(()) => {
             super::reconcile(app, caller, name, "CreateAutoScalingGroup").await;

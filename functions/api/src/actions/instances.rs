@@ -24,6 +24,7 @@ fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
         group: &g.name,
         group_arn: &g.settings.arn,
         now_ms: app.clock.now_ms(),
+        audience: phantom::notification::Audience::NONE,
     }
 }
 

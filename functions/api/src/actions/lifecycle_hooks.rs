@@ -3,8 +3,11 @@
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
 //! and releases the instances (`phantom::reconcile::decide`).
 
+use super::notifications::send_test;
 use super::records::write_group;
 use super::{change_group, group_named, names};
+use phantom::model::group::LifecycleHook;
+use phantom::notification;
 use crate::App;
 use phantom::identity::Caller;
 use phantom::lifecycle::{self, Outcome};
@@ -16,13 +19,29 @@ use phantom::reconcile::{Lifecycle, Member};
 use phantom::store::Record;
 use phantom::{ApiError, ApiResult};
 
+/// A hook given a new NotificationTargetARN sends it AWS's test message first: a target that
+/// cannot take it refuses the put.
 pub async fn put(app: &App, caller: &Caller, input: PutLifecycleHook) -> ApiResult<()> {
     let Some(name) = input.auto_scaling_group_name.as_deref() else {
         return Err(ApiError::validation("AutoScalingGroupName is required."));
     };
+    let g = group_named(app, caller, name).await?;
+    let hooks = &g.settings.lifecycle_hooks;
+    let target_of = |hooks: &[LifecycleHook]| {
+        hooks
+            .iter()
+            .find(|h| h.lifecycle_hook_name == input.lifecycle_hook_name)
+            .and_then(|h| h.notification_target_arn.clone())
+    };
+    let target = target_of(&lifecycle::put(hooks, name, &g.settings.arn, &input)?);
+    if let Some(t) = target.filter(|t| target_of(hooks).as_ref() != Some(t)) {
+        let now = app.clock.now_ms();
+        send_test(app, &notification::test(name, &g.settings.arn, &t, true, now)).await?;
+    }
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
-        next.settings.lifecycle_hooks = lifecycle::put(&g.settings.lifecycle_hooks, name, &input)?;
+        next.settings.lifecycle_hooks =
+            lifecycle::put(&g.settings.lifecycle_hooks, name, &g.settings.arn, &input)?;
         Ok(next)
     })
     .await?;
@@ -77,13 +96,16 @@ pub async fn hook_types(
     })
 }
 
-/// The instance a lifecycle action names: by InstanceId (Phantom hands out no tokens).
-fn instance_of(input: &LifecycleAction) -> ApiResult<&str> {
-    match input.instance_id.as_deref() {
-        Some(id) => Ok(id),
-        None => Err(ApiError::validation(
-            "Give InstanceId: Phantom sends no lifecycle notifications, so it issues no LifecycleActionToken.",
-        )),
+/// Whether `m` is the instance a lifecycle action names: by InstanceId, else by the token of its
+/// wait on the hook.
+fn named(input: &LifecycleAction, m: &Member) -> bool {
+    match (&input.instance_id, &input.lifecycle_action_token) {
+        (Some(id), _) => &m.id == id,
+        (None, Some(token)) => m
+            .waits
+            .iter()
+            .any(|w| w.hook == input.lifecycle_hook_name && w.token.as_ref() == Some(token)),
+        (None, None) => false,
     }
 }
 
@@ -103,7 +125,14 @@ async fn change_waits(
 ) -> ApiResult<()> {
     let group = &input.auto_scaling_group_name;
     let hook = &input.lifecycle_hook_name;
-    let id = instance_of(input)?;
+    let id = match (&input.instance_id, &input.lifecycle_action_token) {
+        (Some(id), _) | (None, Some(id)) => id,
+        (None, None) => {
+            return Err(ApiError::validation(
+                "Give InstanceId or LifecycleActionToken to name the lifecycle action.",
+            ))
+        }
+    };
     write_group(
         app,
         caller,
@@ -111,12 +140,12 @@ async fn change_waits(
         Some("lifecycle action"),
         |_g, members| {
             // Not in the group (any more), or not waiting: AWS's words for both.
-            let Some(m) = members.iter().find(|m| m.id == id && waiting(m)) else {
+            let Some(m) = members.iter().find(|m| named(input, m) && waiting(m)) else {
                 return Err(lifecycle::no_action(id).into());
             };
             Ok(Some(Record {
                 put: vec![Member {
-                    waits: change(&m.waits, id, hook)?,
+                    waits: change(&m.waits, &m.id, hook)?,
                     ..m.clone()
                 }],
                 ..Record::default()

@@ -18,6 +18,7 @@ mod instance_refresh;
 mod instances;
 mod lifecycle_hooks;
 mod lookups;
+mod notifications;
 pub mod policies;
 mod processes;
 mod records;
@@ -198,6 +199,21 @@ pub const ACTIONS: &[Action] = &[
         "RollbackInstanceRefresh",
         instance_refresh::rollback,
         RollbackInstanceRefresh
+    ),
+    action!(
+        "PutNotificationConfiguration",
+        notifications::put,
+        PutNotificationConfiguration
+    ),
+    action!(
+        "DescribeNotificationConfigurations",
+        notifications::describe,
+        DescribeNotificationConfigurations
+    ),
+    action!(
+        "DeleteNotificationConfiguration",
+        notifications::delete,
+        DeleteNotificationConfiguration
     ),
     action!("PutWarmPool", warm_pool::put, PutWarmPool),
     action!("DescribeWarmPool", warm_pool::describe, DescribeWarmPool),

@@ -318,6 +318,7 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
             group: &e.group.name,
             group_arn: &e.group.settings.arn,
             now_ms: now,
+            audience: phantom::notification::Audience::NONE,
         };
         let by = format!("{} policy {}", run.by, e.policy);
         let record = Record {

@@ -182,6 +182,13 @@ impl Fleet for DynamoStore {
                     .build(),
             );
         }
+        for notice in &r.notices {
+            writes.push(
+                TransactWriteItem::builder()
+                    .put(self.notice_put(user, &g.name, notice)?)
+                    .build(),
+            );
+        }
         // One transaction of up to 100 writes, each led by the group's guard (the first one also
         // moves the launch sequence and the backoff): a round's record is one request.
         let mut chunks = writes.chunks(99).peekable();
@@ -208,6 +215,42 @@ impl Fleet for DynamoStore {
             }
             first = false;
         }
+        Ok(())
+    }
+
+    async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>> {
+        let items = self
+            .query_prefix(
+                &owner(user),
+                &format!("{NOTE}{group}#"),
+                None,
+                usize::MAX,
+                // The prefix also holds the notices of a group named `<group>#...`.
+                |i| get_s(i, "group").is_ok_and(|g| g == group),
+            )
+            .await?;
+        items
+            .iter()
+            .map(|i| {
+                Ok(Notice {
+                    id: get_s(i, "id")?,
+                    at_ms: get_n(i, "at")?,
+                    target: get_s(i, "target")?,
+                    subject: i.get("subject").map(|_| get_s(i, "subject")).transpose()?,
+                    body: get_s(i, "body")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn sent(&self, user: &str, group: &str, id: &str) -> StoreResult<()> {
+        self.db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{NOTE}{group}#{id}"))))
+            .send()
+            .await
+            .map_err(unavailable)?;
         Ok(())
     }
 
@@ -378,6 +421,27 @@ impl DynamoStore {
         item.insert(
             TTL_ATTRIBUTE.into(),
             n(a.start_ms / 1000 + ACTIVITY_TTL_SECS),
+        );
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .build()
+            .map_err(unavailable)
+    }
+
+    pub(super) fn notice_put(&self, user: &str, group: &str, n: &Notice) -> StoreResult<Put> {
+        let mut item = key(owner(user), format!("{NOTE}{group}#{}", n.id));
+        item.insert("group".into(), s(group));
+        item.insert("id".into(), s(&n.id));
+        item.insert("at".into(), self::n(n.at_ms));
+        item.insert("target".into(), s(&n.target));
+        if let Some(subject) = &n.subject {
+            item.insert("subject".into(), s(subject));
+        }
+        item.insert("body".into(), s(&n.body));
+        item.insert(
+            TTL_ATTRIBUTE.into(),
+            self::n(n.at_ms / 1000 + NOTICE_TTL_SECS),
         );
         Put::builder()
             .table_name(&self.table)

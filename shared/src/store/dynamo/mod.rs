@@ -10,6 +10,7 @@
 //! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
 //! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
+//! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
 //! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
@@ -34,12 +35,14 @@ use item::*;
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
     LaunchConfigs, Lease, MetricAuth, MetricSource, Record, StoreError, StoreResult, Usage,
-    Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY,
+    TTL_ATTRIBUTE,
 };
 use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::{Group, Settings, DELETING};
 use crate::model::instance::{Lifecycle, Member};
 use crate::model::launch_config::LaunchConfig;
+use crate::model::notification::Notice;
 use crate::model::user::{AccessKey, User};
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -58,6 +61,7 @@ const ASG: &str = "ASG#";
 const CRED: &str = "CRED#";
 const INST: &str = "INST#";
 const ACT: &str = "ACT#";
+const NOTE: &str = "NOTE#";
 /// Scaling activities are kept six weeks, as AWS keeps them (DynamoDB TTL on `expires`).
 const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";

@@ -1,6 +1,7 @@
 //! The instance records, the provisioner's leases, the records of a round and the activities.
 
 use super::*;
+use crate::model::notification::Notice;
 
 #[async_trait]
 impl Fleet for MemoryStore {
@@ -93,7 +94,7 @@ impl Fleet for MemoryStore {
         if r.is_empty() {
             return Ok(());
         }
-        let writes = r.put.len() + r.forget.len() + r.activities.len();
+        let writes = r.put.len() + r.forget.len() + r.activities.len() + r.notices.len();
         let mut ids: Vec<&String> = r.put.iter().map(|m| &m.id).chain(&r.forget).collect();
         ids.sort();
         if ids.windows(2).any(|w| w[0] == w[1]) {
@@ -162,6 +163,9 @@ impl Fleet for MemoryStore {
                         for (k, a) in keys.into_iter().zip(&r.activities) {
                             st.activities.insert((user.to_string(), k), a.doc.clone());
                         }
+                        let notices = st.notices.entry(owned(user, &g.name)).or_default();
+                        notices.extend(r.notices.iter().cloned());
+                        notices.sort_by(|a, b| a.id.cmp(&b.id));
                         Ok(())
                     }
                 }
@@ -169,6 +173,26 @@ impl Fleet for MemoryStore {
             }
         };
         self.done(out).await
+    }
+
+    async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>> {
+        let out = self
+            .state(1)
+            .notices
+            .get(&owned(user, group))
+            .cloned()
+            .unwrap_or_default();
+        self.done(Ok(out)).await
+    }
+
+    async fn sent(&self, user: &str, group: &str, id: &str) -> StoreResult<()> {
+        {
+            let mut st = self.state(1);
+            if let Some(list) = st.notices.get_mut(&owned(user, group)) {
+                list.retain(|n| n.id != id);
+            }
+        }
+        self.done(Ok(())).await
     }
 
     async fn watched(&self) -> StoreResult<Vec<Watched>> {

@@ -50,6 +50,8 @@ struct State {
     instances: BTreeMap<(String, String, String), (String, Member)>,
     /// (user, activity key) -> document
     activities: BTreeMap<Owned, ScalingActivity>,
+    /// (user, group) -> notices recorded and not yet sent, oldest first
+    notices: BTreeMap<Owned, Vec<crate::model::notification::Notice>>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
     metric_source: Option<MetricSource>,

@@ -133,6 +133,21 @@ pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i6
     )
 }
 
+/// A VM launched by a round that stopped before recording it, found on the cloud and recorded.
+pub fn adopted(ctx: &Context<'_>, instance: &str, zone: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance: {instance}"),
+        format!(
+            "At {} an instance launched in response to a difference between desired and actual capacity was found running and recorded in the group.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        in_zone(zone),
+    )
+}
+
 /// A ready VM of the warm pool joined the group (started, if it was stopped).
 pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
     let mut a = launched(ctx, instance, zone, from, to);

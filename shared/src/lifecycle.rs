@@ -300,12 +300,32 @@ mod tests {
             json!({"LifecycleHookName": "h", "LifecycleTransition": TERMINATING, "NotificationTargetARN": q, "RoleARN": "arn:aws:iam::1:role/r"}),
         ]);
         assert_eq!(doc[0].notification_target_arn.as_deref(), Some(q));
-        let kept = put(&doc, "g", ARN, &request(&json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60}))).unwrap();
+        let kept = put(
+            &doc,
+            "g",
+            ARN,
+            &request(&json!({"LifecycleHookName": "h", "HeartbeatTimeout": 60})),
+        )
+        .unwrap();
         assert_eq!(kept[0].notification_target_arn.as_deref(), Some(q));
         assert_eq!(kept[0].role_arn.as_deref(), Some("arn:aws:iam::1:role/r"));
         // Without its target, the role must go too.
-        assert!(put(&kept, "g", ARN, &request(&json!({"LifecycleHookName": "h", "NotificationTargetARN": ""}))).is_err());
-        let gone = put(&kept, "g", ARN, &request(&json!({"LifecycleHookName": "h", "NotificationTargetARN": "", "RoleARN": ""}))).unwrap_or_else(|e| panic!("{e}"));
+        assert!(put(
+            &kept,
+            "g",
+            ARN,
+            &request(&json!({"LifecycleHookName": "h", "NotificationTargetARN": ""}))
+        )
+        .is_err());
+        let gone = put(
+            &kept,
+            "g",
+            ARN,
+            &request(
+                &json!({"LifecycleHookName": "h", "NotificationTargetARN": "", "RoleARN": ""}),
+            ),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(gone[0].notification_target_arn, None);
     }
 

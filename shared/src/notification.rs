@@ -121,7 +121,7 @@ pub fn delete(
 ) -> Checked<Vec<NotificationConfiguration>> {
     if !current.iter().any(|c| c.topic_arn == topic) {
         return Err(Refusal::invalid(format!(
-            "No notification configuration found for topic {topic} on group {group}."
+            "The notification configuration for topic {topic} on group {group} doesn't exist."
         )));
     }
     Ok(current
@@ -422,25 +422,49 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("the group's region, us-east-1"));
-        for bad in ["events", "arn:aws:s3:us-east-1:0:b", "arn:aws:sns:us-east-1:0:"] {
+        for bad in [
+            "events",
+            "arn:aws:s3:us-east-1:0:b",
+            "arn:aws:sns:us-east-1:0:",
+        ] {
             assert!(target(bad, GROUP_ARN, true).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn put_replaces_a_topics_types_and_delete_needs_the_topic() {
-        let one = put(&[], GROUP_ARN, TOPIC, &types(&["autoscaling:EC2_INSTANCE_TERMINATE", "autoscaling:EC2_INSTANCE_LAUNCH"])).unwrap();
+        let one = put(
+            &[],
+            GROUP_ARN,
+            TOPIC,
+            &types(&[
+                "autoscaling:EC2_INSTANCE_TERMINATE",
+                "autoscaling:EC2_INSTANCE_LAUNCH",
+            ]),
+        )
+        .unwrap();
         assert_eq!(
             one[0].notification_types,
             [NotificationType::Launch, NotificationType::Terminate]
         );
-        let again = put(&one, GROUP_ARN, TOPIC, &types(&["autoscaling:EC2_INSTANCE_LAUNCH_ERROR"])).unwrap();
+        let again = put(
+            &one,
+            GROUP_ARN,
+            TOPIC,
+            &types(&["autoscaling:EC2_INSTANCE_LAUNCH_ERROR"]),
+        )
+        .unwrap();
         assert_eq!(again.len(), 1);
         assert_eq!(again[0].notification_types, [NotificationType::LaunchError]);
-        assert!(put(&[], GROUP_ARN, TOPIC, &types(&["autoscaling:EC2_INSTANCE_REBOOT"]))
-            .unwrap_err()
-            .message()
-            .contains("is not a notification type"));
+        assert!(put(
+            &[],
+            GROUP_ARN,
+            TOPIC,
+            &types(&["autoscaling:EC2_INSTANCE_REBOOT"])
+        )
+        .unwrap_err()
+        .message()
+        .contains("is not a notification type"));
         assert!(put(&[], GROUP_ARN, TOPIC, &[]).is_err());
         assert!(delete(&again, "web", "arn:aws:sns:us-east-1:0:other").is_err());
         assert!(delete(&again, "web", TOPIC).unwrap().is_empty());
@@ -448,7 +472,13 @@ mod tests {
 
     #[test]
     fn an_activity_goes_to_the_topics_that_want_its_event_in_awss_fields() {
-        let topics = put(&[], GROUP_ARN, TOPIC, &types(&["autoscaling:EC2_INSTANCE_LAUNCH"])).unwrap();
+        let topics = put(
+            &[],
+            GROUP_ARN,
+            TOPIC,
+            &types(&["autoscaling:EC2_INSTANCE_LAUNCH"]),
+        )
+        .unwrap();
         let audience = Audience {
             topics: &topics,
             hooks: &[],
@@ -460,9 +490,18 @@ mod tests {
             audience,
         };
         let a = crate::activity::launched(&ctx, "i-1", "us-east-1a", 0, 1);
-        let sent = of_activity(&audience, NotificationType::Launch, "i-1", &a.doc, ctx.now_ms);
+        let sent = of_activity(
+            &audience,
+            NotificationType::Launch,
+            "i-1",
+            &a.doc,
+            ctx.now_ms,
+        );
         assert_eq!(sent.len(), 1);
-        assert_eq!(sent[0].subject.as_deref(), Some("Auto Scaling: launch for group \"web\""));
+        assert_eq!(
+            sent[0].subject.as_deref(),
+            Some("Auto Scaling: launch for group \"web\"")
+        );
         let body: Value = serde_json::from_str(&sent[0].body).unwrap();
         assert_eq!(body["Event"], "autoscaling:EC2_INSTANCE_LAUNCH");
         assert_eq!(body["EC2InstanceId"], "i-1");
@@ -518,7 +557,10 @@ mod tests {
         assert_eq!(body["LifecycleHookName"], "drain");
         assert_eq!(body["EC2InstanceId"], "i-9");
         assert_eq!(body["NotificationMetadata"], "drain me");
-        assert_eq!((body["Origin"].as_str(), body["Destination"].as_str()), (Some("AutoScalingGroup"), Some("EC2")));
+        assert_eq!(
+            (body["Origin"].as_str(), body["Destination"].as_str()),
+            (Some("AutoScalingGroup"), Some("EC2"))
+        );
         assert!(!audience.is_empty());
         assert!(Audience::NONE.is_empty());
     }
@@ -526,7 +568,10 @@ mod tests {
     #[test]
     fn the_test_notification_is_awss() {
         let n = test("web", GROUP_ARN, TOPIC, false, 0);
-        assert_eq!(n.subject.as_deref(), Some("Auto Scaling: test notification for group \"web\""));
+        assert_eq!(
+            n.subject.as_deref(),
+            Some("Auto Scaling: test notification for group \"web\"")
+        );
         let body: Value = serde_json::from_str(&n.body).unwrap();
         assert_eq!(body["Event"], "autoscaling:TEST_NOTIFICATION");
         assert_eq!(body["AutoScalingGroupName"], "web");

@@ -45,7 +45,13 @@ pub fn record(
 ) -> Record {
     let mut r = Record::default();
     let recorded = |id: &str| members.iter().find(|m| m.id == id);
-    r.put.extend(plan.adopt.iter().cloned());
+    // Launched by a round that stopped before recording them: recorded now, told now.
+    for m in &plan.adopt {
+        let waits = start_waits(ctx, &mut r, &m.waits, &m.id, Passage::Group);
+        r.put.push(Member { waits, ..m.clone() });
+        let a = activity::adopted(ctx, &m.id, &m.zone);
+        tell(&mut r, NotificationType::Launch, &m.id, a);
+    }
     for id in &plan.in_service {
         if let Some(m) = recorded(id) {
             r.put.push(Member {

@@ -620,7 +620,13 @@ fn the_tools_actions_through_the_cli() {
     );
     assert_eq!(
         aws(&["describe-auto-scaling-notification-types"])["AutoScalingNotificationTypes"],
-        json!([])
+        json!([
+            "autoscaling:EC2_INSTANCE_LAUNCH",
+            "autoscaling:EC2_INSTANCE_LAUNCH_ERROR",
+            "autoscaling:EC2_INSTANCE_TERMINATE",
+            "autoscaling:EC2_INSTANCE_TERMINATE_ERROR",
+            "autoscaling:TEST_NOTIFICATION"
+        ])
     );
     let limits = aws(&["describe-account-limits"]);
     assert_eq!(limits["MaxNumberOfLaunchConfigurations"], 200);

@@ -686,3 +686,230 @@ fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
     )
     .json();
 }
+
+/// The deployment's SNS and SQS on the emulator, as a consumer sees them.
+struct Queue {
+    url: String,
+    arn: String,
+}
+
+fn sqs(args: &[&str]) -> Value {
+    let s = stack();
+    s.aws_service("sqs", &s.env["AWS_ENDPOINT_URL"], args)
+        .json()
+}
+
+fn sns(args: &[&str]) -> Value {
+    let s = stack();
+    s.aws_service("sns", &s.env["AWS_ENDPOINT_URL"], args)
+        .json()
+}
+
+fn queue(name: &str) -> Queue {
+    let url = sqs(&["create-queue", "--queue-name", name])["QueueUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let attrs = sqs(&[
+        "get-queue-attributes",
+        "--queue-url",
+        &url,
+        "--attribute-names",
+        "QueueArn",
+    ]);
+    let arn = attrs["Attributes"]["QueueArn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Queue { url, arn }
+}
+
+/// What the queue holds now (each message deleted once read), as JSON: an SNS envelope's message
+/// unwrapped.
+fn drain(q: &Queue) -> Vec<Value> {
+    let out = sqs(&[
+        "receive-message",
+        "--queue-url",
+        &q.url,
+        "--max-number-of-messages",
+        "10",
+    ]);
+    let mut got = Vec::new();
+    for m in out["Messages"].as_array().cloned().unwrap_or_default() {
+        let body: Value = serde_json::from_str(m["Body"].as_str().unwrap()).unwrap();
+        got.push(match body["Type"].as_str() {
+            Some("Notification") => {
+                serde_json::from_str(body["Message"].as_str().unwrap()).unwrap()
+            }
+            _ => body,
+        });
+        sqs(&[
+            "delete-message",
+            "--queue-url",
+            &q.url,
+            "--receipt-handle",
+            m["ReceiptHandle"].as_str().unwrap(),
+        ]);
+    }
+    got
+}
+
+/// A node termination handler in queue mode and a group's topic, through the AWS CLI: the topic
+/// (an SNS topic with an SQS queue subscribed) hears each launch and termination once; the
+/// termination hook's queue gets AWS's message, and the consumer's CompleteLifecycleAction with
+/// its token lets the VM go.
+#[test]
+fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one() {
+    let s = stack();
+    let u = s.new_user("notify");
+    let events = queue(&format!("{}-events", u.name));
+    let topic = sns(&["create-topic", "--name", &format!("{}-web", u.name)])["TopicArn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    sns(&[
+        "subscribe",
+        "--topic-arn",
+        &topic,
+        "--protocol",
+        "sqs",
+        "--notification-endpoint",
+        &events.arn,
+    ]);
+    let drain_q = queue(&format!("{}-drain", u.name));
+    create_lc(&u, "web@hotel", &[]);
+    create_group(&u, "web", "web@hotel", 0, 4, 0, &[]);
+    s.aws(
+        &u,
+        &[
+            "put-notification-configuration",
+            "--auto-scaling-group-name",
+            "web",
+            "--topic-arn",
+            &topic,
+            "--notification-types",
+            "autoscaling:EC2_INSTANCE_LAUNCH",
+            "autoscaling:EC2_INSTANCE_TERMINATE",
+        ],
+    )
+    .json();
+    s.aws(
+        &u,
+        &[
+            "put-lifecycle-hook",
+            "--auto-scaling-group-name",
+            "web",
+            "--lifecycle-hook-name",
+            "drain",
+            "--lifecycle-transition",
+            "autoscaling:EC2_INSTANCE_TERMINATING",
+            "--notification-target-arn",
+            &drain_q.arn,
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/hooks",
+            "--heartbeat-timeout",
+            "300",
+        ],
+    )
+    .json();
+    let mut heard: Vec<Value> = Vec::new();
+    let mut drained: Vec<Value> = Vec::new();
+    eventually(20, "both test notifications", || {
+        heard.extend(drain(&events));
+        drained.extend(drain(&drain_q));
+        (heard.len() == 1 && drained.len() == 1).then_some(())
+    });
+    assert_eq!(heard[0]["Event"], "autoscaling:TEST_NOTIFICATION");
+    assert_eq!(drained[0]["Event"], "autoscaling:TEST_NOTIFICATION");
+
+    s.aws(
+        &u,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "web",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    let two = converges(&u, "hotel", "web", 2);
+    s.aws(
+        &u,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "web",
+            "--desired-capacity",
+            "1",
+        ],
+    )
+    .json();
+    let message = eventually(30, "the hook's message on its queue", || {
+        drained.extend(drain(&drain_q));
+        drained
+            .iter()
+            .find(|m| m["LifecycleTransition"] == "autoscaling:EC2_INSTANCE_TERMINATING")
+            .cloned()
+    });
+    let leaving = message["EC2InstanceId"].as_str().unwrap().to_string();
+    assert!(two.contains(&leaving));
+    assert_eq!(message["LifecycleHookName"], "drain");
+    // What a termination handler does: drain the node, then answer with the token alone.
+    s.aws(
+        &u,
+        &[
+            "complete-lifecycle-action",
+            "--auto-scaling-group-name",
+            "web",
+            "--lifecycle-hook-name",
+            "drain",
+            "--lifecycle-action-token",
+            message["LifecycleActionToken"].as_str().unwrap(),
+            "--lifecycle-action-result",
+            "CONTINUE",
+        ],
+    )
+    .json();
+    let one = converges(&u, "hotel", "web", 1);
+    assert!(!one.contains(&leaving));
+    eventually(30, "the termination on the topic", || {
+        heard.extend(drain(&events));
+        heard
+            .iter()
+            .any(|m| m["Event"] == "autoscaling:EC2_INSTANCE_TERMINATE")
+            .then_some(())
+    });
+    // A little longer: nothing more comes.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    heard.extend(drain(&events));
+    drained.extend(drain(&drain_q));
+    let mut told: Vec<(String, String)> = heard
+        .iter()
+        .map(|m| {
+            (
+                m["Event"].as_str().unwrap().to_string(),
+                m["EC2InstanceId"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    told.sort();
+    let mut want = vec![
+        (
+            "autoscaling:EC2_INSTANCE_TERMINATE".to_string(),
+            leaving.clone(),
+        ),
+        ("autoscaling:TEST_NOTIFICATION".to_string(), String::new()),
+    ];
+    want.extend(
+        two.iter()
+            .map(|id| ("autoscaling:EC2_INSTANCE_LAUNCH".to_string(), id.clone())),
+    );
+    want.sort();
+    assert_eq!(told, want, "each once");
+    assert_eq!(
+        drained.len(),
+        2,
+        "the hook's test message and one for the leaving VM"
+    );
+}

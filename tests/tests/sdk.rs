@@ -538,3 +538,197 @@ async fn terraforms_warm_pool_calls_in_its_order() {
         .await
         .unwrap();
 }
+
+/// An SNS topic and an SQS queue of the deployment (on the stack's emulator): their ARNs.
+fn topic_and_queue(prefix: &str) -> (String, String) {
+    let s = stack();
+    let at = &s.env["AWS_ENDPOINT_URL"];
+    let topic = s
+        .aws_service(
+            "sns",
+            at,
+            &["create-topic", "--name", &format!("{prefix}-topic")],
+        )
+        .json()["TopicArn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = s
+        .aws_service(
+            "sqs",
+            at,
+            &["create-queue", "--queue-name", &format!("{prefix}-queue")],
+        )
+        .json()["QueueUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let attrs = s.aws_service(
+        "sqs",
+        at,
+        &[
+            "get-queue-attributes",
+            "--queue-url",
+            &url,
+            "--attribute-names",
+            "QueueArn",
+        ],
+    );
+    let queue = attrs.json()["Attributes"]["QueueArn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (topic, queue)
+}
+
+/// Terraform's `aws_autoscaling_notification` (internal/service/autoscaling/notification.go) and
+/// `aws_autoscaling_group` with an `initial_lifecycle_hook` that has a notification target
+/// (group.go), replayed call by call: the group is created with the hook in its
+/// LifecycleHookSpecificationList and read back with DescribeLifecycleHooks; the notification
+/// is put on each of its groups and read back with DescribeNotificationConfigurations; an update
+/// of the notification types deletes it from the old groups and puts it on the new ones;
+/// destroy deletes it from each group, a delete of one already gone ("doesn't exist") passing.
+#[tokio::test]
+async fn terraforms_notification_and_initial_lifecycle_hook_calls_in_its_order() {
+    use aws_sdk_autoscaling::types::LifecycleHookSpecification;
+    let s = stack();
+    let u = s.new_user("tf-notify");
+    let c = s.sdk(&u);
+    let (topic, queue) = topic_and_queue(&u.name);
+    c.create_launch_configuration()
+        .launch_configuration_name("tfn@hotel")
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    for name in ["tfn-a", "tfn-b"] {
+        let hook = LifecycleHookSpecification::builder()
+            .lifecycle_hook_name("drain")
+            .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
+            .notification_target_arn(&queue)
+            .role_arn("arn:aws:iam::123456789012:role/asg-hooks")
+            .notification_metadata("{\"team\":\"web\"}")
+            .heartbeat_timeout(300)
+            .default_result("CONTINUE")
+            .build();
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name(name)
+            .launch_configuration_name("tfn@hotel")
+            .min_size(0)
+            .max_size(2)
+            .desired_capacity(0)
+            .lifecycle_hook_specification_list(hook)
+            .send()
+            .await
+            .expect("create with an initial lifecycle hook");
+        let hooks = c
+            .describe_lifecycle_hooks()
+            .auto_scaling_group_name(name)
+            .send()
+            .await
+            .unwrap();
+        let h = &hooks.lifecycle_hooks()[0];
+        assert_eq!(h.notification_target_arn(), Some(queue.as_str()));
+        assert_eq!(
+            h.role_arn(),
+            Some("arn:aws:iam::123456789012:role/asg-hooks")
+        );
+        assert_eq!(h.notification_metadata(), Some("{\"team\":\"web\"}"));
+    }
+
+    // Create: one put per group, then the read (rows filtered by the topic).
+    let put = async |group: &str, types: &[&str]| {
+        c.put_notification_configuration()
+            .auto_scaling_group_name(group)
+            .topic_arn(&topic)
+            .set_notification_types(Some(types.iter().map(|t| t.to_string()).collect()))
+            .send()
+            .await
+    };
+    let read = async || -> (Vec<String>, Vec<String>) {
+        let mut groups = Vec::new();
+        let mut types = Vec::new();
+        let mut pages = c
+            .describe_notification_configurations()
+            .auto_scaling_group_names("tfn-a")
+            .auto_scaling_group_names("tfn-b")
+            .max_records(1)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            for row in page.unwrap().notification_configurations() {
+                if row.topic_arn() == Some(topic.as_str()) {
+                    groups.push(row.auto_scaling_group_name().unwrap().to_string());
+                    types.push(row.notification_type().unwrap().to_string());
+                }
+            }
+        }
+        groups.sort();
+        groups.dedup();
+        types.sort();
+        types.dedup();
+        (groups, types)
+    };
+    let launch = "autoscaling:EC2_INSTANCE_LAUNCH";
+    let terminate = "autoscaling:EC2_INSTANCE_TERMINATE";
+    for g in ["tfn-a", "tfn-b"] {
+        put(g, &[launch, terminate])
+            .await
+            .expect("put-notification-configuration");
+    }
+    assert_eq!(
+        read().await,
+        (
+            vec!["tfn-a".into(), "tfn-b".into()],
+            vec![launch.into(), terminate.into()]
+        )
+    );
+    // Update (notifications changed): delete from the old groups, put on the new.
+    for g in ["tfn-a", "tfn-b"] {
+        c.delete_notification_configuration()
+            .auto_scaling_group_name(g)
+            .topic_arn(&topic)
+            .send()
+            .await
+            .unwrap();
+    }
+    put("tfn-a", &["autoscaling:EC2_INSTANCE_LAUNCH_ERROR"])
+        .await
+        .unwrap();
+    assert_eq!(
+        read().await,
+        (
+            vec!["tfn-a".into()],
+            vec!["autoscaling:EC2_INSTANCE_LAUNCH_ERROR".into()]
+        )
+    );
+    // Destroy: a delete of a configuration already gone is a ValidationError that says so.
+    c.delete_notification_configuration()
+        .auto_scaling_group_name("tfn-a")
+        .topic_arn(&topic)
+        .send()
+        .await
+        .unwrap();
+    let gone = c
+        .delete_notification_configuration()
+        .auto_scaling_group_name("tfn-b")
+        .topic_arn(&topic)
+        .send()
+        .await
+        .expect_err("nothing to delete");
+    assert_eq!(gone.code(), Some("ValidationError"));
+    assert!(
+        gone.message().unwrap_or_default().contains("doesn't exist"),
+        "{gone:?}"
+    );
+    assert_eq!(read().await, (vec![], vec![]));
+    for g in ["tfn-a", "tfn-b"] {
+        c.delete_auto_scaling_group()
+            .auto_scaling_group_name(g)
+            .force_delete(true)
+            .send()
+            .await
+            .unwrap();
+    }
+}

@@ -1013,7 +1013,10 @@ async fn notices(s: &dyn Store, u: &str) {
     };
     let web = s.group(&owner, "web").await.unwrap().unwrap();
     let r = Record {
-        notices: vec![notice("0002-b", None), notice("0001-a", Some("Auto Scaling: launch"))],
+        notices: vec![
+            notice("0002-b", None),
+            notice("0001-a", Some("Auto Scaling: launch")),
+        ],
         ..Record::default()
     };
     s.record(&owner, &web, &r).await.unwrap();
@@ -1025,10 +1028,16 @@ async fn notices(s: &dyn Store, u: &str) {
     s.record(&owner, &other, &r2).await.unwrap();
     assert_eq!(
         s.notices(&owner, "web").await.unwrap(),
-        [notice("0001-a", Some("Auto Scaling: launch")), notice("0002-b", None)]
+        [
+            notice("0001-a", Some("Auto Scaling: launch")),
+            notice("0002-b", None)
+        ]
     );
     s.sent(&owner, "web", "0001-a").await.unwrap();
-    assert_eq!(s.notices(&owner, "web").await.unwrap(), [notice("0002-b", None)]);
+    assert_eq!(
+        s.notices(&owner, "web").await.unwrap(),
+        [notice("0002-b", None)]
+    );
     // A record for a group gone (another of the same name) writes nothing.
     let stale = Group {
         id: "g-gone".into(),
@@ -1040,8 +1049,14 @@ async fn notices(s: &dyn Store, u: &str) {
         ..Record::default()
     };
     assert!(s.record(&owner, &stale, &lost).await.is_err());
-    assert_eq!(s.notices(&owner, "web").await.unwrap(), [notice("0002-b", None)]);
-    assert_eq!(s.notices(&owner, "web#2").await.unwrap(), [notice("0003-c", None)]);
+    assert_eq!(
+        s.notices(&owner, "web").await.unwrap(),
+        [notice("0002-b", None)]
+    );
+    assert_eq!(
+        s.notices(&owner, "web#2").await.unwrap(),
+        [notice("0003-c", None)]
+    );
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod api;
 mod crashes;
 mod hooks;
 mod lambda;
+mod notifications;
 mod parity;
 mod policies;
 mod provisioning;

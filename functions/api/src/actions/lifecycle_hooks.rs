@@ -6,15 +6,15 @@
 use super::notifications::send_test;
 use super::records::write_group;
 use super::{change_group, group_named, names};
-use phantom::model::group::LifecycleHook;
-use phantom::notification;
 use crate::App;
 use phantom::identity::Caller;
 use phantom::lifecycle::{self, Outcome};
+use phantom::model::group::LifecycleHook;
 use phantom::model::request::{
     DescribeLifecycleHooks, LifecycleAction, LifecycleHookName, Nothing, PutLifecycleHook,
 };
 use phantom::model::response;
+use phantom::notification;
 use phantom::reconcile::{Lifecycle, Member};
 use phantom::store::Record;
 use phantom::{ApiError, ApiResult};
@@ -36,7 +36,11 @@ pub async fn put(app: &App, caller: &Caller, input: PutLifecycleHook) -> ApiResu
     let target = target_of(&lifecycle::put(hooks, name, &g.settings.arn, &input)?);
     if let Some(t) = target.filter(|t| target_of(hooks).as_ref() != Some(t)) {
         let now = app.clock.now_ms();
-        send_test(app, &notification::test(name, &g.settings.arn, &t, true, now)).await?;
+        send_test(
+            app,
+            &notification::test(name, &g.settings.arn, &t, true, now),
+        )
+        .await?;
     }
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
@@ -141,7 +145,12 @@ async fn change_waits(
         |_g, members| {
             // Not in the group (any more), or not waiting: AWS's words for both.
             let Some(m) = members.iter().find(|m| named(input, m) && waiting(m)) else {
-                return Err(lifecycle::no_action(id).into());
+                return Err(match input.instance_id {
+                    Some(_) => lifecycle::no_action(id).into(),
+                    None => ApiError::validation(format!(
+                        "No active Lifecycle Action found with token {id}"
+                    )),
+                });
             };
             Ok(Some(Record {
                 put: vec![Member {

@@ -27,7 +27,11 @@ pub async fn put(app: &App, caller: &Caller, input: PutNotificationConfiguration
         &input.notification_types,
     )?;
     let now = app.clock.now_ms();
-    send_test(app, &notification::test(name, &g.settings.arn, topic, false, now)).await?;
+    send_test(
+        app,
+        &notification::test(name, &g.settings.arn, topic, false, now),
+    )
+    .await?;
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();
         next.settings.notifications = notification::put(

@@ -18,6 +18,7 @@ const HERE: &[&str] = &[
     "across-clouds",
     "across-clouds-refresh",
     "target-tracking",
+    "notifications",
     "own-api",
     "phantomctl",
 ];
@@ -115,6 +116,16 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
         "target-tracking" => {
             assert!(
                 out.stdout.contains("cpu50\tTargetTrackingScaling\t50.0"),
+                "{}",
+                out.stdout
+            );
+        }
+        // The topic's queue holds SNS's envelope around AWS's test notification.
+        "notifications" => {
+            assert!(
+                out.stdout.contains("autoscaling:TEST_NOTIFICATION")
+                    && (out.stdout.contains("\"Type\" : \"Notification\"")
+                        || out.stdout.contains("\"Type\": \"Notification\"")),
                 "{}",
                 out.stdout
             );

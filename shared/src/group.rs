@@ -338,6 +338,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         instance_refreshes: Vec::new(),
         warm_pool_configuration: None,
         notifications: Vec::new(),
+        traffic: Vec::new(),
         cooldown_ends_ms: None,
     };
     apply_settings(&input.settings, &mut settings);

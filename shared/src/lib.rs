@@ -39,6 +39,7 @@ pub mod tags;
 pub mod template;
 pub mod time;
 pub mod tracking;
+pub mod traffic;
 pub mod warm;
 pub mod webhook;
 pub mod xml;

@@ -4,6 +4,7 @@
 //! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
 //! does not link it, which keeps its Lambda package small and its cold start short.
 
+use super::signed::{Node, QueryClient};
 use super::{
     template_not_found, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup, Tagged,
     TAG_GROUP, TAG_GROUP_ID,
@@ -13,16 +14,12 @@ use crate::model::instance::{CloudState, Seen};
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
-use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
-use aws_sigv4::sign::v4;
 use aws_smithy_http_client::Connector;
 use aws_smithy_runtime_api::client::http::HttpConnector;
-use aws_smithy_runtime_api::client::identity::Identity;
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_types::body::SdkBody;
-use aws_smithy_types::byte_stream::ByteStream;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// EC2's Query API version.
 const VERSION: &str = "2016-11-15";
@@ -74,10 +71,14 @@ impl ConnectLookup for Ec2Lookups {
 impl Ec2Lookups {
     fn client(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Ec2Lookup {
         Ec2Lookup {
-            connector: self.connector.clone(),
-            endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
-            region: cloud.region.clone(),
-            identity: Credentials::new(
+            client: QueryClient {
+                connector: self.connector.clone(),
+                endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
+                region: cloud.region.clone(),
+                service: "ec2",
+                version: VERSION,
+                timeout: CALL_TIMEOUT,
+                identity: Credentials::new(
                 &creds.access_key_id,
                 &creds.secret,
                 None,
@@ -85,15 +86,13 @@ impl Ec2Lookups {
                 "phantom-cloud-credentials",
             )
             .into(),
+            },
         }
     }
 }
 
 struct Ec2Lookup {
-    connector: Arc<Connector>,
-    endpoint: String,
-    region: String,
-    identity: Identity,
+    client: QueryClient,
 }
 
 #[async_trait]
@@ -107,7 +106,7 @@ impl Lookup for Ec2Lookup {
         params.push(("MaxResults".to_string(), "1000".to_string()));
         let mut out = Vec::new();
         loop {
-            let doc = self.call(&params).await?;
+            let doc = self.client.call(&params).await?;
             out.extend(instances(&doc)?);
             match doc.find("nextToken").map(|n| n.text.as_str()) {
                 Some(t) if !t.is_empty() => {
@@ -132,7 +131,7 @@ impl Lookup for Ec2Lookup {
             (None, Some(name)) => params.push(("LaunchTemplateName".to_string(), name.clone())),
             (None, None) => return Ok(false),
         }
-        match self.call(&params).await {
+        match self.client.call(&params).await {
             Ok(doc) => Ok(doc
                 .find("launchTemplateVersionSet")
                 .is_some_and(|set| set.children.iter().any(|c| c.name == "item"))),
@@ -147,7 +146,7 @@ impl Lookup for Ec2Lookup {
         }
         // By filter: an unknown id is absent, not an error for all.
         let params = by_filter("DescribeSubnets", "subnet-id", ids);
-        let doc = self.call(&params).await?;
+        let doc = self.client.call(&params).await?;
         items_of(&doc, "subnetSet")
             .into_iter()
             .map(|s| {
@@ -165,7 +164,7 @@ impl Lookup for Ec2Lookup {
 impl Catalog for Ec2Lookup {
     async fn images(&self) -> Result<Vec<Image>, CloudError> {
         let params = by_filter("DescribeImages", "state", &["available".to_string()]);
-        let doc = self.call(&params).await?;
+        let doc = self.client.call(&params).await?;
         let mut images: Vec<Image> = items_of(&doc, "imagesSet")
             .into_iter()
             .map(|i| Image {
@@ -181,7 +180,7 @@ impl Catalog for Ec2Lookup {
 
     async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
         let params = [("Action".to_string(), "DescribeKeyPairs".to_string())];
-        let doc = self.call(&params).await?;
+        let doc = self.client.call(&params).await?;
         let mut pairs: Vec<KeyPair> = items_of(&doc, "keySet")
             .into_iter()
             .map(|k| KeyPair {
@@ -203,7 +202,7 @@ impl Catalog for Ec2Lookup {
                 aws_smithy_types::base64::encode(public_key.trim()),
             ),
         ];
-        let doc = self.call(&params).await?;
+        let doc = self.client.call(&params).await?;
         doc.find("keyFingerprint")
             .map(|f| f.text.clone())
             .ok_or_else(|| CloudError::unreadable("an imported key pair without its fingerprint"))
@@ -234,110 +233,6 @@ fn text(node: &Node, child: &str) -> String {
     node.path(&[child])
         .map(|n| n.text.clone())
         .unwrap_or_default()
-}
-
-impl Ec2Lookup {
-    /// One signed POST; an EC2 error answer becomes its Code and Message.
-    async fn call(&self, params: &[(String, String)]) -> Result<Node, CloudError> {
-        let body = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .append_pair("Version", VERSION)
-            .finish();
-        let uri: http::Uri = format!("{}/", self.endpoint)
-            .parse()
-            .map_err(|e| CloudError::unreachable(format!("bad endpoint {}: {e}", self.endpoint)))?;
-        let host = uri
-            .authority()
-            .map(|a| a.to_string())
-            .ok_or_else(|| CloudError::unreachable(format!("bad endpoint {}", self.endpoint)))?;
-        let content_type = "application/x-www-form-urlencoded; charset=utf-8";
-        let headers = [("content-type", content_type), ("host", host.as_str())];
-        let uri_text = uri.to_string();
-        let signable = SignableRequest::new(
-            "POST",
-            &uri_text,
-            headers.iter().copied(),
-            SignableBody::Bytes(body.as_bytes()),
-        )
-        .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?;
-        let params = v4::SigningParams::builder()
-            .identity(&self.identity)
-            .region(&self.region)
-            .name("ec2")
-            .time(SystemTime::now())
-            .settings(SigningSettings::default())
-            .build()
-            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
-            .into();
-        let (instructions, _) = sign(signable, &params)
-            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
-            .into_parts();
-        let mut req = HttpRequest::new(SdkBody::from(body));
-        req.set_method("POST")
-            .map_err(|e| CloudError::unreachable(e.to_string()))?;
-        req.set_uri(uri_text.as_str())
-            .map_err(|e| CloudError::unreachable(e.to_string()))?;
-        req.headers_mut().insert("content-type", content_type);
-        req.headers_mut().insert("host", host.clone());
-        for (name, value) in instructions.headers() {
-            req.headers_mut()
-                .insert(name.to_string(), value.to_string());
-        }
-        let answer = async {
-            let resp = self.connector.call(req).await.map_err(|e| {
-                CloudError::unreachable(format!("{}: {}", self.endpoint, error_chain(&e)))
-            })?;
-            let status = resp.status();
-            let bytes = ByteStream::new(resp.into_body())
-                .collect()
-                .await
-                .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?
-                .into_bytes();
-            Ok::<_, CloudError>((status, bytes))
-        };
-        // The connector's timeouts bound connecting and each read; this bounds the whole call.
-        let (status, bytes) =
-            tokio::time::timeout(CALL_TIMEOUT, answer)
-                .await
-                .map_err(|_| {
-                    CloudError::unreachable(format!(
-                        "{} did not answer within {CALL_TIMEOUT:?}",
-                        self.endpoint
-                    ))
-                })??;
-        let text = String::from_utf8_lossy(&bytes);
-        let doc = parse(&text);
-        if status.is_success() {
-            return doc.ok_or_else(|| {
-                CloudError::unreachable(format!("{}: an answer that is not XML", self.endpoint))
-            });
-        }
-        let error = doc.as_ref().and_then(|d| d.find("Error"));
-        match error.and_then(|e| e.find("Code")) {
-            Some(code) => Err(CloudError::new(
-                code.text.clone(),
-                error
-                    .and_then(|e| e.find("Message"))
-                    .map(|m| m.text.clone())
-                    .unwrap_or_else(|| "(no message)".to_string()),
-            )),
-            None => Err(CloudError::new(
-                format!("HTTP{}", status.as_u16()),
-                format!("{} answered HTTP {}", self.endpoint, status.as_u16()),
-            )),
-        }
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    s
 }
 
 /// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.
@@ -385,82 +280,9 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
     Ok(out)
 }
 
-/// An XML element: its local name, its text and its child elements.
-#[derive(Debug, Default)]
-struct Node {
-    name: String,
-    text: String,
-    children: Vec<Node>,
-}
-
-impl Node {
-    /// The first element so named, depth first (this node included).
-    fn find(&self, name: &str) -> Option<&Node> {
-        if self.name == name {
-            return Some(self);
-        }
-        self.children.iter().find_map(|c| c.find(name))
-    }
-
-    /// The child at this path of direct children.
-    fn path(&self, path: &[&str]) -> Option<&Node> {
-        path.iter()
-            .try_fold(self, |n, p| n.children.iter().find(|c| c.name == *p))
-    }
-
-    fn items(&self) -> Vec<&Node> {
-        self.children.iter().filter(|c| c.name == "item").collect()
-    }
-}
-
-/// The document's root element, or `None` if it is not well-formed XML.
-fn parse(text: &str) -> Option<Node> {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut stack = vec![Node::default()];
-    loop {
-        match reader.read_event().ok()? {
-            Event::Start(e) => stack.push(Node {
-                name: e.local_name().as_ref().to_string(),
-                ..Node::default()
-            }),
-            Event::Empty(e) => stack.last_mut()?.children.push(Node {
-                name: e.local_name().as_ref().to_string(),
-                ..Node::default()
-            }),
-            Event::End(_) => {
-                let done = stack.pop()?;
-                stack.last_mut()?.children.push(done);
-            }
-            Event::Text(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
-            Event::CData(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
-            Event::GeneralRef(r) => {
-                let c = match r.resolve_char_ref().ok()? {
-                    Some(c) => c,
-                    None => match &*r.xml10_content() {
-                        "lt" => '<',
-                        "gt" => '>',
-                        "amp" => '&',
-                        "quot" => '"',
-                        "apos" => '\'',
-                        _ => return None,
-                    },
-                };
-                stack.last_mut()?.text.push(c);
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    let mut root = stack.pop()?;
-    if !stack.is_empty() || root.children.len() != 1 {
-        return None;
-    }
-    root.children.pop()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::signed::parse;
     use super::*;
 
     const INSTANCES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>

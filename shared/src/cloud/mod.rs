@@ -6,6 +6,7 @@
 //! clouds do. No AWS types here.
 
 pub mod ec2_query;
+mod signed;
 pub mod launch;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;

@@ -77,7 +77,7 @@ pub struct Settings {
     pub capacity_rebalance: bool,
     #[serde(rename = "ServiceLinkedRoleARN")]
     pub service_linked_role_arn: String,
-    /// Load balancers are refused until Phantom has them: always empty.
+    /// The classic load balancers attached (not being removed): `traffic` says more.
     pub load_balancer_names: Vec<String>,
     #[serde(rename = "TargetGroupARNs")]
     pub target_group_arns: Vec<String>,
@@ -122,6 +122,9 @@ pub struct Settings {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub notifications: Vec<super::notification::NotificationConfiguration>,
+    /// Its load balancers and target groups, their states and VMs (`phantom::traffic`).
+    #[serde(rename = "PhantomTraffic", default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<super::traffic::Attachment>,
     /// When the cooldown a simple policy started ends (Unix ms).
     #[serde(
         rename = "PhantomCooldownEndsMs",

@@ -13,6 +13,7 @@ pub mod refresh;
 pub mod request;
 pub mod response;
 pub mod tracking;
+pub mod traffic;
 pub mod user;
 pub mod warm_pool;
 

@@ -1,0 +1,209 @@
+//! The clouds' Query APIs (EC2, and ELB and ELBv2 for load balancers): a request signed with
+//! aws-sigv4 and sent with hyper on the SDK's connector, its answer read with quick-xml into
+//! `Node`s; a cloud's error (`<Error><Code>`) becomes a `CloudError` with the cloud's words. No
+//! SDK: the api links none of these services' crates.
+
+use super::CloudError;
+use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
+use aws_sigv4::sign::v4;
+use aws_smithy_http_client::Connector;
+use aws_smithy_runtime_api::client::http::HttpConnector;
+use aws_smithy_runtime_api::client::identity::Identity;
+use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_types::body::SdkBody;
+use aws_smithy_types::byte_stream::ByteStream;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// One service of one cloud, with a user's credentials there.
+pub(crate) struct QueryClient {
+    pub connector: Arc<Connector>,
+    pub endpoint: String,
+    pub region: String,
+    pub identity: Identity,
+    /// SigV4's service name (`ec2`, `elasticloadbalancing`).
+    pub service: &'static str,
+    /// The API version every request names.
+    pub version: &'static str,
+    /// A call never holds its caller longer.
+    pub timeout: Duration,
+}
+
+impl QueryClient {
+    pub async fn call(&self, params: &[(String, String)]) -> Result<Node, CloudError> {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .append_pair("Version", self.version)
+            .finish();
+        let uri: http::Uri = format!("{}/", self.endpoint)
+            .parse()
+            .map_err(|e| CloudError::unreachable(format!("bad endpoint {}: {e}", self.endpoint)))?;
+        let host = uri
+            .authority()
+            .map(|a| a.to_string())
+            .ok_or_else(|| CloudError::unreachable(format!("bad endpoint {}", self.endpoint)))?;
+        let content_type = "application/x-www-form-urlencoded; charset=utf-8";
+        let headers = [("content-type", content_type), ("host", host.as_str())];
+        let uri_text = uri.to_string();
+        let signable = SignableRequest::new(
+            "POST",
+            &uri_text,
+            headers.iter().copied(),
+            SignableBody::Bytes(body.as_bytes()),
+        )
+        .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?;
+        let params = v4::SigningParams::builder()
+            .identity(&self.identity)
+            .region(&self.region)
+            .name(self.service)
+            .name("ec2")
+            .time(SystemTime::now())
+            .settings(SigningSettings::default())
+            .build()
+            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
+            .into();
+        let (instructions, _) = sign(signable, &params)
+            .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
+            .into_parts();
+        let mut req = HttpRequest::new(SdkBody::from(body));
+        req.set_method("POST")
+            .map_err(|e| CloudError::unreachable(e.to_string()))?;
+        req.set_uri(uri_text.as_str())
+            .map_err(|e| CloudError::unreachable(e.to_string()))?;
+        req.headers_mut().insert("content-type", content_type);
+        req.headers_mut().insert("host", host.clone());
+        for (name, value) in instructions.headers() {
+            req.headers_mut()
+                .insert(name.to_string(), value.to_string());
+        }
+        let answer = async {
+            let resp = self.connector.call(req).await.map_err(|e| {
+                CloudError::unreachable(format!("{}: {}", self.endpoint, error_chain(&e)))
+            })?;
+            let status = resp.status();
+            let bytes = ByteStream::new(resp.into_body())
+                .collect()
+                .await
+                .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?
+                .into_bytes();
+            Ok::<_, CloudError>((status, bytes))
+        };
+        // The connector's timeouts bound connecting and each read; this bounds the whole call.
+        let (status, bytes) =
+            tokio::time::timeout(self.timeout, answer)
+                .await
+                .map_err(|_| {
+                    CloudError::unreachable(format!(
+                        "{} did not answer within {:?}",
+                        self.endpoint, self.timeout
+                    ))
+                })??;
+        let text = String::from_utf8_lossy(&bytes);
+        let doc = parse(&text);
+        if status.is_success() {
+            return doc.ok_or_else(|| {
+                CloudError::unreachable(format!("{}: an answer that is not XML", self.endpoint))
+            });
+        }
+        let error = doc.as_ref().and_then(|d| d.find("Error"));
+        match error.and_then(|e| e.find("Code")) {
+            Some(code) => Err(CloudError::new(
+                code.text.clone(),
+                error
+                    .and_then(|e| e.find("Message"))
+                    .map(|m| m.text.clone())
+                    .unwrap_or_else(|| "(no message)".to_string()),
+            )),
+            None => Err(CloudError::new(
+                format!("HTTP{}", status.as_u16()),
+                format!("{} answered HTTP {}", self.endpoint, status.as_u16()),
+            )),
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// An XML element: its local name, its text and its child elements.
+#[derive(Debug, Default)]
+pub(crate) struct Node {
+    pub name: String,
+    pub text: String,
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    /// The first element so named, depth first (this node included).
+    pub fn find(&self, name: &str) -> Option<&Node> {
+        if self.name == name {
+            return Some(self);
+        }
+        self.children.iter().find_map(|c| c.find(name))
+    }
+
+    /// The child at this path of direct children.
+    pub fn path(&self, path: &[&str]) -> Option<&Node> {
+        path.iter()
+            .try_fold(self, |n, p| n.children.iter().find(|c| c.name == *p))
+    }
+
+    pub fn items(&self) -> Vec<&Node> {
+        self.children.iter().filter(|c| c.name == "item").collect()
+    }
+}
+
+/// The document's root element, or `None` if it is not well-formed XML.
+pub(crate) fn parse(text: &str) -> Option<Node> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack = vec![Node::default()];
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => stack.push(Node {
+                name: e.local_name().as_ref().to_string(),
+                ..Node::default()
+            }),
+            Event::Empty(e) => stack.last_mut()?.children.push(Node {
+                name: e.local_name().as_ref().to_string(),
+                ..Node::default()
+            }),
+            Event::End(_) => {
+                let done = stack.pop()?;
+                stack.last_mut()?.children.push(done);
+            }
+            Event::Text(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
+            Event::CData(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
+            Event::GeneralRef(r) => {
+                let c = match r.resolve_char_ref().ok()? {
+                    Some(c) => c,
+                    None => match &*r.xml10_content() {
+                        "lt" => '<',
+                        "gt" => '>',
+                        "amp" => '&',
+                        "quot" => '"',
+                        "apos" => '\'',
+                        _ => return None,
+                    },
+                };
+                stack.last_mut()?.text.push(c);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut root = stack.pop()?;
+    if !stack.is_empty() || root.children.len() != 1 {
+        return None;
+    }
+    root.children.pop()
+}
+

@@ -242,10 +242,7 @@ pub fn unhealthy(
         .filter(|m| {
             attachments.iter().any(|a| {
                 a.registered.contains(&m.id)
-                    && health
-                        .get(&a.source.identifier)
-                        .and_then(|h| h.get(&m.id))
-                        == Some(&false)
+                    && health.get(&a.source.identifier).and_then(|h| h.get(&m.id)) == Some(&false)
             })
         })
         .map(|m| m.id.clone())
@@ -336,11 +333,17 @@ mod tests {
         .unwrap();
         s.traffic = list.clone();
         show(&mut s);
-        assert!(s.load_balancer_names.is_empty(), "being removed: not listed");
+        assert!(
+            s.load_balancer_names.is_empty(),
+            "being removed: not listed"
+        );
         assert_eq!(s.target_group_arns, [TG]);
         assert_eq!(s.traffic_sources[0].r#type.as_deref(), Some("elbv2"));
         // Attached again while being removed: adding again.
-        assert_eq!(attach(&list, &[web], |_| 0).unwrap()[0].state, AttachState::Adding);
+        assert_eq!(
+            attach(&list, &[web], |_| 0).unwrap()[0].state,
+            AttachState::Adding
+        );
         let full: Vec<Source> = (0..=MAX_SOURCES)
             .map(|i| source(&format!("lb-{i}"), None).unwrap())
             .collect();
@@ -367,7 +370,8 @@ mod tests {
         assert!(s.deregister.is_empty());
         assert_eq!(s.attachments[0].state, AttachState::Added);
         // Next: i-1 leaves; the health check passes for i-2 (HealthCheckType ELB).
-        let health = BTreeMap::from([(TG.to_string(), BTreeMap::from([("i-2".to_string(), true)]))]);
+        let health =
+            BTreeMap::from([(TG.to_string(), BTreeMap::from([("i-2".to_string(), true)]))]);
         let next = step(&s.attachments, &ids(&["i-2"]), &health, true);
         assert_eq!(next.deregister, [(tg.clone(), vec!["i-1".into()])]);
         assert_eq!(next.attachments[0].state, AttachState::InService);

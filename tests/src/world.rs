@@ -75,6 +75,7 @@ async fn register_cloud(
             region: REGION.into(),
             zone: ZONES[0].into(),
             launch_templates: true,
+            load_balancers: true,
         })
         .await
         .expect("the memory store takes a cloud");

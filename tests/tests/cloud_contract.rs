@@ -278,6 +278,7 @@ fn record(moto: &Moto) -> (CloudRecord, CloudCredentials) {
             region: phantom_e2e::REGION.into(),
             zone: "us-east-1a".into(),
             launch_templates: true,
+            load_balancers: true,
         },
         CloudCredentials {
             cloud: "contract".into(),
@@ -308,6 +309,7 @@ async fn an_unreachable_cloud_is_an_error_not_an_answer() {
         region: phantom_e2e::REGION.into(),
         zone: "us-east-1a".into(),
         launch_templates: true,
+        load_balancers: true,
     };
     let creds = CloudCredentials {
         cloud: "gone".into(),

@@ -172,6 +172,7 @@ async fn contract(s: &dyn Store, u: &str) {
         zone: "z".into(),
         // One of each, so that both values make the round trip.
         launch_templates: name.ends_with("alpha"),
+        load_balancers: true,
     };
     s.put_cloud(&cloud(&format!("{u}hotel"))).await.unwrap();
     s.put_cloud(&cloud(&format!("{u}alpha"))).await.unwrap();
@@ -1103,6 +1104,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             region: "r".into(),
             zone: "r1".into(),
             launch_templates: true,
+            load_balancers: true,
         })
         .await
         .unwrap();

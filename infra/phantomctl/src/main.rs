@@ -101,6 +101,9 @@ enum CloudCommand {
         /// The cloud's EC2 API has no launch templates: groups from a template are refused there.
         #[arg(long)]
         no_launch_templates: bool,
+        /// The cloud has no ELB or ELBv2 API: load balancers are refused there.
+        #[arg(long)]
+        no_load_balancers: bool,
     },
     /// Lists clouds: name, endpoint, region, zone, whether it has launch templates.
     List,
@@ -182,6 +185,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
             region,
             zone,
             no_launch_templates,
+            no_load_balancers,
         }) => {
             let zone = zone.unwrap_or_else(|| format!("{region}a"));
             let cloud = CloudRecord {
@@ -190,6 +194,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 region,
                 zone,
                 launch_templates: !no_launch_templates,
+                load_balancers: !no_load_balancers,
             };
             store.put_cloud(&cloud).await.map_err(|e| e.to_string())?;
         }

@@ -4,10 +4,11 @@
 //! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
 //! does not link it, which keeps its Lambda package small and its cold start short.
 
+use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
 use super::signed::{Node, QueryClient};
 use super::{
-    template_not_found, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup, Tagged,
-    TAG_GROUP, TAG_GROUP_ID,
+    template_not_found, Balancers, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup,
+    Tagged, TAG_GROUP, TAG_GROUP_ID,
 };
 use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::model::instance::{CloudState, Seen};
@@ -48,6 +49,17 @@ impl ConnectLookup for Ec2Lookups {
         Arc::new(self.client(cloud, creds))
     }
 
+    fn balancers(
+        &self,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+    ) -> Option<Arc<dyn Balancers>> {
+        cloud.load_balancers.then(|| {
+            let ec2 = self.client(cloud, creds).client;
+            Arc::new(ElbQuery::new(&ec2, elb_endpoint(&cloud.endpoint))) as Arc<dyn Balancers>
+        })
+    }
+
     fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog> {
         Arc::new(self.client(cloud, creds))
     }
@@ -79,13 +91,13 @@ impl Ec2Lookups {
                 version: VERSION,
                 timeout: CALL_TIMEOUT,
                 identity: Credentials::new(
-                &creds.access_key_id,
-                &creds.secret,
-                None,
-                None,
-                "phantom-cloud-credentials",
-            )
-            .into(),
+                    &creds.access_key_id,
+                    &creds.secret,
+                    None,
+                    None,
+                    "phantom-cloud-credentials",
+                )
+                .into(),
             },
         }
     }

@@ -6,15 +6,18 @@
 //! clouds do. No AWS types here.
 
 pub mod ec2_query;
-mod signed;
+pub mod elb_query;
 pub mod launch;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
+mod signed;
 
 use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::model::instance::Seen;
+use crate::model::traffic::Source;
 use crate::template::TemplateRef;
 use async_trait::async_trait;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use launch::{launch_request, LaunchRequest};
@@ -177,9 +180,27 @@ pub trait Connect: Send + Sync {
 
 /// The api's way to a cloud: lookups and a user's catalog only, so the api needs no aws-sdk-ec2
 /// (`ec2_query`).
+/// A cloud's load balancers (ELB, ELBv2), with a user's credentials there.
+#[async_trait]
+pub trait Balancers: Send + Sync {
+    /// How long a VM deregistered from `s` keeps draining (s), or `None` if the cloud has no such
+    /// load balancer or target group.
+    async fn drain_secs(&self, s: &Source) -> Result<Option<i64>, CloudError>;
+    async fn register(&self, s: &Source, ids: &[String]) -> Result<(), CloudError>;
+    async fn deregister(&self, s: &Source, ids: &[String]) -> Result<(), CloudError>;
+    /// The VMs registered with `s` whose health is known: whether each passes its health check.
+    async fn health(&self, s: &Source) -> Result<BTreeMap<String, bool>, CloudError>;
+}
+
 #[async_trait]
 pub trait ConnectLookup: Send + Sync {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup>;
+    /// The cloud's load balancers: none for a cloud registered without them.
+    fn balancers(
+        &self,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+    ) -> Option<Arc<dyn Balancers>>;
     fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog>;
     /// Whether the cloud's EC2 endpoint answers now (any HTTP answer, even a refusal).
     async fn reachable(&self, cloud: &CloudRecord) -> bool;

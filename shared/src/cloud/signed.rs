@@ -56,7 +56,6 @@ impl QueryClient {
             .identity(&self.identity)
             .region(&self.region)
             .name(self.service)
-            .name("ec2")
             .time(SystemTime::now())
             .settings(SigningSettings::default())
             .build()
@@ -116,7 +115,12 @@ impl QueryClient {
             )),
             None => Err(CloudError::new(
                 format!("HTTP{}", status.as_u16()),
-                format!("{} answered HTTP {}", self.endpoint, status.as_u16()),
+                format!(
+                    "{} answered HTTP {}: {}",
+                    self.endpoint,
+                    status.as_u16(),
+                    text.chars().take(200).collect::<String>()
+                ),
             )),
         }
     }
@@ -158,6 +162,14 @@ impl Node {
 
     pub fn items(&self) -> Vec<&Node> {
         self.children.iter().filter(|c| c.name == "item").collect()
+    }
+
+    /// A Query list's entries (ELB's answers name them `member`).
+    pub fn members(&self) -> Vec<&Node> {
+        self.children
+            .iter()
+            .filter(|c| c.name == "member")
+            .collect()
     }
 }
 
@@ -206,4 +218,3 @@ pub(crate) fn parse(text: &str) -> Option<Node> {
     }
     root.children.pop()
 }
-

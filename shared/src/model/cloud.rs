@@ -10,6 +10,9 @@ pub struct CloudRecord {
     pub zone: String,
     /// Whether its EC2 API has launch templates (groups from a template are refused otherwise).
     pub launch_templates: bool,
+    /// Whether it has load balancers (ELB and ELBv2, at its EC2 endpoint with `ec2.` read as
+    /// `elasticloadbalancing.`): traffic sources are refused otherwise.
+    pub load_balancers: bool,
 }
 
 /// A user's credentials for one cloud.

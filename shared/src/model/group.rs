@@ -123,7 +123,11 @@ pub struct Settings {
     )]
     pub notifications: Vec<super::notification::NotificationConfiguration>,
     /// Its load balancers and target groups, their states and VMs (`phantom::traffic`).
-    #[serde(rename = "PhantomTraffic", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        rename = "PhantomTraffic",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub traffic: Vec<super::traffic::Attachment>,
     /// When the cooldown a simple policy started ends (Unix ms).
     #[serde(

@@ -96,6 +96,7 @@ async fn describe_clouds(app: &App) -> Result<shapes::Clouds<shapes::CloudOfAll>
             region: c.region.clone(),
             zone: c.zone.clone(),
             launch_templates: c.launch_templates,
+            load_balancers: c.load_balancers,
             reachable,
             groups: watched
                 .iter()
@@ -133,6 +134,7 @@ async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> 
         region: region.to_string(),
         zone,
         launch_templates: input.launch_templates.unwrap_or(true),
+        load_balancers: input.load_balancers.unwrap_or(true),
     };
     app.store.put_cloud(&cloud).await?;
     Ok(shapes::Done {})

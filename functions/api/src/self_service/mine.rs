@@ -63,6 +63,7 @@ async fn list_clouds(
                 region: c.region,
                 zone: c.zone,
                 launch_templates: c.launch_templates,
+                load_balancers: c.load_balancers,
             }
         })
         .collect();

@@ -68,6 +68,8 @@ pub struct PutCloud {
     pub zone: Option<Name>,
     /// Absent: the cloud has launch templates.
     pub launch_templates: Option<bool>,
+    /// Absent: the cloud has load balancers.
+    pub load_balancers: Option<bool>,
 }
 
 /// The deployment's metric source (PutMetricSource): Prometheus's URL, the label of its series
@@ -186,6 +188,7 @@ pub struct CloudOfMine {
     pub region: String,
     pub zone: String,
     pub launch_templates: bool,
+    pub load_balancers: bool,
     pub has_credentials: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access_key_id: Option<String>,
@@ -260,6 +263,7 @@ pub struct CloudOfAll {
     pub region: String,
     pub zone: String,
     pub launch_templates: bool,
+    pub load_balancers: bool,
     pub reachable: bool,
     pub groups: i64,
     pub instances: usize,

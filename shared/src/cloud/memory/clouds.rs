@@ -18,7 +18,7 @@ impl MemoryClouds {
     }
 }
 
-struct Nowhere;
+pub(super) struct Nowhere;
 
 #[async_trait]
 impl Lookup for Nowhere {
@@ -85,6 +85,19 @@ impl MemoryClouds {
 impl ConnectLookup for MemoryClouds {
     fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
         self.connect(cloud, creds)
+    }
+
+    fn balancers(
+        &self,
+        cloud: &CloudRecord,
+        _creds: &CloudCredentials,
+    ) -> Option<Arc<dyn crate::cloud::Balancers>> {
+        cloud
+            .load_balancers
+            .then(|| match self.at(&cloud.endpoint) {
+                Some(c) => c as Arc<dyn crate::cloud::Balancers>,
+                None => Arc::new(Nowhere),
+            })
     }
 
     fn catalog(&self, cloud: &CloudRecord, _creds: &CloudCredentials) -> Arc<dyn Catalog> {

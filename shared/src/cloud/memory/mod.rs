@@ -6,6 +6,7 @@
 //! Every call counts as one EC2 call in `metrics` (a DescribeInstances as one per page of 1000, as
 //! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
+mod balancers;
 mod clouds;
 mod faults;
 
@@ -72,6 +73,8 @@ struct State {
     latency: Duration,
     lose_answers: usize,
     capacity: Option<usize>,
+    /// Load balancers and target groups by name or ARN.
+    balancers: BTreeMap<String, balancers::Balancer>,
     /// Launch templates by id: (name, image, instance type).
     templates: BTreeMap<String, (String, String, String)>,
     /// A cloud whose EC2 API has no launch templates refuses RunInstances with one.

@@ -174,6 +174,7 @@ impl Directory for DynamoStore {
             .item("region", s(&cloud.region))
             .item("zone", s(&cloud.zone))
             .item("templates", AttributeValue::Bool(cloud.launch_templates))
+            .item("lbs", AttributeValue::Bool(cloud.load_balancers))
             .send()
             .await
             .map_err(unavailable)?;
@@ -399,6 +400,11 @@ impl DynamoStore {
             region: get_s(item, "region")?,
             zone: get_s(item, "zone")?,
             launch_templates: get_bool(item, "templates")?,
+            // A cloud put before Phantom had load balancers: PutCloud says otherwise.
+            load_balancers: match item.get("lbs") {
+                None => true,
+                Some(_) => get_bool(item, "lbs")?,
+            },
         })
     }
 

@@ -1,0 +1,221 @@
+//! One contract, two adapters of a cloud's load balancers (`phantom::cloud::Balancers`): the
+//! memory cloud (in process) and the clouds' Query client (`elb_query`: classic ELB and ELBv2)
+//! against a moto server this test starts, its load balancer and target group made with the AWS
+//! CLI. What the provisioner relies on: a source's drain time (none for one that does not
+//! exist), a running VM registered (twice is no error) and then reported passing, deregistered
+//! and then not reported.
+
+use phantom::cloud::ec2_query::Ec2Lookups;
+use phantom::cloud::memory::MemoryCloud;
+use phantom::cloud::{Balancers, ConnectLookup};
+use phantom::store::{CloudCredentials, CloudRecord};
+use phantom::time::ManualClock;
+use phantom::traffic::{source, Source};
+use phantom_e2e::moto::Moto;
+use serde_json::Value;
+use std::process::Command;
+use std::sync::Arc;
+
+/// A classic load balancer draining 30 s, a target group with a 120 s deregistration delay, and
+/// a running VM, on one cloud.
+struct Setup {
+    classic: Source,
+    group: Source,
+    vm: String,
+}
+
+async fn contract(b: &dyn Balancers, s: &Setup) {
+    let missing = [
+        source("no-such-lb", None).unwrap(),
+        source(
+            &s.group
+                .identifier
+                .replace("targetgroup/web", "targetgroup/none"),
+            None,
+        )
+        .unwrap(),
+    ];
+    for m in &missing {
+        assert_eq!(b.drain_secs(m).await.unwrap(), None, "{m:?}");
+    }
+    assert_eq!(b.drain_secs(&s.classic).await.unwrap(), Some(30));
+    assert_eq!(b.drain_secs(&s.group).await.unwrap(), Some(120));
+    for src in [&s.classic, &s.group] {
+        b.register(src, std::slice::from_ref(&s.vm)).await.unwrap();
+        // Registering again is no error.
+        b.register(src, std::slice::from_ref(&s.vm)).await.unwrap();
+        let health = b.health(src).await.unwrap();
+        assert_eq!(health.get(&s.vm), Some(&true), "{src:?}: {health:?}");
+        b.deregister(src, std::slice::from_ref(&s.vm))
+            .await
+            .unwrap();
+        let health = b.health(src).await.unwrap();
+        assert_eq!(health.get(&s.vm), None, "{src:?}: {health:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_memory_cloud_keeps_the_load_balancer_contract() {
+    let cloud = MemoryCloud::new(
+        &["us-east-1a"],
+        Arc::new(ManualClock::starting_at(1_000)),
+        phantom::fault::none(),
+    );
+    let setup = Setup {
+        classic: source("web", None).unwrap(),
+        group: source(
+            "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/web/50dc6c495c0c9188",
+            None,
+        )
+        .unwrap(),
+        vm: cloud.outside(),
+    };
+    cloud.add_balancer(&setup.classic, 30);
+    cloud.add_balancer(&setup.group, 120);
+    contract(&cloud, &setup).await;
+    // The memory cloud refuses a VM that is not there, as AWS does (InvalidTarget, InvalidInstance;
+    // moto takes any id), and fails a VM's check when told to (moto knows no such thing).
+    assert!(cloud
+        .register(&setup.group, &["i-00000000000000bad".to_string()])
+        .await
+        .is_err());
+    cloud
+        .register(&setup.group, std::slice::from_ref(&setup.vm))
+        .await
+        .unwrap();
+    cloud.fail_health_check(&setup.group.identifier, &setup.vm, true);
+    let health = cloud.health(&setup.group).await.unwrap();
+    assert_eq!(health.get(&setup.vm), Some(&false));
+}
+
+fn aws(moto: &Moto, args: &[&str]) -> Value {
+    let out = Command::new("aws")
+        .args(args)
+        .args(["--endpoint-url", &moto.url, "--output", "json"])
+        .env("AWS_ACCESS_KEY_ID", "contract")
+        .env("AWS_SECRET_ACCESS_KEY", "contract")
+        .env("AWS_DEFAULT_REGION", phantom_e2e::REGION)
+        .env("AWS_CONFIG_FILE", "/nonexistent")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env_remove("AWS_ENDPOINT_URL")
+        .output()
+        .expect("the AWS CLI runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn moto_setup(moto: &Moto) -> Setup {
+    let vpc = aws(moto, &["ec2", "describe-vpcs"])["Vpcs"][0]["VpcId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    aws(
+        moto,
+        &[
+            "elb",
+            "create-load-balancer",
+            "--load-balancer-name",
+            "web",
+            "--listeners",
+            "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
+            "--availability-zones",
+            "us-east-1a",
+        ],
+    );
+    aws(
+        moto,
+        &[
+            "elb",
+            "modify-load-balancer-attributes",
+            "--load-balancer-name",
+            "web",
+            "--load-balancer-attributes",
+            "ConnectionDraining={Enabled=true,Timeout=30}",
+        ],
+    );
+    let tg = aws(
+        moto,
+        &[
+            "elbv2",
+            "create-target-group",
+            "--name",
+            "web",
+            "--protocol",
+            "HTTP",
+            "--port",
+            "80",
+            "--vpc-id",
+            &vpc,
+            "--target-type",
+            "instance",
+        ],
+    )["TargetGroups"][0]["TargetGroupArn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    aws(
+        moto,
+        &[
+            "elbv2",
+            "modify-target-group-attributes",
+            "--target-group-arn",
+            &tg,
+            "--attributes",
+            "Key=deregistration_delay.timeout_seconds,Value=120",
+        ],
+    );
+    let vm = aws(
+        moto,
+        &[
+            "ec2",
+            "run-instances",
+            "--image-id",
+            "ami-1e749f67",
+            "--count",
+            "1",
+            "--instance-type",
+            "t2.micro",
+        ],
+    )["Instances"][0]["InstanceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Setup {
+        classic: source("web", None).unwrap(),
+        group: source(&tg, None).unwrap(),
+        vm,
+    }
+}
+
+#[tokio::test]
+async fn the_query_client_keeps_the_load_balancer_contract_on_moto() {
+    let moto = Moto::start();
+    let setup = moto_setup(&moto);
+    let cloud = CloudRecord {
+        name: "contract".into(),
+        endpoint: moto.url.clone(),
+        region: phantom_e2e::REGION.into(),
+        zone: "us-east-1a".into(),
+        launch_templates: true,
+        load_balancers: true,
+    };
+    let creds = CloudCredentials {
+        cloud: "contract".into(),
+        access_key_id: "contract".into(),
+        secret: "contract".into(),
+    };
+    let lookups = Ec2Lookups::default();
+    let b = lookups
+        .balancers(&cloud, &creds)
+        .expect("a cloud with load balancers");
+    contract(b.as_ref(), &setup).await;
+    let without = CloudRecord {
+        load_balancers: false,
+        ..cloud
+    };
+    assert!(lookups.balancers(&without, &creds).is_none());
+}

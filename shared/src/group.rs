@@ -134,6 +134,18 @@ impl Group {
                 .as_ref()
                 .filter(|_| !self.deleting())
                 .map(|c| crate::warm::Pool::of(c, self.desired, self.max)),
+            lb_failing: Vec::new(),
+            drain_ms: self
+                .settings
+                .traffic
+                .iter()
+                .flat_map(|a| a.registered.iter())
+                .filter_map(|id| {
+                    crate::traffic::drain_ms(&self.settings.traffic, id)
+                        .filter(|ms| *ms > 0)
+                        .map(|ms| (id.clone(), ms))
+                })
+                .collect(),
         }
     }
 
@@ -291,12 +303,8 @@ pub struct NewGroupContext<'a> {
 pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> Checked<Group> {
     let name = input.auto_scaling_group_name.clone();
     check_launch_source(input)?;
-    let create_only = [
-        ("LoadBalancerNames", !input.load_balancer_names.is_empty()),
-        ("TargetGroupARNs", !input.target_group_arns.is_empty()),
-        ("TrafficSources", !input.traffic_sources.is_empty()),
-    ];
-    refuse(create_only.into_iter())?;
+    // Checked here; attached by the api once it has found them on the group's cloud.
+    crate::traffic::of_create(input)?;
     check_settings(&input.settings)?;
     let (min, max) = (input.min_size, input.max_size);
     let desired = input.desired_capacity.unwrap_or(min);
@@ -365,10 +373,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (the README lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 14] = [
-    ("LoadBalancerNames", "Phantom has no load balancers yet"),
-    ("TargetGroupARNs", "Phantom has no load balancers yet"),
-    ("TrafficSources", "Phantom has no load balancers yet"),
+pub const REFUSED: [(&str, &str); 11] = [
     (
         "PlacementGroup",
         "Phantom does not place VMs in placement groups",
@@ -505,9 +510,13 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
             ));
         }
     }
-    if let Some(hc) = s.health_check_type.as_deref().filter(|hc| *hc != "EC2") {
+    if let Some(hc) = s
+        .health_check_type
+        .as_deref()
+        .filter(|hc| !["EC2", "ELB"].contains(hc))
+    {
         return Err(Refusal::invalid(format!(
-            "Phantom checks health through each cloud's EC2 API: HealthCheckType must be EC2, not '{hc}'."
+            "HealthCheckType '{hc}' is not one Phantom has: give EC2 (each cloud's EC2 API) or ELB (that and the group's load balancers)."
         )));
     }
     for p in s.termination_policies.iter().flatten() {
@@ -897,7 +906,7 @@ mod tests {
             json!({"AutoScalingGroupName": "g", "InstanceId": "i-1", "MinSize": 0, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": -1, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "TerminationPolicies": ["Random"]}),
-            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "ELB"}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "VPC_LATTICE"}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "a"}, {"Key": "a"}]}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "aws:x"}]}),
         ] {
@@ -915,8 +924,7 @@ mod tests {
         for (member, _) in REFUSED {
             let mut input = base.clone();
             input[member] = match member {
-                "LoadBalancerNames" | "TargetGroupARNs" | "AvailabilityZoneIds" => json!(["x"]),
-                "TrafficSources" => json!([{"Identifier": "arn:tg"}]),
+                "AvailabilityZoneIds" => json!(["x"]),
                 "PlacementGroup" | "DeletionProtection" | "ServiceLinkedRoleARN" => json!("x"),
                 "CapacityRebalance" | "SkipZonalShiftValidation" => json!(true),
                 _ => json!({"Any": "thing"}),
@@ -929,19 +937,15 @@ mod tests {
                 "{}",
                 e.message()
             );
-            // UpdateAutoScalingGroup has no load balancer members.
-            if !REFUSED[..3].iter().any(|(m, _)| *m == member) {
-                let g = create(&base).unwrap();
-                assert_eq!(
-                    change(&g, &input).unwrap_err().message().to_string(),
-                    e.message()
-                );
-            }
+            let g = create(&base).unwrap();
+            assert_eq!(
+                change(&g, &input).unwrap_err().message().to_string(),
+                e.message()
+            );
         }
         // Their AWS defaults change nothing, so they pass.
         let mut defaults = base.clone();
         for (member, value) in [
-            ("LoadBalancerNames", json!([])),
             ("CapacityRebalance", json!(false)),
             ("DeletionProtection", json!("none")),
             ("DesiredCapacityType", json!("units")),

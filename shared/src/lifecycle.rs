@@ -17,6 +17,9 @@ pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
 pub const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
 /// DescribeLifecycleHookTypes.
 pub const TRANSITIONS: [&str; 2] = [LAUNCHING, TERMINATING];
+/// The wait of a leaving VM deregistered from its load balancers, for their drain time: no hook
+/// of a user's (a hook's name cannot hold `:`), and it ends by its deadline alone.
+pub const DRAIN: &str = "phantom:deregistration";
 
 /// AWS's bounds and defaults (seconds).
 const MIN_HEARTBEAT: i64 = 30;
@@ -71,7 +74,9 @@ pub fn outcome(waits: &[Wait], hooks: &[Hook], launching: bool, now_ms: i64) -> 
     let mut all = Outcome::Continue;
     for w in waits {
         let ended = w.result.or_else(|| {
-            if !hooks.iter().any(|h| h.name == w.hook) {
+            if w.hook == DRAIN {
+                (now_ms >= w.deadline_ms).then_some(Outcome::Continue)
+            } else if !hooks.iter().any(|h| h.name == w.hook) {
                 Some(if launching {
                     Outcome::Abandon
                 } else {
@@ -86,6 +91,18 @@ pub fn outcome(waits: &[Wait], hooks: &[Hook], launching: bool, now_ms: i64) -> 
         }
     }
     Some(all)
+}
+
+/// A leaving VM's wait while its load balancers drain it.
+pub fn drain(until_ms: i64, drain_ms: i64) -> Wait {
+    Wait {
+        hook: DRAIN.to_string(),
+        deadline_ms: until_ms,
+        heartbeat_ms: drain_ms,
+        default_result: Outcome::Continue,
+        result: None,
+        token: None,
+    }
 }
 
 /// The earliest deadline among the open waits: when the provisioner should look again.

@@ -49,6 +49,11 @@ pub struct Target {
     pub warmup_ms: i64,
     /// The group's warm pool (`phantom::warm`); none: any VMs left in one are terminated.
     pub pool: Option<Pool>,
+    /// Serving VMs a load balancer reports failing its health check (HealthCheckType ELB, past
+    /// their grace: `phantom::traffic::unhealthy`).
+    pub lb_failing: Vec<String>,
+    /// How long each VM registered with the group's load balancers drains once deregistered (ms).
+    pub drain_ms: BTreeMap<String, i64>,
 }
 
 impl Target {
@@ -98,6 +103,8 @@ pub struct Plan {
     /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`.
     pub hold: Vec<(String, Cause)>,
     pub hold_waits: Vec<Wait>,
+    /// Held VMs that drain from their load balancers too: until when (Unix ms).
+    pub drain_until: BTreeMap<String, i64>,
     /// Pending:Wait whose hooks said CONTINUE, not running yet: back to Pending.
     pub proceed: Vec<String>,
     /// What new VMs (launched or adopted) wait on: the launch hooks.
@@ -400,7 +407,14 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         } else {
             None
         };
-        let sick = checked.or_else(|| {
+        let failing =
+            (target.runs("HealthCheck") && target.lb_failing.contains(&m.id)).then(|| {
+                (
+                    "an Elastic Load Balancing health check reported it failing".to_string(),
+                    true,
+                )
+            });
+        let sick = checked.or(failing).or_else(|| {
             (!m.healthy).then(|| {
                 (
                     "the instance was set unhealthy".to_string(),
@@ -591,18 +605,24 @@ pub fn size_replacing(
     keep_pool(target, &mut plan, &warm, now_ms);
     // Termination hooks hold a VM the group lets go (scale-in, unhealthy) before it is
     // terminated; a forced delete skips them, as in AWS.
+    // So do the load balancers a leaving VM is registered with, for their drain time.
     let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
-    if !hold_waits.is_empty() && !target.deleting {
+    if !target.deleting {
         let (hold, go) = std::mem::take(&mut plan.terminate)
             .into_iter()
-            .partition(|(_, c)| {
+            .partition(|(id, c)| {
                 matches!(
                     c,
                     Cause::Unhealthy(_) | Cause::ScaleIn { .. } | Cause::Refresh | Cause::Expired
-                )
+                ) && (!hold_waits.is_empty() || target.drain_ms.contains_key(id))
             });
         plan.hold = hold;
         plan.terminate = go;
+        for (id, _) in &plan.hold {
+            if let Some(ms) = target.drain_ms.get(id) {
+                plan.drain_until.insert(id.clone(), now_ms + ms);
+            }
+        }
         if !plan.hold.is_empty() {
             plan.hold_waits = hold_waits;
         }
@@ -785,6 +805,8 @@ mod tests {
             max_lifetime_ms: None,
             warmup_ms: 0,
             pool: None,
+            lb_failing: Vec::new(),
+            drain_ms: BTreeMap::new(),
         }
     }
 

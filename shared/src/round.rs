@@ -73,7 +73,10 @@ pub fn record(
     }
     for (id, cause) in &plan.hold {
         if let Some(m) = recorded(id) {
-            let waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
+            let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
+            if let Some(until) = plan.drain_until.get(id) {
+                waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
+            }
             r.put.push(Member {
                 lifecycle: Lifecycle::TerminatingWait,
                 waits,

@@ -67,6 +67,22 @@ pub fn sources(given: &[TrafficSource]) -> Checked<Vec<Source>> {
         .collect()
 }
 
+/// CreateAutoScalingGroup's sources: its `LoadBalancerNames`, `TargetGroupARNs` and
+/// `TrafficSources`, checked.
+pub fn of_create(input: &crate::model::request::CreateAutoScalingGroup) -> Checked<Vec<Source>> {
+    let mut out = Vec::new();
+    for name in &input.load_balancer_names {
+        out.push(source(name, Some("elb"))?);
+    }
+    for arn in &input.target_group_arns {
+        out.push(source(arn, Some("elbv2"))?);
+    }
+    out.extend(sources(&input.traffic_sources)?);
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// The group's attachments with `sources` added (`Adding`; one being removed is added again);
 /// `drain_secs` says each new one's drain time.
 pub fn attach(
@@ -314,13 +330,13 @@ mod tests {
         assert!(list.iter().all(|a| a.state == AttachState::Adding));
         assert_eq!(list[1].drain_secs, 300);
         // Attaching again changes nothing; detaching one not attached is refused.
-        assert_eq!(attach(&list, &[web.clone()], |_| 0).unwrap(), list);
+        assert_eq!(attach(&list, std::slice::from_ref(&web), |_| 0).unwrap(), list);
         let other = source("other", None).unwrap();
         assert!(detach(&list, &[other])
             .unwrap_err()
             .message()
             .contains("not part of the group"));
-        let list = detach(&list, &[web.clone()]).unwrap();
+        let list = detach(&list, std::slice::from_ref(&web)).unwrap();
         assert_eq!(list[0].state, AttachState::Removing);
         let mut s: Settings = serde_json::from_value(serde_json::json!({
             "AutoScalingGroupName": "g", "AutoScalingGroupARN": "arn", "DefaultCooldown": 300,
@@ -356,7 +372,7 @@ mod tests {
     #[test]
     fn a_round_registers_what_serves_and_deregisters_what_leaves() {
         let tg = source(TG, None).unwrap();
-        let list = attach(&[], &[tg.clone()], |_| 300).unwrap();
+        let list = attach(&[], std::slice::from_ref(&tg), |_| 300).unwrap();
         let members = [
             member("i-1", Lifecycle::InService),
             member("i-2", Lifecycle::Pending),
@@ -378,7 +394,7 @@ mod tests {
         assert_eq!(drain_ms(&s.attachments, "i-1"), Some(300_000));
         assert_eq!(drain_ms(&next.attachments, "i-1"), None);
         // Detached: everything deregistered, then the source is gone.
-        let removing = detach(&next.attachments, &[tg.clone()]).unwrap();
+        let removing = detach(&next.attachments, std::slice::from_ref(&tg)).unwrap();
         let gone = step(&removing, &ids(&["i-2"]), &health, true);
         assert_eq!(gone.deregister, [(tg, vec!["i-2".into()])]);
         assert!(gone.attachments.is_empty());

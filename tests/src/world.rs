@@ -164,6 +164,7 @@ impl World {
             clouds: self.clouds.clone(),
             clock: self.clock.clone(),
             publisher: self.publisher.clone(),
+            lookups: self.clouds.clone(),
         }
     }
 

@@ -20,6 +20,7 @@
 
 mod across;
 mod act;
+mod balance;
 mod notify;
 mod sweep;
 
@@ -28,7 +29,9 @@ pub use sweep::SweepReport;
 
 use phantom::activity::Context;
 use phantom::cloud::launch::{requests, try_another_type, Source};
-use phantom::cloud::{Cloud, CloudError, Connect, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER};
+use phantom::cloud::{
+    Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::publish::{Publisher, SnsSqs};
@@ -54,6 +57,8 @@ pub struct Provisioner {
     pub clock: Arc<dyn Clock>,
     /// The deployment's SNS and SQS, for the groups' notifications.
     pub publisher: Arc<dyn Publisher>,
+    /// The clouds' load balancers (their Query APIs), for the groups' traffic sources.
+    pub lookups: Arc<dyn ConnectLookup>,
 }
 
 /// What one reconcile came to (for the log line and the tests).
@@ -99,6 +104,7 @@ impl Provisioner {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             publisher: Arc::new(SnsSqs::new(&sdk)),
+            lookups: Arc::new(phantom::cloud::ec2_query::Ec2Lookups::default()),
             clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
             clock: Arc::new(SystemClock),
         })
@@ -369,8 +375,25 @@ impl Provisioner {
                 .await;
         }
 
-        // Decide.
-        let plan = decide(&g.target(), &members, &seen, ctx.now_ms);
+        // Decide (with what the load balancers say of the VMs, under HealthCheckType ELB).
+        let lbs = self.balancers(owner, g).await?;
+        let health = self.lb_health(g, lbs.as_ref()).await;
+        let mut target = g.target();
+        target.lb_failing = phantom::traffic::unhealthy(
+            &g.settings.traffic,
+            &members,
+            &health,
+            target.grace_ms,
+            ctx.now_ms,
+        );
+        let plan = decide(&target, &members, &seen, ctx.now_ms);
+        // The load balancers first: a VM stops receiving traffic before it goes.
+        let traffic = self
+            .balance(g, lbs.as_ref(), &members, &plan, &health)
+            .await;
+        if let Some(attachments) = traffic {
+            self.write_traffic(owner, g, attachments).await?;
+        }
         if g.deleting() && reconcile::nothing_left(&members, &seen, &plan) {
             let mut r = round::record(&ctx, before, &members, &plan, &Acted::default());
             self.write(owner, g, &mut r).await?;

@@ -120,7 +120,19 @@ impl Provisioner {
                     .collect();
                 let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
                 let plan = decide(&g.target(), recorded, &seen, now);
-                if !plan.is_empty() || g.deleting() {
+                // A group whose load balancers judge its health (HealthCheckType ELB), or with a
+                // source on its way in or out, is looked at by its round on every sweep: only the
+                // round asks the load balancers.
+                let lb_watch = !g.settings.traffic.is_empty()
+                    && (g.settings.health_check_type == "ELB"
+                        || g.settings.traffic.iter().any(|a| {
+                            matches!(
+                                a.state,
+                                phantom::traffic::AttachState::Adding
+                                    | phantom::traffic::AttachState::Removing
+                            )
+                        }));
+                if !plan.is_empty() || g.deleting() || lb_watch {
                     queued.push(Reconcile::new(owner, &g.name, "health-check").into());
                 }
             }

@@ -122,7 +122,7 @@ pub struct CreateAutoScalingGroup {
     #[serde(default, rename = "TargetGroupARNs")]
     pub target_group_arns: Vec<String>,
     #[serde(default)]
-    pub traffic_sources: Vec<IgnoredAny>,
+    pub traffic_sources: Vec<super::group::TrafficSource>,
     #[serde(flatten)]
     pub settings: GroupSettings,
 }
@@ -560,6 +560,53 @@ pub struct DeleteNotificationConfiguration {
 #[serde(rename_all = "PascalCase")]
 pub struct DescribeNotificationConfigurations {
     pub auto_scaling_group_names: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+// Load balancers.
+
+/// AttachLoadBalancers, DetachLoadBalancers.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LoadBalancerNames {
+    pub auto_scaling_group_name: String,
+    pub load_balancer_names: Vec<String>,
+}
+
+/// AttachLoadBalancerTargetGroups, DetachLoadBalancerTargetGroups.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TargetGroupArns {
+    pub auto_scaling_group_name: String,
+    #[serde(rename = "TargetGroupARNs")]
+    pub target_group_arns: Vec<String>,
+}
+
+/// AttachTrafficSources, DetachTrafficSources.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TrafficSourcesOfGroup {
+    pub auto_scaling_group_name: String,
+    pub traffic_sources: Vec<super::group::TrafficSource>,
+    /// AWS's zonal shift check: nothing of Phantom's to skip.
+    pub skip_zonal_shift_validation: Option<bool>,
+}
+
+/// DescribeLoadBalancers, DescribeLoadBalancerTargetGroups: one group's, a page.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GroupPage {
+    pub auto_scaling_group_name: String,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeTrafficSources {
+    pub auto_scaling_group_name: String,
+    pub traffic_source_type: Option<String>,
     #[serde(flatten)]
     pub paging: Paging,
 }

@@ -276,3 +276,52 @@ pub struct NotificationConfigurationRow {
     pub topic_arn: String,
     pub notification_type: &'static str,
 }
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeLoadBalancers {
+    pub load_balancers: Vec<LoadBalancerState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LoadBalancerState {
+    pub load_balancer_name: String,
+    pub state: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeLoadBalancerTargetGroups {
+    pub load_balancer_target_groups: Vec<LoadBalancerTargetGroupState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LoadBalancerTargetGroupState {
+    #[serde(rename = "LoadBalancerTargetGroupARN")]
+    pub load_balancer_target_group_arn: String,
+    pub state: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeTrafficSources {
+    pub traffic_sources: Vec<TrafficSourceState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TrafficSourceState {
+    /// Deprecated by AWS for `Identifier`, and still filled in as AWS does.
+    pub traffic_source: String,
+    pub state: &'static str,
+    pub identifier: String,
+    pub r#type: &'static str,
+}

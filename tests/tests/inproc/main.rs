@@ -5,6 +5,7 @@
 mod across;
 mod admin;
 mod api;
+mod balancers;
 mod crashes;
 mod hooks;
 mod lambda;

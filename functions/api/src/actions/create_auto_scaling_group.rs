@@ -68,6 +68,16 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
         )));
     }
     across::check(app, caller, &g).await?;
+    // Its load balancers, found on its cloud.
+    let sources = phantom::traffic::of_create(&input)?;
+    let mut g = g;
+    if !sources.is_empty() {
+        let drains = super::traffic::drains(app, caller, &g, &sources).await?;
+        g.settings.traffic = phantom::traffic::attach(&[], &sources, |s| {
+            sources.iter().position(|x| x == s).map_or(0, |i| drains[i])
+        })?;
+        phantom::traffic::show(&mut g.settings);
+    }
     // Each hook's target gets AWS's test message before the group is made.
     let now = app.clock.now_ms();
     for t in g

@@ -24,6 +24,7 @@ mod processes;
 mod records;
 mod scheduled;
 mod set_desired_capacity;
+mod traffic;
 mod update_auto_scaling_group;
 mod warm_pool;
 
@@ -214,6 +215,51 @@ pub const ACTIONS: &[Action] = &[
         "DeleteNotificationConfiguration",
         notifications::delete,
         DeleteNotificationConfiguration
+    ),
+    action!(
+        "AttachLoadBalancers",
+        traffic::attach_load_balancers,
+        LoadBalancerNames
+    ),
+    action!(
+        "DetachLoadBalancers",
+        traffic::detach_load_balancers,
+        LoadBalancerNames
+    ),
+    action!(
+        "DescribeLoadBalancers",
+        traffic::describe_load_balancers,
+        GroupPage
+    ),
+    action!(
+        "AttachLoadBalancerTargetGroups",
+        traffic::attach_target_groups,
+        TargetGroupArns
+    ),
+    action!(
+        "DetachLoadBalancerTargetGroups",
+        traffic::detach_target_groups,
+        TargetGroupArns
+    ),
+    action!(
+        "DescribeLoadBalancerTargetGroups",
+        traffic::describe_target_groups,
+        GroupPage
+    ),
+    action!(
+        "AttachTrafficSources",
+        traffic::attach_traffic_sources,
+        TrafficSourcesOfGroup
+    ),
+    action!(
+        "DetachTrafficSources",
+        traffic::detach_traffic_sources,
+        TrafficSourcesOfGroup
+    ),
+    action!(
+        "DescribeTrafficSources",
+        traffic::describe_traffic_sources,
+        DescribeTrafficSources
     ),
     action!("PutWarmPool", warm_pool::put, PutWarmPool),
     action!("DescribeWarmPool", warm_pool::describe, DescribeWarmPool),

@@ -1,0 +1,149 @@
+//! Load balancers in a round: the group's VMs registered with its traffic sources while they
+//! serve and deregistered as they stop (before any is terminated: `reconcile` holds a leaving VM
+//! for its sources' drain time), the sources' states moved, and with HealthCheckType ELB the VMs a
+//! load balancer reports failing handed to `decide` as unhealthy. The attachments are written as a
+//! compare-and-set on the group as leased; a lost write is decided again by the next round (ELB's
+//! register and deregister are idempotent).
+
+use crate::Provisioner;
+use phantom::cloud::Balancers;
+use phantom::group::Group;
+use phantom::model::instance::Member;
+use phantom::reconcile::Plan;
+use phantom::store::StoreError;
+use phantom::traffic::{self, AttachState, Attachment};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Source id -> VM -> whether it passes the source's health check.
+pub(crate) type Health = BTreeMap<String, BTreeMap<String, bool>>;
+
+impl Provisioner {
+    /// The group's load balancers on its cloud, if it has sources attached and the cloud has
+    /// load balancers.
+    pub(crate) async fn balancers(
+        &self,
+        owner: &str,
+        g: &Group,
+    ) -> Result<Option<Arc<dyn Balancers>>, StoreError> {
+        if g.settings.traffic.is_empty() {
+            return Ok(None);
+        }
+        let Some(cloud) = self.store.cloud(&g.cloud).await? else {
+            return Ok(None);
+        };
+        let Some(creds) = self.store.cloud_credentials(owner, &g.cloud).await? else {
+            return Ok(None);
+        };
+        Ok(self.lookups.balancers(&cloud, &creds))
+    }
+
+    /// With HealthCheckType ELB, what each attached source says of its VMs (a source that cannot
+    /// be asked says nothing: no VM is judged by it this round).
+    pub(crate) async fn lb_health(&self, g: &Group, lbs: Option<&Arc<dyn Balancers>>) -> Health {
+        let mut out = Health::new();
+        let Some(lbs) = lbs.filter(|_| g.settings.health_check_type == "ELB") else {
+            return out;
+        };
+        for a in &g.settings.traffic {
+            if a.state == AttachState::Removing {
+                continue;
+            }
+            match lbs.health(&a.source).await {
+                Ok(h) => {
+                    out.insert(a.source.identifier.clone(), h);
+                }
+                Err(e) => {
+                    tracing::warn!(group = g.name, source = a.source.identifier, error = %e, "load balancer health unread")
+                }
+            }
+        }
+        out
+    }
+
+    /// Registers what serves once `plan` is carried out and deregisters what stops serving;
+    /// returns the attachments to write if they changed. A source whose call failed keeps what it
+    /// had, and the next round tries again.
+    pub(crate) async fn balance(
+        &self,
+        g: &Group,
+        lbs: Option<&Arc<dyn Balancers>>,
+        members: &[Member],
+        plan: &Plan,
+        health: &Health,
+    ) -> Option<Vec<Attachment>> {
+        let lbs = lbs?;
+        let leaving: BTreeSet<String> = plan
+            .terminate
+            .iter()
+            .chain(&plan.hold)
+            .chain(&plan.gone)
+            .map(|(id, _)| id.clone())
+            .chain(plan.to_pool.iter().cloned())
+            .chain(plan.detach.iter().cloned())
+            .collect();
+        let serving = if g.deleting() {
+            BTreeSet::new()
+        } else {
+            traffic::serving(members, &plan.in_service, &leaving)
+        };
+        let elb = g.settings.health_check_type == "ELB";
+        let step = traffic::step(&g.settings.traffic, &serving, health, elb);
+        let mut failed: BTreeSet<String> = BTreeSet::new();
+        for (source, ids) in &step.deregister {
+            if let Err(e) = lbs.deregister(source, ids).await {
+                tracing::warn!(group = g.name, source = source.identifier, error = %e, "deregister failed");
+                failed.insert(source.identifier.clone());
+            }
+        }
+        for (source, ids) in &step.register {
+            if let Err(e) = lbs.register(source, ids).await {
+                tracing::warn!(group = g.name, source = source.identifier, error = %e, "register failed");
+                failed.insert(source.identifier.clone());
+            }
+        }
+        let mut next: Vec<Attachment> = Vec::new();
+        for a in &g.settings.traffic {
+            if failed.contains(&a.source.identifier) {
+                next.push(a.clone());
+            } else if let Some(n) = step.attachments.iter().find(|n| n.source == a.source) {
+                next.push(n.clone());
+            }
+            // Otherwise a source being removed, now deregistered: gone.
+        }
+        if !step.is_empty() || next != g.settings.traffic {
+            tracing::info!(
+                group = g.name,
+                registered = step
+                    .register
+                    .iter()
+                    .map(|(_, ids)| ids.len())
+                    .sum::<usize>(),
+                deregistered = step
+                    .deregister
+                    .iter()
+                    .map(|(_, ids)| ids.len())
+                    .sum::<usize>(),
+                failed = failed.len(),
+                "load balancers"
+            );
+        }
+        (next != g.settings.traffic).then_some(next)
+    }
+
+    /// Writes the group's attachments, as a compare-and-set on the group as leased.
+    pub(crate) async fn write_traffic(
+        &self,
+        owner: &str,
+        g: &Group,
+        attachments: Vec<Attachment>,
+    ) -> Result<(), StoreError> {
+        let mut new = g.clone();
+        new.settings.traffic = attachments;
+        traffic::show(&mut new.settings);
+        match self.store.update_group(owner, g, &new).await {
+            Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}

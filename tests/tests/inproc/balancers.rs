@@ -1,0 +1,310 @@
+//! Load balancers through aws-sdk-autoscaling, in process: a group's VMs registered with its
+//! classic load balancer and target group while they serve, deregistered and drained before they
+//! go, the attachments' states as AWS shows them, a VM its load balancer calls unhealthy
+//! replaced (HealthCheckType ELB), and what is refused.
+
+use crate::provisioning::converges;
+use crate::{create_group, create_lc, failure, group};
+use aws_sdk_autoscaling::types::{LifecycleState, TrafficSourceIdentifier};
+use phantom::traffic::{source, Source};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+const TG: &str =
+    "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/web/0123456789abcdef";
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+async fn states(w: &World, u: &User) -> Vec<(String, String)> {
+    let c = w.sdk(u);
+    let mut out: Vec<(String, String)> = c
+        .describe_traffic_sources()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap()
+        .traffic_sources()
+        .iter()
+        .map(|t| {
+            (
+                t.identifier().unwrap().to_string(),
+                t.state().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A group of 2 on hotel behind a classic load balancer `web` (no draining) and target group
+/// TG (30 s deregistration delay).
+async fn behind_both(w: &World, u: &User) -> (Source, Source) {
+    let classic = source("web", None).unwrap();
+    let tg = source(TG, None).unwrap();
+    w.hotel.add_balancer(&classic, 0);
+    w.hotel.add_balancer(&tg, 30);
+    create_lc(w, u, "web@hotel").await;
+    create_group(w, u, "web", "web@hotel", 0, 4, 2).await;
+    converges(w, u, "hotel", "web", 2).await;
+    let c = w.sdk(u);
+    c.attach_load_balancers()
+        .auto_scaling_group_name("web")
+        .load_balancer_names("web")
+        .send()
+        .await
+        .expect("attach-load-balancers");
+    c.attach_load_balancer_target_groups()
+        .auto_scaling_group_name("web")
+        .target_group_arns(TG)
+        .send()
+        .await
+        .expect("attach-load-balancer-target-groups");
+    (classic, tg)
+}
+
+#[tokio::test]
+async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go() {
+    let w = World::new().await;
+    let u = w.user("lb").await;
+    let c = w.sdk(&u);
+    let (classic, tg) = behind_both(&w, &u).await;
+    let two = converges(&w, &u, "hotel", "web", 2).await;
+    w.until(10, "both registered with both", async || {
+        (sorted(w.hotel.registered(&classic.identifier)) == two
+            && sorted(w.hotel.registered(&tg.identifier)) == two)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        states(&w, &u).await,
+        [
+            (TG.to_string(), "Added".to_string()),
+            ("web".to_string(), "Added".to_string())
+        ]
+    );
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.load_balancer_names(), ["web"]);
+    assert_eq!(g.target_group_arns(), [TG]);
+    let lbs = c
+        .describe_load_balancers()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lbs.load_balancers()[0].load_balancer_name(), Some("web"));
+    assert_eq!(lbs.load_balancers()[0].state(), Some("Added"));
+    let tgs = c
+        .describe_load_balancer_target_groups()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        tgs.load_balancer_target_groups()[0].load_balancer_target_group_arn(),
+        Some(TG)
+    );
+
+    // Scale in: the leaving VM is deregistered at once and held for the target group's 30 s.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
+    let leaving = w
+        .until(10, "one VM deregistered", async || {
+            let now = w.hotel.registered(TG);
+            (now.len() == 1).then(|| two.iter().find(|id| !now.contains(id)).unwrap().clone())
+        })
+        .await;
+    assert!(!w.hotel.registered("web").contains(&leaving));
+    let g = group(&w, &u, "web").await.unwrap();
+    let held = g
+        .instances()
+        .iter()
+        .find(|i| i.instance_id() == Some(leaving.as_str()))
+        .expect("still in the group while it drains");
+    assert_eq!(
+        held.lifecycle_state(),
+        Some(&LifecycleState::TerminatingWait)
+    );
+    w.run_for(20).await;
+    assert!(
+        w.hotel.alive().contains(&leaving),
+        "draining: not terminated yet"
+    );
+    w.until(20, "terminated once drained", async || {
+        (!w.hotel.alive().contains(&leaving)).then_some(())
+    })
+    .await;
+    let one = converges(&w, &u, "hotel", "web", 1).await;
+    // Scale out: the new VM is registered once it serves.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let again = converges(&w, &u, "hotel", "web", 2).await;
+    assert!(again.contains(&one[0]));
+    w.until(10, "the new VM registered", async || {
+        (sorted(w.hotel.registered(TG)) == again && sorted(w.hotel.registered("web")) == again)
+            .then_some(())
+    })
+    .await;
+
+    // Detached: Removing while its VMs are deregistered, then gone.
+    c.detach_traffic_sources()
+        .auto_scaling_group_name("web")
+        .traffic_sources(
+            TrafficSourceIdentifier::builder()
+                .identifier("web")
+                .r#type("elb")
+                .build(),
+        )
+        .send()
+        .await
+        .expect("detach-traffic-sources");
+    w.until(10, "the classic load balancer gone", async || {
+        (states(&w, &u).await == [(TG.to_string(), "Added".to_string())]
+            && w.hotel.registered("web").is_empty())
+        .then_some(())
+    })
+    .await;
+    assert!(group(&w, &u, "web")
+        .await
+        .unwrap()
+        .load_balancer_names()
+        .is_empty());
+    // Detaching it again: it is not the group's.
+    let (code, message) = failure(
+        c.detach_load_balancers()
+            .auto_scaling_group_name("web")
+            .load_balancer_names("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("not part of the group"), "{message}");
+}
+
+#[tokio::test]
+async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_type_elb() {
+    let w = World::new().await;
+    let u = w.user("lb-health").await;
+    let c = w.sdk(&u);
+    let tg = source(TG, None).unwrap();
+    w.hotel.add_balancer(&tg, 0);
+    create_lc(&w, &u, "web@hotel").await;
+    // Created behind the target group, its health judged by it too.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .health_check_type("ELB")
+        .health_check_grace_period(10)
+        .target_group_arns(TG)
+        .send()
+        .await
+        .expect("create-auto-scaling-group behind a target group");
+    let two = converges(&w, &u, "hotel", "web", 2).await;
+    w.until(
+        10,
+        "registered, and InService by its health check",
+        async || {
+            (sorted(w.hotel.registered(TG)) == two
+                && states(&w, &u).await == [(TG.to_string(), "InService".to_string())])
+            .then_some(())
+        },
+    )
+    .await;
+    // Past the grace period, the target group calls one unhealthy: it is replaced.
+    w.run_for(10).await;
+    w.hotel.fail_health_check(TG, &two[0], true);
+    let replaced = w
+        .until(30, "the failing VM replaced", async || {
+            let now = converges(&w, &u, "hotel", "web", 2).await;
+            (!now.contains(&two[0])).then_some(now)
+        })
+        .await;
+    assert!(replaced.contains(&two[1]));
+    let activities = c
+        .describe_scaling_activities()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert!(activities.activities().iter().any(|a| a
+        .cause()
+        .unwrap_or_default()
+        .contains("Elastic Load Balancing health check")));
+}
+
+#[tokio::test]
+async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
+    let w = World::new().await;
+    let u = w.user("lb-refused").await;
+    let c = w.sdk(&u);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 4, 0).await;
+    let (code, message) = failure(
+        c.attach_load_balancer_target_groups()
+            .auto_scaling_group_name("web")
+            .target_group_arns(TG)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert_eq!(
+        message,
+        "Provided Target Groups may not be valid. Please ensure they exist and try again."
+    );
+    let (code, message) = failure(
+        c.attach_load_balancers()
+            .auto_scaling_group_name("web")
+            .load_balancer_names("nope")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(
+        message.starts_with("Provided Load Balancers may not be valid"),
+        "{message}"
+    );
+    let (code, _) = failure(
+        c.attach_traffic_sources()
+            .auto_scaling_group_name("web")
+            .traffic_sources(
+                TrafficSourceIdentifier::builder()
+                    .identifier("arn:aws:vpc-lattice:us-east-1:0:targetgroup/tg-1")
+                    .r#type("vpc-lattice")
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    // Nothing was attached.
+    assert!(states(&w, &u).await.is_empty());
+    // A cloud registered without load balancers says so.
+    use phantom::store::Directory;
+    let mut plain = w.store.cloud("sierra").await.unwrap().unwrap();
+    plain.load_balancers = false;
+    w.store.put_cloud(&plain).await.unwrap();
+    create_lc(&w, &u, "web@sierra").await;
+    create_group(&w, &u, "sierra-web", "web@sierra", 0, 4, 0).await;
+    let (code, message) = failure(
+        c.attach_load_balancers()
+            .auto_scaling_group_name("sierra-web")
+            .load_balancer_names("web")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("without load balancers"), "{message}");
+}

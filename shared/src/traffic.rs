@@ -330,7 +330,10 @@ mod tests {
         assert!(list.iter().all(|a| a.state == AttachState::Adding));
         assert_eq!(list[1].drain_secs, 300);
         // Attaching again changes nothing; detaching one not attached is refused.
-        assert_eq!(attach(&list, std::slice::from_ref(&web), |_| 0).unwrap(), list);
+        assert_eq!(
+            attach(&list, std::slice::from_ref(&web), |_| 0).unwrap(),
+            list
+        );
         let other = source("other", None).unwrap();
         assert!(detach(&list, &[other])
             .unwrap_err()

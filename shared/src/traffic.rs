@@ -121,12 +121,13 @@ pub fn detach(current: &[Attachment], sources: &[Source]) -> Checked<Vec<Attachm
             .find(|a| a.source == *s && a.state != AttachState::Removing)
         {
             Some(a) => a.state = AttachState::Removing,
+            // AWS's words, which Terraform's destroy looks for.
             None => {
                 return Err(Refusal::invalid(format!(
-                    "Trying to remove {} {} that is not part of the group.",
+                    "Trying to remove {} that are not part of the group: {}",
                     match s.kind {
-                        Kind::Elb => "load balancer",
-                        Kind::Elbv2 => "target group",
+                        Kind::Elb => "Load Balancers",
+                        Kind::Elbv2 => "Target Groups",
                     },
                     s.identifier
                 )))

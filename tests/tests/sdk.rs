@@ -732,3 +732,211 @@ async fn terraforms_notification_and_initial_lifecycle_hook_calls_in_its_order()
             .unwrap();
     }
 }
+
+/// Terraform's load balancer resources, replayed call by call in the provider's order: an
+/// `aws_autoscaling_group` created with `target_group_arns` and `health_check_type = "ELB"`
+/// (group.go: the create, waitGroupCapacitySatisfied, then DescribeLoadBalancerTargetGroups until
+/// none is `Adding`); an `aws_autoscaling_attachment` of a classic load balancer (attachment.go:
+/// AttachLoadBalancers, read back from the group's LoadBalancerNames; destroy: Detach, a second
+/// Detach's "Trying to remove Load Balancers that are not part of the group" passing); an
+/// `aws_autoscaling_traffic_source_attachment` of a second target group
+/// (autoscaling_traffic_attachment.go: AttachTrafficSources, DescribeTrafficSources until `Added`
+/// or `InService`; destroy: Detach, until it is not found); and the group's `target_group_arns`
+/// emptied (DetachLoadBalancerTargetGroups, then until none is `Removing`).
+#[tokio::test]
+async fn terraforms_load_balancer_calls_in_its_order() {
+    use aws_sdk_autoscaling::types::TrafficSourceIdentifier;
+    let s = stack();
+    let u = s.new_user("tf-lb");
+    let c = s.sdk(&u);
+    let hotel = s.cloud_url("hotel");
+    let name = u
+        .name
+        .replace('_', "-")
+        .chars()
+        .take(28)
+        .collect::<String>();
+    s.aws_service(
+        "elb",
+        &hotel,
+        &[
+            "create-load-balancer",
+            "--load-balancer-name",
+            &name,
+            "--listeners",
+            "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
+            "--availability-zones",
+            "us-east-1a",
+        ],
+    )
+    .json();
+    let vpc = s.ec2("hotel", &["describe-vpcs"])["Vpcs"][0]["VpcId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tg = |n: &str| {
+        s.aws_service(
+            "elbv2",
+            &hotel,
+            &[
+                "create-target-group",
+                "--name",
+                &format!("{name}-{n}"),
+                "--protocol",
+                "HTTP",
+                "--port",
+                "80",
+                "--vpc-id",
+                &vpc,
+                "--target-type",
+                "instance",
+            ],
+        )
+        .json()["TargetGroups"][0]["TargetGroupArn"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (tg1, tg2) = (tg("1"), tg("2"));
+    c.create_launch_configuration()
+        .launch_configuration_name("tflb@hotel")
+        .image_id("ami-1e749f67")
+        .instance_type("t2.micro")
+        .send()
+        .await
+        .unwrap();
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("tflb")
+        .launch_configuration_name("tflb@hotel")
+        .min_size(0)
+        .max_size(2)
+        .desired_capacity(1)
+        .health_check_type("ELB")
+        .target_group_arns(&tg1)
+        .send()
+        .await
+        .expect("create behind a target group");
+    until(60, "1 InService", async || {
+        let g = c
+            .describe_auto_scaling_groups()
+            .auto_scaling_group_names("tflb")
+            .send()
+            .await
+            .unwrap();
+        let serving = g.auto_scaling_groups()[0]
+            .instances()
+            .iter()
+            .filter(|i| i.lifecycle_state().map(|l| l.as_str()) == Some("InService"))
+            .count();
+        (serving == 1).then_some(())
+    })
+    .await;
+    let target_groups = async || {
+        c.describe_load_balancer_target_groups()
+            .auto_scaling_group_name("tflb")
+            .send()
+            .await
+            .unwrap()
+            .load_balancer_target_groups()
+            .iter()
+            .map(|t| t.state().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    until(30, "no target group Adding", async || {
+        let states = target_groups().await;
+        (!states.is_empty() && !states.iter().any(|s| s == "Adding")).then_some(())
+    })
+    .await;
+
+    // aws_autoscaling_attachment (elb).
+    c.attach_load_balancers()
+        .auto_scaling_group_name("tflb")
+        .load_balancer_names(&name)
+        .send()
+        .await
+        .expect("AttachLoadBalancers");
+    let g = c
+        .describe_auto_scaling_groups()
+        .auto_scaling_group_names("tflb")
+        .send()
+        .await
+        .unwrap();
+    assert!(g.auto_scaling_groups()[0]
+        .load_balancer_names()
+        .contains(&name));
+
+    // aws_autoscaling_traffic_source_attachment (elbv2).
+    let source = TrafficSourceIdentifier::builder()
+        .identifier(&tg2)
+        .r#type("elbv2")
+        .build();
+    c.attach_traffic_sources()
+        .auto_scaling_group_name("tflb")
+        .traffic_sources(source.clone())
+        .send()
+        .await
+        .expect("AttachTrafficSources");
+    let state_of = async |id: &str| {
+        c.describe_traffic_sources()
+            .auto_scaling_group_name("tflb")
+            .traffic_source_type("elbv2")
+            .send()
+            .await
+            .unwrap()
+            .traffic_sources()
+            .iter()
+            .find(|t| t.identifier() == Some(id))
+            .map(|t| t.state().unwrap().to_string())
+    };
+    until(30, "the traffic source Added or InService", async || {
+        state_of(&tg2)
+            .await
+            .filter(|s| s == "Added" || s == "InService")
+    })
+    .await;
+
+    // Destroy, in reverse.
+    c.detach_traffic_sources()
+        .auto_scaling_group_name("tflb")
+        .traffic_sources(source)
+        .send()
+        .await
+        .expect("DetachTrafficSources");
+    until(30, "the traffic source gone", async || {
+        state_of(&tg2).await.is_none().then_some(())
+    })
+    .await;
+    c.detach_load_balancers()
+        .auto_scaling_group_name("tflb")
+        .load_balancer_names(&name)
+        .send()
+        .await
+        .expect("DetachLoadBalancers");
+    let again = c
+        .detach_load_balancers()
+        .auto_scaling_group_name("tflb")
+        .load_balancer_names(&name)
+        .send()
+        .await
+        .expect_err("already detached");
+    assert!(again
+        .message()
+        .unwrap_or_default()
+        .contains("Trying to remove Load Balancers that are not part of the group"));
+    c.detach_load_balancer_target_groups()
+        .auto_scaling_group_name("tflb")
+        .target_group_arns(&tg1)
+        .send()
+        .await
+        .expect("DetachLoadBalancerTargetGroups");
+    until(30, "no target group Removing", async || {
+        target_groups().await.is_empty().then_some(())
+    })
+    .await;
+    c.delete_auto_scaling_group()
+        .auto_scaling_group_name("tflb")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+}

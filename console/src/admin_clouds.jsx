@@ -100,6 +100,7 @@ function CloudDialog({ cloud, onClose, onSaved }) {
     region: cloud.Region || '',
     zone: cloud.Zone || '',
     templates: cloud.LaunchTemplates !== false,
+    balancers: cloud.LoadBalancers !== false,
   });
   const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
   const { run, busy, error } = useAction();
@@ -112,6 +113,7 @@ function CloudDialog({ cloud, onClose, onSaved }) {
         Region: form.region.trim(),
         Zone: form.zone.trim() || undefined,
         LaunchTemplates: form.templates,
+        LoadBalancers: form.balancers,
       });
       onSaved();
     });
@@ -136,6 +138,10 @@ function CloudDialog({ cloud, onClose, onSaved }) {
         <label class="check">
           <input type="checkbox" checked={form.templates} onChange={(e) => setForm({ ...form, templates: e.target.checked })} />
           Takes launch templates
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={form.balancers} onChange={(e) => setForm({ ...form, balancers: e.target.checked })} />
+          Has load balancers (ELB, ELBv2)
         </label>
         <ErrorBox error={error} />
         <div class="actions">

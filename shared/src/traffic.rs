@@ -195,23 +195,25 @@ pub fn serving(
         .collect()
 }
 
-/// Registers what serves and is not registered, deregisters what is registered and does not serve
-/// (every VM, for a source being removed, which then goes), and moves each source's state:
-/// `Adding` to `Added` once what serves is registered, and with `elb_health` to `InService` once
-/// a registered VM passes the source's health check (`health`: source id -> VM -> passes).
+/// Registers what serves and is not registered (unless `add` is false: the AddToLoadBalancer
+/// process suspended), deregisters what is registered and does not serve (every VM, for a source
+/// being removed, which then goes), and moves each source's state: `Adding` to `Added` once what
+/// serves is registered, and with `elb_health` to `InService` once a registered VM passes the
+/// source's health check (`health`: source id -> VM -> passes).
 pub fn step(
     current: &[Attachment],
     serving: &BTreeSet<String>,
     health: &BTreeMap<String, BTreeMap<String, bool>>,
     elb_health: bool,
+    add: bool,
 ) -> Step {
     let mut out = Step::default();
     for a in current {
         let registered: BTreeSet<String> = a.registered.iter().cloned().collect();
-        let want: BTreeSet<String> = if a.state == AttachState::Removing {
-            BTreeSet::new()
-        } else {
-            serving.clone()
+        let want: BTreeSet<String> = match a.state {
+            AttachState::Removing => BTreeSet::new(),
+            _ if add => serving.clone(),
+            _ => serving.intersection(&registered).cloned().collect(),
         };
         let add: Vec<String> = want.difference(&registered).cloned().collect();
         let drop: Vec<String> = registered.difference(&want).cloned().collect();
@@ -385,21 +387,24 @@ mod tests {
         // i-2 turns InService this round; i-3 is chosen to leave.
         let serves = serving(&members, &["i-2".into()], &ids(&["i-3"]));
         assert_eq!(serves, ids(&["i-1", "i-2"]));
-        let s = step(&list, &serves, &BTreeMap::new(), false);
+        let s = step(&list, &serves, &BTreeMap::new(), false, true);
         assert_eq!(s.register, [(tg.clone(), vec!["i-1".into(), "i-2".into()])]);
         assert!(s.deregister.is_empty());
         assert_eq!(s.attachments[0].state, AttachState::Added);
+        // AddToLoadBalancer suspended: nothing new registered, a leaving VM still deregistered.
+        let held = step(&list, &serves, &BTreeMap::new(), false, false);
+        assert!(held.register.is_empty() && held.attachments[0].registered.is_empty());
         // Next: i-1 leaves; the health check passes for i-2 (HealthCheckType ELB).
         let health =
             BTreeMap::from([(TG.to_string(), BTreeMap::from([("i-2".to_string(), true)]))]);
-        let next = step(&s.attachments, &ids(&["i-2"]), &health, true);
+        let next = step(&s.attachments, &ids(&["i-2"]), &health, true, true);
         assert_eq!(next.deregister, [(tg.clone(), vec!["i-1".into()])]);
         assert_eq!(next.attachments[0].state, AttachState::InService);
         assert_eq!(drain_ms(&s.attachments, "i-1"), Some(300_000));
         assert_eq!(drain_ms(&next.attachments, "i-1"), None);
         // Detached: everything deregistered, then the source is gone.
         let removing = detach(&next.attachments, std::slice::from_ref(&tg)).unwrap();
-        let gone = step(&removing, &ids(&["i-2"]), &health, true);
+        let gone = step(&removing, &ids(&["i-2"]), &health, true, true);
         assert_eq!(gone.deregister, [(tg, vec!["i-2".into()])]);
         assert!(gone.attachments.is_empty());
     }

@@ -88,7 +88,10 @@ impl Provisioner {
             traffic::serving(members, &plan.in_service, &leaving)
         };
         let elb = g.settings.health_check_type == "ELB";
-        let step = traffic::step(&g.settings.traffic, &serving, health, elb);
+        let add = !phantom::processes::suspended(&g.settings.suspended_processes)
+            .iter()
+            .any(|p| p == "AddToLoadBalancer");
+        let step = traffic::step(&g.settings.traffic, &serving, health, elb, add);
         let mut failed: BTreeSet<String> = BTreeSet::new();
         for (source, ids) in &step.deregister {
             if let Err(e) = lbs.deregister(source, ids).await {

@@ -105,7 +105,8 @@ enum CloudCommand {
         #[arg(long)]
         no_load_balancers: bool,
     },
-    /// Lists clouds: name, endpoint, region, zone, whether it has launch templates.
+    /// Lists clouds: name, endpoint, region, zone, whether it has launch templates and load
+    /// balancers.
     List,
 }
 
@@ -205,8 +206,13 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 } else {
                     "no-launch-templates"
                 };
+                let balancers = if c.load_balancers {
+                    "load-balancers"
+                } else {
+                    "no-load-balancers"
+                };
                 println!(
-                    "{}\t{}\t{}\t{}\t{templates}",
+                    "{}\t{}\t{}\t{}\t{templates}\t{balancers}",
                     c.name, c.endpoint, c.region, c.zone
                 );
             }

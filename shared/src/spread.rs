@@ -33,6 +33,12 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
             "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
         ));
     };
+    // A load balancer lives on one cloud; the round across clouds registers with none.
+    if !next.settings.traffic.is_empty() {
+        return Err(bad_clouds(
+            "a group across clouds cannot have load balancers yet: detach them, and let them go, first.",
+        ));
+    }
     if spread.policy == Policy::Fixed && next.settings.warm_pool_configuration.is_some() {
         return Err(bad_clouds(
             "a fixed group never scales out, so it keeps no warm pool: delete the group's warm pool (DeleteWarmPool) first.",

@@ -156,6 +156,24 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
     })
     .await;
 
+    // A load balancer lives on one cloud: the group cannot span clouds while it has one.
+    let (code, message) = failure(
+        c.create_or_update_tags()
+            .tags(
+                aws_sdk_autoscaling::types::Tag::builder()
+                    .resource_id("web")
+                    .resource_type("auto-scaling-group")
+                    .key("phantom:clouds")
+                    .value("hotel:2,sierra:2")
+                    .propagate_at_launch(false)
+                    .build(),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("cannot have load balancers"), "{message}");
+
     // Detached: Removing while its VMs are deregistered, then gone.
     c.detach_traffic_sources()
         .auto_scaling_group_name("web")
@@ -307,4 +325,51 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
     );
     assert_eq!(code, "ValidationError");
     assert!(message.contains("without load balancers"), "{message}");
+}
+
+/// A provisioner killed at each step of a scale-in behind a target group (every store, cloud,
+/// load balancer and queue call is a step), then a new one: the group ends at its size, every VM
+/// it serves with registered and nothing else, none launched more.
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right() {
+    for k in 1.. {
+        let w = World::new().await;
+        let u = w.user("lb-crash").await;
+        let tg = source(TG, None).unwrap();
+        w.hotel.add_balancer(&tg, 0);
+        create_lc(&w, &u, "web@hotel").await;
+        create_group(&w, &u, "web", "web@hotel", 0, 4, 2).await;
+        converges(&w, &u, "hotel", "web", 2).await;
+        let c = w.sdk(&u);
+        c.attach_load_balancer_target_groups()
+            .auto_scaling_group_name("web")
+            .target_group_arns(TG)
+            .send()
+            .await
+            .unwrap();
+        w.until(10, "both registered", async || {
+            (w.hotel.registered(TG).len() == 2).then_some(())
+        })
+        .await;
+        c.set_desired_capacity()
+            .auto_scaling_group_name("web")
+            .desired_capacity(1)
+            .send()
+            .await
+            .unwrap();
+        while !w.queue.receive(10).is_empty() {}
+        let msg = phantom::queue::Reconcile::new(&u.name, "web", "crash test");
+        let crashed = w.reconcile_crashing_at(&msg, k).await;
+        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+        let one = converges(&w, &u, "hotel", "web", 1).await;
+        w.until(30, "only the serving VM registered", async || {
+            (w.hotel.registered(TG) == one).then_some(())
+        })
+        .await;
+        assert_eq!(w.hotel.launched_total(), 2, "crash at step {k}");
+        if !crashed {
+            assert!(k > 3, "the reconcile took only {k} steps");
+            return;
+        }
+    }
 }

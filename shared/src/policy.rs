@@ -252,7 +252,7 @@ fn predefined(p: &PredefinedMetricRequest) -> Checked<PredefinedMetric> {
         "ASGAverageNetworkOut" => MetricType::NetworkOut,
         other => {
             return Err(Refusal::invalid(format!(
-                "{other} counts a load balancer's requests, and Phantom has no load balancers: \
+                "{other} counts a load balancer's requests in CloudWatch, which Phantom does not read: \
                  use ASGAverageCPUUtilization, ASGAverageNetworkIn, ASGAverageNetworkOut or a \
                  CustomizedMetricSpecification with a PromQL expression."
             )))

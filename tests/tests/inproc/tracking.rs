@@ -151,7 +151,7 @@ async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
         .build();
     for (cfg, words) in [
         (named, "CloudWatch metric"),
-        (alb, "no load balancers"),
+        (alb, "which Phantom does not read"),
         (cpu(0.0, false), "greater than 0"),
     ] {
         let (code, msg) = put(&w, &u, "bad", cfg).await.unwrap_err();

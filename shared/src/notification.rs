@@ -36,6 +36,22 @@ pub enum Service {
 /// `arn` as a target in the group's region (AWS sends only within a region); `queues`: whether an
 /// SQS queue will do (a lifecycle hook's target) or only a topic (a notification configuration).
 pub fn target(arn: &str, group_arn: &str, queues: bool) -> Checked<Target> {
+    let t = parse(arn, queues)?;
+    let home = group_arn
+        .split(':')
+        .nth(3)
+        .ok_or_else(|| Refusal::invalid(format!("{group_arn} is not a group's ARN.")))?;
+    if t.region != home {
+        return Err(Refusal::invalid(format!(
+            "{arn} is in region {}: a notification target must be in the group's region, {home}.",
+            t.region
+        )));
+    }
+    Ok(t)
+}
+
+/// `arn` as a topic or (with `queues`) a queue, wherever it is.
+pub fn parse(arn: &str, queues: bool) -> Checked<Target> {
     let wanted = if queues {
         "an SNS topic's or SQS queue's ARN (arn:aws:sns:<region>:<account>:<name> or arn:aws:sqs:...)"
     } else {
@@ -53,12 +69,6 @@ pub fn target(arn: &str, group_arn: &str, queues: bool) -> Checked<Target> {
     };
     if scheme != "arn" || region.is_empty() || account.is_empty() || name.is_empty() {
         return Err(bad());
-    }
-    let home = group_arn.split(':').nth(3).unwrap_or_default();
-    if region != home {
-        return Err(Refusal::invalid(format!(
-            "{arn} is in region {region}: a notification target must be in the group's region, {home}."
-        )));
     }
     Ok(Target {
         service,
@@ -162,9 +172,10 @@ impl<'a> Audience<'a> {
     }
 }
 
-/// The account in an ARN (its fifth part).
+/// The account in a group's ARN (its fifth part; the group's ARNs are Phantom's own, made by
+/// `group::arn`, so it is there).
 fn account_of(arn: &str) -> &str {
-    arn.split(':').nth(4).unwrap_or_default()
+    arn.split(':').nth(4).expect("a group's ARN names its account")
 }
 
 fn time(ms: i64) -> String {
@@ -251,6 +262,14 @@ pub fn of_activity(
     activity: &ScalingActivity,
     now_ms: i64,
 ) -> Vec<Notice> {
+    let topics: Vec<&NotificationConfiguration> = audience
+        .topics
+        .iter()
+        .filter(|c| c.notification_types.contains(&kind))
+        .collect();
+    if topics.is_empty() {
+        return Vec::new();
+    }
     let (origin, destination) = match kind {
         NotificationType::Terminate | NotificationType::TerminateError => {
             ("AutoScalingGroup", "EC2")
@@ -280,16 +299,15 @@ pub fn of_activity(
         time: time(now_ms),
         ec2_instance_id: instance,
         status_code: &activity.status_code,
-        status_message: activity.status_message.as_deref().unwrap_or_default(),
+        // AWS gives an empty StatusMessage when there is none.
+        status_message: activity.status_message.as_deref().unwrap_or(""),
         details: &activity.details,
         auto_scaling_group_name: group,
         cause: &activity.cause,
         event: kind,
     };
-    audience
-        .topics
-        .iter()
-        .filter(|c| c.notification_types.contains(&kind))
+    topics
+        .into_iter()
         .map(|c| {
             notice(
                 &c.topic_arn,

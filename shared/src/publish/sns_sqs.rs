@@ -1,7 +1,7 @@
 //! The publisher on the deployment's SNS and SQS, with the function's own credentials.
 
 use super::{PublishError, Publisher};
-use crate::notification::{target, Notice, Service};
+use crate::notification::{parse, Notice, Service};
 use async_trait::async_trait;
 use aws_sdk_sns::error::{DisplayErrorContext, ProvideErrorMetadata};
 
@@ -47,11 +47,8 @@ fn error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Deb
 #[async_trait]
 impl Publisher for SnsSqs {
     async fn publish(&self, notice: &Notice) -> Result<(), PublishError> {
-        // The target was checked when it was put; any region will do to read it again.
-        let region = notice.target.split(':').nth(3).unwrap_or_default();
-        let group_arn = format!("arn:aws:autoscaling:{region}:0:x");
-        let t = target(&notice.target, &group_arn, true)
-            .map_err(|e| PublishError::Refused(e.to_string()))?;
+        // The target's region was checked when it was put.
+        let t = parse(&notice.target, true).map_err(|e| PublishError::Refused(e.to_string()))?;
         // A FIFO topic or queue wants a group and a deduplication id: the notice's own id makes a
         // message sent twice (a crash between sending and forgetting it) one.
         let fifo = t.name.ends_with(".fifo");

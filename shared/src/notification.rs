@@ -175,7 +175,9 @@ impl<'a> Audience<'a> {
 /// The account in a group's ARN (its fifth part; the group's ARNs are Phantom's own, made by
 /// `group::arn`, so it is there).
 fn account_of(arn: &str) -> &str {
-    arn.split(':').nth(4).expect("a group's ARN names its account")
+    arn.split(':')
+        .nth(4)
+        .expect("a group's ARN names its account")
 }
 
 fn time(ms: i64) -> String {

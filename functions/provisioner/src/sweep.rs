@@ -112,6 +112,8 @@ impl Provisioner {
                 members.entry(group).or_default().push(m);
             }
             let now = self.clock.now_ms();
+            // The user's load balancers on this cloud, read once a sweep if a group needs them.
+            let mut lbs = None;
             for g in &here {
                 let seen: Vec<_> = tagged
                     .iter()
@@ -119,20 +121,34 @@ impl Provisioner {
                     .map(|t| t.seen.clone())
                     .collect();
                 let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
-                let plan = decide(&g.target(), recorded, &seen, now);
-                // A group whose load balancers judge its health (HealthCheckType ELB), or with a
-                // source on its way in or out, is looked at by its round on every sweep: only the
-                // round asks the load balancers.
-                let lb_watch = !g.settings.traffic.is_empty()
-                    && (g.settings.health_check_type == "ELB"
-                        || g.settings.traffic.iter().any(|a| {
-                            matches!(
-                                a.state,
-                                phantom::traffic::AttachState::Adding
-                                    | phantom::traffic::AttachState::Removing
-                            )
-                        }));
-                if !plan.is_empty() || g.deleting() || lb_watch {
+                let mut target = g.target();
+                // Whose load balancers judge its health (HealthCheckType ELB): asked here, one
+                // call a source, and a round only for a VM they fail.
+                if g.settings.health_check_type == "ELB" && !g.settings.traffic.is_empty() {
+                    if lbs.is_none() {
+                        lbs = Some(self.balancers(owner, g).await?);
+                    }
+                    let health = self
+                        .lb_health(g, lbs.as_ref().and_then(|l| l.as_ref()))
+                        .await;
+                    target.lb_failing = phantom::traffic::unhealthy(
+                        &g.settings.traffic,
+                        recorded,
+                        &health,
+                        target.grace_ms,
+                        now,
+                    );
+                }
+                let plan = decide(&target, recorded, &seen, now);
+                // A source on its way in or out: the round moves it on.
+                let moving = g.settings.traffic.iter().any(|a| {
+                    matches!(
+                        a.state,
+                        phantom::traffic::AttachState::Adding
+                            | phantom::traffic::AttachState::Removing
+                    )
+                });
+                if !plan.is_empty() || g.deleting() || moving {
                     queued.push(Reconcile::new(owner, &g.name, "health-check").into());
                 }
             }

@@ -755,9 +755,10 @@ fn drain(q: &Queue) -> Vec<Value> {
 }
 
 /// A node termination handler in queue mode and a group's topic, through the AWS CLI: the topic
-/// (an SNS topic with an SQS queue subscribed) hears each launch and termination once; the
-/// termination hook's queue gets AWS's message, and the consumer's CompleteLifecycleAction with
-/// its token lets the VM go.
+/// (an SNS topic with an SQS queue subscribed) hears each launch and termination once, and a
+/// launch hook's messages (the hook's target being the topic) come through it with their tokens;
+/// the termination hook's queue gets AWS's message, and the consumer's CompleteLifecycleAction
+/// with its token lets the VM go.
 #[test]
 fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one() {
     let s = stack();
@@ -812,14 +813,36 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
         ],
     )
     .json();
+    // A launch hook whose target is the topic: its messages come through SNS too.
+    s.aws(
+        &u,
+        &[
+            "put-lifecycle-hook",
+            "--auto-scaling-group-name",
+            "web",
+            "--lifecycle-hook-name",
+            "setup",
+            "--lifecycle-transition",
+            "autoscaling:EC2_INSTANCE_LAUNCHING",
+            "--notification-target-arn",
+            &topic,
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/hooks",
+            "--heartbeat-timeout",
+            "300",
+        ],
+    )
+    .json();
     let mut heard: Vec<Value> = Vec::new();
     let mut drained: Vec<Value> = Vec::new();
-    eventually(20, "both test notifications", || {
+    eventually(20, "the three test notifications", || {
         heard.extend(drain(&events));
         drained.extend(drain(&drain_q));
-        (heard.len() == 1 && drained.len() == 1).then_some(())
+        (heard.len() == 2 && drained.len() == 1).then_some(())
     });
-    assert_eq!(heard[0]["Event"], "autoscaling:TEST_NOTIFICATION");
+    assert!(heard
+        .iter()
+        .all(|m| m["Event"] == "autoscaling:TEST_NOTIFICATION"));
     assert_eq!(drained[0]["Event"], "autoscaling:TEST_NOTIFICATION");
 
     s.aws(
@@ -833,6 +856,33 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
         ],
     )
     .json();
+    // The launch hook's two messages, through SNS: each VM let in by its token alone.
+    let tokens = eventually(30, "two launch hook messages on the topic's queue", || {
+        heard.extend(drain(&events));
+        let tokens: Vec<String> = heard
+            .iter()
+            .filter(|m| m["LifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING")
+            .map(|m| m["LifecycleActionToken"].as_str().unwrap().to_string())
+            .collect();
+        (tokens.len() == 2).then_some(tokens)
+    });
+    for token in &tokens {
+        s.aws(
+            &u,
+            &[
+                "complete-lifecycle-action",
+                "--auto-scaling-group-name",
+                "web",
+                "--lifecycle-hook-name",
+                "setup",
+                "--lifecycle-action-token",
+                token,
+                "--lifecycle-action-result",
+                "CONTINUE",
+            ],
+        )
+        .json();
+    }
     let two = converges(&u, "hotel", "web", 2);
     s.aws(
         &u,
@@ -886,6 +936,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     drained.extend(drain(&drain_q));
     let mut told: Vec<(String, String)> = heard
         .iter()
+        .filter(|m| m["Event"].is_string())
         .map(|m| {
             (
                 m["Event"].as_str().unwrap().to_string(),
@@ -899,6 +950,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
             "autoscaling:EC2_INSTANCE_TERMINATE".to_string(),
             leaving.clone(),
         ),
+        ("autoscaling:TEST_NOTIFICATION".to_string(), String::new()),
         ("autoscaling:TEST_NOTIFICATION".to_string(), String::new()),
     ];
     want.extend(

@@ -26,6 +26,18 @@ pub fn bad_clouds(problem: impl std::fmt::Display) -> Refusal {
 /// when only the capacity does).
 pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
     let Some(spread) = next.spread()? else {
+        // On one cloud: its load balancers are there.
+        if let Some(a) = next
+            .settings
+            .traffic
+            .iter()
+            .find(|a| crate::traffic::placed(&a.source, &next.cloud).0 != next.cloud)
+        {
+            return Err(bad_clouds(format!(
+                "load balancer {} is on another cloud than the group's own, {}: detach it, and let it go, first.",
+                a.source.identifier, next.cloud
+            )));
+        }
         return Ok(next);
     };
     let Some(own) = next.launch_configuration() else {
@@ -33,11 +45,15 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
             "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
         ));
     };
-    // A load balancer lives on one cloud; the round across clouds registers with none.
-    if !next.settings.traffic.is_empty() {
-        return Err(bad_clouds(
-            "a group across clouds cannot have load balancers yet: detach them, and let them go, first.",
-        ));
+    // A load balancer lives on one cloud: each source's must stay one of the group's.
+    for a in &next.settings.traffic {
+        let (cloud, _) = crate::traffic::placed(&a.source, &next.cloud);
+        if !spread.sites.iter().any(|s| s.cloud == cloud) {
+            return Err(bad_clouds(format!(
+                "load balancer {} is on cloud {cloud}, which the group would no longer list: detach it, and let it go, first.",
+                a.source.identifier
+            )));
+        }
     }
     if spread.policy == Policy::Fixed && next.settings.warm_pool_configuration.is_some() {
         return Err(bad_clouds(

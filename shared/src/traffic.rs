@@ -17,10 +17,39 @@ use std::collections::{BTreeMap, BTreeSet};
 /// AWS's quota of traffic sources a group (target groups and classic load balancers together).
 pub const MAX_SOURCES: usize = 50;
 
+/// An identifier's name or ARN on its cloud, and the cloud it names after `@` (as a launch
+/// configuration's `<name>@<cloud>` does): none, the group's own cloud.
+fn split(identifier: &str) -> (&str, Option<&str>) {
+    match identifier.rsplit_once('@') {
+        Some((local, cloud)) => (local, Some(cloud)),
+        None => (identifier, None),
+    }
+}
+
+/// The cloud a source is on (the group's own, `home`, unless it names one) and the source as that
+/// cloud's ELB API knows it.
+pub fn placed(s: &Source, home: &str) -> (String, Source) {
+    let (local, cloud) = split(&s.identifier);
+    (
+        cloud.unwrap_or(home).to_string(),
+        Source {
+            identifier: local.to_string(),
+            kind: s.kind,
+        },
+    )
+}
+
 /// A traffic source as AWS's `TrafficSourceIdentifier` gives it: `Type` `elb` (a classic load
-/// balancer's name) or `elbv2` (a target group's ARN), or none (told apart by the identifier).
+/// balancer's name) or `elbv2` (a target group's ARN), or none (told apart by the identifier);
+/// `@<cloud>` after it names another of the group's clouds.
 pub fn source(identifier: &str, kind: Option<&str>) -> Checked<Source> {
-    let target_group = identifier.starts_with("arn:") && identifier.contains(":targetgroup/");
+    let (local, cloud) = split(identifier);
+    if cloud.is_some_and(|c| c.is_empty()) {
+        return Err(Refusal::invalid(format!(
+            "{identifier} names no cloud after @: give <name>@<cloud>, or the name alone for the group's own cloud."
+        )));
+    }
+    let target_group = local.starts_with("arn:") && local.contains(":targetgroup/");
     let kind = match kind {
         Some("elb") => Kind::Elb,
         Some("elbv2") => Kind::Elbv2,
@@ -42,11 +71,9 @@ pub fn source(identifier: &str, kind: Option<&str>) -> Checked<Source> {
             "{identifier} is not a target group's ARN (arn:aws:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>)."
         ))),
         Kind::Elb
-            if identifier.is_empty()
-                || identifier.len() > 32
-                || !identifier
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+            if local.is_empty()
+                || local.len() > 32
+                || !local.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
         {
             Err(Refusal::invalid(format!(
                 "{identifier} is not a classic load balancer's name (1 to 32 letters, digits and hyphens)."
@@ -313,6 +340,13 @@ mod tests {
         assert_eq!(source(TG, None).unwrap().kind, Kind::Elbv2);
         assert_eq!(source(TG, Some("elbv2")).unwrap().kind, Kind::Elbv2);
         assert!(source("web", Some("elbv2")).is_err());
+        // Another of the group's clouds, after @.
+        let there = source(&format!("{TG}@sierra"), None).unwrap();
+        assert_eq!(there.kind, Kind::Elbv2);
+        let (cloud, local) = placed(&there, "hotel");
+        assert_eq!((cloud.as_str(), local.identifier.as_str()), ("sierra", TG));
+        assert_eq!(placed(&source("web", None).unwrap(), "hotel").0, "hotel");
+        assert!(source("web@", None).is_err());
         assert!(source("web_lb!", Some("elb")).is_err());
         assert!(source("arn:aws:vpc-lattice:x", Some("vpc-lattice"))
             .unwrap_err()

@@ -4,9 +4,10 @@
 //! A cloud that cannot be reached keeps its VMs counted for `UNREACHABLE_GRACE_MS`, then its
 //! share goes to the next cloud; its records stay until it is back, when they are judged again.
 
+use crate::balance::Health;
 use crate::{On, Provisioner, Round};
 use phantom::activity::Context;
-use phantom::cloud::{Cloud, CloudError};
+use phantom::cloud::{Balancers, Cloud, CloudError};
 use phantom::group::Group;
 use phantom::reconcile::{
     self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Member, Seen, Target,
@@ -27,6 +28,9 @@ struct Place {
     /// The cloud and what it shows, or why it could not be looked at.
     look: Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>,
     hold: Hold,
+    /// Its load balancers, if the group has sources there, and what they say of its VMs.
+    lbs: Option<Arc<dyn Balancers>>,
+    health: Health,
 }
 
 impl Provisioner {
@@ -56,7 +60,24 @@ impl Provisioner {
             futures::future::join_all(sites.iter().map(|s| self.look_at(owner, g, &s.cloud))).await;
         let mut places = Vec::with_capacity(sites.len());
         for (site, look) in sites.into_iter().zip(looks) {
-            let (target, look) = look?;
+            let (mut target, look) = look?;
+            let here: Vec<Member> = members
+                .iter()
+                .filter(|m| m.cloud == site.cloud)
+                .cloned()
+                .collect();
+            let lbs = match &look {
+                Ok(_) => self.balancers(owner, g, &site.cloud).await?,
+                Err(_) => None,
+            };
+            let health = self.lb_health(g, &site.cloud, lbs.as_ref()).await;
+            target.lb_failing = phantom::traffic::unhealthy(
+                &g.settings.traffic,
+                &here,
+                &health,
+                target.grace_ms,
+                now,
+            );
             let hold = g
                 .holds
                 .get(&site.cloud)
@@ -71,15 +92,13 @@ impl Provisioner {
                         .map(|lc| Spread::launch_configuration_on(lc, &site.cloud)),
                     token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
                 },
-                members: members
-                    .iter()
-                    .filter(|m| m.cloud == site.cloud)
-                    .cloned()
-                    .collect(),
+                members: here,
                 site,
                 target,
                 look,
                 hold,
+                lbs,
+                health,
             });
         }
 
@@ -163,6 +182,7 @@ impl Provisioner {
 
         // Act and record, cloud by cloud.
         let mut r = Record::default();
+        let mut traffic = g.settings.traffic.clone();
         let mut refresh_failed: Option<String> = None;
         let mut holds = g.holds.clone();
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
@@ -206,6 +226,18 @@ impl Provisioner {
             plan.capacity_to = desired;
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
             pool_empty &= plan.drop_pool;
+            // The load balancers first: a VM stops receiving traffic before it goes.
+            traffic = self
+                .balance(
+                    g,
+                    &p.site.cloud,
+                    p.lbs.as_ref(),
+                    &traffic,
+                    &p.members,
+                    &plan,
+                    &p.health,
+                )
+                .await;
             let mut acted = Acted::default();
             let ids = crate::terminate(cloud.as_ref(), &plan, &mut acted).await;
             if !plan.launch.is_empty() || !plan.launch_warm.is_empty() {
@@ -290,6 +322,7 @@ impl Provisioner {
             }
             Err(e) => return Err(e),
         }
+        self.write_traffic(owner, g, traffic).await?;
         if pool_empty
             && places
                 .iter()

@@ -19,37 +19,49 @@ use std::sync::Arc;
 pub(crate) type Health = BTreeMap<String, BTreeMap<String, bool>>;
 
 impl Provisioner {
-    /// The group's load balancers on its cloud, if it has sources attached and the cloud has
-    /// load balancers.
+    /// The load balancers of one of the group's clouds, if it has sources attached and the cloud
+    /// has load balancers.
     pub(crate) async fn balancers(
         &self,
         owner: &str,
         g: &Group,
+        cloud: &str,
     ) -> Result<Option<Arc<dyn Balancers>>, StoreError> {
-        if g.settings.traffic.is_empty() {
+        if !g
+            .settings
+            .traffic
+            .iter()
+            .any(|a| traffic::placed(&a.source, &g.cloud).0 == cloud)
+        {
             return Ok(None);
         }
-        let Some(cloud) = self.store.cloud(&g.cloud).await? else {
+        let Some(record) = self.store.cloud(cloud).await? else {
             return Ok(None);
         };
-        let Some(creds) = self.store.cloud_credentials(owner, &g.cloud).await? else {
+        let Some(creds) = self.store.cloud_credentials(owner, cloud).await? else {
             return Ok(None);
         };
-        Ok(self.lookups.balancers(&cloud, &creds))
+        Ok(self.lookups.balancers(&record, &creds))
     }
 
-    /// With HealthCheckType ELB, what each attached source says of its VMs (a source that cannot
-    /// be asked says nothing: no VM is judged by it this round).
-    pub(crate) async fn lb_health(&self, g: &Group, lbs: Option<&Arc<dyn Balancers>>) -> Health {
+    /// With HealthCheckType ELB, what each source on `cloud` says of its VMs (a source that cannot
+    /// be asked says nothing: no VM is judged by it this time).
+    pub(crate) async fn lb_health(
+        &self,
+        g: &Group,
+        cloud: &str,
+        lbs: Option<&Arc<dyn Balancers>>,
+    ) -> Health {
         let mut out = Health::new();
         let Some(lbs) = lbs.filter(|_| g.settings.health_check_type == "ELB") else {
             return out;
         };
         for a in &g.settings.traffic {
-            if a.state == AttachState::Removing {
+            let (on, local) = traffic::placed(&a.source, &g.cloud);
+            if a.state == AttachState::Removing || on != cloud {
                 continue;
             }
-            match lbs.health(&a.source).await {
+            match lbs.health(&local).await {
                 Ok(h) => {
                     out.insert(a.source.identifier.clone(), h);
                 }
@@ -61,18 +73,28 @@ impl Provisioner {
         out
     }
 
-    /// Registers what serves once `plan` is carried out and deregisters what stops serving;
-    /// returns the attachments to write if they changed. A source whose call failed keeps what it
-    /// had, and the next round tries again.
+    /// On `cloud`: registers what serves there once `plan` is carried out and deregisters what
+    /// stops serving; returns `current` with that cloud's sources moved on. A source whose call
+    /// failed keeps what it had, and the next round tries again.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn balance(
         &self,
         g: &Group,
+        cloud: &str,
         lbs: Option<&Arc<dyn Balancers>>,
+        current: &[Attachment],
         members: &[Member],
         plan: &Plan,
         health: &Health,
-    ) -> Option<Vec<Attachment>> {
-        let lbs = lbs?;
+    ) -> Vec<Attachment> {
+        let Some(lbs) = lbs else {
+            return current.to_vec();
+        };
+        let here: Vec<Attachment> = current
+            .iter()
+            .filter(|a| traffic::placed(&a.source, &g.cloud).0 == cloud)
+            .cloned()
+            .collect();
         let leaving: BTreeSet<String> = plan
             .terminate
             .iter()
@@ -91,32 +113,25 @@ impl Provisioner {
         let add = !phantom::processes::suspended(&g.settings.suspended_processes)
             .iter()
             .any(|p| p == "AddToLoadBalancer");
-        let step = traffic::step(&g.settings.traffic, &serving, health, elb, add);
+        let step = traffic::step(&here, &serving, health, elb, add);
+        let local = |s: &traffic::Source| traffic::placed(s, &g.cloud).1;
         let mut failed: BTreeSet<String> = BTreeSet::new();
         for (source, ids) in &step.deregister {
-            if let Err(e) = lbs.deregister(source, ids).await {
+            if let Err(e) = lbs.deregister(&local(source), ids).await {
                 tracing::warn!(group = g.name, source = source.identifier, error = %e, "deregister failed");
                 failed.insert(source.identifier.clone());
             }
         }
         for (source, ids) in &step.register {
-            if let Err(e) = lbs.register(source, ids).await {
+            if let Err(e) = lbs.register(&local(source), ids).await {
                 tracing::warn!(group = g.name, source = source.identifier, error = %e, "register failed");
                 failed.insert(source.identifier.clone());
             }
         }
-        let mut next: Vec<Attachment> = Vec::new();
-        for a in &g.settings.traffic {
-            if failed.contains(&a.source.identifier) {
-                next.push(a.clone());
-            } else if let Some(n) = step.attachments.iter().find(|n| n.source == a.source) {
-                next.push(n.clone());
-            }
-            // Otherwise a source being removed, now deregistered: gone.
-        }
-        if !step.is_empty() || next != g.settings.traffic {
+        if !step.is_empty() {
             tracing::info!(
                 group = g.name,
+                cloud,
                 registered = step
                     .register
                     .iter()
@@ -131,16 +146,30 @@ impl Provisioner {
                 "load balancers"
             );
         }
-        (next != g.settings.traffic).then_some(next)
+        let mut next: Vec<Attachment> = Vec::new();
+        for a in current {
+            let mine = here.iter().any(|h| h.source == a.source);
+            if !mine || failed.contains(&a.source.identifier) {
+                next.push(a.clone());
+            } else if let Some(n) = step.attachments.iter().find(|n| n.source == a.source) {
+                next.push(n.clone());
+            }
+            // Otherwise a source being removed, now deregistered: gone.
+        }
+        next
     }
 
-    /// Writes the group's attachments, as a compare-and-set on the group as leased.
+    /// Writes the group's attachments if they changed, as a compare-and-set on the group as
+    /// leased.
     pub(crate) async fn write_traffic(
         &self,
         owner: &str,
         g: &Group,
         attachments: Vec<Attachment>,
     ) -> Result<(), StoreError> {
+        if attachments == g.settings.traffic {
+            return Ok(());
+        }
         let mut new = g.clone();
         new.settings.traffic = attachments;
         traffic::show(&mut new.settings);

@@ -376,8 +376,8 @@ impl Provisioner {
         }
 
         // Decide (with what the load balancers say of the VMs, under HealthCheckType ELB).
-        let lbs = self.balancers(owner, g).await?;
-        let health = self.lb_health(g, lbs.as_ref()).await;
+        let lbs = self.balancers(owner, g, &g.cloud).await?;
+        let health = self.lb_health(g, &g.cloud, lbs.as_ref()).await;
         let mut target = g.target();
         target.lb_failing = phantom::traffic::unhealthy(
             &g.settings.traffic,
@@ -389,11 +389,17 @@ impl Provisioner {
         let plan = decide(&target, &members, &seen, ctx.now_ms);
         // The load balancers first: a VM stops receiving traffic before it goes.
         let traffic = self
-            .balance(g, lbs.as_ref(), &members, &plan, &health)
+            .balance(
+                g,
+                &g.cloud,
+                lbs.as_ref(),
+                &g.settings.traffic,
+                &members,
+                &plan,
+                &health,
+            )
             .await;
-        if let Some(attachments) = traffic {
-            self.write_traffic(owner, g, attachments).await?;
-        }
+        self.write_traffic(owner, g, traffic).await?;
         if g.deleting() && reconcile::nothing_left(&members, &seen, &plan) {
             let mut r = round::record(&ctx, before, &members, &plan, &Acted::default());
             self.write(owner, g, &mut r).await?;

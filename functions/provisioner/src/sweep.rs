@@ -126,10 +126,10 @@ impl Provisioner {
                 // call a source, and a round only for a VM they fail.
                 if g.settings.health_check_type == "ELB" && !g.settings.traffic.is_empty() {
                     if lbs.is_none() {
-                        lbs = Some(self.balancers(owner, g).await?);
+                        lbs = Some(self.balancers(owner, g, &s.cloud).await?);
                     }
                     let health = self
-                        .lb_health(g, lbs.as_ref().and_then(|l| l.as_ref()))
+                        .lb_health(g, &s.cloud, lbs.as_ref().and_then(|l| l.as_ref()))
                         .await;
                     target.lb_failing = phantom::traffic::unhealthy(
                         &g.settings.traffic,

@@ -156,24 +156,6 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
     })
     .await;
 
-    // A load balancer lives on one cloud: the group cannot span clouds while it has one.
-    let (code, message) = failure(
-        c.create_or_update_tags()
-            .tags(
-                aws_sdk_autoscaling::types::Tag::builder()
-                    .resource_id("web")
-                    .resource_type("auto-scaling-group")
-                    .key("phantom:clouds")
-                    .value("hotel:2,sierra:2")
-                    .propagate_at_launch(false)
-                    .build(),
-            )
-            .send()
-            .await,
-    );
-    assert_eq!(code, "ValidationError");
-    assert!(message.contains("cannot have load balancers"), "{message}");
-
     // Detached: Removing while its VMs are deregistered, then gone.
     c.detach_traffic_sources()
         .auto_scaling_group_name("web")
@@ -372,4 +354,95 @@ async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right
             return;
         }
     }
+}
+
+/// A group across hotel and sierra behind a target group on each (`<arn>@sierra` names sierra's):
+/// each cloud's VMs registered with that cloud's, the leaving one deregistered there; a source on
+/// a cloud the group does not list is refused, and so is dropping a cloud that has one.
+#[tokio::test]
+async fn a_group_across_clouds_registers_each_clouds_vms_with_that_clouds_source() {
+    use aws_sdk_autoscaling::types::Tag;
+    let w = World::new().await;
+    let u = w.user("lb-across").await;
+    let c = w.sdk(&u);
+    let tg = source(TG, None).unwrap();
+    w.hotel.add_balancer(&tg, 0);
+    w.sierra.add_balancer(&tg, 0);
+    let tag = |value: &str| {
+        Tag::builder()
+            .resource_id("web")
+            .resource_type("auto-scaling-group")
+            .key("phantom:clouds")
+            .value(value)
+            .propagate_at_launch(false)
+            .build()
+    };
+    create_lc(&w, &u, "web@hotel").await;
+    create_lc(&w, &u, "web@sierra").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(10)
+        .desired_capacity(3)
+        .tags(tag("hotel:2,sierra:5"))
+        .send()
+        .await
+        .unwrap();
+    let there = format!("{TG}@sierra");
+    let (code, message) = failure(
+        c.attach_load_balancer_target_groups()
+            .auto_scaling_group_name("web")
+            .target_group_arns(format!("{TG}@lima"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(
+        message.contains("not one of group web's clouds"),
+        "{message}"
+    );
+    c.attach_load_balancer_target_groups()
+        .auto_scaling_group_name("web")
+        .target_group_arns(TG)
+        .target_group_arns(&there)
+        .send()
+        .await
+        .expect("a target group on each cloud");
+    let (on_hotel, on_sierra) = w
+        .until(
+            30,
+            "2 VMs on hotel and 1 on sierra, each registered there",
+            async || {
+                let h = sorted(w.hotel.alive());
+                let s = sorted(w.sierra.alive());
+                (h.len() == 2
+                    && s.len() == 1
+                    && sorted(w.hotel.registered(TG)) == h
+                    && w.sierra.registered(TG) == s)
+                    .then_some((h, s))
+            },
+        )
+        .await;
+    assert!(!on_hotel.iter().any(|id| on_sierra.contains(id)));
+    let g = group(&w, &u, "web").await.unwrap();
+    let mut arns: Vec<&str> = g.target_group_arns().iter().map(String::as_str).collect();
+    arns.sort();
+    assert_eq!(arns, [TG, there.as_str()]);
+    // Dropping sierra while it has a target group is refused.
+    let (code, message) = failure(c.create_or_update_tags().tags(tag("hotel:4")).send().await);
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("would no longer list"), "{message}");
+    // Scale in to 2: sierra's VM leaves its cloud's target group.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "sierra's VM deregistered and gone", async || {
+        (w.sierra.registered(TG).is_empty() && w.sierra.alive().is_empty()).then_some(())
+    })
+    .await;
+    assert_eq!(sorted(w.hotel.registered(TG)), on_hotel);
 }

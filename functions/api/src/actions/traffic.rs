@@ -1,8 +1,9 @@
 //! Load balancers: AttachLoadBalancers, AttachLoadBalancerTargetGroups, AttachTrafficSources,
 //! their Detach and Describe actions. The sources are kept on the group with their states
 //! (`phantom::traffic`); the provisioner registers the group's VMs with them and deregisters them.
-//! A source is looked up on the group's cloud before it is attached (and its drain time read): one
-//! the cloud does not have is refused as AWS refuses it.
+//! A source is looked up on its cloud (the group's own, or another of its clouds named after `@`)
+//! before it is attached (and its drain time read): one the cloud does not have is refused as AWS
+//! refuses it.
 
 use super::{change_group, group_named};
 use crate::App;
@@ -16,38 +17,53 @@ use phantom::model::response;
 use phantom::traffic::{self, Attachment, Kind, Source};
 use phantom::{paging, ApiError, ApiResult};
 
-/// Each source's drain time on the group's cloud; one the cloud does not have is refused.
+/// The load balancers of one of the group's clouds, with the caller's credentials there.
+async fn balancers_on(
+    app: &App,
+    caller: &Caller,
+    cloud: &str,
+) -> ApiResult<std::sync::Arc<dyn phantom::cloud::Balancers>> {
+    let record = app
+        .store
+        .cloud(cloud)
+        .await?
+        .ok_or_else(|| ApiError::validation(format!("Cloud {cloud} is not registered.")))?;
+    let Some(creds) = app.store.cloud_credentials(&caller.user, cloud).await? else {
+        return Err(ApiError::validation(format!(
+            "You have no credentials on cloud {cloud}: Phantom registers your VMs with its load balancers with them."
+        )));
+    };
+    app.clouds.balancers(&record, &creds).ok_or_else(|| {
+        ApiError::validation(format!(
+            "Cloud {cloud} is registered without load balancers: its VMs cannot be put behind one."
+        ))
+    })
+}
+
+/// Each source's drain time on its cloud (one of the group's: `<name>@<cloud>`, or its own); one
+/// the cloud does not have is refused.
 pub(super) async fn drains(
     app: &App,
     caller: &Caller,
     g: &Group,
     sources: &[Source],
 ) -> ApiResult<Vec<i64>> {
-    if g.spread().ok().flatten().is_some() {
-        return Err(ApiError::validation(
-            "Load balancers are not yet attached to a group across clouds: attach them to a group on one cloud.",
-        ));
-    }
-    let cloud = app
-        .store
-        .cloud(&g.cloud)
-        .await?
-        .ok_or_else(|| ApiError::validation(format!("Cloud {} is not registered.", g.cloud)))?;
-    let Some(creds) = app.store.cloud_credentials(&caller.user, &g.cloud).await? else {
-        return Err(ApiError::validation(format!(
-            "You have no credentials on cloud {}: Phantom registers your VMs with its load balancers with them.",
-            g.cloud
-        )));
-    };
-    let Some(balancers) = app.clouds.balancers(&cloud, &creds) else {
-        return Err(ApiError::validation(format!(
-            "Cloud {} is registered without load balancers: its VMs cannot be put behind one.",
-            g.cloud
-        )));
-    };
+    let clouds = g.clouds()?;
+    let mut on: std::collections::BTreeMap<String, std::sync::Arc<dyn phantom::cloud::Balancers>> =
+        std::collections::BTreeMap::new();
     let mut out = Vec::new();
     for s in sources {
-        match balancers.drain_secs(s).await {
+        let (cloud, local) = traffic::placed(s, &g.cloud);
+        if !clouds.contains(&cloud) {
+            return Err(ApiError::validation(format!(
+                "{} is on cloud {cloud}, which is not one of group {}'s clouds.",
+                s.identifier, g.name
+            )));
+        }
+        if !on.contains_key(&cloud) {
+            on.insert(cloud.clone(), balancers_on(app, caller, &cloud).await?);
+        }
+        match on[&cloud].drain_secs(&local).await {
             Ok(Some(secs)) => out.push(secs),
             Ok(None) => {
                 return Err(ApiError::validation(match s.kind {
@@ -57,8 +73,8 @@ pub(super) async fn drains(
             }
             Err(CloudError { code, message }) => {
                 return Err(ApiError::validation(format!(
-                    "Cloud {} could not be asked for {} ({code}: {message}); try again.",
-                    g.cloud, s.identifier
+                    "Cloud {cloud} could not be asked for {} ({code}: {message}); try again.",
+                    s.identifier
                 )))
             }
         }

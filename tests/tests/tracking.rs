@@ -200,11 +200,9 @@ fn a_group_follows_its_metric_on_a_real_prometheus() {
     eventually(30, "the group shrunk to 3", || {
         (desired(&u) == 3).then_some(())
     });
-    let cause = cause_with(&u, "AlarmLow");
-    assert!(
-        cause.contains("changing the desired capacity from 4 to 3."),
-        "{cause}"
-    );
+    // Found by its step: the next run may already have taken the group on from 3.
+    let cause = cause_with(&u, "changing the desired capacity from 4 to 3.");
+    assert!(cause.contains("AlarmLow"), "{cause}");
     eventually(60, "the group at its MinSize", || {
         (desired(&u) == 1).then_some(())
     });

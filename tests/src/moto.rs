@@ -10,6 +10,28 @@ pub struct Moto {
 }
 
 impl Moto {
+    /// `aws ARGS` against this server (throwaway credentials, JSON out), as a user of the
+    /// emulator runs it; a failed command fails the test.
+    pub fn aws(&self, args: &[&str]) -> serde_json::Value {
+        let out = Command::new("aws")
+            .args(args)
+            .args(["--endpoint-url", &self.url, "--output", "json"])
+            .env("AWS_ACCESS_KEY_ID", "contract")
+            .env("AWS_SECRET_ACCESS_KEY", "contract")
+            .env("AWS_DEFAULT_REGION", crate::REGION)
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env_remove("AWS_ENDPOINT_URL")
+            .output()
+            .expect("the AWS CLI runs");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+    }
+
     /// Starts `moto_server` on a free port and waits until it listens.
     pub fn start() -> Self {
         Self::on(crate::free_port())

@@ -12,8 +12,6 @@ use phantom::store::{CloudCredentials, CloudRecord};
 use phantom::time::ManualClock;
 use phantom::traffic::{source, Source};
 use phantom_e2e::moto::Moto;
-use serde_json::Value;
-use std::process::Command;
 use std::sync::Arc;
 
 /// A classic load balancer draining 30 s, a target group with a 120 s deregistration delay, and
@@ -88,99 +86,64 @@ async fn the_memory_cloud_keeps_the_load_balancer_contract() {
     assert_eq!(health.get(&setup.vm), Some(&false));
 }
 
-fn aws(moto: &Moto, args: &[&str]) -> Value {
-    let out = Command::new("aws")
-        .args(args)
-        .args(["--endpoint-url", &moto.url, "--output", "json"])
-        .env("AWS_ACCESS_KEY_ID", "contract")
-        .env("AWS_SECRET_ACCESS_KEY", "contract")
-        .env("AWS_DEFAULT_REGION", phantom_e2e::REGION)
-        .env("AWS_CONFIG_FILE", "/nonexistent")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-        .env_remove("AWS_ENDPOINT_URL")
-        .output()
-        .expect("the AWS CLI runs");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
-}
-
 fn moto_setup(moto: &Moto) -> Setup {
-    let vpc = aws(moto, &["ec2", "describe-vpcs"])["Vpcs"][0]["VpcId"]
+    let vpc = moto.aws(&["ec2", "describe-vpcs"])["Vpcs"][0]["VpcId"]
         .as_str()
         .unwrap()
         .to_string();
-    aws(
-        moto,
-        &[
-            "elb",
-            "create-load-balancer",
-            "--load-balancer-name",
-            "web",
-            "--listeners",
-            "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
-            "--availability-zones",
-            "us-east-1a",
-        ],
-    );
-    aws(
-        moto,
-        &[
-            "elb",
-            "modify-load-balancer-attributes",
-            "--load-balancer-name",
-            "web",
-            "--load-balancer-attributes",
-            "ConnectionDraining={Enabled=true,Timeout=30}",
-        ],
-    );
-    let tg = aws(
-        moto,
-        &[
-            "elbv2",
-            "create-target-group",
-            "--name",
-            "web",
-            "--protocol",
-            "HTTP",
-            "--port",
-            "80",
-            "--vpc-id",
-            &vpc,
-            "--target-type",
-            "instance",
-        ],
-    )["TargetGroups"][0]["TargetGroupArn"]
+    moto.aws(&[
+        "elb",
+        "create-load-balancer",
+        "--load-balancer-name",
+        "web",
+        "--listeners",
+        "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
+        "--availability-zones",
+        "us-east-1a",
+    ]);
+    moto.aws(&[
+        "elb",
+        "modify-load-balancer-attributes",
+        "--load-balancer-name",
+        "web",
+        "--load-balancer-attributes",
+        "ConnectionDraining={Enabled=true,Timeout=30}",
+    ]);
+    let tg = moto.aws(&[
+        "elbv2",
+        "create-target-group",
+        "--name",
+        "web",
+        "--protocol",
+        "HTTP",
+        "--port",
+        "80",
+        "--vpc-id",
+        &vpc,
+        "--target-type",
+        "instance",
+    ])["TargetGroups"][0]["TargetGroupArn"]
         .as_str()
         .unwrap()
         .to_string();
-    aws(
-        moto,
-        &[
-            "elbv2",
-            "modify-target-group-attributes",
-            "--target-group-arn",
-            &tg,
-            "--attributes",
-            "Key=deregistration_delay.timeout_seconds,Value=120",
-        ],
-    );
-    let vm = aws(
-        moto,
-        &[
-            "ec2",
-            "run-instances",
-            "--image-id",
-            "ami-1e749f67",
-            "--count",
-            "1",
-            "--instance-type",
-            "t2.micro",
-        ],
-    )["Instances"][0]["InstanceId"]
+    moto.aws(&[
+        "elbv2",
+        "modify-target-group-attributes",
+        "--target-group-arn",
+        &tg,
+        "--attributes",
+        "Key=deregistration_delay.timeout_seconds,Value=120",
+    ]);
+    let vm = moto.aws(&[
+        "ec2",
+        "run-instances",
+        "--image-id",
+        "ami-1e749f67",
+        "--count",
+        "1",
+        "--instance-type",
+        "t2.micro",
+    ])["Instances"][0]["InstanceId"]
         .as_str()
         .unwrap()
         .to_string();

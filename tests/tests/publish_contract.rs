@@ -8,7 +8,6 @@ use phantom::publish::memory::MemoryPublisher;
 use phantom::publish::{PublishError, Publisher, SnsSqs};
 use phantom_e2e::moto::{sdk_for, Moto};
 use serde_json::Value;
-use std::process::Command;
 
 /// Where the contract's messages go, and what they came to, for one publisher.
 trait Targets {
@@ -91,23 +90,7 @@ struct MotoTargets<'a>(&'a Moto);
 
 impl MotoTargets<'_> {
     fn aws(&self, args: &[&str]) -> Value {
-        let out = Command::new("aws")
-            .args(args)
-            .args(["--endpoint-url", &self.0.url, "--output", "json"])
-            .env("AWS_ACCESS_KEY_ID", "contract")
-            .env("AWS_SECRET_ACCESS_KEY", "contract")
-            .env("AWS_DEFAULT_REGION", phantom_e2e::REGION)
-            .env("AWS_CONFIG_FILE", "/nonexistent")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-            .env_remove("AWS_ENDPOINT_URL")
-            .output()
-            .expect("the AWS CLI runs");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+        self.0.aws(args)
     }
 
     fn url(&self, queue_arn: &str) -> String {

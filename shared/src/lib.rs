@@ -24,6 +24,7 @@ pub mod policy;
 pub mod processes;
 pub mod prometheus;
 pub mod publish;
+pub mod pulse;
 pub mod query;
 pub mod queue;
 pub mod reconcile;

@@ -324,6 +324,7 @@ async fn main() {
     let pair = phantom::queue::Sweep {
         owner: owner.to_string(),
         cloud: "hotel".into(),
+        view: None,
     };
     asg.create_auto_scaling_group()
         .auto_scaling_group_name("big")

@@ -147,6 +147,7 @@ async fn cost(sizes: &[usize]) {
                 clock: Arc::new(SystemClock),
                 metrics: Arc::new(prometheus::Connect(twin.clone())),
                 metric_period_ms: 60_000,
+                pulse: None,
             };
             // The second run, once the first has warmed what a Lambda instance keeps.
             run(&h, &twin).await;

@@ -453,6 +453,7 @@ impl Stack {
             clock: std::sync::Arc::new(phantom::time::SystemClock),
             metrics: std::sync::Arc::new(phantom::prometheus::http::Connect),
             metric_period_ms: 60_000,
+            pulse: None,
         }
     }
 

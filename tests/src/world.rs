@@ -16,6 +16,7 @@ use aws_smithy_runtime_api::client::http::{
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
+use health_check::pulse::Pulse;
 use health_check::HealthCheck;
 use phantom::cloud::memory::{MemoryCloud, MemoryClouds};
 use phantom::config::Config;
@@ -23,6 +24,8 @@ use phantom::fault::Tripwire;
 use phantom::identity;
 use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
 use phantom::publish::memory::MemoryPublisher;
+use phantom::pulse::Cadence;
+use phantom::queue::pulse::MemoryPulse;
 use phantom::queue::{MemoryQueue, Reconcile};
 use phantom::store::MetricSource;
 use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
@@ -37,6 +40,9 @@ pub const IMAGE: &str = "ami-1e749f67";
 pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
 /// The metric period of target tracking in the world: a datapoint a second, one each health check.
 pub const METRIC_PERIOD_MS: i64 = 1_000;
+/// The pulse's period in the world, and the pulse queue's visibility timeout.
+pub const PULSE_MS: i64 = 5_000;
+pub const PULSE_VISIBILITY_MS: i64 = 60_000;
 
 pub struct World {
     pub clock: Arc<ManualClock>,
@@ -50,6 +56,8 @@ pub struct World {
     pub prometheus: Arc<MemoryPrometheus>,
     /// The deployment's SNS topics and SQS queues (`create` one before naming it).
     pub publisher: Arc<MemoryPublisher>,
+    /// The pulse's queue (`pulsed`): a beat every `PULSE_MS`.
+    pub pulse: Arc<MemoryPulse>,
     pub app: Arc<App>,
     users: AtomicUsize,
     /// Clouds added after hotel and sierra, by name.
@@ -112,7 +120,9 @@ impl World {
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");
+        let pulse = Arc::new(MemoryPulse::new(clock.clone(), trip.clone(), PULSE_MS));
         Self {
+            pulse,
             clock,
             trip,
             store,
@@ -175,6 +185,42 @@ impl World {
             clock: self.clock.clone(),
             metrics: Arc::new(prometheus::Connect(self.prometheus.clone())),
             metric_period_ms: METRIC_PERIOD_MS,
+            pulse: None,
+        }
+    }
+
+    /// A health check with the pulse (a beat every `PULSE_MS`, looks and sweeps as `cadence`
+    /// says), as a new Lambda instance would start it. Keep it: it keeps the credentials it
+    /// opened.
+    pub fn pulsed(&self, cadence: Cadence) -> HealthCheck {
+        HealthCheck {
+            pulse: Some(Arc::new(Pulse::new(
+                self.pulse.clone(),
+                PULSE_MS,
+                cadence,
+                self.clouds.clone(),
+            ))),
+            ..self.health()
+        }
+    }
+
+    /// Moves the clock `secs` seconds, one at a time, as the deployment runs with a pulse: each
+    /// second the tick that is due (if any) runs on `h` (failing back to the queue after the
+    /// visibility timeout, `PULSE_VISIBILITY_MS`), the work queue settles, and every 60 s the
+    /// schedule runs (which keeps the pulse alive).
+    pub async fn pulse_for(&self, h: &HealthCheck, secs: u64) {
+        for _ in 0..secs {
+            self.clock.advance_ms(1_000);
+            while let Some(tick) = self.pulse.receive() {
+                if h.tick(tick).await.is_err() {
+                    self.pulse.redeliver(tick, PULSE_VISIBILITY_MS);
+                }
+            }
+            self.settle().await;
+            if self.clock.now_ms() % 60_000 < 1_000 {
+                h.run().await.expect("the schedule's run reads the store");
+                self.settle().await;
+            }
         }
     }
 

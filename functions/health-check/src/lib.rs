@@ -11,11 +11,14 @@
 //!
 //! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
+pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
 
+use phantom::cloud::ec2_query::Ec2Lookups;
 use phantom::config::{aws_sdk_config, Config};
 use phantom::metrics::{self, Calls};
+use phantom::queue::pulse::SqsPulse;
 use phantom::queue::{SqsQueue, Sweep, Work, WorkQueue};
 use phantom::store::{DynamoStore, Store, StoreError};
 use phantom::time::{Clock, SystemClock};
@@ -30,6 +33,9 @@ pub struct HealthCheck {
     pub metrics: Arc<dyn phantom::prometheus::Connect>,
     /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS; AWS's is a minute).
     pub metric_period_ms: i64,
+    /// The pulse (sub-minute looks and sweeps, `pulse`); without one, each run of the schedule
+    /// sweeps every pair.
+    pub pulse: Option<Arc<pulse::Pulse>>,
 }
 
 /// What one run of the schedule did.
@@ -53,6 +59,8 @@ pub struct Run {
     pub scheduler: scheduler::Fired,
     pub tracking: tracker::Evaluated,
     pub health: Report,
+    /// The first tick of a chain this run started (none was alive).
+    pub pulse_started: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -84,12 +92,25 @@ impl HealthCheck {
                 phantom::queue::QUEUE_URL_ENV
             )
         })?;
+        let pulse = match SqsPulse::from_env(&sdk) {
+            None => None,
+            Some(q) => {
+                let (period_ms, cadence) = pulse::Pulse::settings_from_env()?;
+                Some(Arc::new(pulse::Pulse::new(
+                    Arc::new(q),
+                    period_ms,
+                    cadence,
+                    Arc::new(Ec2Lookups::default()),
+                )))
+            }
+        };
         Ok(Self {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: Arc::new(queue),
             clock: Arc::new(SystemClock),
             metrics: Arc::new(phantom::prometheus::http::Connect),
             metric_period_ms: phantom::config::metric_period_ms()?,
+            pulse,
         })
     }
 
@@ -123,11 +144,16 @@ impl HealthCheck {
                 "scheduler"
             );
         }
-        let health = self.sweep().await;
+        // With a pulse, the beats sweep; the schedule only keeps a chain alive.
+        let (health, pulse_started) = match &self.pulse {
+            Some(_) => (Ok(Report::default()), self.keep_pulse().await),
+            None => (self.sweep().await, Ok(None)),
+        };
         Ok(Run {
             scheduler: fired.map_err(HealthError::Store)?,
             tracking: tracking.map_err(HealthError::Store)?,
             health: health?,
+            pulse_started: pulse_started?,
         })
     }
 
@@ -153,6 +179,7 @@ impl HealthCheck {
                 Sweep {
                     owner: w.user.clone(),
                     cloud: w.cloud.clone(),
+                    view: w.view.clone(),
                 }
                 .into()
             })

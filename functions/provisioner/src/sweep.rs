@@ -14,6 +14,7 @@
 
 use crate::Provisioner;
 use phantom::group::Group;
+use phantom::pulse::PairView;
 use phantom::queue::{Reconcile, Sweep, Work};
 use phantom::reconcile::{decide, Member};
 use phantom::store::StoreError;
@@ -67,6 +68,7 @@ impl Provisioner {
                     report.unwatched = self.unwatch(s).await?;
                 }
                 self.send_reconciles(s, &queued, &mut report).await;
+                self.keep_view(s, &report, None, true).await;
                 return Ok(report);
             }
         };
@@ -75,10 +77,18 @@ impl Provisioner {
             Err(e) => {
                 report.cloud_error = Some(e.to_string());
                 self.send_reconciles(s, &queued, &mut report).await;
+                self.keep_view(s, &report, None, true).await;
                 return Ok(report);
             }
         };
         report.vms_seen = tagged.len();
+        // Work the next sweeps must follow even if no VM changes: groups whose health a load
+        // balancer judges, groups across clouds, a delete under way.
+        let mut busy = !across.is_empty()
+            || here.iter().any(|g| {
+                g.deleting()
+                    || (g.settings.health_check_type == "ELB" && !g.settings.traffic.is_empty())
+            });
 
         // Any of the user's groups, on any cloud: two registrations of one endpoint must not make
         // each other's VMs look orphaned.
@@ -94,6 +104,7 @@ impl Provisioner {
         let mut orphans = orphans;
         orphans.extend(self.strays(s, &groups, &tagged).await?);
         if !orphans.is_empty() {
+            busy = true;
             tracing::warn!(
                 user = owner,
                 cloud = s.cloud,
@@ -107,9 +118,13 @@ impl Provisioner {
         }
 
         if !here.is_empty() {
+            // Only the records of the groups here, one Query each: a user's groups on other
+            // clouds are not read. Strongly consistent, as the round reads them: a sweep is rare
+            // now (a VM changed, or the pair's turn), and what it queues follows what it reads.
             let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
-            for (group, m) in self.store.all_instances(owner).await? {
-                members.entry(group).or_default().push(m);
+            let reads = here.iter().map(|g| self.store.instances(owner, &g.name));
+            for (g, read) in here.iter().zip(futures::future::join_all(reads).await) {
+                members.insert(g.name.clone(), read?);
             }
             let now = self.clock.now_ms();
             // The user's load balancers on this cloud, read once a sweep if a group needs them.
@@ -156,7 +171,42 @@ impl Provisioner {
             report.unwatched = self.unwatch(s).await?;
         }
         self.send_reconciles(s, &queued, &mut report).await;
+        let fingerprint = phantom::pulse::fingerprint(
+            tagged
+                .iter()
+                .map(|t| (t.seen.id.as_str(), t.seen.state.name())),
+        );
+        let busy = busy || !queued.is_empty() || report.reconciles_unsent > 0;
+        self.keep_view(s, &report, Some(fingerprint), busy).await;
         Ok(report)
+    }
+
+    /// Writes what this sweep saw on the pair's entry of the list, where it changed, for the
+    /// pulse's looks to compare with (`phantom::pulse`). A cloud that did not answer leaves no
+    /// fingerprint, and the pair busy.
+    async fn keep_view(
+        &self,
+        s: &Sweep,
+        report: &SweepReport,
+        fingerprint: Option<String>,
+        busy: bool,
+    ) {
+        if report.unwatched {
+            return;
+        }
+        let view = PairView {
+            fingerprint: fingerprint.unwrap_or_else(|| phantom::pulse::UNKNOWN.to_string()),
+            busy: busy || report.cloud_error.is_some(),
+        };
+        if s.view.as_ref() == Some(&view) {
+            return;
+        }
+        match self.store.set_view(&s.owner, &s.cloud, &view).await {
+            Ok(()) | Err(StoreError::NotFound) => {}
+            Err(e) => {
+                tracing::error!(user = s.owner, cloud = s.cloud, error = %e, "sweep: view not kept")
+            }
+        }
     }
 
     /// VMs of one of the user's groups that no longer runs on this cloud (its `phantom:clouds`

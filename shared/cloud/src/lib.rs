@@ -92,6 +92,9 @@ impl Ec2 {
 
 #[async_trait]
 impl Lookup for Ec2 {
+    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError> {
+        Cloud::tagged(self, owner, None).await
+    }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
         if ids.is_empty() {
             return Ok(Vec::new());

@@ -8,7 +8,7 @@ use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
 use super::signed::{Node, QueryClient};
 use super::{
     template_not_found, Balancers, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup,
-    Tagged, TAG_GROUP, TAG_GROUP_ID,
+    Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::model::cloud::{CloudCredentials, CloudRecord};
 use crate::model::instance::{CloudState, Seen};
@@ -107,14 +107,12 @@ struct Ec2Lookup {
     client: QueryClient,
 }
 
-#[async_trait]
-impl Lookup for Ec2Lookup {
-    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
-        let mut params = by_filter("DescribeInstances", "instance-id", ids);
+impl Ec2Lookup {
+    /// DescribeInstances with these parameters, every page of 1000.
+    async fn described(
+        &self,
+        mut params: Vec<(String, String)>,
+    ) -> Result<Vec<Tagged>, CloudError> {
         params.push(("MaxResults".to_string(), "1000".to_string()));
         let mut out = Vec::new();
         loop {
@@ -128,6 +126,27 @@ impl Lookup for Ec2Lookup {
                 _ => return Ok(out),
             }
         }
+    }
+}
+
+#[async_trait]
+impl Lookup for Ec2Lookup {
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
+        self.described(by_filter("DescribeInstances", "instance-id", ids))
+            .await
+    }
+
+    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError> {
+        self.described(by_filter(
+            "DescribeInstances",
+            &format!("tag:{TAG_OWNER}"),
+            &[owner.to_string()],
+        ))
+        .await
     }
 
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {

@@ -79,6 +79,8 @@ pub trait Lookup: Send + Sync {
     /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
     /// where they carry them.
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
+    /// Every VM tagged as the owner's (every page of 1000): what the pulse looks at.
+    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError>;
     /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
     /// The zone of each of these subnets that exists (an unknown id is simply absent).

@@ -156,6 +156,18 @@ impl CloudState {
     pub fn alive(self) -> bool {
         matches!(self, Self::Pending | Self::Running)
     }
+    /// EC2's name of the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Stopping => "stopping",
+            Self::Stopped => "stopped",
+            Self::ShuttingDown => "shutting-down",
+            Self::Terminated => "terminated",
+            Self::Unknown => "unknown",
+        }
+    }
 }
 
 /// An instance as the cloud shows it.

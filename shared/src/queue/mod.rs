@@ -5,6 +5,7 @@
 
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
+pub mod pulse;
 pub mod sqs;
 
 use async_trait::async_trait;
@@ -53,6 +54,10 @@ impl Reconcile {
 pub struct Sweep {
     pub owner: String,
     pub cloud: String,
+    /// What the health check's list held for the pair: the sweep writes its own view only where
+    /// it differs.
+    #[serde(default)]
+    pub view: Option<crate::pulse::PairView>,
 }
 
 /// One message on the work queue.

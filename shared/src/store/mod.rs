@@ -18,6 +18,7 @@ use crate::model::instance::Member;
 use crate::model::launch_config::LaunchConfig;
 use crate::model::notification::Notice;
 use crate::model::user::{AccessKey, User};
+pub use crate::pulse::{Lease as PulseLease, PairView};
 use async_trait::async_trait;
 
 pub use crate::model::cloud::{CloudCredentials, CloudRecord};
@@ -116,6 +117,8 @@ pub struct Watched {
     pub user: String,
     pub cloud: String,
     pub groups: i64,
+    /// What the pair's last full sweep saw (None: never swept since it was listed).
+    pub view: Option<PairView>,
 }
 
 /// Users and their access keys, clouds, and each user's credentials per cloud.
@@ -284,6 +287,14 @@ pub trait Fleet: Send + Sync {
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
+    /// Keeps what a full sweep of (user, cloud) saw on its entry of the list; `NotFound` if the
+    /// pair left the list meanwhile (it is not put back).
+    async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()>;
+    /// The pulse's lease (`phantom::pulse`), read strongly consistent.
+    async fn pulse(&self) -> StoreResult<Option<PulseLease>>;
+    /// Writes the pulse's lease if its sequence is still `expect` (0: no lease yet): `Conflict`
+    /// if another tick or starter moved it.
+    async fn put_pulse(&self, expect: u64, lease: &PulseLease) -> StoreResult<()>;
     /// The group's notices recorded and not yet sent (a crash came between), oldest first.
     async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>>;
     /// Forgets a notice once it was sent.

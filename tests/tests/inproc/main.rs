@@ -13,6 +13,7 @@ mod notifications;
 mod parity;
 mod policies;
 mod provisioning;
+mod pulse;
 mod refresh;
 mod scale;
 mod scheduled;

@@ -67,6 +67,7 @@ struct State {
     next: u64,
     next_zone: usize,
     run_calls: usize,
+    tagged_calls: usize,
     refuse: Option<CloudError>,
     failing: Option<(usize, Fault)>,
     unreachable: bool,
@@ -157,6 +158,11 @@ impl MemoryCloud {
 
     pub fn run_instances_calls(&self) -> usize {
         self.state().run_calls
+    }
+
+    /// DescribeInstances calls of the owner's VMs (`Cloud::tagged`, `Lookup::owned`).
+    pub fn describe_calls(&self) -> usize {
+        self.state().tagged_calls
     }
 
     /// VMs ever created.
@@ -370,6 +376,9 @@ impl MemoryCloud {
 
 #[async_trait]
 impl Lookup for MemoryCloud {
+    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError> {
+        Cloud::tagged(self, owner, None).await
+    }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;
         let out = {
@@ -483,6 +492,7 @@ impl Cloud for MemoryCloud {
         let now = self.clock.now_ms();
         let out = {
             let mut st = self.state();
+            st.tagged_calls += 1;
             let st = &mut *st;
             let mut out = Vec::new();
             let ids = st.by_owner.get(owner).cloned().unwrap_or_default();

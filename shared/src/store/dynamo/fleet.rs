@@ -255,14 +255,24 @@ impl Fleet for DynamoStore {
     }
 
     async fn watched(&self) -> StoreResult<Vec<Watched>> {
-        self.query_prefix(WATCH, "", None, usize::MAX, |_| true)
+        // Eventually consistent: the list only says where to look; a pair a moment late in it is
+        // looked at by the next beat, and a view a moment old only asks for one sweep more.
+        self.query_prefix_read(WATCH, "", None, usize::MAX, |_| true, false)
             .await?
             .iter()
             .map(|i| {
+                let view = match opt_s(i, "view_fp")? {
+                    Some(fingerprint) => Some(PairView {
+                        fingerprint,
+                        busy: get_bool(i, "view_busy")?,
+                    }),
+                    None => None,
+                };
                 Ok(Watched {
                     user: get_s(i, "user")?,
                     cloud: get_s(i, "cloud")?,
                     groups: get_n(i, "groups")?,
+                    view,
                 })
             })
             .collect()
@@ -312,6 +322,51 @@ impl Fleet for DynamoStore {
             .send()
             .await;
         conditional(result, StoreError::Conflict)
+    }
+
+    async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(watch_key(user, cloud)))
+            .update_expression("SET view_fp = :fp, view_busy = :busy")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":fp", s(&view.fingerprint))
+            .expression_attribute_values(":busy", AttributeValue::Bool(view.busy))
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
+    async fn pulse(&self) -> StoreResult<Option<PulseLease>> {
+        match self.get(PULSE.into(), PULSE.into()).await? {
+            None => Ok(None),
+            Some(i) => Ok(Some(PulseLease {
+                seq: u64::try_from(get_n(&i, "seq")?)
+                    .map_err(|_| corrupt(&i, "seq", "a sequence of 0 or more"))?,
+                until_ms: get_n(&i, "until_ms")?,
+            })),
+        }
+    }
+
+    async fn put_pulse(&self, expect: u64, lease: &PulseLease) -> StoreResult<()> {
+        let seq = |v: u64| n(i64::try_from(v).unwrap_or(i64::MAX));
+        let mut put = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .item("pk", s(PULSE))
+            .item("sk", s(PULSE))
+            .item("seq", seq(lease.seq))
+            .item("until_ms", n(lease.until_ms));
+        put = if expect == 0 {
+            put.condition_expression("attribute_not_exists(pk) OR seq = :expect")
+        } else {
+            put.condition_expression("seq = :expect")
+        }
+        .expression_attribute_values(":expect", seq(expect));
+        conditional(put.send().await, StoreError::Conflict)
     }
 
     async fn activities(

@@ -12,7 +12,8 @@
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
-//! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there |
+//! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there, what its last full sweep saw |
+//! | `PULSE`         | `PULSE`            | the pulse's lease: the sequence of the last tick, until when the chain counts as alive |
 //! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
 //!
 //! Index `due` (sparse, keys only): a group with work for the scheduled run carries `due_pk`
@@ -34,9 +35,9 @@ use item::*;
 
 use super::{
     activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, MetricAuth, MetricSource, Record, StoreError, StoreResult, Usage,
-    Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY,
-    TTL_ATTRIBUTE,
+    LaunchConfigs, Lease, MetricAuth, MetricSource, PairView, PulseLease, Record, StoreError,
+    StoreResult, Usage, Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY,
+    SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::{Group, Settings, DELETING};
@@ -67,6 +68,7 @@ const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";
 const CLOUDS: &str = "CLOUDS";
 const WATCH: &str = "WATCH";
+const PULSE: &str = "PULSE";
 const USAGE: &str = "USAGE";
 const METRICS: &str = "METRICS";
 const SOURCE: &str = "SOURCE";
@@ -138,6 +140,20 @@ impl DynamoStore {
         want: usize,
         keep: impl Fn(&Item) -> bool,
     ) -> StoreResult<Vec<Item>> {
+        self.query_prefix_read(pk, prefix, after, want, keep, true)
+            .await
+    }
+
+    /// The same, read strongly consistent or not (half the read units).
+    async fn query_prefix_read(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        want: usize,
+        keep: impl Fn(&Item) -> bool,
+        consistent: bool,
+    ) -> StoreResult<Vec<Item>> {
         // BETWEEN is inclusive: start just past `after` (no name holds U+0000) and stop before the
         // next prefix (`#` + 1 is `$`). Key values may not be empty, hence the plain forms.
         let (condition, lo, hi) = match (prefix.is_empty(), after) {
@@ -163,7 +179,7 @@ impl DynamoStore {
                 .set_expression_attribute_values(Some(values.clone()))
                 .set_exclusive_start_key(start.take())
                 .limit((want - out.len()).clamp(1, 1000) as i32)
-                .consistent_read(true)
+                .consistent_read(consistent)
                 .send()
                 .await
                 .map_err(unavailable)?;

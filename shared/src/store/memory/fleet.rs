@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::notification::Notice;
+use crate::pulse::{Lease as PulseLease, PairView};
 
 #[async_trait]
 impl Fleet for MemoryStore {
@@ -196,16 +197,18 @@ impl Fleet for MemoryStore {
     }
 
     async fn watched(&self) -> StoreResult<Vec<Watched>> {
-        let out = self
-            .state(1)
-            .watch
-            .iter()
-            .map(|((cloud, user), groups)| Watched {
-                user: user.clone(),
-                cloud: cloud.clone(),
-                groups: *groups,
-            })
-            .collect();
+        let out = {
+            let st = self.state(1);
+            st.watch
+                .iter()
+                .map(|(k, groups)| Watched {
+                    user: k.1.clone(),
+                    cloud: k.0.clone(),
+                    groups: *groups,
+                    view: st.views.get(k).cloned(),
+                })
+                .collect()
+        };
         self.done(Ok(out)).await
     }
 
@@ -228,8 +231,41 @@ impl Fleet for MemoryStore {
                 Some(n) if *n > 0 => Err(StoreError::Conflict),
                 _ => {
                     st.watch.remove(&k);
+                    st.views.remove(&k);
                     Ok(())
                 }
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let k = owned(cloud, user);
+            if st.watch.contains_key(&k) {
+                st.views.insert(k, view.clone());
+                Ok(())
+            } else {
+                Err(StoreError::NotFound)
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn pulse(&self) -> StoreResult<Option<PulseLease>> {
+        let out = self.state(1).pulse;
+        self.done(Ok(out)).await
+    }
+
+    async fn put_pulse(&self, expect: u64, lease: &PulseLease) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            if st.pulse.map_or(0, |l| l.seq) == expect {
+                st.pulse = Some(*lease);
+                Ok(())
+            } else {
+                Err(StoreError::Conflict)
             }
         };
         self.done(out).await

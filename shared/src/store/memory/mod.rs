@@ -54,6 +54,9 @@ struct State {
     notices: BTreeMap<Owned, Vec<crate::model::notification::Notice>>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
+    /// (cloud, user) -> what its last full sweep saw
+    views: BTreeMap<Owned, crate::pulse::PairView>,
+    pulse: Option<crate::pulse::Lease>,
     metric_source: Option<MetricSource>,
 }
 

@@ -1,0 +1,331 @@
+//! The pulse's beats (`phantom::pulse` has the rules): a tick arrives on the pulse queue, the
+//! lease moves, the next tick is sent, then the beat looks at the pairs whose turn it is and
+//! queues a sweep for each pair whose VMs changed since its last sweep, is busy, or is due.
+//!
+//! Looks use the users' cloud credentials, opened once and kept (`CREDENTIALS_TTL_MS`): the
+//! function that looks is one warm instance at a time (one tick is alive), so each pair's
+//! credentials cost one GetItem and one KMS call per that time, not per look.
+
+use crate::{HealthCheck, HealthError};
+use futures::stream::{self, StreamExt};
+use phantom::cloud::{ConnectLookup, Lookup};
+use phantom::model::cloud::CloudRecord;
+use phantom::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
+use phantom::queue::pulse::PulseQueue;
+use phantom::queue::{Sweep, Work};
+use phantom::store::{StoreError, Watched};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// How long a pair's opened credentials (and the client built on them) are used before they are
+/// read again: a change of credentials reaches the looks within this time (sweeps and rounds
+/// read them fresh).
+const CREDENTIALS_TTL_MS: i64 = 10 * 60 * 1000;
+/// How long the registered clouds are used before they are read again.
+const CLOUDS_TTL_MS: i64 = 60 * 1000;
+/// Looks in flight at once.
+const LOOK_CONCURRENCY: usize = 256;
+
+/// The pulse's settings and what it keeps between beats.
+pub struct Pulse {
+    pub queue: Arc<dyn PulseQueue>,
+    /// The queue's delay: one beat every period.
+    pub period_ms: i64,
+    pub cadence: Cadence,
+    pub lookups: Arc<dyn ConnectLookup>,
+    clouds: Mutex<Option<(i64, Arc<BTreeMap<String, CloudRecord>>)>>,
+    pairs: Mutex<HashMap<(String, String), (i64, Arc<dyn Lookup>)>>,
+}
+
+impl Pulse {
+    pub fn new(
+        queue: Arc<dyn PulseQueue>,
+        period_ms: i64,
+        cadence: Cadence,
+        lookups: Arc<dyn ConnectLookup>,
+    ) -> Self {
+        Self {
+            queue,
+            period_ms,
+            cadence,
+            lookups,
+            clouds: Mutex::new(None),
+            pairs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// From the environment: PHANTOM_PULSE_SECS (the pulse queue's delay, default 5),
+    /// PHANTOM_LOOK_SECS (10), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (900); each a
+    /// whole number of periods.
+    pub fn settings_from_env() -> Result<(i64, Cadence), String> {
+        let secs = |name: &str, default: u64| match std::env::var(name) {
+            Err(_) => Ok(default),
+            Ok(v) => v
+                .parse::<u64>()
+                .map_err(|_| format!("{name} is {v:?}: it must be a whole number of seconds")),
+        };
+        let period = secs("PHANTOM_PULSE_SECS", 5)?;
+        let cadence = Cadence::of_secs(
+            period,
+            secs("PHANTOM_LOOK_SECS", 10)?,
+            secs("PHANTOM_BUSY_SWEEP_SECS", 60)?,
+            secs("PHANTOM_SWEEP_SECS", 900)?,
+        )?;
+        Ok((period as i64 * 1000, cadence))
+    }
+}
+
+/// What one beat did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct BeatReport {
+    pub seq: u64,
+    /// Dropped: the chain had moved past this tick.
+    pub stale: bool,
+    pub pairs: usize,
+    pub looked: usize,
+    /// Looks whose cloud did not answer (the pair is swept on its busy turns).
+    pub look_errors: usize,
+    /// Pairs whose VMs differ from their last sweep's view.
+    pub changed: usize,
+    pub sweeps_queued: usize,
+    /// Sweeps held back: the fleet had not caught up with a round's worth.
+    pub backlog_held: bool,
+}
+
+impl HealthCheck {
+    fn pulse_settings(&self) -> &Pulse {
+        self.pulse
+            .as_deref()
+            .expect("only a health check with a pulse is given ticks")
+    }
+
+    /// A tick from the pulse queue. An error (before the next tick is sent) fails the delivery,
+    /// and the queue delivers the tick again.
+    pub async fn tick(&self, tick: Tick) -> Result<BeatReport, HealthError> {
+        let p = self.pulse_settings();
+        let now = self.clock.now_ms();
+        let lease = self.store.pulse().await.map_err(HealthError::Store)?;
+        match rules::on_tick(lease.as_ref(), tick.seq, now, p.period_ms) {
+            OnTick::Stale => {
+                tracing::info!(seq = tick.seq, held = ?lease.map(|l| l.seq), "stale tick dropped");
+                return Ok(BeatReport {
+                    seq: tick.seq,
+                    stale: true,
+                    ..BeatReport::default()
+                });
+            }
+            OnTick::Advance { expect, lease } => match self.store.put_pulse(expect, &lease).await {
+                Ok(()) => {}
+                Err(StoreError::Conflict) => {
+                    tracing::info!(seq = tick.seq, "tick lost the lease to another; dropped");
+                    return Ok(BeatReport {
+                        seq: tick.seq,
+                        stale: true,
+                        ..BeatReport::default()
+                    });
+                }
+                Err(e) => return Err(HealthError::Store(e)),
+            },
+            OnTick::Again => {}
+        }
+        p.queue
+            .send(Tick { seq: tick.seq + 1 })
+            .await
+            .map_err(HealthError::Queue)?;
+        // The chain goes on; what the beat does now fails alone (the next beat tries again).
+        Ok(self.beat(tick.seq).await)
+    }
+
+    /// The minute schedule's part: a new chain if none is alive (its lease ran out). Two runs at
+    /// once start one: the lease is taken conditionally.
+    pub async fn keep_pulse(&self) -> Result<Option<u64>, HealthError> {
+        let p = self.pulse_settings();
+        let now = self.clock.now_ms();
+        let lease = self.store.pulse().await.map_err(HealthError::Store)?;
+        let Some((expect, new)) = rules::restart(lease.as_ref(), now, p.period_ms) else {
+            return Ok(None);
+        };
+        match self.store.put_pulse(expect, &new).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict) => return Ok(None),
+            Err(e) => return Err(HealthError::Store(e)),
+        }
+        let first = Tick { seq: new.seq + 1 };
+        p.queue.send(first).await.map_err(HealthError::Queue)?;
+        tracing::warn!(
+            seq = first.seq,
+            lapsed = ?lease.map(|l| l.until_ms),
+            "pulse started: no chain was alive"
+        );
+        Ok(Some(first.seq))
+    }
+
+    /// One beat's work: looks and sweeps for the pairs whose turn it is.
+    pub async fn beat(&self, seq: u64) -> BeatReport {
+        let p = self.pulse_settings();
+        let mut report = BeatReport {
+            seq,
+            ..BeatReport::default()
+        };
+        let watched = match self.store.watched().await {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(seq, error = %e, "beat: the list could not be read");
+                return report;
+            }
+        };
+        report.pairs = watched.len();
+        let mut sweeps: Vec<&Watched> = Vec::new();
+        let mut looks: Vec<&Watched> = Vec::new();
+        for w in &watched {
+            let key = rules::pair_key(&w.user, &w.cloud);
+            match rules::beat(seq, &key, w.view.as_ref(), p.cadence) {
+                Beat::Sweep => sweeps.push(w),
+                Beat::Look => looks.push(w),
+                Beat::Rest => {}
+            }
+        }
+        report.looked = looks.len();
+        let clouds = self.clouds().await;
+        let seen: Vec<(&Watched, Result<String, String>)> = stream::iter(looks)
+            .map(|w| {
+                let clouds = clouds.clone();
+                async move { (w, self.look(w, clouds.as_deref()).await) }
+            })
+            .buffer_unordered(LOOK_CONCURRENCY)
+            .collect()
+            .await;
+        for (w, found) in seen {
+            let view = w.view.as_ref().expect("only swept pairs are looked at");
+            match found {
+                Ok(fp) if fp == view.fingerprint => {}
+                Ok(_) => {
+                    report.changed += 1;
+                    sweeps.push(w);
+                }
+                Err(e) => {
+                    // Unknown: swept on the busy turns, where the sweep says what is wrong.
+                    report.look_errors += 1;
+                    tracing::debug!(user = w.user, cloud = w.cloud, error = e, "look failed");
+                    if rules::busy_turn(seq, &rules::pair_key(&w.user, &w.cloud), p.cadence) {
+                        sweeps.push(w);
+                    }
+                }
+            }
+        }
+        if !sweeps.is_empty() {
+            match self.queue.backlog().await {
+                Ok(backlog) if backlog > 0 && backlog >= watched.len() as u64 => {
+                    report.backlog_held = true;
+                }
+                Ok(_) => {
+                    let msgs: Vec<Work> = sweeps
+                        .iter()
+                        .map(|w| {
+                            Sweep {
+                                owner: w.user.clone(),
+                                cloud: w.cloud.clone(),
+                                view: w.view.clone(),
+                            }
+                            .into()
+                        })
+                        .collect();
+                    match self.queue.send_all(&msgs).await {
+                        Ok(()) => report.sweeps_queued = msgs.len(),
+                        Err(e) => tracing::error!(seq, error = e, "beat: sweeps not queued"),
+                    }
+                }
+                Err(e) => tracing::error!(seq, error = e, "beat: the queue's backlog unknown"),
+            }
+        }
+        tracing::info!(
+            seq,
+            pairs = report.pairs,
+            looked = report.looked,
+            look_errors = report.look_errors,
+            changed = report.changed,
+            sweeps_queued = report.sweeps_queued,
+            backlog_held = report.backlog_held,
+            "beat"
+        );
+        report
+    }
+
+    /// The registered clouds, kept a minute; None if they cannot be read (the looks then fail).
+    async fn clouds(&self) -> Option<Arc<BTreeMap<String, CloudRecord>>> {
+        let p = self.pulse_settings();
+        let now = self.clock.now_ms();
+        if let Some((at, c)) = p.clouds.lock().expect("no panic holding it").as_ref() {
+            if now - at < CLOUDS_TTL_MS {
+                return Some(c.clone());
+            }
+        }
+        match self.store.clouds().await {
+            Ok(list) => {
+                let c = Arc::new(list.into_iter().map(|c| (c.name.clone(), c)).collect());
+                *p.clouds.lock().expect("no panic holding it") = Some((now, Arc::clone(&c)));
+                Some(c)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "beat: the clouds could not be read");
+                None
+            }
+        }
+    }
+
+    /// One DescribeInstances of the user's VMs on the cloud: their fingerprint.
+    async fn look(
+        &self,
+        w: &Watched,
+        clouds: Option<&BTreeMap<String, CloudRecord>>,
+    ) -> Result<String, String> {
+        let lookup = self.lookup(w, clouds).await?;
+        match lookup.owned(&w.user).await {
+            Ok(vms) => Ok(rules::fingerprint(
+                vms.iter()
+                    .map(|t| (t.seen.id.as_str(), t.seen.state.name())),
+            )),
+            Err(e) => {
+                // Credentials may have changed: read them again next time.
+                self.pulse_settings()
+                    .pairs
+                    .lock()
+                    .expect("no panic holding it")
+                    .remove(&(w.user.clone(), w.cloud.clone()));
+                Err(e.to_string())
+            }
+        }
+    }
+
+    async fn lookup(
+        &self,
+        w: &Watched,
+        clouds: Option<&BTreeMap<String, CloudRecord>>,
+    ) -> Result<Arc<dyn Lookup>, String> {
+        let p = self.pulse_settings();
+        let now = self.clock.now_ms();
+        let key = (w.user.clone(), w.cloud.clone());
+        if let Some((at, l)) = p.pairs.lock().expect("no panic holding it").get(&key) {
+            if now - at < CREDENTIALS_TTL_MS {
+                return Ok(l.clone());
+            }
+        }
+        let cloud = clouds
+            .ok_or("the clouds could not be read")?
+            .get(&w.cloud)
+            .ok_or_else(|| format!("cloud '{}' is not registered", w.cloud))?;
+        let creds = self
+            .store
+            .cloud_credentials(&w.user, &w.cloud)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("user '{}' has no credentials for '{}'", w.user, w.cloud))?;
+        let l = p.lookups.lookup(cloud, &creds);
+        p.pairs
+            .lock()
+            .expect("no panic holding it")
+            .insert(key, (now, l.clone()));
+        Ok(l)
+    }
+}

@@ -1,0 +1,189 @@
+//! The pulse in process (`phantom::pulse`, `health_check::pulse`): a dead VM seen by a look and
+//! replaced within seconds, a quiet pair never swept between its turns, and the chain's safety:
+//! the holder killed at every step, two starters at once, a lost tick.
+
+use crate::{create_group, create_lc};
+use health_check::HealthCheck;
+use phantom::pulse::Cadence;
+use phantom::store::Fleet;
+use phantom::time::Clock;
+use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
+
+/// The deployment's defaults: a beat every 5 s, a look every 10 s, a busy pair swept every
+/// minute, every pair every 15 minutes.
+fn aws_cadence() -> Cadence {
+    Cadence::of_secs(5, 10, 60, 900).expect("whole periods")
+}
+
+/// A world with one user's group of 3 on hotel, brought up and settled under the pulse.
+async fn settled(w: &World) -> HealthCheck {
+    let u = w.user("pulse").await;
+    create_lc(w, &u, "web").await;
+    create_group(w, &u, "web", "web", 0, 5, 3).await;
+    let h = w.pulsed(aws_cadence());
+    h.run().await.expect("the schedule starts the pulse");
+    w.pulse_for(&h, 120).await;
+    assert_eq!(w.hotel.alive().len(), 3);
+    let watched = w.store.watched().await.expect("the list");
+    let view = watched[0].view.as_ref().expect("the pair was swept");
+    assert!(!view.busy, "a settled pair is not busy: {view:?}");
+    h
+}
+
+#[tokio::test]
+async fn a_dead_vm_is_seen_by_a_look_and_replaced_within_seconds() {
+    let w = World::new().await;
+    let h = settled(&w).await;
+    // Quiet: two minutes of beats ask for no sweep (the pair's sweep turn is every 15 minutes).
+    let sent = w.queue.sent();
+    let lookups = w.hotel.describe_calls();
+    w.pulse_for(&h, 120).await;
+    assert!(
+        w.queue.sent() - sent <= 1,
+        "{} sweeps",
+        w.queue.sent() - sent
+    );
+    assert!(
+        (11..=13).contains(&(w.hotel.describe_calls() - lookups)),
+        "one look every 10 s: {}",
+        w.hotel.describe_calls() - lookups
+    );
+    for _ in 0..5 {
+        let launched = w.hotel.launched_total();
+        let victim = w.hotel.alive()[0].clone();
+        w.hotel.terminate_outside(&victim);
+        let mut secs = 0;
+        while w.hotel.launched_total() == launched {
+            w.pulse_for(&h, 1).await;
+            secs += 1;
+            assert!(secs <= 11, "no replacement within 11 s of the death");
+        }
+        w.pulse_for(&h, 37).await;
+        assert_eq!(w.hotel.alive().len(), 3);
+    }
+}
+
+/// Delivers due ticks to `h` for `secs` seconds with the `k`-th adapter step of the first
+/// delivery armed to crash (a killed Lambda: the tick comes back after the visibility timeout);
+/// returns the seconds at which a beat ran, and checks that the queue never holds two ticks.
+async fn beats_with_a_crash(w: &World, h: &HealthCheck, k: u64, secs: u64) -> (Vec<u64>, bool) {
+    let mut beats = Vec::new();
+    let mut armed = k > 0;
+    let mut crashed = false;
+    for s in 0..secs {
+        w.clock.advance_ms(1_000);
+        while let Some(tick) = w.pulse.receive() {
+            if armed {
+                armed = false;
+                w.trip.arm(k);
+                let done = tokio::select! {
+                    r = h.tick(tick) => Some(r),
+                    _ = w.trip.tripped() => None,
+                };
+                w.trip.disarm();
+                match done {
+                    Some(Ok(b)) if !b.stale => beats.push(s),
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => {
+                        crashed |= done.is_none();
+                        w.pulse.redeliver(tick, PULSE_VISIBILITY_MS);
+                    }
+                }
+                continue;
+            }
+            match h.tick(tick).await {
+                Ok(b) if !b.stale => beats.push(s),
+                Ok(_) => {}
+                Err(_) => w.pulse.redeliver(tick, PULSE_VISIBILITY_MS),
+            }
+        }
+        // One chain: at most one tick on the queue that can take the lease (a crashed one given
+        // back finds the lease moved past it, or resends a tick the queue drops).
+        let held = w.store.pulse().await.unwrap().map_or(0, |l| l.seq);
+        let ahead: Vec<_> = w.pulse.waiting().into_iter().filter(|t| t.seq > held).collect();
+        assert!(ahead.len() <= 1, "two chains: {ahead:?} past {held}");
+        w.settle().await;
+        if w.clock.now_ms() % 60_000 < 1_000 {
+            h.run().await.expect("the schedule's run");
+        }
+    }
+    (beats, crashed)
+}
+
+fn longest_gap(beats: &[u64]) -> u64 {
+    beats.windows(2).map(|b| b[1] - b[0]).max().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_chain_survives_its_holder_killed_at_every_step() {
+    let w = World::new().await;
+    let h = settled(&w).await;
+    let mut k = 1;
+    loop {
+        let (beats, crashed) = beats_with_a_crash(&w, &h, k, 150).await;
+        // A crash is delivered again within the visibility timeout: never a minute without a
+        // beat, and the chain goes on.
+        let gap = longest_gap(&beats);
+        assert!(
+            gap <= PULSE_VISIBILITY_MS as u64 / 1000 + PULSE_MS as u64 / 1000,
+            "step {k}: {gap} s without a beat"
+        );
+        assert!(beats.len() >= 15, "step {k}: {} beats", beats.len());
+        if !crashed {
+            break;
+        }
+        k += 1;
+    }
+    assert!(k > 4, "the beat has more steps than {k}");
+}
+
+#[tokio::test]
+async fn two_starters_at_once_make_one_chain() {
+    let w = World::new().await;
+    let u = w.user("pulse").await;
+    create_lc(&w, &u, "web").await;
+    create_group(&w, &u, "web", "web", 0, 5, 1).await;
+    // Two Lambda instances of the schedule, at once, with no chain alive.
+    let (a, b) = (w.pulsed(aws_cadence()), w.pulsed(aws_cadence()));
+    let (ra, rb) = tokio::join!(a.keep_pulse(), b.keep_pulse());
+    let started: Vec<u64> = [ra, rb]
+        .into_iter()
+        .filter_map(|r| r.expect("the store answers"))
+        .collect();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(w.pulse.waiting().len(), 1);
+    // While it lives, the schedule starts none.
+    w.pulse_for(&a, 30).await;
+    assert_eq!(b.keep_pulse().await.expect("the store"), None);
+    assert_eq!(w.pulse.waiting().len(), 1);
+    // Both instances take ticks in turn: still one chain.
+    for s in 0..60 {
+        w.clock.advance_ms(1_000);
+        let h = if s % 2 == 0 { &a } else { &b };
+        while let Some(t) = w.pulse.receive() {
+            h.tick(t).await.expect("a beat");
+        }
+        assert!(w.pulse.waiting().len() <= 1);
+    }
+}
+
+#[tokio::test]
+async fn a_lost_tick_is_replaced_by_the_schedule_and_a_late_one_dies() {
+    let w = World::new().await;
+    let h = settled(&w).await;
+    let held = w.store.pulse().await.unwrap().expect("a lease").seq;
+    w.pulse.lose_next(1);
+    let (beats, _) = beats_with_a_crash(&w, &h, 0, 240).await;
+    // Lost at the next beat: restarted by the first run of the schedule after the lease ran out
+    // (the period and 20 s), then it beats on.
+    let gap = longest_gap(&beats);
+    assert!(gap <= 5 + 20 + 60 + 5, "{gap} s without a beat");
+    assert!(beats.len() >= 30, "{} beats", beats.len());
+    let now = w.store.pulse().await.unwrap().expect("a lease").seq;
+    assert!(now > held + 30);
+    // A tick of the old chain that was only late finds itself stale, and sends nothing.
+    let late = phantom::pulse::Tick { seq: held + 1 };
+    let report = h.tick(late).await.expect("a stale tick is dropped");
+    assert!(report.stale);
+    assert_eq!(w.pulse.waiting().len(), 1);
+}

@@ -119,7 +119,8 @@ def main():
     ap.add_argument("--gateway-to", metavar="URL",
                     help="the api runner's URL (e.g. http://127.0.0.1:4580): the REST API proxies to it")
     args = ap.parse_args()
-    resources = cfn.load(args.template)["Resources"]
+    template = cfn.load(args.template)
+    resources = template["Resources"]
     # Checked before anything is created, so that a template without its API fails at once.
     gateway = None
     if args.gateway_to is not None:
@@ -132,7 +133,9 @@ def main():
         gateway = rest_api(resources, args.stack)
 
     ddb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
-    names, exports = {}, []
+    # A parameter's default stands for its value (the pulse queue's delay, say).
+    names = {k: str(v["Default"]) for k, v in template.get("Parameters", {}).items() if "Default" in v}
+    exports = []
     for logical, res in resources.items():
         if res["Type"] != "AWS::DynamoDB::Table":
             continue
@@ -175,7 +178,8 @@ def main():
             redrive = props.get("RedrivePolicy")
             if redrive and redrive["deadLetterTargetArn"]["__getatt__"][0] not in arns:
                 continue
-            attributes = {k: str(v) for k, v in props.items() if k in ("VisibilityTimeout", "MessageRetentionPeriod")}
+            attributes = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in props.items()
+                          if k in ("VisibilityTimeout", "MessageRetentionPeriod", "FifoQueue", "DelaySeconds")}
             if redrive:
                 target = arns[redrive["deadLetterTargetArn"]["__getatt__"][0]]
                 attributes["RedrivePolicy"] = f'{{"deadLetterTargetArn":"{target}","maxReceiveCount":"{redrive["maxReceiveCount"]}"}}'

@@ -122,7 +122,7 @@ impl Cadence {
     /// From seconds: each a whole number of periods, at least one.
     pub fn of_secs(period: u64, look: u64, busy: u64, sweep: u64) -> Result<Self, String> {
         let beats = |what: &str, secs: u64| {
-            if period == 0 || secs == 0 || secs % period != 0 {
+            if period == 0 || secs == 0 || !secs.is_multiple_of(period) {
                 Err(format!(
                     "{what} of {secs} s is not a whole number of pulse periods of {period} s"
                 ))
@@ -153,7 +153,7 @@ pub enum Beat {
 /// even share of the pairs.
 pub fn beat(seq: u64, pair: &str, view: Option<&PairView>, c: Cadence) -> Beat {
     let h = fnv1a(pair.as_bytes());
-    let turn = |every: u64| (seq.wrapping_add(h)) % every == 0;
+    let turn = |every: u64| seq.wrapping_add(h).is_multiple_of(every);
     match view {
         None => Beat::Sweep,
         Some(_) if turn(c.sweep) => Beat::Sweep,
@@ -165,7 +165,8 @@ pub fn beat(seq: u64, pair: &str, view: Option<&PairView>, c: Cadence) -> Beat {
 
 /// Whether this beat is the pair's busy turn (a pair whose look failed is swept then).
 pub fn busy_turn(seq: u64, pair: &str, c: Cadence) -> bool {
-    seq.wrapping_add(fnv1a(pair.as_bytes())) % c.busy == 0
+    seq.wrapping_add(fnv1a(pair.as_bytes()))
+        .is_multiple_of(c.busy)
 }
 
 /// A pair's key for `beat`.

@@ -1,122 +1,211 @@
-//! Simulation (not a test): the real health check and provisioner code at scale, over the in-memory
-//! store, queue and clouds with a round trip injected into every call.
+//! Simulation (not a test): the deployment's real schedule at scale, on a simulated clock. The real
+//! health check (the minute schedule and the pulse's beats) and provisioner code run over the
+//! in-memory store, queues and clouds, with AWS's round trips added to every call; time is
+//! tokio's paused clock, so a call's latency takes simulated time and the code's own work none.
 //!
 //!   cargo run --release -p phantom-e2e --example simulate -- [SCALE ...]
 //!
 //! SCALE 1 is 1,000 users, 10,000 groups of 10 VMs (100,000 VMs) over 4 clouds, every user with
 //! groups on every cloud (4,000 (user, cloud) pairs); 0.1 and 0.01 shrink users and groups (default:
-//! 0.01 0.1 1). The groups are created through the api (aws-sdk-autoscaling in process) and brought
-//! up by the provisioner with no latency; then, with latency on (DynamoDB 4 ms a call, each cloud
-//! 100 ms a call and a page of 1000 VMs, SQS not delayed), it times:
-//! 1. a steady health check: the schedule's run (the list, the sweep messages) and the fleet's
-//!    sweeps, run by PHANTOM_SIM_FLEET (200) concurrent workers (Lambda's concurrent invocations,
-//!    batches of 10; "until the fleet is idle" includes the 0.3 s it takes to see that it is);
-//! 2. the same after 1% of the VMs died on the clouds: sweeps, then the reconciles that replace them.
+//! 0.01 0.1 1). The groups are created through the api (aws-sdk-autoscaling in process) and
+//! brought up with no latency. Then the deployment runs as template.yaml sets it up: the schedule
+//! every minute (it starts the pulse), a beat every 5 s (a look at each pair every 10 s, a busy
+//! pair swept every minute, every pair every hour), the provisioner's fleet of PHANTOM_SIM_FLEET
+//! (50) concurrent invocations taking batches of 10; DynamoDB 5 ms a call, a cloud 150 ms a call
+//! (and a page of 1000 VMs), and up to 100 ms before a worker receives a message.
 //!
-//! It prints wall time, calls by kind, the fleet's peak concurrency and the process's peak memory.
+//! Timeline: 2 minutes to warm up (the first beats sweep every pair once), 3 quiet minutes whose
+//! calls give the steady bill, 5 minutes in which 1% of the VMs die at random moments, 2 to finish.
+//! It prints the death-to-launch times (each death to its group's next launch), the calls per
+//! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
 
-use phantom::metrics;
-use phantom_e2e::world::{World, IMAGE};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use phantom::cloud::memory::MemoryCloud;
+use phantom::metrics::{self, Calls};
+use phantom::pulse::Cadence;
+use phantom::time::Clock;
+use phantom_e2e::world::{World, IMAGE, PULSE_VISIBILITY_MS};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 const CLOUDS: [&str; 4] = ["hotel", "sierra", "tango", "uniform"];
 const USERS: f64 = 1000.0;
 const GROUPS_PER_USER: usize = 10;
 const VMS_PER_GROUP: i32 = 10;
-const DYNAMODB_LATENCY: Duration = Duration::from_millis(4);
-const CLOUD_LATENCY: Duration = Duration::from_millis(100);
+const DYNAMODB_LATENCY: Duration = Duration::from_millis(5);
+const CLOUD_LATENCY: Duration = Duration::from_millis(150);
+const SQS_RECEIVE_WAIT: Duration = Duration::from_millis(100);
+/// The simulated clock's step: the world's clock follows tokio's in steps this long.
+const STEP: Duration = Duration::from_millis(20);
 
-/// Lambda's concurrent provisioner invocations: PHANTOM_SIM_FLEET, 200 unless set.
+const WARM_UP_S: u64 = 120;
+const QUIET_S: u64 = 180;
+const KILLS_S: u64 = 300;
+const FINISH_S: u64 = 120;
+
+// AWS list prices, us-east-1, arm64, November 2026 (docs/scale.md).
+const LAMBDA_GB_S: f64 = 0.000_013_333_4;
+const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
+const HEALTH_GB: f64 = 0.5;
+const PROVISIONER_GB: f64 = 0.25;
+const DYNAMODB_READ: f64 = 0.125 / 1e6;
+const DYNAMODB_WRITE: f64 = 0.625 / 1e6;
+const SQS_REQUEST: f64 = 0.40 / 1e6;
+const SQS_FIFO_REQUEST: f64 = 0.50 / 1e6;
+const KMS_REQUEST: f64 = 0.03 / 1e4;
+const KMS_KEY_MONTH: f64 = 1.0;
+const MINUTES_A_MONTH: f64 = 30.0 * 24.0 * 60.0;
+/// Lambda's pollers on a queue with nothing to deliver: about 5 long polls of 20 s at a time.
+const IDLE_RECEIVES_A_MINUTE: f64 = 15.0;
+/// What a WATCH item weighs (user, cloud, count, view), for the read units of the beat's Query.
+const WATCH_ITEM_BYTES: f64 = 130.0;
+
+/// Lambda's concurrent provisioner invocations: PHANTOM_SIM_FLEET, 50 unless set.
 fn fleet() -> usize {
     std::env::var("PHANTOM_SIM_FLEET")
         .map(|v| v.parse().expect("PHANTOM_SIM_FLEET is a number"))
-        .unwrap_or(200)
+        .unwrap_or(50)
 }
 
-/// Delivers visible messages to `fleet()` workers until none is visible and all are idle.
-/// Returns the most workers busy at once.
-async fn drain(w: &Arc<World>) -> usize {
-    let busy = Arc::new(AtomicUsize::new(0));
-    let peak = Arc::new(AtomicUsize::new(0));
-    let mut workers = Vec::new();
-    for _ in 0..fleet() {
-        let (w, busy, peak) = (w.clone(), busy.clone(), peak.clone());
-        workers.push(tokio::spawn(async move {
-            let mut idle_since: Option<Instant> = None;
-            loop {
-                let batch = w.queue.receive(10);
-                if batch.is_empty() {
-                    // Done once nobody has had work for a while (others may still queue some).
-                    if busy.load(Ordering::SeqCst) == 0
-                        && idle_since.is_some_and(|t| t.elapsed() > Duration::from_millis(300))
-                    {
-                        return;
-                    }
-                    idle_since.get_or_insert_with(Instant::now);
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                    continue;
-                }
-                idle_since = None;
-                let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
-                peak.fetch_max(now, Ordering::SeqCst);
-                let failed = w.provisioner().handle_batch(batch.clone()).await;
-                for (id, body) in batch {
-                    if failed.contains(&id) {
-                        w.queue.retry(body, 5_000);
-                    }
-                }
-                busy.fetch_sub(1, Ordering::SeqCst);
-            }
-        }));
-    }
-    for t in workers {
-        t.await.expect("a worker");
-    }
-    peak.load(Ordering::SeqCst)
+/// What the functions did, in simulated time.
+#[derive(Default)]
+struct Work {
+    beats: AtomicU64,
+    health_ms: AtomicU64,
+    schedule_runs: AtomicU64,
+    batches: AtomicU64,
+    provisioner_ms: AtomicU64,
 }
 
-fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+#[derive(Clone, Copy)]
+struct Tally {
+    calls: Calls,
+    beats: u64,
+    health_ms: u64,
+    schedule_runs: u64,
+    batches: u64,
+    provisioner_ms: u64,
+    credential_reads: u64,
 }
 
-struct Phase {
-    what: &'static str,
-    tick: Duration,
-    total: Duration,
-    calls: metrics::Calls,
-    peak: usize,
-}
-
-async fn phase(w: &Arc<World>, what: &'static str) -> Phase {
-    let before = metrics::calls();
-    let t = Instant::now();
-    let report = w.health().sweep().await.expect("the health check runs");
-    let tick = t.elapsed();
-    assert!(report.pairs > 0);
-    let peak = drain(w).await;
-    Phase {
-        what,
-        tick,
-        total: t.elapsed(),
-        calls: metrics::calls() - before,
-        peak,
+fn tally(w: &World, work: &Work) -> Tally {
+    Tally {
+        calls: metrics::calls(),
+        beats: work.beats.load(Ordering::SeqCst),
+        health_ms: work.health_ms.load(Ordering::SeqCst),
+        schedule_runs: work.schedule_runs.load(Ordering::SeqCst),
+        batches: work.batches.load(Ordering::SeqCst),
+        provisioner_ms: work.provisioner_ms.load(Ordering::SeqCst),
+        credential_reads: w.store.credential_reads(),
     }
 }
 
-async fn run(scale: f64) {
+/// Per minute over `minutes`, from two tallies.
+struct Rate {
+    dynamodb: f64,
+    ec2: f64,
+    sqs_sends: f64,
+    beats: f64,
+    health_s: f64,
+    schedule_runs: f64,
+    batches: f64,
+    provisioner_s: f64,
+    credential_reads: f64,
+}
+
+fn rate(a: &Tally, b: &Tally, minutes: f64) -> Rate {
+    let d = |x: u64, y: u64| (y - x) as f64 / minutes;
+    Rate {
+        dynamodb: d(a.calls.dynamodb, b.calls.dynamodb),
+        ec2: d(a.calls.ec2, b.calls.ec2),
+        sqs_sends: d(a.calls.sqs, b.calls.sqs),
+        beats: d(a.beats, b.beats),
+        health_s: d(a.health_ms, b.health_ms) / 1000.0,
+        schedule_runs: d(a.schedule_runs, b.schedule_runs),
+        batches: d(a.batches, b.batches),
+        provisioner_s: d(a.provisioner_ms, b.provisioner_ms) / 1000.0,
+        credential_reads: d(a.credential_reads, b.credential_reads),
+    }
+}
+
+/// The monthly bill a minute's rate implies, by item.
+fn bill(r: &Rate, pairs: usize) -> Vec<(&'static str, f64)> {
+    let month = |per_minute: f64, price: f64| per_minute * MINUTES_A_MONTH * price;
+    // The beat's Query of the list: eventually consistent, 8 KB a read unit; every other call
+    // one read unit (small items), the pulse's lease one write a beat.
+    let list_units = (pairs as f64 * WATCH_ITEM_BYTES / 8192.0).ceil().max(1.0);
+    let other_reads = (r.dynamodb - 2.0 * r.beats).max(0.0);
+    vec![
+        (
+            "Lambda, health-check",
+            month(r.health_s * HEALTH_GB, LAMBDA_GB_S)
+                + month(r.beats + r.schedule_runs, LAMBDA_REQUEST),
+        ),
+        (
+            "Lambda, provisioner",
+            month(r.provisioner_s * PROVISIONER_GB, LAMBDA_GB_S) + month(r.batches, LAMBDA_REQUEST),
+        ),
+        (
+            "DynamoDB",
+            month(r.beats * list_units + other_reads, DYNAMODB_READ)
+                + month(r.beats, DYNAMODB_WRITE),
+        ),
+        (
+            "SQS (work queue: sends, receives, deletes, idle polls)",
+            month(
+                r.sqs_sends - r.beats + 2.0 * r.batches + IDLE_RECEIVES_A_MINUTE,
+                SQS_REQUEST,
+            ),
+        ),
+        (
+            "SQS FIFO (pulse: send, receive, delete a beat)",
+            month(3.0 * r.beats + IDLE_RECEIVES_A_MINUTE, SQS_FIFO_REQUEST),
+        ),
+        (
+            "KMS (a Decrypt per credentials read, at most; the looks' hourly re-read; the key)",
+            month(r.credential_reads + pairs as f64 / 60.0, KMS_REQUEST) + KMS_KEY_MONTH,
+        ),
+        ("EventBridge (the minute schedule's rule)", 0.0),
+    ]
+}
+
+fn percentile(sorted: &[i64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i] as f64 / 1000.0
+}
+
+/// A small deterministic generator (xorshift64*): the same deaths at every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+async fn sleep_until_ms(w: &World, at_ms: i64) {
+    while w.clock.now_ms() < at_ms {
+        tokio::time::sleep(STEP).await;
+    }
+}
+
+struct Outcome {
+    line: String,
+}
+
+async fn run(scale: f64) -> Outcome {
     let users = ((USERS * scale).round() as usize).max(1);
     let w = Arc::new(World::new().await);
     for name in &CLOUDS[2..] {
         w.add_cloud(name).await;
     }
-    let setup = Instant::now();
     let mut people = Vec::new();
     for _ in 0..users {
         people.push(w.user("sim").await);
@@ -144,60 +233,209 @@ async fn run(scale: f64) {
                 .expect("create-auto-scaling-group");
         }
     }
-    // Launch, then the follow-ups that see the VMs InService (the world's clock moves only here).
-    drain(&w).await;
+    // Launch, then the follow-ups that see the VMs InService.
+    w.settle().await;
     while !w.queue.is_empty() {
         w.clock.advance_ms(30_000);
-        drain(&w).await;
+        w.settle().await;
     }
     let vms: usize = CLOUDS.iter().map(|c| cloud(&w, c).alive().len()).sum();
+    let pairs = users * CLOUDS.len();
     println!(
-        "\n## scale {scale}: {users} users, {} groups, {vms} VMs, {} clouds ({} pairs); set up in {:.1} s",
+        "\n## scale {scale}: {users} users, {} groups, {vms} VMs, {} clouds ({pairs} pairs)",
         users * GROUPS_PER_USER,
         CLOUDS.len(),
-        users * CLOUDS.len(),
-        setup.elapsed().as_secs_f64()
     );
 
     w.store.set_latency(DYNAMODB_LATENCY);
     for c in CLOUDS {
         cloud(&w, c).set_latency(CLOUD_LATENCY);
     }
-    let steady = phase(&w, "steady: nothing to do").await;
-    // 1% of the VMs die.
-    let mut killed = 0;
+    let cadence = Cadence::of_secs(5, 10, 60, 3600).expect("whole periods");
+    let h = Arc::new(w.pulsed(cadence));
+    let work = Arc::new(Work::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let t0 = w.clock.now_ms();
+    let mut tasks = Vec::new();
+    // The world's clock follows tokio's (until every other task has stopped).
+    let clock = {
+        let w = w.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(STEP).await;
+                w.clock.advance_ms(STEP.as_millis() as i64);
+            }
+        })
+    };
+    // The minute schedule.
+    {
+        let (w, h, work, stop) = (w.clone(), h.clone(), work.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut next = t0;
+            while !stop.load(Ordering::SeqCst) {
+                sleep_until_ms(&w, next).await;
+                let start = Instant::now();
+                h.run().await.expect("the schedule runs");
+                work.schedule_runs.fetch_add(1, Ordering::SeqCst);
+                work.health_ms
+                    .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);
+                next += 60_000;
+            }
+        }));
+    }
+    // The pulse queue's event source: one tick at a time.
+    {
+        let (w, h, work, stop) = (w.clone(), h.clone(), work.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                match w.pulse.receive() {
+                    Some(tick) => {
+                        let start = Instant::now();
+                        match h.tick(tick).await {
+                            Ok(_) => {
+                                work.beats.fetch_add(1, Ordering::SeqCst);
+                            }
+                            Err(_) => w.pulse.redeliver(tick, PULSE_VISIBILITY_MS),
+                        }
+                        work.health_ms
+                            .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);
+                    }
+                    None => tokio::time::sleep(SQS_RECEIVE_WAIT).await,
+                }
+            }
+        }));
+    }
+    // The provisioner's fleet.
+    for _ in 0..fleet() {
+        let (w, work, stop) = (w.clone(), work.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let batch = w.queue.receive(10);
+                if batch.is_empty() {
+                    tokio::time::sleep(SQS_RECEIVE_WAIT).await;
+                    continue;
+                }
+                let start = Instant::now();
+                let failed = w.provisioner().handle_batch(batch.clone()).await;
+                for (id, body) in batch {
+                    if failed.contains(&id) {
+                        w.queue.retry(body, 5_000);
+                    }
+                }
+                work.batches.fetch_add(1, Ordering::SeqCst);
+                work.provisioner_ms
+                    .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);
+            }
+        }));
+    }
+
+    sleep_until_ms(&w, t0 + (WARM_UP_S * 1000) as i64).await;
+    let quiet_start = tally(&w, &work);
+    sleep_until_ms(&w, t0 + ((WARM_UP_S + QUIET_S) * 1000) as i64).await;
+    let quiet_end = tally(&w, &work);
+
+    // 1% of the VMs die, each at a random moment of the next minutes.
+    let kill_start = w.clock.now_ms();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ vms as u64);
+    let mut victims: Vec<(i64, &str, String, String)> = Vec::new();
     for c in CLOUDS {
-        for id in cloud(&w, c).alive().iter().step_by(100) {
-            cloud(&w, c).terminate_outside(id);
-            killed += 1;
+        for vm in cloud(&w, c).vms() {
+            if vm.state.alive() && rng.next() % 100 == 0 {
+                let at = kill_start + (rng.next() % (KILLS_S * 1000)) as i64;
+                let group = vm.tags.get("phantom:group-id").cloned().unwrap_or_default();
+                victims.push((at, c, vm.id, group));
+            }
         }
     }
-    w.clock.advance_ms(1_000);
-    let heal = phase(&w, "after 1% of VMs died: sweeps, then replacements").await;
+    victims.sort();
+    for (at, c, id, _) in &victims {
+        sleep_until_ms(&w, *at).await;
+        cloud(&w, c).terminate_outside(id);
+    }
+    let kills_end = tally(&w, &work);
+    sleep_until_ms(&w, kill_start + ((KILLS_S + FINISH_S) * 1000) as i64).await;
+    stop.store(true, Ordering::SeqCst);
+    for t in tasks {
+        t.await.expect("a task of the simulation");
+    }
+    clock.abort();
     let after: usize = CLOUDS.iter().map(|c| cloud(&w, c).alive().len()).sum();
-    assert_eq!(after, vms, "every dead VM ({killed}) replaced");
-    println!("| run | schedule's run | until the fleet is idle | DynamoDB calls | EC2 calls | SQS calls | peak workers busy |");
-    println!("|---|---|---|---|---|---|---|");
-    for p in [steady, heal] {
+
+    // Each death against its group's next launch after it.
+    let mut launches: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for c in CLOUDS {
+        for vm in cloud(&w, c).vms() {
+            if vm.launched_ms >= kill_start {
+                let group = vm.tags.get("phantom:group-id").cloned().unwrap_or_default();
+                launches.entry(group).or_default().push(vm.launched_ms);
+            }
+        }
+    }
+    for l in launches.values_mut() {
+        l.sort();
+        l.reverse();
+    }
+    let mut waits: Vec<i64> = Vec::new();
+    let mut unreplaced = 0;
+    for (at, _, _, group) in &victims {
+        let next = launches.get_mut(group).and_then(|l| {
+            while l.last().is_some_and(|t| t < at) {
+                l.pop();
+            }
+            l.pop()
+        });
+        match next {
+            Some(t) => waits.push(t - at),
+            None => unreplaced += 1,
+        }
+    }
+    waits.sort();
+    let (p50, p99, max) = (
+        percentile(&waits, 0.5),
+        percentile(&waits, 0.99),
+        waits.last().map_or(f64::NAN, |m| *m as f64 / 1000.0),
+    );
+    println!(
+        "{} VMs killed over {} minutes, {} replaced ({unreplaced} not), {after} of {vms} alive at the end",
+        victims.len(),
+        KILLS_S / 60,
+        waits.len()
+    );
+    println!("death-to-launch: p50 {p50:.1} s, p99 {p99:.1} s, max {max:.1} s");
+
+    let quiet = rate(&quiet_start, &quiet_end, QUIET_S as f64 / 60.0);
+    let churn = rate(&quiet_end, &kills_end, KILLS_S as f64 / 60.0);
+    println!("\n| a minute of | DynamoDB calls | EC2 calls | SQS sends | beats | credential reads | provisioner batches | health-check s | provisioner s |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (what, r) in [("quiet", &quiet), ("1% dying over 5 minutes", &churn)] {
         println!(
-            "| {} | {:.2} s | {:.1} s | {} | {} | {} | {} of {} |",
-            p.what,
-            p.tick.as_secs_f64(),
-            p.total.as_secs_f64(),
-            p.calls.dynamodb,
-            p.calls.ec2,
-            p.calls.sqs,
-            p.peak,
-            fleet()
+            "| {what} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
+            r.dynamodb,
+            r.ec2,
+            r.sqs_sends,
+            r.beats,
+            r.credential_reads,
+            r.batches,
+            r.health_s,
+            r.provisioner_s
         );
     }
-    println!(
-        "{killed} VMs killed and replaced; peak memory of this process so far: {:.0} MB",
-        peak_rss_mb()
-    );
+    let items = bill(&quiet, pairs);
+    let total: f64 = items.iter().map(|(_, c)| c).sum();
+    println!("\n| the quiet minutes' rate, a month | $ |");
+    println!("|---|---|");
+    for (what, cost) in &items {
+        println!("| {what} | {cost:.2} |");
+    }
+    println!("| **total** | **{total:.2}** |");
+    Outcome {
+        line: format!(
+            "death-to-launch p50 {p50:.1} s, p99 {p99:.1} s; Phantom's bill ${total:.0} a month"
+        ),
+    }
 }
 
-fn cloud(w: &World, name: &str) -> Arc<phantom::cloud::memory::MemoryCloud> {
+fn cloud(w: &World, name: &str) -> Arc<MemoryCloud> {
     match name {
         "hotel" | "sierra" => w.cloud(name).clone(),
         other => w.extra_cloud(other),
@@ -214,18 +452,25 @@ fn main() {
     } else {
         scales
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
     println!("command: cargo run --release -p phantom-e2e --example simulate -- {scales:?}");
     println!(
-        "latency: DynamoDB {} ms a call, cloud {} ms a call and a page of 1000; fleet of {} workers",
+        "latency: DynamoDB {} ms a call, cloud {} ms a call and a page of 1000, SQS receive up to {} ms; fleet of {} workers",
         DYNAMODB_LATENCY.as_millis(),
         CLOUD_LATENCY.as_millis(),
+        SQS_RECEIVE_WAIT.as_millis(),
         fleet()
     );
+    let mut last = None;
     for s in scales {
-        rt.block_on(run(s));
+        // Simulated time: tokio's clock is paused and jumps to the next timer when all wait.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .expect("a runtime");
+        last = Some(rt.block_on(run(s)).line);
+    }
+    if let Some(line) = last {
+        println!("\n{line}");
     }
 }

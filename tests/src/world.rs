@@ -195,7 +195,7 @@ impl World {
     pub fn pulsed(&self, cadence: Cadence) -> HealthCheck {
         HealthCheck {
             pulse: Some(Arc::new(Pulse::new(
-                self.pulse.clone(),
+                Some(self.pulse.clone()),
                 PULSE_MS,
                 cadence,
                 self.clouds.clone(),

@@ -11,7 +11,9 @@ use aws_sdk_ec2::types::{
 };
 use phantom::cloud::ec2_query::Ec2Lookups;
 use phantom::cloud::memory::MemoryCloud;
-use phantom::cloud::{Catalog, Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID};
+use phantom::cloud::{
+    Catalog, Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
 use phantom::reconcile::CloudState;
 use phantom::store::{CloudCredentials, CloudRecord};
 use phantom::template::TemplateRef;
@@ -58,6 +60,17 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
         (None, None)
     );
     assert!(cloud.describe(&[]).await.expect("nothing asked").is_empty());
+
+    // owned: the VMs tagged as the owner's, and only those (the pulse's look).
+    let mine: Vec<String> = cloud
+        .owned("olga")
+        .await
+        .expect("owned")
+        .into_iter()
+        .map(|t| t.seen.id)
+        .collect();
+    assert_eq!(mine, [s.running.clone()]);
+    assert!(cloud.owned("nobody").await.expect("owned").is_empty());
 
     // template_exists: by name or id, at $Latest, $Default or its version; not another version
     // or name.
@@ -180,8 +193,12 @@ async fn the_memory_cloud_keeps_the_contract() {
         phantom::fault::none(),
     );
     let running = cloud.outside();
-    let tags =
-        [(TAG_GROUP, "web"), (TAG_GROUP_ID, "g-web")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let tags = [
+        (TAG_OWNER, "olga"),
+        (TAG_GROUP, "web"),
+        (TAG_GROUP_ID, "g-web"),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()));
     cloud
         .tag(std::slice::from_ref(&running), &tags)
         .await
@@ -220,10 +237,14 @@ async fn moto_setup(moto: &Moto) -> Setup {
         call.send()
     };
     let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build();
-    let running = run(vec![tag(TAG_GROUP, "web"), tag(TAG_GROUP_ID, "g-web")])
-        .await
-        .expect("run-instances")
-        .instances()[0]
+    let running = run(vec![
+        tag(TAG_OWNER, "olga"),
+        tag(TAG_GROUP, "web"),
+        tag(TAG_GROUP_ID, "g-web"),
+    ])
+    .await
+    .expect("run-instances")
+    .instances()[0]
         .instance_id()
         .unwrap()
         .to_string();

@@ -1060,6 +1060,59 @@ async fn notices(s: &dyn Store, u: &str) {
     );
 }
 
+/// The pulse's lease (taken only at the sequence expected) and a pair's view on the list (kept
+/// only while the pair is listed).
+async fn pulse(s: &dyn Store, u: &str) {
+    use phantom::pulse::{Lease, PairView};
+    let at = |seq, until_ms| Lease { seq, until_ms };
+    // The lease may already be someone's (a store shared by the suite): start from what it is.
+    let held = s.pulse().await.unwrap().map_or(0, |l| l.seq);
+    assert_eq!(
+        s.put_pulse(held + 1, &at(held + 2, 5)).await,
+        Err(StoreError::Conflict)
+    );
+    s.put_pulse(held, &at(held + 1, 10)).await.unwrap();
+    assert_eq!(s.pulse().await.unwrap(), Some(at(held + 1, 10)));
+    assert_eq!(
+        s.put_pulse(held, &at(held + 1, 20)).await,
+        Err(StoreError::Conflict)
+    );
+    s.put_pulse(held + 1, &at(held + 2, 30)).await.unwrap();
+    assert_eq!(s.pulse().await.unwrap(), Some(at(held + 2, 30)));
+
+    let owner = format!("{u}paul");
+    let view = PairView {
+        fingerprint: "3:00ff".into(),
+        busy: true,
+    };
+    assert_eq!(
+        s.set_view(&owner, "hotel", &view).await,
+        Err(StoreError::NotFound),
+        "a pair not listed is not put back"
+    );
+    s.create_launch_config(&owner, &lc("p")).await.unwrap();
+    s.create_group(&owner, &group("web", "p", "g-paul"))
+        .await
+        .unwrap();
+    // The list is read eventually consistent: read until it shows what was written.
+    let listed = async |want: Option<&PairView>| {
+        for _ in 0..50 {
+            let w = s.watched().await.unwrap();
+            if let Some(w) = w.into_iter().find(|w| w.user == owner) {
+                if w.view.as_ref() == want {
+                    return w.view;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("the list never showed {want:?} for {owner}");
+    };
+    assert_eq!(listed(None).await, None, "never swept");
+    s.set_view(&owner, "hotel", &view).await.unwrap();
+    let seen = listed(Some(&view)).await;
+    assert_eq!(seen, Some(view));
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
@@ -1067,6 +1120,7 @@ async fn the_memory_store_keeps_the_contract() {
     due_index(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
+    pulse(&store, "").await;
 }
 
 #[tokio::test]
@@ -1090,6 +1144,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     due_index(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
+    pulse(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

@@ -97,7 +97,7 @@ impl HealthCheck {
             Some(q) => {
                 let (period_ms, cadence) = pulse::Pulse::settings_from_env()?;
                 Some(Arc::new(pulse::Pulse::new(
-                    Arc::new(q),
+                    Some(Arc::new(q)),
                     period_ms,
                     cadence,
                     Arc::new(Ec2Lookups::default()),

@@ -19,28 +19,38 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// How long a pair's opened credentials (and the client built on them) are used before they are
-/// read again: a change of credentials reaches the looks within this time (sweeps and rounds
-/// read them fresh).
-const CREDENTIALS_TTL_MS: i64 = 10 * 60 * 1000;
+/// read again (sweeps and rounds read them fresh): as long as the data key cache
+/// (`phantom::secrets::DATA_KEY_CACHE_MS`), so a pair costs one KMS call an hour. A look that
+/// fails drops them at once, so credentials replaced because the old ones stopped working are
+/// read again at the next look.
+const CREDENTIALS_TTL_MS: i64 = phantom::secrets::DATA_KEY_CACHE_MS as i64;
 /// How long the registered clouds are used before they are read again.
 const CLOUDS_TTL_MS: i64 = 60 * 1000;
 /// Looks in flight at once.
 const LOOK_CONCURRENCY: usize = 256;
 
+type Clouds = Arc<BTreeMap<String, CloudRecord>>;
+/// A client on a pair's opened credentials, and when they were read.
+type Opened = (i64, Arc<dyn Lookup>);
+
 /// The pulse's settings and what it keeps between beats.
 pub struct Pulse {
-    pub queue: Arc<dyn PulseQueue>,
+    /// Where the chain's ticks go; None where a timer gives the beats (the local runner, whose
+    /// timer has no minute granularity to work around: no chain, no lease).
+    pub queue: Option<Arc<dyn PulseQueue>>,
     /// The queue's delay: one beat every period.
     pub period_ms: i64,
     pub cadence: Cadence,
     pub lookups: Arc<dyn ConnectLookup>,
-    clouds: Mutex<Option<(i64, Arc<BTreeMap<String, CloudRecord>>)>>,
-    pairs: Mutex<HashMap<(String, String), (i64, Arc<dyn Lookup>)>>,
+    /// The registered clouds, with when they were read.
+    clouds: Mutex<Option<(i64, Clouds)>>,
+    /// Each (user, cloud)'s client on its opened credentials, with when they were read.
+    pairs: Mutex<HashMap<(String, String), Opened>>,
 }
 
 impl Pulse {
     pub fn new(
-        queue: Arc<dyn PulseQueue>,
+        queue: Option<Arc<dyn PulseQueue>>,
         period_ms: i64,
         cadence: Cadence,
         lookups: Arc<dyn ConnectLookup>,
@@ -56,7 +66,7 @@ impl Pulse {
     }
 
     /// From the environment: PHANTOM_PULSE_SECS (the pulse queue's delay, default 5),
-    /// PHANTOM_LOOK_SECS (10), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (900); each a
+    /// PHANTOM_LOOK_SECS (10), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (3600); each a
     /// whole number of periods.
     pub fn settings_from_env() -> Result<(i64, Cadence), String> {
         let secs = |name: &str, default: u64| match std::env::var(name) {
@@ -70,7 +80,7 @@ impl Pulse {
             period,
             secs("PHANTOM_LOOK_SECS", 10)?,
             secs("PHANTOM_BUSY_SWEEP_SECS", 60)?,
-            secs("PHANTOM_SWEEP_SECS", 900)?,
+            secs("PHANTOM_SWEEP_SECS", 3600)?,
         )?;
         Ok((period as i64 * 1000, cadence))
     }
@@ -129,7 +139,10 @@ impl HealthCheck {
             },
             OnTick::Again => {}
         }
-        p.queue
+        let queue = p.queue.as_ref().ok_or_else(|| {
+            HealthError::Queue("a tick arrived at a health check without a pulse queue".into())
+        })?;
+        queue
             .send(Tick { seq: tick.seq + 1 })
             .await
             .map_err(HealthError::Queue)?;
@@ -141,6 +154,9 @@ impl HealthCheck {
     /// once start one: the lease is taken conditionally.
     pub async fn keep_pulse(&self) -> Result<Option<u64>, HealthError> {
         let p = self.pulse_settings();
+        let Some(queue) = &p.queue else {
+            return Ok(None);
+        };
         let now = self.clock.now_ms();
         let lease = self.store.pulse().await.map_err(HealthError::Store)?;
         let Some((expect, new)) = rules::restart(lease.as_ref(), now, p.period_ms) else {
@@ -152,7 +168,7 @@ impl HealthCheck {
             Err(e) => return Err(HealthError::Store(e)),
         }
         let first = Tick { seq: new.seq + 1 };
-        p.queue.send(first).await.map_err(HealthError::Queue)?;
+        queue.send(first).await.map_err(HealthError::Queue)?;
         tracing::warn!(
             seq = first.seq,
             lapsed = ?lease.map(|l| l.until_ms),
@@ -188,11 +204,12 @@ impl HealthCheck {
         }
         report.looked = looks.len();
         let clouds = self.clouds().await;
-        let seen: Vec<(&Watched, Result<String, String>)> = stream::iter(looks)
-            .map(|w| {
-                let clouds = clouds.clone();
-                async move { (w, self.look(w, clouds.as_deref()).await) }
-            })
+        // Boxed one by one: a stream of closures over borrowed pairs is not Send to the compiler.
+        let calls: Vec<_> = looks
+            .iter()
+            .map(|w| Box::pin(self.look_at(w, clouds.clone())))
+            .collect();
+        let seen: Vec<(&Watched, Result<String, String>)> = stream::iter(calls)
             .buffer_unordered(LOOK_CONCURRENCY)
             .collect()
             .await;
@@ -253,7 +270,7 @@ impl HealthCheck {
     }
 
     /// The registered clouds, kept a minute; None if they cannot be read (the looks then fail).
-    async fn clouds(&self) -> Option<Arc<BTreeMap<String, CloudRecord>>> {
+    async fn clouds(&self) -> Option<Clouds> {
         let p = self.pulse_settings();
         let now = self.clock.now_ms();
         if let Some((at, c)) = p.clouds.lock().expect("no panic holding it").as_ref() {
@@ -272,6 +289,14 @@ impl HealthCheck {
                 None
             }
         }
+    }
+
+    async fn look_at<'a>(
+        &'a self,
+        w: &'a Watched,
+        clouds: Option<Clouds>,
+    ) -> (&'a Watched, Result<String, String>) {
+        (w, self.look(w, clouds.as_deref()).await)
     }
 
     /// One DescribeInstances of the user's VMs on the cloud: their fingerprint.

@@ -6,7 +6,8 @@
 //!   event source mapping would: PHANTOM_POLLERS (default 4) pollers, each taking batches of up to
 //!   10 (Lambda runs batches concurrently too), failed messages back after a short wait;
 //! - health-check (with the scheduler): every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the
-//!   schedule would on AWS.
+//!   schedule would on AWS, and a beat of the pulse with it (the timer stands in for the chain of
+//!   ticks: `local_pulse`).
 //!
 //! PHANTOM_TRUST_FORWARDED=true (up.sh sets it when LocalStack's API Gateway is in front): the
 //! client's Host and path are read from the gateway's X-Forwarded-Host and X-Forwarded-Prefix
@@ -57,7 +58,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
     if interval > 0.0 {
-        let health = health_check::HealthCheck::from_env().await?;
+        let mut health = health_check::HealthCheck::from_env().await?;
+        health.pulse = Some(Arc::new(local_pulse(interval)?));
         tokio::spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }
     loop {
@@ -149,15 +151,39 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
     }
 }
 
-/// The schedule, locally.
+/// The pulse, locally: the timer gives the beats (no chain: it has no minute granularity to work
+/// around). Each pair is looked at every PHANTOM_LOOK_SECS and swept every PHANTOM_SWEEP_SECS
+/// (both default to the interval: every pair swept each beat, as the tests expect), a busy one
+/// each beat.
+fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
+    let beats = |name: &str| -> Result<u64, String> {
+        Ok((number(name, interval)? / interval).round().max(1.0) as u64)
+    };
+    let cadence = phantom::pulse::Cadence {
+        look: beats("PHANTOM_LOOK_SECS")?,
+        busy: 1,
+        sweep: beats("PHANTOM_SWEEP_SECS")?,
+    };
+    Ok(health_check::pulse::Pulse::new(
+        None,
+        (interval * 1000.0) as i64,
+        cadence,
+        Arc::new(phantom::cloud::ec2_query::Ec2Lookups::default()),
+    ))
+}
+
+/// The schedule and the pulse's beats, locally.
 async fn health_timer(h: health_check::HealthCheck, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut seq: u64 = 0;
     loop {
         tick.tick().await;
         if let Err(e) = h.run().await {
-            tracing::error!(error = %e, "health sweep failed");
+            tracing::error!(error = %e, "health check failed");
         }
+        seq += 1;
+        h.beat(seq).await;
     }
 }
 

@@ -10,13 +10,13 @@ use phantom::time::Clock;
 use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
 
 /// The deployment's defaults: a beat every 5 s, a look every 10 s, a busy pair swept every
-/// minute, every pair every 15 minutes.
+/// minute, every pair every hour.
 fn aws_cadence() -> Cadence {
-    Cadence::of_secs(5, 10, 60, 900).expect("whole periods")
+    Cadence::of_secs(5, 10, 60, 3600).expect("whole periods")
 }
 
 /// A world with one user's group of 3 on hotel, brought up and settled under the pulse.
-async fn settled(w: &World) -> HealthCheck {
+async fn settled(w: &World) -> (HealthCheck, phantom_e2e::User) {
     let u = w.user("pulse").await;
     create_lc(w, &u, "web").await;
     create_group(w, &u, "web", "web", 0, 5, 3).await;
@@ -27,14 +27,14 @@ async fn settled(w: &World) -> HealthCheck {
     let watched = w.store.watched().await.expect("the list");
     let view = watched[0].view.as_ref().expect("the pair was swept");
     assert!(!view.busy, "a settled pair is not busy: {view:?}");
-    h
+    (h, u)
 }
 
 #[tokio::test]
 async fn a_dead_vm_is_seen_by_a_look_and_replaced_within_seconds() {
     let w = World::new().await;
-    let h = settled(&w).await;
-    // Quiet: two minutes of beats ask for no sweep (the pair's sweep turn is every 15 minutes).
+    let (h, _) = settled(&w).await;
+    // Quiet: two minutes of beats ask for no sweep (the pair's sweep turn is every hour).
     let sent = w.queue.sent();
     let lookups = w.hotel.describe_calls();
     w.pulse_for(&h, 120).await;
@@ -100,7 +100,12 @@ async fn beats_with_a_crash(w: &World, h: &HealthCheck, k: u64, secs: u64) -> (V
         // One chain: at most one tick on the queue that can take the lease (a crashed one given
         // back finds the lease moved past it, or resends a tick the queue drops).
         let held = w.store.pulse().await.unwrap().map_or(0, |l| l.seq);
-        let ahead: Vec<_> = w.pulse.waiting().into_iter().filter(|t| t.seq > held).collect();
+        let ahead: Vec<_> = w
+            .pulse
+            .waiting()
+            .into_iter()
+            .filter(|t| t.seq > held)
+            .collect();
         assert!(ahead.len() <= 1, "two chains: {ahead:?} past {held}");
         w.settle().await;
         if w.clock.now_ms() % 60_000 < 1_000 {
@@ -117,7 +122,7 @@ fn longest_gap(beats: &[u64]) -> u64 {
 #[tokio::test]
 async fn the_chain_survives_its_holder_killed_at_every_step() {
     let w = World::new().await;
-    let h = settled(&w).await;
+    let (h, _) = settled(&w).await;
     let mut k = 1;
     loop {
         let (beats, crashed) = beats_with_a_crash(&w, &h, k, 150).await;
@@ -170,7 +175,7 @@ async fn two_starters_at_once_make_one_chain() {
 #[tokio::test]
 async fn a_lost_tick_is_replaced_by_the_schedule_and_a_late_one_dies() {
     let w = World::new().await;
-    let h = settled(&w).await;
+    let (h, _) = settled(&w).await;
     let held = w.store.pulse().await.unwrap().expect("a lease").seq;
     w.pulse.lose_next(1);
     let (beats, _) = beats_with_a_crash(&w, &h, 0, 240).await;
@@ -186,4 +191,26 @@ async fn a_lost_tick_is_replaced_by_the_schedule_and_a_late_one_dies() {
     let report = h.tick(late).await.expect("a stale tick is dropped");
     assert!(report.stale);
     assert_eq!(w.pulse.waiting().len(), 1);
+}
+
+#[tokio::test]
+async fn a_resize_whose_message_was_lost_is_swept_at_the_next_look() {
+    let w = World::new().await;
+    let (h, u) = settled(&w).await;
+    // The queue refuses the api's reconcile: the api marks the pair busy instead.
+    w.queue.refuse_sends(true);
+    w.sdk(&u)
+        .set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(5)
+        .send()
+        .await
+        .expect("set-desired-capacity");
+    w.queue.refuse_sends(false);
+    let mut secs = 0;
+    while w.hotel.alive().len() < 5 {
+        w.pulse_for(&h, 1).await;
+        secs += 1;
+        assert!(secs <= 11, "not launched within 11 s of the resize");
+    }
 }

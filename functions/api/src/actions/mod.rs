@@ -377,12 +377,22 @@ fn launch_config_not_found(name: &str) -> ApiError {
 }
 
 /// Asks the provisioner to look at a group. A message that cannot be sent is not the caller's
-/// problem: the change is in DynamoDB and the next health sweep finds the group.
+/// problem: the change is in DynamoDB, and the group's (user, cloud) is marked busy with a
+/// fingerprint no look matches, so the pulse's next look there sweeps it.
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     let Some(q) = &app.queue else { return };
     let msg = phantom::queue::Reconcile::new(&caller.user, group, reason);
     if let Err(e) = q.send(&msg.into(), 0).await {
-        tracing::error!(group, error = %e, "could not queue a reconcile; the health sweep will find it");
+        tracing::error!(group, error = %e, "could not queue a reconcile; the pulse's next look sweeps it");
+        let busy = phantom::pulse::PairView {
+            fingerprint: phantom::pulse::UNKNOWN.into(),
+            busy: true,
+        };
+        if let Ok(Some(g)) = app.store.group(&caller.user, group).await {
+            if let Err(e) = app.store.set_view(&caller.user, &g.cloud, &busy).await {
+                tracing::error!(group, error = %e, "could not mark its pair busy either");
+            }
+        }
     }
 }
 

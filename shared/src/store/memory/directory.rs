@@ -147,6 +147,7 @@ impl Directory for MemoryStore {
         user: &str,
         cloud: &str,
     ) -> StoreResult<Option<CloudCredentials>> {
+        self.credential_reads.fetch_add(1, Ordering::Relaxed);
         let out = self.state(1).creds.get(&owned(user, cloud)).cloned();
         self.done(Ok(out)).await
     }

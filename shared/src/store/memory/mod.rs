@@ -78,6 +78,9 @@ pub struct MemoryStore {
     latency_us: AtomicU64,
     /// DynamoDB calls this store stood for, as counted in `metrics`.
     calls: AtomicU64,
+    /// Reads of a user's cloud credentials (each opens a sealed secret: a KMS call where the data
+    /// key is not cached).
+    credential_reads: AtomicU64,
 }
 
 impl Default for MemoryStore {
@@ -97,7 +100,13 @@ impl MemoryStore {
             trip,
             latency_us: AtomicU64::new(0),
             calls: AtomicU64::new(0),
+            credential_reads: AtomicU64::new(0),
         }
+    }
+
+    /// Reads of cloud credentials so far.
+    pub fn credential_reads(&self) -> u64 {
+        self.credential_reads.load(Ordering::Relaxed)
     }
 
     /// Every call from now on takes `latency` longer (a real store's round trip).

@@ -61,16 +61,12 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     );
     assert!(cloud.describe(&[]).await.expect("nothing asked").is_empty());
 
-    // owned: the VMs tagged as the owner's, and only those (the pulse's look).
-    let mine: Vec<String> = cloud
-        .owned("olga")
-        .await
-        .expect("owned")
-        .into_iter()
-        .map(|t| t.seen.id)
-        .collect();
-    assert_eq!(mine, [s.running.clone()]);
-    assert!(cloud.owned("nobody").await.expect("owned").is_empty());
+    // states: the VMs tagged as the owner's, and only those, with their state (the pulse's look).
+    let mine = cloud.states("olga").await.expect("states");
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0].0, s.running);
+    assert!(mine[0].1.alive(), "{:?}", mine[0].1);
+    assert!(cloud.states("nobody").await.expect("states").is_empty());
 
     // template_exists: by name or id, at $Latest, $Default or its version; not another version
     // or name.

@@ -306,10 +306,9 @@ impl HealthCheck {
         clouds: Option<&BTreeMap<String, CloudRecord>>,
     ) -> Result<String, String> {
         let lookup = self.lookup(w, clouds).await?;
-        match lookup.owned(&w.user).await {
+        match lookup.states(&w.user).await {
             Ok(vms) => Ok(rules::fingerprint(
-                vms.iter()
-                    .map(|t| (t.seen.id.as_str(), t.seen.state.name())),
+                vms.iter().map(|(id, state)| (id.as_str(), state.name())),
             )),
             Err(e) => {
                 // Credentials may have changed: read them again next time.

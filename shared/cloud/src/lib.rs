@@ -92,8 +92,12 @@ impl Ec2 {
 
 #[async_trait]
 impl Lookup for Ec2 {
-    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError> {
-        Cloud::tagged(self, owner, None).await
+    async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
+        Ok(Cloud::tagged(self, owner, None)
+            .await?
+            .into_iter()
+            .map(|t| (t.seen.id, t.seen.state))
+            .collect())
     }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
         if ids.is_empty() {

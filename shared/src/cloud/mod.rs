@@ -13,7 +13,7 @@ pub mod memory;
 mod signed;
 
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::model::instance::Seen;
+use crate::model::instance::{CloudState, Seen};
 use crate::model::traffic::Source;
 use crate::template::TemplateRef;
 use async_trait::async_trait;
@@ -79,8 +79,9 @@ pub trait Lookup: Send + Sync {
     /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
     /// where they carry them.
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
-    /// Every VM tagged as the owner's (every page of 1000): what the pulse looks at.
-    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError>;
+    /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
+    /// looks at.
+    async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;
     /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
     /// The zone of each of these subnets that exists (an unknown id is simply absent).

@@ -31,6 +31,16 @@ pub(crate) struct QueryClient {
 
 impl QueryClient {
     pub async fn call(&self, params: &[(String, String)]) -> Result<Node, CloudError> {
+        let (status, text) = self.send(params).await?;
+        answer(&self.endpoint, status, &text)
+    }
+
+    /// The call's answer as sent: its status and text, unread. The pulse's looks read it as a
+    /// stream (`ec2_query::instance_states`); `answer` reads it otherwise.
+    pub async fn send(
+        &self,
+        params: &[(String, String)],
+    ) -> Result<(http::StatusCode, String), CloudError> {
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .append_pair("Version", self.version)
@@ -97,14 +107,26 @@ impl QueryClient {
                         self.endpoint, self.timeout
                     ))
                 })??;
-        let text = String::from_utf8_lossy(&bytes);
-        let doc = parse(&text);
-        if status.is_success() {
-            return doc.ok_or_else(|| {
-                CloudError::unreachable(format!("{}: an answer that is not XML", self.endpoint))
-            });
-        }
-        let error = doc.as_ref().and_then(|d| d.find("Error"));
+        let status = http::StatusCode::from_u16(status.as_u16())
+            .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?;
+        Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+    }
+}
+
+/// A Query answer read as a tree, or the error it is.
+pub(crate) fn answer(
+    endpoint: &str,
+    status: http::StatusCode,
+    text: &str,
+) -> Result<Node, CloudError> {
+    let doc = parse(text);
+    if status.is_success() {
+        return doc.ok_or_else(|| {
+            CloudError::unreachable(format!("{endpoint}: an answer that is not XML"))
+        });
+    }
+    let error = doc.as_ref().and_then(|d| d.find("Error"));
+    {
         match error.and_then(|e| e.find("Code")) {
             Some(code) => Err(CloudError::new(
                 code.text.clone(),
@@ -116,8 +138,7 @@ impl QueryClient {
             None => Err(CloudError::new(
                 format!("HTTP{}", status.as_u16()),
                 format!(
-                    "{} answered HTTP {}: {}",
-                    self.endpoint,
+                    "{endpoint} answered HTTP {}: {}",
                     status.as_u16(),
                     text.chars().take(200).collect::<String>()
                 ),

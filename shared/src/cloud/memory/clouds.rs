@@ -22,7 +22,7 @@ pub(super) struct Nowhere;
 
 #[async_trait]
 impl Lookup for Nowhere {
-    async fn owned(&self, _: &str) -> Result<Vec<Tagged>, CloudError> {
+    async fn states(&self, _: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
     async fn describe(&self, _: &[String]) -> Result<Vec<Tagged>, CloudError> {

@@ -376,8 +376,12 @@ impl MemoryCloud {
 
 #[async_trait]
 impl Lookup for MemoryCloud {
-    async fn owned(&self, owner: &str) -> Result<Vec<Tagged>, CloudError> {
-        Cloud::tagged(self, owner, None).await
+    async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
+        Ok(Cloud::tagged(self, owner, None)
+            .await?
+            .into_iter()
+            .map(|t| (t.seen.id, t.seen.state))
+            .collect())
     }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;

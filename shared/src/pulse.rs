@@ -112,6 +112,8 @@ pub const UNKNOWN: &str = "unknown";
 pub struct Cadence {
     /// A pair is looked at (one DescribeInstances) every `look` beats.
     pub look: u64,
+    /// ... every `look_events` beats on a cloud that tells of state changes itself.
+    pub look_events: u64,
     /// A pair whose last sweep was busy is swept every `busy` beats.
     pub busy: u64,
     /// Every pair is swept every `sweep` beats, whatever its looks found.
@@ -120,7 +122,13 @@ pub struct Cadence {
 
 impl Cadence {
     /// From seconds: each a whole number of periods, at least one.
-    pub fn of_secs(period: u64, look: u64, busy: u64, sweep: u64) -> Result<Self, String> {
+    pub fn of_secs(
+        period: u64,
+        look: u64,
+        look_events: u64,
+        busy: u64,
+        sweep: u64,
+    ) -> Result<Self, String> {
         let beats = |what: &str, secs: u64| {
             if period == 0 || secs == 0 || !secs.is_multiple_of(period) {
                 Err(format!(
@@ -132,9 +140,24 @@ impl Cadence {
         };
         Ok(Self {
             look: beats("the look interval", look)?,
+            look_events: beats("the look interval of clouds with events", look_events)?,
             busy: beats("the busy sweep interval", busy)?,
             sweep: beats("the sweep interval", sweep)?,
         })
+    }
+}
+
+impl Cadence {
+    /// The cadence of a pair on a cloud that tells of its VMs' state changes (or not).
+    pub fn on(self, events: bool) -> Self {
+        if events {
+            Self {
+                look: self.look_events,
+                ..self
+            }
+        } else {
+            self
+        }
     }
 }
 
@@ -251,8 +274,10 @@ mod tests {
 
     #[test]
     fn each_beat_carries_an_even_share_and_every_pair_has_its_turns() {
-        let c = Cadence::of_secs(5, 10, 60, 900).expect("whole periods");
-        assert_eq!((c.look, c.busy, c.sweep), (2, 12, 180));
+        let c = Cadence::of_secs(5, 10, 60, 60, 900).expect("whole periods");
+        assert_eq!((c.look, c.look_events, c.busy, c.sweep), (2, 12, 12, 180));
+        assert_eq!(c.on(true).look, 12);
+        assert_eq!(c.on(false).look, 2);
         let quiet = PairView {
             fingerprint: "f".into(),
             busy: false,
@@ -292,9 +317,10 @@ mod tests {
 
     #[test]
     fn cadences_are_whole_periods() {
-        assert!(Cadence::of_secs(5, 7, 60, 900).is_err());
-        assert!(Cadence::of_secs(0, 10, 60, 900).is_err());
-        assert!(Cadence::of_secs(5, 0, 60, 900).is_err());
+        assert!(Cadence::of_secs(5, 7, 60, 60, 900).is_err());
+        assert!(Cadence::of_secs(0, 10, 60, 60, 900).is_err());
+        assert!(Cadence::of_secs(5, 0, 60, 60, 900).is_err());
+        assert!(Cadence::of_secs(5, 10, 61, 60, 900).is_err());
     }
 
     #[test]

@@ -16,12 +16,16 @@
 //!
 //! Timeline: 2 minutes to warm up (the first beats sweep every pair once), 3 quiet minutes whose
 //! calls give the steady bill, 5 minutes in which 1% of the VMs die at random moments, 2 to finish.
+//! With PHANTOM_SIM_EVENTS=1 every cloud is an AWS region that sends its EC2 state-change events
+//! (a second to the work queue) and is looked at every minute.
+//!
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
 
 use phantom::cloud::memory::MemoryCloud;
 use phantom::metrics::{self, Calls};
 use phantom::pulse::Cadence;
+use phantom::store::Directory;
 use phantom::time::Clock;
 use phantom_e2e::world::{World, IMAGE, PULSE_VISIBILITY_MS};
 use std::collections::BTreeMap;
@@ -48,7 +52,12 @@ const FINISH_S: u64 = 120;
 // AWS list prices, us-east-1, arm64, November 2026 (docs/scale.md).
 const LAMBDA_GB_S: f64 = 0.000_013_333_4;
 const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
-const HEALTH_GB: f64 = 0.5;
+const HEALTH_GB: f64 = 1.0;
+/// Reading a look's answer, a VM at a time (docs/benchmarks.md, "Looks", on this machine's core),
+/// and the share of a core Lambda gives 1 GB (a whole vCPU at 1,769 MB): the looks' CPU, which
+/// the simulated clock does not see, added to the health check's time.
+const READ_US_PER_VM: f64 = 16.8;
+const VCPU_AT_HEALTH_GB: f64 = 1024.0 / 1769.0;
 const PROVISIONER_GB: f64 = 0.25;
 const DYNAMODB_READ: f64 = 0.125 / 1e6;
 const DYNAMODB_WRITE: f64 = 0.625 / 1e6;
@@ -61,6 +70,15 @@ const MINUTES_A_MONTH: f64 = 30.0 * 24.0 * 60.0;
 const IDLE_RECEIVES_A_MINUTE: f64 = 15.0;
 /// What a WATCH item weighs (user, cloud, count, view), for the read units of the beat's Query.
 const WATCH_ITEM_BYTES: f64 = 130.0;
+
+/// PHANTOM_SIM_EVENTS=1: every cloud tells of its VMs' state changes (EC2's events through
+/// EventBridge, delivered to the work queue a second after the change), and is looked at every
+/// minute instead of every 10 s.
+fn with_events() -> bool {
+    std::env::var("PHANTOM_SIM_EVENTS").is_ok_and(|v| v == "1")
+}
+/// EventBridge's delivery of an event to the queue.
+const EVENT_DELAY: Duration = Duration::from_secs(1);
 
 /// Lambda's concurrent provisioner invocations: PHANTOM_SIM_FLEET, 50 unless set.
 fn fleet() -> usize {
@@ -131,7 +149,7 @@ fn rate(a: &Tally, b: &Tally, minutes: f64) -> Rate {
 }
 
 /// The monthly bill a minute's rate implies, by item.
-fn bill(r: &Rate, pairs: usize) -> Vec<(&'static str, f64)> {
+fn bill(r: &Rate, pairs: usize, vms: usize) -> Vec<(&'static str, f64)> {
     let month = |per_minute: f64, price: f64| per_minute * MINUTES_A_MONTH * price;
     // The beat's Query of the list: eventually consistent, 8 KB a read unit; every other call
     // one read unit (small items), the pulse's lease one write a beat.
@@ -139,9 +157,11 @@ fn bill(r: &Rate, pairs: usize) -> Vec<(&'static str, f64)> {
     let other_reads = (r.dynamodb - 2.0 * r.beats).max(0.0);
     vec![
         (
-            "Lambda, health-check",
-            month(r.health_s * HEALTH_GB, LAMBDA_GB_S)
-                + month(r.beats + r.schedule_runs, LAMBDA_REQUEST),
+            "Lambda, health-check (round trips, and reading the looks' answers)",
+            month(
+                (r.health_s + read_s(r, pairs, vms)) * HEALTH_GB,
+                LAMBDA_GB_S,
+            ) + month(r.beats + r.schedule_runs, LAMBDA_REQUEST),
         ),
         (
             "Lambda, provisioner",
@@ -169,6 +189,11 @@ fn bill(r: &Rate, pairs: usize) -> Vec<(&'static str, f64)> {
         ),
         ("EventBridge (the minute schedule's rule)", 0.0),
     ]
+}
+
+/// The looks' CPU a minute, in the health check's seconds: each look reads its pair's VMs.
+fn read_s(r: &Rate, pairs: usize, vms: usize) -> f64 {
+    r.ec2 * (vms as f64 / pairs as f64) * READ_US_PER_VM / 1e6 / VCPU_AT_HEALTH_GB
 }
 
 fn percentile(sorted: &[i64], p: f64) -> f64 {
@@ -247,11 +272,19 @@ async fn run(scale: f64) -> Outcome {
         CLOUDS.len(),
     );
 
+    if with_events() {
+        for c in CLOUDS {
+            let mut record = w.store.cloud(c).await.unwrap().expect("registered");
+            record.events = true;
+            w.store.put_cloud(&record).await.unwrap();
+            cloud(&w, c).take_events();
+        }
+    }
     w.store.set_latency(DYNAMODB_LATENCY);
     for c in CLOUDS {
         cloud(&w, c).set_latency(CLOUD_LATENCY);
     }
-    let cadence = Cadence::of_secs(5, 10, 60, 3600).expect("whole periods");
+    let cadence = Cadence::of_secs(5, 10, 60, 60, 3600).expect("whole periods");
     let h = Arc::new(w.pulsed(cadence));
     let work = Arc::new(Work::default());
     let stop = Arc::new(AtomicBool::new(false));
@@ -301,6 +334,18 @@ async fn run(scale: f64) -> Outcome {
                             .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);
                     }
                     None => tokio::time::sleep(SQS_RECEIVE_WAIT).await,
+                }
+            }
+        }));
+    }
+    // EventBridge, for clouds with events.
+    if with_events() {
+        let (w, stop) = (w.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                tokio::time::sleep(EVENT_DELAY).await;
+                for c in CLOUDS {
+                    w.deliver_events(&cloud(&w, c)).await;
                 }
             }
         }));
@@ -405,11 +450,11 @@ async fn run(scale: f64) -> Outcome {
 
     let quiet = rate(&quiet_start, &quiet_end, QUIET_S as f64 / 60.0);
     let churn = rate(&quiet_end, &kills_end, KILLS_S as f64 / 60.0);
-    println!("\n| a minute of | DynamoDB calls | EC2 calls | SQS sends | beats | credential reads | provisioner batches | health-check s | provisioner s |");
+    println!("\n| a minute of | DynamoDB calls | EC2 calls | SQS sends | beats | credential reads | provisioner batches | health-check s (+ reading) | provisioner s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for (what, r) in [("quiet", &quiet), ("1% dying over 5 minutes", &churn)] {
         println!(
-            "| {what} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
+            "| {what} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} (+ {:.1}) | {:.1} |",
             r.dynamodb,
             r.ec2,
             r.sqs_sends,
@@ -417,10 +462,11 @@ async fn run(scale: f64) -> Outcome {
             r.credential_reads,
             r.batches,
             r.health_s,
+            read_s(r, pairs, vms),
             r.provisioner_s
         );
     }
-    let items = bill(&quiet, pairs);
+    let items = bill(&quiet, pairs, vms);
     let total: f64 = items.iter().map(|(_, c)| c).sum();
     println!("\n| the quiet minutes' rate, a month | $ |");
     println!("|---|---|");
@@ -452,7 +498,14 @@ fn main() {
     } else {
         scales
     };
-    println!("command: cargo run --release -p phantom-e2e --example simulate -- {scales:?}");
+    println!(
+        "command: {}cargo run --release -p phantom-e2e --example simulate -- {scales:?}",
+        if with_events() {
+            "PHANTOM_SIM_EVENTS=1 "
+        } else {
+            ""
+        }
+    );
     println!(
         "latency: DynamoDB {} ms a call, cloud {} ms a call and a page of 1000, SQS receive up to {} ms; fleet of {} workers",
         DYNAMODB_LATENCY.as_millis(),

@@ -26,7 +26,7 @@ use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
 use phantom::publish::memory::MemoryPublisher;
 use phantom::pulse::Cadence;
 use phantom::queue::pulse::MemoryPulse;
-use phantom::queue::{MemoryQueue, Reconcile};
+use phantom::queue::{MemoryQueue, Reconcile, StateChange, WorkQueue};
 use phantom::store::MetricSource;
 use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
 use phantom::time::{Clock, ManualClock};
@@ -84,6 +84,7 @@ async fn register_cloud(
             zone: ZONES[0].into(),
             launch_templates: true,
             load_balancers: true,
+            events: false,
         })
         .await
         .expect("the memory store takes a cloud");
@@ -202,6 +203,32 @@ impl World {
             ))),
             ..self.health()
         }
+    }
+
+    /// What template.yaml's EventBridge rule does with a cloud's EC2 state-change events: those
+    /// of a VM leaving service go on the work queue as `StateChange` messages. Returns how many.
+    pub async fn deliver_events(&self, cloud: &MemoryCloud) -> usize {
+        let mut sent = 0;
+        for (id, state) in cloud.take_events() {
+            if !matches!(
+                state.name(),
+                "stopping" | "stopped" | "shutting-down" | "terminated"
+            ) {
+                continue;
+            }
+            let event = StateChange {
+                instance: id,
+                state: state.name().to_string(),
+                region: REGION.into(),
+                account: "123456789012".into(),
+            };
+            self.queue
+                .send(&event.into(), 0)
+                .await
+                .expect("the world's queue takes an event");
+            sent += 1;
+        }
+        sent
     }
 
     /// Moves the clock `secs` seconds, one at a time, as the deployment runs with a pulse: each

@@ -165,6 +165,7 @@ async fn the_query_client_keeps_the_load_balancer_contract_on_moto() {
         zone: "us-east-1a".into(),
         launch_templates: true,
         load_balancers: true,
+        events: false,
     };
     let creds = CloudCredentials {
         cloud: "contract".into(),
@@ -178,6 +179,7 @@ async fn the_query_client_keeps_the_load_balancer_contract_on_moto() {
     contract(b.as_ref(), &setup).await;
     let without = CloudRecord {
         load_balancers: false,
+        events: false,
         ..cloud
     };
     assert!(lookups.balancers(&without, &creds).is_none());

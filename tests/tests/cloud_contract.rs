@@ -296,6 +296,7 @@ fn record(moto: &Moto) -> (CloudRecord, CloudCredentials) {
             zone: "us-east-1a".into(),
             launch_templates: true,
             load_balancers: true,
+            events: false,
         },
         CloudCredentials {
             cloud: "contract".into(),
@@ -327,6 +328,7 @@ async fn an_unreachable_cloud_is_an_error_not_an_answer() {
         zone: "us-east-1a".into(),
         launch_templates: true,
         load_balancers: true,
+        events: false,
     };
     let creds = CloudCredentials {
         cloud: "gone".into(),

@@ -173,6 +173,7 @@ async fn contract(s: &dyn Store, u: &str) {
         // One of each, so that both values make the round trip.
         launch_templates: name.ends_with("alpha"),
         load_balancers: true,
+        events: name.ends_with("hotel"),
     };
     s.put_cloud(&cloud(&format!("{u}hotel"))).await.unwrap();
     s.put_cloud(&cloud(&format!("{u}alpha"))).await.unwrap();
@@ -1160,6 +1161,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             zone: "r1".into(),
             launch_templates: true,
             load_balancers: true,
+            events: false,
         })
         .await
         .unwrap();

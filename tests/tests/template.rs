@@ -83,3 +83,67 @@ fn the_template_deploys_to_the_emulator() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The EventBridge rule's input transformer, applied to EC2's documented state-change event the
+/// way EventBridge applies it (each `<name>` replaced by the JSON value at its path), gives a
+/// message the provisioner reads, for the states the provisioner acts on. This stands in for
+/// routing real EC2 events on an emulator: moto's EC2 and LocalStack's send none to EventBridge.
+#[test]
+fn the_state_change_rule_writes_what_the_provisioner_reads() {
+    let template = std::fs::read_to_string(phantom_e2e::root().join("template.yaml")).unwrap();
+    let lines: Vec<&str> = template.lines().collect();
+    let at = |key: &str| {
+        lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("template.yaml has no {key}"))
+    };
+    let paths_at = at("InputPathsMap:");
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let paths: Vec<(&str, &str)> = lines[paths_at + 1..]
+        .iter()
+        .take_while(|l| indent(l) > indent(lines[paths_at]))
+        .map(|l| l.trim().split_once(": ").expect("name: path"))
+        .collect();
+    let input = lines[at("InputTemplate:")]
+        .trim()
+        .trim_start_matches("InputTemplate:")
+        .trim()
+        .trim_matches('\'');
+    // EC2's example (EventBridge's documentation of EC2 events).
+    let event = serde_json::json!({
+        "version": "0",
+        "id": "7bf73129-1428-4cd3-a780-95db273d1602",
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": "123456789012",
+        "time": "2026-11-25T14:06:02Z",
+        "region": "us-east-1",
+        "resources": ["arn:aws:ec2:us-east-1:123456789012:instance/i-abcd1111"],
+        "detail": {"instance-id": "i-abcd1111", "state": "terminated"}
+    });
+    let mut message = input.to_string();
+    for (name, path) in &paths {
+        let value = path
+            .trim_start_matches("$.")
+            .split('.')
+            .fold(&event, |v, k| &v[k]);
+        assert!(!value.is_null(), "{path} is not in EC2's event");
+        message = message.replace(&format!("<{name}>"), &value.to_string());
+    }
+    assert_eq!(
+        phantom::queue::Work::parse(&message).expect("the provisioner reads it"),
+        phantom::queue::Work::StateChange(phantom::queue::StateChange {
+            instance: "i-abcd1111".into(),
+            state: "terminated".into(),
+            region: "us-east-1".into(),
+            account: "123456789012".into(),
+        })
+    );
+    // The rule passes the states the provisioner acts on, and no others.
+    assert!(template.contains("state: [stopping, stopped, shutting-down, terminated]"));
+    let code =
+        std::fs::read_to_string(phantom_e2e::root().join("functions/provisioner/src/lib.rs"))
+            .unwrap();
+    assert!(code.contains(r#""stopping" | "stopped" | "shutting-down" | "terminated""#));
+}

@@ -66,7 +66,8 @@ impl Pulse {
     }
 
     /// From the environment: PHANTOM_PULSE_SECS (the pulse queue's delay, default 5),
-    /// PHANTOM_LOOK_SECS (10), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (3600); each a
+    /// PHANTOM_LOOK_SECS (10), PHANTOM_LOOK_EVENTS_SECS (60: a cloud with
+    /// events), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (3600); each a
     /// whole number of periods.
     pub fn settings_from_env() -> Result<(i64, Cadence), String> {
         let secs = |name: &str, default: u64| match std::env::var(name) {
@@ -79,6 +80,7 @@ impl Pulse {
         let cadence = Cadence::of_secs(
             period,
             secs("PHANTOM_LOOK_SECS", 10)?,
+            secs("PHANTOM_LOOK_EVENTS_SECS", 60)?,
             secs("PHANTOM_BUSY_SWEEP_SECS", 60)?,
             secs("PHANTOM_SWEEP_SECS", 3600)?,
         )?;
@@ -192,18 +194,22 @@ impl HealthCheck {
             }
         };
         report.pairs = watched.len();
+        let clouds = self.clouds().await;
         let mut sweeps: Vec<&Watched> = Vec::new();
         let mut looks: Vec<&Watched> = Vec::new();
         for w in &watched {
             let key = rules::pair_key(&w.user, &w.cloud);
-            match rules::beat(seq, &key, w.view.as_ref(), p.cadence) {
+            let events = clouds
+                .as_ref()
+                .and_then(|c| c.get(&w.cloud))
+                .is_some_and(|c| c.events);
+            match rules::beat(seq, &key, w.view.as_ref(), p.cadence.on(events)) {
                 Beat::Sweep => sweeps.push(w),
                 Beat::Look => looks.push(w),
                 Beat::Rest => {}
             }
         }
         report.looked = looks.len();
-        let clouds = self.clouds().await;
         // Boxed one by one: a stream of closures over borrowed pairs is not Send to the compiler.
         let calls: Vec<_> = looks
             .iter()

@@ -35,7 +35,7 @@ use phantom::cloud::{
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::publish::{Publisher, SnsSqs};
-use phantom::queue::{Reconcile, SqsQueue, Work, WorkQueue};
+use phantom::queue::{Reconcile, SqsQueue, StateChange, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::refresh::{self, InstanceRefresh};
 use phantom::round::{self, Acted, Before};
@@ -155,6 +155,23 @@ impl Provisioner {
                     false
                 }
             },
+            Work::StateChange(e) => match self.state_changed(&e).await {
+                Ok(queued) => {
+                    tracing::info!(
+                        message_id = id,
+                        instance = e.instance,
+                        state = e.state,
+                        region = e.region,
+                        reconciles_queued = queued,
+                        "state change"
+                    );
+                    true
+                }
+                Err(e) => {
+                    tracing::error!(message_id = id, error = %e, "state change failed");
+                    false
+                }
+            },
             Work::Sweep(s) => match self.sweep(&s).await {
                 Ok(report) => {
                     tracing::info!(
@@ -178,6 +195,32 @@ impl Provisioner {
                 }
             },
         }
+    }
+
+    /// A cloud's state-change event: a reconcile for each group whose records hold that VM, if it
+    /// left service (stopping, stopped, shutting down, terminated). The event only asks for a
+    /// look: the round reads the cloud itself, so a wrong or forged event changes nothing.
+    pub async fn state_changed(&self, e: &StateChange) -> Result<usize, String> {
+        if !matches!(
+            e.state.as_str(),
+            "stopping" | "stopped" | "shutting-down" | "terminated"
+        ) {
+            return Ok(0);
+        }
+        let msgs: Vec<Work> = self
+            .store
+            .owners_of(&e.instance)
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(owner, group)| Reconcile::new(&owner, &group, "state-change").into())
+            .collect();
+        if let (Some(q), false) = (&self.queue, msgs.is_empty()) {
+            q.send_all(&msgs)
+                .await
+                .map_err(|e| format!("reconciles not queued: {e}"))?;
+        }
+        Ok(msgs.len())
     }
 
     /// Reconciles one group. Errors are the store's; a cloud's refusal is an outcome (a failed

@@ -104,9 +104,14 @@ enum CloudCommand {
         /// The cloud has no ELB or ELBv2 API: load balancers are refused there.
         #[arg(long)]
         no_load_balancers: bool,
+        /// The cloud's EC2 state-change events reach the deployment's event bus (an AWS region
+        /// whose accounts forward them, docs/scale.md): its VMs are looked at every minute, not
+        /// every 10 s.
+        #[arg(long)]
+        events: bool,
     },
     /// Lists clouds: name, endpoint, region, zone, whether it has launch templates and load
-    /// balancers.
+    /// balancers, and whether it sends its VMs' state changes.
     List,
 }
 
@@ -187,6 +192,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
             zone,
             no_launch_templates,
             no_load_balancers,
+            events,
         }) => {
             let zone = zone.unwrap_or_else(|| format!("{region}a"));
             let cloud = CloudRecord {
@@ -196,6 +202,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 zone,
                 launch_templates: !no_launch_templates,
                 load_balancers: !no_load_balancers,
+                events,
             };
             store.put_cloud(&cloud).await.map_err(|e| e.to_string())?;
         }
@@ -211,8 +218,9 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 } else {
                     "no-load-balancers"
                 };
+                let events = if c.events { "events" } else { "no-events" };
                 println!(
-                    "{}\t{}\t{}\t{}\t{templates}\t{balancers}",
+                    "{}\t{}\t{}\t{}\t{templates}\t{balancers}\t{events}",
                     c.name, c.endpoint, c.region, c.zone
                 );
             }

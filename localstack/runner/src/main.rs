@@ -159,8 +159,10 @@ fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
     let beats = |name: &str| -> Result<u64, String> {
         Ok((number(name, interval)? / interval).round().max(1.0) as u64)
     };
+    let look = beats("PHANTOM_LOOK_SECS")?;
     let cadence = phantom::pulse::Cadence {
-        look: beats("PHANTOM_LOOK_SECS")?,
+        look,
+        look_events: look,
         busy: 1,
         sweep: beats("PHANTOM_SWEEP_SECS")?,
     };

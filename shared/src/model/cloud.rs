@@ -13,6 +13,10 @@ pub struct CloudRecord {
     /// Whether it has load balancers (ELB and ELBv2, at its EC2 endpoint with `ec2.` read as
     /// `elasticloadbalancing.`): traffic sources are refused otherwise.
     pub load_balancers: bool,
+    /// Whether it tells Phantom when a VM changes state: an AWS region whose EC2 state-change
+    /// events reach the deployment's event bus (template.yaml's rule). Its pairs are looked at
+    /// less often (`phantom::pulse::Cadence::look_events`); the events do the rest.
+    pub events: bool,
 }
 
 /// A user's credentials for one cloud.

@@ -60,17 +60,34 @@ pub struct Sweep {
     pub view: Option<crate::pulse::PairView>,
 }
 
+/// A cloud said a VM changed state: an EC2 state-change event, as template.yaml's EventBridge rule
+/// puts it on the work queue (its input transformer writes this shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChange {
+    pub instance: String,
+    pub state: String,
+    pub region: String,
+    pub account: String,
+}
+
 /// One message on the work queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Work {
     Reconcile(Reconcile),
     Sweep(Sweep),
+    StateChange(StateChange),
 }
 
 impl From<Reconcile> for Work {
     fn from(r: Reconcile) -> Self {
         Work::Reconcile(r)
+    }
+}
+
+impl From<StateChange> for Work {
+    fn from(s: StateChange) -> Self {
+        Work::StateChange(s)
     }
 }
 

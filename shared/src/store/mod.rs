@@ -287,6 +287,9 @@ pub trait Fleet: Send + Sync {
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
+    /// Whose records (user, group) hold the VM with this id: what a cloud's state-change event
+    /// is taken to (an index, eventually consistent; ids of different clouds may repeat).
+    async fn owners_of(&self, instance_id: &str) -> StoreResult<Vec<(String, String)>>;
     /// Keeps what a full sweep of (user, cloud) saw on its entry of the list; `NotFound` if the
     /// pair left the list meanwhile (it is not put back).
     async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()>;

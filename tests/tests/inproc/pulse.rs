@@ -5,14 +5,14 @@
 use crate::{create_group, create_lc};
 use health_check::HealthCheck;
 use phantom::pulse::Cadence;
-use phantom::store::Fleet;
+use phantom::store::{Directory, Fleet};
 use phantom::time::Clock;
 use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
 
 /// The deployment's defaults: a beat every 5 s, a look every 10 s, a busy pair swept every
 /// minute, every pair every hour.
 fn aws_cadence() -> Cadence {
-    Cadence::of_secs(5, 10, 60, 3600).expect("whole periods")
+    Cadence::of_secs(5, 10, 60, 60, 3600).expect("whole periods")
 }
 
 /// A world with one user's group of 3 on hotel, brought up and settled under the pulse.
@@ -213,4 +213,74 @@ async fn a_resize_whose_message_was_lost_is_swept_at_the_next_look() {
         secs += 1;
         assert!(secs <= 11, "not launched within 11 s of the resize");
     }
+}
+
+#[tokio::test]
+async fn a_cloud_that_tells_of_its_vms_is_looked_at_each_minute_and_its_events_replace_at_once() {
+    let w = World::new().await;
+    let mut hotel = w.store.cloud("hotel").await.unwrap().expect("hotel");
+    hotel.events = true;
+    w.store.put_cloud(&hotel).await.unwrap();
+    let (h, _) = settled(&w).await;
+    // Looks every minute, not every 10 s.
+    let lookups = w.hotel.describe_calls();
+    w.pulse_for(&h, 120).await;
+    let looks = w.hotel.describe_calls() - lookups;
+    assert!((2..=3).contains(&looks), "one look a minute: {looks}");
+    w.hotel.take_events();
+    for _ in 0..3 {
+        let launched = w.hotel.launched_total();
+        let victim = w.hotel.alive()[0].clone();
+        w.hotel.terminate_outside(&victim);
+        // EventBridge delivers the event to the work queue within a second or so.
+        assert_eq!(w.deliver_events(&w.hotel).await, 1);
+        let mut secs = 0;
+        while w.hotel.launched_total() == launched {
+            w.pulse_for(&h, 1).await;
+            w.deliver_events(&w.hotel).await;
+            secs += 1;
+            assert!(secs <= 2, "no replacement within 2 s of the event");
+        }
+        w.pulse_for(&h, 40).await;
+        w.deliver_events(&w.hotel).await;
+        assert_eq!(w.hotel.alive().len(), 3);
+    }
+    // Without its event, a death waits for the minute's look (the pair's look, then a sweep).
+    let launched = w.hotel.launched_total();
+    let victim = w.hotel.alive()[0].clone();
+    w.hotel.terminate_outside(&victim);
+    w.hotel.take_events();
+    let mut secs = 0;
+    while w.hotel.launched_total() == launched {
+        w.pulse_for(&h, 1).await;
+        secs += 1;
+        assert!(secs <= 62, "not replaced within the minute's look");
+    }
+    assert!(secs > 2, "replaced in {secs} s without its event");
+}
+
+#[tokio::test]
+async fn an_event_for_a_vm_of_no_group_or_still_running_does_nothing() {
+    let w = World::new().await;
+    let (h, _) = settled(&w).await;
+    let p = w.provisioner();
+    let event = |instance: &str, state: &str| phantom::queue::StateChange {
+        instance: instance.into(),
+        state: state.into(),
+        region: "us-east-1".into(),
+        account: "123456789012".into(),
+    };
+    assert_eq!(
+        p.state_changed(&event("i-0000000000000000", "terminated"))
+            .await,
+        Ok(0)
+    );
+    let mine = w.hotel.alive()[0].clone();
+    assert_eq!(p.state_changed(&event(&mine, "running")).await, Ok(0));
+    // A forged "terminated" for a running VM asks for a round, which finds it running.
+    assert_eq!(p.state_changed(&event(&mine, "terminated")).await, Ok(1));
+    let launched = w.hotel.launched_total();
+    w.pulse_for(&h, 5).await;
+    assert_eq!(w.hotel.launched_total(), launched);
+    assert!(w.hotel.alive().contains(&mine));
 }

@@ -97,6 +97,7 @@ async fn describe_clouds(app: &App) -> Result<shapes::Clouds<shapes::CloudOfAll>
             zone: c.zone.clone(),
             launch_templates: c.launch_templates,
             load_balancers: c.load_balancers,
+            events: c.events,
             reachable,
             groups: watched
                 .iter()
@@ -135,6 +136,7 @@ async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> 
         zone,
         launch_templates: input.launch_templates.unwrap_or(true),
         load_balancers: input.load_balancers.unwrap_or(true),
+        events: input.events.unwrap_or(false),
     };
     app.store.put_cloud(&cloud).await?;
     Ok(shapes::Done {})

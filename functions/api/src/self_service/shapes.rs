@@ -70,6 +70,8 @@ pub struct PutCloud {
     pub launch_templates: Option<bool>,
     /// Absent: the cloud has load balancers.
     pub load_balancers: Option<bool>,
+    /// Absent: the cloud does not send its VMs' state changes to the deployment's event bus.
+    pub events: Option<bool>,
 }
 
 /// The deployment's metric source (PutMetricSource): Prometheus's URL, the label of its series
@@ -264,6 +266,7 @@ pub struct CloudOfAll {
     pub zone: String,
     pub launch_templates: bool,
     pub load_balancers: bool,
+    pub events: bool,
     pub reachable: bool,
     pub groups: i64,
     pub instances: usize,

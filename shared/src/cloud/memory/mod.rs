@@ -68,6 +68,8 @@ struct State {
     next_zone: usize,
     run_calls: usize,
     tagged_calls: usize,
+    /// State changes as EC2 would send them to EventBridge: (id, new state), oldest first.
+    events: Vec<(String, CloudState)>,
     refuse: Option<CloudError>,
     failing: Option<(usize, Fault)>,
     unreachable: bool,
@@ -179,9 +181,17 @@ impl MemoryCloud {
     }
 
     fn set_state(&self, id: &str, state: CloudState) {
-        if let Some(vm) = self.state().vms.get_mut(id) {
+        let mut st = self.state();
+        if let Some(vm) = st.vms.get_mut(id) {
             vm.state = state;
+            st.events.push((id.to_string(), state));
         }
+    }
+
+    /// The state changes since the last call, as EC2's state-change events would tell them:
+    /// VMs ended or stopped outside Phantom, and by its own TerminateInstances.
+    pub fn take_events(&self) -> Vec<(String, CloudState)> {
+        std::mem::take(&mut self.state().events)
     }
 
     /// A running VM launched outside Phantom, without tags (for AttachInstances); returns its id.
@@ -547,6 +557,7 @@ impl Cloud for MemoryCloud {
             for id in ids {
                 if let Some(vm) = st.vms.get_mut(id) {
                     vm.state = CloudState::Terminated;
+                    st.events.push((id.clone(), CloudState::Terminated));
                 }
             }
         }

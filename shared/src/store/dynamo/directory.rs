@@ -175,6 +175,7 @@ impl Directory for DynamoStore {
             .item("zone", s(&cloud.zone))
             .item("templates", AttributeValue::Bool(cloud.launch_templates))
             .item("lbs", AttributeValue::Bool(cloud.load_balancers))
+            .item("events", AttributeValue::Bool(cloud.events))
             .send()
             .await
             .map_err(unavailable)?;
@@ -404,6 +405,11 @@ impl DynamoStore {
             load_balancers: match item.get("lbs") {
                 None => true,
                 Some(_) => get_bool(item, "lbs")?,
+            },
+            // A cloud put before Phantom listened to events: PutCloud says otherwise.
+            events: match item.get("events") {
+                None => false,
+                Some(_) => get_bool(item, "events")?,
             },
         })
     }

@@ -324,6 +324,36 @@ impl Fleet for DynamoStore {
         conditional(result, StoreError::Conflict)
     }
 
+    async fn owners_of(&self, instance_id: &str) -> StoreResult<Vec<(String, String)>> {
+        // The index is eventually consistent: a VM recorded a moment ago may be missing, and its
+        // round, not an event, looks at it then.
+        let page = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .index_name(VM_INDEX)
+            .key_condition_expression("#vm = :vm")
+            .expression_attribute_names("#vm", VM_PARTITION)
+            .expression_attribute_values(":vm", s(instance_id))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        page.items()
+            .iter()
+            .map(|item| {
+                let user = get_s(item, PARTITION_KEY)?;
+                let user = user
+                    .strip_prefix("OWNER#")
+                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
+                let rest = sk_suffix(item, INST)?;
+                let group = rest
+                    .strip_suffix(&format!("#{instance_id}"))
+                    .ok_or_else(|| corrupt(item, SORT_KEY, "an instance's key"))?;
+                Ok((user.to_string(), group.to_string()))
+            })
+            .collect()
+    }
+
     async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()> {
         let result = self
             .db
@@ -432,6 +462,8 @@ impl DynamoStore {
             .item("group", s(&g.name))
             .item("gid", s(&g.id))
             .item("id", s(&m.id))
+            // The key of the index `vms`: whose VM a cloud's state-change event names.
+            .item(VM_PARTITION, s(&m.id))
             .item("zone", s(&m.zone))
             .item("lifecycle", s(m.lifecycle.as_str()))
             .item("healthy", AttributeValue::Bool(m.healthy))

@@ -8,7 +8,7 @@
 //! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud (secret sealed) |
 //! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
 //! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
-//! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group                   |
+//! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group (its id also in `vm`, the index of VMs) |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
@@ -77,6 +77,10 @@ const METRIC_SOURCE_CONTEXT: &str = "METRICS#SOURCE";
 /// The index of groups with a scheduled action due (template.yaml declares it; the check in
 /// infra/check_template.py compares them).
 pub const DUE_INDEX: &str = "due";
+/// The index of instance records by their VM's id (KEYS_ONLY): `Fleet::owners_of`.
+pub const VM_INDEX: &str = "vms";
+pub const VM_PARTITION: &str = "vm";
+pub const VM_SORT: &str = "sk";
 pub const DUE_PARTITION: &str = "due_pk";
 pub const DUE_SORT: &str = "due";
 const DUE: &str = "DUE";

@@ -239,6 +239,17 @@ impl Fleet for MemoryStore {
         self.done(out).await
     }
 
+    async fn owners_of(&self, instance_id: &str) -> StoreResult<Vec<(String, String)>> {
+        let out = self
+            .state(1)
+            .instances
+            .keys()
+            .filter(|(_, _, id)| id == instance_id)
+            .map(|(user, group, _)| (user.clone(), group.clone()))
+            .collect();
+        self.done(Ok(out)).await
+    }
+
     async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);

@@ -1109,6 +1109,38 @@ async fn pulse(s: &dyn Store, u: &str) {
         panic!("the list never showed {want:?} for {owner}");
     };
     assert_eq!(listed(None).await, None, "never swept");
+
+    // Whose VM an event names: by the index of instance records (eventually consistent).
+    let web = s.group(&owner, "web").await.unwrap().unwrap();
+    let vm = format!("i-{u}paul-1");
+    let put = Record {
+        put: vec![member(&vm)],
+        ..Record::default()
+    };
+    s.record(&owner, &web, &put).await.unwrap();
+    let mut owners = Vec::new();
+    for _ in 0..50 {
+        owners = s.owners_of(&vm).await.unwrap();
+        if !owners.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(owners, [(owner.clone(), "web".to_string())]);
+    assert!(s.owners_of("i-nobody").await.unwrap().is_empty());
+    let forget = Record {
+        forget: vec![vm.clone()],
+        ..Record::default()
+    };
+    s.record(&owner, &web, &forget).await.unwrap();
+    for _ in 0..50 {
+        owners = s.owners_of(&vm).await.unwrap();
+        if owners.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(owners.is_empty(), "{owners:?}");
     s.set_view(&owner, "hotel", &view).await.unwrap();
     let seen = listed(Some(&view)).await;
     assert_eq!(seen, Some(view));

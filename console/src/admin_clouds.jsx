@@ -101,6 +101,7 @@ function CloudDialog({ cloud, onClose, onSaved }) {
     zone: cloud.Zone || '',
     templates: cloud.LaunchTemplates !== false,
     balancers: cloud.LoadBalancers !== false,
+    events: cloud.Events === true,
   });
   const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
   const { run, busy, error } = useAction();
@@ -114,6 +115,7 @@ function CloudDialog({ cloud, onClose, onSaved }) {
         Zone: form.zone.trim() || undefined,
         LaunchTemplates: form.templates,
         LoadBalancers: form.balancers,
+        Events: form.events,
       });
       onSaved();
     });
@@ -142,6 +144,10 @@ function CloudDialog({ cloud, onClose, onSaved }) {
         <label class="check">
           <input type="checkbox" checked={form.balancers} onChange={(e) => setForm({ ...form, balancers: e.target.checked })} />
           Has load balancers (ELB, ELBv2)
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={form.events} onChange={(e) => setForm({ ...form, events: e.target.checked })} />
+          Sends its VMs' state changes (an AWS region whose EC2 events reach Phantom)
         </label>
         <ErrorBox error={error} />
         <div class="actions">

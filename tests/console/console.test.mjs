@@ -526,7 +526,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
 test('an administrator edits and removes a cloud, rotates a key and disables a user', { timeout: 120_000 }, async () => {
   const cloud = `uniform${RUN}`;
   const user = `dave${RUN}`;
-  assert.equal((await phantom(ADMIN, 'PutCloud', { Name: cloud, Endpoint: HOTEL, Region: 'us-east-1' })).status, 200);
+  assert.equal((await phantom(ADMIN, 'PutCloud', { Name: cloud, Endpoint: HOTEL, Region: 'us-east-1', Events: true })).status, 200);
   assert.equal((await phantom(ADMIN, 'CreateUser', { UserName: user })).status, 200);
   const page = await newPage();
   await signedIn(page, ADMIN, 'admin');
@@ -537,10 +537,13 @@ test('an administrator edits and removes a cloud, rotates a key and disables a u
   await page.getByRole('button', { name: `Edit ${cloud}`, exact: true }).click();
   const edit = page.getByRole('dialog', { name: `Edit cloud ${cloud}` });
   assert.equal(await edit.getByLabel('EC2 endpoint').inputValue(), HOTEL, 'the form starts from the cloud as registered');
+  assert.ok(await edit.getByLabel(/state changes/).isChecked(), 'it keeps that the cloud sends events');
   await edit.getByLabel('Zone').fill('us-east-1c');
   await edit.getByRole('button', { name: 'Save cloud' }).click();
   await succeeds(edit, `changing ${cloud}`, () => edit.waitFor({ state: 'detached' }));
   await row.getByRole('cell', { name: 'us-east-1c', exact: true }).waitFor();
+  const saved = (await phantom(ADMIN, 'DescribeClouds')).body.Clouds.find((c) => c.Name === cloud);
+  assert.equal(saved.Events, true, 'an edit keeps Events');
   await page.getByRole('button', { name: `Remove ${cloud}`, exact: true }).click();
   const remove = page.getByRole('dialog', { name: `Remove cloud ${cloud}?` });
   await remove.getByRole('button', { name: 'Remove' }).click();

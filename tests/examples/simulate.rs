@@ -385,7 +385,7 @@ async fn run(scale: f64) -> Outcome {
     let mut victims: Vec<(i64, &str, String, String)> = Vec::new();
     for c in CLOUDS {
         for vm in cloud(&w, c).vms() {
-            if vm.state.alive() && rng.next() % 100 == 0 {
+            if vm.state.alive() && rng.next().is_multiple_of(100) {
                 let at = kill_start + (rng.next() % (KILLS_S * 1000)) as i64;
                 let group = vm.tags.get("phantom:group-id").cloned().unwrap_or_default();
                 victims.push((at, c, vm.id, group));

@@ -30,6 +30,11 @@ impl ApiError {
     pub fn scaling_activity_in_progress(message: impl Into<String>) -> Self {
         Self::new("ScalingActivityInProgress", 400, message)
     }
+    /// A user over their request rate (`phantom::throttle`): what AWS answers, which every SDK
+    /// and the AWS CLI retry with backoff.
+    pub fn throttling() -> Self {
+        Self::new("Throttling", 400, "Rate exceeded")
+    }
     pub fn limit_exceeded(message: impl Into<String>) -> Self {
         Self::new("LimitExceeded", 400, message)
     }

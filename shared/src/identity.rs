@@ -17,6 +17,7 @@ impl User {
             created,
             admin,
             disabled: false,
+            limits: None,
         };
         Ok((user, new_secret()))
     }

@@ -38,6 +38,7 @@ pub mod spread;
 pub mod store;
 pub mod tags;
 pub mod template;
+pub mod throttle;
 pub mod time;
 pub mod tracking;
 pub mod traffic;

@@ -118,6 +118,7 @@ impl World {
             metric_period_ms: METRIC_PERIOD_MS,
             publisher: publisher.clone(),
             keys: api::KeyCache::default(),
+            throttle: api::throttle::Throttle::default(),
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");
@@ -319,6 +320,17 @@ impl World {
     /// aws-sdk-autoscaling as a user configures it, reaching `App::handle` in this process.
     pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
         self.sdk_with_keys(&user.access_key_id, &user.secret)
+    }
+
+    /// A client as users run it: the SDK's standard retry mode (Throttling retried with backoff).
+    pub fn sdk_retrying(&self, user: &User) -> aws_sdk_autoscaling::Client {
+        let config = self
+            .sdk(user)
+            .config()
+            .to_builder()
+            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::standard())
+            .build();
+        aws_sdk_autoscaling::Client::from_conf(config)
     }
 
     pub fn sdk_with_keys(&self, key: &str, secret: &str) -> aws_sdk_autoscaling::Client {

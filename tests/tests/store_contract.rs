@@ -30,6 +30,7 @@ fn user(name: &str) -> User {
         created: "2026-11-22T00:00:00.000Z".into(),
         admin: false,
         disabled: false,
+        limits: None,
     }
 }
 
@@ -108,6 +109,41 @@ async fn contract(s: &dyn Store, u: &str) {
     .await
     .unwrap();
     assert!(s.user(&dora).await.unwrap().unwrap().admin);
+
+    // Request limits: on the user and on its key together, carried to a rotated key, cleared.
+    let lena = format!("{u}lena");
+    let mine = phantom::throttle::Limits {
+        describe: phantom::throttle::Rate {
+            per_sec: 2.5,
+            burst: 10.0,
+        },
+        ..phantom::throttle::DEFAULT
+    };
+    let l = User {
+        limits: Some(mine),
+        ..user(&lena)
+    };
+    s.create_user(&l, "s5").await.unwrap();
+    assert_eq!(s.user(&lena).await.unwrap().unwrap().limits, Some(mine));
+    let key_of = |id: String| async move { s.access_key(&id).await.unwrap().unwrap().limits };
+    assert_eq!(key_of(l.access_key_id.clone()).await, Some(mine));
+    s.set_limits(&l, None).await.unwrap();
+    assert_eq!(s.user(&lena).await.unwrap().unwrap().limits, None);
+    assert_eq!(key_of(l.access_key_id.clone()).await, None);
+    s.set_limits(&l, Some(&mine)).await.unwrap();
+    s.rotate_access_key(&l, &format!("PKIA{u}lena2"), "s6")
+        .await
+        .unwrap();
+    assert_eq!(key_of(format!("PKIA{u}lena2")).await, Some(mine));
+    assert_eq!(
+        s.set_limits(&l, None).await,
+        Err(StoreError::Conflict),
+        "set on the user as read before its key changed"
+    );
+    assert_eq!(
+        s.set_limits(&user(&format!("{u}nobody")), None).await,
+        Err(StoreError::NotFound)
+    );
     assert!(!s.user(&bob).await.unwrap().unwrap().admin);
     assert_eq!(s.user(&format!("{u}nobody")).await.unwrap(), None);
 

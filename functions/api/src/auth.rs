@@ -87,5 +87,6 @@ pub async fn authenticate(
     Ok(Caller {
         user: key.user,
         account_id: key.account_id,
+        limits: key.limits,
     })
 }

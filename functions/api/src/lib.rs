@@ -8,6 +8,7 @@ mod auth;
 pub mod console;
 pub mod lambda;
 pub mod self_service;
+pub mod throttle;
 pub mod webhooks;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
@@ -45,6 +46,8 @@ pub struct App {
     pub publisher: Arc<dyn phantom::publish::Publisher>,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
+    /// Each user's request buckets in this instance (`throttle`).
+    pub throttle: throttle::Throttle,
 }
 
 /// An HTTP request as it reached the function, whatever served it.
@@ -101,6 +104,7 @@ impl App {
             metric_period_ms: phantom::config::metric_period_ms()?,
             publisher: Arc::new(phantom::publish::SnsSqs::new(&sdk)),
             keys: KeyCache::default(),
+            throttle: throttle::Throttle::default(),
         })
     }
 
@@ -159,6 +163,15 @@ impl App {
         let Some(found) = found else {
             return Err(ApiError::invalid_action(action, version));
         };
+        let class = phantom::throttle::Class::of(action);
+        if !self.throttle.admit(
+            &caller.user,
+            caller.limits.as_ref(),
+            class,
+            self.clock.now_ms(),
+        ) {
+            return Err(ApiError::throttling());
+        }
         let input = phantom::query::decode_input(action, &params)?;
         (found.run)(self, &caller, input).await
     }

@@ -142,6 +142,7 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
     let caller = Caller {
         user: user.name.clone(),
         account_id: user.account_id.clone(),
+        limits: user.limits,
     };
     let run = Execution {
         group: &t.group,

@@ -82,6 +82,22 @@ enum UserCommand {
     /// Replaces the user's access key with a new one (enabling a disabled user) and prints
     /// `ACCESS_KEY SECRET`.
     Rotate { name: String },
+    /// Sets the user's request limits (requests a second and a burst, for describing and for
+    /// changing calls), or with `--default` gives it the deployment's again. The api sees them
+    /// within its key cache time (30 s).
+    Limits {
+        name: String,
+        #[arg(long, required_unless_present = "default")]
+        describe_rate: Option<f64>,
+        #[arg(long, required_unless_present = "default")]
+        describe_burst: Option<f64>,
+        #[arg(long, required_unless_present = "default")]
+        mutate_rate: Option<f64>,
+        #[arg(long, required_unless_present = "default")]
+        mutate_burst: Option<f64>,
+        #[arg(long, conflicts_with_all = ["describe_rate", "describe_burst", "mutate_rate", "mutate_burst"])]
+        default: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -175,6 +191,39 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 return Err(format!("user '{name}' is disabled already"));
             }
             store.disable_user(&user).await.map_err(|e| e.to_string())?;
+        }
+        Command::User(UserCommand::Limits {
+            name,
+            describe_rate,
+            describe_burst,
+            mutate_rate,
+            mutate_burst,
+            default,
+        }) => {
+            let user = existing_user(store, &name).await?;
+            let limits = match (
+                default,
+                describe_rate,
+                describe_burst,
+                mutate_rate,
+                mutate_burst,
+            ) {
+                (true, ..) => None,
+                (false, Some(dr), Some(db), Some(mr), Some(mb)) => {
+                    let rate = |per_sec, burst| phantom::throttle::Rate { per_sec, burst };
+                    let l = phantom::throttle::Limits {
+                        describe: rate(dr, db),
+                        mutate: rate(mr, mb),
+                    };
+                    l.check()?;
+                    Some(l)
+                }
+                _ => return Err("give all four limits, or --default".into()),
+            };
+            store
+                .set_limits(&user, limits.as_ref())
+                .await
+                .map_err(|e| e.to_string())?;
         }
         Command::User(UserCommand::Rotate { name }) => {
             let user = existing_user(store, &name).await?;

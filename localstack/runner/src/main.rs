@@ -4,7 +4,8 @@
 //!   Gateway's limit) get 413;
 //! - provisioner: fed from the emulator's real SQS queue (PHANTOM_WORK_QUEUE_URL), as Lambda's
 //!   event source mapping would: PHANTOM_POLLERS (default 4) pollers, each taking batches of up to
-//!   10 (Lambda runs batches concurrently too), failed messages back after a short wait;
+//!   10 (Lambda runs batches concurrently too), failed messages back after a short wait; they and
+//!   the health check run on threads of their own, the api's requests on others;
 //! - health-check (with the scheduler): every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the
 //!   schedule would on AWS, and a beat of the pulse with it (the timer stands in for the chain of
 //!   ticks: `local_pulse`).
@@ -49,18 +50,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         trust_forwarded,
         "phantom-local serving the api"
     );
+    // The provisioner's pollers and the health check run on a runtime of their own (threads of
+    // their own), as Lambda gives them reserved concurrency: a flood of API requests cannot take
+    // all of the machine from the work that keeps VMs alive.
+    let fleet: &'static tokio::runtime::Runtime = Box::leak(Box::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("phantom-fleet")
+            .enable_all()
+            .build()?,
+    ));
     let sdk = phantom::config::aws_sdk_config().await;
     if let Some(queue) = phantom::queue::SqsQueue::from_env(&sdk) {
         let provisioner = Arc::new(provisioner::Provisioner::from_env().await?);
         for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
-            tokio::spawn(poll_queue(queue.clone(), provisioner.clone()));
+            fleet.spawn(poll_queue(queue.clone(), provisioner.clone()));
         }
     }
     let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
     if interval > 0.0 {
         let mut health = health_check::HealthCheck::from_env().await?;
         health.pulse = Some(Arc::new(local_pulse(interval)?));
-        tokio::spawn(health_timer(health, Duration::from_secs_f64(interval)));
+        fleet.spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }
     loop {
         let (stream, _) = tokio::select! {

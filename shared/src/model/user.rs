@@ -1,10 +1,14 @@
 //! Users, their access keys, and the verified caller a request acts for.
 
+use crate::throttle::Limits;
+
 /// The verified caller. Every key of the caller's resources starts with `user`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Caller {
     pub user: String,
     pub account_id: String,
+    /// Its request limits, if an administrator set them (None: the deployment's).
+    pub limits: Option<Limits>,
 }
 
 /// What the store holds for an access key id.
@@ -14,9 +18,12 @@ pub struct AccessKey {
     pub secret: String,
     pub user: String,
     pub account_id: String,
+    /// The user's request limits, kept with the key so a request reads them with it (None: the
+    /// deployment's, `phantom::throttle::DEFAULT`).
+    pub limits: Option<Limits>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct User {
     pub name: String,
     pub account_id: String,
@@ -27,4 +34,6 @@ pub struct User {
     pub admin: bool,
     /// Its access key is deleted: nothing it signs is accepted until the key is rotated.
     pub disabled: bool,
+    /// Request limits an administrator set (None: the deployment's).
+    pub limits: Option<Limits>,
 }

@@ -134,6 +134,13 @@ pub trait Directory: Send + Sync {
     /// marks it disabled, together. `NotFound` if it is gone, `Conflict` if its key changed since.
     /// Its groups and VMs stay.
     async fn disable_user(&self, u: &User) -> StoreResult<()>;
+    /// Sets (or, with None, clears) the user's request limits, on the user and on its access key
+    /// together: `NotFound` if the user is gone, `Conflict` if its key changed since `u` was read.
+    async fn set_limits(
+        &self,
+        u: &User,
+        limits: Option<&crate::throttle::Limits>,
+    ) -> StoreResult<()>;
     /// Gives user `u` (as read) a new access key in place of its old one, and enables it:
     /// `NotFound` if it is gone, `Conflict` if its key changed since, `Exists` if the new id is
     /// taken.

@@ -8,13 +8,14 @@ use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
 
-const OPERATIONS: [&str; 11] = [
+const OPERATIONS: [&str; 12] = [
     "DescribeClouds",
     "PutCloud",
     "DeleteCloud",
     "CreateUser",
     "ListUsers",
     "DisableUser",
+    "PutUserLimits",
     "RotateAccessKey",
     "DescribeUserGroups",
     "PutMetricSource",

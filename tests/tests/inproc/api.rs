@@ -165,6 +165,8 @@ async fn paging_across_120_launch_configurations() {
     let c = w.sdk(&u);
     for i in (0..120).rev() {
         create_lc(&w, &u, &format!("lc-{i:03}@hotel")).await;
+        // At the rate a user's changes are allowed (5 a second).
+        w.clock.advance_ms(200);
     }
     let want: Vec<String> = (0..120).map(|i| format!("lc-{i:03}@hotel")).collect();
     for page in [50, 7, 100] {

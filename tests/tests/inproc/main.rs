@@ -19,6 +19,7 @@ mod scale;
 mod scheduled;
 mod self_service;
 mod templates;
+mod throttle;
 mod tools;
 mod tracking;
 mod warm;

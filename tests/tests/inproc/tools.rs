@@ -1066,6 +1066,8 @@ async fn account_limits_are_described_and_enforced() {
     assert_eq!(limits.number_of_launch_configurations(), Some(1));
     for i in 1..200 {
         create_lc(&w, &u, &format!("lc{i}@hotel")).await;
+        // At the rate a user's changes are allowed (5 a second).
+        w.clock.advance_ms(200);
     }
     let (code, message) = failure(
         c.create_launch_configuration()

@@ -24,6 +24,7 @@ pub const OPERATIONS: &[&str] = &[
     "CreateUser",
     "ListUsers",
     "DisableUser",
+    "PutUserLimits",
     "RotateAccessKey",
     "DescribeUserGroups",
     "PutMetricSource",
@@ -60,6 +61,7 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
         "CreateUser" => answer(async { create_user(app, read(input)?).await }.await),
         "ListUsers" => answer(list_users(app).await),
         "DisableUser" => answer(async { disable_user(app, caller, read(input)?).await }.await),
+        "PutUserLimits" => answer(async { put_limits(app, read(input)?).await }.await),
         "RotateAccessKey" => answer(async { rotate_key(app, read(input)?).await }.await),
         "DescribeUserGroups" => answer(async { user_groups(app, read(input)?).await }.await),
         "PutMetricSource" => answer(async { put_metric_source(app, read(input)?).await }.await),
@@ -217,6 +219,7 @@ fn user_view(u: &User, groups: i64) -> shapes::UserView {
         admin: u.admin,
         disabled: u.disabled,
         groups,
+        limits: shapes::LimitsView::of(u.limits.as_ref()),
     }
 }
 
@@ -280,6 +283,34 @@ async fn disable_user(app: &App, caller: &Caller, input: OfUser) -> Result<shape
         app.keys.forget(&user.access_key_id);
         tracing::info!(user = name, "user disabled");
     }
+    Ok(shapes::Done {})
+}
+
+/// A user's own request limits, or (no limits given) the deployment's again. They reach the
+/// functions with the user's access key: within `auth::KEY_CACHE_MS`.
+async fn put_limits(app: &App, input: shapes::PutUserLimits) -> Result<shapes::Done, Failure> {
+    let name: &str = &input.user_name;
+    let user = existing(app, name).await?;
+    let limits = match (input.describe, input.mutate) {
+        (None, None) => None,
+        (Some(d), Some(m)) => {
+            let l = phantom::throttle::Limits {
+                describe: d.rate(),
+                mutate: m.rate(),
+            };
+            l.check().map_err(ApiError::validation)?;
+            Some(l)
+        }
+        _ => {
+            return Err(ApiError::validation(
+                "Give both Describe and Mutate limits, or neither to use the deployment's.",
+            )
+            .into())
+        }
+    };
+    app.store.set_limits(&user, limits.as_ref()).await?;
+    app.keys.forget(&user.access_key_id);
+    tracing::info!(user = name, ?limits, "request limits set");
     Ok(shapes::Done {})
 }
 

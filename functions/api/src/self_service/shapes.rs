@@ -282,6 +282,61 @@ pub struct UserView {
     pub admin: bool,
     pub disabled: bool,
     pub groups: i64,
+    /// Its request limits (the deployment's where it has none of its own).
+    pub limits: LimitsView,
+}
+
+/// A rate and a burst, as Phantom's API writes them.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RateView {
+    /// Requests a second, sustained.
+    pub rate: f64,
+    /// Requests at once.
+    pub burst: f64,
+}
+
+impl RateView {
+    pub fn rate(self) -> phantom::throttle::Rate {
+        phantom::throttle::Rate {
+            per_sec: self.rate,
+            burst: self.burst,
+        }
+    }
+}
+
+/// A user's request limits: describing and changing calls, and whether they are its own.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LimitsView {
+    pub describe: RateView,
+    pub mutate: RateView,
+    /// Set by an administrator for this user (false: the deployment's).
+    pub own: bool,
+}
+
+impl LimitsView {
+    pub fn of(own: Option<&phantom::throttle::Limits>) -> Self {
+        let l = own.unwrap_or(&phantom::throttle::DEFAULT);
+        let view = |r: phantom::throttle::Rate| RateView {
+            rate: r.per_sec,
+            burst: r.burst,
+        };
+        Self {
+            describe: view(l.describe),
+            mutate: view(l.mutate),
+            own: own.is_some(),
+        }
+    }
+}
+
+/// PutUserLimits: both classes, or neither (back to the deployment's).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutUserLimits {
+    pub user_name: Name,
+    pub describe: Option<RateView>,
+    pub mutate: Option<RateView>,
 }
 
 #[derive(Debug, Serialize)]

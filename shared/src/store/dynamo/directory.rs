@@ -8,7 +8,10 @@ impl Directory for DynamoStore {
     async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()> {
         let user_item = Put::builder()
             .table_name(&self.table)
-            .set_item(Some(key(USERS.into(), user.name.clone())))
+            .set_item(Some(with_limits(
+                key(USERS.into(), user.name.clone()),
+                user.limits.as_ref(),
+            )))
             .item("account_id", s(&user.account_id))
             .item("access_key_id", s(&user.access_key_id))
             .item("created", s(&user.created))
@@ -57,6 +60,7 @@ impl Directory for DynamoStore {
             secret,
             user: get_s(&i, "user")?,
             account_id: get_s(&i, "account_id")?,
+            limits: limits_of(&i)?,
         }))
     }
 
@@ -86,6 +90,49 @@ impl Directory for DynamoStore {
                     .delete(self.key_delete(&u.access_key_id)?)
                     .build(),
             )
+            .send()
+            .await;
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn set_limits(
+        &self,
+        u: &User,
+        limits: Option<&crate::throttle::Limits>,
+    ) -> StoreResult<()> {
+        let (expression, value) = match limits {
+            Some(l) => (
+                "SET limits = :l",
+                Some(s(serde_json::to_string(l).expect("limits serialize"))),
+            ),
+            None => ("REMOVE limits", None),
+        };
+        let on_user = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression(expression)
+            .condition_expression("access_key_id = :k")
+            .set_expression_attribute_values(Some(
+                [(":k".to_string(), s(&u.access_key_id))]
+                    .into_iter()
+                    .chain(value.clone().map(|v| (":l".to_string(), v)))
+                    .collect(),
+            ))
+            .build()
+            .map_err(unavailable)?;
+        let on_key = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(format!("KEY#{}", u.access_key_id), "KEY".into())))
+            .update_expression(expression)
+            .condition_expression("attribute_exists(pk)")
+            .set_expression_attribute_values(value.map(|v| [(":l".to_string(), v)].into()))
+            .build()
+            .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(on_user).build())
+            .transact_items(TransactWriteItem::builder().update(on_key).build())
             .send()
             .await;
         self.user_write_outcome(result, &u.name).await
@@ -341,7 +388,7 @@ impl DynamoStore {
         let sealed = self.secrets.seal(&pk, secret).await.map_err(sealing)?;
         Put::builder()
             .table_name(&self.table)
-            .set_item(Some(key(pk, "KEY".into())))
+            .set_item(Some(with_limits(key(pk, "KEY".into()), u.limits.as_ref())))
             .item("user", s(&u.name))
             .item("account_id", s(&u.account_id))
             .item(SEALED, s(sealed))
@@ -391,6 +438,7 @@ impl DynamoStore {
             created: get_s(item, "created")?,
             admin: get_bool(item, "admin")?,
             disabled: get_bool(item, "disabled")?,
+            limits: limits_of(item)?,
         })
     }
 
@@ -431,5 +479,26 @@ impl DynamoStore {
             access_key_id: get_s(item, "access_key_id")?,
             secret,
         })
+    }
+}
+
+/// An item with the user's limits as JSON, if it has any.
+fn with_limits(mut item: Item, limits: Option<&crate::throttle::Limits>) -> Item {
+    if let Some(l) = limits {
+        item.insert(
+            "limits".into(),
+            s(serde_json::to_string(l).expect("limits serialize")),
+        );
+    }
+    item
+}
+
+/// The limits an item holds: none where it has none; unreadable ones are an error.
+fn limits_of(item: &Item) -> StoreResult<Option<crate::throttle::Limits>> {
+    match opt_s(item, "limits")? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|_| corrupt(item, "limits", "request limits")),
     }
 }

@@ -18,6 +18,7 @@ impl Directory for MemoryStore {
                         secret: secret.to_string(),
                         user: user.name.clone(),
                         account_id: user.account_id.clone(),
+                        limits: user.limits,
                     },
                 );
                 Ok(())
@@ -59,6 +60,30 @@ impl Directory for MemoryStore {
         self.done(out).await
     }
 
+    async fn set_limits(
+        &self,
+        u: &User,
+        limits: Option<&crate::throttle::Limits>,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.users.get_mut(&u.name) {
+                None => Err(StoreError::NotFound),
+                Some(stored) if stored.access_key_id != u.access_key_id => {
+                    Err(StoreError::Conflict)
+                }
+                Some(stored) => {
+                    stored.limits = limits.copied();
+                    if let Some(k) = st.keys.get_mut(&u.access_key_id) {
+                        k.limits = limits.copied();
+                    }
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
     async fn rotate_access_key(
         &self,
         u: &User,
@@ -82,6 +107,7 @@ impl Directory for MemoryStore {
                         secret: secret.to_string(),
                         user: stored.name.clone(),
                         account_id: stored.account_id.clone(),
+                        limits: stored.limits,
                     };
                     st.keys.remove(&u.access_key_id);
                     st.keys.insert(access_key_id.to_string(), key);

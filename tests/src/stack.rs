@@ -234,6 +234,30 @@ impl Stack {
         }
     }
 
+    /// Gives a user (before its first request: the api keeps a key 30 s) request limits of its
+    /// own, with phantomctl: for a test that makes many calls in a row by design.
+    pub fn set_limits(&self, user: &User, per_sec: f64, burst: f64) {
+        let (rate, burst) = (per_sec.to_string(), burst.to_string());
+        let out = self.phantomctl(&[
+            "user",
+            "limits",
+            &user.name,
+            "--describe-rate",
+            &rate,
+            "--describe-burst",
+            &burst,
+            "--mutate-rate",
+            &rate,
+            "--mutate-burst",
+            &burst,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// The EC2 endpoint of a local cloud (`hotel`, `sierra`).
     pub fn cloud_url(&self, cloud: &str) -> String {
         self.env[&format!("PHANTOM_CLOUD_{}_URL", cloud.to_uppercase())].clone()

@@ -232,6 +232,8 @@ fn group_round_trips_every_setting_phantom_acts_on() {
 fn paging_across_120_launch_configurations() {
     let s = stack();
     let u = s.new_user("paging");
+    // 120 changes in a row, faster than a user's default 5 a second.
+    s.set_limits(&u, 1000.0, 1000.0);
     let sdk = s.sdk(&u);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {

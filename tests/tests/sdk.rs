@@ -143,6 +143,8 @@ async fn every_action_through_the_rust_sdk() {
 async fn paginator_walks_120_launch_configurations() {
     let s = stack();
     let u = s.new_user("sdk-pages");
+    // 120 changes in a row, faster than a user's default 5 a second.
+    s.set_limits(&u, 1000.0, 1000.0);
     let c = s.sdk(&u);
     for i in 0..120 {
         c.create_launch_configuration()

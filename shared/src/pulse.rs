@@ -15,15 +15,8 @@
 //! difference (a VM died, stopped, appeared), a pair the last sweep left busy, or the pair's
 //! turn for a full sweep sends a sweep message to the provisioner.
 
+pub use crate::model::pulse::{Lease, PairView};
 use serde::{Deserialize, Serialize};
-
-/// The chain's lease: the sequence of the last tick that ran, and when the chain counts as lost
-/// if no tick has run since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lease {
-    pub seq: u64,
-    pub until_ms: i64,
-}
 
 /// A beat of the chain, as it travels on the pulse queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,15 +86,6 @@ pub fn restart(lease: Option<&Lease>, now_ms: i64, period_ms: i64) -> Option<(u6
             ))
         }
     }
-}
-
-/// What a pair's last full sweep saw: the fingerprint of the user's VMs on that cloud, and
-/// whether it left work behind (reconciles queued, orphans, the cloud not answering, groups
-/// whose health a load balancer judges or that span clouds), which the next sweeps must follow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PairView {
-    pub fingerprint: String,
-    pub busy: bool,
 }
 
 /// The fingerprint of a pair whose cloud did not answer its sweep: no look ever matches it.

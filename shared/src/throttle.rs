@@ -3,25 +3,7 @@
 //! is refused with `Throttling` ("Rate exceeded"), which every AWS SDK and the AWS CLI retry with
 //! backoff. Pure: the buckets are kept by the caller (the api, per Lambda instance).
 
-use serde::{Deserialize, Serialize};
-
-/// A steady rate and a burst.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    /// Requests a second, sustained.
-    pub per_sec: f64,
-    /// Requests at once after a quiet time (the bucket's size).
-    pub burst: f64,
-}
-
-/// A user's limits, by class of action.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Limits {
-    /// Describe* and Get* actions.
-    pub describe: Rate,
-    /// Every other action.
-    pub mutate: Rate,
-}
+pub use crate::model::limits::{Limits, Rate};
 
 /// The defaults (README, "Limits"): describing 20 a second with bursts of 100, changing 5 a
 /// second with bursts of 50, the shape of EC2's published API throttling.

@@ -7,11 +7,7 @@
 //! while user `flood` calls it from 20 clients at once with retries off. Prints calm's latency
 //! (p50, p99, max) both times, and what the flooder was answered.
 
-use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::stack;
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 async fn calm_calls(c: &aws_sdk_autoscaling::Client, secs: u64) -> (Vec<f64>, usize) {
@@ -54,38 +50,13 @@ async fn main() {
     let (alone, alone_errors) = calm_calls(&c, secs).await;
     println!("calm alone: {} ({alone_errors} errors)", summary(&alone));
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let answers: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-    let mut flooders = Vec::new();
-    for _ in 0..20 {
-        let config = s
-            .sdk(&flood)
-            .config()
-            .to_builder()
-            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
-            .build();
-        let f = aws_sdk_autoscaling::Client::from_conf(config);
-        let (stop, answers) = (stop.clone(), answers.clone());
-        flooders.push(tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                let key = match f.describe_auto_scaling_groups().send().await {
-                    Ok(_) => "ok".to_string(),
-                    Err(e) => e.code().unwrap_or("?").to_string(),
-                };
-                *answers.lock().unwrap().entry(key).or_default() += 1;
-            }
-        }));
-    }
+    let flooder = phantom_e2e::stack::Flood::start(s, &flood, 20);
     let (during, during_errors) = calm_calls(&c, secs).await;
-    stop.store(true, Ordering::SeqCst);
-    for f in flooders {
-        f.await.unwrap();
-    }
+    let answers = flooder.stop().await;
     println!(
         "calm during the flood: {} ({during_errors} errors)",
         summary(&during)
     );
-    let answers = answers.lock().unwrap().clone();
     let total: usize = answers.values().sum();
     println!(
         "the flooder: {total} calls in {secs} s ({:.0} a second): {answers:?}",

@@ -687,3 +687,58 @@ pub fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
     let end = xml[start..].find(&format!("</{tag}>"))? + start;
     Some(&xml[start..end])
 }
+
+/// One user calling DescribeAutoScalingGroups from `clients` clients at once, retries off, until
+/// `stop`: what it was answered, by code ("ok" for an answer).
+pub struct Flood {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    answers: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Flood {
+    /// Starts the clients on the current tokio runtime.
+    pub fn start(s: &Stack, user: &User, clients: usize) -> Self {
+        use aws_sdk_autoscaling::error::ProvideErrorMetadata;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let answers =
+            std::sync::Arc::<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>::default(
+            );
+        let tasks = (0..clients)
+            .map(|_| {
+                let config = s
+                    .sdk(user)
+                    .config()
+                    .to_builder()
+                    .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
+                    .build();
+                let f = aws_sdk_autoscaling::Client::from_conf(config);
+                let (stop, answers) = (stop.clone(), answers.clone());
+                tokio::spawn(async move {
+                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        let key = match f.describe_auto_scaling_groups().send().await {
+                            Ok(_) => "ok".to_string(),
+                            Err(e) => e.code().unwrap_or("?").to_string(),
+                        };
+                        *answers.lock().unwrap().entry(key).or_default() += 1;
+                    }
+                })
+            })
+            .collect();
+        Self {
+            stop,
+            answers,
+            tasks,
+        }
+    }
+
+    /// Stops the clients and gives what they were answered.
+    pub async fn stop(self) -> std::collections::BTreeMap<String, usize> {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        for t in self.tasks {
+            t.await.expect("a flooding client");
+        }
+        let answers = self.answers.lock().unwrap().clone();
+        answers
+    }
+}

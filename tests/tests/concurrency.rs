@@ -263,28 +263,7 @@ async fn a_flooding_user_is_throttled_and_another_is_served() {
         (ids.len() == 1).then(|| ids[0].clone())
     });
 
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let outcomes: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-    let mut flooders = Vec::new();
-    for _ in 0..20 {
-        let config = s
-            .sdk(&flood)
-            .config()
-            .to_builder()
-            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
-            .build();
-        let f = aws_sdk_autoscaling::Client::from_conf(config);
-        let (stop, outcomes) = (stop.clone(), outcomes.clone());
-        flooders.push(tokio::spawn(async move {
-            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                let key = match f.describe_auto_scaling_groups().send().await {
-                    Ok(_) => "ok".to_string(),
-                    Err(e) => e.code().unwrap_or("?").to_string(),
-                };
-                *outcomes.lock().unwrap().entry(key).or_default() += 1;
-            }
-        }));
-    }
+    let flood = phantom_e2e::stack::Flood::start(s, &flood, 20);
     // The calm user's usual calls, and its VM killed meanwhile.
     s.ec2("hotel", &["terminate-instances", "--instance-ids", &first]);
     let mut calls = 0;
@@ -302,11 +281,7 @@ async fn a_flooding_user_is_throttled_and_another_is_served() {
         assert!(calls < 600, "calm's VM not replaced during the flood");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     };
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    for f in flooders {
-        f.await.unwrap();
-    }
-    let outcomes = outcomes.lock().unwrap().clone();
+    let outcomes = flood.stop().await;
     assert!(
         outcomes.get("Throttling").copied().unwrap_or(0) > 0,
         "{outcomes:?}"

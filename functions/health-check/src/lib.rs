@@ -20,7 +20,7 @@ use phantom::config::{aws_sdk_config, Config};
 use phantom::metrics::{self, Calls};
 use phantom::queue::pulse::SqsPulse;
 use phantom::queue::{SqsQueue, Sweep, Work, WorkQueue};
-use phantom::store::{DynamoStore, Store, StoreError};
+use phantom::store::{DynamoStore, Store, StoreError, Watched};
 use phantom::time::{Clock, SystemClock};
 use serde::Serialize;
 use std::sync::Arc;
@@ -161,7 +161,7 @@ impl HealthCheck {
         let before = metrics::calls();
         let watched = self.store.watched().await.map_err(HealthError::Store)?;
         let backlog = self.queue.backlog().await.map_err(HealthError::Queue)?;
-        if backlog > 0 && backlog >= watched.len() as u64 {
+        if fleet_behind(backlog, watched.len()) {
             tracing::warn!(
                 pairs = watched.len(),
                 backlog,
@@ -173,17 +173,7 @@ impl HealthCheck {
                 ..Report::default()
             });
         }
-        let sweeps: Vec<Work> = watched
-            .iter()
-            .map(|w| {
-                Sweep {
-                    owner: w.user.clone(),
-                    cloud: w.cloud.clone(),
-                    view: w.view.clone(),
-                }
-                .into()
-            })
-            .collect();
+        let sweeps = sweep_messages(watched.iter());
         self.queue
             .send_all(&sweeps)
             .await
@@ -206,4 +196,24 @@ impl HealthCheck {
         );
         Ok(report)
     }
+}
+
+/// The fleet has not caught up: the queue holds a round's worth of messages (one per pair), and
+/// more sweeps would only wait in front of the reconciles.
+fn fleet_behind(backlog: u64, pairs: usize) -> bool {
+    backlog > 0 && backlog >= pairs as u64
+}
+
+/// One sweep message per pair, carrying what the list holds of it.
+fn sweep_messages<'a>(pairs: impl Iterator<Item = &'a Watched>) -> Vec<Work> {
+    pairs
+        .map(|w| {
+            Sweep {
+                owner: w.user.clone(),
+                cloud: w.cloud.clone(),
+                view: w.view.clone(),
+            }
+            .into()
+        })
+        .collect()
 }

@@ -12,7 +12,6 @@ use phantom::cloud::{ConnectLookup, Lookup};
 use phantom::model::cloud::CloudRecord;
 use phantom::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
 use phantom::queue::pulse::PulseQueue;
-use phantom::queue::{Sweep, Work};
 use phantom::store::{StoreError, Watched};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -239,21 +238,11 @@ impl HealthCheck {
         }
         if !sweeps.is_empty() {
             match self.queue.backlog().await {
-                Ok(backlog) if backlog > 0 && backlog >= watched.len() as u64 => {
+                Ok(backlog) if crate::fleet_behind(backlog, watched.len()) => {
                     report.backlog_held = true;
                 }
                 Ok(_) => {
-                    let msgs: Vec<Work> = sweeps
-                        .iter()
-                        .map(|w| {
-                            Sweep {
-                                owner: w.user.clone(),
-                                cloud: w.cloud.clone(),
-                                view: w.view.clone(),
-                            }
-                            .into()
-                        })
-                        .collect();
+                    let msgs = crate::sweep_messages(sweeps.iter().copied());
                     match self.queue.send_all(&msgs).await {
                         Ok(()) => report.sweeps_queued = msgs.len(),
                         Err(e) => tracing::error!(seq, error = e, "beat: sweeps not queued"),

@@ -1,6 +1,6 @@
 //! Users, their access keys, and the verified caller a request acts for.
 
-use crate::throttle::Limits;
+use super::limits::Limits;
 
 /// The verified caller. Every key of the caller's resources starts with `user`.
 #[derive(Debug, Clone, PartialEq)]

@@ -57,7 +57,7 @@ pub struct Sweep {
     /// What the health check's list held for the pair: the sweep writes its own view only where
     /// it differs.
     #[serde(default)]
-    pub view: Option<crate::pulse::PairView>,
+    pub view: Option<crate::model::pulse::PairView>,
 }
 
 /// A cloud said a VM changed state: an EC2 state-change event, as template.yaml's EventBridge rule

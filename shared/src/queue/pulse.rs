@@ -27,11 +27,8 @@ pub struct SqsPulse {
 
 impl SqsPulse {
     pub fn new(sdk: &aws_config::SdkConfig, url: impl Into<String>) -> Self {
-        let config = aws_sdk_sqs::config::Builder::from(sdk)
-            .interceptor(crate::metrics::Counter::Sqs)
-            .build();
         Self {
-            sqs: aws_sdk_sqs::Client::from_conf(config),
+            sqs: super::sqs::counted_client(sdk),
             url: url.into(),
         }
     }
@@ -42,14 +39,6 @@ impl SqsPulse {
             .ok()
             .filter(|u| !u.is_empty())
             .map(|u| Self::new(sdk, u))
-    }
-
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    pub fn client(&self) -> &aws_sdk_sqs::Client {
-        &self.sqs
     }
 }
 

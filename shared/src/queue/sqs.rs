@@ -5,6 +5,14 @@ use async_trait::async_trait;
 use aws_sdk_sqs::error::DisplayErrorContext;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
+/// An SQS client whose calls `metrics` counts.
+pub(crate) fn counted_client(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
+    let config = aws_sdk_sqs::config::Builder::from(sdk)
+        .interceptor(crate::metrics::Counter::Sqs)
+        .build();
+    aws_sdk_sqs::Client::from_conf(config)
+}
+
 #[derive(Clone)]
 pub struct SqsQueue {
     sqs: aws_sdk_sqs::Client,
@@ -13,11 +21,8 @@ pub struct SqsQueue {
 
 impl SqsQueue {
     pub fn new(sdk: &aws_config::SdkConfig, url: impl Into<String>) -> Self {
-        let config = aws_sdk_sqs::config::Builder::from(sdk)
-            .interceptor(crate::metrics::Counter::Sqs)
-            .build();
         Self {
-            sqs: aws_sdk_sqs::Client::from_conf(config),
+            sqs: counted_client(sdk),
             url: url.into(),
         }
     }

@@ -17,8 +17,8 @@ use crate::model::group::Group;
 use crate::model::instance::Member;
 use crate::model::launch_config::LaunchConfig;
 use crate::model::notification::Notice;
+pub use crate::model::pulse::{Lease as PulseLease, PairView};
 use crate::model::user::{AccessKey, User};
-pub use crate::pulse::{Lease as PulseLease, PairView};
 use async_trait::async_trait;
 
 pub use crate::model::cloud::{CloudCredentials, CloudRecord};
@@ -139,7 +139,7 @@ pub trait Directory: Send + Sync {
     async fn set_limits(
         &self,
         u: &User,
-        limits: Option<&crate::throttle::Limits>,
+        limits: Option<&crate::model::limits::Limits>,
     ) -> StoreResult<()>;
     /// Gives user `u` (as read) a new access key in place of its old one, and enables it:
     /// `NotFound` if it is gone, `Conflict` if its key changed since, `Exists` if the new id is

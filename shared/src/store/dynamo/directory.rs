@@ -98,7 +98,7 @@ impl Directory for DynamoStore {
     async fn set_limits(
         &self,
         u: &User,
-        limits: Option<&crate::throttle::Limits>,
+        limits: Option<&crate::model::limits::Limits>,
     ) -> StoreResult<()> {
         let (expression, value) = match limits {
             Some(l) => (
@@ -483,7 +483,7 @@ impl DynamoStore {
 }
 
 /// An item with the user's limits as JSON, if it has any.
-fn with_limits(mut item: Item, limits: Option<&crate::throttle::Limits>) -> Item {
+fn with_limits(mut item: Item, limits: Option<&crate::model::limits::Limits>) -> Item {
     if let Some(l) = limits {
         item.insert(
             "limits".into(),
@@ -494,7 +494,7 @@ fn with_limits(mut item: Item, limits: Option<&crate::throttle::Limits>) -> Item
 }
 
 /// The limits an item holds: none where it has none; unreadable ones are an error.
-fn limits_of(item: &Item) -> StoreResult<Option<crate::throttle::Limits>> {
+fn limits_of(item: &Item) -> StoreResult<Option<crate::model::limits::Limits>> {
     match opt_s(item, "limits")? {
         None => Ok(None),
         Some(text) => serde_json::from_str(&text)

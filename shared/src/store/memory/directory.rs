@@ -63,7 +63,7 @@ impl Directory for MemoryStore {
     async fn set_limits(
         &self,
         u: &User,
-        limits: Option<&crate::throttle::Limits>,
+        limits: Option<&crate::model::limits::Limits>,
     ) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);

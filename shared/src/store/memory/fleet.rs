@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::model::notification::Notice;
-use crate::pulse::{Lease as PulseLease, PairView};
+use crate::model::pulse::{Lease as PulseLease, PairView};
 
 #[async_trait]
 impl Fleet for MemoryStore {

@@ -55,8 +55,8 @@ struct State {
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
     /// (cloud, user) -> what its last full sweep saw
-    views: BTreeMap<Owned, crate::pulse::PairView>,
-    pulse: Option<crate::pulse::Lease>,
+    views: BTreeMap<Owned, crate::model::pulse::PairView>,
+    pulse: Option<crate::model::pulse::Lease>,
     metric_source: Option<MetricSource>,
 }
 

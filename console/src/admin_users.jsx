@@ -1,5 +1,5 @@
 // Administrators: Phantom's users, creating one and rotating a key (each secret shown once),
-// disabling one, and each user's groups at a glance.
+// disabling one, setting a user's request limits, and each user's groups at a glance.
 import { useState } from 'preact/hooks';
 import { Button, Confirm, Dialog, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
 
@@ -10,6 +10,7 @@ export function AdminUsersView() {
   const [secret, setSecret] = useState(null);
   const [disabling, setDisabling] = useState(null);
   const [open, setOpen] = useState(null);
+  const [limiting, setLimiting] = useState(null);
   const rotate = useAction();
   const rotateKey = (name) =>
     rotate.run(async () => {
@@ -40,6 +41,7 @@ export function AdminUsersView() {
                 <th scope="col" role="columnheader">Role</th>
                 <th scope="col" role="columnheader">Status</th>
                 <th scope="col" role="columnheader">Groups</th>
+                <th scope="col" role="columnheader">Request limits</th>
                 <th scope="col" role="columnheader">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -66,7 +68,13 @@ export function AdminUsersView() {
                       {u.Groups === 1 ? '1 group' : `${u.Groups ?? '?'} groups`}
                     </Button>
                   </td>
+                  <td role="cell" data-label="Request limits">
+                    <Limits limits={u.Limits} />
+                  </td>
                   <td role="cell" class="row-actions">
+                    <Button kind="small" onClick={() => setLimiting(u)} aria-label={`Set limits of ${u.UserName}`}>
+                      Limits
+                    </Button>
                     <Button kind="small" busy={rotate.busy} onClick={() => rotateKey(u.UserName)} aria-label={`Rotate key of ${u.UserName}`}>
                       Rotate key
                     </Button>
@@ -94,6 +102,16 @@ export function AdminUsersView() {
         />
       )}
       {secret && <SecretDialog title={secret.title} accessKey={secret.key} onClose={() => setSecret(null)} />}
+      {limiting !== null && (
+        <LimitsDialog
+          user={limiting}
+          onClose={() => setLimiting(null)}
+          onSaved={() => {
+            setLimiting(null);
+            users.reload();
+          }}
+        />
+      )}
       {disabling !== null && (
         <DisableDialog
           name={disabling}
@@ -105,6 +123,70 @@ export function AdminUsersView() {
         />
       )}
     </section>
+  );
+}
+
+/** A user's request limits: describing and changing calls, a second and at once. */
+function Limits({ limits }) {
+  if (!limits) return '—';
+  const rate = (r) => `${r.Rate}/s, burst ${r.Burst}`;
+  return (
+    <span>
+      describe {rate(limits.Describe)}; change {rate(limits.Mutate)}
+      {limits.Own ? <span class="badge">own</span> : <span class="muted"> (default)</span>}
+    </span>
+  );
+}
+
+/** An administrator sets a user's own request limits, or gives them the deployment's again. */
+function LimitsDialog({ user, onClose, onSaved }) {
+  const { api } = useSession();
+  const start = user.Limits;
+  const [own, setOwn] = useState(Boolean(start?.Own));
+  const [values, setValues] = useState({
+    describeRate: String(start?.Describe.Rate ?? ''),
+    describeBurst: String(start?.Describe.Burst ?? ''),
+    mutateRate: String(start?.Mutate.Rate ?? ''),
+    mutateBurst: String(start?.Mutate.Burst ?? ''),
+  });
+  const { run, busy, error } = useAction();
+  const set = (key) => (e) => setValues({ ...values, [key]: e.target.value });
+  const submit = (e) => {
+    e.preventDefault();
+    const input = { UserName: user.UserName };
+    if (own) {
+      input.Describe = { Rate: Number(values.describeRate), Burst: Number(values.describeBurst) };
+      input.Mutate = { Rate: Number(values.mutateRate), Burst: Number(values.mutateBurst) };
+    }
+    run(async () => {
+      await api.phantom('PutUserLimits', input);
+      onSaved();
+    });
+  };
+  const number = (key) => <input type="number" min="0" step="any" value={values[key]} onInput={set(key)} disabled={!own} required={own} />;
+  return (
+    <Dialog title={`Request limits of ${user.UserName}`} onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <label class="check">
+          <input type="checkbox" checked={own} onChange={(e) => setOwn(e.target.checked)} />
+          Limits of its own (unchecked: the deployment's)
+        </label>
+        <Field label="Describing calls a second">{number('describeRate')}</Field>
+        <Field label="Describing calls at once">{number('describeBurst')}</Field>
+        <Field label="Changing calls a second">{number('mutateRate')}</Field>
+        <Field label="Changing calls at once">{number('mutateBurst')}</Field>
+        <p class="muted">A call over its limit is answered Throttling, which the AWS CLI and SDKs retry.</p>
+        <ErrorBox error={error} />
+        <div class="actions">
+          <Button type="submit" kind="primary" busy={busy}>
+            Save limits
+          </Button>
+          <Button onClick={onClose} disabled={busy}>
+            Cancel
+          </Button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 

@@ -523,7 +523,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
   await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: demoGroup, ForceDelete: 'true' });
 });
 
-test('an administrator edits and removes a cloud, rotates a key and disables a user', { timeout: 120_000 }, async () => {
+test("an administrator edits and removes a cloud, rotates a key, sets a user's limits and disables the user", { timeout: 120_000 }, async () => {
   const cloud = `uniform${RUN}`;
   const user = `dave${RUN}`;
   assert.equal((await phantom(ADMIN, 'PutCloud', { Name: cloud, Endpoint: HOTEL, Region: 'us-east-1', Events: true })).status, 200);
@@ -565,6 +565,26 @@ test('an administrator edits and removes a cloud, rotates a key and disables a u
   const theirs = await newPage();
   await signedIn(theirs, rotated, user);
   await done(theirs);
+
+  await page.getByRole('button', { name: `Set limits of ${user}`, exact: true }).click();
+  const limits = page.getByRole('dialog', { name: `Request limits of ${user}` });
+  assert.equal(await limits.getByLabel('Describing calls a second').inputValue(), '20', "the form starts from the deployment's limits");
+  await limits.getByLabel(/of its own/).check();
+  await limits.getByLabel('Describing calls a second').fill('0');
+  await limits.getByRole('button', { name: 'Save limits' }).click();
+  await limits.getByRole('alert').getByText(/rate for describing must be/).waitFor();
+  await limits.getByLabel('Describing calls a second').fill('2.5');
+  await limits.getByLabel('Changing calls at once').fill('7');
+  await limits.getByRole('button', { name: 'Save limits' }).click();
+  await succeeds(limits, `setting ${user}'s limits`, () => limits.waitFor({ state: 'detached' }));
+  await userRow.getByText('describe 2.5/s, burst 100; change 5/s, burst 7').waitFor();
+  const listed = (await phantom(ADMIN, 'ListUsers')).body.Users.find((u) => u.UserName === user);
+  assert.deepEqual(listed.Limits, { Describe: { Rate: 2.5, Burst: 100 }, Mutate: { Rate: 5, Burst: 7 }, Own: true });
+  await page.getByRole('button', { name: `Set limits of ${user}`, exact: true }).click();
+  await limits.getByLabel(/of its own/).uncheck();
+  await limits.getByRole('button', { name: 'Save limits' }).click();
+  await succeeds(limits, `giving ${user} the deployment's limits`, () => limits.waitFor({ state: 'detached' }));
+  await userRow.getByText('(default)').waitFor();
 
   await page.getByRole('button', { name: `Disable ${user}`, exact: true }).click();
   const disable = page.getByRole('dialog', { name: `Disable ${user}?` });

@@ -483,15 +483,7 @@ impl Stack {
 
     /// aws-sdk-autoscaling, configured as a user would: endpoint URL, region, static keys.
     pub fn sdk(&self, user: &User) -> aws_sdk_autoscaling::Client {
-        let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
-        let config = aws_sdk_autoscaling::Config::builder()
-            .http_client(phantom::config::https_client())
-            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
-            .region(aws_sdk_autoscaling::config::Region::new(REGION))
-            .endpoint_url(&self.url)
-            .credentials_provider(creds)
-            .build();
-        aws_sdk_autoscaling::Client::from_conf(config)
+        sdk_at(&self.url, user)
     }
 
     /// POSTs `body` signed by `key`/`secret` at `at`; `tamper` may change the request after
@@ -690,6 +682,19 @@ pub fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
 
 /// One user calling DescribeAutoScalingGroups from `clients` clients at once, retries off, until
 /// `stop`: what it was answered, by code ("ok" for an answer).
+/// aws-sdk-autoscaling for `user` against the api at `url`.
+pub fn sdk_at(url: &str, user: &User) -> aws_sdk_autoscaling::Client {
+    let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
+    let config = aws_sdk_autoscaling::Config::builder()
+        .http_client(phantom::config::https_client())
+        .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
+        .region(aws_sdk_autoscaling::config::Region::new(REGION))
+        .endpoint_url(url)
+        .credentials_provider(creds)
+        .build();
+    aws_sdk_autoscaling::Client::from_conf(config)
+}
+
 pub struct Flood {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     answers: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
@@ -698,7 +703,7 @@ pub struct Flood {
 
 impl Flood {
     /// Starts the clients on the current tokio runtime.
-    pub fn start(s: &Stack, user: &User, clients: usize) -> Self {
+    pub fn start(url: &str, user: &User, clients: usize) -> Self {
         use aws_sdk_autoscaling::error::ProvideErrorMetadata;
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let answers =
@@ -706,8 +711,7 @@ impl Flood {
             );
         let tasks = (0..clients)
             .map(|_| {
-                let config = s
-                    .sdk(user)
+                let config = sdk_at(url, user)
                     .config()
                     .to_builder()
                     .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())

@@ -263,7 +263,7 @@ async fn a_flooding_user_is_throttled_and_another_is_served() {
         (ids.len() == 1).then(|| ids[0].clone())
     });
 
-    let flood = phantom_e2e::stack::Flood::start(s, &flood, 20);
+    let flood = phantom_e2e::stack::Flood::start(&s.url, &flood, 20);
     // The calm user's usual calls, and its VM killed meanwhile.
     s.ec2("hotel", &["terminate-instances", "--instance-ids", &first]);
     let mut calls = 0;

@@ -86,12 +86,13 @@ impl Group {
 
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
     /// first scheduled action's time, or 0 (every run) while it has an enabled target tracking
-    /// policy or step policy alarm to evaluate. What the store keeps in its index of due groups.
+    /// policy or step policy alarm to evaluate or metrics to publish. What the store keeps in its
+    /// index of due groups.
     pub fn due_ms(&self) -> Option<i64> {
         if self.deleting() {
             return None;
         }
-        if self.tracked() {
+        if self.tracked() || !self.settings.enabled_metrics.is_empty() {
             return Some(0);
         }
         crate::schedule::next_due(&self.settings.scheduled_actions)

@@ -18,6 +18,7 @@ impl User {
             admin,
             disabled: false,
             limits: None,
+            scrape_sha256: None,
         };
         Ok((user, new_secret()))
     }

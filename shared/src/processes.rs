@@ -19,21 +19,7 @@ pub const PROCESSES: [&str; 9] = [
 ];
 
 /// The group metrics AWS collects (DescribeMetricCollectionTypes).
-pub const METRICS: [&str; 13] = [
-    "GroupMinSize",
-    "GroupMaxSize",
-    "GroupDesiredCapacity",
-    "GroupInServiceInstances",
-    "GroupPendingInstances",
-    "GroupStandbyInstances",
-    "GroupTerminatingInstances",
-    "GroupTotalInstances",
-    "GroupInServiceCapacity",
-    "GroupPendingCapacity",
-    "GroupStandbyCapacity",
-    "GroupTerminatingCapacity",
-    "GroupTotalCapacity",
-];
+pub use crate::group_metrics::NAMES as METRICS;
 
 pub const GRANULARITY: &str = "1Minute";
 

@@ -32,7 +32,8 @@ pub fn new_webhook() -> (String, String, String) {
     (id, secret, digest)
 }
 
-fn digest(secret: &str) -> String {
+/// A secret's SHA-256 in hex, as stored.
+pub fn digest(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 

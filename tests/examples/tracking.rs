@@ -148,6 +148,7 @@ async fn cost(sizes: &[usize]) {
                 metrics: Arc::new(prometheus::Connect(twin.clone())),
                 metric_period_ms: 60_000,
                 pulse: None,
+                emf: None,
             };
             // The second run, once the first has warmed what a Lambda instance keeps.
             run(&h, &twin).await;

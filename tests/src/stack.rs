@@ -478,6 +478,7 @@ impl Stack {
             metrics: std::sync::Arc::new(phantom::prometheus::http::Connect),
             metric_period_ms: 60_000,
             pulse: None,
+            emf: None,
         }
     }
 

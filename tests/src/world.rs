@@ -36,6 +36,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
+/// The namespace the in-process health check writes group metrics to.
+pub const EMF_NAMESPACE: &str = "Phantom/AutoScaling";
 pub const IMAGE: &str = "ami-1e749f67";
 pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
 /// The metric period of target tracking in the world: a datapoint a second, one each health check.
@@ -58,6 +60,8 @@ pub struct World {
     pub publisher: Arc<MemoryPublisher>,
     /// The pulse's queue (`pulsed`): a beat every `PULSE_MS`.
     pub pulse: Arc<MemoryPulse>,
+    /// The group metrics' log lines the health check wrote (CloudWatch's Embedded Metric Format).
+    pub emf: Arc<health_check::collector::MemorySink>,
     pub app: Arc<App>,
     users: AtomicUsize,
     /// Clouds added after hotel and sierra, by name.
@@ -125,6 +129,7 @@ impl World {
         let pulse = Arc::new(MemoryPulse::new(clock.clone(), trip.clone(), PULSE_MS));
         Self {
             pulse,
+            emf: Arc::default(),
             clock,
             trip,
             store,
@@ -188,6 +193,10 @@ impl World {
             metrics: Arc::new(prometheus::Connect(self.prometheus.clone())),
             metric_period_ms: METRIC_PERIOD_MS,
             pulse: None,
+            emf: Some(health_check::collector::Emf {
+                namespace: EMF_NAMESPACE.into(),
+                sink: self.emf.clone(),
+            }),
         }
     }
 

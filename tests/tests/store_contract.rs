@@ -31,6 +31,7 @@ fn user(name: &str) -> User {
         admin: false,
         disabled: false,
         limits: None,
+        scrape_sha256: None,
     }
 }
 

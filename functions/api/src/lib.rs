@@ -7,6 +7,7 @@ pub mod actions;
 mod auth;
 pub mod console;
 pub mod lambda;
+pub mod scrape;
 pub mod self_service;
 pub mod throttle;
 pub mod webhooks;
@@ -114,6 +115,9 @@ impl App {
         }
         if webhooks::is_for(req.path_and_query) {
             return webhooks::handle(self, req).await;
+        }
+        if scrape::is_for(req.path_and_query) {
+            return scrape::handle(self, req).await;
         }
         if self_service::is_for(req.path_and_query) {
             return self_service::handle(self, req).await;

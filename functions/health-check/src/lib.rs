@@ -11,6 +11,7 @@
 //!
 //! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
+pub mod collector;
 pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
@@ -36,6 +37,8 @@ pub struct HealthCheck {
     /// The pulse (sub-minute looks and sweeps, `pulse`); without one, each run of the schedule
     /// sweeps every pair.
     pub pulse: Option<Arc<pulse::Pulse>>,
+    /// Group metrics as CloudWatch log lines (PHANTOM_METRICS_NAMESPACE, on AWS); none locally.
+    pub emf: Option<collector::Emf>,
 }
 
 /// What one run of the schedule did.
@@ -58,6 +61,8 @@ pub struct Report {
 pub struct Run {
     pub scheduler: scheduler::Fired,
     pub tracking: tracker::Evaluated,
+    /// Group metrics written (none without a namespace).
+    pub metrics: Option<collector::Collected>,
     pub health: Report,
     /// The first tick of a chain this run started (none was alive).
     pub pulse_started: Option<u64>,
@@ -111,6 +116,7 @@ impl HealthCheck {
             metrics: Arc::new(phantom::prometheus::http::Connect),
             metric_period_ms: phantom::config::metric_period_ms()?,
             pulse,
+            emf: collector::Emf::from_env()?,
         })
     }
 
@@ -119,7 +125,7 @@ impl HealthCheck {
     pub async fn run(&self) -> Result<Run, HealthError> {
         let now_ms = self.clock.now_ms();
         let due = self.store.due(now_ms).await;
-        let (fired, tracking) = match &due {
+        let (fired, tracking, collected) = match &due {
             Ok(due) => {
                 let fired =
                     scheduler::fire(self.store.as_ref(), self.queue.as_ref(), due, now_ms).await;
@@ -130,10 +136,25 @@ impl HealthCheck {
                     period_ms: self.metric_period_ms,
                     now_ms,
                 };
-                (Ok(fired), tracker.run(due).await)
+                let collected = match &self.emf {
+                    Some(emf) => {
+                        Some(collector::collect(self.store.as_ref(), emf, due, now_ms).await)
+                    }
+                    None => None,
+                };
+                (Ok(fired), tracker.run(due).await, collected)
             }
-            Err(e) => (Err(e.clone()), Err(e.clone())),
+            Err(e) => (Err(e.clone()), Err(e.clone()), None),
         };
+        if let Some(c) = &collected {
+            tracing::info!(
+                groups = c.groups,
+                lines = c.lines,
+                bytes = c.bytes,
+                errors = c.errors,
+                "group metrics"
+            );
+        }
         if let Ok(f) = &fired {
             tracing::info!(
                 groups_due = f.groups_due,
@@ -152,6 +173,7 @@ impl HealthCheck {
         Ok(Run {
             scheduler: fired.map_err(HealthError::Store)?,
             tracking: tracking.map_err(HealthError::Store)?,
+            metrics: collected,
             health: health?,
             pulse_started: pulse_started?,
         })

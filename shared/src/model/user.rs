@@ -36,4 +36,7 @@ pub struct User {
     pub disabled: bool,
     /// Request limits an administrator set (None: the deployment's).
     pub limits: Option<Limits>,
+    /// The SHA-256 (hex) of the password its Prometheus scrapes its group metrics with (none:
+    /// no scrape is accepted).
+    pub scrape_sha256: Option<String>,
 }

@@ -144,6 +144,9 @@ pub trait Directory: Send + Sync {
     /// Gives user `u` (as read) a new access key in place of its old one, and enables it:
     /// `NotFound` if it is gone, `Conflict` if its key changed since, `Exists` if the new id is
     /// taken.
+    /// Sets (or with None removes) the SHA-256 of the user's scrape password: `NotFound` if
+    /// there is no such user.
+    async fn set_scrape(&self, user: &str, sha256: Option<&str>) -> StoreResult<()>;
     async fn rotate_access_key(
         &self,
         u: &User,

@@ -526,7 +526,7 @@ async fn metrics_collection_lifecycle_hooks_and_catalogues() {
         .contains(&"OldestInstance".to_string()));
     let metrics = c.describe_metric_collection_types().send().await.unwrap();
     assert_eq!(metrics.granularities().len(), 1);
-    assert_eq!(metrics.metrics().len(), 13);
+    assert_eq!(metrics.metrics().len(), 20);
 }
 
 /// Terraform's aws_autoscaling_group: create, then its capacity wait (activities since the apply

@@ -26,6 +26,8 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
             answer(async { key_pairs(app, caller, read(input)?).await }.await)
         }
         "ImportKeyPair" => answer(async { import_key_pair(app, caller, read(input)?).await }.await),
+        "CreateScrapeCredential" => answer(create_scrape(app, caller).await),
+        "DeleteScrapeCredential" => answer(delete_scrape(app, caller).await),
         _ => return None,
     })
 }
@@ -248,4 +250,26 @@ async fn import_key_pair(
     }))
     .await;
     Ok(shapes::Results { results })
+}
+
+/// A new password for the caller's Prometheus to scrape its group metrics with (shown once; a
+/// second call replaces the first).
+async fn create_scrape(app: &App, caller: &Caller) -> Result<shapes::NewScrapeCredential, Failure> {
+    let (password, digest) = phantom::scrape::new_password();
+    app.store.set_scrape(&caller.user, Some(&digest)).await?;
+    tracing::info!(user = caller.user, "scrape credential created");
+    Ok(shapes::NewScrapeCredential {
+        scrape_credential: shapes::ScrapeCredential {
+            user_name: caller.user.clone(),
+            password,
+            path: phantom::scrape::PATH,
+        },
+    })
+}
+
+/// No scrape of the caller's metrics is accepted any more.
+async fn delete_scrape(app: &App, caller: &Caller) -> Result<shapes::Done, Failure> {
+    app.store.set_scrape(&caller.user, None).await?;
+    tracing::info!(user = caller.user, "scrape credential deleted");
+    Ok(shapes::Done {})
 }

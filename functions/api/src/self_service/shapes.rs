@@ -449,3 +449,21 @@ pub struct Datapoint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
 }
+
+/// CreateScrapeCredential's answer: the only time the password is shown.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NewScrapeCredential {
+    pub scrape_credential: ScrapeCredential,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ScrapeCredential {
+    /// Prometheus's `basic_auth.username`.
+    pub user_name: String,
+    /// Prometheus's `basic_auth.password`.
+    pub password: String,
+    /// Prometheus's `metrics_path`, below the API's address.
+    pub path: &'static str,
+}

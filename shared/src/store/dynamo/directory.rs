@@ -138,6 +138,22 @@ impl Directory for DynamoStore {
         self.user_write_outcome(result, &u.name).await
     }
 
+    async fn set_scrape(&self, user: &str, sha256: Option<&str>) -> StoreResult<()> {
+        let update = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), user.into())))
+            .condition_expression("attribute_exists(pk)");
+        let update = match sha256 {
+            Some(h) => update
+                .update_expression("SET scrape = :h")
+                .expression_attribute_values(":h", s(h)),
+            None => update.update_expression("REMOVE scrape"),
+        };
+        conditional(update.send().await, StoreError::NotFound)
+    }
+
     async fn rotate_access_key(
         &self,
         u: &User,
@@ -439,6 +455,7 @@ impl DynamoStore {
             admin: get_bool(item, "admin")?,
             disabled: get_bool(item, "disabled")?,
             limits: limits_of(item)?,
+            scrape_sha256: opt_s(item, "scrape")?,
         })
     }
 

@@ -84,6 +84,20 @@ impl Directory for MemoryStore {
         self.done(out).await
     }
 
+    async fn set_scrape(&self, user: &str, sha256: Option<&str>) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.users.get_mut(user) {
+                None => Err(StoreError::NotFound),
+                Some(stored) => {
+                    stored.scrape_sha256 = sha256.map(str::to_string);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
     async fn rotate_access_key(
         &self,
         u: &User,

@@ -1,0 +1,417 @@
+//! A group's metrics as AWS Auto Scaling collects them (EnableMetricsCollection), pure: what
+//! each one is of a group and its recorded instances, and the two ways they are published,
+//! CloudWatch's Embedded Metric Format (a JSON log line) and Prometheus's text format.
+//!
+//! Every instance counts as one unit of capacity (Phantom keeps no instance weights), so each
+//! `…Capacity` metric equals its `…Instances` one.
+
+use crate::group::Group;
+use crate::model::instance::{Lifecycle, Member};
+use crate::warm;
+use serde_json::{json, Map, Value};
+
+/// The metrics AWS collects, in the order of its API reference (DescribeMetricCollectionTypes).
+pub const NAMES: [&str; 20] = [
+    "GroupMinSize",
+    "GroupMaxSize",
+    "GroupDesiredCapacity",
+    "GroupInServiceInstances",
+    "GroupPendingInstances",
+    "GroupStandbyInstances",
+    "GroupTerminatingInstances",
+    "GroupTotalInstances",
+    "GroupInServiceCapacity",
+    "GroupPendingCapacity",
+    "GroupStandbyCapacity",
+    "GroupTerminatingCapacity",
+    "GroupTotalCapacity",
+    "WarmPoolDesiredCapacity",
+    "WarmPoolWarmedCapacity",
+    "WarmPoolPendingCapacity",
+    "WarmPoolTerminatingCapacity",
+    "WarmPoolTotalCapacity",
+    "GroupAndWarmPoolDesiredCapacity",
+    "GroupAndWarmPoolTotalCapacity",
+];
+
+/// The dimension CloudWatch tells users apart by (two users may name groups alike).
+pub const USER_DIMENSION: &str = "PhantomUser";
+/// The dimension AWS gives each group metric.
+pub const GROUP_DIMENSION: &str = "AutoScalingGroupName";
+
+/// One metric's value now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub metric: &'static str,
+    pub value: f64,
+}
+
+/// How many of the group's instances are in each state that the metrics count.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    in_service: i64,
+    pending: i64,
+    standby: i64,
+    terminating: i64,
+    warm_ready: i64,
+    warm_pending: i64,
+    warm_terminating: i64,
+}
+
+impl Counts {
+    fn of(members: &[Member]) -> Self {
+        let mut c = Counts::default();
+        for m in members {
+            match m.lifecycle {
+                Lifecycle::InService => c.in_service += 1,
+                // Attaching shows as Pending, as AWS shows an instance being attached.
+                Lifecycle::Pending | Lifecycle::PendingWait | Lifecycle::Attaching => {
+                    c.pending += 1
+                }
+                Lifecycle::Standby => c.standby += 1,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait => c.terminating += 1,
+                // Leaving the group: AWS counts a detaching instance nowhere.
+                Lifecycle::Detaching => {}
+                Lifecycle::WarmedPending | Lifecycle::WarmedPendingWait => c.warm_pending += 1,
+                Lifecycle::WarmedStopped
+                | Lifecycle::WarmedRunning
+                | Lifecycle::WarmedHibernated => c.warm_ready += 1,
+                Lifecycle::WarmedTerminating => c.warm_terminating += 1,
+            }
+        }
+        c
+    }
+}
+
+/// The value of metric `name` (one of `NAMES`) for group `g` with these instances.
+fn value(name: &str, g: &Group, c: Counts) -> Option<f64> {
+    // AWS: "the number of instances that are in service, pending, and terminating".
+    let total = c.in_service + c.pending + c.terminating;
+    let pool = g
+        .settings
+        .warm_pool_configuration
+        .as_ref()
+        .map_or(0, |p| warm::size(p, g.desired, g.max));
+    let pool_total = c.warm_ready + c.warm_pending + c.warm_terminating;
+    let v = match name {
+        "GroupMinSize" => g.min,
+        "GroupMaxSize" => g.max,
+        "GroupDesiredCapacity" => g.desired,
+        "GroupInServiceInstances" | "GroupInServiceCapacity" => c.in_service,
+        "GroupPendingInstances" | "GroupPendingCapacity" => c.pending,
+        "GroupStandbyInstances" | "GroupStandbyCapacity" => c.standby,
+        "GroupTerminatingInstances" | "GroupTerminatingCapacity" => c.terminating,
+        "GroupTotalInstances" | "GroupTotalCapacity" => total,
+        "WarmPoolDesiredCapacity" => pool,
+        "WarmPoolWarmedCapacity" => c.warm_ready,
+        "WarmPoolPendingCapacity" => c.warm_pending,
+        "WarmPoolTerminatingCapacity" => c.warm_terminating,
+        "WarmPoolTotalCapacity" => pool_total,
+        "GroupAndWarmPoolDesiredCapacity" => g.desired + pool,
+        "GroupAndWarmPoolTotalCapacity" => total + pool_total,
+        _ => return None,
+    };
+    Some(v as f64)
+}
+
+/// The group's enabled metrics now, in `NAMES` order; none while it is being deleted.
+pub fn samples(g: &Group, members: &[Member]) -> Vec<Sample> {
+    if g.deleting() {
+        return Vec::new();
+    }
+    let enabled = &g.settings.enabled_metrics;
+    let c = Counts::of(members);
+    NAMES
+        .iter()
+        .filter(|n| enabled.iter().any(|e| e.metric == **n))
+        .filter_map(|n| value(n, g, c).map(|value| Sample { metric: n, value }))
+        .collect()
+}
+
+/// One Embedded Metric Format line of a group's samples at `at_ms`: CloudWatch reads it from the
+/// function's log and makes each value a metric of `namespace`, with the dimensions user and
+/// group. None when there is nothing to publish.
+pub fn emf_line(
+    namespace: &str,
+    user: &str,
+    group: &str,
+    samples: &[Sample],
+    at_ms: i64,
+) -> Option<String> {
+    if samples.is_empty() {
+        return None;
+    }
+    let metrics: Vec<Value> = samples
+        .iter()
+        .map(|s| json!({ "Name": s.metric, "Unit": "Count" }))
+        .collect();
+    let mut line = Map::new();
+    line.insert(
+        "_aws".into(),
+        json!({
+            "Timestamp": at_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [[USER_DIMENSION, GROUP_DIMENSION]],
+                "Metrics": metrics,
+            }],
+        }),
+    );
+    line.insert(USER_DIMENSION.into(), json!(user));
+    line.insert(GROUP_DIMENSION.into(), json!(group));
+    for s in samples {
+        line.insert(s.metric.into(), json!(s.value));
+    }
+    Some(Value::Object(line).to_string())
+}
+
+/// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
+/// `phantom_group_desired_capacity`.
+pub fn prometheus_name(metric: &str) -> String {
+    let mut out = String::from("phantom");
+    for ch in metric.chars() {
+        if ch.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_lowercase());
+    }
+    out
+}
+
+/// A label value as the text format writes it: backslash, double quote and line feed escaped.
+fn label_value(v: &str) -> String {
+    v.replace('\\', r"\\")
+        .replace('"', r#"\""#)
+        .replace('\n', r"\n")
+}
+
+/// The Prometheus text exposition of some groups' samples: one gauge family per metric that any
+/// group has enabled, a series per group labelled `auto_scaling_group_name`.
+pub fn exposition(groups: &[(String, Vec<Sample>)]) -> String {
+    let mut out = String::new();
+    for name in NAMES {
+        let series: Vec<(&str, f64)> = groups
+            .iter()
+            .filter_map(|(g, samples)| {
+                samples
+                    .iter()
+                    .find(|s| s.metric == name)
+                    .map(|s| (g.as_str(), s.value))
+            })
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        let family = prometheus_name(name);
+        out.push_str(&format!(
+            "# HELP {family} AWS Auto Scaling's {name}, collected each time it is scraped.\n# TYPE {family} gauge\n"
+        ));
+        for (group, v) in series {
+            out.push_str(&format!(
+                "{family}{{auto_scaling_group_name=\"{}\"}} {v}\n",
+                label_value(group)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::group::EnabledMetric;
+
+    fn group(enabled: &[&str]) -> Group {
+        let ctx = crate::group::NewGroupContext {
+            id: "g1".into(),
+            region: "us-east-1",
+            account: "123456789012",
+            cloud: "hotel".into(),
+            default_zone: "hotel-a",
+            now: crate::time::from_ms(1_795_406_400_000),
+        };
+        let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
+            "MinSize": 1, "MaxSize": 6, "DesiredCapacity": 3});
+        let mut g = crate::group::from_input(&crate::query::input(input).unwrap(), ctx).unwrap();
+        g.settings.enabled_metrics = enabled
+            .iter()
+            .map(|m| EnabledMetric {
+                metric: m.to_string(),
+                granularity: "1Minute".into(),
+            })
+            .collect();
+        g
+    }
+
+    fn member(id: &str, lifecycle: Lifecycle) -> Member {
+        Member {
+            id: id.into(),
+            cloud: "hotel".into(),
+            zone: "a".into(),
+            lifecycle,
+            healthy: true,
+            launched_ms: 0,
+            joined_ms: None,
+            protected: false,
+            launch_configuration: Some("web@hotel".into()),
+            launch_template: None,
+            instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 1,
+        }
+    }
+
+    fn fleet() -> Vec<Member> {
+        vec![
+            member("i-1", Lifecycle::InService),
+            member("i-2", Lifecycle::InService),
+            member("i-3", Lifecycle::Pending),
+            member("i-4", Lifecycle::Attaching),
+            member("i-5", Lifecycle::Standby),
+            member("i-6", Lifecycle::TerminatingWait),
+            member("i-7", Lifecycle::Detaching),
+            member("i-8", Lifecycle::WarmedStopped),
+            member("i-9", Lifecycle::WarmedPending),
+        ]
+    }
+
+    #[test]
+    fn only_the_enabled_metrics_in_awss_order() {
+        let g = group(&["GroupTotalInstances", "GroupDesiredCapacity"]);
+        assert_eq!(
+            samples(&g, &fleet()),
+            vec![
+                Sample {
+                    metric: "GroupDesiredCapacity",
+                    value: 3.0
+                },
+                Sample {
+                    metric: "GroupTotalInstances",
+                    value: 5.0
+                },
+            ]
+        );
+        assert!(samples(&group(&[]), &fleet()).is_empty());
+    }
+
+    #[test]
+    fn each_state_counts_where_aws_counts_it() {
+        let g = group(&NAMES);
+        let got: Vec<(&str, f64)> = samples(&g, &fleet())
+            .into_iter()
+            .map(|s| (s.metric, s.value))
+            .collect();
+        let want = [
+            ("GroupMinSize", 1.0),
+            ("GroupMaxSize", 6.0),
+            ("GroupDesiredCapacity", 3.0),
+            ("GroupInServiceInstances", 2.0),
+            ("GroupPendingInstances", 2.0),
+            ("GroupStandbyInstances", 1.0),
+            ("GroupTerminatingInstances", 1.0),
+            ("GroupTotalInstances", 5.0),
+            ("GroupInServiceCapacity", 2.0),
+            ("GroupPendingCapacity", 2.0),
+            ("GroupStandbyCapacity", 1.0),
+            ("GroupTerminatingCapacity", 1.0),
+            ("GroupTotalCapacity", 5.0),
+            // No warm pool: nothing desired there, but VMs recorded there still count.
+            ("WarmPoolDesiredCapacity", 0.0),
+            ("WarmPoolWarmedCapacity", 1.0),
+            ("WarmPoolPendingCapacity", 1.0),
+            ("WarmPoolTerminatingCapacity", 0.0),
+            ("WarmPoolTotalCapacity", 2.0),
+            ("GroupAndWarmPoolDesiredCapacity", 3.0),
+            ("GroupAndWarmPoolTotalCapacity", 7.0),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_warm_pool_desires_what_max_leaves_beside_desired() {
+        let mut g = group(&["WarmPoolDesiredCapacity", "GroupAndWarmPoolDesiredCapacity"]);
+        g.settings.warm_pool_configuration =
+            Some(serde_json::from_value(json!({"MinSize": 1, "PoolState": "Stopped"})).unwrap());
+        let got: Vec<f64> = samples(&g, &[]).iter().map(|s| s.value).collect();
+        assert_eq!(got, vec![3.0, 6.0], "max 6 - desired 3 in the pool");
+    }
+
+    #[test]
+    fn a_deleting_group_publishes_nothing() {
+        let mut g = group(&NAMES);
+        g.status = Some(crate::model::group::DELETING.into());
+        assert!(samples(&g, &fleet()).is_empty());
+    }
+
+    #[test]
+    fn the_emf_line_follows_the_format() {
+        let g = group(&["GroupDesiredCapacity", "GroupInServiceInstances"]);
+        let line = emf_line(
+            "Phantom/AutoScaling",
+            "alice",
+            "web",
+            &samples(&g, &fleet()),
+            1_700_000_000_000,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(!line.contains('\n'), "one line");
+        let aws = &v["_aws"];
+        assert_eq!(aws["Timestamp"], 1_700_000_000_000i64);
+        let directive = &aws["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "Phantom/AutoScaling");
+        let dims = directive["Dimensions"][0].as_array().unwrap();
+        // Every dimension and every metric named must be a member at the top level.
+        for d in dims {
+            assert!(
+                v[d.as_str().unwrap()].is_string(),
+                "dimension {d} is a string member"
+            );
+        }
+        for m in directive["Metrics"].as_array().unwrap() {
+            assert!(
+                v[m["Name"].as_str().unwrap()].is_number(),
+                "metric {m} is a number member"
+            );
+        }
+        assert_eq!(v["PhantomUser"], "alice");
+        assert_eq!(v["AutoScalingGroupName"], "web");
+        assert_eq!(v["GroupDesiredCapacity"], 3.0);
+        assert_eq!(v["GroupInServiceInstances"], 2.0);
+        assert!(emf_line("N", "alice", "web", &[], 0).is_none());
+    }
+
+    #[test]
+    fn prometheus_names_and_exposition() {
+        assert_eq!(
+            prometheus_name("GroupDesiredCapacity"),
+            "phantom_group_desired_capacity"
+        );
+        assert_eq!(
+            prometheus_name("GroupAndWarmPoolTotalCapacity"),
+            "phantom_group_and_warm_pool_total_capacity"
+        );
+        let text = exposition(&[
+            (
+                "web".into(),
+                samples(&group(&["GroupDesiredCapacity"]), &[]),
+            ),
+            (
+                "a \"q\"\\b".into(),
+                samples(&group(&["GroupDesiredCapacity", "GroupMaxSize"]), &[]),
+            ),
+            ("off".into(), Vec::new()),
+        ]);
+        assert_eq!(
+            text,
+            "# HELP phantom_group_max_size AWS Auto Scaling's GroupMaxSize, collected each time it is scraped.\n\
+             # TYPE phantom_group_max_size gauge\n\
+             phantom_group_max_size{auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 6\n\
+             # HELP phantom_group_desired_capacity AWS Auto Scaling's GroupDesiredCapacity, collected each time it is scraped.\n\
+             # TYPE phantom_group_desired_capacity gauge\n\
+             phantom_group_desired_capacity{auto_scaling_group_name=\"web\"} 3\n\
+             phantom_group_desired_capacity{auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 3\n"
+        );
+        assert_eq!(exposition(&[]), "");
+    }
+}

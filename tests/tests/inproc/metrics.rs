@@ -1,0 +1,261 @@
+//! Group metrics (EnableMetricsCollection): scraped by a user's Prometheus from
+//! `/phantom/v1/metrics` with the user's scrape credential, and written by the health check as
+//! CloudWatch Embedded Metric Format lines, only while enabled and only the ones enabled.
+
+use super::self_service::call;
+use super::{create_group, create_lc};
+use base64::Engine;
+use phantom::time::Clock;
+use phantom_e2e::world::{World, EMF_NAMESPACE};
+use phantom_e2e::User;
+use serde_json::{json, Value};
+
+/// A GET of the metrics endpoint with `authorization` (none: no header).
+async fn scrape(w: &World, authorization: Option<&str>) -> (u16, String) {
+    let mut headers = http::HeaderMap::new();
+    if let Some(a) = authorization {
+        headers.insert("authorization", a.parse().unwrap());
+    }
+    let out = w
+        .app
+        .handle(api::HttpRequest {
+            method: "GET",
+            path_and_query: "/phantom/v1/metrics",
+            headers: &headers,
+            body: b"",
+        })
+        .await;
+    (out.status, out.body.into_owned())
+}
+
+fn basic(user: &str, password: &str) -> String {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    format!("Basic {encoded}")
+}
+
+/// The user's new scrape credential, as `Authorization: Basic`.
+async fn credential(w: &World, u: &User) -> String {
+    let (status, answer) = call(w, u, "CreateScrapeCredential", json!({})).await;
+    assert_eq!(status, 200, "{answer}");
+    let c = &answer["ScrapeCredential"];
+    assert_eq!(c["UserName"], u.name.as_str());
+    assert_eq!(c["Path"], "/phantom/v1/metrics");
+    basic(&u.name, c["Password"].as_str().unwrap())
+}
+
+/// The value of `metric`'s series for `group` in an exposition, if there is one.
+fn series(text: &str, metric: &str, group: &str) -> Option<f64> {
+    let prefix = format!("{metric}{{auto_scaling_group_name=\"{group}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().unwrap())
+}
+
+async fn enable(w: &World, u: &User, group: &str, metrics: &[&str]) {
+    w.sdk(u)
+        .enable_metrics_collection()
+        .auto_scaling_group_name(group)
+        .set_metrics(Some(metrics.iter().map(|m| m.to_string()).collect()))
+        .granularity("1Minute")
+        .send()
+        .await
+        .expect("enable-metrics-collection");
+}
+
+#[tokio::test]
+async fn a_scrape_shows_the_enabled_metrics_of_the_users_own_groups() {
+    let w = World::new().await;
+    let (alice, bob) = (w.user("alice").await, w.user("bob").await);
+    create_lc(&w, &alice, "web@hotel").await;
+    create_group(&w, &alice, "web", "web@hotel", 0, 5, 2).await;
+    create_group(&w, &alice, "quiet", "web@hotel", 0, 5, 1).await;
+    enable(
+        &w,
+        &alice,
+        "web",
+        &["GroupDesiredCapacity", "GroupInServiceInstances"],
+    )
+    .await;
+    let auth = credential(&w, &alice).await;
+    w.until(30, "two VMs InService", async || {
+        let (_, text) = scrape(&w, Some(&auth)).await;
+        (series(&text, "phantom_group_in_service_instances", "web") == Some(2.0)).then_some(())
+    })
+    .await;
+    let (status, text) = scrape(&w, Some(&auth)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        series(&text, "phantom_group_desired_capacity", "web"),
+        Some(2.0)
+    );
+    assert!(
+        !text.contains("phantom_group_max_size"),
+        "only the metrics enabled:\n{text}"
+    );
+    assert!(
+        !text.contains("quiet"),
+        "only the groups with metrics enabled:\n{text}"
+    );
+    assert!(text.contains("# TYPE phantom_group_desired_capacity gauge"));
+
+    // Scaled out: the next scrape follows.
+    w.sdk(&alice)
+        .set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "three VMs InService", async || {
+        let (_, text) = scrape(&w, Some(&auth)).await;
+        (series(&text, "phantom_group_in_service_instances", "web") == Some(3.0)).then_some(())
+    })
+    .await;
+
+    // Another user's credential sees only its own (none); none, a wrong one, or a deleted one: 403.
+    let theirs = credential(&w, &bob).await;
+    let (status, text) = scrape(&w, Some(&theirs)).await;
+    assert_eq!((status, text.as_str()), (200, ""));
+    let (status, text) = scrape(&w, None).await;
+    assert_eq!(status, 403);
+    assert!(text.starts_with("AccessDenied: "), "{text}");
+    assert_eq!(scrape(&w, Some(&basic(&alice.name, "guess"))).await.0, 403);
+    assert_eq!(scrape(&w, Some(&basic("nobody", "guess"))).await.0, 403);
+    assert_eq!(scrape(&w, Some("Bearer abc")).await.0, 403);
+    let (status, _) = call(&w, &alice, "DeleteScrapeCredential", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(scrape(&w, Some(&auth)).await.0, 403);
+
+    // A new credential replaces the old; disabled metrics are gone from the next scrape.
+    let again = credential(&w, &alice).await;
+    w.sdk(&alice)
+        .disable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .metrics("GroupDesiredCapacity")
+        .send()
+        .await
+        .unwrap();
+    let (_, text) = scrape(&w, Some(&again)).await;
+    assert_eq!(series(&text, "phantom_group_desired_capacity", "web"), None);
+    assert_eq!(
+        series(&text, "phantom_group_in_service_instances", "web"),
+        Some(3.0)
+    );
+    w.sdk(&alice)
+        .disable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scrape(&w, Some(&again)).await.1, "");
+}
+
+#[tokio::test]
+async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
+    let w = World::new().await;
+    let u = w.user("emf").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 1, 4, 2).await;
+    create_group(&w, &u, "quiet", "web@hotel", 0, 4, 0).await;
+    w.health().run().await.unwrap();
+    assert!(w.emf.take().is_empty(), "no metrics enabled, no line");
+
+    enable(
+        &w,
+        &u,
+        "web",
+        &[
+            "GroupMinSize",
+            "GroupInServiceInstances",
+            "GroupTotalInstances",
+        ],
+    )
+    .await;
+    w.until(30, "two VMs InService", async || {
+        let g = super::group(&w, &u, "web").await?;
+        (g.instances().len() == 2
+            && g.instances()
+                .iter()
+                .all(|i| i.lifecycle_state().map(|s| s.as_str()) == Some("InService")))
+        .then_some(())
+    })
+    .await;
+    // The world's own sweeps ran the health check meanwhile: only this run's line counts.
+    w.emf.take();
+    let run = w.health().run().await.unwrap();
+    let lines = w.emf.take();
+    assert_eq!(lines.len(), 1, "one line for the one group: {lines:?}");
+    let collected = run.metrics.expect("a namespace is set");
+    assert_eq!((collected.groups, collected.lines), (1, 1));
+    assert_eq!(collected.bytes, lines[0].len() + 1);
+    let v: Value = serde_json::from_str(&lines[0]).unwrap();
+    let directive = &v["_aws"]["CloudWatchMetrics"][0];
+    assert_eq!(directive["Namespace"], EMF_NAMESPACE);
+    assert_eq!(
+        directive["Dimensions"],
+        json!([["PhantomUser", "AutoScalingGroupName"]])
+    );
+    let names: Vec<&str> = directive["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "GroupMinSize",
+            "GroupInServiceInstances",
+            "GroupTotalInstances"
+        ]
+    );
+    assert_eq!(v["_aws"]["Timestamp"], w.clock.now_ms());
+    assert_eq!(v["PhantomUser"], u.name.as_str());
+    assert_eq!(v["AutoScalingGroupName"], "web");
+    assert_eq!(
+        (
+            &v["GroupMinSize"],
+            &v["GroupInServiceInstances"],
+            &v["GroupTotalInstances"]
+        ),
+        (&json!(1.0), &json!(2.0), &json!(2.0))
+    );
+
+    // Disabled: the next run writes nothing.
+    w.sdk(&u)
+        .disable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    w.health().run().await.unwrap();
+    assert!(w.emf.take().is_empty());
+}
+
+#[tokio::test]
+async fn describe_metric_collection_types_answers_awss_lists() {
+    let w = World::new().await;
+    let u = w.user("types").await;
+    let c = w.sdk(&u);
+    let types = c.describe_metric_collection_types().send().await.unwrap();
+    let metrics: Vec<&str> = types.metrics().iter().filter_map(|m| m.metric()).collect();
+    assert_eq!(metrics, phantom::group_metrics::NAMES);
+    assert_eq!(metrics.len(), 20);
+    let granularities: Vec<&str> = types
+        .granularities()
+        .iter()
+        .filter_map(|g| g.granularity())
+        .collect();
+    assert_eq!(granularities, ["1Minute"]);
+    // Every one of them can be enabled, warm pool ones included.
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 2, 0).await;
+    c.enable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .granularity("1Minute")
+        .send()
+        .await
+        .unwrap();
+    let g = super::group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.enabled_metrics().len(), 20);
+}

@@ -148,6 +148,26 @@ async fn contract(s: &dyn Store, u: &str) {
     assert!(!s.user(&bob).await.unwrap().unwrap().admin);
     assert_eq!(s.user(&format!("{u}nobody")).await.unwrap(), None);
 
+    // A scrape password's digest: set, kept through a key rotation, replaced, removed.
+    assert_eq!(s.user(&lena).await.unwrap().unwrap().scrape_sha256, None);
+    s.set_scrape(&lena, Some("d1")).await.unwrap();
+    let scrape_of = || async { s.user(&lena).await.unwrap().unwrap().scrape_sha256 };
+    assert_eq!(scrape_of().await.as_deref(), Some("d1"));
+    let now = s.user(&lena).await.unwrap().unwrap();
+    s.rotate_access_key(&now, &format!("PKIA{u}lena3"), "s7")
+        .await
+        .unwrap();
+    assert_eq!(scrape_of().await.as_deref(), Some("d1"));
+    s.set_scrape(&lena, Some("d2")).await.unwrap();
+    assert_eq!(scrape_of().await.as_deref(), Some("d2"));
+    s.set_scrape(&lena, None).await.unwrap();
+    assert_eq!(scrape_of().await, None);
+    assert_eq!(
+        s.set_scrape(&format!("{u}nobody"), Some("d")).await,
+        Err(StoreError::NotFound)
+    );
+    assert_eq!(s.user(&format!("{u}nobody")).await.unwrap(), None, "no user made");
+
     // Disabled: the key is gone, the user stays, marked; disabling it as read before a rotation
     // is a conflict, and a rotation enables it with a new key in place of the old.
     let carol = format!("{u}carol");
@@ -954,6 +974,21 @@ async fn due_index(s: &dyn Store, u: &str) {
     );
     assert!(listed(4_999).await.is_empty(), "the early one ran");
     assert_eq!(listed(5_000).await, ["sched"]);
+
+    // Metrics enabled: listed at every run, until they are disabled.
+    let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
+    let mut with = fresh.clone();
+    with.settings.enabled_metrics = vec![phantom::model::group::EnabledMetric {
+        metric: "GroupDesiredCapacity".into(),
+        granularity: "1Minute".into(),
+    }];
+    s.update_group(&owner, &fresh, &with).await.unwrap();
+    assert_eq!(listed(0).await, ["sched"]);
+    let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
+    let mut without = fresh.clone();
+    without.settings.enabled_metrics.clear();
+    s.update_group(&owner, &fresh, &without).await.unwrap();
+    assert!(listed(4_999).await.is_empty(), "back to its next action");
 
     // Being deleted: off the list, with its actions still in the document.
     let fresh = s.group(&owner, "sched").await.unwrap().unwrap();

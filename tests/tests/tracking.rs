@@ -4,7 +4,8 @@
 //! low, DisableScaleIn keeps it, and without DisableScaleIn it shrinks a VM at a time; with the
 //! metric source unreachable nothing changes, and once it is back the group follows again. Each
 //! change is an activity in AWS's words. Waits are on conditions: the group's size, or what
-//! Prometheus itself says it has seen.
+//! Prometheus itself says it has seen. The same Prometheus scrapes the demo user's group metrics
+//! (EnableMetricsCollection) from the api.
 
 use phantom::prometheus::http::PrometheusHttp;
 use phantom::prometheus::Prometheus;
@@ -236,4 +237,77 @@ fn a_group_follows_its_metric_on_a_real_prometheus() {
     eventually(30, "the group grown to 2", || {
         (desired(&u) == 2).then_some(())
     });
+}
+
+/// Through the AWS CLI: two metrics enabled on a group of the demo user, whose metrics the local
+/// Prometheus scrapes; a scale-out shows in both series, the metrics not enabled have none, and
+/// once disabled the series stop.
+#[test]
+fn enabled_group_metrics_reach_the_local_prometheus() {
+    let s = stack();
+    let demo = s.demo();
+    let group = format!("metrics-{}", std::process::id());
+    s.lc_and_group(&demo, &group, 0, 4, 1);
+    let enable = s.aws(
+        &demo,
+        &[
+            "enable-metrics-collection",
+            "--auto-scaling-group-name",
+            &group,
+            "--metrics",
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "--granularity",
+            "1Minute",
+        ],
+    );
+    assert!(enable.ok, "{}", enable.stderr);
+    let series = |metric: &str| prom(&format!(r#"{metric}{{auto_scaling_group_name="{group}"}}"#));
+    eventually(120, "Prometheus has the group's desired capacity", || {
+        (series("phantom_group_desired_capacity")? == 1.0).then_some(())
+    });
+    let scaled = s.aws(
+        &demo,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            &group,
+            "--desired-capacity",
+            "3",
+        ],
+    );
+    assert!(scaled.ok, "{}", scaled.stderr);
+    eventually(120, "both series follow the scale-out", || {
+        (series("phantom_group_desired_capacity")? == 3.0
+            && series("phantom_group_in_service_instances")? == 3.0)
+            .then_some(())
+    });
+    for other in ["phantom_group_max_size", "phantom_group_total_instances"] {
+        assert_eq!(series(other), None, "{other} was not enabled");
+    }
+
+    let disable = s.aws(
+        &demo,
+        &[
+            "disable-metrics-collection",
+            "--auto-scaling-group-name",
+            &group,
+        ],
+    );
+    assert!(disable.ok, "{}", disable.stderr);
+    // Gone from the next scrape, Prometheus marks the series stale: an instant query finds none.
+    eventually(60, "the series stop", || {
+        (series("phantom_group_desired_capacity").is_none()
+            && series("phantom_group_in_service_instances").is_none())
+        .then_some(())
+    });
+    s.aws(
+        &demo,
+        &[
+            "delete-auto-scaling-group",
+            "--auto-scaling-group-name",
+            &group,
+            "--force-delete",
+        ],
+    );
 }

@@ -98,6 +98,14 @@ enum UserCommand {
         #[arg(long, conflicts_with_all = ["describe_rate", "describe_burst", "mutate_rate", "mutate_burst"])]
         default: bool,
     },
+    /// Makes a new password for a Prometheus to scrape the user's group metrics with
+    /// (`<api>/phantom/v1/metrics`, HTTP Basic with the user's name), replacing any earlier one,
+    /// and prints it; with `--delete`, no scrape is accepted any more.
+    Scrape {
+        name: String,
+        #[arg(long)]
+        delete: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -224,6 +232,22 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 .set_limits(&user, limits.as_ref())
                 .await
                 .map_err(|e| e.to_string())?;
+        }
+        Command::User(UserCommand::Scrape { name, delete }) => {
+            let user = existing_user(store, &name).await?;
+            if delete {
+                store
+                    .set_scrape(&user.name, None)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            } else {
+                let (password, digest) = phantom::scrape::new_password();
+                store
+                    .set_scrape(&user.name, Some(&digest))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                println!("{password}");
+            }
         }
         Command::User(UserCommand::Rotate { name }) => {
             let user = existing_user(store, &name).await?;

@@ -15,7 +15,11 @@ async fn main() {
         .skip(1)
         .map(|a| a.parse().expect("a number of groups"))
         .collect();
-    let counts = if counts.is_empty() { vec![10, 500] } else { counts };
+    let counts = if counts.is_empty() {
+        vec![10, 500]
+    } else {
+        counts
+    };
     let s = stack();
     println!("command: cargo run -p phantom-e2e --example scrape -- {counts:?}");
     for n in counts {
@@ -67,7 +71,13 @@ async fn main() {
         let mut bytes = 0;
         for _ in 0..20 {
             let out = Command::new("curl")
-                .args(["-sf", "-o", "/dev/null", "-w", "%{time_total} %{size_download}"])
+                .args([
+                    "-sf",
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{time_total} %{size_download}",
+                ])
                 .args(["-u", &format!("{}:{password}", u.name), &url])
                 .output()
                 .expect("curl runs");

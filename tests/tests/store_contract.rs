@@ -166,7 +166,11 @@ async fn contract(s: &dyn Store, u: &str) {
         s.set_scrape(&format!("{u}nobody"), Some("d")).await,
         Err(StoreError::NotFound)
     );
-    assert_eq!(s.user(&format!("{u}nobody")).await.unwrap(), None, "no user made");
+    assert_eq!(
+        s.user(&format!("{u}nobody")).await.unwrap(),
+        None,
+        "no user made"
+    );
 
     // Disabled: the key is gone, the user stays, marked; disabling it as read before a rotation
     // is a conflict, and a rotation enables it with a new key in place of the old.

@@ -8,7 +8,8 @@
 use crate::group::Group;
 use crate::model::instance::{Lifecycle, Member};
 use crate::warm;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The metrics AWS collects, in the order of its API reference (DescribeMetricCollectionTypes).
 pub const NAMES: [&str; 20] = [
@@ -141,28 +142,63 @@ pub fn emf_line(
     if samples.is_empty() {
         return None;
     }
-    let metrics: Vec<Value> = samples
-        .iter()
-        .map(|s| json!({ "Name": s.metric, "Unit": "Count" }))
-        .collect();
-    let mut line = Map::new();
-    line.insert(
-        "_aws".into(),
-        json!({
-            "Timestamp": at_ms,
-            "CloudWatchMetrics": [{
-                "Namespace": namespace,
-                "Dimensions": [[USER_DIMENSION, GROUP_DIMENSION]],
-                "Metrics": metrics,
+    let line = EmfLine {
+        aws: EmfMetadata {
+            timestamp: at_ms,
+            cloud_watch_metrics: [EmfDirective {
+                namespace,
+                dimensions: [[USER_DIMENSION, GROUP_DIMENSION]],
+                metrics: samples
+                    .iter()
+                    .map(|s| EmfMetric {
+                        name: s.metric,
+                        unit: "Count",
+                    })
+                    .collect(),
             }],
-        }),
-    );
-    line.insert(USER_DIMENSION.into(), json!(user));
-    line.insert(GROUP_DIMENSION.into(), json!(group));
-    for s in samples {
-        line.insert(s.metric.into(), json!(s.value));
-    }
-    Some(Value::Object(line).to_string())
+        },
+        user,
+        group,
+        values: samples.iter().map(|s| (s.metric, s.value)).collect(),
+    };
+    Some(serde_json::to_string(&line).expect("strings and numbers serialize"))
+}
+
+/// An Embedded Metric Format document: the metadata, then the dimensions' and metrics' values
+/// as members of the top level.
+#[derive(Serialize)]
+struct EmfLine<'a> {
+    #[serde(rename = "_aws")]
+    aws: EmfMetadata<'a>,
+    #[serde(rename = "PhantomUser")]
+    user: &'a str,
+    #[serde(rename = "AutoScalingGroupName")]
+    group: &'a str,
+    #[serde(flatten)]
+    values: BTreeMap<&'static str, f64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfMetadata<'a> {
+    timestamp: i64,
+    #[serde(rename = "CloudWatchMetrics")]
+    cloud_watch_metrics: [EmfDirective<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfDirective<'a> {
+    namespace: &'a str,
+    dimensions: [[&'static str; 2]; 1],
+    metrics: Vec<EmfMetric>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfMetric {
+    name: &'static str,
+    unit: &'static str,
 }
 
 /// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
@@ -220,6 +256,7 @@ pub fn exposition(groups: &[(String, Vec<Sample>)]) -> String {
 mod tests {
     use super::*;
     use crate::model::group::EnabledMetric;
+    use serde_json::{json, Value};
 
     fn group(enabled: &[&str]) -> Group {
         let ctx = crate::group::NewGroupContext {

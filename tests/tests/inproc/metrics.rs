@@ -259,3 +259,93 @@ async fn describe_metric_collection_types_answers_awss_lists() {
     let g = super::group(&w, &u, "web").await.unwrap();
     assert_eq!(g.enabled_metrics().len(), 20);
 }
+
+/// Terraform's `enabled_metrics` (aws_autoscaling_group): on create, EnableMetricsCollection with
+/// the list and `metrics_granularity`; on a change, DisableMetricsCollection of the removed ones,
+/// then EnableMetricsCollection of the added ones; its read compares `EnabledMetrics` with the list.
+#[tokio::test]
+async fn terraforms_enabled_metrics_sequence() {
+    let w = World::new().await;
+    let u = w.user("tf").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    let c = w.sdk(&u);
+    let enabled = async || -> Vec<String> {
+        let g = super::group(&w, &u, "web").await.unwrap();
+        let mut m: Vec<String> = g
+            .enabled_metrics()
+            .iter()
+            .map(|e| {
+                assert_eq!(e.granularity(), Some("1Minute"));
+                e.metric().unwrap().to_string()
+            })
+            .collect();
+        m.sort();
+        m
+    };
+    enable(
+        &w,
+        &u,
+        "web",
+        &[
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "GroupTotalInstances",
+        ],
+    )
+    .await;
+    assert_eq!(
+        enabled().await,
+        [
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "GroupTotalInstances"
+        ]
+    );
+    // The plan drops GroupTotalInstances and adds GroupMaxSize.
+    c.disable_metrics_collection()
+        .auto_scaling_group_name("web")
+        .metrics("GroupTotalInstances")
+        .send()
+        .await
+        .unwrap();
+    enable(&w, &u, "web", &["GroupMaxSize"]).await;
+    assert_eq!(
+        enabled().await,
+        [
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "GroupMaxSize"
+        ]
+    );
+    let auth = credential(&w, &u).await;
+    let (_, text) = scrape(&w, Some(&auth)).await;
+    assert_eq!(series(&text, "phantom_group_max_size", "web"), Some(3.0));
+    assert_eq!(series(&text, "phantom_group_total_instances", "web"), None);
+    // An unknown metric or granularity is refused as AWS refuses it, and nothing changes.
+    let (code, _) = super::failure(
+        c.enable_metrics_collection()
+            .auto_scaling_group_name("web")
+            .metrics("GroupCPU")
+            .granularity("1Minute")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    let (code, _) = super::failure(
+        c.enable_metrics_collection()
+            .auto_scaling_group_name("web")
+            .granularity("5Minute")
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert_eq!(
+        enabled().await,
+        [
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "GroupMaxSize"
+        ]
+    );
+}

@@ -382,7 +382,7 @@ fn the_tools_actions_through_the_cli() {
     assert_eq!(g["HealthCheckGracePeriod"], 30);
     assert_eq!(g["Tags"], json!([]));
     assert_eq!(g["SuspendedProcesses"][0]["ProcessName"], "AZRebalance");
-    assert_eq!(g["EnabledMetrics"].as_array().unwrap().len(), 13);
+    assert_eq!(g["EnabledMetrics"].as_array().unwrap().len(), 20);
     aws(&["resume-processes", "--auto-scaling-group-name", "tools"]);
     aws(&[
         "disable-metrics-collection",

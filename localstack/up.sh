@@ -162,17 +162,18 @@ scrape_configs:
     file_sd_configs:
       - files: ['$prom_dir/targets/*.json']
         refresh_interval: 1s
-  # The demo user's group metrics (EnableMetricsCollection), from the api with its scrape
-  # password (written below, once the user exists; read at each scrape).
+  # Every user's group metrics (EnableMetricsCollection), from the api with the admin user's
+  # scrape password (written below, once the user exists; read at each scrape).
   - job_name: phantom-groups
     metrics_path: /phantom/v1/metrics
+    params: {users: [all]}
     basic_auth:
-      username: demo
-      password_file: $prom_dir/demo.password
+      username: admin
+      password_file: $prom_dir/admin.password
     static_configs:
       - targets: ['127.0.0.1:$api_port']
 PROM
-: >"$prom_dir/demo.password"
+: >"$prom_dir/admin.password"
 "$prom_bin" --config.file="$prom_dir/prometheus.yml" --storage.tsdb.path="$prom_dir/data" \
   --web.listen-address="127.0.0.1:$prometheus_port" >"$run/prometheus.log" 2>&1 &
 pids+=($!)
@@ -209,7 +210,7 @@ for cloud in hotel sierra; do
   "$bin/phantomctl" credentials set demo "$cloud" --access-key-id "demo-$cloud" --secret-access-key "demo-$cloud-secret"
 done
 "$bin/phantomctl" metric-source set --url "$prometheus_url" --instance-label instance_id
-"$bin/phantomctl" user scrape demo >"$prom_dir/demo.password"
+"$bin/phantomctl" user scrape admin >"$prom_dir/admin.password"
 done_step "clouds, users and the metric source registered"
 
 health_interval=${PHANTOM_HEALTH_INTERVAL_SECS:-5}
@@ -260,7 +261,7 @@ cat >&2 <<BANNER
 Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in $emulator at $AWS_ENDPOINT_URL)
 Console: $url/console/ (sign in with a key below)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
-Metric source: Prometheus at $prometheus_url (scrapes the targets in $prom_dir/targets/*.json, and the demo user's group metrics)
+Metric source: Prometheus at $prometheus_url (scrapes the targets in $prom_dir/targets/*.json, and every user's group metrics)
 ${gateway_line}Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
 Administrator: $admin_key $admin_secret
 

@@ -221,18 +221,31 @@ fn label_value(v: &str) -> String {
         .replace('\n', r"\n")
 }
 
+/// One group's samples, as a scrape answers them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSamples {
+    pub user: String,
+    pub group: String,
+    pub samples: Vec<Sample>,
+}
+
+/// The labels a group's series carry: its user (two users may name groups alike; one
+/// Prometheus may scrape them all) and its name.
+pub const USER_LABEL: &str = "user";
+pub const GROUP_LABEL: &str = "auto_scaling_group_name";
+
 /// The Prometheus text exposition of some groups' samples: one gauge family per metric that any
-/// group has enabled, a series per group labelled `auto_scaling_group_name`.
-pub fn exposition(groups: &[(String, Vec<Sample>)]) -> String {
+/// group has enabled, a series per group labelled `user` and `auto_scaling_group_name`.
+pub fn exposition(groups: &[GroupSamples]) -> String {
     let mut out = String::new();
     for name in NAMES {
-        let series: Vec<(&str, f64)> = groups
+        let series: Vec<(&GroupSamples, f64)> = groups
             .iter()
-            .filter_map(|(g, samples)| {
-                samples
+            .filter_map(|g| {
+                g.samples
                     .iter()
                     .find(|s| s.metric == name)
-                    .map(|s| (g.as_str(), s.value))
+                    .map(|s| (g, s.value))
             })
             .collect();
         if series.is_empty() {
@@ -242,14 +255,27 @@ pub fn exposition(groups: &[(String, Vec<Sample>)]) -> String {
         out.push_str(&format!(
             "# HELP {family} AWS Auto Scaling's {name}, collected each time it is scraped.\n# TYPE {family} gauge\n"
         ));
-        for (group, v) in series {
+        for (g, v) in series {
             out.push_str(&format!(
-                "{family}{{auto_scaling_group_name=\"{}\"}} {v}\n",
-                label_value(group)
+                "{family}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}} {v}\n",
+                label_value(&g.user),
+                label_value(&g.group)
             ));
         }
     }
     out
+}
+
+/// The PromQL of one group's series of `metric` as the scrape exposes it: `max` so that a
+/// group scraped by two jobs is still one series.
+pub fn promql(metric: &str, user: &str, group: &str) -> String {
+    // PromQL's double-quoted strings escape as Go's do; the text format's escaping suits them.
+    format!(
+        "max({}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}})",
+        prometheus_name(metric),
+        label_value(user),
+        label_value(group)
+    )
 }
 
 #[cfg(test)]
@@ -428,27 +454,30 @@ mod tests {
             prometheus_name("GroupAndWarmPoolTotalCapacity"),
             "phantom_group_and_warm_pool_total_capacity"
         );
+        let of = |name: &str, enabled: &[&str]| GroupSamples {
+            user: "al\nice".into(),
+            group: name.into(),
+            samples: samples(&group(enabled), &[]),
+        };
         let text = exposition(&[
-            (
-                "web".into(),
-                samples(&group(&["GroupDesiredCapacity"]), &[]),
-            ),
-            (
-                "a \"q\"\\b".into(),
-                samples(&group(&["GroupDesiredCapacity", "GroupMaxSize"]), &[]),
-            ),
-            ("off".into(), Vec::new()),
+            of("web", &["GroupDesiredCapacity"]),
+            of("a \"q\"\\b", &["GroupDesiredCapacity", "GroupMaxSize"]),
+            of("off", &[]),
         ]);
         assert_eq!(
             text,
             "# HELP phantom_group_max_size AWS Auto Scaling's GroupMaxSize, collected each time it is scraped.\n\
              # TYPE phantom_group_max_size gauge\n\
-             phantom_group_max_size{auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 6\n\
+             phantom_group_max_size{user=\"al\\nice\",auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 6\n\
              # HELP phantom_group_desired_capacity AWS Auto Scaling's GroupDesiredCapacity, collected each time it is scraped.\n\
              # TYPE phantom_group_desired_capacity gauge\n\
-             phantom_group_desired_capacity{auto_scaling_group_name=\"web\"} 3\n\
-             phantom_group_desired_capacity{auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 3\n"
+             phantom_group_desired_capacity{user=\"al\\nice\",auto_scaling_group_name=\"web\"} 3\n\
+             phantom_group_desired_capacity{user=\"al\\nice\",auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 3\n"
         );
         assert_eq!(exposition(&[]), "");
+        assert_eq!(
+            promql("GroupDesiredCapacity", "alice", "a \"q\""),
+            "max(phantom_group_desired_capacity{user=\"alice\",auto_scaling_group_name=\"a \\\"q\\\"\"})"
+        );
     }
 }

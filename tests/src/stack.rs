@@ -173,15 +173,6 @@ impl Stack {
             .expect("phantomctl runs")
     }
 
-    /// The stack's demo user, whose group metrics the stack's Prometheus scrapes (localstack/up.sh).
-    pub fn demo(&self) -> User {
-        User {
-            name: "demo".into(),
-            access_key_id: self.env["AWS_ACCESS_KEY_ID"].clone(),
-            secret: self.env["AWS_SECRET_ACCESS_KEY"].clone(),
-        }
-    }
-
     /// A new user of its own, so tests running side by side never share resources.
     pub fn new_user(&self, prefix: &str) -> User {
         let fresh = || {

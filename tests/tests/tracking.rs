@@ -4,7 +4,7 @@
 //! low, DisableScaleIn keeps it, and without DisableScaleIn it shrinks a VM at a time; with the
 //! metric source unreachable nothing changes, and once it is back the group follows again. Each
 //! change is an activity in AWS's words. Waits are on conditions: the group's size, or what
-//! Prometheus itself says it has seen. The same Prometheus scrapes the demo user's group metrics
+//! Prometheus itself says it has seen. The same Prometheus scrapes every user's group metrics
 //! (EnableMetricsCollection) from the api.
 
 use phantom::prometheus::http::PrometheusHttp;
@@ -239,17 +239,17 @@ fn a_group_follows_its_metric_on_a_real_prometheus() {
     });
 }
 
-/// Through the AWS CLI: two metrics enabled on a group of the demo user, whose metrics the local
-/// Prometheus scrapes; a scale-out shows in both series, the metrics not enabled have none, and
+/// Through the AWS CLI: two metrics enabled on a group, whose metrics the local Prometheus scrapes
+/// (every user's, with the administrator's credential); a scale-out shows in both series, the metrics not enabled have none, and
 /// once disabled the series stop.
 #[test]
 fn enabled_group_metrics_reach_the_local_prometheus() {
     let s = stack();
-    let demo = s.demo();
-    let group = format!("metrics-{}", std::process::id());
-    s.lc_and_group(&demo, &group, 0, 4, 1);
+    let u = s.new_user("metrics");
+    let group = "web".to_string();
+    s.lc_and_group(&u, &group, 0, 4, 1);
     let enable = s.aws(
-        &demo,
+        &u,
         &[
             "enable-metrics-collection",
             "--auto-scaling-group-name",
@@ -262,12 +262,17 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
         ],
     );
     assert!(enable.ok, "{}", enable.stderr);
-    let series = |metric: &str| prom(&format!(r#"{metric}{{auto_scaling_group_name="{group}"}}"#));
+    let series = |metric: &str| {
+        prom(&format!(
+            r#"{metric}{{user="{}",auto_scaling_group_name="{group}"}}"#,
+            u.name
+        ))
+    };
     eventually(120, "Prometheus has the group's desired capacity", || {
         (series("phantom_group_desired_capacity")? == 1.0).then_some(())
     });
     let scaled = s.aws(
-        &demo,
+        &u,
         &[
             "set-desired-capacity",
             "--auto-scaling-group-name",
@@ -287,7 +292,7 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
     }
 
     let disable = s.aws(
-        &demo,
+        &u,
         &[
             "disable-metrics-collection",
             "--auto-scaling-group-name",
@@ -302,7 +307,7 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
         .then_some(())
     });
     s.aws(
-        &demo,
+        &u,
         &[
             "delete-auto-scaling-group",
             "--auto-scaling-group-name",

@@ -4,9 +4,15 @@
 //! metrics enabled, answered from what the store holds: the user, its groups and its instances,
 //! three reads whatever the number of groups (each paged by the store at 1 MB). Anything but the
 //! right credential: 403, whatever the reason.
+//!
+//! `?users=all` with an administrator's credential answers every user's groups with metrics
+//! enabled, for the deployment's own Prometheus (the console's charts): the index of due groups,
+//! then each such group and its instances.
 
 use crate::{App, HttpRequest, HttpResponse};
-use phantom::group_metrics::{self, Sample};
+use futures::stream::{self, StreamExt};
+use phantom::group_metrics;
+use phantom::group_metrics::GroupSamples;
 use phantom::scrape;
 use phantom::throttle::Class;
 use phantom::ApiError;
@@ -77,6 +83,16 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
     ) {
         return Err(ApiError::throttling());
     }
+    if every_user(req.path_and_query) {
+        if !user.admin {
+            return Err(ApiError {
+                code: "AccessDenied",
+                status: 403,
+                message: "Only an administrator's credential scrapes every user's metrics.".into(),
+            });
+        }
+        return all_users(app).await;
+    }
     let groups = app
         .store
         .groups(&user.name, None, None, usize::MAX, &|g| {
@@ -90,12 +106,40 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
     for (group, m) in app.store.all_instances(&user.name).await? {
         members.entry(group).or_default().push(m);
     }
-    let samples: Vec<(String, Vec<Sample>)> = groups
+    let samples: Vec<GroupSamples> = groups
         .iter()
-        .map(|g| {
-            let of = members.get(&g.name).map_or(&[][..], Vec::as_slice);
-            (g.name.clone(), group_metrics::samples(g, of))
+        .map(|g| GroupSamples {
+            user: user.name.clone(),
+            group: g.name.clone(),
+            samples: group_metrics::samples(g, members.get(&g.name).map_or(&[][..], Vec::as_slice)),
         })
         .collect();
     Ok(group_metrics::exposition(&samples))
+}
+
+/// Whether the query string asks for every user's groups (`users=all`).
+fn every_user(path_and_query: &str) -> bool {
+    path_and_query
+        .split_once('?')
+        .is_some_and(|(_, q)| q.split('&').any(|p| p == "users=all"))
+}
+
+/// Every user's groups with metrics enabled: the index of due groups lists them all.
+async fn all_users(app: &App) -> Result<String, ApiError> {
+    let due = app.store.due(app.clock.now_ms()).await?;
+    let read: Vec<Result<Option<GroupSamples>, _>> = stream::iter(due)
+        .map(|(user, group)| async move {
+            phantom::store::samples::of(app.store.as_ref(), &user, &group).await
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let mut groups = Vec::new();
+    for r in read {
+        if let Some(g) = r? {
+            groups.push(g);
+        }
+    }
+    groups.sort_by(|a, b| (&a.user, &a.group).cmp(&(&b.user, &b.group)));
+    Ok(group_metrics::exposition(&groups))
 }

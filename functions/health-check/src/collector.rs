@@ -6,7 +6,7 @@
 
 use futures::stream::{self, StreamExt};
 use phantom::group_metrics;
-use phantom::store::{Store, StoreError};
+use phantom::store::{samples, Store, StoreError};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -137,18 +137,14 @@ async fn line(
     name: &str,
     now_ms: i64,
 ) -> Result<Line, StoreError> {
-    let Some(g) = store.group(user, name).await? else {
-        return Ok(Line::NotEnabled);
-    };
-    if g.settings.enabled_metrics.is_empty() {
-        return Ok(Line::NotEnabled);
-    }
-    let members = store.instances(user, name).await.inspect_err(|e| {
+    let of = samples::of(store, user, name).await.inspect_err(|e| {
         tracing::warn!(user, group = name, error = %e, "group metrics not read this run");
     })?;
-    let samples = group_metrics::samples(&g, &members);
+    let Some(of) = of else {
+        return Ok(Line::NotEnabled);
+    };
     Ok(
-        match group_metrics::emf_line(&emf.namespace, user, name, &samples, now_ms) {
+        match group_metrics::emf_line(&emf.namespace, user, name, &of.samples, now_ms) {
             Some(l) => Line::Of(l),
             None => Line::Nothing,
         },

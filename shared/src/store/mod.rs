@@ -11,6 +11,7 @@ pub mod cas;
 pub mod dynamo;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
+pub mod samples;
 
 use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::Group;

@@ -12,6 +12,10 @@ use serde_json::{json, Value};
 
 /// A GET of the metrics endpoint with `authorization` (none: no header).
 async fn scrape(w: &World, authorization: Option<&str>) -> (u16, String) {
+    scrape_at(w, "/phantom/v1/metrics", authorization).await
+}
+
+async fn scrape_at(w: &World, path: &str, authorization: Option<&str>) -> (u16, String) {
     let mut headers = http::HeaderMap::new();
     if let Some(a) = authorization {
         headers.insert("authorization", a.parse().unwrap());
@@ -20,7 +24,7 @@ async fn scrape(w: &World, authorization: Option<&str>) -> (u16, String) {
         .app
         .handle(api::HttpRequest {
             method: "GET",
-            path_and_query: "/phantom/v1/metrics",
+            path_and_query: path,
             headers: &headers,
             body: b"",
         })
@@ -45,7 +49,13 @@ async fn credential(w: &World, u: &User) -> String {
 
 /// The value of `metric`'s series for `group` in an exposition, if there is one.
 fn series(text: &str, metric: &str, group: &str) -> Option<f64> {
-    let prefix = format!("{metric}{{auto_scaling_group_name=\"{group}\"}} ");
+    let at = text.find("{user=\"")?;
+    let user = &text[at + 7..][..text[at + 7..].find('"')?];
+    series_of(text, metric, user, group)
+}
+
+fn series_of(text: &str, metric: &str, user: &str, group: &str) -> Option<f64> {
+    let prefix = format!("{metric}{{user=\"{user}\",auto_scaling_group_name=\"{group}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&prefix))
         .map(|v| v.parse().unwrap())
@@ -348,4 +358,138 @@ async fn terraforms_enabled_metrics_sequence() {
             "GroupMaxSize"
         ]
     );
+}
+
+/// The deployment's Prometheus scrapes every user's groups with an administrator's credential
+/// (`?users=all`), each series labelled with its user; a user's credential cannot.
+#[tokio::test]
+async fn an_administrators_scrape_sees_every_users_groups() {
+    let w = World::new().await;
+    let (alice, bob, root) = (
+        w.user("alice").await,
+        w.user("bob").await,
+        w.admin("root").await,
+    );
+    for u in [&alice, &bob] {
+        create_lc(&w, u, "web@hotel").await;
+        create_group(&w, u, "web", "web@hotel", 0, 3, 1).await;
+        create_group(&w, u, "off", "web@hotel", 0, 3, 0).await;
+        enable(&w, u, "web", &["GroupMaxSize"]).await;
+    }
+    let all = "/phantom/v1/metrics?users=all";
+    let auth = credential(&w, &root).await;
+    let (status, text) = scrape_at(&w, all, Some(&auth)).await;
+    assert_eq!(status, 200, "{text}");
+    for u in [&alice, &bob] {
+        assert_eq!(
+            series_of(&text, "phantom_group_max_size", &u.name, "web"),
+            Some(3.0),
+            "{text}"
+        );
+    }
+    assert!(
+        !text.contains("\"off\""),
+        "only groups with metrics enabled:\n{text}"
+    );
+    // The administrator's own scrape, without the parameter, is its own groups (none).
+    assert_eq!(scrape(&w, Some(&auth)).await, (200, String::new()));
+    let theirs = credential(&w, &alice).await;
+    let (status, text) = scrape_at(&w, all, Some(&theirs)).await;
+    assert_eq!(status, 403, "{text}");
+}
+
+/// GetGroupMetrics (the console's chart of a group): desired, InService and pending capacity as
+/// the deployment's Prometheus scraped them, only the enabled ones queried, each for this user's
+/// group alone; refused without a metric source, for a group that does not exist, or a span out
+/// of bounds.
+#[tokio::test]
+async fn get_group_metrics_reads_the_groups_history_from_the_metric_source() {
+    let w = World::new().await;
+    let u = w.user("chart").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    enable(
+        &w,
+        &u,
+        "web",
+        &["GroupDesiredCapacity", "GroupInServiceInstances"],
+    )
+    .await;
+    let ask = json!({"AutoScalingGroupName": "web", "Minutes": 10});
+    let (status, answer) = call(&w, &u, "GetGroupMetrics", ask.clone()).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["Error"]["Message"]
+            .as_str()
+            .unwrap()
+            .contains("No metric source"),
+        "{answer}"
+    );
+
+    w.metric_source().await;
+    let now = w.clock.now_ms();
+    w.prometheus
+        .record("phantom_group_desired_capacity", now - 300_000, Some(1.0));
+    w.prometheus
+        .record("phantom_group_desired_capacity", now - 60_000, Some(3.0));
+    let (status, answer) = call(&w, &u, "GetGroupMetrics", ask).await;
+    assert_eq!(status, 200, "{answer}");
+    let series = answer["Series"].as_array().unwrap();
+    let metrics: Vec<&str> = series
+        .iter()
+        .map(|s| s["Metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            "GroupDesiredCapacity",
+            "GroupInServiceInstances",
+            "GroupPendingInstances"
+        ]
+    );
+    assert_eq!(
+        series[0]["Query"],
+        format!(
+            "max(phantom_group_desired_capacity{{user=\"{}\",auto_scaling_group_name=\"web\"}})",
+            u.name
+        )
+    );
+    let values = |s: &Value| -> Vec<Option<f64>> {
+        s["Datapoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["Value"].as_f64())
+            .collect()
+    };
+    let desired = values(&series[0]);
+    assert_eq!(desired.last(), Some(&Some(3.0)), "{answer}");
+    assert!(
+        desired.contains(&Some(1.0)),
+        "the earlier value is in the span: {answer}"
+    );
+    assert!(
+        desired.first().unwrap().is_none(),
+        "nothing before the first scrape"
+    );
+    assert_eq!(series[2]["Enabled"], false);
+    assert!(
+        values(&series[2]).iter().all(Option::is_none),
+        "a metric not enabled is not asked"
+    );
+
+    for (ask, word) in [
+        (
+            json!({"AutoScalingGroupName": "web", "Minutes": 0}),
+            "Minutes",
+        ),
+        (json!({"AutoScalingGroupName": "nope"}), "does not exist"),
+    ] {
+        let (status, answer) = call(&w, &u, "GetGroupMetrics", ask).await;
+        assert_eq!(status, 400, "{answer}");
+        assert!(
+            answer["Error"]["Message"].as_str().unwrap().contains(word),
+            "{answer}"
+        );
+    }
 }

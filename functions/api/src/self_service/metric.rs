@@ -1,6 +1,8 @@
 //! A policy's metric over a recent span, for the console's chart of a metric against its target:
 //! a target tracking policy's metric, or a step policy alarm's expression, over the group's VMs
-//! serving past their warm-up now, as one range query of the metric source.
+//! serving past their warm-up now, as one range query of the metric source. And a group's
+//! capacity over a recent span (its desired, InService and pending), as the metric source scraped
+//! the group's metrics (`scrape.rs`, `?users=all`), for the console's chart of the group.
 
 use super::shapes::{self, GetPolicyMetric};
 use super::{answer, read, Failure, Json, Outcome};
@@ -15,6 +17,9 @@ const POINTS: i64 = 120;
 pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> Option<Outcome> {
     match operation {
         "GetPolicyMetric" => Some(answer(async { get(app, caller, read(input)?).await }.await)),
+        "GetGroupMetrics" => Some(answer(
+            async { group_metrics(app, caller, read(input)?).await }.await,
+        )),
         _ => None,
     }
 }
@@ -78,26 +83,10 @@ async fn get(
             .connect(&source)
             .query_range(&query, range)
             .await
-            .map_err(|e| match e {
-                QueryError::Refused(why) => {
-                    ApiError::validation(format!("Prometheus refused the query: {why}"))
-                }
-                QueryError::Unreachable(why) => ApiError::service_unavailable(format!(
-                    "The metric source could not be asked: {why}"
-                )),
-            })?;
+            .map_err(query_error)?;
         prometheus::datapoints(&series, range).map_err(ApiError::validation)?
     };
-    let datapoints = values
-        .into_iter()
-        .enumerate()
-        .map(|(k, value)| shapes::Datapoint {
-            timestamp: phantom::time::format_timestamp(phantom::time::from_ms(
-                range.start_ms + k as i64 * step_ms,
-            )),
-            value,
-        })
-        .collect();
+    let datapoints = datapoints(values, range);
     Ok(shapes::PolicyMetric {
         auto_scaling_group_name: g.name.clone(),
         policy_name: p.policy_name.clone(),
@@ -107,4 +96,92 @@ async fn get(
         step_seconds: step_ms / 1000,
         datapoints,
     })
+}
+
+/// The metrics a group's chart shows.
+const CHARTED: [&str; 3] = [
+    "GroupDesiredCapacity",
+    "GroupInServiceInstances",
+    "GroupPendingInstances",
+];
+
+async fn group_metrics(
+    app: &App,
+    caller: &Caller,
+    input: shapes::GetGroupMetrics,
+) -> Result<shapes::GroupMetrics, Failure> {
+    let group: &str = &input.auto_scaling_group_name;
+    let minutes = input.minutes.unwrap_or(180);
+    if !(1..=1440).contains(&minutes) {
+        return Err(ApiError::validation(format!(
+            "Minutes must be between 1 and 1440, not {minutes}."
+        ))
+        .into());
+    }
+    let g = app
+        .store
+        .group(&caller.user, group)
+        .await?
+        .ok_or_else(|| ApiError::validation(format!("Group {group} does not exist.")))?;
+    let source = app.store.metric_source().await?.ok_or_else(|| {
+        ApiError::validation("No metric source is set in this deployment: there is no history.")
+    })?;
+    let now = app.clock.now_ms();
+    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
+    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, now);
+    let prometheus = app.metrics.connect(&source);
+    let mut series = Vec::new();
+    for metric in CHARTED {
+        let enabled = g
+            .settings
+            .enabled_metrics
+            .iter()
+            .any(|e| e.metric == metric);
+        let query = phantom::group_metrics::promql(metric, &caller.user, &g.name);
+        let values = if enabled {
+            let found = prometheus
+                .query_range(&query, range)
+                .await
+                .map_err(query_error)?;
+            prometheus::datapoints(&found, range).map_err(ApiError::validation)?
+        } else {
+            vec![None; range.points()]
+        };
+        series.push(shapes::GroupSeries {
+            metric,
+            enabled,
+            query,
+            datapoints: datapoints(values, range),
+        });
+    }
+    Ok(shapes::GroupMetrics {
+        auto_scaling_group_name: g.name.clone(),
+        step_seconds: step_ms / 1000,
+        series,
+    })
+}
+
+fn query_error(e: QueryError) -> ApiError {
+    match e {
+        QueryError::Refused(why) => {
+            ApiError::validation(format!("Prometheus refused the query: {why}"))
+        }
+        QueryError::Unreachable(why) => {
+            ApiError::service_unavailable(format!("The metric source could not be asked: {why}"))
+        }
+    }
+}
+
+/// Values a step apart from the range's start, with their times.
+fn datapoints(values: Vec<Option<f64>>, range: Range) -> Vec<shapes::Datapoint> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(k, value)| shapes::Datapoint {
+            timestamp: phantom::time::format_timestamp(phantom::time::from_ms(
+                range.start_ms + k as i64 * range.step_ms,
+            )),
+            value,
+        })
+        .collect()
 }

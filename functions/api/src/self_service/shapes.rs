@@ -167,6 +167,15 @@ pub struct GetPolicyMetric {
     pub minutes: Option<i64>,
 }
 
+/// GetGroupMetrics: a group's capacity recently, as the deployment's Prometheus scraped it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetGroupMetrics {
+    pub auto_scaling_group_name: Name,
+    /// How far back, in minutes (1 to 1440); absent: 180.
+    pub minutes: Option<i64>,
+}
+
 // Answers.
 
 /// An answer without members: `{}`.
@@ -466,4 +475,24 @@ pub struct ScrapeCredential {
     pub password: String,
     /// Prometheus's `metrics_path`, below the API's address.
     pub path: &'static str,
+}
+
+/// GetGroupMetrics' answer: a series for each charted metric, a datapoint a step apart.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GroupMetrics {
+    pub auto_scaling_group_name: String,
+    pub step_seconds: i64,
+    pub series: Vec<GroupSeries>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GroupSeries {
+    /// AWS's name of the metric.
+    pub metric: &'static str,
+    /// Whether the group has it enabled (EnableMetricsCollection); none is queried otherwise.
+    pub enabled: bool,
+    pub query: String,
+    pub datapoints: Vec<Datapoint>,
 }

@@ -1,8 +1,9 @@
-// One group: its sizes, tags and VMs (refreshed), resizing, its policies and schedule, deleting,
+// One group: its sizes, its capacity over time, tags and VMs (refreshed), resizing, its policies and schedule, deleting,
 // and its scaling activities.
 import { useState } from 'preact/hooks';
 import { list } from './api.js';
 import { REFRESH_MS, describeGroups } from './groups.jsx';
+import { CapacityChart } from './capacity_chart.jsx';
 import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
 import { Button, Confirm, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
@@ -31,6 +32,7 @@ export function GroupView({ name }) {
       {g && (
         <>
           <Summary group={g} />
+          <CapacityChart group={g} activities={activities.data || []} onChanged={group.reload} />
           <h2>Instances</h2>
           <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} />
           <Resize group={g} onChanged={group.reload} />

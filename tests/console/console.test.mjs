@@ -306,6 +306,11 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
 
   await card.getByRole('link', { name: group }).click();
   await page.getByRole('heading', { name: `Group ${group}` }).waitFor();
+  // Its capacity charted from the local Prometheus once its metrics are enabled.
+  await page.getByRole('button', { name: 'Enable capacity metrics' }).click();
+  const chart = page.locator('figure.capacity-chart');
+  const caption = () => chart.locator('figcaption').textContent();
+  await eventually(async () => /Now desired 2, InService 2, pending 0/.test(await caption()), 'the chart shows the group at 2', 90_000);
   await page.getByLabel('New desired capacity').fill('3');
   await page.getByRole('button', { name: 'Set desired capacity' }).click();
   const resize = page.getByRole('form', { name: 'Set desired capacity' });
@@ -334,6 +339,15 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
     async () => (await activity.textContent()).includes(victim),
     `the activity tells of ${victim}`,
   );
+  // The chart followed: at 3 again, the launches and the replacement marked on its time line.
+  await eventually(async () => {
+    const text = await caption();
+    const marked = Number((text.match(/; (\d+) scaling activit/) || [])[1] || 0);
+    return /Now desired 3, InService 3/.test(text) && marked >= 5;
+  }, 'the chart shows the group at 3 with its activities marked', 60_000);
+  assert.ok((await chart.locator('line.activity').count()) >= 5, 'each activity is a mark');
+  assert.ok((await chart.locator('polyline.in-service, circle.in-service').count()) >= 1, 'InService is drawn');
+  await screenshot(page, 'group-capacity');
   await screenshot(page, 'group-activity', { fullPage: true });
 
   await page.getByRole('button', { name: 'Delete group' }).click();

@@ -316,3 +316,76 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
         ],
     );
 }
+
+/// The Grafana dashboard in the repository (infra/grafana/dashboards/phantom-groups.json): every
+/// panel's query, with its variables set to a group whose metrics are all enabled, answers one
+/// series on the local Prometheus, and the variables' own queries find the user and the group.
+/// (No Grafana can be installed here: Debian does not package it.)
+#[test]
+fn the_grafana_dashboards_queries_answer_on_the_local_prometheus() {
+    let s = stack();
+    let u = s.new_user("grafana");
+    s.lc_and_group(&u, "web", 0, 3, 1);
+    let enable = s.aws(
+        &u,
+        &[
+            "enable-metrics-collection",
+            "--auto-scaling-group-name",
+            "web",
+            "--granularity",
+            "1Minute",
+        ],
+    );
+    assert!(enable.ok, "{}", enable.stderr);
+    let path = s.root.join("infra/grafana/dashboards/phantom-groups.json");
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the dashboard")).unwrap();
+    let fill = |q: &str| {
+        q.replace("$user", &u.name)
+            .replace("$group", "web")
+            .replace("${datasource}", "")
+    };
+    eventually(120, "Prometheus has the group's metrics", || {
+        prom(&fill(
+            r#"phantom_warm_pool_total_capacity{user="$user",auto_scaling_group_name="$group"}"#,
+        ))
+    });
+    // Grafana's label_values(metric, label), as PromQL: the label's values among the series.
+    for var in dashboard["templating"]["list"].as_array().unwrap() {
+        let Some(def) = var["definition"].as_str() else {
+            continue;
+        };
+        let inner = def
+            .strip_prefix("label_values(")
+            .and_then(|d| d.strip_suffix(')'))
+            .expect("a label_values query");
+        let (metric, label) = inner.rsplit_once(", ").expect("metric, label");
+        let want = if label == "user" { &u.name } else { "web" };
+        let matcher = format!(r#"{label}="{want}""#);
+        let selector = match metric.strip_suffix('}') {
+            Some(open) => format!("{open},{matcher}}}"),
+            None => format!("{metric}{{{matcher}}}"),
+        };
+        let q = fill(&format!("count({selector})"));
+        assert_eq!(
+            prom(&q),
+            Some(1.0),
+            "variable {} finds {want}: {q}",
+            var["name"]
+        );
+    }
+    let mut asked = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        assert_eq!(panel["datasource"]["uid"], "${datasource}");
+        for t in panel["targets"].as_array().unwrap() {
+            let q = fill(t["expr"].as_str().unwrap());
+            assert!(
+                prom(&q).is_some(),
+                "panel {}: no series for {q}",
+                panel["title"]
+            );
+            asked += 1;
+        }
+    }
+    assert_eq!(asked, 20, "each of AWS's 20 metrics is on a panel");
+}

@@ -172,6 +172,16 @@ scrape_configs:
       password_file: $prom_dir/admin.password
     static_configs:
       - targets: ['127.0.0.1:$api_port']
+  # Phantom's own operating metrics (phantom-local runs every function: the figures are the
+  # stack's), with the same credential.
+  - job_name: phantom-operations
+    metrics_path: /phantom/v1/metrics
+    params: {scope: [operations]}
+    basic_auth:
+      username: admin
+      password_file: $prom_dir/admin.password
+    static_configs:
+      - targets: ['127.0.0.1:$api_port']
 PROM
 : >"$prom_dir/admin.password"
 "$prom_bin" --config.file="$prom_dir/prometheus.yml" --storage.tsdb.path="$prom_dir/data" \

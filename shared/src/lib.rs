@@ -19,6 +19,7 @@ pub mod logging;
 pub mod metrics;
 pub mod model;
 pub mod notification;
+pub mod ops;
 pub mod paging;
 pub mod patterns;
 pub mod policy;

@@ -26,6 +26,14 @@ pub enum Class {
 }
 
 impl Class {
+    /// Its name in the operating metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Describe => "Describe",
+            Class::Mutate => "Mutate",
+        }
+    }
+
     pub fn of(action: &str) -> Self {
         if action.starts_with("Describe") || action.starts_with("Get") {
             Class::Describe

@@ -389,3 +389,80 @@ fn the_grafana_dashboards_queries_answer_on_the_local_prometheus() {
     }
     assert_eq!(asked, 20, "each of AWS's 20 metrics is on a panel");
 }
+
+/// Phantom's own operating metrics reach the local Prometheus (phantom-local runs every function,
+/// so they are the stack's): requests by action and code, launches by cloud, sweeps, the queue.
+#[test]
+fn operating_metrics_reach_the_local_prometheus() {
+    let s = stack();
+    let u = s.new_user("ops");
+    s.lc_and_group(&u, "web", 0, 3, 1);
+    serving(&u, 1);
+    let at_least = |q: &str, min: f64| prom(q).is_some_and(|v| v >= min);
+    eventually(120, "Prometheus has the stack's operating metrics", || {
+        (at_least(
+            r#"sum(phantom_requests_total{action="CreateAutoScalingGroup",code="OK"})"#,
+            1.0,
+        ) && at_least(
+            r#"sum(phantom_launches_total{cloud="hotel",code="OK"})"#,
+            1.0,
+        ) && at_least("sum(phantom_sweep_seconds_count)", 1.0)
+            && at_least("sum(phantom_schedule_seconds_count)", 1.0)
+            && prom("phantom_queue_messages").is_some())
+        .then_some(())
+    });
+    // A latency quantile from the histogram, as a dashboard would ask it.
+    let p99 = prom("histogram_quantile(0.99, sum by (le) (phantom_request_seconds_bucket))")
+        .expect("a quantile");
+    assert!(p99 > 0.0, "{p99}");
+}
+
+/// How many series an instant query of the stack's Prometheus answers; Err if Prometheus refuses
+/// the query.
+fn series_count(query: &str) -> Result<usize, String> {
+    let url = &stack().env["PHANTOM_PROMETHEUS_URL"];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    match rt.block_on(PrometheusHttp::new(url, None).query(query)) {
+        Ok(phantom::prometheus::Answer::Vector(v)) => Ok(v.len()),
+        Ok(phantom::prometheus::Answer::Scalar(_)) => Ok(1),
+        Err(e) => Err(format!("{e:?}")),
+    }
+}
+
+/// The operations dashboard (infra/grafana/dashboards/phantom-operations.json): Prometheus takes
+/// every panel's query, and those of figures the stack has made (requests, latency, launches,
+/// sweeps, the queue) answer; errors and throttling may have none yet.
+#[test]
+fn the_operations_dashboards_queries_answer_on_the_local_prometheus() {
+    let s = stack();
+    let u = s.new_user("opsdash");
+    s.lc_and_group(&u, "web", 0, 3, 1);
+    serving(&u, 1);
+    let path = s
+        .root
+        .join("infra/grafana/dashboards/phantom-operations.json");
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the dashboard")).unwrap();
+    let fill = |q: &str| q.replace("$__rate_interval", "1m");
+    let may_be_empty = ["Errors", "Throttled"];
+    for panel in dashboard["panels"].as_array().unwrap() {
+        let title = panel["title"].as_str().unwrap();
+        assert_eq!(panel["datasource"]["uid"], "${datasource}");
+        for t in panel["targets"].as_array().unwrap() {
+            let q = fill(t["expr"].as_str().unwrap());
+            if may_be_empty.iter().any(|w| title.starts_with(w)) {
+                assert!(
+                    series_count(&q).is_ok(),
+                    "panel {title}: Prometheus refused {q}"
+                );
+                continue;
+            }
+            eventually(120, &format!("panel {title} answers {q}"), || {
+                (series_count(&q).expect("Prometheus takes the query") > 0).then_some(())
+            });
+        }
+    }
+}

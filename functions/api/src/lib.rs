@@ -174,6 +174,7 @@ impl App {
             class,
             self.clock.now_ms(),
         ) {
+            phantom::ops::count(phantom::ops::THROTTLED, &[("class", class.name())]);
             return Err(ApiError::throttling());
         }
         let input = phantom::query::decode_input(action, &params)?;
@@ -197,6 +198,17 @@ fn log_request(
     code: &str,
     started: Instant,
 ) {
+    let label = if action.is_empty() { "(none)" } else { action };
+    let counted = if code.is_empty() { "OK" } else { code };
+    phantom::ops::count(
+        phantom::ops::REQUESTS,
+        &[("action", label), ("code", counted)],
+    );
+    phantom::ops::observe(
+        phantom::ops::REQUEST_SECONDS,
+        &[("action", label)],
+        started.elapsed().as_secs_f64(),
+    );
     tracing::info!(
         request_id,
         action,

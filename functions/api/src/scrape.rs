@@ -7,7 +7,10 @@
 //!
 //! `?users=all` with an administrator's credential answers every user's groups with metrics
 //! enabled, for the deployment's own Prometheus (the console's charts): the index of due groups,
-//! then each such group and its instances.
+//! then each such group and its instances. `?scope=operations` with an administrator's credential
+//! answers Phantom's own operating metrics as this process keeps them (`phantom::ops`: exact
+//! where one process runs every function, as locally; on Lambda, one api instance's, so there
+//! CloudWatch has them from each function's EMF lines), and the work queue's depth.
 
 use crate::{App, HttpRequest, HttpResponse};
 use futures::stream::{self, StreamExt};
@@ -81,16 +84,27 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
         Class::Describe,
         app.clock.now_ms(),
     ) {
+        phantom::ops::count(
+            phantom::ops::THROTTLED,
+            &[("class", Class::Describe.name())],
+        );
         return Err(ApiError::throttling());
     }
-    if every_user(req.path_and_query) {
-        if !user.admin {
-            return Err(ApiError {
-                code: "AccessDenied",
-                status: 403,
-                message: "Only an administrator's credential scrapes every user's metrics.".into(),
-            });
-        }
+    let every = asks(req.path_and_query, "users=all");
+    let operations = asks(req.path_and_query, "scope=operations");
+    if (every || operations) && !user.admin {
+        return Err(ApiError {
+            code: "AccessDenied",
+            status: 403,
+            message:
+                "Only an administrator's credential scrapes every user's or Phantom's own metrics."
+                    .into(),
+        });
+    }
+    if operations {
+        return operating(app).await;
+    }
+    if every {
         return all_users(app).await;
     }
     let groups = app
@@ -117,11 +131,26 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
     Ok(group_metrics::exposition(&samples))
 }
 
-/// Whether the query string asks for every user's groups (`users=all`).
-fn every_user(path_and_query: &str) -> bool {
+/// Whether the query string holds `param` (`users=all`, `scope=operations`).
+fn asks(path_and_query: &str, param: &str) -> bool {
     path_and_query
         .split_once('?')
-        .is_some_and(|(_, q)| q.split('&').any(|p| p == "users=all"))
+        .is_some_and(|(_, q)| q.split('&').any(|p| p == param))
+}
+
+/// This process's operating metrics, and the work queue's depth now.
+async fn operating(app: &App) -> Result<String, ApiError> {
+    let mut text = phantom::ops::exposition();
+    if let Some(queue) = &app.queue {
+        let depth = queue.backlog().await.map_err(|e| {
+            ApiError::service_unavailable(format!("The work queue could not be asked: {e}"))
+        })?;
+        text.push_str(&format!(
+            "# HELP phantom_queue_messages Messages waiting on the work queue to be received (SQS's ApproximateNumberOfMessages).\n\
+             # TYPE phantom_queue_messages gauge\nphantom_queue_messages {depth}\n"
+        ));
+    }
+    Ok(text)
 }
 
 /// Every user's groups with metrics enabled: the index of due groups lists them all.

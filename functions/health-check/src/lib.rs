@@ -123,6 +123,17 @@ impl HealthCheck {
     /// One run of the schedule: the scheduled actions that are due, the target tracking
     /// policies, then the sweeps. All are tried; the first failure is returned.
     pub async fn run(&self) -> Result<Run, HealthError> {
+        let started = std::time::Instant::now();
+        let run = self.run_once().await;
+        phantom::ops::observe(
+            phantom::ops::SCHEDULE_SECONDS,
+            &[],
+            started.elapsed().as_secs_f64(),
+        );
+        run
+    }
+
+    async fn run_once(&self) -> Result<Run, HealthError> {
         let now_ms = self.clock.now_ms();
         let due = self.store.due(now_ms).await;
         let (fired, tracking, collected) = match &due {

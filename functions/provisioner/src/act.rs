@@ -114,7 +114,16 @@ impl Provisioner {
             );
             let last = tries.len() - 1;
             for (k, req) in tries.iter().enumerate() {
-                match cloud.launch(req).await {
+                let launched = cloud.launch(req).await;
+                let code = match &launched {
+                    Ok(_) => "OK",
+                    Err(e) => e.code.as_str(),
+                };
+                phantom::ops::count(
+                    phantom::ops::LAUNCHES,
+                    &[("cloud", &on.cloud), ("code", code)],
+                );
+                match launched {
                     Ok(vms) => {
                         let (lifecycle, to) = match into {
                             Destination::Group => (Lifecycle::Pending, &mut acted.launched),

@@ -27,6 +27,8 @@ async fn main() -> Result<(), Error> {
         for id in p.handle_batch(messages).await {
             response.add_failure(id);
         }
+        // This instance's operating metrics, once a minute.
+        phantom::ops::flush_emf(phantom::time::now_ms());
         Ok::<_, Error>(response)
     }))
     .await

@@ -41,6 +41,17 @@ pub struct SweepReport {
 
 impl Provisioner {
     pub async fn sweep(&self, s: &Sweep) -> Result<SweepReport, StoreError> {
+        let started = std::time::Instant::now();
+        let swept = self.sweep_pair(s).await;
+        phantom::ops::observe(
+            phantom::ops::SWEEP_SECONDS,
+            &[],
+            started.elapsed().as_secs_f64(),
+        );
+        swept
+    }
+
+    async fn sweep_pair(&self, s: &Sweep) -> Result<SweepReport, StoreError> {
         let mut report = SweepReport::default();
         let owner = s.owner.as_str();
         let groups = self

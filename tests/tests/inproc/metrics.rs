@@ -493,3 +493,47 @@ async fn get_group_metrics_reads_the_groups_history_from_the_metric_source() {
         );
     }
 }
+
+/// Phantom's own operating metrics for administrators (`?scope=operations`): requests by action
+/// and code, their latency, launches by cloud, the sweeps' and schedule's durations, the queue's
+/// depth; no user's name in them. A user's credential is refused. (The registry is the test
+/// process's, shared by the tests running beside this one: counts are at least, not exactly.)
+#[tokio::test]
+async fn an_administrators_scrape_gives_phantoms_operating_metrics() {
+    let w = World::new().await;
+    let (u, root) = (w.user("opsuser").await, w.admin("ops").await);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 3, 2).await;
+    w.until(30, "two VMs launched", async || {
+        (super::group(&w, &u, "web").await?.instances().len() == 2).then_some(())
+    })
+    .await;
+    // A run of the schedule queues a sweep of the user's VMs; the provisioner runs it.
+    w.health().run().await.unwrap();
+    w.settle().await;
+    let ops = "/phantom/v1/metrics?scope=operations";
+    let auth = credential(&w, &root).await;
+    let (status, text) = scrape_at(&w, ops, Some(&auth)).await;
+    assert_eq!(status, 200, "{text}");
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in:\n{text}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert!(value(r#"phantom_requests_total{action="CreateAutoScalingGroup",code="OK"}"#) >= 1.0);
+    assert!(value(r#"phantom_request_seconds_count{action="CreateAutoScalingGroup"}"#) >= 1.0);
+    assert!(value(r#"phantom_launches_total{cloud="hotel",code="OK"}"#) >= 1.0);
+    assert!(value("phantom_sweep_seconds_count") >= 1.0);
+    assert!(value("phantom_schedule_seconds_count") >= 1.0);
+    assert!(value("phantom_queue_messages") >= 0.0);
+    assert!(text.contains("# TYPE phantom_request_seconds histogram"));
+    assert!(
+        !text.contains(&u.name),
+        "no user's name in Phantom's own metrics"
+    );
+    let theirs = credential(&w, &u).await;
+    assert_eq!(scrape_at(&w, ops, Some(&theirs)).await.0, 403);
+}

@@ -1,0 +1,425 @@
+//! Phantom's own operating metrics, kept by each process: requests by action and code with their
+//! latency, throttled requests, launches by cloud and outcome, the sweeps' and the scheduled
+//! runs' durations. Rendered in Prometheus's text format (locally one process runs every function,
+//! so the figures are the deployment's), and on Lambda written as Embedded Metric Format lines at
+//! most once a minute, each instance its counts since its last line (CloudWatch sums them).
+//! Never a user's name or data: the labels are actions, error codes, clouds and classes.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// The label sets a family keeps at most; past it, new ones count under `(other)` (a bound on
+/// memory against names a caller makes up).
+pub const SERIES_PER_FAMILY: usize = 500;
+/// Histogram buckets, in seconds.
+pub const BUCKETS: [f64; 13] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+pub const OTHER: &str = "(other)";
+
+/// The families: (name, Prometheus help).
+pub const REQUESTS: &str = "phantom_requests_total";
+pub const REQUEST_SECONDS: &str = "phantom_request_seconds";
+pub const THROTTLED: &str = "phantom_throttled_total";
+pub const LAUNCHES: &str = "phantom_launches_total";
+pub const SWEEP_SECONDS: &str = "phantom_sweep_seconds";
+pub const SCHEDULE_SECONDS: &str = "phantom_schedule_seconds";
+
+fn help(family: &str) -> &'static str {
+    match family {
+        REQUESTS => "Requests answered, by action and error code (OK: none).",
+        REQUEST_SECONDS => "Time to answer a request, by action.",
+        THROTTLED => "Requests refused with Throttling, by class (Describe, Mutate).",
+        LAUNCHES => "Launch requests to a cloud, by cloud and its error code (OK: launched).",
+        SWEEP_SECONDS => "Time a sweep of one user's VMs on one cloud took.",
+        SCHEDULE_SECONDS => "Time a run of the health check's schedule took.",
+        _ => "Phantom's operating metric.",
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Histogram {
+    /// Observations at or below each bucket's bound (not cumulative), and above the last.
+    buckets: [u64; BUCKETS.len() + 1],
+    count: u64,
+    sum: f64,
+}
+
+/// The figures of one process.
+#[derive(Debug, Default)]
+pub struct Registry {
+    counters: BTreeMap<&'static str, BTreeMap<Labels, u64>>,
+    histograms: BTreeMap<&'static str, BTreeMap<Labels, Histogram>>,
+    /// What the last EMF lines counted, so that the next ones carry what came since.
+    flushed_counters: BTreeMap<(&'static str, Labels), u64>,
+    flushed_histograms: BTreeMap<(&'static str, Labels), (u64, f64)>,
+    flushed_at_ms: Option<i64>,
+}
+
+/// The labels as given, or every value `(other)` once the family holds its bound.
+fn bounded<T>(series: &BTreeMap<Labels, T>, labels: &[(&'static str, &str)]) -> Labels {
+    let own: Labels = labels.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    if series.contains_key(&own) || series.len() < SERIES_PER_FAMILY {
+        own
+    } else {
+        labels
+            .iter()
+            .map(|(k, _)| (*k, OTHER.to_string()))
+            .collect()
+    }
+}
+
+impl Registry {
+    pub fn count(&mut self, family: &'static str, labels: &[(&'static str, &str)]) {
+        let series = self.counters.entry(family).or_default();
+        let key = bounded(series, labels);
+        *series.entry(key).or_default() += 1;
+    }
+
+    pub fn observe(&mut self, family: &'static str, labels: &[(&'static str, &str)], secs: f64) {
+        let series = self.histograms.entry(family).or_default();
+        let key = bounded(series, labels);
+        let h = series.entry(key).or_default();
+        let slot = BUCKETS
+            .iter()
+            .position(|b| secs <= *b)
+            .unwrap_or(BUCKETS.len());
+        h.buckets[slot] += 1;
+        h.count += 1;
+        h.sum += secs;
+    }
+
+    /// Prometheus's text format: counters, then histograms (cumulative buckets, `+Inf`, sum,
+    /// count), each family with its HELP and TYPE.
+    pub fn exposition(&self) -> String {
+        let mut out = String::new();
+        for (family, series) in &self.counters {
+            out.push_str(&format!(
+                "# HELP {family} {}\n# TYPE {family} counter\n",
+                help(family)
+            ));
+            for (labels, v) in series {
+                out.push_str(&format!("{family}{} {v}\n", render(labels, None)));
+            }
+        }
+        for (family, series) in &self.histograms {
+            out.push_str(&format!(
+                "# HELP {family} {}\n# TYPE {family} histogram\n",
+                help(family)
+            ));
+            for (labels, h) in series {
+                let mut cumulative = 0;
+                for (i, bound) in BUCKETS.iter().enumerate() {
+                    cumulative += h.buckets[i];
+                    let le = bound.to_string();
+                    out.push_str(&format!(
+                        "{family}_bucket{} {cumulative}\n",
+                        render(labels, Some(&le))
+                    ));
+                }
+                out.push_str(&format!(
+                    "{family}_bucket{} {}\n",
+                    render(labels, Some("+Inf")),
+                    h.count
+                ));
+                out.push_str(&format!("{family}_sum{} {}\n", render(labels, None), h.sum));
+                out.push_str(&format!(
+                    "{family}_count{} {}\n",
+                    render(labels, None),
+                    h.count
+                ));
+            }
+        }
+        out
+    }
+
+    /// Embedded Metric Format lines of what was counted since the last ones, if `every_ms` has
+    /// passed since them (the first call only starts the clock). A counter is a metric named as
+    /// its family (without `phantom_` and `_total`); a histogram gives `<name>_count` and
+    /// `<name>_sum` (seconds), from which CloudWatch's metric math gives the average.
+    pub fn emf_due(&mut self, namespace: &str, now_ms: i64, every_ms: i64) -> Vec<String> {
+        let Some(at) = self.flushed_at_ms else {
+            self.flushed_at_ms = Some(now_ms);
+            return Vec::new();
+        };
+        if now_ms - at < every_ms {
+            return Vec::new();
+        }
+        self.flushed_at_ms = Some(now_ms);
+        let mut lines = Vec::new();
+        for (family, series) in &self.counters {
+            for (labels, v) in series {
+                let before = self
+                    .flushed_counters
+                    .insert((family, labels.clone()), *v)
+                    .unwrap_or(0);
+                if *v > before {
+                    lines.push(emf(
+                        namespace,
+                        now_ms,
+                        labels,
+                        &[(short(family), (*v - before) as f64, "Count")],
+                    ));
+                }
+            }
+        }
+        for (family, series) in &self.histograms {
+            for (labels, h) in series {
+                let (count, sum) = self
+                    .flushed_histograms
+                    .insert((family, labels.clone()), (h.count, h.sum))
+                    .unwrap_or((0, 0.0));
+                if h.count > count {
+                    let name = short(family);
+                    lines.push(emf(
+                        namespace,
+                        now_ms,
+                        labels,
+                        &[
+                            (format!("{name}_count"), (h.count - count) as f64, "Count"),
+                            (format!("{name}_sum"), h.sum - sum, "Seconds"),
+                        ],
+                    ));
+                }
+            }
+        }
+        lines
+    }
+}
+
+/// `phantom_requests_total` is `requests` in CloudWatch.
+fn short(family: &str) -> String {
+    let f = family.strip_prefix("phantom_").unwrap_or(family);
+    f.strip_suffix("_total").unwrap_or(f).to_string()
+}
+
+/// A label value as the text format writes it.
+fn escape(v: &str) -> String {
+    v.replace('\\', r"\\")
+        .replace('"', r#"\""#)
+        .replace('\n', r"\n")
+}
+
+fn render(labels: &Labels, le: Option<&str>) -> String {
+    let mut parts: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    if let Some(le) = le {
+        parts.push(format!("le=\"{le}\""));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{{{}}}", parts.join(","))
+    }
+}
+
+/// An Embedded Metric Format line: the metadata, then the dimensions' and metrics' values as
+/// members of the top level.
+#[derive(Serialize)]
+struct EmfLine<'a> {
+    #[serde(rename = "_aws")]
+    aws: EmfMetadata<'a>,
+    #[serde(flatten)]
+    dimensions: BTreeMap<String, &'a str>,
+    #[serde(flatten)]
+    values: BTreeMap<&'a str, f64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfMetadata<'a> {
+    timestamp: i64,
+    cloud_watch_metrics: [EmfDirective<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfDirective<'a> {
+    namespace: &'a str,
+    dimensions: [Vec<String>; 1],
+    metrics: Vec<EmfMetric<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmfMetric<'a> {
+    name: &'a str,
+    unit: &'a str,
+}
+
+/// One EMF line: the labels as dimensions (capitalised), the values as metrics.
+fn emf(namespace: &str, now_ms: i64, labels: &Labels, values: &[(String, f64, &str)]) -> String {
+    let dims: Vec<String> = labels.iter().map(|(k, _)| capitalised(k)).collect();
+    let line = EmfLine {
+        aws: EmfMetadata {
+            timestamp: now_ms,
+            cloud_watch_metrics: [EmfDirective {
+                namespace,
+                dimensions: [dims.clone()],
+                metrics: values
+                    .iter()
+                    .map(|(name, _, unit)| EmfMetric { name, unit })
+                    .collect(),
+            }],
+        },
+        dimensions: dims
+            .into_iter()
+            .zip(labels.iter().map(|(_, v)| v.as_str()))
+            .collect(),
+        values: values.iter().map(|(n, v, _)| (n.as_str(), *v)).collect(),
+    };
+    serde_json::to_string(&line).expect("strings and numbers serialize")
+}
+
+fn capitalised(k: &str) -> String {
+    let mut c = k.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// This process's figures.
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    let mut r = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+    f(r.get_or_insert_with(Registry::default))
+}
+
+pub fn count(family: &'static str, labels: &[(&'static str, &str)]) {
+    with(|r| r.count(family, labels));
+}
+
+pub fn observe(family: &'static str, labels: &[(&'static str, &str)], secs: f64) {
+    with(|r| r.observe(family, labels, secs));
+}
+
+/// This process's figures in Prometheus's text format.
+pub fn exposition() -> String {
+    with(|r| r.exposition())
+}
+
+/// The environment variable naming the namespace of the EMF lines (template.yaml sets it).
+pub const NAMESPACE_ENV: &str = "PHANTOM_OPERATIONS_NAMESPACE";
+
+/// On Lambda, after an invocation: this instance's counts since its last lines, written to
+/// standard output once a minute where PHANTOM_OPERATIONS_NAMESPACE is set.
+pub fn flush_emf(now_ms: i64) {
+    let Ok(namespace) = std::env::var(NAMESPACE_ENV) else {
+        return;
+    };
+    for line in with(|r| r.emf_due(&namespace, now_ms, 60_000)) {
+        println!("{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_and_histograms_in_the_text_format() {
+        let mut r = Registry::default();
+        r.count(
+            REQUESTS,
+            &[("action", "DescribeAutoScalingGroups"), ("code", "OK")],
+        );
+        r.count(
+            REQUESTS,
+            &[("action", "DescribeAutoScalingGroups"), ("code", "OK")],
+        );
+        r.count(REQUESTS, &[("action", "a\"b"), ("code", "Throttling")]);
+        r.observe(SWEEP_SECONDS, &[], 0.02);
+        r.observe(SWEEP_SECONDS, &[], 100.0);
+        let text = r.exposition();
+        assert!(text.contains("# TYPE phantom_requests_total counter\n"));
+        assert!(text.contains(
+            "phantom_requests_total{action=\"DescribeAutoScalingGroups\",code=\"OK\"} 2\n"
+        ));
+        assert!(text.contains("phantom_requests_total{action=\"a\\\"b\",code=\"Throttling\"} 1\n"));
+        assert!(text.contains("# TYPE phantom_sweep_seconds histogram\n"));
+        assert!(text.contains("phantom_sweep_seconds_bucket{le=\"0.01\"} 0\n"));
+        assert!(text.contains("phantom_sweep_seconds_bucket{le=\"0.025\"} 1\n"));
+        assert!(text.contains("phantom_sweep_seconds_bucket{le=\"60\"} 1\n"));
+        assert!(text.contains("phantom_sweep_seconds_bucket{le=\"+Inf\"} 2\n"));
+        assert!(text.contains("phantom_sweep_seconds_sum 100.02\n"));
+        assert!(text.contains("phantom_sweep_seconds_count 2\n"));
+    }
+
+    #[test]
+    fn a_family_keeps_a_bounded_number_of_label_sets() {
+        let mut r = Registry::default();
+        for i in 0..SERIES_PER_FAMILY + 10 {
+            r.count(
+                REQUESTS,
+                &[
+                    ("action", &format!("made-up-{i}")),
+                    ("code", "InvalidAction"),
+                ],
+            );
+        }
+        let text = r.exposition();
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("phantom_requests_total{"))
+                .count(),
+            SERIES_PER_FAMILY + 1
+        );
+        assert!(text.contains("phantom_requests_total{action=\"(other)\",code=\"(other)\"} 10\n"));
+        // A set it keeps still counts.
+        r.count(
+            REQUESTS,
+            &[("action", "made-up-0"), ("code", "InvalidAction")],
+        );
+        assert!(r
+            .exposition()
+            .contains("{action=\"made-up-0\",code=\"InvalidAction\"} 2\n"));
+    }
+
+    #[test]
+    fn emf_lines_carry_what_came_since_the_last_once_a_minute() {
+        let mut r = Registry::default();
+        assert!(
+            r.emf_due("Phantom/Operations", 0, 60_000).is_empty(),
+            "the first call starts the clock"
+        );
+        r.count(LAUNCHES, &[("cloud", "hotel"), ("code", "OK")]);
+        r.count(LAUNCHES, &[("cloud", "hotel"), ("code", "OK")]);
+        r.observe(REQUEST_SECONDS, &[("action", "SetDesiredCapacity")], 0.5);
+        assert!(
+            r.emf_due("Phantom/Operations", 59_999, 60_000).is_empty(),
+            "not yet a minute"
+        );
+        let lines = r.emf_due("Phantom/Operations", 60_000, 60_000);
+        assert_eq!(lines.len(), 2);
+        let launches: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        let d = &launches["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(d["Namespace"], "Phantom/Operations");
+        assert_eq!(d["Dimensions"], serde_json::json!([["Cloud", "Code"]]));
+        assert_eq!(d["Metrics"][0]["Name"], "launches");
+        assert_eq!(
+            (&launches["Cloud"], &launches["Code"], &launches["launches"]),
+            (&"hotel".into(), &"OK".into(), &2.0.into())
+        );
+        let latency: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(latency["request_seconds_count"], 1.0);
+        assert_eq!(latency["request_seconds_sum"], 0.5);
+        assert_eq!(latency["Action"], "SetDesiredCapacity");
+        // Only what came since: one more launch, nothing else.
+        r.count(LAUNCHES, &[("cloud", "hotel"), ("code", "OK")]);
+        let lines = r.emf_due("Phantom/Operations", 120_000, 60_000);
+        assert_eq!(lines.len(), 1);
+        let again: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!(again["launches"], 1.0);
+        assert!(
+            r.emf_due("Phantom/Operations", 180_000, 60_000).is_empty(),
+            "nothing new"
+        );
+    }
+}

@@ -8,6 +8,7 @@ import { GroupView } from './group.jsx';
 import { LaunchConfigurationsView } from './launch_configurations.jsx';
 import { CredentialsView } from './credentials.jsx';
 import { AdminCloudsView } from './admin_clouds.jsx';
+import { AdminOperationsView } from './admin_operations.jsx';
 import { AdminUsersView } from './admin_users.jsx';
 
 /** `#/groups/web` -> ['groups', 'web'] (each part decoded). */
@@ -102,6 +103,7 @@ const USER_VIEWS = [
 const ADMIN_VIEWS = [
   ['admin/clouds', 'Clouds'],
   ['admin/users', 'Users'],
+  ['admin/operations', 'Operations'],
 ];
 
 function Shell({ identity, region, onSignOut }) {
@@ -153,6 +155,7 @@ function View({ route, admin }) {
   if (first === 'admin' && admin) {
     if (second === 'clouds') return <AdminCloudsView />;
     if (second === 'users') return <AdminUsersView />;
+    if (second === 'operations') return <AdminOperationsView />;
   }
   return <ErrorBox error={{ code: 'NotFound', message: `The console has no page #/${route.join('/')}.` }} />;
 }

@@ -284,6 +284,46 @@ fn capitalised(k: &str) -> String {
     }
 }
 
+/// What the console's operations page charts, from the deployment's Prometheus: (name, unit,
+/// PromQL giving one series). `or vector(0)` where no event means zero rather than no data.
+pub const CHARTS: [(&str, &str, &str); 7] = [
+    (
+        "Requests a second",
+        "req/s",
+        "sum(rate(phantom_requests_total[2m])) or vector(0)",
+    ),
+    (
+        "Errors a second",
+        "req/s",
+        r#"sum(rate(phantom_requests_total{code!="OK"}[2m])) or vector(0)"#,
+    ),
+    (
+        "Throttled a second",
+        "req/s",
+        "sum(rate(phantom_throttled_total[2m])) or vector(0)",
+    ),
+    (
+        "Request latency p99",
+        "s",
+        "histogram_quantile(0.99, sum by (le) (rate(phantom_request_seconds_bucket[2m])))",
+    ),
+    (
+        "Launches a minute",
+        "launches",
+        r#"sum(increase(phantom_launches_total{code="OK"}[1m])) or vector(0)"#,
+    ),
+    (
+        "Failed launches a minute",
+        "launches",
+        r#"sum(increase(phantom_launches_total{code!="OK"}[1m])) or vector(0)"#,
+    ),
+    (
+        "Work queue depth",
+        "messages",
+        "max(phantom_queue_messages)",
+    ),
+];
+
 /// This process's figures.
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 

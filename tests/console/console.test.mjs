@@ -522,6 +522,16 @@ test('an administrator registers a cloud and creates a user, who sees only their
   await users.getByRole('button', { name: 'Groups of demo' }).click();
   await page.getByRole('table', { name: 'Groups of demo' }).getByRole('cell', { name: demoGroup, exact: true }).waitFor();
   await screenshot(page, 'admin-users');
+
+  // Phantom's own figures, from the local Prometheus, which scrapes them.
+  await go(page, 'Operations');
+  const requests = page.getByRole('figure', { name: 'Requests a second', exact: true });
+  await eventually(async () => /^Requests a second: [0-9.]+ req\/s now$/.test(await requests.locator('figcaption').textContent()), 'the request rate is charted', 60_000);
+  for (const name of ['Errors a second', 'Throttled a second', 'Request latency p99', 'Launches a minute', 'Failed launches a minute', 'Work queue depth']) {
+    await page.getByRole('figure', { name, exact: true }).waitFor();
+  }
+  assert.ok((await requests.locator('polyline.metric').count()) === 1, 'the rate is drawn');
+  await screenshot(page, 'admin-operations');
   await done(page);
 
   const theirs = await newPage();

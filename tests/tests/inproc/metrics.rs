@@ -537,3 +537,34 @@ async fn an_administrators_scrape_gives_phantoms_operating_metrics() {
     let theirs = credential(&w, &u).await;
     assert_eq!(scrape_at(&w, ops, Some(&theirs)).await.0, 403);
 }
+
+/// GetOperatingMetrics (the console's operations page): each figure of `phantom::ops::CHARTS`
+/// from the metric source, for administrators only; refused without a metric source.
+#[tokio::test]
+async fn get_operating_metrics_charts_phantoms_figures_for_administrators() {
+    let w = World::new().await;
+    let (u, root) = (w.user("opsview").await, w.admin("opsroot").await);
+    let (status, answer) = call(&w, &root, "GetOperatingMetrics", json!({})).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["Error"]["Message"]
+        .as_str()
+        .unwrap()
+        .contains("No metric source"));
+    w.metric_source().await;
+    let now = w.clock.now_ms();
+    w.prometheus
+        .record("phantom_requests_total", now - 30_000, Some(4.5));
+    let (status, answer) = call(&w, &root, "GetOperatingMetrics", json!({"Minutes": 5})).await;
+    assert_eq!(status, 200, "{answer}");
+    let series = answer["Series"].as_array().unwrap();
+    let names: Vec<&str> = series.iter().map(|s| s["Name"].as_str().unwrap()).collect();
+    let want: Vec<&str> = phantom::ops::CHARTS.iter().map(|c| c.0).collect();
+    assert_eq!(names, want);
+    let last = |s: &Value| s["Datapoints"].as_array().unwrap().last().unwrap()["Value"].as_f64();
+    assert_eq!(last(&series[0]), Some(4.5), "{answer}");
+    assert_eq!(series[0]["Unit"], "req/s");
+    let (status, _) = call(&w, &u, "GetOperatingMetrics", json!({})).await;
+    assert_eq!(status, 403, "administrators only");
+    let (status, _) = call(&w, &root, "GetOperatingMetrics", json!({"Minutes": 5000})).await;
+    assert_eq!(status, 400);
+}

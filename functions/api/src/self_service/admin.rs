@@ -30,6 +30,7 @@ pub const OPERATIONS: &[&str] = &[
     "PutMetricSource",
     "DescribeMetricSource",
     "DeleteMetricSource",
+    "GetOperatingMetrics",
 ];
 
 /// The caller must be an administrator now (read afresh: a revoked administrator is refused at
@@ -67,6 +68,9 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
         "PutMetricSource" => answer(async { put_metric_source(app, read(input)?).await }.await),
         "DescribeMetricSource" => answer(describe_metric_source(app).await),
         "DeleteMetricSource" => answer(delete_metric_source(app).await),
+        "GetOperatingMetrics" => {
+            answer(async { super::metric::operating(app, read(input)?).await }.await)
+        }
         other => Err(ApiError::invalid_action(other, "phantom/v1").into()),
     }
 }

@@ -185,3 +185,43 @@ fn datapoints(values: Vec<Option<f64>>, range: Range) -> Vec<shapes::Datapoint> 
         })
         .collect()
 }
+
+/// Phantom's operating figures from the metric source, which scrapes them (`scrape.rs`,
+/// `?scope=operations`): each of `phantom::ops::CHARTS` over the span (administrators only: the
+/// caller was checked by `admin::require`).
+pub async fn operating(
+    app: &App,
+    input: shapes::GetOperatingMetrics,
+) -> Result<shapes::OperatingMetrics, Failure> {
+    let minutes = input.minutes.unwrap_or(60);
+    if !(1..=1440).contains(&minutes) {
+        return Err(ApiError::validation(format!(
+            "Minutes must be between 1 and 1440, not {minutes}."
+        ))
+        .into());
+    }
+    let source = app.store.metric_source().await?.ok_or_else(|| {
+        ApiError::validation("No metric source is set in this deployment: there is no history.")
+    })?;
+    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
+    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, app.clock.now_ms());
+    let prometheus = app.metrics.connect(&source);
+    let mut series = Vec::new();
+    for (name, unit, query) in phantom::ops::CHARTS {
+        let found = prometheus
+            .query_range(query, range)
+            .await
+            .map_err(query_error)?;
+        let values = prometheus::datapoints(&found, range).map_err(ApiError::validation)?;
+        series.push(shapes::OperatingSeries {
+            name,
+            unit,
+            query,
+            datapoints: datapoints(values, range),
+        });
+    }
+    Ok(shapes::OperatingMetrics {
+        step_seconds: step_ms / 1000,
+        series,
+    })
+}

@@ -176,6 +176,14 @@ pub struct GetGroupMetrics {
     pub minutes: Option<i64>,
 }
 
+/// GetOperatingMetrics: Phantom's operating figures recently (administrators).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetOperatingMetrics {
+    /// How far back, in minutes (1 to 1440); absent: 60.
+    pub minutes: Option<i64>,
+}
+
 // Answers.
 
 /// An answer without members: `{}`.
@@ -494,5 +502,22 @@ pub struct GroupSeries {
     /// Whether the group has it enabled (EnableMetricsCollection); none is queried otherwise.
     pub enabled: bool,
     pub query: String,
+    pub datapoints: Vec<Datapoint>,
+}
+
+/// GetOperatingMetrics' answer: a series for each figure the console charts.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OperatingMetrics {
+    pub step_seconds: i64,
+    pub series: Vec<OperatingSeries>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OperatingSeries {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub query: &'static str,
     pub datapoints: Vec<Datapoint>,
 }

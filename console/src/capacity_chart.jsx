@@ -3,6 +3,7 @@
 // activities marked on the time line. Plain SVG, no chart library. A group without these metrics
 // enabled is offered a button that enables them (EnableMetricsCollection).
 import { list } from './api.js';
+import { lines } from './metric_chart.jsx';
 import { Button, ErrorBox, time, useAction, useData, useSession } from './ui.jsx';
 
 const W = 600;
@@ -23,20 +24,6 @@ const CHARTED = [
   ['GroupInServiceInstances', 'InService', 'in-service'],
   ['GroupPendingInstances', 'pending', 'pending'],
 ];
-
-/** A series' points, broken where it had no datapoint. */
-function segments(points) {
-  const out = [];
-  let current = [];
-  for (const p of points) {
-    if (p.y === null) {
-      if (current.length) out.push(current);
-      current = [];
-    } else current.push(p);
-  }
-  if (current.length) out.push(current);
-  return out;
-}
 
 export function CapacityChart({ group, activities, onChanged }) {
   const name = group.AutoScalingGroupName;
@@ -133,7 +120,7 @@ function Chart({ name, minutes, activities }) {
           </line>
         ))}
         {series.map((s) =>
-          segments(s.points).map((seg) =>
+          lines(s.points).map((seg) =>
             seg.length === 1 ? (
               <circle key={`${s.cls}-${seg[0].t}`} class={`series ${s.cls}`} cx={x(seg[0].t)} cy={y(seg[0].y)} r="2" />
             ) : (

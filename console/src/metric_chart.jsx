@@ -27,8 +27,8 @@ export function causedBy(activities, policy) {
     .filter(Boolean);
 }
 
-/** The points' polylines, broken where the metric had no datapoint. */
-function lines(points) {
+/** The points' polylines, broken where the metric had no datapoint (the capacity chart's too). */
+export function lines(points) {
   const out = [];
   let current = [];
   for (const p of points) {

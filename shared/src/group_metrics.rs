@@ -8,8 +8,7 @@
 use crate::group::Group;
 use crate::model::instance::{Lifecycle, Member};
 use crate::warm;
-use serde::Serialize;
-use std::collections::BTreeMap;
+use crate::{emf, exposition};
 
 /// The metrics AWS collects, in the order of its API reference (DescribeMetricCollectionTypes).
 pub const NAMES: [&str; 20] = [
@@ -142,63 +141,20 @@ pub fn emf_line(
     if samples.is_empty() {
         return None;
     }
-    let line = EmfLine {
-        aws: EmfMetadata {
-            timestamp: at_ms,
-            cloud_watch_metrics: [EmfDirective {
-                namespace,
-                dimensions: [[USER_DIMENSION, GROUP_DIMENSION]],
-                metrics: samples
-                    .iter()
-                    .map(|s| EmfMetric {
-                        name: s.metric,
-                        unit: "Count",
-                    })
-                    .collect(),
-            }],
-        },
-        user,
-        group,
-        values: samples.iter().map(|s| (s.metric, s.value)).collect(),
-    };
-    Some(serde_json::to_string(&line).expect("strings and numbers serialize"))
-}
-
-/// An Embedded Metric Format document: the metadata, then the dimensions' and metrics' values
-/// as members of the top level.
-#[derive(Serialize)]
-struct EmfLine<'a> {
-    #[serde(rename = "_aws")]
-    aws: EmfMetadata<'a>,
-    #[serde(rename = "PhantomUser")]
-    user: &'a str,
-    #[serde(rename = "AutoScalingGroupName")]
-    group: &'a str,
-    #[serde(flatten)]
-    values: BTreeMap<&'static str, f64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfMetadata<'a> {
-    timestamp: i64,
-    #[serde(rename = "CloudWatchMetrics")]
-    cloud_watch_metrics: [EmfDirective<'a>; 1],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfDirective<'a> {
-    namespace: &'a str,
-    dimensions: [[&'static str; 2]; 1],
-    metrics: Vec<EmfMetric>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfMetric {
-    name: &'static str,
-    unit: &'static str,
+    let metrics: Vec<emf::Metric> = samples
+        .iter()
+        .map(|s| emf::Metric {
+            name: s.metric,
+            value: s.value,
+            unit: "Count",
+        })
+        .collect();
+    Some(emf::line(
+        namespace,
+        at_ms,
+        &[(USER_DIMENSION, user), (GROUP_DIMENSION, group)],
+        &metrics,
+    ))
 }
 
 /// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
@@ -212,13 +168,6 @@ pub fn prometheus_name(metric: &str) -> String {
         out.push(ch.to_ascii_lowercase());
     }
     out
-}
-
-/// A label value as the text format writes it: backslash, double quote and line feed escaped.
-fn label_value(v: &str) -> String {
-    v.replace('\\', r"\\")
-        .replace('"', r#"\""#)
-        .replace('\n', r"\n")
 }
 
 /// One group's samples, as a scrape answers them.
@@ -258,8 +207,8 @@ pub fn exposition(groups: &[GroupSamples]) -> String {
         for (g, v) in series {
             out.push_str(&format!(
                 "{family}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}} {v}\n",
-                label_value(&g.user),
-                label_value(&g.group)
+                exposition::label_value(&g.user),
+                exposition::label_value(&g.group)
             ));
         }
     }
@@ -273,8 +222,8 @@ pub fn promql(metric: &str, user: &str, group: &str) -> String {
     format!(
         "max({}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}})",
         prometheus_name(metric),
-        label_value(user),
-        label_value(group)
+        exposition::label_value(user),
+        exposition::label_value(group)
     )
 }
 

@@ -5,7 +5,7 @@
 //! most once a minute, each instance its counts since its last line (CloudWatch sums them).
 //! Never a user's name or data: the labels are actions, error codes, clouds and classes.
 
-use serde::Serialize;
+use crate::{emf, exposition};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -196,17 +196,10 @@ fn short(family: &str) -> String {
     f.strip_suffix("_total").unwrap_or(f).to_string()
 }
 
-/// A label value as the text format writes it.
-fn escape(v: &str) -> String {
-    v.replace('\\', r"\\")
-        .replace('"', r#"\""#)
-        .replace('\n', r"\n")
-}
-
 fn render(labels: &Labels, le: Option<&str>) -> String {
     let mut parts: Vec<String> = labels
         .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .map(|(k, v)| format!("{k}=\"{}\"", exposition::label_value(v)))
         .collect();
     if let Some(le) = le {
         parts.push(format!("le=\"{le}\""));
@@ -218,62 +211,22 @@ fn render(labels: &Labels, le: Option<&str>) -> String {
     }
 }
 
-/// An Embedded Metric Format line: the metadata, then the dimensions' and metrics' values as
-/// members of the top level.
-#[derive(Serialize)]
-struct EmfLine<'a> {
-    #[serde(rename = "_aws")]
-    aws: EmfMetadata<'a>,
-    #[serde(flatten)]
-    dimensions: BTreeMap<String, &'a str>,
-    #[serde(flatten)]
-    values: BTreeMap<&'a str, f64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfMetadata<'a> {
-    timestamp: i64,
-    cloud_watch_metrics: [EmfDirective<'a>; 1],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfDirective<'a> {
-    namespace: &'a str,
-    dimensions: [Vec<String>; 1],
-    metrics: Vec<EmfMetric<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct EmfMetric<'a> {
-    name: &'a str,
-    unit: &'a str,
-}
-
 /// One EMF line: the labels as dimensions (capitalised), the values as metrics.
 fn emf(namespace: &str, now_ms: i64, labels: &Labels, values: &[(String, f64, &str)]) -> String {
-    let dims: Vec<String> = labels.iter().map(|(k, _)| capitalised(k)).collect();
-    let line = EmfLine {
-        aws: EmfMetadata {
-            timestamp: now_ms,
-            cloud_watch_metrics: [EmfDirective {
-                namespace,
-                dimensions: [dims.clone()],
-                metrics: values
-                    .iter()
-                    .map(|(name, _, unit)| EmfMetric { name, unit })
-                    .collect(),
-            }],
-        },
-        dimensions: dims
-            .into_iter()
-            .zip(labels.iter().map(|(_, v)| v.as_str()))
-            .collect(),
-        values: values.iter().map(|(n, v, _)| (n.as_str(), *v)).collect(),
-    };
-    serde_json::to_string(&line).expect("strings and numbers serialize")
+    let dims: Vec<(String, &str)> = labels
+        .iter()
+        .map(|(k, v)| (capitalised(k), v.as_str()))
+        .collect();
+    let dims: Vec<(&str, &str)> = dims.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let metrics: Vec<emf::Metric> = values
+        .iter()
+        .map(|(name, value, unit)| emf::Metric {
+            name,
+            value: *value,
+            unit,
+        })
+        .collect();
+    emf::line(namespace, now_ms, &dims, &metrics)
 }
 
 fn capitalised(k: &str) -> String {

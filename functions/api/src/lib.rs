@@ -189,7 +189,8 @@ pub(crate) fn path_of(path_and_query: &str) -> &str {
         .map_or(path_and_query, |(path, _)| path)
 }
 
-/// The one log line of a request (never a secret).
+/// The one log line of a request (never a secret), and its count and time in the operating
+/// metrics (`phantom::ops`).
 fn log_request(
     request_id: &str,
     action: &str,

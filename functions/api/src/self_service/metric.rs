@@ -31,13 +31,7 @@ async fn get(
 ) -> Result<shapes::PolicyMetric, Failure> {
     let group: &str = &input.auto_scaling_group_name;
     let name: &str = &input.policy_name;
-    let minutes = input.minutes.unwrap_or(60);
-    if !(1..=1440).contains(&minutes) {
-        return Err(ApiError::validation(format!(
-            "Minutes must be between 1 and 1440, not {minutes}."
-        ))
-        .into());
-    }
+    let range = span(app, input.minutes, 60)?;
     let g = app
         .store
         .group(&caller.user, group)
@@ -51,9 +45,7 @@ async fn get(
         .ok_or_else(|| {
             ApiError::validation(format!("Group {group} has no scaling policy {name}."))
         })?;
-    let source = app.store.metric_source().await?.ok_or_else(|| {
-        ApiError::validation("No metric source is set in this deployment: there is no metric.")
-    })?;
+    let source = source(app).await?;
     let now = app.clock.now_ms();
     let members = app.store.instances(&caller.user, group).await?;
     let period_secs = app.metric_period_ms / 1000;
@@ -72,8 +64,6 @@ async fn get(
             ))
             .into());
     };
-    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
-    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, now);
     let values = if needs_vms && warmed == 0 {
         // No VM serves past its warm-up: the metric has nothing to measure.
         vec![None; range.points()]
@@ -93,7 +83,7 @@ async fn get(
         query,
         target,
         threshold,
-        step_seconds: step_ms / 1000,
+        step_seconds: range.step_ms / 1000,
         datapoints,
     })
 }
@@ -111,24 +101,13 @@ async fn group_metrics(
     input: shapes::GetGroupMetrics,
 ) -> Result<shapes::GroupMetrics, Failure> {
     let group: &str = &input.auto_scaling_group_name;
-    let minutes = input.minutes.unwrap_or(180);
-    if !(1..=1440).contains(&minutes) {
-        return Err(ApiError::validation(format!(
-            "Minutes must be between 1 and 1440, not {minutes}."
-        ))
-        .into());
-    }
+    let range = span(app, input.minutes, 180)?;
     let g = app
         .store
         .group(&caller.user, group)
         .await?
         .ok_or_else(|| ApiError::validation(format!("Group {group} does not exist.")))?;
-    let source = app.store.metric_source().await?.ok_or_else(|| {
-        ApiError::validation("No metric source is set in this deployment: there is no history.")
-    })?;
-    let now = app.clock.now_ms();
-    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
-    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, now);
+    let source = source(app).await?;
     let prometheus = app.metrics.connect(&source);
     let mut series = Vec::new();
     for metric in CHARTED {
@@ -156,7 +135,7 @@ async fn group_metrics(
     }
     Ok(shapes::GroupMetrics {
         auto_scaling_group_name: g.name.clone(),
-        step_seconds: step_ms / 1000,
+        step_seconds: range.step_ms / 1000,
         series,
     })
 }
@@ -193,18 +172,8 @@ pub async fn operating(
     app: &App,
     input: shapes::GetOperatingMetrics,
 ) -> Result<shapes::OperatingMetrics, Failure> {
-    let minutes = input.minutes.unwrap_or(60);
-    if !(1..=1440).contains(&minutes) {
-        return Err(ApiError::validation(format!(
-            "Minutes must be between 1 and 1440, not {minutes}."
-        ))
-        .into());
-    }
-    let source = app.store.metric_source().await?.ok_or_else(|| {
-        ApiError::validation("No metric source is set in this deployment: there is no history.")
-    })?;
-    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
-    let range = Range::last(minutes * 60_000 / step_ms + 1, step_ms, app.clock.now_ms());
+    let range = span(app, input.minutes, 60)?;
+    let source = source(app).await?;
     let prometheus = app.metrics.connect(&source);
     let mut series = Vec::new();
     for (name, unit, query) in phantom::ops::CHARTS {
@@ -221,7 +190,33 @@ pub async fn operating(
         });
     }
     Ok(shapes::OperatingMetrics {
-        step_seconds: step_ms / 1000,
+        step_seconds: range.step_ms / 1000,
         series,
     })
+}
+
+/// The span asked (`Minutes`, else `default`; 1 to 1440) as a range ending now, a metric period
+/// apart at the finest and `POINTS` datapoints at the most.
+fn span(app: &App, minutes: Option<i64>, default: i64) -> Result<Range, ApiError> {
+    let minutes = minutes.unwrap_or(default);
+    if !(1..=1440).contains(&minutes) {
+        return Err(ApiError::validation(format!(
+            "Minutes must be between 1 and 1440, not {minutes}."
+        )));
+    }
+    let step_ms = app.metric_period_ms.max(minutes * 60_000 / POINTS);
+    Ok(Range::last(
+        minutes * 60_000 / step_ms + 1,
+        step_ms,
+        app.clock.now_ms(),
+    ))
+}
+
+/// The deployment's metric source: a ValidationError without one.
+async fn source(app: &App) -> Result<phantom::store::MetricSource, Failure> {
+    Ok(app.store.metric_source().await?.ok_or_else(|| {
+        ApiError::validation(
+            "No metric source is set in this deployment: there is no metric history.",
+        )
+    })?)
 }

@@ -366,6 +366,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         status: None,
         failures: 0,
         retry_at_ms: 0,
+        unreplaced_ms: Vec::new(),
         holds: Default::default(),
         settings,
     })

@@ -264,6 +264,7 @@ mod tests {
             healthy: true,
             launched_ms: 0,
             joined_ms: None,
+            replaces_ms: None,
             protected: false,
             launch_configuration: Some("web@hotel".into()),
             launch_template: None,

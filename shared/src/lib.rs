@@ -33,6 +33,7 @@ pub mod query;
 pub mod queue;
 pub mod reconcile;
 pub mod refresh;
+pub mod replacement;
 pub mod round;
 pub mod schedule;
 pub mod scrape;

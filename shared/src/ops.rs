@@ -12,9 +12,13 @@ use std::sync::Mutex;
 /// The label sets a family keeps at most; past it, new ones count under `(other)` (a bound on
 /// memory against names a caller makes up).
 pub const SERIES_PER_FAMILY: usize = 500;
-/// Histogram buckets, in seconds.
-pub const BUCKETS: [f64; 13] = [
+/// Histogram buckets, in seconds: for requests, sweeps, runs and queue waits.
+pub const BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+/// For a dead VM's replacement, which takes a VM's boot: seconds to many minutes.
+pub const REPLACEMENT_BUCKETS: &[f64] = &[
+    5.0, 10.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0, 1800.0, 3600.0,
 ];
 pub const OTHER: &str = "(other)";
 
@@ -25,6 +29,15 @@ pub const THROTTLED: &str = "phantom_throttled_total";
 pub const LAUNCHES: &str = "phantom_launches_total";
 pub const SWEEP_SECONDS: &str = "phantom_sweep_seconds";
 pub const SCHEDULE_SECONDS: &str = "phantom_schedule_seconds";
+pub const QUEUE_WAIT_SECONDS: &str = "phantom_queue_wait_seconds";
+pub const REPLACEMENT_SECONDS: &str = "phantom_replacement_seconds";
+
+fn buckets(family: &str) -> &'static [f64] {
+    match family {
+        REPLACEMENT_SECONDS => REPLACEMENT_BUCKETS,
+        _ => BUCKETS,
+    }
+}
 
 fn help(family: &str) -> &'static str {
     match family {
@@ -34,6 +47,10 @@ fn help(family: &str) -> &'static str {
         LAUNCHES => "Launch requests to a cloud, by cloud and its error code (OK: launched).",
         SWEEP_SECONDS => "Time a sweep of one user's VMs on one cloud took.",
         SCHEDULE_SECONDS => "Time a run of the health check's schedule took.",
+        QUEUE_WAIT_SECONDS => {
+            "Time a work queue message waited to be handled, past the delay it was sent with."
+        }
+        REPLACEMENT_SECONDS => "Time from a VM found dead to its replacement InService.",
         _ => "Phantom's operating metric.",
     }
 }
@@ -43,7 +60,7 @@ type Labels = Vec<(&'static str, String)>;
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Histogram {
     /// Observations at or below each bucket's bound (not cumulative), and above the last.
-    buckets: [u64; BUCKETS.len() + 1],
+    buckets: Vec<u64>,
     count: u64,
     sum: f64,
 }
@@ -82,11 +99,15 @@ impl Registry {
     pub fn observe(&mut self, family: &'static str, labels: &[(&'static str, &str)], secs: f64) {
         let series = self.histograms.entry(family).or_default();
         let key = bounded(series, labels);
-        let h = series.entry(key).or_default();
-        let slot = BUCKETS
+        let bounds = buckets(family);
+        let h = series.entry(key).or_insert_with(|| Histogram {
+            buckets: vec![0; bounds.len() + 1],
+            ..Histogram::default()
+        });
+        let slot = bounds
             .iter()
             .position(|b| secs <= *b)
-            .unwrap_or(BUCKETS.len());
+            .unwrap_or(bounds.len());
         h.buckets[slot] += 1;
         h.count += 1;
         h.sum += secs;
@@ -112,7 +133,7 @@ impl Registry {
             ));
             for (labels, h) in series {
                 let mut cumulative = 0;
-                for (i, bound) in BUCKETS.iter().enumerate() {
+                for (i, bound) in buckets(family).iter().enumerate() {
                     cumulative += h.buckets[i];
                     let le = bound.to_string();
                     out.push_str(&format!(

@@ -719,6 +719,7 @@ mod tests {
             healthy: true,
             launched_ms,
             joined_ms: None,
+            replaces_ms: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

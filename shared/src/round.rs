@@ -120,6 +120,7 @@ pub fn record(
                 lifecycle: Lifecycle::WarmedPending,
                 waits: Vec::new(),
                 joined_ms: None,
+                replaces_ms: None,
                 ..m.clone()
             });
         }
@@ -151,6 +152,7 @@ pub fn record(
                 instance_type: s.instance_type.clone(),
                 launched_ms: s.launched_ms,
                 joined_ms: None,
+                replaces_ms: None,
                 ..m.clone()
             });
         }
@@ -461,6 +463,7 @@ mod tests {
             healthy: true,
             launched_ms: 0,
             joined_ms: None,
+            replaces_ms: None,
             protected: false,
             launch_configuration: Some("web@hotel".into()),
             launch_template: None,

@@ -321,6 +321,7 @@ mod tests {
             healthy: true,
             launched_ms: 0,
             joined_ms: None,
+            replaces_ms: None,
             protected: false,
             launch_configuration: None,
             launch_template: None,

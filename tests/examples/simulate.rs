@@ -362,9 +362,9 @@ async fn run(scale: f64) -> Outcome {
                 }
                 let start = Instant::now();
                 let failed = w.provisioner().handle_batch(batch.clone()).await;
-                for (id, body) in batch {
-                    if failed.contains(&id) {
-                        w.queue.retry(body, 5_000);
+                for m in batch {
+                    if failed.contains(&m.id) {
+                        w.queue.retry(m.body, 5_000);
                     }
                 }
                 work.batches.fetch_add(1, Ordering::SeqCst);

@@ -52,6 +52,7 @@ fn serving(id: &str) -> Member {
         healthy: true,
         launched_ms: 1_000,
         joined_ms: None,
+        replaces_ms: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,

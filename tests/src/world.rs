@@ -432,9 +432,9 @@ impl World {
             }
             handled += batch.len();
             let failed = self.provisioner().handle_batch(batch.clone()).await;
-            for (id, body) in batch {
-                if failed.contains(&id) {
-                    self.queue.retry(body, 5_000);
+            for m in batch {
+                if failed.contains(&m.id) {
+                    self.queue.retry(m.body, 5_000);
                 }
             }
         }

@@ -58,6 +58,7 @@ fn member(id: &str) -> Member {
         healthy: true,
         launched_ms: 1_000,
         joined_ms: None,
+        replaces_ms: None,
         protected: false,
         launch_configuration: Some("web".into()),
         launch_template: None,
@@ -497,6 +498,7 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_configuration: None,
         launch_template: Some(template.clone()),
         joined_ms: Some(4_000),
+        replaces_ms: Some(3_500),
         ..member("i-2")
     };
     let r = Record {
@@ -506,15 +508,19 @@ async fn contract(s: &dyn Store, u: &str) {
             failures: 2,
             retry_at_ms: 9_000,
         }),
+        // Deaths a failed launch left owed (`phantom::replacement`).
+        unreplaced: Some(vec![2_000, 3_000]),
         activities: vec![activity_at("g1", 5_000), activity_at("g1", 6_000)],
         ..Record::default()
     };
+    assert!(g.unreplaced_ms.is_empty(), "none owed before");
     s.record(&alice, &g, &r).await.unwrap();
     let after = s.group(&alice, "g1").await.unwrap().unwrap();
     assert_eq!(
         (after.launch_seq, after.failures, after.retry_at_ms),
         (1, 2, 9_000)
     );
+    assert_eq!(after.unreplaced_ms, [2_000, 3_000]);
     let mut clouds: Vec<_> = s
         .instances(&alice, "g1")
         .await
@@ -527,6 +533,7 @@ async fn contract(s: &dyn Store, u: &str) {
                 m.launch_configuration,
                 m.launch_template,
                 m.joined_ms,
+                m.replaces_ms,
             )
         })
         .collect();
@@ -534,13 +541,21 @@ async fn contract(s: &dyn Store, u: &str) {
     assert_eq!(
         clouds,
         [
-            ("i-1".into(), "hotel".into(), Some("web".into()), None, None),
+            (
+                "i-1".into(),
+                "hotel".into(),
+                Some("web".into()),
+                None,
+                None,
+                None
+            ),
             (
                 "i-2".into(),
                 "sierra".into(),
                 None,
                 Some(template),
-                Some(4_000)
+                Some(4_000),
+                Some(3_500)
             )
         ]
     );

@@ -186,6 +186,8 @@ impl Provisioner {
         let mut refresh_failed: Option<String> = None;
         let mut holds = g.holds.clone();
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
+        // VMs found dead, on every cloud: owed a replacement by the group.
+        let mut deaths = 0;
         let mut pool_empty = true;
         let mut held_above: Vec<String> = Vec::new();
         for (i, (((p, a), share), step)) in places
@@ -262,6 +264,7 @@ impl Provisioner {
             if !plan.detach.is_empty() {
                 crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
             }
+            deaths += phantom::replacement::deaths(&plan);
             let mut part = round::record(ctx, before, &p.members, &plan, &acted);
             // A refusal that a lower-ranked cloud can make up for (or a move back that has to
             // wait) is an overflow, not a failure of the group (a Failed activity would stop
@@ -307,8 +310,16 @@ impl Provisioner {
         if holds != g.holds {
             r.holds = Some(holds);
         }
+        let took = phantom::replacement::settle(
+            &g.unreplaced_ms,
+            deaths,
+            g.desired,
+            &members,
+            now,
+            &mut r,
+        );
         match self.write(owner, g, &mut r).await {
-            Ok(()) => {}
+            Ok(()) => crate::replaced(&took),
             Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
                 tracing::warn!(
                     group = g.name,

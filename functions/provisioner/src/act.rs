@@ -139,6 +139,7 @@ impl Provisioner {
                             healthy: true,
                             launched_ms: s.launched_ms,
                             joined_ms: None,
+                            replaces_ms: None,
                             protected: protect,
                             launch_configuration: on.launch_configuration.clone(),
                             launch_template: launch_template.clone(),

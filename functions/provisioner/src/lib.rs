@@ -35,9 +35,10 @@ use phantom::cloud::{
 use phantom::config::{aws_sdk_config, Config};
 use phantom::group::Group;
 use phantom::publish::{Publisher, SnsSqs};
-use phantom::queue::{Reconcile, SqsQueue, StateChange, Work, WorkQueue};
+use phantom::queue::{Received, Reconcile, SqsQueue, StateChange, Work, WorkQueue};
 use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
 use phantom::refresh::{self, InstanceRefresh};
+use phantom::replacement;
 use phantom::round::{self, Acted, Before};
 use phantom::spread::{Policy, Site, Spread};
 use phantom::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
@@ -113,11 +114,17 @@ impl Provisioner {
     /// One batch of queue messages, as (message id, body), run concurrently. Returns the ids that
     /// failed and should come back (SQS partial batch failure); a message that cannot be parsed is
     /// logged and dropped.
-    pub async fn handle_batch(&self, messages: Vec<(String, String)>) -> Vec<String> {
+    pub async fn handle_batch(&self, messages: Vec<Received>) -> Vec<String> {
+        let now = self.clock.now_ms();
+        for m in &messages {
+            // Time on the queue past the delay it was sent with.
+            let waited = (now - m.due_ms).max(0) as f64 / 1000.0;
+            phantom::ops::observe(phantom::ops::QUEUE_WAIT_SECONDS, &[], waited);
+        }
         let results = futures::future::join_all(
             messages
                 .into_iter()
-                .map(|(id, body)| async move { (self.handle(&id, &body).await, id) }),
+                .map(|m| async move { (self.handle(&m.id, &m.body).await, m.id) }),
         )
         .await;
         results
@@ -489,8 +496,16 @@ impl Provisioner {
 
         // Record.
         let mut r = round::record(&ctx, before, &members, &plan, &acted);
+        let took = replacement::settle(
+            &g.unreplaced_ms,
+            replacement::deaths(&plan),
+            g.desired,
+            &members,
+            ctx.now_ms,
+            &mut r,
+        );
         match self.write(owner, g, &mut r).await {
-            Ok(()) => {}
+            Ok(()) => replaced(&took),
             Err(StoreError::NotFound) if !acted.launched.is_empty() => {
                 // Deleted while we launched: these VMs belong to no group.
                 let ids: Vec<String> = acted.launched.iter().map(|m| m.id.clone()).collect();
@@ -598,5 +613,11 @@ impl Provisioner {
             Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(still),
             Err(e) => Err(e),
         }
+    }
+}
+/// Counts the replacements a written record settled.
+fn replaced(took: &[f64]) {
+    for secs in took {
+        phantom::ops::observe(phantom::ops::REPLACEMENT_SECONDS, &[], *secs);
     }
 }

@@ -2,6 +2,7 @@
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
+use phantom::queue::Received;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,13 +14,24 @@ async fn main() -> Result<(), Error> {
             .payload
             .records
             .into_iter()
-            // SQS gives every message an id and a body; one without is unreadable, as a body
-            // that is not a message is (logged and dropped).
-            .filter_map(|m| match (m.message_id, m.body) {
-                (Some(id), Some(body)) => Some((id, body)),
-                (id, _) => {
-                    tracing::error!(message_id = ?id, "a message without an id or a body dropped");
-                    None
+            // SQS gives every message an id, a body and a SentTimestamp; one without is
+            // unreadable, as a body that is not a message is (logged and dropped).
+            .filter_map(|m| {
+                let due = m
+                    .message_attributes
+                    .get(phantom::queue::DUE_ATTRIBUTE)
+                    .and_then(|a| a.string_value.clone());
+                let sent = m.attributes.get("SentTimestamp").cloned();
+                let (Some(id), Some(body)) = (m.message_id.clone(), m.body) else {
+                    tracing::error!(message_id = ?m.message_id, "a message without an id or a body dropped");
+                    return None;
+                };
+                match Received::from_sqs(id, body, due.as_deref(), sent.as_deref()) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::error!(message_id = ?m.message_id, error = e, "an unreadable message dropped");
+                        None
+                    }
                 }
             })
             .collect();

@@ -113,6 +113,10 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
             .max_number_of_messages(10)
             .wait_time_seconds(1)
             .visibility_timeout(60)
+            .message_attribute_names(phantom::queue::DUE_ATTRIBUTE)
+            .message_system_attribute_names(
+                aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
+            )
             .send()
             .await;
         let messages = match received {
@@ -132,7 +136,30 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
             .collect();
         let batch = messages
             .into_iter()
-            .filter_map(|m| Some((m.message_id?, m.body.unwrap_or_default())))
+            .filter_map(|m| {
+                let due = m
+                    .message_attributes()
+                    .and_then(|a| a.get(phantom::queue::DUE_ATTRIBUTE))
+                    .and_then(|a| a.string_value())
+                    .map(str::to_string);
+                let sent = m
+                    .attributes()
+                    .and_then(|a| {
+                        a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)
+                    })
+                    .cloned();
+                let id = m.message_id?;
+                // SQS always gives a body (possibly empty, which is then unreadable work).
+                let body = m.body.unwrap_or_default();
+                match phantom::queue::Received::from_sqs(id, body, due.as_deref(), sent.as_deref())
+                {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::warn!(error = e, "an unreadable message left to its redrive");
+                        None
+                    }
+                }
+            })
             .collect();
         let failed = p.handle_batch(batch).await;
         for (id, receipt) in receipts {

@@ -33,6 +33,9 @@ pub struct Group {
     /// Launch failures in a row, and when launching may be tried again (Unix ms): the backoff.
     pub failures: i64,
     pub retry_at_ms: i64,
+    /// When VMs found dead and not yet replaced were found so (Unix ms, oldest first): what
+    /// launches that failed still owe (`phantom::replacement`).
+    pub unreplaced_ms: Vec<i64>,
     /// A group across clouds: what it remembers of each (`phantom::spread`).
     pub holds: Holds,
     pub settings: Settings,

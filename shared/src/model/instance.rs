@@ -115,6 +115,9 @@ pub struct Member {
     pub launched_ms: i64,
     /// When it joined the group from the warm pool (Unix ms); None if launched into the group.
     pub joined_ms: Option<i64>,
+    /// A replacement on its way: when the VM it replaces was found dead (Unix ms), until it is
+    /// InService (`phantom::replacement`).
+    pub replaces_ms: Option<i64>,
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,

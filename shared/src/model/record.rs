@@ -24,6 +24,8 @@ pub struct Record {
     /// (TerminateInstanceInAutoScalingGroup with a decrement).
     pub desired: Option<i64>,
     pub backoff: Option<Backoff>,
+    /// Sets the group's `unreplaced_ms`.
+    pub unreplaced: Option<Vec<i64>>,
     /// A group across clouds: sets what it remembers of each (`Group::holds`).
     pub holds: Option<Holds>,
     pub activities: Vec<Activity>,
@@ -39,6 +41,7 @@ impl Record {
             && self.launch_seq.is_none()
             && self.desired.is_none()
             && self.backoff.is_none()
+            && self.unreplaced.is_none()
             && self.holds.is_none()
             && self.activities.is_empty()
             && self.notices.is_empty()

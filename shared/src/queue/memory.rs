@@ -1,6 +1,6 @@
 //! The work queue in memory, for the in-process tests and the simulation.
 
-use super::{body, Work, WorkQueue};
+use super::{body, Received, Work, WorkQueue};
 use crate::fault::Tripwire;
 use crate::time::Clock;
 use async_trait::async_trait;
@@ -57,8 +57,8 @@ impl MemoryQueue {
         self.state().sent
     }
 
-    /// Takes up to `max` messages visible now, as (message id, body).
-    pub fn receive(&self, max: usize) -> Vec<(String, String)> {
+    /// Takes up to `max` messages visible now (each due when it became visible).
+    pub fn receive(&self, max: usize) -> Vec<Received> {
         let now = self.clock.now_ms();
         let mut st = self.state();
         let due: Vec<(i64, u64)> = st
@@ -68,7 +68,13 @@ impl MemoryQueue {
             .map(|(k, _)| *k)
             .collect();
         due.into_iter()
-            .filter_map(|k| st.waiting.remove(&k).map(|b| (k.1.to_string(), b)))
+            .filter_map(|k| {
+                st.waiting.remove(&k).map(|body| Received {
+                    id: k.1.to_string(),
+                    body,
+                    due_ms: k.0,
+                })
+            })
             .collect()
     }
 

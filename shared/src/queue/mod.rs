@@ -115,6 +115,42 @@ pub trait WorkQueue: Send + Sync {
     async fn backlog(&self) -> Result<u64, String>;
 }
 
+/// The message attribute saying when a message was due to be handled (Unix ms, the sender's clock:
+/// sent, plus its delay), so that the wait it measures leaves out the delay that was asked for.
+pub const DUE_ATTRIBUTE: &str = "phantom-due-ms";
+
+/// A message as the queue hands it to the provisioner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    pub id: String,
+    pub body: String,
+    /// When it was due (Unix ms): its `DUE_ATTRIBUTE`, or SQS's SentTimestamp for a message that
+    /// has none (EventBridge's state changes, sent without a delay).
+    pub due_ms: i64,
+}
+
+impl Received {
+    /// From what SQS gives: the attribute's and the SentTimestamp's text; neither readable is an
+    /// error (SQS always gives a SentTimestamp).
+    pub fn from_sqs(
+        id: String,
+        body: String,
+        due: Option<&str>,
+        sent_timestamp: Option<&str>,
+    ) -> Result<Self, String> {
+        let due_ms = match (due, sent_timestamp) {
+            (Some(d), _) => d
+                .parse()
+                .map_err(|_| format!("{DUE_ATTRIBUTE} is not a number: {d}"))?,
+            (None, Some(t)) => t
+                .parse()
+                .map_err(|_| format!("SentTimestamp is not a number: {t}"))?,
+            (None, None) => return Err("the message has no SentTimestamp".into()),
+        };
+        Ok(Self { id, body, due_ms })
+    }
+}
+
 /// A message body as it travels.
 fn body(msg: &Work) -> String {
     serde_json::to_string(msg).expect("a work message serializes")

@@ -1,9 +1,9 @@
 //! The work queue on SQS.
 
-use super::{body, Work, WorkQueue, QUEUE_URL_ENV};
+use super::{body, Work, WorkQueue, DUE_ATTRIBUTE, QUEUE_URL_ENV};
 use async_trait::async_trait;
 use aws_sdk_sqs::error::DisplayErrorContext;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 
 /// An SQS client whose calls `metrics` counts.
 pub(crate) fn counted_client(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
@@ -52,6 +52,7 @@ impl WorkQueue for SqsQueue {
             .queue_url(&self.url)
             .message_body(body(msg))
             .delay_seconds(delay_secs.clamp(0, 900))
+            .message_attributes(DUE_ATTRIBUTE, due(delay_secs))
             .send()
             .await
             .map(|_| ())
@@ -90,6 +91,16 @@ impl WorkQueue for SqsQueue {
     }
 }
 
+/// The due attribute of a message sent now with this delay.
+fn due(delay_secs: i32) -> MessageAttributeValue {
+    let due = crate::time::now_ms() + i64::from(delay_secs.clamp(0, 900)) * 1000;
+    MessageAttributeValue::builder()
+        .data_type("Number")
+        .string_value(due.to_string())
+        .build()
+        .expect("the data type is set")
+}
+
 /// SendMessageBatch requests in flight at once in `send_all`.
 const SEND_CONCURRENCY: usize = 16;
 
@@ -102,6 +113,7 @@ impl SqsQueue {
                 SendMessageBatchRequestEntry::builder()
                     .id(i.to_string())
                     .message_body(body(m))
+                    .message_attributes(DUE_ATTRIBUTE, due(0))
                     .build()
                     .expect("id and body are set")
             })

@@ -568,3 +568,93 @@ async fn get_operating_metrics_charts_phantoms_figures_for_administrators() {
     let (status, _) = call(&w, &root, "GetOperatingMetrics", json!({"Minutes": 5000})).await;
     assert_eq!(status, 400);
 }
+
+/// A histogram's observations in (`low`, `high`] seconds, from an exposition (0 without the series).
+fn observed_between(text: &str, family: &str, low: &str, high: &str) -> f64 {
+    let bucket = |le: &str| {
+        let prefix = format!("{family}_bucket{{le=\"{le}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map_or(0.0, |v| v.parse::<f64>().unwrap())
+    };
+    bucket(high) - bucket(low)
+}
+
+/// Death-to-replacement: a VM killed while its cloud refuses launches stays owed on the group;
+/// the launch that finally succeeds carries when it died; once that VM is InService the time is
+/// counted in `phantom_replacement_seconds`, and nothing is owed any more.
+#[tokio::test]
+async fn a_dead_vms_replacement_is_timed_from_its_death_to_in_service() {
+    use phantom::store::{Fleet, Groups};
+    let w = World::new().await;
+    let (u, root) = (w.user("replaced").await, w.admin("replacer").await);
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 2, 1).await;
+    w.until(30, "one VM InService", async || {
+        let g = super::group(&w, &u, "web").await?;
+        g.instances()
+            .iter()
+            .any(|i| i.lifecycle_state().map(|s| s.as_str()) == Some("InService"))
+            .then_some(())
+    })
+    .await;
+    let ops = "/phantom/v1/metrics?scope=operations";
+    let auth = credential(&w, &root).await;
+    // Other tests in this process count replacements too, but none of 10 to 30 minutes.
+    let family = "phantom_replacement_seconds";
+    let before = observed_between(
+        &scrape_at(&w, ops, Some(&auth)).await.1,
+        family,
+        "600",
+        "1800",
+    );
+
+    w.hotel
+        .refuse("InsufficientInstanceCapacity", "no room at the moment");
+    let dead = w.hotel.alive()[0].clone();
+    w.hotel.terminate_outside(&dead);
+    let found = w.clock.now_ms();
+    w.sweep().await;
+    let owed = w.store.group(&u.name, "web").await.unwrap().unwrap();
+    assert_eq!(
+        owed.unreplaced_ms,
+        vec![found],
+        "the refused launch leaves the death owed"
+    );
+
+    // Fifteen minutes later the cloud has room again, for a VM that boots in 30 s.
+    w.clock.advance_ms(900_000);
+    w.hotel.clear_faults();
+    w.hotel.set_boot_time(std::time::Duration::from_secs(30));
+    w.until(60, "the replacement launched", async || {
+        (w.hotel.alive().len() == 1).then_some(())
+    })
+    .await;
+    let members = w.store.instances(&u.name, "web").await.unwrap();
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(
+        members[0].replaces_ms,
+        Some(found),
+        "the launch carries the death"
+    );
+    let g = w.store.group(&u.name, "web").await.unwrap().unwrap();
+    assert!(g.unreplaced_ms.is_empty(), "{:?}", g.unreplaced_ms);
+
+    w.until(60, "the replacement InService", async || {
+        let m = w.store.instances(&u.name, "web").await.ok()?;
+        (m.len() == 1 && m[0].lifecycle == phantom::reconcile::Lifecycle::InService).then_some(())
+    })
+    .await;
+    let members = w.store.instances(&u.name, "web").await.unwrap();
+    assert_eq!(members[0].replaces_ms, None, "settled once");
+    let (status, text) = scrape_at(&w, ops, Some(&auth)).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("# TYPE phantom_replacement_seconds histogram"));
+    assert_eq!(
+        observed_between(&text, family, "600", "1800") - before,
+        1.0,
+        "one replacement of about 15 minutes:\n{text}"
+    );
+    // The provisioner counted how long each message waited past its delay.
+    assert!(text.contains("phantom_queue_wait_seconds_count "), "{text}");
+}

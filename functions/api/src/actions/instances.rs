@@ -296,6 +296,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     healthy: true,
                     launched_ms: now,
                     joined_ms: None,
+                    replaces_ms: None,
                     protected: protect,
                     launch_configuration: None,
                     launch_template: None,

@@ -437,6 +437,7 @@ impl DynamoStore {
                 healthy: get_bool(item, "healthy")?,
                 launched_ms: get_n(item, "launched")?,
                 joined_ms: opt_n(item, "joined")?,
+                replaces_ms: opt_n(item, "replaces")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
                 launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
@@ -478,6 +479,9 @@ impl DynamoStore {
             .item("rev", n(m.rev + 1));
         if let Some(joined) = m.joined_ms {
             put = put.item("joined", n(joined));
+        }
+        if let Some(replaces) = m.replaces_ms {
+            put = put.item("replaces", n(replaces));
         }
         if let Some(lc) = &m.launch_configuration {
             put = put.item("lc", s(lc));
@@ -576,6 +580,13 @@ impl DynamoStore {
             update = update
                 .expression_attribute_values(":f", n(failures))
                 .expression_attribute_values(":r", n(retry_at_ms));
+        }
+        if let Some(unreplaced) = &r.unreplaced {
+            sets.push("unreplaced = :u");
+            update = update.expression_attribute_values(
+                ":u",
+                s(serde_json::to_string(unreplaced).expect("numbers serialize")),
+            );
         }
         if let Some(holds) = &r.holds {
             sets.push("holds = :h");

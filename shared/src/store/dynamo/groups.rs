@@ -338,6 +338,12 @@ impl DynamoStore {
             status: opt_s(item, "status")?,
             failures: opt_n(item, "failures")?.unwrap_or(0),
             retry_at_ms: opt_n(item, "retry_at")?.unwrap_or(0),
+            // Absent until a launch first owes a replacement.
+            unreplaced_ms: match opt_s(item, "unreplaced")? {
+                Some(u) => serde_json::from_str(&u)
+                    .map_err(|_| corrupt(item, "unreplaced", "a list of times"))?,
+                None => Vec::new(),
+            },
             // Absent until a group across clouds first has something to remember.
             holds: match opt_s(item, "holds")? {
                 Some(h) => serde_json::from_str(&h)

@@ -142,6 +142,9 @@ impl Fleet for MemoryStore {
                             s.group.failures = failures;
                             s.group.retry_at_ms = retry_at_ms;
                         }
+                        if let Some(unreplaced) = &r.unreplaced {
+                            s.group.unreplaced_ms = unreplaced.clone();
+                        }
                         if let Some(holds) = &r.holds {
                             s.group.holds = holds.clone();
                         }

@@ -1,6 +1,6 @@
 // Administrators: Phantom's own operating figures over the last hour (requests, errors,
-// throttling, latency, launches, the work queue), as the deployment's Prometheus scraped them
-// (Phantom's GetOperatingMetrics). Plain SVG, one small chart a figure.
+// throttling, latency, launches, the work queue, death to replacement), as the deployment's
+// Prometheus scraped them (Phantom's GetOperatingMetrics). Plain SVG, one small chart a figure.
 import { list } from './api.js';
 import { ErrorBox, Loading, useData, useSession } from './ui.jsx';
 

@@ -260,7 +260,7 @@ fn capitalised(k: &str) -> String {
 
 /// What the console's operations page charts, from the deployment's Prometheus: (name, unit,
 /// PromQL giving one series). `or vector(0)` where no event means zero rather than no data.
-pub const CHARTS: [(&str, &str, &str); 7] = [
+pub const CHARTS: [(&str, &str, &str); 9] = [
     (
         "Requests a second",
         "req/s",
@@ -295,6 +295,16 @@ pub const CHARTS: [(&str, &str, &str); 7] = [
         "Work queue depth",
         "messages",
         "max(phantom_queue_messages)",
+    ),
+    (
+        "Work queue wait p99",
+        "s",
+        "histogram_quantile(0.99, sum by (le) (rate(phantom_queue_wait_seconds_bucket[5m])))",
+    ),
+    (
+        "Death to replacement p99",
+        "s",
+        "histogram_quantile(0.99, sum by (le) (rate(phantom_replacement_seconds_bucket[30m])))",
     ),
 ];
 

@@ -527,7 +527,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
   await go(page, 'Operations');
   const requests = page.getByRole('figure', { name: 'Requests a second', exact: true });
   await eventually(async () => /^Requests a second: [0-9.]+ req\/s now$/.test(await requests.locator('figcaption').textContent()), 'the request rate is charted', 60_000);
-  for (const name of ['Errors a second', 'Throttled a second', 'Request latency p99', 'Launches a minute', 'Failed launches a minute', 'Work queue depth']) {
+  for (const name of ['Errors a second', 'Throttled a second', 'Request latency p99', 'Launches a minute', 'Failed launches a minute', 'Work queue depth', 'Work queue wait p99', 'Death to replacement p99']) {
     await page.getByRole('figure', { name, exact: true }).waitFor();
   }
   assert.ok((await requests.locator('polyline.metric').count()) === 1, 'the rate is drawn');

@@ -434,13 +434,25 @@ fn series_count(query: &str) -> Result<usize, String> {
 
 /// The operations dashboard (infra/grafana/dashboards/phantom-operations.json): Prometheus takes
 /// every panel's query, and those of figures the stack has made (requests, latency, launches,
-/// sweeps, the queue) answer; errors and throttling may have none yet.
+/// sweeps, the queue, a VM killed and replaced) answer; errors and throttling may have none yet.
 #[test]
 fn the_operations_dashboards_queries_answer_on_the_local_prometheus() {
     let s = stack();
     let u = s.new_user("opsdash");
     s.lc_and_group(&u, "web", 0, 3, 1);
-    serving(&u, 1);
+    let first = serving(&u, 1);
+    s.ec2(
+        "hotel",
+        &["terminate-instances", "--instance-ids", &first[0]],
+    );
+    eventually(120, "the killed VM replaced and InService", || {
+        let g = s.group_of(&u, "web");
+        g["Instances"]
+            .as_array()?
+            .iter()
+            .any(|i| i["LifecycleState"] == "InService" && i["InstanceId"] != first[0].as_str())
+            .then_some(())
+    });
     let path = s
         .root
         .join("infra/grafana/dashboards/phantom-operations.json");

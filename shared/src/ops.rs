@@ -65,6 +65,16 @@ struct Histogram {
     sum: f64,
 }
 
+impl Histogram {
+    fn empty(family: &str) -> Self {
+        Self {
+            buckets: vec![0; buckets(family).len() + 1],
+            count: 0,
+            sum: 0.0,
+        }
+    }
+}
+
 /// The figures of one process.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -90,6 +100,24 @@ fn bounded<T>(series: &BTreeMap<Labels, T>, labels: &[(&'static str, &str)]) -> 
 }
 
 impl Registry {
+    /// A registry whose histograms without labels are there from the start, at zero: Prometheus
+    /// sees a rare event's first observation as an increase only if the series was there before.
+    pub fn new() -> Self {
+        let mut r = Self::default();
+        for family in [
+            SWEEP_SECONDS,
+            SCHEDULE_SECONDS,
+            QUEUE_WAIT_SECONDS,
+            REPLACEMENT_SECONDS,
+        ] {
+            r.histograms
+                .entry(family)
+                .or_default()
+                .insert(Vec::new(), Histogram::empty(family));
+        }
+        r
+    }
+
     pub fn count(&mut self, family: &'static str, labels: &[(&'static str, &str)]) {
         let series = self.counters.entry(family).or_default();
         let key = bounded(series, labels);
@@ -100,10 +128,9 @@ impl Registry {
         let series = self.histograms.entry(family).or_default();
         let key = bounded(series, labels);
         let bounds = buckets(family);
-        let h = series.entry(key).or_insert_with(|| Histogram {
-            buckets: vec![0; bounds.len() + 1],
-            ..Histogram::default()
-        });
+        let h = series
+            .entry(key)
+            .or_insert_with(|| Histogram::empty(family));
         let slot = bounds
             .iter()
             .position(|b| secs <= *b)
@@ -313,7 +340,7 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     let mut r = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-    f(r.get_or_insert_with(Registry::default))
+    f(r.get_or_insert_with(Registry::new))
 }
 
 pub fn count(family: &'static str, labels: &[(&'static str, &str)]) {
@@ -374,6 +401,28 @@ mod tests {
         assert!(text.contains("phantom_sweep_seconds_bucket{le=\"+Inf\"} 2\n"));
         assert!(text.contains("phantom_sweep_seconds_sum 100.02\n"));
         assert!(text.contains("phantom_sweep_seconds_count 2\n"));
+    }
+
+    #[test]
+    fn rare_events_start_at_zero_and_replacements_have_buckets_of_their_own() {
+        let mut r = Registry::new();
+        let text = r.exposition();
+        for family in [REPLACEMENT_SECONDS, QUEUE_WAIT_SECONDS, SWEEP_SECONDS] {
+            assert!(text.contains(&format!("{family}_count 0\n")), "{text}");
+        }
+        assert!(text.contains("phantom_replacement_seconds_bucket{le=\"3600\"} 0\n"));
+        // Nothing to write to CloudWatch while nothing happened.
+        r.emf_due("Phantom/Operations", 0, 60_000);
+        assert!(r.emf_due("Phantom/Operations", 60_000, 60_000).is_empty());
+
+        r.observe(REPLACEMENT_SECONDS, &[], 95.0);
+        let text = r.exposition();
+        assert!(text.contains("phantom_replacement_seconds_bucket{le=\"90\"} 0\n"));
+        assert!(text.contains("phantom_replacement_seconds_bucket{le=\"120\"} 1\n"));
+        assert!(text.contains("phantom_replacement_seconds_count 1\n"));
+        let lines = r.emf_due("Phantom/Operations", 120_000, 60_000);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("\"replacement_seconds_sum\":95"), "{}", lines[0]);
     }
 
     #[test]

@@ -426,8 +426,11 @@ fn series_count(query: &str) -> Result<usize, String> {
         .build()
         .expect("a runtime");
     match rt.block_on(PrometheusHttp::new(url, None).query(query)) {
-        Ok(phantom::prometheus::Answer::Vector(v)) => Ok(v.len()),
-        Ok(phantom::prometheus::Answer::Scalar(_)) => Ok(1),
+        // A series without a number (a quantile of no observations is NaN) answers nothing.
+        Ok(phantom::prometheus::Answer::Vector(v)) => {
+            Ok(v.iter().filter(|s| s.value.is_finite()).count())
+        }
+        Ok(phantom::prometheus::Answer::Scalar(v)) => Ok(usize::from(v.is_finite())),
         Err(e) => Err(format!("{e:?}")),
     }
 }

@@ -6,6 +6,23 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The namespace named by the environment variable `env`: none where it is not set; an error for
+/// one CloudWatch refuses (empty, over 255 characters, or AWS's own `AWS/...`).
+pub fn namespace_from_env(env: &str) -> Result<Option<String>, String> {
+    namespace(env, std::env::var(env).ok())
+}
+
+/// `namespace_from_env` with the variable's value given.
+pub fn namespace(env: &str, value: Option<String>) -> Result<Option<String>, String> {
+    match value {
+        None => Ok(None),
+        Some(ns) if ns.is_empty() || ns.starts_with("AWS/") || ns.len() > 255 => Err(format!(
+            "{env} '{ns}' is not a namespace of one's own (1 to 255 characters, not AWS/...)"
+        )),
+        Some(ns) => Ok(Some(ns)),
+    }
+}
+
 /// One metric of a line: its name, value and CloudWatch unit.
 pub struct Metric<'a> {
     pub name: &'a str,
@@ -71,4 +88,23 @@ pub fn line(
         values: metrics.iter().map(|m| (m.name, m.value)).collect(),
     };
     serde_json::to_string(&line).expect("strings and numbers serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_namespace_is_ones_own_or_refused() {
+        let env = "PHANTOM_OPERATIONS_NAMESPACE";
+        assert_eq!(namespace(env, None), Ok(None));
+        assert_eq!(
+            namespace(env, Some("Phantom/Operations".into())),
+            Ok(Some("Phantom/Operations".into()))
+        );
+        for bad in ["", "AWS/AutoScaling", &"x".repeat(256)] {
+            let e = namespace(env, Some(bad.to_string())).unwrap_err();
+            assert!(e.starts_with(env) && e.contains("not AWS/"), "{e}");
+        }
+    }
 }

@@ -359,13 +359,19 @@ pub fn exposition() -> String {
 /// The environment variable naming the namespace of the EMF lines (template.yaml sets it).
 pub const NAMESPACE_ENV: &str = "PHANTOM_OPERATIONS_NAMESPACE";
 
+/// The namespace of the EMF lines, read once when a function starts: none where
+/// PHANTOM_OPERATIONS_NAMESPACE is not set, an error for one CloudWatch refuses.
+pub fn namespace_from_env() -> Result<Option<String>, String> {
+    emf::namespace_from_env(NAMESPACE_ENV)
+}
+
 /// On Lambda, after an invocation: this instance's counts since its last lines, written to
-/// standard output once a minute where PHANTOM_OPERATIONS_NAMESPACE is set.
-pub fn flush_emf(now_ms: i64) {
-    let Ok(namespace) = std::env::var(NAMESPACE_ENV) else {
+/// standard output once a minute, where a namespace is set.
+pub fn flush_emf(namespace: Option<&str>, now_ms: i64) {
+    let Some(namespace) = namespace else {
         return;
     };
-    for line in with(|r| r.emf_due(&namespace, now_ms, 60_000)) {
+    for line in with(|r| r.emf_due(namespace, now_ms, 60_000)) {
         println!("{line}");
     }
 }
@@ -422,7 +428,11 @@ mod tests {
         assert!(text.contains("phantom_replacement_seconds_count 1\n"));
         let lines = r.emf_due("Phantom/Operations", 120_000, 60_000);
         assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].contains("\"replacement_seconds_sum\":95"), "{}", lines[0]);
+        assert!(
+            lines[0].contains("\"replacement_seconds_sum\":95"),
+            "{}",
+            lines[0]
+        );
     }
 
     #[test]

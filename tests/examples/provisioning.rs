@@ -130,8 +130,9 @@ async fn main() {
     for (k, v) in &s.env {
         std::env::set_var(k, v);
     }
-    std::env::set_var("AWS_ACCESS_KEY_ID", "phantom-local");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantom-local");
+    // DynamoDB Local takes an access key of letters and digits only.
+    std::env::set_var("AWS_ACCESS_KEY_ID", "phantomlocal");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantomlocal");
     let store = phantom::store::DynamoStore::from_env(
         &phantom::config::aws_sdk_config().await,
         &s.env["PHANTOM_STATE_TABLE"],

@@ -61,22 +61,12 @@ impl Emf {
     /// From PHANTOM_METRICS_NAMESPACE: none where it is not set; an error for AWS's own
     /// namespaces, which CloudWatch refuses.
     pub fn from_env() -> Result<Option<Self>, String> {
-        match std::env::var(NAMESPACE_ENV) {
-            Err(_) => Ok(None),
-            Ok(ns) => Self::stdout(ns).map(Some),
-        }
-    }
-
-    pub fn stdout(namespace: String) -> Result<Self, String> {
-        if namespace.is_empty() || namespace.starts_with("AWS/") || namespace.len() > 255 {
-            return Err(format!(
-                "{NAMESPACE_ENV} '{namespace}' is not a namespace of one's own (1 to 255 characters, not AWS/...)"
-            ));
-        }
-        Ok(Self {
-            namespace,
-            sink: Arc::new(Stdout),
-        })
+        Ok(
+            phantom::emf::namespace_from_env(NAMESPACE_ENV)?.map(|namespace| Self {
+                namespace,
+                sink: Arc::new(Stdout),
+            }),
+        )
     }
 }
 

@@ -25,12 +25,15 @@ struct Message {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     phantom::logging::init();
+    // Where this instance's operating metrics go (checked before any work).
+    let ops: Option<&'static str> =
+        phantom::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
     let h: &'static health_check::HealthCheck =
         Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
         // Last invocation's operating metrics, once a minute (before this one's work, so that
         // an error below does not skip it).
-        phantom::ops::flush_emf(phantom::time::now_ms());
+        phantom::ops::flush_emf(ops, phantom::time::now_ms());
         match event.payload {
             Event::Schedule(_) => Ok::<_, Error>(serde_json::to_value(h.run().await?)?),
             Event::Pulse { records } => {

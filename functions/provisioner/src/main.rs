@@ -7,6 +7,9 @@ use phantom::queue::Received;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     phantom::logging::init();
+    // Where this instance's operating metrics go (checked before any work).
+    let ops: Option<&'static str> =
+        phantom::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
     let p: &'static provisioner::Provisioner =
         Box::leak(Box::new(provisioner::Provisioner::from_env().await?));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
@@ -40,7 +43,7 @@ async fn main() -> Result<(), Error> {
             response.add_failure(id);
         }
         // This instance's operating metrics, once a minute.
-        phantom::ops::flush_emf(phantom::time::now_ms());
+        phantom::ops::flush_emf(ops, phantom::time::now_ms());
         Ok::<_, Error>(response)
     }))
     .await

@@ -7,19 +7,17 @@
 //!
 //! `?users=all` with an administrator's credential answers every user's groups with metrics
 //! enabled, for the deployment's own Prometheus (the console's charts): the index of due groups,
-//! then each such group and its instances. `?scope=operations` with an administrator's credential
+//! then a user with many of them whole, as its own scrape reads it, and each group of the others
+//! with its instances (`phantom::store::samples::of_due`). `?scope=operations` with an administrator's credential
 //! answers Phantom's own operating metrics as this process keeps them (`phantom::ops`: exact
 //! where one process runs every function, as locally; on Lambda, one api instance's, so there
 //! CloudWatch has them from each function's EMF lines), and the work queue's depth.
 
 use crate::{App, HttpRequest, HttpResponse};
-use futures::stream::{self, StreamExt};
 use phantom::group_metrics;
-use phantom::group_metrics::GroupSamples;
 use phantom::scrape;
 use phantom::throttle::Class;
 use phantom::ApiError;
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 pub fn is_for(path_and_query: &str) -> bool {
@@ -107,28 +105,8 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
     if every {
         return all_users(app).await;
     }
-    let groups = app
-        .store
-        .groups(&user.name, None, None, usize::MAX, &|g| {
-            !g.settings.enabled_metrics.is_empty()
-        })
-        .await?;
-    if groups.is_empty() {
-        return Ok(String::new());
-    }
-    let mut members: BTreeMap<String, Vec<_>> = BTreeMap::new();
-    for (group, m) in app.store.all_instances(&user.name).await? {
-        members.entry(group).or_default().push(m);
-    }
-    let samples: Vec<GroupSamples> = groups
-        .iter()
-        .map(|g| GroupSamples {
-            user: user.name.clone(),
-            group: g.name.clone(),
-            samples: group_metrics::samples(g, members.get(&g.name).map_or(&[][..], Vec::as_slice)),
-        })
-        .collect();
-    Ok(group_metrics::exposition(&samples))
+    let groups = phantom::store::samples::of_user(app.store.as_ref(), &user.name).await?;
+    Ok(group_metrics::exposition(&groups))
 }
 
 /// Whether the query string holds `param` (`users=all`, `scope=operations`).
@@ -156,19 +134,6 @@ async fn operating(app: &App) -> Result<String, ApiError> {
 /// Every user's groups with metrics enabled: the index of due groups lists them all.
 async fn all_users(app: &App) -> Result<String, ApiError> {
     let due = app.store.due(app.clock.now_ms()).await?;
-    let read: Vec<Result<Option<GroupSamples>, _>> = stream::iter(due)
-        .map(|(user, group)| async move {
-            phantom::store::samples::of(app.store.as_ref(), &user, &group).await
-        })
-        .buffer_unordered(16)
-        .collect()
-        .await;
-    let mut groups = Vec::new();
-    for r in read {
-        if let Some(g) = r? {
-            groups.push(g);
-        }
-    }
-    groups.sort_by(|a, b| (&a.user, &a.group).cmp(&(&b.user, &b.group)));
+    let groups = phantom::store::samples::of_due(app.store.as_ref(), &due).await?;
     Ok(group_metrics::exposition(&groups))
 }

@@ -111,9 +111,9 @@ impl Provisioner {
         })
     }
 
-    /// One batch of queue messages, as (message id, body), run concurrently. Returns the ids that
-    /// failed and should come back (SQS partial batch failure); a message that cannot be parsed is
-    /// logged and dropped.
+    /// One batch of queue messages, run concurrently (each one's wait counted first). Returns the
+    /// ids that failed and should come back (SQS partial batch failure); a message that cannot be
+    /// parsed is logged and dropped.
     pub async fn handle_batch(&self, messages: Vec<Received>) -> Vec<String> {
         let now = self.clock.now_ms();
         for m in &messages {
@@ -615,6 +615,7 @@ impl Provisioner {
         }
     }
 }
+
 /// Counts the replacements a written record settled.
 fn replaced(took: &[f64]) {
     for secs in took {

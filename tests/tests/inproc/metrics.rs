@@ -361,7 +361,8 @@ async fn terraforms_enabled_metrics_sequence() {
 }
 
 /// The deployment's Prometheus scrapes every user's groups with an administrator's credential
-/// (`?users=all`), each series labelled with its user; a user's credential cannot.
+/// (`?users=all`), each series labelled with its user; a user's credential cannot. A user with
+/// many groups due is read whole, the others group by group: both answer the same.
 #[tokio::test]
 async fn an_administrators_scrape_sees_every_users_groups() {
     let w = World::new().await;
@@ -376,6 +377,14 @@ async fn an_administrators_scrape_sees_every_users_groups() {
         create_group(&w, u, "off", "web@hotel", 0, 3, 0).await;
         enable(&w, u, "web", &["GroupMaxSize"]).await;
     }
+    // bob has enough groups with metrics to be read whole.
+    let many = phantom::store::samples::BY_USER;
+    for i in 0..many {
+        let name = format!("many-{i}");
+        create_group(&w, &bob, &name, "web@hotel", 0, 3, 0).await;
+        enable(&w, &bob, &name, &["GroupDesiredCapacity"]).await;
+    }
+    w.settle().await;
     let all = "/phantom/v1/metrics?users=all";
     let auth = credential(&w, &root).await;
     let (status, text) = scrape_at(&w, all, Some(&auth)).await;
@@ -387,6 +396,28 @@ async fn an_administrators_scrape_sees_every_users_groups() {
             "{text}"
         );
     }
+    assert_eq!(
+        series_of(&text, "phantom_group_pending_instances", &alice.name, "web"),
+        None,
+        "only the metrics enabled"
+    );
+    for i in 0..many {
+        assert_eq!(
+            series_of(
+                &text,
+                "phantom_group_desired_capacity",
+                &bob.name,
+                &format!("many-{i}")
+            ),
+            Some(0.0),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        series_of(&text, "phantom_group_desired_capacity", &bob.name, "web"),
+        None,
+        "each group's own metrics only"
+    );
     assert!(
         !text.contains("\"off\""),
         "only groups with metrics enabled:\n{text}"

@@ -34,6 +34,10 @@ function Figure({ series }) {
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary}>
         <line class="axis" x1="0" y1={H - 4} x2={W} y2={H - 4} />
         {path && <polyline class="metric" points={path} />}
+        {/* A figure with one datapoint so far (a rare event's first) is a dot. */}
+        {values.length === 1 && (
+          <circle class="metric" r="2.5" cx={x(points.findIndex((v) => v !== null))} cy={y(values[0])} />
+        )}
       </svg>
     </figure>
   );

@@ -16,9 +16,11 @@ pub const SERIES_PER_FAMILY: usize = 500;
 pub const BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
-/// For a dead VM's replacement, which takes a VM's boot: seconds to many minutes.
+/// For a dead VM's replacement, which takes a VM's boot: under a second (an emulator's VMs run
+/// at once) to many minutes.
 pub const REPLACEMENT_BUCKETS: &[f64] = &[
-    5.0, 10.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0, 1800.0, 3600.0,
+    0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0, 1800.0,
+    3600.0,
 ];
 pub const OTHER: &str = "(other)";
 

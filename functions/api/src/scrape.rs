@@ -134,6 +134,9 @@ async fn operating(app: &App) -> Result<String, ApiError> {
 /// Every user's groups with metrics enabled: the index of due groups lists them all.
 async fn all_users(app: &App) -> Result<String, ApiError> {
     let due = app.store.due(app.clock.now_ms()).await?;
-    let groups = phantom::store::samples::of_due(app.store.as_ref(), &due).await?;
+    let mut groups = Vec::new();
+    for read in phantom::store::samples::of_due(app.store.as_ref(), &due).await {
+        groups.extend(read.groups?);
+    }
     Ok(group_metrics::exposition(&groups))
 }

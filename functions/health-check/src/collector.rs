@@ -4,14 +4,10 @@
 //! CloudWatch turns into metrics (`phantom::group_metrics`). No PutMetricData call is made. Only
 //! where a namespace is set (on AWS); Prometheus scrapes the api's metrics endpoint anywhere.
 
-use futures::stream::{self, StreamExt};
 use phantom::group_metrics;
-use phantom::store::{samples, Store, StoreError};
+use phantom::store::{samples, Store};
 use serde::Serialize;
 use std::sync::Arc;
-
-/// How many groups are read at once.
-const PARALLEL: usize = 16;
 
 /// Where the lines go: the function's standard output, which Lambda sends to CloudWatch Logs.
 pub trait Sink: Send + Sync {
@@ -78,65 +74,39 @@ pub struct Collected {
     /// Lines written (one a group with something to publish).
     pub lines: usize,
     pub bytes: usize,
-    /// Groups not read this run (store errors).
+    /// Due groups not read this run (store errors; a user's all at once).
     pub errors: usize,
 }
 
-/// Writes a line for each due group with metrics enabled, at `now_ms`.
+/// Writes a line for each due group with metrics enabled, at `now_ms`: read by user as the
+/// scrape of every user's groups reads them (`samples::of_due`).
 pub async fn collect(
     store: &dyn Store,
     emf: &Emf,
     due: &[(String, String)],
     now_ms: i64,
 ) -> Collected {
-    let lines: Vec<Result<Line, StoreError>> = stream::iter(due.to_vec())
-        .map(|(user, group)| async move { line(store, emf, &user, &group, now_ms).await })
-        .buffer_unordered(PARALLEL)
-        .collect()
-        .await;
     let mut c = Collected::default();
-    for l in lines {
-        match l {
-            Ok(Line::NotEnabled) => {}
-            Ok(Line::Nothing) => c.groups += 1,
-            Ok(Line::Of(line)) => {
-                c.groups += 1;
+    for read in samples::of_due(store, due).await {
+        let groups = match read.groups {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!(user = read.user, error = %e, "group metrics not read this run");
+                c.errors += read.due;
+                continue;
+            }
+        };
+        for g in groups {
+            c.groups += 1;
+            // Nothing to publish for a group being deleted.
+            if let Some(line) =
+                group_metrics::emf_line(&emf.namespace, &g.user, &g.group, &g.samples, now_ms)
+            {
                 c.lines += 1;
                 c.bytes += line.len() + 1;
                 emf.sink.write(&line);
             }
-            Err(_) => c.errors += 1,
         }
     }
     c
-}
-
-/// What a due group gives.
-enum Line {
-    /// No metrics enabled (it is due for another reason), or gone.
-    NotEnabled,
-    /// Metrics enabled, nothing to publish (it is being deleted).
-    Nothing,
-    Of(String),
-}
-
-async fn line(
-    store: &dyn Store,
-    emf: &Emf,
-    user: &str,
-    name: &str,
-    now_ms: i64,
-) -> Result<Line, StoreError> {
-    let of = samples::of(store, user, name).await.inspect_err(|e| {
-        tracing::warn!(user, group = name, error = %e, "group metrics not read this run");
-    })?;
-    let Some(of) = of else {
-        return Ok(Line::NotEnabled);
-    };
-    Ok(
-        match group_metrics::emf_line(&emf.namespace, user, name, &of.samples, now_ms) {
-            Some(l) => Line::Of(l),
-            None => Line::Nothing,
-        },
-    )
 }

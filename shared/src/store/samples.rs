@@ -4,7 +4,7 @@
 
 use super::{Store, StoreResult};
 use crate::group_metrics::{self, GroupSamples};
-use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::stream::{self, StreamExt};
 use std::collections::BTreeMap;
 
 /// A user with at least this many groups due is read whole (its groups, then all its instances:
@@ -55,30 +55,46 @@ pub async fn of_user(store: &dyn Store, user: &str) -> StoreResult<Vec<GroupSamp
         .collect())
 }
 
+/// What `of_due` read of one user's due groups.
+pub struct Read {
+    pub user: String,
+    /// The user's groups on the index of due groups (with metrics enabled or not).
+    pub due: usize,
+    /// Those with metrics enabled, by name; an error if the store could not be read.
+    pub groups: StoreResult<Vec<GroupSamples>>,
+}
+
 /// The due groups (the index of due groups: those with metrics enabled among them) with metrics
-/// enabled, by user then name: a user with `BY_USER` or more due groups read whole, the others
-/// group by group.
-pub async fn of_due(store: &dyn Store, due: &[(String, String)]) -> StoreResult<Vec<GroupSamples>> {
+/// enabled, by user: a user with `BY_USER` or more due groups read whole, the others group by
+/// group; each user's read on its own, so that one failing spares the others.
+pub async fn of_due(store: &dyn Store, due: &[(String, String)]) -> Vec<Read> {
     // Owned, so that the reads' futures are Send whatever the borrows' lifetimes.
     let mut by_user: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (user, group) in due {
         by_user.entry(user.clone()).or_default().push(group.clone());
     }
-    let reads: Vec<Vec<GroupSamples>> = stream::iter(by_user)
+    let mut reads: Vec<Read> = stream::iter(by_user)
         .map(|(user, groups)| async move {
-            if groups.len() >= BY_USER {
-                return of_user(store, &user).await;
+            let read = async {
+                if groups.len() >= BY_USER {
+                    return of_user(store, &user).await;
+                }
+                let mut found = Vec::new();
+                for group in &groups {
+                    found.extend(of(store, &user, group).await?);
+                }
+                Ok(found)
+            };
+            let groups_read = read.await;
+            Read {
+                due: groups.len(),
+                groups: groups_read,
+                user,
             }
-            let mut found = Vec::new();
-            for group in &groups {
-                found.extend(of(store, &user, group).await?);
-            }
-            Ok(found)
         })
         .buffer_unordered(PARALLEL)
-        .try_collect()
-        .await?;
-    let mut all: Vec<GroupSamples> = reads.into_iter().flatten().collect();
-    all.sort_by(|a, b| (&a.user, &a.group).cmp(&(&b.user, &b.group)));
-    Ok(all)
+        .collect()
+        .await;
+    reads.sort_by(|a, b| a.user.cmp(&b.user));
+    reads
 }

@@ -240,6 +240,31 @@ async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
         .unwrap();
     w.health().run().await.unwrap();
     assert!(w.emf.take().is_empty());
+
+    // A user with many groups with metrics is read whole: a line for each, none for the others.
+    let many = phantom::store::samples::BY_USER;
+    for i in 0..many {
+        let name = format!("many-{i}");
+        create_group(&w, &u, &name, "web@hotel", 0, 4, 0).await;
+        enable(&w, &u, &name, &["GroupMaxSize"]).await;
+    }
+    w.settle().await;
+    w.emf.take();
+    let run = w.health().run().await.unwrap();
+    let lines = w.emf.take();
+    let collected = run.metrics.expect("a namespace is set");
+    assert_eq!((collected.groups, collected.lines), (many, many));
+    let mut groups: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["GroupMaxSize"], json!(4.0));
+            v["AutoScalingGroupName"].as_str().unwrap().to_string()
+        })
+        .collect();
+    groups.sort();
+    let want: Vec<String> = (0..many).map(|i| format!("many-{i}")).collect();
+    assert_eq!(groups, want);
 }
 
 #[tokio::test]

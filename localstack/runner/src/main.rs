@@ -134,34 +134,40 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
             .iter()
             .filter_map(|m| Some((m.message_id()?.to_string(), m.receipt_handle()?.to_string())))
             .collect();
-        let batch = messages
-            .into_iter()
-            .filter_map(|m| {
-                let due = m
-                    .message_attributes()
-                    .and_then(|a| a.get(phantom::queue::DUE_ATTRIBUTE))
-                    .and_then(|a| a.string_value())
-                    .map(str::to_string);
-                let sent = m
-                    .attributes()
-                    .and_then(|a| {
-                        a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)
-                    })
-                    .cloned();
-                let id = m.message_id?;
-                // SQS always gives a body (possibly empty, which is then unreadable work).
-                let body = m.body.unwrap_or_default();
-                match phantom::queue::Received::from_sqs(id, body, due.as_deref(), sent.as_deref())
-                {
-                    Ok(r) => Some(r),
-                    Err(e) => {
-                        tracing::warn!(error = e, "an unreadable message left to its redrive");
-                        None
-                    }
+        let mut batch = Vec::new();
+        let mut unreadable = Vec::new();
+        for m in messages {
+            let due = m
+                .message_attributes()
+                .and_then(|a| a.get(phantom::queue::DUE_ATTRIBUTE))
+                .and_then(|a| a.string_value())
+                .map(str::to_string);
+            let sent = m
+                .attributes()
+                .and_then(|a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp))
+                .cloned();
+            let Some(id) = m.message_id else { continue };
+            // SQS always gives a body (possibly empty, which is then unreadable work).
+            let body = m.body.unwrap_or_default();
+            match phantom::queue::Received::from_sqs(
+                id.clone(),
+                body,
+                due.as_deref(),
+                sent.as_deref(),
+            ) {
+                Ok(r) => batch.push(r),
+                Err(e) => {
+                    tracing::warn!(
+                        message_id = id,
+                        error = e,
+                        "an unreadable message left to its redrive"
+                    );
+                    unreadable.push(id);
                 }
-            })
-            .collect();
-        let failed = p.handle_batch(batch).await;
+            }
+        }
+        let mut failed = p.handle_batch(batch).await;
+        failed.extend(unreadable);
         for (id, receipt) in receipts {
             let result = if failed.contains(&id) {
                 // Back on the queue soon, as a failed Lambda batch item would be.

@@ -155,3 +155,30 @@ impl Received {
 fn body(msg: &Work) -> String {
     serde_json::to_string(msg).expect("a work message serializes")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Received;
+
+    #[test]
+    fn a_message_is_due_at_its_attribute_else_when_sqs_says_it_was_sent() {
+        let r = |due: Option<&str>, sent: Option<&str>| {
+            Received::from_sqs("m-1".into(), "{}".into(), due, sent).map(|r| r.due_ms)
+        };
+        assert_eq!(
+            r(Some("5000"), Some("1000")),
+            Ok(5_000),
+            "the delay is left out"
+        );
+        assert_eq!(
+            r(None, Some("1000")),
+            Ok(1_000),
+            "EventBridge's, sent without a delay"
+        );
+        assert!(r(None, None).is_err());
+        assert!(r(Some("soon"), Some("1000"))
+            .unwrap_err()
+            .contains("phantom-due-ms"));
+        assert!(r(None, Some("x")).unwrap_err().contains("SentTimestamp"));
+    }
+}

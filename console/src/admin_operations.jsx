@@ -36,7 +36,12 @@ function Figure({ series }) {
         {path && <polyline class="metric" points={path} />}
         {/* A figure with one datapoint so far (a rare event's first) is a dot. */}
         {values.length === 1 && (
-          <circle class="metric" r="2.5" cx={x(points.findIndex((v) => v !== null))} cy={y(values[0])} />
+          <circle
+            class="metric"
+            r="2.5"
+            cx={Math.min(W - 3, Math.max(3, x(points.findIndex((v) => v !== null))))}
+            cy={y(values[0])}
+          />
         )}
       </svg>
     </figure>

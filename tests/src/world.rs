@@ -481,7 +481,14 @@ impl World {
         self.trip.arm(k);
         let run = async {
             if let Ok(due) = phantom::store::Fleet::due(self.store.as_ref(), now).await {
-                let _ = tracker.run(&due).await;
+                let mut groups = Vec::new();
+                for read in phantom::store::samples::groups_of_due(self.store.as_ref(), &due).await
+                {
+                    if let Ok(gs) = read.groups {
+                        groups.extend(gs.into_iter().map(|g| (read.user.clone(), g)));
+                    }
+                }
+                let _ = tracker.run(&groups).await;
             }
         };
         let crashed = tokio::select! {

@@ -78,16 +78,17 @@ pub struct Collected {
     pub errors: usize,
 }
 
-/// Writes a line for each due group with metrics enabled, at `now_ms`: read by user as the
-/// scrape of every user's groups reads them (`samples::of_due`).
+/// Writes a line for each due group with metrics enabled, at `now_ms`, from the due groups as
+/// the run read them: their instances read by user as the scrape of every user's groups reads
+/// them (`samples::of_due_groups`).
 pub async fn collect(
     store: &dyn Store,
     emf: &Emf,
-    due: &[(String, String)],
+    due: Vec<samples::DueGroups>,
     now_ms: i64,
 ) -> Collected {
     let mut c = Collected::default();
-    for read in samples::of_due(store, due).await {
+    for read in samples::of_due_groups(store, due).await {
         let groups = match read.groups {
             Ok(g) => g,
             Err(e) => {

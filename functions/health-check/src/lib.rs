@@ -138,8 +138,24 @@ impl HealthCheck {
         let due = self.store.due(now_ms).await;
         let (fired, tracking, collected) = match &due {
             Ok(due) => {
-                let fired =
-                    scheduler::fire(self.store.as_ref(), self.queue.as_ref(), due, now_ms).await;
+                // Each due group read once, for the scheduler, the tracker and the collector.
+                let read = phantom::store::samples::groups_of_due(self.store.as_ref(), due).await;
+                let mut groups = Vec::new();
+                let mut unread = 0;
+                for r in &read {
+                    match &r.groups {
+                        Ok(gs) => groups.extend(gs.iter().map(|g| (r.user.clone(), g.clone()))),
+                        Err(e) => {
+                            tracing::warn!(user = r.user, groups = r.due, error = %e, "due groups not read this run");
+                            unread += r.due;
+                        }
+                    }
+                }
+                let mut fired =
+                    scheduler::fire(self.store.as_ref(), self.queue.as_ref(), &groups, now_ms)
+                        .await;
+                fired.groups_due += unread;
+                fired.errors += unread;
                 let tracker = tracker::Tracker {
                     store: self.store.as_ref(),
                     queue: self.queue.as_ref(),
@@ -147,13 +163,14 @@ impl HealthCheck {
                     period_ms: self.metric_period_ms,
                     now_ms,
                 };
+                let tracking = tracker.run(&groups).await;
                 let collected = match &self.emf {
                     Some(emf) => {
-                        Some(collector::collect(self.store.as_ref(), emf, due, now_ms).await)
+                        Some(collector::collect(self.store.as_ref(), emf, read, now_ms).await)
                     }
                     None => None,
                 };
-                (Ok(fired), tracker.run(due).await, collected)
+                (Ok(fired), tracking, collected)
             }
             Err(e) => (Err(e.clone()), Err(e.clone()), None),
         };

@@ -13,7 +13,7 @@ use phantom::group::Group;
 use phantom::queue::{Reconcile, WorkQueue};
 use phantom::schedule::{self, Firing, Outcome};
 use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::{Store, StoreError};
+use phantom::store::{samples, Store, StoreError};
 use serde::Serialize;
 
 /// How many due groups are fired at once.
@@ -34,28 +34,32 @@ pub struct Fired {
     pub errors: usize,
 }
 
-/// Fires what is due at `now_ms`.
+/// Fires what is due at `now_ms`: the due groups read, then `fire`.
 pub async fn fire_due(
     store: &dyn Store,
     queue: &dyn WorkQueue,
     now_ms: i64,
 ) -> Result<Fired, StoreError> {
     let due = store.due(now_ms).await?;
-    Ok(fire(store, queue, &due, now_ms).await)
+    let mut groups = Vec::new();
+    for read in samples::groups_of_due(store, &due).await {
+        groups.extend(read.groups?.into_iter().map(|g| (read.user.clone(), g)));
+    }
+    Ok(fire(store, queue, &groups, now_ms).await)
 }
 
-/// Fires the scheduled actions due at `now_ms` of the groups the index listed as due (a group
-/// there for its target tracking policy alone has none).
+/// Fires the scheduled actions due at `now_ms` of the groups the index listed as due, as the run
+/// read them (a group there for another reason has none, and costs no more reads).
 pub async fn fire(
     store: &dyn Store,
     queue: &dyn WorkQueue,
-    due: &[(String, String)],
+    due: &[(String, Group)],
     now_ms: i64,
 ) -> Fired {
     let groups_due = due.len();
-    // Owned pairs: a stream of borrowed ones cannot be proven `Send` for a spawned task.
+    // Owned: a stream of borrowed ones cannot be proven `Send` for a spawned task.
     let outcomes: Vec<Result<Vec<Firing>, String>> = stream::iter(due.to_vec())
-        .map(|(user, group)| async move { fire_group(store, queue, &user, &group, now_ms).await })
+        .map(|(user, g)| async move { fire_group(store, queue, &user, &g, now_ms).await })
         .buffer_unordered(PARALLEL)
         .collect()
         .await;
@@ -85,12 +89,20 @@ async fn fire_group(
     store: &dyn Store,
     queue: &dyn WorkQueue,
     user: &str,
-    name: &str,
+    read: &Group,
     now_ms: i64,
 ) -> Result<Vec<Firing>, String> {
+    let name = read.name.as_str();
+    // The group as the run read it first; after a lost write, as it is now.
+    let first = std::sync::Mutex::new(Some(read.clone()));
     let fired = compare_and_set(|| async {
-        let Some(g) = store.group(user, name).await? else {
-            return Ok(Try::Done(Vec::new()));
+        let given = first.lock().expect("never poisoned").take();
+        let g = match given {
+            Some(g) => g,
+            None => match store.group(user, name).await? {
+                Some(g) => g,
+                None => return Ok(Try::Done(Vec::new())),
+            },
         };
         let (next, firings) = schedule::fire(&g, now_ms).map_err(|e| NotFired(e.to_string()))?;
         if firings.is_empty() {

@@ -59,8 +59,9 @@ enum Outcome {
 }
 
 impl Tracker<'_> {
-    /// Evaluates the metric policies of the due groups (as the index listed them).
-    pub async fn run(&self, due: &[(String, String)]) -> Result<Evaluated, StoreError> {
+    /// Evaluates the metric policies of the due groups (as the index listed them, as the run read
+    /// them: a group without such a policy costs no more reads).
+    pub async fn run(&self, due: &[(String, Group)]) -> Result<Evaluated, StoreError> {
         let mut out = Evaluated::default();
         if due.is_empty() {
             return Ok(out);
@@ -69,9 +70,9 @@ impl Tracker<'_> {
         let source = self.store.metric_source().await?;
         let prometheus = source.as_ref().map(|s| (s, self.connect.connect(s)));
         let prometheus = prometheus.as_ref();
-        // Owned pairs: a stream of borrowed ones cannot be proven `Send` for a spawned task.
+        // Owned: a stream of borrowed ones cannot be proven `Send` for a spawned task.
         let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(due.to_vec())
-            .map(|(user, group)| async move { self.group(&user, &group, prometheus).await })
+            .map(|(user, g)| async move { self.group(&user, &g, prometheus).await })
             .buffer_unordered(PARALLEL)
             .collect()
             .await;
@@ -126,12 +127,10 @@ impl Tracker<'_> {
     async fn group(
         &self,
         user: &str,
-        name: &str,
+        g: &Group,
         prometheus: Option<&(&MetricSource, Arc<dyn Prometheus>)>,
     ) -> Result<Outcome, StoreError> {
-        let Some(g) = self.store.group(user, name).await? else {
-            return Ok(Outcome::Skipped);
-        };
+        let name = g.name.as_str();
         let policies = &g.settings.scaling_policies;
         let tracking: Vec<&ScalingPolicy> =
             policies.iter().filter(|p| p.tracking().is_some()).collect();
@@ -167,7 +166,7 @@ impl Tracker<'_> {
             let warmed = tracking::warmed(
                 &members,
                 self.now_ms,
-                tracking::warmup_secs(&g, warmup) * 1000,
+                tracking::warmup_secs(g, warmup) * 1000,
             );
             let datapoints = if warmed.is_empty() {
                 vec![None; tracking::DATAPOINTS as usize]
@@ -195,11 +194,8 @@ impl Tracker<'_> {
         if let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) {
             asks.push(tracking_change(tracking[d.by], &readings[d.by], d));
         }
-        let warmed_now = tracking::warmed(
-            &members,
-            self.now_ms,
-            tracking::warmup_secs(&g, None) * 1000,
-        );
+        let warmed_now =
+            tracking::warmed(&members, self.now_ms, tracking::warmup_secs(g, None) * 1000);
         for p in &alarmed {
             let a = p.watched_alarm().expect("filtered to alarmed policies");
             // An expression over the group's VMs has nothing to read while none serves.
@@ -249,7 +245,7 @@ impl Tracker<'_> {
             }
             return Ok(Outcome::Stayed { queries });
         };
-        self.scale(user, &g, change).await?;
+        self.scale(user, g, change).await?;
         Ok(Outcome::Scaled { queries })
     }
 

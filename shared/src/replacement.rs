@@ -75,22 +75,7 @@ mod tests {
     use super::*;
 
     fn member(id: &str, lifecycle: Lifecycle) -> Member {
-        Member {
-            id: id.into(),
-            cloud: "hotel".into(),
-            zone: "a".into(),
-            lifecycle,
-            healthy: true,
-            launched_ms: 0,
-            joined_ms: None,
-            replaces_ms: None,
-            protected: false,
-            launch_configuration: Some("web@hotel".into()),
-            launch_template: None,
-            instance_type: "m1.small".into(),
-            waits: Vec::new(),
-            rev: 1,
-        }
+        crate::model::instance::test_member(id, lifecycle)
     }
 
     fn dead(id: &str) -> (String, Cause) {

@@ -248,6 +248,28 @@ pub struct Wait {
     pub token: Option<String>,
 }
 
+/// A recorded VM for the pure rules' unit tests: InService or as given, healthy, on hotel, from
+/// `web@hotel`, at revision 1.
+#[cfg(test)]
+pub(crate) fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
+    Member {
+        id: id.into(),
+        cloud: "hotel".into(),
+        zone: "a".into(),
+        lifecycle,
+        healthy: true,
+        launched_ms: 0,
+        joined_ms: None,
+        replaces_ms: None,
+        protected: false,
+        launch_configuration: Some("web@hotel".into()),
+        launch_template: None,
+        instance_type: "t2.micro".into(),
+        waits: vec![],
+        rev: 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Lifecycle::{self, *};

@@ -14,23 +14,6 @@ pub const BY_USER: usize = 8;
 /// Reads in flight at once.
 const PARALLEL: usize = 16;
 
-/// The group's enabled metrics now; None if it is gone or has none enabled (it is on the index
-/// of due groups for another reason). Two reads: the group, then (metrics enabled) its instances.
-pub async fn of(store: &dyn Store, user: &str, group: &str) -> StoreResult<Option<GroupSamples>> {
-    let Some(g) = store.group(user, group).await? else {
-        return Ok(None);
-    };
-    if g.settings.enabled_metrics.is_empty() {
-        return Ok(None);
-    }
-    let members = store.instances(user, group).await?;
-    Ok(Some(GroupSamples {
-        user: user.to_string(),
-        group: group.to_string(),
-        samples: group_metrics::samples(&g, &members),
-    }))
-}
-
 /// Every group of the user with metrics enabled, in name order: two Queries whatever the number
 /// of groups (each paged by the store at 1 MB), none of instances if no group has metrics.
 pub async fn of_user(store: &dyn Store, user: &str) -> StoreResult<Vec<GroupSamples>> {
@@ -42,18 +25,38 @@ pub async fn of_user(store: &dyn Store, user: &str) -> StoreResult<Vec<GroupSamp
     if groups.is_empty() {
         return Ok(Vec::new());
     }
+    let groups: Vec<&Group> = groups.iter().collect();
+    with_instances(store, user, &groups, true).await
+}
+
+/// The samples of `groups` (metrics enabled), by name, their instances read with one Query of
+/// all the user's (`whole`) or a Query a group.
+async fn with_instances(
+    store: &dyn Store,
+    user: &str,
+    groups: &[&Group],
+    whole: bool,
+) -> StoreResult<Vec<GroupSamples>> {
     let mut members: BTreeMap<String, Vec<_>> = BTreeMap::new();
-    for (group, m) in store.all_instances(user).await? {
-        members.entry(group).or_default().push(m);
+    if whole {
+        for (group, m) in store.all_instances(user).await? {
+            members.entry(group).or_default().push(m);
+        }
+    } else {
+        for g in groups {
+            members.insert(g.name.clone(), store.instances(user, &g.name).await?);
+        }
     }
-    Ok(groups
+    let mut out: Vec<GroupSamples> = groups
         .iter()
         .map(|g| GroupSamples {
             user: user.to_string(),
             group: g.name.clone(),
             samples: group_metrics::samples(g, members.get(&g.name).map_or(&[][..], Vec::as_slice)),
         })
-        .collect())
+        .collect();
+    out.sort_by(|a, b| a.group.cmp(&b.group));
+    Ok(out)
 }
 
 /// One user's due groups as read once (`groups_of_due`).
@@ -114,26 +117,7 @@ pub async fn of_groups(
         .iter()
         .filter(|g| !g.settings.enabled_metrics.is_empty())
         .collect();
-    let mut members: BTreeMap<String, Vec<_>> = BTreeMap::new();
-    if metered.len() >= BY_USER {
-        for (group, m) in store.all_instances(user).await? {
-            members.entry(group).or_default().push(m);
-        }
-    } else {
-        for g in &metered {
-            members.insert(g.name.clone(), store.instances(user, &g.name).await?);
-        }
-    }
-    let mut out: Vec<GroupSamples> = metered
-        .iter()
-        .map(|g| GroupSamples {
-            user: user.to_string(),
-            group: g.name.clone(),
-            samples: group_metrics::samples(g, members.get(&g.name).map_or(&[][..], Vec::as_slice)),
-        })
-        .collect();
-    out.sort_by(|a, b| a.group.cmp(&b.group));
-    Ok(out)
+    with_instances(store, user, &metered, metered.len() >= BY_USER).await
 }
 
 /// What `of_due` read of one user's due groups.

@@ -3,7 +3,7 @@
 //! in-memory store, queues and clouds, with AWS's round trips added to every call; time is
 //! tokio's paused clock, so a call's latency takes simulated time and the code's own work none.
 //!
-//!   cargo run --release -p phantom-e2e --example simulate -- [SCALE ...]
+//!   cargo run --release -p phantom-e2e --features paused-clock --example simulate -- [SCALE ...]
 //!
 //! SCALE 1 is 1,000 users, 10,000 groups of 10 VMs (100,000 VMs) over 4 clouds, every user with
 //! groups on every cloud (4,000 (user, cloud) pairs); 0.1 and 0.01 shrink users and groups (default:
@@ -499,7 +499,7 @@ fn main() {
         scales
     };
     println!(
-        "command: {}cargo run --release -p phantom-e2e --example simulate -- {scales:?}",
+        "command: {}cargo run --release -p phantom-e2e --features paused-clock --example simulate -- {scales:?}",
         if with_events() {
             "PHANTOM_SIM_EVENTS=1 "
         } else {

@@ -266,20 +266,23 @@ gateway_line=
 if [ -n "${PHANTOM_GATEWAY_URL:-}" ]; then
   gateway_line="Through LocalStack's API Gateway (the deployed shape): $PHANTOM_GATEWAY_URL"$'\n'
 fi
+# The README's first group, as the README has it (its block `sh first-group`), so the two never part.
+first_group=$(awk '/^```sh first-group/ {on = 1; next} /^```/ {on = 0} on {print "  " $0}' "$root/README.md")
 cat >&2 <<BANNER
 
 Phantom is running at $url (logs: $run/api.log; state in $state_store at $AWS_ENDPOINT_URL_DYNAMODB, queues and keys in $emulator at $AWS_ENDPOINT_URL)
-Console: $url/console/ (sign in with a key below)
+Console: $url/console/ (sign in with a user's access key ID and secret access key)
 Clouds: hotel at $hotel_url (default), sierra at $sierra_url
 Metric source: Prometheus at $prometheus_url (scrapes the targets in $prom_dir/targets/*.json, and every user's group metrics)
-${gateway_line}Demo user: AWS_ACCESS_KEY_ID=$demo_key AWS_SECRET_ACCESS_KEY=$demo_secret
-Administrator: $admin_key $admin_secret
+${gateway_line}Demo user "demo" (source $run/env to use its keys):
+  access key ID      $demo_key
+  secret access key  $demo_secret
+Administrator "admin":
+  access key ID      $admin_key
+  secret access key  $admin_secret
 
-  source $run/env
-  aws autoscaling create-launch-configuration --endpoint-url $url --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro
-  aws autoscaling create-auto-scaling-group --endpoint-url $url --auto-scaling-group-name web --launch-configuration-name web@hotel --min-size 1 --max-size 5 --desired-capacity 3
-  aws ec2 describe-instances --endpoint-url $hotel_url --query 'Reservations[].Instances[].[InstanceId,State.Name]' 
-  aws autoscaling describe-auto-scaling-groups --endpoint-url $url
+The README's first group, in another terminal at $root:
+$first_group
 
 Ctrl-C stops everything.
 BANNER

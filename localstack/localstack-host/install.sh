@@ -54,7 +54,7 @@ mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
 if ! venv_matches; then   # another install.sh may have built it while we waited
-  say "building $venv (LocalStack 4.4.0 and its pinned dependencies; a minute or two)"
+  say "installing LocalStack 4.4.0 and its pinned dependencies into $venv (about 500 MB, once; a minute or two)"
   rm -f "$stamp"
   "$py" -m venv --clear "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \

@@ -373,7 +373,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 }
 
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
-/// with anything but its AWS default (the README lists them). The first three are
+/// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
 pub const REFUSED: [(&str, &str); 11] = [
     (

@@ -5,7 +5,7 @@
 
 pub use crate::model::limits::{Limits, Rate};
 
-/// The defaults (README, "Limits"): describing 20 a second with bursts of 100, changing 5 a
+/// The defaults (docs/request-limits.md): describing 20 a second with bursts of 100, changing 5 a
 /// second with bursts of 50, the shape of EC2's published API throttling.
 pub const DEFAULT: Limits = Limits {
     describe: Rate {

@@ -7,7 +7,7 @@
 //! - `api_gateway`: API Gateway's proxy event and the Lambda adapter in front of the world's api.
 //! - `moto`: a moto server of a contract suite's own.
 //! - `exporter`: a metrics exporter a test controls, for the local stack's Prometheus to scrape.
-//! - `readme`: the README's shell blocks, run as written against a stack.
+//! - `readme`: the shell blocks of the README and the guides in docs/, run as written against a stack.
 //! - `fixtures`: groups as CreateAutoScalingGroup makes them, for the store's own suites.
 
 pub mod api_gateway;

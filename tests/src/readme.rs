@@ -1,8 +1,9 @@
-//! The README's shell blocks, read from README.md and run as a user runs them: in a shell at the
-//! repository's root, where `localstack/.run/env` is the env file of the stack they run on.
+//! The README's shell blocks, and the guides' in `docs/`, read from the pages and run as a user
+//! runs them: in a shell at the repository's root, where `localstack/.run/env` is the env file of
+//! the stack they run on.
 //!
 //! Every fenced block says what it is in its info string. ```` ```sh NAME ```` is a shell block
-//! the suite runs (tests/tests/readme.rs runs them in order and checks what the README promises
+//! the suite runs (tests/tests/readme.rs runs them in order and checks what the page promises
 //! next to each; the ones that need LocalStack run in tests/tests/gateway.rs); ```` ```sh on-aws ````
 //! is for a deployment on AWS and is not run (no AWS here); any other language (yaml, text) is
 //! not shell. A block with no info string is refused, so no shell block escapes the test.
@@ -12,32 +13,58 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A shell block of the README.
+/// The pages whose shell blocks the suite runs, in the order it runs them: the README, then the
+/// guides it links to. A page of `docs/` with a `sh` block must be one of them.
+pub const PAGES: &[&str] = &[
+    "README.md",
+    "docs/actions.md",
+    "docs/keeping-vms-alive.md",
+    "docs/across-clouds.md",
+    "docs/target-tracking.md",
+    "docs/load-balancers.md",
+    "docs/notifications.md",
+    "docs/request-limits.md",
+    "docs/metrics.md",
+    "docs/console.md",
+    "docs/own-api.md",
+    "docs/phantomctl.md",
+    "docs/deploy.md",
+    "docs/local-stack.md",
+    "docs/development.md",
+];
+
+/// A shell block of a page.
 #[derive(Debug, Clone)]
 pub struct Block {
     pub name: String,
-    /// The line of its opening fence, for messages.
-    pub line: usize,
+    /// The page it is on and the line of its opening fence, for messages (`docs/x.md:12`).
+    pub at: String,
     pub code: String,
 }
 
 /// The info string that marks a block for a deployment on AWS, which the suite cannot run.
 pub const ON_AWS: &str = "on-aws";
 
-/// The README's `sh` blocks in document order (`on-aws` ones included), or panics naming a
+/// The pages' `sh` blocks in the pages' order (`on-aws` ones included), or panics naming a
 /// block the test could not classify.
 pub fn blocks() -> Vec<Block> {
-    let path = crate::root().join("README.md");
-    let text = std::fs::read_to_string(&path).expect("README.md");
-    parse(&text)
+    PAGES
+        .iter()
+        .flat_map(|page| {
+            let text = std::fs::read_to_string(crate::root().join(page))
+                .unwrap_or_else(|e| panic!("{page}: {e}"));
+            parse(page, &text)
+        })
+        .collect()
 }
 
-fn parse(text: &str) -> Vec<Block> {
+fn parse(page: &str, text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut open: Option<(Block, String)> = None; // the block and its fence's indentation
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         let indent = &line[..line.len() - trimmed.len()];
+        let at = format!("{page}:{}", i + 1);
         match open.take() {
             Some((block, _)) if trimmed.starts_with("```") => blocks.push(block),
             Some((mut block, fence_indent)) => {
@@ -56,33 +83,23 @@ fn parse(text: &str) -> Vec<Block> {
                 let lang = words.next();
                 assert!(
                     lang.is_some(),
-                    "README.md:{}: a fenced block without a language: say `sh NAME` (run by the \
-                     tests), `sh {ON_AWS}`, or its language (yaml, text)",
-                    i + 1
+                    "{at}: a fenced block without a language: say `sh NAME` (run by the tests), \
+                     `sh {ON_AWS}`, or its language (yaml, text)"
                 );
-                if lang != Some("sh") {
-                    open = Some((
-                        Block {
-                            name: String::new(),
-                            line: i + 1,
-                            code: String::new(),
-                        },
-                        indent.to_string(),
-                    ));
-                    // Not shell: read to its closing fence and drop it.
-                    continue;
-                }
-                let name = words.next().unwrap_or_else(|| {
-                    panic!(
-                        "README.md:{}: a sh block needs a name (`sh NAME`, checked by \
-                         tests/tests/readme.rs) or `sh {ON_AWS}`",
-                        i + 1
-                    )
-                });
+                let name = if lang == Some("sh") {
+                    words.next().unwrap_or_else(|| {
+                        panic!(
+                            "{at}: a sh block needs a name (`sh NAME`, checked by \
+                             tests/tests/readme.rs) or `sh {ON_AWS}`"
+                        )
+                    })
+                } else {
+                    "" // not shell: read to its closing fence and dropped
+                };
                 open = Some((
                     Block {
                         name: name.to_string(),
-                        line: i + 1,
+                        at,
                         code: String::new(),
                     },
                     indent.to_string(),
@@ -90,7 +107,7 @@ fn parse(text: &str) -> Vec<Block> {
             }
         }
     }
-    assert!(open.is_none(), "README.md: a fenced block is never closed");
+    assert!(open.is_none(), "{page}: a fenced block is never closed");
     blocks.retain(|b| !b.name.is_empty());
     blocks
 }
@@ -100,11 +117,8 @@ pub fn block(name: &str) -> Block {
     let mut found = blocks().into_iter().filter(|b| b.name == name);
     let block = found
         .next()
-        .unwrap_or_else(|| panic!("README.md has no block `sh {name}`"));
-    assert!(
-        found.next().is_none(),
-        "README.md has two blocks `sh {name}`"
-    );
+        .unwrap_or_else(|| panic!("no page has a block `sh {name}`"));
+    assert!(found.next().is_none(), "two blocks are called `sh {name}`");
     block
 }
 
@@ -170,8 +184,8 @@ impl Shell {
         };
         assert!(
             out.status.success(),
-            "README.md:{} (`sh {}`) failed ({}):\n{}\n--- stdout\n{}--- stderr\n{}",
-            block.line,
+            "{} (`sh {}`) failed ({}):\n{}\n--- stdout\n{}--- stderr\n{}",
+            block.at,
             block.name,
             out.status,
             block.code,
@@ -190,8 +204,10 @@ mod tests {
     #[test]
     fn blocks_keep_their_names_order_and_code_without_the_list_indent() {
         let text = "intro\n```sh first\necho one\n```\n\n```yaml\na: b\n```\n1. step\n   ```sh on-aws\n   deploy it\n   ```\n```sh second\necho two\n```\n";
-        let got: Vec<(String, String)> =
-            parse(text).into_iter().map(|b| (b.name, b.code)).collect();
+        let got: Vec<(String, String)> = parse("README.md", text)
+            .into_iter()
+            .map(|b| (b.name, b.code))
+            .collect();
         assert_eq!(
             got,
             [
@@ -203,14 +219,14 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "README.md:2: a sh block needs a name")]
+    #[should_panic(expected = "docs/x.md:2: a sh block needs a name")]
     fn a_sh_block_without_a_name_is_refused() {
-        parse("x\n```sh\necho\n```\n");
+        parse("docs/x.md", "x\n```sh\necho\n```\n");
     }
 
     #[test]
     #[should_panic(expected = "README.md:1: a fenced block without a language")]
     fn a_block_without_a_language_is_refused() {
-        parse("```\necho\n```\n");
+        parse("README.md", "```\necho\n```\n");
     }
 }

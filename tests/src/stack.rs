@@ -95,6 +95,22 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
             "{bin} is not built: run `cargo test --workspace` (or `cargo build -p phantom-local -p phantomctl`) first"
         );
     }
+    // LocalStack is installed on first use (493 MB, a minute or so): done here, where its progress
+    // reaches the terminal that runs `cargo test`, not in the stack's log.
+    let on_localstack = emulators
+        .iter()
+        .find(|(k, _)| *k == "PHANTOM_EMULATOR")
+        .map(|(_, v)| v.to_string())
+        .or_else(|| std::env::var("PHANTOM_EMULATOR").ok())
+        .is_some_and(|e| e == "localstack");
+    if on_localstack {
+        let ok = Command::new(root.join("localstack/localstack-host/install.sh"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("localstack/localstack-host/install.sh runs")
+            .success();
+        assert!(ok, "localstack/localstack-host/install.sh failed");
+    }
     let port = free_port();
     let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}-{port}", std::process::id()));
     let log_path =

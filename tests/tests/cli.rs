@@ -728,8 +728,8 @@ fn a_group_from_a_launch_template_on_the_cloud() {
     }
 }
 
-/// Phantom's own API from a script: curl signs with SigV4 itself (`--aws-sigv4`), as the README
-/// shows; the user sets their credentials for a cloud and sees them listed, never the secret.
+/// Phantom's own API from a script: curl signs with SigV4 itself (`--aws-sigv4`), as
+/// docs/own-api.md shows; the user sets their credentials for a cloud and sees them listed, never the secret.
 #[test]
 fn phantoms_own_api_through_curl() {
     let s = stack();

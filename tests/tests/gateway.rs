@@ -178,7 +178,7 @@ fn signatures_errors_and_the_console_through_api_gateway() {
     assert!(page.contains("<script"), "{page}");
 }
 
-/// The README's command for the gateway (its block `sh gateway`), as written: the demo user's
+/// docs/local-stack.md's command for the gateway (its block `sh gateway`), as written: the demo user's
 /// groups through LocalStack's API Gateway, parsed by the AWS CLI.
 #[test]
 fn the_readmes_gateway_command_works_as_written() {

@@ -1,11 +1,11 @@
-//! The README, run as written: each of its `sh` blocks runs in order, as a user pastes it into a
-//! terminal at the repository's root, against this binary's local stack (started by
-//! `localstack/up.sh`, as the set-up says), and what the README promises next to it is checked
-//! with the AWS CLI. A README edit that breaks a command, or a promise, fails here. The blocks that
-//! need LocalStack run in `gateway.rs`, on its stack; `sh on-aws` blocks are for a deployment on
-//! AWS and are not run. How blocks are marked: `phantom_e2e::readme`.
+//! The README and the guides in docs/, run as written: each of their `sh` blocks runs in order, as
+//! a user pastes it into a terminal at the repository's root, against this binary's local stack
+//! (started by `localstack/up.sh`, as the set-up says), and what the page promises next to it is
+//! checked with the AWS CLI. An edit that breaks a command, or a promise, fails here. The blocks
+//! that need LocalStack run in `gateway.rs`, on its stack; `sh on-aws` blocks are for a deployment
+//! on AWS and are not run. How blocks are marked, and which pages: `phantom_e2e::readme`.
 
-use phantom_e2e::readme::{blocks, Block, Ran, ON_AWS};
+use phantom_e2e::readme::{blocks, Block, Ran, ON_AWS, PAGES};
 use phantom_e2e::{stack, Stack};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -42,9 +42,50 @@ fn every_sh_block_is_run_or_marked_for_aws() {
         .collect();
     assert_eq!(
         named, known,
-        "README.md's `sh` blocks and the ones this suite runs differ: a new block needs a check \
+        "the pages' `sh` blocks and the ones this suite runs differ: a new block needs a check \
          here (or `sh {ON_AWS}` when it is for AWS)"
     );
+}
+
+#[test]
+fn no_other_page_has_a_shell_block() {
+    let docs = phantom_e2e::root().join("docs");
+    for entry in std::fs::read_dir(&docs).expect("docs/") {
+        let path = entry.expect("an entry of docs/").path();
+        let page = format!("docs/{}", path.file_name().unwrap().to_string_lossy());
+        if !page.ends_with(".md") || PAGES.contains(&page.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a page");
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("```sh")),
+            "{page} has a `sh` block: list the page in phantom_e2e::readme::PAGES so it runs"
+        );
+    }
+}
+
+/// The README sends a newcomer to the guides, and they to each other: every relative link lands
+/// on a file that exists.
+#[test]
+fn every_link_between_the_pages_lands() {
+    let root = phantom_e2e::root();
+    for page in PAGES {
+        let text = std::fs::read_to_string(root.join(page)).expect("a page");
+        let dir = root.join(page).parent().expect("a folder").to_path_buf();
+        for (i, line) in text.lines().enumerate() {
+            for target in line.split("](").skip(1).filter_map(|t| t.split(')').next()) {
+                let file = target.split('#').next().unwrap_or("");
+                if file.is_empty() || file.contains("://") {
+                    continue;
+                }
+                assert!(
+                    dir.join(file).exists(),
+                    "{page}:{}: the link to {target} lands nowhere",
+                    i + 1
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -78,15 +119,21 @@ fn the_readmes_commands_work_as_written() {
     }
     assert_eq!(
         ran, HERE,
-        "README.md's blocks are not in the order this test expects"
+        "the pages' blocks are not in the order this test expects"
     );
 }
 
-/// What the README promises next to each block.
+/// What the page promises next to each block.
 fn check(s: &Stack, block: &Block, out: &Ran) {
     match block.name.as_str() {
-        // The first example: the group's VM is launched and InService, as the AWS CLI sees it.
+        // The first example: the group's VM is launched and InService, as the AWS CLI sees it,
+        // and the block's own wait saw it so.
         "first-group" => {
+            assert!(
+                out.stdout.contains("\tInService") && out.stdout.contains("i-"),
+                "the first group's wait did not show its VM InService:\n{}",
+                out.stdout
+            );
             in_service(s, "web", &[("web@hotel", 1)]);
         }
         // Where to look when a group stays empty: its activities, the launch among them.
@@ -177,7 +224,7 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
             );
             assert!(!out.stdout.contains("t0ken"), "{}", out.stdout);
         }
-        other => panic!("no check for the README's block `sh {other}`"),
+        other => panic!("no check for the block `sh {other}`"),
     }
 }
 

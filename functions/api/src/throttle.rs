@@ -1,8 +1,8 @@
 //! The buckets of `phantom::throttle`, kept by this instance of the function: a request costs no
 //! store call more. With N instances serving one user at once, the user gets up to N times the
 //! rate (each instance refills its own bucket); Lambda keeps few instances for one user's calls
-//! unless they come concurrently, and then each instance's bucket still bounds them (README,
-//! "Request limits").
+//! unless they come concurrently, and then each instance's bucket still bounds them
+//! (docs/request-limits.md).
 
 use phantom::throttle::{Bucket, Class, Limits};
 use std::collections::HashMap;

@@ -738,7 +738,7 @@ pub(crate) async fn across(w: &World, u: &User, clouds: &str, max: i32, desired:
 }
 
 /// A group across hotel (at most 4) and sierra (at most 10), 10 VMs, moved to `web2@<cloud>`
-/// (what the README tells users to do), then refreshed with these percentages: at every second
+/// (what docs/across-clouds.md tells users to do), then refreshed with these percentages: at every second
 /// no cloud is over its maximum and the group never has fewer than `keep` serving; at the end
 /// every VM is new and each cloud has its share again.
 async fn refresh_across(min: i32, max: i32, keep: usize) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Ansible (with the amazon.aws and community.aws collections it bundles) and boto3 into a
-# virtualenv of its own, ~/.cache/phantom/ansible, for tests/tests/ansible.rs. Ansible 12 is the
+# virtualenv of its own, ~/.cache/phantom/ansible, for tests/tests/e2e/ansible.rs. Ansible 12 is the
 # last line that runs on Python 3.11. Quick when it is there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -19,7 +19,7 @@ const { AwsClient } = require('aws4fetch');
 
 function need(name) {
   const value = process.env[name];
-  assert.ok(value, `${name} is not set: run this with the local stack's env (tests/tests/console.rs)`);
+  assert.ok(value, `${name} is not set: run this with the local stack's env (tests/tests/e2e/console.rs)`);
   return value;
 }
 

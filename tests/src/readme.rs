@@ -3,8 +3,8 @@
 //! the stack they run on.
 //!
 //! Every fenced block says what it is in its info string. ```` ```sh NAME ```` is a shell block
-//! the suite runs (tests/tests/readme.rs runs them in order and checks what the page promises
-//! next to each; the ones that need LocalStack run in tests/tests/gateway.rs); ```` ```sh on-aws ````
+//! the suite runs (tests/tests/e2e/readme.rs runs them in order and checks what the page promises
+//! next to each; the ones that need LocalStack run in tests/tests/e2e/gateway.rs); ```` ```sh on-aws ````
 //! is for a deployment on AWS and is not run (no AWS here); any other language (yaml, text) is
 //! not shell. A block with no info string is refused, so no shell block escapes the test.
 
@@ -90,7 +90,7 @@ fn parse(page: &str, text: &str) -> Vec<Block> {
                     words.next().unwrap_or_else(|| {
                         panic!(
                             "{at}: a sh block needs a name (`sh NAME`, checked by \
-                             tests/tests/readme.rs) or `sh {ON_AWS}`"
+                             tests/tests/e2e/readme.rs) or `sh {ON_AWS}`"
                         )
                     })
                 } else {

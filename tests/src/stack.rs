@@ -7,13 +7,13 @@ use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettin
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 pub const REGION: &str = "us-east-1";
@@ -26,7 +26,8 @@ pub struct Stack {
     pub root: PathBuf,
     /// up.sh's run folder (its logs and the env file).
     pub run_dir: PathBuf,
-    _child: Child,
+    /// up.sh, which stops the stack when it is told to or this process ends.
+    up: Child,
 }
 
 #[derive(Debug, Clone)]
@@ -67,21 +68,129 @@ pub fn free_port() -> u16 {
     }
 }
 
-/// The stack of this test binary, started on first use (on the emulators PHANTOM_EMULATOR and
-/// PHANTOM_STATE_STORE name, as up.sh reads them).
+/// The calling file's stack, started when the file first asks for it (on the emulators
+/// PHANTOM_EMULATOR and PHANTOM_STATE_STORE name, as up.sh reads them). Each file of a binary has
+/// its own, so files run side by side without meeting each other's users, clouds or metric source.
+#[track_caller]
 pub fn stack() -> &'static Stack {
-    static STACK: OnceLock<Stack> = OnceLock::new();
-    STACK.get_or_init(|| start(&[]))
+    stack_of(std::panic::Location::caller().file(), &[])
 }
 
-/// A stack on LocalStack whatever the environment says (with API Gateway in front of the api).
+/// The calling file's stack on LocalStack whatever the environment says (with API Gateway in
+/// front of the api).
+#[track_caller]
 pub fn localstack_stack() -> &'static Stack {
-    static STACK: OnceLock<Stack> = OnceLock::new();
-    STACK.get_or_init(|| {
-        start(&[
+    stack_of(
+        std::panic::Location::caller().file(),
+        &[
             ("PHANTOM_EMULATOR", "localstack"),
             ("PHANTOM_STATE_STORE", "dynamodb-local"),
-        ])
+        ],
+    )
+}
+
+/// A file's stack, and the threads using it now: once none has for a while, the file's tests
+/// are over (a test binary runs its tests in name order, so a file's come one after another) and
+/// the stack is stopped, so that a binary of many files keeps only the running files' stacks busy.
+struct Kept {
+    file: &'static str,
+    stack: OnceLock<Stack>,
+    users: Mutex<Users>,
+}
+
+#[derive(Default)]
+struct Users {
+    threads: usize,
+    /// Counts the threads that ever took the stack, so a stop planned before the last came is
+    /// called off.
+    taken: u64,
+    stopped: bool,
+}
+
+/// How long a stack with no test using it stays up, in case another test of its file comes.
+const IDLE_STOP: Duration = Duration::from_secs(10);
+
+impl Kept {
+    fn take(&'static self) {
+        let mut users = self.users.lock().expect("never poisoned");
+        assert!(
+            !users.stopped,
+            "the stack of {} was stopped: a test of that file came {IDLE_STOP:?} after the others \
+             had ended",
+            self.file
+        );
+        users.threads += 1;
+        users.taken += 1;
+    }
+
+    fn give_back(&'static self) {
+        let mut users = self.users.lock().expect("never poisoned");
+        users.threads -= 1;
+        if users.threads > 0 {
+            return;
+        }
+        let taken = users.taken;
+        std::thread::spawn(move || {
+            std::thread::sleep(IDLE_STOP);
+            let mut users = self.users.lock().expect("never poisoned");
+            if users.threads == 0 && users.taken == taken && !users.stopped {
+                if let Some(stack) = self.stack.get() {
+                    stack.stop();
+                    users.stopped = true;
+                }
+            }
+        });
+    }
+}
+
+/// The stacks the current thread uses, given back when the thread (a test) ends.
+struct Taken(Vec<&'static Kept>);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        for kept in &self.0 {
+            kept.give_back();
+        }
+    }
+}
+
+thread_local! {
+    static TAKEN: std::cell::RefCell<Taken> = const { std::cell::RefCell::new(Taken(Vec::new())) };
+}
+
+/// The stack kept for `file`, started on first use; a file asks for one kind of stack only.
+fn stack_of(file: &'static str, emulators: &'static [(&str, &str)]) -> &'static Stack {
+    static STACKS: Mutex<BTreeMap<&str, &Kept>> = Mutex::new(BTreeMap::new());
+    let kept: &'static Kept = STACKS
+        .lock()
+        .expect("never poisoned")
+        .entry(file)
+        .or_insert_with(|| {
+            Box::leak(Box::new(Kept {
+                file,
+                stack: OnceLock::new(),
+                users: Mutex::default(),
+            }))
+        });
+    TAKEN.with(|taken| {
+        let mut taken = taken.borrow_mut();
+        if !taken.0.iter().any(|k| std::ptr::eq(*k, kept)) {
+            kept.take();
+            taken.0.push(kept);
+        }
+    });
+    // Started outside the map's lock: other files' stacks start meanwhile, once the first is up
+    // (its up.sh installs what is missing and builds the console, which the others then find done).
+    static FIRST_UP: Mutex<bool> = Mutex::new(false);
+    kept.stack.get_or_init(|| {
+        let mut first_up = FIRST_UP.lock().unwrap_or_else(|e| e.into_inner());
+        if *first_up {
+            drop(first_up);
+            return start(emulators);
+        }
+        let stack = start(emulators);
+        *first_up = true;
+        stack
     })
 }
 
@@ -163,13 +272,20 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
         port,
         root,
         run_dir,
-        _child: child,
+        up: child,
     }
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 impl Stack {
+    /// Stops the stack: up.sh, told to end, stops what it started.
+    fn stop(&self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.up.id().to_string()])
+            .status();
+    }
+
     /// Runs phantomctl against the stack's DynamoDB.
     pub fn phantomctl(&self, args: &[&str]) -> std::process::Output {
         Command::new(bin_dir().join("phantomctl"))

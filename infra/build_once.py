@@ -2,8 +2,8 @@
 """Build once: the tests' build must reuse what up.sh's build compiled.
 
 Runs up.sh's build (`cargo build -p phantom-local -p phantomctl`), then the tests' build
-(`cargo test --workspace --no-run`), and fails when a library of the first was compiled again
-with other features or dependencies: cargo gives each variant a file of its own, so the later build
+(`cargo test --workspace --no-run`) and the build of one test file, and fails when a library of the
+first was compiled again with other features, dependencies or profile: cargo gives each variant a file of its own, so the later build
 pays for it again (aws-sdk-ec2 alone takes minutes on 2 cores). CI runs it before the tests.
 
   python3 infra/build_once.py            # both builds, then the comparison
@@ -17,7 +17,12 @@ import sys
 WATCHED = ["aws_sdk_ec2", "aws_sdk_dynamodb", "aws_smithy_runtime", "tokio", "phantom"]
 
 SERVICE = ["build", "-p", "phantom-local", "-p", "phantomctl"]
-TESTS = [["test", "--workspace", "--no-run"]]
+TESTS = [
+    ["test", "--workspace", "--no-run"],
+    # One test file, as CI's runs on other emulators and a developer build it.
+    ["test", "--workspace", "--test", "e2e", "--no-run"],
+    ["test", "-p", "phantom-e2e", "--test", "e2e", "--no-run"],
+]
 
 
 def libraries(args):

@@ -357,7 +357,9 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
         ],
     )
     .json();
-    let start = |u: &User| {
+    let start = |u: &User, warmup_s: u32| {
+        let preferences =
+            format!(r#"{{"MinHealthyPercentage": 50, "InstanceWarmup": {warmup_s}}}"#);
         s.aws(
             u,
             &[
@@ -365,7 +367,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
                 "--auto-scaling-group-name",
                 "rolled",
                 "--preferences",
-                r#"{"MinHealthyPercentage": 50, "InstanceWarmup": 0}"#,
+                &preferences,
             ],
         )
         .json()["InstanceRefreshId"]
@@ -387,7 +389,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
         .json()["InstanceRefreshes"][0]
             .clone()
     };
-    let id = start(&u);
+    let id = start(&u, 0);
     let done = eventually(90, "the refresh Successful", || {
         let r = refresh(&u, &id);
         (r["Status"] == "Successful").then_some(r)
@@ -405,8 +407,9 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
         .iter()
         .all(|i| i["LaunchConfigurationName"] == "web2@hotel"));
 
-    // Another, cancelled: Cancelled once what was on its way is in.
-    let again = start(&u);
+    // Another, cancelled: Cancelled once what was on its way is in. An hour's warm-up holds it
+    // InProgress after its first new VM, so the cancel never comes after it has finished.
+    let again = start(&u, 3600);
     let out = s
         .aws(
             &u,

@@ -2,11 +2,12 @@
 """Build once: the tests' build must reuse what up.sh's build compiled.
 
 Runs up.sh's build (`cargo build -p phantom-local -p phantomctl`), then the tests' build
-(`cargo test --workspace --no-run`) and the build of one test file, and fails when a library of the
-first was compiled again with other features, dependencies or profile: cargo gives each variant a file of its own, so the later build
-pays for it again (aws-sdk-ec2 alone takes minutes on 2 cores). CI runs it before the tests.
+(`cargo test --workspace --no-run`) and the builds of one test file, and fails when a library of
+the first was compiled again with other features, dependencies or profile: cargo gives each
+variant a file of its own, so the later build pays for it again (aws-sdk-ec2 alone takes minutes
+on 2 cores). CI runs it before the tests.
 
-  python3 infra/build_once.py            # both builds, then the comparison
+  python3 infra/build_once.py            # the builds, then the comparison
 """
 
 import json

@@ -11,6 +11,7 @@
 //! - `fixtures`: groups as CreateAutoScalingGroup makes them, for the store's own suites.
 
 pub mod api_gateway;
+pub mod aws_cli;
 pub mod exporter;
 pub mod fixtures;
 pub mod moto;

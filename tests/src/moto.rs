@@ -13,23 +13,17 @@ impl Moto {
     /// `aws ARGS` against this server (throwaway credentials, JSON out), as a user of the
     /// emulator runs it; a failed command fails the test.
     pub fn aws(&self, args: &[&str]) -> serde_json::Value {
-        let out = Command::new("aws")
-            .args(args)
-            .args(["--endpoint-url", &self.url, "--output", "json"])
-            .env("AWS_ACCESS_KEY_ID", "contract")
-            .env("AWS_SECRET_ACCESS_KEY", "contract")
-            .env("AWS_DEFAULT_REGION", crate::REGION)
-            .env("AWS_CONFIG_FILE", "/nonexistent")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-            .env_remove("AWS_ENDPOINT_URL")
-            .output()
-            .expect("the AWS CLI runs");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+        let args = [args, &["--endpoint-url", &self.url, "--output", "json"]].concat();
+        let set = [
+            ("AWS_ACCESS_KEY_ID", "contract"),
+            ("AWS_SECRET_ACCESS_KEY", "contract"),
+            ("AWS_DEFAULT_REGION", crate::REGION),
+            ("AWS_CONFIG_FILE", "/nonexistent"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+        ];
+        let run = crate::aws_cli::aws(&args, &set, &["AWS_ENDPOINT_URL"]);
+        assert!(run.code == 0, "{args:?}: {}", run.stderr);
+        serde_json::from_str(&run.stdout).unwrap_or(serde_json::Value::Null)
     }
 
     /// Starts `moto_server` on a free port and waits until it listens.

@@ -398,24 +398,21 @@ impl Stack {
     /// `aws SERVICE ARGS --endpoint-url URL --output json`, with throwaway credentials (the
     /// emulator's clouds accept any).
     pub fn aws_service(&self, service: &str, url: &str, args: &[&str]) -> Cli {
-        let out = Command::new("aws")
-            .arg(service)
-            .args(args)
-            .args(["--endpoint-url", url, "--output", "json"])
-            .env("AWS_ACCESS_KEY_ID", "tester")
-            .env("AWS_SECRET_ACCESS_KEY", "tester")
-            .env("AWS_DEFAULT_REGION", REGION)
-            .env("AWS_CONFIG_FILE", "/nonexistent")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-            .env_remove("AWS_ENDPOINT_URL")
-            .env("AWS_PAGER", "")
-            .output()
-            .expect("the AWS CLI runs");
-        Cli {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let args = [
+            &[service],
+            args,
+            &["--endpoint-url", url, "--output", "json"],
+        ]
+        .concat();
+        let set = [
+            ("AWS_ACCESS_KEY_ID", "tester"),
+            ("AWS_SECRET_ACCESS_KEY", "tester"),
+            ("AWS_DEFAULT_REGION", REGION),
+            ("AWS_CONFIG_FILE", "/nonexistent"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+            ("AWS_PAGER", ""),
+        ];
+        crate::aws_cli::aws(&args, &set, &["AWS_ENDPOINT_URL"]).into()
     }
 
     /// `aws ec2 ARGS` against a local cloud.
@@ -563,26 +560,22 @@ impl Stack {
 
     /// The AWS CLI with another endpoint URL (LocalStack's API Gateway in front of the api).
     pub fn aws_at(&self, url: &str, key: &str, secret: &str, args: &[&str]) -> Cli {
-        let out = Command::new("aws")
-            .arg("autoscaling")
-            .args(args)
-            .args(["--endpoint-url", url, "--output", "json"])
-            .env("AWS_ACCESS_KEY_ID", key)
-            .env("AWS_SECRET_ACCESS_KEY", secret)
-            .env("AWS_DEFAULT_REGION", REGION)
-            .env("AWS_CONFIG_FILE", "/nonexistent")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-            .env("AWS_MAX_ATTEMPTS", "1")
-            .env_remove("AWS_ENDPOINT_URL")
-            .env_remove("AWS_PROFILE")
-            .env("AWS_PAGER", "")
-            .output()
-            .expect("the AWS CLI runs (pip install awscli)");
-        Cli {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let args = [
+            &["autoscaling"],
+            args,
+            &["--endpoint-url", url, "--output", "json"],
+        ]
+        .concat();
+        let set = [
+            ("AWS_ACCESS_KEY_ID", key),
+            ("AWS_SECRET_ACCESS_KEY", secret),
+            ("AWS_DEFAULT_REGION", REGION),
+            ("AWS_CONFIG_FILE", "/nonexistent"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+            ("AWS_MAX_ATTEMPTS", "1"),
+            ("AWS_PAGER", ""),
+        ];
+        crate::aws_cli::aws(&args, &set, &["AWS_ENDPOINT_URL", "AWS_PROFILE"]).into()
     }
 
     /// A health check (with its scheduler) on the stack's own table and queue, as a second Lambda
@@ -648,6 +641,16 @@ pub struct Cli {
     pub ok: bool,
     pub stdout: String,
     pub stderr: String,
+}
+
+impl From<crate::aws_cli::Run> for Cli {
+    fn from(run: crate::aws_cli::Run) -> Self {
+        Self {
+            ok: run.code == 0,
+            stdout: run.stdout,
+            stderr: run.stderr,
+        }
+    }
 }
 
 impl Cli {

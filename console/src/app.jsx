@@ -23,6 +23,8 @@ function useRoute() {
   useEffect(() => {
     const changed = () => setRoute(read());
     window.addEventListener('hashchange', changed);
+    // The address may have changed between the first render and now, with no one listening.
+    changed();
     return () => window.removeEventListener('hashchange', changed);
   }, []);
   return route;

@@ -122,13 +122,21 @@ fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
     )
 }
 
-pub fn launched(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+/// A VM launched; `moved_on` says which instance types the cloud refused first, and why.
+pub fn launched(
+    ctx: &Context<'_>,
+    instance: &str,
+    zone: &str,
+    from: i64,
+    to: i64,
+    moved_on: Option<&str>,
+) -> Activity {
     activity(
         ctx,
         format!("Launching a new EC2 instance: {instance}"),
         increase_cause(ctx, from, to),
         "Successful",
-        None,
+        moved_on,
         in_zone(zone),
     )
 }
@@ -150,7 +158,7 @@ pub fn adopted(ctx: &Context<'_>, instance: &str, zone: &str) -> Activity {
 
 /// A ready VM of the warm pool joined the group (started, if it was stopped).
 pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
-    let mut a = launched(ctx, instance, zone, from, to);
+    let mut a = launched(ctx, instance, zone, from, to, None);
     a.doc.description = format!("Launching a new EC2 instance from warm pool: {instance}");
     a
 }
@@ -351,7 +359,7 @@ mod tests {
         };
         // As DescribeScalingActivities shows them.
         let shown = |a: &Activity| serde_json::to_value(&a.doc).unwrap();
-        let a = shown(&launched(&ctx, "i-1", "us-east-1a", 0, 3));
+        let a = shown(&launched(&ctx, "i-1", "us-east-1a", 0, 3, None));
         assert_eq!(a["Description"], "Launching a new EC2 instance: i-1");
         assert_eq!(a["Details"], r#"{"Availability Zone":"us-east-1a"}"#);
         assert!(a["Cause"]

@@ -64,6 +64,7 @@ mod tests {
                 zone: "a".into(),
                 launched_ms: 0,
                 instance_type: "t2.micro".into(),
+                market: crate::model::instance::Market::OnDemand,
             },
             group: (!group_id.is_empty()).then(|| "other".into()),
             group_id: (!group_id.is_empty()).then(|| group_id.into()),

@@ -147,6 +147,30 @@ impl Group {
                         .map(|ms| (id.clone(), ms))
                 })
                 .collect(),
+            distribution: self.distribution(),
+        }
+    }
+
+    /// The split between on-demand and spot of what the group launches now: its
+    /// MixedInstancesPolicy's, checked when it was stored; all on-demand without one.
+    pub fn distribution(&self) -> crate::distribution::Distribution {
+        use crate::distribution::Distribution;
+        let given = self
+            .launching()
+            .mixed_instances_policy
+            .and_then(|m| m.instances_distribution.as_ref());
+        match given.map(Distribution::of) {
+            None => Distribution::on_demand(),
+            Some(Ok(d)) => d,
+            // Checked on every write, so only a record from another version gets here.
+            Some(Err(e)) => {
+                tracing::error!(
+                    group = self.name,
+                    error = e.message(),
+                    "stored InstancesDistribution fails its check; launching on-demand"
+                );
+                Distribution::on_demand()
+            }
         }
     }
 
@@ -382,7 +406,7 @@ pub const REFUSED: [(&str, &str); 11] = [
     ),
     (
         "CapacityRebalance",
-        "Phantom's clouds have no Spot Instances to rebalance",
+        "Phantom does not yet act on spot rebalance recommendations (a lost spot VM is replaced as any dead VM is)",
     ),
     (
         "InstanceMaintenancePolicy",

@@ -8,6 +8,7 @@ pub mod alarm;
 pub mod attach;
 pub mod cloud;
 pub mod config;
+pub mod distribution;
 pub mod emf;
 pub mod error;
 pub mod exposition;

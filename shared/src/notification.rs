@@ -509,7 +509,7 @@ mod tests {
             now_ms: 1_700_000_000_000,
             audience,
         };
-        let a = crate::activity::launched(&ctx, "i-1", "us-east-1a", 0, 1);
+        let a = crate::activity::launched(&ctx, "i-1", "us-east-1a", 0, 1, None);
         let sent = of_activity(
             &audience,
             NotificationType::Launch,

@@ -5,9 +5,10 @@
 //! The cloud's tags are the truth about what exists: a VM tagged for the group that Phantom never
 //! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
 
+pub use crate::distribution::Distribution;
 use crate::lifecycle::{self, Hook};
 use crate::model::group::LaunchTemplateSpecification;
-pub use crate::model::instance::{CloudState, Lifecycle, Member, Placement, Seen};
+pub use crate::model::instance::{CloudState, Lifecycle, Market, Member, Placement, Seen};
 use crate::model::instance::{Outcome, Wait};
 use crate::model::response::Instance;
 use crate::refresh::{self, InstanceRefresh};
@@ -54,6 +55,8 @@ pub struct Target {
     pub lb_failing: Vec<String>,
     /// How long each VM registered with the group's load balancers drains once deregistered (ms).
     pub drain_ms: BTreeMap<String, i64>,
+    /// The split between on-demand and spot VMs (a MixedInstancesPolicy's; else all on-demand).
+    pub distribution: Distribution,
 }
 
 impl Target {
@@ -283,6 +286,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 instance_type: s.instance_type.clone(),
                 waits: plan.launch_waits.clone(),
                 rev: 0,
+                market: s.market,
             };
             plan.adopt.push(m.clone());
             live.push(m);
@@ -555,17 +559,23 @@ pub fn size_replacing(
             .cloned()
             .collect();
         let mut zone_counts = count_by_zone(&live);
+        let mut markets = by_market(&live);
         // With ReuseOnScaleIn, healthy VMs go back to the pool while it has room.
         let mut room = match target.pool {
             Some(p) if p.reuse_on_scale_in && !target.deleting => p.size - warm.len() as i64,
             _ => 0,
         };
         for _ in 0..(have - desired) {
-            let Some(i) = victim(&candidates, &zone_counts, target, now_ms) else {
+            let leaving = target.distribution.leaving(markets.0, markets.1);
+            let Some(i) = victim(&candidates, &zone_counts, leaving, target, now_ms) else {
                 break;
             };
             let m = candidates.remove(i);
             *zone_counts.entry(m.zone.clone()).or_default() -= 1;
+            match m.market {
+                Market::OnDemand => markets.0 -= 1,
+                Market::Spot => markets.1 -= 1,
+            }
             if room > 0 && m.healthy {
                 room -= 1;
                 plan.to_pool.push(m.id);
@@ -599,7 +609,9 @@ pub fn size_replacing(
             if now_ms < target.retry_at_ms {
                 plan.retry_at_ms = Some(target.retry_at_ms);
             } else {
-                plan.launch = placements(target, &live, short as usize);
+                let (on_demand, spot) = by_market(&live);
+                let markets = target.distribution.markets(on_demand, spot, short as usize);
+                plan.launch = placements(target, &live, markets);
             }
         }
     }
@@ -668,7 +680,9 @@ fn keep_pool(target: &Target, plan: &mut Plan, warm: &[Member], now_ms: i64) {
         if now_ms < target.retry_at_ms {
             plan.retry_at_ms = Some(target.retry_at_ms);
         } else {
-            plan.launch_warm = placements(target, warm, (size - kept) as usize);
+            // A warm pool's VMs are on-demand (AWS has no pool for a group that launches spot).
+            let markets = vec![Market::OnDemand; (size - kept) as usize];
+            plan.launch_warm = placements(target, warm, markets);
             plan.pool_to = size;
         }
     } else if kept > size && target.runs("Terminate") {
@@ -694,29 +708,41 @@ fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
     counts
 }
 
-/// Spreads new VMs: each to the zone (or subnet) with the fewest instances, in the group's order.
-fn placements(target: &Target, live: &[Member], n: usize) -> Vec<Placement> {
+/// How many of `members` are on-demand and how many spot.
+fn by_market(members: &[Member]) -> (i64, i64) {
+    let spot = members.iter().filter(|m| m.market == Market::Spot).count() as i64;
+    (members.len() as i64 - spot, spot)
+}
+
+/// Spreads new VMs, one per market given: each to the zone (or subnet) with the fewest
+/// instances, in the group's order.
+fn placements(target: &Target, live: &[Member], markets: Vec<Market>) -> Vec<Placement> {
     if !target.subnets.is_empty() {
         let start = live.len();
-        return (0..n)
-            .map(|i| Placement {
+        return markets
+            .into_iter()
+            .enumerate()
+            .map(|(i, market)| Placement {
                 zone: None,
                 subnet: Some(target.subnets[(start + i) % target.subnets.len()].clone()),
+                market,
             })
             .collect();
     }
     if target.zones.is_empty() {
-        return vec![
-            Placement {
+        return markets
+            .into_iter()
+            .map(|market| Placement {
                 zone: None,
-                subnet: None
-            };
-            n
-        ];
+                subnet: None,
+                market,
+            })
+            .collect();
     }
     let mut counts = count_by_zone(live);
-    (0..n)
-        .map(|_| {
+    markets
+        .into_iter()
+        .map(|market| {
             let zone = target
                 .zones
                 .iter()
@@ -727,17 +753,21 @@ fn placements(target: &Target, live: &[Member], n: usize) -> Vec<Placement> {
             Placement {
                 zone: Some(zone),
                 subnet: None,
+                market,
             }
         })
         .collect()
 }
 
-/// Which instance to terminate next, by the group's termination policies in order, then AWS's
-/// Default (the zone with the most instances, the oldest launch configuration, the one closest to
-/// its next billing hour), then the id, so the choice is deterministic.
+/// Which instance to terminate next: first of the market above its share (`leaving`: AWS picks
+/// spot or on-demand before it applies the policies), then by the group's termination policies
+/// in order, then AWS's Default (the zone with the most instances, the oldest launch
+/// configuration, the one closest to its next billing hour), then the id, so the choice is
+/// deterministic.
 fn victim(
     candidates: &[Member],
     zone_counts: &BTreeMap<String, i64>,
+    leaving: Option<Market>,
     target: &Target,
     now_ms: i64,
 ) -> Option<usize> {
@@ -748,7 +778,7 @@ fn victim(
         .collect();
     policies.push("Default");
     let key = |m: &Member| -> Vec<i64> {
-        let mut k = Vec::new();
+        let mut k = vec![i64::from(leaving.is_some_and(|l| l != m.market))];
         for p in &policies {
             match *p {
                 "OldestInstance" => k.push(m.launched_ms),
@@ -808,6 +838,7 @@ mod tests {
             pool: None,
             lb_failing: Vec::new(),
             drain_ms: BTreeMap::new(),
+            distribution: Distribution::on_demand(),
         }
     }
 
@@ -1027,6 +1058,7 @@ mod tests {
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,
+            market: crate::model::instance::Market::OnDemand,
         }
     }
 
@@ -1037,6 +1069,7 @@ mod tests {
             zone: zone.into(),
             launched_ms: 0,
             instance_type: "t2.micro".into(),
+            market: crate::model::instance::Market::OnDemand,
         }
     }
 

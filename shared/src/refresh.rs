@@ -726,6 +726,7 @@ mod tests {
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 0,
+            market: crate::model::instance::Market::OnDemand,
         }
     }
 

@@ -19,6 +19,9 @@ pub struct Acted {
     pub launched_warm: Vec<Member>,
     /// Why launching stopped short (the cloud's words, or the launch configuration gone).
     pub launch_failed: Option<String>,
+    /// For a VM launched after the cloud refused the types tried before it: what was tried and
+    /// why it moved on, by instance id (its activity's StatusMessage).
+    pub moved_on: std::collections::BTreeMap<String, String>,
     /// Attaching VMs that now carry the group's tags, as the cloud shows them.
     pub attached: Vec<Seen>,
     /// Attaching VMs that cannot join (`attach::judge`), with why.
@@ -150,6 +153,7 @@ pub fn record(
                 },
                 zone: s.zone.clone(),
                 instance_type: s.instance_type.clone(),
+                market: s.market,
                 launched_ms: s.launched_ms,
                 joined_ms: None,
                 replaces_ms: None,
@@ -239,7 +243,15 @@ pub fn record(
             }
         }
         for m in &acted.launched {
-            let a = activity::launched(ctx, &m.id, &m.zone, plan.capacity_from, plan.capacity_to);
+            let note = acted.moved_on.get(&m.id).map(String::as_str);
+            let a = activity::launched(
+                ctx,
+                &m.id,
+                &m.zone,
+                plan.capacity_from,
+                plan.capacity_to,
+                note,
+            );
             tell(&mut r, NotificationType::Launch, &m.id, a);
         }
     }
@@ -469,7 +481,8 @@ mod tests {
             launch: vec![
                 Placement {
                     zone: Some("a".into()),
-                    subnet: None
+                    subnet: None,
+                    market: crate::model::instance::Market::OnDemand,
                 };
                 n
             ],

@@ -118,21 +118,8 @@ pub fn of(
         };
         instance_types.push(t.clone());
     }
-    if let Some(dist) = &mip.instances_distribution {
-        if let Some(p) = dist.on_demand_percentage_above_base_capacity {
-            if p != 100 {
-                return Err(Refusal::invalid(format!(
-                    "OnDemandPercentageAboveBaseCapacity {p} asks for spot instances; Phantom's clouds have none: give 100."
-                )));
-            }
-        }
-        if let Some(s) = &dist.on_demand_allocation_strategy {
-            if s != "prioritized" {
-                return Err(Refusal::invalid(format!(
-                    "OnDemandAllocationStrategy '{s}' is not supported: Phantom tries the overrides in order (prioritized)."
-                )));
-            }
-        }
+    if let Some(d) = &mip.instances_distribution {
+        crate::distribution::Distribution::of(d)?;
     }
     Ok(Some(Spec {
         template,
@@ -212,7 +199,7 @@ mod tests {
     }
 
     #[test]
-    fn mixed_instances_policies_give_the_types_in_order_and_refuse_spot() {
+    fn mixed_instances_policies_give_the_types_in_order_and_check_the_split() {
         let mip = |dist: Value, overrides: Value| {
             json!({"MixedInstancesPolicy": {
                 "LaunchTemplate": {
@@ -229,16 +216,17 @@ mod tests {
         assert_eq!(s.instance_types, ["m5.large", "m4.large"]);
         assert_eq!(s.template.version, "2");
         let refused = |d, o| of_request(&mip(d, o)).unwrap_err().message().to_string();
+        // Spot and on-demand, split as AWS splits them (`phantom::distribution`).
+        assert!(of_request(&mip(
+            json!({"OnDemandPercentageAboveBaseCapacity": 50, "SpotAllocationStrategy": "capacity-optimized"}),
+            json!([{"InstanceType": "m5.large"}])
+        ))
+        .is_ok());
         assert!(refused(
-            json!({"OnDemandPercentageAboveBaseCapacity": 50}),
+            json!({"OnDemandPercentageAboveBaseCapacity": 150}),
             json!([])
         )
-        .contains("spot"));
-        assert!(refused(
-            json!({"OnDemandAllocationStrategy": "lowest-price"}),
-            json!([])
-        )
-        .contains("prioritized"));
+        .contains("between 0 and 100"));
         assert!(refused(
             json!({}),
             json!([{"InstanceType": "a", "WeightedCapacity": "2"}])

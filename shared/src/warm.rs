@@ -211,6 +211,7 @@ mod tests {
             instance_type: "t2.micro".into(),
             waits: vec![],
             rev: 1,
+            market: crate::model::instance::Market::OnDemand,
         }
     }
 

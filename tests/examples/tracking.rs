@@ -59,6 +59,7 @@ fn serving(id: &str) -> Member {
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
+        market: phantom::model::instance::Market::OnDemand,
     }
 }
 

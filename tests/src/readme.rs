@@ -20,6 +20,7 @@ pub const PAGES: &[&str] = &[
     "docs/actions.md",
     "docs/keeping-vms-alive.md",
     "docs/across-clouds.md",
+    "docs/spot.md",
     "docs/target-tracking.md",
     "docs/load-balancers.md",
     "docs/notifications.md",

@@ -181,6 +181,74 @@ async fn power_contract(cloud: &dyn Cloud, running: &str) {
     assert_eq!(e.code, "InvalidInstanceID.NotFound", "{e}");
 }
 
+/// What a MixedInstancesPolicy asks of a cloud: a spot VM from template `web` (RunInstances with
+/// InstanceMarketOptions) shown as spot, an on-demand one as on-demand, by the provisioner's
+/// client and by `lookup` (the api's, or the same); and t2.micro's spot prices.
+async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
+    use phantom::cloud::launch::{requests, Source};
+    use phantom::model::instance::{Market, Placement};
+    let spec = phantom::template::Spec {
+        template: by_name("web", "$Latest"),
+        cloud: None,
+        instance_types: vec!["t2.micro".into()],
+    };
+    let launch = async |market: Market, token: &str| {
+        let place = Placement {
+            zone: None,
+            subnet: None,
+            market,
+        };
+        let types = ["t2.micro".to_string()];
+        let req = &requests(
+            &Source::Template(spec.clone()),
+            &types,
+            1,
+            &place,
+            None,
+            token.into(),
+            vec![("contract".into(), token.into())],
+        )[0];
+        assert_eq!(req.spot.is_some(), market == Market::Spot);
+        cloud.launch(req).await.expect("run-instances")[0]
+            .id
+            .clone()
+    };
+    let spot = launch(Market::Spot, "spot-contract").await;
+    let on_demand = launch(Market::OnDemand, "on-demand-contract").await;
+    for shown in [
+        cloud.describe(&[spot.clone(), on_demand.clone()]).await,
+        lookup.describe(&[spot.clone(), on_demand.clone()]).await,
+    ] {
+        let mut markets: Vec<(String, Market)> = shown
+            .expect("describe")
+            .into_iter()
+            .map(|t| (t.seen.id, t.seen.market))
+            .collect();
+        markets.sort();
+        let mut want = vec![
+            (spot.clone(), Market::Spot),
+            (on_demand.clone(), Market::OnDemand),
+        ];
+        want.sort();
+        assert_eq!(markets, want);
+    }
+    let prices = cloud
+        .spot_prices(&["t2.micro".into()])
+        .await
+        .expect("spot prices");
+    assert!(
+        !prices.is_empty()
+            && prices
+                .iter()
+                .all(|p| p.instance_type == "t2.micro" && p.price > 0.0),
+        "{prices:?}"
+    );
+    cloud
+        .terminate(&[spot, on_demand])
+        .await
+        .expect("terminate");
+}
+
 #[tokio::test]
 async fn the_memory_cloud_keeps_the_contract() {
     let cloud = MemoryCloud::new(
@@ -210,6 +278,8 @@ async fn the_memory_cloud_keeps_the_contract() {
     };
     contract(&cloud, &setup).await;
     power_contract(&cloud, &setup.running).await;
+    cloud.set_spot_price("t2.micro", 0.0035);
+    spot_contract(&cloud, &cloud).await;
 }
 
 /// The same on moto's EC2, set up with aws-sdk-ec2.
@@ -316,6 +386,7 @@ async fn both_ec2_clients_keep_the_contract_on_moto() {
     let sdk = phantom_cloud::Ec2::connect(&moto.sdk().await, &cloud, &creds);
     contract(&sdk, &setup).await;
     power_contract(&sdk, &setup.running).await;
+    spot_contract(&sdk, api.as_ref()).await;
 }
 
 #[tokio::test]

@@ -65,6 +65,7 @@ fn member(id: &str) -> Member {
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
+        market: phantom::model::instance::Market::OnDemand,
     }
 }
 
@@ -75,7 +76,7 @@ fn activity_at(group: &str, ms: i64) -> Activity {
         now_ms: ms,
         audience: phantom::notification::Audience::NONE,
     };
-    activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1)
+    activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1, None)
 }
 
 /// The contract. `u` prefixes every name, so runs never meet in a shared table.
@@ -492,9 +493,11 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_template_name: Some("web@sierra".into()),
         version: Some("$Latest".into()),
     };
-    // On another cloud, from a template, joined from a warm pool: each comes back as written.
+    // On another cloud, from a template, spot, joined from a warm pool: each comes back as
+    // written.
     let elsewhere = Member {
         cloud: "sierra".into(),
+        market: phantom::model::instance::Market::Spot,
         launch_configuration: None,
         launch_template: Some(template.clone()),
         joined_ms: Some(4_000),
@@ -534,6 +537,7 @@ async fn contract(s: &dyn Store, u: &str) {
                 m.launch_template,
                 m.joined_ms,
                 m.replaces_ms,
+                m.market,
             )
         })
         .collect();
@@ -547,7 +551,8 @@ async fn contract(s: &dyn Store, u: &str) {
                 Some("web".into()),
                 None,
                 None,
-                None
+                None,
+                phantom::model::instance::Market::OnDemand
             ),
             (
                 "i-2".into(),
@@ -555,7 +560,8 @@ async fn contract(s: &dyn Store, u: &str) {
                 None,
                 Some(template),
                 Some(4_000),
-                Some(3_500)
+                Some(3_500),
+                phantom::model::instance::Market::Spot
             )
         ]
     );

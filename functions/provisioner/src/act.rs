@@ -89,10 +89,28 @@ impl Provisioner {
             }
         };
         let tags = group_tags(g, owner);
-        let mut by_place: BTreeMap<(Option<String>, Option<String>), i32> = BTreeMap::new();
+        let dist = g.distribution();
+        // The overrides' instance types, in their priority (none: the template's own type).
+        let types = match &source {
+            Source::Template(spec) => spec.instance_types.clone(),
+            Source::Config(_) => Vec::new(),
+        };
+        let prices = self.spot_prices(g, cloud, placements, &types, &dist).await;
+        // One request per zone, subnet, market and order of types to try: the k-th spot VM
+        // of the round starts at its own pool (lowest-price spreads over SpotInstancePools).
+        let mut batches: BTreeMap<Batch, i32> = BTreeMap::new();
+        let mut spot_k = 0;
         for p in placements {
-            *by_place
-                .entry((p.zone.clone(), p.subnet.clone()))
+            let order = match p.market {
+                Market::Spot if types.len() > 1 => {
+                    spot_k += 1;
+                    let here = prices_in(&prices, p.zone.as_deref());
+                    dist.spot_order(&types, &here, spot_k - 1)
+                }
+                _ => types.clone(),
+            };
+            *batches
+                .entry((p.zone.clone(), p.subnet.clone(), p.market, order))
                 .or_default() += 1;
         }
         let target = g.target();
@@ -101,11 +119,18 @@ impl Provisioner {
             Source::Template(_) => target.launch_template,
             Source::Config(_) => None,
         };
-        'places: for (i, ((zone, subnet), count)) in by_place.into_iter().enumerate() {
+        'places: for (i, ((zone, subnet, market, order), count)) in batches.into_iter().enumerate()
+        {
             let tries = requests(
                 &source,
+                &order,
                 count,
-                &Placement { zone, subnet },
+                &Placement {
+                    zone,
+                    subnet,
+                    market,
+                },
+                dist.spot_max_price.as_deref(),
                 match into {
                     Destination::Group => format!("{}-{i}", on.token),
                     Destination::Pool => format!("{}-w{i}", on.token),
@@ -113,6 +138,8 @@ impl Provisioner {
                 tags.clone(),
             );
             let last = tries.len() - 1;
+            // What the cloud refused before this try, for the activity.
+            let mut refused: Vec<String> = Vec::new();
             for (k, req) in tries.iter().enumerate() {
                 let launched = cloud.launch(req).await;
                 let code = match &launched {
@@ -123,6 +150,17 @@ impl Provisioner {
                     phantom::ops::LAUNCHES,
                     &[("cloud", &on.cloud), ("code", code)],
                 );
+                let what = format!(
+                    "{} {}",
+                    req.instance_type
+                        .as_deref()
+                        .unwrap_or("the template's type"),
+                    if req.spot.is_some() {
+                        "spot"
+                    } else {
+                        "on-demand"
+                    }
+                );
                 match launched {
                     Ok(vms) => {
                         let (lifecycle, to) = match into {
@@ -131,6 +169,12 @@ impl Provisioner {
                                 (Lifecycle::WarmedPending, &mut acted.launched_warm)
                             }
                         };
+                        if !refused.is_empty() {
+                            let note = format!("{}; launched {what}.", refused.join("; "));
+                            for s in &vms {
+                                acted.moved_on.insert(s.id.clone(), note.clone());
+                            }
+                        }
                         to.extend(vms.into_iter().map(|s| Member {
                             id: s.id,
                             cloud: on.cloud.clone(),
@@ -144,22 +188,58 @@ impl Provisioner {
                             launch_configuration: on.launch_configuration.clone(),
                             launch_template: launch_template.clone(),
                             instance_type: s.instance_type,
+                            // What was asked for and granted (a cloud may not echo it).
+                            market: if req.spot.is_some() {
+                                Market::Spot
+                            } else {
+                                Market::OnDemand
+                            },
                             waits: Vec::new(),
                             rev: 0,
                         }));
                         continue 'places;
                     }
                     Err(e) if k < last && try_another_type(&e) => {
-                        tracing::info!(group = g.name, error = %e, "no room for this instance type; trying the next override");
+                        tracing::info!(group = g.name, error = %e, tried = what, "the cloud refused this instance type; trying the next override");
+                        refused.push(format!("{what}: {}", e.code));
                     }
                     Err(e) => {
-                        acted.launch_failed = Some(e.to_string());
+                        refused.push(format!("{what}: {e}"));
+                        acted.launch_failed = Some(if refused.len() > 1 {
+                            format!("tried {}", refused.join("; "))
+                        } else {
+                            e.to_string()
+                        });
                         break 'places;
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The spot prices of `types` on `cloud`, where spot VMs are to be launched among several
+    /// types by a strategy that orders by price; none where the cloud gives none (the overrides'
+    /// order then).
+    async fn spot_prices(
+        &self,
+        g: &Group,
+        cloud: &dyn Cloud,
+        placements: &[Placement],
+        types: &[String],
+        dist: &Distribution,
+    ) -> Vec<SpotPrice> {
+        let spot = placements.iter().any(|p| p.market == Market::Spot);
+        if !spot || types.len() < 2 || !dist.orders_by_price() {
+            return Vec::new();
+        }
+        match cloud.spot_prices(types).await {
+            Ok(prices) => prices,
+            Err(e) => {
+                tracing::warn!(group = g.name, error = %e, "no spot prices from the cloud; trying the overrides in order");
+                Vec::new()
+            }
+        }
     }
 
     /// What the group launches from: its launch configuration, or its launch template.
@@ -227,6 +307,9 @@ impl Provisioner {
         .await;
     }
 }
+
+/// VMs launched by one request: their zone, subnet, market and the instance types to try.
+type Batch = (Option<String>, Option<String>, Market, Vec<String>);
 
 /// Where new VMs go: into the group, or into its warm pool.
 #[derive(Clone, Copy)]

@@ -29,14 +29,16 @@ pub use sweep::SweepReport;
 
 use phantom::activity::Context;
 use phantom::cloud::launch::{requests, try_another_type, Source};
+use phantom::cloud::{prices_in, SpotPrice};
 use phantom::cloud::{
     Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use phantom::config::{aws_sdk_config, Config};
+use phantom::distribution::Distribution;
 use phantom::group::Group;
 use phantom::publish::{Publisher, SnsSqs};
 use phantom::queue::{Received, Reconcile, SqsQueue, StateChange, Work, WorkQueue};
-use phantom::reconcile::{self, decide, Lifecycle, Member, Placement, Plan};
+use phantom::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan};
 use phantom::refresh::{self, InstanceRefresh};
 use phantom::replacement;
 use phantom::round::{self, Acted, Before};

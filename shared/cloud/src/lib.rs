@@ -14,11 +14,11 @@ use aws_sdk_ec2::types::{
 };
 use phantom::cloud::launch::{BlockDevice, Network, Profile};
 use phantom::cloud::{
-    template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, Tagged, TAG_GROUP,
-    TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, SpotPrice, Tagged,
+    TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use phantom::model::cloud::{CloudCredentials, CloudRecord};
-use phantom::model::instance::{CloudState, Seen};
+use phantom::model::instance::{CloudState, Market, Seen};
 use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,11 +216,15 @@ impl Cloud for Ec2 {
             };
             req = req.iam_instance_profile(spec.build());
         }
-        if let Some(price) = &l.spot_price {
+        if let Some(spot) = &l.spot {
             req = req.instance_market_options(
                 InstanceMarketOptionsRequest::builder()
                     .market_type(MarketType::Spot)
-                    .spot_options(SpotMarketOptions::builder().max_price(price).build())
+                    .spot_options(
+                        SpotMarketOptions::builder()
+                            .set_max_price(spot.max_price.clone())
+                            .build(),
+                    )
                     .build(),
             );
         }
@@ -315,6 +319,53 @@ impl Cloud for Ec2 {
                 .map_err(cloud_error)?;
         }
         Ok(())
+    }
+
+    /// DescribeSpotPriceHistory from now: the current price of each type in each zone (Linux's,
+    /// where the cloud gives prices for several products).
+    async fn spot_prices(&self, types: &[String]) -> Result<Vec<SpotPrice>, CloudError> {
+        if types.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self
+            .client
+            .describe_spot_price_history()
+            .set_instance_types(Some(
+                types
+                    .iter()
+                    .map(|t| InstanceType::from(t.as_str()))
+                    .collect(),
+            ))
+            .start_time(aws_sdk_ec2::primitives::DateTime::from(
+                std::time::SystemTime::now(),
+            ))
+            .send()
+            .await
+            .map_err(cloud_error)?;
+        let mut prices = Vec::new();
+        for p in out.spot_price_history() {
+            let linux = p
+                .product_description()
+                .is_some_and(|d| d.as_str().starts_with("Linux/UNIX"));
+            let (Some(t), Some(zone), Some(price)) =
+                (p.instance_type(), p.availability_zone(), p.spot_price())
+            else {
+                return Err(CloudError::unreadable(
+                    "a spot price without its type, zone or price",
+                ));
+            };
+            let price: f64 = price.parse().map_err(|_| {
+                CloudError::unreadable(format!("a spot price '{price}' that is not a number"))
+            })?;
+            if linux {
+                prices.push(SpotPrice {
+                    instance_type: t.as_str().to_string(),
+                    zone: zone.to_string(),
+                    price,
+                });
+            }
+        }
+        Ok(prices)
     }
 
     /// TerminateInstances (idempotent: terminating a terminated VM is fine).
@@ -423,6 +474,7 @@ fn seen(i: &aws_sdk_ec2::types::Instance) -> Result<Seen, CloudError> {
             .ok_or_else(|| missing("an instance type"))?
             .as_str()
             .to_string(),
+        market: Market::of_lifecycle(i.instance_lifecycle().map(|l| l.as_str())),
     })
 }
 

@@ -11,7 +11,7 @@ use super::{
     Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::model::instance::{CloudState, Seen};
+use crate::model::instance::{CloudState, Market, Seen};
 use crate::template::TemplateRef;
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
@@ -319,6 +319,9 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
                         ))
                     })?,
                     instance_type: text(&["instanceType"], "an instance type")?,
+                    market: Market::of_lifecycle(
+                        i.path(&["instanceLifecycle"]).map(|n| n.text.as_str()),
+                    ),
                     id: id.clone(),
                 },
                 group: tag(TAG_GROUP),

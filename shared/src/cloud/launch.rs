@@ -2,7 +2,7 @@
 //! network and placement RunInstances gets. The EC2 adapter copies it onto the SDK's request and
 //! decides nothing; the memory cloud reads the same struct.
 
-use crate::model::instance::Placement;
+use crate::model::instance::{Market, Placement};
 use crate::model::launch_config::LaunchConfiguration;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +20,8 @@ pub struct LaunchRequest {
     pub ebs_optimized: Option<bool>,
     pub monitoring: Option<bool>,
     pub iam_profile: Option<Profile>,
-    pub spot_price: Option<String>,
+    /// Spot capacity, not on-demand (RunInstances' InstanceMarketOptions).
+    pub spot: Option<Spot>,
     pub metadata: Option<Metadata>,
     pub block_devices: Vec<BlockDevice>,
     pub zone: Option<String>,
@@ -30,6 +31,13 @@ pub struct LaunchRequest {
     /// A launch template on the cloud: the image and the rest come from it, and the fields above
     /// (an instance type, the placement, the tags) override it.
     pub template: Option<crate::template::TemplateRef>,
+}
+
+/// A spot request: the most it may cost an hour (None: up to the on-demand price, EC2's own
+/// default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spot {
+    pub max_price: Option<String>,
 }
 
 /// An instance profile by name or by ARN.
@@ -100,54 +108,59 @@ pub enum Source {
 }
 
 /// The requests for `count` VMs at one placement, in the order to try: one for a launch
-/// configuration; for a template, one per override instance type (the next is tried when the
-/// cloud has no capacity for the one before), each with its own token, since a token may not be
-/// reused with other parameters.
+/// configuration; for a template, one per instance type of `types` (a MixedInstancesPolicy's
+/// overrides in the order to try them; empty: the template's own type), the next tried when the
+/// cloud has no room for the one before, each with its own token, since a token may not be
+/// reused with other parameters. A spot placement asks for spot at up to `spot_max_price`.
 pub fn requests(
     source: &Source,
+    types: &[String],
     count: i32,
     placement: &Placement,
+    spot_max_price: Option<&str>,
     token: String,
     tags: Vec<(String, String)>,
 ) -> Vec<LaunchRequest> {
-    match source {
-        Source::Config(lc) => vec![launch_request(lc, count, placement, token, tags)],
-        Source::Template(spec) if spec.instance_types.is_empty() => vec![template_request(
-            &spec.template,
-            None,
-            count,
-            placement,
-            token,
-            tags,
-        )],
-        Source::Template(spec) => spec
-            .instance_types
-            .iter()
-            .enumerate()
-            .map(|(k, t)| {
-                let token = if k == 0 {
-                    token.clone()
-                } else {
-                    format!("{token}-{k}")
-                };
-                template_request(
-                    &spec.template,
-                    Some(t.clone()),
-                    count,
-                    placement,
-                    token,
-                    tags.clone(),
-                )
-            })
-            .collect(),
-    }
+    let spec = match source {
+        Source::Config(lc) => return vec![launch_request(lc, count, placement, token, tags)],
+        Source::Template(spec) => spec,
+    };
+    let spot = (placement.market == Market::Spot).then(|| Spot {
+        max_price: spot_max_price.map(str::to_string),
+    });
+    let types: Vec<Option<String>> = if types.is_empty() {
+        vec![None]
+    } else {
+        types.iter().cloned().map(Some).collect()
+    };
+    types
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let token = if k == 0 {
+                token.clone()
+            } else {
+                format!("{token}-{k}")
+            };
+            LaunchRequest {
+                spot: spot.clone(),
+                ..template_request(&spec.template, t, count, placement, token, tags.clone())
+            }
+        })
+        .collect()
 }
 
-/// Whether a refusal means "no room for this instance type here": try the next override.
+/// Whether a refusal means "no room for this instance type here, or not at this price": try
+/// the next override.
 pub fn try_another_type(e: &crate::cloud::CloudError) -> bool {
     matches!(
         e.code.as_str(),
-        "InsufficientInstanceCapacity" | "InstanceLimitExceeded" | "Unsupported"
+        "InsufficientInstanceCapacity"
+            | "InstanceLimitExceeded"
+            | "Unsupported"
+            | "SpotMaxPriceTooLow"
+            | "MaxSpotInstanceCountExceeded"
+            | "InsufficientCapacityOnHost"
     )
 }
 
@@ -173,7 +186,7 @@ pub fn template_request(
         ebs_optimized: None,
         monitoring: None,
         iam_profile: None,
-        spot_price: None,
+        spot: None,
         metadata: None,
         block_devices: Vec::new(),
         zone: placement.zone.clone(),
@@ -232,7 +245,8 @@ pub fn launch_request(
                 Profile::Name(p.clone())
             }
         }),
-        spot_price: lc.spot_price.clone(),
+        // A launch configuration's SpotPrice makes every VM of it spot, as on AWS.
+        spot: lc.spot_price.clone().map(|p| Spot { max_price: Some(p) }),
         metadata: lc.metadata_options.as_ref().map(|m| Metadata {
             http_tokens: m.http_tokens.clone(),
             hop_limit: m.http_put_response_hop_limit,
@@ -273,6 +287,7 @@ mod tests {
         Placement {
             zone: zone.map(str::to_string),
             subnet: subnet.map(str::to_string),
+            market: Market::OnDemand,
         }
     }
 
@@ -372,7 +387,12 @@ mod tests {
             r.iam_profile,
             Some(Profile::Arn("arn:aws:iam::1:instance-profile/web".into()))
         );
-        assert_eq!(r.spot_price.as_deref(), Some("0.05"));
+        assert_eq!(
+            r.spot,
+            Some(Spot {
+                max_price: Some("0.05".into())
+            })
+        );
         assert_eq!(
             r.metadata,
             Some(Metadata {

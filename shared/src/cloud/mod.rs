@@ -106,6 +106,33 @@ pub trait Cloud: Lookup {
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError>;
     /// Removes tags, by key, from VMs (DeleteTags): a detached VM leaves its group's behind.
     async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError>;
+    /// The spot price now of each of these instance types, per zone (DescribeSpotPriceHistory
+    /// from now): what a MixedInstancesPolicy's price strategies order the types by.
+    async fn spot_prices(&self, types: &[String]) -> Result<Vec<SpotPrice>, CloudError>;
+}
+
+/// What a spot VM of one type costs an hour in one zone now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpotPrice {
+    pub instance_type: String,
+    pub zone: String,
+    pub price: f64,
+}
+
+/// The price of each type in `zone` (the cheapest zone's when `zone` is None or has none): what
+/// `phantom::distribution` orders spot types by.
+pub fn prices_in(prices: &[SpotPrice], zone: Option<&str>) -> BTreeMap<String, f64> {
+    let mut anywhere: BTreeMap<String, f64> = BTreeMap::new();
+    let mut here: BTreeMap<String, f64> = BTreeMap::new();
+    for p in prices {
+        let low = anywhere.entry(p.instance_type.clone()).or_insert(p.price);
+        *low = low.min(p.price);
+        if Some(p.zone.as_str()) == zone {
+            here.insert(p.instance_type.clone(), p.price);
+        }
+    }
+    anywhere.extend(here);
+    anywhere
 }
 
 /// An image a cloud offers a user.

@@ -124,6 +124,7 @@ pub struct Member {
     /// The launch template (as the group named it) a VM was launched from, if it was.
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub instance_type: String,
+    pub market: Market,
     /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
     pub waits: Vec<Wait>,
     /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
@@ -181,6 +182,7 @@ pub struct Seen {
     pub zone: String,
     pub launched_ms: i64,
     pub instance_type: String,
+    pub market: Market,
 }
 
 impl Member {
@@ -197,11 +199,46 @@ impl Seen {
     }
 }
 
-/// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows).
+/// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows), and on which market.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
     pub zone: Option<String>,
     pub subnet: Option<String>,
+    pub market: Market,
+}
+
+/// How a VM is bought: on demand, or as spot capacity the cloud may take back (EC2's
+/// `InstanceLifecycle`, absent for on-demand).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Market {
+    OnDemand,
+    Spot,
+}
+
+impl Market {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OnDemand => "on-demand",
+            Self::Spot => "spot",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "on-demand" => Some(Self::OnDemand),
+            "spot" => Some(Self::Spot),
+            _ => None,
+        }
+    }
+
+    /// From EC2's `InstanceLifecycle`: absent on an on-demand VM; `scheduled` and
+    /// `capacity-block` are bought ahead and never taken back, so they count as on-demand.
+    pub fn of_lifecycle(lifecycle: Option<&str>) -> Self {
+        match lifecycle {
+            Some("spot") => Self::Spot,
+            _ => Self::OnDemand,
+        }
+    }
 }
 
 /// What a lifecycle hook's wait ends with (its DefaultResult, or CompleteLifecycleAction's).
@@ -265,6 +302,7 @@ pub(crate) fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,
         instance_type: "t2.micro".into(),
+        market: Market::OnDemand,
         waits: vec![],
         rev: 1,
     }

@@ -17,6 +17,7 @@ const HERE: &[&str] = &[
     "activities",
     "across-clouds",
     "across-clouds-refresh",
+    "spot",
     "target-tracking",
     "notifications",
     "own-api",
@@ -158,6 +159,22 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
                 out.stdout
             );
             refreshed(s, "web-across", 3, &[("web2@hotel", 2), ("web2@sierra", 3)]);
+        }
+        // A group split 4 on-demand and 2 spot, as the cloud shows its VMs.
+        "spot" => {
+            let lifecycles: Vec<&str> = out
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("i-"))
+                .filter_map(|l| l.split('\t').nth(2))
+                .collect();
+            let count = |what: &str| lifecycles.iter().filter(|l| **l == what).count();
+            assert_eq!(
+                (lifecycles.len(), count("None"), count("spot")),
+                (6, 4, 2),
+                "{}",
+                out.stdout
+            );
         }
         // A target tracking policy on the local Prometheus, described as put.
         "target-tracking" => {

@@ -19,6 +19,7 @@ mod refresh;
 mod scale;
 mod scheduled;
 mod self_service;
+mod spot;
 mod templates;
 mod throttle;
 mod tools;

@@ -209,8 +209,8 @@ async fn mixed_instances_overrides_are_tried_in_order() {
     assert_eq!(overrides.len(), 2, "described as given");
 
     for (policy, want) in [
-        (policy("prioritized", 50), "spot"),
-        (policy("lowest-price", 100), "prioritized"),
+        (policy("prioritized", 150), "between 0 and 100"),
+        (policy("cheapest", 100), "OnDemandAllocationStrategy"),
     ] {
         let (code, message) = failure(
             c.create_auto_scaling_group()

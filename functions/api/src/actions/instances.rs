@@ -303,6 +303,8 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     instance_type: String::new(),
                     waits: Vec::new(),
                     rev: 0,
+                    // What the cloud shows is recorded once the provisioner has looked.
+                    market: phantom::model::instance::Market::OnDemand,
                 })
                 .collect(),
             desired: Some(g.desired + n),

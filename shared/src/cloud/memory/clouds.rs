@@ -59,6 +59,9 @@ impl Cloud for Nowhere {
     async fn start(&self, _: &[String]) -> Result<(), CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn spot_prices(&self, _: &[String]) -> Result<Vec<SpotPrice>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

@@ -52,6 +52,23 @@ impl MemoryCloud {
         self.state().short_of.insert(instance_type.into());
     }
 
+    /// Spot launches of this instance type fail for want of spot capacity (`true`), or succeed
+    /// again (`false`).
+    pub fn spot_short_of(&self, instance_type: &str, short: bool) {
+        let mut st = self.state();
+        if short {
+            st.no_spot.insert(instance_type.into());
+        } else {
+            st.no_spot.remove(instance_type);
+        }
+    }
+
+    /// The spot price of an instance type here: a launch whose SpotMaxPrice is below it fails
+    /// with SpotMaxPriceTooLow.
+    pub fn set_spot_price(&self, instance_type: &str, price: f64) {
+        self.state().spot_prices.insert(instance_type.into(), price);
+    }
+
     /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
     pub fn set_capacity(&self, k: usize) {
         self.state().capacity = Some(k);

@@ -15,12 +15,12 @@ pub use faults::Fault;
 
 use super::{
     Catalog, Cloud, CloudError, Connect, ConnectLookup, Image, KeyPair, LaunchRequest, Lookup,
-    Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
 use crate::model::cloud::{CloudCredentials, CloudRecord};
-use crate::model::instance::{CloudState, Seen};
+use crate::model::instance::{CloudState, Market, Seen};
 use crate::template::TemplateRef;
 use crate::time::Clock;
 use async_trait::async_trait;
@@ -42,6 +42,7 @@ pub struct Vm {
     pub booted_ms: i64,
     pub tags: BTreeMap<String, String>,
     pub client_token: Option<String>,
+    pub market: Market,
 }
 
 impl Vm {
@@ -52,6 +53,7 @@ impl Vm {
             zone: self.zone.clone(),
             launched_ms: self.launched_ms,
             instance_type: self.instance_type.clone(),
+            market: self.market,
         }
     }
 }
@@ -84,6 +86,10 @@ struct State {
     no_templates: bool,
     /// Instance types this cloud has no capacity for (InsufficientInstanceCapacity).
     short_of: BTreeSet<String>,
+    /// Instance types with no spot capacity here (a spot launch of one fails as EC2's does).
+    no_spot: BTreeSet<String>,
+    /// The most a spot VM costs an hour here, by instance type (a lower SpotMaxPrice fails).
+    spot_prices: BTreeMap<String, f64>,
     /// Imported key pairs: name -> fingerprint.
     key_pairs: BTreeMap<String, String>,
 }
@@ -278,6 +284,7 @@ impl MemoryCloud {
             booted_ms: now,
             tags: BTreeMap::new(),
             client_token: token,
+            market: Market::OnDemand,
         }
     }
 
@@ -333,6 +340,29 @@ impl MemoryCloud {
                 format!("We currently do not have sufficient {short} capacity."),
             ));
         }
+        if let (Some(spot), Some(t)) = (&req.spot, &instance_type) {
+            if st.no_spot.contains(t) {
+                return Err(CloudError::new(
+                    "InsufficientInstanceCapacity",
+                    format!(
+                        "There is no Spot capacity available that matches your request for {t}."
+                    ),
+                ));
+            }
+            let price = st.spot_prices.get(t).copied();
+            let max = spot
+                .max_price
+                .as_deref()
+                .and_then(|p| p.parse::<f64>().ok());
+            if let (Some(price), Some(max)) = (price, max) {
+                if max < price {
+                    return Err(CloudError::new(
+                        "SpotMaxPriceTooLow",
+                        format!("Your Spot request price of {max} is lower than the minimum required Spot request fulfillment price of {price}."),
+                    ));
+                }
+            }
+        }
         if let (Some(images), Some(image)) = (&self.images, &image_id) {
             if !images.contains(image) {
                 return Err(CloudError::new(
@@ -362,6 +392,9 @@ impl MemoryCloud {
                 Some(req.client_token.clone()),
             );
             vm.subnet = req.subnet().map(str::to_string);
+            if req.spot.is_some() {
+                vm.market = Market::Spot;
+            }
             vm.tags = req.tags.iter().cloned().collect();
             if let Some(owner) = vm.tags.get(TAG_OWNER) {
                 st.by_owner
@@ -577,6 +610,23 @@ impl Cloud for MemoryCloud {
         Ok(())
     }
 
+    /// The prices set with `set_spot_price`, the same in every zone.
+    async fn spot_prices(&self, types: &[String]) -> Result<Vec<SpotPrice>, CloudError> {
+        self.enter().await?;
+        let st = self.state();
+        Ok(types
+            .iter()
+            .filter_map(|t| st.spot_prices.get(t).map(|p| (t, *p)))
+            .flat_map(|(t, price)| {
+                self.zones.iter().map(move |zone| SpotPrice {
+                    instance_type: t.clone(),
+                    zone: zone.clone(),
+                    price,
+                })
+            })
+            .collect())
+    }
+
     async fn start(&self, ids: &[String]) -> Result<(), CloudError> {
         self.enter().await?;
         let now = self.clock.now_ms();
@@ -715,6 +765,7 @@ mod tests {
             &Placement {
                 zone: None,
                 subnet: None,
+                market: crate::model::instance::Market::OnDemand,
             },
             token.into(),
             vec![

@@ -449,6 +449,13 @@ impl DynamoStore {
                     None => None,
                 },
                 instance_type: get_s(item, "itype")?,
+                // Absent on a VM recorded before spot (2026-11): those were all on-demand.
+                market: match opt_s(item, "market")? {
+                    Some(m) => {
+                        Market::parse(&m).ok_or_else(|| corrupt(item, "market", "a market"))?
+                    }
+                    None => Market::OnDemand,
+                },
                 waits: serde_json::from_str(&get_s(item, "waits")?)
                     .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
                 rev: get_n(item, "rev")?,
@@ -471,6 +478,7 @@ impl DynamoStore {
             .item("launched", n(m.launched_ms))
             .item("protected", AttributeValue::Bool(m.protected))
             .item("itype", s(&m.instance_type))
+            .item("market", s(m.market.as_str()))
             .item("cloud", s(&m.cloud))
             .item(
                 "waits",

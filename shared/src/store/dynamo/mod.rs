@@ -41,7 +41,7 @@ use super::{
 };
 use crate::model::activity::{Activity, ScalingActivity};
 use crate::model::group::{Group, Settings, DELETING};
-use crate::model::instance::{Lifecycle, Member};
+use crate::model::instance::{Lifecycle, Market, Member};
 use crate::model::launch_config::LaunchConfig;
 use crate::model::notification::Notice;
 use crate::model::user::{AccessKey, User};

@@ -1,0 +1,208 @@
+//! Spot and on-demand in one group (a MixedInstancesPolicy's InstancesDistribution): the split
+//! AWS computes, kept through scale-in and replacement; spot types tried by price; a type the
+//! cloud has no spot for passed over, and the activity saying so.
+
+use crate::provisioning::{activities, converges};
+use aws_sdk_autoscaling::types::{
+    InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
+    MixedInstancesPolicy,
+};
+use phantom::cloud::memory::Vm;
+use phantom::model::instance::Market;
+use phantom_e2e::world::{World, IMAGE};
+
+fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
+    InstancesDistribution::builder()
+        .on_demand_base_capacity(base)
+        .on_demand_percentage_above_base_capacity(percent)
+        .spot_allocation_strategy(strategy)
+        .build()
+}
+
+/// Template `fleet` on sierra, t2.micro then t2.small, split as `split` says.
+fn policy(split: InstancesDistribution) -> MixedInstancesPolicy {
+    let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
+    MixedInstancesPolicy::builder()
+        .launch_template(
+            LaunchTemplate::builder()
+                .launch_template_specification(
+                    LaunchTemplateSpecification::builder()
+                        .launch_template_name("fleet@sierra")
+                        .build(),
+                )
+                .overrides(over("t2.micro"))
+                .overrides(over("t2.small"))
+                .build(),
+        )
+        .instances_distribution(split)
+        .build()
+}
+
+/// The live VMs on the cloud of one market, by instance type.
+fn of(vms: &[Vm], market: Market) -> Vec<String> {
+    let mut types: Vec<String> = vms
+        .iter()
+        .filter(|v| v.state.alive() && v.market == market)
+        .map(|v| v.instance_type.clone())
+        .collect();
+    types.sort();
+    types
+}
+
+#[tokio::test]
+async fn a_group_keeps_its_split_between_on_demand_and_spot() {
+    let w = World::new().await;
+    let u = w.user("spot").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    // t2.small's spot is the cheaper: price strategies take it first.
+    w.sierra.set_spot_price("t2.micro", 0.012);
+    w.sierra.set_spot_price("t2.small", 0.006);
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy(split(1, 50, "price-capacity-optimized")))
+        .min_size(0)
+        .max_size(10)
+        .desired_capacity(6)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "fleet", 6).await;
+    // 1 on-demand base, then half of the other 5 rounded up for on-demand: 4 and 2.
+    let vms = w.sierra.vms();
+    assert_eq!(of(&vms, Market::OnDemand), ["t2.micro"; 4], "prioritized");
+    assert_eq!(of(&vms, Market::Spot), ["t2.small"; 2], "the cheaper spot");
+
+    // Scale-in keeps the split: at 3, 1 + 1 on-demand and 1 spot.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "fleet", 3).await;
+    let vms = w.sierra.vms();
+    assert_eq!(
+        (
+            of(&vms, Market::OnDemand).len(),
+            of(&vms, Market::Spot).len()
+        ),
+        (2, 1)
+    );
+
+    // No spot for t2.small now: the next type, and the activity says why.
+    w.sierra.spot_short_of("t2.small", true);
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(5)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "fleet", 5).await;
+    let vms = w.sierra.vms();
+    assert_eq!(of(&vms, Market::OnDemand).len(), 3);
+    assert_eq!(of(&vms, Market::Spot), ["t2.micro", "t2.small"]);
+    let acts = activities(&w, &u, "fleet").await;
+    assert!(
+        acts.iter().any(|a| a.status_message()
+            == Some("t2.small spot: InsufficientInstanceCapacity; launched t2.micro spot.")),
+        "{acts:?}"
+    );
+
+    // No spot at all: a lost spot VM's replacement is spot again, and waits for it.
+    w.sierra.spot_short_of("t2.micro", true);
+    let spot_vm = vms
+        .iter()
+        .find(|v| v.state.alive() && v.market == Market::Spot)
+        .unwrap()
+        .id
+        .clone();
+    w.sierra.terminate_outside(&spot_vm);
+    w.until(30, "a failed launch that says what it tried", async || {
+        activities(&w, &u, "fleet")
+            .await
+            .into_iter()
+            .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+    })
+    .await;
+    let failed = activities(&w, &u, "fleet")
+        .await
+        .into_iter()
+        .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+        .unwrap();
+    let message = failed.status_message().unwrap();
+    assert!(
+        message.contains("tried t2.small spot: InsufficientInstanceCapacity; t2.micro spot:"),
+        "{message}"
+    );
+    assert_eq!(
+        of(&w.sierra.vms(), Market::OnDemand).len(),
+        3,
+        "no on-demand in its place"
+    );
+    // Spot is back: the group is whole again, its split as before.
+    w.sierra.spot_short_of("t2.micro", false);
+    w.sierra.spot_short_of("t2.small", false);
+    converges(&w, &u, "sierra", "fleet", 5).await;
+    let vms = w.sierra.vms();
+    assert_eq!(
+        (
+            of(&vms, Market::OnDemand).len(),
+            of(&vms, Market::Spot).len()
+        ),
+        (3, 2)
+    );
+}
+
+#[tokio::test]
+async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
+    let w = World::new().await;
+    let u = w.user("price").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    w.sierra.set_spot_price("t2.micro", 0.02);
+    w.sierra.set_spot_price("t2.small", 0.04);
+    let p = policy(
+        InstancesDistribution::builder()
+            .on_demand_percentage_above_base_capacity(0)
+            .spot_allocation_strategy("capacity-optimized-prioritized")
+            .spot_max_price("0.03")
+            .build(),
+    );
+    // The overrides in their order: t2.micro first, within the maximum.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("cheap")
+        .mixed_instances_policy(p)
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "cheap", 2).await;
+    assert_eq!(of(&w.sierra.vms(), Market::Spot), ["t2.micro"; 2]);
+    // t2.micro's spot is gone and t2.small's costs more than the group pays: nothing launches,
+    // and the activity says both.
+    w.sierra.spot_short_of("t2.micro", true);
+    c.set_desired_capacity()
+        .auto_scaling_group_name("cheap")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    let failed = w
+        .until(30, "a failed launch", async || {
+            activities(&w, &u, "cheap")
+                .await
+                .into_iter()
+                .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+        })
+        .await;
+    let message = failed.status_message().unwrap();
+    assert!(
+        message.contains("t2.micro spot: InsufficientInstanceCapacity")
+            && message.contains("t2.small spot: SpotMaxPriceTooLow"),
+        "{message}"
+    );
+    assert_eq!(w.sierra.alive().len(), 2);
+}

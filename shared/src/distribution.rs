@@ -77,12 +77,13 @@ impl Distribution {
                 "Invalid SpotAllocationStrategy '{other}': give lowest-price, capacity-optimized, capacity-optimized-prioritized or price-capacity-optimized."
             ))),
         };
+        // 0 is how Terraform's users clear it for the other strategies.
         let spot_pools = match d.spot_instance_pools {
-            None => 2,
-            Some(n) if spot_strategy != SpotStrategy::LowestPrice => {
-                return Err(Refusal::invalid(format!(
-                    "SpotInstancePools {n} is valid only with the lowest-price SpotAllocationStrategy."
-                )))
+            None | Some(0) => 2,
+            Some(_) if spot_strategy != SpotStrategy::LowestPrice => {
+                return Err(Refusal::invalid(
+                    "SpotInstancePools option is only available with the lowest-price allocation strategy.",
+                ))
             }
             Some(n) if (1..=20).contains(&n) => n,
             Some(n) => {
@@ -255,6 +256,7 @@ mod tests {
         assert!(of(serde_json::json!({"SpotAllocationStrategy": "cheapest"})).is_err());
         assert!(of(serde_json::json!({"OnDemandAllocationStrategy": "random"})).is_err());
         assert!(of(serde_json::json!({"SpotAllocationStrategy": "capacity-optimized", "SpotInstancePools": 2})).is_err());
+        assert!(of(serde_json::json!({"SpotAllocationStrategy": "capacity-optimized", "SpotInstancePools": 0})).is_ok());
         assert!(of(serde_json::json!({"SpotInstancePools": 21})).is_err());
         assert!(of(serde_json::json!({"SpotMaxPrice": "cheap"})).is_err());
         let d = of(serde_json::json!({"SpotMaxPrice": ""})).unwrap();

@@ -148,6 +148,7 @@ impl Group {
                 })
                 .collect(),
             distribution: self.distribution(),
+            elsewhere: (0, 0),
         }
     }
 

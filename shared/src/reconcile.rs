@@ -57,6 +57,9 @@ pub struct Target {
     pub drain_ms: BTreeMap<String, i64>,
     /// The split between on-demand and spot VMs (a MixedInstancesPolicy's; else all on-demand).
     pub distribution: Distribution,
+    /// The on-demand and spot VMs the group has on its other clouds: a group across clouds is
+    /// split as one.
+    pub elsewhere: (i64, i64),
 }
 
 impl Target {
@@ -566,7 +569,8 @@ pub fn size_replacing(
             _ => 0,
         };
         for _ in 0..(have - desired) {
-            let leaving = target.distribution.leaving(markets.0, markets.1);
+            let (od, sp) = target.elsewhere;
+            let leaving = target.distribution.leaving(markets.0 + od, markets.1 + sp);
             let Some(i) = victim(&candidates, &zone_counts, leaving, target, now_ms) else {
                 break;
             };
@@ -610,7 +614,11 @@ pub fn size_replacing(
                 plan.retry_at_ms = Some(target.retry_at_ms);
             } else {
                 let (on_demand, spot) = by_market(&live);
-                let markets = target.distribution.markets(on_demand, spot, short as usize);
+                let (od, sp) = target.elsewhere;
+                let markets =
+                    target
+                        .distribution
+                        .markets(on_demand + od, spot + sp, short as usize);
                 plan.launch = placements(target, &live, markets);
             }
         }
@@ -709,7 +717,7 @@ fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
 }
 
 /// How many of `members` are on-demand and how many spot.
-fn by_market(members: &[Member]) -> (i64, i64) {
+pub fn by_market(members: &[Member]) -> (i64, i64) {
     let spot = members.iter().filter(|m| m.market == Market::Spot).count() as i64;
     (members.len() as i64 - spot, spot)
 }
@@ -839,6 +847,7 @@ mod tests {
             lb_failing: Vec::new(),
             drain_ms: BTreeMap::new(),
             distribution: Distribution::on_demand(),
+            elsewhere: (0, 0),
         }
     }
 

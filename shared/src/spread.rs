@@ -40,10 +40,19 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
         }
         return Ok(next);
     };
-    let Some(own) = next.launch_configuration() else {
-        return Err(bad_clouds(
-            "a group across clouds launches from a launch configuration on each cloud (<name>@<cloud>), not from a launch template.",
-        ));
+    let own = match (next.launch_configuration(), next.launching().source().launch_template) {
+        (Some(lc), _) => lc.to_string(),
+        (None, Some(t)) => match &t.launch_template_name {
+            Some(name) => name.clone(),
+            None => return Err(bad_clouds(
+                "a group across clouds launches from the launch template of one name on each cloud (<name>@<cloud>): give LaunchTemplateName, not an id, which differs from cloud to cloud.",
+            )),
+        },
+        (None, None) => {
+            return Err(bad_clouds(
+                "a group across clouds launches from a launch configuration or a launch template on each cloud (<name>@<cloud>).",
+            ))
+        }
     };
     // A load balancer lives on one cloud: each source's must stay one of the group's.
     for a in &next.settings.traffic {
@@ -62,7 +71,7 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
     }
     if !spread.sites.iter().any(|s| s.cloud == next.cloud) {
         return Err(bad_clouds(format!(
-            "the group's own cloud {} (of its launch configuration {}) must be listed.",
+            "the group's own cloud {} (of its launch configuration or template {}) must be listed.",
             next.cloud, own
         )));
     }
@@ -197,6 +206,21 @@ impl Spread {
 
     /// The launch configuration a group made from `launch_configuration` (`web@hotel`) uses on
     /// `cloud` (`web@sierra`).
+    /// The launch template of the group's template's name on `cloud` (`fleet@hotel` ->
+    /// `fleet@sierra`), at the same version.
+    pub fn launch_template_on(
+        t: &crate::model::group::LaunchTemplateSpecification,
+        cloud: &str,
+    ) -> crate::model::group::LaunchTemplateSpecification {
+        crate::model::group::LaunchTemplateSpecification {
+            launch_template_name: t
+                .launch_template_name
+                .as_deref()
+                .map(|n| Self::launch_configuration_on(n, cloud)),
+            ..t.clone()
+        }
+    }
+
     pub fn launch_configuration_on(launch_configuration: &str, cloud: &str) -> String {
         let base = launch_configuration
             .rsplit_once('@')

@@ -10,7 +10,7 @@ use phantom::activity::Context;
 use phantom::cloud::{Balancers, Cloud, CloudError};
 use phantom::group::Group;
 use phantom::reconcile::{
-    self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Member, Seen, Target,
+    self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Market, Member, Seen, Target,
 };
 use phantom::refresh;
 use phantom::round::{self, Acted, Before};
@@ -90,6 +90,7 @@ impl Provisioner {
                     launch_configuration: g
                         .launch_configuration()
                         .map(|lc| Spread::launch_configuration_on(lc, &site.cloud)),
+                    launch_template: target.launch_template.clone(),
                     token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
                 },
                 members: here,
@@ -180,6 +181,17 @@ impl Provisioner {
             _ => vec![None; places.len()],
         };
 
+        // Each cloud's on-demand and spot VMs, as the clouds before it in this round leave
+        // theirs: the group's split is kept across all of them.
+        let mut markets: Vec<(i64, i64)> = assessed
+            .iter()
+            .zip(&places)
+            .map(|(a, p)| match a {
+                Some(a) => reconcile::by_market(&a.live),
+                None => reconcile::by_market(&p.members),
+            })
+            .collect();
+
         // Act and record, cloud by cloud.
         let mut r = Record::default();
         let mut traffic = g.settings.traffic.clone();
@@ -210,14 +222,21 @@ impl Provisioner {
                 put_hold(&mut holds, &p.site.cloud, hold);
                 continue;
             };
+            let elsewhere = markets
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .fold((0, 0), |(od, sp), (_, m)| (od + m.0, sp + m.1));
             let target = Target {
                 desired: *share,
                 pool: p.target.pool.map(|pool| Pool {
                     size: pool_parts[i],
                     ..pool
                 }),
+                elsewhere,
                 ..p.target.clone()
             };
+            let live = a.live.clone();
             let mut plan = match (running, step) {
                 (Some(_), step) => {
                     size_replacing(&target, a, now, step.map(|s| (s, Cause::Refresh)))
@@ -226,6 +245,7 @@ impl Provisioner {
             };
             plan.capacity_from = have;
             plan.capacity_to = desired;
+            markets[i] = after_plan(&live, &plan);
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
             pool_empty &= plan.drop_pool;
             // The load balancers first: a VM stops receiving traffic before it goes.
@@ -390,6 +410,10 @@ impl Provisioner {
         target.launch_configuration = g
             .launch_configuration()
             .map(|lc| Spread::launch_configuration_on(lc, name));
+        // The template of the group's template's name there.
+        target.launch_template = target
+            .launch_template
+            .map(|t| Spread::launch_template_on(&t, name));
         let look = match self.connect_record(owner, name).await? {
             Ok((record, cloud)) => {
                 if name != g.cloud {
@@ -408,6 +432,25 @@ impl Provisioner {
         };
         Ok((target, look))
     }
+}
+
+/// The on-demand and spot VMs a cloud keeps once `plan` is carried out.
+fn after_plan(live: &[Member], plan: &reconcile::Plan) -> (i64, i64) {
+    let leaving = |m: &&Member| {
+        plan.terminate
+            .iter()
+            .chain(&plan.hold)
+            .any(|(id, _)| *id == m.id)
+            || plan.to_pool.contains(&m.id)
+    };
+    let staying: Vec<Member> = live.iter().filter(|m| !leaving(m)).cloned().collect();
+    let (od, sp) = reconcile::by_market(&staying);
+    let spot = plan
+        .launch
+        .iter()
+        .filter(|p| p.market == Market::Spot)
+        .count() as i64;
+    (od + plan.launch.len() as i64 - spot, sp + spot)
 }
 
 /// What a cloud that cannot be seen has, by its records: the VMs that count, and those serving.

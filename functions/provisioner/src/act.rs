@@ -3,6 +3,7 @@
 //! tagging attached VMs and untagging detached ones, and recording a failed round.
 
 use super::*;
+use phantom::model::group::LaunchTemplateSpecification;
 
 impl Provisioner {
     /// A cloud with the owner's credentials there.
@@ -113,10 +114,9 @@ impl Provisioner {
                 .entry((p.zone.clone(), p.subnet.clone(), p.market, order))
                 .or_default() += 1;
         }
-        let target = g.target();
-        let protect = target.protect_new;
+        let protect = g.target().protect_new;
         let launch_template = match &source {
-            Source::Template(_) => target.launch_template,
+            Source::Template(_) => on.launch_template.clone(),
             Source::Config(_) => None,
         };
         'places: for (i, ((zone, subnet, market, order), count)) in batches.into_iter().enumerate()
@@ -355,6 +355,9 @@ pub(crate) struct On {
     pub cloud: String,
     /// None for a group launched from a launch template.
     pub launch_configuration: Option<String>,
+    /// The launch template there, as the group names it (`fleet@sierra` on sierra for a group
+    /// across clouds from `fleet@hotel`); None for a launch configuration group.
+    pub launch_template: Option<LaunchTemplateSpecification>,
     pub token: String,
 }
 
@@ -364,6 +367,7 @@ impl On {
         Self {
             cloud: g.cloud.clone(),
             launch_configuration: g.launching().launch_configuration.map(str::to_string),
+            launch_template: g.launching().source().launch_template,
             token: format!("{}-{}", g.id, g.launch_seq),
         }
     }

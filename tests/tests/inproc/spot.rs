@@ -206,3 +206,208 @@ async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
     );
     assert_eq!(w.sierra.alive().len(), 2);
 }
+
+/// Template `fleet` on both clouds; a group from `fleet@hotel` across hotel and sierra (up to
+/// `hotel_max` on hotel), split as `split` says.
+async fn fleet_across(
+    w: &World,
+    u: &phantom_e2e::User,
+    hotel_max: i32,
+    split: InstancesDistribution,
+    desired: i32,
+) {
+    w.hotel.add_template("fleet", IMAGE, "t2.micro");
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
+    let policy = MixedInstancesPolicy::builder()
+        .launch_template(
+            LaunchTemplate::builder()
+                .launch_template_specification(
+                    LaunchTemplateSpecification::builder()
+                        .launch_template_name("fleet@hotel")
+                        .version("$Latest")
+                        .build(),
+                )
+                .overrides(over("t2.micro"))
+                .overrides(over("t2.small"))
+                .build(),
+        )
+        .instances_distribution(split)
+        .build();
+    w.sdk(u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy)
+        .min_size(0)
+        .max_size(20)
+        .desired_capacity(desired)
+        .tags(
+            aws_sdk_autoscaling::types::Tag::builder()
+                .resource_id("fleet")
+                .resource_type("auto-scaling-group")
+                .key("phantom:clouds")
+                .value(format!("hotel:{hotel_max},sierra:10"))
+                .propagate_at_launch(false)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+}
+
+/// The live VMs of both clouds: (on-demand, spot).
+fn split_of(w: &World) -> (usize, usize) {
+    let all: Vec<Vm> = w.hotel.vms().into_iter().chain(w.sierra.vms()).collect();
+    (
+        of(&all, Market::OnDemand).len(),
+        of(&all, Market::Spot).len(),
+    )
+}
+
+#[tokio::test]
+async fn a_group_across_clouds_keeps_one_split_and_finds_spot_on_the_next_cloud() {
+    let w = World::new().await;
+    let u = w.user("across").await;
+    // 2 on hotel (its maximum), 4 on sierra; 1 + half of 5 on-demand over both: 4 and 2.
+    fleet_across(&w, &u, 2, split(1, 50, "capacity-optimized"), 6).await;
+    w.until(60, "6 InService across both clouds", async || {
+        let n = crate::provisioning::in_service(&w, &u, "fleet").await.len();
+        (n == 6 && w.hotel.alive().len() == 2 && w.sierra.alive().len() == 4).then_some(())
+    })
+    .await;
+    assert_eq!(split_of(&w), (4, 2), "one split for the whole group");
+    // Each VM records the template of its own cloud.
+    let g = crate::group(&w, &u, "fleet").await.unwrap();
+    let mut templates: Vec<String> = g
+        .instances()
+        .iter()
+        .filter_map(|i| {
+            i.launch_template()?
+                .launch_template_name()
+                .map(str::to_string)
+        })
+        .collect();
+    templates.sort();
+    templates.dedup();
+    assert_eq!(templates, ["fleet@hotel", "fleet@sierra"]);
+}
+
+#[tokio::test]
+async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
+    let w = World::new().await;
+    let u = w.user("moves").await;
+    fleet_across(&w, &u, 10, split(0, 0, "capacity-optimized"), 2).await;
+    converges(&w, &u, "hotel", "fleet", 2).await;
+    assert_eq!(split_of(&w), (0, 2));
+    // No spot on hotel at all: the next VMs are spot on sierra, and their activity says why.
+    w.hotel.spot_short_of("t2.micro", true);
+    w.hotel.spot_short_of("t2.small", true);
+    w.sdk(&u)
+        .set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(4)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "2 spot VMs on sierra", async || {
+        let n = crate::provisioning::in_service(&w, &u, "fleet").await.len();
+        (n == 4 && w.sierra.alive().len() == 2).then_some(())
+    })
+    .await;
+    assert_eq!(of(&w.sierra.vms(), Market::Spot).len(), 2);
+    assert_eq!(w.hotel.alive().len(), 2);
+    let acts = activities(&w, &u, "fleet").await;
+    assert!(
+        acts.iter()
+            .any(|a| a.cause().is_some_and(|c| c.contains("hotel"))
+                || a.status_message().is_some_and(|m| m.contains("hotel"))),
+        "{acts:?}"
+    );
+}
+
+/// Terraform's `mixed_instances_policy` as its provider sends it (every distribution member it
+/// has, `spot_max_price` empty, `spot_instance_pools` left out when 0), then read back: what it
+/// reads is what it sent, so the next plan shows no change; then an update to another strategy.
+#[tokio::test]
+async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
+    let w = World::new().await;
+    let u = w.user("tf").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    let sent = |strategy: &str, pools: Option<i32>| {
+        let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
+        MixedInstancesPolicy::builder()
+            .launch_template(
+                LaunchTemplate::builder()
+                    .launch_template_specification(
+                        LaunchTemplateSpecification::builder()
+                            .launch_template_name("fleet@sierra")
+                            .version("$Latest")
+                            .build(),
+                    )
+                    .overrides(over("t2.micro"))
+                    .overrides(over("t2.small"))
+                    .build(),
+            )
+            .instances_distribution(
+                InstancesDistribution::builder()
+                    .on_demand_allocation_strategy("prioritized")
+                    .on_demand_base_capacity(0)
+                    .on_demand_percentage_above_base_capacity(25)
+                    .spot_allocation_strategy(strategy)
+                    .set_spot_instance_pools(pools)
+                    .spot_max_price("")
+                    .build(),
+            )
+            .build()
+    };
+    let first = sent("lowest-price", Some(2));
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .mixed_instances_policy(first.clone())
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(4)
+        .send()
+        .await
+        .unwrap();
+    let read = || async {
+        crate::group(&w, &u, "tf")
+            .await
+            .unwrap()
+            .mixed_instances_policy()
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(read().await, first);
+    converges(&w, &u, "sierra", "tf", 4).await;
+    // 25 % of 4 on-demand: 1.
+    assert_eq!(
+        (
+            of(&w.sierra.vms(), Market::OnDemand).len(),
+            of(&w.sierra.vms(), Market::Spot).len()
+        ),
+        (1, 3)
+    );
+    // Another strategy with the pools its state still holds: AWS's refusal, word for word.
+    let (code, message) = crate::failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("tf")
+            .mixed_instances_policy(sent("price-capacity-optimized", Some(2)))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert_eq!(
+        message,
+        "SpotInstancePools option is only available with the lowest-price allocation strategy."
+    );
+    let second = sent("price-capacity-optimized", None);
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("tf")
+        .mixed_instances_policy(second.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read().await, second);
+}

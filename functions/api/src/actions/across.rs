@@ -11,16 +11,28 @@ use phantom::{ApiError, ApiResult};
 pub(super) use phantom::spread::settled;
 
 /// Each listed cloud is registered, the caller has credentials there, and the group's launch
-/// configuration exists for it (`web@sierra` for a group from `web@hotel`). The store's write
-/// checks the launch configurations again (they are marked in use in the same transaction).
+/// configuration exists for it (`web@sierra` for a group from `web@hotel`), or its launch
+/// template does there (`fleet@sierra`, asked of the cloud as for the group's own). The store's
+/// write checks the launch configurations again (they are marked in use in the same
+/// transaction).
 pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()> {
     let Some(spread) = g.spread()? else {
         return Ok(());
     };
-    // `settled` has refused a group across clouds without a launch configuration.
-    let own = g.launch_configuration().ok_or_else(|| {
-        bad("a group across clouds launches from a launch configuration on each cloud.")
-    })?;
+    // `settled` has refused a group across clouds with neither, or with a template's id.
+    let template = phantom::template::of(
+        g.launching().launch_template,
+        g.launching().mixed_instances_policy,
+    )?;
+    let own = match (g.launch_configuration(), &template) {
+        (Some(lc), _) => Some(lc),
+        (None, Some(_)) => None,
+        (None, None) => {
+            return Err(ApiError::from(bad(
+                "a group across clouds launches from a launch configuration or a launch template on each cloud.",
+            )))
+        }
+    };
     let registered = app.store.clouds().await?;
     let mine = app.store.all_cloud_credentials(&caller.user).await?;
     for site in &spread.sites {
@@ -35,11 +47,20 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
                 "you have no credentials for cloud {cloud}."
             ))));
         }
-        let lc = Spread::launch_configuration_on(own, cloud);
-        if app.store.launch_config(&caller.user, &lc).await?.is_none() {
-            return Err(ApiError::from(bad(format!(
-                "there is no launch configuration {lc} for cloud {cloud}: create it first."
-            ))));
+        if let Some(own) = own {
+            let lc = Spread::launch_configuration_on(own, cloud);
+            if app.store.launch_config(&caller.user, &lc).await?.is_none() {
+                return Err(ApiError::from(bad(format!(
+                    "there is no launch configuration {lc} for cloud {cloud}: create it first."
+                ))));
+            }
+        } else if let Some(spec) = &template {
+            let record = registered
+                .iter()
+                .find(|c| c.name == *cloud)
+                .expect("checked registered above");
+            phantom::template::check_cloud(cloud, record.launch_templates)?;
+            super::lookups::check_template(app, caller, cloud, &spec.template).await?;
         }
     }
     Ok(())

@@ -31,6 +31,24 @@ pub struct Distribution {
     pub spot_pools: i64,
     /// The most a spot VM may cost an hour (None: up to the on-demand price).
     pub spot_max_price: Option<String>,
+    /// Beyond AWS (tag `phantom:spot-fallback` = `on-demand`): where no spot can be had, launch
+    /// on-demand, and move back to spot a VM at a time once it can.
+    pub fallback: bool,
+}
+
+/// The group tag that opts in to on-demand where spot cannot be had.
+pub const TAG_FALLBACK: &str = "phantom:spot-fallback";
+
+/// Whether a group's tags opt in to on-demand fallback; a value other than `on-demand` is
+/// refused.
+pub fn fallback_of<'a>(mut tags: impl Iterator<Item = (&'a str, &'a str)>) -> Checked<bool> {
+    match tags.find(|(k, _)| *k == TAG_FALLBACK) {
+        None => Ok(false),
+        Some((_, "on-demand")) => Ok(true),
+        Some((_, other)) => Err(Refusal::invalid(format!(
+            "Tag {TAG_FALLBACK}: '{other}' is not a fallback Phantom knows: give on-demand, or remove the tag."
+        ))),
+    }
 }
 
 impl Distribution {
@@ -42,6 +60,7 @@ impl Distribution {
             spot_strategy: SpotStrategy::LowestPrice,
             spot_pools: 2,
             spot_max_price: None,
+            fallback: false,
         }
     }
 
@@ -110,6 +129,7 @@ impl Distribution {
             spot_strategy,
             spot_pools,
             spot_max_price,
+            fallback: false,
         })
     }
 
@@ -129,6 +149,12 @@ impl Distribution {
         let mut out = vec![Market::OnDemand; more];
         out.resize(n, Market::Spot);
         out
+    }
+
+    /// Whether the group runs more on-demand VMs than its share, having fallen back where spot
+    /// could not be had: one spot VM is to be launched to take an on-demand one's place.
+    pub fn moves_back(&self, on_demand: i64, spot: i64) -> bool {
+        self.fallback && on_demand > self.on_demand_of(on_demand + spot)
     }
 
     /// Which market a scale-in takes its next VM from, of a group with `on_demand` and `spot`

@@ -160,9 +160,17 @@ impl Group {
             .launching()
             .mixed_instances_policy
             .and_then(|m| m.instances_distribution.as_ref());
+        // Checked on every write (`spread::settled`), as the stored policy is.
+        let fallback = crate::distribution::fallback_of(
+            self.settings
+                .tags
+                .iter()
+                .map(|t| (t.key.as_str(), t.value.as_str())),
+        )
+        .unwrap_or(false);
         match given.map(Distribution::of) {
             None => Distribution::on_demand(),
-            Some(Ok(d)) => d,
+            Some(Ok(d)) => Distribution { fallback, ..d },
             // Checked on every write, so only a record from another version gets here.
             Some(Err(e)) => {
                 tracing::error!(

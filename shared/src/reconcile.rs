@@ -123,6 +123,9 @@ pub struct Plan {
     pub finished: Vec<String>,
     /// New VMs to launch, one placement each.
     pub launch: Vec<Placement>,
+    /// The launch is a spot VM taking back an on-demand VM's place (`Distribution::moves_back`):
+    /// never launched on-demand instead.
+    pub move_back: bool,
     /// Launches held back by the failure backoff until then (Unix ms).
     pub retry_at_ms: Option<i64>,
     /// The group's capacity before and after, for the scaling activities' causes.
@@ -534,6 +537,7 @@ pub fn size_replacing(
         plan.refresh = step.next.clone();
     }
     let refreshing = matches!(replacing, Some((_, Cause::Refresh)));
+    let replacing_nothing = replacing.is_none();
     if let Some((step, cause)) = replacing {
         if target.runs("Terminate") && target.runs("Launch") {
             live.retain(|m| !step.terminate.contains(&m.id));
@@ -545,6 +549,23 @@ pub fn size_replacing(
     }
     let have = live.len() as i64;
     let mut warm = stale_warm(target, &mut plan, warm, refreshing);
+    // Beyond AWS: a group that fell back to on-demand takes its spot share back a VM at a time,
+    // launching a spot VM first; the on-demand VM above its share leaves once that one serves.
+    if replacing_nothing && !target.deleting && target.runs("Launch") && target.runs("Terminate") {
+        let (od, sp) = by_market(&live);
+        let (eo, es) = target.elsewhere;
+        if target.distribution.moves_back(od + eo, sp + es) && have >= desired {
+            let arriving = live
+                .iter()
+                .any(|m| m.market == Market::Spot && m.lifecycle != Lifecycle::InService);
+            if arriving {
+                desired = have;
+            } else if have == desired {
+                desired = have + 1;
+                plan.move_back = true;
+            }
+        }
+    }
 
     if have > desired && target.runs("Terminate") {
         let cause = if target.deleting {

@@ -25,6 +25,13 @@ pub fn bad_clouds(problem: impl std::fmt::Display) -> Refusal {
 /// group's desired capacity the sum of its clouds' counts (set so when the tags change; refused
 /// when only the capacity does).
 pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
+    // The other tag of Phantom's own a group carries (`phantom::distribution`).
+    crate::distribution::fallback_of(
+        next.settings
+            .tags
+            .iter()
+            .map(|t| (t.key.as_str(), t.value.as_str())),
+    )?;
     let Some(spread) = next.spread()? else {
         // On one cloud: its load balancers are there.
         if let Some(a) = next

@@ -92,6 +92,8 @@ impl Provisioner {
                         .map(|lc| Spread::launch_configuration_on(lc, &site.cloud)),
                     launch_template: target.launch_template.clone(),
                     token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
+                    // Set below, once it is known which clouds can launch.
+                    fallback: false,
                 },
                 members: here,
                 site,
@@ -192,6 +194,11 @@ impl Provisioner {
             })
             .collect();
 
+        // On-demand where no spot can be had only on the last cloud that can launch: the
+        // clouds before it are tried for spot first (a failed one is held, the next takes over).
+        let last_usable = views.iter().rposition(|v| v.usable);
+        let fallback = g.distribution().fallback;
+
         // Act and record, cloud by cloud.
         let mut r = Record::default();
         let mut traffic = g.settings.traffic.clone();
@@ -263,7 +270,11 @@ impl Provisioner {
             let mut acted = Acted::default();
             let ids = crate::terminate(cloud.as_ref(), &plan, &mut acted).await;
             if !plan.launch.is_empty() || !plan.launch_warm.is_empty() {
-                self.launch(owner, g, &p.on, cloud.as_ref(), &plan, &mut acted)
+                let on = On {
+                    fallback: fallback && last_usable.is_none_or(|l| i >= l),
+                    ..p.on.clone()
+                };
+                self.launch(owner, g, &on, cloud.as_ref(), &plan, &mut acted)
                     .await?;
                 hold = hold.launched(acted.launch_failed.is_none(), now);
                 if let Some(why) = &acted.launch_failed {

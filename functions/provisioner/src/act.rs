@@ -48,8 +48,20 @@ impl Provisioner {
         plan: &Plan,
         acted: &mut Acted,
     ) -> Result<(), StoreError> {
-        self.launch_into(owner, g, on, cloud, &plan.launch, Destination::Group, acted)
+        // A spot VM moving back never falls back: the group keeps what it has meanwhile.
+        let into = Destination::Group {
+            fallback: on.fallback && !plan.move_back,
+        };
+        self.launch_into(owner, g, on, cloud, &plan.launch, into, acted)
             .await?;
+        if plan.move_back {
+            for m in &acted.launched {
+                acted.moved_on.insert(
+                    m.id.clone(),
+                    "Spot can be had again: this spot VM takes the place of an on-demand one (phantom:spot-fallback), which leaves once it serves.".into(),
+                );
+            }
+        }
         if acted.launch_failed.is_none() && !plan.launch_warm.is_empty() {
             self.launch_into(
                 owner,
@@ -121,22 +133,40 @@ impl Provisioner {
         };
         'places: for (i, ((zone, subnet, market, order), count)) in batches.into_iter().enumerate()
         {
-            let tries = requests(
+            let token = match into {
+                Destination::Group { .. } => format!("{}-{i}", on.token),
+                Destination::Pool => format!("{}-w{i}", on.token),
+            };
+            let mut tries = requests(
                 &source,
                 &order,
                 count,
                 &Placement {
-                    zone,
-                    subnet,
+                    zone: zone.clone(),
+                    subnet: subnet.clone(),
                     market,
                 },
                 dist.spot_max_price.as_deref(),
-                match into {
-                    Destination::Group => format!("{}-{i}", on.token),
-                    Destination::Pool => format!("{}-w{i}", on.token),
-                },
+                token.clone(),
                 tags.clone(),
             );
+            // Beyond AWS (phantom:spot-fallback): where no type has spot, the same types
+            // on-demand.
+            if market == Market::Spot && matches!(into, Destination::Group { fallback: true }) {
+                tries.extend(requests(
+                    &source,
+                    &order,
+                    count,
+                    &Placement {
+                        zone,
+                        subnet,
+                        market: Market::OnDemand,
+                    },
+                    None,
+                    format!("{token}-od"),
+                    tags.clone(),
+                ));
+            }
             let last = tries.len() - 1;
             // What the cloud refused before this try, for the activity.
             let mut refused: Vec<String> = Vec::new();
@@ -164,13 +194,18 @@ impl Provisioner {
                 match launched {
                     Ok(vms) => {
                         let (lifecycle, to) = match into {
-                            Destination::Group => (Lifecycle::Pending, &mut acted.launched),
+                            Destination::Group { .. } => (Lifecycle::Pending, &mut acted.launched),
                             Destination::Pool => {
                                 (Lifecycle::WarmedPending, &mut acted.launched_warm)
                             }
                         };
                         if !refused.is_empty() {
-                            let note = format!("{}; launched {what}.", refused.join("; "));
+                            let why = if market == Market::Spot && req.spot.is_none() {
+                                " (no spot for any type; phantom:spot-fallback)"
+                            } else {
+                                ""
+                            };
+                            let note = format!("{}; launched {what}{why}.", refused.join("; "));
                             for s in &vms {
                                 acted.moved_on.insert(s.id.clone(), note.clone());
                             }
@@ -311,10 +346,11 @@ impl Provisioner {
 /// VMs launched by one request: their zone, subnet, market and the instance types to try.
 type Batch = (Option<String>, Option<String>, Market, Vec<String>);
 
-/// Where new VMs go: into the group, or into its warm pool.
+/// Where new VMs go: into the group (on-demand where no spot can be had, if `fallback`), or
+/// into its warm pool.
 #[derive(Clone, Copy)]
 enum Destination {
-    Group,
+    Group { fallback: bool },
     Pool,
 }
 
@@ -351,6 +387,7 @@ pub(crate) async fn terminate(cloud: &dyn Cloud, plan: &Plan, acted: &mut Acted)
 
 /// Where a round launches: the cloud, the launch configuration there (empty: the group's launch
 /// template) and the ClientToken's prefix (with the placement's index, the token of a request).
+#[derive(Clone)]
 pub(crate) struct On {
     pub cloud: String,
     /// None for a group launched from a launch template.
@@ -359,6 +396,9 @@ pub(crate) struct On {
     /// across clouds from `fleet@hotel`); None for a launch configuration group.
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub token: String,
+    /// Spot may fall back to on-demand here (`phantom:spot-fallback`; across clouds, only on
+    /// the last cloud that can launch).
+    pub fallback: bool,
 }
 
 impl On {
@@ -368,6 +408,7 @@ impl On {
             cloud: g.cloud.clone(),
             launch_configuration: g.launching().launch_configuration.map(str::to_string),
             launch_template: g.launching().source().launch_template,
+            fallback: g.distribution().fallback,
             token: format!("{}-{}", g.id, g.launch_seq),
         }
     }

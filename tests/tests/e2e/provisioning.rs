@@ -968,3 +968,81 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
         "the hook's test message and one for the leaving VM"
     );
 }
+
+/// A MixedInstancesPolicy group through the AWS CLI: 1 on-demand base and half above it, so 3
+/// on-demand and 1 spot of 4, as the cloud's own DescribeInstances shows them (RunInstances with
+/// InstanceMarketOptions); a scale-in to 2 keeps the split (2 on-demand, the spot VM gone).
+#[test]
+fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
+    let s = stack();
+    let u = s.new_user("spot");
+    let template = format!("{}-fleet", u.name);
+    s.ec2(
+        "hotel",
+        &[
+            "create-launch-template",
+            "--launch-template-name",
+            &template,
+            "--launch-template-data",
+            r#"{"ImageId": "ami-1e749f67", "InstanceType": "t2.micro"}"#,
+        ],
+    );
+    let policy = format!(
+        r#"{{"LaunchTemplate": {{"LaunchTemplateSpecification": {{"LaunchTemplateName": "{template}@hotel"}},
+            "Overrides": [{{"InstanceType": "t2.micro"}}, {{"InstanceType": "t2.small"}}]}},
+          "InstancesDistribution": {{"OnDemandBaseCapacity": 1, "OnDemandPercentageAboveBaseCapacity": 50,
+            "SpotAllocationStrategy": "capacity-optimized"}}}}"#
+    );
+    s.aws(
+        &u,
+        &[
+            "create-auto-scaling-group",
+            "--auto-scaling-group-name",
+            "mixed",
+            "--mixed-instances-policy",
+            &policy,
+            "--min-size",
+            "0",
+            "--max-size",
+            "4",
+            "--desired-capacity",
+            "4",
+        ],
+    )
+    .json();
+    // The markets of the group's live VMs as the cloud shows them: (on-demand, spot).
+    let split = || {
+        let vms = s.vms("hotel", &u.name, "mixed");
+        let live: Vec<&Value> = vms
+            .iter()
+            .filter(|v| v["State"]["Name"] == "running" || v["State"]["Name"] == "pending")
+            .collect();
+        let spot = live
+            .iter()
+            .filter(|v| v["InstanceLifecycle"] == "spot")
+            .count();
+        (live.len() - spot, spot)
+    };
+    eventually(60, "4 InService, 3 on-demand and 1 spot", || {
+        (in_service(&u, "mixed").len() == 4 && split() == (3, 1)).then_some(())
+    });
+    s.aws(
+        &u,
+        &[
+            "set-desired-capacity",
+            "--auto-scaling-group-name",
+            "mixed",
+            "--desired-capacity",
+            "2",
+        ],
+    )
+    .json();
+    eventually(60, "2 InService, both on-demand", || {
+        (in_service(&u, "mixed").len() == 2 && split() == (2, 0)).then_some(())
+    });
+    let g = group(&u, "mixed").unwrap();
+    assert_eq!(
+        g["MixedInstancesPolicy"]["InstancesDistribution"]["OnDemandPercentageAboveBaseCapacity"],
+        50
+    );
+}

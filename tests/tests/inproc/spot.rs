@@ -411,3 +411,77 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
         .unwrap();
     assert_eq!(read().await, second);
 }
+
+/// Beyond AWS, opted in with tag `phantom:spot-fallback`: where no type has spot the group runs
+/// on-demand rather than short, and moves back to spot a VM at a time once spot returns, never
+/// below its desired capacity InService and never more than one VM above it.
+#[tokio::test]
+async fn with_the_fallback_tag_no_spot_means_on_demand_until_spot_returns() {
+    use std::cell::Cell;
+    let w = World::new().await;
+    let u = w.user("fallback").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    w.sierra.spot_short_of("t2.micro", true);
+    w.sierra.spot_short_of("t2.small", true);
+    let tag = |value: &str| {
+        aws_sdk_autoscaling::types::Tag::builder()
+            .resource_id("fleet")
+            .resource_type("auto-scaling-group")
+            .key("phantom:spot-fallback")
+            .value(value)
+            .propagate_at_launch(false)
+            .build()
+    };
+    let (code, message) = crate::failure(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("fleet")
+            .mixed_instances_policy(policy(split(0, 0, "capacity-optimized")))
+            .min_size(0)
+            .max_size(5)
+            .tags(tag("maybe"))
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("phantom:spot-fallback"), "{message}");
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy(split(0, 0, "capacity-optimized")))
+        .min_size(0)
+        .max_size(5)
+        .desired_capacity(3)
+        .tags(tag("on-demand"))
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "fleet", 3).await;
+    assert_eq!(of(&w.sierra.vms(), Market::OnDemand).len(), 3);
+    let acts = activities(&w, &u, "fleet").await;
+    assert!(
+        acts.iter()
+            .any(|a| a.status_message().is_some_and(|m| m.contains(
+                "launched t2.micro on-demand (no spot for any type; phantom:spot-fallback)"
+            ))),
+        "{acts:?}"
+    );
+
+    // Spot is back: one at a time, the group is all spot again.
+    w.sierra.spot_short_of("t2.micro", false);
+    w.sierra.spot_short_of("t2.small", false);
+    let (most, fewest) = (Cell::new(0), Cell::new(usize::MAX));
+    w.until(300, "all 3 spot", async || {
+        let serving = crate::provisioning::in_service(&w, &u, "fleet").await.len();
+        let alive = w.sierra.alive().len();
+        most.set(most.get().max(alive));
+        fewest.set(fewest.get().min(serving));
+        let vms = w.sierra.vms();
+        (serving == 3 && alive == 3 && of(&vms, Market::Spot).len() == 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        (most.get(), fewest.get()),
+        (4, 3),
+        "one VM above desired at most, never below it serving"
+    );
+}

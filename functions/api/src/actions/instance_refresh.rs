@@ -43,8 +43,8 @@ pub async fn start(
         let spread = g.spread()?;
         if spread.is_some() && desired.is_some() {
             return Err(ApiError::validation(
-                "A group across clouds takes no DesiredConfiguration: a launch template lives on \
-                 one cloud. Give each cloud its new launch configuration \
+                "A group across clouds takes no DesiredConfiguration yet (Phantom checks one on the \
+                 group's own cloud only). Give the group what it launches from next on each cloud \
                  (UpdateAutoScalingGroup), then start the refresh without one.",
             ));
         }

@@ -229,6 +229,8 @@ impl Provisioner {
                 put_hold(&mut holds, &p.site.cloud, hold);
                 continue;
             };
+            // Falling back, and so moving back, happen on one cloud only.
+            let may_fall_back = fallback && last_usable.is_none_or(|l| i >= l);
             let elsewhere = markets
                 .iter()
                 .enumerate()
@@ -241,6 +243,10 @@ impl Provisioner {
                     ..pool
                 }),
                 elsewhere,
+                distribution: phantom::distribution::Distribution {
+                    fallback: may_fall_back,
+                    ..p.target.distribution.clone()
+                },
                 ..p.target.clone()
             };
             let live = a.live.clone();
@@ -271,7 +277,7 @@ impl Provisioner {
             let ids = crate::terminate(cloud.as_ref(), &plan, &mut acted).await;
             if !plan.launch.is_empty() || !plan.launch_warm.is_empty() {
                 let on = On {
-                    fallback: fallback && last_usable.is_none_or(|l| i >= l),
+                    fallback: may_fall_back,
                     ..p.on.clone()
                 };
                 self.launch(owner, g, &on, cloud.as_ref(), &plan, &mut acted)

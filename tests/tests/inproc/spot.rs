@@ -485,3 +485,41 @@ async fn with_the_fallback_tag_no_spot_means_on_demand_until_spot_returns() {
         "one VM above desired at most, never below it serving"
     );
 }
+
+/// The fallback across clouds: no spot on either cloud, the group runs on-demand; spot back on
+/// hotel alone, the group ends all spot.
+#[tokio::test]
+async fn across_clouds_the_fallback_runs_on_demand_until_a_cloud_has_spot() {
+    let w = World::new().await;
+    let u = w.user("fallacross").await;
+    for cloud in [&w.hotel, &w.sierra] {
+        cloud.spot_short_of("t2.micro", true);
+        cloud.spot_short_of("t2.small", true);
+    }
+    fleet_across(&w, &u, 10, split(0, 0, "capacity-optimized"), 2).await;
+    w.sdk(&u)
+        .create_or_update_tags()
+        .tags(
+            aws_sdk_autoscaling::types::Tag::builder()
+                .resource_id("fleet")
+                .resource_type("auto-scaling-group")
+                .key("phantom:spot-fallback")
+                .value("on-demand")
+                .propagate_at_launch(false)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    w.until(300, "2 on-demand VMs InService", async || {
+        let n = crate::provisioning::in_service(&w, &u, "fleet").await.len();
+        (n == 2 && split_of(&w) == (2, 0)).then_some(())
+    })
+    .await;
+    w.hotel.spot_short_of("t2.micro", false);
+    w.until(900, "2 spot VMs InService, no on-demand left", async || {
+        let n = crate::provisioning::in_service(&w, &u, "fleet").await.len();
+        (n == 2 && split_of(&w) == (0, 2)).then_some(())
+    })
+    .await;
+}

@@ -1,0 +1,126 @@
+//! Benchmark (not a test): what spot costs Phantom in calls, against a plain group.
+//!
+//!   cargo run -p phantom-e2e --example spot
+//!
+//! In process (the memory store and clouds, which count their calls as the SDKs would), a group
+//! of 20 across two clouds (`hotel:10,sierra:10`), created at 20: once from launch configurations
+//! (all on-demand), once from a MixedInstancesPolicy with 75 % spot above no base (`lowest-price`
+//! over t2.micro and t2.small, the clouds answering spot prices). The calls from creation until
+//! all 20 are InService, the split, and a minute of health sweeps once settled.
+
+use aws_sdk_autoscaling::types::{
+    InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
+    MixedInstancesPolicy, Tag,
+};
+use phantom::metrics::calls;
+use phantom::model::instance::Market;
+use phantom::store::Fleet;
+use phantom_e2e::world::{World, IMAGE};
+
+const VMS: usize = 20;
+
+async fn create(w: &World, user: &phantom_e2e::User, mixed: bool) {
+    let asg = w.sdk(user);
+    let clouds = Tag::builder()
+        .resource_id("bench")
+        .resource_type("auto-scaling-group")
+        .key("phantom:clouds")
+        .value("hotel:10,sierra:10")
+        .propagate_at_launch(false)
+        .build();
+    let call = asg
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("bench")
+        .min_size(0)
+        .max_size(VMS as i32)
+        .desired_capacity(VMS as i32)
+        .tags(clouds);
+    let call = if mixed {
+        for cloud in [&w.hotel, &w.sierra] {
+            cloud.add_template("bench", IMAGE, "t2.micro");
+            cloud.set_spot_price("t2.micro", 0.0035);
+            cloud.set_spot_price("t2.small", 0.0069);
+        }
+        let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
+        call.mixed_instances_policy(
+            MixedInstancesPolicy::builder()
+                .launch_template(
+                    LaunchTemplate::builder()
+                        .launch_template_specification(
+                            LaunchTemplateSpecification::builder()
+                                .launch_template_name("bench@hotel")
+                                .build(),
+                        )
+                        .overrides(over("t2.micro"))
+                        .overrides(over("t2.small"))
+                        .build(),
+                )
+                .instances_distribution(
+                    InstancesDistribution::builder()
+                        .on_demand_percentage_above_base_capacity(25)
+                        .build(),
+                )
+                .build(),
+        )
+    } else {
+        for cloud in ["hotel", "sierra"] {
+            asg.create_launch_configuration()
+                .launch_configuration_name(format!("bench@{cloud}"))
+                .image_id(IMAGE)
+                .instance_type("t2.micro")
+                .send()
+                .await
+                .expect("create-launch-configuration");
+        }
+        call.launch_configuration_name("bench@hotel")
+    };
+    call.send().await.expect("create-auto-scaling-group");
+}
+
+#[tokio::main]
+async fn main() {
+    for mixed in [false, true] {
+        let w = World::new().await;
+        let u = w.user("sbench").await;
+        let before = calls();
+        create(&w, &u, mixed).await;
+        let mut secs = 0;
+        loop {
+            let members = w
+                .store
+                .instances(&u.name, "bench")
+                .await
+                .expect("the store");
+            let serving = members
+                .iter()
+                .filter(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService)
+                .count();
+            if serving == VMS {
+                let spot = members.iter().filter(|m| m.market == Market::Spot).count();
+                let c = calls() - before;
+                println!(
+                    "{}: 20 InService in {secs} s of the world's clock, {} on-demand and {spot} spot; {} DynamoDB, {} EC2, {} SQS calls",
+                    if mixed { "mixed, 75 % spot" } else { "plain, on-demand" },
+                    VMS - spot,
+                    c.dynamodb,
+                    c.ec2,
+                    c.sqs
+                );
+                break;
+            }
+            w.run_for(1).await;
+            secs += 1;
+            assert!(secs < 600, "timed out");
+        }
+        let before = calls();
+        w.run_for(60).await;
+        let c = calls() - before;
+        println!(
+            "{}: a minute of 1 s sweeps, settled: {} DynamoDB, {} EC2, {} SQS calls",
+            if mixed { "mixed" } else { "plain" },
+            c.dynamodb,
+            c.ec2,
+            c.sqs
+        );
+    }
+}

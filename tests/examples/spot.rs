@@ -99,12 +99,14 @@ async fn main() {
                 let spot = members.iter().filter(|m| m.market == Market::Spot).count();
                 let c = calls() - before;
                 println!(
-                    "{}: 20 InService in {secs} s of the world's clock, {} on-demand and {spot} spot; {} DynamoDB, {} EC2, {} SQS calls",
+                    "{}: 20 InService in {secs} s of the world's clock, {} on-demand and {spot} spot; {} DynamoDB, {} EC2, {} SQS calls, of them RunInstances {} on hotel and {} on sierra",
                     if mixed { "mixed, 75 % spot" } else { "plain, on-demand" },
                     VMS - spot,
                     c.dynamodb,
                     c.ec2,
-                    c.sqs
+                    c.sqs,
+                    w.hotel.run_instances_calls(),
+                    w.sierra.run_instances_calls()
                 );
                 break;
             }

@@ -102,8 +102,18 @@ wait_port() { # name port
   say "$1 did not start on port $2 (see $run/$1.log)"; exit 1
 }
 
+# A port something already listens on (another local stack still running?) would make this stack
+# talk to that one's emulators: stop, saying so.
+claim_port() { # name port
+  if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then
+    say "port $2 for $1 is taken (another local stack still running?): stop it, or give other ports (PHANTOM_PORT, PHANTOM_STATE_PORT, ... at the top of this script)"
+    exit 1
+  fi
+}
+
 start_moto() { # name port [VAR=value ...]: the clouds refuse unknown images, as real ones do
   local name=$1 port=$2; shift 2
+  claim_port "$name" "$port"
   env "$@" moto_server -H 127.0.0.1 -p "$port" >"$run/$name.log" 2>&1 &
   pids+=($!)
 }
@@ -115,6 +125,7 @@ sierra_url=${PHANTOM_SIERRA_ENDPOINT:-}
 # queues, the key and the cloud hotel's EC2; sierra stays a moto server of its own.
 if [ "$emulator" = localstack ]; then
   "$here/localstack-host/install.sh" >/dev/null
+  claim_port localstack "$localstack_port"
   MOTO_ENABLE_AMI_VALIDATION=true LOCALSTACK_SERVICES=sqs,sns,ec2,kms,apigateway \
     "$here/localstack-host/start.sh" "$localstack_port" "$run/localstack" >"$run/localstack.log" 2>&1 &
   pids+=($!)
@@ -138,6 +149,7 @@ if [ "$state_store" = dynamodb-local ]; then
   if [ -z "$dynamodb_url" ]; then
     # shellcheck source=dynamodb-local/home.sh
     source "$here/dynamodb-local/home.sh"
+    claim_port dynamodb "$dynamodb_port"
     ddb_run "$dynamodb_port" >"$run/dynamodb.log" 2>&1 &
     pids+=($!)
     dynamodb_url=http://127.0.0.1:$dynamodb_port
@@ -184,6 +196,7 @@ scrape_configs:
       - targets: ['127.0.0.1:$api_port']
 PROM
 : >"$prom_dir/admin.password"
+claim_port prometheus "$prometheus_port"
 "$prom_bin" --config.file="$prom_dir/prometheus.yml" --storage.tsdb.path="$prom_dir/data" \
   --web.listen-address="127.0.0.1:$prometheus_port" >"$run/prometheus.log" 2>&1 &
 pids+=($!)
@@ -229,6 +242,7 @@ metric_period=${health_interval%.*}
 export PHANTOM_METRIC_PERIOD_SECS=${PHANTOM_METRIC_PERIOD_SECS:-$metric_period}
 
 trust_forwarded=$([ "$emulator" = localstack ] && echo true || echo false)
+claim_port api "$api_port"
 PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
 api_pid=$!
 pids+=($api_pid)

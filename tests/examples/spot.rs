@@ -8,14 +8,11 @@
 //! over t2.micro and t2.small, the clouds answering spot prices). The calls from creation until
 //! all 20 are InService, the split, and a minute of health sweeps once settled.
 
-use aws_sdk_autoscaling::types::{
-    InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
-    MixedInstancesPolicy, Tag,
-};
+use aws_sdk_autoscaling::types::{InstancesDistribution, Tag};
 use phantom::metrics::calls;
 use phantom::model::instance::Market;
 use phantom::store::Fleet;
-use phantom_e2e::world::{World, IMAGE};
+use phantom_e2e::world::{mixed_policy, World, IMAGE};
 
 const VMS: usize = 20;
 
@@ -41,27 +38,14 @@ async fn create(w: &World, user: &phantom_e2e::User, mixed: bool) {
             cloud.set_spot_price("t2.micro", 0.0035);
             cloud.set_spot_price("t2.small", 0.0069);
         }
-        let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
-        call.mixed_instances_policy(
-            MixedInstancesPolicy::builder()
-                .launch_template(
-                    LaunchTemplate::builder()
-                        .launch_template_specification(
-                            LaunchTemplateSpecification::builder()
-                                .launch_template_name("bench@hotel")
-                                .build(),
-                        )
-                        .overrides(over("t2.micro"))
-                        .overrides(over("t2.small"))
-                        .build(),
-                )
-                .instances_distribution(
-                    InstancesDistribution::builder()
-                        .on_demand_percentage_above_base_capacity(25)
-                        .build(),
-                )
+        call.mixed_instances_policy(mixed_policy(
+            "bench@hotel",
+            None,
+            &["t2.micro", "t2.small"],
+            InstancesDistribution::builder()
+                .on_demand_percentage_above_base_capacity(25)
                 .build(),
-        )
+        ))
     } else {
         for cloud in ["hotel", "sierra"] {
             asg.create_launch_configuration()

@@ -35,11 +35,42 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-/// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
 /// The namespace the in-process health check writes group metrics to.
 pub const EMF_NAMESPACE: &str = "Phantom/AutoScaling";
+/// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
 pub const IMAGE: &str = "ami-1e749f67";
 pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
+
+/// A MixedInstancesPolicy of launch template `template` (`<name>@<cloud>`, at `version` if
+/// given), the instance types `types` as its overrides in order, split as `split` says.
+pub fn mixed_policy(
+    template: &str,
+    version: Option<&str>,
+    types: &[&str],
+    split: aws_sdk_autoscaling::types::InstancesDistribution,
+) -> aws_sdk_autoscaling::types::MixedInstancesPolicy {
+    use aws_sdk_autoscaling::types::{
+        LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification, MixedInstancesPolicy,
+    };
+    let overrides = types
+        .iter()
+        .map(|t| LaunchTemplateOverrides::builder().instance_type(*t).build())
+        .collect();
+    MixedInstancesPolicy::builder()
+        .launch_template(
+            LaunchTemplate::builder()
+                .launch_template_specification(
+                    LaunchTemplateSpecification::builder()
+                        .launch_template_name(template)
+                        .set_version(version.map(str::to_string))
+                        .build(),
+                )
+                .set_overrides(Some(overrides))
+                .build(),
+        )
+        .instances_distribution(split)
+        .build()
+}
 /// The metric period of target tracking in the world: a datapoint a second, one each health check.
 pub const METRIC_PERIOD_MS: i64 = 1_000;
 /// The pulse's period in the world, and the pulse queue's visibility timeout.

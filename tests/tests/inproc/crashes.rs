@@ -88,10 +88,7 @@ async fn a_crash_at_any_step_of_a_replacement_leaks_and_doubles_nothing() {
 
 #[tokio::test]
 async fn a_crash_at_any_step_of_a_spot_scale_out_leaks_and_doubles_nothing() {
-    use aws_sdk_autoscaling::types::{
-        InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides,
-        LaunchTemplateSpecification, MixedInstancesPolicy,
-    };
+    use aws_sdk_autoscaling::types::InstancesDistribution;
     // On-demand and spot in one round, and the spot VM's first type refused: each try its own
     // request and token.
     at_every_step(
@@ -100,27 +97,16 @@ async fn a_crash_at_any_step_of_a_spot_scale_out_leaks_and_doubles_nothing() {
             w.hotel
                 .add_template("web", phantom_e2e::world::IMAGE, "t2.micro");
             w.hotel.spot_short_of("t2.micro", true);
-            let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
-            let policy = MixedInstancesPolicy::builder()
-                .launch_template(
-                    LaunchTemplate::builder()
-                        .launch_template_specification(
-                            LaunchTemplateSpecification::builder()
-                                .launch_template_name("web@hotel")
-                                .build(),
-                        )
-                        .overrides(over("t2.micro"))
-                        .overrides(over("t2.small"))
-                        .build(),
-                )
-                .instances_distribution(
-                    InstancesDistribution::builder()
-                        .on_demand_base_capacity(1)
-                        .on_demand_percentage_above_base_capacity(50)
-                        .spot_allocation_strategy("capacity-optimized-prioritized")
-                        .build(),
-                )
-                .build();
+            let policy = phantom_e2e::world::mixed_policy(
+                "web@hotel",
+                None,
+                &["t2.micro", "t2.small"],
+                InstancesDistribution::builder()
+                    .on_demand_base_capacity(1)
+                    .on_demand_percentage_above_base_capacity(50)
+                    .spot_allocation_strategy("capacity-optimized-prioritized")
+                    .build(),
+            );
             w.sdk(u)
                 .create_auto_scaling_group()
                 .auto_scaling_group_name("web")

@@ -3,13 +3,10 @@
 //! cloud has no spot for passed over, and the activity saying so.
 
 use crate::provisioning::{activities, converges};
-use aws_sdk_autoscaling::types::{
-    InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
-    MixedInstancesPolicy,
-};
+use aws_sdk_autoscaling::types::{InstancesDistribution, MixedInstancesPolicy};
 use phantom::cloud::memory::Vm;
 use phantom::model::instance::Market;
-use phantom_e2e::world::{World, IMAGE};
+use phantom_e2e::world::{mixed_policy, World, IMAGE};
 
 fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
     InstancesDistribution::builder()
@@ -21,21 +18,7 @@ fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
 
 /// Template `fleet` on sierra, t2.micro then t2.small, split as `split` says.
 fn policy(split: InstancesDistribution) -> MixedInstancesPolicy {
-    let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
-    MixedInstancesPolicy::builder()
-        .launch_template(
-            LaunchTemplate::builder()
-                .launch_template_specification(
-                    LaunchTemplateSpecification::builder()
-                        .launch_template_name("fleet@sierra")
-                        .build(),
-                )
-                .overrides(over("t2.micro"))
-                .overrides(over("t2.small"))
-                .build(),
-        )
-        .instances_distribution(split)
-        .build()
+    mixed_policy("fleet@sierra", None, &["t2.micro", "t2.small"], split)
 }
 
 /// The live VMs on the cloud of one market, by instance type.
@@ -218,22 +201,12 @@ async fn fleet_across(
 ) {
     w.hotel.add_template("fleet", IMAGE, "t2.micro");
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
-    let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
-    let policy = MixedInstancesPolicy::builder()
-        .launch_template(
-            LaunchTemplate::builder()
-                .launch_template_specification(
-                    LaunchTemplateSpecification::builder()
-                        .launch_template_name("fleet@hotel")
-                        .version("$Latest")
-                        .build(),
-                )
-                .overrides(over("t2.micro"))
-                .overrides(over("t2.small"))
-                .build(),
-        )
-        .instances_distribution(split)
-        .build();
+    let policy = mixed_policy(
+        "fleet@hotel",
+        Some("$Latest"),
+        &["t2.micro", "t2.small"],
+        split,
+    );
     w.sdk(u)
         .create_auto_scaling_group()
         .auto_scaling_group_name("fleet")
@@ -335,31 +308,19 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
     let c = w.sdk(&u);
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     let sent = |strategy: &str, pools: Option<i32>| {
-        let over = |t: &str| LaunchTemplateOverrides::builder().instance_type(t).build();
-        MixedInstancesPolicy::builder()
-            .launch_template(
-                LaunchTemplate::builder()
-                    .launch_template_specification(
-                        LaunchTemplateSpecification::builder()
-                            .launch_template_name("fleet@sierra")
-                            .version("$Latest")
-                            .build(),
-                    )
-                    .overrides(over("t2.micro"))
-                    .overrides(over("t2.small"))
-                    .build(),
-            )
-            .instances_distribution(
-                InstancesDistribution::builder()
-                    .on_demand_allocation_strategy("prioritized")
-                    .on_demand_base_capacity(0)
-                    .on_demand_percentage_above_base_capacity(25)
-                    .spot_allocation_strategy(strategy)
-                    .set_spot_instance_pools(pools)
-                    .spot_max_price("")
-                    .build(),
-            )
-            .build()
+        mixed_policy(
+            "fleet@sierra",
+            Some("$Latest"),
+            &["t2.micro", "t2.small"],
+            InstancesDistribution::builder()
+                .on_demand_allocation_strategy("prioritized")
+                .on_demand_base_capacity(0)
+                .on_demand_percentage_above_base_capacity(25)
+                .spot_allocation_strategy(strategy)
+                .set_spot_instance_pools(pools)
+                .spot_max_price("")
+                .build(),
+        )
     };
     let first = sent("lowest-price", Some(2));
     c.create_auto_scaling_group()

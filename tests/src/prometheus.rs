@@ -53,12 +53,38 @@ impl PrometheusServer {
             .spawn()
             .expect("prometheus runs (localstack/install.sh installs it)");
         crate::moto::wait_for(port, "prometheus (localstack/install.sh installs it)");
+        // It answers 503 to queries until its storage is open: wait for /-/ready.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ready(port) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "prometheus on port {port} not ready within 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         Self {
             child,
             dir,
             url: format!("http://127.0.0.1:{port}"),
         }
     }
+}
+
+/// Whether Prometheus on `port` answers 200 to `GET /-/ready`.
+fn ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    if stream
+        .write_all(b"GET /-/ready HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
 }
 
 impl Drop for PrometheusServer {

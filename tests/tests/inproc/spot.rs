@@ -32,6 +32,21 @@ fn of(vms: &[Vm], market: Market) -> Vec<String> {
     types
 }
 
+/// The group's first failed activity, once it has one (within 30 s of the world's clock).
+async fn failed_launch(
+    w: &World,
+    u: &phantom_e2e::User,
+    group: &str,
+) -> aws_sdk_autoscaling::types::Activity {
+    w.until(30, &format!("a failed launch of {group}"), async || {
+        activities(w, u, group)
+            .await
+            .into_iter()
+            .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_group_keeps_its_split_between_on_demand_and_spot() {
     let w = World::new().await;
@@ -101,18 +116,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
         .id
         .clone();
     w.sierra.terminate_outside(&spot_vm);
-    w.until(30, "a failed launch that says what it tried", async || {
-        activities(&w, &u, "fleet")
-            .await
-            .into_iter()
-            .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
-    })
-    .await;
-    let failed = activities(&w, &u, "fleet")
-        .await
-        .into_iter()
-        .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
-        .unwrap();
+    let failed = failed_launch(&w, &u, "fleet").await;
     let message = failed.status_message().unwrap();
     assert!(
         message.contains("tried t2.small spot: InsufficientInstanceCapacity; t2.micro spot:"),
@@ -173,14 +177,7 @@ async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
         .send()
         .await
         .unwrap();
-    let failed = w
-        .until(30, "a failed launch", async || {
-            activities(&w, &u, "cheap")
-                .await
-                .into_iter()
-                .find(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
-        })
-        .await;
+    let failed = failed_launch(&w, &u, "cheap").await;
     let message = failed.status_message().unwrap();
     assert!(
         message.contains("t2.micro spot: InsufficientInstanceCapacity")

@@ -232,6 +232,9 @@ pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity 
         Cause::Expired => format!(
             "At {when} an instance was taken out of service in response to the group's maximum instance lifetime being reached.  At {when} instance {instance} was selected for termination."
         ),
+        Cause::Rebalance => format!(
+            "At {when} an instance was taken out of service in response to an EC2 instance rebalance recommendation, its replacement being InService.  At {when} instance {instance} was selected for termination."
+        ),
         Cause::Refresh => format!(
             "At {when} an instance was taken out of service in response to an instance refresh.  At {when} instance {instance} was selected for termination."
         ),

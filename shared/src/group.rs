@@ -149,6 +149,9 @@ impl Group {
                 .collect(),
             distribution: self.distribution(),
             elsewhere: (0, 0),
+            capacity_rebalance: s.capacity_rebalance,
+            max: self.max,
+            rebalance_leaving: None,
         }
     }
 
@@ -408,14 +411,10 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 11] = [
+pub const REFUSED: [(&str, &str); 10] = [
     (
         "PlacementGroup",
         "Phantom does not place VMs in placement groups",
-    ),
-    (
-        "CapacityRebalance",
-        "Phantom does not yet act on spot rebalance recommendations (a lost spot VM is replaced as any dead VM is)",
     ),
     (
         "InstanceMaintenancePolicy",
@@ -478,7 +477,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     refuse(
         [
             ("PlacementGroup", s.placement_group.is_some()),
-            ("CapacityRebalance", s.capacity_rebalance == Some(true)),
             (
                 "InstanceMaintenancePolicy",
                 s.instance_maintenance_policy.is_some(),
@@ -697,6 +695,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = input.new_instances_protected_from_scale_in {
         s.new_instances_protected_from_scale_in = v;
+    }
+    if let Some(v) = input.capacity_rebalance {
+        s.capacity_rebalance = v;
     }
     if let Some(v) = &input.termination_policies {
         s.termination_policies = v.clone();
@@ -961,7 +962,7 @@ mod tests {
             input[member] = match member {
                 "AvailabilityZoneIds" => json!(["x"]),
                 "PlacementGroup" | "DeletionProtection" | "ServiceLinkedRoleARN" => json!("x"),
-                "CapacityRebalance" | "SkipZonalShiftValidation" => json!(true),
+                "SkipZonalShiftValidation" => json!(true),
                 _ => json!({"Any": "thing"}),
             };
             let e = create(&input).unwrap_err();
@@ -981,7 +982,6 @@ mod tests {
         // Their AWS defaults change nothing, so they pass.
         let mut defaults = base.clone();
         for (member, value) in [
-            ("CapacityRebalance", json!(false)),
             ("DeletionProtection", json!("none")),
             ("DesiredCapacityType", json!("units")),
         ] {

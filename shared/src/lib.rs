@@ -32,6 +32,7 @@ pub mod publish;
 pub mod pulse;
 pub mod query;
 pub mod queue;
+pub mod rebalance;
 pub mod reconcile;
 pub mod refresh;
 pub mod replacement;

@@ -11,6 +11,7 @@ use crate::model::group::LaunchTemplateSpecification;
 pub use crate::model::instance::{CloudState, Lifecycle, Market, Member, Placement, Seen};
 use crate::model::instance::{Outcome, Wait};
 use crate::model::response::Instance;
+use crate::rebalance;
 use crate::refresh::{self, InstanceRefresh};
 use crate::warm::{self, Pool};
 use std::collections::BTreeMap;
@@ -60,6 +61,14 @@ pub struct Target {
     /// The on-demand and spot VMs the group has on its other clouds: a group across clouds is
     /// split as one.
     pub elsewhere: (i64, i64),
+    /// CapacityRebalance: a VM its cloud says is at risk is replaced launch-first
+    /// (`phantom::rebalance`).
+    pub capacity_rebalance: bool,
+    /// The group's MaxSize: a rebalance launches above it by its headroom at most.
+    pub max: i64,
+    /// How many of this cloud's at-risk VMs the group lets go, where the group spans clouds
+    /// (`phantom::rebalance::spare` over all of them); None: decided from this cloud alone.
+    pub rebalance_leaving: Option<i64>,
 }
 
 impl Target {
@@ -90,6 +99,8 @@ pub enum Cause {
     Refresh,
     /// Older than the group's MaxInstanceLifetime.
     Expired,
+    /// At risk of interruption, and its replacement serves (CapacityRebalance).
+    Rebalance,
     /// Leaves the warm pool (not the group): why.
     Warm(String),
 }
@@ -286,6 +297,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 launched_ms: s.launched_ms,
                 joined_ms: None,
                 replaces_ms: None,
+                at_risk_ms: None,
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
                 launch_template: target.launch_template.clone(),
@@ -547,11 +559,33 @@ pub fn size_replacing(
             desired = step.capacity;
         }
     }
+    let mut rebalanced = false;
+    if replacing_nothing
+        && target.capacity_rebalance
+        && !target.deleting
+        && target.runs("Launch")
+        && target.runs("Terminate")
+    {
+        if let Some(step) = rebalance::step(&live, desired, target.max, target.rebalance_leaving) {
+            live.retain(|m| !step.leave.contains(&m.id));
+            for id in step.leave {
+                plan.terminate.push((id, Cause::Rebalance));
+            }
+            desired = step.desired;
+            plan.capacity_to = desired;
+            rebalanced = true;
+        }
+    }
     let have = live.len() as i64;
     let mut warm = stale_warm(target, &mut plan, warm, refreshing);
     // Beyond AWS: a group that fell back to on-demand takes its spot share back a VM at a time,
     // launching a spot VM first; the on-demand VM above its share leaves once that one serves.
-    if replacing_nothing && !target.deleting && target.runs("Launch") && target.runs("Terminate") {
+    if replacing_nothing
+        && !rebalanced
+        && !target.deleting
+        && target.runs("Launch")
+        && target.runs("Terminate")
+    {
         let (od, sp) = by_market(&live);
         let (eo, es) = target.elsewhere;
         if target.distribution.moves_back(od + eo, sp + es) && have >= desired {
@@ -634,7 +668,13 @@ pub fn size_replacing(
             if now_ms < target.retry_at_ms {
                 plan.retry_at_ms = Some(target.retry_at_ms);
             } else {
-                let (on_demand, spot) = by_market(&live);
+                // An at-risk VM is on its way out: the split is kept without it.
+                let staying: Vec<Member> = live
+                    .iter()
+                    .filter(|m| m.at_risk_ms.is_none())
+                    .cloned()
+                    .collect();
+                let (on_demand, spot) = by_market(&staying);
                 let (od, sp) = target.elsewhere;
                 let markets =
                     target
@@ -655,7 +695,11 @@ pub fn size_replacing(
             .partition(|(id, c)| {
                 matches!(
                     c,
-                    Cause::Unhealthy(_) | Cause::ScaleIn { .. } | Cause::Refresh | Cause::Expired
+                    Cause::Unhealthy(_)
+                        | Cause::ScaleIn { .. }
+                        | Cause::Refresh
+                        | Cause::Expired
+                        | Cause::Rebalance
                 ) && (!hold_waits.is_empty() || target.drain_ms.contains_key(id))
             });
         plan.hold = hold;
@@ -788,7 +832,8 @@ fn placements(target: &Target, live: &[Member], markets: Vec<Market>) -> Vec<Pla
         .collect()
 }
 
-/// Which instance to terminate next: first of the market above its share (`leaving`: AWS picks
+/// Which instance to terminate next: first one its cloud said is at risk of interruption, then
+/// of the market above its share (`leaving`: AWS picks
 /// spot or on-demand before it applies the policies), then by the group's termination policies
 /// in order, then AWS's Default (the zone with the most instances, the oldest launch
 /// configuration, the one closest to its next billing hour), then the id, so the choice is
@@ -807,7 +852,10 @@ fn victim(
         .collect();
     policies.push("Default");
     let key = |m: &Member| -> Vec<i64> {
-        let mut k = vec![i64::from(leaving.is_some_and(|l| l != m.market))];
+        let mut k = vec![
+            i64::from(m.at_risk_ms.is_none()),
+            i64::from(leaving.is_some_and(|l| l != m.market)),
+        ];
         for p in &policies {
             match *p {
                 "OldestInstance" => k.push(m.launched_ms),
@@ -869,6 +917,9 @@ mod tests {
             drain_ms: BTreeMap::new(),
             distribution: Distribution::on_demand(),
             elsewhere: (0, 0),
+            capacity_rebalance: false,
+            max: 100,
+            rebalance_leaving: None,
         }
     }
 
@@ -1082,6 +1133,7 @@ mod tests {
             launched_ms,
             joined_ms: None,
             replaces_ms: None,
+            at_risk_ms: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

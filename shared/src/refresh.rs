@@ -720,6 +720,7 @@ mod tests {
             launched_ms,
             joined_ms: None,
             replaces_ms: None,
+            at_risk_ms: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

@@ -124,6 +124,7 @@ pub fn record(
                 waits: Vec::new(),
                 joined_ms: None,
                 replaces_ms: None,
+                at_risk_ms: None,
                 ..m.clone()
             });
         }
@@ -157,6 +158,7 @@ pub fn record(
                 launched_ms: s.launched_ms,
                 joined_ms: None,
                 replaces_ms: None,
+                at_risk_ms: None,
                 ..m.clone()
             });
         }

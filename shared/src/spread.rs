@@ -395,14 +395,18 @@ pub fn allot(
     // `desired`, counting those on the way to cloud shares already; the worst-ranked first.
     let in_service: i64 = views.iter().map(|v| v.in_service).sum();
     let mut spare = (in_service - target_total.min(desired.max(0))).max(0);
-    // VMs that are not serving (pending, unhealthy) may always go when over the share.
+    // VMs that are not serving (pending, unhealthy) may go when over the share as far as the
+    // group has more VMs than it wants: a pending VM is not given up for a launch elsewhere that
+    // has not happened yet (a held cloud's retry would otherwise take it each time).
+    let mut idle_spare = (have - target_total).max(0);
     for (i, v) in views.iter().enumerate().rev() {
         let surplus = (v.have - target[i]).max(0);
         if surplus == 0 {
             continue;
         }
         let idle = v.have - v.in_service;
-        let free = surplus.min(idle.max(0));
+        let free = surplus.min(idle.max(0)).min(idle_spare);
+        idle_spare -= free;
         let serving = (surplus - free).min(spare);
         spare -= serving;
         target[i] = v.have - free - serving;
@@ -551,6 +555,17 @@ mod tests {
         // They serve: sierra gives two up.
         let views = [view(2, 2, 2, true), view(10, 5, 5, true)];
         assert_eq!(allot(Policy::Overflow, 5, 10, true, &views), vec![2, 3]);
+    }
+
+    #[test]
+    fn pending_vms_are_not_given_up_for_a_launch_that_has_not_happened() {
+        // hotel failed and is tried again: sierra's four booting VMs stay until hotel has some.
+        let views = [view(10, 0, 0, true), view(10, 4, 0, true)];
+        assert_eq!(allot(Policy::Overflow, 4, 10, true, &views), vec![4, 4]);
+        // Scale-in lets booting VMs go at once.
+        assert_eq!(allot(Policy::Overflow, 2, 10, true, &views), vec![2, 2]);
+        let views = [view(10, 0, 0, false), view(10, 4, 0, true)];
+        assert_eq!(allot(Policy::Overflow, 2, 10, true, &views), vec![0, 2]);
     }
 
     #[test]

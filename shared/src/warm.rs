@@ -205,6 +205,7 @@ mod tests {
             launched_ms: 0,
             joined_ms: None,
             replaces_ms: None,
+            at_risk_ms: None,
             protected: false,
             launch_configuration: None,
             launch_template: None,

@@ -53,6 +53,7 @@ fn serving(id: &str) -> Member {
         launched_ms: 1_000,
         joined_ms: None,
         replaces_ms: None,
+        at_risk_ms: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,

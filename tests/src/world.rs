@@ -26,7 +26,7 @@ use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
 use phantom::publish::memory::MemoryPublisher;
 use phantom::pulse::Cadence;
 use phantom::queue::pulse::MemoryPulse;
-use phantom::queue::{MemoryQueue, Reconcile, StateChange, WorkQueue};
+use phantom::queue::{AtRisk, MemoryQueue, Reconcile, StateChange, WorkQueue};
 use phantom::store::MetricSource;
 use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
 use phantom::time::{Clock, ManualClock};
@@ -246,10 +246,24 @@ impl World {
         }
     }
 
-    /// What template.yaml's EventBridge rule does with a cloud's EC2 state-change events: those
-    /// of a VM leaving service go on the work queue as `StateChange` messages. Returns how many.
+    /// What template.yaml's EventBridge rules do with a cloud's EC2 events: the state changes of a
+    /// VM leaving service go on the work queue as `StateChange` messages, the at-risk signals as
+    /// `AtRisk` messages. Returns how many.
     pub async fn deliver_events(&self, cloud: &MemoryCloud) -> usize {
         let mut sent = 0;
+        for (id, signal) in cloud.take_signals() {
+            let event = AtRisk {
+                instance: id,
+                signal: signal.into(),
+                region: REGION.into(),
+                account: "123456789012".into(),
+            };
+            self.queue
+                .send(&event.into(), 0)
+                .await
+                .expect("the world's queue takes an event");
+            sent += 1;
+        }
         for (id, state) in cloud.take_events() {
             if !matches!(
                 state.name(),

@@ -59,6 +59,7 @@ fn member(id: &str) -> Member {
         launched_ms: 1_000,
         joined_ms: None,
         replaces_ms: None,
+        at_risk_ms: None,
         protected: false,
         launch_configuration: Some("web".into()),
         launch_template: None,
@@ -493,8 +494,8 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_template_name: Some("web@sierra".into()),
         version: Some("$Latest".into()),
     };
-    // On another cloud, from a template, spot, joined from a warm pool: each comes back as
-    // written.
+    // On another cloud, from a template, spot, joined from a warm pool, at risk: each comes
+    // back as written.
     let elsewhere = Member {
         cloud: "sierra".into(),
         market: phantom::model::instance::Market::Spot,
@@ -502,6 +503,7 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_template: Some(template.clone()),
         joined_ms: Some(4_000),
         replaces_ms: Some(3_500),
+        at_risk_ms: Some(3_800),
         ..member("i-2")
     };
     let r = Record {

@@ -84,19 +84,20 @@ fn the_template_deploys_to_the_emulator() {
     );
 }
 
-/// The EventBridge rule's input transformer, applied to EC2's documented state-change event the
-/// way EventBridge applies it (each `<name>` replaced by the JSON value at its path), gives a
-/// message the provisioner reads, for the states the provisioner acts on. This stands in for
-/// routing real EC2 events on an emulator: moto's EC2 and LocalStack's send none to EventBridge.
-#[test]
-fn the_state_change_rule_writes_what_the_provisioner_reads() {
-    let template = std::fs::read_to_string(phantom_e2e::root().join("template.yaml")).unwrap();
+/// What template.yaml's EventBridge rule `rule` puts on the work queue for `event`: its input
+/// transformer applied the way EventBridge applies it (each `<name>` replaced by the JSON value at
+/// its path).
+fn transformed(template: &str, rule: &str, event: &serde_json::Value) -> String {
     let lines: Vec<&str> = template.lines().collect();
+    let from = lines
+        .iter()
+        .position(|l| *l == format!("  {rule}:"))
+        .unwrap_or_else(|| panic!("template.yaml has no {rule}"));
     let at = |key: &str| {
-        lines
+        from + lines[from..]
             .iter()
             .position(|l| l.trim_start().starts_with(key))
-            .unwrap_or_else(|| panic!("template.yaml has no {key}"))
+            .unwrap_or_else(|| panic!("{rule} has no {key}"))
     };
     let paths_at = at("InputPathsMap:");
     let indent = |l: &str| l.len() - l.trim_start().len();
@@ -105,34 +106,52 @@ fn the_state_change_rule_writes_what_the_provisioner_reads() {
         .take_while(|l| indent(l) > indent(lines[paths_at]))
         .map(|l| l.trim().split_once(": ").expect("name: path"))
         .collect();
-    let input = lines[at("InputTemplate:")]
+    let mut message = lines[at("InputTemplate:")]
         .trim()
         .trim_start_matches("InputTemplate:")
         .trim()
-        .trim_matches('\'');
-    // EC2's example (EventBridge's documentation of EC2 events).
-    let event = serde_json::json!({
+        .trim_matches('\'')
+        .to_string();
+    for (name, path) in &paths {
+        // A path's keys are split on dots; `detail-type` is one key.
+        let value = path
+            .trim_start_matches("$.")
+            .split('.')
+            .fold(event, |v, k| &v[k]);
+        assert!(!value.is_null(), "{path} is not in EC2's event");
+        message = message.replace(&format!("<{name}>"), &value.to_string());
+    }
+    message
+}
+
+/// EC2's event of `detail_type` for i-abcd1111 (EventBridge's documentation of EC2 events).
+fn ec2_event(detail_type: &str, detail: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
         "version": "0",
         "id": "7bf73129-1428-4cd3-a780-95db273d1602",
-        "detail-type": "EC2 Instance State-change Notification",
+        "detail-type": detail_type,
         "source": "aws.ec2",
         "account": "123456789012",
         "time": "2026-11-25T14:06:02Z",
         "region": "us-east-1",
         "resources": ["arn:aws:ec2:us-east-1:123456789012:instance/i-abcd1111"],
-        "detail": {"instance-id": "i-abcd1111", "state": "terminated"}
-    });
-    let mut message = input.to_string();
-    for (name, path) in &paths {
-        let value = path
-            .trim_start_matches("$.")
-            .split('.')
-            .fold(&event, |v, k| &v[k]);
-        assert!(!value.is_null(), "{path} is not in EC2's event");
-        message = message.replace(&format!("<{name}>"), &value.to_string());
-    }
+        "detail": detail
+    })
+}
+
+/// The EventBridge rules' input transformers, applied to EC2's documented events, give messages
+/// the provisioner reads, for the events the provisioner acts on. This stands in for routing real
+/// EC2 events on an emulator: moto's EC2 and LocalStack's send none to EventBridge.
+#[test]
+fn the_event_rules_write_what_the_provisioner_reads() {
+    let template = std::fs::read_to_string(phantom_e2e::root().join("template.yaml")).unwrap();
+    let event = ec2_event(
+        "EC2 Instance State-change Notification",
+        serde_json::json!({"instance-id": "i-abcd1111", "state": "terminated"}),
+    );
     assert_eq!(
-        phantom::queue::Work::parse(&message).expect("the provisioner reads it"),
+        phantom::queue::Work::parse(&transformed(&template, "StateChangeRule", &event))
+            .expect("the provisioner reads it"),
         phantom::queue::Work::StateChange(phantom::queue::StateChange {
             instance: "i-abcd1111".into(),
             state: "terminated".into(),
@@ -146,4 +165,32 @@ fn the_state_change_rule_writes_what_the_provisioner_reads() {
         std::fs::read_to_string(phantom_e2e::root().join("functions/provisioner/src/lib.rs"))
             .unwrap();
     assert!(code.contains(r#""stopping" | "stopped" | "shutting-down" | "terminated""#));
+
+    // The at-risk signals, each with the detail-type the memory cloud sends in process.
+    for (detail_type, detail) in [
+        (
+            phantom::cloud::memory::REBALANCE_RECOMMENDATION,
+            serde_json::json!({"instance-id": "i-abcd1111"}),
+        ),
+        (
+            phantom::cloud::memory::INTERRUPTION_WARNING,
+            serde_json::json!({"instance-id": "i-abcd1111", "instance-action": "terminate"}),
+        ),
+    ] {
+        assert!(
+            template.contains(detail_type),
+            "AtRiskRule passes {detail_type}"
+        );
+        let event = ec2_event(detail_type, detail);
+        assert_eq!(
+            phantom::queue::Work::parse(&transformed(&template, "AtRiskRule", &event))
+                .expect("the provisioner reads it"),
+            phantom::queue::Work::AtRisk(phantom::queue::AtRisk {
+                instance: "i-abcd1111".into(),
+                signal: detail_type.into(),
+                region: "us-east-1".into(),
+                account: "123456789012".into(),
+            })
+        );
+    }
 }

@@ -115,12 +115,28 @@ impl Provisioner {
                     .map(|(_, seen)| assess(&p.target, &p.members, seen, now))
             })
             .collect();
+        // With CapacityRebalance, at-risk VMs count for no cloud's share: their replacements go
+        // where the group's next VMs would, and they leave as those serve (`phantom::rebalance`).
+        let rebalancing = g.settings.capacity_rebalance
+            && !g.deleting()
+            && refresh::active(&g.settings.instance_refreshes).is_none();
+        let risky: Vec<(i64, i64)> = assessed
+            .iter()
+            .map(|a| match a {
+                Some(a) if rebalancing => phantom::rebalance::at_risk(&a.live),
+                _ => (0, 0),
+            })
+            .collect();
         let views: Vec<CloudView> = places
             .iter()
             .zip(&assessed)
-            .map(|(p, a)| {
+            .zip(&risky)
+            .map(|((p, a), (at_risk, at_risk_serving))| {
                 let (have, in_service) = match a {
-                    Some(a) => a.counts(),
+                    Some(a) => {
+                        let (have, in_service) = a.counts();
+                        (have - at_risk, in_service - at_risk_serving)
+                    }
                     None if p.hold.counted_out(now) => (0, 0),
                     None => unseen_counts(&p.members),
                 };
@@ -146,6 +162,17 @@ impl Provisioner {
         } else {
             g.desired
         };
+        // The at-risk VMs the group can spare, let go from the worst-ranked cloud first.
+        let mut spare = phantom::rebalance::spare(
+            views.iter().map(|v| v.in_service).sum(),
+            risky.iter().map(|r| r.0).sum(),
+            desired,
+        );
+        let mut leaving = vec![0; places.len()];
+        for (i, (at_risk, _)) in risky.iter().enumerate().rev() {
+            leaving[i] = spare.min(*at_risk);
+            spare -= leaving[i];
+        }
         // A warm pool is kept where the group's next VMs would go.
         let pool_parts = match g.target().pool {
             Some(pool) => pools(spread.policy, desired, pool.size, &views),
@@ -243,6 +270,7 @@ impl Provisioner {
                     ..pool
                 }),
                 elsewhere,
+                rebalance_leaving: Some(leaving[i]),
                 distribution: phantom::distribution::Distribution {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()

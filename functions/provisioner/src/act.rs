@@ -219,6 +219,7 @@ impl Provisioner {
                             launched_ms: s.launched_ms,
                             joined_ms: None,
                             replaces_ms: None,
+                            at_risk_ms: None,
                             protected: protect,
                             launch_configuration: on.launch_configuration.clone(),
                             launch_template: launch_template.clone(),

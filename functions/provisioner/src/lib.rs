@@ -20,6 +20,7 @@
 
 mod across;
 mod act;
+mod at_risk;
 mod balance;
 mod notify;
 mod sweep;
@@ -178,6 +179,22 @@ impl Provisioner {
                 }
                 Err(e) => {
                     tracing::error!(message_id = id, error = %e, "state change failed");
+                    false
+                }
+            },
+            Work::AtRisk(e) => match self.at_risk(&e).await {
+                Ok(queued) => {
+                    tracing::info!(
+                        message_id = id,
+                        instance = e.instance,
+                        signal = e.signal,
+                        reconciles_queued = queued,
+                        "at-risk signal"
+                    );
+                    true
+                }
+                Err(e) => {
+                    tracing::error!(message_id = id, error = %e, "at-risk signal failed");
                     false
                 }
             },

@@ -118,6 +118,10 @@ pub struct Member {
     /// A replacement on its way: when the VM it replaces was found dead (Unix ms), until it is
     /// InService (`phantom::replacement`).
     pub replaces_ms: Option<i64>,
+    /// When its cloud said it is at risk of interruption (EC2's rebalance recommendation or spot
+    /// interruption warning, Unix ms): with CapacityRebalance, it is replaced launch-first
+    /// (`phantom::rebalance`).
+    pub at_risk_ms: Option<i64>,
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,
@@ -298,6 +302,7 @@ pub(crate) fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         launched_ms: 0,
         joined_ms: None,
         replaces_ms: None,
+        at_risk_ms: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,

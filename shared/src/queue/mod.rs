@@ -70,6 +70,17 @@ pub struct StateChange {
     pub account: String,
 }
 
+/// A cloud said a VM is at risk of interruption: EC2's rebalance recommendation or spot
+/// interruption warning, as template.yaml's AtRiskRule puts it on the work queue (its input
+/// transformer writes this shape; `signal` is the event's detail-type).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AtRisk {
+    pub instance: String,
+    pub signal: String,
+    pub region: String,
+    pub account: String,
+}
+
 /// One message on the work queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -77,6 +88,7 @@ pub enum Work {
     Reconcile(Reconcile),
     Sweep(Sweep),
     StateChange(StateChange),
+    AtRisk(AtRisk),
 }
 
 impl From<Reconcile> for Work {
@@ -88,6 +100,12 @@ impl From<Reconcile> for Work {
 impl From<StateChange> for Work {
     fn from(s: StateChange) -> Self {
         Work::StateChange(s)
+    }
+}
+
+impl From<AtRisk> for Work {
+    fn from(a: AtRisk) -> Self {
+        Work::AtRisk(a)
     }
 }
 

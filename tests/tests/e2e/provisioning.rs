@@ -1007,6 +1007,7 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
             "4",
             "--desired-capacity",
             "4",
+            "--capacity-rebalance",
         ],
     )
     .json();
@@ -1045,4 +1046,5 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
         g["MixedInstancesPolicy"]["InstancesDistribution"]["OnDemandPercentageAboveBaseCapacity"],
         50
     );
+    assert_eq!(g["CapacityRebalance"], true);
 }

@@ -125,6 +125,56 @@ async fn a_crash_at_any_step_of_a_spot_scale_out_leaks_and_doubles_nothing() {
 }
 
 #[tokio::test]
+async fn a_crash_at_any_step_of_a_rebalance_leaks_and_doubles_nothing() {
+    use aws_sdk_autoscaling::types::InstancesDistribution;
+    // A spot VM at risk in a group at its maximum: one replacement, launched first, then the
+    // at-risk VM goes.
+    at_every_step(
+        "replace an at-risk spot VM launch-first",
+        async |w, u| {
+            w.hotel
+                .add_template("web", phantom_e2e::world::IMAGE, "t2.micro");
+            let policy = phantom_e2e::world::mixed_policy(
+                "web@hotel",
+                None,
+                &["t2.micro"],
+                InstancesDistribution::builder()
+                    .on_demand_percentage_above_base_capacity(0)
+                    .build(),
+            );
+            w.sdk(u)
+                .create_auto_scaling_group()
+                .auto_scaling_group_name("web")
+                .mixed_instances_policy(policy)
+                .capacity_rebalance(true)
+                .min_size(0)
+                .max_size(2)
+                .desired_capacity(2)
+                .send()
+                .await
+                .unwrap();
+            w.run_for(3).await;
+            let alive = w.hotel.alive();
+            assert_eq!(alive.len(), 2);
+            let marked = w
+                .provisioner()
+                .at_risk(&phantom::queue::AtRisk {
+                    instance: alive[0].clone(),
+                    signal: phantom::cloud::memory::REBALANCE_RECOMMENDATION.into(),
+                    region: phantom_e2e::stack::REGION.into(),
+                    account: "123456789012".into(),
+                })
+                .await
+                .unwrap();
+            assert_eq!(marked, 1);
+        },
+        2,
+        3,
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
     for k in 1.. {
         let w = World::new().await;

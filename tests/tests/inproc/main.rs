@@ -15,6 +15,7 @@ mod parity;
 mod policies;
 mod provisioning;
 mod pulse;
+mod rebalance;
 mod refresh;
 mod scale;
 mod scheduled;

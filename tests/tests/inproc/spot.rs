@@ -8,7 +8,7 @@ use phantom::cloud::memory::Vm;
 use phantom::model::instance::Market;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
 
-fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
+pub(crate) fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
     InstancesDistribution::builder()
         .on_demand_base_capacity(base)
         .on_demand_percentage_above_base_capacity(percent)
@@ -22,7 +22,7 @@ fn policy(split: InstancesDistribution) -> MixedInstancesPolicy {
 }
 
 /// The live VMs on the cloud of one market, by instance type.
-fn of(vms: &[Vm], market: Market) -> Vec<String> {
+pub(crate) fn of(vms: &[Vm], market: Market) -> Vec<String> {
     let mut types: Vec<String> = vms
         .iter()
         .filter(|v| v.state.alive() && v.market == market)
@@ -189,7 +189,7 @@ async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
 
 /// Template `fleet` on both clouds; a group from `fleet@hotel` across hotel and sierra (up to
 /// `hotel_max` on hotel), split as `split` says.
-async fn fleet_across(
+pub(crate) async fn fleet_across(
     w: &World,
     u: &phantom_e2e::User,
     hotel_max: i32,
@@ -226,7 +226,7 @@ async fn fleet_across(
 }
 
 /// The live VMs of both clouds: (on-demand, spot).
-fn split_of(w: &World) -> (usize, usize) {
+pub(crate) fn split_of(w: &World) -> (usize, usize) {
     let all: Vec<Vm> = w.hotel.vms().into_iter().chain(w.sierra.vms()).collect();
     (
         of(&all, Market::OnDemand).len(),

@@ -297,6 +297,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     launched_ms: now,
                     joined_ms: None,
                     replaces_ms: None,
+                    at_risk_ms: None,
                     protected: protect,
                     launch_configuration: None,
                     launch_template: None,

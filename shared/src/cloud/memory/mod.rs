@@ -58,6 +58,11 @@ impl Vm {
     }
 }
 
+/// EC2's event of a VM at elevated risk of interruption.
+pub const REBALANCE_RECOMMENDATION: &str = "EC2 Instance Rebalance Recommendation";
+/// EC2's event two minutes before it takes a spot VM back.
+pub const INTERRUPTION_WARNING: &str = "EC2 Spot Instance Interruption Warning";
+
 #[derive(Default)]
 struct State {
     vms: BTreeMap<String, Vm>,
@@ -72,6 +77,8 @@ struct State {
     tagged_calls: usize,
     /// State changes as EC2 would send them to EventBridge: (id, new state), oldest first.
     events: Vec<(String, CloudState)>,
+    /// At-risk signals as EC2 would send them to EventBridge: (id, detail-type), oldest first.
+    signals: Vec<(String, &'static str)>,
     refuse: Option<CloudError>,
     failing: Option<(usize, Fault)>,
     unreachable: bool,
@@ -198,6 +205,25 @@ impl MemoryCloud {
     /// VMs ended or stopped outside Phantom, and by its own TerminateInstances.
     pub fn take_events(&self) -> Vec<(String, CloudState)> {
         std::mem::take(&mut self.state().events)
+    }
+
+    /// EC2 says the VM is at elevated risk of interruption (a rebalance recommendation).
+    pub fn recommend_rebalance(&self, id: &str) {
+        self.state()
+            .signals
+            .push((id.to_string(), REBALANCE_RECOMMENDATION));
+    }
+
+    /// EC2 warns that it takes the spot VM back in two minutes.
+    pub fn warn_interruption(&self, id: &str) {
+        self.state()
+            .signals
+            .push((id.to_string(), INTERRUPTION_WARNING));
+    }
+
+    /// The at-risk signals since the last call, with their events' detail-types.
+    pub fn take_signals(&self) -> Vec<(String, &'static str)> {
+        std::mem::take(&mut self.state().signals)
     }
 
     /// A running VM launched outside Phantom, without tags (for AttachInstances); returns its id.

@@ -438,6 +438,7 @@ impl DynamoStore {
                 launched_ms: get_n(item, "launched")?,
                 joined_ms: opt_n(item, "joined")?,
                 replaces_ms: opt_n(item, "replaces")?,
+                at_risk_ms: opt_n(item, "at_risk")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
                 launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
@@ -490,6 +491,9 @@ impl DynamoStore {
         }
         if let Some(replaces) = m.replaces_ms {
             put = put.item("replaces", n(replaces));
+        }
+        if let Some(at_risk) = m.at_risk_ms {
+            put = put.item("at_risk", n(at_risk));
         }
         if let Some(lc) = &m.launch_configuration {
             put = put.item("lc", s(lc));

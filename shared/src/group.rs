@@ -152,6 +152,25 @@ impl Group {
             capacity_rebalance: s.capacity_rebalance,
             max: self.max,
             rebalance_leaving: None,
+            weights: self.weights(),
+        }
+    }
+
+    /// The units each VM of the group counts for: its MixedInstancesPolicy's weights, checked
+    /// when it was stored; one each without them.
+    pub fn weights(&self) -> crate::weights::Weights {
+        match crate::template::of(None, self.launching().mixed_instances_policy) {
+            Ok(Some(spec)) => spec.weights,
+            Ok(None) => crate::weights::Weights::none(),
+            // Checked on every write, so only a record from another version gets here.
+            Err(e) => {
+                tracing::error!(
+                    group = self.name,
+                    error = e.message(),
+                    "stored MixedInstancesPolicy fails its check; counting each VM as one unit"
+                );
+                crate::weights::Weights::none()
+            }
         }
     }
 
@@ -519,7 +538,7 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     )?;
     if let Some(t) = s.desired_capacity_type.as_deref().filter(|t| *t != "units") {
         return Err(Refusal::invalid(format!(
-            "DesiredCapacityType '{t}' is not supported: Phantom counts capacity in units (VMs)."
+            "DesiredCapacityType '{t}' is not supported yet: it counts the vCPUs or memory of attribute-based instance type selection (InstanceRequirements), which Phantom does not have yet. Use units, with WeightedCapacity on the overrides."
         )));
     }
     crate::template::of(

@@ -2,8 +2,8 @@
 //! each one is of a group and its recorded instances, and the two ways they are published,
 //! CloudWatch's Embedded Metric Format (a JSON log line) and Prometheus's text format.
 //!
-//! Every instance counts as one unit of capacity (Phantom keeps no instance weights), so each
-//! `…Capacity` metric equals its `…Instances` one.
+//! The `…Instances` metrics count instances, the `…Capacity` ones capacity units: an instance
+//! counts its weight (`phantom::weights`), one without weights, when the two are equal.
 
 use crate::group::Group;
 use crate::model::instance::{Lifecycle, Member};
@@ -46,7 +46,7 @@ pub struct Sample {
     pub value: f64,
 }
 
-/// How many of the group's instances are in each state that the metrics count.
+/// How many of the group's instances (or units) are in each state that the metrics count.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     in_service: i64,
@@ -59,32 +59,35 @@ struct Counts {
 }
 
 impl Counts {
-    fn of(members: &[Member]) -> Self {
+    /// Each member counted as `unit` says.
+    fn of(members: &[Member], unit: impl Fn(&Member) -> i64) -> Self {
         let mut c = Counts::default();
         for m in members {
+            let n = unit(m);
             match m.lifecycle {
-                Lifecycle::InService => c.in_service += 1,
+                Lifecycle::InService => c.in_service += n,
                 // Attaching shows as Pending, as AWS shows an instance being attached.
                 Lifecycle::Pending | Lifecycle::PendingWait | Lifecycle::Attaching => {
-                    c.pending += 1
+                    c.pending += n
                 }
-                Lifecycle::Standby => c.standby += 1,
-                Lifecycle::Terminating | Lifecycle::TerminatingWait => c.terminating += 1,
+                Lifecycle::Standby => c.standby += n,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait => c.terminating += n,
                 // Leaving the group: AWS counts a detaching instance nowhere.
                 Lifecycle::Detaching => {}
-                Lifecycle::WarmedPending | Lifecycle::WarmedPendingWait => c.warm_pending += 1,
+                Lifecycle::WarmedPending | Lifecycle::WarmedPendingWait => c.warm_pending += n,
                 Lifecycle::WarmedStopped
                 | Lifecycle::WarmedRunning
-                | Lifecycle::WarmedHibernated => c.warm_ready += 1,
-                Lifecycle::WarmedTerminating => c.warm_terminating += 1,
+                | Lifecycle::WarmedHibernated => c.warm_ready += n,
+                Lifecycle::WarmedTerminating => c.warm_terminating += n,
             }
         }
         c
     }
 }
 
-/// The value of metric `name` (one of `NAMES`) for group `g` with these instances.
-fn value(name: &str, g: &Group, c: Counts) -> Option<f64> {
+/// The value of metric `name` (one of `NAMES`) for group `g` with these instances (`n`) and
+/// capacity units (`c`).
+fn value(name: &str, g: &Group, n: Counts, c: Counts) -> Option<f64> {
     // AWS: "the number of instances that are in service, pending, and terminating".
     let total = c.in_service + c.pending + c.terminating;
     let pool = g
@@ -97,11 +100,16 @@ fn value(name: &str, g: &Group, c: Counts) -> Option<f64> {
         "GroupMinSize" => g.min,
         "GroupMaxSize" => g.max,
         "GroupDesiredCapacity" => g.desired,
-        "GroupInServiceInstances" | "GroupInServiceCapacity" => c.in_service,
-        "GroupPendingInstances" | "GroupPendingCapacity" => c.pending,
-        "GroupStandbyInstances" | "GroupStandbyCapacity" => c.standby,
-        "GroupTerminatingInstances" | "GroupTerminatingCapacity" => c.terminating,
-        "GroupTotalInstances" | "GroupTotalCapacity" => total,
+        "GroupInServiceInstances" => n.in_service,
+        "GroupPendingInstances" => n.pending,
+        "GroupStandbyInstances" => n.standby,
+        "GroupTerminatingInstances" => n.terminating,
+        "GroupTotalInstances" => n.in_service + n.pending + n.terminating,
+        "GroupInServiceCapacity" => c.in_service,
+        "GroupPendingCapacity" => c.pending,
+        "GroupStandbyCapacity" => c.standby,
+        "GroupTerminatingCapacity" => c.terminating,
+        "GroupTotalCapacity" => total,
         "WarmPoolDesiredCapacity" => pool,
         "WarmPoolWarmedCapacity" => c.warm_ready,
         "WarmPoolPendingCapacity" => c.warm_pending,
@@ -120,11 +128,18 @@ pub fn samples(g: &Group, members: &[Member]) -> Vec<Sample> {
         return Vec::new();
     }
     let enabled = &g.settings.enabled_metrics;
-    let c = Counts::of(members);
+    let n = Counts::of(members, |_| 1);
+    let w = g.weights();
+    let c = Counts::of(members, |m| w.units(m));
     NAMES
         .iter()
-        .filter(|n| enabled.iter().any(|e| e.metric == **n))
-        .filter_map(|n| value(n, g, c).map(|value| Sample { metric: n, value }))
+        .filter(|name| enabled.iter().any(|e| e.metric == **name))
+        .filter_map(|name| {
+            value(name, g, n, c).map(|value| Sample {
+                metric: name,
+                value,
+            })
+        })
         .collect()
 }
 
@@ -290,6 +305,28 @@ mod tests {
             ]
         );
         assert!(samples(&group(&[]), &fleet()).is_empty());
+    }
+
+    #[test]
+    fn capacity_metrics_count_units_where_the_overrides_give_weights() {
+        let mut g = group(&["GroupInServiceInstances", "GroupInServiceCapacity"]);
+        g.settings.launch_configuration_name = None;
+        g.settings.mixed_instances_policy = Some(
+            serde_json::from_value(json!({"LaunchTemplate": {
+                "LaunchTemplateSpecification": {"LaunchTemplateName": "web@hotel"},
+                "Overrides": [{"InstanceType": "t2.small", "WeightedCapacity": "2"},
+                    {"InstanceType": "t2.micro", "WeightedCapacity": "1"}]}}))
+            .unwrap(),
+        );
+        let small = Member {
+            instance_type: "t2.small".into(),
+            ..member("i-1", Lifecycle::InService)
+        };
+        let got: Vec<f64> = samples(&g, &[small, member("i-2", Lifecycle::InService)])
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(got, [2.0, 3.0]);
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod tracking;
 pub mod traffic;
 pub mod warm;
 pub mod webhook;
+pub mod weights;
 pub mod xml;
 
 pub use error::{ApiError, ApiResult};

@@ -14,6 +14,7 @@ use crate::model::response::Instance;
 use crate::rebalance;
 use crate::refresh::{self, InstanceRefresh};
 use crate::warm::{self, Pool};
+pub use crate::weights::Weights;
 use std::collections::BTreeMap;
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
@@ -66,9 +67,12 @@ pub struct Target {
     pub capacity_rebalance: bool,
     /// The group's MaxSize: a rebalance launches above it by its headroom at most.
     pub max: i64,
-    /// How many of this cloud's at-risk VMs the group lets go, where the group spans clouds
-    /// (`phantom::rebalance::spare` over all of them); None: decided from this cloud alone.
+    /// How many units of this cloud's at-risk VMs the group lets go, where the group spans
+    /// clouds (`phantom::rebalance::spare` over all of them); None: decided from this cloud alone.
     pub rebalance_leaving: Option<i64>,
+    /// The units each VM counts for (`desired` and `max` are in units): its instance type's
+    /// `WeightedCapacity`, else one.
+    pub weights: Weights,
 }
 
 impl Target {
@@ -204,6 +208,7 @@ impl Member {
             launch_configuration_name: self.launch_configuration.clone(),
             launch_template: self.launch_template.clone(),
             protected_from_scale_in: self.protected,
+            weighted_capacity: self.weight.map(|w| w.to_string()),
         }
     }
 
@@ -253,15 +258,18 @@ pub struct Assessed {
 }
 
 impl Assessed {
-    /// Counted instances, and those of them serving (InService and healthy).
-    pub fn counts(&self) -> (i64, i64) {
+    /// The units of the counted instances, and of those of them serving (InService and healthy).
+    pub fn counts(&self, w: &Weights) -> (i64, i64) {
         let serving = self
             .live
             .iter()
-            .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
-            .count() as i64
-            + self.plan.in_service.len() as i64;
-        (self.live.len() as i64, serving)
+            .filter(|m| {
+                (m.healthy && m.lifecycle == Lifecycle::InService)
+                    || self.plan.in_service.contains(&m.id)
+            })
+            .map(|m| w.units(m))
+            .sum();
+        (w.sum(&self.live), serving)
     }
 }
 
@@ -298,6 +306,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                weight: target.weights.of_type(&s.instance_type),
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
                 launch_template: target.launch_template.clone(),
@@ -508,16 +517,30 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
 /// This round's replacements: a running refresh's step, or else the instances past their
 /// lifetime; old ones terminated, the launches that follow are the group's own.
 pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refresh::Step, Cause)> {
-    let desired = target.desired.max(0);
+    // Replacements count VMs: with weights, the desired capacity as VMs of the nominal weight,
+    // and the room a step takes back in units.
+    let units = target.desired.max(0);
+    let nominal = target.weights.nominal();
+    let desired = (units + nominal - 1) / nominal;
+    let in_units = |mut step: refresh::Step| {
+        step.capacity = units + (step.capacity - desired) * nominal;
+        step
+    };
     match (&target.refresh, target.max_lifetime_ms) {
         _ if target.deleting => None,
         (Some(r), _) => {
             let now = crate::time::format_timestamp(crate::time::from_ms(now_ms));
             let step = refresh::step(r, desired, &a.live, &a.standby, now_ms, &now);
-            Some((step, Cause::Refresh))
+            Some((in_units(step), Cause::Refresh))
         }
         (None, Some(life)) if life > 0 => Some((
-            refresh::expired(life, target.warmup_ms, desired, &a.live, now_ms),
+            in_units(refresh::expired(
+                life,
+                target.warmup_ms,
+                desired,
+                &a.live,
+                now_ms,
+            )),
             Cause::Expired,
         )),
         (None, _) => None,
@@ -543,7 +566,8 @@ pub fn size_replacing(
     } else {
         target.desired.max(0)
     };
-    plan.capacity_from = live.len() as i64;
+    let w = &target.weights;
+    plan.capacity_from = w.sum(&live);
     plan.capacity_to = desired;
     if let Some((step, _)) = &replacing {
         plan.refresh = step.next.clone();
@@ -566,7 +590,8 @@ pub fn size_replacing(
         && target.runs("Launch")
         && target.runs("Terminate")
     {
-        if let Some(step) = rebalance::step(&live, desired, target.max, target.rebalance_leaving) {
+        if let Some(step) = rebalance::step(&live, desired, target.max, target.rebalance_leaving, w)
+        {
             live.retain(|m| !step.leave.contains(&m.id));
             for id in step.leave {
                 plan.terminate.push((id, Cause::Rebalance));
@@ -576,7 +601,7 @@ pub fn size_replacing(
             rebalanced = true;
         }
     }
-    let have = live.len() as i64;
+    let have = w.sum(&live);
     let mut warm = stale_warm(target, &mut plan, warm, refreshing);
     // Beyond AWS: a group that fell back to on-demand takes its spot share back a VM at a time,
     // launching a spot VM first; the on-demand VM above its share leaves once that one serves.
@@ -586,7 +611,7 @@ pub fn size_replacing(
         && target.runs("Launch")
         && target.runs("Terminate")
     {
-        let (od, sp) = by_market(&live);
+        let (od, sp) = by_market(&live, w);
         let (eo, es) = target.elsewhere;
         if target.distribution.moves_back(od + eo, sp + es) && have >= desired {
             let arriving = live
@@ -595,7 +620,7 @@ pub fn size_replacing(
             if arriving {
                 desired = have;
             } else if have == desired {
-                desired = have + 1;
+                desired = have + w.nominal();
                 plan.move_back = true;
             }
         }
@@ -617,23 +642,28 @@ pub fn size_replacing(
             .cloned()
             .collect();
         let mut zone_counts = count_by_zone(&live);
-        let mut markets = by_market(&live);
+        let mut markets = by_market(&live, w);
         // With ReuseOnScaleIn, healthy VMs go back to the pool while it has room.
         let mut room = match target.pool {
             Some(p) if p.reuse_on_scale_in && !target.deleting => p.size - warm.len() as i64,
             _ => 0,
         };
-        for _ in 0..(have - desired) {
+        // With weights, only VMs the surplus covers: a scale-in never goes below desired.
+        let mut surplus = have - desired;
+        while surplus > 0 {
+            candidates.retain(|m| w.units(m) <= surplus);
             let (od, sp) = target.elsewhere;
             let leaving = target.distribution.leaving(markets.0 + od, markets.1 + sp);
             let Some(i) = victim(&candidates, &zone_counts, leaving, target, now_ms) else {
                 break;
             };
             let m = candidates.remove(i);
+            let units = w.units(&m);
+            surplus -= units;
             *zone_counts.entry(m.zone.clone()).or_default() -= 1;
             match m.market {
-                Market::OnDemand => markets.0 -= 1,
-                Market::Spot => markets.1 -= 1,
+                Market::OnDemand => markets.0 -= units,
+                Market::Spot => markets.1 -= units,
             }
             if room > 0 && m.healthy {
                 room -= 1;
@@ -663,7 +693,7 @@ pub fn size_replacing(
         plan.stop.retain(|id| !joins(id));
         plan.warmed.retain(|(id, _)| !joins(id));
         live.extend(joining);
-        let short = desired - live.len() as i64;
+        let short = desired - w.sum(&live);
         if short > 0 {
             if now_ms < target.retry_at_ms {
                 plan.retry_at_ms = Some(target.retry_at_ms);
@@ -674,7 +704,7 @@ pub fn size_replacing(
                     .filter(|m| m.at_risk_ms.is_none())
                     .cloned()
                     .collect();
-                let (on_demand, spot) = by_market(&staying);
+                let (on_demand, spot) = by_market(&staying, w);
                 let (od, sp) = target.elsewhere;
                 let markets =
                     target
@@ -781,41 +811,54 @@ fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
     counts
 }
 
-/// How many of `members` are on-demand and how many spot.
-pub fn by_market(members: &[Member]) -> (i64, i64) {
-    let spot = members.iter().filter(|m| m.market == Market::Spot).count() as i64;
-    (members.len() as i64 - spot, spot)
+/// The units of `members` on-demand and spot.
+pub fn by_market(members: &[Member], w: &Weights) -> (i64, i64) {
+    members.iter().fold((0, 0), |(od, sp), m| match m.market {
+        Market::OnDemand => (od + w.units(m), sp),
+        Market::Spot => (od, sp + w.units(m)),
+    })
 }
 
-/// Spreads new VMs, one per market given: each to the zone (or subnet) with the fewest
-/// instances, in the group's order.
-fn placements(target: &Target, live: &[Member], markets: Vec<Market>) -> Vec<Placement> {
+/// Spreads new VMs for the units given, one market each: VMs of the group's nominal weight
+/// (`Weights::nominal`, the last of a market's the remainder), each to the zone (or subnet) with
+/// the fewest instances, in the group's order.
+fn placements(target: &Target, live: &[Member], units: Vec<Market>) -> Vec<Placement> {
+    let nominal = target.weights.nominal();
+    let mut vms: Vec<(Market, i64)> = Vec::new();
+    for market in [Market::OnDemand, Market::Spot] {
+        let mut left = units.iter().filter(|m| **m == market).count() as i64;
+        while left > 0 {
+            vms.push((market, left.min(nominal)));
+            left -= nominal;
+        }
+    }
     if !target.subnets.is_empty() {
         let start = live.len();
-        return markets
+        return vms
             .into_iter()
             .enumerate()
-            .map(|(i, market)| Placement {
+            .map(|(i, (market, units))| Placement {
                 zone: None,
                 subnet: Some(target.subnets[(start + i) % target.subnets.len()].clone()),
                 market,
+                units,
             })
             .collect();
     }
     if target.zones.is_empty() {
-        return markets
+        return vms
             .into_iter()
-            .map(|market| Placement {
+            .map(|(market, units)| Placement {
                 zone: None,
                 subnet: None,
                 market,
+                units,
             })
             .collect();
     }
     let mut counts = count_by_zone(live);
-    markets
-        .into_iter()
-        .map(|market| {
+    vms.into_iter()
+        .map(|(market, units)| {
             let zone = target
                 .zones
                 .iter()
@@ -827,14 +870,15 @@ fn placements(target: &Target, live: &[Member], markets: Vec<Market>) -> Vec<Pla
                 zone: Some(zone),
                 subnet: None,
                 market,
+                units,
             }
         })
         .collect()
 }
 
 /// Which instance to terminate next: first one its cloud said is at risk of interruption, then
-/// of the market above its share (`leaving`: AWS picks
-/// spot or on-demand before it applies the policies), then by the group's termination policies
+/// of the market above its share (`leaving`: AWS picks spot or on-demand before it applies the
+/// policies), then by the group's termination policies
 /// in order, then AWS's Default (the zone with the most instances, the oldest launch
 /// configuration, the one closest to its next billing hour), then the id, so the choice is
 /// deterministic.
@@ -920,6 +964,7 @@ mod tests {
             capacity_rebalance: false,
             max: 100,
             rebalance_leaving: None,
+            weights: Weights::none(),
         }
     }
 
@@ -1134,6 +1179,7 @@ mod tests {
             joined_ms: None,
             replaces_ms: None,
             at_risk_ms: None,
+            weight: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

@@ -721,6 +721,7 @@ mod tests {
             joined_ms: None,
             replaces_ms: None,
             at_risk_ms: None,
+            weight: None,
             protected: false,
             launch_configuration: Some("lc".into()),
             launch_template: None,

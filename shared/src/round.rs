@@ -125,6 +125,7 @@ pub fn record(
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                weight: None,
                 ..m.clone()
             });
         }
@@ -159,6 +160,7 @@ pub fn record(
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                weight: None,
                 ..m.clone()
             });
         }
@@ -485,6 +487,7 @@ mod tests {
                     zone: Some("a".into()),
                     subnet: None,
                     market: crate::model::instance::Market::OnDemand,
+                    units: 1,
                 };
                 n
             ],

@@ -7,6 +7,7 @@
 
 use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy};
 use crate::model::{Checked, Refusal};
+use crate::weights::Weights;
 
 /// Which template, as RunInstances names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,8 @@ pub struct Spec {
     pub template: TemplateRef,
     pub cloud: Option<String>,
     pub instance_types: Vec<String>,
+    /// The overrides' weights (`WeightedCapacity`), if they give them.
+    pub weights: Weights,
 }
 
 fn split_cloud(s: &str, what: &str) -> Checked<(String, Option<String>)> {
@@ -80,6 +83,7 @@ pub fn of(
             template,
             cloud,
             instance_types: Vec::new(),
+            weights: Weights::none(),
         }));
     }
     let Some(mip) = mip else {
@@ -96,9 +100,9 @@ pub fn of(
     };
     let (template, cloud) = specification(lt)?;
     let mut instance_types = Vec::new();
+    let mut weighted = Vec::new();
     for o in overrides {
         for (unsupported, given) in [
-            ("WeightedCapacity", o.weighted_capacity.is_some()),
             (
                 "LaunchTemplateSpecification",
                 o.launch_template_specification.is_some(),
@@ -117,7 +121,9 @@ pub fn of(
             ));
         };
         instance_types.push(t.clone());
+        weighted.push((t.clone(), o.weighted_capacity.clone()));
     }
+    let weights = Weights::of(&weighted)?;
     if let Some(d) = &mip.instances_distribution {
         crate::distribution::Distribution::of(d)?;
     }
@@ -125,6 +131,7 @@ pub fn of(
         template,
         cloud,
         instance_types,
+        weights,
     }))
 }
 
@@ -227,9 +234,17 @@ mod tests {
             json!([])
         )
         .contains("between 0 and 100"));
+        // Weights, on all overrides or none.
+        let weighted = of_request(&mip(
+            json!({}),
+            json!([{"InstanceType": "a", "WeightedCapacity": "2"}, {"InstanceType": "b", "WeightedCapacity": "1"}]),
+        ))
+        .unwrap()
+        .unwrap();
+        assert_eq!(weighted.weights.of_type("a"), Some(2));
         assert!(refused(
             json!({}),
-            json!([{"InstanceType": "a", "WeightedCapacity": "2"}])
+            json!([{"InstanceType": "a", "WeightedCapacity": "2"}, {"InstanceType": "b"}])
         )
         .contains("WeightedCapacity"));
         assert!(of_request(&json!({"MixedInstancesPolicy": {}})).is_err());

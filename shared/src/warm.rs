@@ -206,6 +206,7 @@ mod tests {
             joined_ms: None,
             replaces_ms: None,
             at_risk_ms: None,
+            weight: None,
             protected: false,
             launch_configuration: None,
             launch_template: None,

@@ -54,6 +54,7 @@ fn serving(id: &str) -> Member {
         joined_ms: None,
         replaces_ms: None,
         at_risk_ms: None,
+        weight: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,

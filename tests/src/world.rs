@@ -49,12 +49,28 @@ pub fn mixed_policy(
     types: &[&str],
     split: aws_sdk_autoscaling::types::InstancesDistribution,
 ) -> aws_sdk_autoscaling::types::MixedInstancesPolicy {
+    let weighed: Vec<(&str, Option<&str>)> = types.iter().map(|t| (*t, None)).collect();
+    weighted_policy(template, version, &weighed, split)
+}
+
+/// The same, with each override's `WeightedCapacity` (None: not given).
+pub fn weighted_policy(
+    template: &str,
+    version: Option<&str>,
+    types: &[(&str, Option<&str>)],
+    split: aws_sdk_autoscaling::types::InstancesDistribution,
+) -> aws_sdk_autoscaling::types::MixedInstancesPolicy {
     use aws_sdk_autoscaling::types::{
         LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification, MixedInstancesPolicy,
     };
     let overrides = types
         .iter()
-        .map(|t| LaunchTemplateOverrides::builder().instance_type(*t).build())
+        .map(|(t, w)| {
+            LaunchTemplateOverrides::builder()
+                .instance_type(*t)
+                .set_weighted_capacity(w.map(str::to_string))
+                .build()
+        })
         .collect();
     MixedInstancesPolicy::builder()
         .launch_template(

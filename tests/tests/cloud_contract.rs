@@ -191,12 +191,14 @@ async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
         template: by_name("web", "$Latest"),
         cloud: None,
         instance_types: vec!["t2.micro".into()],
+        weights: phantom::weights::Weights::none(),
     };
     let launch = async |market: Market, token: &str| {
         let place = Placement {
             zone: None,
             subnet: None,
             market,
+            units: 1,
         };
         let types = ["t2.micro".to_string()];
         let req = &requests(

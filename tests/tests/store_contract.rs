@@ -60,6 +60,7 @@ fn member(id: &str) -> Member {
         joined_ms: None,
         replaces_ms: None,
         at_risk_ms: None,
+        weight: None,
         protected: false,
         launch_configuration: Some("web".into()),
         launch_template: None,
@@ -494,8 +495,8 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_template_name: Some("web@sierra".into()),
         version: Some("$Latest".into()),
     };
-    // On another cloud, from a template, spot, joined from a warm pool, at risk: each comes
-    // back as written.
+    // On another cloud, from a template, spot, weighing 2, joined from a warm pool, at risk:
+    // each comes back as written.
     let elsewhere = Member {
         cloud: "sierra".into(),
         market: phantom::model::instance::Market::Spot,
@@ -504,6 +505,7 @@ async fn contract(s: &dyn Store, u: &str) {
         joined_ms: Some(4_000),
         replaces_ms: Some(3_500),
         at_risk_ms: Some(3_800),
+        weight: Some(2),
         ..member("i-2")
     };
     let r = Record {

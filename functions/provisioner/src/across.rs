@@ -17,6 +17,7 @@ use phantom::round::{self, Acted, Before};
 use phantom::spread::{allot, pools, CloudView, Hold, Policy, Site, Spread};
 use phantom::store::{Record, StoreError};
 use phantom::warm::Pool;
+use phantom::weights::Weights;
 use std::sync::Arc;
 
 /// One cloud of the group this round.
@@ -117,13 +118,14 @@ impl Provisioner {
             .collect();
         // With CapacityRebalance, at-risk VMs count for no cloud's share: their replacements go
         // where the group's next VMs would, and they leave as those serve (`phantom::rebalance`).
+        let weights = g.weights();
         let rebalancing = g.settings.capacity_rebalance
             && !g.deleting()
             && refresh::active(&g.settings.instance_refreshes).is_none();
         let risky: Vec<(i64, i64)> = assessed
             .iter()
             .map(|a| match a {
-                Some(a) if rebalancing => phantom::rebalance::at_risk(&a.live),
+                Some(a) if rebalancing => phantom::rebalance::at_risk(&a.live, &weights),
                 _ => (0, 0),
             })
             .collect();
@@ -134,7 +136,7 @@ impl Provisioner {
             .map(|((p, a), (at_risk, at_risk_serving))| {
                 let (have, in_service) = match a {
                     Some(a) => {
-                        let (have, in_service) = a.counts();
+                        let (have, in_service) = a.counts(&weights);
                         (have - at_risk, in_service - at_risk_serving)
                     }
                     None if p.hold.counted_out(now) => (0, 0),
@@ -216,8 +218,8 @@ impl Provisioner {
             .iter()
             .zip(&places)
             .map(|(a, p)| match a {
-                Some(a) => reconcile::by_market(&a.live),
-                None => reconcile::by_market(&p.members),
+                Some(a) => reconcile::by_market(&a.live, &weights),
+                None => reconcile::by_market(&p.members, &weights),
             })
             .collect();
 
@@ -286,7 +288,7 @@ impl Provisioner {
             };
             plan.capacity_from = have;
             plan.capacity_to = desired;
-            markets[i] = after_plan(&live, &plan);
+            markets[i] = after_plan(&live, &plan, &weights);
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
             pool_empty &= plan.drop_pool;
             // The load balancers first: a VM stops receiving traffic before it goes.
@@ -479,8 +481,8 @@ impl Provisioner {
     }
 }
 
-/// The on-demand and spot VMs a cloud keeps once `plan` is carried out.
-fn after_plan(live: &[Member], plan: &reconcile::Plan) -> (i64, i64) {
+/// The on-demand and spot units a cloud keeps once `plan` is carried out.
+fn after_plan(live: &[Member], plan: &reconcile::Plan, w: &Weights) -> (i64, i64) {
     let leaving = |m: &&Member| {
         plan.terminate
             .iter()
@@ -489,13 +491,13 @@ fn after_plan(live: &[Member], plan: &reconcile::Plan) -> (i64, i64) {
             || plan.to_pool.contains(&m.id)
     };
     let staying: Vec<Member> = live.iter().filter(|m| !leaving(m)).cloned().collect();
-    let (od, sp) = reconcile::by_market(&staying);
-    let spot = plan
-        .launch
+    let (od, sp) = reconcile::by_market(&staying, w);
+    plan.launch
         .iter()
-        .filter(|p| p.market == Market::Spot)
-        .count() as i64;
-    (od + plan.launch.len() as i64 - spot, sp + spot)
+        .fold((od, sp), |(od, sp), p| match p.market {
+            Market::OnDemand => (od + p.units, sp),
+            Market::Spot => (od, sp + p.units),
+        })
 }
 
 /// What a cloud that cannot be seen has, by its records: the VMs that count, and those serving.

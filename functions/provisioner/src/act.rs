@@ -104,13 +104,14 @@ impl Provisioner {
         let tags = group_tags(g, owner);
         let dist = g.distribution();
         // The overrides' instance types, in their priority (none: the template's own type).
-        let types = match &source {
-            Source::Template(spec) => spec.instance_types.clone(),
-            Source::Config(_) => Vec::new(),
+        let (types, weights) = match &source {
+            Source::Template(spec) => (spec.instance_types.clone(), spec.weights.clone()),
+            Source::Config(_) => (Vec::new(), phantom::weights::Weights::none()),
         };
         let prices = self.spot_prices(g, cloud, placements, &types, &dist).await;
-        // One request per zone, subnet, market and order of types to try: the k-th spot VM
-        // of the round starts at its own pool (lowest-price spreads over SpotInstancePools).
+        // One request per zone, subnet, market and order of types to try, for the units of its
+        // placements: the k-th spot VM of the round starts at its own pool (lowest-price spreads
+        // over SpotInstancePools).
         let mut batches: BTreeMap<Batch, i32> = BTreeMap::new();
         let mut spot_k = 0;
         for p in placements {
@@ -124,14 +125,14 @@ impl Provisioner {
             };
             *batches
                 .entry((p.zone.clone(), p.subnet.clone(), p.market, order))
-                .or_default() += 1;
+                .or_default() += p.units as i32;
         }
         let protect = g.target().protect_new;
         let launch_template = match &source {
             Source::Template(_) => on.launch_template.clone(),
             Source::Config(_) => None,
         };
-        'places: for (i, ((zone, subnet, market, order), count)) in batches.into_iter().enumerate()
+        'places: for (i, ((zone, subnet, market, order), units)) in batches.into_iter().enumerate()
         {
             let token = match into {
                 Destination::Group { .. } => format!("{}-{i}", on.token),
@@ -140,11 +141,12 @@ impl Provisioner {
             let mut tries = requests(
                 &source,
                 &order,
-                count,
+                units,
                 &Placement {
                     zone: zone.clone(),
                     subnet: subnet.clone(),
                     market,
+                    units: 1,
                 },
                 dist.spot_max_price.as_deref(),
                 token.clone(),
@@ -156,11 +158,12 @@ impl Provisioner {
                 tries.extend(requests(
                     &source,
                     &order,
-                    count,
+                    units,
                     &Placement {
                         zone,
                         subnet,
                         market: Market::OnDemand,
+                        units: 1,
                     },
                     None,
                     format!("{token}-od"),
@@ -220,6 +223,7 @@ impl Provisioner {
                             joined_ms: None,
                             replaces_ms: None,
                             at_risk_ms: None,
+                            weight: weights.of_type(&s.instance_type),
                             protected: protect,
                             launch_configuration: on.launch_configuration.clone(),
                             launch_template: launch_template.clone(),

@@ -107,22 +107,24 @@ pub enum Source {
     Template(crate::template::Spec),
 }
 
-/// The requests for `count` VMs at one placement, in the order to try: one for a launch
-/// configuration; for a template, one per instance type of `types` (a MixedInstancesPolicy's
-/// overrides in the order to try them; empty: the template's own type), the next tried when the
-/// cloud has no room for the one before, each with its own token, since a token may not be
-/// reused with other parameters. A spot placement asks for spot at up to `spot_max_price`.
+/// The requests for VMs covering `units` capacity units at one placement, in the order to try:
+/// one for a launch configuration (a VM a unit); for a template, one per instance type of
+/// `types` (a MixedInstancesPolicy's overrides in the order to try them; empty: the template's
+/// own type), as many VMs of it as cover the units by its weight (`phantom::weights`), the next
+/// tried when the cloud has no room for the one before, each with its own token, since a token
+/// may not be reused with other parameters. A spot placement asks for spot at up to
+/// `spot_max_price`.
 pub fn requests(
     source: &Source,
     types: &[String],
-    count: i32,
+    units: i32,
     placement: &Placement,
     spot_max_price: Option<&str>,
     token: String,
     tags: Vec<(String, String)>,
 ) -> Vec<LaunchRequest> {
     let spec = match source {
-        Source::Config(lc) => return vec![launch_request(lc, count, placement, token, tags)],
+        Source::Config(lc) => return vec![launch_request(lc, units, placement, token, tags)],
         Source::Template(spec) => spec,
     };
     let spot = (placement.market == Market::Spot).then(|| Spot {
@@ -142,6 +144,7 @@ pub fn requests(
             } else {
                 format!("{token}-{k}")
             };
+            let count = spec.weights.count(i64::from(units), t.as_deref()) as i32;
             LaunchRequest {
                 spot: spot.clone(),
                 ..template_request(&spec.template, t, count, placement, token, tags.clone())
@@ -288,6 +291,7 @@ mod tests {
             zone: zone.map(str::to_string),
             subnet: subnet.map(str::to_string),
             market: Market::OnDemand,
+            units: 1,
         }
     }
 

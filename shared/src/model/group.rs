@@ -177,8 +177,10 @@ pub struct MixedLaunchTemplate {
 pub struct Override {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<String>,
-    #[serde(skip_serializing)]
-    pub weighted_capacity: Option<IgnoredAny>,
+    /// The capacity units a VM of this type counts for (`phantom::weights`), as AWS's model
+    /// gives it: a string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_capacity: Option<String>,
     #[serde(skip_serializing)]
     pub launch_template_specification: Option<IgnoredAny>,
     #[serde(skip_serializing)]

@@ -129,6 +129,9 @@ pub struct Member {
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub instance_type: String,
     pub market: Market,
+    /// The capacity units its type weighed when it was launched (a MixedInstancesPolicy
+    /// override's WeightedCapacity; None without weights): `phantom::weights`.
+    pub weight: Option<i64>,
     /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
     pub waits: Vec<Wait>,
     /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
@@ -209,6 +212,8 @@ pub struct Placement {
     pub zone: Option<String>,
     pub subnet: Option<String>,
     pub market: Market,
+    /// The capacity units the VM is to cover (`phantom::weights`; 1 without weights).
+    pub units: i64,
 }
 
 /// How a VM is bought: on demand, or as spot capacity the cloud may take back (EC2's
@@ -303,6 +308,7 @@ pub(crate) fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         joined_ms: None,
         replaces_ms: None,
         at_risk_ms: None,
+        weight: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,

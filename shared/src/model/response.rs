@@ -57,6 +57,10 @@ pub struct Instance {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub protected_from_scale_in: bool,
+    /// The capacity units it counts for, where its group's overrides give weights (a string,
+    /// as AWS's model has it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_capacity: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

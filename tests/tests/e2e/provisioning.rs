@@ -989,7 +989,7 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
     );
     let policy = format!(
         r#"{{"LaunchTemplate": {{"LaunchTemplateSpecification": {{"LaunchTemplateName": "{template}@hotel"}},
-            "Overrides": [{{"InstanceType": "t2.micro"}}, {{"InstanceType": "t2.small"}}]}},
+            "Overrides": [{{"InstanceType": "t2.micro", "WeightedCapacity": "1"}}, {{"InstanceType": "t2.small", "WeightedCapacity": "2"}}]}},
           "InstancesDistribution": {{"OnDemandBaseCapacity": 1, "OnDemandPercentageAboveBaseCapacity": 50,
             "SpotAllocationStrategy": "capacity-optimized"}}}}"#
     );
@@ -1047,4 +1047,16 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
         50
     );
     assert_eq!(g["CapacityRebalance"], true);
+    assert_eq!(
+        g["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"][1]["WeightedCapacity"],
+        "2"
+    );
+    // Each VM shows the units it counts for.
+    let weights: Vec<&Value> = g["Instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["WeightedCapacity"])
+        .collect();
+    assert!(weights.iter().all(|w| **w == "1"), "{weights:?}");
 }

@@ -160,18 +160,19 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
             );
             refreshed(s, "web-across", 3, &[("web2@hotel", 2), ("web2@sierra", 3)]);
         }
-        // A group split 4 on-demand and 2 spot, as the cloud shows its VMs.
+        // A group of 6 units, each VM weighing 1 as the group shows them, split 4 on-demand and
+        // 2 spot as the cloud shows them.
         "spot" => {
-            let lifecycles: Vec<&str> = out
+            let third: Vec<&str> = out
                 .stdout
                 .lines()
                 .filter(|l| l.starts_with("i-"))
                 .filter_map(|l| l.split('\t').nth(2))
                 .collect();
-            let count = |what: &str| lifecycles.iter().filter(|l| **l == what).count();
+            let count = |what: &str| third.iter().filter(|l| **l == what).count();
             assert_eq!(
-                (lifecycles.len(), count("None"), count("spot")),
-                (6, 4, 2),
+                (third.len(), count("1"), count("None"), count("spot")),
+                (12, 6, 4, 2),
                 "{}",
                 out.stdout
             );

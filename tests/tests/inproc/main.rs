@@ -27,6 +27,7 @@ mod tools;
 mod tracking;
 mod warm;
 mod webhooks;
+mod weights;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::world::World;

@@ -296,7 +296,8 @@ async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
 }
 
 /// Terraform's `mixed_instances_policy` as its provider sends it (every distribution member it
-/// has, `spot_max_price` empty, `spot_instance_pools` left out when 0), then read back: what it
+/// has, `spot_max_price` empty, `spot_instance_pools` left out when 0, weights), with
+/// `capacity_rebalance`, then read back: what it
 /// reads is what it sent, so the next plan shows no change; then an update to another strategy.
 #[tokio::test]
 async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
@@ -304,11 +305,12 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
     let u = w.user("tf").await;
     let c = w.sdk(&u);
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    // `override` blocks with `weighted_capacity`, as its provider sends them: strings.
     let sent = |strategy: &str, pools: Option<i32>| {
-        mixed_policy(
+        phantom_e2e::world::weighted_policy(
             "fleet@sierra",
             Some("$Latest"),
-            &["t2.micro", "t2.small"],
+            &[("t2.micro", Some("1")), ("t2.small", Some("2"))],
             InstancesDistribution::builder()
                 .on_demand_allocation_strategy("prioritized")
                 .on_demand_base_capacity(0)
@@ -323,6 +325,7 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
     c.create_auto_scaling_group()
         .auto_scaling_group_name("tf")
         .mixed_instances_policy(first.clone())
+        .capacity_rebalance(true)
         .min_size(0)
         .max_size(4)
         .desired_capacity(4)
@@ -338,15 +341,24 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
             .unwrap()
     };
     assert_eq!(read().await, first);
-    converges(&w, &u, "sierra", "tf", 4).await;
-    // 25 % of 4 on-demand: 1.
-    assert_eq!(
-        (
-            of(&w.sierra.vms(), Market::OnDemand).len(),
-            of(&w.sierra.vms(), Market::Spot).len()
-        ),
-        (1, 3)
-    );
+    let g = crate::group(&w, &u, "tf").await.unwrap();
+    assert_eq!(g.capacity_rebalance(), Some(true));
+    // 4 units: 25 % of them on-demand, 1; the spot ones over the two cheapest pools, a
+    // t2.small among them counting 2.
+    let units = |market: Market| -> usize {
+        of(&w.sierra.vms(), market)
+            .iter()
+            .map(|t| if t == "t2.small" { 2 } else { 1 })
+            .sum()
+    };
+    w.until(60, "tf at 4 units", async || {
+        let serving = crate::provisioning::in_service(&w, &u, "tf").await;
+        (units(Market::OnDemand) + units(Market::Spot) == 4
+            && serving.len() == w.sierra.alive().len())
+        .then_some(())
+    })
+    .await;
+    assert_eq!((units(Market::OnDemand), units(Market::Spot)), (1, 3));
     // Another strategy with the pools its state still holds: AWS's refusal, word for word.
     let (code, message) = crate::failure(
         c.update_auto_scaling_group()

@@ -792,6 +792,7 @@ mod tests {
                 zone: None,
                 subnet: None,
                 market: crate::model::instance::Market::OnDemand,
+                units: 1,
             },
             token.into(),
             vec![

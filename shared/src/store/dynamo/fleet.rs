@@ -439,6 +439,7 @@ impl DynamoStore {
                 joined_ms: opt_n(item, "joined")?,
                 replaces_ms: opt_n(item, "replaces")?,
                 at_risk_ms: opt_n(item, "at_risk")?,
+                weight: opt_n(item, "weight")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
                 launch_configuration: opt_s(item, "lc")?.filter(|lc| !lc.is_empty()),
@@ -494,6 +495,9 @@ impl DynamoStore {
         }
         if let Some(at_risk) = m.at_risk_ms {
             put = put.item("at_risk", n(at_risk));
+        }
+        if let Some(weight) = m.weight {
+            put = put.item("weight", n(weight));
         }
         if let Some(lc) = &m.launch_configuration {
             put = put.item("lc", s(lc));

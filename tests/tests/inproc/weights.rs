@@ -1,0 +1,176 @@
+//! Instance weights (a MixedInstancesPolicy override's WeightedCapacity): desired, minimum and
+//! maximum capacity count units; a launch covers what the group is short of, past it if it
+//! must; a scale-in never goes below desired; each VM shows its weight; the group metrics count
+//! capacity in units.
+
+use crate::spot::split;
+use phantom::model::instance::Market;
+use phantom_e2e::world::{weighted_policy, World, IMAGE};
+use phantom_e2e::User;
+
+/// The group's instances: (type, market, WeightedCapacity), InService ones, sorted.
+async fn serving(w: &World, u: &User) -> Vec<(String, Market, String)> {
+    let Some(g) = crate::group(w, u, "fleet").await else {
+        return Vec::new();
+    };
+    let vms = w.sierra.vms();
+    let mut out: Vec<(String, Market, String)> = g
+        .instances()
+        .iter()
+        .filter(|i| i.lifecycle_state().map(|s| s.as_str()) == Some("InService"))
+        .map(|i| {
+            let id = i.instance_id().unwrap();
+            let market = vms.iter().find(|v| v.id == id).unwrap().market;
+            (
+                i.instance_type().unwrap().to_string(),
+                market,
+                i.weighted_capacity().unwrap_or("none").to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Runs until the group's InService VMs are `want` and nothing else of it is alive.
+async fn serves(w: &World, u: &User, want: &[(&str, Market, &str)]) {
+    let want: Vec<(String, Market, String)> = want
+        .iter()
+        .map(|(t, m, c)| (t.to_string(), *m, c.to_string()))
+        .collect();
+    w.until(60, &format!("fleet serving {want:?}"), async || {
+        let now = serving(w, u).await;
+        (now == want && w.sierra.alive().len() == want.len()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn capacity_counts_units_and_each_vm_shows_its_weight() {
+    let w = World::new().await;
+    let u = w.user("weights").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    // t2.small first, weighing 2; one unit of on-demand base, half of the rest on-demand.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(weighted_policy(
+            "fleet@sierra",
+            None,
+            &[("t2.small", Some("2")), ("t2.micro", Some("1"))],
+            split(1, 50, "capacity-optimized"),
+        ))
+        .min_size(0)
+        .max_size(10)
+        .desired_capacity(6)
+        .send()
+        .await
+        .unwrap();
+    // 6 units: 4 on-demand (1 + half of 5, rounded up), 2 spot; t2.small VMs of 2 units each.
+    let small = |m| ("t2.small", m, "2");
+    serves(
+        &w,
+        &u,
+        &[
+            small(Market::OnDemand),
+            small(Market::OnDemand),
+            small(Market::Spot),
+        ],
+    )
+    .await;
+    assert_eq!(w.sierra.launched_total(), 3);
+
+    // To 5 units: the launch covers the one unit short with a whole t2.small (AWS's overage).
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(7)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "8 units serving", async || {
+        (serving(&w, &u).await.len() == 4).then_some(())
+    })
+    .await;
+    w.run_for(5).await;
+    assert_eq!(w.sierra.alive().len(), 4, "no more than covers 7 units");
+
+    // Down to 3: VMs leave while the rest still covers 3 units, no further.
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(3)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "2 VMs serving", async || {
+        (serving(&w, &u).await.len() == 2 && w.sierra.alive().len() == 2).then_some(())
+    })
+    .await;
+    w.run_for(5).await;
+    assert_eq!(w.sierra.alive().len(), 2, "4 units cover 3; 2 would not");
+
+    // No room for t2.small: t2.micro, as many VMs as cover the units (one each).
+    w.sierra.short_of("t2.small");
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(6)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "6 units serving", async || {
+        let now = serving(&w, &u).await;
+        let units: i64 = now.iter().map(|(_, _, w)| w.parse::<i64>().unwrap()).sum();
+        (units == 6 && w.sierra.alive().len() == now.len()).then_some(now)
+    })
+    .await;
+    let now = serving(&w, &u).await;
+    assert_eq!(
+        now.iter()
+            .filter(|(t, _, w)| t == "t2.micro" && w == "1")
+            .count(),
+        2,
+        "{now:?}"
+    );
+
+    // DescribeAutoScalingInstances shows the weights too.
+    let all = c.describe_auto_scaling_instances().send().await.unwrap();
+    assert!(all
+        .auto_scaling_instances()
+        .iter()
+        .all(|i| i.weighted_capacity().is_some()));
+}
+
+#[tokio::test]
+async fn weights_are_given_on_every_override_or_none() {
+    let w = World::new().await;
+    let u = w.user("weights-bad").await;
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    for (overrides, words) in [
+        (
+            vec![("t2.small", Some("2")), ("t2.micro", None)],
+            "you must specify a value for WeightedCapacity for all of them",
+        ),
+        (
+            vec![("t2.small", Some("1000"))],
+            "it must be a whole number from 1 to 999",
+        ),
+    ] {
+        let e = w
+            .sdk(&u)
+            .create_auto_scaling_group()
+            .auto_scaling_group_name("fleet")
+            .mixed_instances_policy(weighted_policy(
+                "fleet@sierra",
+                None,
+                &overrides,
+                split(0, 100, "capacity-optimized"),
+            ))
+            .min_size(0)
+            .max_size(10)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.meta().code(), Some("ValidationError"));
+        assert!(e.meta().message().unwrap().contains(words), "{e:?}");
+    }
+}

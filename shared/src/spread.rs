@@ -61,6 +61,20 @@ pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
             ))
         }
     };
+    // So does each override's own template.
+    let by_id = next
+        .launching()
+        .mixed_instances_policy
+        .and_then(|m| m.launch_template.as_ref())
+        .into_iter()
+        .flat_map(|l| &l.overrides)
+        .filter_map(|o| o.launch_template_specification.as_ref())
+        .any(|t| t.launch_template_name.is_none());
+    if by_id {
+        return Err(bad_clouds(
+            "a group across clouds launches from the launch template of one name on each cloud (<name>@<cloud>): give each override's LaunchTemplateName, not an id, which differs from cloud to cloud.",
+        ));
+    }
     // A load balancer lives on one cloud: each source's must stay one of the group's.
     for a in &next.settings.traffic {
         let (cloud, _) = crate::traffic::placed(&a.source, &next.cloud);

@@ -8,6 +8,7 @@
 use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy};
 use crate::model::{Checked, Refusal};
 use crate::weights::Weights;
+use std::collections::BTreeMap;
 
 /// Which template, as RunInstances names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub struct Spec {
     pub instance_types: Vec<String>,
     /// The overrides' weights (`WeightedCapacity`), if they give them.
     pub weights: Weights,
+    /// The templates of the instance types whose overrides name their own (on the same cloud).
+    pub by_type: BTreeMap<String, TemplateRef>,
 }
 
 fn split_cloud(s: &str, what: &str) -> Checked<(String, Option<String>)> {
@@ -84,6 +87,7 @@ pub fn of(
             cloud,
             instance_types: Vec::new(),
             weights: Weights::none(),
+            by_type: BTreeMap::new(),
         }));
     }
     let Some(mip) = mip else {
@@ -101,19 +105,12 @@ pub fn of(
     let (template, cloud) = specification(lt)?;
     let mut instance_types = Vec::new();
     let mut weighted = Vec::new();
+    let mut by_type = BTreeMap::new();
     for o in overrides {
-        for (unsupported, given) in [
-            (
-                "LaunchTemplateSpecification",
-                o.launch_template_specification.is_some(),
-            ),
-            ("InstanceRequirements", o.instance_requirements.is_some()),
-        ] {
-            if given {
-                return Err(Refusal::invalid(format!(
-                    "Phantom does not support {unsupported} in a MixedInstancesPolicy override: give InstanceType only."
-                )));
-            }
+        if o.instance_requirements.is_some() {
+            return Err(Refusal::invalid(
+                "Phantom does not support InstanceRequirements in a MixedInstancesPolicy override yet: give InstanceType.",
+            ));
         }
         let Some(t) = &o.instance_type else {
             return Err(Refusal::invalid(
@@ -122,6 +119,17 @@ pub fn of(
         };
         instance_types.push(t.clone());
         weighted.push((t.clone(), o.weighted_capacity.clone()));
+        if let Some(lt) = &o.launch_template_specification {
+            let (own, on) = specification(lt)?;
+            if on != cloud {
+                return Err(Refusal::invalid(format!(
+                    "The launch template of override {t} must be on the cloud of the group's launch template ({}), not {}.",
+                    cloud.as_deref().unwrap_or("the default cloud"),
+                    on.as_deref().unwrap_or("the default cloud")
+                )));
+            }
+            by_type.insert(t.clone(), own);
+        }
     }
     let weights = Weights::of(&weighted)?;
     if let Some(d) = &mip.instances_distribution {
@@ -132,10 +140,28 @@ pub fn of(
         cloud,
         instance_types,
         weights,
+        by_type,
     }))
 }
 
 impl Spec {
+    /// The template VMs of instance type `t` launch from: its override's, else the group's.
+    pub fn template_for(&self, t: Option<&str>) -> &TemplateRef {
+        t.and_then(|t| self.by_type.get(t))
+            .unwrap_or(&self.template)
+    }
+
+    /// Every template the group launches from: its own, then its overrides' (each once).
+    pub fn templates(&self) -> Vec<&TemplateRef> {
+        let mut all = vec![&self.template];
+        for t in self.by_type.values() {
+            if !all.contains(&t) {
+                all.push(t);
+            }
+        }
+        all
+    }
+
     /// The cloud the template lives on: the one it names, else the default cloud.
     pub fn cloud_or(&self, default_cloud: Option<&str>) -> Checked<String> {
         self.cloud

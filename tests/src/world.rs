@@ -39,6 +39,8 @@ use std::time::{Duration, SystemTime};
 pub const EMF_NAMESPACE: &str = "Phantom/AutoScaling";
 /// An image both memory clouds know (moto's Ubuntu image id, as on the local stack).
 pub const IMAGE: &str = "ami-1e749f67";
+/// A second image both memory clouds know (an arm64 build, say, for another instance type).
+pub const IMAGE_ARM: &str = "ami-0a1b2c3d4e5f60718";
 pub const ZONES: [&str; 2] = ["us-east-1a", "us-east-1b"];
 
 /// A MixedInstancesPolicy of launch template `template` (`<name>@<cloud>`, at `version` if
@@ -123,8 +125,9 @@ async fn register_cloud(
     store: &MemoryStore,
     clouds: &MemoryClouds,
 ) -> Arc<MemoryCloud> {
-    let cloud =
-        Arc::new(MemoryCloud::new(&ZONES, clock.clone(), trip.clone()).with_images(&[IMAGE]));
+    let cloud = Arc::new(
+        MemoryCloud::new(&ZONES, clock.clone(), trip.clone()).with_images(&[IMAGE, IMAGE_ARM]),
+    );
     let endpoint = format!("memory://{name}");
     clouds.add(&endpoint, cloud.clone());
     store

@@ -192,6 +192,7 @@ async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
         cloud: None,
         instance_types: vec!["t2.micro".into()],
         weights: phantom::weights::Weights::none(),
+        by_type: Default::default(),
     };
     let launch = async |market: Market, token: &str| {
         let place = Placement {

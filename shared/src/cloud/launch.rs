@@ -147,7 +147,14 @@ pub fn requests(
             let count = spec.weights.count(i64::from(units), t.as_deref()) as i32;
             LaunchRequest {
                 spot: spot.clone(),
-                ..template_request(&spec.template, t, count, placement, token, tags.clone())
+                ..template_request(
+                    spec.template_for(t.as_deref()),
+                    t,
+                    count,
+                    placement,
+                    token,
+                    tags.clone(),
+                )
             }
         })
         .collect()

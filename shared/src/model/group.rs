@@ -181,8 +181,10 @@ pub struct Override {
     /// gives it: a string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weighted_capacity: Option<String>,
-    #[serde(skip_serializing)]
-    pub launch_template_specification: Option<IgnoredAny>,
+    /// The template VMs of this type launch from, instead of the group's (on the group's
+    /// template's cloud).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_template_specification: Option<LaunchTemplateSpecification>,
     #[serde(skip_serializing)]
     pub instance_requirements: Option<IgnoredAny>,
 }

@@ -493,3 +493,92 @@ async fn across_clouds_the_fallback_runs_on_demand_until_a_cloud_has_spot() {
     })
     .await;
 }
+
+/// An override with a launch template of its own (another image for its type): VMs of that type
+/// launch from it; one not on the group's cloud, or on another cloud, is refused with nothing
+/// written.
+#[tokio::test]
+async fn an_override_launches_from_its_own_template() {
+    use aws_sdk_autoscaling::types::{LaunchTemplateOverrides, LaunchTemplateSpecification};
+    let w = World::new().await;
+    let u = w.user("by-type").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    w.sierra
+        .add_template("fleet-arm", phantom_e2e::world::IMAGE_ARM, "t4g.micro");
+    let policy = |arm: &str| {
+        let mut p = mixed_policy(
+            "fleet@sierra",
+            None,
+            &["t2.micro"],
+            split(0, 100, "capacity-optimized"),
+        );
+        let lt = p.launch_template.as_mut().unwrap();
+        lt.overrides.get_or_insert_with(Vec::new).push(
+            LaunchTemplateOverrides::builder()
+                .instance_type("t4g.micro")
+                .launch_template_specification(
+                    LaunchTemplateSpecification::builder()
+                        .launch_template_name(arm)
+                        .build(),
+                )
+                .build(),
+        );
+        p
+    };
+    for (arm, words) in [
+        ("nothing@sierra", "does not exist on cloud 'sierra'"),
+        (
+            "fleet-arm@hotel",
+            "must be on the cloud of the group's launch template",
+        ),
+    ] {
+        let (code, message) = crate::failure(
+            c.create_auto_scaling_group()
+                .auto_scaling_group_name("fleet")
+                .mixed_instances_policy(policy(arm))
+                .min_size(0)
+                .max_size(4)
+                .send()
+                .await,
+        );
+        assert_eq!(code, "ValidationError");
+        assert!(message.contains(words), "{message}");
+    }
+    assert!(crate::group(&w, &u, "fleet").await.is_none());
+
+    // No room for t2.micro: t4g.micro, from its own template's image.
+    w.sierra.short_of("t2.micro");
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy("fleet-arm@sierra"))
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    converges(&w, &u, "sierra", "fleet", 2).await;
+    let vms: Vec<(String, Option<String>)> = w
+        .sierra
+        .vms()
+        .into_iter()
+        .map(|v| (v.instance_type, v.image))
+        .collect();
+    assert_eq!(
+        vms,
+        vec![
+            (
+                "t4g.micro".to_string(),
+                Some(phantom_e2e::world::IMAGE_ARM.to_string())
+            );
+            2
+        ]
+    );
+    // Read back as sent.
+    let g = crate::group(&w, &u, "fleet").await.unwrap();
+    assert_eq!(
+        g.mixed_instances_policy(),
+        Some(&policy("fleet-arm@sierra"))
+    );
+}

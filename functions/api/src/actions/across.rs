@@ -60,7 +60,9 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
                 .find(|c| c.name == *cloud)
                 .expect("checked registered above");
             phantom::template::check_cloud(cloud, record.launch_templates)?;
-            super::lookups::check_template(app, caller, cloud, &spec.template).await?;
+            for t in spec.templates() {
+                super::lookups::check_template(app, caller, cloud, t).await?;
+            }
         }
     }
     Ok(())

@@ -41,7 +41,9 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
         .ok_or_else(|| unknown_cloud(&cloud_name, &[]))?;
     if let (None, Some(spec)) = (&lc, &spec) {
         template::check_cloud(&cloud.name, cloud.launch_templates)?;
-        lookups::check_template(app, caller, &cloud.name, &spec.template).await?;
+        for t in spec.templates() {
+            lookups::check_template(app, caller, &cloud.name, t).await?;
+        }
     }
     let account = &caller.account_id;
     let ctx = NewGroupContext {

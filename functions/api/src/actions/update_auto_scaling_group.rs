@@ -39,7 +39,9 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
             let cloud = lookups::template_cloud(app, &spec).await?;
             // A template on another cloud than the group's is refused below without asking.
             if found.cloud == cloud.name {
-                lookups::check_template(app, caller, &cloud.name, &spec.template).await?;
+                for t in spec.templates() {
+                    lookups::check_template(app, caller, &cloud.name, t).await?;
+                }
             }
             Some(cloud.name)
         }

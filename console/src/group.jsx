@@ -16,6 +16,15 @@ export function GroupView({ name }) {
     [api, name],
     REFRESH_MS,
   );
+  // Spot or on-demand, which Auto Scaling's answer does not say.
+  const markets = useData(
+    async () => {
+      const answer = await api.phantom('DescribeInstanceMarkets', { AutoScalingGroupName: name });
+      return Object.fromEntries((answer.Instances || []).map((i) => [i.InstanceId, i.Market]));
+    },
+    [api, name],
+    REFRESH_MS,
+  );
   const g = group.data;
   return (
     <section aria-labelledby="group-title">
@@ -34,7 +43,7 @@ export function GroupView({ name }) {
           <Summary group={g} />
           <CapacityChart group={g} activities={activities.data || []} onChanged={group.reload} />
           <h2>Instances</h2>
-          <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} />
+          <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} markets={markets.data || {}} />
           <Resize group={g} onChanged={group.reload} />
           <Tags group={g} />
           <Policies group={g} activities={activities.data || []} onChanged={group.reload} />

@@ -19,7 +19,7 @@ fn main() {
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         if !matches!(name, "node_modules" | "dist") {
-            println!("cargo:rerun-if-changed={}", path.display());
+            watch(&path);
         }
     }
     let status = Command::new(console.join("build.sh"))
@@ -87,5 +87,16 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
             .collect::<Vec<_>>()
             .join("/");
         files.push((name, path.display().to_string()));
+    }
+}
+
+/// Asks cargo to run this again when `path` changes: each file of a directory by name, since a
+/// directory's own time moves only when an entry is added or removed, not when a file changes.
+fn watch(path: &std::path::Path) {
+    println!("cargo:rerun-if-changed={}", path.display());
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).expect("a console directory is readable") {
+            watch(&entry.expect("a directory entry").path());
+        }
     }
 }

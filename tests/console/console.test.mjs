@@ -320,6 +320,12 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   );
   const instances = page.getByRole('table', { name: `Instances of ${group}` });
   await eventually(async () => (await shownInstances(instances)).inService === 3, 'the third VM is InService');
+  // Each VM's type and how it is bought (spot or on-demand: Phantom's DescribeInstanceMarkets).
+  await eventually(
+    async () => (await instances.getByRole('cell', { name: 'on-demand', exact: true }).count()) === 3,
+    'each VM shows it is on-demand',
+  );
+  assert.equal(await instances.getByRole('columnheader', { name: 'Type', exact: true }).count(), 1);
   const activity = page.getByRole('table', { name: 'Activity' });
   await eventually(
     async () => (await activity.getByRole('cell', { name: 'Successful', exact: false }).count()) >= 3,

@@ -70,6 +70,37 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
     let vms = w.sierra.vms();
     assert_eq!(of(&vms, Market::OnDemand), ["t2.micro"; 4], "prioritized");
     assert_eq!(of(&vms, Market::Spot), ["t2.small"; 2], "the cheaper spot");
+    // Phantom's own API says which VM is which (the console's instances table).
+    let (status, out) = crate::self_service::call(
+        &w,
+        &u,
+        "DescribeInstanceMarkets",
+        serde_json::json!({"AutoScalingGroupName": "fleet"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{out}");
+    let shown = out["Instances"].as_array().unwrap();
+    assert_eq!(shown.len(), 6);
+    for i in shown {
+        let vm = vms.iter().find(|v| v.id == i["InstanceId"]).unwrap();
+        let want = if vm.market == Market::Spot {
+            "spot"
+        } else {
+            "on-demand"
+        };
+        assert_eq!(i["Market"], want, "{i}");
+    }
+    let (status, out) = crate::self_service::call(
+        &w,
+        &u,
+        "DescribeInstanceMarkets",
+        serde_json::json!({"AutoScalingGroupName": "nothing"}),
+    )
+    .await;
+    assert_eq!(
+        (status, &out["Error"]["Code"]),
+        (400, &serde_json::json!("ValidationError"))
+    );
 
     // Scale-in keeps the split: at 3, 1 + 1 on-demand and 1 spot.
     c.set_desired_capacity()

@@ -1,7 +1,7 @@
 //! What every user does for themselves: their credentials on each cloud, the images and key pairs
 //! that cloud offers them, and an SSH key imported into the clouds they use.
 
-use super::shapes::{self, ImportKeyPair, Name, OfCloud, PutCloudCredentials};
+use super::shapes::{self, ImportKeyPair, Name, OfCloud, OfGroup, PutCloudCredentials};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
 use phantom::cloud::Catalog;
@@ -26,10 +26,41 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
             answer(async { key_pairs(app, caller, read(input)?).await }.await)
         }
         "ImportKeyPair" => answer(async { import_key_pair(app, caller, read(input)?).await }.await),
+        "DescribeInstanceMarkets" => {
+            answer(async { markets(app, caller, read(input)?).await }.await)
+        }
         "CreateScrapeCredential" => answer(create_scrape(app, caller).await),
         "DeleteScrapeCredential" => answer(delete_scrape(app, caller).await),
         _ => return None,
     })
+}
+
+/// Each VM of one of the caller's groups, spot or on-demand (the console's instances table).
+async fn markets(
+    app: &App,
+    caller: &Caller,
+    input: OfGroup,
+) -> Result<shapes::InstanceMarkets, Failure> {
+    let name = input.auto_scaling_group_name.to_string();
+    if app.store.group(&caller.user, &name).await?.is_none() {
+        return Err(
+            ApiError::validation(format!("AutoScalingGroup name not found - {name}")).into(),
+        );
+    }
+    let instances = app
+        .store
+        .instances(&caller.user, &name)
+        .await?
+        .into_iter()
+        .map(|m| shapes::InstanceMarket {
+            instance_id: m.id,
+            market: match m.market {
+                phantom::model::instance::Market::Spot => "spot",
+                phantom::model::instance::Market::OnDemand => "on-demand",
+            },
+        })
+        .collect();
+    Ok(shapes::InstanceMarkets { instances })
 }
 
 async fn caller_identity(app: &App, caller: &Caller) -> Result<shapes::CallerIdentity, Failure> {

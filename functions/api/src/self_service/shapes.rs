@@ -521,3 +521,24 @@ pub struct OperatingSeries {
     pub query: &'static str,
     pub datapoints: Vec<Datapoint>,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OfGroup {
+    pub auto_scaling_group_name: Name,
+}
+
+/// How each VM of a group is bought, which Auto Scaling's `Instance` shape does not say.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceMarkets {
+    pub instances: Vec<InstanceMarket>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceMarket {
+    pub instance_id: String,
+    /// EC2's words: `spot` (its InstanceLifecycle) or `on-demand`.
+    pub market: &'static str,
+}

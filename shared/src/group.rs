@@ -156,10 +156,23 @@ impl Group {
         }
     }
 
+    /// What the group's capacity counts: `units` (AWS's default), `vcpu` or `memory-mib`.
+    pub fn capacity_type(&self) -> &str {
+        self.settings
+            .desired_capacity_type
+            .as_deref()
+            .unwrap_or("units")
+    }
+
     /// The units each VM of the group counts for: its MixedInstancesPolicy's weights, checked
     /// when it was stored; one each without them.
     pub fn weights(&self) -> crate::weights::Weights {
         match crate::template::of(None, self.launching().mixed_instances_policy) {
+            // Types chosen by their attributes weigh their vCPUs or memory, found at launch.
+            Ok(Some(spec)) if !spec.requirements.is_empty() => match self.capacity_type() {
+                "units" => crate::weights::Weights::none(),
+                _ => crate::weights::Weights::recorded(),
+            },
             Ok(Some(spec)) => spec.weights,
             Ok(None) => crate::weights::Weights::none(),
             // Checked on every write, so only a record from another version gets here.
@@ -406,6 +419,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         cooldown_ends_ms: None,
     };
     apply_settings(&input.settings, &mut settings);
+    check_capacity_type(&settings)?;
     if settings.availability_zones.is_empty() && settings.vpc_zone_identifier.is_none() {
         settings.availability_zones = vec![ctx.default_zone.to_string()];
     }
@@ -536,11 +550,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
         ]
         .into_iter(),
     )?;
-    if let Some(t) = s.desired_capacity_type.as_deref().filter(|t| *t != "units") {
-        return Err(Refusal::invalid(format!(
-            "DesiredCapacityType '{t}' is not supported yet: it counts the vCPUs or memory of attribute-based instance type selection (InstanceRequirements), which Phantom does not have yet. Use units, with WeightedCapacity on the overrides."
-        )));
-    }
     crate::template::of(
         s.launch_template.as_ref(),
         s.mixed_instances_policy.as_ref(),
@@ -740,6 +749,27 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
 }
 
+/// A group's `DesiredCapacityType`: `units`, or `vcpu` or `memory-mib` where its instance types
+/// are chosen by their attributes (InstanceRequirements), as AWS has it.
+fn check_capacity_type(s: &Settings) -> Checked<()> {
+    let Some(t) = s.desired_capacity_type.as_deref() else {
+        return Ok(());
+    };
+    if !matches!(t, "units" | "vcpu" | "memory-mib") {
+        return Err(Refusal::invalid(format!(
+            "DesiredCapacityType '{t}' is not one of units, vcpu, memory-mib."
+        )));
+    }
+    let by_attributes = crate::template::of(None, s.mixed_instances_policy.as_ref())?
+        .is_some_and(|spec| !spec.requirements.is_empty());
+    if t != "units" && !by_attributes {
+        return Err(Refusal::invalid(format!(
+            "DesiredCapacityType {t} is only supported with attribute-based instance type selection: give the MixedInstancesPolicy's overrides InstanceRequirements."
+        )));
+    }
+    Ok(())
+}
+
 /// UpdateAutoScalingGroup: the group with the request's changes, checked as AWS checks them. A new
 /// MinSize above the current desired capacity raises it, a new MaxSize below lowers it, when the
 /// request gives no DesiredCapacity. The caller has checked that a new launch configuration
@@ -755,6 +785,7 @@ pub fn update(g: &Group, input: &UpdateAutoScalingGroup) -> Checked<Group> {
     check_sizes(min, max, desired)?;
     let mut next = g.clone();
     apply_settings(&input.settings, &mut next.settings);
+    check_capacity_type(&next.settings)?;
     (next.min, next.max, next.desired) = (min, max, desired);
     Ok(next)
 }

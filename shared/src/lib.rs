@@ -36,6 +36,7 @@ pub mod rebalance;
 pub mod reconcile;
 pub mod refresh;
 pub mod replacement;
+pub mod requirements;
 pub mod round;
 pub mod schedule;
 pub mod scrape;

@@ -6,6 +6,7 @@
 //! credentials there, as EC2 does for an AWS group.
 
 use crate::model::group::{LaunchTemplateSpecification, MixedInstancesPolicy};
+use crate::model::instance_type::{InstanceRequirements, InstanceTypeInfo};
 use crate::model::{Checked, Refusal};
 use crate::weights::Weights;
 use std::collections::BTreeMap;
@@ -21,7 +22,7 @@ pub struct TemplateRef {
 
 /// A group's template: which, on which cloud (`None`: the default cloud), and the instance types
 /// to try in order (a MixedInstancesPolicy's overrides; empty: the template's own type).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
     pub template: TemplateRef,
     pub cloud: Option<String>,
@@ -30,6 +31,10 @@ pub struct Spec {
     pub weights: Weights,
     /// The templates of the instance types whose overrides name their own (on the same cloud).
     pub by_type: BTreeMap<String, TemplateRef>,
+    /// Overrides that give the attributes of their instance types (`InstanceRequirements`),
+    /// each with its own template if it names one; the types come from the cloud at launch
+    /// (`Spec::resolved`).
+    pub requirements: Vec<(InstanceRequirements, Option<TemplateRef>)>,
 }
 
 fn split_cloud(s: &str, what: &str) -> Checked<(String, Option<String>)> {
@@ -88,6 +93,7 @@ pub fn of(
             instance_types: Vec::new(),
             weights: Weights::none(),
             by_type: BTreeMap::new(),
+            requirements: Vec::new(),
         }));
     }
     let Some(mip) = mip else {
@@ -106,30 +112,56 @@ pub fn of(
     let mut instance_types = Vec::new();
     let mut weighted = Vec::new();
     let mut by_type = BTreeMap::new();
+    let mut requirements = Vec::new();
     for o in overrides {
-        if o.instance_requirements.is_some() {
-            return Err(Refusal::invalid(
-                "Phantom does not support InstanceRequirements in a MixedInstancesPolicy override yet: give InstanceType.",
-            ));
-        }
-        let Some(t) = &o.instance_type else {
-            return Err(Refusal::invalid(
-                "Each MixedInstancesPolicy override needs an InstanceType.",
-            ));
-        };
-        instance_types.push(t.clone());
-        weighted.push((t.clone(), o.weighted_capacity.clone()));
-        if let Some(lt) = &o.launch_template_specification {
-            let (own, on) = specification(lt)?;
-            if on != cloud {
-                return Err(Refusal::invalid(format!(
-                    "The launch template of override {t} must be on the cloud of the group's launch template ({}), not {}.",
-                    cloud.as_deref().unwrap_or("the default cloud"),
-                    on.as_deref().unwrap_or("the default cloud")
-                )));
+        let which = o.instance_type.as_deref().unwrap_or("InstanceRequirements");
+        let own = match &o.launch_template_specification {
+            Some(lt) => {
+                let (own, on) = specification(lt)?;
+                if on != cloud {
+                    return Err(Refusal::invalid(format!(
+                        "The launch template of override {which} must be on the cloud of the group's launch template ({}), not {}.",
+                        cloud.as_deref().unwrap_or("the default cloud"),
+                        on.as_deref().unwrap_or("the default cloud")
+                    )));
+                }
+                Some(own)
             }
-            by_type.insert(t.clone(), own);
+            None => None,
+        };
+        match (&o.instance_type, &o.instance_requirements) {
+            (Some(_), Some(_)) => {
+                return Err(Refusal::invalid(
+                    "A MixedInstancesPolicy override gives either InstanceType or InstanceRequirements, not both.",
+                ))
+            }
+            (None, None) => {
+                return Err(Refusal::invalid(
+                    "Each MixedInstancesPolicy override needs an InstanceType or InstanceRequirements.",
+                ))
+            }
+            (None, Some(r)) => {
+                crate::requirements::check(r)?;
+                if o.weighted_capacity.is_some() {
+                    return Err(Refusal::invalid(
+                        "WeightedCapacity is not taken with InstanceRequirements: count capacity in vCPUs or memory with DesiredCapacityType.",
+                    ));
+                }
+                requirements.push((r.clone(), own));
+            }
+            (Some(t), None) => {
+                instance_types.push(t.clone());
+                weighted.push((t.clone(), o.weighted_capacity.clone()));
+                if let Some(own) = own {
+                    by_type.insert(t.clone(), own);
+                }
+            }
         }
+    }
+    if !instance_types.is_empty() && !requirements.is_empty() {
+        return Err(Refusal::invalid(
+            "Give InstanceType on every MixedInstancesPolicy override or InstanceRequirements on every one, not both kinds.",
+        ));
     }
     let weights = Weights::of(&weighted)?;
     if let Some(d) = &mip.instances_distribution {
@@ -141,10 +173,36 @@ pub fn of(
         instance_types,
         weights,
         by_type,
+        requirements,
     }))
 }
 
 impl Spec {
+    /// With InstanceRequirements: the cloud's instance types that match (`offered`), in the
+    /// order a launch tries them (each override's in turn), with their templates, and weighing
+    /// what `capacity_type` counts of them. Without: as it is.
+    pub fn resolved(&self, offered: &[InstanceTypeInfo], capacity_type: &str) -> Spec {
+        if self.requirements.is_empty() {
+            return self.clone();
+        }
+        let mut spec = self.clone();
+        let mut units = Vec::new();
+        for (r, own) in &self.requirements {
+            for t in crate::requirements::select(r, offered) {
+                if spec.instance_types.contains(&t.name) {
+                    continue;
+                }
+                spec.instance_types.push(t.name.clone());
+                units.push((t.name.clone(), crate::requirements::units(capacity_type, t)));
+                if let Some(own) = own {
+                    spec.by_type.insert(t.name.clone(), own.clone());
+                }
+            }
+        }
+        spec.weights = Weights::of_types(&units);
+        spec
+    }
+
     /// The template VMs of instance type `t` launch from: its override's, else the group's.
     pub fn template_for(&self, t: Option<&str>) -> &TemplateRef {
         t.and_then(|t| self.by_type.get(t))

@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Weights {
     by_type: BTreeMap<String, i64>,
+    /// Whether VMs weigh what their types do (given by the overrides, or by the cloud's types'
+    /// vCPUs or memory under a `DesiredCapacityType`), not one each.
+    weighed: bool,
     /// The first override's weight: the type a launch tries first, so what the decision counts a
     /// new VM as (1 without weights).
     nominal: i64,
@@ -32,7 +35,28 @@ impl Weights {
     pub fn none() -> Self {
         Self {
             by_type: BTreeMap::new(),
+            weighed: false,
             nominal: 1,
+        }
+    }
+
+    /// Each VM weighs what it was launched weighing: a group whose types come from the cloud
+    /// (InstanceRequirements) and count their vCPUs or memory (`DesiredCapacityType`). The
+    /// decision counts a unit a placement; the launch finds how many VMs of a type cover them.
+    pub fn recorded() -> Self {
+        Self {
+            by_type: BTreeMap::new(),
+            weighed: true,
+            nominal: 1,
+        }
+    }
+
+    /// The units of each type the cloud offers, in the order a launch tries them.
+    pub fn of_types(units: &[(String, i64)]) -> Self {
+        Self {
+            by_type: units.iter().cloned().collect(),
+            weighed: true,
+            nominal: units.first().map_or(1, |(_, u)| *u),
         }
     }
 
@@ -63,12 +87,16 @@ impl Weights {
             by_type.insert(t.clone(), units);
         }
         let nominal = by_type[&overrides[0].0];
-        Ok(Self { by_type, nominal })
+        Ok(Self {
+            by_type,
+            weighed: true,
+            nominal,
+        })
     }
 
     /// Whether the overrides give weights (each VM then shows its `WeightedCapacity`).
     pub fn given(&self) -> bool {
-        !self.by_type.is_empty()
+        self.weighed
     }
 
     /// The weight of instance type `t` now, if the overrides give it one.

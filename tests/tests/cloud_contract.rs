@@ -193,6 +193,7 @@ async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
         instance_types: vec!["t2.micro".into()],
         weights: phantom::weights::Weights::none(),
         by_type: Default::default(),
+        requirements: Vec::new(),
     };
     let launch = async |market: Market, token: &str| {
         let place = Placement {
@@ -283,6 +284,21 @@ async fn the_memory_cloud_keeps_the_contract() {
     power_contract(&cloud, &setup.running).await;
     cloud.set_spot_price("t2.micro", 0.0035);
     spot_contract(&cloud, &cloud).await;
+    types_contract(&cloud).await;
+}
+
+/// DescribeInstanceTypes: t2.micro as EC2 describes it (1 vCPU, 1 GiB, burstable, Intel), what
+/// InstanceRequirements choose from.
+async fn types_contract(cloud: &dyn Cloud) {
+    let types = cloud.instance_types().await.unwrap();
+    let micro = types
+        .iter()
+        .find(|t| t.name == "t2.micro")
+        .expect("t2.micro is offered");
+    assert_eq!((micro.vcpus, micro.memory_mib), (1, 1024));
+    assert!(micro.burstable && !micro.bare_metal);
+    assert_eq!(phantom::requirements::cpu_manufacturer(micro), "intel");
+    assert!(types.len() > 5, "{} types", types.len());
 }
 
 /// The same on moto's EC2, set up with aws-sdk-ec2.
@@ -390,6 +406,7 @@ async fn both_ec2_clients_keep_the_contract_on_moto() {
     contract(&sdk, &setup).await;
     power_contract(&sdk, &setup.running).await;
     spot_contract(&sdk, api.as_ref()).await;
+    types_contract(&sdk).await;
 }
 
 #[tokio::test]

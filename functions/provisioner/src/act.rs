@@ -101,6 +101,29 @@ impl Provisioner {
                 return Ok(());
             }
         };
+        // Types chosen by their attributes: the cloud's that match, found now.
+        let source = match source {
+            Source::Template(spec) if !spec.requirements.is_empty() => {
+                match cloud.instance_types().await {
+                    Ok(offered) => {
+                        let spec = spec.resolved(&offered, g.capacity_type());
+                        if spec.instance_types.is_empty() {
+                            acted.launch_failed = Some(format!(
+                                "no instance type of cloud {} has the attributes the InstanceRequirements ask for",
+                                on.cloud
+                            ));
+                            return Ok(());
+                        }
+                        Source::Template(spec)
+                    }
+                    Err(e) => {
+                        acted.launch_failed = Some(e.to_string());
+                        return Ok(());
+                    }
+                }
+            }
+            source => source,
+        };
         let tags = group_tags(g, owner);
         let dist = g.distribution();
         // The overrides' instance types, in their priority (none: the template's own type).

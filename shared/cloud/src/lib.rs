@@ -19,6 +19,7 @@ use phantom::cloud::{
 };
 use phantom::model::cloud::{CloudCredentials, CloudRecord};
 use phantom::model::instance::{CloudState, Market, Seen};
+use phantom::model::instance_type::{Accelerator, InstanceTypeInfo};
 use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
@@ -368,6 +369,21 @@ impl Cloud for Ec2 {
         Ok(prices)
     }
 
+    /// DescribeInstanceTypes, every page. A type without its name, vCPUs or memory is an
+    /// error; an attribute EC2 leaves out is one the type does not have.
+    async fn instance_types(&self) -> Result<Vec<InstanceTypeInfo>, CloudError> {
+        let all: Vec<aws_sdk_ec2::types::InstanceTypeInfo> = self
+            .client
+            .describe_instance_types()
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .map_err(cloud_error)?;
+        all.iter().map(instance_type_info).collect()
+    }
+
     /// TerminateInstances (idempotent: terminating a terminated VM is fine).
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         for chunk in ids.chunks(1000) {
@@ -499,4 +515,99 @@ fn block_device(b: &BlockDevice) -> BlockDeviceMapping {
         );
     }
     m.build()
+}
+
+/// One of DescribeInstanceTypes' answers as Phantom reads it.
+fn instance_type_info(
+    t: &aws_sdk_ec2::types::InstanceTypeInfo,
+) -> Result<InstanceTypeInfo, CloudError> {
+    let (Some(name), Some(vcpus), Some(memory_mib)) = (
+        t.instance_type(),
+        t.v_cpu_info().and_then(|v| v.default_v_cpus()),
+        t.memory_info().and_then(|m| m.size_in_mib()),
+    ) else {
+        return Err(CloudError::unreadable(
+            "an instance type without its name, vCPUs or memory",
+        ));
+    };
+    let device = |kind: &'static str,
+                  count: Option<i32>,
+                  manufacturer: Option<&str>,
+                  name: Option<&str>,
+                  memory: Option<i32>| Accelerator {
+        kind,
+        count: i64::from(count.unwrap_or(0)),
+        manufacturer: manufacturer.unwrap_or_default().to_string(),
+        name: name.unwrap_or_default().to_string(),
+        memory_mib: i64::from(memory.unwrap_or(0)),
+    };
+    let mut accelerators = Vec::new();
+    for g in t.gpu_info().map(|g| g.gpus()).unwrap_or_default() {
+        accelerators.push(device(
+            "gpu",
+            g.count(),
+            g.manufacturer(),
+            g.name(),
+            g.memory_info().and_then(|m| m.size_in_mib()),
+        ));
+    }
+    for f in t.fpga_info().map(|f| f.fpgas()).unwrap_or_default() {
+        accelerators.push(device(
+            "fpga",
+            f.count(),
+            f.manufacturer(),
+            f.name(),
+            f.memory_info().and_then(|m| m.size_in_mib()),
+        ));
+    }
+    for a in t
+        .inference_accelerator_info()
+        .map(|i| i.accelerators())
+        .unwrap_or_default()
+    {
+        accelerators.push(device(
+            "inference",
+            a.count(),
+            a.manufacturer(),
+            a.name(),
+            a.memory_info().and_then(|m| m.size_in_mib()),
+        ));
+    }
+    let network = t.network_info();
+    Ok(InstanceTypeInfo {
+        name: name.as_str().to_string(),
+        vcpus: i64::from(vcpus),
+        memory_mib,
+        manufacturer: t
+            .processor_info()
+            .and_then(|p| p.manufacturer())
+            .map(str::to_string),
+        current_generation: t.current_generation() == Some(true),
+        burstable: t.burstable_performance_supported() == Some(true),
+        bare_metal: t.bare_metal() == Some(true),
+        hibernation: t.hibernation_supported() == Some(true),
+        network_interfaces: i64::from(
+            network
+                .and_then(|n| n.maximum_network_interfaces())
+                .unwrap_or(0),
+        ),
+        network_gbps: network
+            .and_then(|n| n.network_cards().first())
+            .and_then(|c| c.baseline_bandwidth_in_gbps()),
+        local_storage: t.instance_storage_info().map(|s| {
+            (
+                s.total_size_in_gb().unwrap_or(0) as f64,
+                s.disks()
+                    .iter()
+                    .filter_map(|d| d.r#type().map(|k| k.as_str().to_string()))
+                    .collect(),
+            )
+        }),
+        ebs_baseline_mbps: t
+            .ebs_info()
+            .and_then(|e| e.ebs_optimized_info())
+            .and_then(|o| o.baseline_bandwidth_in_mbps())
+            .map(i64::from),
+        accelerators,
+    })
 }

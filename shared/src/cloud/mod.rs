@@ -109,6 +109,11 @@ pub trait Cloud: Lookup {
     /// The spot price now of each of these instance types, per zone (DescribeSpotPriceHistory
     /// from now): what a MixedInstancesPolicy's price strategies order the types by.
     async fn spot_prices(&self, types: &[String]) -> Result<Vec<SpotPrice>, CloudError>;
+    /// Every instance type the cloud offers, with its attributes (DescribeInstanceTypes): what
+    /// InstanceRequirements select from.
+    async fn instance_types(
+        &self,
+    ) -> Result<Vec<crate::model::instance_type::InstanceTypeInfo>, CloudError>;
 }
 
 /// What a spot VM of one type costs an hour in one zone now.

@@ -7,7 +7,6 @@
 use super::hold::Holds;
 use super::instance::Outcome;
 use super::tracking::{MetricAlarm, TargetTrackingConfiguration};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 /// A stored group. Sizes live beside the settings because they change (with `version`, which makes
@@ -170,8 +169,7 @@ pub struct MixedLaunchTemplate {
     pub overrides: Vec<Override>,
 }
 
-/// One instance type to try. The members Phantom refuses are read only to be refused
-/// (`template::of`), and are never stored.
+/// One instance type to try, or the attributes of those to try (checked by `template::of`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Override {
@@ -185,8 +183,10 @@ pub struct Override {
     /// template's cloud).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch_template_specification: Option<LaunchTemplateSpecification>,
-    #[serde(skip_serializing)]
-    pub instance_requirements: Option<IgnoredAny>,
+    /// The attributes of the instance types to run (attribute-based instance type selection),
+    /// instead of an InstanceType.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_requirements: Option<super::instance_type::InstanceRequirements>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

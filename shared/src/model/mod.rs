@@ -6,6 +6,7 @@ pub mod cloud;
 pub mod group;
 pub mod hold;
 pub mod instance;
+pub mod instance_type;
 pub mod launch_config;
 pub mod limits;
 pub mod notification;

@@ -174,3 +174,125 @@ async fn weights_are_given_on_every_override_or_none() {
         assert!(e.meta().message().unwrap().contains(words), "{e:?}");
     }
 }
+
+/// A MixedInstancesPolicy of template `fleet@sierra` whose one override asks for instance types
+/// by their attributes.
+fn by_attributes(
+    requirements: serde_json::Value,
+) -> aws_sdk_autoscaling::types::MixedInstancesPolicy {
+    use aws_sdk_autoscaling::types::{
+        InstanceRequirements, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
+        MemoryMiBRequest, MixedInstancesPolicy, VCpuCountRequest,
+    };
+    let n = |k: &str, m: &str| requirements[k][m].as_i64().map(|v| v as i32);
+    let words = |k: &str| {
+        requirements[k].as_array().map(|a| {
+            a.iter()
+                .map(|w| w.as_str().unwrap().into())
+                .collect::<Vec<_>>()
+        })
+    };
+    let r = InstanceRequirements::builder()
+        .v_cpu_count(
+            VCpuCountRequest::builder()
+                .set_min(n("VCpuCount", "Min"))
+                .set_max(n("VCpuCount", "Max"))
+                .build(),
+        )
+        .memory_mib(
+            MemoryMiBRequest::builder()
+                .set_min(n("MemoryMiB", "Min"))
+                .set_max(n("MemoryMiB", "Max"))
+                .build(),
+        )
+        .set_cpu_manufacturers(words("CpuManufacturers"))
+        .build();
+    MixedInstancesPolicy::builder()
+        .launch_template(
+            LaunchTemplate::builder()
+                .launch_template_specification(
+                    LaunchTemplateSpecification::builder()
+                        .launch_template_name("fleet@sierra")
+                        .build(),
+                )
+                .overrides(
+                    LaunchTemplateOverrides::builder()
+                        .instance_requirements(r)
+                        .build(),
+                )
+                .build(),
+        )
+        .instances_distribution(split(0, 100, "capacity-optimized"))
+        .build()
+}
+
+#[tokio::test]
+async fn instance_requirements_choose_the_clouds_types_and_capacity_counts_vcpus() {
+    let w = World::new().await;
+    let u = w.user("abs").await;
+    let c = w.sdk(&u);
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    let policy = by_attributes(serde_json::json!({
+        "VCpuCount": {"Min": 2, "Max": 2}, "MemoryMiB": {"Min": 4096},
+        "CpuManufacturers": ["intel"]}));
+    // vcpu without attributes, and attributes beside an instance type, are refused.
+    let (code, message) = crate::failure(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("fleet")
+            .mixed_instances_policy(weighted_policy(
+                "fleet@sierra",
+                None,
+                &[("t2.micro", None)],
+                split(0, 100, "capacity-optimized"),
+            ))
+            .desired_capacity_type("vcpu")
+            .min_size(0)
+            .max_size(16)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("attribute-based"), "{message}");
+
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy.clone())
+        .desired_capacity_type("vcpu")
+        .min_size(0)
+        .max_size(16)
+        .desired_capacity(8)
+        .send()
+        .await
+        .unwrap();
+    // 8 vCPUs: Intel, 2 vCPUs, 4 GiB or more, not burstable (AWS's default), smallest first:
+    // four c5.large, each counting its 2 vCPUs.
+    serves(&w, &u, &[("c5.large", Market::OnDemand, "2"); 4]).await;
+    let g = crate::group(&w, &u, "fleet").await.unwrap();
+    assert_eq!(
+        g.mixed_instances_policy(),
+        Some(&policy),
+        "read back as sent"
+    );
+    assert_eq!(g.desired_capacity_type(), Some("vcpu"));
+
+    // No room for c5.large: the next type that matches, m5.large.
+    w.sierra.short_of("c5.large");
+    c.set_desired_capacity()
+        .auto_scaling_group_name("fleet")
+        .desired_capacity(12)
+        .send()
+        .await
+        .unwrap();
+    w.until(60, "12 vCPUs serving", async || {
+        let now = serving(&w, &u).await;
+        let units: i64 = now.iter().map(|(_, _, w)| w.parse::<i64>().unwrap()).sum();
+        (units == 12).then_some(())
+    })
+    .await;
+    let now = serving(&w, &u).await;
+    assert_eq!(
+        now.iter().filter(|(t, _, _)| t == "m5.large").count(),
+        2,
+        "{now:?}"
+    );
+}

@@ -62,6 +62,11 @@ impl Cloud for Nowhere {
     async fn spot_prices(&self, _: &[String]) -> Result<Vec<SpotPrice>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn instance_types(
+        &self,
+    ) -> Result<Vec<crate::model::instance_type::InstanceTypeInfo>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

@@ -7,6 +7,7 @@
 //! EC2 pages it, each taking the cloud's latency) and is one step of its `Tripwire`.
 
 mod balancers;
+mod catalog;
 mod clouds;
 mod faults;
 
@@ -634,6 +635,14 @@ impl Cloud for MemoryCloud {
         })?;
         self.trip.step().await;
         Ok(())
+    }
+
+    /// A few of EC2's instance types, as its DescribeInstanceTypes describes them.
+    async fn instance_types(
+        &self,
+    ) -> Result<Vec<crate::model::instance_type::InstanceTypeInfo>, CloudError> {
+        self.enter().await?;
+        Ok(catalog::instance_types())
     }
 
     /// The prices set with `set_spot_price`, the same in every zone.

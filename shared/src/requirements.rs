@@ -14,10 +14,6 @@ const INCLUDED: [&str; 3] = ["included", "excluded", "required"];
 pub fn check(r: &InstanceRequirements) -> Checked<()> {
     for (member, given) in [
         (
-            "SpotMaxPricePercentageOverLowestPrice",
-            r.spot_max_price_percentage_over_lowest_price.is_some(),
-        ),
-        (
             "MaxSpotPriceAsPercentageOfOptimalOnDemandPrice",
             r.max_spot_price_as_percentage_of_optimal_on_demand_price
                 .is_some(),
@@ -33,7 +29,7 @@ pub fn check(r: &InstanceRequirements) -> Checked<()> {
     ] {
         if given {
             return Err(Refusal::invalid(format!(
-                "InstanceRequirements.{member} is not supported yet: Phantom's price protection and performance factors need prices and references EC2's API does not give. Leave it out."
+                "InstanceRequirements.{member} is not supported yet: it needs on-demand prices or performance references, which EC2's API does not give. Leave it out."
             )));
         }
     }
@@ -81,6 +77,13 @@ pub fn check(r: &InstanceRequirements) -> Checked<()> {
                 )));
             }
         }
+    }
+    if r.spot_max_price_percentage_over_lowest_price
+        .is_some_and(|p| p < 0)
+    {
+        return Err(Refusal::invalid(
+            "InstanceRequirements.SpotMaxPricePercentageOverLowestPrice must not be negative.",
+        ));
     }
     if !r.allowed_instance_types.is_empty() && !r.excluded_instance_types.is_empty() {
         return Err(Refusal::invalid(
@@ -279,6 +282,37 @@ pub fn select<'a>(
     found
 }
 
+/// AWS's spot price protection where none is given: 100 % above the lowest price.
+pub const SPOT_PROTECTION_PERCENT: i64 = 100;
+
+/// The spot price protection of a group's requirements: the strictest given, else AWS's default.
+pub fn spot_protection<'a>(all: impl Iterator<Item = &'a InstanceRequirements>) -> i64 {
+    all.filter_map(|r| r.spot_max_price_percentage_over_lowest_price)
+        .min()
+        .unwrap_or(SPOT_PROTECTION_PERCENT)
+}
+
+/// Spot price protection: of `types`, those whose spot price (`prices`, where the cloud gives
+/// one) is at most `percent` % above the lowest of them. A type without a price stays: nothing
+/// says it costs more.
+pub fn protected(
+    types: &[String],
+    prices: &std::collections::BTreeMap<String, f64>,
+    percent: i64,
+) -> Vec<String> {
+    let lowest = types
+        .iter()
+        .filter_map(|t| prices.get(t))
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let ceiling = lowest * (1.0 + percent as f64 / 100.0);
+    types
+        .iter()
+        .filter(|t| prices.get(*t).is_none_or(|p| *p <= ceiling))
+        .cloned()
+        .collect()
+}
+
 /// The units a VM of type `t` counts for by `DesiredCapacityType` (`units`: one).
 pub fn units(capacity_type: &str, t: &InstanceTypeInfo) -> i64 {
     match capacity_type {
@@ -389,12 +423,27 @@ pub(crate) mod tests {
             "CpuManufacturers": ["via"]}))
         .contains("via"));
         assert!(bad(json!({"VCpuCount": {"Min": 1}, "MemoryMiB": {"Min": 1},
-            "SpotMaxPricePercentageOverLowestPrice": 50}))
+            "OnDemandMaxPricePercentageOverLowestPrice": 50}))
         .contains("not supported yet"));
         check(&req(
             json!({"VCpuCount": {"Min": 1}, "MemoryMiB": {"Min": 1}}),
         ))
         .unwrap();
+    }
+
+    #[test]
+    fn spot_types_dearer_than_the_protection_allows_are_passed_over() {
+        let types: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let prices = [("a", 0.010), ("b", 0.019), ("c", 0.021)]
+            .map(|(t, p)| (t.to_string(), p))
+            .into_iter()
+            .collect();
+        assert_eq!(protected(&types, &prices, 100), ["a", "b", "d"]);
+        assert_eq!(protected(&types, &prices, 0), ["a", "d"]);
+        let r = req(json!({"VCpuCount": {"Min": 1}, "MemoryMiB": {"Min": 1},
+            "SpotMaxPricePercentageOverLowestPrice": 50}));
+        assert_eq!(spot_protection([&r].into_iter()), 50);
+        assert_eq!(spot_protection(std::iter::empty()), 100);
     }
 
     #[test]

@@ -199,7 +199,12 @@ impl Spec {
                 }
             }
         }
-        spec.weights = Weights::of_types(&units);
+        // In units, each VM is one, and shows no weight.
+        spec.weights = if capacity_type == "units" {
+            Weights::none()
+        } else {
+            Weights::of_types(&units)
+        };
         spec
     }
 

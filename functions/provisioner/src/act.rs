@@ -131,7 +131,16 @@ impl Provisioner {
             Source::Template(spec) => (spec.instance_types.clone(), spec.weights.clone()),
             Source::Config(_) => (Vec::new(), phantom::weights::Weights::none()),
         };
-        let prices = self.spot_prices(g, cloud, placements, &types, &dist).await;
+        // Types chosen by their attributes keep to AWS's spot price protection.
+        let protection = match &source {
+            Source::Template(spec) if !spec.requirements.is_empty() => Some(
+                phantom::requirements::spot_protection(spec.requirements.iter().map(|(r, _)| r)),
+            ),
+            _ => None,
+        };
+        let prices = self
+            .spot_prices(g, cloud, placements, &types, &dist, protection.is_some())
+            .await;
         // One request per zone, subnet, market and order of types to try, for the units of its
         // placements: the k-th spot VM of the round starts at its own pool (lowest-price spreads
         // over SpotInstancePools).
@@ -142,6 +151,10 @@ impl Provisioner {
                 Market::Spot if types.len() > 1 => {
                     spot_k += 1;
                     let here = prices_in(&prices, p.zone.as_deref());
+                    let types = match protection {
+                        Some(percent) => phantom::requirements::protected(&types, &here, percent),
+                        None => types.clone(),
+                    };
                     dist.spot_order(&types, &here, spot_k - 1)
                 }
                 _ => types.clone(),
@@ -282,8 +295,8 @@ impl Provisioner {
     }
 
     /// The spot prices of `types` on `cloud`, where spot VMs are to be launched among several
-    /// types by a strategy that orders by price; none where the cloud gives none (the overrides'
-    /// order then).
+    /// types by a strategy that orders by price or under price protection (`protected`); none
+    /// where the cloud gives none (the overrides' order then, unprotected).
     async fn spot_prices(
         &self,
         g: &Group,
@@ -291,9 +304,10 @@ impl Provisioner {
         placements: &[Placement],
         types: &[String],
         dist: &Distribution,
+        protected: bool,
     ) -> Vec<SpotPrice> {
         let spot = placements.iter().any(|p| p.market == Market::Spot);
-        if !spot || types.len() < 2 || !dist.orders_by_price() {
+        if !spot || types.len() < 2 || !(dist.orders_by_price() || protected) {
             return Vec::new();
         }
         match cloud.spot_prices(types).await {

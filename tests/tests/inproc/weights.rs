@@ -296,3 +296,37 @@ async fn instance_requirements_choose_the_clouds_types_and_capacity_counts_vcpus
         "{now:?}"
     );
 }
+
+/// AWS's spot price protection for types chosen by their attributes: a type whose spot price is
+/// more than 100 % above the lowest of those that match is passed over.
+#[tokio::test]
+async fn spot_types_chosen_by_attributes_keep_to_the_price_protection() {
+    use aws_sdk_autoscaling::types::InstancesDistribution;
+    let w = World::new().await;
+    let u = w.user("abs-spot").await;
+    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    // c5.large comes first by size, but its spot price is 5 times m5.large's.
+    w.sierra.set_spot_price("c5.large", 0.5);
+    w.sierra.set_spot_price("m5.large", 0.1);
+    w.sierra.set_spot_price("m5a.large", 0.12);
+    let mut policy = by_attributes(serde_json::json!({
+        "VCpuCount": {"Min": 2, "Max": 2}, "MemoryMiB": {"Min": 4096},
+        "CpuManufacturers": ["intel", "amd"]}));
+    policy.instances_distribution = Some(
+        InstancesDistribution::builder()
+            .on_demand_percentage_above_base_capacity(0)
+            .spot_allocation_strategy("capacity-optimized")
+            .build(),
+    );
+    w.sdk(&u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("fleet")
+        .mixed_instances_policy(policy)
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    serves(&w, &u, &[("m5.large", Market::Spot, "none"); 2]).await;
+}

@@ -648,8 +648,12 @@ pub fn size_replacing(
             Some(p) if p.reuse_on_scale_in && !target.deleting => p.size - warm.len() as i64,
             _ => 0,
         };
-        // With weights, only VMs the surplus covers: a scale-in never goes below desired.
+        // With weights, only VMs the surplus covers: a scale-in never goes below desired. A
+        // surplus smaller than a new VM's weight is a launch's overage (AWS keeps it): kept.
         let mut surplus = have - desired;
+        if surplus < w.nominal() && !target.deleting {
+            surplus = 0;
+        }
         while surplus > 0 {
             candidates.retain(|m| w.units(m) <= surplus);
             let (od, sp) = target.elsewhere;

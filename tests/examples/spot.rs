@@ -5,18 +5,36 @@
 //! In process (the memory store and clouds, which count their calls as the SDKs would), a group
 //! of 20 across two clouds (`hotel:10,sierra:10`), created at 20: once from launch configurations
 //! (all on-demand), once from a MixedInstancesPolicy with 75 % spot above no base (`lowest-price`
-//! over t2.micro and t2.small, the clouds answering spot prices). The calls from creation until
-//! all 20 are InService, the split, and a minute of health sweeps once settled.
+//! over t2.micro and t2.small, the clouds answering spot prices), once the same with weights
+//! (t2.small first, weighing 2 units, then t2.micro, 1): 20 units. The calls from creation until
+//! all 20 units are InService, the split, and a minute of health sweeps once settled.
 
 use aws_sdk_autoscaling::types::{InstancesDistribution, Tag};
 use phantom::metrics::calls;
 use phantom::model::instance::Market;
 use phantom::store::Fleet;
-use phantom_e2e::world::{mixed_policy, World, IMAGE};
+use phantom_e2e::world::{weighted_policy, World, IMAGE};
 
 const VMS: usize = 20;
 
-async fn create(w: &World, user: &phantom_e2e::User, mixed: bool) {
+#[derive(Clone, Copy, PartialEq)]
+enum Group {
+    Plain,
+    Mixed,
+    Weighted,
+}
+
+impl Group {
+    fn name(self) -> &'static str {
+        match self {
+            Group::Plain => "plain, on-demand",
+            Group::Mixed => "mixed, 75 % spot",
+            Group::Weighted => "weighted, 75 % spot",
+        }
+    }
+}
+
+async fn create(w: &World, user: &phantom_e2e::User, group: Group) {
     let asg = w.sdk(user);
     let clouds = Tag::builder()
         .resource_id("bench")
@@ -32,16 +50,21 @@ async fn create(w: &World, user: &phantom_e2e::User, mixed: bool) {
         .max_size(VMS as i32)
         .desired_capacity(VMS as i32)
         .tags(clouds);
-    let call = if mixed {
+    let call = if group != Group::Plain {
         for cloud in [&w.hotel, &w.sierra] {
             cloud.add_template("bench", IMAGE, "t2.micro");
             cloud.set_spot_price("t2.micro", 0.0035);
             cloud.set_spot_price("t2.small", 0.0069);
         }
-        call.mixed_instances_policy(mixed_policy(
+        let overrides: &[(&str, Option<&str>)] = if group == Group::Weighted {
+            &[("t2.small", Some("2")), ("t2.micro", Some("1"))]
+        } else {
+            &[("t2.micro", None), ("t2.small", None)]
+        };
+        call.mixed_instances_policy(weighted_policy(
             "bench@hotel",
             None,
-            &["t2.micro", "t2.small"],
+            overrides,
             InstancesDistribution::builder()
                 .on_demand_percentage_above_base_capacity(25)
                 .build(),
@@ -63,11 +86,11 @@ async fn create(w: &World, user: &phantom_e2e::User, mixed: bool) {
 
 #[tokio::main]
 async fn main() {
-    for mixed in [false, true] {
+    for group in [Group::Plain, Group::Mixed, Group::Weighted] {
         let w = World::new().await;
         let u = w.user("sbench").await;
         let before = calls();
-        create(&w, &u, mixed).await;
+        create(&w, &u, group).await;
         let mut secs = 0;
         loop {
             let members = w
@@ -75,22 +98,32 @@ async fn main() {
                 .instances(&u.name, "bench")
                 .await
                 .expect("the store");
-            let serving = members
+            let units = |market: Option<Market>| -> usize {
+                members
+                    .iter()
+                    .filter(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService)
+                    .filter(|m| market.is_none_or(|k| m.market == k))
+                    .map(|m| m.weight.unwrap_or(1) as usize)
+                    .sum()
+            };
+            let settled = members
                 .iter()
-                .filter(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService)
-                .count();
-            if serving == VMS {
-                let spot = members.iter().filter(|m| m.market == Market::Spot).count();
+                .all(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService);
+            if units(None) >= VMS && settled {
                 let c = calls() - before;
                 println!(
-                    "{}: 20 InService in {secs} s of the world's clock, {} on-demand and {spot} spot; {} DynamoDB, {} EC2, {} SQS calls, of them RunInstances {} on hotel and {} on sierra",
-                    if mixed { "mixed, 75 % spot" } else { "plain, on-demand" },
-                    VMS - spot,
+                    "{}: {} units InService in {} VMs in {secs} s of the world's clock, {} units on-demand and {} spot; {} DynamoDB, {} EC2, {} SQS calls, of them RunInstances {} on hotel and {} on sierra; {} VMs launched",
+                    group.name(),
+                    units(None),
+                    members.len(),
+                    units(Some(Market::OnDemand)),
+                    units(Some(Market::Spot)),
                     c.dynamodb,
                     c.ec2,
                     c.sqs,
                     w.hotel.run_instances_calls(),
-                    w.sierra.run_instances_calls()
+                    w.sierra.run_instances_calls(),
+                    w.hotel.launched_total() + w.sierra.launched_total()
                 );
                 break;
             }
@@ -103,7 +136,7 @@ async fn main() {
         let c = calls() - before;
         println!(
             "{}: a minute of 1 s sweeps, settled: {} DynamoDB, {} EC2, {} SQS calls",
-            if mixed { "mixed" } else { "plain" },
+            group.name(),
             c.dynamodb,
             c.ec2,
             c.sqs

@@ -153,6 +153,11 @@ impl Group {
             max: self.max,
             rebalance_leaving: None,
             weights: self.weights(),
+            instance_types: match crate::template::of(None, self.launching().mixed_instances_policy)
+            {
+                Ok(Some(spec)) => spec.instance_types,
+                _ => Vec::new(),
+            },
         }
     }
 

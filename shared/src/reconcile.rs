@@ -73,6 +73,9 @@ pub struct Target {
     /// The units each VM counts for (`desired` and `max` are in units): its instance type's
     /// `WeightedCapacity`, else one.
     pub weights: Weights,
+    /// A MixedInstancesPolicy's instance types in their priority (termination policy
+    /// `AllocationStrategy` lets the lowest go first); empty without.
+    pub instance_types: Vec<String>,
 }
 
 impl Target {
@@ -909,12 +912,17 @@ fn victim(
                 "OldestInstance" => k.push(m.launched_ms),
                 "NewestInstance" => k.push(-m.launched_ms),
                 "OldestLaunchConfiguration" => k.push(stale_lc(m, target)),
+                "OldestLaunchTemplate" => k.push(stale_lt(m, target)),
+                "AllocationStrategy" => k.push(priority(m, target)),
                 "ClosestToNextInstanceHour" => k.push(to_next_hour(m, now_ms)),
                 "Default" => {
                     k.push(-zone_counts.get(&m.zone).copied().unwrap_or(0));
+                    k.push(priority(m, target));
                     k.push(stale_lc(m, target));
+                    k.push(stale_lt(m, target));
                     k.push(to_next_hour(m, now_ms));
                 }
+                // Checked when stored (`group::TERMINATION_POLICIES`).
                 _ => {}
             }
         }
@@ -924,6 +932,27 @@ fn victim(
         let (ma, mb) = (&candidates[*a], &candidates[*b]);
         key(ma).cmp(&key(mb)).then_with(|| ma.id.cmp(&mb.id))
     })
+}
+
+/// 0 for an instance of another launch template (or version) than the group's now (terminated
+/// first), 1 otherwise.
+fn stale_lt(m: &Member, target: &Target) -> i64 {
+    i64::from(m.launch_template == target.launch_template)
+}
+
+/// Lower for an instance type of lower priority in the group's overrides (terminated first: AWS's
+/// `AllocationStrategy` for prioritized types), lowest for a type no longer among them; the same
+/// for all without overrides.
+fn priority(m: &Member, target: &Target) -> i64 {
+    let n = target.instance_types.len() as i64;
+    match target
+        .instance_types
+        .iter()
+        .position(|t| *t == m.instance_type)
+    {
+        Some(i) => n - i as i64,
+        None => 0,
+    }
 }
 
 /// 0 for an instance of an older launch configuration (terminated first), 1 otherwise.
@@ -969,6 +998,7 @@ mod tests {
             max: 100,
             rebalance_leaving: None,
             weights: Weights::none(),
+            instance_types: Vec::new(),
         }
     }
 
@@ -1317,6 +1347,42 @@ mod tests {
             .all(|(_, c)| *c == Cause::ScaleIn { from: 4, to: 2 }));
         let first = &plan.terminate[0].0;
         assert!(["i-1", "i-2", "i-3"].contains(&first.as_str()));
+    }
+
+    #[test]
+    fn allocation_strategy_and_oldest_launch_template_pick_their_victims() {
+        let typed = |id: &str, t: &str, lt: &str| Member {
+            instance_type: t.into(),
+            launch_configuration: None,
+            launch_template: Some(LaunchTemplateSpecification {
+                launch_template_id: None,
+                launch_template_name: Some("fleet@hotel".into()),
+                version: Some(lt.into()),
+            }),
+            ..member(id, "a", 0)
+        };
+        let m = [
+            typed("i-1", "m5.large", "2"),
+            typed("i-2", "c5.large", "1"),
+            typed("i-3", "m5.large", "1"),
+            typed("i-4", "r5.large", "2"),
+        ];
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        let mut t = target(3);
+        t.launch_configuration = None;
+        t.launch_template = m[0].launch_template.clone();
+        t.instance_types = vec!["m5.large".into(), "c5.large".into()];
+        // The lowest priority first: a type no longer among the overrides, then c5.large.
+        t.termination_policies = vec!["AllocationStrategy".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4"]);
+        t.desired = 2;
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4", "i-2"]);
+        // Another version than the group's now first.
+        t.termination_policies = vec!["OldestLaunchTemplate".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-2", "i-3"]);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! shape that DescribeScalingActivities returns.
 
 pub use crate::model::activity::{Activity, Details, ScalingActivity, Told};
+use crate::model::group::Sizes;
 use crate::reconcile::Cause;
-use crate::schedule::Sizes;
 
 pub struct Context<'a> {
     pub group: &'a str,

@@ -10,29 +10,7 @@ use crate::model::instance::{Lifecycle, Member};
 use crate::warm;
 use crate::{emf, exposition};
 
-/// The metrics AWS collects, in the order of its API reference (DescribeMetricCollectionTypes).
-pub const NAMES: [&str; 20] = [
-    "GroupMinSize",
-    "GroupMaxSize",
-    "GroupDesiredCapacity",
-    "GroupInServiceInstances",
-    "GroupPendingInstances",
-    "GroupStandbyInstances",
-    "GroupTerminatingInstances",
-    "GroupTotalInstances",
-    "GroupInServiceCapacity",
-    "GroupPendingCapacity",
-    "GroupStandbyCapacity",
-    "GroupTerminatingCapacity",
-    "GroupTotalCapacity",
-    "WarmPoolDesiredCapacity",
-    "WarmPoolWarmedCapacity",
-    "WarmPoolPendingCapacity",
-    "WarmPoolTerminatingCapacity",
-    "WarmPoolTotalCapacity",
-    "GroupAndWarmPoolDesiredCapacity",
-    "GroupAndWarmPoolTotalCapacity",
-];
+pub use crate::model::group::GROUP_METRICS as NAMES;
 
 /// The dimension CloudWatch tells users apart by (two users may name groups alike).
 pub const USER_DIMENSION: &str = "PhantomUser";

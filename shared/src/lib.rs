@@ -6,6 +6,7 @@
 pub mod activity;
 pub mod alarm;
 pub mod attach;
+pub mod backoff;
 pub mod cloud;
 pub mod config;
 pub mod distribution;
@@ -16,6 +17,8 @@ pub mod fault;
 pub mod group;
 pub mod group_metrics;
 pub mod identity;
+#[cfg(test)]
+mod imports;
 pub mod launch_config;
 pub mod lifecycle;
 pub mod logging;

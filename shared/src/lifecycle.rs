@@ -13,8 +13,7 @@ pub use crate::model::instance::{Outcome, Wait};
 use crate::model::request::PutLifecycleHook;
 use crate::model::{Checked, Refusal};
 
-pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
-pub const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
+pub use crate::model::group::{LAUNCHING, TERMINATING};
 /// DescribeLifecycleHookTypes.
 pub const TRANSITIONS: [&str; 2] = [LAUNCHING, TERMINATING];
 /// The wait of a leaving VM deregistered from its load balancers, for their drain time: no hook

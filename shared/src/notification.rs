@@ -8,7 +8,7 @@
 //! group's next round. So a message is never lost once its transition is recorded, and never
 //! sent for one that was not.
 
-use crate::activity::ScalingActivity;
+use crate::model::activity::{Details, ScalingActivity};
 use crate::model::group::LifecycleHook;
 pub use crate::model::notification::{Notice, NotificationConfiguration, NotificationType};
 use crate::model::{Checked, Refusal};
@@ -250,7 +250,7 @@ struct ActivityMessage<'a> {
     ec2_instance_id: &'a str,
     status_code: &'a str,
     status_message: &'a str,
-    details: &'a crate::activity::Details,
+    details: &'a Details,
     auto_scaling_group_name: &'a str,
     cause: &'a str,
     event: NotificationType,
@@ -384,7 +384,7 @@ pub fn of_wait(audience: &Audience<'_>, w: &Waiting<'_>) -> Option<Notice> {
         .iter()
         .find(|h| h.lifecycle_hook_name == w.hook)?;
     let target = hook.notification_target_arn.as_deref()?;
-    let launching = hook.lifecycle_transition == crate::lifecycle::LAUNCHING;
+    let launching = hook.lifecycle_transition == crate::model::group::LAUNCHING;
     let (origin, destination) = match (launching, w.passage) {
         (false, _) => ("AutoScalingGroup", "EC2"),
         (true, Passage::Group) => ("EC2", "AutoScalingGroup"),
@@ -416,7 +416,7 @@ pub fn of_wait(audience: &Audience<'_>, w: &Waiting<'_>) -> Option<Notice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::{LAUNCHING, TERMINATING};
+    use crate::model::group::{LAUNCHING, TERMINATING};
     use crate::model::instance::Outcome;
     use serde_json::Value;
 

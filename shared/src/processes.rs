@@ -19,7 +19,7 @@ pub const PROCESSES: [&str; 9] = [
 ];
 
 /// The group metrics AWS collects (DescribeMetricCollectionTypes).
-pub use crate::group_metrics::NAMES as METRICS;
+pub use crate::model::group::GROUP_METRICS as METRICS;
 
 pub const GRANULARITY: &str = "1Minute";
 

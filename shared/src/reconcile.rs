@@ -226,14 +226,7 @@ impl Member {
     }
 }
 
-/// The wait before launch attempt `failures + 1` after `failures` failures in a row: 2 s doubling
-/// to 5 minutes.
-pub fn backoff_ms(failures: i64) -> i64 {
-    const BASE: i64 = 2_000;
-    const MAX: i64 = 300_000;
-    let exp = failures.clamp(1, 20) - 1;
-    (BASE << exp).min(MAX)
-}
+pub use crate::backoff::backoff_ms;
 
 /// A group being deleted is done when nothing of it is left: every record finished or gone and
 /// nothing alive on the cloud.

@@ -202,23 +202,7 @@ pub fn described(action: &ScheduledAction) -> ScheduledUpdateGroupAction {
     }
 }
 
-/// A group's sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sizes {
-    pub min: i64,
-    pub max: i64,
-    pub desired: i64,
-}
-
-impl Sizes {
-    pub fn of(g: &Group) -> Self {
-        Self {
-            min: g.min,
-            max: g.max,
-            desired: g.desired,
-        }
-    }
-}
+pub use crate::model::group::Sizes;
 
 /// What one due action did.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,10 +7,10 @@
 //! is their sum). The launch configuration on each cloud is the group's own name with that cloud:
 //! `web@hotel`, `web@sierra`.
 
+use crate::backoff::backoff_ms;
 use crate::model::group::Group;
 pub use crate::model::hold::{Hold, Holds};
 use crate::model::{Checked, Refusal};
-use crate::reconcile::backoff_ms;
 
 pub const TAG_CLOUDS: &str = "phantom:clouds";
 pub const TAG_POLICY: &str = "phantom:policy";

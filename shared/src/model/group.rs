@@ -527,3 +527,49 @@ mod tests {
         assert!(serde_json::from_value::<Settings>(doc).is_err());
     }
 }
+
+/// A group's sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    pub min: i64,
+    pub max: i64,
+    pub desired: i64,
+}
+
+impl Sizes {
+    pub fn of(g: &Group) -> Self {
+        Self {
+            min: g.min,
+            max: g.max,
+            desired: g.desired,
+        }
+    }
+}
+
+/// A lifecycle hook's transitions, in AWS's words.
+pub const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
+pub const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
+
+/// The metrics AWS collects, in the order of its API reference (DescribeMetricCollectionTypes).
+pub const GROUP_METRICS: [&str; 20] = [
+    "GroupMinSize",
+    "GroupMaxSize",
+    "GroupDesiredCapacity",
+    "GroupInServiceInstances",
+    "GroupPendingInstances",
+    "GroupStandbyInstances",
+    "GroupTerminatingInstances",
+    "GroupTotalInstances",
+    "GroupInServiceCapacity",
+    "GroupPendingCapacity",
+    "GroupStandbyCapacity",
+    "GroupTerminatingCapacity",
+    "GroupTotalCapacity",
+    "WarmPoolDesiredCapacity",
+    "WarmPoolWarmedCapacity",
+    "WarmPoolPendingCapacity",
+    "WarmPoolTerminatingCapacity",
+    "WarmPoolTotalCapacity",
+    "GroupAndWarmPoolDesiredCapacity",
+    "GroupAndWarmPoolTotalCapacity",
+];

@@ -269,40 +269,43 @@ impl World {
     /// VM leaving service go on the work queue as `StateChange` messages, the at-risk signals as
     /// `AtRisk` messages. Returns how many.
     pub async fn deliver_events(&self, cloud: &MemoryCloud) -> usize {
-        let mut sent = 0;
-        for (id, signal) in cloud.take_signals() {
-            let event = AtRisk {
-                instance: id,
-                signal: signal.into(),
-                region: REGION.into(),
-                account: "123456789012".into(),
-            };
-            self.queue
-                .send(&event.into(), 0)
-                .await
-                .expect("the world's queue takes an event");
-            sent += 1;
-        }
+        let account = || "123456789012".to_string();
+        let mut events: Vec<phantom::queue::Work> = cloud
+            .take_signals()
+            .into_iter()
+            .map(|(id, signal)| {
+                AtRisk {
+                    instance: id,
+                    signal: signal.into(),
+                    region: REGION.into(),
+                    account: account(),
+                }
+                .into()
+            })
+            .collect();
         for (id, state) in cloud.take_events() {
-            if !matches!(
+            if matches!(
                 state.name(),
                 "stopping" | "stopped" | "shutting-down" | "terminated"
             ) {
-                continue;
+                events.push(
+                    StateChange {
+                        instance: id,
+                        state: state.name().to_string(),
+                        region: REGION.into(),
+                        account: account(),
+                    }
+                    .into(),
+                );
             }
-            let event = StateChange {
-                instance: id,
-                state: state.name().to_string(),
-                region: REGION.into(),
-                account: "123456789012".into(),
-            };
+        }
+        for event in &events {
             self.queue
-                .send(&event.into(), 0)
+                .send(event, 0)
                 .await
                 .expect("the world's queue takes an event");
-            sent += 1;
         }
-        sent
+        events.len()
     }
 
     /// Moves the clock `secs` seconds, one at a time, as the deployment runs with a pulse: each

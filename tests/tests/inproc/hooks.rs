@@ -12,7 +12,7 @@ const LAUNCHING: &str = "autoscaling:EC2_INSTANCE_LAUNCHING";
 const TERMINATING: &str = "autoscaling:EC2_INSTANCE_TERMINATING";
 
 /// The group's instances in `state`, by id.
-async fn in_state(w: &World, u: &User, name: &str, state: LifecycleState) -> Vec<String> {
+pub async fn in_state(w: &World, u: &User, name: &str, state: LifecycleState) -> Vec<String> {
     let Some(g) = group(w, u, name).await else {
         return Vec::new();
     };

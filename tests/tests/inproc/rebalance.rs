@@ -3,6 +3,7 @@
 //! that has spot; it leaves through the group's termination hooks only once its replacement
 //! serves. Without CapacityRebalance the signal changes nothing.
 
+use crate::hooks::in_state;
 use crate::provisioning::{activities, converges, in_service};
 use crate::spot::{fleet_across, of, split, split_of};
 use aws_sdk_autoscaling::types::LifecycleState;
@@ -10,21 +11,6 @@ use phantom::model::instance::Market;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
 use phantom_e2e::User;
 use std::time::Duration;
-
-/// The group's instances in `state`, by id.
-async fn in_state(w: &World, u: &User, state: LifecycleState) -> Vec<String> {
-    let Some(g) = crate::group(w, u, "fleet").await else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = g
-        .instances()
-        .iter()
-        .filter(|i| i.lifecycle_state() == Some(&state))
-        .map(|i| i.instance_id().unwrap().to_string())
-        .collect();
-    ids.sort();
-    ids
-}
 
 /// Group `fleet` on sierra, all spot, at its maximum of `desired`.
 async fn all_spot(w: &World, u: &User, desired: i32, capacity_rebalance: bool) {
@@ -88,7 +74,7 @@ async fn an_at_risk_vm_is_replaced_launch_first_and_leaves_through_its_terminati
     // Then the at-risk VM leaves, through the group's termination hook.
     let waiting = w
         .until(10, "the at-risk VM in Terminating:Wait", async || {
-            let ids = in_state(&w, &u, LifecycleState::TerminatingWait).await;
+            let ids = in_state(&w, &u, "fleet", LifecycleState::TerminatingWait).await;
             (!ids.is_empty()).then_some(ids)
         })
         .await;

@@ -112,6 +112,7 @@ impl Group {
     pub fn target(&self) -> Target {
         let s = &self.settings;
         let from = self.launching().source();
+        let mixed = self.mixed();
         Target {
             cloud: self.cloud.clone(),
             desired: self.desired,
@@ -152,12 +153,24 @@ impl Group {
             capacity_rebalance: s.capacity_rebalance,
             max: self.max,
             rebalance_leaving: None,
-            weights: self.weights(),
-            instance_types: match crate::template::of(None, self.launching().mixed_instances_policy)
-            {
-                Ok(Some(spec)) => spec.instance_types,
-                _ => Vec::new(),
-            },
+            weights: self.weights_of(mixed.as_ref()),
+            instance_types: mixed.map(|spec| spec.instance_types).unwrap_or_default(),
+        }
+    }
+
+    /// The template and overrides of the group's MixedInstancesPolicy, checked when it was
+    /// stored (so only a record from another version fails here: logged, and read as none).
+    fn mixed(&self) -> Option<crate::template::Spec> {
+        match crate::template::of(None, self.launching().mixed_instances_policy) {
+            Ok(spec) => spec,
+            Err(e) => {
+                tracing::error!(
+                    group = self.name,
+                    error = e.message(),
+                    "stored MixedInstancesPolicy fails its check; launching as if it had none"
+                );
+                None
+            }
         }
     }
 
@@ -172,23 +185,18 @@ impl Group {
     /// The units each VM of the group counts for: its MixedInstancesPolicy's weights, checked
     /// when it was stored; one each without them.
     pub fn weights(&self) -> crate::weights::Weights {
-        match crate::template::of(None, self.launching().mixed_instances_policy) {
+        self.weights_of(self.mixed().as_ref())
+    }
+
+    fn weights_of(&self, mixed: Option<&crate::template::Spec>) -> crate::weights::Weights {
+        match mixed {
             // Types chosen by their attributes weigh their vCPUs or memory, found at launch.
-            Ok(Some(spec)) if !spec.requirements.is_empty() => match self.capacity_type() {
+            Some(spec) if !spec.requirements.is_empty() => match self.capacity_type() {
                 "units" => crate::weights::Weights::none(),
                 _ => crate::weights::Weights::recorded(),
             },
-            Ok(Some(spec)) => spec.weights,
-            Ok(None) => crate::weights::Weights::none(),
-            // Checked on every write, so only a record from another version gets here.
-            Err(e) => {
-                tracing::error!(
-                    group = self.name,
-                    error = e.message(),
-                    "stored MixedInstancesPolicy fails its check; counting each VM as one unit"
-                );
-                crate::weights::Weights::none()
-            }
+            Some(spec) => spec.weights.clone(),
+            None => crate::weights::Weights::none(),
         }
     }
 

@@ -256,12 +256,14 @@ pub struct Assessed {
 impl Assessed {
     /// The units of the counted instances, and of those of them serving (InService and healthy).
     pub fn counts(&self, w: &Weights) -> (i64, i64) {
+        let now_serving: std::collections::BTreeSet<&str> =
+            self.plan.in_service.iter().map(String::as_str).collect();
         let serving = self
             .live
             .iter()
             .filter(|m| {
                 (m.healthy && m.lifecycle == Lifecycle::InService)
-                    || self.plan.in_service.contains(&m.id)
+                    || now_serving.contains(m.id.as_str())
             })
             .map(|m| w.units(m))
             .sum();

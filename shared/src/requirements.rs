@@ -243,7 +243,9 @@ pub fn matches(r: &InstanceRequirements, t: &InstanceTypeInfo) -> bool {
         && allows(r.bare_metal.as_deref(), "excluded", t.bare_metal)
         && allows(r.burstable_performance.as_deref(), "excluded", t.burstable)
         && (r.require_hibernate_support != Some(true) || t.hibernation)
-        && within(r.network_interface_count, t.network_interfaces)
+        && (r.network_interface_count.is_none()
+            || t.network_interfaces
+                .is_some_and(|n| within(r.network_interface_count, n)))
         && allows(
             r.local_storage.as_deref(),
             "included",
@@ -337,7 +339,7 @@ pub(crate) mod tests {
             burstable: name.starts_with('t'),
             bare_metal: name.ends_with(".metal"),
             hibernation: true,
-            network_interfaces: 3,
+            network_interfaces: Some(3),
             network_gbps: None,
             local_storage: None,
             ebs_baseline_mbps: None,

@@ -206,7 +206,6 @@ async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
         let req = &requests(
             &Source::Template(spec.clone()),
             &types,
-            1,
             &place,
             None,
             token.into(),

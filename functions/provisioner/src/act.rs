@@ -144,7 +144,7 @@ impl Provisioner {
         // One request per zone, subnet, market and order of types to try, for the units of its
         // placements: the k-th spot VM of the round starts at its own pool (lowest-price spreads
         // over SpotInstancePools).
-        let mut batches: BTreeMap<Batch, i32> = BTreeMap::new();
+        let mut batches: BTreeMap<Batch, i64> = BTreeMap::new();
         let mut spot_k = 0;
         for p in placements {
             let order = match p.market {
@@ -161,7 +161,7 @@ impl Provisioner {
             };
             *batches
                 .entry((p.zone.clone(), p.subnet.clone(), p.market, order))
-                .or_default() += p.units as i32;
+                .or_default() += p.units;
         }
         let protect = g.target().protect_new;
         let launch_template = match &source {
@@ -177,12 +177,11 @@ impl Provisioner {
             let mut tries = requests(
                 &source,
                 &order,
-                units,
                 &Placement {
                     zone: zone.clone(),
                     subnet: subnet.clone(),
                     market,
-                    units: 1,
+                    units,
                 },
                 dist.spot_max_price.as_deref(),
                 token.clone(),
@@ -194,12 +193,11 @@ impl Provisioner {
                 tries.extend(requests(
                     &source,
                     &order,
-                    units,
                     &Placement {
                         zone,
                         subnet,
                         market: Market::OnDemand,
-                        units: 1,
+                        units,
                     },
                     None,
                     format!("{token}-od"),

@@ -530,16 +530,25 @@ fn instance_type_info(
             "an instance type without its name, vCPUs or memory",
         ));
     };
+    // A device's count is always given; its memory is left out where it has none of its own.
     let device = |kind: &'static str,
                   count: Option<i32>,
                   manufacturer: Option<&str>,
                   name: Option<&str>,
-                  memory: Option<i32>| Accelerator {
-        kind,
-        count: i64::from(count.unwrap_or(0)),
-        manufacturer: manufacturer.unwrap_or_default().to_string(),
-        name: name.unwrap_or_default().to_string(),
-        memory_mib: i64::from(memory.unwrap_or(0)),
+                  memory: Option<i32>|
+     -> Result<Accelerator, CloudError> {
+        Ok(Accelerator {
+            kind,
+            count: i64::from(count.ok_or_else(|| {
+                CloudError::unreadable(format!(
+                    "a {kind} of {} without its count",
+                    name.unwrap_or("?")
+                ))
+            })?),
+            manufacturer: manufacturer.unwrap_or_default().to_string(),
+            name: name.unwrap_or_default().to_string(),
+            memory_mib: i64::from(memory.unwrap_or(0)),
+        })
     };
     let mut accelerators = Vec::new();
     for g in t.gpu_info().map(|g| g.gpus()).unwrap_or_default() {
@@ -549,7 +558,7 @@ fn instance_type_info(
             g.manufacturer(),
             g.name(),
             g.memory_info().and_then(|m| m.size_in_mib()),
-        ));
+        )?);
     }
     for f in t.fpga_info().map(|f| f.fpgas()).unwrap_or_default() {
         accelerators.push(device(
@@ -558,7 +567,7 @@ fn instance_type_info(
             f.manufacturer(),
             f.name(),
             f.memory_info().and_then(|m| m.size_in_mib()),
-        ));
+        )?);
     }
     for a in t
         .inference_accelerator_info()
@@ -571,8 +580,23 @@ fn instance_type_info(
             a.manufacturer(),
             a.name(),
             a.memory_info().and_then(|m| m.size_in_mib()),
-        ));
+        )?);
     }
+    let local_storage = match t.instance_storage_info() {
+        None => None,
+        Some(s) => Some((
+            s.total_size_in_gb().ok_or_else(|| {
+                CloudError::unreadable(format!(
+                    "instance storage of {} without its size",
+                    name.as_str()
+                ))
+            })? as f64,
+            s.disks()
+                .iter()
+                .filter_map(|d| d.r#type().map(|k| k.as_str().to_string()))
+                .collect(),
+        )),
+    };
     let network = t.network_info();
     Ok(InstanceTypeInfo {
         name: name.as_str().to_string(),
@@ -586,23 +610,13 @@ fn instance_type_info(
         burstable: t.burstable_performance_supported() == Some(true),
         bare_metal: t.bare_metal() == Some(true),
         hibernation: t.hibernation_supported() == Some(true),
-        network_interfaces: i64::from(
-            network
-                .and_then(|n| n.maximum_network_interfaces())
-                .unwrap_or(0),
-        ),
+        network_interfaces: network
+            .and_then(|n| n.maximum_network_interfaces())
+            .map(i64::from),
         network_gbps: network
             .and_then(|n| n.network_cards().first())
             .and_then(|c| c.baseline_bandwidth_in_gbps()),
-        local_storage: t.instance_storage_info().map(|s| {
-            (
-                s.total_size_in_gb().unwrap_or(0) as f64,
-                s.disks()
-                    .iter()
-                    .filter_map(|d| d.r#type().map(|k| k.as_str().to_string()))
-                    .collect(),
-            )
-        }),
+        local_storage,
         ebs_baseline_mbps: t
             .ebs_info()
             .and_then(|e| e.ebs_optimized_info())

@@ -107,7 +107,8 @@ pub enum Source {
     Template(crate::template::Spec),
 }
 
-/// The requests for VMs covering `units` capacity units at one placement, in the order to try:
+/// The requests for VMs covering a placement's capacity units (`Placement::units`), in the order
+/// to try:
 /// one for a launch configuration (a VM a unit); for a template, one per instance type of
 /// `types` (a MixedInstancesPolicy's overrides in the order to try them; empty: the template's
 /// own type), as many VMs of it as cover the units by its weight (`phantom::weights`), the next
@@ -117,14 +118,21 @@ pub enum Source {
 pub fn requests(
     source: &Source,
     types: &[String],
-    units: i32,
     placement: &Placement,
     spot_max_price: Option<&str>,
     token: String,
     tags: Vec<(String, String)>,
 ) -> Vec<LaunchRequest> {
     let spec = match source {
-        Source::Config(lc) => return vec![launch_request(lc, units, placement, token, tags)],
+        Source::Config(lc) => {
+            return vec![launch_request(
+                lc,
+                placement.units as i32,
+                placement,
+                token,
+                tags,
+            )]
+        }
         Source::Template(spec) => spec,
     };
     let spot = (placement.market == Market::Spot).then(|| Spot {
@@ -144,7 +152,7 @@ pub fn requests(
             } else {
                 format!("{token}-{k}")
             };
-            let count = spec.weights.count(i64::from(units), t.as_deref()) as i32;
+            let count = spec.weights.count(placement.units, t.as_deref()) as i32;
             LaunchRequest {
                 spot: spot.clone(),
                 ..template_request(

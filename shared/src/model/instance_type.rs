@@ -110,7 +110,8 @@ pub struct InstanceTypeInfo {
     pub burstable: bool,
     pub bare_metal: bool,
     pub hibernation: bool,
-    pub network_interfaces: i64,
+    /// The most network interfaces it takes, where the cloud says.
+    pub network_interfaces: Option<i64>,
     /// The first network card's baseline bandwidth, where the cloud says.
     pub network_gbps: Option<f64>,
     /// Instance storage: its total size (GB) and disk types (`hdd`, `ssd`); None without.

@@ -43,9 +43,7 @@ async fn markets(
 ) -> Result<shapes::InstanceMarkets, Failure> {
     let name = input.auto_scaling_group_name.to_string();
     if app.store.group(&caller.user, &name).await?.is_none() {
-        return Err(
-            ApiError::validation(format!("AutoScalingGroup name not found - {name}")).into(),
-        );
+        return Err(ApiError::validation(format!("Group {name} does not exist.")).into());
     }
     let instances = app
         .store
@@ -54,10 +52,7 @@ async fn markets(
         .into_iter()
         .map(|m| shapes::InstanceMarket {
             instance_id: m.id,
-            market: match m.market {
-                phantom::model::instance::Market::Spot => "spot",
-                phantom::model::instance::Market::OnDemand => "on-demand",
-            },
+            market: m.market.as_str(),
         })
         .collect();
     Ok(shapes::InstanceMarkets { instances })

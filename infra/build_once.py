@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 # The libraries a split costs most for, which must be in both builds (the check covers all).
-WATCHED = ["aws_sdk_ec2", "aws_sdk_dynamodb", "aws_smithy_runtime", "tokio", "phantom"]
+WATCHED = ["aws_sdk_ec2", "aws_sdk_dynamodb", "aws_smithy_runtime", "tokio", "phantom_rules", "phantom_seams"]
 
 SERVICE = ["build", "-p", "phantom-local", "-p", "phantomctl"]
 TESTS = [

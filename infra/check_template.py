@@ -4,7 +4,7 @@
   and each such binary has a function;
 - the environment: the variables the template sets are the PHANTOM_* variables the Lambda code reads
   (shared/, functions/), plus RUST_LOG (tracing's filter);
-- the table: its key attributes and TTL attribute are the ones shared/src/store.rs names, and its
+- the table: its key attributes and TTL attribute are the ones shared/seams/src/store names, and its
   indexes are the ones the code queries (`.index_name("...")`).
 
 Usage: check_template.py [TEMPLATE]   (default: template.yaml at the repository root). Exit 1 on drift.
@@ -56,7 +56,7 @@ def main():
     env = set(template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
     for r in functions.values():
         env |= set(r["Properties"].get("Environment", {}).get("Variables", {}))
-    code = "\n".join(rust_sources("shared/src", "shared/cloud/src", "functions"))
+    code = "\n".join(rust_sources("shared", "functions"))
     used = set(re.findall(r'"(PHANTOM_[A-Z0-9_]+)"', code)) | {"RUST_LOG"}
     for v in sorted(env - used):
         problems.append(f"the template sets {v}, which the code does not read")
@@ -64,7 +64,7 @@ def main():
         problems.append(f"the code reads {v}, which the template does not set")
 
     # The table.
-    store = "\n".join(rust_sources("shared/src"))
+    store = "\n".join(rust_sources("shared/seams/src"))
     const = lambda n: re.search(rf'pub const {n}: &str = "([^"]+)";', store).group(1)  # noqa: E731
     tables = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::DynamoDB::Table"]
     if len(tables) != 1:

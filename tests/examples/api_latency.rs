@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 fn client(url: &str, key: &str, secret: &str) -> Client {
     let config = aws_sdk_autoscaling::Config::builder()
-        .http_client(phantom::config::https_client())
+        .http_client(phantom_seams::config::https_client())
         .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
         .region(aws_sdk_autoscaling::config::Region::new(REGION))
         .endpoint_url(url)

@@ -7,9 +7,9 @@
 //! behind one with HealthCheckType ELB; then 60 s of the health check's sweeps with the group at
 //! 10, where ELB health makes every sweep a round.
 
-use phantom::metrics;
-use phantom::traffic::source;
 use phantom_e2e::world::World;
+use phantom_rules::traffic::source;
+use phantom_seams::metrics;
 
 const TG: &str =
     "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/bench/0123456789abcdef";

@@ -133,26 +133,26 @@ async fn main() {
     // DynamoDB Local takes an access key of letters and digits only.
     std::env::set_var("AWS_ACCESS_KEY_ID", "phantomlocal");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "phantomlocal");
-    let store = phantom::store::DynamoStore::from_env(
-        &phantom::config::aws_sdk_config().await,
+    let store = phantom_seams::store::DynamoStore::from_env(
+        &phantom_seams::config::aws_sdk_config().await,
         &s.env["PHANTOM_STATE_TABLE"],
     )
     .expect("the stack's table and key");
     let t = Instant::now();
     let mut crowd = Vec::new();
     for i in 0..others {
-        let (user, secret) = phantom::identity::User::new(
+        let (user, secret) = phantom_rules::identity::new_user(
             &format!("crowd-{i}"),
             false,
-            phantom::time::format_timestamp(phantom::time::now()),
+            phantom_model::time::format_timestamp(phantom_model::time::now()),
         )
         .expect("a valid name");
-        use phantom::store::Directory;
+        use phantom_seams::store::Directory;
         store.create_user(&user, &secret).await.expect("a user");
         store
             .put_cloud_credentials(
                 &user.name,
-                &phantom::store::CloudCredentials {
+                &phantom_seams::store::CloudCredentials {
                     cloud: "hotel".into(),
                     access_key_id: format!("{}-hotel", user.name),
                     secret: "cloud-secret".into(),
@@ -165,7 +165,7 @@ async fn main() {
     for (key, secret) in crowd.iter().take(49) {
         let asg = Asg::from_conf(
             aws_sdk_autoscaling::Config::builder()
-                .http_client(phantom::config::https_client())
+                .http_client(phantom_seams::config::https_client())
                 .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
                 .region(aws_sdk_autoscaling::config::Region::new(REGION))
                 .endpoint_url(&s.url)
@@ -199,7 +199,7 @@ async fn main() {
     let user = s.new_user("pbench");
     let asg = Asg::from_conf(
         aws_sdk_autoscaling::Config::builder()
-            .http_client(phantom::config::https_client())
+            .http_client(phantom_seams::config::https_client())
             .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
             .region(aws_sdk_autoscaling::config::Region::new(REGION))
             .endpoint_url(&s.url)
@@ -214,7 +214,7 @@ async fn main() {
     );
     let ec2 = Ec2::from_conf(
         aws_sdk_ec2::Config::builder()
-            .http_client(phantom::config::https_client())
+            .http_client(phantom_seams::config::https_client())
             .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
             .region(aws_sdk_ec2::config::Region::new(REGION))
             .endpoint_url(s.cloud_url("hotel"))
@@ -335,7 +335,7 @@ async fn main() {
     let fleet = provisioner::Provisioner::from_env()
         .await
         .expect("the provisioner's configuration");
-    let pair = phantom::queue::Sweep {
+    let pair = phantom_seams::queue::Sweep {
         owner: owner.to_string(),
         cloud: "hotel".into(),
         view: None,
@@ -359,10 +359,10 @@ async fn main() {
             .unwrap();
         wait_for(&ec2, owner, "big", |ids| ids.len() == n).await;
         tokio::time::sleep(Duration::from_secs(3)).await; // records settle
-        let before = phantom::metrics::calls();
+        let before = phantom_seams::metrics::calls();
         let t = Instant::now();
         let r = fleet.sweep(&pair).await.expect("sweep");
-        sweeps.push((n, r, t.elapsed(), phantom::metrics::calls() - before));
+        sweeps.push((n, r, t.elapsed(), phantom_seams::metrics::calls() - before));
     }
 
     println!(

@@ -10,8 +10,8 @@
 
 use aws_sdk_autoscaling::types::{InstanceRefreshStatus, RefreshPreferences};
 use aws_sdk_autoscaling::Client as Asg;
-use phantom::store::Groups;
 use phantom_e2e::world::World;
+use phantom_seams::store::Groups;
 use std::time::{Duration, Instant};
 
 const VMS: i32 = 20;
@@ -111,7 +111,7 @@ async fn on_the_stack(min: i32) -> Duration {
     }
 }
 
-async fn in_process(min: i32) -> (phantom::metrics::Calls, u64) {
+async fn in_process(min: i32) -> (phantom_seams::metrics::Calls, u64) {
     let w = World::new().await;
     let u = w.user("rbench").await;
     let asg = w.sdk(&u);
@@ -124,7 +124,7 @@ async fn in_process(min: i32) -> (phantom::metrics::Calls, u64) {
     })
     .await;
     w.settle().await;
-    let before = phantom::metrics::calls();
+    let before = phantom_seams::metrics::calls();
     start(&asg, "web", min).await;
     let mut seconds = 0;
     loop {
@@ -137,12 +137,12 @@ async fn in_process(min: i32) -> (phantom::metrics::Calls, u64) {
             .await
             .expect("the store")
             .expect("the group");
-        if g.settings.instance_refreshes[0].status == phantom::refresh::Status::Successful {
+        if g.settings.instance_refreshes[0].status == phantom_rules::refresh::Status::Successful {
             break;
         }
         assert!(seconds < 600, "timed out");
     }
-    let calls = phantom::metrics::calls() - before;
+    let calls = phantom_seams::metrics::calls() - before;
     (calls, seconds)
 }
 

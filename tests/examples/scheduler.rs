@@ -10,13 +10,13 @@
 //! due group's item, which sets what its read and its write cost in capacity units.
 
 use health_check::scheduler::fire_due;
-use phantom::group::Group;
-use phantom::metrics;
-use phantom::queue::MemoryQueue;
-use phantom::schedule;
-use phantom::store::Store;
-use phantom::time::{Clock, SystemClock};
 use phantom_e2e::moto::Moto;
+use phantom_model::time::{Clock, SystemClock};
+use phantom_rules::group::Group;
+use phantom_rules::schedule;
+use phantom_seams::metrics;
+use phantom_seams::queue::MemoryQueue;
+use phantom_seams::store::Store;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,9 +38,9 @@ fn group(name: &str) -> Group {
 
 /// A stored action as PutScheduledUpdateGroupAction writes it, due at `at_ms`.
 fn action(group: &str, name: &str, at_ms: i64, now_ms: i64) -> schedule::ScheduledAction {
-    let start = phantom::time::format_timestamp(phantom::time::from_ms(at_ms));
+    let start = phantom_model::time::format_timestamp(phantom_model::time::from_ms(at_ms));
     schedule::document(
-        &phantom::query::input(
+        &phantom_wire::query::input(
             json!({"ScheduledActionName": name, "StartTime": start, "DesiredCapacity": 2, "MaxSize": 10}),
         )
         .expect("an entry of BatchPutScheduledUpdateGroupAction"),
@@ -63,10 +63,10 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
             store
                 .create_launch_config(
                     user,
-                    &phantom::launch_config::LaunchConfig {
+                    &phantom_rules::launch_config::LaunchConfig {
                         name: "web@hotel".into(),
                         cloud: "hotel".into(),
-                        settings: phantom::model::launch_config::LaunchConfiguration::new(
+                        settings: phantom_model::launch_config::LaunchConfiguration::new(
                             "web@hotel",
                             "arn:web",
                             "ami-1",
@@ -132,7 +132,7 @@ async fn main() {
         let seeding = Instant::now();
         let largest = seed(store.as_ref(), actions, now).await;
         eprintln!("{actions} actions written in {:.1?}", seeding.elapsed());
-        let queue = MemoryQueue::new(Arc::new(SystemClock), phantom::fault::none());
+        let queue = MemoryQueue::new(Arc::new(SystemClock), phantom_seams::fault::none());
         tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
         let mut runs = Vec::new();
         for _ in 0..2 {

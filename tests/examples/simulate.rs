@@ -22,12 +22,12 @@
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
 
-use phantom::cloud::memory::MemoryCloud;
-use phantom::metrics::{self, Calls};
-use phantom::pulse::Cadence;
-use phantom::store::Directory;
-use phantom::time::Clock;
 use phantom_e2e::world::{World, IMAGE, PULSE_VISIBILITY_MS};
+use phantom_model::time::Clock;
+use phantom_rules::pulse::Cadence;
+use phantom_seams::cloud::memory::MemoryCloud;
+use phantom_seams::metrics::{self, Calls};
+use phantom_seams::store::Directory;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -10,10 +10,10 @@
 //! all 20 units are InService, the split, and a minute of health sweeps once settled.
 
 use aws_sdk_autoscaling::types::{InstancesDistribution, Tag};
-use phantom::metrics::calls;
-use phantom::model::instance::Market;
-use phantom::store::Fleet;
 use phantom_e2e::world::{weighted_policy, World, IMAGE};
+use phantom_model::instance::Market;
+use phantom_seams::metrics::calls;
+use phantom_seams::store::Fleet;
 
 const VMS: usize = 20;
 
@@ -101,14 +101,14 @@ async fn main() {
             let units = |market: Option<Market>| -> usize {
                 members
                     .iter()
-                    .filter(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService)
+                    .filter(|m| m.lifecycle == phantom_rules::reconcile::Lifecycle::InService)
                     .filter(|m| market.is_none_or(|k| m.market == k))
                     .map(|m| m.weight.unwrap_or(1) as usize)
                     .sum()
             };
             let settled = members
                 .iter()
-                .all(|m| m.lifecycle == phantom::reconcile::Lifecycle::InService);
+                .all(|m| m.lifecycle == phantom_rules::reconcile::Lifecycle::InService);
             if units(None) >= VMS && settled {
                 let c = calls() - before;
                 println!(

@@ -13,14 +13,14 @@
 //!    InService.
 
 use health_check::HealthCheck;
-use phantom::group::Group;
-use phantom::metrics;
-use phantom::model::instance::{Lifecycle, Member};
-use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
-use phantom::queue::MemoryQueue;
-use phantom::store::{MetricSource, Record, Store};
-use phantom::time::SystemClock;
 use phantom_e2e::moto::{DynamoDbLocal, Moto};
+use phantom_model::instance::{Lifecycle, Member};
+use phantom_model::time::SystemClock;
+use phantom_rules::group::Group;
+use phantom_seams::metrics;
+use phantom_seams::prometheus::memory::{self as prometheus, MemoryPrometheus};
+use phantom_seams::queue::MemoryQueue;
+use phantom_seams::store::{MetricSource, Record, Store};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,11 +29,11 @@ const TRACKED: usize = 10;
 /// Groups a user (a user may have 500).
 const PER_USER: usize = 400;
 
-fn lc() -> phantom::launch_config::LaunchConfig {
-    phantom::launch_config::LaunchConfig {
+fn lc() -> phantom_rules::launch_config::LaunchConfig {
+    phantom_rules::launch_config::LaunchConfig {
         name: "web@hotel".into(),
         cloud: "hotel".into(),
-        settings: phantom::model::launch_config::LaunchConfiguration::new(
+        settings: phantom_model::launch_config::LaunchConfiguration::new(
             "web@hotel",
             "arn:web",
             "ami-1",
@@ -61,13 +61,13 @@ fn serving(id: &str) -> Member {
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
-        market: phantom::model::instance::Market::OnDemand,
+        market: phantom_model::instance::Market::OnDemand,
     }
 }
 
 /// Writes `groups` groups; the first `tracked` get a CPU target tracking policy and 2 VMs.
 async fn seed(store: &dyn Store, groups: usize, tracked: usize) {
-    let put: phantom::model::request::PutScalingPolicy = phantom::query::input(json!({
+    let put: phantom_model::request::PutScalingPolicy = phantom_wire::query::input(json!({
         "AutoScalingGroupName": "g", "PolicyName": "cpu50", "PolicyType": "TargetTrackingScaling",
         "TargetTrackingConfiguration": {"TargetValue": 50.0,
             "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
@@ -90,7 +90,7 @@ async fn seed(store: &dyn Store, groups: usize, tracked: usize) {
         if i < tracked {
             let mut next = g.clone();
             next.settings.scaling_policies =
-                vec![phantom::policy::document(&put, &name, "arn:p").expect("a policy")];
+                vec![phantom_rules::policy::document(&put, &name, "arn:p").expect("a policy")];
             store
                 .update_group(user, &g, &next)
                 .await
@@ -146,7 +146,7 @@ async fn cost(sizes: &[usize]) {
                 store: store.clone(),
                 queue: Arc::new(MemoryQueue::new(
                     Arc::new(SystemClock),
-                    phantom::fault::none(),
+                    phantom_seams::fault::none(),
                 )),
                 clock: Arc::new(SystemClock),
                 metrics: Arc::new(prometheus::Connect(twin.clone())),
@@ -214,8 +214,8 @@ fn reaction() {
         two.join("|")
     );
     eventually(60, "5 datapoints at 20", || {
-        use phantom::prometheus::Prometheus;
-        let p = phantom::prometheus::http::PrometheusHttp::new(&url, None);
+        use phantom_seams::prometheus::Prometheus;
+        let p = phantom_seams::prometheus::http::PrometheusHttp::new(&url, None);
         let n = rt.block_on(p.query(&q)).ok()?.one().ok()??;
         (n >= 5.0).then_some(())
     });

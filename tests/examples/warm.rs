@@ -11,9 +11,9 @@
 
 use aws_sdk_autoscaling::types::{LifecycleState, WarmPoolState};
 use aws_sdk_autoscaling::Client as Asg;
-use phantom::metrics::{calls, Calls};
-use phantom::store::Fleet;
 use phantom_e2e::world::World;
+use phantom_seams::metrics::{calls, Calls};
+use phantom_seams::store::Fleet;
 use std::time::{Duration, Instant};
 
 const VMS: i32 = 10;
@@ -60,8 +60,8 @@ async fn counts(w: &World, user: &str, name: &str) -> (usize, usize) {
     let members = w.store.instances(user, name).await.expect("the store");
     let count = |l| members.iter().filter(|m| m.lifecycle == l).count();
     (
-        count(phantom::reconcile::Lifecycle::InService),
-        count(phantom::reconcile::Lifecycle::WarmedStopped),
+        count(phantom_rules::reconcile::Lifecycle::InService),
+        count(phantom_rules::reconcile::Lifecycle::WarmedStopped),
     )
 }
 

@@ -1,7 +1,7 @@
 //! Groups as CreateAutoScalingGroup makes them, for the suites that write to a store directly.
 
-use phantom::group::{from_input, Group, NewGroupContext};
-use phantom::model::group::TagDescription;
+use phantom_model::group::TagDescription;
+use phantom_rules::group::{from_input, Group, NewGroupContext};
 use serde_json::json;
 
 /// Group `name` from launch configuration `lc` on cloud `hotel`, with the id `id`: sizes 0 to 10,
@@ -13,11 +13,11 @@ pub fn group(name: &str, lc: &str, id: &str) -> Group {
         account: "123456789012",
         cloud: "hotel".into(),
         default_zone: "hotel-a",
-        now: phantom::time::from_ms(1_795_406_400_000),
+        now: phantom_model::time::from_ms(1_795_406_400_000),
     };
     let input = json!({"AutoScalingGroupName": name, "LaunchConfigurationName": lc,
         "MinSize": 0, "MaxSize": 10, "DesiredCapacity": 2});
-    let input = phantom::query::input(input).expect("a CreateAutoScalingGroup request");
+    let input = phantom_wire::query::input(input).expect("a CreateAutoScalingGroup request");
     from_input(&input, ctx).expect("a valid group")
 }
 

@@ -55,7 +55,7 @@ impl Moto {
         &self,
         stack: &str,
         dynamodb: Option<&str>,
-    ) -> (phantom::store::DynamoStore, String) {
+    ) -> (phantom_seams::store::DynamoStore, String) {
         let db_url = dynamodb.unwrap_or(&self.url);
         let out = Command::new("python3")
             .arg(crate::root().join("localstack/bootstrap.py"))
@@ -81,12 +81,13 @@ impl Moto {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
         let sdk = self.sdk().await;
-        let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
-            phantom::secrets::Kms::new(&sdk, exports["PHANTOM_SECRETS_KEY"].clone()),
-        )));
+        let secrets =
+            std::sync::Arc::new(phantom_seams::secrets::Secrets::new(std::sync::Arc::new(
+                phantom_seams::secrets::Kms::new(&sdk, exports["PHANTOM_SECRETS_KEY"].clone()),
+            )));
         let table = exports["PHANTOM_STATE_TABLE"].clone();
         (
-            phantom::store::DynamoStore::new(&sdk_for(db_url).await, table.clone(), secrets),
+            phantom_seams::store::DynamoStore::new(&sdk_for(db_url).await, table.clone(), secrets),
             table,
         )
     }
@@ -100,7 +101,7 @@ impl Moto {
 /// SDK configuration for an emulator (credentials of letters only, as DynamoDB Local wants them).
 pub async fn sdk_for(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(phantom::config::https_client())
+        .http_client(phantom_seams::config::https_client())
         .endpoint_url(url)
         .region(aws_config::Region::new(crate::REGION))
         .credentials_provider(aws_credential_types::Credentials::new(

@@ -586,21 +586,22 @@ impl Stack {
             crate::moto::sdk_for(&self.env["AWS_ENDPOINT_URL_DYNAMODB"]).await,
             crate::moto::sdk_for(&self.env["AWS_ENDPOINT_URL"]).await,
         );
-        let secrets = std::sync::Arc::new(phantom::secrets::Secrets::new(std::sync::Arc::new(
-            phantom::secrets::Kms::new(&sdk, self.env["PHANTOM_SECRETS_KEY"].clone()),
-        )));
+        let secrets =
+            std::sync::Arc::new(phantom_seams::secrets::Secrets::new(std::sync::Arc::new(
+                phantom_seams::secrets::Kms::new(&sdk, self.env["PHANTOM_SECRETS_KEY"].clone()),
+            )));
         health_check::HealthCheck {
-            store: std::sync::Arc::new(phantom::store::DynamoStore::new(
+            store: std::sync::Arc::new(phantom_seams::store::DynamoStore::new(
                 &db,
                 self.env["PHANTOM_STATE_TABLE"].clone(),
                 secrets,
             )),
-            queue: std::sync::Arc::new(phantom::queue::SqsQueue::new(
+            queue: std::sync::Arc::new(phantom_seams::queue::SqsQueue::new(
                 &sdk,
                 self.env["PHANTOM_WORK_QUEUE_URL"].clone(),
             )),
-            clock: std::sync::Arc::new(phantom::time::SystemClock),
-            metrics: std::sync::Arc::new(phantom::prometheus::http::Connect),
+            clock: std::sync::Arc::new(phantom_model::time::SystemClock),
+            metrics: std::sync::Arc::new(phantom_seams::prometheus::http::Connect),
             metric_period_ms: 60_000,
             pulse: None,
             emf: None,
@@ -822,7 +823,7 @@ pub fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
 pub fn sdk_at(url: &str, user: &User) -> aws_sdk_autoscaling::Client {
     let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
     let config = aws_sdk_autoscaling::Config::builder()
-        .http_client(phantom::config::https_client())
+        .http_client(phantom_seams::config::https_client())
         .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
         .region(aws_sdk_autoscaling::config::Region::new(REGION))
         .endpoint_url(url)

@@ -18,18 +18,18 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use health_check::pulse::Pulse;
 use health_check::HealthCheck;
-use phantom::cloud::memory::{MemoryCloud, MemoryClouds};
-use phantom::config::Config;
-use phantom::fault::Tripwire;
-use phantom::identity;
-use phantom::prometheus::memory::{self as prometheus, MemoryPrometheus};
-use phantom::publish::memory::MemoryPublisher;
-use phantom::pulse::Cadence;
-use phantom::queue::pulse::MemoryPulse;
-use phantom::queue::{AtRisk, MemoryQueue, Reconcile, StateChange, WorkQueue};
-use phantom::store::MetricSource;
-use phantom::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
-use phantom::time::{Clock, ManualClock};
+use phantom_model::time::{Clock, ManualClock};
+use phantom_rules::identity;
+use phantom_rules::pulse::Cadence;
+use phantom_seams::cloud::memory::{MemoryCloud, MemoryClouds};
+use phantom_seams::config::Config;
+use phantom_seams::fault::Tripwire;
+use phantom_seams::prometheus::memory::{self as prometheus, MemoryPrometheus};
+use phantom_seams::publish::memory::MemoryPublisher;
+use phantom_seams::queue::pulse::MemoryPulse;
+use phantom_seams::queue::{AtRisk, MemoryQueue, Reconcile, StateChange, WorkQueue};
+use phantom_seams::store::MetricSource;
+use phantom_seams::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
 use provisioner::Provisioner;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -147,7 +147,7 @@ async fn register_cloud(
 
 impl World {
     pub async fn new() -> Self {
-        let clock = Arc::new(ManualClock::starting_at(phantom::time::now_ms()));
+        let clock = Arc::new(ManualClock::starting_at(phantom_model::time::now_ms()));
         let trip = Tripwire::new();
         let store = Arc::new(MemoryStore::new(trip.clone()));
         let queue = Arc::new(MemoryQueue::new(clock.clone(), trip.clone()));
@@ -270,7 +270,7 @@ impl World {
     /// `AtRisk` messages. Returns how many.
     pub async fn deliver_events(&self, cloud: &MemoryCloud) -> usize {
         let account = || "123456789012".to_string();
-        let mut events: Vec<phantom::queue::Work> = cloud
+        let mut events: Vec<phantom_seams::queue::Work> = cloud
             .take_signals()
             .into_iter()
             .map(|(id, signal)| {
@@ -358,10 +358,10 @@ impl World {
 
     async fn new_user(&self, prefix: &str, admin: bool) -> User {
         let name = format!("{prefix}-{}", self.users.fetch_add(1, Ordering::SeqCst));
-        let (user, secret) = identity::User::new(
+        let (user, secret) = identity::new_user(
             &name,
             admin,
-            phantom::time::format_timestamp(self.clock.now()),
+            phantom_model::time::format_timestamp(self.clock.now()),
         )
         .expect("a valid name");
         self.store
@@ -547,9 +547,10 @@ impl World {
         };
         self.trip.arm(k);
         let run = async {
-            if let Ok(due) = phantom::store::Fleet::due(self.store.as_ref(), now).await {
+            if let Ok(due) = phantom_seams::store::Fleet::due(self.store.as_ref(), now).await {
                 let mut groups = Vec::new();
-                for read in phantom::store::samples::groups_of_due(self.store.as_ref(), &due).await
+                for read in
+                    phantom_seams::store::samples::groups_of_due(self.store.as_ref(), &due).await
                 {
                     if let Ok(gs) = read.groups {
                         groups.extend(gs.into_iter().map(|g| (read.user.clone(), g)));

@@ -1,17 +1,17 @@
-//! One contract, two adapters of a cloud's load balancers (`phantom::cloud::Balancers`): the
+//! One contract, two adapters of a cloud's load balancers (`phantom_seams::cloud::Balancers`): the
 //! memory cloud (in process) and the clouds' Query client (`elb_query`: classic ELB and ELBv2)
 //! against a moto server this test starts, its load balancer and target group made with the AWS
 //! CLI. What the provisioner relies on: a source's drain time (none for one that does not
 //! exist), a running VM registered (twice is no error) and then reported passing, deregistered
 //! and then not reported.
 
-use phantom::cloud::ec2_query::Ec2Lookups;
-use phantom::cloud::memory::MemoryCloud;
-use phantom::cloud::{Balancers, ConnectLookup};
-use phantom::store::{CloudCredentials, CloudRecord};
-use phantom::time::ManualClock;
-use phantom::traffic::{source, Source};
 use phantom_e2e::moto::Moto;
+use phantom_model::time::ManualClock;
+use phantom_rules::traffic::{source, Source};
+use phantom_seams::cloud::ec2_query::Ec2Lookups;
+use phantom_seams::cloud::memory::MemoryCloud;
+use phantom_seams::cloud::{Balancers, ConnectLookup};
+use phantom_seams::store::{CloudCredentials, CloudRecord};
 use std::sync::Arc;
 
 /// A classic load balancer draining 30 s, a target group with a 120 s deregistration delay, and
@@ -57,7 +57,7 @@ async fn the_memory_cloud_keeps_the_load_balancer_contract() {
     let cloud = MemoryCloud::new(
         &["us-east-1a"],
         Arc::new(ManualClock::starting_at(1_000)),
-        phantom::fault::none(),
+        phantom_seams::fault::none(),
     );
     let setup = Setup {
         classic: source("web", None).unwrap(),

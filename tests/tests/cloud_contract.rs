@@ -1,24 +1,24 @@
 //! One contract, three adapters of the lookups an action makes before it answers
-//! (`phantom::cloud::Lookup`): the memory cloud (in process), the api's own EC2 client
+//! (`phantom_seams::cloud::Lookup`): the memory cloud (in process), the api's own EC2 client
 //! (`ec2_query`) and the provisioner's aws-sdk-ec2 adapter, both against a moto server this test
 //! starts; one for stopping and starting VMs (a warm pool's), which the memory cloud and the
-//! provisioner's adapter keep; and one for a user's catalog (`phantom::cloud::Catalog`: images, key pairs), which
+//! provisioner's adapter keep; and one for a user's catalog (`phantom_seams::cloud::Catalog`: images, key pairs), which
 //! the memory cloud and the api's client have. What the in-process suite relies on of the memory
 //! cloud is what EC2 answers.
 
 use aws_sdk_ec2::types::{
     InstanceType, RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
 };
-use phantom::cloud::ec2_query::Ec2Lookups;
-use phantom::cloud::memory::MemoryCloud;
-use phantom::cloud::{
+use phantom_e2e::moto::Moto;
+use phantom_model::time::ManualClock;
+use phantom_rules::reconcile::CloudState;
+use phantom_rules::template::TemplateRef;
+use phantom_seams::cloud::ec2_query::Ec2Lookups;
+use phantom_seams::cloud::memory::MemoryCloud;
+use phantom_seams::cloud::{
     Catalog, Cloud, ConnectLookup, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
-use phantom::reconcile::CloudState;
-use phantom::store::{CloudCredentials, CloudRecord};
-use phantom::template::TemplateRef;
-use phantom::time::ManualClock;
-use phantom_e2e::moto::Moto;
+use phantom_seams::store::{CloudCredentials, CloudRecord};
 use std::sync::Arc;
 
 /// What the contract needs on the cloud: a running VM of group `web` (id `g-web`), a stopped VM
@@ -144,7 +144,7 @@ async fn the_memory_cloud_keeps_the_catalog_contract() {
     let cloud = MemoryCloud::new(
         &["us-east-1a"],
         Arc::new(ManualClock::starting_at(1_000)),
-        phantom::fault::none(),
+        phantom_seams::fault::none(),
     )
     .with_images(&["ami-1e749f67"]);
     catalog_contract(&cloud).await;
@@ -185,13 +185,13 @@ async fn power_contract(cloud: &dyn Cloud, running: &str) {
 /// InstanceMarketOptions) shown as spot, an on-demand one as on-demand, by the provisioner's
 /// client and by `lookup` (the api's, or the same); and t2.micro's spot prices.
 async fn spot_contract(cloud: &dyn Cloud, lookup: &dyn Lookup) {
-    use phantom::cloud::launch::{requests, Source};
-    use phantom::model::instance::{Market, Placement};
-    let spec = phantom::template::Spec {
+    use phantom_model::instance::{Market, Placement};
+    use phantom_seams::cloud::launch::{requests, Source};
+    let spec = phantom_rules::template::Spec {
         template: by_name("web", "$Latest"),
         cloud: None,
         instance_types: vec!["t2.micro".into()],
-        weights: phantom::weights::Weights::none(),
+        weights: phantom_rules::weights::Weights::none(),
         by_type: Default::default(),
         requirements: Vec::new(),
     };
@@ -257,7 +257,7 @@ async fn the_memory_cloud_keeps_the_contract() {
     let cloud = MemoryCloud::new(
         &["us-east-1a"],
         Arc::new(ManualClock::starting_at(1_000)),
-        phantom::fault::none(),
+        phantom_seams::fault::none(),
     );
     let running = cloud.outside();
     let tags = [
@@ -296,7 +296,10 @@ async fn types_contract(cloud: &dyn Cloud) {
         .expect("t2.micro is offered");
     assert_eq!((micro.vcpus, micro.memory_mib), (1, 1024));
     assert!(micro.burstable && !micro.bare_metal);
-    assert_eq!(phantom::requirements::cpu_manufacturer(micro), "intel");
+    assert_eq!(
+        phantom_rules::requirements::cpu_manufacturer(micro),
+        "intel"
+    );
     assert!(types.len() > 5, "{} types", types.len());
 }
 

@@ -1,13 +1,13 @@
-//! One contract, two adapters of the metric source (`phantom::prometheus::Prometheus`): the HTTP
+//! One contract, two adapters of the metric source (`phantom_seams::prometheus::Prometheus`): the HTTP
 //! client against a real Prometheus this test starts, and the in-memory twin the in-process
 //! suite uses, told the same answers. What target tracking relies on: a scalar, one series, no
 //! data, a query Prometheus refuses (with its words), a range of datapoints, and a server that is
 //! not there.
 
-use phantom::prometheus::http::PrometheusHttp;
-use phantom::prometheus::memory::MemoryPrometheus;
-use phantom::prometheus::{datapoints, Answer, Prometheus, QueryError, Range, Series};
 use phantom_e2e::prometheus::PrometheusServer;
+use phantom_seams::prometheus::http::PrometheusHttp;
+use phantom_seams::prometheus::memory::MemoryPrometheus;
+use phantom_seams::prometheus::{datapoints, Answer, Prometheus, QueryError, Range, Series};
 use std::collections::BTreeMap;
 
 async fn contract(p: &dyn Prometheus) {
@@ -22,7 +22,7 @@ async fn contract(p: &dyn Prometheus) {
         other => panic!("a query Prometheus cannot parse: {other:?}"),
     }
     // A range: a datapoint at each step, the last now.
-    let range = Range::last(4, 10_000, phantom::time::now_ms());
+    let range = Range::last(4, 10_000, phantom_model::time::now_ms());
     let series = p.query_range("vector(61.5)", range).await.expect("a range");
     assert_eq!(datapoints(&series, range), Ok(vec![Some(61.5); 4]));
     let none = p
@@ -55,7 +55,11 @@ async fn the_memory_twin_keeps_the_contract() {
         }])),
     );
     twin.refuse("sum(", "1:5: parse error: unclosed left parenthesis");
-    twin.record("vector(61.5)", phantom::time::now_ms() - 60_000, Some(61.5));
+    twin.record(
+        "vector(61.5)",
+        phantom_model::time::now_ms() - 60_000,
+        Some(61.5),
+    );
     contract(&twin).await;
 }
 

@@ -1,12 +1,12 @@
-//! One contract, two publishers (`phantom::publish::Publisher`): the SDKs' SNS and SQS against
+//! One contract, two publishers (`phantom_seams::publish::Publisher`): the SDKs' SNS and SQS against
 //! moto, and the in-memory twin the in-process suite uses. What notifications rely on: a message
 //! reaches a queue as sent, a topic passes it on with its subject, and a topic or queue that does
 //! not exist is refused (the put that names it fails), not taken for a passing outage.
 
-use phantom::notification::Notice;
-use phantom::publish::memory::MemoryPublisher;
-use phantom::publish::{PublishError, Publisher, SnsSqs};
 use phantom_e2e::moto::{sdk_for, Moto};
+use phantom_rules::notification::Notice;
+use phantom_seams::publish::memory::MemoryPublisher;
+use phantom_seams::publish::{PublishError, Publisher, SnsSqs};
 use serde_json::Value;
 
 /// Where the contract's messages go, and what they came to, for one publisher.

@@ -4,21 +4,21 @@
 //! What the in-process suite relies on of the memory store is what DynamoDB does.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use phantom::activity::{self, Activity};
-use phantom::group::Group;
-use phantom::identity::User;
-use phantom::launch_config::LaunchConfig;
-use phantom::model::group::LaunchTemplateSpecification;
-use phantom::model::launch_config::LaunchConfiguration;
-use phantom::reconcile::{Lifecycle, Member};
-use phantom::schedule;
-use phantom::spread::{Hold, Holds};
-use phantom::store::{
+use phantom_e2e::fixtures::{group, with_tags};
+use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
+use phantom_model::group::LaunchTemplateSpecification;
+use phantom_model::launch_config::LaunchConfiguration;
+use phantom_rules::activity::{self, Activity};
+use phantom_rules::group::Group;
+use phantom_rules::identity::User;
+use phantom_rules::launch_config::LaunchConfig;
+use phantom_rules::reconcile::{Lifecycle, Member};
+use phantom_rules::schedule;
+use phantom_rules::spread::{Hold, Holds};
+use phantom_seams::store::{
     Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, MetricAuth,
     MetricSource, Record, Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
-use phantom_e2e::fixtures::{group, with_tags};
-use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -67,7 +67,7 @@ fn member(id: &str) -> Member {
         instance_type: "t2.micro".into(),
         waits: vec![],
         rev: 0,
-        market: phantom::model::instance::Market::OnDemand,
+        market: phantom_model::instance::Market::OnDemand,
     }
 }
 
@@ -76,7 +76,7 @@ fn activity_at(group: &str, ms: i64) -> Activity {
         group,
         group_arn: "arn",
         now_ms: ms,
-        audience: phantom::notification::Audience::NONE,
+        audience: phantom_rules::notification::Audience::NONE,
     };
     activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1, None)
 }
@@ -117,12 +117,12 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // Request limits: on the user and on its key together, carried to a rotated key, cleared.
     let lena = format!("{u}lena");
-    let mine = phantom::throttle::Limits {
-        describe: phantom::throttle::Rate {
+    let mine = phantom_rules::throttle::Limits {
+        describe: phantom_rules::throttle::Rate {
             per_sec: 2.5,
             burst: 10.0,
         },
-        ..phantom::throttle::DEFAULT
+        ..phantom_rules::throttle::DEFAULT
     };
     let l = User {
         limits: Some(mine),
@@ -499,7 +499,7 @@ async fn contract(s: &dyn Store, u: &str) {
     // each comes back as written.
     let elsewhere = Member {
         cloud: "sierra".into(),
-        market: phantom::model::instance::Market::Spot,
+        market: phantom_model::instance::Market::Spot,
         launch_configuration: None,
         launch_template: Some(template.clone()),
         joined_ms: Some(4_000),
@@ -515,7 +515,7 @@ async fn contract(s: &dyn Store, u: &str) {
             failures: 2,
             retry_at_ms: 9_000,
         }),
-        // Deaths a failed launch left owed (`phantom::replacement`).
+        // Deaths a failed launch left owed (`phantom_rules::replacement`).
         unreplaced: Some(vec![2_000, 3_000]),
         activities: vec![activity_at("g1", 5_000), activity_at("g1", 6_000)],
         ..Record::default()
@@ -556,7 +556,7 @@ async fn contract(s: &dyn Store, u: &str) {
                 None,
                 None,
                 None,
-                phantom::model::instance::Market::OnDemand
+                phantom_model::instance::Market::OnDemand
             ),
             (
                 "i-2".into(),
@@ -565,7 +565,7 @@ async fn contract(s: &dyn Store, u: &str) {
                 Some(template),
                 Some(4_000),
                 Some(3_500),
-                phantom::model::instance::Market::Spot
+                phantom_model::instance::Market::Spot
             )
         ]
     );
@@ -664,13 +664,13 @@ async fn contract(s: &dyn Store, u: &str) {
     };
     let i2 = read("i-2").await;
     assert_eq!(i2.rev, 1);
-    let hooks = phantom::lifecycle::hooks(
-        &phantom::lifecycle::put(
+    let hooks = phantom_rules::lifecycle::hooks(
+        &phantom_rules::lifecycle::put(
             &[],
             "g",
             "arn:aws:autoscaling:us-east-1:1:autoScalingGroup:u:autoScalingGroupName/g",
-            &phantom::query::input(
-                json!({"LifecycleHookName": "h", "LifecycleTransition": phantom::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
+            &phantom_wire::query::input(
+                json!({"LifecycleHookName": "h", "LifecycleTransition": phantom_rules::lifecycle::LAUNCHING, "HeartbeatTimeout": 30}),
             )
             .unwrap(),
         )
@@ -678,7 +678,7 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     let waiting = Member {
         lifecycle: Lifecycle::PendingWait,
-        waits: phantom::lifecycle::waits(&hooks, true, 1_000),
+        waits: phantom_rules::lifecycle::waits(&hooks, true, 1_000),
         ..i2.clone()
     };
     let put = |m: Member| Record {
@@ -957,7 +957,7 @@ async fn due_index(s: &dyn Store, u: &str) {
     assert!(listed(i64::MAX).await.is_empty(), "no actions: not listed");
     let action = |name: &str, secs: i64| {
         schedule::document(
-            &phantom::query::input(
+            &phantom_wire::query::input(
                 json!({"ScheduledActionName": name, "StartTime": secs.to_string(), "MinSize": 1}),
             )
             .unwrap(),
@@ -1007,7 +1007,7 @@ async fn due_index(s: &dyn Store, u: &str) {
     // Metrics enabled: listed at every run, until they are disabled.
     let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
     let mut with = fresh.clone();
-    with.settings.enabled_metrics = vec![phantom::model::group::EnabledMetric {
+    with.settings.enabled_metrics = vec![phantom_model::group::EnabledMetric {
         metric: "GroupDesiredCapacity".into(),
         granularity: "1Minute".into(),
     }];
@@ -1064,13 +1064,13 @@ async fn metric_source(s: &dyn Store, u: &str) {
             .any(|(o, g)| *o == owner && g == "tt")
     };
     assert!(!listed().await);
-    let put: phantom::model::request::PutScalingPolicy = phantom::query::input(json!({
+    let put: phantom_model::request::PutScalingPolicy = phantom_wire::query::input(json!({
         "AutoScalingGroupName": "tt", "PolicyName": "cpu", "PolicyType": "TargetTrackingScaling",
         "TargetTrackingConfiguration": {"TargetValue": 50.0,
             "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
     }))
     .unwrap();
-    let policy = phantom::policy::document(&put, "tt", "arn").unwrap();
+    let policy = phantom_rules::policy::document(&put, "tt", "arn").unwrap();
     let stored = s.group(&owner, "tt").await.unwrap().unwrap();
     let mut with = stored.clone();
     with.settings.scaling_policies = vec![policy.clone()];
@@ -1107,7 +1107,7 @@ async fn notices(s: &dyn Store, u: &str) {
             .await
             .unwrap();
     }
-    let notice = |id: &str, subject: Option<&str>| phantom::notification::Notice {
+    let notice = |id: &str, subject: Option<&str>| phantom_rules::notification::Notice {
         id: id.into(),
         at_ms: 1_700_000_000_000,
         target: "arn:aws:sqs:us-east-1:000000000000:drain".into(),
@@ -1165,7 +1165,7 @@ async fn notices(s: &dyn Store, u: &str) {
 /// The pulse's lease (taken only at the sequence expected) and a pair's view on the list (kept
 /// only while the pair is listed).
 async fn pulse(s: &dyn Store, u: &str) {
-    use phantom::pulse::{Lease, PairView};
+    use phantom_rules::pulse::{Lease, PairView};
     let at = |seq, until_ms| Lease { seq, until_ms };
     // The lease may already be someone's (a store shared by the suite): start from what it is.
     let held = s.pulse().await.unwrap().map_or(0, |l| l.seq);

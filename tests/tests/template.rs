@@ -150,9 +150,9 @@ fn the_event_rules_write_what_the_provisioner_reads() {
         serde_json::json!({"instance-id": "i-abcd1111", "state": "terminated"}),
     );
     assert_eq!(
-        phantom::queue::Work::parse(&transformed(&template, "StateChangeRule", &event))
+        phantom_seams::queue::Work::parse(&transformed(&template, "StateChangeRule", &event))
             .expect("the provisioner reads it"),
-        phantom::queue::Work::StateChange(phantom::queue::StateChange {
+        phantom_seams::queue::Work::StateChange(phantom_seams::queue::StateChange {
             instance: "i-abcd1111".into(),
             state: "terminated".into(),
             region: "us-east-1".into(),
@@ -169,11 +169,11 @@ fn the_event_rules_write_what_the_provisioner_reads() {
     // The at-risk signals, each with the detail-type the memory cloud sends in process.
     for (detail_type, detail) in [
         (
-            phantom::cloud::memory::REBALANCE_RECOMMENDATION,
+            phantom_seams::cloud::memory::REBALANCE_RECOMMENDATION,
             serde_json::json!({"instance-id": "i-abcd1111"}),
         ),
         (
-            phantom::cloud::memory::INTERRUPTION_WARNING,
+            phantom_seams::cloud::memory::INTERRUPTION_WARNING,
             serde_json::json!({"instance-id": "i-abcd1111", "instance-action": "terminate"}),
         ),
     ] {
@@ -183,9 +183,9 @@ fn the_event_rules_write_what_the_provisioner_reads() {
         );
         let event = ec2_event(detail_type, detail);
         assert_eq!(
-            phantom::queue::Work::parse(&transformed(&template, "AtRiskRule", &event))
+            phantom_seams::queue::Work::parse(&transformed(&template, "AtRiskRule", &event))
                 .expect("the provisioner reads it"),
-            phantom::queue::Work::AtRisk(phantom::queue::AtRisk {
+            phantom_seams::queue::Work::AtRisk(phantom_seams::queue::AtRisk {
                 instance: "i-abcd1111".into(),
                 signal: detail_type.into(),
                 region: "us-east-1".into(),

@@ -5,10 +5,10 @@
 //! that time. Unknown keys are not cached, so a new user's key works at once.
 
 use crate::HttpRequest;
-use phantom::identity::{AccessKey, Caller};
-use phantom::sigv4::{self, SignedRequest};
-use phantom::store::Directory;
-use phantom::ApiError;
+use phantom_rules::identity::{AccessKey, Caller};
+use phantom_seams::store::Directory;
+use phantom_wire::sigv4::{self, SignedRequest};
+use phantom_wire::ApiError;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use time::OffsetDateTime;

@@ -14,15 +14,15 @@ pub mod webhooks;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
 
-use phantom::cloud::ec2_query::Ec2Lookups;
-use phantom::cloud::ConnectLookup;
-use phantom::config::{aws_sdk_config, Config};
-use phantom::query::Params;
-use phantom::queue::{SqsQueue, WorkQueue};
-use phantom::shapes::API_VERSION;
-use phantom::store::{DynamoStore, Store};
-use phantom::time::{Clock, SystemClock};
-use phantom::{xml, ApiError};
+use phantom_model::time::{Clock, SystemClock};
+use phantom_seams::cloud::ec2_query::Ec2Lookups;
+use phantom_seams::cloud::ConnectLookup;
+use phantom_seams::config::{aws_sdk_config, Config};
+use phantom_seams::queue::{SqsQueue, WorkQueue};
+use phantom_seams::store::{DynamoStore, Store};
+use phantom_wire::query::Params;
+use phantom_wire::shapes::API_VERSION;
+use phantom_wire::{xml, ApiError};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,12 +39,12 @@ pub struct App {
     pub clouds: Arc<dyn ConnectLookup>,
     /// The metric source, which checks a target tracking policy's query when it is put and
     /// gives a policy's recent datapoints (the console's chart).
-    pub metrics: Arc<dyn phantom::prometheus::Connect>,
+    pub metrics: Arc<dyn phantom_seams::prometheus::Connect>,
     /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS).
     pub metric_period_ms: i64,
     /// The deployment's SNS and SQS: a notification configuration's or a lifecycle hook's test
     /// message when it is put.
-    pub publisher: Arc<dyn phantom::publish::Publisher>,
+    pub publisher: Arc<dyn phantom_seams::publish::Publisher>,
     /// Access keys read recently (`auth::KEY_CACHE_MS`).
     pub keys: KeyCache,
     /// Each user's request buckets in this instance (`throttle`).
@@ -101,9 +101,9 @@ impl App {
             config,
             clock: Arc::new(SystemClock),
             clouds: Arc::new(Ec2Lookups::default()),
-            metrics: Arc::new(phantom::prometheus::http::Connect),
-            metric_period_ms: phantom::config::metric_period_ms()?,
-            publisher: Arc::new(phantom::publish::SnsSqs::new(&sdk)),
+            metrics: Arc::new(phantom_seams::prometheus::http::Connect),
+            metric_period_ms: phantom_seams::config::metric_period_ms()?,
+            publisher: Arc::new(phantom_seams::publish::SnsSqs::new(&sdk)),
             keys: KeyCache::default(),
             throttle: throttle::Throttle::default(),
         })
@@ -153,7 +153,7 @@ impl App {
         req: &HttpRequest<'_>,
         action: &mut String,
         user: &mut String,
-    ) -> Result<Option<phantom::query::Document>, ApiError> {
+    ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
         let caller =
             auth::authenticate(self.store.as_ref(), &self.keys, self.clock.now(), req).await?;
         user.clone_from(&caller.user);
@@ -167,17 +167,20 @@ impl App {
         let Some(found) = found else {
             return Err(ApiError::invalid_action(action, version));
         };
-        let class = phantom::throttle::Class::of(action);
+        let class = phantom_rules::throttle::Class::of(action);
         if !self.throttle.admit(
             &caller.user,
             caller.limits.as_ref(),
             class,
             self.clock.now_ms(),
         ) {
-            phantom::ops::count(phantom::ops::THROTTLED, &[("class", class.name())]);
+            phantom_metrics::ops::count(
+                phantom_metrics::ops::THROTTLED,
+                &[("class", class.name())],
+            );
             return Err(ApiError::throttling());
         }
-        let input = phantom::query::decode_input(action, &params)?;
+        let input = phantom_wire::query::decode_input(action, &params)?;
         (found.run)(self, &caller, input).await
     }
 }
@@ -190,7 +193,7 @@ pub(crate) fn path_of(path_and_query: &str) -> &str {
 }
 
 /// The one log line of a request (never a secret), and its count and time in the operating
-/// metrics (`phantom::ops`).
+/// metrics (`phantom_metrics::ops`).
 fn log_request(
     request_id: &str,
     action: &str,
@@ -201,12 +204,12 @@ fn log_request(
 ) {
     let label = if action.is_empty() { "(none)" } else { action };
     let counted = if code.is_empty() { "OK" } else { code };
-    phantom::ops::count(
-        phantom::ops::REQUESTS,
+    phantom_metrics::ops::count(
+        phantom_metrics::ops::REQUESTS,
         &[("action", label), ("code", counted)],
     );
-    phantom::ops::observe(
-        phantom::ops::REQUEST_SECONDS,
+    phantom_metrics::ops::observe(
+        phantom_metrics::ops::REQUEST_SECONDS,
         &[("action", label)],
         started.elapsed().as_secs_f64(),
     );

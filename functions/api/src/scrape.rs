@@ -8,16 +8,16 @@
 //! `?users=all` with an administrator's credential answers every user's groups with metrics
 //! enabled, for the deployment's own Prometheus (the console's charts): the index of due groups,
 //! then a user with many of them whole, as its own scrape reads it, and each group of the others
-//! with its instances (`phantom::store::samples::of_due`). `?scope=operations` with an administrator's credential
-//! answers Phantom's own operating metrics as this process keeps them (`phantom::ops`: exact
+//! with its instances (`phantom_seams::store::samples::of_due`). `?scope=operations` with an administrator's credential
+//! answers Phantom's own operating metrics as this process keeps them (`phantom_metrics::ops`: exact
 //! where one process runs every function, as locally; on Lambda, one api instance's, so there
 //! CloudWatch has them from each function's EMF lines), and the work queue's depth.
 
 use crate::{App, HttpRequest, HttpResponse};
-use phantom::group_metrics;
-use phantom::scrape;
-use phantom::throttle::Class;
-use phantom::ApiError;
+use phantom_rules::group_metrics;
+use phantom_rules::scrape;
+use phantom_rules::throttle::Class;
+use phantom_wire::ApiError;
 use std::time::Instant;
 
 pub fn is_for(path_and_query: &str) -> bool {
@@ -82,8 +82,8 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
         Class::Describe,
         app.clock.now_ms(),
     ) {
-        phantom::ops::count(
-            phantom::ops::THROTTLED,
+        phantom_metrics::ops::count(
+            phantom_metrics::ops::THROTTLED,
             &[("class", Class::Describe.name())],
         );
         return Err(ApiError::throttling());
@@ -105,7 +105,7 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
     if every {
         return all_users(app).await;
     }
-    let groups = phantom::store::samples::of_user(app.store.as_ref(), &user.name).await?;
+    let groups = phantom_seams::store::samples::of_user(app.store.as_ref(), &user.name).await?;
     Ok(group_metrics::exposition(&groups))
 }
 
@@ -118,7 +118,7 @@ fn asks(path_and_query: &str, param: &str) -> bool {
 
 /// This process's operating metrics, and the work queue's depth now.
 async fn operating(app: &App) -> Result<String, ApiError> {
-    let mut text = phantom::ops::exposition();
+    let mut text = phantom_metrics::ops::exposition();
     if let Some(queue) = &app.queue {
         let depth = queue.backlog().await.map_err(|e| {
             ApiError::service_unavailable(format!("The work queue could not be asked: {e}"))
@@ -135,7 +135,7 @@ async fn operating(app: &App) -> Result<String, ApiError> {
 async fn all_users(app: &App) -> Result<String, ApiError> {
     let due = app.store.due(app.clock.now_ms()).await?;
     let mut groups = Vec::new();
-    for read in phantom::store::samples::of_due(app.store.as_ref(), &due).await {
+    for read in phantom_seams::store::samples::of_due(app.store.as_ref(), &due).await {
         groups.extend(read.groups?);
     }
     Ok(group_metrics::exposition(&groups))

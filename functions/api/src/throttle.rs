@@ -1,10 +1,10 @@
-//! The buckets of `phantom::throttle`, kept by this instance of the function: a request costs no
+//! The buckets of `phantom_rules::throttle`, kept by this instance of the function: a request costs no
 //! store call more. With N instances serving one user at once, the user gets up to N times the
 //! rate (each instance refills its own bucket); Lambda keeps few instances for one user's calls
 //! unless they come concurrently, and then each instance's bucket still bounds them
 //! (docs/request-limits.md).
 
-use phantom::throttle::{Bucket, Class, Limits};
+use phantom_rules::throttle::{Bucket, Class, Limits};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -18,7 +18,7 @@ pub struct Throttle {
 
 impl Default for Throttle {
     fn default() -> Self {
-        Self::new(phantom::throttle::DEFAULT)
+        Self::new(phantom_rules::throttle::DEFAULT)
     }
 }
 

@@ -7,9 +7,9 @@
 use crate::actions::policies::{run_policy, Execution};
 use crate::self_service::hooks;
 use crate::{App, HttpRequest, HttpResponse};
-use phantom::identity::Caller;
-use phantom::webhook::{self, Call};
-use phantom::ApiError;
+use phantom_rules::identity::Caller;
+use phantom_rules::webhook::{self, Call};
+use phantom_wire::ApiError;
 use serde::Serialize;
 use std::time::Instant;
 

@@ -6,7 +6,7 @@ use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
-use phantom::sigv4::{self, SignedRequest};
+use phantom_wire::sigv4::{self, SignedRequest};
 use std::time::SystemTime;
 
 const HOST: &str = "abc123.execute-api.us-east-1.amazonaws.com";
@@ -76,7 +76,7 @@ fn event(headers: &[(String, String)]) -> String {
     .to_string()
 }
 
-fn verify(secret_signed: &str, secret_stored: &str) -> Result<(), phantom::ApiError> {
+fn verify(secret_signed: &str, secret_stored: &str) -> Result<(), phantom_wire::ApiError> {
     let req = lambda_http::request::from_str(&event(&client_headers(secret_signed))).unwrap();
     let path = req.uri().path_and_query().unwrap().as_str().to_string();
     assert!(
@@ -90,7 +90,7 @@ fn verify(secret_signed: &str, secret_stored: &str) -> Result<(), phantom::ApiEr
         body: req.body().as_ref(),
     };
     let auth = sigv4::authorization(req.headers())?;
-    let at = sigv4::check_request(&signed, &auth, phantom::time::now())?;
+    let at = sigv4::check_request(&signed, &auth, phantom_model::time::now())?;
     sigv4::verify(&signed, &auth, secret_stored, at)
 }
 

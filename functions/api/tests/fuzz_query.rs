@@ -2,10 +2,11 @@
 //! group and launch configuration rules return a value or a 4xx error, and never panic; what
 //! decodes reads as the action's request type. The actions are the api's own dispatch table.
 
-use phantom::group::{self, NewGroupContext};
-use phantom::model::request::{CreateLaunchConfiguration, DescribeAutoScalingGroups};
-use phantom::query::{self, decode_input, Params};
-use phantom::{launch_config, ApiError};
+use phantom_model::request::{CreateLaunchConfiguration, DescribeAutoScalingGroups};
+use phantom_rules::group::{self, NewGroupContext};
+use phantom_rules::launch_config;
+use phantom_wire::query::{self, decode_input, Params};
+use phantom_wire::ApiError;
 use proptest::prelude::*;
 
 fn client_error(e: &ApiError) -> bool {
@@ -20,7 +21,7 @@ fn check_rules(action: &str, input: &query::Document) {
     if let Err(e) = (found.read)(input.clone()) {
         panic!("{action}: the decoded input {input:?} does not read as its request type: {e}");
     }
-    let now = phantom::time::now();
+    let now = phantom_model::time::now();
     match action {
         "CreateAutoScalingGroup" => {
             let ctx = NewGroupContext {

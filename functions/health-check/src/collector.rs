@@ -1,11 +1,11 @@
 //! Group metrics for CloudWatch (EnableMetricsCollection), written with the scheduler on its
 //! schedule: each due group with metrics enabled is read with its instances, and its enabled
 //! metrics become one line of CloudWatch's Embedded Metric Format in the function's log, which
-//! CloudWatch turns into metrics (`phantom::group_metrics`). No PutMetricData call is made. Only
+//! CloudWatch turns into metrics (`phantom_rules::group_metrics`). No PutMetricData call is made. Only
 //! where a namespace is set (on AWS); Prometheus scrapes the api's metrics endpoint anywhere.
 
-use phantom::group_metrics;
-use phantom::store::{samples, Store};
+use phantom_rules::group_metrics;
+use phantom_seams::store::{samples, Store};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -58,7 +58,7 @@ impl Emf {
     /// namespaces, which CloudWatch refuses.
     pub fn from_env() -> Result<Option<Self>, String> {
         Ok(
-            phantom::emf::namespace_from_env(NAMESPACE_ENV)?.map(|namespace| Self {
+            phantom_metrics::emf::namespace_from_env(NAMESPACE_ENV)?.map(|namespace| Self {
                 namespace,
                 sink: Arc::new(Stdout),
             }),

@@ -16,13 +16,13 @@ pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
 
-use phantom::cloud::ec2_query::Ec2Lookups;
-use phantom::config::{aws_sdk_config, Config};
-use phantom::metrics::{self, Calls};
-use phantom::queue::pulse::SqsPulse;
-use phantom::queue::{SqsQueue, Sweep, Work, WorkQueue};
-use phantom::store::{DynamoStore, Store, StoreError, Watched};
-use phantom::time::{Clock, SystemClock};
+use phantom_model::time::{Clock, SystemClock};
+use phantom_seams::cloud::ec2_query::Ec2Lookups;
+use phantom_seams::config::{aws_sdk_config, Config};
+use phantom_seams::metrics::{self, Calls};
+use phantom_seams::queue::pulse::SqsPulse;
+use phantom_seams::queue::{SqsQueue, Sweep, Work, WorkQueue};
+use phantom_seams::store::{DynamoStore, Store, StoreError, Watched};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -31,7 +31,7 @@ pub struct HealthCheck {
     pub queue: Arc<dyn WorkQueue>,
     pub clock: Arc<dyn Clock>,
     /// The metric source target tracking reads.
-    pub metrics: Arc<dyn phantom::prometheus::Connect>,
+    pub metrics: Arc<dyn phantom_seams::prometheus::Connect>,
     /// A metric's datapoints are this far apart (PHANTOM_METRIC_PERIOD_SECS; AWS's is a minute).
     pub metric_period_ms: i64,
     /// The pulse (sub-minute looks and sweeps, `pulse`); without one, each run of the schedule
@@ -94,7 +94,7 @@ impl HealthCheck {
         let queue = SqsQueue::from_env(&sdk).ok_or_else(|| {
             format!(
                 "{} is not set: the health check has nowhere to send its sweeps",
-                phantom::queue::QUEUE_URL_ENV
+                phantom_seams::queue::QUEUE_URL_ENV
             )
         })?;
         let pulse = match SqsPulse::from_env(&sdk) {
@@ -113,8 +113,8 @@ impl HealthCheck {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: Arc::new(queue),
             clock: Arc::new(SystemClock),
-            metrics: Arc::new(phantom::prometheus::http::Connect),
-            metric_period_ms: phantom::config::metric_period_ms()?,
+            metrics: Arc::new(phantom_seams::prometheus::http::Connect),
+            metric_period_ms: phantom_seams::config::metric_period_ms()?,
             pulse,
             emf: collector::Emf::from_env()?,
         })
@@ -125,8 +125,8 @@ impl HealthCheck {
     pub async fn run(&self) -> Result<Run, HealthError> {
         let started = std::time::Instant::now();
         let run = self.run_once().await;
-        phantom::ops::observe(
-            phantom::ops::SCHEDULE_SECONDS,
+        phantom_metrics::ops::observe(
+            phantom_metrics::ops::SCHEDULE_SECONDS,
             &[],
             started.elapsed().as_secs_f64(),
         );
@@ -139,7 +139,8 @@ impl HealthCheck {
         let (fired, tracking, collected) = match &due {
             Ok(due) => {
                 // Each due group read once, for the scheduler, the tracker and the collector.
-                let read = phantom::store::samples::groups_of_due(self.store.as_ref(), due).await;
+                let read =
+                    phantom_seams::store::samples::groups_of_due(self.store.as_ref(), due).await;
                 let mut groups = Vec::new();
                 let mut unread = 0;
                 for r in &read {

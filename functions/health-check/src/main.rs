@@ -24,22 +24,22 @@ struct Message {
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    phantom::logging::init();
+    phantom_seams::logging::init();
     // Where this instance's operating metrics go (checked before any work).
     let ops: Option<&'static str> =
-        phantom::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
+        phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
     let h: &'static health_check::HealthCheck =
         Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
         // Last invocation's operating metrics, once a minute (before this one's work, so that
         // an error below does not skip it).
-        phantom::ops::flush_emf(ops, phantom::time::now_ms());
+        phantom_metrics::ops::flush_emf(ops, phantom_model::time::now_ms());
         match event.payload {
             Event::Schedule(_) => Ok::<_, Error>(serde_json::to_value(h.run().await?)?),
             Event::Pulse { records } => {
                 let mut beats = Vec::new();
                 for m in records {
-                    match phantom::pulse::Tick::parse(&m.body) {
+                    match phantom_rules::pulse::Tick::parse(&m.body) {
                         Ok(tick) => beats.push(h.tick(tick).await?),
                         // Not a tick: dropped (the queue holds nothing else), never retried.
                         Err(e) => tracing::error!(body = m.body, error = e, "not a tick, dropped"),

@@ -1,4 +1,4 @@
-//! The pulse's beats (`phantom::pulse` has the rules): a tick arrives on the pulse queue, the
+//! The pulse's beats (`phantom_rules::pulse` has the rules): a tick arrives on the pulse queue, the
 //! lease moves, the next tick is sent, then the beat looks at the pairs whose turn it is and
 //! queues a sweep for each pair whose VMs changed since its last sweep, is busy, or is due.
 //!
@@ -8,21 +8,21 @@
 
 use crate::{HealthCheck, HealthError};
 use futures::stream::{self, StreamExt};
-use phantom::cloud::{ConnectLookup, Lookup};
-use phantom::model::cloud::CloudRecord;
-use phantom::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
-use phantom::queue::pulse::PulseQueue;
-use phantom::store::{StoreError, Watched};
+use phantom_model::cloud::CloudRecord;
+use phantom_rules::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
+use phantom_seams::cloud::{ConnectLookup, Lookup};
+use phantom_seams::queue::pulse::PulseQueue;
+use phantom_seams::store::{StoreError, Watched};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// How long a pair's opened credentials (and the client built on them) are used before they are
 /// read again (sweeps and rounds read them fresh): as long as the data key cache
-/// (`phantom::secrets::DATA_KEY_CACHE_MS`), so a pair costs one KMS call an hour. A look that
+/// (`phantom_seams::secrets::DATA_KEY_CACHE_MS`), so a pair costs one KMS call an hour. A look that
 /// fails drops them at once, so credentials replaced because the old ones stopped working are
 /// read again at the next look.
-const CREDENTIALS_TTL_MS: i64 = phantom::secrets::DATA_KEY_CACHE_MS as i64;
+const CREDENTIALS_TTL_MS: i64 = phantom_seams::secrets::DATA_KEY_CACHE_MS as i64;
 /// How long the registered clouds are used before they are read again.
 const CLOUDS_TTL_MS: i64 = 60 * 1000;
 /// Looks in flight at once.

@@ -1,6 +1,6 @@
 //! The scheduler, run with the health check on its schedule: fires the scheduled actions that are
 //! due. It reads only the groups with something due (`Fleet::due`, a sparse index keyed by due
-//! time), fires each group's due actions as `phantom::schedule::fire` decides, and writes the group
+//! time), fires each group's due actions as `phantom_rules::schedule::fire` decides, and writes the group
 //! and the scaling activities in one compare-and-set on the group's version: a second scheduler
 //! running at the same moment loses the write, reads the group again and finds nothing due, so
 //! each action fires once. A run that dies half-way leaves the groups it did not write still due,
@@ -8,12 +8,12 @@
 //! provisioner to reconcile (should that message be lost, the next sweep finds the difference).
 
 use futures::stream::{self, StreamExt};
-use phantom::activity::{self, Activity, Context};
-use phantom::group::Group;
-use phantom::queue::{Reconcile, WorkQueue};
-use phantom::schedule::{self, Firing, Outcome};
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::{samples, Store, StoreError};
+use phantom_rules::activity::{self, Activity, Context};
+use phantom_rules::group::Group;
+use phantom_rules::schedule::{self, Firing, Outcome};
+use phantom_seams::queue::{Reconcile, WorkQueue};
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_seams::store::{samples, Store, StoreError};
 use serde::Serialize;
 
 /// How many due groups are fired at once.
@@ -154,7 +154,7 @@ fn activities(g: &Group, firings: &[Firing], now_ms: i64) -> Vec<Activity> {
         group: &g.name,
         group_arn: &g.settings.arn,
         now_ms,
-        audience: phantom::notification::Audience::NONE,
+        audience: phantom_rules::notification::Audience::NONE,
     };
     firings
         .iter()

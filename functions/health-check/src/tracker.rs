@@ -1,7 +1,7 @@
 //! Target tracking and step policy alarms, run with the scheduler on its schedule: each due group
 //! with an enabled target tracking policy or step policy alarm gets each one's last datapoints
-//! from the metric source (one range query each), `phantom::tracking::decide` and
-//! `phantom::alarm` say what each asks, the largest capacity wins, and a move is one conditional
+//! from the metric source (one range query each), `phantom_rules::tracking::decide` and
+//! `phantom_rules::alarm` say what each asks, the largest capacity wins, and a move is one conditional
 //! write of the group with its scaling activity, then a reconcile.
 //!
 //! It keeps nothing between runs (Prometheus keeps the history), so a run that dies half-way
@@ -11,15 +11,15 @@
 //! due groups lists only the groups with work for the run).
 
 use futures::stream::{self, StreamExt};
-use phantom::activity::{self, Context};
-use phantom::alarm;
-use phantom::group::Group;
-use phantom::model::group::ScalingPolicy;
-use phantom::model::tracking::TargetTrackingConfiguration;
-use phantom::prometheus::{self, Prometheus, QueryError, Range};
-use phantom::queue::{Reconcile, WorkQueue};
-use phantom::store::{MetricSource, Store, StoreError};
-use phantom::tracking::{self, Decision, Fleet, Reading};
+use phantom_model::group::ScalingPolicy;
+use phantom_model::tracking::TargetTrackingConfiguration;
+use phantom_rules::activity::{self, Context};
+use phantom_rules::alarm;
+use phantom_rules::group::Group;
+use phantom_rules::tracking::{self, Decision, Fleet, Reading};
+use phantom_seams::prometheus::{self, Prometheus, QueryError, Range};
+use phantom_seams::queue::{Reconcile, WorkQueue};
+use phantom_seams::store::{MetricSource, Store, StoreError};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -142,7 +142,7 @@ impl Tracker<'_> {
             return Ok(Outcome::Skipped);
         }
         // AWS's process for alarm-driven scaling: suspended, the policies are not run.
-        if phantom::processes::suspended(&g.settings.suspended_processes)
+        if phantom_rules::processes::suspended(&g.settings.suspended_processes)
             .iter()
             .any(|p| p == "AlarmNotification")
         {
@@ -258,7 +258,7 @@ impl Tracker<'_> {
             group: &g.name,
             group_arn: &g.settings.arn,
             now_ms: self.now_ms,
-            audience: phantom::notification::Audience::NONE,
+            audience: phantom_rules::notification::Audience::NONE,
         };
         let record = activity::alarmed(
             &ctx,

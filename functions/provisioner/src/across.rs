@@ -1,23 +1,24 @@
 //! The round of a group across clouds (`phantom:clouds`): observe every cloud it lists (and any
 //! other it still has VMs on), count what each has, split the desired capacity between them
-//! (`phantom::spread::allot`, pure), then decide, act and record per cloud, in one store write.
+//! (`phantom_rules::spread::allot`, pure), then decide, act and record per cloud, in one store write.
 //! A cloud that cannot be reached keeps its VMs counted for `UNREACHABLE_GRACE_MS`, then its
 //! share goes to the next cloud; its records stay until it is back, when they are judged again.
 
 use crate::balance::Health;
 use crate::{On, Provisioner, Round};
-use phantom::activity::Context;
-use phantom::cloud::{Balancers, Cloud, CloudError};
-use phantom::group::Group;
-use phantom::reconcile::{
+use phantom_rules::activity::Context;
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::reconcile::{
     self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Market, Member, Seen, Target,
 };
-use phantom::refresh;
-use phantom::round::{self, Acted, Before};
-use phantom::spread::{allot, pools, CloudView, Hold, Policy, Site, Spread};
-use phantom::store::{Record, StoreError};
-use phantom::warm::Pool;
-use phantom::weights::Weights;
+use phantom_rules::refresh;
+use phantom_rules::round::{self, Acted, Before};
+use phantom_rules::spread::{allot, pools, CloudView, Hold, Policy, Site, Spread};
+use phantom_rules::warm::Pool;
+use phantom_rules::weights::Weights;
+use phantom_seams::cloud::{Balancers, Cloud, CloudError};
+use phantom_seams::store::{Record, StoreError};
 use std::sync::Arc;
 
 /// One cloud of the group this round.
@@ -72,7 +73,7 @@ impl Provisioner {
                 Err(_) => None,
             };
             let health = self.lb_health(g, &site.cloud, lbs.as_ref()).await;
-            target.lb_failing = phantom::traffic::unhealthy(
+            target.lb_failing = phantom_rules::traffic::unhealthy(
                 &g.settings.traffic,
                 &here,
                 &health,
@@ -117,7 +118,7 @@ impl Provisioner {
             })
             .collect();
         // With CapacityRebalance, at-risk VMs count for no cloud's share: their replacements go
-        // where the group's next VMs would, and they leave as those serve (`phantom::rebalance`).
+        // where the group's next VMs would, and they leave as those serve (`phantom_rules::rebalance`).
         let weights = g.weights();
         let rebalancing = g.settings.capacity_rebalance
             && !g.deleting()
@@ -125,7 +126,7 @@ impl Provisioner {
         let risky: Vec<(i64, i64)> = assessed
             .iter()
             .map(|a| match a {
-                Some(a) if rebalancing => phantom::rebalance::at_risk(&a.live, &weights),
+                Some(a) if rebalancing => phantom_rules::rebalance::at_risk(&a.live, &weights),
                 _ => (0, 0),
             })
             .collect();
@@ -165,7 +166,7 @@ impl Provisioner {
             g.desired
         };
         // The at-risk VMs the group can spare, let go from the worst-ranked cloud first.
-        let mut spare = phantom::rebalance::spare(
+        let mut spare = phantom_rules::rebalance::spare(
             views.iter().map(|v| v.in_service).sum(),
             risky.iter().map(|r| r.0).sum(),
             desired,
@@ -190,7 +191,7 @@ impl Provisioner {
             (Some(running), Some(seen)) => {
                 let live: Vec<Member> = seen.iter().flat_map(|a| a.live.clone()).collect();
                 let standby: Vec<Member> = seen.iter().flat_map(|a| a.standby.clone()).collect();
-                let when = phantom::time::format_timestamp(phantom::time::from_ms(now));
+                let when = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now));
                 let step = refresh::step(running, desired, &live, &standby, now, &when);
                 refresh_next = step.next.clone();
                 let parts: Vec<refresh::Part> = places
@@ -273,7 +274,7 @@ impl Provisioner {
                 }),
                 elsewhere,
                 rebalance_leaving: Some(leaving[i]),
-                distribution: phantom::distribution::Distribution {
+                distribution: phantom_rules::distribution::Distribution {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()
                 },
@@ -331,7 +332,7 @@ impl Provisioner {
             if !plan.detach.is_empty() {
                 crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
             }
-            deaths += phantom::replacement::deaths(&plan);
+            deaths += phantom_rules::replacement::deaths(&plan);
             let mut part = round::record(ctx, before, &p.members, &plan, &acted);
             // A refusal that a lower-ranked cloud can make up for (or a move back that has to
             // wait) is an overflow, not a failure of the group (a Failed activity would stop
@@ -377,7 +378,7 @@ impl Provisioner {
         if holds != g.holds {
             r.holds = Some(holds);
         }
-        let took = phantom::replacement::settle(
+        let took = phantom_rules::replacement::settle(
             &g.unreplaced_ms,
             deaths,
             g.desired,
@@ -529,7 +530,7 @@ fn describe_hold(cloud: &str, h: &Hold) -> String {
     }
 }
 
-fn put_hold(holds: &mut phantom::spread::Holds, cloud: &str, hold: Hold) {
+fn put_hold(holds: &mut phantom_rules::spread::Holds, cloud: &str, hold: Hold) {
     if hold.is_clear() {
         holds.remove(cloud);
     } else {

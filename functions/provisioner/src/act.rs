@@ -3,7 +3,8 @@
 //! tagging attached VMs and untagging detached ones, and recording a failed round.
 
 use super::*;
-use phantom::model::group::LaunchTemplateSpecification;
+use phantom_model::group::LaunchTemplateSpecification;
+use phantom_rules::group::GroupRules;
 
 impl Provisioner {
     /// A cloud with the owner's credentials there.
@@ -129,13 +130,15 @@ impl Provisioner {
         // The overrides' instance types, in their priority (none: the template's own type).
         let (types, weights) = match &source {
             Source::Template(spec) => (spec.instance_types.clone(), spec.weights.clone()),
-            Source::Config(_) => (Vec::new(), phantom::weights::Weights::none()),
+            Source::Config(_) => (Vec::new(), phantom_rules::weights::Weights::none()),
         };
         // Types chosen by their attributes keep to AWS's spot price protection.
         let protection = match &source {
-            Source::Template(spec) if !spec.requirements.is_empty() => Some(
-                phantom::requirements::spot_protection(spec.requirements.iter().map(|(r, _)| r)),
-            ),
+            Source::Template(spec) if !spec.requirements.is_empty() => {
+                Some(phantom_rules::requirements::spot_protection(
+                    spec.requirements.iter().map(|(r, _)| r),
+                ))
+            }
             _ => None,
         };
         let prices = self
@@ -152,7 +155,9 @@ impl Provisioner {
                     spot_k += 1;
                     let here = prices_in(&prices, p.zone.as_deref());
                     let types = match protection {
-                        Some(percent) => phantom::requirements::protected(&types, &here, percent),
+                        Some(percent) => {
+                            phantom_rules::requirements::protected(&types, &here, percent)
+                        }
                         None => types.clone(),
                     };
                     dist.spot_order(&types, &here, spot_k - 1)
@@ -213,8 +218,8 @@ impl Provisioner {
                     Ok(_) => "OK",
                     Err(e) => e.code.as_str(),
                 };
-                phantom::ops::count(
-                    phantom::ops::LAUNCHES,
+                phantom_metrics::ops::count(
+                    phantom_metrics::ops::LAUNCHES,
                     &[("cloud", &on.cloud), ("code", code)],
                 );
                 let what = format!(
@@ -327,7 +332,8 @@ impl Provisioner {
         let Some(launch_configuration) = launch_configuration else {
             let from = g.launching();
             return Ok(
-                match phantom::template::of(from.launch_template, from.mixed_instances_policy) {
+                match phantom_rules::template::of(from.launch_template, from.mixed_instances_policy)
+                {
                     Ok(Some(spec)) => Ok(Source::Template(spec)),
                     Ok(None) => Err(CloudError::new(
                         "NoLaunchSource",
@@ -402,7 +408,7 @@ pub(crate) async fn stop_and_start(g: &Group, cloud: &dyn Cloud, plan: &Plan) {
             .settings
             .warm_pool_configuration
             .as_ref()
-            .is_some_and(|c| c.pool_state == phantom::warm::PoolState::Hibernated);
+            .is_some_and(|c| c.pool_state == phantom_rules::warm::PoolState::Hibernated);
         if let Err(e) = cloud.stop(&plan.stop, hibernate).await {
             tracing::warn!(group = g.name, error = %e, ids = ?plan.stop, "could not stop warm pool instances");
         }
@@ -470,7 +476,7 @@ pub(crate) async fn attach(
             return;
         }
     };
-    let (ok, refused) = phantom::attach::judge(ids, &found, &g.id);
+    let (ok, refused) = phantom_rules::attach::judge(ids, &found, &g.id);
     acted.attach_refused = refused;
     if ok.is_empty() {
         return;

@@ -2,13 +2,13 @@
 //! recommendation or spot interruption warning): for each group with CapacityRebalance that has
 //! the VM recorded, the record is marked (a conditional write, read again when another writer
 //! moved it) and the group's round is queued; the round replaces it launch-first
-//! (`phantom::rebalance`).
+//! (`phantom_rules::rebalance`).
 
 use crate::Provisioner;
-use phantom::queue::{AtRisk, Reconcile, Work};
-use phantom::reconcile::Member;
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::{Record, StoreError};
+use phantom_rules::reconcile::Member;
+use phantom_seams::queue::{AtRisk, Reconcile, Work};
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_seams::store::{Record, StoreError};
 
 impl Provisioner {
     /// Marks the VM at risk in each group that replaces at-risk VMs; returns the rounds queued.
@@ -31,7 +31,7 @@ impl Provisioner {
                 let members = self.store.instances(&owner, &group).await?;
                 let Some(m) = members
                     .iter()
-                    .find(|m| m.id == e.instance && phantom::rebalance::marks(m))
+                    .find(|m| m.id == e.instance && phantom_rules::rebalance::marks(m))
                 else {
                     return Ok(Try::Done(false));
                 };

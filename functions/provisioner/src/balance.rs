@@ -6,12 +6,12 @@
 //! register and deregister are idempotent).
 
 use crate::Provisioner;
-use phantom::cloud::Balancers;
-use phantom::group::Group;
-use phantom::model::instance::Member;
-use phantom::reconcile::Plan;
-use phantom::store::StoreError;
-use phantom::traffic::{self, AttachState, Attachment};
+use phantom_model::instance::Member;
+use phantom_rules::group::Group;
+use phantom_rules::reconcile::Plan;
+use phantom_rules::traffic::{self, AttachState, Attachment};
+use phantom_seams::cloud::Balancers;
+use phantom_seams::store::StoreError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -110,7 +110,7 @@ impl Provisioner {
             traffic::serving(members, &plan.in_service, &leaving)
         };
         let elb = g.settings.health_check_type == "ELB";
-        let add = !phantom::processes::suspended(&g.settings.suspended_processes)
+        let add = !phantom_rules::processes::suspended(&g.settings.suspended_processes)
             .iter()
             .any(|p| p == "AddToLoadBalancer");
         let step = traffic::step(&here, &serving, health, elb, add);

@@ -2,9 +2,9 @@
 //!
 //! One round reads as observe, decide, act, record: take the group's lease (a conditional write
 //! that also reads the group), observe the cloud (one DescribeInstances by the group's id tag) and
-//! the instance records, decide (`phantom::reconcile::decide`, pure), act on the cloud
+//! the instance records, decide (`phantom_rules::reconcile::decide`, pure), act on the cloud
 //! (TerminateInstances, RunInstances with a ClientToken from the group's id and launch sequence),
-//! then write everything the round changed in one record (`phantom::round::record`, pure; one
+//! then write everything the round changed in one record (`phantom_rules::round::record`, pure; one
 //! store call). The lease is given back only if the group did not change meanwhile; if it did, go
 //! round again. A message for a group whose lease someone else holds is done: the holder sees the
 //! change when it gives the lease back.
@@ -28,24 +28,25 @@ mod sweep;
 use act::{attach, detach, stop_and_start, terminate, On};
 pub use sweep::SweepReport;
 
-use phantom::activity::Context;
-use phantom::cloud::launch::{requests, try_another_type, Source};
-use phantom::cloud::{prices_in, SpotPrice};
-use phantom::cloud::{
+use phantom_model::time::{Clock, SystemClock};
+use phantom_rules::activity::Context;
+use phantom_rules::distribution::Distribution;
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan};
+use phantom_rules::refresh::{self, InstanceRefresh};
+use phantom_rules::replacement;
+use phantom_rules::round::{self, Acted, Before};
+use phantom_rules::spread::{Policy, Site, Spread};
+use phantom_seams::cloud::launch::{requests, try_another_type, Source};
+use phantom_seams::cloud::{prices_in, SpotPrice};
+use phantom_seams::cloud::{
     Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
-use phantom::config::{aws_sdk_config, Config};
-use phantom::distribution::Distribution;
-use phantom::group::Group;
-use phantom::publish::{Publisher, SnsSqs};
-use phantom::queue::{Received, Reconcile, SqsQueue, StateChange, Work, WorkQueue};
-use phantom::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan};
-use phantom::refresh::{self, InstanceRefresh};
-use phantom::replacement;
-use phantom::round::{self, Acted, Before};
-use phantom::spread::{Policy, Site, Spread};
-use phantom::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
-use phantom::time::{Clock, SystemClock};
+use phantom_seams::config::{aws_sdk_config, Config};
+use phantom_seams::publish::{Publisher, SnsSqs};
+use phantom_seams::queue::{Received, Reconcile, SqsQueue, StateChange, Work, WorkQueue};
+use phantom_seams::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -108,7 +109,7 @@ impl Provisioner {
             store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
             queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
             publisher: Arc::new(SnsSqs::new(&sdk)),
-            lookups: Arc::new(phantom::cloud::ec2_query::Ec2Lookups::default()),
+            lookups: Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
             clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
             clock: Arc::new(SystemClock),
         })
@@ -122,7 +123,7 @@ impl Provisioner {
         for m in &messages {
             // Time on the queue past the delay it was sent with.
             let waited = (now - m.due_ms).max(0) as f64 / 1000.0;
-            phantom::ops::observe(phantom::ops::QUEUE_WAIT_SECONDS, &[], waited);
+            phantom_metrics::ops::observe(phantom_metrics::ops::QUEUE_WAIT_SECONDS, &[], waited);
         }
         let results = futures::future::join_all(
             messages
@@ -385,7 +386,7 @@ impl Provisioner {
             group: &g.name,
             group_arn: &g.settings.arn,
             now_ms: self.clock.now_ms(),
-            audience: phantom::notification::Audience::of(&g.settings),
+            audience: phantom_rules::notification::Audience::of(&g.settings),
         };
         let before = Before {
             launch_seq: g.launch_seq,
@@ -448,7 +449,7 @@ impl Provisioner {
         let lbs = self.balancers(owner, g, &g.cloud).await?;
         let health = self.lb_health(g, &g.cloud, lbs.as_ref()).await;
         let mut target = g.target();
-        target.lb_failing = phantom::traffic::unhealthy(
+        target.lb_failing = phantom_rules::traffic::unhealthy(
             &g.settings.traffic,
             &members,
             &health,
@@ -612,7 +613,8 @@ impl Provisioner {
         let now_ms = self.clock.now_ms();
         let next = match (launch_failed, decided) {
             (Some(why), _) => {
-                let now = phantom::time::format_timestamp(phantom::time::from_ms(now_ms));
+                let now =
+                    phantom_model::time::format_timestamp(phantom_model::time::from_ms(now_ms));
                 refresh::failed(running, why, members, now_ms, &now)
             }
             (None, Some(next)) => next.clone(),
@@ -638,6 +640,6 @@ impl Provisioner {
 /// Counts the replacements a written record settled.
 fn replaced(took: &[f64]) {
     for secs in took {
-        phantom::ops::observe(phantom::ops::REPLACEMENT_SECONDS, &[], *secs);
+        phantom_metrics::ops::observe(phantom_metrics::ops::REPLACEMENT_SECONDS, &[], *secs);
     }
 }

@@ -2,14 +2,14 @@
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use phantom::queue::Received;
+use phantom_seams::queue::Received;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    phantom::logging::init();
+    phantom_seams::logging::init();
     // Where this instance's operating metrics go (checked before any work).
     let ops: Option<&'static str> =
-        phantom::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
+        phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
     let p: &'static provisioner::Provisioner =
         Box::leak(Box::new(provisioner::Provisioner::from_env().await?));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
@@ -22,7 +22,7 @@ async fn main() -> Result<(), Error> {
             .filter_map(|m| {
                 let due = m
                     .message_attributes
-                    .get(phantom::queue::DUE_ATTRIBUTE)
+                    .get(phantom_seams::queue::DUE_ATTRIBUTE)
                     .and_then(|a| a.string_value.clone());
                 let sent = m.attributes.get("SentTimestamp").cloned();
                 let (Some(id), Some(body)) = (m.message_id.clone(), m.body) else {
@@ -43,7 +43,7 @@ async fn main() -> Result<(), Error> {
             response.add_failure(id);
         }
         // This instance's operating metrics, once a minute.
-        phantom::ops::flush_emf(ops, phantom::time::now_ms());
+        phantom_metrics::ops::flush_emf(ops, phantom_model::time::now_ms());
         Ok::<_, Error>(response)
     }))
     .await

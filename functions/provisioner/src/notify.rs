@@ -1,12 +1,12 @@
-//! Telling the world: the messages a round records (`phantom::notification`) are written with
+//! Telling the world: the messages a round records (`phantom_rules::notification`) are written with
 //! it and sent after it; one left behind by a crash between the two is sent by the group's next
 //! round, so none is lost, and none is sent for a transition that was not written.
 
 use crate::Provisioner;
-use phantom::group::Group;
-use phantom::notification::{self, Audience, Notice};
-use phantom::publish::PublishError;
-use phantom::store::{Record, StoreError};
+use phantom_rules::group::Group;
+use phantom_rules::notification::{self, Audience, Notice};
+use phantom_seams::publish::PublishError;
+use phantom_seams::store::{Record, StoreError};
 
 impl Provisioner {
     /// Writes a round's record with the messages it tells, then sends them.

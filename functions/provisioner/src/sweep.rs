@@ -1,7 +1,7 @@
 //! The health check's unit of work, run by the provisioner's fleet: everything one user runs on one
 //! cloud. One DescribeInstances (per page of 1000) of the user's tagged VMs there, the user's
 //! groups and instance records (one Query each), then
-//! - a reconcile message for each group there whose plan (`phantom::reconcile::decide`) is not
+//! - a reconcile message for each group there whose plan (`phantom_rules::reconcile::decide`) is not
 //!   empty: a VM died or stopped, the group is below or above desired, a VM is not recorded, a
 //!   delete is under way;
 //! - TerminateInstances for VMs tagged for a group that no longer exists (orphans), or for a group
@@ -13,11 +13,12 @@
 //! every cloud it lists.
 
 use crate::Provisioner;
-use phantom::group::Group;
-use phantom::pulse::PairView;
-use phantom::queue::{Reconcile, Sweep, Work};
-use phantom::reconcile::{decide, Member};
-use phantom::store::StoreError;
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::pulse::PairView;
+use phantom_rules::reconcile::{decide, Member};
+use phantom_seams::queue::{Reconcile, Sweep, Work};
+use phantom_seams::store::StoreError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,8 +44,8 @@ impl Provisioner {
     pub async fn sweep(&self, s: &Sweep) -> Result<SweepReport, StoreError> {
         let started = std::time::Instant::now();
         let swept = self.sweep_pair(s).await;
-        phantom::ops::observe(
-            phantom::ops::SWEEP_SECONDS,
+        phantom_metrics::ops::observe(
+            phantom_metrics::ops::SWEEP_SECONDS,
             &[],
             started.elapsed().as_secs_f64(),
         );
@@ -157,7 +158,7 @@ impl Provisioner {
                     let health = self
                         .lb_health(g, &s.cloud, lbs.as_ref().and_then(|l| l.as_ref()))
                         .await;
-                    target.lb_failing = phantom::traffic::unhealthy(
+                    target.lb_failing = phantom_rules::traffic::unhealthy(
                         &g.settings.traffic,
                         recorded,
                         &health,
@@ -170,8 +171,8 @@ impl Provisioner {
                 let moving = g.settings.traffic.iter().any(|a| {
                     matches!(
                         a.state,
-                        phantom::traffic::AttachState::Adding
-                            | phantom::traffic::AttachState::Removing
+                        phantom_rules::traffic::AttachState::Adding
+                            | phantom_rules::traffic::AttachState::Removing
                     )
                 });
                 if !plan.is_empty() || g.deleting() || moving {
@@ -182,7 +183,7 @@ impl Provisioner {
             report.unwatched = self.unwatch(s).await?;
         }
         self.send_reconciles(s, &queued, &mut report).await;
-        let fingerprint = phantom::pulse::fingerprint(
+        let fingerprint = phantom_rules::pulse::fingerprint(
             tagged
                 .iter()
                 .map(|t| (t.seen.id.as_str(), t.seen.state.name())),
@@ -193,7 +194,7 @@ impl Provisioner {
     }
 
     /// Writes what this sweep saw on the pair's entry of the list, where it changed, for the
-    /// pulse's looks to compare with (`phantom::pulse`). A cloud that did not answer leaves no
+    /// pulse's looks to compare with (`phantom_rules::pulse`). A cloud that did not answer leaves no
     /// fingerprint, and the pair busy.
     async fn keep_view(
         &self,
@@ -206,7 +207,7 @@ impl Provisioner {
             return;
         }
         let view = PairView {
-            fingerprint: fingerprint.unwrap_or_else(|| phantom::pulse::UNKNOWN.to_string()),
+            fingerprint: fingerprint.unwrap_or_else(|| phantom_rules::pulse::UNKNOWN.to_string()),
             busy: busy || report.cloud_error.is_some(),
         };
         if s.view.as_ref() == Some(&view) {
@@ -228,7 +229,7 @@ impl Provisioner {
         &self,
         s: &Sweep,
         groups: &[Group],
-        tagged: &[phantom::cloud::Tagged],
+        tagged: &[phantom_seams::cloud::Tagged],
     ) -> Result<Vec<String>, StoreError> {
         let now = self.clock.now_ms();
         // Where each group runs, read once per group; a group whose clouds cannot be read is left
@@ -243,7 +244,7 @@ impl Provisioner {
                 }
             })
             .collect();
-        let elsewhere: Vec<(&phantom::cloud::Tagged, &Group, &BTreeSet<String>)> = tagged
+        let elsewhere: Vec<(&phantom_seams::cloud::Tagged, &Group, &BTreeSet<String>)> = tagged
             .iter()
             .filter(|t| t.seen.is_alive() && now - t.seen.launched_ms > STRAY_AFTER_MS)
             .filter_map(|t| {

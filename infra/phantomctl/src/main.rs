@@ -3,9 +3,9 @@
 //! works against the local stack and a deployed one alike.
 
 use clap::{Parser, Subcommand};
-use phantom::config::{aws_sdk_config, Config};
-use phantom::identity::{self, User};
-use phantom::store::{
+use phantom_rules::identity::{self, User};
+use phantom_seams::config::{aws_sdk_config, Config};
+use phantom_seams::store::{
     CloudCredentials, CloudRecord, Directory, DynamoStore, MetricAuth, StoreError,
 };
 use std::process::ExitCode;
@@ -175,8 +175,8 @@ async fn main() -> ExitCode {
 async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
     match command {
         Command::User(UserCommand::Create { name, admin }) => {
-            let created = phantom::time::format_timestamp(phantom::time::now());
-            let (user, secret) = User::new(&name, admin, created)?;
+            let created = phantom_model::time::format_timestamp(phantom_model::time::now());
+            let (user, secret) = phantom_rules::identity::new_user(&name, admin, created)?;
             match store.create_user(&user, &secret).await {
                 Ok(()) => println!("{} {secret}", user.access_key_id),
                 Err(StoreError::Exists) => return Err(format!("user '{name}' already exists")),
@@ -218,8 +218,8 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
             ) {
                 (true, ..) => None,
                 (false, Some(dr), Some(db), Some(mr), Some(mb)) => {
-                    let rate = |per_sec, burst| phantom::throttle::Rate { per_sec, burst };
-                    let l = phantom::throttle::Limits {
+                    let rate = |per_sec, burst| phantom_rules::throttle::Rate { per_sec, burst };
+                    let l = phantom_rules::throttle::Limits {
                         describe: rate(dr, db),
                         mutate: rate(mr, mb),
                     };
@@ -241,7 +241,7 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                     .await
                     .map_err(|e| e.to_string())?;
             } else {
-                let (password, digest) = phantom::scrape::new_password();
+                let (password, digest) = phantom_rules::scrape::new_password();
                 store
                     .set_scrape(&user.name, Some(&digest))
                     .await
@@ -339,7 +339,7 @@ async fn metric_source(command: MetricSourceCommand, store: &dyn Directory) -> R
         } => {
             let token = secret_from(bearer_token_env.as_deref())?;
             let password = secret_from(basic_password_env.as_deref())?;
-            let source = phantom::tracking::metric_source(
+            let source = phantom_rules::tracking::metric_source(
                 &url,
                 &instance_label,
                 token.as_deref(),

@@ -32,7 +32,7 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    phantom::logging::init();
+    phantom_seams::logging::init();
     let bind = std::env::var("PHANTOM_BIND").unwrap_or_else(|_| "127.0.0.1:4580".into());
     // Read before anything else, so that a wrong value fails at once, whatever else is missing.
     let trust_forwarded = match std::env::var("PHANTOM_TRUST_FORWARDED").as_deref() {
@@ -60,8 +60,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .enable_all()
             .build()?,
     ));
-    let sdk = phantom::config::aws_sdk_config().await;
-    if let Some(queue) = phantom::queue::SqsQueue::from_env(&sdk) {
+    let sdk = phantom_seams::config::aws_sdk_config().await;
+    if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&sdk) {
         let provisioner = Arc::new(provisioner::Provisioner::from_env().await?);
         for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
             fleet.spawn(poll_queue(queue.clone(), provisioner.clone()));
@@ -104,7 +104,7 @@ fn number(name: &str, default: f64) -> Result<f64, String> {
 }
 
 /// Lambda's SQS event source, locally: receive, call the provisioner, delete what succeeded.
-async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisioner>) {
+async fn poll_queue(queue: phantom_seams::queue::SqsQueue, p: Arc<provisioner::Provisioner>) {
     let sqs = queue.client();
     loop {
         let received = sqs
@@ -113,7 +113,7 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
             .max_number_of_messages(10)
             .wait_time_seconds(1)
             .visibility_timeout(60)
-            .message_attribute_names(phantom::queue::DUE_ATTRIBUTE)
+            .message_attribute_names(phantom_seams::queue::DUE_ATTRIBUTE)
             .message_system_attribute_names(
                 aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
             )
@@ -139,7 +139,7 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
         for m in messages {
             let due = m
                 .message_attributes()
-                .and_then(|a| a.get(phantom::queue::DUE_ATTRIBUTE))
+                .and_then(|a| a.get(phantom_seams::queue::DUE_ATTRIBUTE))
                 .and_then(|a| a.string_value())
                 .map(str::to_string);
             let sent = m
@@ -149,7 +149,7 @@ async fn poll_queue(queue: phantom::queue::SqsQueue, p: Arc<provisioner::Provisi
             let Some(id) = m.message_id else { continue };
             // SQS always gives a body (possibly empty, which is then unreadable work).
             let body = m.body.unwrap_or_default();
-            match phantom::queue::Received::from_sqs(
+            match phantom_seams::queue::Received::from_sqs(
                 id.clone(),
                 body,
                 due.as_deref(),
@@ -204,7 +204,7 @@ fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
         Ok((number(name, interval)? / interval).round().max(1.0) as u64)
     };
     let look = beats("PHANTOM_LOOK_SECS")?;
-    let cadence = phantom::pulse::Cadence {
+    let cadence = phantom_rules::pulse::Cadence {
         look,
         look_events: look,
         busy: 1,
@@ -214,7 +214,7 @@ fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
         None,
         (interval * 1000.0) as i64,
         cadence,
-        Arc::new(phantom::cloud::ec2_query::Ec2Lookups::default()),
+        Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
     ))
 }
 

@@ -1,6 +1,6 @@
-//! The EC2 adapter: one client per (cloud, user credentials) implementing `phantom::cloud::Cloud`.
-//! Thin: the launch request is built by `phantom::cloud::launch_request` (pure) and copied onto
-//! the SDK's RunInstances here; the decisions are in `phantom::reconcile`.
+//! The EC2 adapter: one client per (cloud, user credentials) implementing `phantom_seams::cloud::Cloud`.
+//! Thin: the launch request is built by `phantom_seams::cloud::launch_request` (pure) and copied onto
+//! the SDK's RunInstances here; the decisions are in `phantom_rules::reconcile`.
 
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
@@ -12,15 +12,15 @@ use aws_sdk_ec2::types::{
     Placement as Ec2Placement, ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag,
     TagSpecification, Tenancy, VolumeType,
 };
-use phantom::cloud::launch::{BlockDevice, Network, Profile};
-use phantom::cloud::{
+use phantom_model::cloud::{CloudCredentials, CloudRecord};
+use phantom_model::instance::{CloudState, Market, Seen};
+use phantom_model::instance_type::{Accelerator, InstanceTypeInfo};
+use phantom_rules::template::TemplateRef;
+use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
+use phantom_seams::cloud::{
     template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, SpotPrice, Tagged,
     TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
-use phantom::model::cloud::{CloudCredentials, CloudRecord};
-use phantom::model::instance::{CloudState, Market, Seen};
-use phantom::model::instance_type::{Accelerator, InstanceTypeInfo};
-use phantom::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,7 +77,7 @@ impl Ec2 {
                 None,
                 "phantom-cloud-credentials",
             ))
-            .interceptor(phantom::metrics::Counter::Ec2)
+            .interceptor(phantom_seams::metrics::Counter::Ec2)
             .timeout_config(
                 aws_sdk_ec2::config::timeout::TimeoutConfig::builder()
                     .connect_timeout(Duration::from_secs(5))

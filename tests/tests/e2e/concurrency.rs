@@ -162,7 +162,7 @@ async fn a_one_off_action_fires_once_under_concurrent_scheduler_runs() {
     let (a, b) = (s.health_check().await, s.health_check().await);
     for round in 0..3 {
         let name = format!("once-{round}");
-        let due = phantom::time::now_ms() + 2_000;
+        let due = phantom_model::time::now_ms() + 2_000;
         c.put_scheduled_update_group_action()
             .auto_scaling_group_name("sched")
             .scheduled_action_name(&name)
@@ -173,8 +173,8 @@ async fn a_one_off_action_fires_once_under_concurrent_scheduler_runs() {
             .unwrap();
         let run = async |h: &health_check::HealthCheck| {
             let mut applied = 0;
-            while phantom::time::now_ms() < due + 1_500 {
-                let now = phantom::time::now_ms();
+            while phantom_model::time::now_ms() < due + 1_500 {
+                let now = phantom_model::time::now_ms();
                 applied +=
                     health_check::scheduler::fire_due(h.store.as_ref(), h.queue.as_ref(), now)
                         .await

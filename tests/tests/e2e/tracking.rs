@@ -7,10 +7,10 @@
 //! Prometheus itself says it has seen. The same Prometheus scrapes every user's group metrics
 //! (EnableMetricsCollection) from the api.
 
-use phantom::prometheus::http::PrometheusHttp;
-use phantom::prometheus::Prometheus;
 use phantom_e2e::exporter::Exporter;
 use phantom_e2e::{eventually, free_port, stack, User};
+use phantom_seams::prometheus::http::PrometheusHttp;
+use phantom_seams::prometheus::Prometheus;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -427,10 +427,10 @@ fn series_count(query: &str) -> Result<usize, String> {
         .expect("a runtime");
     match rt.block_on(PrometheusHttp::new(url, None).query(query)) {
         // A series without a number (a quantile of no observations is NaN) answers nothing.
-        Ok(phantom::prometheus::Answer::Vector(v)) => {
+        Ok(phantom_seams::prometheus::Answer::Vector(v)) => {
             Ok(v.iter().filter(|s| s.value.is_finite()).count())
         }
-        Ok(phantom::prometheus::Answer::Scalar(v)) => Ok(usize::from(v.is_finite())),
+        Ok(phantom_seams::prometheus::Answer::Scalar(v)) => Ok(usize::from(v.is_finite())),
         Err(e) => Err(format!("{e:?}")),
     }
 }

@@ -4,9 +4,9 @@
 
 use super::{causes, create_lc, failure, group};
 use aws_sdk_autoscaling::types::Tag;
-use phantom::store::{Directory, Groups};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_seams::store::{Directory, Groups};
 
 fn tag(group: &str, key: &str, value: &str) -> Tag {
     Tag::builder()
@@ -275,7 +275,7 @@ async fn bad_clouds_tags_are_refused_with_nothing_written() {
     w.store
         .put_cloud_credentials(
             &u.name,
-            &phantom::store::CloudCredentials {
+            &phantom_seams::store::CloudCredentials {
                 cloud: "sierra".into(),
                 access_key_id: "k".into(),
                 secret: "s".into(),
@@ -442,7 +442,7 @@ async fn a_vm_left_on_a_cloud_the_group_no_longer_lists_is_swept() {
         ("phantom:group-id", gid.as_str()),
     ]
     .map(|(k, v)| (k.to_string(), v.to_string()));
-    phantom::cloud::Cloud::tag(&*w.sierra, std::slice::from_ref(&stray), &tags)
+    phantom_seams::cloud::Cloud::tag(&*w.sierra, std::slice::from_ref(&stray), &tags)
         .await
         .unwrap();
     w.sdk(&u)

@@ -6,9 +6,9 @@
 use crate::provisioning::converges;
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::{LifecycleState, TrafficSourceIdentifier};
-use phantom::traffic::{source, Source};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_rules::traffic::{source, Source};
 
 const TG: &str =
     "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/web/0123456789abcdef";
@@ -292,7 +292,7 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
     // Nothing was attached.
     assert!(states(&w, &u).await.is_empty());
     // A cloud registered without load balancers says so.
-    use phantom::store::Directory;
+    use phantom_seams::store::Directory;
     let mut plain = w.store.cloud("sierra").await.unwrap().unwrap();
     plain.load_balancers = false;
     w.store.put_cloud(&plain).await.unwrap();
@@ -340,7 +340,7 @@ async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right
             .await
             .unwrap();
         while !w.queue.receive(10).is_empty() {}
-        let msg = phantom::queue::Reconcile::new(&u.name, "web", "crash test");
+        let msg = phantom_seams::queue::Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
         w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
         let one = converges(&w, &u, "hotel", "web", 1).await;

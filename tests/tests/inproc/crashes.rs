@@ -3,9 +3,9 @@
 //! at its desired size, no VM leaked and none launched twice.
 
 use crate::{create_group, create_lc, group};
-use phantom::queue::Reconcile;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_seams::queue::Reconcile;
 
 /// Runs until the group has `want` VMs, each recorded and alive, none of them at risk.
 async fn settled(w: &World, u: &User, want: usize) {
@@ -21,7 +21,7 @@ async fn settled(w: &World, u: &User, want: usize) {
         let mut recorded = recorded;
         recorded.sort();
         // A VM marked at risk has yet to be replaced and let go.
-        let at_risk = phantom::store::Fleet::instances(w.store.as_ref(), &u.name, "web")
+        let at_risk = phantom_seams::store::Fleet::instances(w.store.as_ref(), &u.name, "web")
             .await
             .expect("the store")
             .iter()
@@ -166,9 +166,9 @@ async fn a_crash_at_any_step_of_a_rebalance_leaks_and_doubles_nothing() {
             assert_eq!(alive.len(), 2);
             let marked = w
                 .provisioner()
-                .at_risk(&phantom::queue::AtRisk {
+                .at_risk(&phantom_seams::queue::AtRisk {
                     instance: alive[0].clone(),
-                    signal: phantom::cloud::memory::REBALANCE_RECOMMENDATION.into(),
+                    signal: phantom_seams::cloud::memory::REBALANCE_RECOMMENDATION.into(),
                     region: phantom_e2e::stack::REGION.into(),
                     account: "123456789012".into(),
                 })

@@ -5,9 +5,9 @@
 use super::self_service::call;
 use super::{create_group, create_lc};
 use base64::Engine;
-use phantom::time::Clock;
 use phantom_e2e::world::{World, EMF_NAMESPACE};
 use phantom_e2e::User;
+use phantom_model::time::Clock;
 use serde_json::{json, Value};
 
 /// A GET of the metrics endpoint with `authorization` (none: no header).
@@ -242,7 +242,7 @@ async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
     assert!(w.emf.take().is_empty());
 
     // A user with many groups with metrics is read whole: a line for each, none for the others.
-    let many = phantom::store::samples::BY_USER;
+    let many = phantom_seams::store::samples::BY_USER;
     for i in 0..many {
         let name = format!("many-{i}");
         create_group(&w, &u, &name, "web@hotel", 0, 4, 0).await;
@@ -274,7 +274,7 @@ async fn describe_metric_collection_types_answers_awss_lists() {
     let c = w.sdk(&u);
     let types = c.describe_metric_collection_types().send().await.unwrap();
     let metrics: Vec<&str> = types.metrics().iter().filter_map(|m| m.metric()).collect();
-    assert_eq!(metrics, phantom::group_metrics::NAMES);
+    assert_eq!(metrics, phantom_rules::group_metrics::NAMES);
     assert_eq!(metrics.len(), 20);
     let granularities: Vec<&str> = types
         .granularities()
@@ -403,7 +403,7 @@ async fn an_administrators_scrape_sees_every_users_groups() {
         enable(&w, u, "web", &["GroupMaxSize"]).await;
     }
     // bob has enough groups with metrics to be read whole.
-    let many = phantom::store::samples::BY_USER;
+    let many = phantom_seams::store::samples::BY_USER;
     for i in 0..many {
         let name = format!("many-{i}");
         create_group(&w, &bob, &name, "web@hotel", 0, 3, 0).await;
@@ -594,7 +594,7 @@ async fn an_administrators_scrape_gives_phantoms_operating_metrics() {
     assert_eq!(scrape_at(&w, ops, Some(&theirs)).await.0, 403);
 }
 
-/// GetOperatingMetrics (the console's operations page): each figure of `phantom::ops::CHARTS`
+/// GetOperatingMetrics (the console's operations page): each figure of `phantom_metrics::ops::CHARTS`
 /// from the metric source, for administrators only; refused without a metric source.
 #[tokio::test]
 async fn get_operating_metrics_charts_phantoms_figures_for_administrators() {
@@ -614,7 +614,7 @@ async fn get_operating_metrics_charts_phantoms_figures_for_administrators() {
     assert_eq!(status, 200, "{answer}");
     let series = answer["Series"].as_array().unwrap();
     let names: Vec<&str> = series.iter().map(|s| s["Name"].as_str().unwrap()).collect();
-    let want: Vec<&str> = phantom::ops::CHARTS.iter().map(|c| c.0).collect();
+    let want: Vec<&str> = phantom_metrics::ops::CHARTS.iter().map(|c| c.0).collect();
     assert_eq!(names, want);
     let last = |s: &Value| s["Datapoints"].as_array().unwrap().last().unwrap()["Value"].as_f64();
     assert_eq!(last(&series[0]), Some(4.5), "{answer}");
@@ -641,7 +641,7 @@ fn observed_between(text: &str, family: &str, low: &str, high: &str) -> f64 {
 /// counted in `phantom_replacement_seconds`, and nothing is owed any more.
 #[tokio::test]
 async fn a_dead_vms_replacement_is_timed_from_its_death_to_in_service() {
-    use phantom::store::{Fleet, Groups};
+    use phantom_seams::store::{Fleet, Groups};
     let w = World::new().await;
     let (u, root) = (w.user("replaced").await, w.admin("replacer").await);
     create_lc(&w, &u, "web@hotel").await;
@@ -695,7 +695,8 @@ async fn a_dead_vms_replacement_is_timed_from_its_death_to_in_service() {
 
     w.until(60, "the replacement InService", async || {
         let m = w.store.instances(&u.name, "web").await.ok()?;
-        (m.len() == 1 && m[0].lifecycle == phantom::reconcile::Lifecycle::InService).then_some(())
+        (m.len() == 1 && m[0].lifecycle == phantom_rules::reconcile::Lifecycle::InService)
+            .then_some(())
     })
     .await;
     let members = w.store.instances(&u.name, "web").await.unwrap();

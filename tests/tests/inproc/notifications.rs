@@ -6,9 +6,9 @@
 use crate::provisioning::{converges, in_service};
 use crate::{create_group, create_lc, failure};
 use aws_sdk_autoscaling::types::LifecycleHookSpecification;
-use phantom::queue::Reconcile;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_seams::queue::Reconcile;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -3,10 +3,10 @@
 
 use crate::{create_group, create_lc, group};
 use aws_sdk_autoscaling::types::LifecycleState;
-use phantom::cloud::memory::Fault;
-use phantom::queue::{Reconcile, WorkQueue};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_seams::cloud::memory::Fault;
+use phantom_seams::queue::{Reconcile, WorkQueue};
 
 /// The ids of the group's instances that are InService.
 pub async fn in_service(w: &World, u: &User, name: &str) -> Vec<String> {

@@ -1,13 +1,13 @@
-//! The pulse in process (`phantom::pulse`, `health_check::pulse`): a dead VM seen by a look and
+//! The pulse in process (`phantom_rules::pulse`, `health_check::pulse`): a dead VM seen by a look and
 //! replaced within seconds, a quiet pair never swept between its turns, and the chain's safety:
 //! the holder killed at every step, two starters at once, a lost tick.
 
 use crate::{create_group, create_lc};
 use health_check::HealthCheck;
-use phantom::pulse::Cadence;
-use phantom::store::{Directory, Fleet};
-use phantom::time::Clock;
 use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
+use phantom_model::time::Clock;
+use phantom_rules::pulse::Cadence;
+use phantom_seams::store::{Directory, Fleet};
 
 /// The deployment's defaults: a beat every 5 s, a look every 10 s, a busy pair swept every
 /// minute, every pair every hour.
@@ -187,7 +187,7 @@ async fn a_lost_tick_is_replaced_by_the_schedule_and_a_late_one_dies() {
     let now = w.store.pulse().await.unwrap().expect("a lease").seq;
     assert!(now > held + 30);
     // A tick of the old chain that was only late finds itself stale, and sends nothing.
-    let late = phantom::pulse::Tick { seq: held + 1 };
+    let late = phantom_rules::pulse::Tick { seq: held + 1 };
     let report = h.tick(late).await.expect("a stale tick is dropped");
     assert!(report.stale);
     assert_eq!(w.pulse.waiting().len(), 1);
@@ -264,7 +264,7 @@ async fn an_event_for_a_vm_of_no_group_or_still_running_does_nothing() {
     let w = World::new().await;
     let (h, _) = settled(&w).await;
     let p = w.provisioner();
-    let event = |instance: &str, state: &str| phantom::queue::StateChange {
+    let event = |instance: &str, state: &str| phantom_seams::queue::StateChange {
         instance: instance.into(),
         state: state.into(),
         region: "us-east-1".into(),

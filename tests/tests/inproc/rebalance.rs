@@ -7,9 +7,9 @@ use crate::hooks::in_state;
 use crate::provisioning::{activities, converges, in_service};
 use crate::spot::{fleet_across, of, split, split_of};
 use aws_sdk_autoscaling::types::LifecycleState;
-use phantom::model::instance::Market;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
 use phantom_e2e::User;
+use phantom_model::instance::Market;
 use std::time::Duration;
 
 /// Group `fleet` on sierra, all spot, at its maximum of `desired`.

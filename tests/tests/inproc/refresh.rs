@@ -8,9 +8,9 @@ use aws_sdk_autoscaling::types::{
     DesiredConfiguration, InstanceRefresh, InstanceRefreshStatus, LaunchTemplateSpecification,
     LifecycleState, RefreshPreferences,
 };
-use phantom::queue::Reconcile;
 use phantom_e2e::world::{World, IMAGE};
 use phantom_e2e::User;
+use phantom_seams::queue::Reconcile;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

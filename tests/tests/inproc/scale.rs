@@ -5,9 +5,9 @@
 
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::LifecycleState;
-use phantom::store::{Directory, Fleet};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_seams::store::{Directory, Fleet};
 use std::time::Duration;
 
 /// (InService, Pending) instance counts of a group.
@@ -158,7 +158,7 @@ async fn a_user_with_no_group_left_comes_off_the_list() {
     w.run_for(3).await;
     // A VM launched for the group but never recorded (a provisioner that died after
     // RunInstances), then the group deleted (it has no instances on record).
-    let g = phantom::store::Groups::group(w.store.as_ref(), &u.name, "web")
+    let g = phantom_seams::store::Groups::group(w.store.as_ref(), &u.name, "web")
         .await
         .unwrap()
         .unwrap();
@@ -364,9 +364,9 @@ async fn the_health_check_skips_a_run_while_the_fleet_is_behind() {
     w.run_for(3).await;
     // Two messages wait (as many as there are pairs): the run adds nothing.
     for _ in 0..2 {
-        phantom::queue::WorkQueue::send(
+        phantom_seams::queue::WorkQueue::send(
             w.queue.as_ref(),
-            &phantom::queue::Reconcile::new("a-0", "web", "test").into(),
+            &phantom_seams::queue::Reconcile::new("a-0", "web", "test").into(),
             0,
         )
         .await

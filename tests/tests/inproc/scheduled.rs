@@ -7,9 +7,9 @@
 use super::{causes, create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::ScheduledUpdateGroupActionRequest;
 use aws_smithy_types::DateTime;
-use phantom::time::Clock;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_model::time::Clock;
 
 const MINUTE: i64 = 60_000;
 

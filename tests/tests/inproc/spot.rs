@@ -4,9 +4,9 @@
 
 use crate::provisioning::{activities, converges};
 use aws_sdk_autoscaling::types::{InstancesDistribution, MixedInstancesPolicy};
-use phantom::cloud::memory::Vm;
-use phantom::model::instance::Market;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
+use phantom_model::instance::Market;
+use phantom_seams::cloud::memory::Vm;
 
 pub(crate) fn split(base: i32, percent: i32, strategy: &str) -> InstancesDistribution {
     InstancesDistribution::builder()

@@ -8,8 +8,8 @@ use aws_sdk_autoscaling::types::{
     InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
     MixedInstancesPolicy,
 };
-use phantom::store::Directory;
 use phantom_e2e::world::{World, IMAGE};
+use phantom_seams::store::Directory;
 
 fn spec(name: &str, version: &str) -> LaunchTemplateSpecification {
     LaunchTemplateSpecification::builder()

@@ -1,11 +1,11 @@
-//! Per-user request limits in process (`phantom::throttle`, `api::throttle`): a user past their
+//! Per-user request limits in process (`phantom_rules::throttle`, `api::throttle`): a user past their
 //! burst gets AWS's Throttling while another user is served; describing and changing draw from
 //! their own buckets; the SDK's standard retry mode rides it out, as against AWS.
 
 use super::self_service::call;
 use crate::failure;
-use phantom::throttle::DEFAULT;
 use phantom_e2e::world::World;
+use phantom_rules::throttle::DEFAULT;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,9 +4,9 @@
 use crate::provisioning::{activities, converges, in_service};
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::{Filter, LifecycleState, Tag};
-use phantom::time::Clock;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_model::time::Clock;
 
 fn tag(group: &str, key: &str, value: &str, propagate: bool) -> Tag {
     Tag::builder()
@@ -930,7 +930,7 @@ async fn attach_and_detach_instances() {
     let theirs = w.hotel.outside();
     let tags = [("phantom:group", "db"), ("phantom:group-id", "g-other")]
         .map(|(k, v)| (k.to_string(), v.to_string()));
-    phantom::cloud::Cloud::tag(&*w.hotel, std::slice::from_ref(&theirs), &tags)
+    phantom_seams::cloud::Cloud::tag(&*w.hotel, std::slice::from_ref(&theirs), &tags)
         .await
         .unwrap();
     for (id, why) in [
@@ -945,7 +945,7 @@ async fn attach_and_detach_instances() {
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.desired_capacity(), Some(2));
     assert_eq!(g.instances().len(), 2);
-    phantom::cloud::Cloud::terminate(&*w.hotel, &[theirs])
+    phantom_seams::cloud::Cloud::terminate(&*w.hotel, &[theirs])
         .await
         .unwrap();
 

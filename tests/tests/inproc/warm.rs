@@ -5,10 +5,10 @@
 use crate::provisioning::{activities, converges};
 use crate::{create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::{InstanceReusePolicy, LifecycleState, WarmPoolState};
-use phantom::queue::Reconcile;
-use phantom::reconcile::CloudState;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_rules::reconcile::CloudState;
+use phantom_seams::queue::Reconcile;
 use std::collections::BTreeSet;
 
 /// The pool's VMs as (id, lifecycle state), by id.

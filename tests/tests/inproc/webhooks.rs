@@ -115,7 +115,7 @@ async fn wrong_revoked_and_replaced_webhooks_get_403() {
     let other = w.user("intruder").await;
     create_lc(&w, &other, "web@hotel").await;
     create_group(&w, &other, "web", "web@hotel", 1, 4, 1).await;
-    let other_user = phantom::webhook::path(&other.name, "web", id, secret);
+    let other_user = phantom_rules::webhook::path(&other.name, "web", id, secret);
     for bad in [
         wrong_secret.as_str(),
         other_user.as_str(),

@@ -4,9 +4,9 @@
 //! capacity in units.
 
 use crate::spot::split;
-use phantom::model::instance::Market;
 use phantom_e2e::world::{weighted_policy, World, IMAGE};
 use phantom_e2e::User;
+use phantom_model::instance::Market;
 
 /// The group's instances: (type, market, WeightedCapacity), InService ones, sorted.
 async fn serving(w: &World, u: &User) -> Vec<(String, Market, String)> {

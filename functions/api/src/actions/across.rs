@@ -1,14 +1,15 @@
-//! A group's clouds as its tags say (`phantom:clouds`, `phantom:policy`; `phantom::spread`),
+//! A group's clouds as its tags say (`phantom:clouds`, `phantom:policy`; `phantom_rules::spread`),
 //! checked whenever a group is created or changed: a value that cannot be used is refused with a
 //! ValidationError naming the tag and the problem, with nothing written.
 
 use crate::App;
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::spread::{bad_clouds as bad, Spread};
-use phantom::{ApiError, ApiResult};
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::identity::Caller;
+use phantom_rules::spread::{bad_clouds as bad, Spread};
+use phantom_wire::{ApiError, ApiResult};
 
-pub(super) use phantom::spread::settled;
+pub(super) use phantom_rules::spread::settled;
 
 /// Each listed cloud is registered, the caller has credentials there, and the group's launch
 /// configuration exists for it (`web@sierra` for a group from `web@hotel`), or its launch
@@ -20,7 +21,7 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
         return Ok(());
     };
     // `settled` has refused a group across clouds with neither, or with a template's id.
-    let template = phantom::template::of(
+    let template = phantom_rules::template::of(
         g.launching().launch_template,
         g.launching().mixed_instances_policy,
     )?;
@@ -59,7 +60,7 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
                 .iter()
                 .find(|c| c.name == *cloud)
                 .expect("checked registered above");
-            phantom::template::check_cloud(cloud, record.launch_templates)?;
+            phantom_rules::template::check_cloud(cloud, record.launch_templates)?;
             for t in spec.templates() {
                 super::lookups::check_template(app, caller, cloud, t).await?;
             }

@@ -1,15 +1,17 @@
 //! The read-only catalogues tools ask for: what Phantom supports, from the lists its checks use.
 
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::Nothing;
-use phantom::model::response::{
+use phantom_model::request::Nothing;
+use phantom_model::response::{
     AdjustmentType, DescribeAccountLimits, DescribeAdjustmentTypes,
     DescribeAutoScalingNotificationTypes, DescribeMetricCollectionTypes,
     DescribeScalingProcessTypes, DescribeTerminationPolicyTypes, MetricCollectionType,
     MetricGranularityType, ProcessType,
 };
-use phantom::{group, processes, store, ApiResult};
+use phantom_rules::identity::Caller;
+use phantom_rules::{group, processes};
+use phantom_seams::store;
+use phantom_wire::ApiResult;
 
 pub async fn scaling_process_types(
     _app: &App,
@@ -50,14 +52,14 @@ pub async fn metric_collection_types(
     })
 }
 
-/// AWS's adjustment types, the ones scaling policies take (`phantom::policy`).
+/// AWS's adjustment types, the ones scaling policies take (`phantom_rules::policy`).
 pub async fn adjustment_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
 ) -> ApiResult<DescribeAdjustmentTypes> {
     Ok(DescribeAdjustmentTypes {
-        adjustment_types: phantom::policy::AdjustmentType::ALL
+        adjustment_types: phantom_rules::policy::AdjustmentType::ALL
             .iter()
             .map(|t| AdjustmentType {
                 adjustment_type: t.as_str(),
@@ -66,14 +68,14 @@ pub async fn adjustment_types(
     })
 }
 
-/// AWS's five, each of which Phantom sends (`phantom::notification`).
+/// AWS's five, each of which Phantom sends (`phantom_rules::notification`).
 pub async fn notification_types(
     _app: &App,
     _caller: &Caller,
     _input: Nothing,
 ) -> ApiResult<DescribeAutoScalingNotificationTypes> {
     Ok(DescribeAutoScalingNotificationTypes {
-        auto_scaling_notification_types: phantom::notification::NotificationType::ALL
+        auto_scaling_notification_types: phantom_rules::notification::NotificationType::ALL
             .iter()
             .map(|t| t.as_str())
             .collect(),

@@ -1,12 +1,13 @@
 use super::{across, launch_config_not_found, lookups};
 use crate::App;
-use phantom::group::{self, NewGroupContext};
-use phantom::identity::Caller;
-use phantom::launch_config::unknown_cloud;
-use phantom::model::request::CreateAutoScalingGroup;
-use phantom::store::{StoreError, MAX_GROUPS};
-use phantom::template;
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::CreateAutoScalingGroup;
+use phantom_rules::group::GroupRules;
+use phantom_rules::group::{self, NewGroupContext};
+use phantom_rules::identity::Caller;
+use phantom_rules::launch_config::unknown_cloud;
+use phantom_rules::template;
+use phantom_seams::store::{StoreError, MAX_GROUPS};
+use phantom_wire::{ApiError, ApiResult};
 
 pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
@@ -71,14 +72,14 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
     }
     across::check(app, caller, &g).await?;
     // Its load balancers, found on its cloud.
-    let sources = phantom::traffic::of_create(&input)?;
+    let sources = phantom_rules::traffic::of_create(&input)?;
     let mut g = g;
     if !sources.is_empty() {
         let drains = super::traffic::drains(app, caller, &g, &sources).await?;
-        g.settings.traffic = phantom::traffic::attach(&[], &sources, |s| {
+        g.settings.traffic = phantom_rules::traffic::attach(&[], &sources, |s| {
             sources.iter().position(|x| x == s).map_or(0, |i| drains[i])
         })?;
-        phantom::traffic::show(&mut g.settings);
+        phantom_rules::traffic::show(&mut g.settings);
     }
     // Each hook's target gets AWS's test message before the group is made.
     let now = app.clock.now_ms();
@@ -88,7 +89,7 @@ pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> A
         .iter()
         .filter_map(|h| h.notification_target_arn.as_deref())
     {
-        let test = phantom::notification::test(name, &g.settings.arn, t, true, now);
+        let test = phantom_rules::notification::test(name, &g.settings.arn, t, true, now);
         super::notifications::send_test(app, &test).await?;
     }
     match app.store.create_group(&caller.user, &g).await {

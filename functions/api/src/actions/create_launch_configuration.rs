@@ -1,9 +1,9 @@
 use crate::App;
-use phantom::identity::Caller;
-use phantom::launch_config::{self, cloud_of, unknown_cloud};
-use phantom::model::request::CreateLaunchConfiguration;
-use phantom::store::{StoreError, MAX_LAUNCH_CONFIGS};
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::CreateLaunchConfiguration;
+use phantom_rules::identity::Caller;
+use phantom_rules::launch_config::{self, cloud_of, unknown_cloud};
+use phantom_seams::store::{StoreError, MAX_LAUNCH_CONFIGS};
+use phantom_wire::{ApiError, ApiResult};
 
 pub async fn run(app: &App, caller: &Caller, input: CreateLaunchConfiguration) -> ApiResult<()> {
     let name = &input.launch_configuration_name;

@@ -1,9 +1,9 @@
 use super::{change_group, group_not_found, pending_delete};
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::Tags;
-use phantom::tags::{self, TagChange};
-use phantom::ApiResult;
+use phantom_model::request::Tags;
+use phantom_rules::identity::Caller;
+use phantom_rules::tags::{self, TagChange};
+use phantom_wire::ApiResult;
 use std::collections::BTreeMap;
 
 /// Adds or replaces tags of one or more groups; each group's change is a compare-and-set. A tag

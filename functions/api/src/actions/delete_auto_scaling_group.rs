@@ -3,10 +3,10 @@
 //! VMs, then removes it.
 
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DeleteAutoScalingGroup;
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::DeleteAutoScalingGroup;
+use phantom_rules::identity::Caller;
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_wire::{ApiError, ApiResult};
 
 pub async fn run(app: &App, caller: &Caller, input: DeleteAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;

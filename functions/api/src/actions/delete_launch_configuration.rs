@@ -1,9 +1,9 @@
 use super::launch_config_not_found;
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DeleteLaunchConfiguration;
-use phantom::store::StoreError;
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::DeleteLaunchConfiguration;
+use phantom_rules::identity::Caller;
+use phantom_seams::store::StoreError;
+use phantom_wire::{ApiError, ApiResult};
 
 pub async fn run(app: &App, caller: &Caller, input: DeleteLaunchConfiguration) -> ApiResult<()> {
     let name = &input.launch_configuration_name;

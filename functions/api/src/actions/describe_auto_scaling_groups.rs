@@ -1,12 +1,12 @@
 use super::names;
 use crate::App;
-use phantom::group::{matches_filters, parse_filters};
-use phantom::identity::Caller;
-use phantom::model::request::DescribeAutoScalingGroups;
-use phantom::model::response;
-use phantom::paging;
-use phantom::reconcile::Member;
-use phantom::ApiResult;
+use phantom_model::request::DescribeAutoScalingGroups;
+use phantom_model::response;
+use phantom_rules::group::{matches_filters, parse_filters};
+use phantom_rules::identity::Caller;
+use phantom_rules::reconcile::Member;
+use phantom_wire::paging;
+use phantom_wire::ApiResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub async fn run(

@@ -1,8 +1,8 @@
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DescribeAutoScalingInstances;
-use phantom::model::response;
-use phantom::{paging, ApiResult};
+use phantom_model::request::DescribeAutoScalingInstances;
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_wire::{paging, ApiResult};
 
 /// AWS allows at most 50 records a page here.
 const MAX: usize = 50;

@@ -1,10 +1,10 @@
 use super::names;
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DescribeLaunchConfigurations;
-use phantom::model::response;
-use phantom::paging;
-use phantom::ApiResult;
+use phantom_model::request::DescribeLaunchConfigurations;
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_wire::paging;
+use phantom_wire::ApiResult;
 
 pub async fn run(
     app: &App,

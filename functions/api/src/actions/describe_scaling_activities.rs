@@ -1,8 +1,8 @@
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DescribeScalingActivities;
-use phantom::model::response;
-use phantom::{paging, ApiResult};
+use phantom_model::request::DescribeScalingActivities;
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_wire::{paging, ApiResult};
 
 const MAX: usize = 100;
 

@@ -1,8 +1,9 @@
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::DescribeTags;
-use phantom::model::response;
-use phantom::{paging, tags, ApiResult};
+use phantom_model::request::DescribeTags;
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_rules::tags;
+use phantom_wire::{paging, ApiResult};
 
 /// The tags of the caller's groups, by group then key, filtered and paged.
 pub async fn run(

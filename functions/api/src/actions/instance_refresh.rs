@@ -1,18 +1,20 @@
 //! StartInstanceRefresh, DescribeInstanceRefreshes, CancelInstanceRefresh, RollbackInstanceRefresh:
-//! a refresh is kept on its group (`phantom::refresh`); the provisioner's rounds replace the
+//! a refresh is kept on its group (`phantom_rules::refresh`); the provisioner's rounds replace the
 //! instances, and write its status as it goes.
 
 use super::{change_group, group_named, lookups};
 use crate::App;
-use phantom::group::Launching;
-use phantom::identity::Caller;
-use phantom::model::request::{
+use phantom_model::request::{
     CancelInstanceRefresh, DescribeInstanceRefreshes, RollbackInstanceRefresh, StartInstanceRefresh,
 };
-use phantom::model::response::{self, InstanceRefreshId};
-use phantom::refresh::{self, DesiredConfiguration, InstanceRefresh, Status};
-use phantom::spread::Spread;
-use phantom::{paging, template, ApiError, ApiResult};
+use phantom_model::response::{self, InstanceRefreshId};
+use phantom_rules::group::GroupRules;
+use phantom_rules::group::Launching;
+use phantom_rules::identity::Caller;
+use phantom_rules::refresh::{self, DesiredConfiguration, InstanceRefresh, Status};
+use phantom_rules::spread::Spread;
+use phantom_rules::template;
+use phantom_wire::{paging, ApiError, ApiResult};
 
 pub async fn start(
     app: &App,
@@ -78,7 +80,7 @@ pub async fn start(
             auto_scaling_group_name: name.clone(),
             status: Status::Pending,
             status_reason: None,
-            start_time: phantom::time::format_timestamp(now),
+            start_time: phantom_model::time::format_timestamp(now),
             end_time: None,
             percentage_complete: 0,
             instances_to_update: replace.len() as i64,
@@ -179,7 +181,7 @@ pub async fn cancel(
 ) -> ApiResult<InstanceRefreshId> {
     let name = &input.auto_scaling_group_name;
     let wait = input.wait_for_transitioning_instances.unwrap_or(true);
-    let now = phantom::time::format_timestamp(app.clock.now());
+    let now = phantom_model::time::format_timestamp(app.clock.now());
     change_running(app, caller, name, "CancelInstanceRefresh", |r| {
         Ok(refresh::cancel(r, wait, &now))
     })
@@ -196,7 +198,7 @@ pub async fn rollback(
     let name = &input.auto_scaling_group_name;
     let members = app.store.instances(&caller.user, name).await?;
     let now_ms = app.clock.now_ms();
-    let now = phantom::time::format_timestamp(app.clock.now());
+    let now = phantom_model::time::format_timestamp(app.clock.now());
     change_running(app, caller, name, "RollbackInstanceRefresh", |r| {
         if let Some(why) = refresh::irreversible(r) {
             return Err(ApiError::irreversible_instance_refresh(why));
@@ -234,7 +236,7 @@ async fn change_running(
     })
 }
 
-fn running<'a>(g: &'a phantom::group::Group, name: &str) -> ApiResult<&'a InstanceRefresh> {
+fn running<'a>(g: &'a phantom_rules::group::Group, name: &str) -> ApiResult<&'a InstanceRefresh> {
     refresh::active(&g.settings.instance_refreshes).ok_or_else(|| {
         ApiError::active_instance_refresh_not_found(format!(
             "No in progress or pending Instance Refresh found for Auto Scaling group {name}"

@@ -6,25 +6,26 @@
 use super::group_not_found;
 use super::records::{member, write, write_group};
 use crate::App;
-use phantom::activity::{self, Context};
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::lifecycle;
-use phantom::model::request::{
+use phantom_model::request::{
     InstancesJoining, InstancesLeaving, SetInstanceHealth, SetInstanceProtection,
     TerminateInstanceInAutoScalingGroup,
 };
-use phantom::model::response;
-use phantom::reconcile::{Cause, Lifecycle, Member};
-use phantom::store::Record;
-use phantom::{ApiError, ApiResult};
+use phantom_model::response;
+use phantom_rules::activity::{self, Context};
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::identity::Caller;
+use phantom_rules::lifecycle;
+use phantom_rules::reconcile::{Cause, Lifecycle, Member};
+use phantom_seams::store::Record;
+use phantom_wire::{ApiError, ApiResult};
 
 fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     Context {
         group: &g.name,
         group_arn: &g.settings.arn,
         now_ms: app.clock.now_ms(),
-        audience: phantom::notification::Audience::NONE,
+        audience: phantom_rules::notification::Audience::NONE,
     }
 }
 
@@ -306,7 +307,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     waits: Vec::new(),
                     rev: 0,
                     // What the cloud shows is recorded once the provisioner has looked.
-                    market: phantom::model::instance::Market::OnDemand,
+                    market: phantom_model::instance::Market::OnDemand,
                 })
                 .collect(),
             desired: Some(g.desired + n),

@@ -1,23 +1,23 @@
 //! Lifecycle hooks: PutLifecycleHook, DeleteLifecycleHook, DescribeLifecycleHooks (changes to and
-//! reads of the group's settings, `phantom::lifecycle`), and CompleteLifecycleAction and
+//! reads of the group's settings, `phantom_rules::lifecycle`), and CompleteLifecycleAction and
 //! RecordLifecycleActionHeartbeat (changes to a waiting instance's record). The provisioner holds
-//! and releases the instances (`phantom::reconcile::decide`).
+//! and releases the instances (`phantom_rules::reconcile::decide`).
 
 use super::notifications::send_test;
 use super::records::write_group;
 use super::{change_group, group_named, names};
 use crate::App;
-use phantom::identity::Caller;
-use phantom::lifecycle::{self, Outcome};
-use phantom::model::group::LifecycleHook;
-use phantom::model::request::{
+use phantom_model::group::LifecycleHook;
+use phantom_model::request::{
     DescribeLifecycleHooks, LifecycleAction, LifecycleHookName, Nothing, PutLifecycleHook,
 };
-use phantom::model::response;
-use phantom::notification;
-use phantom::reconcile::{Lifecycle, Member};
-use phantom::store::Record;
-use phantom::{ApiError, ApiResult};
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_rules::lifecycle::{self, Outcome};
+use phantom_rules::notification;
+use phantom_rules::reconcile::{Lifecycle, Member};
+use phantom_seams::store::Record;
+use phantom_wire::{ApiError, ApiResult};
 
 /// A hook given a new NotificationTargetARN sends it AWS's test message first: a target that
 /// cannot take it refuses the put.

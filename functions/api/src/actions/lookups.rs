@@ -5,11 +5,12 @@
 //! again when it acts and records a failed activity if the answer is no.
 
 use crate::App;
-use phantom::cloud::Lookup;
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::template::TemplateRef;
-use phantom::{attach, ApiError, ApiResult};
+use phantom_rules::attach;
+use phantom_rules::group::Group;
+use phantom_rules::identity::Caller;
+use phantom_rules::template::TemplateRef;
+use phantom_seams::cloud::Lookup;
+use phantom_wire::{ApiError, ApiResult};
 use std::sync::Arc;
 
 /// The cloud as the caller's credentials reach it, or `None` if they have none there.
@@ -28,7 +29,7 @@ async fn cloud(app: &App, caller: &Caller, name: &str) -> ApiResult<Option<Arc<d
     Ok(Some(app.clouds.lookup(&cloud, &creds)))
 }
 
-fn not_asked(caller: &Caller, cloud: &str, e: &phantom::cloud::CloudError) {
+fn not_asked(caller: &Caller, cloud: &str, e: &phantom_seams::cloud::CloudError) {
     tracing::warn!(
         user = caller.user,
         cloud,
@@ -88,15 +89,15 @@ pub(super) async fn subnet_zones(
 /// checked to have launch templates.
 pub(super) async fn template_cloud(
     app: &App,
-    spec: &phantom::template::Spec,
-) -> ApiResult<phantom::store::CloudRecord> {
+    spec: &phantom_rules::template::Spec,
+) -> ApiResult<phantom_seams::store::CloudRecord> {
     let name = spec.cloud_or(app.config.default_cloud.as_deref())?;
     let cloud = app
         .store
         .cloud(&name)
         .await?
-        .ok_or_else(|| phantom::launch_config::unknown_cloud(&name, &[]))?;
-    phantom::template::check_cloud(&cloud.name, cloud.launch_templates)?;
+        .ok_or_else(|| phantom_rules::launch_config::unknown_cloud(&name, &[]))?;
+    phantom_rules::template::check_cloud(&cloud.name, cloud.launch_templates)?;
     Ok(cloud)
 }
 

@@ -29,12 +29,13 @@ mod update_auto_scaling_group;
 mod warm_pool;
 
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::*;
-use phantom::query;
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::StoreError;
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::*;
+use phantom_rules::group::GroupRules;
+use phantom_rules::identity::Caller;
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_seams::store::StoreError;
+use phantom_wire::query;
+use phantom_wire::{ApiError, ApiResult};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -346,7 +347,7 @@ async fn groups_named_or_all(
     app: &App,
     caller: &Caller,
     name: Option<&str>,
-) -> ApiResult<Vec<phantom::group::Group>> {
+) -> ApiResult<Vec<phantom_rules::group::Group>> {
     match name {
         Some(name) => Ok(vec![group_named(app, caller, name).await?]),
         None => Ok(app
@@ -357,7 +358,11 @@ async fn groups_named_or_all(
 }
 
 /// The caller's group of that name, or AWS's ValidationError.
-async fn group_named(app: &App, caller: &Caller, name: &str) -> ApiResult<phantom::group::Group> {
+async fn group_named(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+) -> ApiResult<phantom_rules::group::Group> {
     app.store
         .group(&caller.user, name)
         .await?
@@ -381,11 +386,11 @@ fn launch_config_not_found(name: &str) -> ApiError {
 /// fingerprint no look matches, so the pulse's next look there sweeps it.
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     let Some(q) = &app.queue else { return };
-    let msg = phantom::queue::Reconcile::new(&caller.user, group, reason);
+    let msg = phantom_seams::queue::Reconcile::new(&caller.user, group, reason);
     if let Err(e) = q.send(&msg.into(), 0).await {
         tracing::error!(group, error = %e, "could not queue a reconcile; the pulse's next look sweeps it");
-        let busy = phantom::pulse::PairView {
-            fingerprint: phantom::pulse::UNKNOWN.into(),
+        let busy = phantom_rules::pulse::PairView {
+            fingerprint: phantom_rules::pulse::UNKNOWN.into(),
             busy: true,
         };
         if let Ok(Some(g)) = app.store.group(&caller.user, group).await {
@@ -408,8 +413,8 @@ pub(crate) async fn change_group(
     caller: &Caller,
     name: &str,
     reason: Option<&str>,
-    change: impl Fn(&phantom::group::Group) -> ApiResult<phantom::group::Group>,
-) -> ApiResult<phantom::group::Group> {
+    change: impl Fn(&phantom_rules::group::Group) -> ApiResult<phantom_rules::group::Group>,
+) -> ApiResult<phantom_rules::group::Group> {
     compare_and_set(|| async {
         let g = group_named(app, caller, name).await?;
         if g.deleting() {

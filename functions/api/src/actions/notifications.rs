@@ -1,19 +1,19 @@
 //! PutNotificationConfiguration, DescribeNotificationConfigurations,
 //! DeleteNotificationConfiguration: the SNS topics a group tells of its launches and
-//! terminations, kept on the group (`phantom::notification`); the provisioner sends the messages.
+//! terminations, kept on the group (`phantom_rules::notification`); the provisioner sends the messages.
 //! A put sends the topic AWS's test notification first: a topic that cannot take it is refused.
 
 use super::{change_group, group_named, groups_named_or_all, names};
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::{
+use phantom_model::request::{
     DeleteNotificationConfiguration, DescribeNotificationConfigurations,
     PutNotificationConfiguration,
 };
-use phantom::model::response::{self, NotificationConfigurationRow};
-use phantom::notification::{self, Notice};
-use phantom::publish::PublishError;
-use phantom::{paging, ApiError, ApiResult};
+use phantom_model::response::{self, NotificationConfigurationRow};
+use phantom_rules::identity::Caller;
+use phantom_rules::notification::{self, Notice};
+use phantom_seams::publish::PublishError;
+use phantom_wire::{paging, ApiError, ApiResult};
 
 pub async fn put(app: &App, caller: &Caller, input: PutNotificationConfiguration) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;

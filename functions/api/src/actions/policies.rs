@@ -1,21 +1,21 @@
 //! Scaling policies: PutScalingPolicy, DescribePolicies, DeletePolicy (the group's settings,
-//! `phantom::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
+//! `phantom_rules::policy`) and ExecutePolicy, which changes the desired capacity as the policy says,
 //! honouring the group's cooldown when asked, and records the change as a scaling activity.
 
 use super::{change_group, groups_named_or_all, names};
 use crate::App;
-use phantom::activity::{self, Context};
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::model::group::Alarm;
-use phantom::model::request::{DeletePolicy, DescribePolicies, ExecutePolicy, PutScalingPolicy};
-use phantom::model::response;
-use phantom::model::tracking::MetricSource;
-use phantom::policy::{self, PolicyKind, MAX_POLICIES};
-use phantom::prometheus::QueryError;
-use phantom::store::Record;
-use phantom::tracking;
-use phantom::{paging, ApiError, ApiResult};
+use phantom_model::group::Alarm;
+use phantom_model::request::{DeletePolicy, DescribePolicies, ExecutePolicy, PutScalingPolicy};
+use phantom_model::response;
+use phantom_model::tracking::MetricSource;
+use phantom_rules::activity::{self, Context};
+use phantom_rules::group::Group;
+use phantom_rules::identity::Caller;
+use phantom_rules::policy::{self, PolicyKind, MAX_POLICIES};
+use phantom_rules::tracking;
+use phantom_seams::prometheus::QueryError;
+use phantom_seams::store::Record;
+use phantom_wire::{paging, ApiError, ApiResult};
 use std::sync::Mutex;
 
 fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
@@ -318,7 +318,7 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
             group: &e.group.name,
             group_arn: &e.group.settings.arn,
             now_ms: now,
-            audience: phantom::notification::Audience::NONE,
+            audience: phantom_rules::notification::Audience::NONE,
         };
         let by = format!("{} policy {}", run.by, e.policy);
         let record = Record {

@@ -1,17 +1,16 @@
 //! SuspendProcesses, ResumeProcesses, EnableMetricsCollection, DisableMetricsCollection: changes to
-//! a group's settings (`phantom::processes`). A suspended process holds back what the provisioner
-//! and the health check do (`phantom::reconcile::decide`); resuming one asks for a reconcile.
+//! a group's settings (`phantom_rules::processes`). A suspended process holds back what the provisioner
+//! and the health check do (`phantom_rules::reconcile::decide`); resuming one asks for a reconcile.
 
 use super::change_group;
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::{
-    DisableMetricsCollection, EnableMetricsCollection, ScalingProcesses,
-};
-use phantom::{processes, ApiResult};
+use phantom_model::request::{DisableMetricsCollection, EnableMetricsCollection, ScalingProcesses};
+use phantom_rules::identity::Caller;
+use phantom_rules::processes;
+use phantom_wire::ApiResult;
 
 pub async fn suspend(app: &App, caller: &Caller, input: ScalingProcesses) -> ApiResult<()> {
-    let now = phantom::time::format_seconds(app.clock.now());
+    let now = phantom_model::time::format_seconds(app.clock.now());
     let name = &input.auto_scaling_group_name;
     change_group(app, caller, name, None, |g| {
         let mut next = g.clone();

@@ -4,12 +4,12 @@
 
 use super::{group_not_found, pending_delete};
 use crate::App;
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::reconcile::Member;
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::store::{Record, StoreError};
-use phantom::{ApiError, ApiResult};
+use phantom_rules::group::Group;
+use phantom_rules::identity::Caller;
+use phantom_rules::reconcile::Member;
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_seams::store::{Record, StoreError};
+use phantom_wire::{ApiError, ApiResult};
 
 pub(super) fn not_in_a_group(id: &str) -> ApiError {
     ApiError::validation(format!(

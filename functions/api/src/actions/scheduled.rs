@@ -1,19 +1,19 @@
 //! Scheduled actions: ScheduledUpdateGroupActionRequest, BatchPutScheduledUpdateGroupAction,
 //! DescribeScheduledActions, DeleteScheduledAction, BatchDeleteScheduledAction: changes to the
-//! group's settings (`phantom::schedule`), each a compare-and-set of the group that also moves it
+//! group's settings (`phantom_rules::schedule`), each a compare-and-set of the group that also moves it
 //! in the store's index of due groups. The scheduler (functions/health-check) fires them.
 
 use super::{change_group, groups_named_or_all, names};
 use crate::App;
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::model::request::{
+use phantom_model::request::{
     BatchDeleteScheduledAction, BatchPutScheduledUpdateGroupAction, DeleteScheduledAction,
     DescribeScheduledActions, PutScheduledUpdateGroupAction, ScheduledUpdateGroupActionRequest,
 };
-use phantom::model::response;
-use phantom::schedule::{self, ScheduledAction, MAX_ACTIONS};
-use phantom::{paging, ApiError, ApiResult};
+use phantom_model::response;
+use phantom_rules::group::Group;
+use phantom_rules::identity::Caller;
+use phantom_rules::schedule::{self, ScheduledAction, MAX_ACTIONS};
+use phantom_wire::{paging, ApiError, ApiResult};
 use std::sync::Mutex;
 
 /// The most entries one batch may carry, as AWS allows.

@@ -1,10 +1,10 @@
 use super::{group_not_found, pending_delete};
 use crate::App;
-use phantom::group::check_new_desired;
-use phantom::identity::Caller;
-use phantom::model::request::SetDesiredCapacity;
-use phantom::store::cas::{compare_and_set, Try};
-use phantom::ApiResult;
+use phantom_model::request::SetDesiredCapacity;
+use phantom_rules::group::check_new_desired;
+use phantom_rules::identity::Caller;
+use phantom_seams::store::cas::{compare_and_set, Try};
+use phantom_wire::ApiResult;
 
 pub async fn run(app: &App, caller: &Caller, input: SetDesiredCapacity) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
@@ -24,7 +24,7 @@ pub async fn run(app: &App, caller: &Caller, input: SetDesiredCapacity) -> ApiRe
         // A fixed group across clouds keeps the sum of its clouds' counts.
         super::across::settled(
             Some(&g),
-            phantom::group::Group {
+            phantom_rules::group::Group {
                 desired,
                 ..g.clone()
             },

@@ -1,28 +1,29 @@
 //! Load balancers: AttachLoadBalancers, AttachLoadBalancerTargetGroups, AttachTrafficSources,
 //! their Detach and Describe actions. The sources are kept on the group with their states
-//! (`phantom::traffic`); the provisioner registers the group's VMs with them and deregisters them.
+//! (`phantom_rules::traffic`); the provisioner registers the group's VMs with them and deregisters them.
 //! A source is looked up on its cloud (the group's own, or another of its clouds named after `@`)
 //! before it is attached (and its drain time read): one the cloud does not have is refused as AWS
 //! refuses it.
 
 use super::{change_group, group_named};
 use crate::App;
-use phantom::cloud::CloudError;
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::model::request::{
+use phantom_model::request::{
     DescribeTrafficSources, GroupPage, LoadBalancerNames, TargetGroupArns, TrafficSourcesOfGroup,
 };
-use phantom::model::response;
-use phantom::traffic::{self, Attachment, Kind, Source};
-use phantom::{paging, ApiError, ApiResult};
+use phantom_model::response;
+use phantom_rules::group::Group;
+use phantom_rules::group::GroupRules;
+use phantom_rules::identity::Caller;
+use phantom_rules::traffic::{self, Attachment, Kind, Source};
+use phantom_seams::cloud::CloudError;
+use phantom_wire::{paging, ApiError, ApiResult};
 
 /// The load balancers of one of the group's clouds, with the caller's credentials there.
 async fn balancers_on(
     app: &App,
     caller: &Caller,
     cloud: &str,
-) -> ApiResult<std::sync::Arc<dyn phantom::cloud::Balancers>> {
+) -> ApiResult<std::sync::Arc<dyn phantom_seams::cloud::Balancers>> {
     let record = app
         .store
         .cloud(cloud)
@@ -49,8 +50,10 @@ pub(super) async fn drains(
     sources: &[Source],
 ) -> ApiResult<Vec<i64>> {
     let clouds = g.clouds()?;
-    let mut on: std::collections::BTreeMap<String, std::sync::Arc<dyn phantom::cloud::Balancers>> =
-        std::collections::BTreeMap::new();
+    let mut on: std::collections::BTreeMap<
+        String,
+        std::sync::Arc<dyn phantom_seams::cloud::Balancers>,
+    > = std::collections::BTreeMap::new();
     let mut out = Vec::new();
     for s in sources {
         let (cloud, local) = traffic::placed(s, &g.cloud);
@@ -175,7 +178,7 @@ async fn page_of(
     caller: &Caller,
     name: &str,
     kind: Option<Kind>,
-    page: &phantom::model::request::Paging,
+    page: &phantom_model::request::Paging,
 ) -> ApiResult<(Vec<Attachment>, Option<String>)> {
     let limit = paging::max_records_within(page.max_records, 100, 100)?;
     let after = paging::resume_after(page.next_token.as_deref())?;

@@ -1,10 +1,10 @@
 use super::{change_group, launch_config_not_found, lookups};
 use crate::App;
-use phantom::group;
-use phantom::identity::Caller;
-use phantom::model::request::UpdateAutoScalingGroup;
-use phantom::template;
-use phantom::{ApiError, ApiResult};
+use phantom_model::request::UpdateAutoScalingGroup;
+use phantom_rules::group;
+use phantom_rules::identity::Caller;
+use phantom_rules::template;
+use phantom_wire::{ApiError, ApiResult};
 
 /// Every setting of the model, checked as at creation; sizes as AWS adjusts them; a new launch
 /// configuration or template applies to VMs launched from now on. A group stays on its cloud: its
@@ -74,7 +74,7 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
         let moves = s.launch_configuration_name.is_some()
             || s.launch_template.is_some()
             || s.mixed_instances_policy.is_some();
-        let refreshing_to = phantom::refresh::active(&g.settings.instance_refreshes)
+        let refreshing_to = phantom_rules::refresh::active(&g.settings.instance_refreshes)
             .is_some_and(|r| r.desired_configuration.is_some());
         if moves && refreshing_to {
             // AWS's words: the refresh moves the group to its DesiredConfiguration when it ends.

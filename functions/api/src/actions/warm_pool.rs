@@ -1,14 +1,14 @@
 //! PutWarmPool, DescribeWarmPool, DeleteWarmPool: a group's warm pool is kept on the group
-//! (`phantom::warm`); the provisioner's rounds launch its VMs, stop them, start them into the
+//! (`phantom_rules::warm`); the provisioner's rounds launch its VMs, stop them, start them into the
 //! group on scale-out, and drain a deleted pool.
 
 use super::{change_group, group_named};
 use crate::App;
-use phantom::identity::Caller;
-use phantom::model::request::{DeleteWarmPool, DescribeWarmPool, PutWarmPool};
-use phantom::model::response;
-use phantom::warm::{self, PoolStatus};
-use phantom::{paging, ApiError, ApiResult};
+use phantom_model::request::{DeleteWarmPool, DescribeWarmPool, PutWarmPool};
+use phantom_model::response;
+use phantom_rules::identity::Caller;
+use phantom_rules::warm::{self, PoolStatus};
+use phantom_wire::{paging, ApiError, ApiResult};
 
 pub async fn put(app: &App, caller: &Caller, input: PutWarmPool) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;

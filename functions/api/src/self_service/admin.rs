@@ -7,10 +7,10 @@ use super::shapes::{self, CreateUser, Named, OfUser, PutCloud, PutMetricSource};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
 use futures::{StreamExt, TryStreamExt};
-use phantom::identity::{self, Caller, User};
-use phantom::reconcile::Lifecycle;
-use phantom::store::{CloudRecord, MetricAuth, StoreError};
-use phantom::ApiError;
+use phantom_rules::identity::{self, Caller, User};
+use phantom_rules::reconcile::Lifecycle;
+use phantom_seams::store::{CloudRecord, MetricAuth, StoreError};
+use phantom_wire::ApiError;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -149,7 +149,7 @@ async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> 
 }
 
 async fn put_metric_source(app: &App, input: PutMetricSource) -> Result<shapes::Done, Failure> {
-    let source = phantom::tracking::metric_source(
+    let source = phantom_rules::tracking::metric_source(
         &input.url,
         &input.instance_label,
         input.bearer_token.as_deref(),
@@ -230,8 +230,9 @@ fn user_view(u: &User, groups: i64) -> shapes::UserView {
 async fn create_user(app: &App, input: CreateUser) -> Result<shapes::NewUser, Failure> {
     let name: &str = &input.user_name;
     let admin = input.admin.unwrap_or(false);
-    let created = phantom::time::format_timestamp(app.clock.now());
-    let (user, secret) = User::new(name, admin, created).map_err(ApiError::validation)?;
+    let created = phantom_model::time::format_timestamp(app.clock.now());
+    let (user, secret) =
+        phantom_rules::identity::new_user(name, admin, created).map_err(ApiError::validation)?;
     match app.store.create_user(&user, &secret).await {
         Ok(()) => {
             tracing::info!(user = name, admin, "user created");
@@ -298,7 +299,7 @@ async fn put_limits(app: &App, input: shapes::PutUserLimits) -> Result<shapes::D
     let limits = match (input.describe, input.mutate) {
         (None, None) => None,
         (Some(d), Some(m)) => {
-            let l = phantom::throttle::Limits {
+            let l = phantom_rules::throttle::Limits {
                 describe: d.rate(),
                 mutate: m.rate(),
             };

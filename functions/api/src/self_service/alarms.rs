@@ -1,5 +1,5 @@
 //! Each step policy's alarm of Phantom's own, put, listed and removed by its owner: a PromQL
-//! condition on the metric source that the scheduled run evaluates (`phantom::alarm`), for users
+//! condition on the metric source that the scheduled run evaluates (`phantom_rules::alarm`), for users
 //! without an Alertmanager to call the policy's webhook. It lives on the policy in the group's
 //! settings, and DescribePolicies lists it among the policy's `Alarms`.
 
@@ -8,10 +8,10 @@ use super::shapes::{self, DescribeWebhooks, OfPolicy, PutPolicyAlarm};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::actions::policies::{alarm_promql, check_promql};
 use crate::App;
-use phantom::alarm::{self, Asked};
-use phantom::identity::Caller;
-use phantom::model::group::Alarm;
-use phantom::ApiError;
+use phantom_model::group::Alarm;
+use phantom_rules::alarm::{self, Asked};
+use phantom_rules::identity::Caller;
+use phantom_wire::ApiError;
 use std::sync::Mutex;
 
 /// Runs `operation` if it is one of these; `None` if it is not.

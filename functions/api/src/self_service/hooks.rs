@@ -6,10 +6,11 @@ use super::shapes::{self, DescribeWebhooks, OfPolicy};
 use super::{answer, read, Failure, Json, Outcome, PREFIX};
 use crate::actions::change_group;
 use crate::{App, HttpRequest};
-use phantom::group::Group;
-use phantom::identity::Caller;
-use phantom::model::group::{ScalingPolicy, Webhook};
-use phantom::{webhook, ApiError, ApiResult};
+use phantom_model::group::{ScalingPolicy, Webhook};
+use phantom_rules::group::Group;
+use phantom_rules::identity::Caller;
+use phantom_rules::webhook;
+use phantom_wire::{ApiError, ApiResult};
 use std::sync::Mutex;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
@@ -55,10 +56,10 @@ async fn create(
     let group: &str = &input.auto_scaling_group_name;
     let name: &str = &input.policy_name;
     let (id, secret, digest) = webhook::new_webhook();
-    let created = phantom::time::format_timestamp(app.clock.now());
+    let created = phantom_model::time::format_timestamp(app.clock.now());
     let policy_name = Mutex::new(String::new());
     change_policy(app, caller, group, name, |p| {
-        if p.policy_type() == phantom::policy::TRACKING {
+        if p.policy_type() == phantom_rules::policy::TRACKING {
             return Err(ApiError::validation(format!(
                 "Policy {name} is a TargetTrackingScaling policy: Phantom runs it on its metric. \
                  A webhook runs a SimpleScaling or StepScaling policy."

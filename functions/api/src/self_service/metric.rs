@@ -7,9 +7,10 @@
 use super::shapes::{self, GetPolicyMetric};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
-use phantom::identity::Caller;
-use phantom::prometheus::{self, QueryError, Range};
-use phantom::{tracking, ApiError};
+use phantom_rules::identity::Caller;
+use phantom_rules::tracking;
+use phantom_seams::prometheus::{self, QueryError, Range};
+use phantom_wire::ApiError;
 
 /// Datapoints a chart shows at most.
 const POINTS: i64 = 120;
@@ -116,7 +117,7 @@ async fn group_metrics(
             .enabled_metrics
             .iter()
             .any(|e| e.metric == metric);
-        let query = phantom::group_metrics::promql(metric, &caller.user, &g.name);
+        let query = phantom_rules::group_metrics::promql(metric, &caller.user, &g.name);
         let values = if enabled {
             let found = prometheus
                 .query_range(&query, range)
@@ -157,7 +158,7 @@ fn datapoints(values: Vec<Option<f64>>, range: Range) -> Vec<shapes::Datapoint> 
         .into_iter()
         .enumerate()
         .map(|(k, value)| shapes::Datapoint {
-            timestamp: phantom::time::format_timestamp(phantom::time::from_ms(
+            timestamp: phantom_model::time::format_timestamp(phantom_model::time::from_ms(
                 range.start_ms + k as i64 * range.step_ms,
             )),
             value,
@@ -166,7 +167,7 @@ fn datapoints(values: Vec<Option<f64>>, range: Range) -> Vec<shapes::Datapoint> 
 }
 
 /// Phantom's operating figures from the metric source, which scrapes them (`scrape.rs`,
-/// `?scope=operations`): each of `phantom::ops::CHARTS` over the span (administrators only: the
+/// `?scope=operations`): each of `phantom_metrics::ops::CHARTS` over the span (administrators only: the
 /// caller was checked by `admin::require`).
 pub async fn operating(
     app: &App,
@@ -176,7 +177,7 @@ pub async fn operating(
     let source = source(app).await?;
     let prometheus = app.metrics.connect(&source);
     let mut series = Vec::new();
-    for (name, unit, query) in phantom::ops::CHARTS {
+    for (name, unit, query) in phantom_metrics::ops::CHARTS {
         let found = prometheus
             .query_range(query, range)
             .await
@@ -213,7 +214,7 @@ fn span(app: &App, minutes: Option<i64>, default: i64) -> Result<Range, ApiError
 }
 
 /// The deployment's metric source: a ValidationError without one.
-async fn source(app: &App) -> Result<phantom::store::MetricSource, Failure> {
+async fn source(app: &App) -> Result<phantom_seams::store::MetricSource, Failure> {
     Ok(app.store.metric_source().await?.ok_or_else(|| {
         ApiError::validation(
             "No metric source is set in this deployment: there is no metric history.",

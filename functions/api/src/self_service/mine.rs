@@ -4,10 +4,10 @@
 use super::shapes::{self, ImportKeyPair, Name, OfCloud, OfGroup, PutCloudCredentials};
 use super::{answer, read, Failure, Json, Outcome};
 use crate::App;
-use phantom::cloud::Catalog;
-use phantom::identity::Caller;
-use phantom::store::{CloudCredentials, StoreError};
-use phantom::ApiError;
+use phantom_rules::identity::Caller;
+use phantom_seams::cloud::Catalog;
+use phantom_seams::store::{CloudCredentials, StoreError};
+use phantom_wire::ApiError;
 use std::sync::Arc;
 
 /// Runs `operation` if it is one of these; `None` if it is not.
@@ -229,7 +229,7 @@ async fn import_key_pair(
         ))
         .into());
     }
-    phantom::cloud::check_public_key(material).map_err(ApiError::validation)?;
+    phantom_seams::cloud::check_public_key(material).map_err(ApiError::validation)?;
     let clouds: Vec<String> = match input.clouds {
         None => app
             .store
@@ -281,14 +281,14 @@ async fn import_key_pair(
 /// A new password for the caller's Prometheus to scrape its group metrics with (shown once; a
 /// second call replaces the first).
 async fn create_scrape(app: &App, caller: &Caller) -> Result<shapes::NewScrapeCredential, Failure> {
-    let (password, digest) = phantom::scrape::new_password();
+    let (password, digest) = phantom_rules::scrape::new_password();
     app.store.set_scrape(&caller.user, Some(&digest)).await?;
     tracing::info!(user = caller.user, "scrape credential created");
     Ok(shapes::NewScrapeCredential {
         scrape_credential: shapes::ScrapeCredential {
             user_name: caller.user.clone(),
             password,
-            path: phantom::scrape::PATH,
+            path: phantom_rules::scrape::PATH,
         },
     })
 }

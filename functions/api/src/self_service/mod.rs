@@ -14,8 +14,8 @@ mod mine;
 mod shapes;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
-use phantom::cloud::CloudError;
-use phantom::ApiError;
+use phantom_seams::cloud::CloudError;
+use phantom_wire::ApiError;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -75,8 +75,8 @@ impl From<ApiError> for Failure {
     }
 }
 
-impl From<phantom::store::StoreError> for Failure {
-    fn from(e: phantom::store::StoreError) -> Self {
+impl From<phantom_seams::store::StoreError> for Failure {
+    fn from(e: phantom_seams::store::StoreError) -> Self {
         ApiError::from(e).into()
     }
 }

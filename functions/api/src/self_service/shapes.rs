@@ -314,8 +314,8 @@ pub struct RateView {
 }
 
 impl RateView {
-    pub fn rate(self) -> phantom::throttle::Rate {
-        phantom::throttle::Rate {
+    pub fn rate(self) -> phantom_rules::throttle::Rate {
+        phantom_rules::throttle::Rate {
             per_sec: self.rate,
             burst: self.burst,
         }
@@ -333,9 +333,9 @@ pub struct LimitsView {
 }
 
 impl LimitsView {
-    pub fn of(own: Option<&phantom::throttle::Limits>) -> Self {
-        let l = own.unwrap_or(&phantom::throttle::DEFAULT);
-        let view = |r: phantom::throttle::Rate| RateView {
+    pub fn of(own: Option<&phantom_rules::throttle::Limits>) -> Self {
+        let l = own.unwrap_or(&phantom_rules::throttle::DEFAULT);
+        let view = |r: phantom_rules::throttle::Rate| RateView {
             rate: r.per_sec,
             burst: r.burst,
         };
@@ -434,7 +434,7 @@ pub struct AlarmView {
     pub auto_scaling_group_name: String,
     pub policy_name: String,
     #[serde(flatten)]
-    pub alarm: phantom::model::tracking::MetricAlarm,
+    pub alarm: phantom_model::tracking::MetricAlarm,
 }
 
 #[derive(Debug, Serialize)]

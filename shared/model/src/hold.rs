@@ -1,0 +1,80 @@
+//! What a group across clouds remembers of each cloud between rounds (the rules: `spread`).
+
+use crate::backoff::backoff_ms;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a group remembers of one of its clouds between rounds: launches failing there in a row
+/// (the cloud is held at what it has until `retry_at_ms`), and since when it cannot be reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    pub failures: i64,
+    pub retry_at_ms: i64,
+    pub unreachable_since_ms: Option<i64>,
+    /// What the cloud said last time it failed (for the activities of the clouds below it).
+    pub last_error: Option<String>,
+}
+
+/// A group's holds, by cloud (only clouds with something to remember).
+pub type Holds = BTreeMap<String, Hold>;
+
+/// How long a cloud that cannot be reached keeps its VMs counted: after that they count as
+/// unhealthy and their replacements go to the next cloud (they stay recorded, and are kept or
+/// terminated when the cloud is back).
+pub const UNREACHABLE_GRACE_MS: i64 = 30_000;
+
+impl Hold {
+    /// Launches may go there now.
+    pub fn usable(&self, now_ms: i64) -> bool {
+        self.unreachable_since_ms.is_none() && now_ms >= self.retry_at_ms
+    }
+
+    /// Its VMs no longer count: unreachable for longer than the grace.
+    pub fn counted_out(&self, now_ms: i64) -> bool {
+        self.unreachable_since_ms
+            .is_some_and(|t| now_ms - t >= UNREACHABLE_GRACE_MS)
+    }
+
+    pub fn seen(self, reachable: bool, now_ms: i64) -> Self {
+        if reachable {
+            let back = self.unreachable_since_ms.is_some();
+            Self {
+                unreachable_since_ms: None,
+                last_error: if back && self.failures == 0 {
+                    None
+                } else {
+                    self.last_error
+                },
+                ..self
+            }
+        } else {
+            Self {
+                unreachable_since_ms: Some(self.unreachable_since_ms.unwrap_or(now_ms)),
+                ..self
+            }
+        }
+    }
+
+    /// After a launch there: a success forgets the failures, a failure holds the cloud for
+    /// the backoff (2 s doubling to 5 minutes).
+    pub fn launched(self, ok: bool, now_ms: i64) -> Self {
+        if ok {
+            return Self {
+                failures: 0,
+                retry_at_ms: 0,
+                last_error: None,
+                ..self
+            };
+        }
+        let failures = self.failures + 1;
+        Self {
+            failures,
+            retry_at_ms: now_ms + backoff_ms(failures),
+            ..self
+        }
+    }
+
+    pub fn is_clear(&self) -> bool {
+        *self == Self::default()
+    }
+}

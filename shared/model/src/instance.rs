@@ -1,0 +1,334 @@
+//! Instances: as Phantom records them (`Member`, in their `Lifecycle`, waiting on lifecycle
+//! hooks), as a cloud shows them (`Seen`, in a `CloudState`), and where a new one goes
+//! (`Placement`).
+
+use super::launch_template::LaunchTemplateSpecification;
+use super::Refusal;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Pending,
+    /// Launched, held by the group's launch lifecycle hooks (`Member::waits`).
+    PendingWait,
+    InService,
+    /// Chosen to leave, held by the group's termination lifecycle hooks before it is terminated.
+    TerminatingWait,
+    Terminating,
+    /// Taken out of service by EnterStandby: kept, not counted, not checked.
+    Standby,
+    /// Named by AttachInstances: counted; the provisioner looks it up on the cloud and tags it
+    /// (shown as Pending, as AWS shows an instance being attached).
+    Attaching,
+    /// Named by DetachInstances: not counted; the provisioner removes the group's tags from it
+    /// and forgets it.
+    Detaching,
+    /// In the warm pool (`phantom_rules::warm`), not counted: launched (or returned) and on its way to
+    /// the pool's state.
+    WarmedPending,
+    /// Launched into the warm pool, held by the group's launch lifecycle hooks (`Member::waits`)
+    /// before it is brought to the pool's state.
+    WarmedPendingWait,
+    /// In the warm pool, in its state: ready to join the group.
+    WarmedStopped,
+    WarmedRunning,
+    WarmedHibernated,
+    /// Leaving the warm pool: terminated, not yet gone.
+    WarmedTerminating,
+}
+
+impl Lifecycle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::PendingWait => "Pending:Wait",
+            Self::InService => "InService",
+            Self::TerminatingWait => "Terminating:Wait",
+            Self::Terminating => "Terminating",
+            Self::Standby => "Standby",
+            Self::Attaching => "Attaching",
+            Self::Detaching => "Detaching",
+            Self::WarmedPending => "Warmed:Pending",
+            Self::WarmedPendingWait => "Warmed:Pending:Wait",
+            Self::WarmedStopped => "Warmed:Stopped",
+            Self::WarmedRunning => "Warmed:Running",
+            Self::WarmedHibernated => "Warmed:Hibernated",
+            Self::WarmedTerminating => "Warmed:Terminating",
+        }
+    }
+    /// The LifecycleState a client sees (AWS's names).
+    pub fn shown(self) -> &'static str {
+        match self {
+            Self::Attaching => "Pending",
+            other => other.as_str(),
+        }
+    }
+    /// In the warm pool: beside the group, not in it.
+    pub fn is_warm(self) -> bool {
+        matches!(
+            self,
+            Self::WarmedPending
+                | Self::WarmedPendingWait
+                | Self::WarmedStopped
+                | Self::WarmedRunning
+                | Self::WarmedHibernated
+                | Self::WarmedTerminating
+        )
+    }
+    /// In the warm pool in its state, ready to join the group.
+    pub fn is_ready(self) -> bool {
+        matches!(
+            self,
+            Self::WarmedStopped | Self::WarmedRunning | Self::WarmedHibernated
+        )
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "Pending" => Some(Self::Pending),
+            "Pending:Wait" => Some(Self::PendingWait),
+            "InService" => Some(Self::InService),
+            "Terminating:Wait" => Some(Self::TerminatingWait),
+            "Terminating" => Some(Self::Terminating),
+            "Standby" => Some(Self::Standby),
+            "Attaching" => Some(Self::Attaching),
+            "Detaching" => Some(Self::Detaching),
+            "Warmed:Pending" => Some(Self::WarmedPending),
+            "Warmed:Pending:Wait" => Some(Self::WarmedPendingWait),
+            "Warmed:Stopped" => Some(Self::WarmedStopped),
+            "Warmed:Running" => Some(Self::WarmedRunning),
+            "Warmed:Hibernated" => Some(Self::WarmedHibernated),
+            "Warmed:Terminating" => Some(Self::WarmedTerminating),
+            _ => None,
+        }
+    }
+}
+
+/// An instance as Phantom recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: String,
+    /// The cloud it runs on (a group may span clouds, `phantom_rules::spread`).
+    pub cloud: String,
+    pub zone: String,
+    pub lifecycle: Lifecycle,
+    pub healthy: bool,
+    pub launched_ms: i64,
+    /// When it joined the group from the warm pool (Unix ms); None if launched into the group.
+    pub joined_ms: Option<i64>,
+    /// A replacement on its way: when the VM it replaces was found dead (Unix ms), until it is
+    /// InService (`phantom_rules::replacement`).
+    pub replaces_ms: Option<i64>,
+    /// When its cloud said it is at risk of interruption (EC2's rebalance recommendation or spot
+    /// interruption warning, Unix ms): with CapacityRebalance, it is replaced launch-first
+    /// (`phantom_rules::rebalance`).
+    pub at_risk_ms: Option<i64>,
+    pub protected: bool,
+    /// None for a VM attached with AttachInstances, or launched from a launch template.
+    pub launch_configuration: Option<String>,
+    /// The launch template (as the group named it) a VM was launched from, if it was.
+    pub launch_template: Option<LaunchTemplateSpecification>,
+    pub instance_type: String,
+    pub market: Market,
+    /// The capacity units its type weighed when it was launched (a MixedInstancesPolicy
+    /// override's WeightedCapacity; None without weights): `phantom_rules::weights`.
+    pub weight: Option<i64>,
+    /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
+    pub waits: Vec<Wait>,
+    /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
+    /// writers of one instance (the provisioner, an instance action) cannot overwrite each other.
+    pub rev: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudState {
+    Pending,
+    Running,
+    Stopping,
+    Stopped,
+    ShuttingDown,
+    Terminated,
+    /// A state this code does not know (or none given): the VM is kept as it is, neither judged
+    /// dead and replaced nor adopted, until the cloud says something known.
+    Unknown,
+}
+
+impl CloudState {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "stopping" => Self::Stopping,
+            "stopped" => Self::Stopped,
+            "shutting-down" => Self::ShuttingDown,
+            "terminated" => Self::Terminated,
+            _ => Self::Unknown,
+        }
+    }
+    pub fn alive(self) -> bool {
+        matches!(self, Self::Pending | Self::Running)
+    }
+    /// EC2's name of the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Stopping => "stopping",
+            Self::Stopped => "stopped",
+            Self::ShuttingDown => "shutting-down",
+            Self::Terminated => "terminated",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// An instance as the cloud shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub id: String,
+    pub state: CloudState,
+    pub zone: String,
+    pub launched_ms: i64,
+    pub instance_type: String,
+    pub market: Market,
+}
+
+impl Member {
+    /// Since when it has been in the group: its health check's grace and its warm-up count
+    /// from then.
+    pub fn in_group_since_ms(&self) -> i64 {
+        self.joined_ms.unwrap_or(self.launched_ms)
+    }
+}
+
+impl Seen {
+    pub fn is_alive(&self) -> bool {
+        self.state.alive()
+    }
+}
+
+/// Where one new VM goes: a zone, or a subnet (whose zone the cloud knows), and on which market.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub zone: Option<String>,
+    pub subnet: Option<String>,
+    pub market: Market,
+    /// The capacity units the VM is to cover (`phantom_rules::weights`; 1 without weights).
+    pub units: i64,
+}
+
+/// How a VM is bought: on demand, or as spot capacity the cloud may take back (EC2's
+/// `InstanceLifecycle`, absent for on-demand).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Market {
+    OnDemand,
+    Spot,
+}
+
+impl Market {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OnDemand => "on-demand",
+            Self::Spot => "spot",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "on-demand" => Some(Self::OnDemand),
+            "spot" => Some(Self::Spot),
+            _ => None,
+        }
+    }
+
+    /// From EC2's `InstanceLifecycle`: absent on an on-demand VM; `scheduled` and
+    /// `capacity-block` are bought ahead and never taken back, so they count as on-demand.
+    pub fn of_lifecycle(lifecycle: Option<&str>) -> Self {
+        match lifecycle {
+            Some("spot") => Self::Spot,
+            _ => Self::OnDemand,
+        }
+    }
+}
+
+/// What a lifecycle hook's wait ends with (its DefaultResult, or CompleteLifecycleAction's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    #[serde(rename = "CONTINUE")]
+    Continue,
+    #[serde(rename = "ABANDON")]
+    Abandon,
+}
+
+impl Outcome {
+    pub fn parse(s: &str) -> Result<Self, Refusal> {
+        match s {
+            "CONTINUE" => Ok(Self::Continue),
+            "ABANDON" => Ok(Self::Abandon),
+            other => Err(Refusal::Invalid(format!(
+                "The lifecycle action result '{other}' is not valid: give CONTINUE or ABANDON."
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "CONTINUE",
+            Self::Abandon => "ABANDON",
+        }
+    }
+}
+
+/// One hook an instance waits on. Each wait carries what it needs (heartbeat, default), so a
+/// hook changed or deleted meanwhile does not change a wait already begun, except that a deleted
+/// hook's waits end (see `outcome`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wait {
+    pub hook: String,
+    pub deadline_ms: i64,
+    pub heartbeat_ms: i64,
+    pub default_result: Outcome,
+    /// CompleteLifecycleAction's answer, once given.
+    pub result: Option<Outcome>,
+    /// The LifecycleActionToken this wait answers to, given when the instance starts waiting
+    /// (`phantom_rules::round::record`); none on records written before tokens were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+/// A VM with Phantom's tags, as the cloud shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tagged {
+    pub seen: Seen,
+    /// The group's name and id tags; None on a VM that carries no such tag.
+    pub group: Option<String>,
+    pub group_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lifecycle::{self, *};
+
+    #[test]
+    fn every_lifecycle_is_stored_and_read_back_by_its_aws_name() {
+        let all = [
+            Pending,
+            PendingWait,
+            InService,
+            TerminatingWait,
+            Terminating,
+            Standby,
+            Attaching,
+            Detaching,
+            WarmedPending,
+            WarmedPendingWait,
+            WarmedStopped,
+            WarmedRunning,
+            WarmedHibernated,
+            WarmedTerminating,
+        ];
+        for l in all {
+            assert_eq!(Lifecycle::parse(l.as_str()), Some(l), "{l:?}");
+            assert_eq!(l.is_warm(), l.as_str().starts_with("Warmed:"), "{l:?}");
+        }
+        assert_eq!(Lifecycle::parse("Warmed:Frozen"), None);
+    }
+}

@@ -1,0 +1,393 @@
+//! Scaling activities: what the provisioner did to a group and why, in the botocore `Activity`
+//! shape that DescribeScalingActivities returns.
+
+use crate::reconcile::Cause;
+pub use phantom_model::activity::{Activity, Details, ScalingActivity, Told};
+use phantom_model::group::Sizes;
+
+pub struct Context<'a> {
+    pub group: &'a str,
+    pub group_arn: &'a str,
+    pub now_ms: i64,
+    /// Who is told of what the round records (`crate::notification`).
+    pub audience: crate::notification::Audience<'a>,
+}
+
+/// A time inside a message: whole seconds, as AWS writes them there.
+fn at(ms: i64) -> String {
+    phantom_model::time::format_seconds(phantom_model::time::from_ms(ms))
+}
+
+/// A timestamp member (StartTime, EndTime): milliseconds.
+fn stamp(ms: i64) -> String {
+    phantom_model::time::format_timestamp(phantom_model::time::from_ms(ms))
+}
+
+fn activity(
+    ctx: &Context<'_>,
+    description: String,
+    cause: String,
+    status: &str,
+    message: Option<&str>,
+    details: Details,
+) -> Activity {
+    Activity {
+        group: ctx.group.to_string(),
+        start_ms: ctx.now_ms,
+        doc: ScalingActivity {
+            activity_id: uuid::Uuid::new_v4().to_string(),
+            auto_scaling_group_name: ctx.group.to_string(),
+            auto_scaling_group_arn: ctx.group_arn.to_string(),
+            description,
+            cause,
+            start_time: stamp(ctx.now_ms),
+            end_time: stamp(ctx.now_ms),
+            status_code: status.to_string(),
+            status_message: message.map(str::to_string),
+            progress: 100,
+            details,
+        },
+        tells: None,
+    }
+}
+
+/// The desired capacity changed by a policy (or, later, a schedule): `by` says who, in AWS's words
+/// ("a user request executed policy up").
+pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Changing the desired capacity from {from} to {to}"),
+        format!(
+            "At {} {by} changing the desired capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+/// A policy run by an alarm (a target tracking policy's, or a step policy's alarm of Phantom's
+/// own) changed the desired capacity: AWS's words, then `reading` (the metric against its target
+/// or threshold).
+pub fn alarmed(
+    ctx: &Context<'_>,
+    alarm: &str,
+    policy: &str,
+    from: i64,
+    to: i64,
+    reading: &str,
+) -> Activity {
+    let by = format!("a monitor alarm {alarm} in state ALARM triggered policy {policy}");
+    let mut a = desired_changed(ctx, &by, from, to);
+    a.doc.cause = format!("{}  {reading}", a.doc.cause);
+    a
+}
+
+/// A scheduled action changed the group's sizes and with them its desired capacity.
+pub fn scheduled(ctx: &Context<'_>, action: &str, from: &Sizes, to: &Sizes) -> Activity {
+    let by = format!(
+        "a scheduled action {action} update of AutoScalingGroup constraints to min: {}, max: {}, desired: {}",
+        to.min, to.max, to.desired
+    );
+    desired_changed(ctx, &by, from.desired, to.desired)
+}
+
+/// A scheduled action that could not run: what it sets does not fit the group as it is.
+pub fn scheduled_failed(ctx: &Context<'_>, action: &str, why: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Updating the group's sizes by scheduled action {action}"),
+        format!(
+            "At {} a scheduled action {action} could not run: {why}.",
+            at(ctx.now_ms)
+        ),
+        "Failed",
+        Some(why),
+        Details::default(),
+    )
+}
+
+fn in_zone(zone: &str) -> Details {
+    Details {
+        zone: Some(zone.to_string()),
+        cloud: None,
+    }
+}
+
+fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
+    format!(
+        "At {} an instance was started in response to a difference between desired and actual capacity, increasing the capacity from {from} to {to}.",
+        at(ctx.now_ms)
+    )
+}
+
+/// A VM launched; `moved_on` says which instance types the cloud refused first, and why.
+pub fn launched(
+    ctx: &Context<'_>,
+    instance: &str,
+    zone: &str,
+    from: i64,
+    to: i64,
+    moved_on: Option<&str>,
+) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance: {instance}"),
+        increase_cause(ctx, from, to),
+        "Successful",
+        moved_on,
+        in_zone(zone),
+    )
+}
+
+/// A VM launched by a round that stopped before recording it, found on the cloud and recorded.
+pub fn adopted(ctx: &Context<'_>, instance: &str, zone: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance: {instance}"),
+        format!(
+            "At {} an instance launched in response to a difference between desired and actual capacity was found running and recorded in the group.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        in_zone(zone),
+    )
+}
+
+/// A ready VM of the warm pool joined the group (started, if it was stopped).
+pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+    let mut a = launched(ctx, instance, zone, from, to, None);
+    a.doc.description = format!("Launching a new EC2 instance from warm pool: {instance}");
+    a
+}
+
+/// A new VM launched into the warm pool.
+pub fn into_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance into warm pool: {instance}"),
+        format!(
+            "At {} an instance was launched into the warm pool in response to a difference between the warm pool's size and its instances, increasing the warm pool from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        in_zone(zone),
+    )
+}
+
+/// A VM the group let go on scale-in went back to the warm pool (ReuseOnScaleIn).
+pub fn to_pool(ctx: &Context<'_>, instance: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Moving EC2 instance to warm pool: {instance}"),
+        format!(
+            "At {} an instance was moved to the warm pool in response to a difference between desired and actual capacity, shrinking the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+pub fn launch_failed(ctx: &Context<'_>, message: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Launching a new EC2 instance.  Status Reason: {message}. Launching EC2 instance failed."),
+        increase_cause(ctx, from, to),
+        "Failed",
+        Some(message),
+        Details::default(),
+    )
+}
+
+pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity {
+    let when = at(ctx.now_ms);
+    let why = match cause {
+        Cause::Unhealthy(reason) => format!(
+            "At {when} an instance was taken out of service in response to an EC2 health check indicating it has been terminated or stopped ({reason})."
+        ),
+        Cause::ScaleIn { from, to } => format!(
+            "At {when} an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from {from} to {to}."
+        ),
+        Cause::Deleting => format!(
+            "At {when} the group is being deleted and its instances are terminated."
+        ),
+        Cause::UserRequest { shrink } => format!(
+            "At {when} instance {instance} was taken out of service in response to a user request{}.",
+            shrink.map_or(String::new(), |(from, to)| format!(
+                ", shrinking the capacity from {from} to {to}"
+            ))
+        ),
+        Cause::Retry => format!("At {when} Phantom asked again to terminate the instance."),
+        Cause::Released => format!(
+            "At {when} the instance's termination lifecycle hooks completed and it was terminated."
+        ),
+        Cause::Abandoned => format!(
+            "At {when} an instance was taken out of service in response to a launch lifecycle hook that ended with ABANDON."
+        ),
+        Cause::Expired => format!(
+            "At {when} an instance was taken out of service in response to the group's maximum instance lifetime being reached.  At {when} instance {instance} was selected for termination."
+        ),
+        Cause::Rebalance => format!(
+            "At {when} an instance was taken out of service in response to an EC2 instance rebalance recommendation, its replacement being InService.  At {when} instance {instance} was selected for termination."
+        ),
+        Cause::Refresh => format!(
+            "At {when} an instance was taken out of service in response to an instance refresh.  At {when} instance {instance} was selected for termination."
+        ),
+        Cause::Warm(why) => format!("At {when} an instance was taken out of the warm pool: {why}."),
+    };
+    activity(
+        ctx,
+        format!("Terminating EC2 instance: {instance}"),
+        why,
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+/// EnterStandby (`to`: true) or ExitStandby, changing the capacity as `change` says.
+pub fn standby(
+    ctx: &Context<'_>,
+    instance: &str,
+    to: bool,
+    change: Option<(i64, i64)>,
+) -> Activity {
+    let (description, moved, verb) = if to {
+        (
+            "Moving EC2 instance to Standby",
+            "moved to standby",
+            "shrinking",
+        )
+    } else {
+        (
+            "Moving EC2 instance out of Standby",
+            "moved out of standby",
+            "increasing",
+        )
+    };
+    activity(
+        ctx,
+        format!("{description}: {instance}"),
+        format!(
+            "At {} instance {instance} was {moved} in response to a user request{}.",
+            at(ctx.now_ms),
+            change.map_or(String::new(), |(from, to)| format!(
+                ", {verb} the capacity from {from} to {to}"
+            ))
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+/// AttachInstances, when asked: the capacity grows from `from` to `to`.
+pub fn attaching(ctx: &Context<'_>, instance: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Attaching an existing EC2 instance: {instance}"),
+        format!(
+            "At {} an instance was added in response to a user request, increasing the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+/// An instance AttachInstances named that could not join: why, and the capacity given back.
+pub fn attach_failed(ctx: &Context<'_>, instance: &str, why: &str, from: i64, to: i64) -> Activity {
+    activity(
+        ctx,
+        format!("Attaching an existing EC2 instance: {instance}.  Status Reason: {why}. Attaching EC2 instance failed."),
+        format!(
+            "At {} the instance could not be attached, shrinking the capacity from {from} to {to}.",
+            at(ctx.now_ms)
+        ),
+        "Failed",
+        Some(why),
+        Details::default(),
+    )
+}
+
+/// DetachInstances, changing the capacity as `shrink` says.
+pub fn detaching(ctx: &Context<'_>, instance: &str, shrink: Option<(i64, i64)>) -> Activity {
+    activity(
+        ctx,
+        format!("Detaching EC2 instance: {instance}"),
+        format!(
+            "At {} instance {instance} was detached in response to a user request{}.",
+            at(ctx.now_ms),
+            shrink.map_or(String::new(), |(from, to)| format!(
+                ", shrinking the capacity from {from} to {to}"
+            ))
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
+pub fn terminate_failed(ctx: &Context<'_>, instance: &str, message: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Terminating EC2 instance: {instance}.  Status Reason: {message}"),
+        format!(
+            "At {} Phantom could not terminate the instance.",
+            at(ctx.now_ms)
+        ),
+        "Failed",
+        Some(message),
+        Details::default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_in_awss_words() {
+        let ctx = Context {
+            group: "g",
+            group_arn: "arn:g",
+            now_ms: 1_700_000_000_000,
+            audience: crate::notification::Audience::NONE,
+        };
+        // As DescribeScalingActivities shows them.
+        let shown = |a: &Activity| serde_json::to_value(&a.doc).unwrap();
+        let a = shown(&launched(&ctx, "i-1", "us-east-1a", 0, 3, None));
+        assert_eq!(a["Description"], "Launching a new EC2 instance: i-1");
+        assert_eq!(a["Details"], r#"{"Availability Zone":"us-east-1a"}"#);
+        assert!(a["Cause"]
+            .as_str()
+            .unwrap()
+            .contains("increasing the capacity from 0 to 3"));
+        // Whole seconds inside the message, as AWS writes them there.
+        assert!(a["Cause"]
+            .as_str()
+            .unwrap()
+            .starts_with("At 2023-11-14T22:13:20Z an instance was started"));
+        assert_eq!(a["StartTime"], "2023-11-14T22:13:20.000Z");
+        let f = shown(&launch_failed(
+            &ctx,
+            "InvalidAMIID.NotFound: no such image",
+            0,
+            1,
+        ));
+        assert_eq!(f["StatusCode"], "Failed");
+        assert_eq!(f["StatusMessage"], "InvalidAMIID.NotFound: no such image");
+        let t = shown(&terminated(
+            &ctx,
+            "i-2",
+            &Cause::Unhealthy("terminated".into()),
+        ));
+        assert!(t["Cause"].as_str().unwrap().contains("EC2 health check"));
+    }
+}

@@ -1,0 +1,434 @@
+//! A group's metrics as AWS Auto Scaling collects them (EnableMetricsCollection), pure: what
+//! each one is of a group and its recorded instances, and the two ways they are published,
+//! CloudWatch's Embedded Metric Format (a JSON log line) and Prometheus's text format.
+//!
+//! The `…Instances` metrics count instances, the `…Capacity` ones capacity units: an instance
+//! counts its weight (`phantom_rules::weights`), one without weights, when the two are equal.
+
+use crate::group::Group;
+use crate::warm;
+use phantom_metrics::{emf, exposition};
+use phantom_model::instance::{Lifecycle, Member};
+
+use crate::group::GroupRules;
+pub use phantom_model::group::GROUP_METRICS as NAMES;
+
+/// The dimension CloudWatch tells users apart by (two users may name groups alike).
+pub const USER_DIMENSION: &str = "PhantomUser";
+/// The dimension AWS gives each group metric.
+pub const GROUP_DIMENSION: &str = "AutoScalingGroupName";
+
+/// One metric's value now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub metric: &'static str,
+    pub value: f64,
+}
+
+/// How many of the group's instances (or units) are in each state that the metrics count.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    in_service: i64,
+    pending: i64,
+    standby: i64,
+    terminating: i64,
+    warm_ready: i64,
+    warm_pending: i64,
+    warm_terminating: i64,
+}
+
+impl Counts {
+    /// Each member counted as `unit` says.
+    fn of(members: &[Member], unit: impl Fn(&Member) -> i64) -> Self {
+        let mut c = Counts::default();
+        for m in members {
+            let n = unit(m);
+            match m.lifecycle {
+                Lifecycle::InService => c.in_service += n,
+                // Attaching shows as Pending, as AWS shows an instance being attached.
+                Lifecycle::Pending | Lifecycle::PendingWait | Lifecycle::Attaching => {
+                    c.pending += n
+                }
+                Lifecycle::Standby => c.standby += n,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait => c.terminating += n,
+                // Leaving the group: AWS counts a detaching instance nowhere.
+                Lifecycle::Detaching => {}
+                Lifecycle::WarmedPending | Lifecycle::WarmedPendingWait => c.warm_pending += n,
+                Lifecycle::WarmedStopped
+                | Lifecycle::WarmedRunning
+                | Lifecycle::WarmedHibernated => c.warm_ready += n,
+                Lifecycle::WarmedTerminating => c.warm_terminating += n,
+            }
+        }
+        c
+    }
+}
+
+/// The value of metric `name` (one of `NAMES`) for group `g` with these instances (`n`) and
+/// capacity units (`c`).
+fn value(name: &str, g: &Group, n: Counts, c: Counts) -> Option<f64> {
+    // AWS: "the number of instances that are in service, pending, and terminating".
+    let total = c.in_service + c.pending + c.terminating;
+    let pool = g
+        .settings
+        .warm_pool_configuration
+        .as_ref()
+        .map_or(0, |p| warm::size(p, g.desired, g.max));
+    let pool_total = c.warm_ready + c.warm_pending + c.warm_terminating;
+    let v = match name {
+        "GroupMinSize" => g.min,
+        "GroupMaxSize" => g.max,
+        "GroupDesiredCapacity" => g.desired,
+        "GroupInServiceInstances" => n.in_service,
+        "GroupPendingInstances" => n.pending,
+        "GroupStandbyInstances" => n.standby,
+        "GroupTerminatingInstances" => n.terminating,
+        "GroupTotalInstances" => n.in_service + n.pending + n.terminating,
+        "GroupInServiceCapacity" => c.in_service,
+        "GroupPendingCapacity" => c.pending,
+        "GroupStandbyCapacity" => c.standby,
+        "GroupTerminatingCapacity" => c.terminating,
+        "GroupTotalCapacity" => total,
+        "WarmPoolDesiredCapacity" => pool,
+        "WarmPoolWarmedCapacity" => c.warm_ready,
+        "WarmPoolPendingCapacity" => c.warm_pending,
+        "WarmPoolTerminatingCapacity" => c.warm_terminating,
+        "WarmPoolTotalCapacity" => pool_total,
+        "GroupAndWarmPoolDesiredCapacity" => g.desired + pool,
+        "GroupAndWarmPoolTotalCapacity" => total + pool_total,
+        _ => return None,
+    };
+    Some(v as f64)
+}
+
+/// The group's enabled metrics now, in `NAMES` order; none while it is being deleted.
+pub fn samples(g: &Group, members: &[Member]) -> Vec<Sample> {
+    if g.deleting() {
+        return Vec::new();
+    }
+    let enabled = &g.settings.enabled_metrics;
+    let n = Counts::of(members, |_| 1);
+    let w = g.weights();
+    let c = Counts::of(members, |m| w.units(m));
+    NAMES
+        .iter()
+        .filter(|name| enabled.iter().any(|e| e.metric == **name))
+        .filter_map(|name| {
+            value(name, g, n, c).map(|value| Sample {
+                metric: name,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// One Embedded Metric Format line of a group's samples at `at_ms`: CloudWatch reads it from the
+/// function's log and makes each value a metric of `namespace`, with the dimensions user and
+/// group. None when there is nothing to publish.
+pub fn emf_line(
+    namespace: &str,
+    user: &str,
+    group: &str,
+    samples: &[Sample],
+    at_ms: i64,
+) -> Option<String> {
+    if samples.is_empty() {
+        return None;
+    }
+    let metrics: Vec<emf::Metric> = samples
+        .iter()
+        .map(|s| emf::Metric {
+            name: s.metric,
+            value: s.value,
+            unit: "Count",
+        })
+        .collect();
+    Some(emf::line(
+        namespace,
+        at_ms,
+        &[(USER_DIMENSION, user), (GROUP_DIMENSION, group)],
+        &metrics,
+    ))
+}
+
+/// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
+/// `phantom_group_desired_capacity`.
+pub fn prometheus_name(metric: &str) -> String {
+    let mut out = String::from("phantom");
+    for ch in metric.chars() {
+        if ch.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_lowercase());
+    }
+    out
+}
+
+/// One group's samples, as a scrape answers them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSamples {
+    pub user: String,
+    pub group: String,
+    pub samples: Vec<Sample>,
+}
+
+/// The labels a group's series carry: its user (two users may name groups alike; one
+/// Prometheus may scrape them all) and its name.
+pub const USER_LABEL: &str = "user";
+pub const GROUP_LABEL: &str = "auto_scaling_group_name";
+
+/// The Prometheus text exposition of some groups' samples: one gauge family per metric that any
+/// group has enabled, a series per group labelled `user` and `auto_scaling_group_name`.
+pub fn exposition(groups: &[GroupSamples]) -> String {
+    let mut out = String::new();
+    for name in NAMES {
+        let series: Vec<(&GroupSamples, f64)> = groups
+            .iter()
+            .filter_map(|g| {
+                g.samples
+                    .iter()
+                    .find(|s| s.metric == name)
+                    .map(|s| (g, s.value))
+            })
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        let family = prometheus_name(name);
+        out.push_str(&format!(
+            "# HELP {family} AWS Auto Scaling's {name}, collected each time it is scraped.\n# TYPE {family} gauge\n"
+        ));
+        for (g, v) in series {
+            out.push_str(&format!(
+                "{family}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}} {v}\n",
+                exposition::label_value(&g.user),
+                exposition::label_value(&g.group)
+            ));
+        }
+    }
+    out
+}
+
+/// The PromQL of one group's series of `metric` as the scrape exposes it: `max` so that a
+/// group scraped by two jobs is still one series.
+pub fn promql(metric: &str, user: &str, group: &str) -> String {
+    // PromQL's double-quoted strings escape as Go's do; the text format's escaping suits them.
+    format!(
+        "max({}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}})",
+        prometheus_name(metric),
+        exposition::label_value(user),
+        exposition::label_value(group)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phantom_model::group::EnabledMetric;
+    use serde_json::{json, Value};
+
+    fn group(enabled: &[&str]) -> Group {
+        let ctx = crate::group::NewGroupContext {
+            id: "g1".into(),
+            region: "us-east-1",
+            account: "123456789012",
+            cloud: "hotel".into(),
+            default_zone: "hotel-a",
+            now: phantom_model::time::from_ms(1_795_406_400_000),
+        };
+        let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
+            "MinSize": 1, "MaxSize": 6, "DesiredCapacity": 3});
+        let mut g = crate::group::from_input(&serde_json::from_value(input).unwrap(), ctx).unwrap();
+        g.settings.enabled_metrics = enabled
+            .iter()
+            .map(|m| EnabledMetric {
+                metric: m.to_string(),
+                granularity: "1Minute".into(),
+            })
+            .collect();
+        g
+    }
+
+    fn member(id: &str, lifecycle: Lifecycle) -> Member {
+        crate::fixtures::test_member(id, lifecycle)
+    }
+
+    fn fleet() -> Vec<Member> {
+        vec![
+            member("i-1", Lifecycle::InService),
+            member("i-2", Lifecycle::InService),
+            member("i-3", Lifecycle::Pending),
+            member("i-4", Lifecycle::Attaching),
+            member("i-5", Lifecycle::Standby),
+            member("i-6", Lifecycle::TerminatingWait),
+            member("i-7", Lifecycle::Detaching),
+            member("i-8", Lifecycle::WarmedStopped),
+            member("i-9", Lifecycle::WarmedPending),
+        ]
+    }
+
+    #[test]
+    fn only_the_enabled_metrics_in_awss_order() {
+        let g = group(&["GroupTotalInstances", "GroupDesiredCapacity"]);
+        assert_eq!(
+            samples(&g, &fleet()),
+            vec![
+                Sample {
+                    metric: "GroupDesiredCapacity",
+                    value: 3.0
+                },
+                Sample {
+                    metric: "GroupTotalInstances",
+                    value: 5.0
+                },
+            ]
+        );
+        assert!(samples(&group(&[]), &fleet()).is_empty());
+    }
+
+    #[test]
+    fn capacity_metrics_count_units_where_the_overrides_give_weights() {
+        let mut g = group(&["GroupInServiceInstances", "GroupInServiceCapacity"]);
+        g.settings.launch_configuration_name = None;
+        g.settings.mixed_instances_policy = Some(
+            serde_json::from_value(json!({"LaunchTemplate": {
+                "LaunchTemplateSpecification": {"LaunchTemplateName": "web@hotel"},
+                "Overrides": [{"InstanceType": "t2.small", "WeightedCapacity": "2"},
+                    {"InstanceType": "t2.micro", "WeightedCapacity": "1"}]}}))
+            .unwrap(),
+        );
+        let small = Member {
+            instance_type: "t2.small".into(),
+            ..member("i-1", Lifecycle::InService)
+        };
+        let got: Vec<f64> = samples(&g, &[small, member("i-2", Lifecycle::InService)])
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(got, [2.0, 3.0]);
+    }
+
+    #[test]
+    fn each_state_counts_where_aws_counts_it() {
+        let g = group(&NAMES);
+        let got: Vec<(&str, f64)> = samples(&g, &fleet())
+            .into_iter()
+            .map(|s| (s.metric, s.value))
+            .collect();
+        let want = [
+            ("GroupMinSize", 1.0),
+            ("GroupMaxSize", 6.0),
+            ("GroupDesiredCapacity", 3.0),
+            ("GroupInServiceInstances", 2.0),
+            ("GroupPendingInstances", 2.0),
+            ("GroupStandbyInstances", 1.0),
+            ("GroupTerminatingInstances", 1.0),
+            ("GroupTotalInstances", 5.0),
+            ("GroupInServiceCapacity", 2.0),
+            ("GroupPendingCapacity", 2.0),
+            ("GroupStandbyCapacity", 1.0),
+            ("GroupTerminatingCapacity", 1.0),
+            ("GroupTotalCapacity", 5.0),
+            // No warm pool: nothing desired there, but VMs recorded there still count.
+            ("WarmPoolDesiredCapacity", 0.0),
+            ("WarmPoolWarmedCapacity", 1.0),
+            ("WarmPoolPendingCapacity", 1.0),
+            ("WarmPoolTerminatingCapacity", 0.0),
+            ("WarmPoolTotalCapacity", 2.0),
+            ("GroupAndWarmPoolDesiredCapacity", 3.0),
+            ("GroupAndWarmPoolTotalCapacity", 7.0),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_warm_pool_desires_what_max_leaves_beside_desired() {
+        let mut g = group(&["WarmPoolDesiredCapacity", "GroupAndWarmPoolDesiredCapacity"]);
+        g.settings.warm_pool_configuration =
+            Some(serde_json::from_value(json!({"MinSize": 1, "PoolState": "Stopped"})).unwrap());
+        let got: Vec<f64> = samples(&g, &[]).iter().map(|s| s.value).collect();
+        assert_eq!(got, vec![3.0, 6.0], "max 6 - desired 3 in the pool");
+    }
+
+    #[test]
+    fn a_deleting_group_publishes_nothing() {
+        let mut g = group(&NAMES);
+        g.status = Some(phantom_model::group::DELETING.into());
+        assert!(samples(&g, &fleet()).is_empty());
+    }
+
+    #[test]
+    fn the_emf_line_follows_the_format() {
+        let g = group(&["GroupDesiredCapacity", "GroupInServiceInstances"]);
+        let line = emf_line(
+            "Phantom/AutoScaling",
+            "alice",
+            "web",
+            &samples(&g, &fleet()),
+            1_700_000_000_000,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(!line.contains('\n'), "one line");
+        let aws = &v["_aws"];
+        assert_eq!(aws["Timestamp"], 1_700_000_000_000i64);
+        let directive = &aws["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "Phantom/AutoScaling");
+        let dims = directive["Dimensions"][0].as_array().unwrap();
+        // Every dimension and every metric named must be a member at the top level.
+        for d in dims {
+            assert!(
+                v[d.as_str().unwrap()].is_string(),
+                "dimension {d} is a string member"
+            );
+        }
+        for m in directive["Metrics"].as_array().unwrap() {
+            assert!(
+                v[m["Name"].as_str().unwrap()].is_number(),
+                "metric {m} is a number member"
+            );
+        }
+        assert_eq!(v["PhantomUser"], "alice");
+        assert_eq!(v["AutoScalingGroupName"], "web");
+        assert_eq!(v["GroupDesiredCapacity"], 3.0);
+        assert_eq!(v["GroupInServiceInstances"], 2.0);
+        assert!(emf_line("N", "alice", "web", &[], 0).is_none());
+    }
+
+    #[test]
+    fn prometheus_names_and_exposition() {
+        assert_eq!(
+            prometheus_name("GroupDesiredCapacity"),
+            "phantom_group_desired_capacity"
+        );
+        assert_eq!(
+            prometheus_name("GroupAndWarmPoolTotalCapacity"),
+            "phantom_group_and_warm_pool_total_capacity"
+        );
+        let of = |name: &str, enabled: &[&str]| GroupSamples {
+            user: "al\nice".into(),
+            group: name.into(),
+            samples: samples(&group(enabled), &[]),
+        };
+        let text = exposition(&[
+            of("web", &["GroupDesiredCapacity"]),
+            of("a \"q\"\\b", &["GroupDesiredCapacity", "GroupMaxSize"]),
+            of("off", &[]),
+        ]);
+        assert_eq!(
+            text,
+            "# HELP phantom_group_max_size AWS Auto Scaling's GroupMaxSize, collected each time it is scraped.\n\
+             # TYPE phantom_group_max_size gauge\n\
+             phantom_group_max_size{user=\"al\\nice\",auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 6\n\
+             # HELP phantom_group_desired_capacity AWS Auto Scaling's GroupDesiredCapacity, collected each time it is scraped.\n\
+             # TYPE phantom_group_desired_capacity gauge\n\
+             phantom_group_desired_capacity{user=\"al\\nice\",auto_scaling_group_name=\"web\"} 3\n\
+             phantom_group_desired_capacity{user=\"al\\nice\",auto_scaling_group_name=\"a \\\"q\\\"\\\\b\"} 3\n"
+        );
+        assert_eq!(exposition(&[]), "");
+        assert_eq!(
+            promql("GroupDesiredCapacity", "alice", "a \"q\""),
+            "max(phantom_group_desired_capacity{user=\"alice\",auto_scaling_group_name=\"a \\\"q\\\"\"})"
+        );
+    }
+}

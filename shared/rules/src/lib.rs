@@ -1,0 +1,39 @@
+//! Phantom's pure rules: the decisions, as functions of the model (`phantom_model`). No I/O and no
+//! AWS types: the handlers read the store and the clouds, ask a rule, and act on its answer.
+//! docs/architecture.md shows the layers.
+
+pub mod activity;
+pub mod alarm;
+pub mod attach;
+pub mod distribution;
+#[cfg(test)]
+mod fixtures;
+pub mod group;
+pub mod group_metrics;
+pub mod identity;
+#[cfg(test)]
+mod imports;
+pub mod launch_config;
+pub mod launching;
+pub mod lifecycle;
+pub mod notification;
+pub mod policy;
+pub mod processes;
+pub mod pulse;
+pub mod rebalance;
+pub mod reconcile;
+pub mod refresh;
+pub mod replacement;
+pub mod requirements;
+pub mod round;
+pub mod schedule;
+pub mod scrape;
+pub mod spread;
+pub mod tags;
+pub mod template;
+pub mod throttle;
+pub mod tracking;
+pub mod traffic;
+pub mod warm;
+pub mod webhook;
+pub mod weights;

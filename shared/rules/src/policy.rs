@@ -1,0 +1,592 @@
+//! Scaling policies: PutScalingPolicy's input checked as AWS checks it, stored as the
+//! `ScalingPolicy` document DescribePolicies returns, and what executing one does to a group's
+//! desired capacity. Pure: no store, no clock.
+//!
+//! SimpleScaling and StepScaling, with ChangeInCapacity, ExactCapacity and
+//! PercentChangeInCapacity, run by ExecutePolicy or a webhook. TargetTrackingScaling follows a
+//! metric of the deployment's Prometheus (`phantom_rules::tracking`): a predefined one or a PromQL
+//! expression. PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do
+//! not have: it is refused rather than stored to do nothing.
+
+pub use phantom_model::group::{AdjustmentType, PolicyKind, ScalingPolicy, Step};
+use phantom_model::request::PutScalingPolicy;
+use phantom_model::tracking::{
+    CustomizedMetric, CustomizedMetricRequest, MetricQuery, MetricType, PredefinedMetric,
+    PredefinedMetricRequest, TargetTrackingConfiguration,
+};
+use phantom_model::{Checked, Refusal};
+
+/// AWS's quota of scaling policies per group.
+pub const MAX_POLICIES: usize = 50;
+
+pub const SIMPLE: &str = "SimpleScaling";
+pub const STEP: &str = "StepScaling";
+pub const TRACKING: &str = "TargetTrackingScaling";
+/// The one MetricAggregationType: a step policy runs on the metric value it is given.
+const AVERAGE: &str = "Average";
+
+/// The policy PutScalingPolicy's request makes (a new one, or one replacing the policy of that
+/// name), checked as AWS checks it.
+pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<ScalingPolicy> {
+    let kind = input.policy_type.as_deref().unwrap_or(SIMPLE);
+    match kind {
+        SIMPLE | STEP => {}
+        TRACKING => return tracking_document(input, group, arn),
+        "PredictiveScaling" => {
+            return Err(Refusal::invalid(
+                "PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do \
+                 not have: use TargetTrackingScaling on the deployment's Prometheus, or \
+                 SimpleScaling or StepScaling.",
+            ))
+        }
+        other => {
+            return Err(Refusal::invalid(format!(
+            "Invalid policy type {other}: use SimpleScaling, StepScaling or TargetTrackingScaling."
+        )))
+        }
+    }
+    // A metric's configuration given with another type would be stored and never followed.
+    if input.target_tracking_configuration.is_some() {
+        return Err(Refusal::invalid(format!(
+            "TargetTrackingConfiguration is only supported for {TRACKING} policies."
+        )));
+    }
+    if input.predictive_scaling_configuration.is_some() {
+        return Err(Refusal::invalid(
+            "PredictiveScalingConfiguration is not supported: Phantom's clouds have no CloudWatch history to forecast from. Leave it out.",
+        ));
+    }
+    let given = input.adjustment_type.as_deref().ok_or_else(|| {
+        Refusal::invalid(format!(
+            "AdjustmentType is required for policy type {kind}."
+        ))
+    })?;
+    let adjustment_type = AdjustmentType::parse(given).ok_or_else(|| {
+        Refusal::invalid(format!(
+            "Invalid adjustment type {given}: use one of {}.",
+            AdjustmentType::ALL.map(AdjustmentType::as_str).join(", ")
+        ))
+    })?;
+    // MinAdjustmentStep is the older name of MinAdjustmentMagnitude.
+    let magnitude = input.min_adjustment_magnitude.or(input.min_adjustment_step);
+    if let Some(m) = magnitude {
+        if adjustment_type != AdjustmentType::PercentChangeInCapacity {
+            return Err(Refusal::invalid(
+                "MinAdjustmentMagnitude is only supported with PercentChangeInCapacity.",
+            ));
+        }
+        if m < 1 {
+            return Err(Refusal::invalid(
+                "MinAdjustmentMagnitude must be at least 1.",
+            ));
+        }
+    }
+    // A policy runs when ExecutePolicy or its webhook is called, with the metric value the caller
+    // gives: Phantom watches no metric for it, so it has nothing to aggregate and no warm-up to
+    // wait.
+    if input.estimated_instance_warmup.is_some() {
+        return Err(Refusal::invalid(format!(
+            "EstimatedInstanceWarmup is only supported for {TRACKING} policies: a {kind} policy runs on the metric value its caller gives. Leave it out."
+        )));
+    }
+    if let Some(a) = input
+        .metric_aggregation_type
+        .as_deref()
+        .filter(|a| *a != AVERAGE)
+    {
+        return Err(Refusal::invalid(format!(
+            "MetricAggregationType {a} is not supported: Phantom aggregates no metric (a step policy runs on the MetricValue its caller gives). Give {AVERAGE} or leave it out."
+        )));
+    }
+    let not_for = |member: &str, kinds: &str| {
+        Refusal::invalid(format!("{member} is only supported for {kinds} policies."))
+    };
+    let kind = if kind == SIMPLE {
+        for (member, given) in [
+            ("StepAdjustments", input.step_adjustments.is_some()),
+            (
+                "MetricAggregationType",
+                input.metric_aggregation_type.is_some(),
+            ),
+        ] {
+            if given {
+                return Err(not_for(member, STEP));
+            }
+        }
+        let adjustment = input.scaling_adjustment.ok_or_else(|| {
+            Refusal::invalid("ScalingAdjustment is required for SimpleScaling policies.")
+        })?;
+        check_adjustment(adjustment_type, adjustment)?;
+        if input.cooldown.is_some_and(|c| c < 0) {
+            return Err(Refusal::invalid("Cooldown must not be negative."));
+        }
+        PolicyKind::Simple {
+            adjustment_type,
+            min_adjustment_magnitude: magnitude,
+            scaling_adjustment: adjustment,
+            cooldown: input.cooldown,
+        }
+    } else {
+        // Terraform sends Cooldown 0 for a step policy as a placeholder, which AWS takes.
+        for (member, given) in [
+            ("ScalingAdjustment", input.scaling_adjustment.is_some()),
+            ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
+        ] {
+            if given {
+                return Err(not_for(member, SIMPLE));
+            }
+        }
+        let steps: Vec<Step> = input
+            .step_adjustments
+            .iter()
+            .flatten()
+            .map(|s| Step::from(*s))
+            .collect();
+        if steps.is_empty() {
+            return Err(Refusal::invalid(
+                "StepAdjustments is required for StepScaling policies.",
+            ));
+        }
+        for s in &steps {
+            check_adjustment(adjustment_type, s.adjustment)?;
+        }
+        check_steps(&steps)?;
+        PolicyKind::Step {
+            adjustment_type,
+            min_adjustment_magnitude: magnitude,
+            step_adjustments: steps,
+            metric_aggregation_type: AVERAGE.to_string(),
+        }
+    };
+    Ok(stored(input, group, arn, kind))
+}
+
+fn stored(input: &PutScalingPolicy, group: &str, arn: &str, kind: PolicyKind) -> ScalingPolicy {
+    ScalingPolicy {
+        auto_scaling_group_name: group.to_string(),
+        policy_name: input.policy_name.clone(),
+        arn: arn.to_string(),
+        kind,
+        enabled: input.enabled.unwrap_or(true),
+        alarms: Vec::new(),
+        webhook: None,
+        alarm: None,
+    }
+}
+
+/// A TargetTrackingScaling policy: its metric (predefined, or one PromQL expression), its
+/// target, DisableScaleIn and warm-up. The members of the other types are refused, as AWS does.
+fn tracking_document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<ScalingPolicy> {
+    for (member, given) in [
+        ("AdjustmentType", input.adjustment_type.is_some()),
+        ("ScalingAdjustment", input.scaling_adjustment.is_some()),
+        // Terraform sends Cooldown 0 as a placeholder, which AWS takes.
+        ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
+        (
+            "MinAdjustmentMagnitude",
+            input.min_adjustment_magnitude.is_some() || input.min_adjustment_step.is_some(),
+        ),
+        ("StepAdjustments", input.step_adjustments.is_some()),
+        (
+            "MetricAggregationType",
+            input.metric_aggregation_type.is_some(),
+        ),
+        (
+            "PredictiveScalingConfiguration",
+            input.predictive_scaling_configuration.is_some(),
+        ),
+    ] {
+        if given {
+            return Err(Refusal::invalid(format!(
+                "{member} is not supported for policy type {TRACKING}."
+            )));
+        }
+    }
+    let asked = input
+        .target_tracking_configuration
+        .as_ref()
+        .ok_or_else(|| {
+            Refusal::invalid(format!(
+                "TargetTrackingConfiguration is required for policy type {TRACKING}."
+            ))
+        })?;
+    if !asked.target_value.is_finite() || asked.target_value <= 0.0 {
+        return Err(Refusal::invalid(format!(
+            "TargetValue must be a number greater than 0, not {}.",
+            asked.target_value
+        )));
+    }
+    if input.estimated_instance_warmup.is_some_and(|w| w < 0) {
+        return Err(Refusal::invalid(
+            "EstimatedInstanceWarmup must not be negative.",
+        ));
+    }
+    let (predefined, customized) = match (
+        &asked.predefined_metric_specification,
+        &asked.customized_metric_specification,
+    ) {
+        (Some(p), None) => (Some(predefined(p)?), None),
+        (None, Some(c)) => (None, Some(customized(c)?)),
+        _ => {
+            return Err(Refusal::invalid(
+                "Exactly one of PredefinedMetricSpecification and CustomizedMetricSpecification must be given.",
+            ))
+        }
+    };
+    let kind = PolicyKind::TargetTracking {
+        target_tracking_configuration: TargetTrackingConfiguration {
+            predefined_metric_specification: predefined,
+            customized_metric_specification: customized,
+            target_value: asked.target_value,
+            disable_scale_in: asked.disable_scale_in.unwrap_or(false),
+        },
+        estimated_instance_warmup: input.estimated_instance_warmup,
+    };
+    Ok(stored(input, group, arn, kind))
+}
+
+fn predefined(p: &PredefinedMetricRequest) -> Checked<PredefinedMetric> {
+    let kind = match p.predefined_metric_type.as_str() {
+        "ASGAverageCPUUtilization" => MetricType::Cpu,
+        "ASGAverageNetworkIn" => MetricType::NetworkIn,
+        "ASGAverageNetworkOut" => MetricType::NetworkOut,
+        other => {
+            return Err(Refusal::invalid(format!(
+                "{other} counts a load balancer's requests in CloudWatch, which Phantom does not read: \
+                 use ASGAverageCPUUtilization, ASGAverageNetworkIn, ASGAverageNetworkOut or a \
+                 CustomizedMetricSpecification with a PromQL expression."
+            )))
+        }
+    };
+    if p.resource_label.is_some() {
+        return Err(Refusal::invalid(format!(
+            "ResourceLabel is only supported for ALBRequestCountPerTarget, not {}.",
+            kind.as_str()
+        )));
+    }
+    Ok(PredefinedMetric {
+        predefined_metric_type: kind,
+        resource_label: None,
+    })
+}
+
+/// A customized metric is one PromQL expression: CloudWatch's members (a metric's name,
+/// namespace, dimensions, statistic; a MetricStat) name nothing Phantom can read.
+fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
+    let cloudwatch = c.metric_name.is_some()
+        || c.namespace.is_some()
+        || c.dimensions.is_some()
+        || c.statistic.is_some()
+        || c.unit.is_some();
+    if cloudwatch {
+        return Err(Refusal::invalid(
+            "MetricName, Namespace, Dimensions, Statistic and Unit name a CloudWatch metric, \
+             which Phantom's clouds do not have: give Metrics with one entry whose Expression is \
+             a PromQL expression.",
+        ));
+    }
+    if c.period.is_some() {
+        return Err(Refusal::invalid(
+            "Period is not supported: Phantom reads the metric once a metric period of the deployment.",
+        ));
+    }
+    let Some([only]) = c.metrics.as_deref() else {
+        return Err(Refusal::invalid(
+            "CustomizedMetricSpecification needs Metrics with exactly one entry: its Expression, \
+             a PromQL expression, is the metric (Phantom does no metric math across entries).",
+        ));
+    };
+    if only.metric_stat.is_some() || only.period.is_some() {
+        return Err(Refusal::invalid(
+            "MetricStat and Period name a CloudWatch metric: give the entry an Expression in PromQL.",
+        ));
+    }
+    if only.return_data == Some(false) {
+        return Err(Refusal::invalid(
+            "The one entry of Metrics is the metric: its ReturnData must be true or left out.",
+        ));
+    }
+    let expression = only
+        .expression
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+        .ok_or_else(|| Refusal::invalid("The entry of Metrics needs an Expression (PromQL)."))?;
+    Ok(CustomizedMetric {
+        metrics: vec![MetricQuery {
+            id: only.id.clone(),
+            expression: expression.to_string(),
+            label: only.label.clone(),
+            return_data: true,
+        }],
+    })
+}
+
+fn check_adjustment(adjustment_type: AdjustmentType, adjustment: i64) -> Checked<()> {
+    if adjustment_type == AdjustmentType::ExactCapacity && adjustment < 0 {
+        return Err(Refusal::invalid(
+            "ScalingAdjustment must not be negative with ExactCapacity.",
+        ));
+    }
+    Ok(())
+}
+
+/// AWS's rules for step intervals: no step open at both ends, at most one open below and one
+/// open above, a negative lower bound needs a step open below and a positive upper bound one open
+/// above, and the intervals neither overlap nor leave a gap.
+pub fn check_steps(steps: &[Step]) -> Checked<()> {
+    let bad = |m: &str| Err(Refusal::invalid(m.to_string()));
+    for s in steps {
+        match (s.lower, s.upper) {
+            (None, None) => {
+                return bad("The upper and lower bound of a step adjustment cannot both be null.")
+            }
+            (Some(l), Some(u)) if l >= u => {
+                return bad("A step adjustment's lower bound must be less than its upper bound.")
+            }
+            _ => {}
+        }
+    }
+    let open_below = steps.iter().filter(|s| s.lower.is_none()).count();
+    let open_above = steps.iter().filter(|s| s.upper.is_none()).count();
+    if open_below > 1 {
+        return bad("At most one step adjustment may have a null lower bound.");
+    }
+    if open_above > 1 {
+        return bad("At most one step adjustment may have a null upper bound.");
+    }
+    if open_below == 0 && steps.iter().any(|s| s.lower.is_some_and(|l| l < 0.0)) {
+        return bad(
+            "A step adjustment with a negative lower bound needs one with a null lower bound.",
+        );
+    }
+    if open_above == 0 && steps.iter().any(|s| s.upper.is_some_and(|u| u > 0.0)) {
+        return bad(
+            "A step adjustment with a positive upper bound needs one with a null upper bound.",
+        );
+    }
+    let mut sorted = steps.to_vec();
+    sorted.sort_by(|a, b| {
+        let key = |s: &Step| s.lower.unwrap_or(f64::NEG_INFINITY);
+        key(a).total_cmp(&key(b))
+    });
+    for pair in sorted.windows(2) {
+        let end = pair[0].upper.unwrap_or(f64::INFINITY);
+        let start = pair[1].lower.unwrap_or(f64::NEG_INFINITY);
+        if end > start {
+            return bad("Step adjustments must not overlap.");
+        }
+        if end < start {
+            return bad("Step adjustments must not leave a gap between them.");
+        }
+    }
+    Ok(())
+}
+
+/// The adjustment of the step that `metric` falls in, relative to `breach`: above the threshold
+/// a step's lower bound is inclusive and its upper exclusive, below it the other way round.
+pub fn step_for(steps: &[Step], metric: f64, breach: f64) -> Option<i64> {
+    let d = metric - breach;
+    steps
+        .iter()
+        .find(|s| {
+            let lower = s.lower.unwrap_or(f64::NEG_INFINITY);
+            let upper = s.upper.unwrap_or(f64::INFINITY);
+            if d >= 0.0 {
+                lower <= d && d < upper
+            } else {
+                lower < d && d <= upper
+            }
+        })
+        .map(|s| s.adjustment)
+}
+
+/// The desired capacity after an adjustment, within the group's bounds. A percentage of the
+/// current desired capacity is rounded as AWS rounds it (above 1 down, between 0 and 1 up to 1,
+/// between -1 and 0 down to -1, below -1 up) and raised to `min_magnitude` instances.
+pub fn adjust(
+    adjustment_type: AdjustmentType,
+    adjustment: i64,
+    min_magnitude: Option<i64>,
+    desired: i64,
+    min: i64,
+    max: i64,
+) -> i64 {
+    let target = match adjustment_type {
+        AdjustmentType::ExactCapacity => adjustment,
+        AdjustmentType::PercentChangeInCapacity => {
+            let change = desired as f64 * adjustment as f64 / 100.0;
+            let mut n = if change > 1.0 {
+                change.floor()
+            } else if change > 0.0 {
+                1.0
+            } else if change >= -1.0 {
+                if change < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            } else {
+                change.ceil()
+            } as i64;
+            if let Some(m) = min_magnitude {
+                if n != 0 && n.abs() < m {
+                    n = m * n.signum();
+                }
+            }
+            desired + n
+        }
+        AdjustmentType::ChangeInCapacity => desired + adjustment,
+    };
+    target.clamp(min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// A PutScalingPolicy request for group `web`, as the decoder gives it.
+    fn request(input: &Value) -> PutScalingPolicy {
+        let mut input = input.clone();
+        input["AutoScalingGroupName"] = "web".into();
+        serde_json::from_value(input).unwrap()
+    }
+
+    fn step(lower: Option<f64>, upper: Option<f64>, adjustment: i64) -> Step {
+        Step {
+            lower,
+            upper,
+            adjustment,
+        }
+    }
+
+    #[test]
+    fn adjustments_are_aws_arithmetic_within_the_bounds() {
+        // (type, adjustment, magnitude, desired) -> new desired, within 0..=100
+        for (t, a, m, d, want) in [
+            ("ChangeInCapacity", 2, None, 3, 5),
+            ("ChangeInCapacity", -5, None, 3, 0),
+            ("ExactCapacity", 7, None, 3, 7),
+            ("ExactCapacity", 500, None, 3, 100),
+            ("PercentChangeInCapacity", 50, None, 10, 15),
+            ("PercentChangeInCapacity", 25, None, 10, 12), // 2.5 rounds down to 2
+            ("PercentChangeInCapacity", 5, None, 10, 11),  // 0.5 rounds up to 1
+            ("PercentChangeInCapacity", -5, None, 10, 9),  // -0.5 rounds to -1
+            ("PercentChangeInCapacity", -67, None, 10, 4), // -6.7 rounds up to -6
+            ("PercentChangeInCapacity", 10, Some(3), 10, 13), // 1 raised to 3
+            ("PercentChangeInCapacity", -10, Some(3), 10, 7),
+            ("PercentChangeInCapacity", 50, Some(3), 10, 15), // 5 is enough
+            ("PercentChangeInCapacity", 50, None, 0, 0),      // nothing of nothing
+        ] {
+            let kind = AdjustmentType::parse(t).unwrap();
+            assert_eq!(
+                adjust(kind, a, m, d, 0, 100),
+                want,
+                "{t} {a} {m:?} from {d}"
+            );
+        }
+        assert_eq!(
+            adjust(AdjustmentType::ChangeInCapacity, -1, None, 2, 2, 5),
+            2,
+            "not below MinSize"
+        );
+    }
+
+    #[test]
+    fn the_step_is_chosen_by_the_metric_and_its_bounds() {
+        // Above the threshold (breach 50): [0, 10) +1, [10, 20) +2, [20, inf) +3; below: (-inf, 0] -1.
+        let steps = [
+            step(Some(0.0), Some(10.0), 1),
+            step(Some(10.0), Some(20.0), 2),
+            step(Some(20.0), None, 3),
+            step(None, Some(0.0), -1),
+        ];
+        check_steps(&steps).unwrap();
+        for (metric, want) in [
+            (50.0, Some(1)),
+            (59.9, Some(1)),
+            (60.0, Some(2)),
+            (70.0, Some(3)),
+            (1e9, Some(3)),
+            (49.0, Some(-1)),
+        ] {
+            assert_eq!(step_for(&steps, metric, 50.0), want, "{metric}");
+        }
+        assert_eq!(step_for(&steps[..1], 80.0, 50.0), None, "no step covers it");
+    }
+
+    #[test]
+    fn step_intervals_are_checked_as_aws_checks_them() {
+        let ok = [step(Some(0.0), None, 1)];
+        check_steps(&ok).unwrap();
+        for (bad, why) in [
+            (vec![step(None, None, 1)], "open at both ends"),
+            (
+                vec![step(Some(5.0), Some(5.0), 1), step(Some(5.0), None, 1)],
+                "empty",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1)],
+                "positive upper bound, nothing above",
+            ),
+            (
+                vec![step(Some(-10.0), Some(0.0), -1)],
+                "negative lower bound, nothing below",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1), step(Some(5.0), None, 2)],
+                "overlap",
+            ),
+            (
+                vec![step(Some(0.0), Some(10.0), 1), step(Some(15.0), None, 2)],
+                "gap",
+            ),
+            (
+                vec![step(Some(0.0), None, 1), step(Some(10.0), None, 2)],
+                "two open above",
+            ),
+        ] {
+            assert!(check_steps(&bad).is_err(), "{why}");
+        }
+    }
+
+    #[test]
+    fn policies_are_checked_and_stored_in_awss_shape() {
+        let arn = "arn:aws:autoscaling:us-east-1:1:scalingPolicy:x:autoScalingGroupName/web:policyName/up";
+        let simple = json!({"PolicyName": "up", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 2, "Cooldown": 60});
+        let doc = serde_json::to_value(document(&request(&simple), "web", arn).unwrap()).unwrap();
+        assert_eq!(doc["PolicyType"], SIMPLE);
+        assert_eq!(doc["Enabled"], true);
+        assert_eq!(doc["Cooldown"], 60);
+        for bad in [
+            json!({"PolicyName": "p", "PolicyType": "TargetTrackingScaling"}),
+            json!({"PolicyName": "p", "PolicyType": "PredictiveScaling"}),
+            // Stored and ignored before: a metric's configuration with a simple policy.
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1,
+                   "TargetTrackingConfiguration": {"TargetValue": 50.0}}),
+            json!({"PolicyName": "p", "ScalingAdjustment": 1}),
+            json!({"PolicyName": "p", "AdjustmentType": "Lots", "ScalingAdjustment": 1}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity"}),
+            json!({"PolicyName": "p", "AdjustmentType": "ExactCapacity", "ScalingAdjustment": -1}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1, "MinAdjustmentMagnitude": 2}),
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1, "StepAdjustments": [{"ScalingAdjustment": 1}]}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity"}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity", "Cooldown": 5,
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+            // Stored and ignored before: Phantom has no warm-up and aggregates no metric.
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
+                   "EstimatedInstanceWarmup": 60,
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+            json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
+                   "MetricAggregationType": "Maximum",
+                   "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
+        ] {
+            assert!(document(&request(&bad), "web", arn).is_err(), "{bad}");
+        }
+        let stepped = json!({"PolicyName": "s", "PolicyType": "StepScaling", "AdjustmentType": "PercentChangeInCapacity",
+            "MinAdjustmentMagnitude": 2, "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 10}]});
+        let doc = serde_json::to_value(document(&request(&stepped), "web", arn).unwrap()).unwrap();
+        assert_eq!(doc["MetricAggregationType"], "Average");
+        assert_eq!(doc["MinAdjustmentMagnitude"], 2);
+    }
+}

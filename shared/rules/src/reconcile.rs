@@ -1,0 +1,1450 @@
+//! The provisioner's decision, pure: from a group's desired state, the instances Phantom recorded
+//! and the instances the cloud shows, what to record, terminate and launch. The health check asks
+//! the same question: a group whose plan is not empty needs a reconcile.
+//!
+//! The cloud's tags are the truth about what exists: a VM tagged for the group that Phantom never
+//! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
+
+pub use crate::distribution::Distribution;
+use crate::lifecycle::{self, Hook};
+use crate::rebalance;
+use crate::refresh::{self, InstanceRefresh};
+use crate::warm::{self, Pool};
+pub use crate::weights::Weights;
+use phantom_model::group::LaunchTemplateSpecification;
+pub use phantom_model::instance::{CloudState, Lifecycle, Market, Member, Placement, Seen};
+use phantom_model::instance::{Outcome, Wait};
+use std::collections::BTreeMap;
+
+/// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
+/// EC2's DescribeInstances is eventually consistent right after RunInstances.
+pub const MISSING_GRACE_MS: i64 = 15_000;
+
+/// What the group wants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The cloud this decision is for: new and adopted VMs are recorded on it.
+    pub cloud: String,
+    pub desired: i64,
+    pub deleting: bool,
+    pub grace_ms: i64,
+    pub termination_policies: Vec<String>,
+    pub zones: Vec<String>,
+    pub subnets: Vec<String>,
+    /// None for a group launched from a launch template.
+    pub launch_configuration: Option<String>,
+    /// The group's launch template, as it names it (none for a launch configuration group).
+    pub launch_template: Option<LaunchTemplateSpecification>,
+    pub protect_new: bool,
+    pub retry_at_ms: i64,
+    /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
+    /// `ReplaceUnhealthy` hold back what they name; a group being deleted goes regardless.
+    pub suspended: Vec<String>,
+    /// Lifecycle hooks: launching and leaving VMs wait on them.
+    pub hooks: Vec<Hook>,
+    /// The group's running instance refresh (`phantom_rules::refresh`).
+    pub refresh: Option<InstanceRefresh>,
+    /// MaxInstanceLifetime (ms): older instances are replaced.
+    pub max_lifetime_ms: Option<i64>,
+    /// How long a new instance warms up (ms): the group's DefaultInstanceWarmup, or its grace
+    /// period.
+    pub warmup_ms: i64,
+    /// The group's warm pool (`phantom_rules::warm`); none: any VMs left in one are terminated.
+    pub pool: Option<Pool>,
+    /// Serving VMs a load balancer reports failing its health check (HealthCheckType ELB, past
+    /// their grace: `phantom_rules::traffic::unhealthy`).
+    pub lb_failing: Vec<String>,
+    /// How long each VM registered with the group's load balancers drains once deregistered (ms).
+    pub drain_ms: BTreeMap<String, i64>,
+    /// The split between on-demand and spot VMs (a MixedInstancesPolicy's; else all on-demand).
+    pub distribution: Distribution,
+    /// The on-demand and spot VMs the group has on its other clouds: a group across clouds is
+    /// split as one.
+    pub elsewhere: (i64, i64),
+    /// CapacityRebalance: a VM its cloud says is at risk is replaced launch-first
+    /// (`phantom_rules::rebalance`).
+    pub capacity_rebalance: bool,
+    /// The group's MaxSize: a rebalance launches above it by its headroom at most.
+    pub max: i64,
+    /// How many units of this cloud's at-risk VMs the group lets go, where the group spans
+    /// clouds (`phantom_rules::rebalance::spare` over all of them); None: decided from this cloud alone.
+    pub rebalance_leaving: Option<i64>,
+    /// The units each VM counts for (`desired` and `max` are in units): its instance type's
+    /// `WeightedCapacity`, else one.
+    pub weights: Weights,
+    /// A MixedInstancesPolicy's instance types in their priority (termination policy
+    /// `AllocationStrategy` lets the lowest go first); empty without.
+    pub instance_types: Vec<String>,
+}
+
+impl Target {
+    fn runs(&self, process: &str) -> bool {
+        self.deleting || !self.suspended.iter().any(|p| p == process)
+    }
+}
+
+/// Why an instance leaves the group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    /// The cloud shows it terminated, stopped or not at all.
+    Unhealthy(String),
+    /// More instances than desired.
+    ScaleIn { from: i64, to: i64 },
+    /// The group is being deleted.
+    Deleting,
+    /// TerminateInstanceInAutoScalingGroup: shrinking from `from` to `to` when it decrements.
+    UserRequest { shrink: Option<(i64, i64)> },
+    /// Already Terminating and still on the cloud: ask again (its activity is written already).
+    Retry,
+    /// Its termination hooks are done (Terminating:Wait ended): terminate now; the activity was
+    /// written when it began to wait.
+    Released,
+    /// A launch lifecycle hook answered ABANDON (or timed out to it).
+    Abandoned,
+    /// Replaced by an instance refresh.
+    Refresh,
+    /// Older than the group's MaxInstanceLifetime.
+    Expired,
+    /// At risk of interruption, and its replacement serves (CapacityRebalance).
+    Rebalance,
+    /// Leaves the warm pool (not the group): why.
+    Warm(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    /// On the cloud with the group's tags, not recorded: record them.
+    pub adopt: Vec<Member>,
+    /// Recorded Pending, running on the cloud: now InService.
+    pub in_service: Vec<String>,
+    /// Found unhealthy but kept (ReplaceUnhealthy or Terminate suspended): marked Unhealthy.
+    pub unhealthy: Vec<String>,
+    /// Already gone from the cloud (terminated, or absent): forget them, saying why.
+    pub gone: Vec<(String, Cause)>,
+    /// To terminate on the cloud, then mark Terminating.
+    pub terminate: Vec<(String, Cause)>,
+    /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`.
+    pub hold: Vec<(String, Cause)>,
+    pub hold_waits: Vec<Wait>,
+    /// Held VMs that drain from their load balancers too: until when (Unix ms).
+    pub drain_until: BTreeMap<String, i64>,
+    /// Pending:Wait whose hooks said CONTINUE, not running yet: back to Pending.
+    pub proceed: Vec<String>,
+    /// What new VMs (launched or adopted) wait on: the launch hooks.
+    pub launch_waits: Vec<Wait>,
+    /// Named by AttachInstances: to look up on the cloud and tag.
+    pub attach: Vec<String>,
+    /// Named by DetachInstances: to untag and forget.
+    pub detach: Vec<String>,
+    /// Terminating and now gone: forget them.
+    pub finished: Vec<String>,
+    /// New VMs to launch, one placement each.
+    pub launch: Vec<Placement>,
+    /// The launch is a spot VM taking back an on-demand VM's place (`Distribution::moves_back`):
+    /// never launched on-demand instead.
+    pub move_back: bool,
+    /// Launches held back by the failure backoff until then (Unix ms).
+    pub retry_at_ms: Option<i64>,
+    /// The group's capacity before and after, for the scaling activities' causes.
+    pub capacity_from: i64,
+    pub capacity_to: i64,
+    /// The running instance refresh as this round leaves it, if that changed (to write).
+    pub refresh: Option<InstanceRefresh>,
+    /// Warm VMs the cloud now has in the pool's state: record them so.
+    pub warmed: Vec<(String, Lifecycle)>,
+    /// To stop (StopInstances): warm VMs still running in a stopped pool.
+    pub stop: Vec<String>,
+    /// To start (StartInstances): VMs joining the group from the pool, and warm VMs stopped in a
+    /// running pool.
+    pub start: Vec<String>,
+    /// Ready warm VMs joining the group on scale-out: recorded Pending, and started.
+    pub from_pool: Vec<String>,
+    /// Scaled-in VMs returned to the pool (ReuseOnScaleIn): recorded Warmed:Pending, stopped by
+    /// a later round once the record says so.
+    pub to_pool: Vec<String>,
+    /// New VMs to launch into the pool, one placement each.
+    pub launch_warm: Vec<Placement>,
+    /// The pool's VMs before and after this round, for the activities' causes.
+    pub pool_from: i64,
+    pub pool_to: i64,
+    /// The group's warm pool is deleted (PendingDelete) and empty: it goes from the group.
+    pub drop_pool: bool,
+}
+
+impl Plan {
+    /// Nothing to record, terminate or launch (a backoff wait counts as nothing: it is not due).
+    pub fn is_empty(&self) -> bool {
+        self.adopt.is_empty()
+            && self.in_service.is_empty()
+            && self.unhealthy.is_empty()
+            && self.gone.is_empty()
+            && self.terminate.is_empty()
+            && self.hold.is_empty()
+            && self.proceed.is_empty()
+            && self.attach.is_empty()
+            && self.detach.is_empty()
+            && self.finished.is_empty()
+            && self.launch.is_empty()
+            && self.refresh.is_none()
+            && self.warmed.is_empty()
+            && self.stop.is_empty()
+            && self.start.is_empty()
+            && self.from_pool.is_empty()
+            && self.to_pool.is_empty()
+            && self.launch_warm.is_empty()
+            && !self.drop_pool
+    }
+}
+
+pub use phantom_model::backoff::backoff_ms;
+
+/// A group being deleted is done when nothing of it is left: every record finished or gone and
+/// nothing alive on the cloud.
+pub fn nothing_left(members: &[Member], seen: &[Seen], plan: &Plan) -> bool {
+    let forgotten = plan.finished.len() + plan.gone.len();
+    forgotten == members.len() && seen.iter().all(|s| !s.state.alive()) && plan.launch.is_empty()
+}
+
+/// Decides what to do for one group.
+pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Plan {
+    size(target, assess(target, members, seen, now_ms), now_ms)
+}
+
+/// The first half of `decide`: what the cloud shows of the records (adopt, in service, gone,
+/// unhealthy, hooks), before the group's size is looked at.
+#[derive(Debug, Clone)]
+pub struct Assessed {
+    pub plan: Plan,
+    /// The instances that count toward the group's size.
+    pub live: Vec<Member>,
+    /// Those in Standby, still there.
+    pub standby: Vec<Member>,
+    /// Those in the warm pool, staying there this round.
+    pub warm: Vec<Member>,
+}
+
+impl Assessed {
+    /// The units of the counted instances, and of those of them serving (InService and healthy).
+    pub fn counts(&self, w: &Weights) -> (i64, i64) {
+        let now_serving: std::collections::BTreeSet<&str> =
+            self.plan.in_service.iter().map(String::as_str).collect();
+        let serving = self
+            .live
+            .iter()
+            .filter(|m| {
+                (m.healthy && m.lifecycle == Lifecycle::InService)
+                    || now_serving.contains(m.id.as_str())
+            })
+            .map(|m| w.units(m))
+            .sum();
+        (w.sum(&self.live), serving)
+    }
+}
+
+pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Assessed {
+    let mut plan = Plan {
+        launch_waits: lifecycle::waits(&target.hooks, true, now_ms),
+        ..Plan::default()
+    };
+    let seen_by_id: BTreeMap<&str, &Seen> = seen.iter().map(|s| (s.id.as_str(), s)).collect();
+    let recorded: BTreeMap<&str, &Member> = members.iter().map(|m| (m.id.as_str(), m)).collect();
+
+    // VMs the cloud has for this group that were never recorded: adopt the living.
+    let mut live: Vec<Member> = Vec::new();
+    let mut standby: Vec<Member> = Vec::new();
+    let mut warm: Vec<Member> = Vec::new();
+    for s in seen
+        .iter()
+        .filter(|s| !recorded.contains_key(s.id.as_str()))
+    {
+        if s.state.alive() {
+            let m = Member {
+                id: s.id.clone(),
+                cloud: target.cloud.clone(),
+                zone: s.zone.clone(),
+                lifecycle: if !plan.launch_waits.is_empty() {
+                    Lifecycle::PendingWait
+                } else if s.state == CloudState::Running {
+                    Lifecycle::InService
+                } else {
+                    Lifecycle::Pending
+                },
+                healthy: true,
+                launched_ms: s.launched_ms,
+                joined_ms: None,
+                replaces_ms: None,
+                at_risk_ms: None,
+                weight: target.weights.of_type(&s.instance_type),
+                protected: target.protect_new,
+                launch_configuration: target.launch_configuration.clone(),
+                launch_template: target.launch_template.clone(),
+                instance_type: s.instance_type.clone(),
+                waits: plan.launch_waits.clone(),
+                rev: 0,
+                market: s.market,
+            };
+            plan.adopt.push(m.clone());
+            live.push(m);
+        }
+    }
+
+    for m in members {
+        let age = now_ms - m.in_group_since_ms();
+        let state = seen_by_id.get(m.id.as_str()).map(|s| s.state);
+        let gone = matches!(state, None | Some(CloudState::Terminated));
+        match m.lifecycle {
+            Lifecycle::Terminating | Lifecycle::WarmedTerminating => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else {
+                    // Still there: ask again (TerminateInstances is idempotent).
+                    plan.terminate.push((m.id.clone(), Cause::Retry));
+                }
+                continue;
+            }
+            Lifecycle::TerminatingWait => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else if target.deleting
+                    || lifecycle::outcome(&m.waits, &target.hooks, false, now_ms).is_some()
+                {
+                    plan.terminate.push((m.id.clone(), Cause::Released));
+                }
+                continue;
+            }
+            Lifecycle::Attaching => {
+                if target.deleting {
+                    plan.terminate.push((m.id.clone(), Cause::Deleting));
+                } else {
+                    plan.attach.push(m.id.clone());
+                    live.push(m.clone());
+                }
+                continue;
+            }
+            Lifecycle::Detaching => {
+                plan.detach.push(m.id.clone());
+                continue;
+            }
+            l if l.is_warm() => {
+                let missing_over = age >= MISSING_GRACE_MS;
+                match warm::next(m, target.pool.as_ref(), state, missing_over) {
+                    warm::Next::Gone(why) => plan.gone.push((m.id.clone(), Cause::Warm(why))),
+                    warm::Next::Broken(why) => {
+                        plan.terminate.push((m.id.clone(), Cause::Warm(why)));
+                    }
+                    // Held by the launch hooks: left running until they say CONTINUE.
+                    _ if l == Lifecycle::WarmedPendingWait => {
+                        match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                            Some(Outcome::Abandon) => {
+                                let why = "a launch lifecycle hook ended with ABANDON".to_string();
+                                plan.terminate.push((m.id.clone(), Cause::Warm(why)));
+                                continue;
+                            }
+                            Some(Outcome::Continue) => {
+                                plan.warmed.push((m.id.clone(), Lifecycle::WarmedPending));
+                            }
+                            None => {}
+                        }
+                        warm.push(m.clone());
+                    }
+                    next => {
+                        match next {
+                            warm::Next::Ready(l) => plan.warmed.push((m.id.clone(), l)),
+                            warm::Next::Stop => plan.stop.push(m.id.clone()),
+                            warm::Next::Start => plan.start.push(m.id.clone()),
+                            _ => {}
+                        }
+                        warm.push(m.clone());
+                    }
+                }
+                continue;
+            }
+            Lifecycle::Standby => {
+                if target.deleting && !gone {
+                    plan.terminate.push((m.id.clone(), Cause::Deleting));
+                } else if gone && age >= MISSING_GRACE_MS {
+                    let why = "the instance in standby no longer runs on the cloud".to_string();
+                    plan.gone.push((m.id.clone(), Cause::Unhealthy(why)));
+                } else {
+                    standby.push(m.clone());
+                }
+                continue;
+            }
+            _ => {}
+        }
+        // Taken from the warm pool and not running yet: its start is asked again, and the health
+        // check waits as it waits for a VM missing from a new launch.
+        let starting = m.joined_ms.is_some()
+            && matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::PendingWait)
+            && matches!(state, Some(CloudState::Stopped | CloudState::Stopping))
+            && age < MISSING_GRACE_MS.max(target.grace_ms);
+        if starting && state == Some(CloudState::Stopped) {
+            plan.start.push(m.id.clone());
+        }
+        // What the health check finds wrong (unless suspended), or SetInstanceHealth said, and
+        // whether the VM is still there to terminate.
+        let checked = if target.runs("HealthCheck") {
+            match state {
+                None if age >= MISSING_GRACE_MS.max(target.grace_ms) => Some((
+                    "the instance no longer exists on the cloud".to_string(),
+                    false,
+                )),
+                Some(CloudState::Terminated) => Some((
+                    "the instance was terminated outside Phantom".to_string(),
+                    false,
+                )),
+                Some(
+                    s @ (CloudState::Stopping | CloudState::Stopped | CloudState::ShuttingDown),
+                ) if age >= target.grace_ms && !starting => {
+                    let what = match s {
+                        CloudState::ShuttingDown => "is shutting down",
+                        _ => "was stopped",
+                    };
+                    Some((format!("the instance {what} outside Phantom"), true))
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let failing =
+            (target.runs("HealthCheck") && target.lb_failing.contains(&m.id)).then(|| {
+                (
+                    "an Elastic Load Balancing health check reported it failing".to_string(),
+                    true,
+                )
+            });
+        let sick = checked.or(failing).or_else(|| {
+            (!m.healthy).then(|| {
+                (
+                    "the instance was set unhealthy".to_string(),
+                    state.is_some_and(|s| s != CloudState::Terminated),
+                )
+            })
+        });
+        match sick {
+            Some((why, present))
+                if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
+            {
+                let entry = (m.id.clone(), Cause::Unhealthy(why));
+                if present {
+                    plan.terminate.push(entry);
+                } else {
+                    plan.gone.push(entry);
+                }
+            }
+            Some(_) => {
+                // Kept, and shown Unhealthy, until replacing is resumed.
+                if m.healthy {
+                    plan.unhealthy.push(m.id.clone());
+                }
+                live.push(Member {
+                    healthy: false,
+                    ..m.clone()
+                });
+            }
+            None if m.lifecycle == Lifecycle::PendingWait => {
+                match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                    None => live.push(m.clone()),
+                    Some(Outcome::Abandon) => {
+                        plan.terminate.push((m.id.clone(), Cause::Abandoned));
+                    }
+                    Some(Outcome::Continue) => {
+                        if state == Some(CloudState::Running) {
+                            plan.in_service.push(m.id.clone());
+                        } else {
+                            plan.proceed.push(m.id.clone());
+                        }
+                        live.push(m.clone());
+                    }
+                }
+            }
+            None if state == Some(CloudState::Running) && m.lifecycle == Lifecycle::Pending => {
+                plan.in_service.push(m.id.clone());
+                live.push(m.clone());
+            }
+            None => live.push(m.clone()),
+        }
+    }
+    Assessed {
+        plan,
+        live,
+        standby,
+        warm,
+    }
+}
+
+/// The second half of `decide`: scale in or out to `target.desired` (or the room a running
+/// instance refresh takes, replacing its old instances), and hold leaving VMs on the termination
+/// hooks.
+pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
+    let replacing = replacement(target, &assessed, now_ms);
+    size_replacing(target, assessed, now_ms, replacing)
+}
+
+/// This round's replacements: a running refresh's step, or else the instances past their
+/// lifetime; old ones terminated, the launches that follow are the group's own.
+pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refresh::Step, Cause)> {
+    // Replacements count VMs: with weights, the desired capacity as VMs of the nominal weight,
+    // and the room a step takes back in units.
+    let units = target.desired.max(0);
+    let nominal = target.weights.nominal();
+    let desired = (units + nominal - 1) / nominal;
+    let in_units = |mut step: refresh::Step| {
+        step.capacity = units + (step.capacity - desired) * nominal;
+        step
+    };
+    match (&target.refresh, target.max_lifetime_ms) {
+        _ if target.deleting => None,
+        (Some(r), _) => {
+            let now = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now_ms));
+            let step = refresh::step(r, desired, &a.live, &a.standby, now_ms, &now);
+            Some((in_units(step), Cause::Refresh))
+        }
+        (None, Some(life)) if life > 0 => Some((
+            in_units(refresh::expired(
+                life,
+                target.warmup_ms,
+                desired,
+                &a.live,
+                now_ms,
+            )),
+            Cause::Expired,
+        )),
+        (None, _) => None,
+    }
+}
+
+/// `size`, with this round's replacements decided by the caller (across clouds, a refresh is
+/// decided for the whole group and split per cloud).
+pub fn size_replacing(
+    target: &Target,
+    assessed: Assessed,
+    now_ms: i64,
+    replacing: Option<(refresh::Step, Cause)>,
+) -> Plan {
+    let Assessed {
+        mut plan,
+        mut live,
+        standby: _,
+        warm,
+    } = assessed;
+    let mut desired = if target.deleting {
+        0
+    } else {
+        target.desired.max(0)
+    };
+    let w = &target.weights;
+    plan.capacity_from = w.sum(&live);
+    plan.capacity_to = desired;
+    if let Some((step, _)) = &replacing {
+        plan.refresh = step.next.clone();
+    }
+    let refreshing = matches!(replacing, Some((_, Cause::Refresh)));
+    let replacing_nothing = replacing.is_none();
+    if let Some((step, cause)) = replacing {
+        if target.runs("Terminate") && target.runs("Launch") {
+            live.retain(|m| !step.terminate.contains(&m.id));
+            for id in step.terminate {
+                plan.terminate.push((id, cause.clone()));
+            }
+            desired = step.capacity;
+        }
+    }
+    let mut rebalanced = false;
+    if replacing_nothing
+        && target.capacity_rebalance
+        && !target.deleting
+        && target.runs("Launch")
+        && target.runs("Terminate")
+    {
+        if let Some(step) = rebalance::step(&live, desired, target.max, target.rebalance_leaving, w)
+        {
+            live.retain(|m| !step.leave.contains(&m.id));
+            for id in step.leave {
+                plan.terminate.push((id, Cause::Rebalance));
+            }
+            desired = step.desired;
+            plan.capacity_to = desired;
+            rebalanced = true;
+        }
+    }
+    let have = w.sum(&live);
+    let mut warm = stale_warm(target, &mut plan, warm, refreshing);
+    // Beyond AWS: a group that fell back to on-demand takes its spot share back a VM at a time,
+    // launching a spot VM first; the on-demand VM above its share leaves once that one serves.
+    if replacing_nothing
+        && !rebalanced
+        && !target.deleting
+        && target.runs("Launch")
+        && target.runs("Terminate")
+    {
+        let (od, sp) = by_market(&live, w);
+        let (eo, es) = target.elsewhere;
+        if target.distribution.moves_back(od + eo, sp + es) && have >= desired {
+            let arriving = live
+                .iter()
+                .any(|m| m.market == Market::Spot && m.lifecycle != Lifecycle::InService);
+            if arriving {
+                desired = have;
+            } else if have == desired {
+                desired = have + w.nominal();
+                plan.move_back = true;
+            }
+        }
+    }
+
+    if have > desired && target.runs("Terminate") {
+        let cause = if target.deleting {
+            Cause::Deleting
+        } else {
+            Cause::ScaleIn {
+                from: have,
+                to: desired,
+            }
+        };
+        // Protected instances stay unless the group is being deleted.
+        let mut candidates: Vec<Member> = live
+            .iter()
+            .filter(|m| target.deleting || !m.protected)
+            .cloned()
+            .collect();
+        let mut zone_counts = count_by_zone(&live);
+        let mut markets = by_market(&live, w);
+        // With ReuseOnScaleIn, healthy VMs go back to the pool while it has room.
+        let mut room = match target.pool {
+            Some(p) if p.reuse_on_scale_in && !target.deleting => p.size - warm.len() as i64,
+            _ => 0,
+        };
+        // With weights, only VMs the surplus covers: a scale-in never goes below desired. A
+        // surplus smaller than a new VM's weight is a launch's overage (AWS keeps it): kept.
+        let mut surplus = have - desired;
+        if surplus < w.nominal() && !target.deleting {
+            surplus = 0;
+        }
+        while surplus > 0 {
+            candidates.retain(|m| w.units(m) <= surplus);
+            let (od, sp) = target.elsewhere;
+            let leaving = target.distribution.leaving(markets.0 + od, markets.1 + sp);
+            let Some(i) = victim(&candidates, &zone_counts, leaving, target, now_ms) else {
+                break;
+            };
+            let m = candidates.remove(i);
+            let units = w.units(&m);
+            surplus -= units;
+            *zone_counts.entry(m.zone.clone()).or_default() -= 1;
+            match m.market {
+                Market::OnDemand => markets.0 -= units,
+                Market::Spot => markets.1 -= units,
+            }
+            if room > 0 && m.healthy {
+                room -= 1;
+                plan.to_pool.push(m.id);
+            } else {
+                plan.terminate.push((m.id, cause.clone()));
+            }
+        }
+    } else if have < desired && target.runs("Launch") {
+        // Ready VMs of the warm pool first (running ones first: they need no start), then new.
+        let mut ready: Vec<&Member> = warm.iter().filter(|m| m.lifecycle.is_ready()).collect();
+        ready.sort_by_key(|m| (m.lifecycle != Lifecycle::WarmedRunning, m.id.clone()));
+        let joining: Vec<Member> = ready
+            .into_iter()
+            .take((desired - have) as usize)
+            .cloned()
+            .collect();
+        for m in &joining {
+            if m.lifecycle != Lifecycle::WarmedRunning {
+                plan.start.push(m.id.clone());
+            }
+            plan.from_pool.push(m.id.clone());
+        }
+        warm.retain(|m| !plan.from_pool.contains(&m.id));
+        // Joining, it is started, not stopped, and recorded Pending, not in the pool's state.
+        let joins = |id: &String| plan.from_pool.contains(id);
+        plan.stop.retain(|id| !joins(id));
+        plan.warmed.retain(|(id, _)| !joins(id));
+        live.extend(joining);
+        let short = desired - w.sum(&live);
+        if short > 0 {
+            if now_ms < target.retry_at_ms {
+                plan.retry_at_ms = Some(target.retry_at_ms);
+            } else {
+                // An at-risk VM is on its way out: the split is kept without it.
+                let staying: Vec<Member> = live
+                    .iter()
+                    .filter(|m| m.at_risk_ms.is_none())
+                    .cloned()
+                    .collect();
+                let (on_demand, spot) = by_market(&staying, w);
+                let (od, sp) = target.elsewhere;
+                let markets =
+                    target
+                        .distribution
+                        .markets(on_demand + od, spot + sp, short as usize);
+                plan.launch = placements(target, &live, markets);
+            }
+        }
+    }
+    keep_pool(target, &mut plan, &warm, now_ms);
+    // Termination hooks hold a VM the group lets go (scale-in, unhealthy) before it is
+    // terminated; a forced delete skips them, as in AWS.
+    // So do the load balancers a leaving VM is registered with, for their drain time.
+    let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
+    if !target.deleting {
+        let (hold, go) = std::mem::take(&mut plan.terminate)
+            .into_iter()
+            .partition(|(id, c)| {
+                matches!(
+                    c,
+                    Cause::Unhealthy(_)
+                        | Cause::ScaleIn { .. }
+                        | Cause::Refresh
+                        | Cause::Expired
+                        | Cause::Rebalance
+                ) && (!hold_waits.is_empty() || target.drain_ms.contains_key(id))
+            });
+        plan.hold = hold;
+        plan.terminate = go;
+        for (id, _) in &plan.hold {
+            if let Some(ms) = target.drain_ms.get(id) {
+                plan.drain_until.insert(id.clone(), now_ms + ms);
+            }
+        }
+        if !plan.hold.is_empty() {
+            plan.hold_waits = hold_waits;
+        }
+    }
+    plan
+}
+
+/// While an instance refresh runs, the pool's VMs not from what the group launches now are
+/// terminated (the pool is filled again with new ones); the rest of the pool stays.
+fn stale_warm(
+    target: &Target,
+    plan: &mut Plan,
+    warm: Vec<Member>,
+    refreshing: bool,
+) -> Vec<Member> {
+    if !refreshing || !target.runs("Terminate") {
+        return warm;
+    }
+    let now = refresh::Source {
+        launch_configuration: target.launch_configuration.clone(),
+        launch_template: target.launch_template.clone(),
+    };
+    let (keep, stale): (Vec<Member>, Vec<Member>) = warm
+        .into_iter()
+        .partition(|m| refresh::launched_from(m, &now));
+    for m in stale {
+        let why = "an instance refresh replaces the warm pool's instances".to_string();
+        plan.terminate.push((m.id, Cause::Warm(why)));
+    }
+    keep
+}
+
+/// The warm pool's upkeep: launches into it while it is short of its size, terminates its
+/// surplus (VMs not yet ready first, then the newest).
+fn keep_pool(target: &Target, plan: &mut Plan, warm: &[Member], now_ms: i64) {
+    let size = target.pool.map_or(0, |p| p.size);
+    let kept = (warm.len() + plan.to_pool.len()) as i64;
+    plan.pool_from = kept;
+    plan.pool_to = kept;
+    plan.drop_pool = target.pool.is_some_and(|p| p.deleting) && kept == 0;
+    if kept < size && target.runs("Launch") {
+        if now_ms < target.retry_at_ms {
+            plan.retry_at_ms = Some(target.retry_at_ms);
+        } else {
+            // A warm pool's VMs are on-demand (AWS has no pool for a group that launches spot).
+            let markets = vec![Market::OnDemand; (size - kept) as usize];
+            plan.launch_warm = placements(target, warm, markets);
+            plan.pool_to = size;
+        }
+    } else if kept > size && target.runs("Terminate") {
+        let mut leaving: Vec<&Member> = warm.iter().collect();
+        leaving.sort_by_key(|m| (m.lifecycle.is_ready(), -m.launched_ms, m.id.clone()));
+        for m in leaving.into_iter().take((kept - size) as usize) {
+            let cause = if target.deleting {
+                Cause::Deleting
+            } else {
+                Cause::Warm(format!("the warm pool shrank to {size}"))
+            };
+            plan.terminate.push((m.id.clone(), cause));
+            plan.pool_to -= 1;
+        }
+    }
+}
+
+fn count_by_zone(members: &[Member]) -> BTreeMap<String, i64> {
+    let mut counts = BTreeMap::new();
+    for m in members {
+        *counts.entry(m.zone.clone()).or_default() += 1;
+    }
+    counts
+}
+
+/// The units of `members` on-demand and spot.
+pub fn by_market(members: &[Member], w: &Weights) -> (i64, i64) {
+    members.iter().fold((0, 0), |(od, sp), m| match m.market {
+        Market::OnDemand => (od + w.units(m), sp),
+        Market::Spot => (od, sp + w.units(m)),
+    })
+}
+
+/// Spreads new VMs for the units given, one market each: VMs of the group's nominal weight
+/// (`Weights::nominal`, the last of a market's the remainder), each to the zone (or subnet) with
+/// the fewest instances, in the group's order.
+fn placements(target: &Target, live: &[Member], units: Vec<Market>) -> Vec<Placement> {
+    let nominal = target.weights.nominal();
+    let mut vms: Vec<(Market, i64)> = Vec::new();
+    for market in [Market::OnDemand, Market::Spot] {
+        let mut left = units.iter().filter(|m| **m == market).count() as i64;
+        while left > 0 {
+            vms.push((market, left.min(nominal)));
+            left -= nominal;
+        }
+    }
+    if !target.subnets.is_empty() {
+        let start = live.len();
+        return vms
+            .into_iter()
+            .enumerate()
+            .map(|(i, (market, units))| Placement {
+                zone: None,
+                subnet: Some(target.subnets[(start + i) % target.subnets.len()].clone()),
+                market,
+                units,
+            })
+            .collect();
+    }
+    if target.zones.is_empty() {
+        return vms
+            .into_iter()
+            .map(|(market, units)| Placement {
+                zone: None,
+                subnet: None,
+                market,
+                units,
+            })
+            .collect();
+    }
+    let mut counts = count_by_zone(live);
+    vms.into_iter()
+        .map(|(market, units)| {
+            let zone = target
+                .zones
+                .iter()
+                .min_by_key(|z| counts.get(*z).copied().unwrap_or(0))
+                .expect("zones is not empty")
+                .clone();
+            *counts.entry(zone.clone()).or_default() += 1;
+            Placement {
+                zone: Some(zone),
+                subnet: None,
+                market,
+                units,
+            }
+        })
+        .collect()
+}
+
+/// Which instance to terminate next: first one its cloud said is at risk of interruption, then
+/// of the market above its share (`leaving`: AWS picks spot or on-demand before it applies the
+/// policies), then by the group's termination policies
+/// in order, then AWS's Default (the zone with the most instances, the oldest launch
+/// configuration, the one closest to its next billing hour), then the id, so the choice is
+/// deterministic.
+fn victim(
+    candidates: &[Member],
+    zone_counts: &BTreeMap<String, i64>,
+    leaving: Option<Market>,
+    target: &Target,
+    now_ms: i64,
+) -> Option<usize> {
+    let mut policies: Vec<&str> = target
+        .termination_policies
+        .iter()
+        .map(String::as_str)
+        .collect();
+    policies.push("Default");
+    let key = |m: &Member| -> Vec<i64> {
+        let mut k = vec![
+            i64::from(m.at_risk_ms.is_none()),
+            i64::from(leaving.is_some_and(|l| l != m.market)),
+        ];
+        for p in &policies {
+            match *p {
+                "OldestInstance" => k.push(m.launched_ms),
+                "NewestInstance" => k.push(-m.launched_ms),
+                "OldestLaunchConfiguration" => k.push(stale_lc(m, target)),
+                "OldestLaunchTemplate" => k.push(stale_lt(m, target)),
+                "AllocationStrategy" => k.push(priority(m, target)),
+                "ClosestToNextInstanceHour" => k.push(to_next_hour(m, now_ms)),
+                "Default" => {
+                    k.push(-zone_counts.get(&m.zone).copied().unwrap_or(0));
+                    k.push(priority(m, target));
+                    k.push(stale_lc(m, target));
+                    k.push(stale_lt(m, target));
+                    k.push(to_next_hour(m, now_ms));
+                }
+                // Checked when stored (`group::TERMINATION_POLICIES`).
+                _ => {}
+            }
+        }
+        k
+    };
+    (0..candidates.len()).min_by(|a, b| {
+        let (ma, mb) = (&candidates[*a], &candidates[*b]);
+        key(ma).cmp(&key(mb)).then_with(|| ma.id.cmp(&mb.id))
+    })
+}
+
+/// 0 for an instance of another launch template (or version) than the group's now (terminated
+/// first), 1 otherwise.
+fn stale_lt(m: &Member, target: &Target) -> i64 {
+    i64::from(m.launch_template == target.launch_template)
+}
+
+/// Lower for an instance type of lower priority in the group's overrides (terminated first: AWS's
+/// `AllocationStrategy` for prioritized types), lowest for a type no longer among them; the same
+/// for all without overrides.
+fn priority(m: &Member, target: &Target) -> i64 {
+    let n = target.instance_types.len() as i64;
+    match target
+        .instance_types
+        .iter()
+        .position(|t| *t == m.instance_type)
+    {
+        Some(i) => n - i as i64,
+        None => 0,
+    }
+}
+
+/// 0 for an instance of an older launch configuration (terminated first), 1 otherwise.
+fn stale_lc(m: &Member, target: &Target) -> i64 {
+    i64::from(m.launch_configuration == target.launch_configuration)
+}
+
+fn to_next_hour(m: &Member, now_ms: i64) -> i64 {
+    const HOUR: i64 = 3_600_000;
+    HOUR - (now_ms - m.launched_ms).rem_euclid(HOUR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 10_000_000;
+
+    fn target(desired: i64) -> Target {
+        Target {
+            cloud: "hotel".into(),
+            desired,
+            deleting: false,
+            grace_ms: 0,
+            termination_policies: vec!["Default".into()],
+            zones: vec!["a".into(), "b".into()],
+            subnets: vec![],
+            launch_configuration: Some("lc".into()),
+            launch_template: None,
+            protect_new: false,
+            retry_at_ms: 0,
+            suspended: vec![],
+            hooks: vec![],
+            refresh: None,
+            max_lifetime_ms: None,
+            warmup_ms: 0,
+            pool: None,
+            lb_failing: Vec::new(),
+            drain_ms: BTreeMap::new(),
+            distribution: Distribution::on_demand(),
+            elsewhere: (0, 0),
+            capacity_rebalance: false,
+            max: 100,
+            rebalance_leaving: None,
+            weights: Weights::none(),
+            instance_types: Vec::new(),
+        }
+    }
+
+    fn hooked(desired: i64) -> Target {
+        let hook = |name: &str, launching| Hook {
+            name: name.into(),
+            launching,
+            heartbeat_ms: 60_000,
+            default_result: Outcome::Continue,
+        };
+        Target {
+            hooks: vec![hook("up", true), hook("down", false)],
+            ..target(desired)
+        }
+    }
+
+    #[test]
+    fn launch_hooks_hold_new_vms_in_pending_wait_until_continued() {
+        let t = hooked(1);
+        let plan = decide(&t, &[], &[], NOW);
+        assert_eq!(plan.launch.len(), 1);
+        assert_eq!(plan.launch_waits.len(), 1);
+        assert_eq!(plan.launch_waits[0].deadline_ms, NOW + 60_000);
+        // Waiting, running: counted, not InService, nothing to do.
+        let waiting = Member {
+            lifecycle: Lifecycle::PendingWait,
+            waits: plan.launch_waits.clone(),
+            ..member("i-1", "a", NOW)
+        };
+        let up = [seen("i-1", CloudState::Running, "a")];
+        assert!(decide(&t, std::slice::from_ref(&waiting), &up, NOW + 1_000).is_empty());
+        // Answered CONTINUE: InService (or back to Pending if the cloud is not running it yet).
+        let done = Member {
+            waits: lifecycle::complete(&waiting.waits, "i-1", "up", Outcome::Continue).unwrap(),
+            ..waiting.clone()
+        };
+        assert_eq!(
+            decide(&t, std::slice::from_ref(&done), &up, NOW).in_service,
+            ["i-1"]
+        );
+        let booting = [seen("i-1", CloudState::Pending, "a")];
+        assert_eq!(decide(&t, &[done], &booting, NOW).proceed, ["i-1"]);
+        // ABANDON: terminated and replaced.
+        let abandoned = Member {
+            waits: lifecycle::complete(&waiting.waits, "i-1", "up", Outcome::Abandon).unwrap(),
+            ..waiting.clone()
+        };
+        let plan = decide(&t, &[abandoned], &up, NOW);
+        assert_eq!(plan.terminate, [("i-1".to_string(), Cause::Abandoned)]);
+        assert_eq!(plan.launch.len(), 1);
+        // The timeout gives the hook's default (CONTINUE here).
+        assert_eq!(
+            decide(&t, &[waiting], &up, NOW + 60_000).in_service,
+            ["i-1"]
+        );
+    }
+
+    #[test]
+    fn termination_hooks_hold_leaving_vms_until_released() {
+        let t = hooked(0);
+        let m = member("i-1", "a", 0);
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&t, std::slice::from_ref(&m), &up, NOW);
+        assert!(plan.terminate.is_empty());
+        assert_eq!(ids(&plan.hold), ["i-1"]);
+        assert_eq!(plan.hold_waits.len(), 1);
+        let held = Member {
+            lifecycle: Lifecycle::TerminatingWait,
+            waits: plan.hold_waits.clone(),
+            ..m.clone()
+        };
+        // Held: not counted (nothing launched for it at desired 1), not terminated.
+        let plan = decide(&hooked(1), std::slice::from_ref(&held), &up, NOW + 1);
+        assert!(plan.terminate.is_empty() && plan.hold.is_empty());
+        assert_eq!(plan.launch.len(), 1);
+        // Released by the answer, the timeout, or the hook's deletion.
+        let answered = Member {
+            waits: lifecycle::complete(&held.waits, "i-1", "down", Outcome::Abandon).unwrap(),
+            ..held.clone()
+        };
+        let released = [("i-1".to_string(), Cause::Released)];
+        assert_eq!(decide(&t, &[answered], &up, NOW).terminate, released);
+        assert_eq!(
+            decide(&t, std::slice::from_ref(&held), &up, NOW + 60_000).terminate,
+            released
+        );
+        assert_eq!(
+            decide(&target(0), std::slice::from_ref(&held), &up, NOW).terminate,
+            released
+        );
+        // A forced delete skips the hooks.
+        let deleting = Target {
+            deleting: true,
+            ..hooked(0)
+        };
+        assert_eq!(ids(&decide(&deleting, &[m], &up, NOW).terminate), ["i-1"]);
+        assert_eq!(decide(&deleting, &[held], &up, NOW).terminate, released);
+    }
+
+    #[test]
+    fn standby_instances_are_kept_out_of_the_count() {
+        let t = target(1);
+        let standby = Member {
+            lifecycle: Lifecycle::Standby,
+            ..member("i-1", "a", 0)
+        };
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&t, std::slice::from_ref(&standby), &up, NOW);
+        assert_eq!(
+            plan.launch.len(),
+            1,
+            "standby does not count toward desired"
+        );
+        assert!(plan.terminate.is_empty());
+        // Not health-checked while stopped; forgotten once gone; terminated when force-deleted.
+        let stopped = [seen("i-1", CloudState::Stopped, "a")];
+        assert!(decide(&target(0), std::slice::from_ref(&standby), &stopped, NOW).is_empty());
+        assert_eq!(
+            ids(&decide(&target(0), std::slice::from_ref(&standby), &[], NOW).gone),
+            ["i-1"]
+        );
+        let deleting = Target {
+            deleting: true,
+            ..target(0)
+        };
+        assert_eq!(
+            ids(&decide(&deleting, &[standby], &up, NOW).terminate),
+            ["i-1"]
+        );
+    }
+
+    fn suspended(desired: i64, processes: &[&str]) -> Target {
+        Target {
+            suspended: processes.iter().map(|p| p.to_string()).collect(),
+            ..target(desired)
+        }
+    }
+
+    #[test]
+    fn suspended_launch_and_terminate_hold_back_scaling() {
+        let two = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let seen = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        assert!(decide(&suspended(4, &["Launch"]), &two, &seen, NOW).is_empty());
+        assert_eq!(decide(&target(4), &two, &seen, NOW).launch.len(), 2);
+        assert!(decide(&suspended(1, &["Terminate"]), &two, &seen, NOW).is_empty());
+        assert_eq!(decide(&target(1), &two, &seen, NOW).terminate.len(), 1);
+        // A group being deleted goes regardless.
+        let deleting = Target {
+            deleting: true,
+            ..suspended(0, &["Terminate"])
+        };
+        assert_eq!(decide(&deleting, &two, &seen, NOW).terminate.len(), 2);
+    }
+
+    #[test]
+    fn suspended_replace_unhealthy_keeps_dead_vms_listed_unhealthy() {
+        let two = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let seen = [
+            seen("i-1", CloudState::Terminated, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        let plan = decide(&suspended(2, &["ReplaceUnhealthy"]), &two, &seen, NOW);
+        assert_eq!(plan.unhealthy, ["i-1"]);
+        assert!(plan.gone.is_empty() && plan.launch.is_empty());
+        // Once marked, nothing more to do until the process is resumed.
+        let marked = [
+            Member {
+                healthy: false,
+                ..member("i-1", "a", 0)
+            },
+            member("i-2", "b", 0),
+        ];
+        assert!(decide(&suspended(2, &["ReplaceUnhealthy"]), &marked, &seen, NOW).is_empty());
+        let resumed = decide(&target(2), &marked, &seen, NOW);
+        assert_eq!(ids(&resumed.gone), ["i-1"]);
+        assert_eq!(resumed.launch.len(), 1);
+    }
+
+    #[test]
+    fn suspended_health_checks_judge_nothing() {
+        let one = [member("i-1", "a", 0)];
+        let dead = [seen("i-1", CloudState::Terminated, "a")];
+        assert!(decide(&suspended(1, &["HealthCheck"]), &one, &dead, NOW).is_empty());
+        assert!(decide(&suspended(1, &["HealthCheck"]), &one, &[], NOW).is_empty());
+    }
+
+    #[test]
+    fn an_instance_set_unhealthy_is_replaced() {
+        let sick = [Member {
+            healthy: false,
+            ..member("i-1", "a", 0)
+        }];
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&target(1), &sick, &up, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        assert_eq!(plan.launch.len(), 1);
+        // Not while Terminate is suspended: kept, Unhealthy.
+        assert!(decide(&suspended(1, &["Terminate"]), &sick, &up, NOW).is_empty());
+    }
+
+    fn member(id: &str, zone: &str, launched_ms: i64) -> Member {
+        Member {
+            id: id.into(),
+            cloud: "hotel".into(),
+            zone: zone.into(),
+            lifecycle: Lifecycle::InService,
+            healthy: true,
+            launched_ms,
+            joined_ms: None,
+            replaces_ms: None,
+            at_risk_ms: None,
+            weight: None,
+            protected: false,
+            launch_configuration: Some("lc".into()),
+            launch_template: None,
+            instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 1,
+            market: phantom_model::instance::Market::OnDemand,
+        }
+    }
+
+    fn seen(id: &str, state: CloudState, zone: &str) -> Seen {
+        Seen {
+            id: id.into(),
+            state,
+            zone: zone.into(),
+            launched_ms: 0,
+            instance_type: "t2.micro".into(),
+            market: phantom_model::instance::Market::OnDemand,
+        }
+    }
+
+    fn ids(v: &[(String, Cause)]) -> Vec<&str> {
+        v.iter().map(|(i, _)| i.as_str()).collect()
+    }
+
+    #[test]
+    fn launches_the_difference_balanced_over_zones() {
+        let m = [member("i-1", "a", 0)];
+        let s = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&target(4), &m, &s, NOW);
+        let zones: Vec<_> = plan
+            .launch
+            .iter()
+            .map(|p| p.zone.clone().unwrap())
+            .collect();
+        assert_eq!(zones, ["b", "a", "b"]);
+        assert_eq!((plan.capacity_from, plan.capacity_to), (1, 4));
+    }
+
+    #[test]
+    fn steady_state_is_an_empty_plan() {
+        let m = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let s = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        assert!(decide(&target(2), &m, &s, NOW).is_empty());
+    }
+
+    #[test]
+    fn unrecorded_vms_of_the_group_are_adopted_not_launched_again() {
+        // A crash after RunInstances, before the DynamoDB write: the cloud has them.
+        let s = [
+            seen("i-1", CloudState::Pending, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        let plan = decide(&target(2), &[], &s, NOW);
+        assert_eq!(plan.adopt.len(), 2);
+        assert!(plan.launch.is_empty());
+        assert_eq!(plan.adopt[1].lifecycle, Lifecycle::InService);
+    }
+
+    #[test]
+    fn dead_vms_are_replaced() {
+        let m = [
+            member("i-1", "a", 0),
+            member("i-2", "b", 0),
+            member("i-3", "a", 0),
+        ];
+        let s = [
+            seen("i-1", CloudState::Terminated, "a"),
+            seen("i-2", CloudState::Stopped, "b"),
+        ];
+        let plan = decide(&target(3), &m, &s, NOW);
+        assert_eq!(ids(&plan.gone), ["i-1", "i-3"]); // terminated, and absent
+        assert_eq!(ids(&plan.terminate), ["i-2"]); // stopped: terminate it
+        assert_eq!(plan.launch.len(), 3);
+    }
+
+    #[test]
+    fn grace_periods_hold_judgement() {
+        let young = [member("i-1", "a", NOW - 1_000)];
+        // Absent but just launched: maybe not visible yet.
+        let plan = decide(&target(1), &young, &[], NOW);
+        assert!(plan.is_empty(), "{plan:?}");
+        // Stopped within the group's grace period: left alone.
+        let mut t = target(1);
+        t.grace_ms = 60_000;
+        let plan = decide(&t, &young, &[seen("i-1", CloudState::Stopped, "a")], NOW);
+        assert!(plan.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn pending_becomes_in_service_when_running() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Pending;
+        let plan = decide(
+            &target(1),
+            &[m],
+            &[seen("i-1", CloudState::Running, "a")],
+            NOW,
+        );
+        assert_eq!(plan.in_service, ["i-1"]);
+        assert!(plan.launch.is_empty());
+    }
+
+    #[test]
+    fn scale_in_balances_zones_then_policies() {
+        let m = [
+            member("i-1", "a", 100),
+            member("i-2", "a", 200),
+            member("i-3", "a", 300),
+            member("i-4", "b", 400),
+        ];
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        let mut t = target(2);
+        t.termination_policies = vec!["OldestInstance".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-1", "i-2"]);
+        t.termination_policies = vec!["NewestInstance".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4", "i-3"]);
+        // Default: the fullest zone first (a has 3), then a tie between zones.
+        t.termination_policies = vec!["Default".into()];
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(plan.terminate.len(), 2);
+        assert!(plan
+            .terminate
+            .iter()
+            .all(|(_, c)| *c == Cause::ScaleIn { from: 4, to: 2 }));
+        let first = &plan.terminate[0].0;
+        assert!(["i-1", "i-2", "i-3"].contains(&first.as_str()));
+    }
+
+    #[test]
+    fn allocation_strategy_and_oldest_launch_template_pick_their_victims() {
+        let typed = |id: &str, t: &str, lt: &str| Member {
+            instance_type: t.into(),
+            launch_configuration: None,
+            launch_template: Some(LaunchTemplateSpecification {
+                launch_template_id: None,
+                launch_template_name: Some("fleet@hotel".into()),
+                version: Some(lt.into()),
+            }),
+            ..member(id, "a", 0)
+        };
+        let m = [
+            typed("i-1", "m5.large", "2"),
+            typed("i-2", "c5.large", "1"),
+            typed("i-3", "m5.large", "1"),
+            typed("i-4", "r5.large", "2"),
+        ];
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        let mut t = target(3);
+        t.launch_configuration = None;
+        t.launch_template = m[0].launch_template.clone();
+        t.instance_types = vec!["m5.large".into(), "c5.large".into()];
+        // The lowest priority first: a type no longer among the overrides, then c5.large.
+        t.termination_policies = vec!["AllocationStrategy".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4"]);
+        t.desired = 2;
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-4", "i-2"]);
+        // Another version than the group's now first.
+        t.termination_policies = vec!["OldestLaunchTemplate".into()];
+        assert_eq!(ids(&decide(&t, &m, &s, NOW).terminate), ["i-2", "i-3"]);
+    }
+
+    #[test]
+    fn protected_instances_survive_scale_in_but_not_deletion() {
+        let mut p = member("i-1", "a", 0);
+        p.protected = true;
+        let m = [p, member("i-2", "b", 0)];
+        let s: Vec<Seen> = m
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        assert_eq!(ids(&decide(&target(0), &m, &s, NOW).terminate), ["i-2"]);
+        let mut t = target(5);
+        t.deleting = true;
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(plan.terminate.len(), 2);
+        assert!(plan.launch.is_empty());
+    }
+
+    #[test]
+    fn terminating_instances_finish_when_gone() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Terminating;
+        let plan = decide(
+            &target(0),
+            std::slice::from_ref(&m),
+            &[seen("i-1", CloudState::Terminated, "a")],
+            NOW,
+        );
+        assert_eq!(plan.finished, ["i-1"]);
+        let plan = decide(
+            &target(0),
+            &[m],
+            &[seen("i-1", CloudState::ShuttingDown, "a")],
+            NOW,
+        );
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+    }
+
+    #[test]
+    fn backoff_holds_launches_until_due() {
+        let mut t = target(2);
+        t.retry_at_ms = NOW + 5_000;
+        let plan = decide(&t, &[], &[], NOW);
+        assert!(plan.launch.is_empty() && plan.is_empty());
+        assert_eq!(plan.retry_at_ms, Some(NOW + 5_000));
+        assert_eq!(decide(&t, &[], &[], NOW + 5_000).launch.len(), 2);
+    }
+
+    #[test]
+    fn backoff_doubles_to_a_cap() {
+        assert_eq!(backoff_ms(1), 2_000);
+        assert_eq!(backoff_ms(2), 4_000);
+        assert_eq!(backoff_ms(5), 32_000);
+        assert_eq!(backoff_ms(50), 300_000);
+    }
+
+    #[test]
+    fn deletion_is_done_when_nothing_is_left() {
+        let mut m = member("i-1", "a", 0);
+        m.lifecycle = Lifecycle::Terminating;
+        let mut t = target(0);
+        t.deleting = true;
+        let s = [seen("i-1", CloudState::Terminated, "a")];
+        let plan = decide(&t, std::slice::from_ref(&m), &s, NOW);
+        assert!(nothing_left(std::slice::from_ref(&m), &s, &plan));
+        let s = [seen("i-1", CloudState::ShuttingDown, "a")];
+        let plan = decide(&t, std::slice::from_ref(&m), &s, NOW);
+        assert!(!nothing_left(&[m], &s, &plan));
+    }
+
+    #[test]
+    fn subnets_rotate() {
+        let mut t = target(3);
+        t.subnets = vec!["s-1".into(), "s-2".into()];
+        let subnets: Vec<_> = decide(&t, &[], &[], NOW)
+            .launch
+            .into_iter()
+            .map(|p| p.subnet.unwrap())
+            .collect();
+        assert_eq!(subnets, ["s-1", "s-2", "s-1"]);
+    }
+
+    #[test]
+    fn an_unknown_state_is_neither_dead_nor_adopted() {
+        assert_eq!(CloudState::parse("hibernating"), CloudState::Unknown);
+        assert_eq!(CloudState::parse("terminated"), CloudState::Terminated);
+        let m = member("i-1", "a", 0);
+        let plan = decide(
+            &target(1),
+            &[m],
+            &[
+                seen("i-1", CloudState::Unknown, "a"),
+                seen("i-2", CloudState::Unknown, "a"),
+            ],
+            60_000,
+        );
+        assert!(plan.is_empty(), "{plan:?}");
+    }
+}

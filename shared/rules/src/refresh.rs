@@ -1,0 +1,1088 @@
+//! Instance refresh, pure: what StartInstanceRefresh records, and what each provisioner round does
+//! for a running refresh: which old instances to terminate now, how many instances the group may
+//! run meanwhile, and when the refresh reaches a checkpoint, is done, or fails.
+//!
+//! A refresh replaces the instances the group had when it started (`InstanceRefresh::replace`),
+//! a batch at a time: at least MinHealthyPercentage of the desired capacity stays InService,
+//! healthy and warmed up, and at most MaxHealthyPercentage of it runs at once. Above 100, new
+//! instances launch before old ones go; at 100, an old one goes first and its replacement follows.
+
+use phantom_model::group::Settings;
+pub use phantom_model::instance::{Lifecycle, Member};
+pub use phantom_model::refresh::{
+    DesiredConfiguration, Held, InstanceRefresh, Preferences, RollbackDetails, Source, Status,
+};
+use phantom_model::request::RefreshPreferences as Asked;
+use phantom_model::{Checked, Refusal};
+
+/// How many refreshes a group remembers (the newest first); AWS shows six weeks of them.
+pub const KEPT: usize = 20;
+/// How long a refresh waits for instances protected from scale in, or in Standby, before it fails.
+pub const WAIT_FOR_HELD_MS: i64 = 3_600_000;
+const DEFAULT_CHECKPOINT_DELAY: i64 = 3_600;
+
+/// Checks the preferences (of a refresh with a DesiredConfiguration, or not) and fills in AWS's
+/// defaults.
+pub fn preferences(asked: &Asked, desired: bool) -> Checked<Preferences> {
+    if asked.alarm_specification.is_some() {
+        return Err(Refusal::invalid(
+            "AlarmSpecification is not supported: Phantom's clouds have no CloudWatch alarms",
+        ));
+    }
+    if asked.auto_rollback == Some(true) && !desired {
+        return Err(Refusal::invalid(
+            "AutoRollback requires a DesiredConfiguration: without one there is no earlier configuration to roll back to.",
+        ));
+    }
+    if asked.max_healthy_percentage.is_some() && asked.min_healthy_percentage.is_none() {
+        return Err(Refusal::invalid(
+            "If you specify MaxHealthyPercentage, you must also specify MinHealthyPercentage.",
+        ));
+    }
+    let min = asked.min_healthy_percentage.unwrap_or(90);
+    let max = asked.max_healthy_percentage.unwrap_or(100);
+    if max - min > 100 {
+        return Err(Refusal::invalid(
+            "The difference between MaxHealthyPercentage and MinHealthyPercentage cannot be greater than 100.",
+        ));
+    }
+    let checkpoints = asked.checkpoint_percentages.clone();
+    if asked.checkpoint_delay.is_some() && checkpoints.is_empty() {
+        return Err(Refusal::invalid(
+            "CheckpointDelay requires CheckpointPercentages.",
+        ));
+    }
+    if checkpoints.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Refusal::invalid(
+            "CheckpointPercentages must be unique and in ascending order.",
+        ));
+    }
+    Ok(Preferences {
+        min_healthy_percentage: min,
+        max_healthy_percentage: max,
+        instance_warmup: asked.instance_warmup,
+        checkpoint_delay: (!checkpoints.is_empty())
+            .then(|| asked.checkpoint_delay.unwrap_or(DEFAULT_CHECKPOINT_DELAY)),
+        checkpoint_percentages: checkpoints,
+        skip_matching: asked.skip_matching.unwrap_or(false),
+        auto_rollback: asked.auto_rollback.unwrap_or(false),
+        scale_in_protected_instances: asked.scale_in_protected_instances.unwrap_or(Held::Wait),
+        standby_instances: asked.standby_instances.unwrap_or(Held::Wait),
+        bake_time: asked.bake_time.unwrap_or(0),
+    })
+}
+
+/// The group's running refresh, if any (the newest comes first).
+pub fn active(refreshes: &[InstanceRefresh]) -> Option<&InstanceRefresh> {
+    refreshes.first().filter(|r| r.status.active())
+}
+
+/// Still replacing toward what it started with (not cancelling, not rolling back).
+fn forward(s: Status) -> bool {
+    matches!(s, Status::Pending | Status::InProgress | Status::Baking)
+}
+
+/// The DesiredConfiguration the group launches from while its refresh goes forward; once the
+/// refresh is cancelled or rolled back, the group's own configuration again.
+pub fn launching(refreshes: &[InstanceRefresh]) -> Option<&DesiredConfiguration> {
+    active(refreshes)
+        .filter(|r| forward(r.status))
+        .and_then(|r| r.desired_configuration.as_ref())
+}
+
+/// Why RollbackInstanceRefresh cannot roll this refresh back, if it cannot (AWS's cases).
+pub fn irreversible(r: &InstanceRefresh) -> Option<String> {
+    let Some(back) = r
+        .rollback_to
+        .as_ref()
+        .filter(|_| r.desired_configuration.is_some())
+    else {
+        return Some(
+            "The instance refresh cannot be rolled back: it was started without a \
+             DesiredConfiguration, so there is no earlier configuration to return to."
+                .into(),
+        );
+    };
+    if let Some(why) = unreturnable(back) {
+        return Some(format!("The instance refresh cannot be rolled back: {why}"));
+    }
+    if !forward(r.status) {
+        return Some(format!(
+            "The instance refresh cannot be rolled back: it is {:?}.",
+            r.status
+        ));
+    }
+    None
+}
+
+/// Why a rollback could not return to `back`, if it could not: AWS returns only to a launch
+/// configuration or a numbered launch template version.
+pub fn unreturnable(back: &Source) -> Option<String> {
+    let version = back
+        .launch_template
+        .as_ref()?
+        .version
+        .as_deref()
+        .unwrap_or("$Default");
+    matches!(version, "$Latest" | "$Default").then(|| {
+        format!(
+            "the Auto Scaling group uses the launch template's {version} version, and a rollback \
+             returns only to a numbered version."
+        )
+    })
+}
+
+/// The rollback of a running refresh: the instances launched from its DesiredConfiguration are
+/// replaced in turn with ones from what the group had before (`rollback_to`), with the same
+/// healthy percentages; checkpoints and bake time do not apply.
+pub fn rollback(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    let (percentage, to_update) = progress(r, members, now_ms);
+    let replace = match &r.rollback_to {
+        Some(back) => to_replace(members, |m| launched_from(m, back)),
+        None => Vec::new(),
+    };
+    InstanceRefresh {
+        status: Status::RollbackInProgress,
+        status_reason: Some(why.to_string()),
+        percentage_complete: 0,
+        instances_to_update: replace.len() as i64,
+        total: replace.len() as i64,
+        replace,
+        checkpoints_reached: 0,
+        paused_until_ms: None,
+        blocked_since_ms: None,
+        rollback_details: Some(RollbackDetails {
+            rollback_reason: why.to_string(),
+            rollback_start_time: now.to_string(),
+            percentage_complete_on_rollback: percentage,
+            instances_to_update_on_rollback: to_update,
+        }),
+        ..r.clone()
+    }
+}
+
+/// The group's settings with its newest refresh as `r` leaves it: a refresh that succeeded
+/// moves the group to its DesiredConfiguration (off any launch configuration).
+pub fn settled(s: &Settings, r: &InstanceRefresh) -> Settings {
+    let mut next = s.clone();
+    if let Some(first) = next.instance_refreshes.first_mut() {
+        *first = r.clone();
+    }
+    if let (Status::Successful, Some(to)) = (r.status, &r.desired_configuration) {
+        next.launch_configuration_name = None;
+        next.launch_template = to.launch_template.clone();
+        next.mixed_instances_policy = to.mixed_instances_policy.clone();
+    }
+    next
+}
+
+/// What a refresh replaces: every instance of the group that is not on its way out, but those
+/// `keep` picks (SkipMatching's, or a rollback's: launched from what the group goes to).
+pub fn to_replace(members: &[Member], keep: impl Fn(&Member) -> bool) -> Vec<String> {
+    let mut ids: Vec<String> = members
+        .iter()
+        .filter(|m| {
+            !matches!(
+                m.lifecycle,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
+            ) && !m.lifecycle.is_warm()
+        })
+        .filter(|m| !keep(m))
+        .map(|m| m.id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Whether an instance was launched from `from`.
+pub fn launched_from(m: &Member, from: &Source) -> bool {
+    m.launch_configuration == from.launch_configuration && m.launch_template == from.launch_template
+}
+
+/// The group's refreshes with `new` first, the oldest forgotten past `KEPT`.
+pub fn begin(history: &[InstanceRefresh], new: InstanceRefresh) -> Vec<InstanceRefresh> {
+    let mut all = vec![new];
+    all.extend(history.iter().take(KEPT - 1).cloned());
+    all
+}
+
+/// Where a refresh comes in DescribeInstanceRefreshes (the newest first), as a paging position.
+pub fn position(r: &InstanceRefresh) -> String {
+    format!("{:020}#{}", i64::MAX - r.start_ms, r.instance_refresh_id)
+}
+
+/// InstanceRefreshInProgress's message, as AWS words it.
+pub const IN_PROGRESS: &str =
+    "An Instance Refresh is already in progress and blocks the execution of this Instance Refresh.";
+
+/// CancelInstanceRefresh: stop replacing; with `wait`, the instances on their way in finish first.
+pub fn cancel(r: &InstanceRefresh, wait: bool, now: &str) -> InstanceRefresh {
+    if wait && r.status != Status::Pending {
+        InstanceRefresh {
+            status: Status::Cancelling,
+            status_reason: Some("Waiting for in-flight instances before cancelling.".into()),
+            ..r.clone()
+        }
+    } else {
+        end(
+            r,
+            Status::Cancelled,
+            "The instance refresh was cancelled.",
+            now,
+            None,
+        )
+    }
+}
+
+/// A refresh that ended, with what it came to frozen.
+fn end(
+    r: &InstanceRefresh,
+    status: Status,
+    why: &str,
+    now: &str,
+    progress: Option<(i64, i64)>,
+) -> InstanceRefresh {
+    let (percentage, to_update) =
+        progress.unwrap_or((r.percentage_complete, r.instances_to_update));
+    InstanceRefresh {
+        status,
+        status_reason: Some(why.to_string()),
+        end_time: Some(now.to_string()),
+        percentage_complete: percentage,
+        instances_to_update: to_update,
+        replace: Vec::new(),
+        paused_until_ms: None,
+        blocked_since_ms: None,
+        ..r.clone()
+    }
+}
+
+/// A launch failed while the refresh ran: it fails, saying why.
+pub fn failed(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    fail(
+        r,
+        &format!("An instance failed to launch: {why}"),
+        members,
+        now_ms,
+        now,
+    )
+}
+
+/// A refresh that cannot go on: Failed, or rolled back with AutoRollback; a rollback that
+/// cannot go on is RollbackFailed.
+fn fail(
+    r: &InstanceRefresh,
+    why: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    let progress = progress(r, members, now_ms);
+    if r.status == Status::RollbackInProgress {
+        return end(r, Status::RollbackFailed, why, now, Some(progress));
+    }
+    if r.preferences.auto_rollback && r.rollback_to.is_some() && forward(r.status) {
+        return rollback(r, &format!("{why} Rolling back."), members, now_ms, now);
+    }
+    end(r, Status::Failed, why, now, Some(progress))
+}
+
+/// Whether a member still has to be replaced.
+fn old(r: &InstanceRefresh, m: &Member) -> bool {
+    r.replace.binary_search(&m.id).is_ok()
+}
+
+fn serving(m: &Member) -> bool {
+    m.healthy && m.lifecycle == Lifecycle::InService
+}
+
+/// Serving, and past its warm-up if it is new (counted from when it joined the group).
+fn warmed(r: &InstanceRefresh, m: &Member, now_ms: i64) -> bool {
+    serving(m) && (old(r, m) || now_ms >= m.in_group_since_ms() + r.warmup_ms)
+}
+
+/// PercentageComplete and InstancesToUpdate of a running refresh: an instance counts as updated
+/// once the old one is gone and no new one is still warming up in its place.
+pub fn progress(r: &InstanceRefresh, members: &[Member], now_ms: i64) -> (i64, i64) {
+    if !r.status.active() {
+        return (r.percentage_complete, r.instances_to_update);
+    }
+    let counted = |m: &&Member| {
+        !matches!(
+            m.lifecycle,
+            Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
+        ) && !m.lifecycle.is_warm()
+    };
+    let left = members.iter().filter(counted).filter(|m| old(r, m)).count() as i64;
+    let warming = members
+        .iter()
+        .filter(counted)
+        .filter(|m| !old(r, m) && m.lifecycle != Lifecycle::Standby && !warmed(r, m, now_ms))
+        .count() as i64;
+    let to_update = (left + warming).min(r.total);
+    let percentage = if r.total == 0 {
+        100
+    } else {
+        (r.total - to_update) * 100 / r.total
+    };
+    (percentage, to_update)
+}
+
+/// What a round does for a running refresh.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Step {
+    /// Old instances to terminate now (they leave the group's count).
+    pub terminate: Vec<String>,
+    /// How many instances the group may run: launches go up to it, scale-in comes down to it.
+    pub capacity: i64,
+    /// The refresh as it stands after this round, if that changed (to write).
+    pub next: Option<InstanceRefresh>,
+}
+
+/// One round of a running refresh, from the group's desired capacity, its counted instances
+/// (`live`) and those in Standby.
+pub fn step(
+    r: &InstanceRefresh,
+    desired: i64,
+    live: &[Member],
+    standby: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> Step {
+    let prefs = &r.preferences;
+    let rolling_back = r.status == Status::RollbackInProgress;
+    let mut step = Step {
+        capacity: desired,
+        ..Step::default()
+    };
+    let mut next = r.clone();
+    if r.status == Status::Pending {
+        next.status = Status::InProgress;
+        next.status_reason = None;
+    }
+    let still_old: Vec<&Member> = live.iter().filter(|m| old(r, m)).collect();
+    let warming = live.iter().any(|m| !old(r, m) && !warmed(r, m, now_ms));
+    let members: Vec<Member> = live.iter().chain(standby).cloned().collect();
+    let (percentage, to_update) = progress(r, &members, now_ms);
+
+    match r.status {
+        Status::Cancelling => {
+            // In flight: launched and not yet InService (a warm-up is not waited for).
+            let in_flight = live
+                .iter()
+                .any(|m| !old(r, m) && m.lifecycle != Lifecycle::InService);
+            if !in_flight {
+                next = end(
+                    r,
+                    Status::Cancelled,
+                    "The instance refresh was cancelled.",
+                    now,
+                    Some((percentage, to_update)),
+                );
+            }
+            return with_next(step, r, next);
+        }
+        Status::Baking => {
+            if r.paused_until_ms.is_some_and(|t| now_ms >= t) {
+                next = end(
+                    r,
+                    Status::Successful,
+                    "The instance refresh completed successfully.",
+                    now,
+                    Some((100, 0)),
+                );
+            }
+            return with_next(step, r, next);
+        }
+        _ => {}
+    }
+
+    // A checkpoint holds replacing until its delay is over.
+    let paused = match r.paused_until_ms {
+        Some(t) if now_ms < t => true,
+        Some(_) => {
+            next.paused_until_ms = None;
+            next.status_reason = None;
+            false
+        }
+        None if rolling_back => false,
+        None => {
+            let reached = prefs
+                .checkpoint_percentages
+                .iter()
+                .take_while(|p| **p <= percentage)
+                .count();
+            if reached > r.checkpoints_reached && percentage < 100 {
+                let delay = prefs.checkpoint_delay.unwrap_or(DEFAULT_CHECKPOINT_DELAY);
+                next.checkpoints_reached = reached;
+                next.paused_until_ms = Some(now_ms + delay * 1000);
+                next.status_reason = Some(format!(
+                    "Waiting at the checkpoint of {} percent for {delay} seconds.",
+                    prefs.checkpoint_percentages[reached - 1]
+                ));
+                true
+            } else {
+                next.checkpoints_reached = next.checkpoints_reached.max(reached);
+                false
+            }
+        }
+    };
+
+    // Which old instances may go: protected ones only with Refresh.
+    let replaceable: Vec<&Member> = still_old
+        .iter()
+        .copied()
+        .filter(|m| !m.protected || prefs.scale_in_protected_instances == Held::Refresh)
+        .collect();
+    let held_protected = still_old.len() - replaceable.len();
+    let old_standby: Vec<&Member> = standby.iter().filter(|m| old(r, m)).collect();
+
+    if !paused {
+        let keep = keep(desired, prefs);
+        let most = desired * prefs.max_healthy_percentage / 100;
+        let healthy = live.iter().filter(|m| warmed(r, m, now_ms)).count() as i64;
+        // Old instances that do not serve go first: they count for nothing.
+        let (idle, busy): (Vec<&Member>, Vec<&Member>) =
+            replaceable.iter().partition(|m| !serving(m));
+        let mut room = (healthy - keep).max(0);
+        // With no room to launch first, at least one at a time, once nothing is on its way.
+        if most <= desired && room == 0 && !warming && idle.is_empty() {
+            room = 1;
+        }
+        let mut go: Vec<String> = idle.iter().map(|m| m.id.clone()).collect();
+        let mut busy: Vec<&Member> = busy;
+        busy.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
+        go.extend(busy.iter().take(room as usize).map(|m| m.id.clone()));
+        if prefs.standby_instances == Held::Refresh {
+            go.extend(old_standby.iter().map(|m| m.id.clone()));
+        }
+        let remaining_old = (replaceable.len() - go.len().min(replaceable.len())) as i64;
+        step.capacity = most.min(desired + remaining_old).max(desired);
+        step.terminate = go;
+    }
+
+    // Done once nothing it replaces is left and the new instances have warmed up.
+    let waiting_standby = if prefs.standby_instances == Held::Wait {
+        old_standby.len()
+    } else {
+        0
+    };
+    let waiting_protected = if prefs.scale_in_protected_instances == Held::Wait {
+        held_protected
+    } else {
+        0
+    };
+    let replaced_all = replaceable.is_empty() && step.terminate.is_empty() && !warming;
+    if replaced_all && waiting_standby + waiting_protected == 0 && !paused {
+        next = if rolling_back {
+            end(
+                &next,
+                Status::RollbackSuccessful,
+                "The instance refresh was rolled back.",
+                now,
+                Some((100, 0)),
+            )
+        } else if prefs.bake_time > 0 {
+            InstanceRefresh {
+                status: Status::Baking,
+                status_reason: Some(format!(
+                    "Waiting the bake time of {} seconds.",
+                    prefs.bake_time
+                )),
+                paused_until_ms: Some(now_ms + prefs.bake_time * 1000),
+                percentage_complete: 100,
+                instances_to_update: 0,
+                ..next
+            }
+        } else {
+            end(
+                &next,
+                Status::Successful,
+                "The instance refresh completed successfully.",
+                now,
+                Some((100, 0)),
+            )
+        };
+    } else if replaced_all {
+        // Only instances it waits for are left: an hour, then it fails.
+        let since = r.blocked_since_ms.unwrap_or(now_ms);
+        if now_ms - since >= WAIT_FOR_HELD_MS {
+            let why = if waiting_protected > 0 {
+                "Instances protected from scale in were found and not released within an hour."
+            } else {
+                "Instances in Standby were found and not returned to service within an hour."
+            };
+            next = fail(&next, why, &members, now_ms, now);
+        } else if r.blocked_since_ms.is_none() {
+            next.blocked_since_ms = Some(now_ms);
+            next.status_reason = Some(format!(
+                "Waiting for {} instances protected from scale in and {} in Standby.",
+                waiting_protected, waiting_standby
+            ));
+        }
+    }
+    with_next(step, r, next)
+}
+
+/// How many instances stay InService, healthy and warmed up: MinHealthyPercentage of desired,
+/// rounded up.
+fn keep(desired: i64, prefs: &Preferences) -> i64 {
+    (desired * prefs.min_healthy_percentage + 99) / 100
+}
+
+fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step {
+    if &next != r {
+        step.next = Some(next);
+    }
+    step
+}
+
+/// One cloud of a group across clouds, for `split`.
+pub struct Part<'a> {
+    /// What the cloud should have (`spread::allot`).
+    pub share: i64,
+    /// Its maximum: the refresh never runs more there.
+    pub max: i64,
+    pub live: &'a [Member],
+    pub standby: &'a [Member],
+}
+
+/// A refresh of a group across clouds, decided once for the whole group (`step` over every
+/// cloud's instances, so the healthy percentages hold across the group) and split per cloud: each
+/// cloud terminates its own old instances and runs its share, plus part of the launch-first room
+/// the step gives (first where extra instances already run, then in rank order), never above its
+/// maximum. While a new instance warms up anywhere, no cloud lets go of what it runs: the
+/// replacement on one cloud may be what another's extra instance stands in for. Where no cloud
+/// has room to launch first, one old instance goes at a time, as at MaxHealthyPercentage 100.
+pub fn split(
+    r: &InstanceRefresh,
+    step: &Step,
+    desired: i64,
+    parts: &[Part],
+    now_ms: i64,
+) -> Vec<Step> {
+    let on = |p: &Part, id: &String| p.live.iter().chain(p.standby).any(|m| &m.id == id);
+    let mut steps: Vec<Step> = parts
+        .iter()
+        .map(|p| Step {
+            terminate: step
+                .terminate
+                .iter()
+                .filter(|id| on(p, id))
+                .cloned()
+                .collect(),
+            capacity: p.share,
+            next: None,
+        })
+        .collect();
+    // What each cloud runs once this round's old instances are gone.
+    let running: Vec<i64> = parts
+        .iter()
+        .zip(&steps)
+        .map(|(p, s)| {
+            p.live
+                .iter()
+                .filter(|m| !s.terminate.contains(&m.id))
+                .count() as i64
+        })
+        .collect();
+    let room = |p: &Part, s: &Step| (p.max - s.capacity).max(0);
+    let mut extra = (step.capacity - desired).max(0);
+    for ((p, s), run) in parts.iter().zip(steps.iter_mut()).zip(&running) {
+        let more = (run - p.share).max(0).min(room(p, s)).min(extra);
+        s.capacity += more;
+        extra -= more;
+    }
+    for (p, s) in parts.iter().zip(steps.iter_mut()) {
+        let more = room(p, s).min(extra);
+        s.capacity += more;
+        extra -= more;
+    }
+    // A cloud lets go of what it runs beyond its capacity only as far as the group keeps its
+    // healthy percentage (its warmed-up instances), the worst-ranked cloud first.
+    let healthy: i64 = parts
+        .iter()
+        .zip(&steps)
+        .map(|(p, s)| {
+            p.live
+                .iter()
+                .filter(|m| !s.terminate.contains(&m.id) && warmed(r, m, now_ms))
+                .count() as i64
+        })
+        .sum();
+    let mut spare = (healthy - keep(desired, &r.preferences)).max(0);
+    for (s, run) in steps.iter_mut().zip(&running).rev() {
+        let go = (run - s.capacity).max(0).min(spare);
+        spare -= go;
+        s.capacity = s.capacity.max(run - go);
+    }
+    let warming = parts
+        .iter()
+        .flat_map(|p| p.live)
+        .any(|m| !old(r, m) && !warmed(r, m, now_ms));
+    let placed = step.capacity == desired || extra < step.capacity - desired;
+    if step.terminate.is_empty() && !placed && !warming {
+        let oldest = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| p.live.iter().map(move |m| (i, m)))
+            .filter(|(_, m)| old(r, m) && serving(m))
+            .filter(|(_, m)| {
+                !m.protected || r.preferences.scale_in_protected_instances == Held::Refresh
+            })
+            .min_by(|a, b| {
+                a.1.launched_ms
+                    .cmp(&b.1.launched_ms)
+                    .then(a.1.id.cmp(&b.1.id))
+            });
+        if let Some((i, m)) = oldest {
+            steps[i].terminate.push(m.id.clone());
+        }
+    }
+    steps
+}
+
+/// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
+/// than desired, or a tenth more), an old one terminated once its replacement has warmed up, so
+/// the group never has fewer than its desired capacity serving. Protected instances stay.
+pub fn expired(
+    lifetime_ms: i64,
+    warmup_ms: i64,
+    desired: i64,
+    live: &[Member],
+    now_ms: i64,
+) -> Step {
+    let mut old: Vec<&Member> = live
+        .iter()
+        .filter(|m| serving(m) && !m.protected && now_ms - m.launched_ms >= lifetime_ms)
+        .collect();
+    if old.is_empty() || desired == 0 {
+        return Step {
+            capacity: desired,
+            ..Step::default()
+        };
+    }
+    old.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
+    let fresh = |m: &&Member| serving(m) && now_ms - m.in_group_since_ms() >= warmup_ms;
+    let healthy = live.iter().filter(fresh).count() as i64;
+    let room = (healthy - desired).max(0) as usize;
+    let terminate: Vec<String> = old.iter().take(room).map(|m| m.id.clone()).collect();
+    let left = (old.len() - terminate.len()) as i64;
+    Step {
+        capacity: desired + left.min((desired / 10).max(1)),
+        terminate,
+        next: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 10_000_000;
+
+    fn asked() -> Asked {
+        Asked::default()
+    }
+
+    /// The preferences with these healthy percentages, AWS's defaults for the rest.
+    fn healthy(min: i64, max: i64) -> Preferences {
+        preferences(
+            &Asked {
+                min_healthy_percentage: Some(min),
+                max_healthy_percentage: Some(max),
+                ..asked()
+            },
+            false,
+        )
+        .unwrap()
+    }
+
+    fn member(id: &str, launched_ms: i64) -> Member {
+        Member {
+            id: id.into(),
+            cloud: "hotel".into(),
+            zone: "a".into(),
+            lifecycle: Lifecycle::InService,
+            healthy: true,
+            launched_ms,
+            joined_ms: None,
+            replaces_ms: None,
+            at_risk_ms: None,
+            weight: None,
+            protected: false,
+            launch_configuration: Some("lc".into()),
+            launch_template: None,
+            instance_type: "t2.micro".into(),
+            waits: vec![],
+            rev: 0,
+            market: phantom_model::instance::Market::OnDemand,
+        }
+    }
+
+    fn refresh(prefs: Preferences, replace: &[&str]) -> InstanceRefresh {
+        InstanceRefresh {
+            instance_refresh_id: "r".into(),
+            auto_scaling_group_name: "g".into(),
+            status: Status::InProgress,
+            status_reason: None,
+            start_time: "t".into(),
+            end_time: None,
+            percentage_complete: 0,
+            instances_to_update: replace.len() as i64,
+            preferences: prefs,
+            desired_configuration: None,
+            rollback_details: None,
+            strategy: "Rolling".into(),
+            start_ms: 0,
+            replace: replace.iter().map(|s| s.to_string()).collect(),
+            total: replace.len() as i64,
+            warmup_ms: 60_000,
+            checkpoints_reached: 0,
+            paused_until_ms: None,
+            blocked_since_ms: None,
+            rollback_to: None,
+        }
+    }
+
+    fn olds(n: usize) -> Vec<Member> {
+        (0..n).map(|i| member(&format!("i-old{i}"), 0)).collect()
+    }
+
+    #[test]
+    fn preferences_are_checked_and_aws_defaults_filled_in() {
+        let p = preferences(&asked(), false).unwrap();
+        assert_eq!(
+            (
+                p.min_healthy_percentage,
+                p.max_healthy_percentage,
+                p.skip_matching,
+                p.scale_in_protected_instances,
+                p.standby_instances,
+                p.checkpoint_delay
+            ),
+            (90, 100, false, Held::Wait, Held::Wait, None)
+        );
+        let with = |f: fn(&mut Asked)| {
+            let mut a = asked();
+            f(&mut a);
+            preferences(&a, false)
+        };
+        assert!(with(|a| a.max_healthy_percentage = Some(150)).is_err());
+        assert!(with(|a| {
+            a.min_healthy_percentage = Some(50);
+            a.max_healthy_percentage = Some(200);
+        })
+        .is_err());
+        assert!(with(|a| a.checkpoint_delay = Some(10)).is_err());
+        assert!(with(|a| a.checkpoint_percentages = vec![50, 20]).is_err());
+        assert!(with(|a| a.auto_rollback = Some(true)).is_err());
+        let p = with(|a| a.checkpoint_percentages = vec![20, 100]).unwrap();
+        assert_eq!(p.checkpoint_delay, Some(3600));
+    }
+
+    #[test]
+    fn at_one_hundred_percent_both_ways_one_goes_at_a_time() {
+        let p = preferences(
+            &Asked {
+                min_healthy_percentage: Some(100),
+                ..asked()
+            },
+            false,
+        )
+        .unwrap();
+        let live = olds(4);
+        let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
+        let s = step(&r, 4, &live, &[], NOW, "now");
+        assert_eq!(s.terminate.len(), 1);
+        assert_eq!(s.capacity, 4);
+        // Its replacement warming up: nothing more goes.
+        let mut live: Vec<Member> = live[1..].to_vec();
+        live.push(member("i-new0", NOW - 1_000));
+        let s = step(&r, 4, &live, &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        // Warmed up: the next.
+        let s = step(&r, 4, &live, &[], NOW + 60_000, "now");
+        assert_eq!(s.terminate.len(), 1);
+    }
+
+    #[test]
+    fn above_one_hundred_new_ones_launch_first() {
+        let p = healthy(100, 150);
+        let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
+        let s = step(&r, 4, &olds(4), &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        assert_eq!(s.capacity, 6);
+    }
+
+    #[test]
+    fn protected_instances_wait_an_hour_then_the_refresh_fails_unless_ignored() {
+        let p = preferences(&asked(), false).unwrap();
+        let mut live = olds(1);
+        live[0].protected = true;
+        live.push(member("i-new", 0));
+        let r = refresh(p.clone(), &["i-old0"]);
+        let s = step(&r, 2, &live, &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        let waiting = s.next.expect("blocked");
+        assert_eq!(waiting.blocked_since_ms, Some(NOW));
+        assert_eq!(waiting.status, Status::InProgress);
+        let s = step(&waiting, 2, &live, &[], NOW + WAIT_FOR_HELD_MS, "later");
+        assert_eq!(s.next.expect("failed").status, Status::Failed);
+
+        let ignore = Preferences {
+            scale_in_protected_instances: Held::Ignore,
+            ..p.clone()
+        };
+        let s = step(&refresh(ignore, &["i-old0"]), 2, &live, &[], NOW, "now");
+        assert_eq!(s.next.expect("done").status, Status::Successful);
+
+        let replace = Preferences {
+            scale_in_protected_instances: Held::Refresh,
+            ..p
+        };
+        let s = step(&refresh(replace, &["i-old0"]), 2, &live, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-old0"]);
+    }
+
+    #[test]
+    fn standby_instances_are_terminated_when_asked() {
+        let p = Preferences {
+            standby_instances: Held::Refresh,
+            ..preferences(&asked(), false).unwrap()
+        };
+        let mut standby = member("i-old0", 0);
+        standby.lifecycle = Lifecycle::Standby;
+        let live = vec![member("i-new", 0)];
+        let s = step(&refresh(p, &["i-old0"]), 1, &live, &[standby], NOW, "now");
+        assert_eq!(s.terminate, ["i-old0"]);
+    }
+
+    #[test]
+    fn bake_time_comes_before_success() {
+        let p = Preferences {
+            bake_time: 30,
+            ..preferences(&asked(), false).unwrap()
+        };
+        let live = vec![member("i-new", 0)];
+        let s = step(&refresh(p, &["i-gone"]), 1, &live, &[], NOW, "now");
+        let baking = s.next.unwrap();
+        assert_eq!(baking.status, Status::Baking);
+        assert!(step(&baking, 1, &live, &[], NOW + 29_000, "now")
+            .next
+            .is_none());
+        let done = step(&baking, 1, &live, &[], NOW + 30_000, "now")
+            .next
+            .unwrap();
+        assert_eq!(
+            (done.status, done.percentage_complete),
+            (Status::Successful, 100)
+        );
+    }
+
+    #[test]
+    fn progress_counts_a_replacement_once_warmed_up() {
+        let p = preferences(&asked(), false).unwrap();
+        let r = refresh(p, &["i-old0", "i-old1"]);
+        let live = vec![member("i-old1", 0), member("i-new", NOW - 1_000)];
+        assert_eq!(progress(&r, &live, NOW), (0, 2));
+        assert_eq!(progress(&r, &live, NOW + 60_000), (50, 1));
+    }
+
+    fn template(version: &str) -> phantom_model::group::LaunchTemplateSpecification {
+        phantom_model::group::LaunchTemplateSpecification {
+            launch_template_id: None,
+            launch_template_name: Some("web".into()),
+            version: Some(version.into()),
+        }
+    }
+
+    /// A refresh from launch configuration `lc` to template `web` version 2.
+    fn to_template(auto_rollback: bool, replace: &[&str]) -> InstanceRefresh {
+        let mut p = preferences(&asked(), false).unwrap();
+        p.auto_rollback = auto_rollback;
+        InstanceRefresh {
+            desired_configuration: Some(DesiredConfiguration {
+                launch_template: Some(template("2")),
+                mixed_instances_policy: None,
+            }),
+            rollback_to: Some(Source {
+                launch_configuration: Some("lc".into()),
+                launch_template: None,
+            }),
+            ..refresh(p, replace)
+        }
+    }
+
+    fn from_template(id: &str, launched_ms: i64) -> Member {
+        Member {
+            launch_configuration: None,
+            launch_template: Some(template("2")),
+            ..member(id, launched_ms)
+        }
+    }
+
+    #[test]
+    fn a_rollback_replaces_what_the_refresh_launched_then_ends_rolled_back() {
+        let r = to_template(false, &["i-old0", "i-old1"]);
+        assert_eq!(irreversible(&r), None);
+        let members = vec![member("i-old1", 0), from_template("i-new0", 0)];
+        let back = rollback(&r, "asked", &members, NOW, "now");
+        assert_eq!(back.status, Status::RollbackInProgress);
+        assert_eq!(back.replace, ["i-new0"]);
+        let details = back.rollback_details.clone().unwrap();
+        assert_eq!(
+            (
+                details.percentage_complete_on_rollback,
+                details.instances_to_update_on_rollback
+            ),
+            (50, 1)
+        );
+        // The group launches from its own configuration again.
+        assert_eq!(launching(std::slice::from_ref(&back)), None);
+        assert!(launching(std::slice::from_ref(&r)).is_some());
+        // A rollback has no checkpoints; when the new one has gone it has rolled back.
+        let s = step(&back, 2, &members, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-new0"]);
+        let replaced = vec![member("i-old1", 0), member("i-back", 0)];
+        let done = step(&back, 2, &replaced, &[], NOW, "now").next.unwrap();
+        assert_eq!(done.status, Status::RollbackSuccessful);
+        // Only forward and with somewhere numbered to go back to.
+        assert!(irreversible(&done).is_some());
+        assert!(irreversible(&refresh(preferences(&asked(), false).unwrap(), &[])).is_some());
+        let latest = InstanceRefresh {
+            rollback_to: Some(Source {
+                launch_configuration: None,
+                launch_template: Some(template("$Latest")),
+            }),
+            ..r.clone()
+        };
+        assert!(irreversible(&latest).unwrap().contains("$Latest"));
+    }
+
+    #[test]
+    fn a_failed_launch_rolls_back_with_auto_rollback_and_a_failed_rollback_stays_failed() {
+        let members = vec![member("i-old0", 0), from_template("i-new0", 0)];
+        let r = to_template(false, &["i-old0", "i-old1"]);
+        assert_eq!(
+            failed(&r, "no room", &members, NOW, "now").status,
+            Status::Failed
+        );
+        let auto = to_template(true, &["i-old0", "i-old1"]);
+        let back = failed(&auto, "no room", &members, NOW, "now");
+        assert_eq!(back.status, Status::RollbackInProgress);
+        assert!(back
+            .rollback_details
+            .unwrap()
+            .rollback_reason
+            .contains("no room"));
+        let again = InstanceRefresh {
+            status: Status::RollbackInProgress,
+            ..auto
+        };
+        assert_eq!(
+            failed(&again, "no room", &members, NOW, "now").status,
+            Status::RollbackFailed
+        );
+    }
+
+    #[test]
+    fn success_moves_the_group_to_the_desired_configuration() {
+        let input = serde_json::from_value(serde_json::json!({
+            "AutoScalingGroupName": "g", "LaunchConfigurationName": "lc", "MinSize": 0, "MaxSize": 1,
+        }))
+        .unwrap();
+        let ctx = crate::group::NewGroupContext {
+            id: "g-id".into(),
+            region: "us-east-1",
+            account: "123456789012",
+            cloud: "hotel".into(),
+            default_zone: "hotel-a",
+            now: phantom_model::time::from_ms(0),
+        };
+        let mut s = crate::group::from_input(&input, ctx).unwrap().settings;
+        let r = to_template(false, &[]);
+        s.instance_refreshes = vec![r.clone()];
+        let running = settled(&s, &r);
+        assert_eq!(running.launch_configuration_name.as_deref(), Some("lc"));
+        let done = InstanceRefresh {
+            status: Status::Successful,
+            ..r
+        };
+        let moved = settled(&s, &done);
+        assert_eq!(moved.launch_configuration_name, None);
+        assert_eq!(moved.launch_template, Some(template("2")));
+        assert_eq!(moved.instance_refreshes[0].status, Status::Successful);
+    }
+
+    fn part(share: i64, max: i64, live: &[Member]) -> Part<'_> {
+        Part {
+            share,
+            max,
+            live,
+            standby: &[],
+        }
+    }
+
+    #[test]
+    fn across_clouds_a_cloud_keeps_its_extra_vms_until_the_group_can_spare_them() {
+        let p = healthy(100, 150);
+        let r = refresh(p, &["i-h0", "i-h1"]);
+        let warm = NOW - 120_000;
+        let hotel = vec![
+            member("i-h0", 0),
+            member("i-h1", 0),
+            member("i-h2", warm),
+            member("i-h3", warm),
+        ];
+        let sierra: Vec<Member> = (0..8).map(|i| member(&format!("i-s{i}"), warm)).collect();
+        let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let s = step(&r, 10, &all, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-h0", "i-h1"]);
+        let split_up = split(&r, &s, 10, &parts, NOW);
+        // hotel replaces its old VMs; sierra keeps its two extra meanwhile.
+        assert_eq!(split_up[0].terminate, ["i-h0", "i-h1"]);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 8));
+        // hotel's replacements warmed up: sierra lets its extra go.
+        let hotel: Vec<Member> = (0..4).map(|i| member(&format!("i-n{i}"), warm)).collect();
+        let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let s = step(&r, 10, &all, &[], NOW, "now");
+        let split_up = split(&r, &s, 10, &parts, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 6));
+    }
+
+    #[test]
+    fn across_clouds_launch_first_room_goes_where_a_cloud_has_room_else_one_at_a_time() {
+        let launch_first = healthy(100, 150);
+        let hotel: Vec<Member> = (0..2).map(|i| member(&format!("i-h{i}"), 0)).collect();
+        let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let r = refresh(launch_first, &["i-h0", "i-h1", "i-s0", "i-s1"]);
+        let s = step(&r, 4, &all, &[], NOW, "now");
+        assert_eq!((s.terminate.len(), s.capacity), (0, 6));
+        let roomy = [part(2, 2, &hotel), part(2, 10, &sierra)];
+        let split_up = split(&r, &s, 4, &roomy, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 4));
+        assert!(split_up.iter().all(|s| s.terminate.is_empty()));
+        // Fixed counts: no cloud has room, so the oldest goes alone.
+        let full = [part(2, 2, &hotel), part(2, 2, &sierra)];
+        let split_up = split(&r, &s, 4, &full, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
+        assert_eq!(split_up[0].terminate, ["i-h0"]);
+        assert!(split_up[1].terminate.is_empty());
+    }
+}

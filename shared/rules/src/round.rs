@@ -1,0 +1,604 @@
+//! What one reconcile round writes, pure: from the plan (`reconcile::decide`) and what the cloud did
+//! with it, the one `Record` the provisioner hands the store: instance records, the launch
+//! sequence, the backoff and the scaling activities, together.
+
+use crate::activity::{self, Activity, Context, Told};
+use crate::lifecycle::Wait;
+use crate::notification::{self, NotificationType, Passage, Waiting};
+use crate::reconcile::{backoff_ms, Cause, CloudState, Lifecycle, Member, Plan, Seen};
+use phantom_model::record::{Backoff, Record};
+
+/// What the cloud did with a plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Acted {
+    /// TerminateInstances of `plan.terminate` refused: the cloud's words.
+    pub terminate_failed: Option<String>,
+    /// The VMs launched, as records (Pending).
+    pub launched: Vec<Member>,
+    /// The VMs launched into the warm pool, as records (Warmed:Pending).
+    pub launched_warm: Vec<Member>,
+    /// Why launching stopped short (the cloud's words, or the launch configuration gone).
+    pub launch_failed: Option<String>,
+    /// For a VM launched after the cloud refused the types tried before it: what was tried and
+    /// why it moved on, by instance id (its activity's StatusMessage).
+    pub moved_on: std::collections::BTreeMap<String, String>,
+    /// Attaching VMs that now carry the group's tags, as the cloud shows them.
+    pub attached: Vec<Seen>,
+    /// Attaching VMs that cannot join (`attach::judge`), with why.
+    pub attach_refused: Vec<(String, String)>,
+    /// Detaching VMs that no longer carry the group's tags.
+    pub detached: Vec<String>,
+}
+
+/// The group as the round read it.
+#[derive(Debug, Clone, Copy)]
+pub struct Before {
+    pub launch_seq: i64,
+    pub failures: i64,
+    pub desired: i64,
+}
+
+/// The record of a round whose plan was carried out as `acted` says.
+pub fn record(
+    ctx: &Context<'_>,
+    before: Before,
+    members: &[Member],
+    plan: &Plan,
+    acted: &Acted,
+) -> Record {
+    let mut r = Record::default();
+    let recorded = |id: &str| members.iter().find(|m| m.id == id);
+    // Launched by a round that stopped before recording them: recorded now, told now.
+    for m in &plan.adopt {
+        let waits = start_waits(ctx, &mut r, &m.waits, &m.id, Passage::Group);
+        r.put.push(Member { waits, ..m.clone() });
+        let a = activity::adopted(ctx, &m.id, &m.zone);
+        tell(&mut r, NotificationType::Launch, &m.id, a);
+    }
+    for id in &plan.in_service {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::InService,
+                healthy: true,
+                waits: Vec::new(),
+                ..m.clone()
+            });
+        }
+    }
+    for id in &plan.proceed {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::Pending,
+                waits: Vec::new(),
+                ..m.clone()
+            });
+        }
+    }
+    for (id, cause) in &plan.hold {
+        if let Some(m) = recorded(id) {
+            let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
+            if let Some(until) = plan.drain_until.get(id) {
+                waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
+            }
+            r.put.push(Member {
+                lifecycle: Lifecycle::TerminatingWait,
+                waits,
+                ..m.clone()
+            });
+        }
+        r.activities.push(activity::terminated(ctx, id, cause));
+    }
+    for (id, lifecycle) in &plan.warmed {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: *lifecycle,
+                waits: Vec::new(),
+                ..m.clone()
+            });
+        }
+    }
+    // Joining from the pool: Pending from now (or held by the launch hooks, as any launch).
+    for id in &plan.from_pool {
+        if let Some(m) = recorded(id) {
+            let held = !plan.launch_waits.is_empty();
+            let waits = start_waits(ctx, &mut r, &plan.launch_waits, id, Passage::FromPool);
+            r.put.push(Member {
+                lifecycle: if held {
+                    Lifecycle::PendingWait
+                } else {
+                    Lifecycle::Pending
+                },
+                waits,
+                joined_ms: Some(ctx.now_ms),
+                healthy: true,
+                ..m.clone()
+            });
+            let a = activity::from_pool(ctx, id, &m.zone, plan.capacity_from, plan.capacity_to);
+            tell(&mut r, NotificationType::Launch, id, a);
+        }
+    }
+    for id in &plan.to_pool {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::WarmedPending,
+                waits: Vec::new(),
+                joined_ms: None,
+                replaces_ms: None,
+                at_risk_ms: None,
+                weight: None,
+                ..m.clone()
+            });
+        }
+        r.activities.push(activity::to_pool(
+            ctx,
+            id,
+            plan.capacity_from,
+            plan.capacity_to,
+        ));
+    }
+    for id in &plan.unhealthy {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                healthy: false,
+                ..m.clone()
+            });
+        }
+    }
+    r.forget.extend(plan.finished.iter().cloned());
+    for s in &acted.attached {
+        if let Some(m) = recorded(&s.id) {
+            r.put.push(Member {
+                lifecycle: if s.state == CloudState::Running {
+                    Lifecycle::InService
+                } else {
+                    Lifecycle::Pending
+                },
+                zone: s.zone.clone(),
+                instance_type: s.instance_type.clone(),
+                market: s.market,
+                launched_ms: s.launched_ms,
+                joined_ms: None,
+                replaces_ms: None,
+                at_risk_ms: None,
+                weight: None,
+                ..m.clone()
+            });
+        }
+    }
+    if !acted.attach_refused.is_empty() {
+        // AttachInstances counted them; the capacity they took is given back.
+        let mut desired = before.desired;
+        for (id, why) in &acted.attach_refused {
+            r.forget.push(id.clone());
+            r.activities
+                .push(activity::attach_failed(ctx, id, why, desired, desired - 1));
+            desired -= 1;
+        }
+        r.desired = Some(desired.max(0));
+    }
+    r.forget.extend(acted.detached.iter().cloned());
+    for (id, cause) in &plan.gone {
+        r.forget.push(id.clone());
+        let a = activity::terminated(ctx, id, cause);
+        if recorded(id).is_some_and(|m| m.lifecycle.is_warm()) {
+            r.activities.push(a);
+        } else {
+            tell(&mut r, NotificationType::Terminate, id, a);
+        }
+    }
+    for (id, cause) in &plan.terminate {
+        // Terminating already, with its activity: the next round asks again if this one failed.
+        if *cause == Cause::Retry {
+            continue;
+        }
+        let warm = recorded(id).is_some_and(|m| m.lifecycle.is_warm());
+        match &acted.terminate_failed {
+            Some(why) => {
+                let a = activity::terminate_failed(ctx, id, why);
+                tell(&mut r, NotificationType::TerminateError, id, a);
+            }
+            None => {
+                if let Some(m) = recorded(id) {
+                    r.put.push(Member {
+                        lifecycle: if m.lifecycle.is_warm() {
+                            Lifecycle::WarmedTerminating
+                        } else {
+                            Lifecycle::Terminating
+                        },
+                        healthy: false,
+                        waits: Vec::new(),
+                        ..m.clone()
+                    });
+                }
+                // A released VM's activity was written when its hooks began to hold it; its
+                // topics hear of it now, as it goes (AWS tells them once it is terminated).
+                let a = activity::terminated(ctx, id, cause);
+                match (*cause == Cause::Released, warm) {
+                    (true, _) => r.notices.extend(notification::of_activity(
+                        &ctx.audience,
+                        NotificationType::Terminate,
+                        id,
+                        &a.doc,
+                        ctx.now_ms,
+                    )),
+                    (false, true) => r.activities.push(a),
+                    (false, false) => tell(&mut r, NotificationType::Terminate, id, a),
+                }
+            }
+        }
+    }
+    // The next launch gets new tokens only once these VMs are on record. Adopted VMs are a launch
+    // whose record was lost: their tokens are spent too.
+    if !acted.launched.is_empty() || !acted.launched_warm.is_empty() || !plan.adopt.is_empty() {
+        r.launch_seq = Some(before.launch_seq + 1);
+    }
+    if !acted.launched.is_empty() {
+        // With launch hooks, a new VM waits on them from the start.
+        for m in &acted.launched {
+            if plan.launch_waits.is_empty() {
+                r.put.push(m.clone());
+            } else {
+                let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
+                r.put.push(Member {
+                    lifecycle: Lifecycle::PendingWait,
+                    waits,
+                    ..m.clone()
+                });
+            }
+        }
+        for m in &acted.launched {
+            let note = acted.moved_on.get(&m.id).map(String::as_str);
+            let a = activity::launched(
+                ctx,
+                &m.id,
+                &m.zone,
+                plan.capacity_from,
+                plan.capacity_to,
+                note,
+            );
+            tell(&mut r, NotificationType::Launch, &m.id, a);
+        }
+    }
+    // With launch hooks, a VM launched into the pool waits on them before it is stopped.
+    for m in &acted.launched_warm {
+        if plan.launch_waits.is_empty() {
+            r.put.push(m.clone());
+        } else {
+            let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::IntoPool);
+            r.put.push(Member {
+                lifecycle: Lifecycle::WarmedPendingWait,
+                waits,
+                ..m.clone()
+            });
+        }
+    }
+    for (i, m) in acted.launched_warm.iter().enumerate() {
+        r.activities.push(activity::into_pool(
+            ctx,
+            &m.id,
+            &m.zone,
+            plan.pool_from + i as i64,
+            plan.pool_to,
+        ));
+    }
+    // One record per instance, the last word on it (a VM can turn InService and be chosen for
+    // scale-in in the same round): DynamoDB refuses two writes to one item in a transaction.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut put: Vec<Member> = r
+        .put
+        .drain(..)
+        .rev()
+        .filter(|m| seen.insert(m.id.clone()))
+        .collect();
+    put.reverse();
+    put.retain(|m| !r.forget.contains(&m.id));
+    r.put = put;
+    match &acted.launch_failed {
+        Some(why) => {
+            let from = plan.capacity_from + acted.launched.len() as i64;
+            let act = failure(ctx, before, why, from, &mut r);
+            tell(&mut r, NotificationType::LaunchError, "", act);
+        }
+        None if !plan.launch.is_empty() && before.failures > 0 => {
+            r.backoff = Some(Backoff {
+                failures: 0,
+                retry_at_ms: 0,
+            })
+        }
+        None => {}
+    }
+    r
+}
+
+/// The record of a round that could not even look at the cloud (no credentials, unreachable).
+pub fn observe_failed(ctx: &Context<'_>, before: Before, why: &str, from: i64) -> Record {
+    let mut r = Record::default();
+    let act = failure(ctx, before, why, from, &mut r);
+    tell(&mut r, NotificationType::LaunchError, "", act);
+    r
+}
+
+/// Records `a`, marked as the `kind` event of `instance` (the group's topics that want it hear of
+/// it once it is written: `notification::of_record`).
+fn tell(r: &mut Record, kind: NotificationType, instance: &str, a: Activity) {
+    r.activities.push(Activity {
+        tells: Some(Told {
+            kind,
+            instance: instance.to_string(),
+        }),
+        ..a
+    });
+}
+
+/// The waits `instance` starts now, each with a LifecycleActionToken of its own; each hook with a
+/// target is told.
+fn start_waits(
+    ctx: &Context<'_>,
+    r: &mut Record,
+    waits: &[Wait],
+    instance: &str,
+    passage: Passage,
+) -> Vec<Wait> {
+    waits
+        .iter()
+        .map(|w| {
+            let token = uuid::Uuid::new_v4().to_string();
+            let waiting = Waiting {
+                group: ctx.group,
+                group_arn: ctx.group_arn,
+                hook: &w.hook,
+                instance,
+                token: &token,
+                passage,
+                now_ms: ctx.now_ms,
+            };
+            r.notices
+                .extend(notification::of_wait(&ctx.audience, &waiting));
+            Wait {
+                token: Some(token),
+                ..w.clone()
+            }
+        })
+        .collect()
+}
+
+/// A failed launch: its activity, and a longer wait before the next try.
+fn failure(
+    ctx: &Context<'_>,
+    before: Before,
+    why: &str,
+    from: i64,
+    r: &mut Record,
+) -> crate::activity::Activity {
+    let failures = before.failures + 1;
+    r.backoff = Some(Backoff {
+        failures,
+        retry_at_ms: ctx.now_ms + backoff_ms(failures),
+    });
+    activity::launch_failed(ctx, why, from, before.desired)
+}
+
+/// Whether, once `r` is written, an instance of the group is on its way in or out (Pending or
+/// Terminating): the group should be looked at again soon rather than at the next health sweep.
+pub fn still_waiting(members: &[Member], r: &Record) -> bool {
+    let waiting = |m: &Member| {
+        matches!(
+            m.lifecycle,
+            Lifecycle::Pending
+                | Lifecycle::PendingWait
+                | Lifecycle::Terminating
+                | Lifecycle::TerminatingWait
+                | Lifecycle::Attaching
+                | Lifecycle::Detaching
+                | Lifecycle::WarmedPending
+                | Lifecycle::WarmedPendingWait
+                | Lifecycle::WarmedTerminating
+        )
+    };
+    r.put.iter().any(waiting)
+        || members
+            .iter()
+            .filter(|m| !r.forget.contains(&m.id) && !r.put.iter().any(|p| p.id == m.id))
+            .any(waiting)
+}
+
+/// How long to wait before look `attempt` (0, 1, ...) of a chain of follow-ups at a waiting
+/// group: 2 s, then half as long again each time up to 30 s; `None` after about eight minutes,
+/// when the health check's sweep is the one to notice a VM stuck on its way.
+pub fn follow_up_delay_secs(attempt: u32) -> Option<i32> {
+    const MAX_ATTEMPTS: u32 = 20;
+    (attempt < MAX_ATTEMPTS).then(|| {
+        let mut d = 2.0_f64;
+        for _ in 0..attempt {
+            d = (d * 1.5).min(30.0);
+        }
+        d.round() as i32
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::Placement;
+
+    #[test]
+    fn follow_ups_start_quick_slow_down_and_end() {
+        let delays: Vec<i32> = (0..25).map_while(follow_up_delay_secs).collect();
+        assert_eq!(&delays[..6], &[2, 3, 5, 7, 10, 15]);
+        assert!(delays.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*delays.last().unwrap(), 30);
+        let total: i32 = delays.iter().sum();
+        assert!((300..=600).contains(&total), "a chain lasts {total} s");
+        assert_eq!(follow_up_delay_secs(20), None);
+    }
+
+    #[test]
+    fn waiting_means_pending_or_terminating_after_the_record() {
+        let m = member;
+        let pending = [m("i-1", Lifecycle::Pending)];
+        assert!(still_waiting(&pending, &Record::default()));
+        let served = Record {
+            put: vec![m("i-1", Lifecycle::InService)],
+            ..Record::default()
+        };
+        assert!(!still_waiting(&pending, &served));
+        let forgotten = Record {
+            forget: vec!["i-1".into()],
+            ..Record::default()
+        };
+        assert!(!still_waiting(&pending, &forgotten));
+        let terminating = Record {
+            put: vec![m("i-2", Lifecycle::Terminating)],
+            ..Record::default()
+        };
+        assert!(still_waiting(
+            &[m("i-2", Lifecycle::InService)],
+            &terminating
+        ));
+        assert!(!still_waiting(
+            &[m("i-3", Lifecycle::InService)],
+            &Record::default()
+        ));
+    }
+
+    fn ctx() -> Context<'static> {
+        Context {
+            group: "web",
+            group_arn: "arn",
+            now_ms: 1_000_000,
+            audience: crate::notification::Audience::NONE,
+        }
+    }
+
+    fn member(id: &str, lifecycle: Lifecycle) -> Member {
+        crate::fixtures::test_member(id, lifecycle)
+    }
+
+    const BEFORE: Before = Before {
+        launch_seq: 7,
+        failures: 2,
+        desired: 3,
+    };
+
+    fn launch_plan(n: usize) -> Plan {
+        Plan {
+            launch: vec![
+                Placement {
+                    zone: Some("a".into()),
+                    subnet: None,
+                    market: phantom_model::instance::Market::OnDemand,
+                    units: 1,
+                };
+                n
+            ],
+            capacity_from: 1,
+            capacity_to: 3,
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn launches_advance_the_sequence_and_clear_the_backoff() {
+        let acted = Acted {
+            launched: vec![
+                member("i-1", Lifecycle::Pending),
+                member("i-2", Lifecycle::Pending),
+            ],
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(2), &acted);
+        assert_eq!(r.put.len(), 2);
+        assert_eq!(r.launch_seq, Some(8));
+        assert_eq!(
+            r.backoff,
+            Some(Backoff {
+                failures: 0,
+                retry_at_ms: 0
+            })
+        );
+        assert_eq!(r.activities.len(), 2);
+        assert!(r.activities[0]
+            .doc
+            .cause
+            .contains("increasing the capacity from 1 to 3"));
+    }
+
+    #[test]
+    fn a_partial_launch_records_what_ran_and_backs_off() {
+        let acted = Acted {
+            launched: vec![member("i-1", Lifecycle::Pending)],
+            launch_failed: Some("InsufficientInstanceCapacity: full".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(2), &acted);
+        assert_eq!(r.launch_seq, Some(8));
+        let b = r.backoff.unwrap();
+        assert_eq!(b.failures, 3);
+        assert_eq!(b.retry_at_ms, 1_000_000 + backoff_ms(3));
+        let failed = r.activities.last().unwrap();
+        assert_eq!(failed.doc.status_code, "Failed");
+        assert!(failed
+            .doc
+            .status_message
+            .as_deref()
+            .is_some_and(|m| m.contains("InsufficientInstanceCapacity")));
+    }
+
+    #[test]
+    fn nothing_launched_leaves_the_sequence() {
+        let acted = Acted {
+            launch_failed: Some("InvalidAMIID.NotFound: no".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(1), &acted);
+        assert_eq!(r.launch_seq, None);
+        assert!(r.put.is_empty());
+        assert_eq!(r.backoff.unwrap().failures, 3);
+    }
+
+    #[test]
+    fn terminations_mark_records_or_say_why_not() {
+        let members = [
+            member("i-1", Lifecycle::InService),
+            member("i-2", Lifecycle::Pending),
+        ];
+        let plan = Plan {
+            terminate: vec![("i-1".into(), Cause::ScaleIn { from: 2, to: 1 })],
+            in_service: vec!["i-2".into()],
+            gone: vec![("i-9".into(), Cause::Unhealthy("gone".into()))],
+            finished: vec!["i-8".into()],
+            ..Plan::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &plan, &Acted::default());
+        let i1 = r.put.iter().find(|m| m.id == "i-1").unwrap();
+        assert_eq!((i1.lifecycle, i1.healthy), (Lifecycle::Terminating, false));
+        let i2 = r.put.iter().find(|m| m.id == "i-2").unwrap();
+        assert_eq!(i2.lifecycle, Lifecycle::InService);
+        assert_eq!(r.forget, vec!["i-8".to_string(), "i-9".to_string()]);
+        assert_eq!(r.activities.len(), 2);
+        assert_eq!(r.backoff, None);
+
+        let refused = Acted {
+            terminate_failed: Some("InternalError: try later".into()),
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &plan, &refused);
+        assert!(r.put.iter().all(|m| m.id != "i-1"));
+
+        // In service and chosen for scale-in in one round: one record, Terminating.
+        let both = Plan {
+            in_service: vec!["i-2".into()],
+            terminate: vec![("i-2".into(), Cause::ScaleIn { from: 2, to: 1 })],
+            ..Plan::default()
+        };
+        let r = record(&ctx(), BEFORE, &members, &both, &Acted::default());
+        assert_eq!(r.put.len(), 1);
+        assert_eq!(r.put[0].lifecycle, Lifecycle::Terminating);
+        let r = record(&ctx(), BEFORE, &members, &plan, &refused);
+        assert!(r.put.iter().all(|m| m.id != "i-1"));
+        assert!(r
+            .activities
+            .iter()
+            .any(|a| a.doc.status_message.as_deref() == Some("InternalError: try later")));
+    }
+}

@@ -1,0 +1,590 @@
+//! The api's EC2 client: the two read-only calls it makes before it answers (DescribeInstances
+//! by id, DescribeLaunchTemplateVersions) and a user's catalog for Phantom's own API
+//! (DescribeImages, DescribeKeyPairs, ImportKeyPair), as EC2 Query requests signed with aws-sigv4 and sent
+//! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
+//! does not link it, which keeps its Lambda package small and its cold start short.
+
+use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
+use super::signed::{answer, Node, QueryClient};
+use super::{
+    template_not_found, Balancers, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup,
+    Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+};
+use async_trait::async_trait;
+use aws_credential_types::Credentials;
+use aws_smithy_http_client::Connector;
+use aws_smithy_runtime_api::client::http::HttpConnector;
+use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_types::body::SdkBody;
+use phantom_model::cloud::{CloudCredentials, CloudRecord};
+use phantom_model::instance::{CloudState, Market, Seen};
+use phantom_rules::template::TemplateRef;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// EC2's Query API version.
+const VERSION: &str = "2016-11-15";
+/// A lookup is part of an api request: it may not hold the caller long.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const CALL_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// One connection pool for every cloud the api looks at: the SDK's own connector (hyper, rustls
+/// with ring), so the api's package carries one HTTP stack.
+#[derive(Clone)]
+pub struct Ec2Lookups {
+    connector: Arc<Connector>,
+}
+
+impl Default for Ec2Lookups {
+    fn default() -> Self {
+        Self {
+            connector: Arc::new(crate::config::connector(CONNECT_TIMEOUT, CALL_TIMEOUT)),
+        }
+    }
+}
+
+#[async_trait]
+impl ConnectLookup for Ec2Lookups {
+    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup> {
+        Arc::new(self.client(cloud, creds))
+    }
+
+    fn balancers(
+        &self,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+    ) -> Option<Arc<dyn Balancers>> {
+        cloud.load_balancers.then(|| {
+            let ec2 = self.client(cloud, creds).client;
+            Arc::new(ElbQuery::new(&ec2, elb_endpoint(&cloud.endpoint))) as Arc<dyn Balancers>
+        })
+    }
+
+    fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog> {
+        Arc::new(self.client(cloud, creds))
+    }
+
+    async fn reachable(&self, cloud: &CloudRecord) -> bool {
+        let mut req = HttpRequest::new(SdkBody::empty());
+        if req
+            .set_uri(format!("{}/", cloud.endpoint.trim_end_matches('/')))
+            .is_err()
+        {
+            return false;
+        }
+        let answer = self.connector.call(req);
+        matches!(
+            tokio::time::timeout(CONNECT_TIMEOUT, answer).await,
+            Ok(Ok(_))
+        )
+    }
+}
+
+impl Ec2Lookups {
+    fn client(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Ec2Lookup {
+        Ec2Lookup {
+            client: QueryClient {
+                connector: self.connector.clone(),
+                endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
+                region: cloud.region.clone(),
+                service: "ec2",
+                version: VERSION,
+                timeout: CALL_TIMEOUT,
+                identity: Credentials::new(
+                    &creds.access_key_id,
+                    &creds.secret,
+                    None,
+                    None,
+                    "phantom-cloud-credentials",
+                )
+                .into(),
+            },
+        }
+    }
+}
+
+struct Ec2Lookup {
+    client: QueryClient,
+}
+
+impl Ec2Lookup {
+    /// DescribeInstances with these parameters, every page of 1000.
+    async fn described(
+        &self,
+        mut params: Vec<(String, String)>,
+    ) -> Result<Vec<Tagged>, CloudError> {
+        params.push(("MaxResults".to_string(), "1000".to_string()));
+        let mut out = Vec::new();
+        loop {
+            let doc = self.client.call(&params).await?;
+            out.extend(instances(&doc)?);
+            match doc.find("nextToken").map(|n| n.text.as_str()) {
+                Some(t) if !t.is_empty() => {
+                    params.retain(|(k, _)| k != "NextToken");
+                    params.push(("NextToken".to_string(), t.to_string()));
+                }
+                _ => return Ok(out),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Lookup for Ec2Lookup {
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
+        self.described(by_filter("DescribeInstances", "instance-id", ids))
+            .await
+    }
+
+    async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
+        let mut params = by_filter(
+            "DescribeInstances",
+            &format!("tag:{TAG_OWNER}"),
+            &[owner.to_string()],
+        );
+        params.push(("MaxResults".to_string(), "1000".to_string()));
+        let mut out = Vec::new();
+        loop {
+            let (status, text) = self.client.send(&params).await?;
+            if !status.is_success() {
+                return Err(answer(&self.client.endpoint, status, &text)
+                    .err()
+                    .unwrap_or_else(|| CloudError::unreadable("an error status with no error")));
+            }
+            let (page, token) = instance_states(&text)?;
+            out.extend(page);
+            match token {
+                Some(t) => {
+                    params.retain(|(k, _)| k != "NextToken");
+                    params.push(("NextToken".to_string(), t));
+                }
+                None => return Ok(out),
+            }
+        }
+    }
+
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+        let mut params = vec![
+            (
+                "Action".to_string(),
+                "DescribeLaunchTemplateVersions".to_string(),
+            ),
+            ("LaunchTemplateVersion.1".to_string(), t.version.clone()),
+        ];
+        match (&t.id, &t.name) {
+            (Some(id), _) => params.push(("LaunchTemplateId".to_string(), id.clone())),
+            (None, Some(name)) => params.push(("LaunchTemplateName".to_string(), name.clone())),
+            (None, None) => return Ok(false),
+        }
+        match self.client.call(&params).await {
+            Ok(doc) => Ok(doc
+                .find("launchTemplateVersionSet")
+                .is_some_and(|set| set.children.iter().any(|c| c.name == "item"))),
+            Err(e) if template_not_found(&e.code) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // By filter: an unknown id is absent, not an error for all.
+        let params = by_filter("DescribeSubnets", "subnet-id", ids);
+        let doc = self.client.call(&params).await?;
+        items_of(&doc, "subnetSet")
+            .into_iter()
+            .map(|s| {
+                let text = |k: &str| s.path(&[k]).map(|n| n.text.clone());
+                match (text("subnetId"), text("availabilityZone")) {
+                    (Some(id), Some(zone)) => Ok((id, zone)),
+                    _ => Err(CloudError::unreadable("a subnet without its id or zone")),
+                }
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Catalog for Ec2Lookup {
+    async fn images(&self) -> Result<Vec<Image>, CloudError> {
+        let params = by_filter("DescribeImages", "state", &["available".to_string()]);
+        let doc = self.client.call(&params).await?;
+        let mut images: Vec<Image> = items_of(&doc, "imagesSet")
+            .into_iter()
+            .map(|i| Image {
+                id: text(i, "imageId"),
+                name: text(i, "name"),
+                description: text(i, "description"),
+                architecture: text(i, "architecture"),
+            })
+            .collect();
+        images.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(images)
+    }
+
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError> {
+        let params = [("Action".to_string(), "DescribeKeyPairs".to_string())];
+        let doc = self.client.call(&params).await?;
+        let mut pairs: Vec<KeyPair> = items_of(&doc, "keySet")
+            .into_iter()
+            .map(|k| KeyPair {
+                name: text(k, "keyName"),
+                fingerprint: text(k, "keyFingerprint"),
+            })
+            .collect();
+        pairs.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(pairs)
+    }
+
+    async fn import_key_pair(&self, name: &str, public_key: &str) -> Result<String, CloudError> {
+        // A blob member: base64 on the wire, as the AWS CLI sends a key file.
+        let params = [
+            ("Action".to_string(), "ImportKeyPair".to_string()),
+            ("KeyName".to_string(), name.to_string()),
+            (
+                "PublicKeyMaterial".to_string(),
+                aws_smithy_types::base64::encode(public_key.trim()),
+            ),
+        ];
+        let doc = self.client.call(&params).await?;
+        doc.find("keyFingerprint")
+            .map(|f| f.text.clone())
+            .ok_or_else(|| CloudError::unreadable("an imported key pair without its fingerprint"))
+    }
+}
+
+/// An EC2 `action` with one filter `name` matching any of `values`.
+fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
+    let mut params = vec![
+        ("Action".to_string(), action.to_string()),
+        ("Filter.1.Name".to_string(), name.to_string()),
+    ];
+    for (i, v) in values.iter().enumerate() {
+        params.push((format!("Filter.1.Value.{}", i + 1), v.clone()));
+    }
+    params
+}
+
+/// The `item`s of the first element so named; none where it is absent (EC2 leaves an empty set
+/// out of its answer).
+fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
+    doc.find(set).map(|s| s.items()).unwrap_or_default()
+}
+
+/// The text of a direct child, empty if it has none (the catalogues' optional members: an image
+/// without a description).
+fn text(node: &Node, child: &str) -> String {
+    node.path(&[child])
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
+/// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.
+fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
+    let mut out = Vec::new();
+    for r in items_of(doc, "reservationSet") {
+        for i in items_of(r, "instancesSet") {
+            let id = i
+                .path(&["instanceId"])
+                .map(|n| n.text.clone())
+                .ok_or_else(|| CloudError::unreadable("an instance without an instanceId"))?;
+            let text = |path: &[&str], what: &str| {
+                i.path(path)
+                    .map(|n| n.text.clone())
+                    .ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
+            };
+            let tag = |key: &str| {
+                items_of(i, "tagSet")
+                    .into_iter()
+                    .find(|t| t.path(&["key"]).is_some_and(|k| k.text == key))
+                    .and_then(|t| t.path(&["value"]).map(|v| v.text.clone()))
+            };
+            out.push(Tagged {
+                seen: Seen {
+                    state: CloudState::parse(&text(&["instanceState", "name"], "a state")?),
+                    zone: text(&["placement", "availabilityZone"], "an availability zone")?,
+                    launched_ms: time::OffsetDateTime::parse(
+                        &text(&["launchTime"], "a launch time")?,
+                        &time::format_description::well_known::Rfc3339,
+                    )
+                    .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+                    .map_err(|e| {
+                        CloudError::unreadable(format!(
+                            "instance {id} with a launch time that is not RFC 3339: {e}"
+                        ))
+                    })?,
+                    instance_type: text(&["instanceType"], "an instance type")?,
+                    market: Market::of_lifecycle(
+                        i.path(&["instanceLifecycle"]).map(|n| n.text.as_str()),
+                    ),
+                    id: id.clone(),
+                },
+                group: tag(TAG_GROUP),
+                group_id: tag(TAG_GROUP_ID),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One page of a look: each VM's id and state, and the next page's token.
+type StatesPage = (Vec<(String, CloudState)>, Option<String>);
+
+/// The id and state of each instance of a DescribeInstances answer, and its next page's token,
+/// read as a stream of events: a look reads tens of megabytes a second at 100,000 VMs, and a tree
+/// of every element costs several times as much (docs/benchmarks.md, "Looks"). An instance
+/// without an id or a state is an error, never skipped.
+pub(crate) fn instance_states(text: &str) -> Result<StatesPage, CloudError> {
+    use quick_xml::events::Event;
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum At {
+        Reservations,
+        Item,
+        Instances,
+        Id,
+        State,
+        Name,
+        Token,
+        Other,
+    }
+    let unreadable =
+        |e: &dyn std::fmt::Display| CloudError::unreadable(format!("XML that does not read: {e}"));
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut path: Vec<At> = Vec::with_capacity(16);
+    let (mut id, mut state): (Option<String>, Option<String>) = (None, None);
+    let mut token = None;
+    let mut out = Vec::new();
+    // The instance element: <Response><reservationSet><item><instancesSet><item>.
+    let instance = [At::Reservations, At::Item, At::Instances, At::Item];
+    let in_instance = |path: &[At]| path.len() >= 5 && path[1..5] == instance;
+    loop {
+        match reader.read_event().map_err(|e| unreadable(&e))? {
+            Event::Start(e) => {
+                let at = match e.local_name().as_ref() {
+                    "reservationSet" => At::Reservations,
+                    "item" => At::Item,
+                    "instancesSet" => At::Instances,
+                    "instanceId" => At::Id,
+                    "instanceState" => At::State,
+                    "name" => At::Name,
+                    "nextToken" => At::Token,
+                    _ => At::Other,
+                };
+                path.push(at);
+            }
+            Event::Text(t) => {
+                let text = || t.xml10_content().trim().to_string();
+                if in_instance(&path) && path.len() == 6 && path[5] == At::Id {
+                    id = Some(text());
+                } else if in_instance(&path)
+                    && path.len() == 7
+                    && path[5..7] == [At::State, At::Name]
+                {
+                    state = Some(text());
+                } else if path.len() == 2 && path[1] == At::Token {
+                    token = Some(text()).filter(|t| !t.is_empty());
+                }
+            }
+            Event::End(_) => {
+                if path.len() == 5 && in_instance(&path) {
+                    match (id.take(), state.take()) {
+                        (Some(i), Some(s)) => out.push((i, CloudState::parse(&s))),
+                        (i, _) => {
+                            return Err(CloudError::unreadable(format!(
+                                "an instance without an instanceId or a state ({i:?})"
+                            )))
+                        }
+                    }
+                }
+                path.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok((out, token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::signed::parse;
+    use super::*;
+
+    const INSTANCES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">
+  <requestId>r</requestId>
+  <reservationSet><item><reservationId>r-1</reservationId><instancesSet>
+    <item><instanceId>i-1</instanceId><instanceType>t3.micro</instanceType>
+      <instanceState><code>16</code><name>running</name></instanceState>
+      <placement><availabilityZone>us-east-1a</availabilityZone></placement>
+      <launchTime>2026-11-22T10:00:00.000Z</launchTime>
+      <tagSet><item><key>phantom:group</key><value>a&amp;b</value></item>
+        <item><key>phantom:group-id</key><value>g-1</value></item></tagSet>
+    </item>
+    <item><instanceId>i-2</instanceId><instanceType>t3.micro</instanceType>
+      <instanceState><name>stopped</name></instanceState>
+      <placement><availabilityZone>us-east-1b</availabilityZone></placement>
+      <launchTime>2026-11-22T10:00:00.000Z</launchTime><tagSet/></item>
+  </instancesSet></item></reservationSet>
+</DescribeInstancesResponse>"#;
+
+    #[test]
+    fn a_look_reads_what_the_tree_reads_of_each_instance() {
+        let (states, token) = instance_states(INSTANCES).expect("readable");
+        let tree: Vec<(String, CloudState)> = instances(&parse(INSTANCES).expect("xml"))
+            .expect("readable")
+            .into_iter()
+            .map(|t| (t.seen.id, t.seen.state))
+            .collect();
+        assert_eq!(states, tree);
+        assert_eq!(states[1], ("i-2".to_string(), CloudState::Stopped));
+        assert_eq!(token, None);
+        let paged = INSTANCES.replace(
+            "<requestId>r</requestId>",
+            "<requestId>r</requestId><nextToken>t-2</nextToken>",
+        );
+        assert_eq!(
+            instance_states(&paged).expect("readable").1.as_deref(),
+            Some("t-2")
+        );
+        let stateless =
+            INSTANCES.replace("<instanceState><name>stopped</name></instanceState>", "");
+        assert!(instance_states(&stateless).is_err());
+        assert!(instance_states("<a><b></a>").is_err());
+    }
+
+    #[test]
+    fn reads_instances_with_their_tags() {
+        let vms = instances(&parse(INSTANCES).expect("xml")).expect("readable");
+        assert_eq!(vms.len(), 2);
+        assert_eq!(vms[0].seen.id, "i-1");
+        assert_eq!(vms[0].seen.state, CloudState::Running);
+        assert_eq!(vms[0].seen.zone, "us-east-1a");
+        assert_eq!(vms[0].seen.instance_type, "t3.micro");
+        assert_eq!(vms[0].seen.launched_ms, 1_795_341_600_000);
+        assert_eq!(
+            (vms[0].group.as_deref(), vms[0].group_id.as_deref()),
+            (Some("a&b"), Some("g-1"))
+        );
+        assert_eq!(vms[1].seen.state, CloudState::Stopped);
+        assert_eq!(
+            (vms[1].group.as_deref(), vms[1].group_id.as_deref()),
+            (None, None)
+        );
+        // An instance without its launch time is an error, not one launched in 1970.
+        let lost = INSTANCES.replace(
+            "<launchTime>2026-11-22T10:00:00.000Z</launchTime><tagSet/>",
+            "<tagSet/>",
+        );
+        let e = instances(&parse(&lost).expect("xml")).unwrap_err();
+        assert_eq!(e.code, "UnreadableAnswer");
+        assert!(e.message.contains("i-2 without a launch time"), "{e}");
+    }
+
+    #[test]
+    fn reads_an_error_and_refuses_what_is_not_xml() {
+        let doc = parse(
+            "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>\
+             <Message>no &lt;web&gt;</Message></Error></Errors><RequestID>x</RequestID></Response>",
+        )
+        .expect("xml");
+        let e = doc.find("Error").expect("error");
+        assert_eq!(
+            e.find("Code").map(|c| c.text.as_str()),
+            Some("InvalidLaunchTemplateName.NotFoundException")
+        );
+        assert_eq!(e.find("Message").map(|c| c.text.as_str()), Some("no <web>"));
+        assert!(parse("<a><b></a>").is_none());
+        assert!(parse("upstream timed out").is_none());
+    }
+
+    /// One instance as EC2 answers DescribeInstances (2016-11-15), with a network interface, a
+    /// volume and Phantom's tags: about 5 KB.
+    fn ec2_instance(i: usize) -> String {
+        format!(
+            r#"<item><instanceId>i-0{i:016x}</instanceId><imageId>ami-0abcdef1234567890</imageId>
+<instanceState><code>16</code><name>running</name></instanceState>
+<privateDnsName>ip-10-0-1-17.ec2.internal</privateDnsName><dnsName>ec2-3-91-1-17.compute-1.amazonaws.com</dnsName>
+<reason/><keyName>deploy</keyName><amiLaunchIndex>0</amiLaunchIndex><productCodes/>
+<instanceType>t3.micro</instanceType><launchTime>2026-11-22T10:00:00.000Z</launchTime>
+<placement><availabilityZone>us-east-1a</availabilityZone><groupName/><tenancy>default</tenancy></placement>
+<monitoring><state>disabled</state></monitoring><subnetId>subnet-0123456789abcdef0</subnetId>
+<vpcId>vpc-0123456789abcdef0</vpcId><privateIpAddress>10.0.1.17</privateIpAddress>
+<ipAddress>3.91.1.17</ipAddress><sourceDestCheck>true</sourceDestCheck>
+<groupSet><item><groupId>sg-0123456789abcdef0</groupId><groupName>web</groupName></item></groupSet>
+<architecture>x86_64</architecture><rootDeviceType>ebs</rootDeviceType><rootDeviceName>/dev/xvda</rootDeviceName>
+<blockDeviceMapping><item><deviceName>/dev/xvda</deviceName><ebs><volumeId>vol-0123456789abcdef0</volumeId>
+<status>attached</status><attachTime>2026-11-22T10:00:01.000Z</attachTime><deleteOnTermination>true</deleteOnTermination></ebs></item></blockDeviceMapping>
+<virtualizationType>hvm</virtualizationType><clientToken>web-0001-0000000000000000000000000000</clientToken>
+<tagSet><item><key>phantom:owner</key><value>olga</value></item><item><key>phantom:group</key><value>web</value></item>
+<item><key>phantom:group-id</key><value>g-0123456789abcdef</value></item><item><key>Name</key><value>web</value></item></tagSet>
+<hypervisor>xen</hypervisor>
+<networkInterfaceSet><item><networkInterfaceId>eni-0123456789abcdef0</networkInterfaceId><subnetId>subnet-0123456789abcdef0</subnetId>
+<vpcId>vpc-0123456789abcdef0</vpcId><description/><ownerId>123456789012</ownerId><status>in-use</status>
+<macAddress>0e:12:34:56:78:9a</macAddress><privateIpAddress>10.0.1.17</privateIpAddress><privateDnsName>ip-10-0-1-17.ec2.internal</privateDnsName>
+<sourceDestCheck>true</sourceDestCheck><groupSet><item><groupId>sg-0123456789abcdef0</groupId><groupName>web</groupName></item></groupSet>
+<attachment><attachmentId>eni-attach-0123456789abcdef0</attachmentId><deviceIndex>0</deviceIndex><status>attached</status>
+<attachTime>2026-11-22T10:00:00.000Z</attachTime><deleteOnTermination>true</deleteOnTermination><networkCardIndex>0</networkCardIndex></attachment>
+<association><publicIp>3.91.1.17</publicIp><publicDnsName>ec2-3-91-1-17.compute-1.amazonaws.com</publicDnsName><ipOwnerId>amazon</ipOwnerId></association>
+<privateIpAddressesSet><item><privateIpAddress>10.0.1.17</privateIpAddress><privateDnsName>ip-10-0-1-17.ec2.internal</privateDnsName><primary>true</primary>
+<association><publicIp>3.91.1.17</publicIp><publicDnsName>ec2-3-91-1-17.compute-1.amazonaws.com</publicDnsName><ipOwnerId>amazon</ipOwnerId></association></item></privateIpAddressesSet>
+<ipv6AddressesSet/><interfaceType>interface</interfaceType></item></networkInterfaceSet>
+<ebsOptimized>false</ebsOptimized><enaSupport>true</enaSupport><cpuOptions><coreCount>1</coreCount><threadsPerCore>2</threadsPerCore></cpuOptions>
+<capacityReservationSpecification><capacityReservationPreference>open</capacityReservationPreference></capacityReservationSpecification>
+<hibernationOptions><configured>false</configured></hibernationOptions><licenseSet/>
+<metadataOptions><state>applied</state><httpTokens>required</httpTokens><httpPutResponseHopLimit>2</httpPutResponseHopLimit>
+<httpEndpoint>enabled</httpEndpoint><httpProtocolIpv6>disabled</httpProtocolIpv6><instanceMetadataTags>disabled</instanceMetadataTags></metadataOptions>
+<enclaveOptions><enabled>false</enabled></enclaveOptions><bootMode>uefi-preferred</bootMode><platformDetails>Linux/UNIX</platformDetails>
+<usageOperation>RunInstances</usageOperation><usageOperationUpdateTime>2026-11-22T10:00:00.000Z</usageOperationUpdateTime>
+<privateDnsNameOptions><hostnameType>ip-name</hostnameType><enableResourceNameDnsARecord>false</enableResourceNameDnsARecord>
+<enableResourceNameDnsAAAARecord>false</enableResourceNameDnsAAAARecord></privateDnsNameOptions>
+<maintenanceOptions><autoRecovery>default</autoRecovery></maintenanceOptions><currentInstanceBootMode>legacy-bios</currentInstanceBootMode></item>"#
+        )
+    }
+
+    fn ec2_answer(vms: usize) -> String {
+        let items: String = (0..vms).map(ec2_instance).collect();
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId>
+<reservationSet><item><reservationId>r-1</reservationId><ownerId>123456789012</ownerId><groupSet/>
+<instancesSet>{items}</instancesSet></item></reservationSet></DescribeInstancesResponse>"#
+        )
+    }
+
+    /// Benchmark (docs/benchmarks.md, "Looks"): `cargo test --release -p phantom-seams --lib
+    /// look_reading_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn look_reading_speed() {
+        for vms in [25, 1000] {
+            let text = ec2_answer(vms);
+            let runs = 20_000 / vms;
+            let t = std::time::Instant::now();
+            for _ in 0..runs {
+                let tree = parse(&text).expect("xml");
+                assert_eq!(instances(&tree).expect("readable").len(), vms);
+            }
+            let tree_s = t.elapsed().as_secs_f64();
+            let t = std::time::Instant::now();
+            for _ in 0..runs {
+                assert_eq!(instance_states(&text).expect("readable").0.len(), vms);
+            }
+            let stream_s = t.elapsed().as_secs_f64();
+            let mb = (text.len() * runs) as f64 / 1e6;
+            println!(
+                "{vms} VMs an answer ({} bytes): tree {:.0} MB/s ({:.1} us a VM), stream {:.0} MB/s ({:.1} us a VM)",
+                text.len(),
+                mb / tree_s,
+                tree_s * 1e6 / (vms * runs) as f64,
+                mb / stream_s,
+                stream_s * 1e6 / (vms * runs) as f64,
+            );
+        }
+    }
+}

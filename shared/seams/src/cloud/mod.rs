@@ -1,0 +1,258 @@
+//! The cloud seam: what Phantom asks of an EC2-compatible cloud (which VMs carry a group's tags,
+//! launch some, terminate, stop and start some; look up, tag and untag VMs launched outside it), as traits with
+//! three adapters: the provisioner's EC2 client (`phantom-cloud`, the only crate with aws-sdk-ec2),
+//! the api's small EC2 Query client for its look-ups (`ec2_query`), and an in-memory cloud
+//! (`memory`, feature `memory`: tests and tools only) that can be told to fail the ways real
+//! clouds do. No AWS types here.
+
+pub mod ec2_query;
+pub mod elb_query;
+pub mod launch;
+#[cfg(any(test, feature = "memory"))]
+pub mod memory;
+mod signed;
+
+use async_trait::async_trait;
+use phantom_model::cloud::{CloudCredentials, CloudRecord};
+pub use phantom_model::instance::Tagged;
+use phantom_model::instance::{CloudState, Seen};
+use phantom_model::traffic::Source;
+use phantom_rules::template::TemplateRef;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use launch::{launch_request, LaunchRequest};
+
+/// Tags every VM carries: who owns it and which group (by name and by id) it belongs to.
+pub const TAG_OWNER: &str = "phantom:owner";
+pub const TAG_GROUP: &str = "phantom:group";
+pub const TAG_GROUP_ID: &str = "phantom:group-id";
+
+/// What a cloud said when it refused, or why it could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CloudError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The cloud could not be reached, or its answer was lost.
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        Self::new("CloudUnreachable", message)
+    }
+
+    /// The cloud answered without something its API always gives (an instance's id, state,
+    /// zone, type or launch time): an error, never a default.
+    pub fn unreadable(what: impl std::fmt::Display) -> Self {
+        Self::new("UnreadableAnswer", format!("the cloud's answer has {what}"))
+    }
+}
+
+impl std::fmt::Display for CloudError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for CloudError {}
+
+/// What the api asks a cloud before it answers (read only), so that AttachInstances of a VM that
+/// is not there and a group from a launch template that is not there are refused at once, as AWS
+/// refuses them. The provisioner's clouds answer it too (`Cloud` includes it).
+#[async_trait]
+pub trait Lookup: Send + Sync {
+    /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
+    /// where they carry them.
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
+    /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
+    /// looks at.
+    async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;
+    /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
+    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
+    /// The zone of each of these subnets that exists (an unknown id is simply absent).
+    async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
+}
+
+/// One cloud, as one user's credentials reach it.
+#[async_trait]
+pub trait Cloud: Lookup {
+    /// The owner's tagged VMs, of one group (by id) or all (every page).
+    async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError>;
+    /// Launches `req.count` VMs, idempotent by `req.client_token`: the same token returns the VMs
+    /// of the first call, as EC2's RunInstances does.
+    async fn launch(&self, req: &LaunchRequest) -> Result<Vec<Seen>, CloudError>;
+    /// Terminates VMs (terminating a terminated VM is fine).
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError>;
+    /// Stops running VMs (StopInstances), hibernating them if asked: a warm pool's VMs wait so.
+    async fn stop(&self, ids: &[String], hibernate: bool) -> Result<(), CloudError>;
+    /// Starts stopped VMs (StartInstances): a warm pool's VMs joining the group.
+    async fn start(&self, ids: &[String]) -> Result<(), CloudError>;
+    /// Sets tags on VMs (CreateTags): an attached VM gets its group's.
+    async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError>;
+    /// Removes tags, by key, from VMs (DeleteTags): a detached VM leaves its group's behind.
+    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError>;
+    /// The spot price now of each of these instance types, per zone (DescribeSpotPriceHistory
+    /// from now): what a MixedInstancesPolicy's price strategies order the types by.
+    async fn spot_prices(&self, types: &[String]) -> Result<Vec<SpotPrice>, CloudError>;
+    /// Every instance type the cloud offers, with its attributes (DescribeInstanceTypes): what
+    /// InstanceRequirements select from.
+    async fn instance_types(
+        &self,
+    ) -> Result<Vec<phantom_model::instance_type::InstanceTypeInfo>, CloudError>;
+}
+
+/// What a spot VM of one type costs an hour in one zone now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpotPrice {
+    pub instance_type: String,
+    pub zone: String,
+    pub price: f64,
+}
+
+/// The price of each type in `zone` (the cheapest zone's when `zone` is None or has none): what
+/// `phantom_rules::distribution` orders spot types by.
+pub fn prices_in(prices: &[SpotPrice], zone: Option<&str>) -> BTreeMap<String, f64> {
+    let mut anywhere: BTreeMap<String, f64> = BTreeMap::new();
+    let mut here: BTreeMap<String, f64> = BTreeMap::new();
+    for p in prices {
+        let low = anywhere.entry(p.instance_type.clone()).or_insert(p.price);
+        *low = low.min(p.price);
+        if Some(p.zone.as_str()) == zone {
+            here.insert(p.instance_type.clone(), p.price);
+        }
+    }
+    anywhere.extend(here);
+    anywhere
+}
+
+/// An image a cloud offers a user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub architecture: String,
+}
+
+/// A key pair a user has on a cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPair {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+/// What a user has on a cloud, for Phantom's own API and the console: the images they can
+/// launch and their key pairs, and importing an SSH key (the convenience Nimbus Phantom's web
+/// application offered by talking to the clouds on the user's behalf).
+#[async_trait]
+pub trait Catalog: Send + Sync {
+    /// Available images, by id.
+    async fn images(&self) -> Result<Vec<Image>, CloudError>;
+    /// The user's key pairs, by name.
+    async fn key_pairs(&self) -> Result<Vec<KeyPair>, CloudError>;
+    /// Imports an OpenSSH public key (ImportKeyPair) and returns the fingerprint the cloud gives.
+    async fn import_key_pair(&self, name: &str, public_key: &str) -> Result<String, CloudError>;
+}
+
+/// Key types EC2 imports.
+const KEY_TYPES: &[&str] = &[
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+];
+
+/// Whether `text` is one OpenSSH public key line (`<type> <base64> [comment]`, the base64 naming
+/// the same type), so a cloud is never sent anything else. Some clouds (moto) fail with 500 on
+/// material they cannot parse, where EC2 says InvalidKey.Format.
+pub fn check_public_key(text: &str) -> Result<(), String> {
+    let bad = |why: &str| {
+        Err(format!(
+            "PublicKeyMaterial is not an OpenSSH public key: {why}."
+        ))
+    };
+    let mut fields = text.split_whitespace();
+    let (Some(kind), Some(body)) = (fields.next(), fields.next()) else {
+        return bad("expected a key type and the key");
+    };
+    if !KEY_TYPES.contains(&kind) {
+        return bad(&format!("the type must be one of {}", KEY_TYPES.join(", ")));
+    }
+    let Ok(blob) = aws_smithy_types::base64::decode(body) else {
+        return bad("the key is not base64");
+    };
+    // The blob starts with the type again, as a 4-byte length and the name.
+    let named = blob
+        .get(..4)
+        .map(|n| u32::from_be_bytes([n[0], n[1], n[2], n[3]]) as usize)
+        .and_then(|n| blob.get(4..4 + n));
+    if named != Some(kind.as_bytes()) {
+        return bad("the key does not match its type");
+    }
+    Ok(())
+}
+
+/// Makes the client for a registered cloud with a user's credentials there.
+pub trait Connect: Send + Sync {
+    fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud>;
+}
+
+/// The api's way to a cloud: lookups and a user's catalog only, so the api needs no aws-sdk-ec2
+/// (`ec2_query`).
+/// A cloud's load balancers (ELB, ELBv2), with a user's credentials there.
+#[async_trait]
+pub trait Balancers: Send + Sync {
+    /// How long a VM deregistered from `s` keeps draining (s), or `None` if the cloud has no such
+    /// load balancer or target group.
+    async fn drain_secs(&self, s: &Source) -> Result<Option<i64>, CloudError>;
+    async fn register(&self, s: &Source, ids: &[String]) -> Result<(), CloudError>;
+    async fn deregister(&self, s: &Source, ids: &[String]) -> Result<(), CloudError>;
+    /// The VMs registered with `s` whose health is known: whether each passes its health check.
+    async fn health(&self, s: &Source) -> Result<BTreeMap<String, bool>, CloudError>;
+}
+
+#[async_trait]
+pub trait ConnectLookup: Send + Sync {
+    fn lookup(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Lookup>;
+    /// The cloud's load balancers: none for a cloud registered without them.
+    fn balancers(
+        &self,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+    ) -> Option<Arc<dyn Balancers>>;
+    fn catalog(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Catalog>;
+    /// Whether the cloud's EC2 endpoint answers now (any HTTP answer, even a refusal).
+    async fn reachable(&self, cloud: &CloudRecord) -> bool;
+}
+
+/// EC2's error codes that mean "no such launch template (or version)".
+pub fn template_not_found(code: &str) -> bool {
+    code.starts_with("InvalidLaunchTemplateName.") || code.starts_with("InvalidLaunchTemplateId.")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn public_keys_are_checked_before_any_cloud_sees_them() {
+        let good = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";
+        assert_eq!(super::check_public_key(good), Ok(()));
+        for bad in [
+            "",
+            "not a key",
+            "ssh-ed25519",
+            "ssh-dss AAAAB3NzaC1kc3M=",
+            "ssh-ed25519 %%%%",
+            "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye",
+        ] {
+            assert!(super::check_public_key(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The seams between Phantom and the outside, each a small trait with its thin AWS adapter and an
+//! in-memory twin (feature `memory`): `store` (DynamoDB), `cloud` (EC2's and ELB's Query APIs;
+//! `phantom-cloud` holds the SDK adapter), `queue` (SQS), `publish` (SNS and SQS), `prometheus` (a
+//! metric source's HTTP API), `secrets` (KMS); with `config` (endpoints and clients from the
+//! environment), `metrics` (counting each AWS call), `fault` (crash points for the tests) and
+//! `logging`.
+
+pub mod cloud;
+pub mod config;
+pub mod fault;
+pub mod logging;
+pub mod metrics;
+pub mod prometheus;
+pub mod publish;
+pub mod queue;
+pub mod secrets;
+pub mod store;

@@ -1,0 +1,234 @@
+//! The DynamoDB adapter: one table, keys that start with the owner.
+//!
+//! | pk              | sk                 | holds                                     |
+//! |-----------------|--------------------|-------------------------------------------|
+//! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
+//! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), user      |
+//! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
+//! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud (secret sealed) |
+//! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
+//! | `OWNER#<user>`  | `ASG#<name>`       | an auto scaling group (+ the provisioner's lease) |
+//! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group (its id also in `vm`, the index of VMs) |
+//! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
+//! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
+//! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
+//! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there, what its last full sweep saw |
+//! | `PULSE`         | `PULSE`            | the pulse's lease: the sequence of the last tick, until when the chain counts as alive |
+//! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
+//!
+//! Index `due` (sparse, keys only): a group with work for the scheduled run carries `due_pk`
+//! (always `DUE`) and `due` (when its first scheduled action is due, Unix ms, or 0 while it has a
+//! target tracking policy); the run queries `due <= now` and reads nothing of the other groups.
+//!
+//! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
+//!
+//! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
+//! items change together), never a read followed by a write.
+
+mod directory;
+mod fleet;
+mod groups;
+mod item;
+mod launch_configs;
+
+use item::*;
+
+use super::{
+    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
+    LaunchConfigs, Lease, MetricAuth, MetricSource, PairView, PulseLease, Record, StoreError,
+    StoreResult, Usage, Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY,
+    SORT_KEY, TTL_ATTRIBUTE,
+};
+use crate::secrets::{SecretError, Secrets};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use phantom_model::activity::{Activity, ScalingActivity};
+use phantom_model::group::{Group, Settings, DELETING};
+use phantom_model::instance::{Lifecycle, Market, Member};
+use phantom_model::launch_config::LaunchConfig;
+use phantom_model::notification::Notice;
+use phantom_model::user::{AccessKey, User};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type Item = HashMap<String, AttributeValue>;
+
+const LC: &str = "LC#";
+const ASG: &str = "ASG#";
+const CRED: &str = "CRED#";
+const INST: &str = "INST#";
+const ACT: &str = "ACT#";
+const NOTE: &str = "NOTE#";
+/// Scaling activities are kept six weeks, as AWS keeps them (DynamoDB TTL on `expires`).
+const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
+const USERS: &str = "USERS";
+const CLOUDS: &str = "CLOUDS";
+const WATCH: &str = "WATCH";
+const PULSE: &str = "PULSE";
+const USAGE: &str = "USAGE";
+const METRICS: &str = "METRICS";
+const SOURCE: &str = "SOURCE";
+/// The metric source's secret is sealed with its item's key as associated data.
+const METRIC_SOURCE_CONTEXT: &str = "METRICS#SOURCE";
+/// The index of groups with a scheduled action due (template.yaml declares it; the check in
+/// infra/check_template.py compares them).
+pub const DUE_INDEX: &str = "due";
+/// The index of instance records by their VM's id (KEYS_ONLY): `Fleet::owners_of`.
+pub const VM_INDEX: &str = "vms";
+pub const VM_PARTITION: &str = "vm";
+pub const VM_SORT: &str = "sk";
+pub const DUE_PARTITION: &str = "due_pk";
+pub const DUE_SORT: &str = "due";
+const DUE: &str = "DUE";
+/// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.
+const SEALED: &str = "sealed";
+
+#[derive(Clone)]
+pub struct DynamoStore {
+    db: Client,
+    table: String,
+    secrets: Arc<Secrets>,
+}
+
+impl DynamoStore {
+    pub fn new(
+        sdk: &aws_config::SdkConfig,
+        table: impl Into<String>,
+        secrets: Arc<Secrets>,
+    ) -> Self {
+        let config = aws_sdk_dynamodb::config::Builder::from(sdk)
+            .interceptor(crate::metrics::Counter::DynamoDb)
+            .build();
+        Self {
+            db: Client::from_conf(config),
+            table: table.into(),
+            secrets,
+        }
+    }
+
+    /// The table of PHANTOM_STATE_TABLE, secrets sealed with the KMS key of PHANTOM_SECRETS_KEY
+    /// (an error if that is not set).
+    pub fn from_env(sdk: &aws_config::SdkConfig, table: &str) -> Result<Self, String> {
+        let secrets = Secrets::from_env(sdk)?;
+        Ok(Self::new(sdk, table, Arc::new(secrets)))
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    async fn get(&self, pk: String, sk: String) -> StoreResult<Option<Item>> {
+        let out = self
+            .db
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.item)
+    }
+
+    /// Items of one partition whose sort key starts with `prefix`, in order, after `after` (a sort
+    /// key suffix), until `want` items pass `keep`.
+    async fn query_prefix(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        want: usize,
+        keep: impl Fn(&Item) -> bool,
+    ) -> StoreResult<Vec<Item>> {
+        self.query_prefix_read(pk, prefix, after, want, keep, true)
+            .await
+    }
+
+    /// The same, read strongly consistent or not (half the read units).
+    async fn query_prefix_read(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        want: usize,
+        keep: impl Fn(&Item) -> bool,
+        consistent: bool,
+    ) -> StoreResult<Vec<Item>> {
+        // BETWEEN is inclusive: start just past `after` (no name holds U+0000) and stop before the
+        // next prefix (`#` + 1 is `$`). Key values may not be empty, hence the plain forms.
+        let (condition, lo, hi) = match (prefix.is_empty(), after) {
+            (false, a) => (
+                "pk = :pk AND sk BETWEEN :lo AND :hi",
+                Some(a.map_or_else(|| prefix.to_string(), |a| format!("{prefix}{a}\u{0}"))),
+                Some(format!("{}$", prefix.trim_end_matches('#'))),
+            ),
+            (true, Some(a)) => ("pk = :pk AND sk > :lo", Some(a.to_string()), None),
+            (true, None) => ("pk = :pk", None, None),
+        };
+        let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
+        values.extend(lo.map(|v| (":lo".to_string(), s(v))));
+        values.extend(hi.map(|v| (":hi".to_string(), s(v))));
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(condition)
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take())
+                .limit((want - out.len()).clamp(1, 1000) as i32)
+                .consistent_read(consistent)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in page.items() {
+                if keep(item) {
+                    out.push(item.clone());
+                    if out.len() >= want {
+                        return Ok(out);
+                    }
+                }
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// Items of one partition by sort keys, in any order; absent ones are skipped.
+    async fn batch_get(&self, pk: &str, sks: &[String]) -> StoreResult<Vec<Item>> {
+        let mut out = Vec::new();
+        let mut unique: Vec<&String> = sks.iter().collect();
+        unique.sort();
+        unique.dedup();
+        for chunk in unique.chunks(100) {
+            let mut keys = KeysAndAttributes::builder().consistent_read(true);
+            for sk in chunk {
+                keys = keys.keys(key(pk.to_string(), sk.to_string()));
+            }
+            let mut request =
+                HashMap::from([(self.table.clone(), keys.build().map_err(unavailable)?)]);
+            while !request.is_empty() {
+                let page = self
+                    .db
+                    .batch_get_item()
+                    .set_request_items(Some(request))
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                if let Some(items) = page.responses.and_then(|mut r| r.remove(&self.table)) {
+                    out.extend(items);
+                }
+                request = page.unprocessed_keys.unwrap_or_default();
+            }
+        }
+        Ok(out)
+    }
+}

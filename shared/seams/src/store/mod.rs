@@ -1,0 +1,355 @@
+//! The store seam: Phantom's state by role, as traits with two adapters that give the same
+//! outcomes: DynamoDB (`dynamo`, the one table of template.yaml) and in memory (`memory`, for the
+//! in-process tests and the simulation; compiled only with the feature `memory`, never into the
+//! Lambda packages). `tests/tests/store_contract.rs` runs one suite against both.
+//!
+//! Every rule that two writers could race on is a condition on the write itself (a transaction
+//! where two records change together), never a read followed by a write; a lost condition is a
+//! `StoreError`, which the caller turns into AWS's error.
+
+pub mod cas;
+pub mod dynamo;
+#[cfg(any(test, feature = "memory"))]
+pub mod memory;
+pub mod samples;
+
+use async_trait::async_trait;
+use phantom_model::activity::{Activity, ScalingActivity};
+use phantom_model::group::Group;
+use phantom_model::instance::Member;
+use phantom_model::launch_config::LaunchConfig;
+use phantom_model::notification::Notice;
+pub use phantom_model::pulse::{Lease as PulseLease, PairView};
+use phantom_model::user::{AccessKey, User};
+
+pub use phantom_model::cloud::{CloudCredentials, CloudRecord};
+pub use phantom_model::record::{Backoff, Record};
+pub use phantom_model::tracking::{MetricAuth, MetricSource};
+
+pub use dynamo::DynamoStore;
+#[cfg(any(test, feature = "memory"))]
+pub use memory::MemoryStore;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// The item to create exists already.
+    Exists,
+    /// The item to change, or one it depends on, does not exist.
+    NotFound,
+    /// The item is referenced by these others (a launch configuration by its groups).
+    InUse(Vec<String>),
+    /// A compare-and-set lost to a concurrent writer.
+    Conflict,
+    /// The store could not be reached or refused for another reason.
+    Unavailable(String),
+    /// A stored item cannot be read back (an attribute missing or of the wrong type).
+    Corrupt(String),
+    /// The user has as many of these as `LIMITS` allows.
+    Limit,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exists => write!(f, "already exists"),
+            Self::NotFound => write!(f, "not found"),
+            Self::InUse(by) => write!(f, "in use by {}", by.join(", ")),
+            Self::Conflict => write!(f, "concurrent update"),
+            Self::Unavailable(m) => write!(f, "store unavailable: {m}"),
+            Self::Corrupt(m) => write!(f, "stored item unreadable: {m}"),
+            Self::Limit => write!(f, "account limit reached"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A group the store cannot mark and count (its clouds tags unreadable) is not written.
+impl From<phantom_model::Refusal> for StoreError {
+    fn from(e: phantom_model::Refusal) -> Self {
+        Self::Corrupt(e.message().to_string())
+    }
+}
+
+/// What a client sees of a store failure that no action turned into its own error: a conflict it
+/// may retry, or our fault. The details go to the log, not to the client.
+impl From<StoreError> for phantom_wire::ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict => phantom_wire::ApiError::resource_contention(
+                "The resource was changed by another request; retry.",
+            ),
+            StoreError::Limit => {
+                phantom_wire::ApiError::limit_exceeded("An account limit was reached.")
+            }
+            other => {
+                tracing::error!(error = %other, "store failure");
+                phantom_wire::ApiError::internal("An internal error occurred; retry the request.")
+            }
+        }
+    }
+}
+
+/// How many groups and launch configurations a user may have (AWS's default quotas per Region):
+/// kept by the writes that create them, as a condition on a per-user count.
+pub const MAX_GROUPS: i64 = 500;
+pub const MAX_LAUNCH_CONFIGS: i64 = 200;
+
+/// A user's groups and launch configurations, as counted against the limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub groups: i64,
+    pub launch_configs: i64,
+}
+
+/// The outcome of `Fleet::take_lease`.
+#[derive(Debug)]
+pub enum Lease {
+    Taken(Box<Group>),
+    Busy,
+    NoGroup,
+}
+
+/// A (user, cloud) on the health check's list: the user has `groups` groups on that cloud. It stays
+/// listed at 0 until a sweep finds nothing of the user's left there (`Fleet::unwatch`), so VMs of
+/// a group deleted mid-launch are still found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watched {
+    pub user: String,
+    pub cloud: String,
+    pub groups: i64,
+    /// What the pair's last full sweep saw (None: never swept since it was listed).
+    pub view: Option<PairView>,
+}
+
+/// Users and their access keys, clouds, and each user's credentials per cloud.
+#[async_trait]
+pub trait Directory: Send + Sync {
+    /// A user and its access key, together; `Exists` if either exists.
+    async fn create_user(&self, user: &User, secret: &str) -> StoreResult<()>;
+    /// Every user, by name.
+    async fn users(&self) -> StoreResult<Vec<User>>;
+    async fn user(&self, name: &str) -> StoreResult<Option<User>>;
+    async fn access_key(&self, access_key_id: &str) -> StoreResult<Option<AccessKey>>;
+    /// Disables user `u` (as read): deletes its access key, so nothing it signs is accepted, and
+    /// marks it disabled, together. `NotFound` if it is gone, `Conflict` if its key changed since.
+    /// Its groups and VMs stay.
+    async fn disable_user(&self, u: &User) -> StoreResult<()>;
+    /// Sets (or, with None, clears) the user's request limits, on the user and on its access key
+    /// together: `NotFound` if the user is gone, `Conflict` if its key changed since `u` was read.
+    async fn set_limits(
+        &self,
+        u: &User,
+        limits: Option<&phantom_model::limits::Limits>,
+    ) -> StoreResult<()>;
+    /// Gives user `u` (as read) a new access key in place of its old one, and enables it:
+    /// `NotFound` if it is gone, `Conflict` if its key changed since, `Exists` if the new id is
+    /// taken.
+    /// Sets (or with None removes) the SHA-256 of the user's scrape password: `NotFound` if
+    /// there is no such user.
+    async fn set_scrape(&self, user: &str, sha256: Option<&str>) -> StoreResult<()>;
+    async fn rotate_access_key(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        secret: &str,
+    ) -> StoreResult<()>;
+    /// Registers a cloud, or updates its endpoint, region and zone.
+    async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()>;
+    /// Removes a cloud: `NotFound` if it is not registered, `InUse` with the users the health
+    /// check still watches there (their groups, or VMs it has not yet found gone). Users'
+    /// credentials for it stay, for a cloud registered again under the name.
+    async fn delete_cloud(&self, name: &str) -> StoreResult<()>;
+    async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>>;
+    /// Every cloud, by name.
+    async fn clouds(&self) -> StoreResult<Vec<CloudRecord>>;
+    /// Sets a user's credentials for a cloud; `NotFound` unless both exist.
+    async fn put_cloud_credentials(&self, user: &str, creds: &CloudCredentials) -> StoreResult<()>;
+    async fn cloud_credentials(
+        &self,
+        user: &str,
+        cloud: &str,
+    ) -> StoreResult<Option<CloudCredentials>>;
+    /// Removes a user's credentials for a cloud: `NotFound` if there are none.
+    async fn delete_cloud_credentials(&self, user: &str, cloud: &str) -> StoreResult<()>;
+    /// The user's credentials for every cloud, by cloud.
+    async fn all_cloud_credentials(&self, user: &str) -> StoreResult<Vec<CloudCredentials>>;
+    /// Sets the deployment's metric source (target tracking's Prometheus), or replaces it.
+    async fn put_metric_source(&self, source: &MetricSource) -> StoreResult<()>;
+    /// The deployment's metric source, its secret opened; None if none is set.
+    async fn metric_source(&self) -> StoreResult<Option<MetricSource>>;
+    /// Removes the metric source: `NotFound` if there is none.
+    async fn delete_metric_source(&self) -> StoreResult<()>;
+}
+
+/// Launch configurations.
+#[async_trait]
+pub trait LaunchConfigs: Send + Sync {
+    /// `Exists` if the name is taken, `Limit` if the user has `MAX_LAUNCH_CONFIGS`.
+    async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()>;
+    /// The user's counts against the limits.
+    async fn usage(&self, user: &str) -> StoreResult<Usage>;
+    /// `NotFound`, or `InUse` with the names of the groups using it (sorted).
+    async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()>;
+    async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>>;
+    /// Up to `want` in name order after `after`, all or only `names`.
+    async fn launch_configs(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<LaunchConfig>>;
+}
+
+/// A filter on groups as they are read.
+pub type GroupFilter<'a> = &'a (dyn Fn(&Group) -> bool + Send + Sync);
+
+/// Auto Scaling groups: what the user asks for.
+#[async_trait]
+pub trait Groups: Send + Sync {
+    /// Creates a group and records it as a user of its launch configuration, and (user, cloud) on
+    /// the health check's list: `Exists`, `NotFound` if the launch configuration is gone, or
+    /// `Limit` if the user has `MAX_GROUPS`.
+    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
+    async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
+    /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
+    async fn groups(
+        &self,
+        user: &str,
+        names: Option<&[String]>,
+        after: Option<&str>,
+        want: usize,
+        keep: GroupFilter<'_>,
+    ) -> StoreResult<Vec<Group>>;
+    /// Compare-and-set of the desired capacity of group `g` as read: `Conflict` if it changed since
+    /// (another version) or is another group of the same name (another id). Version + 1.
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()>;
+    /// Replaces the sizes, launch configuration and document of group `old` (as read: `Conflict`
+    /// if it changed since) with `new`'s, and moves the in-use mark if the launch configuration
+    /// changed (`NotFound` if the new one is gone). Version + 1. The index of due groups follows
+    /// `new.due_ms()`.
+    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
+        self.update_group_with(user, old, new, &[]).await
+    }
+    /// `update_group`, and these scaling activities written in the same transaction (a scheduled
+    /// action's firing and its record are one write).
+    async fn update_group_with(
+        &self,
+        user: &str,
+        old: &Group,
+        new: &Group,
+        activities: &[Activity],
+    ) -> StoreResult<()>;
+    /// Starts a forced delete (desired and min 0, `Delete in progress`, off the index of due
+    /// groups); compare-and-set.
+    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
+    /// Deletes a group as read, the same one (by id) at its version (`Conflict` otherwise),
+    /// releases its launch configuration and counts it off the health check's list.
+    async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()>;
+}
+
+/// What the provisioner keeps: the lease on a group, instance records, scaling activities.
+#[async_trait]
+pub trait Fleet: Send + Sync {
+    /// Takes the group's lease until `now_ms + ttl_ms` if nobody holds it (or theirs ran out) and
+    /// returns the group as it stands, in one conditional write.
+    async fn take_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<Lease>;
+    /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
+    /// meanwhile fails this with `Conflict`, and the holder reconciles again. With no version, the
+    /// holder gives it up whatever changed (it stops early and a queued message carries on).
+    async fn release_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        version: Option<i64>,
+    ) -> StoreResult<()>;
+    /// The recorded instances of one group, by id.
+    async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>>;
+    /// Every recorded instance of the user's groups, as (group, instance), by group then id.
+    async fn all_instances(&self, user: &str) -> StoreResult<Vec<(String, Member)>>;
+    /// The recorded instances of the groups named `first` to `last` (inclusive, by name), as
+    /// (group, instance), by group then id: one read for a page of groups.
+    async fn instances_between(
+        &self,
+        user: &str,
+        first: &str,
+        last: &str,
+    ) -> StoreResult<Vec<(String, Member)>>;
+    /// Writes one round's record for group `g` (as read, by its id): `NotFound` if that group is
+    /// gone, `Conflict` if `launch_seq` is to advance and it moved since `g` was read, or if
+    /// `desired` is to be set and the group's version moved, or if an instance it puts changed
+    /// since it was read (`Member::rev`: a new one must not exist, a read one must be at its
+    /// revision). The instances are stored at revision `rev + 1`.
+    async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
+    /// Every (user, cloud) the health check sweeps, by cloud then user.
+    async fn watched(&self) -> StoreResult<Vec<Watched>>;
+    /// Every group with a scheduled action due at `now_ms` (`Group::due_ms`), as (user, group):
+    /// what the scheduler reads, never the groups with nothing due. It may lag a write a little
+    /// (DynamoDB's index is eventually consistent): the scheduler reads each group before firing.
+    async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>>;
+    /// Takes (user, cloud) off the health check's list if it has no groups: `Conflict` if it has.
+    async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()>;
+    /// Whose records (user, group) hold the VM with this id: what a cloud's state-change event
+    /// is taken to (an index, eventually consistent; ids of different clouds may repeat).
+    async fn owners_of(&self, instance_id: &str) -> StoreResult<Vec<(String, String)>>;
+    /// Keeps what a full sweep of (user, cloud) saw on its entry of the list; `NotFound` if the
+    /// pair left the list meanwhile (it is not put back).
+    async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()>;
+    /// The pulse's lease (`phantom_rules::pulse`), read strongly consistent.
+    async fn pulse(&self) -> StoreResult<Option<PulseLease>>;
+    /// Writes the pulse's lease if its sequence is still `expect` (0: no lease yet): `Conflict`
+    /// if another tick or starter moved it.
+    async fn put_pulse(&self, expect: u64, lease: &PulseLease) -> StoreResult<()>;
+    /// The group's notices recorded and not yet sent (a crash came between), oldest first.
+    async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>>;
+    /// Forgets a notice once it was sent.
+    async fn sent(&self, user: &str, group: &str, id: &str) -> StoreResult<()>;
+    /// Activities of one group or of all, newest first, after the key `after`; returns (key,
+    /// document) pairs so the caller can page.
+    async fn activities(
+        &self,
+        user: &str,
+        group: Option<&str>,
+        after: Option<&str>,
+        want: usize,
+    ) -> StoreResult<Vec<(String, ScalingActivity)>>;
+}
+
+/// All of it: what the api and the provisioner are built from.
+pub trait Store: Directory + LaunchConfigs + Groups + Fleet {}
+impl<T: Directory + LaunchConfigs + Groups + Fleet> Store for T {}
+
+/// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
+/// infra/check_template.py compares them).
+pub const PARTITION_KEY: &str = "pk";
+pub const SORT_KEY: &str = "sk";
+pub const TTL_ATTRIBUTE: &str = "expires";
+/// A notice that could not be sent for a day is forgotten (its target gone, most likely).
+pub const NOTICE_TTL_SECS: i64 = 24 * 3600;
+
+/// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
+/// page activities by it, so their NextTokens agree.
+pub fn activity_key(a: &Activity) -> StoreResult<String> {
+    let id = &a.doc.activity_id;
+    let inverted = 9_999_999_999_999 - a.start_ms;
+    Ok(format!("{}#{inverted:013}#{id}", a.group))
+}
+
+/// Whether what follows a group's prefix in an activity key is one of that group's (its time and
+/// id), not one of a group whose name only begins with it (`a` and `a#1`).
+pub fn activity_of_group(after_prefix: &str) -> bool {
+    after_prefix.split_once('#').is_some_and(|(time, id)| {
+        time.len() == 13 && time.bytes().all(|b| b.is_ascii_digit()) && !id.contains('#')
+    })
+}

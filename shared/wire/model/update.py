@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Regenerates autoscaling-2011-01-01.json from the installed botocore's service model.
+
+Phantom decodes requests and renders responses by walking this model, so the wire format is the one
+boto3 and the AWS CLI parse against. Documentation strings are dropped; everything else is kept.
+Run: python3 shared/wire/model/update.py
+"""
+import gzip, json, os
+import botocore
+
+src = os.path.join(os.path.dirname(botocore.__file__), "data/autoscaling/2011-01-01/service-2.json.gz")
+model = json.load(gzip.open(src))
+
+
+def strip(node):
+    if isinstance(node, dict):
+        return {k: strip(v) for k, v in node.items() if k not in ("documentation", "documentationUrl", "examples")}
+    if isinstance(node, list):
+        return [strip(v) for v in node]
+    return node
+
+
+out = {"botocore": botocore.__version__, "metadata": model["metadata"],
+       "operations": strip(model["operations"]), "shapes": strip(model["shapes"])}
+dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autoscaling-2011-01-01.json")
+with open(dst, "w") as f:
+    json.dump(out, f, indent=0)
+    f.write("\n")
+print(dst, os.path.getsize(dst), "bytes")

@@ -332,9 +332,11 @@ async fn main() {
     );
 
     // 3. Health sweep cost with the handler itself, against the same stack.
-    let fleet = provisioner::Provisioner::from_env()
+    let seams = phantom_seams::wiring::Seams::from_env()
         .await
         .expect("the provisioner's configuration");
+    let clouds = std::sync::Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
+    let fleet = provisioner::Provisioner::new(&seams, clouds);
     let pair = phantom_seams::queue::Sweep {
         owner: owner.to_string(),
         cloud: "hotel".into(),

@@ -14,12 +14,12 @@ pub mod webhooks;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
 
-use phantom_model::time::{Clock, SystemClock};
-use phantom_seams::cloud::ec2_query::Ec2Lookups;
+use phantom_model::time::Clock;
 use phantom_seams::cloud::ConnectLookup;
-use phantom_seams::config::{aws_sdk_config, Config};
-use phantom_seams::queue::{SqsQueue, WorkQueue};
-use phantom_seams::store::{DynamoStore, Store};
+use phantom_seams::config::Config;
+use phantom_seams::queue::WorkQueue;
+use phantom_seams::store::Store;
+use phantom_seams::wiring::Seams;
 use phantom_wire::query::Params;
 use phantom_wire::shapes::API_VERSION;
 use phantom_wire::{xml, ApiError};
@@ -86,27 +86,23 @@ impl HttpResponse {
 }
 
 impl App {
-    /// The real adapters: DynamoDB (secrets sealed with KMS), SQS (PHANTOM_WORK_QUEUE_URL), the
-    /// system clock, EC2 lookups.
-    pub async fn from_env() -> Result<Self, String> {
-        let config = Config::from_env();
-        let sdk = aws_sdk_config().await;
-        let queue = SqsQueue::from_env(&sdk);
-        if queue.is_none() {
+    /// The api over the seams a main built.
+    pub fn new(seams: &Seams) -> Self {
+        if seams.queue.is_none() {
             tracing::warn!("PHANTOM_WORK_QUEUE_URL is not set: no reconcile messages will be sent");
         }
-        Ok(Self {
-            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
-            queue: queue.map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
-            config,
-            clock: Arc::new(SystemClock),
-            clouds: Arc::new(Ec2Lookups::default()),
-            metrics: Arc::new(phantom_seams::prometheus::http::Connect),
-            metric_period_ms: phantom_seams::config::metric_period_ms()?,
-            publisher: Arc::new(phantom_seams::publish::SnsSqs::new(&sdk)),
+        Self {
+            store: seams.store.clone(),
+            queue: seams.queue.clone(),
+            config: seams.config.clone(),
+            clock: seams.clock.clone(),
+            clouds: seams.lookups.clone(),
+            metrics: seams.metrics.clone(),
+            metric_period_ms: seams.metric_period_ms,
+            publisher: seams.publisher.clone(),
             keys: KeyCache::default(),
             throttle: throttle::Throttle::default(),
-        })
+        }
     }
 
     pub async fn handle(&self, req: HttpRequest<'_>) -> HttpResponse {

@@ -8,7 +8,9 @@ async fn main() -> Result<(), Error> {
     // Where this instance's operating metrics go (checked before any work).
     let ops: Option<&'static str> =
         phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
-    let app: &'static api::App = Box::leak(Box::new(api::App::from_env().await?));
+    // The real adapters, built once for the instance's life.
+    let seams = phantom_seams::wiring::Seams::from_env().await?;
+    let app: &'static api::App = Box::leak(Box::new(api::App::new(&seams)));
     lambda_http::run(service_fn(move |req: Request| async move {
         let answer = api::lambda::handle(app, req).await;
         // This instance's operating metrics, once a minute.

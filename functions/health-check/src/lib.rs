@@ -16,13 +16,11 @@ pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
 
-use phantom_model::time::{Clock, SystemClock};
-use phantom_seams::cloud::ec2_query::Ec2Lookups;
-use phantom_seams::config::{aws_sdk_config, Config};
+use phantom_model::time::Clock;
 use phantom_seams::metrics::{self, Calls};
-use phantom_seams::queue::pulse::SqsPulse;
-use phantom_seams::queue::{SqsQueue, Sweep, Work, WorkQueue};
-use phantom_seams::store::{DynamoStore, Store, StoreError, Watched};
+use phantom_seams::queue::{Sweep, Work, WorkQueue};
+use phantom_seams::store::{Store, StoreError, Watched};
+use phantom_seams::wiring::Seams;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -87,34 +85,34 @@ impl std::fmt::Display for HealthError {
 impl std::error::Error for HealthError {}
 
 impl HealthCheck {
-    /// The real adapters: DynamoDB and SQS (PHANTOM_WORK_QUEUE_URL, which must be set).
-    pub async fn from_env() -> Result<Self, String> {
-        let config = Config::from_env();
-        let sdk = aws_sdk_config().await;
-        let queue = SqsQueue::from_env(&sdk).ok_or_else(|| {
+    /// The health check over the seams a main built, with the work queue (which must be set)
+    /// and its settings from the environment: the pulse's period and cadence, the metrics'
+    /// namespace.
+    pub fn new(seams: &Seams) -> Result<Self, String> {
+        let queue = seams.queue.clone().ok_or_else(|| {
             format!(
                 "{} is not set: the health check has nowhere to send its sweeps",
                 phantom_seams::queue::QUEUE_URL_ENV
             )
         })?;
-        let pulse = match SqsPulse::from_env(&sdk) {
+        let pulse = match &seams.pulse {
             None => None,
             Some(q) => {
                 let (period_ms, cadence) = pulse::Pulse::settings_from_env()?;
                 Some(Arc::new(pulse::Pulse::new(
-                    Some(Arc::new(q)),
+                    Some(q.clone()),
                     period_ms,
                     cadence,
-                    Arc::new(Ec2Lookups::default()),
+                    seams.lookups.clone(),
                 )))
             }
         };
         Ok(Self {
-            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
-            queue: Arc::new(queue),
-            clock: Arc::new(SystemClock),
-            metrics: Arc::new(phantom_seams::prometheus::http::Connect),
-            metric_period_ms: phantom_seams::config::metric_period_ms()?,
+            store: seams.store.clone(),
+            queue,
+            clock: seams.clock.clone(),
+            metrics: seams.metrics.clone(),
+            metric_period_ms: seams.metric_period_ms,
             pulse,
             emf: collector::Emf::from_env()?,
         })

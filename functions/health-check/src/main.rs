@@ -28,8 +28,9 @@ async fn main() -> Result<(), Error> {
     // Where this instance's operating metrics go (checked before any work).
     let ops: Option<&'static str> =
         phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
-    let h: &'static health_check::HealthCheck =
-        Box::leak(Box::new(health_check::HealthCheck::from_env().await?));
+    let h: &'static health_check::HealthCheck = Box::leak(Box::new(
+        health_check::HealthCheck::new(&phantom_seams::wiring::Seams::from_env().await?)?,
+    ));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
         // Last invocation's operating metrics, once a minute (before this one's work, so that
         // an error below does not skip it).

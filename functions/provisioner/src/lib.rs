@@ -28,7 +28,7 @@ mod sweep;
 use act::{attach, detach, stop_and_start, terminate, On};
 pub use sweep::SweepReport;
 
-use phantom_model::time::{Clock, SystemClock};
+use phantom_model::time::Clock;
 use phantom_rules::activity::Context;
 use phantom_rules::distribution::Distribution;
 use phantom_rules::group::Group;
@@ -43,10 +43,10 @@ use phantom_seams::cloud::{prices_in, SpotPrice};
 use phantom_seams::cloud::{
     Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
-use phantom_seams::config::{aws_sdk_config, Config};
-use phantom_seams::publish::{Publisher, SnsSqs};
-use phantom_seams::queue::{Received, Reconcile, SqsQueue, StateChange, Work, WorkQueue};
-use phantom_seams::store::{CloudRecord, DynamoStore, Lease, Record, Store, StoreError};
+use phantom_seams::publish::Publisher;
+use phantom_seams::queue::{Received, Reconcile, StateChange, Work, WorkQueue};
+use phantom_seams::store::{CloudRecord, Lease, Record, Store, StoreError};
+use phantom_seams::wiring::Seams;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -101,18 +101,17 @@ impl Round {
 }
 
 impl Provisioner {
-    /// The real adapters: DynamoDB, SQS (PHANTOM_WORK_QUEUE_URL), each cloud's EC2, the system clock.
-    pub async fn from_env() -> Result<Self, String> {
-        let config = Config::from_env();
-        let sdk = aws_sdk_config().await;
-        Ok(Self {
-            store: Arc::new(DynamoStore::from_env(&sdk, &config.table)?),
-            queue: SqsQueue::from_env(&sdk).map(|q| Arc::new(q) as Arc<dyn WorkQueue>),
-            publisher: Arc::new(SnsSqs::new(&sdk)),
-            lookups: Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
-            clouds: Arc::new(phantom_cloud::Ec2Connect::new(sdk)),
-            clock: Arc::new(SystemClock),
-        })
+    /// The provisioner over the seams a main built, launching through `clouds` (on AWS, the
+    /// EC2 SDK adapter, `phantom_cloud::Ec2Connect`).
+    pub fn new(seams: &Seams, clouds: Arc<dyn Connect>) -> Self {
+        Self {
+            store: seams.store.clone(),
+            queue: seams.queue.clone(),
+            publisher: seams.publisher.clone(),
+            lookups: seams.lookups.clone(),
+            clouds,
+            clock: seams.clock.clone(),
+        }
     }
 
     /// One batch of queue messages, run concurrently (each one's wait counted first). Returns the

@@ -10,8 +10,11 @@ async fn main() -> Result<(), Error> {
     // Where this instance's operating metrics go (checked before any work).
     let ops: Option<&'static str> =
         phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
+    // The real adapters, built once for the instance's life.
+    let seams = phantom_seams::wiring::Seams::from_env().await?;
+    let clouds = std::sync::Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
     let p: &'static provisioner::Provisioner =
-        Box::leak(Box::new(provisioner::Provisioner::from_env().await?));
+        Box::leak(Box::new(provisioner::Provisioner::new(&seams, clouds)));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let messages = event
             .payload

@@ -42,7 +42,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("PHANTOM_TRUST_FORWARDED={v} is neither true nor false").into())
         }
     };
-    let app = Arc::new(api::App::from_env().await?);
+    // The real adapters (the emulators' services), built once and shared by the three handlers.
+    let seams = phantom_seams::wiring::Seams::from_env().await?;
+    let app = Arc::new(api::App::new(&seams));
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,
@@ -60,16 +62,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .enable_all()
             .build()?,
     ));
-    let sdk = phantom_seams::config::aws_sdk_config().await;
-    if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&sdk) {
-        let provisioner = Arc::new(provisioner::Provisioner::from_env().await?);
+    if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&seams.sdk) {
+        let clouds = Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
+        let provisioner = Arc::new(provisioner::Provisioner::new(&seams, clouds));
         for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
             fleet.spawn(poll_queue(queue.clone(), provisioner.clone()));
         }
     }
     let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
     if interval > 0.0 {
-        let mut health = health_check::HealthCheck::from_env().await?;
+        let mut health = health_check::HealthCheck::new(&seams)?;
         health.pulse = Some(Arc::new(local_pulse(interval)?));
         fleet.spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }

@@ -1,6 +1,7 @@
 //! Within each crate of `shared/`, the modules import one another without a circle (issue 46):
 //! each file's `crate::<module>` paths outside its tests, read from the sources, form no cycle. A
 //! cycle's files can be learnt only together. Between the crates, Cargo refuses a circle itself.
+//! And the handlers' libraries build no real adapter: only the mains do.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -125,4 +126,43 @@ fn no_module_imports_one_that_imports_it_back() {
             path.join(" -> ")
         );
     }
+}
+
+/// Only the mains build real adapters: the handlers' libraries (each function's `src` but its
+/// `main.rs`) take their seams (`phantom_seams::wiring::Seams`) and name no adapter's type.
+#[test]
+fn only_the_mains_build_real_adapters() {
+    const ADAPTERS: [&str; 9] = [
+        "DynamoStore",
+        "SqsQueue",
+        "SqsPulse",
+        "SnsSqs",
+        "Ec2Lookups",
+        "Ec2Connect",
+        "SystemClock",
+        "aws_sdk_config",
+        "Seams::from_env",
+    ];
+    let functions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../functions");
+    let mut read = 0;
+    for function in std::fs::read_dir(&functions).expect("functions/ is readable") {
+        let src = function.expect("an entry").path().join("src");
+        for (file, _) in sources(&src) {
+            if file.file_name().is_some_and(|n| n == "main.rs") {
+                continue;
+            }
+            read += 1;
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for adapter in ADAPTERS {
+                    assert!(
+                        !line.contains(adapter),
+                        "{} builds a real adapter ({adapter}): only a main should",
+                        file.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(read > 10, "the handlers' sources were read");
 }

@@ -3,7 +3,7 @@
 //! `phantom-cloud` holds the SDK adapter), `queue` (SQS), `publish` (SNS and SQS), `prometheus` (a
 //! metric source's HTTP API), `secrets` (KMS); with `config` (endpoints and clients from the
 //! environment), `metrics` (counting each AWS call), `fault` (crash points for the tests) and
-//! `logging`.
+//! `logging`; `wiring` (the seams a handler takes, filled from the environment by a main).
 
 pub mod cloud;
 pub mod config;
@@ -15,3 +15,4 @@ pub mod publish;
 pub mod queue;
 pub mod secrets;
 pub mod store;
+pub mod wiring;

@@ -1,16 +1,17 @@
 // Administrators: Phantom's users, creating one and rotating a key (each secret shown once),
 // disabling one, setting a user's request limits, and each user's groups at a glance.
 import { useState } from 'preact/hooks';
-import { Button, Confirm, Dialog, ErrorBox, Field, Loading, time, useAction, useData, useSession } from './ui.jsx';
+import { FormDialog } from './form.jsx';
+import { Button, Confirm, Dialog, ErrorBox, Loading, StackTable, time, useAction, useData, useOpen, useSession } from './ui.jsx';
 
 export function AdminUsersView() {
   const { api } = useSession();
   const users = useData(async () => (await api.phantom('ListUsers')).Users || [], [api]);
+  const disabling = useOpen(users.reload);
+  const limiting = useOpen(users.reload);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState(null);
-  const [disabling, setDisabling] = useState(null);
   const [open, setOpen] = useState(null);
-  const [limiting, setLimiting] = useState(null);
   const rotate = useAction();
   const rotateKey = (name) =>
     rotate.run(async () => {
@@ -30,65 +31,55 @@ export function AdminUsersView() {
       <Loading state={users} what="users" />
       <ErrorBox error={rotate.error} />
       {users.data && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-label="Users">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">User</th>
-                <th scope="col" role="columnheader">Account</th>
-                <th scope="col" role="columnheader">Access key ID</th>
-                <th scope="col" role="columnheader">Created</th>
-                <th scope="col" role="columnheader">Role</th>
-                <th scope="col" role="columnheader">Status</th>
-                <th scope="col" role="columnheader">Groups</th>
-                <th scope="col" role="columnheader">Request limits</th>
-                <th scope="col" role="columnheader">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {users.data.map((u) => (
-                <tr role="row" key={u.UserName}>
-                  <td role="cell" data-label="User">{u.UserName}</td>
-                  <td role="cell" data-label="Account">{u.Account}</td>
-                  <td role="cell" data-label="Access key ID">
-                    <code>{u.AccessKeyId || '—'}</code>
-                  </td>
-                  <td role="cell" data-label="Created">{time(u.Created)}</td>
-                  <td role="cell" data-label="Role">{u.Admin ? 'admin' : 'user'}</td>
-                  <td role="cell" data-label="Status">{u.Disabled ? <span class="badge warn">disabled</span> : 'active'}</td>
-                  <td role="cell" data-label="Groups">
-                    <Button
-                      kind="small link"
-                      onClick={() => setOpen(open === u.UserName ? null : u.UserName)}
-                      aria-expanded={open === u.UserName ? 'true' : 'false'}
-                      aria-label={`Groups of ${u.UserName}`}
-                    >
-                      {u.Groups === 1 ? '1 group' : `${u.Groups ?? '?'} groups`}
+        <StackTable
+          label="Users"
+          rows={users.data}
+          rowKey={(u) => u.UserName}
+          columns={[
+            { header: 'User', cell: (u) => u.UserName },
+            { header: 'Account', cell: (u) => u.Account },
+            { header: 'Access key ID', cell: (u) => <code>{u.AccessKeyId || '—'}</code> },
+            { header: 'Created', cell: (u) => time(u.Created) },
+            { header: 'Role', cell: (u) => (u.Admin ? 'admin' : 'user') },
+            { header: 'Status', cell: (u) => (u.Disabled ? <span class="badge warn">disabled</span> : 'active') },
+            {
+              header: 'Groups',
+              cell: (u) => (
+                <>
+                  <Button
+                    kind="small link"
+                    onClick={() => setOpen(open === u.UserName ? null : u.UserName)}
+                    aria-expanded={open === u.UserName ? 'true' : 'false'}
+                    aria-label={`Groups of ${u.UserName}`}
+                  >
+                    {u.Groups === 1 ? '1 group' : `${u.Groups ?? '?'} groups`}
+                  </Button>
+                </>
+              ),
+            },
+            { header: 'Request limits', cell: (u) => <Limits limits={u.Limits} /> },
+            {
+              header: 'Actions',
+              cell: (u) => (
+                <>
+                  <Button kind="small" onClick={() => limiting.open(u)} aria-label={`Set limits of ${u.UserName}`}>
+                    Limits
+                  </Button>
+                  <Button kind="small" busy={rotate.busy} onClick={() => rotateKey(u.UserName)} aria-label={`Rotate key of ${u.UserName}`}>
+                    Rotate key
+                  </Button>
+                  {!u.Disabled && (
+                    <Button kind="small danger" onClick={() => disabling.open(u.UserName)} aria-label={`Disable ${u.UserName}`}>
+                      Disable
                     </Button>
-                  </td>
-                  <td role="cell" data-label="Request limits">
-                    <Limits limits={u.Limits} />
-                  </td>
-                  <td role="cell" class="row-actions">
-                    <Button kind="small" onClick={() => setLimiting(u)} aria-label={`Set limits of ${u.UserName}`}>
-                      Limits
-                    </Button>
-                    <Button kind="small" busy={rotate.busy} onClick={() => rotateKey(u.UserName)} aria-label={`Rotate key of ${u.UserName}`}>
-                      Rotate key
-                    </Button>
-                    {!u.Disabled && (
-                      <Button kind="small danger" onClick={() => setDisabling(u.UserName)} aria-label={`Disable ${u.UserName}`}>
-                        Disable
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  )}
+                </>
+              ),
+              class: 'row-actions',
+              hidden: true,
+            },
+          ]}
+        />
       )}
       {open !== null && <UserGroups key={open} name={open} />}
       {creating && (
@@ -102,26 +93,8 @@ export function AdminUsersView() {
         />
       )}
       {secret && <SecretDialog title={secret.title} accessKey={secret.key} onClose={() => setSecret(null)} />}
-      {limiting !== null && (
-        <LimitsDialog
-          user={limiting}
-          onClose={() => setLimiting(null)}
-          onSaved={() => {
-            setLimiting(null);
-            users.reload();
-          }}
-        />
-      )}
-      {disabling !== null && (
-        <DisableDialog
-          name={disabling}
-          onClose={() => setDisabling(null)}
-          onDisabled={() => {
-            setDisabling(null);
-            users.reload();
-          }}
-        />
-      )}
+      {limiting.target !== null && <LimitsDialog user={limiting.target} onClose={limiting.close} onSaved={limiting.done} />}
+      {disabling.target !== null && <DisableDialog name={disabling.target} onClose={disabling.close} onDisabled={disabling.done} />}
     </section>
   );
 }
@@ -142,51 +115,41 @@ function Limits({ limits }) {
 function LimitsDialog({ user, onClose, onSaved }) {
   const { api } = useSession();
   const start = user.Limits;
-  const [own, setOwn] = useState(Boolean(start?.Own));
-  const [values, setValues] = useState({
+  const number = (name, label) => ({ name, label, type: 'number', min: '0', step: 'any', disabled: (v) => !v.own, required: (v) => v.own });
+  const fields = [
+    { name: 'own', label: "Limits of its own (unchecked: the deployment's)", type: 'checkbox' },
+    number('describeRate', 'Describing calls a second'),
+    number('describeBurst', 'Describing calls at once'),
+    number('mutateRate', 'Changing calls a second'),
+    number('mutateBurst', 'Changing calls at once'),
+  ];
+  const initial = {
+    own: Boolean(start?.Own),
     describeRate: String(start?.Describe.Rate ?? ''),
     describeBurst: String(start?.Describe.Burst ?? ''),
     mutateRate: String(start?.Mutate.Rate ?? ''),
     mutateBurst: String(start?.Mutate.Burst ?? ''),
-  });
-  const { run, busy, error } = useAction();
-  const set = (key) => (e) => setValues({ ...values, [key]: e.target.value });
-  const submit = (e) => {
-    e.preventDefault();
-    const input = { UserName: user.UserName };
-    if (own) {
-      input.Describe = { Rate: Number(values.describeRate), Burst: Number(values.describeBurst) };
-      input.Mutate = { Rate: Number(values.mutateRate), Burst: Number(values.mutateBurst) };
-    }
-    run(async () => {
-      await api.phantom('PutUserLimits', input);
-      onSaved();
-    });
   };
-  const number = (key) => <input type="number" min="0" step="any" value={values[key]} onInput={set(key)} disabled={!own} required={own} />;
+  const submit = async (v) => {
+    const input = { UserName: user.UserName };
+    if (v.own) {
+      input.Describe = { Rate: Number(v.describeRate), Burst: Number(v.describeBurst) };
+      input.Mutate = { Rate: Number(v.mutateRate), Burst: Number(v.mutateBurst) };
+    }
+    await api.phantom('PutUserLimits', input);
+    onSaved();
+  };
   return (
-    <Dialog title={`Request limits of ${user.UserName}`} onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <label class="check">
-          <input type="checkbox" checked={own} onChange={(e) => setOwn(e.target.checked)} />
-          Limits of its own (unchecked: the deployment's)
-        </label>
-        <Field label="Describing calls a second">{number('describeRate')}</Field>
-        <Field label="Describing calls at once">{number('describeBurst')}</Field>
-        <Field label="Changing calls a second">{number('mutateRate')}</Field>
-        <Field label="Changing calls at once">{number('mutateBurst')}</Field>
-        <p class="muted">A call over its limit is answered Throttling, which the AWS CLI and SDKs retry.</p>
-        <ErrorBox error={error} />
-        <div class="actions">
-          <Button type="submit" kind="primary" busy={busy}>
-            Save limits
-          </Button>
-          <Button onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title={`Request limits of ${user.UserName}`}
+      onClose={onClose}
+      fields={fields}
+      initial={initial}
+      submit={submit}
+      submitLabel="Save limits"
+    >
+      <p class="muted">A call over its limit is answered Throttling, which the AWS CLI and SDKs retry.</p>
+    </FormDialog>
   );
 }
 
@@ -204,25 +167,53 @@ function UserGroups({ name }) {
           <table class="stack" role="table" aria-label={`Groups of ${name}`}>
             <thead role="rowgroup">
               <tr role="row">
-                <th scope="col" role="columnheader">Group</th>
-                <th scope="col" role="columnheader">Launch configuration</th>
-                <th scope="col" role="columnheader">Min</th>
-                <th scope="col" role="columnheader">Max</th>
-                <th scope="col" role="columnheader">Desired</th>
-                <th scope="col" role="columnheader">Instances</th>
-                <th scope="col" role="columnheader">In service</th>
+                <th scope="col" role="columnheader">
+                  Group
+                </th>
+                <th scope="col" role="columnheader">
+                  Launch configuration
+                </th>
+                <th scope="col" role="columnheader">
+                  Min
+                </th>
+                <th scope="col" role="columnheader">
+                  Max
+                </th>
+                <th scope="col" role="columnheader">
+                  Desired
+                </th>
+                <th scope="col" role="columnheader">
+                  Instances
+                </th>
+                <th scope="col" role="columnheader">
+                  In service
+                </th>
               </tr>
             </thead>
             <tbody role="rowgroup">
               {groups.data.map((g) => (
                 <tr role="row" key={g.Name}>
-                  <td role="cell" data-label="Group">{g.Name}</td>
-                  <td role="cell" data-label="Launch configuration">{g.LaunchConfiguration}</td>
-                  <td role="cell" data-label="Min">{g.MinSize}</td>
-                  <td role="cell" data-label="Max">{g.MaxSize}</td>
-                  <td role="cell" data-label="Desired">{g.DesiredCapacity}</td>
-                  <td role="cell" data-label="Instances">{g.Instances}</td>
-                  <td role="cell" data-label="In service">{g.InService}</td>
+                  <td role="cell" data-label="Group">
+                    {g.Name}
+                  </td>
+                  <td role="cell" data-label="Launch configuration">
+                    {g.LaunchConfiguration}
+                  </td>
+                  <td role="cell" data-label="Min">
+                    {g.MinSize}
+                  </td>
+                  <td role="cell" data-label="Max">
+                    {g.MaxSize}
+                  </td>
+                  <td role="cell" data-label="Desired">
+                    {g.DesiredCapacity}
+                  </td>
+                  <td role="cell" data-label="Instances">
+                    {g.Instances}
+                  </td>
+                  <td role="cell" data-label="In service">
+                    {g.InService}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -235,34 +226,20 @@ function UserGroups({ name }) {
 
 function CreateUserDialog({ onClose, onCreated }) {
   const { api } = useSession();
-  const [name, setName] = useState('');
-  const [admin, setAdmin] = useState(false);
-  const { run, busy, error } = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => onCreated(await api.phantom('CreateUser', { UserName: name.trim(), Admin: admin })));
-  };
+  const fields = [
+    { name: 'name', label: 'User name', required: true },
+    { name: 'admin', label: 'Administrator', type: 'checkbox' },
+  ];
+  const submit = async (v) => onCreated(await api.phantom('CreateUser', { UserName: v.name.trim(), Admin: v.admin }));
   return (
-    <Dialog title="Create user" onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <Field label="User name">
-          <input value={name} onInput={(e) => setName(e.target.value)} required />
-        </Field>
-        <label class="check">
-          <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />
-          Administrator
-        </label>
-        <ErrorBox error={error} />
-        <div class="actions">
-          <Button type="submit" kind="primary" busy={busy}>
-            Create
-          </Button>
-          <Button onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="Create user"
+      onClose={onClose}
+      fields={fields}
+      initial={{ name: '', admin: false }}
+      submit={submit}
+      submitLabel="Create"
+    />
   );
 }
 

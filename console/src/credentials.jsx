@@ -1,13 +1,14 @@
 // The user's credentials on each cloud (the secret goes in and is never shown back) and an SSH
 // public key imported into every cloud the user has credentials for.
 import { useState } from 'preact/hooks';
-import { Button, Confirm, Dialog, ErrorBox, Field, Loading, useAction, useData, useSession } from './ui.jsx';
+import { Form, FormDialog } from './form.jsx';
+import { Button, Confirm, ErrorBox, Loading, StackTable, useAction, useData, useOpen, useSession } from './ui.jsx';
 
 export function CredentialsView() {
   const { api } = useSession();
   const clouds = useData(async () => (await api.phantom('ListClouds')).Clouds || [], [api]);
-  const [editing, setEditing] = useState(null);
-  const [removing, setRemoving] = useState(null);
+  const removing = useOpen(clouds.reload);
+  const editing = useOpen(clouds.reload);
   return (
     <section aria-labelledby="credentials-title">
       <h1 id="credentials-title">Credentials and keys</h1>
@@ -15,65 +16,41 @@ export function CredentialsView() {
       <ErrorBox error={clouds.error} />
       <Loading state={clouds} what="clouds" />
       {clouds.data && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-label="Cloud credentials">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">Cloud</th>
-                <th scope="col" role="columnheader">Region</th>
-                <th scope="col" role="columnheader">Zone</th>
-                <th scope="col" role="columnheader">Access key ID</th>
-                <th scope="col" role="columnheader">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {clouds.data.map((c) => (
-                <tr role="row" key={c.Name}>
-                  <td role="cell" data-label="Cloud">{c.Name}</td>
-                  <td role="cell" data-label="Region">{c.Region}</td>
-                  <td role="cell" data-label="Zone">{c.Zone}</td>
-                  <td role="cell" data-label="Access key ID">
-                    {c.HasCredentials ? <code>{c.AccessKeyId || '(set)'}</code> : <span class="muted">none</span>}
-                  </td>
-                  <td role="cell" class="row-actions">
-                    <Button kind="small" onClick={() => setEditing(c.Name)} aria-label={`Set credentials for ${c.Name}`}>
-                      {c.HasCredentials ? 'Replace' : 'Set'}
+        <StackTable
+          label="Cloud credentials"
+          rows={clouds.data}
+          rowKey={(c) => c.Name}
+          columns={[
+            { header: 'Cloud', cell: (c) => c.Name },
+            { header: 'Region', cell: (c) => c.Region },
+            { header: 'Zone', cell: (c) => c.Zone },
+            {
+              header: 'Access key ID',
+              cell: (c) => <>{c.HasCredentials ? <code>{c.AccessKeyId || '(set)'}</code> : <span class="muted">none</span>}</>,
+            },
+            {
+              header: 'Actions',
+              cell: (c) => (
+                <>
+                  <Button kind="small" onClick={() => editing.open(c.Name)} aria-label={`Set credentials for ${c.Name}`}>
+                    {c.HasCredentials ? 'Replace' : 'Set'}
+                  </Button>
+                  {c.HasCredentials && (
+                    <Button kind="small danger" onClick={() => removing.open(c.Name)} aria-label={`Remove credentials for ${c.Name}`}>
+                      Remove
                     </Button>
-                    {c.HasCredentials && (
-                      <Button kind="small danger" onClick={() => setRemoving(c.Name)} aria-label={`Remove credentials for ${c.Name}`}>
-                        Remove
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  )}
+                </>
+              ),
+              class: 'row-actions',
+              hidden: true,
+            },
+          ]}
+        />
       )}
       {clouds.data && clouds.data.length === 0 && <p class="muted">No clouds are registered yet.</p>}
-      {editing !== null && (
-        <CredentialsDialog
-          cloud={editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            clouds.reload();
-          }}
-        />
-      )}
-      {removing !== null && (
-        <RemoveDialog
-          cloud={removing}
-          onClose={() => setRemoving(null)}
-          onRemoved={() => {
-            setRemoving(null);
-            clouds.reload();
-          }}
-        />
-      )}
+      {editing.target !== null && <CredentialsDialog cloud={editing.target} onClose={editing.close} onSaved={editing.done} />}
+      {removing.target !== null && <RemoveDialog cloud={removing.target} onClose={removing.close} onRemoved={removing.done} />}
       <ImportKey />
     </section>
   );
@@ -81,36 +58,30 @@ export function CredentialsView() {
 
 function CredentialsDialog({ cloud, onClose, onSaved }) {
   const { api } = useSession();
-  const [accessKeyId, setAccessKeyId] = useState('');
-  const [secret, setSecret] = useState('');
-  const { run, busy, error } = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => {
-      await api.phantom('PutCloudCredentials', { Cloud: cloud, AccessKeyId: accessKeyId.trim(), SecretAccessKey: secret });
-      onSaved();
-    });
+  const fields = [
+    { name: 'accessKeyId', label: 'Cloud access key ID', required: true, autocomplete: 'off' },
+    {
+      name: 'secret',
+      label: 'Cloud secret access key',
+      type: 'password',
+      hint: 'Stored by Phantom, never shown again.',
+      required: true,
+      autocomplete: 'new-password',
+    },
+  ];
+  const submit = async (v) => {
+    await api.phantom('PutCloudCredentials', { Cloud: cloud, AccessKeyId: v.accessKeyId.trim(), SecretAccessKey: v.secret });
+    onSaved();
   };
   return (
-    <Dialog title={`Credentials for ${cloud}`} onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <Field label="Cloud access key ID">
-          <input value={accessKeyId} onInput={(e) => setAccessKeyId(e.target.value)} required autocomplete="off" />
-        </Field>
-        <Field label="Cloud secret access key" hint="Stored by Phantom, never shown again.">
-          <input type="password" value={secret} onInput={(e) => setSecret(e.target.value)} required autocomplete="new-password" />
-        </Field>
-        <ErrorBox error={error} />
-        <div class="actions">
-          <Button type="submit" kind="primary" busy={busy}>
-            Save credentials
-          </Button>
-          <Button onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title={`Credentials for ${cloud}`}
+      onClose={onClose}
+      fields={fields}
+      initial={{ accessKeyId: '', secret: '' }}
+      submit={submit}
+      submitLabel="Save credentials"
+    />
   );
 }
 
@@ -138,45 +109,47 @@ function RemoveDialog({ cloud, onClose, onRemoved }) {
 
 function ImportKey() {
   const { api } = useSession();
-  const [keyName, setKeyName] = useState('');
-  const [material, setMaterial] = useState('');
   const [results, setResults] = useState(null);
-  const { run, busy, error } = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => {
-      setResults(null);
-      const answer = await api.phantom('ImportKeyPair', { KeyName: keyName.trim(), PublicKeyMaterial: material.trim() });
-      setResults(answer.Results || []);
-    });
+  const fields = [
+    { name: 'keyName', label: 'Key name', required: true },
+    {
+      name: 'material',
+      label: 'Public key',
+      type: 'textarea',
+      hint: 'The line of your id_ed25519.pub or id_rsa.pub.',
+      required: true,
+      placeholder: 'ssh-ed25519 AAAA… you@host',
+    },
+  ];
+  const submit = async (v) => {
+    setResults(null);
+    const answer = await api.phantom('ImportKeyPair', { KeyName: v.keyName.trim(), PublicKeyMaterial: v.material.trim() });
+    setResults(answer.Results || []);
   };
   return (
-    <form class="panel" onSubmit={submit} aria-labelledby="ssh-title">
+    <section class="panel" aria-labelledby="ssh-title">
       <h2 id="ssh-title">SSH key</h2>
       <p class="muted">Imports an OpenSSH public key into every cloud you have credentials for.</p>
-      <Field label="Key name">
-        <input value={keyName} onInput={(e) => setKeyName(e.target.value)} required />
-      </Field>
-      <Field label="Public key" hint="The line of your id_ed25519.pub or id_rsa.pub.">
-        <textarea rows={3} value={material} onInput={(e) => setMaterial(e.target.value)} required placeholder="ssh-ed25519 AAAA… you@host" />
-      </Field>
-      <ErrorBox error={error} />
-      <Button type="submit" kind="primary" busy={busy}>
-        Import key
-      </Button>
+      <Form labelledBy="ssh-title" fields={fields} initial={{ keyName: '', material: '' }} submit={submit} submitLabel="Import key" />
       {results && (
         <div class="table-wrap">
           <table class="stack" role="table" aria-label="Key import results">
             <thead role="rowgroup">
               <tr role="row">
-                <th scope="col" role="columnheader">Cloud</th>
-                <th scope="col" role="columnheader">Result</th>
+                <th scope="col" role="columnheader">
+                  Cloud
+                </th>
+                <th scope="col" role="columnheader">
+                  Result
+                </th>
               </tr>
             </thead>
             <tbody role="rowgroup">
               {results.map((r) => (
                 <tr role="row" key={r.Cloud}>
-                  <td role="cell" data-label="Cloud">{r.Cloud}</td>
+                  <td role="cell" data-label="Cloud">
+                    {r.Cloud}
+                  </td>
                   <td role="cell" data-label="Result">
                     {r.Error ? (
                       <ErrorBox error={{ code: r.Error.Code, message: r.Error.Message }} />
@@ -193,6 +166,6 @@ function ImportKey() {
           {results.length === 0 && <p class="muted">You have credentials for no cloud yet.</p>}
         </div>
       )}
-    </form>
+    </section>
   );
 }

@@ -6,7 +6,8 @@ import { REFRESH_MS, describeGroups } from './groups.jsx';
 import { CapacityChart } from './capacity_chart.jsx';
 import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
-import { Button, Confirm, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
+import { Form } from './form.jsx';
+import { Button, Confirm, ErrorBox, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
 
 export function GroupView({ name }) {
   const { api } = useSession();
@@ -83,59 +84,51 @@ function Summary({ group }) {
 function Resize({ group, onChanged }) {
   const { api } = useSession();
   const name = group.AutoScalingGroupName;
-  const [desired, setDesired] = useState('');
-  const [min, setMin] = useState('');
-  const [max, setMax] = useState('');
-  const capacity = useAction();
-  const bounds = useAction();
-  const setCapacity = (e) => {
-    e.preventDefault();
-    capacity.run(async () => {
-      await api.query('SetDesiredCapacity', { AutoScalingGroupName: name, DesiredCapacity: Number(desired) });
-      setDesired('');
-      onChanged();
-    });
+  const size = (field, label, placeholder, required) => ({
+    name: field,
+    label,
+    type: 'number',
+    min: '0',
+    placeholder,
+    required,
+    row: 'size',
+  });
+  const setCapacity = async (v) => {
+    await api.query('SetDesiredCapacity', { AutoScalingGroupName: name, DesiredCapacity: Number(v.desired) });
+    onChanged();
   };
-  const setBounds = (e) => {
-    e.preventDefault();
-    bounds.run(async () => {
-      await api.query('UpdateAutoScalingGroup', {
-        AutoScalingGroupName: name,
-        MinSize: min === '' ? undefined : Number(min),
-        MaxSize: max === '' ? undefined : Number(max),
-      });
-      setMin('');
-      setMax('');
-      onChanged();
+  const setBounds = async (v) => {
+    await api.query('UpdateAutoScalingGroup', {
+      AutoScalingGroupName: name,
+      MinSize: v.min === '' ? undefined : Number(v.min),
+      MaxSize: v.max === '' ? undefined : Number(v.max),
     });
+    onChanged();
   };
   return (
     <div class="panels">
-      <form class="panel" onSubmit={setCapacity} aria-label="Set desired capacity">
-        <h2>Resize</h2>
-        <Field label="New desired capacity">
-          <input type="number" min="0" value={desired} placeholder={group.DesiredCapacity} onInput={(e) => setDesired(e.target.value)} required />
-        </Field>
-        <ErrorBox error={capacity.error} />
-        <Button type="submit" kind="primary" busy={capacity.busy}>
-          Set desired capacity
-        </Button>
-      </form>
-      <form class="panel" onSubmit={setBounds} aria-label="Change min and max">
-        <h2>Bounds</h2>
-        <div class="row">
-          <Field label="New min size">
-            <input type="number" min="0" value={min} placeholder={group.MinSize} onInput={(e) => setMin(e.target.value)} />
-          </Field>
-          <Field label="New max size">
-            <input type="number" min="0" value={max} placeholder={group.MaxSize} onInput={(e) => setMax(e.target.value)} />
-          </Field>
-        </div>
-        <ErrorBox error={bounds.error} />
-        <Button type="submit" busy={bounds.busy} disabled={min === '' && max === ''}>
-          Update min and max
-        </Button>
-      </form>
+      <Form
+        class="panel"
+        label="Set desired capacity"
+        heading={<h2>Resize</h2>}
+        fields={[size('desired', 'New desired capacity', group.DesiredCapacity, true)]}
+        initial={{ desired: '' }}
+        submit={setCapacity}
+        submitLabel="Set desired capacity"
+        reset
+      />
+      <Form
+        class="panel"
+        label="Change min and max"
+        heading={<h2>Bounds</h2>}
+        fields={[size('min', 'New min size', group.MinSize), size('max', 'New max size', group.MaxSize)]}
+        initial={{ min: '', max: '' }}
+        check={(v) => (v.min === '' && v.max === '' ? 'Give a new min size, a new max size or both.' : null)}
+        submit={setBounds}
+        submitLabel="Update min and max"
+        submitKind=""
+        reset
+      />
     </div>
   );
 }

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { list, queryAll } from './api.js';
 import { MetricChart, followsMetric } from './metric_chart.jsx';
-import { Button, ErrorBox, Field, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
+import { Form } from './form.jsx';
+import { Button, ErrorBox, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
 
 /** A policy's change in words: "+2 instances", "-10 %", "exactly 3", or its steps. */
 export function adjustment(policy) {
@@ -164,80 +165,76 @@ export function ScheduledActions({ group, onChanged }) {
         />
       )}
       <ErrorBox error={remove.error} />
-      <Schedule group={group} onScheduled={() => { actions.reload(); onChanged(); }} />
+      <Schedule
+        group={group}
+        onScheduled={() => {
+          actions.reload();
+          onChanged();
+        }}
+      />
     </>
   );
 }
 
 function Schedule({ group, onScheduled }) {
   const { api } = useSession();
-  const [form, setForm] = useState({ name: '', when: 'recurring', recurrence: '', timeZone: '', at: '', desired: '', min: '', max: '' });
-  const set = (key) => (e) => setForm({ ...form, [key]: e.target.value });
-  const { run, busy, error } = useAction();
+  const recurring = (v) => v.when === 'recurring';
+  const size = (name, label) => ({ name, label, type: 'number', min: '0', row: 'size' });
+  const fields = [
+    { name: 'name', label: 'Action name', required: true, maxLength: 255 },
+    {
+      name: 'when',
+      label: 'When',
+      type: 'radio',
+      options: [
+        ['recurring', 'Repeatedly (cron)'],
+        ['once', 'Once'],
+      ],
+    },
+    {
+      name: 'recurrence',
+      label: 'Recurrence',
+      hint: 'Five fields: minute hour day month weekday, e.g. 0 9 * * 1-5',
+      required: true,
+      placeholder: '0 9 * * 1-5',
+      row: 'cron',
+      shown: recurring,
+    },
+    {
+      name: 'timeZone',
+      label: 'Time zone',
+      hint: 'An IANA name; UTC when empty',
+      placeholder: 'Europe/Paris',
+      row: 'cron',
+      shown: recurring,
+    },
+    { name: 'at', label: 'At', type: 'datetime-local', hint: "In your browser's time zone", required: true, shown: (v) => !recurring(v) },
+    size('desired', 'Desired'),
+    size('min', 'Min'),
+    size('max', 'Max'),
+  ];
   const number = (v) => (v === '' ? undefined : Number(v));
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => {
-      await api.query('PutScheduledUpdateGroupAction', {
-        AutoScalingGroupName: group.AutoScalingGroupName,
-        ScheduledActionName: form.name,
-        ...(form.when === 'recurring'
-          ? { Recurrence: form.recurrence, TimeZone: form.timeZone || undefined }
-          : { StartTime: isoFromLocal(form.at) }),
-        DesiredCapacity: number(form.desired),
-        MinSize: number(form.min),
-        MaxSize: number(form.max),
-      });
-      setForm({ ...form, name: '', recurrence: '', at: '', desired: '', min: '', max: '' });
-      onScheduled();
+  const submit = async (v) => {
+    await api.query('PutScheduledUpdateGroupAction', {
+      AutoScalingGroupName: group.AutoScalingGroupName,
+      ScheduledActionName: v.name,
+      ...(recurring(v) ? { Recurrence: v.recurrence, TimeZone: v.timeZone || undefined } : { StartTime: isoFromLocal(v.at) }),
+      DesiredCapacity: number(v.desired),
+      MinSize: number(v.min),
+      MaxSize: number(v.max),
     });
+    onScheduled();
   };
   return (
-    <form class="panel" onSubmit={submit} aria-label="Schedule an action">
-      <h2>Schedule an action</h2>
-      <Field label="Action name">
-        <input value={form.name} onInput={set('name')} required maxLength={255} />
-      </Field>
-      <fieldset>
-        <legend>When</legend>
-        <label class="check">
-          <input type="radio" name="when" value="recurring" checked={form.when === 'recurring'} onChange={set('when')} />
-          Repeatedly (cron)
-        </label>
-        <label class="check">
-          <input type="radio" name="when" value="once" checked={form.when === 'once'} onChange={set('when')} />
-          Once
-        </label>
-      </fieldset>
-      {form.when === 'recurring' ? (
-        <div class="row">
-          <Field label="Recurrence" hint="Five fields: minute hour day month weekday, e.g. 0 9 * * 1-5">
-            <input value={form.recurrence} onInput={set('recurrence')} required placeholder="0 9 * * 1-5" />
-          </Field>
-          <Field label="Time zone" hint="An IANA name; UTC when empty">
-            <input value={form.timeZone} onInput={set('timeZone')} placeholder="Europe/Paris" />
-          </Field>
-        </div>
-      ) : (
-        <Field label="At" hint="In your browser's time zone">
-          <input type="datetime-local" value={form.at} onInput={set('at')} required />
-        </Field>
-      )}
-      <div class="row">
-        <Field label="Desired">
-          <input type="number" min="0" value={form.desired} onInput={set('desired')} />
-        </Field>
-        <Field label="Min">
-          <input type="number" min="0" value={form.min} onInput={set('min')} />
-        </Field>
-        <Field label="Max">
-          <input type="number" min="0" value={form.max} onInput={set('max')} />
-        </Field>
-      </div>
-      <ErrorBox error={error} />
-      <Button type="submit" kind="primary" busy={busy}>
-        Schedule
-      </Button>
-    </form>
+    <Form
+      class="panel"
+      label="Schedule an action"
+      heading={<h2>Schedule an action</h2>}
+      fields={fields}
+      initial={{ name: '', when: 'recurring', recurrence: '', timeZone: '', at: '', desired: '', min: '', max: '' }}
+      submit={submit}
+      submitLabel="Schedule"
+      reset={(v) => ({ ...v, name: '', recurrence: '', at: '', desired: '', min: '', max: '' })}
+    />
   );
 }

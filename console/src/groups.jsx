@@ -2,7 +2,8 @@
 import { useState } from 'preact/hooks';
 import { list, queryAll } from './api.js';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
-import { Button, Dialog, ErrorBox, Field, Loading, useAction, useData, useSession } from './ui.jsx';
+import { FormDialog } from './form.jsx';
+import { Button, ErrorBox, Loading, useData, useOpen, useSession } from './ui.jsx';
 
 export const REFRESH_MS = 3000;
 
@@ -20,12 +21,12 @@ export function tagValue(group, key) {
 export function GroupsView() {
   const { api } = useSession();
   const groups = useData(() => describeGroups(api), [api], REFRESH_MS);
-  const [creating, setCreating] = useState(false);
+  const creating = useOpen(groups.reload);
   return (
     <section aria-labelledby="groups-title">
       <div class="title-row">
         <h1 id="groups-title">Groups</h1>
-        <Button kind="primary" onClick={() => setCreating(true)}>
+        <Button kind="primary" onClick={() => creating.open(true)}>
           Create group
         </Button>
       </div>
@@ -33,15 +34,7 @@ export function GroupsView() {
       <Loading state={groups} what="groups" />
       {groups.data && groups.data.length === 0 && <p class="muted">No groups yet.</p>}
       {groups.data && groups.data.map((g) => <GroupCard key={g.AutoScalingGroupName} group={g} />)}
-      {creating && (
-        <CreateGroupDialog
-          onClose={() => setCreating(false)}
-          onCreated={() => {
-            setCreating(false);
-            groups.reload();
-          }}
-        />
-      )}
+      {creating.target && <CreateGroupDialog onClose={creating.close} onCreated={creating.done} />}
     </section>
   );
 }
@@ -94,11 +87,8 @@ const number = (value) => (value === '' ? undefined : Number(value));
 
 function CreateGroupDialog({ onClose, onCreated }) {
   const { api } = useSession();
-  const configs = useData(
-    () => queryAll(api, 'DescribeLaunchConfigurations', { MaxRecords: 100 }, 'LaunchConfigurations'),
-    [api],
-  );
-  const [form, setForm] = useState({
+  const configs = useData(() => queryAll(api, 'DescribeLaunchConfigurations', { MaxRecords: 100 }, 'LaunchConfigurations'), [api]);
+  const [values, setValues] = useState({
     name: '',
     config: '',
     min: '1',
@@ -109,107 +99,73 @@ function CreateGroupDialog({ onClose, onCreated }) {
     tagKey: '',
     tagValue: '',
   });
-  const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
-  const { run, busy, error } = useAction();
   const names = (configs.data || []).map((c) => c.LaunchConfigurationName);
-  const config = form.config || names[0] || '';
-
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => {
-      const tag = (Key, Value) => ({
-        ResourceId: form.name,
-        ResourceType: 'auto-scaling-group',
-        Key,
-        Value,
-        PropagateAtLaunch: false,
-      });
-      const tags = [];
-      if (form.clouds.trim()) {
-        tags.push(tag('phantom:clouds', form.clouds.trim()));
-        tags.push(tag('phantom:policy', form.policy));
-      }
-      if (form.tagKey) tags.push(tag(form.tagKey, form.tagValue));
-      await api.query('CreateAutoScalingGroup', {
-        AutoScalingGroupName: form.name,
-        LaunchConfigurationName: config,
-        MinSize: number(form.min),
-        MaxSize: number(form.max),
-        DesiredCapacity: number(form.desired),
-        Tags: tags,
-      });
-      onCreated(form.name);
+  const config = values.config || names[0] || '';
+  const size = (name, label, required, hint) => ({ name, label, type: 'number', min: '0', required, hint, row: 'size' });
+  const clouds = 'Several clouds (optional)';
+  const fields = [
+    { name: 'name', label: 'Name', required: true, maxLength: 255 },
+    { name: 'config', label: 'Launch configuration', type: 'select', required: true, options: names.map((n) => [n, n]) },
+    size('min', 'Min size', true),
+    size('max', 'Max size', true),
+    size('desired', 'Desired capacity', false, 'Empty: the min size.'),
+    {
+      name: 'clouds',
+      label: 'Clouds (phantom:clouds)',
+      hint: 'In rank order, each with the most VMs it may hold, e.g. hotel:2,sierra:10. Each cloud needs a launch configuration of the same name there.',
+      placeholder: 'hotel:2,sierra:10',
+      set: clouds,
+    },
+    {
+      name: 'policy',
+      label: 'Policy (phantom:policy)',
+      hint: 'overflow fills the first cloud, then the next; fixed keeps each count.',
+      type: 'select',
+      options: [
+        ['overflow', 'overflow'],
+        ['fixed', 'fixed'],
+      ],
+      disabled: (v) => !v.clouds.trim(),
+      set: clouds,
+    },
+    { name: 'tagKey', label: 'Tag key', row: 'tag', set: 'Tag (optional)' },
+    { name: 'tagValue', label: 'Tag value', row: 'tag', set: 'Tag (optional)' },
+  ];
+  const submit = async (v) => {
+    const tag = (Key, Value) => ({ ResourceId: v.name, ResourceType: 'auto-scaling-group', Key, Value, PropagateAtLaunch: false });
+    const tags = [];
+    if (v.clouds.trim()) {
+      tags.push(tag('phantom:clouds', v.clouds.trim()));
+      tags.push(tag('phantom:policy', v.policy));
+    }
+    if (v.tagKey) tags.push(tag(v.tagKey, v.tagValue));
+    await api.query('CreateAutoScalingGroup', {
+      AutoScalingGroupName: v.name,
+      LaunchConfigurationName: v.config,
+      MinSize: number(v.min),
+      MaxSize: number(v.max),
+      DesiredCapacity: number(v.desired),
+      Tags: tags,
     });
+    onCreated(v.name);
   };
-
   return (
-    <Dialog title="Create group" onClose={onClose}>
-      <form onSubmit={submit} class="form">
-        <Field label="Name">
-          <input value={form.name} onInput={set('name')} required maxLength={255} />
-        </Field>
-        <Field label="Launch configuration">
-          <select value={config} onChange={set('config')} required>
-            {names.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {configs.data && names.length === 0 && (
-          <p class="muted">
-            No launch configurations yet: <a href="#/launch-configurations">create one</a> first.
-          </p>
-        )}
-        <ErrorBox error={configs.error} />
-        <div class="row">
-          <Field label="Min size">
-            <input type="number" min="0" value={form.min} onInput={set('min')} required />
-          </Field>
-          <Field label="Max size">
-            <input type="number" min="0" value={form.max} onInput={set('max')} required />
-          </Field>
-          <Field label="Desired capacity" hint="Empty: the min size.">
-            <input type="number" min="0" value={form.desired} onInput={set('desired')} />
-          </Field>
-        </div>
-        <fieldset>
-          <legend>Several clouds (optional)</legend>
-          <Field
-            label="Clouds (phantom:clouds)"
-            hint="In rank order, each with the most VMs it may hold, e.g. hotel:2,sierra:10. Each cloud needs a launch configuration of the same name there."
-          >
-            <input value={form.clouds} onInput={set('clouds')} placeholder="hotel:2,sierra:10" />
-          </Field>
-          <Field label="Policy (phantom:policy)" hint="overflow fills the first cloud, then the next; fixed keeps each count.">
-            <select value={form.policy} onChange={set('policy')} disabled={!form.clouds.trim()}>
-              <option value="overflow">overflow</option>
-              <option value="fixed">fixed</option>
-            </select>
-          </Field>
-        </fieldset>
-        <fieldset>
-          <legend>Tag (optional)</legend>
-          <div class="row">
-            <Field label="Tag key">
-              <input value={form.tagKey} onInput={set('tagKey')} />
-            </Field>
-            <Field label="Tag value">
-              <input value={form.tagValue} onInput={set('tagValue')} />
-            </Field>
-          </div>
-        </fieldset>
-        <ErrorBox error={error} />
-        <div class="actions">
-          <Button type="submit" kind="primary" busy={busy} disabled={!config}>
-            Create
-          </Button>
-          <Button onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="Create group"
+      onClose={onClose}
+      fields={fields}
+      values={{ ...values, config }}
+      onValues={setValues}
+      submit={submit}
+      submitLabel="Create"
+      submitDisabled={!config}
+    >
+      {configs.data && names.length === 0 && (
+        <p class="muted">
+          No launch configurations yet: <a href="#/launch-configurations">create one</a> first.
+        </p>
+      )}
+      <ErrorBox error={configs.error} />
+    </FormDialog>
   );
 }

@@ -1,6 +1,6 @@
 // A group's VMs: id, lifecycle, health, instance type, how it is bought (spot or on-demand, where
 // the page knows), its weight (where the group's overrides give weights), zone and cloud.
-import { cloudOf } from './ui.jsx';
+import { cloudOf, StackTable } from './ui.jsx';
 
 /** The cloud of a VM or group: the part after `@` of its launch configuration (or template). */
 export function cloudOfResource(resource) {
@@ -12,58 +12,15 @@ export function cloudOfResource(resource) {
 export function InstancesTable({ instances, label, markets }) {
   if (instances.length === 0) return <p class="muted">No instances.</p>;
   const weighted = instances.some((i) => i.WeightedCapacity !== undefined);
-  return (
-    <div class="table-wrap">
-      <table class="stack" role="table" aria-label={label}>
-        <thead role="rowgroup">
-          <tr role="row">
-            <th scope="col" role="columnheader">Instance</th>
-            <th scope="col" role="columnheader">Lifecycle</th>
-            <th scope="col" role="columnheader">Health</th>
-            <th scope="col" role="columnheader">Type</th>
-            {markets && (
-              <th scope="col" role="columnheader">
-                Market
-              </th>
-            )}
-            {weighted && (
-              <th scope="col" role="columnheader">
-                Weight
-              </th>
-            )}
-            <th scope="col" role="columnheader">Zone</th>
-            <th scope="col" role="columnheader">Cloud</th>
-          </tr>
-        </thead>
-        <tbody role="rowgroup">
-          {instances.map((i) => (
-            <tr role="row" key={i.InstanceId}>
-              <td role="cell" data-label="Instance">
-                <code>{i.InstanceId}</code>
-              </td>
-              <td role="cell" data-label="Lifecycle">
-                <span class={`state state-${String(i.LifecycleState).split(':')[0]}`}>{i.LifecycleState}</span>
-              </td>
-              <td role="cell" data-label="Health">
-                <span class={`health health-${i.HealthStatus}`}>{i.HealthStatus}</span>
-              </td>
-              <td role="cell" data-label="Type">{i.InstanceType}</td>
-              {markets && (
-                <td role="cell" data-label="Market">
-                  {markets[i.InstanceId] || '—'}
-                </td>
-              )}
-              {weighted && (
-                <td role="cell" data-label="Weight">
-                  {i.WeightedCapacity ?? '—'}
-                </td>
-              )}
-              <td role="cell" data-label="Zone">{i.AvailabilityZone}</td>
-              <td role="cell" data-label="Cloud">{cloudOfResource(i)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  const columns = [
+    { header: 'Instance', cell: (i) => <code>{i.InstanceId}</code> },
+    { header: 'Lifecycle', cell: (i) => <span class={`state state-${String(i.LifecycleState).split(':')[0]}`}>{i.LifecycleState}</span> },
+    { header: 'Health', cell: (i) => <span class={`health health-${i.HealthStatus}`}>{i.HealthStatus}</span> },
+    { header: 'Type', cell: (i) => i.InstanceType },
+    markets && { header: 'Market', cell: (i) => markets[i.InstanceId] || '—' },
+    weighted && { header: 'Weight', cell: (i) => i.WeightedCapacity ?? '—' },
+    { header: 'Zone', cell: (i) => i.AvailabilityZone },
+    { header: 'Cloud', cell: (i) => cloudOfResource(i) },
+  ].filter(Boolean);
+  return <StackTable label={label} rows={instances} rowKey={(i) => i.InstanceId} columns={columns} />;
 }

@@ -2,28 +2,41 @@
 // asked of that cloud), deleting one.
 import { useId, useState } from 'preact/hooks';
 import { queryAll } from './api.js';
-import { Button, Confirm, Dialog, ErrorBox, Field, Loading, cloudOf, time, useAction, useData, useSession } from './ui.jsx';
+import { FormDialog } from './form.jsx';
+import { Button, cloudOf, Confirm, ErrorBox, Loading, StackTable, time, useAction, useData, useOpen, useSession } from './ui.jsx';
 
 /** Common EC2 instance types; clouds that emulate EC2 take these names. */
 export const INSTANCE_TYPES = [
-  't2.nano', 't2.micro', 't2.small', 't2.medium', 't2.large',
-  't3.nano', 't3.micro', 't3.small', 't3.medium', 't3.large', 't3.xlarge',
-  'm5.large', 'm5.xlarge', 'm5.2xlarge', 'c5.large', 'c5.xlarge', 'r5.large', 'r5.xlarge',
+  't2.nano',
+  't2.micro',
+  't2.small',
+  't2.medium',
+  't2.large',
+  't3.nano',
+  't3.micro',
+  't3.small',
+  't3.medium',
+  't3.large',
+  't3.xlarge',
+  'm5.large',
+  'm5.xlarge',
+  'm5.2xlarge',
+  'c5.large',
+  'c5.xlarge',
+  'r5.large',
+  'r5.xlarge',
 ];
 
 export function LaunchConfigurationsView() {
   const { api } = useSession();
-  const configs = useData(
-    () => queryAll(api, 'DescribeLaunchConfigurations', { MaxRecords: 100 }, 'LaunchConfigurations'),
-    [api],
-  );
-  const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState(null);
+  const configs = useData(() => queryAll(api, 'DescribeLaunchConfigurations', { MaxRecords: 100 }, 'LaunchConfigurations'), [api]);
+  const creating = useOpen(configs.reload);
+  const deleting = useOpen(configs.reload);
   return (
     <section aria-labelledby="lc-title">
       <div class="title-row">
         <h1 id="lc-title">Launch configurations</h1>
-        <Button kind="primary" onClick={() => setCreating(true)}>
+        <Button kind="primary" onClick={() => creating.open(true)}>
           Create launch configuration
         </Button>
       </div>
@@ -31,62 +44,37 @@ export function LaunchConfigurationsView() {
       <Loading state={configs} what="launch configurations" />
       {configs.data && configs.data.length === 0 && <p class="muted">No launch configurations yet.</p>}
       {configs.data && configs.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-label="Launch configurations">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">Name</th>
-                <th scope="col" role="columnheader">Cloud</th>
-                <th scope="col" role="columnheader">Image</th>
-                <th scope="col" role="columnheader">Instance type</th>
-                <th scope="col" role="columnheader">Key pair</th>
-                <th scope="col" role="columnheader">Created</th>
-                <th scope="col" role="columnheader">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {configs.data.map((c) => (
-                <tr role="row" key={c.LaunchConfigurationName}>
-                  <td role="cell" data-label="Name">{c.LaunchConfigurationName}</td>
-                  <td role="cell" data-label="Cloud">{cloudOf(c.LaunchConfigurationName) || 'default cloud'}</td>
-                  <td role="cell" data-label="Image">
-                    <code>{c.ImageId}</code>
-                  </td>
-                  <td role="cell" data-label="Instance type">{c.InstanceType}</td>
-                  <td role="cell" data-label="Key pair">{c.KeyName || '—'}</td>
-                  <td role="cell" data-label="Created">{time(c.CreatedTime)}</td>
-                  <td role="cell">
-                    <Button kind="danger small" onClick={() => setDeleting(c.LaunchConfigurationName)} aria-label={`Delete ${c.LaunchConfigurationName}`}>
-                      Delete
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {creating && (
-        <CreateDialog
-          onClose={() => setCreating(false)}
-          onCreated={() => {
-            setCreating(false);
-            configs.reload();
-          }}
+        <StackTable
+          label="Launch configurations"
+          rows={configs.data}
+          rowKey={(c) => c.LaunchConfigurationName}
+          columns={[
+            { header: 'Name', cell: (c) => c.LaunchConfigurationName },
+            { header: 'Cloud', cell: (c) => cloudOf(c.LaunchConfigurationName) || 'default cloud' },
+            { header: 'Image', cell: (c) => <code>{c.ImageId}</code> },
+            { header: 'Instance type', cell: (c) => c.InstanceType },
+            { header: 'Key pair', cell: (c) => c.KeyName || '—' },
+            { header: 'Created', cell: (c) => time(c.CreatedTime) },
+            {
+              header: 'Actions',
+              cell: (c) => (
+                <>
+                  <Button
+                    kind="danger small"
+                    onClick={() => deleting.open(c.LaunchConfigurationName)}
+                    aria-label={`Delete ${c.LaunchConfigurationName}`}
+                  >
+                    Delete
+                  </Button>
+                </>
+              ),
+              hidden: true,
+            },
+          ]}
         />
       )}
-      {deleting !== null && (
-        <DeleteDialog
-          name={deleting}
-          onClose={() => setDeleting(null)}
-          onDeleted={() => {
-            setDeleting(null);
-            configs.reload();
-          }}
-        />
-      )}
+      {creating.target && <CreateDialog onClose={creating.close} onCreated={creating.done} />}
+      {deleting.target !== null && <DeleteDialog name={deleting.target} onClose={deleting.close} onDeleted={deleting.done} />}
     </section>
   );
 }
@@ -132,10 +120,9 @@ function base64(text) {
 function CreateDialog({ onClose, onCreated }) {
   const { api } = useSession();
   const clouds = useData(async () => (await api.phantom('ListClouds')).Clouds || [], [api]);
-  const [form, setForm] = useState({ name: '', cloud: '', image: '', type: 't2.micro', key: '', securityGroups: '', userData: '' });
-  const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
+  const [values, setValues] = useState({ name: '', cloud: '', image: '', type: 't2.micro', key: '', securityGroups: '', userData: '' });
   const cloudNames = (clouds.data || []).map((c) => c.Name);
-  const cloud = form.cloud || (clouds.data || []).find((c) => c.HasCredentials)?.Name || cloudNames[0] || '';
+  const cloud = values.cloud || (clouds.data || []).find((c) => c.HasCredentials)?.Name || cloudNames[0] || '';
   const images = useData(
     async () => (cloud ? (await api.phantom('DescribeCloudImages', { Cloud: cloud })).Images || [] : []),
     [api, cloud],
@@ -145,89 +132,74 @@ function CreateDialog({ onClose, onCreated }) {
     [api, cloud],
   );
   const imageList = useId();
-  const chosen = (images.data || []).find((i) => i.ImageId === form.image.trim());
-  const { run, busy, error } = useAction();
-  const submit = (e) => {
-    e.preventDefault();
-    run(async () => {
-      const groups = form.securityGroups.split(',').map((s) => s.trim()).filter(Boolean);
-      await api.query('CreateLaunchConfiguration', {
-        LaunchConfigurationName: `${form.name}@${cloud}`,
-        ImageId: form.image.trim(),
-        InstanceType: form.type,
-        KeyName: form.key || undefined,
-        SecurityGroups: groups,
-        UserData: form.userData ? base64(form.userData) : undefined,
-      });
-      onCreated();
+  const chosen = (images.data || []).find((i) => i.ImageId === values.image.trim());
+  const fields = [
+    { name: 'name', label: 'Name', hint: (v) => `Saved as ${v.name || 'NAME'}@${cloud || 'CLOUD'}.`, required: true, maxLength: 200 },
+    {
+      name: 'cloud',
+      label: 'Cloud',
+      type: 'select',
+      required: true,
+      options: (clouds.data || []).map((c) => [c.Name, `${c.Name}${c.HasCredentials ? '' : ' (no credentials)'}`]),
+      // Another cloud has other images and keys.
+      also: () => ({ image: '', key: '' }),
+    },
+    {
+      name: 'image',
+      label: 'Image',
+      hint: (v) => imageHint(images, cloud, chosen, v.image),
+      required: true,
+      placeholder: 'ami-…',
+      autocomplete: 'off',
+      list: imageList,
+    },
+    { name: 'type', label: 'Instance type', type: 'select', options: INSTANCE_TYPES.map((t) => [t, t]), row: 'type' },
+    {
+      name: 'key',
+      label: 'Key pair',
+      type: 'select',
+      options: [['', '(none)'], ...(keys.data || []).map((k) => [k.KeyName, k.KeyName])],
+      row: 'type',
+    },
+    { name: 'securityGroups', label: 'Security groups', hint: 'Ids or names, separated by commas (optional).' },
+    { name: 'userData', label: 'User data', type: 'textarea', hint: 'Optional; sent base64-encoded.' },
+  ];
+  const submit = async (v) => {
+    const groups = v.securityGroups
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await api.query('CreateLaunchConfiguration', {
+      LaunchConfigurationName: `${v.name}@${cloud}`,
+      ImageId: v.image.trim(),
+      InstanceType: v.type,
+      KeyName: v.key || undefined,
+      SecurityGroups: groups,
+      UserData: v.userData ? base64(v.userData) : undefined,
     });
+    onCreated();
   };
   return (
-    <Dialog title="Create launch configuration" onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <Field label="Name" hint={`Saved as ${form.name || 'NAME'}@${cloud || 'CLOUD'}.`}>
-          <input value={form.name} onInput={set('name')} required maxLength={200} />
-        </Field>
-        <Field label="Cloud">
-          <select value={cloud} onChange={(e) => setForm({ ...form, cloud: e.target.value, image: '', key: '' })} required>
-            {(clouds.data || []).map((c) => (
-              <option key={c.Name} value={c.Name}>
-                {c.Name}
-                {c.HasCredentials ? '' : ' (no credentials)'}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <ErrorBox error={clouds.error} onRetry={clouds.reload} />
-        <Field label="Image" hint={imageHint(images, cloud, chosen, form.image)}>
-          <input list={imageList} value={form.image} onInput={set('image')} required placeholder="ami-…" autocomplete="off" />
-        </Field>
-        <datalist id={imageList}>
-          {(images.data || []).map((i) => (
-            <option key={i.ImageId} value={i.ImageId}>
-              {i.Name || i.Description}
-            </option>
-          ))}
-        </datalist>
-        <ErrorBox error={images.error} onRetry={images.reload} />
-        <div class="row">
-          <Field label="Instance type">
-            <select value={form.type} onChange={set('type')}>
-              {INSTANCE_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field label="Key pair">
-            <select value={form.key} onChange={set('key')}>
-              <option value="">(none)</option>
-              {(keys.data || []).map((k) => (
-                <option key={k.KeyName} value={k.KeyName}>
-                  {k.KeyName}
-                </option>
-              ))}
-            </select>
-          </Field>
-        </div>
-        <ErrorBox error={keys.error} onRetry={keys.reload} />
-        <Field label="Security groups" hint="Ids or names, separated by commas (optional).">
-          <input value={form.securityGroups} onInput={set('securityGroups')} />
-        </Field>
-        <Field label="User data" hint="Optional; sent base64-encoded.">
-          <textarea rows={3} value={form.userData} onInput={set('userData')} />
-        </Field>
-        <ErrorBox error={error} />
-        <div class="actions">
-          <Button type="submit" kind="primary" busy={busy} disabled={!cloud}>
-            Create
-          </Button>
-          <Button onClick={onClose} disabled={busy}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="Create launch configuration"
+      onClose={onClose}
+      fields={fields}
+      values={{ ...values, cloud }}
+      onValues={setValues}
+      submit={submit}
+      submitLabel="Create"
+      submitDisabled={!cloud}
+    >
+      <datalist id={imageList}>
+        {(images.data || []).map((i) => (
+          <option key={i.ImageId} value={i.ImageId}>
+            {i.Name || i.Description}
+          </option>
+        ))}
+      </datalist>
+      <ErrorBox error={clouds.error} onRetry={clouds.reload} />
+      <ErrorBox error={images.error} onRetry={images.reload} />
+      <ErrorBox error={keys.error} onRetry={keys.reload} />
+    </FormDialog>
   );
 }

@@ -1,12 +1,9 @@
 // A metric policy's metric over the last hour against its target (or its alarm's threshold), and
 // the scaling it caused: the datapoints from Phantom's GetPolicyMetric, the changes from the
-// group's activities whose cause names the policy. Plain SVG, no chart library.
+// group's activities whose cause names the policy, on the console's one chart (`chart.jsx`).
 import { list } from './api.js';
-import { ErrorBox, time, useData, useSession } from './ui.jsx';
-
-const W = 600;
-const H = 160;
-const PAD = { left: 44, right: 10, top: 10, bottom: 22 };
+import { Chart, fmt } from './chart.jsx';
+import { ErrorBox, useData, useSession } from './ui.jsx';
 
 /** Whether a policy follows a metric: target tracking, or a step policy with an alarm. */
 export function followsMetric(policy) {
@@ -25,20 +22,6 @@ export function causedBy(activities, policy) {
       return m && { at: new Date(a.StartTime).getTime(), from: Number(m[1]), to: Number(m[2]) };
     })
     .filter(Boolean);
-}
-
-/** The points' polylines, broken where the metric had no datapoint (the capacity chart's too). */
-export function lines(points) {
-  const out = [];
-  let current = [];
-  for (const p of points) {
-    if (p.y === null) {
-      if (current.length) out.push(current);
-      current = [];
-    } else current.push(p);
-  }
-  if (current.length) out.push(current);
-  return out;
 }
 
 export function MetricChart({ group, policy, activities }) {
@@ -60,43 +43,24 @@ export function MetricChart({ group, policy, activities }) {
   const values = points.filter((p) => p.y !== null).map((p) => p.y);
   const t0 = points[0]?.t ?? 0;
   const t1 = points[points.length - 1]?.t ?? 1;
-  const top = Math.max(against, ...values) * 1.15 || 1;
-  const bottom = Math.min(0, ...values);
-  const x = (t) => PAD.left + ((t - t0) / Math.max(1, t1 - t0)) * (W - PAD.left - PAD.right);
-  const y = (v) => PAD.top + (1 - (v - bottom) / (top - bottom)) * (H - PAD.top - PAD.bottom);
   const last = values.length ? values[values.length - 1] : null;
   const changes = causedBy(activities, policy.PolicyName).filter((c) => c.at >= t0 && c.at <= t1);
-  const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Number(v.toPrecision(3)).toString());
   const summary =
     `${policy.PolicyName}: ` +
     (last === null ? 'no data in the last hour' : `now ${fmt(last)}`) +
     ` against its ${word} ${fmt(against)}; ${changes.length} scaling change${changes.length === 1 ? '' : 's'} in the last hour`;
   return (
-    <figure class="metric-chart" aria-labelledby={title}>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary}>
-        <line class="axis" x1={PAD.left} y1={H - PAD.bottom} x2={W - PAD.right} y2={H - PAD.bottom} />
-        <text class="tick" x={PAD.left - 4} y={y(top) + 4} text-anchor="end">{fmt(top)}</text>
-        <text class="tick" x={PAD.left - 4} y={y(bottom) + 4} text-anchor="end">{fmt(bottom)}</text>
-        <text class="tick" x={PAD.left} y={H - 6}>{time(new Date(t0).toISOString()).slice(11, 16)}</text>
-        <text class="tick" x={W - PAD.right} y={H - 6} text-anchor="end">now</text>
-        <line class="target" x1={PAD.left} y1={y(against)} x2={W - PAD.right} y2={y(against)} data-value={against}>
-          <title>{`${word} ${against}`}</title>
-        </line>
-        {changes.map((c) => (
-          <line key={c.at} class={`change ${c.to > c.from ? 'out' : 'in'}`} x1={x(c.at)} y1={PAD.top} x2={x(c.at)} y2={H - PAD.bottom}>
-            <title>{`${time(new Date(c.at).toISOString())}: ${c.from} → ${c.to}`}</title>
-          </line>
-        ))}
-        {lines(points).map((seg) =>
-          seg.length === 1 ? (
-            <circle class="metric" cx={x(seg[0].t)} cy={y(seg[0].y)} r="2" />
-          ) : (
-            <polyline class="metric" points={seg.map((p) => `${x(p.t).toFixed(1)},${y(p.y).toFixed(1)}`).join(' ')} />
-          ),
-        )}
-      </svg>
-      <figcaption id={title}>{summary}</figcaption>
+    <>
+      <Chart
+        class="metric-chart"
+        series={[{ label: policy.PolicyName, cls: 'metric', points }]}
+        levels={[{ value: against, label: word, cls: 'target' }]}
+        marks={changes.map((c) => ({ at: c.at, text: `${c.from} → ${c.to}`, cls: `change ${c.to > c.from ? 'out' : 'in'}` }))}
+        caption={summary}
+        captionId={title}
+        height={160}
+      />
       <ErrorBox error={metric.error} />
-    </figure>
+    </>
   );
 }

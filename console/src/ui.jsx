@@ -42,6 +42,23 @@ export function useAction() {
   return { run, busy, error, setError };
 }
 
+/**
+ * What a dialog is open for (`target`; null while closed): `open(x)`, `close()`, and `done()`,
+ * which closes it and loads the page's data again (`reload`).
+ */
+export function useOpen(reload) {
+  const [target, setTarget] = useState(null);
+  return {
+    target,
+    open: setTarget,
+    close: () => setTarget(null),
+    done: () => {
+      setTarget(null);
+      reload();
+    },
+  };
+}
+
 /** A button disabled while its work runs, with a busy mark beside its (unchanged) name. */
 export function Button({ busy, children, kind = '', type = 'button', ...rest }) {
   return (

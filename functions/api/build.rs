@@ -7,21 +7,20 @@ use std::process::Command;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let console = manifest.join("../../console");
+    // Its sources, not its outputs (node_modules, dist): watching those would rebuild every time.
+    // Named relative to this package, so that a clone sharing this target folder (where cargo
+    // gives this build the same name) is judged by its own files, not the other clone's.
+    let sources = Path::new("../../console");
+    for entry in std::fs::read_dir(manifest.join(sources)).expect("console/ is readable") {
+        let name = entry.expect("a directory entry").file_name();
+        if !matches!(name.to_str(), Some("node_modules" | "dist")) {
+            watch(&manifest, &sources.join(name));
+        }
+    }
+    let console = manifest.join(sources);
     let console = console
         .canonicalize()
         .unwrap_or_else(|e| panic!("the console's sources at {}: {e}", console.display()));
-    // Its sources, not its outputs (node_modules, dist): watching those would rebuild every time.
-    for entry in std::fs::read_dir(&console).expect("console/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if !matches!(name, "node_modules" | "dist") {
-            watch(&path);
-        }
-    }
     let status = Command::new(console.join("build.sh"))
         .status()
         .unwrap_or_else(|e| panic!("console/build.sh could not run: {e}"));
@@ -90,13 +89,14 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
     }
 }
 
-/// Asks cargo to run this again when `path` changes: each file of a directory by name, since a
+/// Asks cargo to run this again when `path` (relative to `manifest`) changes: each file of a directory by name, since a
 /// directory's own time moves only when an entry is added or removed, not when a file changes.
-fn watch(path: &std::path::Path) {
+fn watch(manifest: &Path, path: &Path) {
     println!("cargo:rerun-if-changed={}", path.display());
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).expect("a console directory is readable") {
-            watch(&entry.expect("a directory entry").path());
+    let full = manifest.join(path);
+    if full.is_dir() {
+        for entry in std::fs::read_dir(&full).expect("a console directory is readable") {
+            watch(manifest, &path.join(entry.expect("a directory entry").file_name()));
         }
     }
 }

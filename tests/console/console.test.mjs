@@ -246,6 +246,21 @@ async function createGroup(page, { name, config, min, max, desired, tagKey, tagV
 }
 
 /** The instance ids shown in a table of instances, and how many are InService. */
+/** What a chart's legend shows under the cursor (uPlot's legend follows it), pointed at its latest
+ * datapoint of `series`: from the right edge leftwards until the series has a value there.
+ * Returns the time and the value shown. */
+async function latestUnderCursor(page, chart, series) {
+  await chart.scrollIntoViewIfNeeded();
+  const box = await chart.locator('.u-over').boundingBox();
+  const legend = chart.locator('.u-legend');
+  for (let x = box.width - 1; x > 0; x -= 4) {
+    await page.mouse.move(box.x + x, box.y + box.height / 2);
+    const value = (await legend.locator('.u-series', { hasText: series }).locator('.u-value').textContent()).trim();
+    if (value !== 'no data') return { time: (await legend.locator('.u-series').first().locator('.u-value').textContent()).trim(), value };
+  }
+  return { time: null, value: 'no data' };
+}
+
 async function shownInstances(scope) {
   const ids = await scope.locator('td[data-label="Instance"]').allTextContents();
   const inService = await scope.getByRole('cell', { name: 'InService', exact: true }).count();
@@ -318,6 +333,10 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
   await succeeds(resize, 'setting the desired capacity', () =>
     eventually(async () => (await page.getByLabel('New desired capacity').inputValue()) === '', 'the capacity is set', 30_000),
   );
+  // A form checks what it can before it sends: bounds need a new min, a new max or both.
+  const bounds = page.getByRole('form', { name: 'Change min and max' });
+  await bounds.getByRole('button', { name: 'Update min and max' }).click();
+  await bounds.getByRole('alert').filter({ hasText: 'Give a new min size, a new max size or both.' }).waitFor();
   const instances = page.getByRole('table', { name: `Instances of ${group}` });
   await eventually(async () => (await shownInstances(instances)).inService === 3, 'the third VM is InService');
   // Each VM's type and how it is bought (spot or on-demand: Phantom's DescribeInstanceMarkets).
@@ -351,8 +370,10 @@ test('the demo user runs a group: create, InService, resize, a VM killed and rep
     const marked = Number((text.match(/; (\d+) scaling activit/) || [])[1] || 0);
     return /Now desired 3, InService 3/.test(text) && marked >= 5;
   }, 'the chart shows the group at 3 with its activities marked', 60_000);
-  assert.ok((await chart.locator('line.activity').count()) >= 5, 'each activity is a mark');
-  assert.ok((await chart.locator('polyline.in-service, circle.in-service').count()) >= 1, 'InService is drawn');
+  assert.ok((await chart.locator('li.mark.activity').count()) >= 5, 'each activity is a mark');
+  const latest = await latestUnderCursor(page, chart, 'InService');
+  assert.equal(latest.value, '3', 'the cursor shows InService at 3 at the end');
+  assert.match(latest.time, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/, 'and the time it points at');
   await screenshot(page, 'group-capacity');
   await screenshot(page, 'group-activity', { fullPage: true });
 
@@ -536,7 +557,7 @@ test('an administrator registers a cloud and creates a user, who sees only their
   for (const name of ['Errors a second', 'Throttled a second', 'Request latency p99', 'Launches a minute', 'Failed launches a minute', 'Work queue depth', 'Work queue wait p99', 'Death to replacement p99']) {
     await page.getByRole('figure', { name, exact: true }).waitFor();
   }
-  assert.ok((await requests.locator('polyline.metric').count()) === 1, 'the rate is drawn');
+  assert.equal(await requests.locator('canvas').count(), 1, 'the rate is drawn');
   await screenshot(page, 'admin-operations');
   await done(page);
 
@@ -747,16 +768,16 @@ test("a target tracking policy's metric charted against its target, with the sca
     const chart = page.locator('figure.metric-chart');
     await chart.waitFor();
     assert.match(await chart.locator('figcaption').textContent(), /load50: .* against its target 50/);
-    assert.equal(await chart.locator('line.target').getAttribute('data-value'), '50');
+    assert.equal(await chart.locator('li.level.target').getAttribute('data-value'), '50');
     // The metric comes in (the chart refreshes every 15 s), then goes above: the group grows and
     // the chart marks the scale-out.
     await eventually(async () => /now 20 against/.test(await chart.locator('figcaption').textContent()), 'the chart shows the metric', 60_000);
     await publish(80);
     await eventually(async () => /<DesiredCapacity>2<\/DesiredCapacity>/.test(await autoscaling(DEMO, { Action: 'DescribeAutoScalingGroups', 'AutoScalingGroupNames.member.1': group })), 'the group grew', 60_000);
     await publish(50);
-    await eventually(async () => (await chart.locator('line.change.out').count()) === 1, 'the chart marks the scale-out', 60_000);
+    await eventually(async () => (await chart.locator('li.mark.change.out').count()) === 1, 'the chart marks the scale-out', 60_000);
     assert.match(await chart.locator('figcaption').textContent(), /1 scaling change in the last hour/);
-    assert.ok((await chart.locator('polyline.metric, circle.metric').count()) >= 1, 'the metric is drawn');
+    assert.match((await latestUnderCursor(page, chart, 'load50')).value, /^\d/, 'the cursor shows the metric');
     await chart.scrollIntoViewIfNeeded();
     await screenshot(page, 'group-metric');
     await done(page);

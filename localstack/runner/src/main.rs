@@ -23,6 +23,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use phantom_seams::wiring::Seams;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,9 +43,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("PHANTOM_TRUST_FORWARDED={v} is neither true nor false").into())
         }
     };
-    // The real adapters (the emulators' services), built once and shared by the three handlers.
-    let seams = phantom_seams::wiring::Seams::from_env().await?;
-    let app = Arc::new(api::App::new(&seams));
+    // The real adapters (the emulators' services): each handler gets its own clients and
+    // connection pools, as each is a function of its own on AWS.
+    let app = Arc::new(api::App::new(&Seams::from_env().await?));
     let listener = TcpListener::bind(&bind).await?;
     tracing::info!(
         bind,
@@ -62,6 +63,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .enable_all()
             .build()?,
     ));
+    let seams = Seams::from_env().await?;
     if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&seams.sdk) {
         let clouds = Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
         let provisioner = Arc::new(provisioner::Provisioner::new(&seams, clouds));
@@ -71,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
     if interval > 0.0 {
-        let mut health = health_check::HealthCheck::new(&seams)?;
+        let mut health = health_check::HealthCheck::new(&Seams::from_env().await?)?;
         health.pulse = Some(Arc::new(local_pulse(interval)?));
         fleet.spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }

@@ -96,7 +96,10 @@ fn watch(manifest: &Path, path: &Path) {
     let full = manifest.join(path);
     if full.is_dir() {
         for entry in std::fs::read_dir(&full).expect("a console directory is readable") {
-            watch(manifest, &path.join(entry.expect("a directory entry").file_name()));
+            watch(
+                manifest,
+                &path.join(entry.expect("a directory entry").file_name()),
+            );
         }
     }
 }

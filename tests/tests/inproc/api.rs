@@ -1,6 +1,6 @@
 //! Actions, errors, paging, filters, isolation and authentication, in process.
 
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, failure, group, Given};
 use aws_sdk_autoscaling::types::{Filter, Tag};
 use phantom_e2e::world::World;
 use phantom_e2e::xml_text;
@@ -23,10 +23,7 @@ async fn group_defaults_are_awss() {
 
 #[tokio::test]
 async fn set_desired_capacity_within_bounds_and_errors() {
-    let w = World::new().await;
-    let u = w.user("sdc").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("sdc").await;
     create_group(&w, &u, "g", "web@hotel", 1, 5, 2).await;
     let set = |d: i32| {
         c.set_desired_capacity()
@@ -75,10 +72,7 @@ async fn set_desired_capacity_within_bounds_and_errors() {
 
 #[tokio::test]
 async fn create_and_delete_errors() {
-    let w = World::new().await;
-    let u = w.user("errs").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("errs").await;
     let lc = |name: &str| {
         c.create_launch_configuration()
             .launch_configuration_name(name)
@@ -278,10 +272,7 @@ async fn users_never_see_each_others_resources() {
 
 #[tokio::test]
 async fn describe_filters_by_name_and_tag() {
-    let w = World::new().await;
-    let u = w.user("filters").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w: _w, c, .. } = Given::lc("filters").await;
     for (name, env) in [("a", "prod"), ("b", "dev"), ("c", "prod")] {
         c.create_auto_scaling_group()
             .auto_scaling_group_name(name)

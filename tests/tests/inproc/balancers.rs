@@ -4,7 +4,7 @@
 //! replaced (HealthCheckType ELB), and what is refused.
 
 use crate::provisioning::converges;
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, group, invalid, Given};
 use aws_sdk_autoscaling::types::{LifecycleState, TrafficSourceIdentifier};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -180,14 +180,13 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
         .load_balancer_names()
         .is_empty());
     // Detaching it again: it is not the group's.
-    let (code, message) = failure(
+    let message = invalid(
         c.detach_load_balancers()
             .auto_scaling_group_name("web")
             .load_balancer_names("web")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("not part of the group"), "{message}");
 }
 
@@ -247,36 +246,30 @@ async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_ty
 
 #[tokio::test]
 async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
-    let w = World::new().await;
-    let u = w.user("lb-refused").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 4, 0).await;
-    let (code, message) = failure(
+    let Given { w, u, c } = Given::group("lb-refused", 0, 4, 0).await;
+    let message = invalid(
         c.attach_load_balancer_target_groups()
             .auto_scaling_group_name("web")
             .target_group_arns(TG)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert_eq!(
         message,
         "Provided Target Groups may not be valid. Please ensure they exist and try again."
     );
-    let (code, message) = failure(
+    let message = invalid(
         c.attach_load_balancers()
             .auto_scaling_group_name("web")
             .load_balancer_names("nope")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(
         message.starts_with("Provided Load Balancers may not be valid"),
         "{message}"
     );
-    let (code, _) = failure(
+    invalid(
         c.attach_traffic_sources()
             .auto_scaling_group_name("web")
             .traffic_sources(
@@ -288,7 +281,6 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     // Nothing was attached.
     assert!(states(&w, &u).await.is_empty());
     // A cloud registered without load balancers says so.
@@ -298,14 +290,13 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
     w.store.put_cloud(&plain).await.unwrap();
     create_lc(&w, &u, "web@sierra").await;
     create_group(&w, &u, "sierra-web", "web@sierra", 0, 4, 0).await;
-    let (code, message) = failure(
+    let message = invalid(
         c.attach_load_balancers()
             .auto_scaling_group_name("sierra-web")
             .load_balancer_names("web")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("without load balancers"), "{message}");
 }
 
@@ -390,14 +381,13 @@ async fn a_group_across_clouds_registers_each_clouds_vms_with_that_clouds_source
         .await
         .unwrap();
     let there = format!("{TG}@sierra");
-    let (code, message) = failure(
+    let message = invalid(
         c.attach_load_balancer_target_groups()
             .auto_scaling_group_name("web")
             .target_group_arns(format!("{TG}@lima"))
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(
         message.contains("not one of group web's clouds"),
         "{message}"
@@ -430,8 +420,7 @@ async fn a_group_across_clouds_registers_each_clouds_vms_with_that_clouds_source
     arns.sort();
     assert_eq!(arns, [TG, there.as_str()]);
     // Dropping sierra while it has a target group is refused.
-    let (code, message) = failure(c.create_or_update_tags().tags(tag("hotel:4")).send().await);
-    assert_eq!(code, "ValidationError");
+    let message = invalid(c.create_or_update_tags().tags(tag("hotel:4")).send().await);
     assert!(message.contains("would no longer list"), "{message}");
     // Scale in to 2: sierra's VM leaves its cloud's target group.
     c.set_desired_capacity()

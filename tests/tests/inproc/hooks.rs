@@ -3,7 +3,7 @@
 //! and out of Standby.
 
 use crate::provisioning::{converges, in_service};
-use crate::{create_group, create_lc, failure, group};
+use crate::{failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{LifecycleHookSpecification, LifecycleState};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -61,11 +61,7 @@ async fn waiting(w: &World, u: &User, state: LifecycleState, n: usize) -> Vec<St
 
 #[tokio::test]
 async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
-    let w = World::new().await;
-    let u = w.user("launch-hook").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 0).await;
+    let Given { w, u, c } = Given::group("launch-hook", 0, 5, 0).await;
     put_hook(&w, &u, "setup", LAUNCHING, 60, "ABANDON").await;
     let hooks = c
         .describe_lifecycle_hooks()
@@ -192,12 +188,7 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
 
 #[tokio::test]
 async fn a_termination_hook_holds_leaving_vms_until_released() {
-    let w = World::new().await;
-    let u = w.user("term-hook").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
-    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    let (Given { w, u, c }, ids) = Given::converged("term-hook", 0, 5, 3).await;
     put_hook(&w, &u, "drain", TERMINATING, 30, "CONTINUE").await;
 
     // Scale-in: the victim waits, still running, not counted; released by CompleteLifecycleAction.
@@ -286,10 +277,7 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
 
 #[tokio::test]
 async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() {
-    let w = World::new().await;
-    let u = w.user("spec-hook").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("spec-hook").await;
     c.create_auto_scaling_group()
         .auto_scaling_group_name("web")
         .launch_configuration_name("web@hotel")
@@ -363,7 +351,7 @@ async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() 
         assert_eq!(code, "ValidationError");
         assert!(message.contains(want), "{message}");
     }
-    let (code, _) = failure(
+    invalid(
         c.put_lifecycle_hook()
             .auto_scaling_group_name("nope")
             .lifecycle_hook_name("h")
@@ -371,7 +359,6 @@ async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() 
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     let hooks = c
         .describe_lifecycle_hooks()
         .auto_scaling_group_name("web")
@@ -387,12 +374,7 @@ async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() 
 
 #[tokio::test]
 async fn standby_takes_instances_out_of_service_and_back() {
-    let w = World::new().await;
-    let u = w.user("standby").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 1, 4, 3).await;
-    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    let (Given { w, u, c }, ids) = Given::converged("standby", 1, 4, 3).await;
 
     // With a decrement: out of the count, kept running, not replaced.
     let out = c
@@ -471,17 +453,16 @@ async fn standby_takes_instances_out_of_service_and_back() {
         .send()
         .await
         .unwrap();
-    let (code, message) = failure(
+    let message = invalid(
         c.exit_standby()
             .auto_scaling_group_name("web")
             .instance_ids(&ids[0])
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("max-size=3"), "{message}");
     // Not InService, not in the group, below MinSize: refused, nothing written.
-    let (code, message) = failure(
+    let message = invalid(
         c.enter_standby()
             .auto_scaling_group_name("web")
             .instance_ids(&ids[0])
@@ -489,9 +470,8 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("not in InService"), "{message}");
-    let (code, _) = failure(
+    invalid(
         c.enter_standby()
             .auto_scaling_group_name("web")
             .instance_ids("i-nope")
@@ -499,7 +479,6 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     c.update_auto_scaling_group()
         .auto_scaling_group_name("web")
         .min_size(3)
@@ -507,7 +486,7 @@ async fn standby_takes_instances_out_of_service_and_back() {
         .await
         .unwrap();
     let serving = in_service(&w, &u, "web").await;
-    let (code, message) = failure(
+    let message = invalid(
         c.enter_standby()
             .auto_scaling_group_name("web")
             .instance_ids(&serving[0])
@@ -515,7 +494,6 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(
         message.contains("To place into standby 1 instance"),
         "{message}"

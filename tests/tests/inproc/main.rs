@@ -33,6 +33,40 @@ use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
+/// What most tests start from: a world, one user with their SDK client, the launch configuration
+/// `web@hotel`, and (`group`, `converged`) the group `web` from it.
+pub struct Given {
+    pub w: World,
+    pub u: User,
+    pub c: aws_sdk_autoscaling::Client,
+}
+
+impl Given {
+    /// A world and a user named after `prefix`, with `web@hotel`.
+    pub async fn lc(prefix: &str) -> Self {
+        let w = World::new().await;
+        let u = w.user(prefix).await;
+        let c = w.sdk(&u);
+        create_lc(&w, &u, "web@hotel").await;
+        Self { w, u, c }
+    }
+
+    /// The same, and the group `web` of these sizes (its VMs not waited for).
+    pub async fn group(prefix: &str, min: i32, max: i32, desired: i32) -> Self {
+        let given = Self::lc(prefix).await;
+        create_group(&given.w, &given.u, "web", "web@hotel", min, max, desired).await;
+        given
+    }
+
+    /// The same, once the group's `desired` VMs are InService: their ids.
+    pub async fn converged(prefix: &str, min: i32, max: i32, desired: i32) -> (Self, Vec<String>) {
+        let given = Self::group(prefix, min, max, desired).await;
+        let n = usize::try_from(desired).expect("a desired capacity of 0 or more");
+        let ids = provisioning::converges(&given.w, &given.u, "hotel", "web", n).await;
+        (given, ids)
+    }
+}
+
 /// The code and message of a failed SDK call.
 pub fn failure<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
     r: Result<T, E>,
@@ -42,6 +76,15 @@ pub fn failure<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
         e.code().unwrap_or_default().to_string(),
         e.message().unwrap_or_default().to_string(),
     )
+}
+
+/// The message of a call refused with ValidationError (any other outcome fails the test).
+pub fn invalid<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
+    r: Result<T, E>,
+) -> String {
+    let (code, message) = failure(r);
+    assert_eq!(code, "ValidationError", "{message}");
+    message
 }
 
 pub async fn create_lc(w: &World, u: &User, name: &str) {

@@ -4,6 +4,7 @@
 
 use super::self_service::call;
 use super::{create_group, create_lc};
+use crate::Given;
 use base64::Engine;
 use phantom_e2e::world::{World, EMF_NAMESPACE};
 use phantom_e2e::User;
@@ -162,10 +163,7 @@ async fn a_scrape_shows_the_enabled_metrics_of_the_users_own_groups() {
 
 #[tokio::test]
 async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
-    let w = World::new().await;
-    let u = w.user("emf").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 1, 4, 2).await;
+    let Given { w, u, .. } = Given::group("emf", 1, 4, 2).await;
     create_group(&w, &u, "quiet", "web@hotel", 0, 4, 0).await;
     w.health().run().await.unwrap();
     assert!(w.emf.take().is_empty(), "no metrics enabled, no line");
@@ -300,10 +298,7 @@ async fn describe_metric_collection_types_answers_awss_lists() {
 /// then EnableMetricsCollection of the added ones; its read compares `EnabledMetrics` with the list.
 #[tokio::test]
 async fn terraforms_enabled_metrics_sequence() {
-    let w = World::new().await;
-    let u = w.user("tf").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    let Given { w, u, .. } = Given::group("tf", 0, 3, 1).await;
     let c = w.sdk(&u);
     let enabled = async || -> Vec<String> {
         let g = super::group(&w, &u, "web").await.unwrap();
@@ -460,10 +455,7 @@ async fn an_administrators_scrape_sees_every_users_groups() {
 /// of bounds.
 #[tokio::test]
 async fn get_group_metrics_reads_the_groups_history_from_the_metric_source() {
-    let w = World::new().await;
-    let u = w.user("chart").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 3, 1).await;
+    let Given { w, u, .. } = Given::group("chart", 0, 3, 1).await;
     enable(
         &w,
         &u,

@@ -4,7 +4,7 @@
 //! them, also when the provisioner is killed at any step.
 
 use crate::provisioning::{converges, in_service};
-use crate::{create_group, create_lc, failure};
+use crate::{create_group, create_lc, invalid, Given};
 use aws_sdk_autoscaling::types::LifecycleHookSpecification;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -61,11 +61,7 @@ async fn resize(w: &World, u: &User, n: i32) {
 
 #[tokio::test]
 async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
-    let w = World::new().await;
-    let u = w.user("notify").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 0).await;
+    let Given { w, u, c } = Given::group("notify", 0, 5, 0).await;
     let types = c
         .describe_auto_scaling_notification_types()
         .send()
@@ -75,7 +71,7 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
 
     // A topic that does not exist, one in another region, a type AWS does not have: refused,
     // nothing kept.
-    let (code, message) = failure(
+    let message = invalid(
         c.put_notification_configuration()
             .auto_scaling_group_name("web")
             .topic_arn(TOPIC)
@@ -83,7 +79,6 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("test notification"), "{message}");
     w.publisher.create(TOPIC);
     for (topic, kind, says) in [
@@ -94,7 +89,7 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
             "not a notification type",
         ),
     ] {
-        let (code, message) = failure(
+        let message = invalid(
             c.put_notification_configuration()
                 .auto_scaling_group_name("web")
                 .topic_arn(topic)
@@ -102,7 +97,6 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
                 .send()
                 .await,
         );
-        assert_eq!(code, "ValidationError");
         assert!(message.contains(says), "{message}");
     }
     let none = c
@@ -201,14 +195,13 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
     resize(&w, &u, 2).await;
     converges(&w, &u, "hotel", "web", 2).await;
     assert_eq!(w.publisher.sent(TOPIC).len(), before);
-    let (code, _) = failure(
+    invalid(
         c.delete_notification_configuration()
             .auto_scaling_group_name("web")
             .topic_arn(TOPIC)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 }
 
 #[tokio::test]
@@ -262,10 +255,7 @@ async fn a_crash_at_any_step_loses_no_notification_and_repeats_none_but_the_one_
 
 #[tokio::test]
 async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_vm() {
-    let w = World::new().await;
-    let u = w.user("nth").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("nth").await;
     // A hook's target that does not exist: refused at creation, as at PutLifecycleHook.
     let spec = LifecycleHookSpecification::builder()
         .lifecycle_hook_name("drain")
@@ -285,8 +275,7 @@ async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_
             .desired_capacity(2)
             .lifecycle_hook_specification_list(spec.clone())
     };
-    let (code, message) = failure(create().send().await);
-    assert_eq!(code, "ValidationError");
+    let message = invalid(create().send().await);
     assert!(message.contains(QUEUE), "{message}");
     w.publisher.create(QUEUE);
     create().send().await.expect("create-auto-scaling-group");
@@ -339,7 +328,7 @@ async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_
     assert_eq!(w.publisher.sent(QUEUE).len(), 2, "told once");
 
     // A wrong token names no action; the token alone (no InstanceId) heartbeats and completes.
-    let (code, _) = failure(
+    invalid(
         c.complete_lifecycle_action()
             .auto_scaling_group_name("web")
             .lifecycle_hook_name("drain")
@@ -348,7 +337,6 @@ async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     c.record_lifecycle_action_heartbeat()
         .auto_scaling_group_name("web")
         .lifecycle_hook_name("drain")

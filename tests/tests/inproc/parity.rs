@@ -2,7 +2,7 @@
 //! aws-sdk-autoscaling: exact messages, fields AWS fills in or leaves out, what a request may name.
 
 use crate::provisioning::converges;
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::StepAdjustment;
 use phantom_e2e::world::{World, ZONES};
 
@@ -104,12 +104,7 @@ async fn messages_scripts_match_on_are_aws_words() {
 
 #[tokio::test]
 async fn fields_as_aws_fills_them_in() {
-    let w = World::new().await;
-    let u = w.user("parity-fields").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 2, 1).await;
-    converges(&w, &u, "hotel", "web", 1).await;
+    let (Given { w, u, c }, _) = Given::converged("parity-fields", 0, 2, 1).await;
     // DescribeAutoScalingInstances writes the health in capitals; the group's Instances do not.
     let out = c.describe_auto_scaling_instances().send().await.unwrap();
     assert_eq!(
@@ -144,7 +139,7 @@ async fn fields_as_aws_fills_them_in() {
         .send()
         .await
         .expect("a step policy with Cooldown 0");
-    let (code, _) = failure(
+    invalid(
         c.put_scaling_policy()
             .auto_scaling_group_name("web")
             .policy_name("steps")
@@ -160,14 +155,11 @@ async fn fields_as_aws_fills_them_in() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 }
 
 #[tokio::test]
 async fn one_groups_activities_are_not_another_whose_name_begins_with_it() {
-    let w = World::new().await;
-    let u = w.user("parity-acts").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("parity-acts").await;
     create_group(&w, &u, "a", "web@hotel", 0, 2, 1).await;
     create_group(&w, &u, "a#1", "web@hotel", 0, 2, 2).await;
     w.until(30, "both groups in service", async || {
@@ -196,10 +188,7 @@ async fn one_groups_activities_are_not_another_whose_name_begins_with_it() {
 
 #[tokio::test]
 async fn new_zones_of_a_group_in_subnets_must_be_theirs() {
-    let w = World::new().await;
-    let u = w.user("parity-zones").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("parity-zones").await;
     c.create_auto_scaling_group()
         .auto_scaling_group_name("web")
         .launch_configuration_name("web@hotel")

@@ -1,7 +1,7 @@
 //! The provisioning loop in process: converge, replace, scale in by policy, delete, orphans,
 //! backoff, duplicates; and what moto cannot give: a lost RunInstances answer, a capacity error.
 
-use crate::{create_group, create_lc, group};
+use crate::{create_group, create_lc, group, Given};
 use aws_sdk_autoscaling::types::LifecycleState;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -84,11 +84,7 @@ async fn a_group_launches_on_its_cloud_and_converges_up_and_down() {
 
 #[tokio::test]
 async fn a_vm_that_dies_is_replaced_and_a_stopped_one_too() {
-    let w = World::new().await;
-    let u = w.user("heal").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 2, 2, 2).await;
-    let before = converges(&w, &u, "hotel", "web", 2).await;
+    let (Given { w, u, .. }, before) = Given::converged("heal", 2, 2, 2).await;
     w.hotel.terminate_outside(&before[0]);
     w.hotel.stop_outside(&before[1]);
     let after = w
@@ -109,10 +105,7 @@ async fn a_vm_that_dies_is_replaced_and_a_stopped_one_too() {
 
 #[tokio::test]
 async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
-    let w = World::new().await;
-    let u = w.user("policy").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, c } = Given::lc("policy").await;
     c.create_auto_scaling_group()
         .auto_scaling_group_name("web")
         .launch_configuration_name("web@hotel")
@@ -144,11 +137,7 @@ async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
 
 #[tokio::test]
 async fn deleting_a_group_terminates_its_vms_and_orphans_are_ended() {
-    let w = World::new().await;
-    let u = w.user("del").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
-    converges(&w, &u, "hotel", "web", 3).await;
+    let (Given { w, u, .. }, _) = Given::converged("del", 0, 5, 3).await;
     let orphan = w.hotel.plant(&u.name, "ghost", "no-such-group-id");
     w.sdk(&u)
         .delete_auto_scaling_group()
@@ -201,9 +190,7 @@ async fn a_refusing_cloud_gives_failed_activities_with_backoff() {
 
 #[tokio::test]
 async fn a_lost_run_instances_answer_launches_nothing_twice() {
-    let w = World::new().await;
-    let u = w.user("lost").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("lost").await;
     w.hotel.lose_next_launch_answers(1);
     create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
     converges(&w, &u, "hotel", "web", 3).await;
@@ -216,9 +203,7 @@ async fn a_lost_run_instances_answer_launches_nothing_twice() {
 
 #[tokio::test]
 async fn a_full_cloud_says_so_and_the_group_fills_when_capacity_returns() {
-    let w = World::new().await;
-    let u = w.user("full").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("full").await;
     w.hotel.set_capacity(2);
     create_group(&w, &u, "web", "web@hotel", 0, 5, 4).await;
     w.run_for(10).await;
@@ -232,9 +217,7 @@ async fn a_full_cloud_says_so_and_the_group_fills_when_capacity_returns() {
 
 #[tokio::test]
 async fn server_errors_and_throttling_heal() {
-    let w = World::new().await;
-    let u = w.user("flaky").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("flaky").await;
     w.hotel.fail_next(3, Fault::ServerError);
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
     converges(&w, &u, "hotel", "web", 2).await;
@@ -256,9 +239,7 @@ async fn server_errors_and_throttling_heal() {
 
 #[tokio::test]
 async fn duplicate_messages_launch_nothing_twice() {
-    let w = World::new().await;
-    let u = w.user("dup").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("dup").await;
     w.queue.deliver_each(5);
     create_group(&w, &u, "web", "web@hotel", 0, 5, 3).await;
     for _ in 0..5 {

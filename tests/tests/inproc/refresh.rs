@@ -3,7 +3,7 @@
 //! and a provisioner killed at every step of a refresh round.
 
 use crate::provisioning::{activities, converges};
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{
     DesiredConfiguration, InstanceRefresh, InstanceRefreshStatus, LaunchTemplateSpecification,
     LifecycleState, RefreshPreferences,
@@ -379,13 +379,12 @@ async fn refresh_requests_get_aws_errors() {
     );
     assert_eq!(code, "ValidationError");
     assert!(msg.contains("MinHealthyPercentage"), "{msg}");
-    let (code, _) = failure(
+    invalid(
         c.start_instance_refresh()
             .auto_scaling_group_name("nope")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     let (code, _) = failure(
         c.rollback_instance_refresh()
             .auto_scaling_group_name("web")
@@ -457,11 +456,7 @@ async fn a_crash_at_any_step_of_a_refresh_round_converges() {
 
 #[tokio::test]
 async fn instances_past_the_max_lifetime_are_replaced_launch_first() {
-    let w = World::new().await;
-    let u = w.user("lifetime").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 4, 3).await;
-    let old = converges(&w, &u, "hotel", "web", 3).await;
+    let (Given { w, u, .. }, old) = Given::converged("lifetime", 0, 4, 3).await;
     w.sdk(&u)
         .update_auto_scaling_group()
         .auto_scaling_group_name("web")

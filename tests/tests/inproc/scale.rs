@@ -3,7 +3,7 @@
 //! a sweep, access keys are cached for a bounded time, and each action's store calls are at the
 //! floor.
 
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, failure, group, Given};
 use aws_sdk_autoscaling::types::LifecycleState;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -142,10 +142,7 @@ async fn vms_turn_in_service_without_waiting_for_a_sweep() {
 
 #[tokio::test]
 async fn a_user_with_no_group_left_comes_off_the_list() {
-    let w = World::new().await;
-    let u = w.user("gone").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 5, 1).await;
+    let Given { w, u, .. } = Given::group("gone", 0, 5, 1).await;
     w.run_for(2).await;
     assert_eq!(w.store.watched().await.unwrap().len(), 1);
     w.sdk(&u)
@@ -205,9 +202,7 @@ async fn a_disabled_users_key_stops_working_within_the_cache_time() {
 
 #[tokio::test]
 async fn describe_groups_reads_only_the_instances_of_its_page() {
-    let w = World::new().await;
-    let u = w.user("page").await;
-    create_lc(&w, &u, "web@hotel").await;
+    let Given { w, u, .. } = Given::lc("page").await;
     for (name, n) in [("a", 1), ("b", 2), ("c", 3)] {
         create_group(&w, &u, name, "web@hotel", 0, 5, n).await;
     }

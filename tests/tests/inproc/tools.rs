@@ -2,7 +2,7 @@
 //! their call sequences replayed with aws-sdk-autoscaling.
 
 use crate::provisioning::{activities, converges, in_service};
-use crate::{create_group, create_lc, failure, group};
+use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{Filter, LifecycleState, Tag};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -297,26 +297,24 @@ async fn terminate_instance_with_and_without_decrement_returns_its_activity() {
         .send()
         .await
         .unwrap();
-    let (code, message) = failure(
+    let message = invalid(
         c.terminate_instance_in_auto_scaling_group()
             .instance_id(&after[0])
             .should_decrement_desired_capacity(true)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("min size"), "{message}");
-    let (code, _) = failure(
+    invalid(
         c.terminate_instance_in_auto_scaling_group()
             .instance_id("i-00000000000000000")
             .should_decrement_desired_capacity(false)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     // Another user's instance is not found either.
     let other = w.user("other").await;
-    let (code, _) = failure(
+    invalid(
         w.sdk(&other)
             .terminate_instance_in_auto_scaling_group()
             .instance_id(&after[0])
@@ -324,7 +322,6 @@ async fn terminate_instance_with_and_without_decrement_returns_its_activity() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert_eq!(in_service(&w, &u, "web").await, after);
 }
 
@@ -376,7 +373,7 @@ async fn instance_health_and_protection() {
         converges(&w, &u, "hotel", "web", 1).await,
         [after[1].clone()]
     );
-    let (code, _) = failure(
+    invalid(
         c.set_instance_protection()
             .auto_scaling_group_name("web")
             .instance_ids("i-00000000000000000")
@@ -384,7 +381,6 @@ async fn instance_health_and_protection() {
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 
     // Within the grace period, and asked to respect it, an Unhealthy report is ignored.
     c.update_auto_scaling_group()
@@ -459,14 +455,13 @@ async fn suspended_processes_hold_back_what_they_name() {
         .unwrap()
         .suspended_processes()
         .is_empty());
-    let (code, _) = failure(
+    invalid(
         c.suspend_processes()
             .auto_scaling_group_name("web")
             .scaling_processes("Lunch")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 }
 
 #[tokio::test]
@@ -494,14 +489,13 @@ async fn metrics_collection_lifecycle_hooks_and_catalogues() {
         .unwrap()
         .enabled_metrics()
         .is_empty());
-    let (code, _) = failure(
+    invalid(
         c.enable_metrics_collection()
             .auto_scaling_group_name("web")
             .granularity("5Minute")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 
     let hooks = c
         .describe_lifecycle_hooks()
@@ -510,13 +504,12 @@ async fn metrics_collection_lifecycle_hooks_and_catalogues() {
         .await
         .unwrap();
     assert!(hooks.lifecycle_hooks().is_empty());
-    let (code, _) = failure(
+    invalid(
         c.describe_lifecycle_hooks()
             .auto_scaling_group_name("nope")
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 
     let processes = c.describe_scaling_process_types().send().await.unwrap();
     assert_eq!(processes.processes().len(), 9);
@@ -689,8 +682,7 @@ async fn terraforms_schedule_sequence() {
     };
     delete().await.unwrap();
     assert!(read().await.is_empty(), "refresh finds nothing");
-    let (code, message) = failure(delete().await);
-    assert_eq!(code, "ValidationError");
+    let message = invalid(delete().await);
     assert!(
         message.contains("not found"),
         "Terraform's test for gone: {message}"
@@ -804,14 +796,13 @@ async fn cluster_autoscalers_sequence() {
         [nodes[2].clone()],
         "the chosen nodes went, not others"
     );
-    let (code, message) = failure(
+    let message = invalid(
         c.terminate_instance_in_auto_scaling_group()
             .instance_id(&nodes[2])
             .should_decrement_desired_capacity(true)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
     assert!(message.contains("min size"), "{message}");
 }
 
@@ -938,8 +929,7 @@ async fn attach_and_detach_instances() {
         ("i-0000000000000dead", "does not exist"),
         (theirs.as_str(), "belongs to another group (db)"),
     ] {
-        let (code, message) = failure(attach(&[id]).await);
-        assert_eq!(code, "ValidationError");
+        let message = invalid(attach(&[id]).await);
         assert!(message.contains(why), "{message}");
     }
     let g = group(&w, &u, "web").await.unwrap();
@@ -975,28 +965,25 @@ async fn attach_and_detach_instances() {
     assert!(w.hotel.tags_of(&stopped).is_empty(), "not tagged");
 
     // Refused at once: already in a group, past MaxSize (5 here), an unknown group.
-    let (code, message) = failure(attach(&[&first[0]]).await);
-    assert_eq!(code, "ValidationError");
+    let message = invalid(attach(&[&first[0]]).await);
     assert!(
         message.contains("already part of Auto Scaling group web"),
         "{message}"
     );
-    let (code, message) = failure(attach(&["i-a", "i-b", "i-c", "i-d"]).await);
-    assert_eq!(code, "ValidationError");
+    let message = invalid(attach(&["i-a", "i-b", "i-c", "i-d"]).await);
     assert!(
         message.ends_with(
             "To attach 4 instances, please update the AutoScalingGroup sizes appropriately."
         ),
         "{message}"
     );
-    let (code, _) = failure(
+    invalid(
         c.attach_instances()
             .auto_scaling_group_name("nope")
             .instance_ids(&outside)
             .send()
             .await,
     );
-    assert_eq!(code, "ValidationError");
 
     // Detach with a decrement: the VM keeps running untagged, out of the group for good.
     let out = c
@@ -1054,11 +1041,7 @@ async fn attach_and_detach_instances() {
 /// creation is refused with LimitExceeded.
 #[tokio::test]
 async fn account_limits_are_described_and_enforced() {
-    let w = World::new().await;
-    let u = w.user("limits").await;
-    let c = w.sdk(&u);
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 0, 1, 0).await;
+    let Given { w, u, c } = Given::group("limits", 0, 1, 0).await;
     let limits = c.describe_account_limits().send().await.unwrap();
     assert_eq!(limits.max_number_of_auto_scaling_groups(), Some(500));
     assert_eq!(limits.max_number_of_launch_configurations(), Some(200));

@@ -5,6 +5,7 @@
 //! the largest of several policies wins; each change an activity in AWS's words.
 
 use super::{causes, create_group, create_lc, failure, group};
+use crate::Given;
 use aws_sdk_autoscaling::types::{
     CustomizedMetricSpecification, MetricType, PredefinedMetricSpecification,
     TargetTrackingConfiguration, TargetTrackingMetricDataQuery,
@@ -103,10 +104,7 @@ async fn serving(w: &World, u: &User, n: usize) {
 
 #[tokio::test]
 async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
-    let w = World::new().await;
-    let u = w.user("tt-check").await;
-    create_lc(&w, &u, "web@hotel").await;
-    create_group(&w, &u, "web", "web@hotel", 1, 10, 1).await;
+    let Given { w, u, .. } = Given::group("tt-check", 1, 10, 1).await;
     let (code, msg) = put(&w, &u, "cpu", cpu(50.0, false)).await.unwrap_err();
     assert_eq!(code, "ValidationError");
     assert!(msg.contains("No metric source is set"), "{msg}");

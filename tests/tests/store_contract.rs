@@ -484,7 +484,31 @@ async fn contract(s: &dyn Store, u: &str) {
             .unwrap(),
         Lease::Taken(_)
     ));
+    // Renewed by its holder only: past its first end, still the holder's.
+    assert!(!s
+        .renew_lease(&alice, "g1", "h3", 80_000, 60_000)
+        .await
+        .unwrap());
+    assert!(s
+        .renew_lease(&alice, "g1", "h4", 120_000, 60_000)
+        .await
+        .unwrap());
+    assert!(matches!(
+        s.take_lease(&alice, "g1", "h5", 140_000, 60_000)
+            .await
+            .unwrap(),
+        Lease::Busy
+    ));
     s.release_lease(&alice, "g1", "h4", None).await.unwrap();
+    // Given back, it is no one's to renew.
+    assert!(!s
+        .renew_lease(&alice, "g1", "h4", 140_000, 60_000)
+        .await
+        .unwrap());
+    assert!(!s
+        .renew_lease(&alice, "nope", "h4", 140_000, 60_000)
+        .await
+        .unwrap());
 
     // A round's record: all of it or nothing; the launch sequence is a compare-and-set.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();

@@ -1,13 +1,15 @@
 //! The provisioner: for each reconcile message, brings one group to its desired capacity.
 //!
 //! One round reads as observe, decide, act, record: take the group's lease (a conditional write
-//! that also reads the group), observe the cloud (one DescribeInstances by the group's id tag) and
-//! the instance records, decide (`phantom_rules::reconcile::decide`, pure), act on the cloud
+//! that also reads the group; short, and renewed while the holder works, so that it runs out soon
+//! only for a holder that died), observe the cloud (one DescribeInstances by the group's id tag)
+//! and the instance records, decide (`phantom_rules::reconcile::decide`, pure), act on the cloud
 //! (TerminateInstances, RunInstances with a ClientToken from the group's id and launch sequence),
 //! then write everything the round changed in one record (`phantom_rules::round::record`, pure; one
 //! store call). The lease is given back only if the group did not change meanwhile; if it did, go
 //! round again. A message for a group whose lease someone else holds is done: the holder sees the
-//! change when it gives the lease back.
+//! change when it gives the lease back, and if the holder died, the health check finds the group
+//! off its size once the lease has run out.
 //!
 //! While a group's VMs are on their way in or out (Pending, Terminating), a chain of delayed
 //! follow-up messages looks at it again (2 s, then slower, for about eight minutes), so a VM shows
@@ -50,8 +52,12 @@ use phantom_seams::wiring::Seams;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// How long a lease lasts without being given back (a crashed holder's lease runs out).
-pub const LEASE_MS: i64 = 60_000;
+/// How long a lease lasts unless its holder renews it: a holder that died (killed, timed out)
+/// holds its group back no longer than this, well within a VM's replacement.
+pub const LEASE_MS: i64 = 10_000;
+/// How often a holder at work renews its lease: three times a lease, so one late or failed
+/// renewal loses nothing.
+const RENEW_EVERY: std::time::Duration = std::time::Duration::from_millis(LEASE_MS as u64 / 3);
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 
@@ -254,7 +260,11 @@ impl Provisioner {
     pub async fn reconcile(&self, msg: &Reconcile) -> Result<Outcome, StoreError> {
         let holder = uuid::Uuid::new_v4().to_string();
         let mut held = false;
-        let outcome = self.rounds(msg, &holder, &mut held).await;
+        // The rounds, the lease renewed while they work (the renewal never ends by itself).
+        let outcome = tokio::select! {
+            outcome = self.rounds(msg, &holder, &mut held) => outcome,
+            never = self.renew(msg, &holder) => match never {},
+        };
         if held {
             // Leaving with the lease (rounds ran out, or the store failed): give it back, so the
             // next message for the group need not wait for it to run out.
@@ -267,6 +277,22 @@ impl Provisioner {
             }
         }
         outcome
+    }
+
+    /// Renews `holder`'s lease on the group every `RENEW_EVERY` while it holds it; between rounds
+    /// (the lease given back) a renewal finds it not `holder`'s and changes nothing.
+    async fn renew(&self, msg: &Reconcile, holder: &str) -> std::convert::Infallible {
+        loop {
+            tokio::time::sleep(RENEW_EVERY).await;
+            let now = self.clock.now_ms();
+            if let Err(e) = self
+                .store
+                .renew_lease(&msg.owner, &msg.group, holder, now, LEASE_MS)
+                .await
+            {
+                tracing::warn!(group = msg.group, error = %e, "could not renew the lease; it runs out unless the next renewal succeeds");
+            }
+        }
     }
 
     /// Rounds of observe, decide, act, record under the group's lease until the group stands still;

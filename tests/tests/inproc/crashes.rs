@@ -1,15 +1,21 @@
 //! A provisioner killed after each step of a reconcile (every store, cloud and queue call is a
 //! step; the k-th does its work and never answers), then a new one: each run ends with the group
-//! at its desired size, no VM leaked and none launched twice.
+//! at its desired size, no VM leaked and none launched twice, and within 15 s of the world's clock
+//! (the dead holder's lease runs out, the health check finds the group off its size, a new
+//! reconcile finishes the work).
 
 use crate::{create_group, create_lc, group};
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::queue::Reconcile;
 
-/// Runs until the group has `want` VMs, each recorded and alive, none of them at risk.
-async fn settled(w: &World, u: &User, want: usize) {
-    w.until(120, "the group back at its desired size", async || {
+/// How long, on the world's clock, a group may wait after its reconcile's holder died.
+const WITHIN_SECS: u64 = 15;
+
+/// Runs until the group has `want` VMs, each recorded and alive, none of them at risk: at most
+/// `secs` of the world's clock.
+async fn settled(w: &World, u: &User, want: usize, secs: u64) {
+    w.until(secs, "the group back at its desired size", async || {
         let g = group(w, u, "web").await?;
         let recorded: Vec<String> = g
             .instances()
@@ -32,12 +38,14 @@ async fn settled(w: &World, u: &User, want: usize) {
 }
 
 /// Runs the scenario with a crash at each step in turn, until a reconcile finishes uncrashed:
-/// the group ends at `want` with exactly `launches` VMs ever launched (none twice, none missing).
+/// the group ends at `want` with exactly `launches` VMs ever launched (none twice, none missing),
+/// within `secs` of the world's clock after the crash.
 async fn at_every_step(
     scenario: &str,
     prepare: impl AsyncFn(&World, &User),
     want: usize,
     launches: usize,
+    secs: u64,
 ) {
     for k in 1.. {
         let w = World::new().await;
@@ -47,9 +55,9 @@ async fn at_every_step(
         while !w.queue.receive(10).is_empty() {}
         let msg = Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
-        // A crashed holder's lease runs out; then the health check and the queue carry on.
-        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
-        settled(&w, &u, want).await;
+        // The world's clock runs second by second: the crashed holder's lease runs out, then the
+        // health check and the queue carry on.
+        settled(&w, &u, want, secs).await;
         let launched = w.hotel.launched_total();
         assert_eq!(
             launched, launches,
@@ -72,6 +80,7 @@ async fn a_crash_at_any_step_of_a_scale_out_leaks_and_doubles_nothing() {
         },
         3,
         3,
+        WITHIN_SECS,
     )
     .await;
 }
@@ -90,6 +99,7 @@ async fn a_crash_at_any_step_of_a_replacement_leaks_and_doubles_nothing() {
         },
         2,
         3,
+        WITHIN_SECS,
     )
     .await;
 }
@@ -128,6 +138,7 @@ async fn a_crash_at_any_step_of_a_spot_scale_out_leaks_and_doubles_nothing() {
         },
         4,
         4,
+        WITHIN_SECS,
     )
     .await;
 }
@@ -178,6 +189,7 @@ async fn a_crash_at_any_step_of_a_rebalance_leaks_and_doubles_nothing() {
         },
         2,
         3,
+        WITHIN_SECS,
     )
     .await;
 }
@@ -200,8 +212,7 @@ async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
         while !w.queue.receive(10).is_empty() {}
         let msg = Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
-        w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
-        w.until(120, "the group and its VMs gone", async || {
+        w.until(WITHIN_SECS, "the group and its VMs gone", async || {
             (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
         })
         .await;
@@ -210,4 +221,40 @@ async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
             return;
         }
     }
+}
+
+/// A holder at work renews its short lease: while a slow cloud keeps its round going past
+/// `LEASE_MS` of the world's clock, another reconcile of the group finds it busy, not free to
+/// take (which a holder that died would leave it).
+#[tokio::test]
+async fn a_holder_at_work_keeps_its_lease_past_its_first_end() {
+    let w = World::new().await;
+    let u = w.user("renew").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+    while !w.queue.receive(10).is_empty() {}
+    // Each cloud call takes 4 s of real time: longer than one renewal period.
+    w.hotel.set_latency(std::time::Duration::from_secs(4));
+    let msg = Reconcile::new(&u.name, "web", "slow round");
+    let first = w.provisioner();
+    let working = tokio::spawn({
+        let msg = msg.clone();
+        async move { first.reconcile(&msg).await }
+    });
+    // The round holds the lease and waits on the cloud; the world's clock passes its first end.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    w.clock.advance_ms(provisioner::LEASE_MS + 1_000);
+    // One renewal later the lease runs from the new time.
+    tokio::time::sleep(std::time::Duration::from_millis(
+        provisioner::LEASE_MS as u64 / 3 + 500,
+    ))
+    .await;
+    let second = w.provisioner().reconcile(&msg).await.expect("the store");
+    assert_eq!(second, provisioner::Outcome::Busy);
+    w.hotel.set_latency(std::time::Duration::ZERO);
+    let done = working.await.expect("the round").expect("the store");
+    assert!(
+        matches!(done, provisioner::Outcome::Done { launched: 2, .. }),
+        "{done:?}"
+    );
 }

@@ -264,6 +264,17 @@ pub trait Fleet: Send + Sync {
         now_ms: i64,
         ttl_ms: i64,
     ) -> StoreResult<Lease>;
+    /// Extends the lease to `now_ms + ttl_ms` while it is still `holder`'s (a holder at work
+    /// renews it, so that a short lease runs out soon only for a holder that died): false if it
+    /// is not (given back, or run out and taken by another).
+    async fn renew_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<bool>;
     /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
     /// meanwhile fails this with `Conflict`, and the holder reconciles again. With no version, the
     /// holder gives it up whatever changed (it stops early and a queued message carries on).

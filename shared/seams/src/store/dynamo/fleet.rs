@@ -54,6 +54,32 @@ impl Fleet for DynamoStore {
         }
     }
 
+    async fn renew_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<bool> {
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression("SET lease_until = :until")
+            .condition_expression("lease_owner = :h")
+            .expression_attribute_values(":h", s(holder))
+            .expression_attribute_values(":until", n(now_ms + ttl_ms))
+            .send()
+            .await;
+        match conditional(result, StoreError::Conflict) {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn release_lease(
         &self,
         user: &str,

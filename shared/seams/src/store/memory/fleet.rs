@@ -31,6 +31,27 @@ impl Fleet for MemoryStore {
         self.done(Ok(out)).await
     }
 
+    async fn renew_lease(
+        &self,
+        user: &str,
+        name: &str,
+        holder: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> StoreResult<bool> {
+        let out = {
+            let mut st = self.state(1);
+            match st.groups.get_mut(&owned(user, name)) {
+                Some(s) if s.lease.as_ref().is_some_and(|(h, _)| h == holder) => {
+                    s.lease = Some((holder.to_string(), now_ms + ttl_ms));
+                    true
+                }
+                _ => false,
+            }
+        };
+        self.done(Ok(out)).await
+    }
+
     async fn release_lease(
         &self,
         user: &str,

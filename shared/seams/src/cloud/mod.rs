@@ -10,7 +10,7 @@ pub mod elb_query;
 pub mod launch;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
-mod signed;
+pub(crate) mod signed;
 
 use async_trait::async_trait;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};

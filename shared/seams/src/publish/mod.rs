@@ -1,5 +1,5 @@
 //! The publish seam: sends a notification (`phantom_rules::notification::Notice`) to its SNS topic or SQS
-//! queue, both the deployment's own (its region, its emulator locally). `sns_sqs` (aws-sdk-sns,
+//! queue, both the deployment's own (its region, its emulator locally). `sns_sqs` (SNS's Query API signed by hand,
 //! aws-sdk-sqs) and `memory` (feature `memory`: topics and queues it is told of, what each got,
 //! crash injection).
 

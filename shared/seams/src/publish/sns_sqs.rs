@@ -1,9 +1,17 @@
-//! The publisher on the deployment's SNS and SQS, with the function's own credentials.
+//! The publisher on the deployment's SNS and SQS, with the function's own credentials. SNS is
+//! one signed Query call (`Publish`) through the clients the clouds' Query APIs use, so no
+//! function links aws-sdk-sns for it; SQS is the SDK's client the work queue already links.
 
 use super::{PublishError, Publisher};
+use crate::cloud::signed::QueryClient;
+use crate::cloud::CloudError;
 use async_trait::async_trait;
-use aws_sdk_sns::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
+use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_smithy_http_client::Connector;
 use phantom_rules::notification::{parse, Notice, Service};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// SNS's and SQS's error codes that say the target is wrong, not that the service failed.
 const REFUSALS: [&str; 7] = [
@@ -16,18 +24,97 @@ const REFUSALS: [&str; 7] = [
     "InvalidAddress",
 ];
 
+/// The SNS endpoint variable the SDK would read before the global one.
+const SNS_ENDPOINT_ENV: &str = "AWS_ENDPOINT_URL_SNS";
+/// SNS's API version (its Query protocol).
+const SNS_VERSION: &str = "2010-03-31";
+/// A publish never holds its caller longer.
+const CALL_TIMEOUT: Duration = Duration::from_secs(8);
+
 #[derive(Clone)]
 pub struct SnsSqs {
-    sns: aws_sdk_sns::Client,
+    sns: Sns,
     sqs: aws_sdk_sqs::Client,
+}
+
+/// The deployment's SNS: where it answers, and the function's credentials.
+#[derive(Clone)]
+struct Sns {
+    connector: Arc<Connector>,
+    /// None when the SDK's settings name no region (then nothing can be published).
+    endpoint: Option<(String, String)>,
+    credentials: Option<SharedCredentialsProvider>,
 }
 
 impl SnsSqs {
     pub fn new(sdk: &aws_config::SdkConfig) -> Self {
+        let region = sdk.region().map(|r| r.to_string());
+        // As the SDK resolves it: the service's variable, the global override, then AWS's.
+        let endpoint = region.map(|region| {
+            let url = std::env::var(SNS_ENDPOINT_ENV)
+                .ok()
+                .or_else(|| sdk.endpoint_url().map(str::to_string))
+                .unwrap_or_else(|| format!("https://sns.{region}.amazonaws.com"));
+            (url.trim_end_matches('/').to_string(), region)
+        });
         Self {
-            sns: aws_sdk_sns::Client::new(sdk),
+            sns: Sns {
+                connector: Arc::new(crate::config::connector(CALL_TIMEOUT, CALL_TIMEOUT)),
+                endpoint,
+                credentials: sdk.credentials_provider(),
+            },
             sqs: aws_sdk_sqs::Client::new(sdk),
         }
+    }
+}
+
+impl Sns {
+    /// One Publish: the credentials read now (a role's are renewed), the call signed with them.
+    async fn publish(&self, notice: &Notice, fifo: bool) -> Result<(), PublishError> {
+        let (endpoint, region) = self.endpoint.clone().ok_or_else(|| {
+            PublishError::Unavailable("no region is set for the deployment's SNS".into())
+        })?;
+        let provider = self.credentials.as_ref().ok_or_else(|| {
+            PublishError::Unavailable("no credentials for the deployment's SNS".into())
+        })?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| PublishError::Unavailable(format!("SNS credentials: {e}")))?;
+        let client = QueryClient {
+            connector: self.connector.clone(),
+            endpoint,
+            region,
+            identity: credentials.into(),
+            service: "sns",
+            version: SNS_VERSION,
+            timeout: CALL_TIMEOUT,
+        };
+        let mut params = vec![
+            ("Action".to_string(), "Publish".to_string()),
+            ("TopicArn".to_string(), notice.target.clone()),
+            ("Message".to_string(), notice.body.clone()),
+        ];
+        if let Some(subject) = &notice.subject {
+            params.push(("Subject".to_string(), subject.clone()));
+        }
+        // A FIFO topic wants a group and a deduplication id: the notice's own id makes a message
+        // sent twice (a crash between sending and forgetting it) one.
+        if fifo {
+            params.push(("MessageGroupId".to_string(), "autoscaling".to_string()));
+            params.push(("MessageDeduplicationId".to_string(), notice.id.clone()));
+        }
+        client.call(&params).await.map(|_| ()).map_err(refusal)
+    }
+}
+
+/// SNS's error as a publish error: refused if SNS named the target wrong.
+fn refusal(e: CloudError) -> PublishError {
+    let text = format!("{}: {}", e.code, e.message);
+    if REFUSALS.contains(&e.code.as_str()) {
+        PublishError::Refused(text)
+    } else {
+        PublishError::Unavailable(text)
     }
 }
 
@@ -49,22 +136,10 @@ impl Publisher for SnsSqs {
     async fn publish(&self, notice: &Notice) -> Result<(), PublishError> {
         // The target's region was checked when it was put.
         let t = parse(&notice.target, true).map_err(|e| PublishError::Refused(e.to_string()))?;
-        // A FIFO topic or queue wants a group and a deduplication id: the notice's own id makes a
-        // message sent twice (a crash between sending and forgetting it) one.
+        // A FIFO topic or queue wants a group and a deduplication id (the notice's own id).
         let fifo = t.name.ends_with(".fifo");
         match t.service {
-            Service::Sns => self
-                .sns
-                .publish()
-                .topic_arn(&notice.target)
-                .message(&notice.body)
-                .set_subject(notice.subject.clone())
-                .set_message_group_id(fifo.then(|| "autoscaling".to_string()))
-                .set_message_deduplication_id(fifo.then(|| notice.id.clone()))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(error),
+            Service::Sns => self.sns.publish(notice, fifo).await,
             Service::Sqs => {
                 let url = self
                     .sqs

@@ -7,6 +7,7 @@
 //! behind one with HealthCheckType ELB; then 60 s of the health check's sweeps with the group at
 //! 10, where ELB health makes every sweep a round.
 
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_rules::traffic::source;
 use phantom_seams::metrics;
@@ -52,12 +53,7 @@ async fn run(setup: Setup) -> ((u64, u64), (u64, u64)) {
     w.settle().await;
     let calls = |w: &World| (w.store.calls(), metrics::calls().ec2);
     let resize = async |n: i32| {
-        c.set_desired_capacity()
-            .auto_scaling_group_name("web")
-            .desired_capacity(n)
-            .send()
-            .await
-            .unwrap();
+        c.desire("web", n).await;
     };
     let before = calls(&w);
     resize(N).await;

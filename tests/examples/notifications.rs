@@ -7,6 +7,7 @@
 //! terminations and a termination hook with a queue (CONTINUE after 30 s); the store calls, the
 //! messages sent and the provisioner's CPU time, and the difference per message.
 
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use std::time::Instant;
 
@@ -68,12 +69,7 @@ async fn run(tell: bool) -> Run {
     );
     let started = Instant::now();
     for desired in [N, 0] {
-        c.set_desired_capacity()
-            .auto_scaling_group_name("web")
-            .desired_capacity(desired)
-            .send()
-            .await
-            .unwrap();
+        c.desire("web", desired).await;
         // Past the VMs' boot and the hook's timeout, without the health sweeps (their reads are
         // the same either way).
         w.run_without_sweeps(120).await;

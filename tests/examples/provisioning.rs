@@ -16,6 +16,7 @@ use aws_credential_types::Credentials;
 use aws_sdk_autoscaling::Client as Asg;
 use aws_sdk_ec2::types::Filter;
 use aws_sdk_ec2::Client as Ec2;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::{stack, REGION};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -243,22 +244,12 @@ async fn main() {
     let mut scale_out = Vec::new();
     let mut out_in_service = Vec::new();
     for _ in 0..runs {
-        asg.set_desired_capacity()
-            .auto_scaling_group_name("out")
-            .desired_capacity(5)
-            .send()
-            .await
-            .unwrap();
+        asg.desire("out", 5).await;
         let t = Instant::now();
         scale_out.push(wait_for(&ec2, owner, "out", |ids| ids.len() >= 5).await);
         wait_in_service(&asg, "out", 5, None).await;
         out_in_service.push(t.elapsed());
-        asg.set_desired_capacity()
-            .auto_scaling_group_name("out")
-            .desired_capacity(0)
-            .send()
-            .await
-            .unwrap();
+        asg.desire("out", 0).await;
         wait_for(&ec2, owner, "out", |ids| ids.is_empty()).await;
         // Let the terminated VMs' records be forgotten before the next run.
         tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -353,12 +344,7 @@ async fn main() {
         .unwrap();
     let mut sweeps = Vec::new();
     for n in [10usize, 100, 1000] {
-        asg.set_desired_capacity()
-            .auto_scaling_group_name("big")
-            .desired_capacity(n as i32)
-            .send()
-            .await
-            .unwrap();
+        asg.desire("big", n as i32).await;
         wait_for(&ec2, owner, "big", |ids| ids.len() == n).await;
         tokio::time::sleep(Duration::from_secs(3)).await; // records settle
         let before = phantom_seams::metrics::calls();

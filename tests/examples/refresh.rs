@@ -10,6 +10,7 @@
 
 use aws_sdk_autoscaling::types::{InstanceRefreshStatus, RefreshPreferences};
 use aws_sdk_autoscaling::Client as Asg;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_seams::store::Groups;
 use std::time::{Duration, Instant};
@@ -36,12 +37,8 @@ async fn ready(asg: &Asg, group: &str, until_in_service: impl AsyncFn(&Asg) -> b
         .await
         .expect("create-auto-scaling-group");
     while !until_in_service(asg).await {}
-    asg.update_auto_scaling_group()
-        .auto_scaling_group_name(group)
-        .launch_configuration_name("bench-new@hotel")
-        .send()
-        .await
-        .expect("update-auto-scaling-group");
+    asg.update(group, |g| g.launch_configuration_name("bench-new@hotel"))
+        .await;
 }
 
 async fn all_in_service(asg: &Asg, group: &str) -> bool {

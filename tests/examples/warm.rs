@@ -11,6 +11,7 @@
 
 use aws_sdk_autoscaling::types::{LifecycleState, WarmPoolState};
 use aws_sdk_autoscaling::Client as Asg;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_seams::metrics::{calls, Calls};
 use phantom_seams::store::Fleet;
@@ -47,12 +48,7 @@ async fn put_pool(asg: &Asg, name: &str) {
 }
 
 async fn scale(asg: &Asg, name: &str, n: i32) {
-    asg.set_desired_capacity()
-        .auto_scaling_group_name(name)
-        .desired_capacity(n)
-        .send()
-        .await
-        .expect("set-desired-capacity");
+    asg.desire(name, n).await;
 }
 
 /// How many of the group's records are in each state: (InService, ready in the pool).

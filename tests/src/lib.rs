@@ -18,6 +18,7 @@ pub mod moto;
 pub mod prometheus;
 pub mod readme;
 pub mod stack;
+pub mod steps;
 pub mod world;
 
 pub use stack::*;
@@ -25,3 +26,23 @@ pub use stack::*;
 /// A real OpenSSH public key (ed25519), for ImportKeyPair: real clouds and moto parse it.
 pub const PUBLIC_KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";
+
+/// A command's arguments: each string literal split at its spaces, each other expression one
+/// argument as it is. `argv!("start-instance-refresh --preferences", &json)`.
+#[macro_export]
+macro_rules! argv {
+    (@into $v:ident;) => {};
+    (@into $v:ident; $l:literal $(, $($rest:tt)*)?) => {
+        $v.extend($l.split_whitespace());
+        $crate::argv!(@into $v; $($($rest)*)?);
+    };
+    (@into $v:ident; $e:expr $(, $($rest:tt)*)?) => {
+        $v.push($e);
+        $crate::argv!(@into $v; $($($rest)*)?);
+    };
+    ($($t:tt)*) => {{
+        let mut v: Vec<&str> = Vec::new();
+        $crate::argv!(@into v; $($t)*);
+        v
+    }};
+}

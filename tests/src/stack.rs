@@ -2,6 +2,7 @@
 //! ports (it stops when the test process does), and the clients the tests drive it with: the AWS
 //! CLI, aws-sdk-autoscaling, and raw SigV4-signed HTTP for what well-behaved clients never send.
 
+use crate::argv;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
 use aws_sigv4::sign::v4;
@@ -503,9 +504,8 @@ impl Stack {
         let (min, max, desired) = (min.to_string(), max.to_string(), desired.to_string());
         self.aws(
             user,
-            &[
-                "create-auto-scaling-group",
-                "--auto-scaling-group-name",
+            &argv!(
+                "create-auto-scaling-group --auto-scaling-group-name",
                 group,
                 "--launch-configuration-name",
                 &lc,
@@ -514,8 +514,8 @@ impl Stack {
                 "--max-size",
                 &max,
                 "--desired-capacity",
-                &desired,
-            ],
+                &desired
+            ),
         )
         .json();
     }
@@ -525,11 +525,10 @@ impl Stack {
         let out = self
             .aws(
                 user,
-                &[
-                    "describe-auto-scaling-groups",
-                    "--auto-scaling-group-names",
-                    group,
-                ],
+                &argv!(
+                    "describe-auto-scaling-groups --auto-scaling-group-names",
+                    group
+                ),
             )
             .json();
         out["AutoScalingGroups"][0].clone()

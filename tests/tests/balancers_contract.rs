@@ -5,6 +5,7 @@
 //! exist), a running VM registered (twice is no error) and then reported passing, deregistered
 //! and then not reported.
 
+use phantom_e2e::argv;
 use phantom_e2e::moto::Moto;
 use phantom_model::time::ManualClock;
 use phantom_rules::traffic::{source, Source};
@@ -91,16 +92,7 @@ fn moto_setup(moto: &Moto) -> Setup {
         .as_str()
         .unwrap()
         .to_string();
-    moto.aws(&[
-        "elb",
-        "create-load-balancer",
-        "--load-balancer-name",
-        "web",
-        "--listeners",
-        "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
-        "--availability-zones",
-        "us-east-1a",
-    ]);
+    moto.aws(&argv!("elb create-load-balancer --load-balancer-name web --listeners Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80 --availability-zones us-east-1a"));
     moto.aws(&[
         "elb",
         "modify-load-balancer-attributes",
@@ -109,41 +101,22 @@ fn moto_setup(moto: &Moto) -> Setup {
         "--load-balancer-attributes",
         "ConnectionDraining={Enabled=true,Timeout=30}",
     ]);
-    let tg = moto.aws(&[
-        "elbv2",
-        "create-target-group",
-        "--name",
-        "web",
-        "--protocol",
-        "HTTP",
-        "--port",
-        "80",
-        "--vpc-id",
+    let tg = moto.aws(&argv!(
+        "elbv2 create-target-group --name web --protocol HTTP --port 80 --vpc-id",
         &vpc,
-        "--target-type",
-        "instance",
-    ])["TargetGroups"][0]["TargetGroupArn"]
+        "--target-type instance"
+    ))["TargetGroups"][0]["TargetGroupArn"]
         .as_str()
         .unwrap()
         .to_string();
-    moto.aws(&[
-        "elbv2",
-        "modify-target-group-attributes",
-        "--target-group-arn",
+    moto.aws(&argv!(
+        "elbv2 modify-target-group-attributes --target-group-arn",
         &tg,
-        "--attributes",
-        "Key=deregistration_delay.timeout_seconds,Value=120",
-    ]);
-    let vm = moto.aws(&[
-        "ec2",
-        "run-instances",
-        "--image-id",
-        "ami-1e749f67",
-        "--count",
-        "1",
-        "--instance-type",
-        "t2.micro",
-    ])["Instances"][0]["InstanceId"]
+        "--attributes Key=deregistration_delay.timeout_seconds,Value=120"
+    ));
+    let vm = moto.aws(&argv!(
+        "ec2 run-instances --image-id ami-1e749f67 --count 1 --instance-type t2.micro"
+    ))["Instances"][0]["InstanceId"]
         .as_str()
         .unwrap()
         .to_string();

@@ -3,6 +3,7 @@
 //! reaches a queue as sent, a topic passes it on with its subject, and a topic or queue that does
 //! not exist is refused (the put that names it fails), not taken for a passing outage.
 
+use phantom_e2e::argv;
 use phantom_e2e::moto::{sdk_for, Moto};
 use phantom_rules::notification::Notice;
 use phantom_seams::publish::memory::MemoryPublisher;
@@ -112,28 +113,21 @@ impl Targets for MotoTargets<'_> {
             .as_str()
             .unwrap()
             .to_string();
-        let attrs = self.aws(&[
-            "sqs",
-            "get-queue-attributes",
-            "--queue-url",
+        let attrs = self.aws(&argv!(
+            "sqs get-queue-attributes --queue-url",
             &url,
-            "--attribute-names",
-            "QueueArn",
-        ]);
+            "--attribute-names QueueArn"
+        ));
         let queue = attrs["Attributes"]["QueueArn"]
             .as_str()
             .unwrap()
             .to_string();
-        self.aws(&[
-            "sns",
-            "subscribe",
-            "--topic-arn",
+        self.aws(&argv!(
+            "sns subscribe --topic-arn",
             &topic,
-            "--protocol",
-            "sqs",
-            "--notification-endpoint",
-            &queue,
-        ]);
+            "--protocol sqs --notification-endpoint",
+            &queue
+        ));
         (topic, queue)
     }
 

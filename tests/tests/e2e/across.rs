@@ -5,6 +5,7 @@
 //! ends with nothing leaked when it is started again. Times are printed (`-- --nocapture`) and
 //! recorded in docs/benchmarks.md.
 
+use phantom_e2e::argv;
 use phantom_e2e::moto::Moto;
 use phantom_e2e::{eventually, free_port, root, stack, User};
 use serde_json::{json, Value};
@@ -52,11 +53,7 @@ fn describe(u: &User) -> Value {
     stack()
         .aws(
             u,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                "web",
-            ],
+            &argv!("describe-auto-scaling-groups --auto-scaling-group-names web"),
         )
         .json()["AutoScalingGroups"][0]
         .clone()
@@ -135,21 +132,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     .to_string();
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--launch-configuration-name",
-            "web@east",
-            "--min-size",
-            "0",
-            "--max-size",
-            "10",
-            "--desired-capacity",
-            "5",
-            "--tags",
-            &tags,
-        ],
+        &argv!("create-auto-scaling-group --auto-scaling-group-name web --launch-configuration-name web@east --min-size 0 --max-size 10 --desired-capacity 5 --tags", &tags),
     )
     .json();
     let (east_url, west_url) = (url(east_port), url(west_port));
@@ -161,13 +144,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     // Scale-in takes from the worst-ranked cloud first.
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "3",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 3"),
     );
     eventually(90, "2 on east, 1 on west", || {
         (serving(&u) == (2, 1, 3) && live(&west_url, &u) == 1).then_some(())
@@ -191,11 +168,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     let acts = s
         .aws(
             &u,
-            &[
-                "describe-scaling-activities",
-                "--auto-scaling-group-name",
-                "web",
-            ],
+            &argv!("describe-scaling-activities --auto-scaling-group-name web"),
         )
         .json();
     let causes: Vec<String> = acts["Activities"]

@@ -5,6 +5,7 @@
 //! (An ELB-unhealthy VM that still runs cannot be made on moto, whose load balancers judge a VM
 //! by its EC2 state: that replacement is shown in process, `inproc/balancers.rs`.)
 
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, stack, User};
 use serde_json::Value;
 
@@ -101,38 +102,12 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
     ]);
     s.aws(
         &u,
-        &[
-            "create-launch-configuration",
-            "--launch-configuration-name",
-            "web@hotel",
-            "--image-id",
-            "ami-1e749f67",
-            "--instance-type",
-            "t2.micro",
-        ],
+        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),
     )
     .json();
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--launch-configuration-name",
-            "web@hotel",
-            "--min-size",
-            "0",
-            "--max-size",
-            "3",
-            "--desired-capacity",
-            "2",
-            "--load-balancer-names",
-            &lb,
-            "--target-group-arns",
-            &tg,
-            "--health-check-type",
-            "ELB",
-        ],
+        &argv!("create-auto-scaling-group --auto-scaling-group-name web --launch-configuration-name web@hotel --min-size 0 --max-size 3 --desired-capacity 2 --load-balancer-names", &lb, "--target-group-arns", &tg, "--health-check-type ELB"),
     )
     .json();
     let two = eventually(60, "2 InService, registered with both", || {
@@ -146,11 +121,7 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
         let sources = s
             .aws(
                 &u,
-                &[
-                    "describe-traffic-sources",
-                    "--auto-scaling-group-name",
-                    "web",
-                ],
+                &argv!("describe-traffic-sources --auto-scaling-group-name web"),
             )
             .json();
         sources["TrafficSources"]
@@ -164,13 +135,7 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
     // Scale in: the leaving VM leaves both at once, then goes once its 3 s have drained.
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "1",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 1"),
     )
     .json();
     let left = eventually(30, "one VM deregistered from both", || {
@@ -190,24 +155,17 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
     // Detached: the target group is left by every VM, then no longer the group's.
     s.aws(
         &u,
-        &[
-            "detach-load-balancer-target-groups",
-            "--auto-scaling-group-name",
-            "web",
-            "--target-group-arns",
-            &tg,
-        ],
+        &argv!(
+            "detach-load-balancer-target-groups --auto-scaling-group-name web --target-group-arns",
+            &tg
+        ),
     )
     .json();
     eventually(30, "the target group empty and gone", || {
         let tgs = s
             .aws(
                 &u,
-                &[
-                    "describe-load-balancer-target-groups",
-                    "--auto-scaling-group-name",
-                    "web",
-                ],
+                &argv!("describe-load-balancer-target-groups --auto-scaling-group-name web"),
             )
             .json();
         (registered(&lb, &tg).1.is_empty()
@@ -224,12 +182,7 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
     );
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name web --force-delete"),
     )
     .json();
     eventually(

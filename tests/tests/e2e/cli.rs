@@ -3,6 +3,7 @@
 //! NextToken. Errors, paging rules, filters and isolation are checked in process
 //! (`tests/inproc/api.rs`).
 
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, stack, User};
 use serde_json::{json, Value};
 
@@ -36,15 +37,11 @@ fn create_lc(user: &User, name: &str) {
     stack()
         .aws(
             user,
-            &[
-                "create-launch-configuration",
-                "--launch-configuration-name",
+            &argv!(
+                "create-launch-configuration --launch-configuration-name",
                 name,
-                "--image-id",
-                "ami-12345678",
-                "--instance-type",
-                "t2.micro",
-            ],
+                "--image-id ami-12345678 --instance-type t2.micro"
+            ),
         )
         .json();
 }
@@ -69,11 +66,10 @@ fn describe_group(user: &User, name: &str) -> Option<Value> {
     let out = stack()
         .aws(
             user,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                name,
-            ],
+            &argv!(
+                "describe-auto-scaling-groups --auto-scaling-group-names",
+                name
+            ),
         )
         .json();
     out["AutoScalingGroups"]
@@ -100,11 +96,7 @@ fn launch_configuration_round_trips_every_setting_phantom_acts_on() {
     let out = s
         .aws(
             &u,
-            &[
-                "describe-launch-configurations",
-                "--launch-configuration-names",
-                "web@hotel",
-            ],
+            &argv!("describe-launch-configurations --launch-configuration-names web@hotel"),
         )
         .json();
     let lcs = out["LaunchConfigurations"].as_array().unwrap();
@@ -210,13 +202,7 @@ fn group_round_trips_every_setting_phantom_acts_on() {
     let err = s
         .aws(
             &u,
-            &[
-                "update-auto-scaling-group",
-                "--auto-scaling-group-name",
-                "web-group",
-                "--placement-group",
-                "pg-1",
-            ],
+            &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --placement-group pg-1"),
         )
         .error("ValidationError");
     assert!(
@@ -278,12 +264,7 @@ fn paging_across_120_launch_configurations() {
     let m = s
         .aws(
             &u,
-            &[
-                "describe-launch-configurations",
-                "--no-paginate",
-                "--max-records",
-                "101",
-            ],
+            &argv!("describe-launch-configurations --no-paginate --max-records 101"),
         )
         .error("ValidationError");
     assert!(m.contains("maxRecords"), "{m}");
@@ -322,61 +303,21 @@ fn the_tools_actions_through_the_cli() {
     let u = s.new_user("cli-tools");
     let aws = |args: &[&str]| s.aws(&u, args).json();
     // One of moto's stock images: the cloud validates them, and this group launches a VM.
-    aws(&[
-        "create-launch-configuration",
-        "--launch-configuration-name",
-        "tools@hotel",
-        "--image-id",
-        "ami-1e749f67",
-        "--instance-type",
-        "t2.micro",
-    ]);
-    aws(&[
-        "create-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "tools",
-        "--launch-configuration-name",
-        "tools@hotel",
-        "--min-size",
-        "0",
-        "--max-size",
-        "3",
-    ]);
-    aws(&[
-        "update-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "tools",
-        "--max-size",
-        "2",
-        "--health-check-grace-period",
-        "30",
-    ]);
-    aws(&[
-        "create-or-update-tags",
-        "--tags",
-        "ResourceId=tools,ResourceType=auto-scaling-group,Key=env,Value=test,PropagateAtLaunch=true",
-    ]);
+    aws(&argv!("create-launch-configuration --launch-configuration-name tools@hotel --image-id ami-1e749f67 --instance-type t2.micro"));
+    aws(&argv!("create-auto-scaling-group --auto-scaling-group-name tools --launch-configuration-name tools@hotel --min-size 0 --max-size 3"));
+    aws(&argv!("update-auto-scaling-group --auto-scaling-group-name tools --max-size 2 --health-check-grace-period 30"));
+    aws(&argv!("create-or-update-tags --tags ResourceId=tools,ResourceType=auto-scaling-group,Key=env,Value=test,PropagateAtLaunch=true"));
     let tags = aws(&["describe-tags", "--filters", "Name=key,Values=env"]);
     assert_eq!(tags["Tags"][0]["Value"], "test");
-    aws(&[
-        "delete-tags",
-        "--tags",
-        "ResourceId=tools,ResourceType=auto-scaling-group,Key=env",
-    ]);
-    aws(&[
-        "suspend-processes",
-        "--auto-scaling-group-name",
-        "tools",
-        "--scaling-processes",
-        "AZRebalance",
-    ]);
-    aws(&[
-        "enable-metrics-collection",
-        "--auto-scaling-group-name",
-        "tools",
-        "--granularity",
-        "1Minute",
-    ]);
+    aws(&argv!(
+        "delete-tags --tags ResourceId=tools,ResourceType=auto-scaling-group,Key=env"
+    ));
+    aws(&argv!(
+        "suspend-processes --auto-scaling-group-name tools --scaling-processes AZRebalance"
+    ));
+    aws(&argv!(
+        "enable-metrics-collection --auto-scaling-group-name tools --granularity 1Minute"
+    ));
     let g = describe_group(&u, "tools").unwrap();
     assert_eq!(g["MaxSize"], 2);
     assert_eq!(g["HealthCheckGracePeriod"], 30);
@@ -384,16 +325,12 @@ fn the_tools_actions_through_the_cli() {
     assert_eq!(g["SuspendedProcesses"][0]["ProcessName"], "AZRebalance");
     assert_eq!(g["EnabledMetrics"].as_array().unwrap().len(), 20);
     aws(&["resume-processes", "--auto-scaling-group-name", "tools"]);
-    aws(&[
-        "disable-metrics-collection",
-        "--auto-scaling-group-name",
-        "tools",
-    ]);
-    let hooks = aws(&[
-        "describe-lifecycle-hooks",
-        "--auto-scaling-group-name",
-        "tools",
-    ]);
+    aws(&argv!(
+        "disable-metrics-collection --auto-scaling-group-name tools"
+    ));
+    let hooks = aws(&argv!(
+        "describe-lifecycle-hooks --auto-scaling-group-name tools"
+    ));
     assert_eq!(hooks["LifecycleHooks"], json!([]));
     assert_eq!(
         aws(&["describe-scaling-process-types"])["Processes"]
@@ -414,42 +351,30 @@ fn the_tools_actions_through_the_cli() {
     );
 
     // The instance actions, on a VM of the group.
-    aws(&[
-        "set-desired-capacity",
-        "--auto-scaling-group-name",
-        "tools",
-        "--desired-capacity",
-        "1",
-    ]);
+    aws(&argv!(
+        "set-desired-capacity --auto-scaling-group-name tools --desired-capacity 1"
+    ));
     let id = phantom_e2e::stack::eventually(60, "a VM InService", || {
         let g = describe_group(&u, "tools")?;
         let i = g["Instances"].as_array()?.first()?.clone();
         (i["LifecycleState"] == "InService").then(|| i["InstanceId"].as_str().unwrap().to_string())
     });
-    aws(&[
-        "set-instance-protection",
-        "--auto-scaling-group-name",
-        "tools",
-        "--instance-ids",
+    aws(&argv!(
+        "set-instance-protection --auto-scaling-group-name tools --instance-ids",
         &id,
-        "--protected-from-scale-in",
-    ]);
-    aws(&[
-        "set-instance-health",
-        "--instance-id",
+        "--protected-from-scale-in"
+    ));
+    aws(&argv!(
+        "set-instance-health --instance-id",
         &id,
-        "--health-status",
-        "Healthy",
-    ]);
+        "--health-status Healthy"
+    ));
     // Standby and back.
-    let out = aws(&[
-        "enter-standby",
-        "--auto-scaling-group-name",
-        "tools",
-        "--instance-ids",
+    let out = aws(&argv!(
+        "enter-standby --auto-scaling-group-name tools --instance-ids",
         &id,
-        "--should-decrement-desired-capacity",
-    ]);
+        "--should-decrement-desired-capacity"
+    ));
     assert_eq!(
         out["Activities"][0]["Description"],
         format!("Moving EC2 instance to Standby: {id}")
@@ -457,44 +382,26 @@ fn the_tools_actions_through_the_cli() {
     let g = describe_group(&u, "tools").unwrap();
     assert_eq!(g["DesiredCapacity"], 0);
     assert_eq!(g["Instances"][0]["LifecycleState"], "Standby");
-    aws(&[
-        "exit-standby",
-        "--auto-scaling-group-name",
-        "tools",
-        "--instance-ids",
-        &id,
-    ]);
+    aws(&argv!(
+        "exit-standby --auto-scaling-group-name tools --instance-ids",
+        &id
+    ));
     phantom_e2e::stack::eventually(60, "back InService", || {
         let g = describe_group(&u, "tools")?;
         (g["Instances"][0]["LifecycleState"] == "InService").then_some(())
     });
 
     // A termination hook holds the VM in Terminating:Wait until the action is completed.
-    aws(&[
-        "put-lifecycle-hook",
-        "--auto-scaling-group-name",
-        "tools",
-        "--lifecycle-hook-name",
-        "drain",
-        "--lifecycle-transition",
-        "autoscaling:EC2_INSTANCE_TERMINATING",
-        "--heartbeat-timeout",
-        "300",
-        "--default-result",
-        "CONTINUE",
-    ]);
-    let hooks = aws(&[
-        "describe-lifecycle-hooks",
-        "--auto-scaling-group-name",
-        "tools",
-    ]);
+    aws(&argv!("put-lifecycle-hook --auto-scaling-group-name tools --lifecycle-hook-name drain --lifecycle-transition autoscaling:EC2_INSTANCE_TERMINATING --heartbeat-timeout 300 --default-result CONTINUE"));
+    let hooks = aws(&argv!(
+        "describe-lifecycle-hooks --auto-scaling-group-name tools"
+    ));
     assert_eq!(hooks["LifecycleHooks"][0]["GlobalTimeout"], 30000);
-    let out = aws(&[
-        "terminate-instance-in-auto-scaling-group",
-        "--instance-id",
+    let out = aws(&argv!(
+        "terminate-instance-in-auto-scaling-group --instance-id",
         &id,
-        "--should-decrement-desired-capacity",
-    ]);
+        "--should-decrement-desired-capacity"
+    ));
     assert_eq!(out["Activity"]["Progress"], 100);
     assert_eq!(describe_group(&u, "tools").unwrap()["DesiredCapacity"], 0);
     let held = aws(&["describe-auto-scaling-instances", "--instance-ids", &id]);
@@ -521,40 +428,25 @@ fn the_tools_actions_through_the_cli() {
         let g = describe_group(&u, "tools")?;
         g["Instances"].as_array()?.is_empty().then_some(())
     });
-    aws(&[
-        "delete-lifecycle-hook",
-        "--auto-scaling-group-name",
-        "tools",
-        "--lifecycle-hook-name",
-        "drain",
-    ]);
+    aws(&argv!(
+        "delete-lifecycle-hook --auto-scaling-group-name tools --lifecycle-hook-name drain"
+    ));
     // A VM launched outside Phantom joins (tagged as the group's on the cloud) and leaves again
     // (untagged, still running).
     let run_outside = || {
         s.ec2(
             "hotel",
-            &[
-                "run-instances",
-                "--image-id",
-                "ami-1e749f67",
-                "--instance-type",
-                "t2.micro",
-                "--count",
-                "1",
-            ],
+            &argv!("run-instances --image-id ami-1e749f67 --instance-type t2.micro --count 1"),
         )["Instances"][0]["InstanceId"]
             .as_str()
             .unwrap()
             .to_string()
     };
     let outside = run_outside();
-    aws(&[
-        "attach-instances",
-        "--auto-scaling-group-name",
-        "tools",
-        "--instance-ids",
-        &outside,
-    ]);
+    aws(&argv!(
+        "attach-instances --auto-scaling-group-name tools --instance-ids",
+        &outside
+    ));
     phantom_e2e::stack::eventually(60, "the attached VM InService", || {
         let g = describe_group(&u, "tools")?;
         (g["Instances"][0]["InstanceId"] == outside.as_str()
@@ -575,26 +467,20 @@ fn the_tools_actions_through_the_cli() {
         let message = s
             .aws(
                 &u,
-                &[
-                    "attach-instances",
-                    "--auto-scaling-group-name",
-                    "tools",
-                    "--instance-ids",
-                    id,
-                ],
+                &argv!(
+                    "attach-instances --auto-scaling-group-name tools --instance-ids",
+                    id
+                ),
             )
             .error("ValidationError");
         assert!(message.contains(why), "{message}");
     }
     assert_eq!(describe_group(&u, "tools").unwrap()["DesiredCapacity"], 1);
-    let out = aws(&[
-        "detach-instances",
-        "--auto-scaling-group-name",
-        "tools",
-        "--instance-ids",
+    let out = aws(&argv!(
+        "detach-instances --auto-scaling-group-name tools --instance-ids",
         &outside,
-        "--should-decrement-desired-capacity",
-    ]);
+        "--should-decrement-desired-capacity"
+    ));
     assert_eq!(
         out["Activities"][0]["Description"],
         format!("Detaching EC2 instance: {outside}")
@@ -655,17 +541,11 @@ fn a_group_from_a_launch_template_on_the_cloud() {
     let template = format!("LaunchTemplateName={}-web@hotel,Version=$Latest", u.name);
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "from-lt",
-            "--launch-template",
+        &argv!(
+            "create-auto-scaling-group --auto-scaling-group-name from-lt --launch-template",
             &template,
-            "--min-size",
-            "1",
-            "--max-size",
-            "2",
-        ],
+            "--min-size 1 --max-size 2"
+        ),
     )
     .json();
     let g = phantom_e2e::stack::eventually(60, "the template's VM InService", || {
@@ -707,17 +587,11 @@ fn a_group_from_a_launch_template_on_the_cloud() {
         let message = s
             .aws(
                 &u,
-                &[
-                    "create-auto-scaling-group",
-                    "--auto-scaling-group-name",
-                    "ghost",
-                    "--launch-template",
+                &argv!(
+                    "create-auto-scaling-group --auto-scaling-group-name ghost --launch-template",
                     &template,
-                    "--min-size",
-                    "1",
-                    "--max-size",
-                    "1",
-                ],
+                    "--min-size 1 --max-size 1"
+                ),
             )
             .error("ValidationError");
         assert!(
@@ -784,56 +658,16 @@ fn scaling_policies_through_the_cli() {
     let u = s.new_user("cli-policies");
     let aws = |args: &[&str]| s.aws(&u, args);
     create_lc(&u, "pol@hotel");
-    aws(&[
-        "create-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "pol",
-        "--launch-configuration-name",
-        "pol@hotel",
-        "--min-size",
-        "0",
-        "--max-size",
-        "5",
-        "--desired-capacity",
-        "0",
-    ])
+    aws(&argv!("create-auto-scaling-group --auto-scaling-group-name pol --launch-configuration-name pol@hotel --min-size 0 --max-size 5 --desired-capacity 0"))
     .json();
-    let put = aws(&[
-        "put-scaling-policy",
-        "--auto-scaling-group-name",
-        "pol",
-        "--policy-name",
-        "out",
-        "--adjustment-type",
-        "ChangeInCapacity",
-        "--scaling-adjustment",
-        "2",
-        "--cooldown",
-        "600",
-    ])
+    let put = aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name out --adjustment-type ChangeInCapacity --scaling-adjustment 2 --cooldown 600"))
     .json();
     let arn = put["PolicyARN"].as_str().expect("an ARN");
     assert!(
         arn.ends_with(":autoScalingGroupName/pol:policyName/out"),
         "{arn}"
     );
-    aws(&[
-        "put-scaling-policy",
-        "--auto-scaling-group-name",
-        "pol",
-        "--policy-name",
-        "steps",
-        "--policy-type",
-        "StepScaling",
-        "--adjustment-type",
-        "PercentChangeInCapacity",
-        "--min-adjustment-magnitude",
-        "1",
-        "--step-adjustments",
-        "MetricIntervalLowerBound=0,MetricIntervalUpperBound=10,ScalingAdjustment=10",
-        "MetricIntervalLowerBound=10,ScalingAdjustment=50",
-        "MetricIntervalUpperBound=0,ScalingAdjustment=-50",
-    ])
+    aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name steps --policy-type StepScaling --adjustment-type PercentChangeInCapacity --min-adjustment-magnitude 1 --step-adjustments MetricIntervalLowerBound=0,MetricIntervalUpperBound=10,ScalingAdjustment=10 MetricIntervalLowerBound=10,ScalingAdjustment=50 MetricIntervalUpperBound=0,ScalingAdjustment=-50"))
     .json();
     // Phantom aggregates no metric and has no warm-up: refused, not stored and ignored.
     for (option, value, says) in [
@@ -848,21 +682,7 @@ fn scaling_policies_through_the_cli() {
             "MetricAggregationType",
         ),
     ] {
-        let refused = aws(&[
-            "put-scaling-policy",
-            "--auto-scaling-group-name",
-            "pol",
-            "--policy-name",
-            "refused",
-            "--policy-type",
-            "StepScaling",
-            "--adjustment-type",
-            "ChangeInCapacity",
-            "--step-adjustments",
-            "MetricIntervalLowerBound=0,ScalingAdjustment=1",
-            option,
-            value,
-        ])
+        let refused = aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name refused --policy-type StepScaling --adjustment-type ChangeInCapacity --step-adjustments MetricIntervalLowerBound=0,ScalingAdjustment=1", option, value))
         .error("ValidationError");
         assert!(refused.contains(says), "{refused}");
     }
@@ -890,36 +710,19 @@ fn scaling_policies_through_the_cli() {
 
     // By ARN, honouring the cooldown: once, then refused.
     aws(&["execute-policy", "--policy-name", arn, "--honor-cooldown"]).json();
-    let refused = aws(&[
-        "execute-policy",
-        "--auto-scaling-group-name",
-        "pol",
-        "--policy-name",
-        "out",
-        "--honor-cooldown",
-    ])
+    let refused = aws(&argv!(
+        "execute-policy --auto-scaling-group-name pol --policy-name out --honor-cooldown"
+    ))
     .error("ScalingActivityInProgress");
     assert!(refused.contains("cooldown"), "{refused}");
     // The step policy: 12 over the threshold is the +50 % step (1 of 2).
-    aws(&[
-        "execute-policy",
-        "--auto-scaling-group-name",
-        "pol",
-        "--policy-name",
-        "steps",
-        "--metric-value",
-        "92",
-        "--breach-threshold",
-        "80",
-    ])
+    aws(&argv!("execute-policy --auto-scaling-group-name pol --policy-name steps --metric-value 92 --breach-threshold 80"))
     .json();
     let g = describe_group(&u, "pol").expect("the group");
     assert_eq!(g["DesiredCapacity"], 3);
-    let acts = aws(&[
-        "describe-scaling-activities",
-        "--auto-scaling-group-name",
-        "pol",
-    ])
+    let acts = aws(&argv!(
+        "describe-scaling-activities --auto-scaling-group-name pol"
+    ))
     .json();
     let causes: Vec<&str> = acts["Activities"]
         .as_array()
@@ -933,20 +736,13 @@ fn scaling_policies_through_the_cli() {
             .any(|c| c.contains("executed policy steps changing the desired capacity from 2 to 3")),
         "{causes:?}"
     );
-    aws(&[
-        "delete-policy",
-        "--auto-scaling-group-name",
-        "pol",
-        "--policy-name",
-        "out",
-    ])
+    aws(&argv!(
+        "delete-policy --auto-scaling-group-name pol --policy-name out"
+    ))
     .json();
-    aws(&[
-        "delete-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "pol",
-        "--force-delete",
-    ])
+    aws(&argv!(
+        "delete-auto-scaling-group --auto-scaling-group-name pol --force-delete"
+    ))
     .json();
 }
 
@@ -958,30 +754,8 @@ fn an_alert_webhook_scales_a_group_through_plain_http() {
     let u = s.new_user("webhook");
     let aws = |args: &[&str]| s.aws(&u, args).json();
     create_lc(&u, "hooked@hotel");
-    aws(&[
-        "create-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "hooked",
-        "--launch-configuration-name",
-        "hooked@hotel",
-        "--min-size",
-        "0",
-        "--max-size",
-        "2",
-        "--desired-capacity",
-        "0",
-    ]);
-    aws(&[
-        "put-scaling-policy",
-        "--auto-scaling-group-name",
-        "hooked",
-        "--policy-name",
-        "out",
-        "--adjustment-type",
-        "ChangeInCapacity",
-        "--scaling-adjustment",
-        "1",
-    ]);
+    aws(&argv!("create-auto-scaling-group --auto-scaling-group-name hooked --launch-configuration-name hooked@hotel --min-size 0 --max-size 2 --desired-capacity 0"));
+    aws(&argv!("put-scaling-policy --auto-scaling-group-name hooked --policy-name out --adjustment-type ChangeInCapacity --scaling-adjustment 1"));
     let post = |url: &str, args: &[&str], body: &str| -> (String, Value) {
         let out = std::process::Command::new("curl")
             .args(["-s", "-w", "\n%{http_code}"])
@@ -1033,12 +807,9 @@ fn an_alert_webhook_scales_a_group_through_plain_http() {
         ("403", Some("AccessDenied"))
     );
     assert_eq!(describe_group(&u, "hooked").unwrap()["DesiredCapacity"], 1);
-    aws(&[
-        "delete-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "hooked",
-        "--force-delete",
-    ]);
+    aws(&argv!(
+        "delete-auto-scaling-group --auto-scaling-group-name hooked --force-delete"
+    ));
 }
 
 /// phantomctl's own user commands against the stack's table: a rotated key works at once and the
@@ -1082,19 +853,7 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
     let u = s.new_user("cli-schedule");
     let aws = |args: &[&str]| s.aws(&u, args);
     create_lc(&u, "tick@hotel");
-    aws(&[
-        "create-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "tick",
-        "--launch-configuration-name",
-        "tick@hotel",
-        "--min-size",
-        "0",
-        "--max-size",
-        "3",
-        "--desired-capacity",
-        "0",
-    ])
+    aws(&argv!("create-auto-scaling-group --auto-scaling-group-name tick --launch-configuration-name tick@hotel --min-size 0 --max-size 3 --desired-capacity 0"))
     .json();
     aws(&[
         "put-scheduled-update-group-action",
@@ -1111,11 +870,9 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
     ])
     .json();
     let next_run = || {
-        let listed = aws(&[
-            "describe-scheduled-actions",
-            "--auto-scaling-group-name",
-            "tick",
-        ])
+        let listed = aws(&argv!(
+            "describe-scheduled-actions --auto-scaling-group-name tick"
+        ))
         .json();
         let a = &listed["ScheduledUpdateGroupActions"][0];
         assert_eq!(a["Recurrence"], "* * * * *");
@@ -1123,11 +880,9 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
         a["StartTime"].as_str().expect("the next run").to_string()
     };
     let desired = || {
-        aws(&[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            "tick",
-        ])
+        aws(&argv!(
+            "describe-auto-scaling-groups --auto-scaling-group-names tick"
+        ))
         .json()["AutoScalingGroups"][0]["DesiredCapacity"]
             .as_i64()
             .expect("a desired capacity")
@@ -1138,11 +893,9 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
         eventually(75, "the scheduled action runs", || {
             (desired() == 1).then_some(())
         });
-        let activities = aws(&[
-            "describe-scaling-activities",
-            "--auto-scaling-group-name",
-            "tick",
-        ])
+        let activities = aws(&argv!(
+            "describe-scaling-activities --auto-scaling-group-name tick"
+        ))
         .json();
         let runs = activities["Activities"]
             .as_array()
@@ -1155,29 +908,17 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
             })
             .count();
         assert_eq!(runs, round, "one activity per run");
-        aws(&[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "tick",
-            "--desired-capacity",
-            "0",
-        ])
+        aws(&argv!(
+            "set-desired-capacity --auto-scaling-group-name tick --desired-capacity 0"
+        ))
         .json();
     }
     assert!(next_run() > first, "the next run moved on");
-    aws(&[
-        "delete-scheduled-action",
-        "--auto-scaling-group-name",
-        "tick",
-        "--scheduled-action-name",
-        "every-minute",
-    ])
+    aws(&argv!("delete-scheduled-action --auto-scaling-group-name tick --scheduled-action-name every-minute"))
     .json();
-    let listed = aws(&[
-        "describe-scheduled-actions",
-        "--auto-scaling-group-name",
-        "tick",
-    ])
+    let listed = aws(&argv!(
+        "describe-scheduled-actions --auto-scaling-group-name tick"
+    ))
     .json();
     assert_eq!(listed["ScheduledUpdateGroupActions"], serde_json::json!([]));
 }
@@ -1229,11 +970,7 @@ fn answers_as_aws_gives_them_through_the_cli() {
         keys(&g["Tags"]),
         ["exact/acc-run", "exact/owner", "exact/role"]
     );
-    aws(&[
-        "create-or-update-tags",
-        "--tags",
-        "ResourceId=exact,ResourceType=auto-scaling-group,Key=color,Value=blue,PropagateAtLaunch=false",
-    ]);
+    aws(&argv!("create-or-update-tags --tags ResourceId=exact,ResourceType=auto-scaling-group,Key=color,Value=blue,PropagateAtLaunch=false"));
     let g = describe_group(&u, "exact").unwrap();
     assert_eq!(
         keys(&g["Tags"]),
@@ -1254,13 +991,10 @@ fn answers_as_aws_gives_them_through_the_cli() {
         assert_eq!(keys(&found["Tags"]), ["exact/acc-run"], "{value}");
     }
     // New subnets bring their zones; a subnet the cloud does not have is refused.
-    aws(&[
-        "update-auto-scaling-group",
-        "--auto-scaling-group-name",
-        "exact",
-        "--vpc-zone-identifier",
-        subnet_a,
-    ]);
+    aws(&argv!(
+        "update-auto-scaling-group --auto-scaling-group-name exact --vpc-zone-identifier",
+        subnet_a
+    ));
     assert_eq!(
         describe_group(&u, "exact").unwrap()["AvailabilityZones"],
         json!([zone_a])
@@ -1268,13 +1002,7 @@ fn answers_as_aws_gives_them_through_the_cli() {
     let m = s
         .aws(
             &u,
-            &[
-                "update-auto-scaling-group",
-                "--auto-scaling-group-name",
-                "exact",
-                "--vpc-zone-identifier",
-                "subnet-0nope",
-            ],
+            &argv!("update-auto-scaling-group --auto-scaling-group-name exact --vpc-zone-identifier subnet-0nope"),
         )
         .error("ValidationError");
     assert_eq!(m, "The subnet ID 'subnet-0nope' does not exist");

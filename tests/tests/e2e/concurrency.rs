@@ -4,6 +4,7 @@
 //! with DynamoDB: each group has exactly its desired VMs, and no VM is left for a group that is gone.
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, stack};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -243,11 +244,7 @@ async fn a_flooding_user_is_throttled_and_another_is_served() {
     let in_service = || {
         let g = s.aws(
             &calm,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                "steady",
-            ],
+            &argv!("describe-auto-scaling-groups --auto-scaling-group-names steady"),
         );
         let g = g.json();
         g["AutoScalingGroups"][0]["Instances"]

@@ -4,6 +4,7 @@
 //! recorded. After each, the group converges to its desired capacity with no VM left outside it.
 //! Counts are printed (`-- --nocapture`) and recorded in docs/benchmarks.md.
 
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, free_port, root, stack, User};
 use serde_json::{json, Value};
 use std::process::{Child, Command};
@@ -99,11 +100,10 @@ fn group_id(u: &User, name: &str) -> String {
     let out = stack()
         .aws(
             u,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                name,
-            ],
+            &argv!(
+                "describe-auto-scaling-groups --auto-scaling-group-names",
+                name
+            ),
         )
         .json();
     let arn = out["AutoScalingGroups"][0]["AutoScalingGroupARN"]
@@ -120,11 +120,10 @@ fn converged(cloud: &Running, u: &User, name: &str, gid: &str, n: usize) -> bool
     let g = stack()
         .aws(
             u,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                name,
-            ],
+            &argv!(
+                "describe-auto-scaling-groups --auto-scaling-group-names",
+                name
+            ),
         )
         .json();
     let in_service = g["AutoScalingGroups"][0]["Instances"]
@@ -168,32 +167,12 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
         .success());
     s.aws(
         &u,
-        &[
-            "create-launch-configuration",
-            "--launch-configuration-name",
-            "f@flaky",
-            "--image-id",
-            "ami-1e749f67",
-            "--instance-type",
-            "t2.micro",
-        ],
+        &argv!("create-launch-configuration --launch-configuration-name f@flaky --image-id ami-1e749f67 --instance-type t2.micro"),
     )
     .json();
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "f",
-            "--launch-configuration-name",
-            "f@flaky",
-            "--min-size",
-            "0",
-            "--max-size",
-            "8",
-            "--desired-capacity",
-            "2",
-        ],
+        &argv!("create-auto-scaling-group --auto-scaling-group-name f --launch-configuration-name f@flaky --min-size 0 --max-size 8 --desired-capacity 2"),
     )
     .json();
     let gid = group_id(&u, "f");
@@ -282,11 +261,7 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
     let launches = s
         .aws(
             &u,
-            &[
-                "describe-scaling-activities",
-                "--auto-scaling-group-name",
-                "f",
-            ],
+            &argv!("describe-scaling-activities --auto-scaling-group-name f"),
         )
         .json()["Activities"]
         .as_array()

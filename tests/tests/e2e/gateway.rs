@@ -7,6 +7,7 @@
 //!
 //! Always on LocalStack, whatever PHANTOM_EMULATOR says (`localstack_stack`).
 
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, localstack_stack, xml_text, RawRequest, Stack, User};
 use std::time::SystemTime;
 
@@ -43,19 +44,7 @@ fn the_aws_cli_through_api_gateway_keeps_a_group_alive() {
     aws(
         s,
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--launch-configuration-name",
-            "web@hotel",
-            "--min-size",
-            "1",
-            "--max-size",
-            "3",
-            "--desired-capacity",
-            "2",
-        ],
+        &argv!("create-auto-scaling-group --auto-scaling-group-name web --launch-configuration-name web@hotel --min-size 1 --max-size 3 --desired-capacity 2"),
     )
     .json();
     eventually(120, "two VMs on LocalStack's EC2", || {
@@ -64,11 +53,7 @@ fn the_aws_cli_through_api_gateway_keeps_a_group_alive() {
     let described = aws(
         s,
         &u,
-        &[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            "web",
-        ],
+        &argv!("describe-auto-scaling-groups --auto-scaling-group-names web"),
     )
     .json();
     assert_eq!(
@@ -79,13 +64,7 @@ fn the_aws_cli_through_api_gateway_keeps_a_group_alive() {
     let message = aws(
         s,
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "9",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 9"),
     )
     .error("ValidationError");
     assert_eq!(
@@ -95,13 +74,7 @@ fn the_aws_cli_through_api_gateway_keeps_a_group_alive() {
     aws(
         s,
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "1",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 1"),
     );
     eventually(120, "one VM left", || {
         (s.vms("hotel", &u.name, "web").len() == 1).then_some(())
@@ -109,12 +82,7 @@ fn the_aws_cli_through_api_gateway_keeps_a_group_alive() {
     aws(
         s,
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "web",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name web --force-delete"),
     );
     eventually(120, "no VM left", || {
         s.vms("hotel", &u.name, "web").is_empty().then_some(())

@@ -3,6 +3,7 @@
 //! indices with gaps and huge numbers, numbers out of range, unknown parameters. Each gets the
 //! error a client expects (4xx, AWS's code), never a 500, a panic or a hang, and changes nothing.
 
+use phantom_e2e::argv;
 use phantom_e2e::{stack, xml_text, User};
 use std::time::SystemTime;
 
@@ -162,11 +163,10 @@ fn xml_special_characters_round_trip_escaped() {
     let out = s
         .aws(
             &u,
-            &[
-                "describe-launch-configurations",
-                "--launch-configuration-names",
-                name,
-            ],
+            &argv!(
+                "describe-launch-configurations --launch-configuration-names",
+                name
+            ),
         )
         .json();
     assert_eq!(

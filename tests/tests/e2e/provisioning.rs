@@ -3,6 +3,7 @@
 //! Driven by the AWS CLI against the local stack (two moto clouds, the real SQS queue, the local
 //! runner's provisioner and 1-second health sweep).
 
+use phantom_e2e::argv;
 use phantom_e2e::{eventually, stack, User};
 use serde_json::Value;
 
@@ -45,11 +46,10 @@ fn group(u: &User, name: &str) -> Option<Value> {
     let out = stack()
         .aws(
             u,
-            &[
-                "describe-auto-scaling-groups",
-                "--auto-scaling-group-names",
-                name,
-            ],
+            &argv!(
+                "describe-auto-scaling-groups --auto-scaling-group-names",
+                name
+            ),
         )
         .json();
     out["AutoScalingGroups"]
@@ -88,11 +88,10 @@ fn activities(u: &User, group: &str) -> Vec<Value> {
     stack()
         .aws(
             u,
-            &[
-                "describe-scaling-activities",
-                "--auto-scaling-group-name",
-                group,
-            ],
+            &argv!(
+                "describe-scaling-activities --auto-scaling-group-name",
+                group
+            ),
         )
         .json()["Activities"]
         .as_array()
@@ -300,22 +299,13 @@ fn deleting_a_group_terminates_its_vms_and_leaves_none_behind() {
     let e = s
         .aws(
             &u,
-            &[
-                "delete-auto-scaling-group",
-                "--auto-scaling-group-name",
-                "tmp",
-            ],
+            &argv!("delete-auto-scaling-group --auto-scaling-group-name tmp"),
         )
         .error("ResourceInUse");
     assert!(e.contains("instances"), "{e}");
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "tmp",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name tmp --force-delete"),
     )
     .json();
     let g = group(&u, "tmp");
@@ -327,11 +317,7 @@ fn deleting_a_group_terminates_its_vms_and_leaves_none_behind() {
     // Its launch configuration is free again.
     s.aws(
         &u,
-        &[
-            "delete-launch-configuration",
-            "--launch-configuration-name",
-            "tmp@hotel",
-        ],
+        &argv!("delete-launch-configuration --launch-configuration-name tmp@hotel"),
     )
     .json();
 }
@@ -348,13 +334,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     let old = converges(&u, "hotel", "rolled", 2);
     s.aws(
         &u,
-        &[
-            "update-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "rolled",
-            "--launch-configuration-name",
-            "web2@hotel",
-        ],
+        &argv!("update-auto-scaling-group --auto-scaling-group-name rolled --launch-configuration-name web2@hotel"),
     )
     .json();
     let start = |u: &User, warmup_s: u32| {
@@ -362,13 +342,10 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
             format!(r#"{{"MinHealthyPercentage": 50, "InstanceWarmup": {warmup_s}}}"#);
         s.aws(
             u,
-            &[
-                "start-instance-refresh",
-                "--auto-scaling-group-name",
-                "rolled",
-                "--preferences",
-                &preferences,
-            ],
+            &argv!(
+                "start-instance-refresh --auto-scaling-group-name rolled --preferences",
+                &preferences
+            ),
         )
         .json()["InstanceRefreshId"]
             .as_str()
@@ -378,13 +355,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     let refresh = |u: &User, id: &str| {
         s.aws(
             u,
-            &[
-                "describe-instance-refreshes",
-                "--auto-scaling-group-name",
-                "rolled",
-                "--instance-refresh-ids",
-                id,
-            ],
+            &argv!("describe-instance-refreshes --auto-scaling-group-name rolled --instance-refresh-ids", id),
         )
         .json()["InstanceRefreshes"][0]
             .clone()
@@ -413,11 +384,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     let out = s
         .aws(
             &u,
-            &[
-                "cancel-instance-refresh",
-                "--auto-scaling-group-name",
-                "rolled",
-            ],
+            &argv!("cancel-instance-refresh --auto-scaling-group-name rolled"),
         )
         .json();
     assert_eq!(out["InstanceRefreshId"], again.as_str());
@@ -427,11 +394,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     let e = s
         .aws(
             &u,
-            &[
-                "rollback-instance-refresh",
-                "--auto-scaling-group-name",
-                "rolled",
-            ],
+            &argv!("rollback-instance-refresh --auto-scaling-group-name rolled"),
         )
         .error("ActiveInstanceRefreshNotFound");
     assert!(
@@ -440,12 +403,7 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
     );
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "rolled",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name rolled --force-delete"),
     )
     .json();
 }
@@ -471,19 +429,11 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     let own = format!("LaunchTemplateName={}-a@hotel,Version=1", u.name);
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "back",
-            "--launch-template",
+        &argv!(
+            "create-auto-scaling-group --auto-scaling-group-name back --launch-template",
             &own,
-            "--min-size",
-            "0",
-            "--max-size",
-            "4",
-            "--desired-capacity",
-            "2",
-        ],
+            "--min-size 0 --max-size 4 --desired-capacity 2"
+        ),
     )
     .json();
     converges(&u, "hotel", "back", 2);
@@ -523,11 +473,7 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     let refresh = || {
         s.aws(
             &u,
-            &[
-                "describe-instance-refreshes",
-                "--auto-scaling-group-name",
-                "back",
-            ],
+            &argv!("describe-instance-refreshes --auto-scaling-group-name back"),
         )
         .json()["InstanceRefreshes"][0]
             .clone()
@@ -542,11 +488,7 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     assert_eq!(templates(), ["a@hotel", "b@hotel"]);
     s.aws(
         &u,
-        &[
-            "rollback-instance-refresh",
-            "--auto-scaling-group-name",
-            "back",
-        ],
+        &argv!("rollback-instance-refresh --auto-scaling-group-name back"),
     )
     .json();
     let r = eventually(90, "RollbackSuccessful", || {
@@ -564,12 +506,7 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     );
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "back",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name back --force-delete"),
     )
     .json();
 }
@@ -588,15 +525,7 @@ fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
     });
     s.aws(
         &u,
-        &[
-            "put-warm-pool",
-            "--auto-scaling-group-name",
-            "warm",
-            "--pool-state",
-            "Stopped",
-            "--instance-reuse-policy",
-            "ReuseOnScaleIn=true",
-        ],
+        &argv!("put-warm-pool --auto-scaling-group-name warm --pool-state Stopped --instance-reuse-policy ReuseOnScaleIn=true"),
     )
     .json();
     let stopped_on_cloud = || -> Vec<String> {
@@ -642,13 +571,7 @@ fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
     );
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "warm",
-            "--desired-capacity",
-            "2",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name warm --desired-capacity 2"),
     )
     .json();
     let serving = eventually(60, "2 InService, one from the pool", || {
@@ -667,12 +590,7 @@ fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
     });
     s.aws(
         &u,
-        &[
-            "delete-warm-pool",
-            "--auto-scaling-group-name",
-            "warm",
-            "--force-delete",
-        ],
+        &argv!("delete-warm-pool --auto-scaling-group-name warm --force-delete"),
     )
     .json();
     eventually(60, "the pool's VM terminated", || {
@@ -680,12 +598,7 @@ fn a_warm_pool_waits_stopped_on_the_cloud_and_scale_out_starts_it() {
     });
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "warm",
-            "--force-delete",
-        ],
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name warm --force-delete"),
     )
     .json();
 }
@@ -785,16 +698,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     create_group(&u, "web", "web@hotel", 0, 4, 0, &[]);
     s.aws(
         &u,
-        &[
-            "put-notification-configuration",
-            "--auto-scaling-group-name",
-            "web",
-            "--topic-arn",
-            &topic,
-            "--notification-types",
-            "autoscaling:EC2_INSTANCE_LAUNCH",
-            "autoscaling:EC2_INSTANCE_TERMINATE",
-        ],
+        &argv!("put-notification-configuration --auto-scaling-group-name web --topic-arn", &topic, "--notification-types autoscaling:EC2_INSTANCE_LAUNCH autoscaling:EC2_INSTANCE_TERMINATE"),
     )
     .json();
     s.aws(
@@ -819,21 +723,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     // A launch hook whose target is the topic: its messages come through SNS too.
     s.aws(
         &u,
-        &[
-            "put-lifecycle-hook",
-            "--auto-scaling-group-name",
-            "web",
-            "--lifecycle-hook-name",
-            "setup",
-            "--lifecycle-transition",
-            "autoscaling:EC2_INSTANCE_LAUNCHING",
-            "--notification-target-arn",
-            &topic,
-            "--role-arn",
-            "arn:aws:iam::123456789012:role/hooks",
-            "--heartbeat-timeout",
-            "300",
-        ],
+        &argv!("put-lifecycle-hook --auto-scaling-group-name web --lifecycle-hook-name setup --lifecycle-transition autoscaling:EC2_INSTANCE_LAUNCHING --notification-target-arn", &topic, "--role-arn arn:aws:iam::123456789012:role/hooks --heartbeat-timeout 300"),
     )
     .json();
     let mut heard: Vec<Value> = Vec::new();
@@ -850,13 +740,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
 
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "2",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 2"),
     )
     .json();
     // The launch hook's two messages, through SNS: each VM let in by its token alone.
@@ -872,30 +756,14 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     for token in &tokens {
         s.aws(
             &u,
-            &[
-                "complete-lifecycle-action",
-                "--auto-scaling-group-name",
-                "web",
-                "--lifecycle-hook-name",
-                "setup",
-                "--lifecycle-action-token",
-                token,
-                "--lifecycle-action-result",
-                "CONTINUE",
-            ],
+            &argv!("complete-lifecycle-action --auto-scaling-group-name web --lifecycle-hook-name setup --lifecycle-action-token", token, "--lifecycle-action-result CONTINUE"),
         )
         .json();
     }
     let two = converges(&u, "hotel", "web", 2);
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "web",
-            "--desired-capacity",
-            "1",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name web --desired-capacity 1"),
     )
     .json();
     let message = eventually(30, "the hook's message on its queue", || {
@@ -995,20 +863,11 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
     );
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--auto-scaling-group-name",
-            "mixed",
-            "--mixed-instances-policy",
+        &argv!(
+            "create-auto-scaling-group --auto-scaling-group-name mixed --mixed-instances-policy",
             &policy,
-            "--min-size",
-            "0",
-            "--max-size",
-            "4",
-            "--desired-capacity",
-            "4",
-            "--capacity-rebalance",
-        ],
+            "--min-size 0 --max-size 4 --desired-capacity 4 --capacity-rebalance"
+        ),
     )
     .json();
     // The markets of the group's live VMs as the cloud shows them: (on-demand, spot).
@@ -1029,13 +888,7 @@ fn a_mixed_group_runs_spot_beside_on_demand_and_scale_in_keeps_the_split() {
     });
     s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
-            "mixed",
-            "--desired-capacity",
-            "2",
-        ],
+        &argv!("set-desired-capacity --auto-scaling-group-name mixed --desired-capacity 2"),
     )
     .json();
     eventually(60, "2 InService, both on-demand", || {

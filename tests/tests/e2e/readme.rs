@@ -5,6 +5,7 @@
 //! that need LocalStack run in `gateway.rs`, on its stack; `sh on-aws` blocks are for a deployment
 //! on AWS and are not run. How blocks are marked, and which pages: `phantom_e2e::readme`.
 
+use phantom_e2e::argv;
 use phantom_e2e::readme::{blocks, Block, Ran, ON_AWS, PAGES};
 use phantom_e2e::{stack, Stack};
 use serde_json::Value;
@@ -260,11 +261,10 @@ fn demo_aws(s: &Stack, args: &[&str]) -> Value {
 fn instances_of(s: &Stack, group: &str) -> Vec<Value> {
     demo_aws(
         s,
-        &[
-            "describe-auto-scaling-groups",
-            "--auto-scaling-group-names",
-            group,
-        ],
+        &argv!(
+            "describe-auto-scaling-groups --auto-scaling-group-names",
+            group
+        ),
     )["AutoScalingGroups"][0]["Instances"]
         .as_array()
         .cloned()
@@ -305,11 +305,10 @@ fn refreshed(s: &Stack, group: &str, keep: usize, want: &[(&str, usize)]) {
                 Value::Array(instances)
             );
         }
-        let r = aws(&[
-            "describe-instance-refreshes",
-            "--auto-scaling-group-name",
-            group,
-        ]);
+        let r = aws(&argv!(
+            "describe-instance-refreshes --auto-scaling-group-name",
+            group
+        ));
         match r["InstanceRefreshes"][0]["Status"].as_str() {
             Some("Successful") => break,
             Some("Pending" | "InProgress") if Instant::now() < deadline => {}
@@ -341,11 +340,10 @@ fn in_service(s: &Stack, group: &str, want: &[(&str, usize)]) {
             return;
         }
         if Instant::now() > deadline {
-            let activities = aws(&[
-                "describe-scaling-activities",
-                "--auto-scaling-group-name",
-                group,
-            ]);
+            let activities = aws(&argv!(
+                "describe-scaling-activities --auto-scaling-group-name",
+                group
+            ));
             panic!(
                 "group {group} is not InService as {want:?} within 60 s: its instances {}, its \
                  activities {}",

@@ -3,7 +3,9 @@
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use aws_sdk_autoscaling::types::{BlockDeviceMapping, Ebs, Tag};
+use phantom_e2e::argv;
 use phantom_e2e::stack;
+use phantom_e2e::steps::Steps;
 
 #[tokio::test]
 async fn every_action_through_the_rust_sdk() {
@@ -124,12 +126,7 @@ async fn every_action_through_the_rust_sdk() {
         .await
         .unwrap();
     assert!(out.auto_scaling_groups()[0].instances().is_empty());
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("api")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    c.force_delete("api").await;
     c.delete_launch_configuration()
         .launch_configuration_name("api@sierra")
         .send()
@@ -313,21 +310,13 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
     };
 
     // First apply: tf1 -> tf2, a refresh with a long warm-up (still running at the next apply).
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .launch_configuration_name("tf2@hotel")
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.launch_configuration_name("tf2@hotel"))
+        .await;
     start(600).await.expect("the first refresh starts");
 
     // Second apply: tf2 -> tf3; the running refresh is cancelled and a new one started.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .launch_configuration_name("tf3@hotel")
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.launch_configuration_name("tf3@hotel"))
+        .await;
     let e = start(0).await.unwrap_err().into_service_error();
     assert!(e.is_instance_refresh_in_progress_fault(), "{e:?}");
     let cancelled = c
@@ -365,14 +354,8 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
     .await;
 
     // Destroy: drained to 0, then deleted.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .min_size(0)
-        .max_size(0)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.min_size(0).max_size(0).desired_capacity(0))
+        .await;
     until(60, "no instances", async || {
         instances().await.is_empty().then_some(())
     })
@@ -522,14 +505,8 @@ async fn terraforms_warm_pool_calls_in_its_order() {
     })
     .await;
     assert!(read().await.warm_pool_configuration().is_none());
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tfw")
-        .min_size(0)
-        .max_size(0)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.update("tfw", |g| g.min_size(0).max_size(0).desired_capacity(0))
+        .await;
     until(60, "no instances", async || {
         read().await.instances().is_empty().then_some(())
     })
@@ -568,13 +545,11 @@ fn topic_and_queue(prefix: &str) -> (String, String) {
     let attrs = s.aws_service(
         "sqs",
         at,
-        &[
-            "get-queue-attributes",
-            "--queue-url",
+        &argv!(
+            "get-queue-attributes --queue-url",
             &url,
-            "--attribute-names",
-            "QueueArn",
-        ],
+            "--attribute-names QueueArn"
+        ),
     );
     let queue = attrs.json()["Attributes"]["QueueArn"]
         .as_str()
@@ -726,12 +701,7 @@ async fn terraforms_notification_and_initial_lifecycle_hook_calls_in_its_order()
     );
     assert_eq!(read().await, (vec![], vec![]));
     for g in ["tfn-a", "tfn-b"] {
-        c.delete_auto_scaling_group()
-            .auto_scaling_group_name(g)
-            .force_delete(true)
-            .send()
-            .await
-            .unwrap();
+        c.force_delete(g).await;
     }
 }
 
@@ -761,15 +731,7 @@ async fn terraforms_load_balancer_calls_in_its_order() {
     s.aws_service(
         "elb",
         &hotel,
-        &[
-            "create-load-balancer",
-            "--load-balancer-name",
-            &name,
-            "--listeners",
-            "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
-            "--availability-zones",
-            "us-east-1a",
-        ],
+        &argv!("create-load-balancer --load-balancer-name", &name, "--listeners Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80 --availability-zones us-east-1a"),
     )
     .json();
     let vpc = s.ec2("hotel", &["describe-vpcs"])["Vpcs"][0]["VpcId"]
@@ -935,10 +897,5 @@ async fn terraforms_load_balancer_calls_in_its_order() {
         target_groups().await.is_empty().then_some(())
     })
     .await;
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("tflb")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    c.force_delete("tflb").await;
 }

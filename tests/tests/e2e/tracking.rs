@@ -7,6 +7,7 @@
 //! Prometheus itself says it has seen. The same Prometheus scrapes every user's group metrics
 //! (EnableMetricsCollection) from the api.
 
+use phantom_e2e::argv;
 use phantom_e2e::exporter::Exporter;
 use phantom_e2e::{eventually, free_port, stack, User};
 use phantom_seams::prometheus::http::PrometheusHttp;
@@ -74,19 +75,7 @@ fn put(u: &User, cfg: &str) -> Value {
     stack()
         .aws(
             u,
-            &[
-                "put-scaling-policy",
-                "--auto-scaling-group-name",
-                "web",
-                "--policy-name",
-                "load50",
-                "--policy-type",
-                "TargetTrackingScaling",
-                "--estimated-instance-warmup",
-                "10",
-                "--target-tracking-configuration",
-                cfg,
-            ],
+            &argv!("put-scaling-policy --auto-scaling-group-name web --policy-name load50 --policy-type TargetTrackingScaling --estimated-instance-warmup 10 --target-tracking-configuration", cfg),
         )
         .json()
 }
@@ -96,11 +85,7 @@ fn cause_with(u: &User, words: &str) -> String {
         let out = stack()
             .aws(
                 u,
-                &[
-                    "describe-scaling-activities",
-                    "--auto-scaling-group-name",
-                    "web",
-                ],
+                &argv!("describe-scaling-activities --auto-scaling-group-name web"),
             )
             .json();
         out["Activities"]
@@ -250,16 +235,11 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
     s.lc_and_group(&u, &group, 0, 4, 1);
     let enable = s.aws(
         &u,
-        &[
-            "enable-metrics-collection",
-            "--auto-scaling-group-name",
+        &argv!(
+            "enable-metrics-collection --auto-scaling-group-name",
             &group,
-            "--metrics",
-            "GroupDesiredCapacity",
-            "GroupInServiceInstances",
-            "--granularity",
-            "1Minute",
-        ],
+            "--metrics GroupDesiredCapacity GroupInServiceInstances --granularity 1Minute"
+        ),
     );
     assert!(enable.ok, "{}", enable.stderr);
     let series = |metric: &str| {
@@ -273,13 +253,11 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
     });
     let scaled = s.aws(
         &u,
-        &[
-            "set-desired-capacity",
-            "--auto-scaling-group-name",
+        &argv!(
+            "set-desired-capacity --auto-scaling-group-name",
             &group,
-            "--desired-capacity",
-            "3",
-        ],
+            "--desired-capacity 3"
+        ),
     );
     assert!(scaled.ok, "{}", scaled.stderr);
     eventually(120, "both series follow the scale-out", || {
@@ -293,11 +271,10 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
 
     let disable = s.aws(
         &u,
-        &[
-            "disable-metrics-collection",
-            "--auto-scaling-group-name",
-            &group,
-        ],
+        &argv!(
+            "disable-metrics-collection --auto-scaling-group-name",
+            &group
+        ),
     );
     assert!(disable.ok, "{}", disable.stderr);
     // Gone from the next scrape, Prometheus marks the series stale: an instant query finds none.
@@ -308,12 +285,11 @@ fn enabled_group_metrics_reach_the_local_prometheus() {
     });
     s.aws(
         &u,
-        &[
-            "delete-auto-scaling-group",
-            "--auto-scaling-group-name",
+        &argv!(
+            "delete-auto-scaling-group --auto-scaling-group-name",
             &group,
-            "--force-delete",
-        ],
+            "--force-delete"
+        ),
     );
 }
 
@@ -328,13 +304,7 @@ fn the_grafana_dashboards_queries_answer_on_the_local_prometheus() {
     s.lc_and_group(&u, "web", 0, 3, 1);
     let enable = s.aws(
         &u,
-        &[
-            "enable-metrics-collection",
-            "--auto-scaling-group-name",
-            "web",
-            "--granularity",
-            "1Minute",
-        ],
+        &argv!("enable-metrics-collection --auto-scaling-group-name web --granularity 1Minute"),
     );
     assert!(enable.ok, "{}", enable.stderr);
     let path = s.root.join("infra/grafana/dashboards/phantom-groups.json");

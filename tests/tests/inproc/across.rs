@@ -5,6 +5,7 @@
 use super::{causes, create_lc, failure, group};
 use crate::invalid;
 use aws_sdk_autoscaling::types::Tag;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::store::{Directory, Groups};
@@ -67,13 +68,7 @@ async fn serving(w: &World, u: &User, name: &str) -> (usize, usize) {
 }
 
 async fn set_desired(w: &World, u: &User, name: &str, n: i32) {
-    w.sdk(u)
-        .set_desired_capacity()
-        .auto_scaling_group_name(name)
-        .desired_capacity(n)
-        .send()
-        .await
-        .expect("set-desired-capacity");
+    w.sdk(u).desire(name, n).await;
 }
 
 #[tokio::test]
@@ -198,13 +193,7 @@ async fn fixed_keeps_each_count_and_a_delete_clears_every_cloud() {
     .await;
     assert_eq!(w.sierra.alive().len(), 2);
 
-    w.sdk(&u)
-        .delete_auto_scaling_group()
-        .auto_scaling_group_name("pinned")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).force_delete("pinned").await;
     w.until(30, "the group gone from both clouds", async || {
         (group(&w, &u, "pinned").await.is_none()
             && w.hotel.alive().is_empty()

@@ -2,6 +2,7 @@
 
 use crate::{create_group, create_lc, failure, group, Given};
 use aws_sdk_autoscaling::types::{Filter, Tag};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::xml_text;
 
@@ -228,13 +229,7 @@ async fn users_never_see_each_others_resources() {
         create_lc(&w, u, "web@hotel").await;
         create_group(&w, u, "shared-name", "web@hotel", 0, 5, 1).await;
     }
-    w.sdk(&alice)
-        .set_desired_capacity()
-        .auto_scaling_group_name("shared-name")
-        .desired_capacity(4)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&alice).desire("shared-name", 4).await;
     let a = group(&w, &alice, "shared-name").await.unwrap();
     let b = group(&w, &bob, "shared-name").await.unwrap();
     assert_eq!(

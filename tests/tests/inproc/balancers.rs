@@ -6,6 +6,7 @@
 use crate::provisioning::converges;
 use crate::{create_group, create_lc, group, invalid, Given};
 use aws_sdk_autoscaling::types::{LifecycleState, TrafficSourceIdentifier};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_rules::traffic::{source, Source};
@@ -108,12 +109,7 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
     );
 
     // Scale in: the leaving VM is deregistered at once and held for the target group's 30 s.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 1).await;
     let leaving = w
         .until(10, "one VM deregistered", async || {
             let now = w.hotel.registered(TG);
@@ -142,12 +138,7 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
     .await;
     let one = converges(&w, &u, "hotel", "web", 1).await;
     // Scale out: the new VM is registered once it serves.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 2).await;
     let again = converges(&w, &u, "hotel", "web", 2).await;
     assert!(again.contains(&one[0]));
     w.until(10, "the new VM registered", async || {
@@ -324,12 +315,7 @@ async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right
             (w.hotel.registered(TG).len() == 2).then_some(())
         })
         .await;
-        c.set_desired_capacity()
-            .auto_scaling_group_name("web")
-            .desired_capacity(1)
-            .send()
-            .await
-            .unwrap();
+        c.desire("web", 1).await;
         while !w.queue.receive(10).is_empty() {}
         let msg = phantom_seams::queue::Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
@@ -423,12 +409,7 @@ async fn a_group_across_clouds_registers_each_clouds_vms_with_that_clouds_source
     let message = invalid(c.create_or_update_tags().tags(tag("hotel:4")).send().await);
     assert!(message.contains("would no longer list"), "{message}");
     // Scale in to 2: sierra's VM leaves its cloud's target group.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 2).await;
     w.until(30, "sierra's VM deregistered and gone", async || {
         (w.sierra.registered(TG).is_empty() && w.sierra.alive().is_empty()).then_some(())
     })

@@ -5,6 +5,7 @@
 //! reconcile finishes the work).
 
 use crate::{create_group, create_lc, group};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::queue::Reconcile;
@@ -202,13 +203,7 @@ async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
         create_lc(&w, &u, "web@hotel").await;
         create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
         w.run_for(3).await;
-        w.sdk(&u)
-            .delete_auto_scaling_group()
-            .auto_scaling_group_name("web")
-            .force_delete(true)
-            .send()
-            .await
-            .unwrap();
+        w.sdk(&u).force_delete("web").await;
         while !w.queue.receive(10).is_empty() {}
         let msg = Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;

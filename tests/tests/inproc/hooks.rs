@@ -5,6 +5,7 @@
 use crate::provisioning::{converges, in_service};
 use crate::{failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{LifecycleHookSpecification, LifecycleState};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
@@ -80,12 +81,7 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
     );
     assert_eq!(h.default_result(), Some("ABANDON"));
 
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 3).await;
     let held = waiting(&w, &u, LifecycleState::PendingWait, 3).await;
     // Running on the cloud, still held after 30 s: nothing InService, nothing more launched.
     w.run_for(30).await;
@@ -192,12 +188,7 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
     put_hook(&w, &u, "drain", TERMINATING, 30, "CONTINUE").await;
 
     // Scale-in: the victim waits, still running, not counted; released by CompleteLifecycleAction.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 2).await;
     let leaving = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
     w.run_for(10).await;
     assert!(
@@ -234,12 +225,7 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
 
     // A VM that dies while held is simply gone (nothing to release, nothing replaced at
     // desired 0); a forced delete skips the hooks.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 0).await;
     let held = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
     w.hotel.terminate_outside(&held[0]);
     w.until(10, "the dead held VM forgotten", async || {
@@ -256,19 +242,9 @@ async fn a_termination_hook_holds_leaving_vms_until_released() {
             .await,
     );
     assert_eq!(code, "ValidationError", "already gone from the group");
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| g.desired_capacity(1)).await;
     converges(&w, &u, "hotel", "web", 1).await;
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    c.force_delete("web").await;
     w.until(10, "the forced delete", async || {
         (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
     })
@@ -447,12 +423,7 @@ async fn standby_takes_instances_out_of_service_and_back() {
         group(&w, &u, "web").await.unwrap().desired_capacity(),
         Some(3)
     );
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .max_size(3)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| g.max_size(3)).await;
     let message = invalid(
         c.exit_standby()
             .auto_scaling_group_name("web")
@@ -479,12 +450,7 @@ async fn standby_takes_instances_out_of_service_and_back() {
             .send()
             .await,
     );
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .min_size(3)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| g.min_size(3)).await;
     let serving = in_service(&w, &u, "web").await;
     let message = invalid(
         c.enter_standby()

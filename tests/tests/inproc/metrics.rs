@@ -6,6 +6,7 @@ use super::self_service::call;
 use super::{create_group, create_lc};
 use crate::Given;
 use base64::Engine;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, EMF_NAMESPACE};
 use phantom_e2e::User;
 use phantom_model::time::Clock;
@@ -110,13 +111,7 @@ async fn a_scrape_shows_the_enabled_metrics_of_the_users_own_groups() {
     assert!(text.contains("# TYPE phantom_group_desired_capacity gauge"));
 
     // Scaled out: the next scrape follows.
-    w.sdk(&alice)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&alice).desire("web", 3).await;
     w.until(30, "three VMs InService", async || {
         let (_, text) = scrape(&w, Some(&auth)).await;
         (series(&text, "phantom_group_in_service_instances", "web") == Some(3.0)).then_some(())

@@ -6,6 +6,7 @@
 use crate::provisioning::{converges, in_service};
 use crate::{create_group, create_lc, invalid, Given};
 use aws_sdk_autoscaling::types::LifecycleHookSpecification;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::queue::Reconcile;
@@ -50,13 +51,7 @@ async fn notify(w: &World, u: &User, topic: &str, types: &[&str]) {
 }
 
 async fn resize(w: &World, u: &User, n: i32) {
-    w.sdk(u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(n)
-        .send()
-        .await
-        .expect("set-desired-capacity");
+    w.sdk(u).desire("web", n).await;
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 use crate::provisioning::converges;
 use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::StepAdjustment;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, ZONES};
 
 #[tokio::test]
@@ -212,12 +213,7 @@ async fn new_zones_of_a_group_in_subnets_must_be_theirs() {
             "The availability zones of the specified subnets and the Auto Scaling group do not match"
         )
     );
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .availability_zones(ZONES[0])
-        .send()
-        .await
-        .expect("the subnet's own zone");
+    c.update("web", |g| g.availability_zones(ZONES[0])).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.availability_zones(), [ZONES[0]]);
 }

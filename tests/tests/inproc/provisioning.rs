@@ -3,6 +3,7 @@
 
 use crate::{create_group, create_lc, group, Given};
 use aws_sdk_autoscaling::types::LifecycleState;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::cloud::memory::Fault;
@@ -66,12 +67,7 @@ async fn a_group_launches_on_its_cloud_and_converges_up_and_down() {
     assert!(w.sierra.vms().iter().all(|v| v.zone == "us-east-1a"));
     let c = w.sdk(&u);
     for (d, n) in [(6, 6), (2, 2), (0, 0), (1, 1)] {
-        c.set_desired_capacity()
-            .auto_scaling_group_name("web")
-            .desired_capacity(d)
-            .send()
-            .await
-            .unwrap();
+        c.desire("web", d).await;
         converges(&w, &u, "sierra", "web", n).await;
     }
     assert_eq!(w.sierra.launched_total(), 7, "no VM launched twice");
@@ -118,19 +114,9 @@ async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
         .unwrap();
     let first = converges(&w, &u, "hotel", "web", 1).await;
     w.clock.advance_ms(60_000);
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 3).await;
     converges(&w, &u, "hotel", "web", 3).await;
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 1).await;
     let left = converges(&w, &u, "hotel", "web", 1).await;
     assert_eq!(left, first, "NewestInstance keeps the oldest");
 }
@@ -139,13 +125,7 @@ async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
 async fn deleting_a_group_terminates_its_vms_and_orphans_are_ended() {
     let (Given { w, u, .. }, _) = Given::converged("del", 0, 5, 3).await;
     let orphan = w.hotel.plant(&u.name, "ghost", "no-such-group-id");
-    w.sdk(&u)
-        .delete_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).force_delete("web").await;
     w.until(30, "group gone and nothing alive", async || {
         (group(&w, &u, "web").await.is_none() && w.hotel.alive().is_empty()).then_some(())
     })
@@ -222,13 +202,7 @@ async fn server_errors_and_throttling_heal() {
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
     converges(&w, &u, "hotel", "web", 2).await;
     w.hotel.fail_next(3, Fault::Throttling);
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(4)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("web", 4).await;
     converges(&w, &u, "hotel", "web", 4).await;
     w.hotel.set_unreachable(true);
     w.run_for(5).await;

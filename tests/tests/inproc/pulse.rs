@@ -4,6 +4,7 @@
 
 use crate::{create_group, create_lc};
 use health_check::HealthCheck;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
 use phantom_model::time::Clock;
 use phantom_rules::pulse::Cadence;
@@ -199,13 +200,7 @@ async fn a_resize_whose_message_was_lost_is_swept_at_the_next_look() {
     let (h, u) = settled(&w).await;
     // The queue refuses the api's reconcile: the api marks the pair busy instead.
     w.queue.refuse_sends(true);
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(5)
-        .send()
-        .await
-        .expect("set-desired-capacity");
+    w.sdk(&u).desire("web", 5).await;
     w.queue.refuse_sends(false);
     let mut secs = 0;
     while w.hotel.alive().len() < 5 {

@@ -7,6 +7,7 @@ use crate::hooks::in_state;
 use crate::provisioning::{activities, converges, in_service};
 use crate::spot::{fleet_across, of, split, split_of};
 use aws_sdk_autoscaling::types::LifecycleState;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
 use phantom_e2e::User;
 use phantom_model::instance::Market;
@@ -132,12 +133,8 @@ async fn an_interruption_storm_on_one_cloud_moves_the_group_to_the_next_before_i
     let u = w.user("storm").await;
     fleet_across(&w, &u, 10, split(0, 0, "capacity-optimized"), 4).await;
     w.sdk(&u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("fleet")
-        .capacity_rebalance(true)
-        .send()
-        .await
-        .unwrap();
+        .update("fleet", |g| g.capacity_rebalance(true))
+        .await;
     let hotel = converges(&w, &u, "hotel", "fleet", 4).await;
     assert_eq!(split_of(&w), (0, 4));
 

@@ -8,6 +8,7 @@ use aws_sdk_autoscaling::types::{
     DesiredConfiguration, InstanceRefresh, InstanceRefreshStatus, LaunchTemplateSpecification,
     LifecycleState, RefreshPreferences,
 };
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, IMAGE};
 use phantom_e2e::User;
 use phantom_seams::queue::Reconcile;
@@ -22,12 +23,8 @@ async fn ready(w: &World, u: &User, n: i32, max: i32) -> Vec<String> {
     create_group(w, u, "web", "web@hotel", 0, max, n).await;
     let old = converges(w, u, "hotel", "web", n as usize).await;
     w.sdk(u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web2@hotel")
-        .send()
-        .await
-        .expect("update-auto-scaling-group");
+        .update("web", |g| g.launch_configuration_name("web2@hotel"))
+        .await;
     // New VMs take a few seconds to boot, as on a cloud.
     w.hotel.set_boot_time(Duration::from_secs(3));
     old
@@ -336,13 +333,7 @@ async fn skip_matching_leaves_matching_vms_alone() {
     let w = World::new().await;
     let u = w.user("refresh-skip").await;
     let old = ready(&w, &u, 2, 6).await;
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(4)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("web", 4).await;
     let all = converges(&w, &u, "hotel", "web", 4).await;
     let matching: Vec<&String> = all.iter().filter(|id| !old.contains(id)).collect();
     assert_eq!(matching.len(), 2);
@@ -458,12 +449,8 @@ async fn a_crash_at_any_step_of_a_refresh_round_converges() {
 async fn instances_past_the_max_lifetime_are_replaced_launch_first() {
     let (Given { w, u, .. }, old) = Given::converged("lifetime", 0, 4, 3).await;
     w.sdk(&u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .max_instance_lifetime(86_400)
-        .send()
-        .await
-        .unwrap();
+        .update("web", |g| g.max_instance_lifetime(86_400))
+        .await;
     w.run_for(5).await;
     assert_eq!(
         converges(&w, &u, "hotel", "web", 3).await,
@@ -688,12 +675,10 @@ async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
     );
 
     // A group on $Latest cannot be rolled back, so AutoRollback is refused.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_template(template("big@hotel", "$Latest"))
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| {
+        g.launch_template(template("big@hotel", "$Latest"))
+    })
+    .await;
     let (code, msg) = start_to(
         &w,
         &u,
@@ -763,12 +748,8 @@ async fn refresh_across(min: i32, max: i32, keep: usize) {
     })
     .await;
     w.sdk(&u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web2@hotel")
-        .send()
-        .await
-        .unwrap();
+        .update("web", |g| g.launch_configuration_name("web2@hotel"))
+        .await;
     w.hotel.set_boot_time(Duration::from_secs(3));
     w.sierra.set_boot_time(Duration::from_secs(3));
     start(&w, &u, prefs(min, Some(max)).build()).await;
@@ -828,12 +809,8 @@ async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
         .await;
         let old: Vec<String> = [w.hotel.alive(), w.sierra.alive()].concat();
         w.sdk(&u)
-            .update_auto_scaling_group()
-            .auto_scaling_group_name("web")
-            .launch_configuration_name("web2@hotel")
-            .send()
-            .await
-            .unwrap();
+            .update("web", |g| g.launch_configuration_name("web2@hotel"))
+            .await;
         start(&w, &u, prefs(50, None).instance_warmup(0).build()).await;
         while !w.queue.receive(10).is_empty() {}
         let crashed = w

@@ -5,6 +5,7 @@
 
 use crate::{create_group, create_lc, failure, group, Given};
 use aws_sdk_autoscaling::types::LifecycleState;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_seams::store::{Directory, Fleet};
@@ -125,13 +126,7 @@ async fn vms_turn_in_service_without_waiting_for_a_sweep() {
     assert!(at <= 27, "InService {at} s after the launch");
 
     // Scaling in: the VMs leave the group once the cloud has them terminated, again without a sweep.
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("web", 0).await;
     w.run_without_sweeps(5).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert!(g.instances().is_empty(), "{:?}", g.instances());
@@ -145,13 +140,7 @@ async fn a_user_with_no_group_left_comes_off_the_list() {
     let Given { w, u, .. } = Given::group("gone", 0, 5, 1).await;
     w.run_for(2).await;
     assert_eq!(w.store.watched().await.unwrap().len(), 1);
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("web", 0).await;
     w.run_for(3).await;
     // A VM launched for the group but never recorded (a provisioner that died after
     // RunInstances), then the group deleted (it has no instances on record).

@@ -7,6 +7,7 @@
 use super::{causes, create_group, create_lc, failure, group};
 use aws_sdk_autoscaling::types::ScheduledUpdateGroupActionRequest;
 use aws_smithy_types::DateTime;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_model::time::Clock;
@@ -110,13 +111,7 @@ async fn a_one_off_action_runs_once_at_its_time_and_the_vms_follow() {
     })
     .await;
     // Nothing more happens: it ran once.
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("web", 3).await;
     w.run_for(120).await;
     assert_eq!(sizes(&w, &u).await, (1, 8, 3));
 }
@@ -149,13 +144,7 @@ async fn a_recurring_action_runs_every_time_and_a_missed_run_happens_late_once()
         .await;
         assert_eq!(runs(&w).await, n);
         // Set back; the next run sets it again.
-        w.sdk(&u)
-            .set_desired_capacity()
-            .auto_scaling_group_name("web")
-            .desired_capacity(2)
-            .send()
-            .await
-            .unwrap();
+        w.sdk(&u).desire("web", 2).await;
         assert_eq!(actions(&w, &u).await[0].1, first + n as i64 * MINUTE);
     }
     // The scheduler is down for five minutes: one late run, then on schedule again.
@@ -473,13 +462,7 @@ async fn requests_are_checked_listed_and_deleted_as_aws_does() {
     assert_eq!(actions(&w, &u).await.len(), 7);
 
     // A group deleted takes its actions with it.
-    w.sdk(&u)
-        .delete_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).force_delete("web").await;
     w.run_for(30).await;
     create_group(&w, &u, "web", "web@hotel", 1, 10, 2).await;
     assert!(actions(&w, &u).await.is_empty());

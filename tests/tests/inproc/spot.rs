@@ -4,6 +4,7 @@
 
 use crate::provisioning::{activities, converges};
 use aws_sdk_autoscaling::types::{InstancesDistribution, MixedInstancesPolicy};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
 use phantom_model::instance::Market;
 use phantom_seams::cloud::memory::Vm;
@@ -103,12 +104,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
     );
 
     // Scale-in keeps the split: at 3, 1 + 1 on-demand and 1 spot.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 3).await;
     converges(&w, &u, "sierra", "fleet", 3).await;
     let vms = w.sierra.vms();
     assert_eq!(
@@ -121,12 +117,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
 
     // No spot for t2.small now: the next type, and the activity says why.
     w.sierra.spot_short_of("t2.small", true);
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(5)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 5).await;
     converges(&w, &u, "sierra", "fleet", 5).await;
     let vms = w.sierra.vms();
     assert_eq!(of(&vms, Market::OnDemand).len(), 3);
@@ -202,12 +193,7 @@ async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
     // t2.micro's spot is gone and t2.small's costs more than the group pays: nothing launches,
     // and the activity says both.
     w.sierra.spot_short_of("t2.micro", true);
-    c.set_desired_capacity()
-        .auto_scaling_group_name("cheap")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("cheap", 3).await;
     let failed = failed_launch(&w, &u, "cheap").await;
     let message = failed.status_message().unwrap();
     assert!(
@@ -303,13 +289,7 @@ async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
     // No spot on hotel at all: the next VMs are spot on sierra, and their activity says why.
     w.hotel.spot_short_of("t2.micro", true);
     w.hotel.spot_short_of("t2.small", true);
-    w.sdk(&u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(4)
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).desire("fleet", 4).await;
     w.until(60, "2 spot VMs on sierra", async || {
         let n = crate::provisioning::in_service(&w, &u, "fleet").await.len();
         (n == 4 && w.sierra.alive().len() == 2).then_some(())
@@ -404,12 +384,8 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
         "SpotInstancePools option is only available with the lowest-price allocation strategy."
     );
     let second = sent("price-capacity-optimized", None);
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .mixed_instances_policy(second.clone())
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.mixed_instances_policy(second.clone()))
+        .await;
     assert_eq!(read().await, second);
 }
 

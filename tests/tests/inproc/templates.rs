@@ -8,6 +8,7 @@ use aws_sdk_autoscaling::types::{
     InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
     MixedInstancesPolicy,
 };
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, IMAGE};
 use phantom_seams::store::Directory;
 
@@ -62,12 +63,8 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
     // while the group uses it.
     create_lc(&w, &u, "old@hotel").await;
     create_group(&w, &u, "moving", "old@hotel", 0, 2, 1).await;
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("moving")
-        .launch_template(spec("web@hotel", "1"))
-        .send()
-        .await
-        .unwrap();
+    c.update("moving", |g| g.launch_template(spec("web@hotel", "1")))
+        .await;
     let g = group(&w, &u, "moving").await.unwrap();
     assert_eq!(g.launch_configuration_name(), None);
     assert_eq!(g.launch_template().unwrap().version(), Some("1"));
@@ -86,12 +83,7 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
     assert!(message.contains("stays on its cloud"), "{message}");
 
     // A template group is deleted like any other.
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .force_delete(true)
-        .send()
-        .await
-        .unwrap();
+    c.force_delete("web").await;
     w.until(10, "the template group gone", async || {
         group(&w, &u, "web").await.is_none().then_some(())
     })

@@ -4,6 +4,7 @@
 use crate::provisioning::{activities, converges, in_service};
 use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{Filter, LifecycleState, Tag};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_model::time::Clock;
@@ -32,24 +33,17 @@ async fn update_auto_scaling_group_changes_sizes_settings_and_launch_configurati
     let u = setup(&w, "update", 2).await;
     let c = w.sdk(&u);
     // A new MinSize above desired raises it; a new MaxSize below lowers it.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .min_size(3)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| g.min_size(3)).await;
     converges(&w, &u, "hotel", "web", 3).await;
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .min_size(0)
-        .max_size(1)
-        .health_check_grace_period(45)
-        .termination_policies("NewestInstance")
-        .new_instances_protected_from_scale_in(false)
-        .default_cooldown(120)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| {
+        g.min_size(0)
+            .max_size(1)
+            .health_check_grace_period(45)
+            .termination_policies("NewestInstance")
+            .new_instances_protected_from_scale_in(false)
+            .default_cooldown(120)
+    })
+    .await;
     converges(&w, &u, "hotel", "web", 1).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(
@@ -62,14 +56,12 @@ async fn update_auto_scaling_group_changes_sizes_settings_and_launch_configurati
 
     // A new launch configuration on the same cloud applies to VMs launched from now on.
     create_lc(&w, &u, "web2@hotel").await;
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web2@hotel")
-        .max_size(3)
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| {
+        g.launch_configuration_name("web2@hotel")
+            .max_size(3)
+            .desired_capacity(3)
+    })
+    .await;
     converges(&w, &u, "hotel", "web", 3).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.launch_configuration_name(), Some("web2@hotel"));
@@ -204,12 +196,7 @@ async fn tags_are_created_replaced_described_deleted_and_propagate_to_new_vms() 
         .unwrap();
     assert_eq!(by_tag.auto_scaling_groups().len(), 1);
     // A VM launched now carries the propagated tag; the others do not get it.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 2).await;
     converges(&w, &u, "hotel", "web", 2).await;
     let tagged = w
         .hotel
@@ -291,12 +278,7 @@ async fn terminate_instance_with_and_without_decrement_returns_its_activity() {
     let after = converges(&w, &u, "hotel", "web", 2).await;
     assert!(!after.contains(&ids[1]));
     // Below min, or an instance of no group: refused.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .min_size(2)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| g.min_size(2)).await;
     let message = invalid(
         c.terminate_instance_in_auto_scaling_group()
             .instance_id(&after[0])
@@ -363,12 +345,7 @@ async fn instance_health_and_protection() {
         .filter_map(|i| i.instance_id())
         .collect();
     assert_eq!(protected, [after[1].as_str()]);
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 1).await;
     assert_eq!(
         converges(&w, &u, "hotel", "web", 1).await,
         [after[1].clone()]
@@ -383,13 +360,10 @@ async fn instance_health_and_protection() {
     );
 
     // Within the grace period, and asked to respect it, an Unhealthy report is ignored.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .health_check_grace_period(300)
-        .desired_capacity(2)
-        .send()
-        .await
-        .unwrap();
+    c.update("web", |g| {
+        g.health_check_grace_period(300).desired_capacity(2)
+    })
+    .await;
     let two = converges(&w, &u, "hotel", "web", 2).await;
     let young = two.iter().find(|id| **id != after[1]).unwrap().clone();
     c.set_instance_health()
@@ -423,12 +397,7 @@ async fn suspended_processes_hold_back_what_they_name() {
         .collect();
     assert_eq!(names, ["Launch", "ReplaceUnhealthy"]);
     // No launch while Launch is suspended.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("web", 3).await;
     w.run_for(5).await;
     assert_eq!(w.hotel.alive().len(), 2);
     // A dead VM stays listed, Unhealthy, while ReplaceUnhealthy is suspended.
@@ -570,13 +539,7 @@ async fn terraforms_create_update_and_destroy_sequence() {
     assert_eq!(g.health_check_grace_period(), Some(300));
     assert_eq!(g.tags()[0].propagate_at_launch(), Some(true));
     // Update, then tags by DeleteTags + CreateOrUpdateTags.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .max_size(5)
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.max_size(5).desired_capacity(3)).await;
     c.delete_tags()
         .tags(tag("tf", "Name", "tf", true))
         .send()
@@ -589,14 +552,8 @@ async fn terraforms_create_update_and_destroy_sequence() {
         .unwrap();
     converges(&w, &u, "hotel", "tf", 3).await;
     // Destroy.
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .min_size(0)
-        .max_size(0)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.update("tf", |g| g.min_size(0).max_size(0).desired_capacity(0))
+        .await;
     w.until(60, "no instances", async || {
         group(&w, &u, "tf")
             .await
@@ -818,12 +775,7 @@ async fn nomads_sequence() {
     create_lc(&w, &u, "clients@sierra").await;
     create_group(&w, &u, "clients", "clients@sierra", 0, 6, 1).await;
     converges(&w, &u, "sierra", "clients", 1).await;
-    c.update_auto_scaling_group()
-        .auto_scaling_group_name("clients")
-        .desired_capacity(4)
-        .send()
-        .await
-        .unwrap();
+    c.update("clients", |g| g.desired_capacity(4)).await;
     let ids = converges(&w, &u, "sierra", "clients", 4).await;
 
     c.create_or_update_tags()

@@ -10,6 +10,7 @@ use aws_sdk_autoscaling::types::{
     CustomizedMetricSpecification, MetricType, PredefinedMetricSpecification,
     TargetTrackingConfiguration, TargetTrackingMetricDataQuery,
 };
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::Value;
@@ -502,12 +503,8 @@ async fn a_step_policy_runs_on_its_promql_alarm() {
     use serde_json::json;
     let (w, u) = tracked_group("tt-alarm", 2).await;
     w.sdk(&u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .default_instance_warmup(5)
-        .send()
-        .await
-        .expect("a warm-up of 5 s");
+        .update("web", |g| g.default_instance_warmup(5))
+        .await;
     let steps = [(0.0, Some(20.0), 1), (20.0, None, 3)].map(|(lower, upper, n)| {
         aws_sdk_autoscaling::types::StepAdjustment::builder()
             .metric_interval_lower_bound(lower)

@@ -5,6 +5,7 @@
 use crate::provisioning::{activities, converges};
 use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::{InstanceReusePolicy, LifecycleState, WarmPoolState};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_rules::reconcile::CloudState;
@@ -78,13 +79,7 @@ async fn pooled(
 }
 
 async fn set_desired(w: &World, u: &User, n: i32) {
-    w.sdk(u)
-        .set_desired_capacity()
-        .auto_scaling_group_name("web")
-        .desired_capacity(n)
-        .send()
-        .await
-        .expect("set-desired-capacity");
+    w.sdk(u).desire("web", n).await;
 }
 
 fn stopped_on_cloud(w: &World) -> BTreeSet<String> {
@@ -391,12 +386,8 @@ async fn across_clouds_the_pool_waits_where_the_next_vms_go() {
 
     // A refresh to web2@<cloud> replaces the pool's VM too.
     w.sdk(&u)
-        .update_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web2@hotel")
-        .send()
-        .await
-        .unwrap();
+        .update("web", |g| g.launch_configuration_name("web2@hotel"))
+        .await;
     w.sdk(&u)
         .start_instance_refresh()
         .auto_scaling_group_name("web")

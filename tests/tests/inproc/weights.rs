@@ -4,6 +4,7 @@
 //! capacity in units.
 
 use crate::spot::split;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{weighted_policy, World, IMAGE};
 use phantom_e2e::User;
 use phantom_model::instance::Market;
@@ -81,12 +82,7 @@ async fn capacity_counts_units_and_each_vm_shows_its_weight() {
     assert_eq!(w.sierra.launched_total(), 3);
 
     // To 5 units: the launch covers the one unit short with a whole t2.small (AWS's overage).
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(7)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 7).await;
     w.until(60, "8 units serving", async || {
         (serving(&w, &u).await.len() == 4).then_some(())
     })
@@ -95,12 +91,7 @@ async fn capacity_counts_units_and_each_vm_shows_its_weight() {
     assert_eq!(w.sierra.alive().len(), 4, "no more than covers 7 units");
 
     // Down to 3: VMs leave while the rest still covers 3 units, no further.
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 3).await;
     w.until(60, "2 VMs serving", async || {
         (serving(&w, &u).await.len() == 2 && w.sierra.alive().len() == 2).then_some(())
     })
@@ -110,12 +101,7 @@ async fn capacity_counts_units_and_each_vm_shows_its_weight() {
 
     // No room for t2.small: t2.micro, as many VMs as cover the units (one each).
     w.sierra.short_of("t2.small");
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(6)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 6).await;
     w.until(60, "6 units serving", async || {
         let now = serving(&w, &u).await;
         let units: i64 = now.iter().map(|(_, _, w)| w.parse::<i64>().unwrap()).sum();
@@ -277,12 +263,7 @@ async fn instance_requirements_choose_the_clouds_types_and_capacity_counts_vcpus
 
     // No room for c5.large: the next type that matches, m5.large.
     w.sierra.short_of("c5.large");
-    c.set_desired_capacity()
-        .auto_scaling_group_name("fleet")
-        .desired_capacity(12)
-        .send()
-        .await
-        .unwrap();
+    c.desire("fleet", 12).await;
     w.until(60, "12 vCPUs serving", async || {
         let now = serving(&w, &u).await;
         let units: i64 = now.iter().map(|(_, _, w)| w.parse::<i64>().unwrap()).sum();

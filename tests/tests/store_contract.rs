@@ -16,8 +16,8 @@ use phantom_rules::reconcile::{Lifecycle, Member};
 use phantom_rules::schedule;
 use phantom_rules::spread::{Hold, Holds};
 use phantom_seams::store::{
-    Backoff, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, MetricAuth,
-    MetricSource, Record, Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
+    Backoff, Claim, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, MetricAuth,
+    MetricSource, Page, Record, Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -302,7 +302,7 @@ async fn contract(s: &dyn Store, u: &str) {
         Err(StoreError::Exists)
     );
     let page: Vec<String> = s
-        .launch_configs(&alice, None, Some("api"), 10)
+        .launch_configs(&alice, listing(None, Some("api"), 10))
         .await
         .unwrap()
         .into_iter()
@@ -312,9 +312,7 @@ async fn contract(s: &dyn Store, u: &str) {
     let named = s
         .launch_configs(
             &alice,
-            Some(&["web".into(), "zz".into(), "api".into()]),
-            None,
-            10,
+            listing(Some(&["web".into(), "zz".into(), "api".into()]), None, 10),
         )
         .await
         .unwrap();
@@ -323,7 +321,7 @@ async fn contract(s: &dyn Store, u: &str) {
         ["api", "web"]
     );
     assert!(s
-        .launch_configs(&bob, None, None, 10)
+        .launch_configs(&bob, listing(None, None, 10))
         .await
         .unwrap()
         .is_empty());
@@ -371,7 +369,7 @@ async fn contract(s: &dyn Store, u: &str) {
     assert_eq!(watched().await, [("hotel".to_string(), 2)]);
     assert_eq!(s.unwatch(&alice, "hotel").await, Err(StoreError::Conflict));
     let gs = s
-        .groups(&alice, None, None, 10, &|g| g.name != "g2")
+        .groups(&alice, listing(None, None, 10), &|g| g.name != "g2")
         .await
         .unwrap();
     assert_eq!(
@@ -430,25 +428,25 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // The lease: one holder at a time, until it runs out; given back only at an unchanged version.
     assert!(matches!(
-        s.take_lease(&alice, "g1", "h1", 1_000, 60_000)
+        s.take_lease(claim(&alice, "g1", "h1", 1_000, 60_000))
             .await
             .unwrap(),
         Lease::Taken(_)
     ));
     assert!(matches!(
-        s.take_lease(&alice, "g1", "h2", 2_000, 60_000)
+        s.take_lease(claim(&alice, "g1", "h2", 2_000, 60_000))
             .await
             .unwrap(),
         Lease::Busy
     ));
     assert!(matches!(
-        s.take_lease(&alice, "nope", "h2", 2_000, 60_000)
+        s.take_lease(claim(&alice, "nope", "h2", 2_000, 60_000))
             .await
             .unwrap(),
         Lease::NoGroup
     ));
     let Lease::Taken(g) = s
-        .take_lease(&alice, "g1", "h2", 62_000, 60_000)
+        .take_lease(claim(&alice, "g1", "h2", 62_000, 60_000))
         .await
         .unwrap()
     else {
@@ -468,7 +466,7 @@ async fn contract(s: &dyn Store, u: &str) {
         .unwrap();
     // Given up whatever the version, by its holder only.
     assert!(matches!(
-        s.take_lease(&alice, "g1", "h3", 70_000, 60_000)
+        s.take_lease(claim(&alice, "g1", "h3", 70_000, 60_000))
             .await
             .unwrap(),
         Lease::Taken(_)
@@ -479,22 +477,22 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     s.release_lease(&alice, "g1", "h3", None).await.unwrap();
     assert!(matches!(
-        s.take_lease(&alice, "g1", "h4", 70_001, 60_000)
+        s.take_lease(claim(&alice, "g1", "h4", 70_001, 60_000))
             .await
             .unwrap(),
         Lease::Taken(_)
     ));
     // Renewed by its holder only: past its first end, still the holder's.
     assert!(!s
-        .renew_lease(&alice, "g1", "h3", 80_000, 60_000)
+        .renew_lease(claim(&alice, "g1", "h3", 80_000, 60_000))
         .await
         .unwrap());
     assert!(s
-        .renew_lease(&alice, "g1", "h4", 120_000, 60_000)
+        .renew_lease(claim(&alice, "g1", "h4", 120_000, 60_000))
         .await
         .unwrap());
     assert!(matches!(
-        s.take_lease(&alice, "g1", "h5", 140_000, 60_000)
+        s.take_lease(claim(&alice, "g1", "h5", 140_000, 60_000))
             .await
             .unwrap(),
         Lease::Busy
@@ -502,11 +500,11 @@ async fn contract(s: &dyn Store, u: &str) {
     s.release_lease(&alice, "g1", "h4", None).await.unwrap();
     // Given back, it is no one's to renew.
     assert!(!s
-        .renew_lease(&alice, "g1", "h4", 140_000, 60_000)
+        .renew_lease(claim(&alice, "g1", "h4", 140_000, 60_000))
         .await
         .unwrap());
     assert!(!s
-        .renew_lease(&alice, "nope", "h4", 140_000, 60_000)
+        .renew_lease(claim(&alice, "nope", "h4", 140_000, 60_000))
         .await
         .unwrap());
 
@@ -1402,5 +1400,25 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             matches!(refused, Some(StoreError::Corrupt(m)) if m.contains(member)),
             "{sk} {member}"
         );
+    }
+}
+
+fn listing<'a>(names: Option<&'a [String]>, after: Option<&'a str>, want: usize) -> Page<'a> {
+    Page { names, after, want }
+}
+
+fn claim<'a>(
+    user: &'a str,
+    group: &'a str,
+    holder: &'a str,
+    now_ms: i64,
+    ttl_ms: i64,
+) -> Claim<'a> {
+    Claim {
+        user,
+        group,
+        holder,
+        now_ms,
+        ttl_ms,
     }
 }

@@ -47,7 +47,7 @@ use phantom_seams::cloud::{
 };
 use phantom_seams::publish::Publisher;
 use phantom_seams::queue::{Received, Reconcile, StateChange, Work, WorkQueue};
-use phantom_seams::store::{CloudRecord, Lease, Record, Store, StoreError};
+use phantom_seams::store::{Claim, CloudRecord, Lease, Record, Store, StoreError};
 use phantom_seams::wiring::Seams;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -279,17 +279,23 @@ impl Provisioner {
         outcome
     }
 
+    /// `holder`'s claim on the group's lease, from now.
+    fn claim<'a>(&self, msg: &'a Reconcile, holder: &'a str) -> Claim<'a> {
+        Claim {
+            user: &msg.owner,
+            group: &msg.group,
+            holder,
+            now_ms: self.clock.now_ms(),
+            ttl_ms: LEASE_MS,
+        }
+    }
+
     /// Renews `holder`'s lease on the group every `RENEW_EVERY` while it holds it; between rounds
     /// (the lease given back) a renewal finds it not `holder`'s and changes nothing.
     async fn renew(&self, msg: &Reconcile, holder: &str) -> std::convert::Infallible {
         loop {
             tokio::time::sleep(RENEW_EVERY).await;
-            let now = self.clock.now_ms();
-            if let Err(e) = self
-                .store
-                .renew_lease(&msg.owner, &msg.group, holder, now, LEASE_MS)
-                .await
-            {
+            if let Err(e) = self.store.renew_lease(self.claim(msg, holder)).await {
                 tracing::warn!(group = msg.group, error = %e, "could not renew the lease; it runs out unless the next renewal succeeds");
             }
         }
@@ -305,12 +311,7 @@ impl Provisioner {
     ) -> Result<Outcome, StoreError> {
         let mut total = (0, 0);
         for _ in 0..MAX_ROUNDS {
-            let now = self.clock.now_ms();
-            let g = match self
-                .store
-                .take_lease(&msg.owner, &msg.group, holder, now, LEASE_MS)
-                .await?
-            {
+            let g = match self.store.take_lease(self.claim(msg, holder)).await? {
                 Lease::Taken(g) => {
                     *held = true;
                     g

@@ -55,10 +55,7 @@ impl Provisioner {
     async fn sweep_pair(&self, s: &Sweep) -> Result<SweepReport, StoreError> {
         let mut report = SweepReport::default();
         let owner = s.owner.as_str();
-        let groups = self
-            .store
-            .groups(owner, None, None, usize::MAX, &|_| true)
-            .await?;
+        let groups = self.store.all_groups(owner).await?;
         let here: Vec<&Group> = groups.iter().filter(|g| g.cloud == s.cloud).collect();
         report.groups = here.len();
         // A group across clouds is looked at on all of them by its own round: one reconcile per

@@ -5,6 +5,7 @@ use phantom_model::response;
 use phantom_rules::group::{matches_filters, parse_filters};
 use phantom_rules::identity::Caller;
 use phantom_rules::reconcile::Member;
+use phantom_seams::store::Page;
 use phantom_wire::paging;
 use phantom_wire::ApiResult;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,9 +23,11 @@ pub async fn run(
         .store
         .groups(
             &caller.user,
-            wanted.as_deref(),
-            after.as_deref(),
-            limit + 1,
+            Page {
+                names: wanted.as_deref(),
+                after: after.as_deref(),
+                want: limit + 1,
+            },
             &|g| matches_filters(&g.settings.tags, &filters),
         )
         .await?;

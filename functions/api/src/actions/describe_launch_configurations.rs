@@ -3,6 +3,7 @@ use crate::App;
 use phantom_model::request::DescribeLaunchConfigurations;
 use phantom_model::response;
 use phantom_rules::identity::Caller;
+use phantom_seams::store::Page;
 use phantom_wire::paging;
 use phantom_wire::ApiResult;
 
@@ -16,7 +17,14 @@ pub async fn run(
     let wanted = names(input.launch_configuration_names);
     let found = app
         .store
-        .launch_configs(&caller.user, wanted.as_deref(), after.as_deref(), limit + 1)
+        .launch_configs(
+            &caller.user,
+            Page {
+                names: wanted.as_deref(),
+                after: after.as_deref(),
+                want: limit + 1,
+            },
+        )
         .await?;
     let page = paging::page(found, limit, |lc| &lc.name);
     Ok(response::DescribeLaunchConfigurations {

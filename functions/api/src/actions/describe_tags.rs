@@ -14,10 +14,7 @@ pub async fn run(
     let limit = paging::max_records(input.paging.max_records)?;
     let after = paging::resume_after(input.paging.next_token.as_deref())?;
     let filters = tags::parse_filters(&input.filters)?;
-    let groups = app
-        .store
-        .groups(&caller.user, None, None, usize::MAX, &|_| true)
-        .await?;
+    let groups = app.store.all_groups(&caller.user).await?;
     let mut found: Vec<&tags::TagDescription> = groups
         .iter()
         .flat_map(|g| &g.settings.tags)

@@ -350,10 +350,7 @@ async fn groups_named_or_all(
 ) -> ApiResult<Vec<phantom_rules::group::Group>> {
     match name {
         Some(name) => Ok(vec![group_named(app, caller, name).await?]),
-        None => Ok(app
-            .store
-            .groups(&caller.user, None, None, usize::MAX, &|_| true)
-            .await?),
+        None => Ok(app.store.all_groups(&caller.user).await?),
     }
 }
 

@@ -338,10 +338,7 @@ async fn rotate_key(app: &App, input: OfUser) -> Result<shapes::Rotated, Failure
 async fn user_groups(app: &App, input: OfUser) -> Result<shapes::Groups, Failure> {
     let name: &str = &input.user_name;
     existing(app, name).await?;
-    let groups = app
-        .store
-        .groups(name, None, None, usize::MAX, &|_| true)
-        .await?;
+    let groups = app.store.all_groups(name).await?;
     let members = app.store.all_instances(name).await?;
     let list = groups
         .iter()

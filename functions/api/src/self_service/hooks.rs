@@ -143,11 +143,7 @@ pub async fn groups_of(
     name: Option<&str>,
 ) -> Result<Vec<Group>, Failure> {
     Ok(match name {
-        None => {
-            app.store
-                .groups(&caller.user, None, None, usize::MAX, &|_| true)
-                .await?
-        }
+        None => app.store.all_groups(&caller.user).await?,
         Some(name) => vec![app
             .store
             .group(&caller.user, name)

@@ -194,18 +194,45 @@ pub trait LaunchConfigs: Send + Sync {
     /// `NotFound`, or `InUse` with the names of the groups using it (sorted).
     async fn delete_launch_config(&self, user: &str, name: &str) -> StoreResult<()>;
     async fn launch_config(&self, user: &str, name: &str) -> StoreResult<Option<LaunchConfig>>;
-    /// Up to `want` in name order after `after`, all or only `names`.
-    async fn launch_configs(
-        &self,
-        user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
-    ) -> StoreResult<Vec<LaunchConfig>>;
+    async fn launch_configs(&self, user: &str, page: Page<'_>) -> StoreResult<Vec<LaunchConfig>>;
+}
+
+/// A page of a list in name order: up to `want` after `after`, of all or only `names`.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    pub names: Option<&'a [String]>,
+    pub after: Option<&'a str>,
+    pub want: usize,
+}
+
+impl Page<'_> {
+    /// Everything, in one page.
+    pub const ALL: Page<'static> = Page {
+        names: None,
+        after: None,
+        want: usize::MAX,
+    };
 }
 
 /// A filter on groups as they are read.
 pub type GroupFilter<'a> = &'a (dyn Fn(&Group) -> bool + Send + Sync);
+
+/// A holder's claim on a group's lease, made at `now_ms` for `ttl_ms`.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim<'a> {
+    pub user: &'a str,
+    pub group: &'a str,
+    pub holder: &'a str,
+    pub now_ms: i64,
+    pub ttl_ms: i64,
+}
+
+impl Claim<'_> {
+    /// When the lease runs out if nobody renews it.
+    pub fn until_ms(&self) -> i64 {
+        self.now_ms + self.ttl_ms
+    }
+}
 
 /// Auto Scaling groups: what the user asks for.
 #[async_trait]
@@ -215,15 +242,17 @@ pub trait Groups: Send + Sync {
     /// `Limit` if the user has `MAX_GROUPS`.
     async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
     async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
-    /// Up to `want` groups in name order after `after` that pass `keep`, all or only `names`.
+    /// The groups of `page` that pass `keep`.
     async fn groups(
         &self,
         user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
+        page: Page<'_>,
         keep: GroupFilter<'_>,
     ) -> StoreResult<Vec<Group>>;
+    /// Every group of the user's.
+    async fn all_groups(&self, user: &str) -> StoreResult<Vec<Group>> {
+        self.groups(user, Page::ALL, &|_| true).await
+    }
     /// Compare-and-set of the desired capacity of group `g` as read: `Conflict` if it changed since
     /// (another version) or is another group of the same name (another id). Version + 1.
     async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()>;
@@ -254,27 +283,13 @@ pub trait Groups: Send + Sync {
 /// What the provisioner keeps: the lease on a group, instance records, scaling activities.
 #[async_trait]
 pub trait Fleet: Send + Sync {
-    /// Takes the group's lease until `now_ms + ttl_ms` if nobody holds it (or theirs ran out) and
+    /// Takes the group's lease until the claim's end if nobody holds it (or theirs ran out) and
     /// returns the group as it stands, in one conditional write.
-    async fn take_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<Lease>;
-    /// Extends the lease to `now_ms + ttl_ms` while it is still `holder`'s (a holder at work
-    /// renews it, so that a short lease runs out soon only for a holder that died): false if it
-    /// is not (given back, or run out and taken by another).
-    async fn renew_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<bool>;
+    async fn take_lease(&self, claim: Claim<'_>) -> StoreResult<Lease>;
+    /// Extends the lease to the claim's end while it is still the claim's holder's (a holder at
+    /// work renews it, so that a short lease runs out soon only for a holder that died): false if
+    /// it is not (given back, or run out and taken by another).
+    async fn renew_lease(&self, claim: Claim<'_>) -> StoreResult<bool>;
     /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
     /// meanwhile fails this with `Conflict`, and the holder reconciles again. With no version, the
     /// holder gives it up whatever changed (it stops early and a queued message carries on).

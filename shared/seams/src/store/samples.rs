@@ -2,7 +2,7 @@
 //! read, `group_metrics::samples` applied. For a user's scrape, the api's scrape of every user's
 //! groups and the health check's CloudWatch lines.
 
-use super::{Store, StoreResult};
+use super::{Page, Store, StoreResult};
 use futures::stream::{self, StreamExt};
 use phantom_rules::group::Group;
 use phantom_rules::group_metrics::{self, GroupSamples};
@@ -18,9 +18,7 @@ const PARALLEL: usize = 16;
 /// of groups (each paged by the store at 1 MB), none of instances if no group has metrics.
 pub async fn of_user(store: &dyn Store, user: &str) -> StoreResult<Vec<GroupSamples>> {
     let groups = store
-        .groups(user, None, None, usize::MAX, &|g| {
-            !g.settings.enabled_metrics.is_empty()
-        })
+        .groups(user, Page::ALL, &|g| !g.settings.enabled_metrics.is_empty())
         .await?;
     if groups.is_empty() {
         return Ok(Vec::new());
@@ -83,7 +81,7 @@ pub async fn groups_of_due(store: &dyn Store, due: &[(String, String)]) -> Vec<D
             let read = async {
                 if names.len() >= BY_USER {
                     return store
-                        .groups(&user, None, None, usize::MAX, &|g| names.contains(&g.name))
+                        .groups(&user, Page::ALL, &|g| names.contains(&g.name))
                         .await;
                 }
                 let mut found = Vec::new();

@@ -4,26 +4,20 @@ use super::*;
 
 #[async_trait]
 impl Fleet for DynamoStore {
-    async fn take_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<Lease> {
+    async fn take_lease(&self, claim: Claim<'_>) -> StoreResult<Lease> {
+        let Claim { user, group, .. } = claim;
         let result = self
             .db
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .set_key(Some(key(owner(user), format!("{ASG}{group}"))))
             .update_expression("SET lease_owner = :h, lease_until = :until")
             .condition_expression(
                 "attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :h)",
             )
-            .expression_attribute_values(":h", s(holder))
-            .expression_attribute_values(":until", n(now_ms + ttl_ms))
-            .expression_attribute_values(":now", n(now_ms))
+            .expression_attribute_values(":h", s(claim.holder))
+            .expression_attribute_values(":until", n(claim.until_ms()))
+            .expression_attribute_values(":now", n(claim.now_ms))
             .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
@@ -45,7 +39,7 @@ impl Fleet for DynamoStore {
                 let exists = match c.item() {
                     Some(_) => true,
                     None => self
-                        .get(owner(user), format!("{ASG}{name}"))
+                        .get(owner(user), format!("{ASG}{group}"))
                         .await?
                         .is_some(),
                 };
@@ -54,23 +48,19 @@ impl Fleet for DynamoStore {
         }
     }
 
-    async fn renew_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<bool> {
+    async fn renew_lease(&self, claim: Claim<'_>) -> StoreResult<bool> {
         let result = self
             .db
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .set_key(Some(key(
+                owner(claim.user),
+                format!("{ASG}{}", claim.group),
+            )))
             .update_expression("SET lease_until = :until")
             .condition_expression("lease_owner = :h")
-            .expression_attribute_values(":h", s(holder))
-            .expression_attribute_values(":until", n(now_ms + ttl_ms))
+            .expression_attribute_values(":h", s(claim.holder))
+            .expression_attribute_values(":until", n(claim.until_ms()))
             .send()
             .await;
         match conditional(result, StoreError::Conflict) {

@@ -60,28 +60,15 @@ impl Groups for DynamoStore {
     async fn groups(
         &self,
         user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
+        page: Page<'_>,
         keep: GroupFilter<'_>,
     ) -> StoreResult<Vec<Group>> {
-        let items = match names {
-            // An unreadable item passes the filter here and fails loudly below.
-            None => {
-                self.query_prefix(&owner(user), ASG, after, want, |i| {
-                    Self::group_from(i).map_or(true, |g| keep(&g))
-                })
-                .await?
-            }
-            Some(names) => {
-                let sks: Vec<String> = names
-                    .iter()
-                    .filter(|n| after.is_none_or(|a| n.as_str() > a))
-                    .map(|n| format!("{ASG}{n}"))
-                    .collect();
-                self.batch_get(&owner(user), &sks).await?
-            }
-        };
+        // An unreadable item passes the filter here and fails loudly below.
+        let items = self
+            .page_of(user, ASG, page, |i| {
+                Self::group_from(i).map_or(true, |g| keep(&g))
+            })
+            .await?;
         let mut groups = Vec::new();
         for item in &items {
             let g = Self::group_from(item)?;
@@ -89,9 +76,7 @@ impl Groups for DynamoStore {
                 groups.push(g);
             }
         }
-        groups.sort_by(|a, b| a.name.cmp(&b.name));
-        groups.truncate(want);
-        Ok(groups)
+        Ok(in_order(groups, |g| &g.name, page.want))
     }
 
     async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()> {

@@ -87,34 +87,13 @@ impl LaunchConfigs for DynamoStore {
             .transpose()
     }
 
-    async fn launch_configs(
-        &self,
-        user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
-    ) -> StoreResult<Vec<LaunchConfig>> {
-        let items = match names {
-            None => {
-                self.query_prefix(&owner(user), LC, after, want, |_| true)
-                    .await?
-            }
-            Some(names) => {
-                let sks: Vec<String> = names
-                    .iter()
-                    .filter(|n| after.is_none_or(|a| n.as_str() > a))
-                    .map(|n| format!("{LC}{n}"))
-                    .collect();
-                self.batch_get(&owner(user), &sks).await?
-            }
-        };
-        let mut lcs = items
+    async fn launch_configs(&self, user: &str, page: Page<'_>) -> StoreResult<Vec<LaunchConfig>> {
+        let items = self.page_of(user, LC, page, |_| true).await?;
+        let lcs = items
             .iter()
             .map(Self::launch_config_from)
             .collect::<StoreResult<Vec<_>>>()?;
-        lcs.sort_by(|a, b| a.name.cmp(&b.name));
-        lcs.truncate(want);
-        Ok(lcs)
+        Ok(in_order(lcs, |lc| &lc.name, page.want))
     }
 }
 

@@ -34,10 +34,10 @@ mod launch_configs;
 use item::*;
 
 use super::{
-    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, MetricAuth, MetricSource, PairView, PulseLease, Record, StoreError,
-    StoreResult, Usage, Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY,
-    SORT_KEY, TTL_ATTRIBUTE,
+    activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
+    Groups, LaunchConfigs, Lease, MetricAuth, MetricSource, Page, PairView, PulseLease, Record,
+    StoreError, StoreResult, Usage, Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS,
+    PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -203,6 +203,32 @@ impl DynamoStore {
     }
 
     /// Items of one partition by sort keys, in any order; absent ones are skipped.
+    /// The user's items of kind `prefix` in `page` (by query, or by key when it names them) that
+    /// pass `keep`; not yet in order.
+    async fn page_of(
+        &self,
+        user: &str,
+        prefix: &str,
+        page: Page<'_>,
+        keep: impl Fn(&Item) -> bool,
+    ) -> StoreResult<Vec<Item>> {
+        let pk = owner(user);
+        match page.names {
+            None => {
+                self.query_prefix(&pk, prefix, page.after, page.want, keep)
+                    .await
+            }
+            Some(names) => {
+                let sks: Vec<String> = names
+                    .iter()
+                    .filter(|n| page.after.is_none_or(|a| n.as_str() > a))
+                    .map(|n| format!("{prefix}{n}"))
+                    .collect();
+                self.batch_get(&pk, &sks).await
+            }
+        }
+    }
+
     async fn batch_get(&self, pk: &str, sks: &[String]) -> StoreResult<Vec<Item>> {
         let mut out = Vec::new();
         let mut unique: Vec<&String> = sks.iter().collect();
@@ -231,4 +257,11 @@ impl DynamoStore {
         }
         Ok(out)
     }
+}
+
+/// The first `want` of `all` by name.
+fn in_order<T>(mut all: Vec<T>, name: impl Fn(&T) -> &String, want: usize) -> Vec<T> {
+    all.sort_by(|a, b| name(a).cmp(name(b)));
+    all.truncate(want);
+    all
 }

@@ -7,22 +7,15 @@ use phantom_rules::group::GroupRules;
 
 #[async_trait]
 impl Fleet for MemoryStore {
-    async fn take_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<Lease> {
+    async fn take_lease(&self, claim: Claim<'_>) -> StoreResult<Lease> {
         let out = {
             let mut st = self.state(1);
-            match st.groups.get_mut(&owned(user, name)) {
+            match st.groups.get_mut(&owned(claim.user, claim.group)) {
                 None => Lease::NoGroup,
                 Some(s) => match &s.lease {
-                    Some((h, until)) if *until >= now_ms && h != holder => Lease::Busy,
+                    Some((h, until)) if *until >= claim.now_ms && h != claim.holder => Lease::Busy,
                     _ => {
-                        s.lease = Some((holder.to_string(), now_ms + ttl_ms));
+                        s.lease = Some((claim.holder.to_string(), claim.until_ms()));
                         Lease::Taken(Box::new(s.group.clone()))
                     }
                 },
@@ -31,19 +24,12 @@ impl Fleet for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn renew_lease(
-        &self,
-        user: &str,
-        name: &str,
-        holder: &str,
-        now_ms: i64,
-        ttl_ms: i64,
-    ) -> StoreResult<bool> {
+    async fn renew_lease(&self, claim: Claim<'_>) -> StoreResult<bool> {
         let out = {
             let mut st = self.state(1);
-            match st.groups.get_mut(&owned(user, name)) {
-                Some(s) if s.lease.as_ref().is_some_and(|(h, _)| h == holder) => {
-                    s.lease = Some((holder.to_string(), now_ms + ttl_ms));
+            match st.groups.get_mut(&owned(claim.user, claim.group)) {
+                Some(s) if s.lease.as_ref().is_some_and(|(h, _)| h == claim.holder) => {
+                    s.lease = Some((claim.holder.to_string(), claim.until_ms()));
                     true
                 }
                 _ => false,

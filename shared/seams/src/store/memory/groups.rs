@@ -57,18 +57,13 @@ impl Groups for MemoryStore {
     async fn groups(
         &self,
         user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
+        page: Page<'_>,
         keep: GroupFilter<'_>,
     ) -> StoreResult<Vec<Group>> {
         let out = {
             let st = self.state(1);
             let mine = of_user(&st.groups, user).map(|(n, s)| (n, &s.group));
-            page(mine, names, after, want, keep)
-                .into_iter()
-                .cloned()
-                .collect()
+            paged(mine, page, keep).into_iter().cloned().collect()
         };
         self.done(Ok(out)).await
     }

@@ -52,17 +52,11 @@ impl LaunchConfigs for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn launch_configs(
-        &self,
-        user: &str,
-        names: Option<&[String]>,
-        after: Option<&str>,
-        want: usize,
-    ) -> StoreResult<Vec<LaunchConfig>> {
+    async fn launch_configs(&self, user: &str, page: Page<'_>) -> StoreResult<Vec<LaunchConfig>> {
         let out = {
             let st = self.state(1);
             let mine = of_user(&st.lcs, user);
-            page(mine, names, after, want, |_| true)
+            paged(mine, page, |_| true)
                 .into_iter()
                 .map(|(lc, _)| lc.clone())
                 .collect()

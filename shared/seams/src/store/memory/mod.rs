@@ -11,9 +11,9 @@ mod groups;
 mod launch_configs;
 
 use super::{
-    activity_key, Backoff, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter, Groups,
-    LaunchConfigs, Lease, Record, StoreError, StoreResult, Usage, Watched, MAX_GROUPS,
-    MAX_LAUNCH_CONFIGS,
+    activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
+    Groups, LaunchConfigs, Lease, Page, Record, StoreError, StoreResult, Usage, Watched,
+    MAX_GROUPS, MAX_LAUNCH_CONFIGS,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -152,17 +152,15 @@ fn of_user<'a, V>(
 }
 
 /// Names in order after `after` (exclusive) that pass `keep`, at most `want`, all or only `names`.
-fn page<'a, T: 'a>(
+fn paged<'a, T: 'a>(
     all: impl Iterator<Item = (&'a String, &'a T)>,
-    names: Option<&[String]>,
-    after: Option<&str>,
-    want: usize,
+    page: Page<'_>,
     keep: impl Fn(&T) -> bool,
 ) -> Vec<&'a T> {
-    all.filter(|(name, _)| names.is_none_or(|ns| ns.contains(name)))
-        .filter(|(name, _)| after.is_none_or(|a| name.as_str() > a))
+    all.filter(|(name, _)| page.names.is_none_or(|ns| ns.contains(name)))
+        .filter(|(name, _)| page.after.is_none_or(|a| name.as_str() > a))
         .filter(|(_, v)| keep(v))
-        .take(want)
+        .take(page.want)
         .map(|(_, v)| v)
         .collect()
 }

@@ -29,13 +29,7 @@ async fn run(setup: Setup) -> ((u64, u64), (u64, u64)) {
     let u = w.user("bench").await;
     let c = w.sdk(&u);
     w.hotel.add_balancer(&source(TG, None).unwrap(), 0);
-    c.create_launch_configuration()
-        .launch_configuration_name("web@hotel")
-        .image_id(phantom_e2e::world::IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .unwrap();
+    c.create_lc("web@hotel").await;
     let mut create = c
         .create_auto_scaling_group()
         .auto_scaling_group_name("web")

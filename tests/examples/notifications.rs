@@ -27,22 +27,8 @@ async fn run(tell: bool) -> Run {
     let c = w.sdk(&u);
     w.publisher.create(TOPIC);
     w.publisher.create(QUEUE);
-    c.create_launch_configuration()
-        .launch_configuration_name("web@hotel")
-        .image_id(phantom_e2e::world::IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .unwrap();
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .launch_configuration_name("web@hotel")
-        .min_size(0)
-        .max_size(N)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.create_lc("web@hotel").await;
+    c.create_group("web", "web@hotel", (0, N, 0)).await;
     let mut hook = c
         .put_lifecycle_hook()
         .auto_scaling_group_name("web")

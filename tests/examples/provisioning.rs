@@ -180,15 +180,7 @@ async fn main() {
             .send()
             .await
             .unwrap();
-        asg.create_auto_scaling_group()
-            .auto_scaling_group_name("crowd")
-            .launch_configuration_name("crowd@hotel")
-            .min_size(1)
-            .max_size(1)
-            .desired_capacity(1)
-            .send()
-            .await
-            .unwrap();
+        asg.create_group("crowd", "crowd@hotel", (1, 1, 1)).await;
     }
     if others > 0 {
         println!(
@@ -232,15 +224,7 @@ async fn main() {
     let owner = user.name.as_str();
 
     // 1. Scale-out latency.
-    asg.create_auto_scaling_group()
-        .auto_scaling_group_name("out")
-        .launch_configuration_name("bench@hotel")
-        .min_size(0)
-        .max_size(10)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    asg.create_group("out", "bench@hotel", (0, 10, 0)).await;
     let mut scale_out = Vec::new();
     let mut out_in_service = Vec::new();
     for _ in 0..runs {
@@ -256,15 +240,7 @@ async fn main() {
     }
 
     // 2. Replacement latency.
-    asg.create_auto_scaling_group()
-        .auto_scaling_group_name("heal")
-        .launch_configuration_name("bench@hotel")
-        .min_size(3)
-        .max_size(3)
-        .desired_capacity(3)
-        .send()
-        .await
-        .unwrap();
+    asg.create_group("heal", "bench@hotel", (3, 3, 3)).await;
     wait_for(&ec2, owner, "heal", |ids| ids.len() == 3).await;
     // Phantom's own measure of the same replacements, from its operating metrics.
     let out = stack().phantomctl(&["user", "scrape", "admin"]);
@@ -333,15 +309,7 @@ async fn main() {
         cloud: "hotel".into(),
         view: None,
     };
-    asg.create_auto_scaling_group()
-        .auto_scaling_group_name("big")
-        .launch_configuration_name("bench@hotel")
-        .min_size(0)
-        .max_size(1000)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    asg.create_group("big", "bench@hotel", (0, 1000, 0)).await;
     let mut sweeps = Vec::new();
     for n in [10usize, 100, 1000] {
         asg.desire("big", n as i32).await;

@@ -27,15 +27,8 @@ async fn ready(asg: &Asg, group: &str, until_in_service: impl AsyncFn(&Asg) -> b
             .send()
             .await;
     }
-    asg.create_auto_scaling_group()
-        .auto_scaling_group_name(group)
-        .launch_configuration_name("bench-old@hotel")
-        .min_size(0)
-        .max_size(2 * VMS)
-        .desired_capacity(VMS)
-        .send()
-        .await
-        .expect("create-auto-scaling-group");
+    asg.create_group(group, "bench-old@hotel", (0, 2 * VMS, VMS))
+        .await;
     while !until_in_service(asg).await {}
     asg.update(group, |g| g.launch_configuration_name("bench-new@hotel"))
         .await;

@@ -9,6 +9,7 @@
 //! (`?users=all`): with the default counts, 1,010 groups.
 
 use phantom_e2e::stack;
+use phantom_e2e::steps::Steps;
 use std::process::Command;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -28,13 +29,7 @@ async fn main() {
         let u = s.new_user("scrape");
         s.set_limits(&u, 1000.0, 1000.0);
         let c = s.sdk(&u);
-        c.create_launch_configuration()
-            .launch_configuration_name("web@hotel")
-            .image_id(phantom_e2e::world::IMAGE)
-            .instance_type("t2.micro")
-            .send()
-            .await
-            .expect("a launch configuration");
+        c.create_lc("web@hotel").await;
         let all: Vec<usize> = (0..n).collect();
         for chunk in all.chunks(8) {
             let tasks: Vec<_> = chunk
@@ -43,15 +38,7 @@ async fn main() {
                     let c = c.clone();
                     tokio::spawn(async move {
                         let name = format!("g{i:04}");
-                        c.create_auto_scaling_group()
-                            .auto_scaling_group_name(&name)
-                            .launch_configuration_name("web@hotel")
-                            .min_size(0)
-                            .max_size(4)
-                            .desired_capacity(0)
-                            .send()
-                            .await
-                            .expect("a group");
+                        c.create_group(&name, "web@hotel", (0, 4, 0)).await;
                         c.enable_metrics_collection()
                             .auto_scaling_group_name(&name)
                             .granularity("1Minute")

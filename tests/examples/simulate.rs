@@ -22,7 +22,8 @@
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
 
-use phantom_e2e::world::{World, IMAGE, PULSE_VISIBILITY_MS};
+use phantom_e2e::steps::Steps;
+use phantom_e2e::world::{World, PULSE_VISIBILITY_MS};
 use phantom_model::time::Clock;
 use phantom_rules::pulse::Cadence;
 use phantom_seams::cloud::memory::MemoryCloud;
@@ -238,13 +239,7 @@ async fn run(scale: f64) -> Outcome {
     for u in &people {
         let asg = w.sdk(u);
         for cloud in CLOUDS {
-            asg.create_launch_configuration()
-                .launch_configuration_name(format!("web@{cloud}"))
-                .image_id(IMAGE)
-                .instance_type("t2.micro")
-                .send()
-                .await
-                .expect("create-launch-configuration");
+            asg.create_lc(&format!("web@{cloud}")).await;
         }
         for g in 0..GROUPS_PER_USER {
             asg.create_auto_scaling_group()

@@ -10,6 +10,7 @@
 //! all 20 units are InService, the split, and a minute of health sweeps once settled.
 
 use aws_sdk_autoscaling::types::{InstancesDistribution, Tag};
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{weighted_policy, World, IMAGE};
 use phantom_model::instance::Market;
 use phantom_seams::metrics::calls;
@@ -71,13 +72,7 @@ async fn create(w: &World, user: &phantom_e2e::User, group: Group) {
         ))
     } else {
         for cloud in ["hotel", "sierra"] {
-            asg.create_launch_configuration()
-                .launch_configuration_name(format!("bench@{cloud}"))
-                .image_id(IMAGE)
-                .instance_type("t2.micro")
-                .send()
-                .await
-                .expect("create-launch-configuration");
+            asg.create_lc(&format!("bench@{cloud}")).await;
         }
         call.launch_configuration_name("bench@hotel")
     };

@@ -27,15 +27,8 @@ async fn group(asg: &Asg, name: &str) {
         .instance_type("t2.micro")
         .send()
         .await;
-    asg.create_auto_scaling_group()
-        .auto_scaling_group_name(name)
-        .launch_configuration_name("bench@hotel")
-        .min_size(0)
-        .max_size(2 * VMS)
-        .desired_capacity(VMS)
-        .send()
-        .await
-        .expect("create-auto-scaling-group");
+    asg.create_group(name, "bench@hotel", (0, 2 * VMS, VMS))
+        .await;
 }
 
 async fn put_pool(asg: &Asg, name: &str) {

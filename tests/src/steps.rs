@@ -2,11 +2,22 @@
 
 use std::future::Future;
 
+use aws_sdk_autoscaling::operation::describe_lifecycle_hooks::DescribeLifecycleHooksOutput;
+use aws_sdk_autoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesOutput;
 use aws_sdk_autoscaling::operation::update_auto_scaling_group::builders::UpdateAutoScalingGroupFluentBuilder;
 use aws_sdk_autoscaling::types::AutoScalingGroup;
 use aws_sdk_autoscaling::Client;
 
 pub trait Steps {
+    /// CreateLaunchConfiguration `name` (`<name>@<cloud>`) of the worlds' image on t2.micro.
+    fn create_lc(&self, name: &str) -> impl Future<Output = ()> + Send;
+    /// CreateAutoScalingGroup `name` from launch configuration `lc`, of these sizes.
+    fn create_group(
+        &self,
+        name: &str,
+        lc: &str,
+        sizes: (i32, i32, i32),
+    ) -> impl Future<Output = ()> + Send;
     /// SetDesiredCapacity.
     fn desire(&self, group: &str, n: i32) -> impl Future<Output = ()> + Send;
     /// UpdateAutoScalingGroup with what `set` sets.
@@ -20,9 +31,38 @@ pub trait Steps {
     fn force_delete(&self, group: &str) -> impl Future<Output = ()> + Send;
     /// The group as DescribeAutoScalingGroups shows it, if there is one.
     fn group(&self, group: &str) -> impl Future<Output = Option<AutoScalingGroup>> + Send;
+    /// DescribeLifecycleHooks of the group.
+    fn hooks(&self, group: &str) -> impl Future<Output = DescribeLifecycleHooksOutput> + Send;
+    /// DescribeScalingActivities of the group, newest first.
+    fn activities(
+        &self,
+        group: &str,
+    ) -> impl Future<Output = DescribeScalingActivitiesOutput> + Send;
 }
 
 impl Steps for Client {
+    async fn create_lc(&self, name: &str) {
+        self.create_launch_configuration()
+            .launch_configuration_name(name)
+            .image_id(crate::world::IMAGE)
+            .instance_type("t2.micro")
+            .send()
+            .await
+            .expect("create-launch-configuration");
+    }
+
+    async fn create_group(&self, name: &str, lc: &str, (min, max, desired): (i32, i32, i32)) {
+        self.create_auto_scaling_group()
+            .auto_scaling_group_name(name)
+            .launch_configuration_name(lc)
+            .min_size(min)
+            .max_size(max)
+            .desired_capacity(desired)
+            .send()
+            .await
+            .expect("create-auto-scaling-group");
+    }
+
     async fn desire(&self, group: &str, n: i32) {
         self.set_desired_capacity()
             .auto_scaling_group_name(group)
@@ -64,5 +104,21 @@ impl Steps for Client {
             .auto_scaling_groups()
             .first()
             .cloned()
+    }
+
+    async fn hooks(&self, group: &str) -> DescribeLifecycleHooksOutput {
+        self.describe_lifecycle_hooks()
+            .auto_scaling_group_name(group)
+            .send()
+            .await
+            .expect("describe-lifecycle-hooks")
+    }
+
+    async fn activities(&self, group: &str) -> DescribeScalingActivitiesOutput {
+        self.describe_scaling_activities()
+            .auto_scaling_group_name(group)
+            .send()
+            .await
+            .expect("describe-scaling-activities")
     }
 }

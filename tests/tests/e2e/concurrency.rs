@@ -5,6 +5,7 @@
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
 use phantom_e2e::argv;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::{eventually, stack};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -151,15 +152,7 @@ async fn a_one_off_action_fires_once_under_concurrent_scheduler_runs() {
         .send()
         .await
         .unwrap();
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("sched")
-        .launch_configuration_name("sched@sierra")
-        .min_size(0)
-        .max_size(3)
-        .desired_capacity(0)
-        .send()
-        .await
-        .unwrap();
+    c.create_group("sched", "sched@sierra", (0, 3, 0)).await;
     let (a, b) = (s.health_check().await, s.health_check().await);
     for round in 0..3 {
         let name = format!("once-{round}");
@@ -197,12 +190,7 @@ async fn a_one_off_action_fires_once_under_concurrent_scheduler_runs() {
             left.scheduled_update_group_actions().is_empty(),
             "round {round}: it ran"
         );
-        let activities = c
-            .describe_scaling_activities()
-            .auto_scaling_group_name("sched")
-            .send()
-            .await
-            .unwrap();
+        let activities = c.activities("sched").await;
         let fired = activities
             .activities()
             .iter()
@@ -232,15 +220,7 @@ async fn a_flooding_user_is_throttled_and_another_is_served() {
         .send()
         .await
         .unwrap();
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("steady")
-        .launch_configuration_name("steady@hotel")
-        .min_size(1)
-        .max_size(1)
-        .desired_capacity(1)
-        .send()
-        .await
-        .unwrap();
+    c.create_group("steady", "steady@hotel", (1, 1, 1)).await;
     let in_service = || {
         let g = s.aws(
             &calm,

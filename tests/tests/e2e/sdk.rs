@@ -201,15 +201,7 @@ async fn lc_and_group(
         .send()
         .await
         .unwrap();
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name(name)
-        .launch_configuration_name(lc)
-        .min_size(0)
-        .max_size(max)
-        .desired_capacity(desired)
-        .send()
-        .await
-        .unwrap();
+    c.create_group(name, lc, (0, max, desired)).await;
 }
 
 /// Polls `check` every 200 ms for up to `secs` seconds of real time.
@@ -599,12 +591,7 @@ async fn terraforms_notification_and_initial_lifecycle_hook_calls_in_its_order()
             .send()
             .await
             .expect("create with an initial lifecycle hook");
-        let hooks = c
-            .describe_lifecycle_hooks()
-            .auto_scaling_group_name(name)
-            .send()
-            .await
-            .unwrap();
+        let hooks = c.hooks(name).await;
         let h = &hooks.lifecycle_hooks()[0];
         assert_eq!(h.notification_target_arn(), Some(queue.as_str()));
         assert_eq!(

@@ -377,13 +377,7 @@ async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
             .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
             .count()
     };
-    let acts = w
-        .sdk(&u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let acts = w.sdk(&u).activities("web").await;
     assert_eq!(
         failed(&acts),
         0,
@@ -401,13 +395,7 @@ async fn an_overflow_is_not_a_failure_unless_no_cloud_can_take_it() {
     assert!(message.contains("hold at most 4 VMs"), "{message}");
     set_desired(&w, &u, "web", 4).await;
     w.run_for(10).await;
-    let acts = w
-        .sdk(&u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let acts = w.sdk(&u).activities("web").await;
     assert!(failed(&acts) > 0, "no cloud can take the rest");
     assert_eq!(serving(&w, &u, "web").await, (0, 2));
 }

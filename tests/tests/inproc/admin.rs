@@ -4,6 +4,7 @@
 
 use super::self_service::call;
 use super::{create_group, create_lc, failure};
+use crate::Given;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
@@ -49,8 +50,7 @@ fn named<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn only_administrators_reach_the_admin_operations() {
-    let w = World::new().await;
-    let u = w.user("plain").await;
+    let Given { w, u, .. } = Given::user("plain").await;
     let admin = w.admin("boss").await;
     for op in OPERATIONS {
         let (status, v) = call(&w, &u, op, json!({"UserName": admin.name, "Name": "x"})).await;

@@ -8,8 +8,7 @@ use phantom_e2e::xml_text;
 
 #[tokio::test]
 async fn group_defaults_are_awss() {
-    let w = World::new().await;
-    let u = w.user("def").await;
+    let Given { w, u, .. } = Given::user("def").await;
     create_lc(&w, &u, "plain").await;
     create_group(&w, &u, "g", "plain", 0, 3, 2).await;
     let g = group(&w, &u, "g").await.unwrap();
@@ -155,9 +154,7 @@ async fn create_and_delete_errors() {
 
 #[tokio::test]
 async fn paging_across_120_launch_configurations() {
-    let w = World::new().await;
-    let u = w.user("paging").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("paging").await;
     for i in (0..120).rev() {
         create_lc(&w, &u, &format!("lc-{i:03}@hotel")).await;
         // At the rate a user's changes are allowed (5 a second).
@@ -328,8 +325,7 @@ async fn describe_filters_by_name_and_tag() {
 
 #[tokio::test]
 async fn authentication_failures_get_403_and_awss_codes() {
-    let w = World::new().await;
-    let u = w.user("auth").await;
+    let Given { w, u, .. } = Given::user("auth").await;
     let body = "Action=DescribeAutoScalingGroups&Version=2011-01-01";
     let code = |b: &str| xml_text(b, "Code").unwrap_or_default().to_string();
 
@@ -402,8 +398,7 @@ async fn authentication_failures_get_403_and_awss_codes() {
 
 #[tokio::test]
 async fn request_errors_get_400_and_awss_codes() {
-    let w = World::new().await;
-    let u = w.user("wire").await;
+    let Given { w, u, .. } = Given::user("wire").await;
     let send =
         |body: &'static str| w.raw(&u.access_key_id, &u.secret, "POST", "/", body, None, |_| {});
     let code = |b: &str| xml_text(b, "Code").unwrap_or_default().to_string();
@@ -440,8 +435,7 @@ async fn request_errors_get_400_and_awss_codes() {
 #[tokio::test]
 async fn every_supported_action_is_reached() {
     // The table dispatch reads: each name answers something other than InvalidAction.
-    let w = World::new().await;
-    let u = w.user("table").await;
+    let Given { w, u, .. } = Given::user("table").await;
     for action in api::actions::supported() {
         let body = format!("Action={action}&Version=2011-01-01");
         let (_, out) = w

@@ -68,9 +68,7 @@ async fn behind_both(w: &World, u: &User) -> (Source, Source) {
 
 #[tokio::test]
 async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go() {
-    let w = World::new().await;
-    let u = w.user("lb").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("lb").await;
     let (classic, tg) = behind_both(&w, &u).await;
     let two = converges(&w, &u, "hotel", "web", 2).await;
     w.until(10, "both registered with both", async || {
@@ -183,9 +181,7 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
 
 #[tokio::test]
 async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_type_elb() {
-    let w = World::new().await;
-    let u = w.user("lb-health").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("lb-health").await;
     let tg = source(TG, None).unwrap();
     w.hotel.add_balancer(&tg, 0);
     create_lc(&w, &u, "web@hotel").await;
@@ -223,12 +219,7 @@ async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_ty
         })
         .await;
     assert!(replaced.contains(&two[1]));
-    let activities = c
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let activities = c.activities("web").await;
     assert!(activities.activities().iter().any(|a| a
         .cause()
         .unwrap_or_default()
@@ -297,8 +288,7 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
 #[tokio::test]
 async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("lb-crash").await;
+        let Given { w, u, .. } = Given::user("lb-crash").await;
         let tg = source(TG, None).unwrap();
         w.hotel.add_balancer(&tg, 0);
         create_lc(&w, &u, "web@hotel").await;
@@ -339,9 +329,7 @@ async fn a_crash_at_any_step_of_a_scale_in_behind_a_target_group_leaves_it_right
 #[tokio::test]
 async fn a_group_across_clouds_registers_each_clouds_vms_with_that_clouds_source() {
     use aws_sdk_autoscaling::types::Tag;
-    let w = World::new().await;
-    let u = w.user("lb-across").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("lb-across").await;
     let tg = source(TG, None).unwrap();
     w.hotel.add_balancer(&tg, 0);
     w.sierra.add_balancer(&tg, 0);

@@ -4,6 +4,7 @@
 //! (the dead holder's lease runs out, the health check finds the group off its size, a new
 //! reconcile finishes the work).
 
+use crate::Given;
 use crate::{create_group, create_lc, group};
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
@@ -49,8 +50,7 @@ async fn at_every_step(
     secs: u64,
 ) {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("crash").await;
+        let Given { w, u, .. } = Given::user("crash").await;
         prepare(&w, &u).await;
         // The messages the api queued are this test's to deliver.
         while !w.queue.receive(10).is_empty() {}
@@ -198,8 +198,7 @@ async fn a_crash_at_any_step_of_a_rebalance_leaks_and_doubles_nothing() {
 #[tokio::test]
 async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("crash-del").await;
+        let Given { w, u, .. } = Given::user("crash-del").await;
         create_lc(&w, &u, "web@hotel").await;
         create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
         w.run_for(3).await;
@@ -223,8 +222,7 @@ async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
 /// take (which a holder that died would leave it).
 #[tokio::test]
 async fn a_holder_at_work_keeps_its_lease_past_its_first_end() {
-    let w = World::new().await;
-    let u = w.user("renew").await;
+    let Given { w, u, .. } = Given::user("renew").await;
     create_lc(&w, &u, "web@hotel").await;
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
     while !w.queue.receive(10).is_empty() {}

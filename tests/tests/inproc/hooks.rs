@@ -64,12 +64,7 @@ async fn waiting(w: &World, u: &User, state: LifecycleState, n: usize) -> Vec<St
 async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
     let Given { w, u, c } = Given::group("launch-hook", 0, 5, 0).await;
     put_hook(&w, &u, "setup", LAUNCHING, 60, "ABANDON").await;
-    let hooks = c
-        .describe_lifecycle_hooks()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let hooks = c.hooks("web").await;
     let h = &hooks.lifecycle_hooks()[0];
     assert_eq!(
         (h.lifecycle_hook_name(), h.lifecycle_transition()),
@@ -335,12 +330,7 @@ async fn hooks_given_at_creation_hold_the_first_vms_and_bad_hooks_are_refused() 
             .send()
             .await,
     );
-    let hooks = c
-        .describe_lifecycle_hooks()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let hooks = c.hooks("web").await;
     assert_eq!(
         hooks.lifecycle_hooks().len(),
         1,

@@ -3,31 +3,18 @@
 //! adapter (`api::lambda::handle`), as on AWS.
 
 use crate::failure;
+use crate::Given;
 use api::lambda::lambda_http;
 use phantom_e2e::api_gateway;
-use phantom_e2e::world::{World, IMAGE};
+use phantom_e2e::steps::Steps;
+use phantom_e2e::world::World;
 
 #[tokio::test]
 async fn the_sdk_through_api_gateway_and_the_lambda_adapter() {
-    let w = World::new().await;
-    let u = w.user("gw").await;
+    let Given { w, u, .. } = Given::user("gw").await;
     let c = w.sdk_through_gateway(&u, &api_gateway::url("Prod"), "Prod");
-    c.create_launch_configuration()
-        .launch_configuration_name("web@hotel")
-        .image_id(IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .expect("create-launch-configuration through the gateway");
-    c.create_auto_scaling_group()
-        .auto_scaling_group_name("g")
-        .launch_configuration_name("web@hotel")
-        .min_size(1)
-        .max_size(3)
-        .desired_capacity(2)
-        .send()
-        .await
-        .expect("create-auto-scaling-group through the gateway");
+    c.create_lc("web@hotel").await;
+    c.create_group("g", "web@hotel", (1, 3, 2)).await;
     w.settle().await;
     let groups = c
         .describe_auto_scaling_groups()
@@ -64,8 +51,7 @@ async fn the_sdk_through_api_gateway_and_the_lambda_adapter() {
 
 #[tokio::test]
 async fn the_signature_covers_the_stage_and_the_secret() {
-    let w = World::new().await;
-    let u = w.user("gws").await;
+    let Given { w, u, .. } = Given::user("gws").await;
     // Signed for /Prod/, delivered on another stage (a replay): the path differs.
     let replayed = w.sdk_through_gateway(&u, &api_gateway::url("Prod"), "Beta");
     let (code, _) = failure(replayed.describe_auto_scaling_groups().send().await);
@@ -83,8 +69,7 @@ async fn the_signature_covers_the_stage_and_the_secret() {
 
 #[tokio::test]
 async fn a_custom_domain_signs_without_the_stage() {
-    let w = World::new().await;
-    let u = w.user("gwd").await;
+    let Given { w, u, .. } = Given::user("gwd").await;
     // A domain mapped at its root to the stage: the client's path has no stage in it, and
     // lambda_http's URI (which puts one in front) would not match the signature.
     let c = w.sdk_through_gateway(&u, "https://autoscaling.example.com/", "Prod");

@@ -30,6 +30,7 @@ mod webhooks;
 mod weights;
 
 use aws_sdk_autoscaling::error::ProvideErrorMetadata;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 
@@ -42,13 +43,19 @@ pub struct Given {
 }
 
 impl Given {
-    /// A world and a user named after `prefix`, with `web@hotel`.
-    pub async fn lc(prefix: &str) -> Self {
+    /// A world and a user named after `prefix`.
+    pub async fn user(prefix: &str) -> Self {
         let w = World::new().await;
         let u = w.user(prefix).await;
         let c = w.sdk(&u);
-        create_lc(&w, &u, "web@hotel").await;
         Self { w, u, c }
+    }
+
+    /// The same, with `web@hotel`.
+    pub async fn lc(prefix: &str) -> Self {
+        let given = Self::user(prefix).await;
+        create_lc(&given.w, &given.u, "web@hotel").await;
+        given
     }
 
     /// The same, and the group `web` of these sizes (its VMs not waited for).
@@ -88,14 +95,7 @@ pub fn invalid<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
 }
 
 pub async fn create_lc(w: &World, u: &User, name: &str) {
-    w.sdk(u)
-        .create_launch_configuration()
-        .launch_configuration_name(name)
-        .image_id(phantom_e2e::world::IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .expect("create-launch-configuration");
+    w.sdk(u).create_lc(name).await;
 }
 
 pub async fn create_group(
@@ -107,16 +107,7 @@ pub async fn create_group(
     max: i32,
     desired: i32,
 ) {
-    w.sdk(u)
-        .create_auto_scaling_group()
-        .auto_scaling_group_name(name)
-        .launch_configuration_name(lc)
-        .min_size(min)
-        .max_size(max)
-        .desired_capacity(desired)
-        .send()
-        .await
-        .expect("create-auto-scaling-group");
+    w.sdk(u).create_group(name, lc, (min, max, desired)).await;
 }
 
 pub async fn group(
@@ -124,25 +115,14 @@ pub async fn group(
     u: &User,
     name: &str,
 ) -> Option<aws_sdk_autoscaling::types::AutoScalingGroup> {
-    w.sdk(u)
-        .describe_auto_scaling_groups()
-        .auto_scaling_group_names(name)
-        .send()
-        .await
-        .expect("describe-auto-scaling-groups")
-        .auto_scaling_groups()
-        .first()
-        .cloned()
+    w.sdk(u).group(name).await
 }
 
 /// The causes of a group's scaling activities, newest first.
 pub async fn causes(w: &World, u: &User, group: &str) -> Vec<String> {
     w.sdk(u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name(group)
-        .send()
+        .activities(group)
         .await
-        .expect("describe-scaling-activities")
         .activities()
         .iter()
         .filter_map(|a| a.cause().map(str::to_string))

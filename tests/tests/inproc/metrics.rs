@@ -262,9 +262,7 @@ async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
 
 #[tokio::test]
 async fn describe_metric_collection_types_answers_awss_lists() {
-    let w = World::new().await;
-    let u = w.user("types").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("types").await;
     let types = c.describe_metric_collection_types().send().await.unwrap();
     let metrics: Vec<&str> = types.metrics().iter().filter_map(|m| m.metric()).collect();
     assert_eq!(metrics, phantom_rules::group_metrics::NAMES);

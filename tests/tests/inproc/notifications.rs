@@ -168,12 +168,7 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
     }
     assert_eq!(launch["Service"], "AWS Auto Scaling");
     assert_eq!(launch["AutoScalingGroupName"], "web");
-    let activities = c
-        .describe_scaling_activities()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let activities = c.activities("web").await;
     assert!(activities
         .activities()
         .iter()
@@ -202,8 +197,7 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
 #[tokio::test]
 async fn a_crash_at_any_step_loses_no_notification_and_repeats_none_but_the_one_in_flight() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("crash-notify").await;
+        let Given { w, u, .. } = Given::user("crash-notify").await;
         w.publisher.create(TOPIC);
         create_lc(&w, &u, "web@hotel").await;
         create_group(&w, &u, "web", "web@hotel", 0, 5, 0).await;
@@ -279,12 +273,7 @@ async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_
         TEST,
         "the hook's test message"
     );
-    let hooks = c
-        .describe_lifecycle_hooks()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let hooks = c.hooks("web").await;
     let h = &hooks.lifecycle_hooks()[0];
     assert_eq!(h.notification_target_arn(), Some(QUEUE));
     assert_eq!(

@@ -5,13 +5,11 @@ use crate::provisioning::converges;
 use crate::{create_group, create_lc, failure, group, invalid, Given};
 use aws_sdk_autoscaling::types::StepAdjustment;
 use phantom_e2e::steps::Steps;
-use phantom_e2e::world::{World, ZONES};
+use phantom_e2e::world::ZONES;
 
 #[tokio::test]
 async fn messages_scripts_match_on_are_aws_words() {
-    let w = World::new().await;
-    let u = w.user("parity-words").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("parity-words").await;
     // Teardown scripts take this one for "already deleted": AWS quotes the name here.
     let (code, msg) = failure(
         c.delete_auto_scaling_group()
@@ -172,11 +170,8 @@ async fn one_groups_activities_are_not_another_whose_name_begins_with_it() {
     let groups = |name: &'static str| {
         let c = w.sdk(&u);
         async move {
-            c.describe_scaling_activities()
-                .auto_scaling_group_name(name)
-                .send()
+            c.activities(name)
                 .await
-                .unwrap()
                 .activities()
                 .iter()
                 .map(|a| a.auto_scaling_group_name().unwrap().to_string())

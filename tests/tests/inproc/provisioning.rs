@@ -45,20 +45,12 @@ pub async fn activities(
     u: &User,
     name: &str,
 ) -> Vec<aws_sdk_autoscaling::types::Activity> {
-    w.sdk(u)
-        .describe_scaling_activities()
-        .auto_scaling_group_name(name)
-        .send()
-        .await
-        .unwrap()
-        .activities()
-        .to_vec()
+    w.sdk(u).activities(name).await.activities().to_vec()
 }
 
 #[tokio::test]
 async fn a_group_launches_on_its_cloud_and_converges_up_and_down() {
-    let w = World::new().await;
-    let u = w.user("conv").await;
+    let Given { w, u, .. } = Given::user("conv").await;
     create_lc(&w, &u, "web@sierra").await;
     create_group(&w, &u, "web", "web@sierra", 0, 10, 3).await;
     converges(&w, &u, "sierra", "web", 3).await;
@@ -142,8 +134,7 @@ async fn deleting_a_group_terminates_its_vms_and_orphans_are_ended() {
 
 #[tokio::test]
 async fn a_refusing_cloud_gives_failed_activities_with_backoff() {
-    let w = World::new().await;
-    let u = w.user("refuse").await;
+    let Given { w, u, .. } = Given::user("refuse").await;
     w.sdk(&u)
         .create_launch_configuration()
         .launch_configuration_name("bad@hotel")

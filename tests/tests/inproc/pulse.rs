@@ -2,6 +2,7 @@
 //! replaced within seconds, a quiet pair never swept between its turns, and the chain's safety:
 //! the holder killed at every step, two starters at once, a lost tick.
 
+use crate::Given;
 use crate::{create_group, create_lc};
 use health_check::HealthCheck;
 use phantom_e2e::steps::Steps;
@@ -145,8 +146,7 @@ async fn the_chain_survives_its_holder_killed_at_every_step() {
 
 #[tokio::test]
 async fn two_starters_at_once_make_one_chain() {
-    let w = World::new().await;
-    let u = w.user("pulse").await;
+    let Given { w, u, .. } = Given::user("pulse").await;
     create_lc(&w, &u, "web").await;
     create_group(&w, &u, "web", "web", 0, 5, 1).await;
     // Two Lambda instances of the schedule, at once, with no chain alive.

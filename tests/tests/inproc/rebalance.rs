@@ -6,6 +6,7 @@
 use crate::hooks::in_state;
 use crate::provisioning::{activities, converges, in_service};
 use crate::spot::{fleet_across, of, split, split_of};
+use crate::Given;
 use aws_sdk_autoscaling::types::LifecycleState;
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
@@ -36,8 +37,7 @@ async fn all_spot(w: &World, u: &User, desired: i32, capacity_rebalance: bool) {
 
 #[tokio::test]
 async fn an_at_risk_vm_is_replaced_launch_first_and_leaves_through_its_termination_hook() {
-    let w = World::new().await;
-    let u = w.user("rebalance").await;
+    let Given { w, u, .. } = Given::user("rebalance").await;
     all_spot(&w, &u, 3, true).await;
     let before = converges(&w, &u, "sierra", "fleet", 3).await;
     let c = w.sdk(&u);
@@ -111,8 +111,7 @@ async fn an_at_risk_vm_is_replaced_launch_first_and_leaves_through_its_terminati
 
 #[tokio::test]
 async fn without_capacity_rebalance_a_signal_changes_nothing_and_the_lost_vm_is_replaced() {
-    let w = World::new().await;
-    let u = w.user("norebalance").await;
+    let Given { w, u, .. } = Given::user("norebalance").await;
     all_spot(&w, &u, 3, false).await;
     let before = converges(&w, &u, "sierra", "fleet", 3).await;
     w.sierra.recommend_rebalance(&before[0]);
@@ -129,8 +128,7 @@ async fn without_capacity_rebalance_a_signal_changes_nothing_and_the_lost_vm_is_
 
 #[tokio::test]
 async fn an_interruption_storm_on_one_cloud_moves_the_group_to_the_next_before_it_hits() {
-    let w = World::new().await;
-    let u = w.user("storm").await;
+    let Given { w, u, .. } = Given::user("storm").await;
     fleet_across(&w, &u, 10, split(0, 0, "capacity-optimized"), 4).await;
     w.sdk(&u)
         .update("fleet", |g| g.capacity_rebalance(true))

@@ -119,8 +119,7 @@ fn prefs(
 
 #[tokio::test]
 async fn a_refresh_at_ninety_percent_never_has_fewer_than_nine_of_ten_in_service() {
-    let w = World::new().await;
-    let u = w.user("refresh-90").await;
+    let Given { w, u, .. } = Given::user("refresh-90").await;
     let old = ready(&w, &u, 10, 12).await;
     let id = start(&w, &u, prefs(90, None).build()).await;
     let first = refreshes(&w, &u).await.remove(0);
@@ -182,8 +181,7 @@ async fn a_refresh_at_ninety_percent_never_has_fewer_than_nine_of_ten_in_service
 
 #[tokio::test]
 async fn at_two_hundred_percent_new_vms_come_first_and_the_group_never_drops_below_desired() {
-    let w = World::new().await;
-    let u = w.user("refresh-200").await;
+    let Given { w, u, .. } = Given::user("refresh-200").await;
     ready(&w, &u, 4, 8).await;
     start(&w, &u, prefs(100, Some(200)).build()).await;
     let mut fewest = usize::MAX;
@@ -208,8 +206,7 @@ async fn at_two_hundred_percent_new_vms_come_first_and_the_group_never_drops_bel
 
 #[tokio::test]
 async fn a_checkpoint_pauses_then_the_refresh_goes_on() {
-    let w = World::new().await;
-    let u = w.user("refresh-checkpoint").await;
+    let Given { w, u, .. } = Given::user("refresh-checkpoint").await;
     ready(&w, &u, 4, 6).await;
     start(
         &w,
@@ -247,8 +244,7 @@ async fn a_checkpoint_pauses_then_the_refresh_goes_on() {
 
 #[tokio::test]
 async fn cancel_stops_where_it_is() {
-    let w = World::new().await;
-    let u = w.user("refresh-cancel").await;
+    let Given { w, u, .. } = Given::user("refresh-cancel").await;
     ready(&w, &u, 4, 6).await;
     let id = start(&w, &u, prefs(75, None).build()).await;
     w.until(30, "a first VM replaced", async || {
@@ -330,8 +326,7 @@ async fn cancel_stops_where_it_is() {
 
 #[tokio::test]
 async fn skip_matching_leaves_matching_vms_alone() {
-    let w = World::new().await;
-    let u = w.user("refresh-skip").await;
+    let Given { w, u, .. } = Given::user("refresh-skip").await;
     let old = ready(&w, &u, 2, 6).await;
     w.sdk(&u).desire("web", 4).await;
     let all = converges(&w, &u, "hotel", "web", 4).await;
@@ -353,8 +348,7 @@ async fn skip_matching_leaves_matching_vms_alone() {
 
 #[tokio::test]
 async fn refresh_requests_get_aws_errors() {
-    let w = World::new().await;
-    let u = w.user("refresh-errors").await;
+    let Given { w, u, .. } = Given::user("refresh-errors").await;
     ready(&w, &u, 2, 4).await;
     let c = w.sdk(&u);
     let (code, msg) = failure(
@@ -422,8 +416,7 @@ async fn refresh_requests_get_aws_errors() {
 #[tokio::test]
 async fn a_crash_at_any_step_of_a_refresh_round_converges() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("refresh-crash").await;
+        let Given { w, u, .. } = Given::user("refresh-crash").await;
         let old = ready(&w, &u, 2, 4).await;
         w.hotel.set_boot_time(Duration::from_secs(0));
         start(&w, &u, prefs(50, None).instance_warmup(0).build()).await;
@@ -535,9 +528,7 @@ async fn types(w: &World, u: &User) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn a_desired_configuration_moves_the_group_and_a_rollback_returns_it() {
-    let w = World::new().await;
-    let u = w.user("refresh-desired").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("refresh-desired").await;
     w.hotel.add_template("big", IMAGE, "m5.large");
     w.hotel.add_template("huge", IMAGE, "m5.xlarge");
     w.hotel.add_template("scarce", IMAGE, "c5.large");
@@ -794,8 +785,7 @@ async fn across_clouds_new_vms_launch_first_where_a_cloud_has_room() {
 #[tokio::test]
 async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("refresh-across-crash").await;
+        let Given { w, u, .. } = Given::user("refresh-across-crash").await;
         across(&w, &u, "hotel:1,sierra:10", 4, 2).await;
         w.until(30, "one VM on each cloud", async || {
             let g = group(&w, &u, "web").await.unwrap();

@@ -77,8 +77,7 @@ async fn the_health_check_visits_only_the_users_and_clouds_with_groups() {
 
 #[tokio::test]
 async fn a_dead_cloud_holds_up_only_its_own_users() {
-    let w = World::new().await;
-    let u = w.user("dead").await;
+    let Given { w, u, .. } = Given::user("dead").await;
     for cloud in ["hotel", "sierra"] {
         create_lc(&w, &u, &format!("web@{cloud}")).await;
         create_group(&w, &u, cloud, &format!("web@{cloud}"), 0, 5, 2).await;
@@ -104,8 +103,7 @@ async fn a_dead_cloud_holds_up_only_its_own_users() {
 
 #[tokio::test]
 async fn vms_turn_in_service_without_waiting_for_a_sweep() {
-    let w = World::new().await;
-    let u = w.user("boot").await;
+    let Given { w, u, .. } = Given::user("boot").await;
     w.hotel.set_boot_time(Duration::from_secs(20));
     create_lc(&w, &u, "web@hotel").await;
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
@@ -172,8 +170,7 @@ async fn a_user_with_no_group_left_comes_off_the_list() {
 
 #[tokio::test]
 async fn a_disabled_users_key_stops_working_within_the_cache_time() {
-    let w = World::new().await;
-    let u = w.user("key").await;
+    let Given { w, u, .. } = Given::user("key").await;
     let describe = || w.sdk(&u).describe_auto_scaling_groups().send();
     describe().await.expect("the key works");
     // Disabled elsewhere (phantomctl, or another api instance): this one's cache still has it.
@@ -233,8 +230,7 @@ async fn describe_groups_reads_only_the_instances_of_its_page() {
 /// table in docs/benchmarks.md. The floor for each is in the comment beside it.
 #[tokio::test]
 async fn each_action_makes_the_fewest_calls_it_needs() {
-    let w = World::new().await;
-    let u = w.user("cost").await;
+    let Given { w, u, .. } = Given::user("cost").await;
     create_lc(&w, &u, "web@hotel").await; // warms the key cache
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
     w.run_for(2).await;

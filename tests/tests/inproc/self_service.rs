@@ -2,6 +2,7 @@
 //! sets, replaces and removes their own cloud credentials, and a group launches with them.
 
 use super::{create_group, create_lc, group};
+use crate::Given;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
@@ -34,8 +35,7 @@ fn cloud<'a>(list: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn a_user_manages_their_own_cloud_credentials() {
-    let w = World::new().await;
-    let u = w.user("self").await;
+    let Given { w, u, .. } = Given::user("self").await;
     let (status, list) = call(&w, &u, "ListClouds", json!({})).await;
     assert_eq!(status, 200);
     assert_eq!(cloud(&list, "hotel")["HasCredentials"], true);
@@ -73,8 +73,7 @@ async fn a_user_manages_their_own_cloud_credentials() {
 
 #[tokio::test]
 async fn bad_calls_get_aws_style_errors() {
-    let w = World::new().await;
-    let u = w.user("selfbad").await;
+    let Given { w, u, .. } = Given::user("selfbad").await;
     for (op, body, status, code) in [
         (
             "PutCloudCredentials",
@@ -151,8 +150,7 @@ const PUBLIC_KEY: &str = phantom_e2e::PUBLIC_KEY;
 
 #[tokio::test]
 async fn a_user_sees_a_clouds_images_and_imports_a_key_into_every_cloud() {
-    let w = World::new().await;
-    let u = w.user("keys").await;
+    let Given { w, u, .. } = Given::user("keys").await;
     let (status, images) = call(&w, &u, "DescribeCloudImages", json!({"Cloud": "hotel"})).await;
     assert_eq!(status, 200, "{images}");
     assert_eq!(images["Images"][0]["ImageId"], phantom_e2e::world::IMAGE);

@@ -3,6 +3,7 @@
 //! cloud has no spot for passed over, and the activity saying so.
 
 use crate::provisioning::{activities, converges};
+use crate::Given;
 use aws_sdk_autoscaling::types::{InstancesDistribution, MixedInstancesPolicy};
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{mixed_policy, World, IMAGE};
@@ -50,9 +51,7 @@ async fn failed_launch(
 
 #[tokio::test]
 async fn a_group_keeps_its_split_between_on_demand_and_spot() {
-    let w = World::new().await;
-    let u = w.user("spot").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("spot").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     // t2.small's spot is the cheaper: price strategies take it first.
     w.sierra.set_spot_price("t2.micro", 0.012);
@@ -165,9 +164,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
 
 #[tokio::test]
 async fn a_spot_max_price_below_the_price_moves_to_a_type_within_it() {
-    let w = World::new().await;
-    let u = w.user("price").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("price").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     w.sierra.set_spot_price("t2.micro", 0.02);
     w.sierra.set_spot_price("t2.small", 0.04);
@@ -253,8 +250,7 @@ pub(crate) fn split_of(w: &World) -> (usize, usize) {
 
 #[tokio::test]
 async fn a_group_across_clouds_keeps_one_split_and_finds_spot_on_the_next_cloud() {
-    let w = World::new().await;
-    let u = w.user("across").await;
+    let Given { w, u, .. } = Given::user("across").await;
     // 2 on hotel (its maximum), 4 on sierra; 1 + half of 5 on-demand over both: 4 and 2.
     fleet_across(&w, &u, 2, split(1, 50, "capacity-optimized"), 6).await;
     w.until(60, "6 InService across both clouds", async || {
@@ -281,8 +277,7 @@ async fn a_group_across_clouds_keeps_one_split_and_finds_spot_on_the_next_cloud(
 
 #[tokio::test]
 async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
-    let w = World::new().await;
-    let u = w.user("moves").await;
+    let Given { w, u, .. } = Given::user("moves").await;
     fleet_across(&w, &u, 10, split(0, 0, "capacity-optimized"), 2).await;
     converges(&w, &u, "hotel", "fleet", 2).await;
     assert_eq!(split_of(&w), (0, 2));
@@ -312,9 +307,7 @@ async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
 /// reads is what it sent, so the next plan shows no change; then an update to another strategy.
 #[tokio::test]
 async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
-    let w = World::new().await;
-    let u = w.user("tf").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("tf").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     // `override` blocks with `weighted_capacity`, as its provider sends them: strings.
     let sent = |strategy: &str, pools: Option<i32>| {
@@ -395,9 +388,7 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
 #[tokio::test]
 async fn with_the_fallback_tag_no_spot_means_on_demand_until_spot_returns() {
     use std::cell::Cell;
-    let w = World::new().await;
-    let u = w.user("fallback").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("fallback").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     w.sierra.spot_short_of("t2.micro", true);
     w.sierra.spot_short_of("t2.small", true);
@@ -467,8 +458,7 @@ async fn with_the_fallback_tag_no_spot_means_on_demand_until_spot_returns() {
 /// hotel alone, the group ends all spot.
 #[tokio::test]
 async fn across_clouds_the_fallback_runs_on_demand_until_a_cloud_has_spot() {
-    let w = World::new().await;
-    let u = w.user("fallacross").await;
+    let Given { w, u, .. } = Given::user("fallacross").await;
     for cloud in [&w.hotel, &w.sierra] {
         cloud.spot_short_of("t2.micro", true);
         cloud.spot_short_of("t2.small", true);
@@ -507,9 +497,7 @@ async fn across_clouds_the_fallback_runs_on_demand_until_a_cloud_has_spot() {
 #[tokio::test]
 async fn an_override_launches_from_its_own_template() {
     use aws_sdk_autoscaling::types::{LaunchTemplateOverrides, LaunchTemplateSpecification};
-    let w = World::new().await;
-    let u = w.user("by-type").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("by-type").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     w.sierra
         .add_template("fleet-arm", phantom_e2e::world::IMAGE_ARM, "t4g.micro");

@@ -3,6 +3,7 @@
 //! refused.
 
 use crate::provisioning::{activities, converges};
+use crate::Given;
 use crate::{create_group, create_lc, group, invalid};
 use aws_sdk_autoscaling::types::{
     InstancesDistribution, LaunchTemplate, LaunchTemplateOverrides, LaunchTemplateSpecification,
@@ -32,9 +33,7 @@ async fn failed_with(w: &World, u: &phantom_e2e::User, group: &str, why: &str) {
 
 #[tokio::test]
 async fn a_group_launches_from_a_template_on_its_cloud() {
-    let w = World::new().await;
-    let u = w.user("lt").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("lt").await;
     w.hotel.add_template("web", IMAGE, "m5.large");
     c.create_auto_scaling_group()
         .auto_scaling_group_name("web")
@@ -144,9 +143,7 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
 
 #[tokio::test]
 async fn mixed_instances_overrides_are_tried_in_order() {
-    let w = World::new().await;
-    let u = w.user("mixed").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("mixed").await;
     w.sierra.add_template("batch", IMAGE, "t2.micro");
     w.sierra.short_of("c5.large");
     let policy = |strategy: &str, percent: i32| {

@@ -4,6 +4,7 @@
 
 use super::self_service::call;
 use crate::failure;
+use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_rules::throttle::DEFAULT;
 use serde_json::json;
@@ -30,13 +31,7 @@ async fn a_user_past_their_burst_is_throttled_and_another_is_served() {
         ("Throttling".to_string(), "Rate exceeded".to_string())
     );
     // Its own changing calls have their own bucket; another user is untouched.
-    sdk.create_launch_configuration()
-        .launch_configuration_name("web")
-        .image_id(phantom_e2e::world::IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .expect("changing calls draw from their own bucket");
+    sdk.create_lc("web").await;
     w.sdk(&calm)
         .describe_auto_scaling_groups()
         .send()
@@ -59,13 +54,7 @@ async fn the_sdks_standard_retry_mode_rides_it_out() {
     let u = w.user("retry").await;
     let raw = w.sdk(&u);
     for i in 0..DEFAULT.mutate.burst as usize {
-        raw.create_launch_configuration()
-            .launch_configuration_name(format!("lc-{i}"))
-            .image_id(phantom_e2e::world::IMAGE)
-            .instance_type("t2.micro")
-            .send()
-            .await
-            .expect("within the burst");
+        raw.create_lc(&format!("lc-{i}")).await;
     }
     // Time moves while the SDK backs off (its backoff sleeps on the real clock).
     let stop = Arc::new(AtomicBool::new(false));
@@ -78,14 +67,7 @@ async fn the_sdks_standard_retry_mode_rides_it_out() {
             }
         })
     };
-    w.sdk_retrying(&u)
-        .create_launch_configuration()
-        .launch_configuration_name("after")
-        .image_id(phantom_e2e::world::IMAGE)
-        .instance_type("t2.micro")
-        .send()
-        .await
-        .expect("the standard retry mode retries Throttling until the bucket refills");
+    w.sdk_retrying(&u).create_lc("after").await;
     stop.store(true, Ordering::SeqCst);
     ticker.await.unwrap();
 }

@@ -466,12 +466,7 @@ async fn metrics_collection_lifecycle_hooks_and_catalogues() {
             .await,
     );
 
-    let hooks = c
-        .describe_lifecycle_hooks()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let hooks = c.hooks("web").await;
     assert!(hooks.lifecycle_hooks().is_empty());
     invalid(
         c.describe_lifecycle_hooks()
@@ -496,9 +491,7 @@ async fn metrics_collection_lifecycle_hooks_and_catalogues() {
 /// without force_delete: update to 0/0/0, wait for no instances, delete, wait until absent.
 #[tokio::test]
 async fn terraforms_create_update_and_destroy_sequence() {
-    let w = World::new().await;
-    let u = w.user("tf").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("tf").await;
     create_lc(&w, &u, "tf@hotel").await;
     c.create_auto_scaling_group()
         .auto_scaling_group_name("tf")
@@ -512,12 +505,7 @@ async fn terraforms_create_update_and_destroy_sequence() {
         .await
         .unwrap();
     w.until(60, "Terraform's capacity wait", async || {
-        let acts = c
-            .describe_scaling_activities()
-            .auto_scaling_group_name("tf")
-            .send()
-            .await
-            .unwrap();
+        let acts = c.activities("tf").await;
         assert!(acts
             .activities()
             .iter()
@@ -651,9 +639,7 @@ async fn terraforms_schedule_sequence() {
 /// by terminating chosen nodes with a decrement, watching the activities for failures.
 #[tokio::test]
 async fn cluster_autoscalers_sequence() {
-    let w = World::new().await;
-    let u = w.user("ca").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("ca").await;
     create_lc(&w, &u, "nodes@hotel").await;
     create_lc(&w, &u, "other@sierra").await;
     for (name, lc, tagged) in [
@@ -769,9 +755,7 @@ async fn cluster_autoscalers_sequence() {
 /// until each is at Progress 100.
 #[tokio::test]
 async fn nomads_sequence() {
-    let w = World::new().await;
-    let u = w.user("nomad").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("nomad").await;
     create_lc(&w, &u, "clients@sierra").await;
     create_group(&w, &u, "clients", "clients@sierra", 0, 6, 1).await;
     converges(&w, &u, "sierra", "clients", 1).await;

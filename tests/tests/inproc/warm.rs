@@ -99,8 +99,7 @@ fn descriptions(a: &[aws_sdk_autoscaling::types::Activity], prefix: &str) -> usi
 
 #[tokio::test]
 async fn a_warm_pool_keeps_stopped_vms_that_scale_out_starts() {
-    let w = World::new().await;
-    let u = w.user("warm").await;
+    let Given { w, u, .. } = Given::user("warm").await;
     // MaxSize 5, desired 1: four VMs wait, stopped, beside the group.
     let warm = pooled(&w, &u, 5, 1, WarmPoolState::Stopped, false).await;
     assert_eq!(stopped_on_cloud(&w), warm.iter().cloned().collect());
@@ -141,8 +140,7 @@ async fn a_warm_pool_keeps_stopped_vms_that_scale_out_starts() {
 
 #[tokio::test]
 async fn reuse_on_scale_in_returns_vms_to_the_pool() {
-    let w = World::new().await;
-    let u = w.user("warm-reuse").await;
+    let Given { w, u, .. } = Given::user("warm-reuse").await;
     pooled(&w, &u, 4, 3, WarmPoolState::Stopped, true).await;
     let serving = converges(&w, &u, "hotel", "web", 3).await;
     set_desired(&w, &u, 1).await;
@@ -164,8 +162,7 @@ async fn reuse_on_scale_in_returns_vms_to_the_pool() {
 
 #[tokio::test]
 async fn a_running_pool_keeps_its_vms_running_and_a_changed_state_is_acted_on() {
-    let w = World::new().await;
-    let u = w.user("warm-running").await;
+    let Given { w, u, .. } = Given::user("warm-running").await;
     let warm = pooled(&w, &u, 3, 1, WarmPoolState::Running, false).await;
     assert!(stopped_on_cloud(&w).is_empty());
     // Stopped now: the same VMs are stopped, not replaced.
@@ -185,8 +182,7 @@ async fn a_running_pool_keeps_its_vms_running_and_a_changed_state_is_acted_on() 
 
 #[tokio::test]
 async fn a_deleted_pool_drains_then_goes_and_a_forced_delete_goes_at_once() {
-    let w = World::new().await;
-    let u = w.user("warm-delete").await;
+    let Given { w, u, .. } = Given::user("warm-delete").await;
     pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
     let c = w.sdk(&u);
     c.delete_warm_pool()
@@ -297,8 +293,7 @@ async fn warm_pool_mistakes_get_aws_errors() {
 
 #[tokio::test]
 async fn a_warm_vm_that_dies_is_replaced_in_the_pool() {
-    let w = World::new().await;
-    let u = w.user("warm-dies").await;
+    let Given { w, u, .. } = Given::user("warm-dies").await;
     let warm = pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
     w.hotel.terminate_outside(&warm[0]);
     w.until(60, "a new VM in its place", async || {
@@ -315,8 +310,7 @@ async fn a_warm_vm_that_dies_is_replaced_in_the_pool() {
 #[tokio::test]
 async fn a_crash_at_any_step_of_a_warm_pool_round_converges() {
     for k in 1.. {
-        let w = World::new().await;
-        let u = w.user("warm-crash").await;
+        let Given { w, u, .. } = Given::user("warm-crash").await;
         pooled(&w, &u, 4, 1, WarmPoolState::Stopped, false).await;
         // One round that takes two from the pool and launches one more (desired 3 of max 4,
         // with the pool's MinSize 2), crashed at step k.
@@ -355,8 +349,7 @@ fn on_cloud(w: &World, cloud: &str, state: CloudState) -> usize {
 
 #[tokio::test]
 async fn across_clouds_the_pool_waits_where_the_next_vms_go() {
-    let w = World::new().await;
-    let u = w.user("warm-across").await;
+    let Given { w, u, .. } = Given::user("warm-across").await;
     // hotel holds 2, sierra 10; MaxSize 4, desired 1: the group's VM on hotel, a pool of 3.
     crate::refresh::across(&w, &u, "hotel:2,sierra:10", 4, 1).await;
     converges(&w, &u, "hotel", "web", 1).await;
@@ -435,8 +428,7 @@ async fn across_clouds_the_pool_waits_where_the_next_vms_go() {
 
 #[tokio::test]
 async fn a_fixed_group_across_clouds_keeps_no_pool() {
-    let w = World::new().await;
-    let u = w.user("warm-fixed").await;
+    let Given { w, u, .. } = Given::user("warm-fixed").await;
     crate::refresh::across(&w, &u, "hotel:1,sierra:1", 4, 2).await;
     w.sdk(&u)
         .create_or_update_tags()

@@ -4,6 +4,7 @@
 
 use super::self_service::call;
 use super::{causes, create_group, create_lc, group};
+use crate::Given;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use serde_json::{json, Value};
@@ -64,8 +65,7 @@ async fn setup(w: &World, u: &User) -> String {
 
 #[tokio::test]
 async fn alertmanager_scales_a_group_out_and_the_cooldown_absorbs_a_burst() {
-    let w = World::new().await;
-    let u = w.user("hook").await;
+    let Given { w, u, .. } = Given::user("hook").await;
     let path = setup(&w, &u).await;
 
     let (status, v) = hook(&w, &u, &path, FIRING).await;
@@ -103,8 +103,7 @@ async fn alertmanager_scales_a_group_out_and_the_cooldown_absorbs_a_burst() {
 
 #[tokio::test]
 async fn wrong_revoked_and_replaced_webhooks_get_403() {
-    let w = World::new().await;
-    let u = w.user("hookdeny").await;
+    let Given { w, u, .. } = Given::user("hookdeny").await;
     let path = setup(&w, &u).await;
     let id_and_secret = path.rsplit('/').next().unwrap();
     let (id, secret) = id_and_secret.split_once('.').unwrap();

@@ -4,6 +4,7 @@
 //! capacity in units.
 
 use crate::spot::split;
+use crate::Given;
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{weighted_policy, World, IMAGE};
 use phantom_e2e::User;
@@ -48,9 +49,7 @@ async fn serves(w: &World, u: &User, want: &[(&str, Market, &str)]) {
 
 #[tokio::test]
 async fn capacity_counts_units_and_each_vm_shows_its_weight() {
-    let w = World::new().await;
-    let u = w.user("weights").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("weights").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     // t2.small first, weighing 2; one unit of on-demand base, half of the rest on-demand.
     c.create_auto_scaling_group()
@@ -127,8 +126,7 @@ async fn capacity_counts_units_and_each_vm_shows_its_weight() {
 
 #[tokio::test]
 async fn weights_are_given_on_every_override_or_none() {
-    let w = World::new().await;
-    let u = w.user("weights-bad").await;
+    let Given { w, u, .. } = Given::user("weights-bad").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     for (overrides, words) in [
         (
@@ -214,9 +212,7 @@ fn by_attributes(
 
 #[tokio::test]
 async fn instance_requirements_choose_the_clouds_types_and_capacity_counts_vcpus() {
-    let w = World::new().await;
-    let u = w.user("abs").await;
-    let c = w.sdk(&u);
+    let Given { w, u, c } = Given::user("abs").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     let policy = by_attributes(serde_json::json!({
         "VCpuCount": {"Min": 2, "Max": 2}, "MemoryMiB": {"Min": 4096},
@@ -283,8 +279,7 @@ async fn instance_requirements_choose_the_clouds_types_and_capacity_counts_vcpus
 #[tokio::test]
 async fn spot_types_chosen_by_attributes_keep_to_the_price_protection() {
     use aws_sdk_autoscaling::types::InstancesDistribution;
-    let w = World::new().await;
-    let u = w.user("abs-spot").await;
+    let Given { w, u, .. } = Given::user("abs-spot").await;
     w.sierra.add_template("fleet", IMAGE, "t2.micro");
     // c5.large comes first by size, but its spot price is 5 times m5.large's.
     w.sierra.set_spot_price("c5.large", 0.5);

@@ -112,15 +112,7 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
 
 #[tokio::main]
 async fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("ACTIONS is a number"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![10, 1_000, 100_000]
-    } else {
-        sizes
-    };
+    let sizes = phantom_e2e::sizes_from_args("ACTIONS", &[10, 1_000, 100_000]);
     println!("| scheduled actions | groups | due | run | DynamoDB calls | second run (nothing due) | calls | largest group item |");
     println!("|---|---|---|---|---|---|---|---|");
     for actions in sizes {

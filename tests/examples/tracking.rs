@@ -235,15 +235,7 @@ fn reaction() {
 
 #[tokio::main]
 async fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("GROUPS is a number"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![10, 1_000, 10_000]
-    } else {
-        sizes
-    };
+    let sizes = phantom_e2e::sizes_from_args("GROUPS", &[10, 1_000, 10_000]);
     cost(&sizes).await;
     tokio::task::spawn_blocking(reaction)
         .await

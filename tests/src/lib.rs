@@ -27,22 +27,36 @@ pub use stack::*;
 pub const PUBLIC_KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";
 
+/// A benchmark's sizes: its command line's numbers (each a `what`), or `default` if it has none.
+pub fn sizes_from_args(what: &str, default: &[usize]) -> Vec<usize> {
+    let given: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| {
+            a.parse()
+                .unwrap_or_else(|_| panic!("{what} is a number, not {a:?}"))
+        })
+        .collect();
+    if given.is_empty() {
+        default.to_vec()
+    } else {
+        given
+    }
+}
+
 /// A command's arguments: each string literal split at its spaces, each other expression one
 /// argument as it is. `argv!("start-instance-refresh --preferences", &json)`.
 #[macro_export]
 macro_rules! argv {
-    (@into $v:ident;) => {};
-    (@into $v:ident; $l:literal $(, $($rest:tt)*)?) => {
-        $v.extend($l.split_whitespace());
-        $crate::argv!(@into $v; $($($rest)*)?);
+    (@into [$($acc:expr),*];) => {
+        <[Vec<&str>]>::concat(&[$($acc),*])
     };
-    (@into $v:ident; $e:expr $(, $($rest:tt)*)?) => {
-        $v.push($e);
-        $crate::argv!(@into $v; $($($rest)*)?);
+    (@into [$($acc:expr),*]; $l:literal $(, $($rest:tt)*)?) => {
+        $crate::argv!(@into [$($acc,)* $l.split_whitespace().collect::<Vec<&str>>()]; $($($rest)*)?)
     };
-    ($($t:tt)*) => {{
-        let mut v: Vec<&str> = Vec::new();
-        $crate::argv!(@into v; $($t)*);
-        v
-    }};
+    (@into [$($acc:expr),*]; $e:expr $(, $($rest:tt)*)?) => {
+        $crate::argv!(@into [$($acc,)* vec![AsRef::<str>::as_ref($e)]]; $($($rest)*)?)
+    };
+    ($($t:tt)*) => {
+        $crate::argv!(@into []; $($t)*)
+    };
 }

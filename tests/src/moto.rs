@@ -1,6 +1,7 @@
 //! A moto server of a test's own, and AWS's DynamoDB Local, for the contract suites (each stopped
 //! when dropped).
 
+use phantom_seams::store::{CloudCredentials, CloudRecord};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -160,4 +161,25 @@ impl Drop for DynamoDbLocal {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A cloud named `name` at `endpoint` in moto's region, with launch templates and load balancers,
+/// and keys named after it (moto takes any).
+pub fn cloud(name: &str, endpoint: &str) -> (CloudRecord, CloudCredentials) {
+    (
+        CloudRecord {
+            name: name.into(),
+            endpoint: endpoint.into(),
+            region: crate::REGION.into(),
+            zone: "us-east-1a".into(),
+            launch_templates: true,
+            load_balancers: true,
+            events: false,
+        },
+        CloudCredentials {
+            cloud: name.into(),
+            access_key_id: name.into(),
+            secret: name.into(),
+        },
+    )
 }

@@ -520,8 +520,8 @@ impl Stack {
         .json();
     }
 
-    /// Group `group` as DescribeAutoScalingGroups shows it to `user` (null if it has none).
-    pub fn group_of(&self, user: &User, group: &str) -> Value {
+    /// Group `group` as DescribeAutoScalingGroups shows it to `user`, if it has one.
+    pub fn group(&self, user: &User, group: &str) -> Option<Value> {
         let out = self
             .aws(
                 user,
@@ -531,7 +531,12 @@ impl Stack {
                 ),
             )
             .json();
-        out["AutoScalingGroups"][0].clone()
+        out["AutoScalingGroups"].as_array()?.first().cloned()
+    }
+
+    /// The same, null if it has none.
+    pub fn group_of(&self, user: &User, group: &str) -> Value {
+        self.group(user, group).unwrap_or(Value::Null)
     }
 
     /// The ids of `group`'s InService VMs, once it has exactly `n` VMs and all serve.

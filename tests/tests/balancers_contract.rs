@@ -12,7 +12,7 @@ use phantom_rules::traffic::{source, Source};
 use phantom_seams::cloud::ec2_query::Ec2Lookups;
 use phantom_seams::cloud::memory::MemoryCloud;
 use phantom_seams::cloud::{Balancers, ConnectLookup};
-use phantom_seams::store::{CloudCredentials, CloudRecord};
+use phantom_seams::store::CloudRecord;
 use std::sync::Arc;
 
 /// A classic load balancer draining 30 s, a target group with a 120 s deregistration delay, and
@@ -131,20 +131,7 @@ fn moto_setup(moto: &Moto) -> Setup {
 async fn the_query_client_keeps_the_load_balancer_contract_on_moto() {
     let moto = Moto::start();
     let setup = moto_setup(&moto);
-    let cloud = CloudRecord {
-        name: "contract".into(),
-        endpoint: moto.url.clone(),
-        region: phantom_e2e::REGION.into(),
-        zone: "us-east-1a".into(),
-        launch_templates: true,
-        load_balancers: true,
-        events: false,
-    };
-    let creds = CloudCredentials {
-        cloud: "contract".into(),
-        access_key_id: "contract".into(),
-        secret: "contract".into(),
-    };
+    let (cloud, creds) = phantom_e2e::moto::cloud("contract", &moto.url);
     let lookups = Ec2Lookups::default();
     let b = lookups
         .balancers(&cloud, &creds)

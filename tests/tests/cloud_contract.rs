@@ -379,22 +379,7 @@ async fn moto_setup(moto: &Moto) -> Setup {
 }
 
 fn record(moto: &Moto) -> (CloudRecord, CloudCredentials) {
-    (
-        CloudRecord {
-            name: "contract".into(),
-            endpoint: moto.url.clone(),
-            region: phantom_e2e::REGION.into(),
-            zone: "us-east-1a".into(),
-            launch_templates: true,
-            load_balancers: true,
-            events: false,
-        },
-        CloudCredentials {
-            cloud: "contract".into(),
-            access_key_id: "contract".into(),
-            secret: "contract".into(),
-        },
-    )
+    phantom_e2e::moto::cloud("contract", &moto.url)
 }
 
 #[tokio::test]
@@ -414,20 +399,7 @@ async fn both_ec2_clients_keep_the_contract_on_moto() {
 #[tokio::test]
 async fn an_unreachable_cloud_is_an_error_not_an_answer() {
     let port = phantom_e2e::free_port();
-    let cloud = CloudRecord {
-        name: "gone".into(),
-        endpoint: format!("http://127.0.0.1:{port}"),
-        region: phantom_e2e::REGION.into(),
-        zone: "us-east-1a".into(),
-        launch_templates: true,
-        load_balancers: true,
-        events: false,
-    };
-    let creds = CloudCredentials {
-        cloud: "gone".into(),
-        access_key_id: "k".into(),
-        secret: "s".into(),
-    };
+    let (cloud, creds) = phantom_e2e::moto::cloud("gone", &format!("http://127.0.0.1:{port}"));
     let clouds = Ec2Lookups::default();
     assert!(!clouds.reachable(&cloud).await);
     let e = clouds

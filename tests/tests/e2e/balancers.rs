@@ -64,42 +64,26 @@ fn a_group_behind_a_load_balancer_and_a_target_group_registers_and_drains_its_vm
         .chars()
         .take(32)
         .collect::<String>();
-    elb(&[
-        "create-load-balancer",
-        "--load-balancer-name",
-        &lb,
-        "--listeners",
-        "Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80",
-        "--availability-zones",
-        "us-east-1a",
-    ]);
+    elb(&argv!("create-load-balancer --load-balancer-name", &lb, "--listeners Protocol=HTTP,LoadBalancerPort=80,InstanceProtocol=HTTP,InstancePort=80 --availability-zones us-east-1a"));
     let vpc = s.ec2("hotel", &["describe-vpcs"])["Vpcs"][0]["VpcId"]
         .as_str()
         .unwrap()
         .to_string();
-    let tg = elbv2(&[
-        "create-target-group",
-        "--name",
+    let tg = elbv2(&argv!(
+        "create-target-group --name",
         &lb,
-        "--protocol",
-        "HTTP",
-        "--port",
-        "80",
-        "--vpc-id",
+        "--protocol HTTP --port 80 --vpc-id",
         &vpc,
-        "--target-type",
-        "instance",
-    ])["TargetGroups"][0]["TargetGroupArn"]
+        "--target-type instance"
+    ))["TargetGroups"][0]["TargetGroupArn"]
         .as_str()
         .unwrap()
         .to_string();
-    elbv2(&[
-        "modify-target-group-attributes",
-        "--target-group-arn",
+    elbv2(&argv!(
+        "modify-target-group-attributes --target-group-arn",
         &tg,
-        "--attributes",
-        "Key=deregistration_delay.timeout_seconds,Value=3",
-    ]);
+        "--attributes Key=deregistration_delay.timeout_seconds,Value=3"
+    ));
     s.aws(
         &u,
         &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),

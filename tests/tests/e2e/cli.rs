@@ -63,20 +63,7 @@ fn subnet_in(cloud: &str, zone: &str) -> String {
 }
 
 fn describe_group(user: &User, name: &str) -> Option<Value> {
-    let out = stack()
-        .aws(
-            user,
-            &argv!(
-                "describe-auto-scaling-groups --auto-scaling-group-names",
-                name
-            ),
-        )
-        .json();
-    out["AutoScalingGroups"]
-        .as_array()
-        .unwrap()
-        .first()
-        .cloned()
+    stack().group(user, name)
 }
 
 #[test]
@@ -86,11 +73,10 @@ fn launch_configuration_round_trips_every_setting_phantom_acts_on() {
     let input = lc_input("web@hotel");
     s.aws(
         &u,
-        &[
-            "create-launch-configuration",
-            "--cli-input-json",
-            &input.to_string(),
-        ],
+        &argv!(
+            "create-launch-configuration --cli-input-json",
+            &input.to_string()
+        ),
     )
     .json();
     let out = s
@@ -130,11 +116,10 @@ fn launch_configuration_round_trips_every_setting_phantom_acts_on() {
     let refused = s
         .aws(
             &u,
-            &[
-                "create-launch-configuration",
-                "--cli-input-json",
-                &classic.to_string(),
-            ],
+            &argv!(
+                "create-launch-configuration --cli-input-json",
+                &classic.to_string()
+            ),
         )
         .error("ValidationError");
     assert!(refused.contains("ClassicLinkVPCId"), "{refused}");
@@ -170,11 +155,10 @@ fn group_round_trips_every_setting_phantom_acts_on() {
     });
     s.aws(
         &u,
-        &[
-            "create-auto-scaling-group",
-            "--cli-input-json",
-            &input.to_string(),
-        ],
+        &argv!(
+            "create-auto-scaling-group --cli-input-json",
+            &input.to_string()
+        ),
     )
     .json();
     let got = describe_group(&u, "web-group").expect("the group");

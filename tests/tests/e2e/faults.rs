@@ -97,16 +97,7 @@ fn live_by_group(cloud: &Running, u: &User) -> Vec<(String, String)> {
 }
 
 fn group_id(u: &User, name: &str) -> String {
-    let out = stack()
-        .aws(
-            u,
-            &argv!(
-                "describe-auto-scaling-groups --auto-scaling-group-names",
-                name
-            ),
-        )
-        .json();
-    let arn = out["AutoScalingGroups"][0]["AutoScalingGroupARN"]
+    let arn = stack().group_of(u, name)["AutoScalingGroupARN"]
         .as_str()
         .unwrap()
         .to_string();
@@ -192,13 +183,10 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
         control(&p, Some(json!({"mode": mode, "rate": 0.5})));
         s.aws(
             &u,
-            &[
-                "set-desired-capacity",
-                "--auto-scaling-group-name",
-                "f",
-                "--desired-capacity",
-                &desired.to_string(),
-            ],
+            &argv!(
+                "set-desired-capacity --auto-scaling-group-name f --desired-capacity",
+                &desired.to_string()
+            ),
         )
         .json();
         // Until the cloud has failed some calls: the round's, then the sweeps' if the round's

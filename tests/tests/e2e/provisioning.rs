@@ -43,20 +43,7 @@ fn create_group(u: &User, name: &str, lc: &str, min: i64, max: i64, desired: i64
 }
 
 fn group(u: &User, name: &str) -> Option<Value> {
-    let out = stack()
-        .aws(
-            u,
-            &argv!(
-                "describe-auto-scaling-groups --auto-scaling-group-names",
-                name
-            ),
-        )
-        .json();
-    out["AutoScalingGroups"]
-        .as_array()
-        .unwrap()
-        .first()
-        .cloned()
+    stack().group(u, name)
 }
 
 fn in_service(u: &User, name: &str) -> Vec<String> {
@@ -626,13 +613,11 @@ fn queue(name: &str) -> Queue {
         .as_str()
         .unwrap()
         .to_string();
-    let attrs = sqs(&[
-        "get-queue-attributes",
-        "--queue-url",
+    let attrs = sqs(&argv!(
+        "get-queue-attributes --queue-url",
         &url,
-        "--attribute-names",
-        "QueueArn",
-    ]);
+        "--attribute-names QueueArn"
+    ));
     let arn = attrs["Attributes"]["QueueArn"]
         .as_str()
         .unwrap()
@@ -643,13 +628,11 @@ fn queue(name: &str) -> Queue {
 /// What the queue holds now (each message deleted once read), as JSON: an SNS envelope's message
 /// unwrapped.
 fn drain(q: &Queue) -> Vec<Value> {
-    let out = sqs(&[
-        "receive-message",
-        "--queue-url",
+    let out = sqs(&argv!(
+        "receive-message --queue-url",
         &q.url,
-        "--max-number-of-messages",
-        "10",
-    ]);
+        "--max-number-of-messages 10"
+    ));
     let mut got = Vec::new();
     for m in out["Messages"].as_array().cloned().unwrap_or_default() {
         let body: Value = serde_json::from_str(m["Body"].as_str().unwrap()).unwrap();
@@ -684,15 +667,12 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
         .as_str()
         .unwrap()
         .to_string();
-    sns(&[
-        "subscribe",
-        "--topic-arn",
+    sns(&argv!(
+        "subscribe --topic-arn",
         &topic,
-        "--protocol",
-        "sqs",
-        "--notification-endpoint",
-        &events.arn,
-    ]);
+        "--protocol sqs --notification-endpoint",
+        &events.arn
+    ));
     let drain_q = queue(&format!("{}-drain", u.name));
     create_lc(&u, "web@hotel", &[]);
     create_group(&u, "web", "web@hotel", 0, 4, 0, &[]);
@@ -703,21 +683,7 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     .json();
     s.aws(
         &u,
-        &[
-            "put-lifecycle-hook",
-            "--auto-scaling-group-name",
-            "web",
-            "--lifecycle-hook-name",
-            "drain",
-            "--lifecycle-transition",
-            "autoscaling:EC2_INSTANCE_TERMINATING",
-            "--notification-target-arn",
-            &drain_q.arn,
-            "--role-arn",
-            "arn:aws:iam::123456789012:role/hooks",
-            "--heartbeat-timeout",
-            "300",
-        ],
+        &argv!("put-lifecycle-hook --auto-scaling-group-name web --lifecycle-hook-name drain --lifecycle-transition autoscaling:EC2_INSTANCE_TERMINATING --notification-target-arn", &drain_q.arn, "--role-arn arn:aws:iam::123456789012:role/hooks --heartbeat-timeout 300"),
     )
     .json();
     // A launch hook whose target is the topic: its messages come through SNS too.

@@ -306,6 +306,11 @@ impl Stack {
             .expect("phantomctl runs")
     }
 
+    /// `phantomctl ARGS` that prints a key (user create, user rotate): the key and its secret.
+    pub fn phantomctl_keys(&self, args: &[&str]) -> (String, String) {
+        keys_of(self.phantomctl(args))
+    }
+
     /// A new user of its own, so tests running side by side never share resources.
     pub fn new_user(&self, prefix: &str) -> User {
         let fresh = || {
@@ -328,13 +333,7 @@ impl Stack {
             name = fresh();
             out = self.phantomctl(&["user", "create", &name]);
         }
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line = String::from_utf8(out.stdout).expect("utf-8");
-        let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+        let (key, secret) = keys_of(out);
         for cloud in ["hotel", "sierra"] {
             let cloud_key = format!("{name}-{cloud}");
             let set = || {
@@ -886,4 +885,16 @@ impl Flood {
         let answers = self.answers.lock().unwrap().clone();
         answers
     }
+}
+
+/// The `ACCESS_KEY SECRET` line phantomctl printed.
+fn keys_of(out: std::process::Output) -> (String, String) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).expect("utf-8");
+    let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+    (key.to_string(), secret.to_string())
 }

@@ -51,23 +51,11 @@ fn lc(name: &str) -> LaunchConfig {
 
 fn member(id: &str) -> Member {
     Member {
-        id: id.into(),
-        cloud: "hotel".into(),
         zone: "us-east-1a".into(),
-        lifecycle: Lifecycle::Pending,
-        healthy: true,
         launched_ms: 1_000,
-        joined_ms: None,
-        replaces_ms: None,
-        at_risk_ms: None,
-        weight: None,
-        protected: false,
         launch_configuration: Some("web".into()),
-        launch_template: None,
-        instance_type: "t2.micro".into(),
-        waits: vec![],
         rev: 0,
-        market: phantom_model::instance::Market::OnDemand,
+        ..phantom_rules::fixtures::test_member(id, Lifecycle::Pending)
     }
 }
 

@@ -109,13 +109,15 @@ impl App {
         if let Some(file) = console::file_of(req.path_and_query) {
             return console::serve(req.method, file);
         }
-        if webhooks::is_for(req.path_and_query) {
+        let path = path_of(req.path_and_query);
+        if path.contains(webhooks::PREFIX) {
             return webhooks::handle(self, req).await;
         }
-        if scrape::is_for(req.path_and_query) {
+        if path.ends_with(phantom_rules::scrape::PATH) {
             return scrape::handle(self, req).await;
         }
-        if self_service::is_for(req.path_and_query) {
+        // Under a stage or not (`/Prod/phantom/v1/`).
+        if path.contains(self_service::PREFIX) {
             return self_service::handle(self, req).await;
         }
         let started = Instant::now();

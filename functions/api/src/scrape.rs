@@ -20,10 +20,6 @@ use phantom_rules::throttle::Class;
 use phantom_wire::ApiError;
 use std::time::Instant;
 
-pub fn is_for(path_and_query: &str) -> bool {
-    crate::path_of(path_and_query).ends_with(scrape::PATH)
-}
-
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();

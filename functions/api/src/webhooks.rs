@@ -15,11 +15,6 @@ use std::time::Instant;
 
 pub use webhook::PREFIX;
 
-pub fn is_for(path_and_query: &str) -> bool {
-    let path = crate::path_of(path_and_query);
-    path.contains(PREFIX)
-}
-
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();

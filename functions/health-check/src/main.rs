@@ -25,9 +25,7 @@ struct Message {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     phantom_seams::logging::init();
-    // Where this instance's operating metrics go (checked before any work).
-    let ops: Option<&'static str> =
-        phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
+    let ops = phantom_metrics::ops::namespace_for_life()?;
     let h: &'static health_check::HealthCheck = Box::leak(Box::new(
         health_check::HealthCheck::new(&phantom_seams::wiring::Seams::from_env().await?)?,
     ));

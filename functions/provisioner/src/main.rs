@@ -7,10 +7,7 @@ use phantom_seams::queue::Received;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     phantom_seams::logging::init();
-    // Where this instance's operating metrics go (checked before any work).
-    let ops: Option<&'static str> =
-        phantom_metrics::ops::namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str()));
-    // The real adapters, built once for the instance's life.
+    let ops = phantom_metrics::ops::namespace_for_life()?;
     let seams = phantom_seams::wiring::Seams::from_env().await?;
     let clouds = std::sync::Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
     let p: &'static provisioner::Provisioner =

@@ -367,6 +367,11 @@ pub fn namespace_from_env() -> Result<Option<String>, String> {
     emf::namespace_from_env(NAMESPACE_ENV)
 }
 
+/// A Lambda main's namespace, read once (before any work) and kept for the instance's life.
+pub fn namespace_for_life() -> Result<Option<&'static str>, String> {
+    Ok(namespace_from_env()?.map(|ns| &*Box::leak(ns.into_boxed_str())))
+}
+
 /// On Lambda, after an invocation: this instance's counts since its last lines, written to
 /// standard output once a minute, where a namespace is set.
 pub fn flush_emf(namespace: Option<&str>, now_ms: i64) {

@@ -1,8 +1,8 @@
-//! What the rules' unit tests build again and again.
+//! What the rules' tests, and the suites above them, build again and again.
 
 use phantom_model::instance::{Lifecycle, Market, Member};
 
-/// A recorded VM for the pure rules' unit tests: InService or as given, healthy, on hotel, from
+/// A recorded VM for tests: as given, healthy, launched at 0 on hotel in zone `a`, from
 /// `web@hotel`, at revision 1.
 pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
     Member {

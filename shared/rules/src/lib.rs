@@ -6,8 +6,8 @@ pub mod activity;
 pub mod alarm;
 pub mod attach;
 pub mod distribution;
-#[cfg(test)]
-mod fixtures;
+#[doc(hidden)]
+pub mod fixtures;
 pub mod group;
 pub mod group_metrics;
 pub mod identity;

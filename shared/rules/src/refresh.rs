@@ -712,23 +712,10 @@ mod tests {
 
     fn member(id: &str, launched_ms: i64) -> Member {
         Member {
-            id: id.into(),
-            cloud: "hotel".into(),
-            zone: "a".into(),
-            lifecycle: Lifecycle::InService,
-            healthy: true,
             launched_ms,
-            joined_ms: None,
-            replaces_ms: None,
-            at_risk_ms: None,
-            weight: None,
-            protected: false,
             launch_configuration: Some("lc".into()),
-            launch_template: None,
-            instance_type: "t2.micro".into(),
-            waits: vec![],
             rev: 0,
-            market: phantom_model::instance::Market::OnDemand,
+            ..crate::fixtures::test_member(id, Lifecycle::InService)
         }
     }
 

@@ -197,23 +197,8 @@ mod tests {
 
     fn member(l: Lifecycle) -> Member {
         Member {
-            id: "i-1".into(),
-            cloud: "hotel".into(),
-            zone: "a".into(),
-            lifecycle: l,
-            healthy: true,
-            launched_ms: 0,
-            joined_ms: None,
-            replaces_ms: None,
-            at_risk_ms: None,
-            weight: None,
-            protected: false,
             launch_configuration: None,
-            launch_template: None,
-            instance_type: "t2.micro".into(),
-            waits: vec![],
-            rev: 1,
-            market: phantom_model::instance::Market::OnDemand,
+            ..crate::fixtures::test_member("i-1", l)
         }
     }
 

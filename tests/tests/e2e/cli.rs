@@ -802,16 +802,9 @@ fn an_alert_webhook_scales_a_group_through_plain_http() {
 fn phantomctl_rotates_a_users_key() {
     let s = stack();
     let u = s.new_user("rotate");
-    let out = s.phantomctl(&["user", "rotate", &u.name]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = String::from_utf8(out.stdout).expect("utf-8");
-    let (key, secret) = line.trim().split_once(' ').expect("ACCESS_KEY SECRET");
+    let (key, secret) = s.phantomctl_keys(&["user", "rotate", &u.name]);
     assert_ne!(key, u.access_key_id);
-    s.aws_with_keys(key, secret, &["describe-auto-scaling-groups"])
+    s.aws_with_keys(&key, &secret, &["describe-auto-scaling-groups"])
         .json();
     s.aws(&u, &["describe-auto-scaling-groups"])
         .error("InvalidClientTokenId");
@@ -822,10 +815,10 @@ fn phantomctl_rotates_a_users_key() {
         .find(|l| l.starts_with(&format!("{}\t", u.name)))
         .expect("the user is listed");
     assert!(
-        row.contains(key) && row.ends_with("\tuser\tenabled"),
+        row.contains(&key) && row.ends_with("\tuser\tenabled"),
         "{row}"
     );
-    assert!(!list.contains(secret));
+    assert!(!list.contains(&secret));
 }
 
 /// A recurring scheduled action put with the AWS CLI, seen firing twice on the local stack (cron's

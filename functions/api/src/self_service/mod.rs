@@ -23,17 +23,11 @@ use std::time::Instant;
 pub const PREFIX: &str = "/phantom/v1/";
 const JSON: &str = "application/json";
 
-/// Whether a request is for this API (by its path, which may sit under a stage: `/Prod/phantom/v1/`).
-pub fn is_for(path_and_query: &str) -> bool {
-    let path = crate::path_of(path_and_query);
-    path.contains(PREFIX)
-}
-
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let path = crate::path_of(req.path_and_query);
-    // `is_for` routed only paths with the prefix here.
+    // Only paths with the prefix are routed here.
     let operation = path.rsplit_once(PREFIX).map_or(path, |(_, op)| op);
     let mut user = String::new();
     let outcome = run(app, &req, operation, &mut user).await;

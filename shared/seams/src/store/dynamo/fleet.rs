@@ -133,31 +133,24 @@ impl Fleet for DynamoStore {
                 s(format!("{INST}{}\u{10FFFF}", &last[..cut])),
             ),
         ]);
+        let query = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+            .set_expression_attribute_values(Some(values))
+            .consistent_read(true);
         let mut out = Vec::new();
-        let mut start: Option<Item> = None;
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
-                .set_expression_attribute_values(Some(values.clone()))
-                .set_exclusive_start_key(start.take())
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(unavailable)?;
-            for item in page.items() {
+        Self::each_page(query, |items| {
+            for item in items {
                 let (g, m) = Self::instance_from(item)?;
                 if first <= g.as_str() && g.as_str() <= last {
                     out.push((g, m));
                 }
             }
-            match page.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => break,
-            }
-        }
+            Ok(true)
+        })
+        .await?;
         // By group then id, as the other readers (the cut above can reorder names).
         out.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
         Ok(out)
@@ -295,35 +288,29 @@ impl Fleet for DynamoStore {
     }
 
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        // The index is eventually consistent: the scheduler reads each group itself before it
+        // fires anything.
+        let query = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .index_name(DUE_INDEX)
+            .key_condition_expression("due_pk = :due_pk AND due <= :now")
+            .expression_attribute_values(":due_pk", s(DUE))
+            .expression_attribute_values(":now", n(now_ms));
         let mut out = Vec::new();
-        let mut start: Option<Item> = None;
-        loop {
-            // The index is eventually consistent: the scheduler reads each group itself before
-            // it fires anything.
-            let page = self
-                .db
-                .query()
-                .table_name(&self.table)
-                .index_name(DUE_INDEX)
-                .key_condition_expression("due_pk = :due_pk AND due <= :now")
-                .expression_attribute_values(":due_pk", s(DUE))
-                .expression_attribute_values(":now", n(now_ms))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(unavailable)?;
-            for item in page.items() {
+        Self::each_page(query, |items| {
+            for item in items {
                 let user = get_s(item, PARTITION_KEY)?;
                 let user = user
                     .strip_prefix("OWNER#")
                     .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
                 out.push((user.to_string(), sk_suffix(item, ASG)?));
             }
-            match page.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(out),
-            }
-        }
+            Ok(true)
+        })
+        .await?;
+        Ok(out)
     }
 
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {

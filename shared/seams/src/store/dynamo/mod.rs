@@ -42,6 +42,7 @@ use super::{
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
@@ -172,37 +173,54 @@ impl DynamoStore {
         let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
         values.extend(lo.map(|v| (":lo".to_string(), s(v))));
         values.extend(hi.map(|v| (":hi".to_string(), s(v))));
+        let query = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(condition)
+            .set_expression_attribute_values(Some(values))
+            .limit(want.clamp(1, 1000) as i32)
+            .consistent_read(consistent);
         let mut out = Vec::new();
-        let mut start: Option<Item> = None;
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression(condition)
-                .set_expression_attribute_values(Some(values.clone()))
-                .set_exclusive_start_key(start.take())
-                .limit((want - out.len()).clamp(1, 1000) as i32)
-                .consistent_read(consistent)
-                .send()
-                .await
-                .map_err(unavailable)?;
-            for item in page.items() {
+        Self::each_page(query, |items| {
+            for item in items {
                 if keep(item) {
                     out.push(item.clone());
                     if out.len() >= want {
-                        return Ok(out);
+                        return Ok(false);
                     }
                 }
             }
+            Ok(true)
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// Reads every page of `query`, each from where the last ended, handing each to `take` until
+    /// it says to stop (false).
+    async fn each_page(
+        query: QueryFluentBuilder,
+        mut take: impl FnMut(&[Item]) -> StoreResult<bool>,
+    ) -> StoreResult<()> {
+        let mut start: Option<Item> = None;
+        loop {
+            let page = query
+                .clone()
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            if !take(page.items())? {
+                return Ok(());
+            }
             match page.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(out),
+                _ => return Ok(()),
             }
         }
     }
 
-    /// Items of one partition by sort keys, in any order; absent ones are skipped.
     /// The user's items of kind `prefix` in `page` (by query, or by key when it names them) that
     /// pass `keep`; not yet in order.
     async fn page_of(
@@ -229,6 +247,7 @@ impl DynamoStore {
         }
     }
 
+    /// Items of one partition by sort keys, in any order; absent ones are skipped.
     async fn batch_get(&self, pk: &str, sks: &[String]) -> StoreResult<Vec<Item>> {
         let mut out = Vec::new();
         let mut unique: Vec<&String> = sks.iter().collect();

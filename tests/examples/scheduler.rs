@@ -61,20 +61,7 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
         let user = &format!("bench-{}", i / 400);
         if i % 400 == 0 {
             store
-                .create_launch_config(
-                    user,
-                    &phantom_rules::launch_config::LaunchConfig {
-                        name: "web@hotel".into(),
-                        cloud: "hotel".into(),
-                        settings: phantom_model::launch_config::LaunchConfiguration::new(
-                            "web@hotel",
-                            "arn:web",
-                            "ami-1",
-                            "t2.micro",
-                            "2026-11-22T00:00:00.000Z",
-                        ),
-                    },
-                )
+                .create_launch_config(user, &phantom_e2e::fixtures::launch_config("web@hotel"))
                 .await
                 .expect("a launch configuration");
         }

@@ -30,17 +30,7 @@ const TRACKED: usize = 10;
 const PER_USER: usize = 400;
 
 fn lc() -> phantom_rules::launch_config::LaunchConfig {
-    phantom_rules::launch_config::LaunchConfig {
-        name: "web@hotel".into(),
-        cloud: "hotel".into(),
-        settings: phantom_model::launch_config::LaunchConfiguration::new(
-            "web@hotel",
-            "arn:web",
-            "ami-1",
-            "t2.micro",
-            "2026-11-22T00:00:00.000Z",
-        ),
-    }
+    phantom_e2e::fixtures::launch_config("web@hotel")
 }
 
 fn serving(id: &str) -> Member {

@@ -27,6 +27,8 @@ pub trait Steps {
         set: impl FnOnce(UpdateAutoScalingGroupFluentBuilder) -> UpdateAutoScalingGroupFluentBuilder
             + Send,
     ) -> impl Future<Output = ()> + Send;
+    /// DeleteAutoScalingGroup (of a group without VMs).
+    fn delete_group(&self, group: &str) -> impl Future<Output = ()> + Send;
     /// DeleteAutoScalingGroup with ForceDelete.
     fn force_delete(&self, group: &str) -> impl Future<Output = ()> + Send;
     /// The group as DescribeAutoScalingGroups shows it, if there is one.
@@ -84,6 +86,14 @@ impl Steps for Client {
         .send()
         .await
         .expect("update-auto-scaling-group");
+    }
+
+    async fn delete_group(&self, group: &str) {
+        self.delete_auto_scaling_group()
+            .auto_scaling_group_name(group)
+            .send()
+            .await
+            .expect("delete-auto-scaling-group");
     }
 
     async fn force_delete(&self, group: &str) {

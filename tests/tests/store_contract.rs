@@ -7,7 +7,6 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
-use phantom_model::launch_config::LaunchConfiguration;
 use phantom_rules::activity::{self, Activity};
 use phantom_rules::group::Group;
 use phantom_rules::identity::User;
@@ -36,17 +35,7 @@ fn user(name: &str) -> User {
 }
 
 fn lc(name: &str) -> LaunchConfig {
-    LaunchConfig {
-        name: name.into(),
-        cloud: "hotel".into(),
-        settings: LaunchConfiguration::new(
-            name,
-            "arn:lc",
-            "ami-1",
-            "t2.micro",
-            "2026-11-22T00:00:00.000Z",
-        ),
-    }
+    phantom_e2e::fixtures::launch_config(name)
 }
 
 fn member(id: &str) -> Member {

@@ -61,6 +61,27 @@ pub struct Ec2 {
 }
 
 impl Ec2 {
+    /// CreateTags, or DeleteTags (`delete`), of `tags` on `ids`: 1000 resources a call, EC2's
+    /// limit.
+    async fn tags_on(
+        &self,
+        ids: &[String],
+        tags: Vec<Tag>,
+        delete: bool,
+    ) -> Result<(), CloudError> {
+        for chunk in ids.chunks(1000) {
+            let (resources, tags) = (Some(chunk.to_vec()), Some(tags.clone()));
+            if delete {
+                let call = self.client.delete_tags().set_resources(resources);
+                call.set_tags(tags).send().await.map_err(cloud_error)?;
+            } else {
+                let call = self.client.create_tags().set_resources(resources);
+                call.set_tags(tags).send().await.map_err(cloud_error)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A client for `cloud`'s EC2 endpoint that signs with the user's credentials for it.
     pub fn connect(
         sdk: &aws_config::SdkConfig,
@@ -286,40 +307,16 @@ impl Cloud for Ec2 {
         out.instances().iter().map(seen).collect()
     }
 
-    /// DescribeInstances filtered by `instance-id`, which (unlike InstanceIds) leaves unknown
-    /// ids out instead of failing the call.
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
-        let tags: Vec<Tag> = tags
+        let tags = tags
             .iter()
-            .map(|(k, v)| Tag::builder().key(k).value(v).build())
-            .collect();
-        for chunk in ids.chunks(1000) {
-            self.client
-                .create_tags()
-                .set_resources(Some(chunk.to_vec()))
-                .set_tags(Some(tags.clone()))
-                .send()
-                .await
-                .map_err(cloud_error)?;
-        }
-        Ok(())
+            .map(|(k, v)| Tag::builder().key(k).value(v).build());
+        self.tags_on(ids, tags.collect(), false).await
     }
 
     async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError> {
-        let tags: Vec<Tag> = keys
-            .iter()
-            .map(|k| Tag::builder().key(*k).build())
-            .collect();
-        for chunk in ids.chunks(1000) {
-            self.client
-                .delete_tags()
-                .set_resources(Some(chunk.to_vec()))
-                .set_tags(Some(tags.clone()))
-                .send()
-                .await
-                .map_err(cloud_error)?;
-        }
-        Ok(())
+        let tags = keys.iter().map(|k| Tag::builder().key(*k).build());
+        self.tags_on(ids, tags.collect(), true).await
     }
 
     /// DescribeSpotPriceHistory from now: the current price of each type in each zone (Linux's,

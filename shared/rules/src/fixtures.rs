@@ -1,5 +1,6 @@
 //! What the rules' tests, and the suites above them, build again and again.
 
+use crate::group::NewGroupContext;
 use phantom_model::instance::{Lifecycle, Market, Member};
 
 /// A recorded VM for tests: as given, healthy, launched at 0 on hotel in zone `a`, from
@@ -23,5 +24,18 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         market: Market::OnDemand,
         waits: vec![],
         rev: 1,
+    }
+}
+
+/// Where a test's group is made: as `id`, in us-east-1 of account 123456789012, on hotel (zone
+/// hotel-a), at `now_ms`.
+pub fn test_context(id: &str, now_ms: i64) -> NewGroupContext<'static> {
+    NewGroupContext {
+        id: id.into(),
+        region: "us-east-1",
+        account: "123456789012",
+        cloud: "hotel".into(),
+        default_zone: "hotel-a",
+        now: phantom_model::time::from_ms(now_ms),
     }
 }

@@ -809,14 +809,8 @@ mod tests {
     }
 
     fn ctx() -> NewGroupContext<'static> {
-        NewGroupContext {
-            id: "g-id".into(),
-            region: "us-east-1",
-            account: "123456789012",
-            cloud: "hotel".into(),
-            default_zone: "hotel-a",
-            now: phantom_model::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap(),
-        }
+        // 2026-01-01T00:00:00Z
+        crate::fixtures::test_context("g-id", 1_767_225_600_000)
     }
 
     #[test]

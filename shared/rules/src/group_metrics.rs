@@ -228,14 +228,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn group(enabled: &[&str]) -> Group {
-        let ctx = crate::group::NewGroupContext {
-            id: "g1".into(),
-            region: "us-east-1",
-            account: "123456789012",
-            cloud: "hotel".into(),
-            default_zone: "hotel-a",
-            now: phantom_model::time::from_ms(1_795_406_400_000),
-        };
+        let ctx = crate::fixtures::test_context("g1", 1_795_406_400_000);
         let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
             "MinSize": 1, "MaxSize": 6, "DesiredCapacity": 3});
         let mut g = crate::group::from_input(&serde_json::from_value(input).unwrap(), ctx).unwrap();

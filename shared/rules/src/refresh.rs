@@ -991,14 +991,7 @@ mod tests {
             "AutoScalingGroupName": "g", "LaunchConfigurationName": "lc", "MinSize": 0, "MaxSize": 1,
         }))
         .unwrap();
-        let ctx = crate::group::NewGroupContext {
-            id: "g-id".into(),
-            region: "us-east-1",
-            account: "123456789012",
-            cloud: "hotel".into(),
-            default_zone: "hotel-a",
-            now: phantom_model::time::from_ms(0),
-        };
+        let ctx = crate::fixtures::test_context("g-id", 0);
         let mut s = crate::group::from_input(&input, ctx).unwrap().settings;
         let r = to_template(false, &[]);
         s.instance_refreshes = vec![r.clone()];

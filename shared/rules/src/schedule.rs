@@ -337,14 +337,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn group(actions: Vec<ScheduledAction>) -> Group {
-        let ctx = crate::group::NewGroupContext {
-            id: "g1".into(),
-            region: "us-east-1",
-            account: "123456789012",
-            cloud: "hotel".into(),
-            default_zone: "hotel-a",
-            now: phantom_model::time::from_ms(NOW),
-        };
+        let ctx = crate::fixtures::test_context("g1", NOW);
         let input = json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
             "MinSize": 1, "MaxSize": 5, "DesiredCapacity": 2});
         let mut g = crate::group::from_input(&serde_json::from_value(input).unwrap(), ctx).unwrap();
@@ -507,59 +500,63 @@ mod tests {
             );
         };
         let n = "ScheduledActionName";
-        refused(
-            json!({n: "x", "StartTime": timestamp(NOW + MINUTE)}),
-            "at least one of",
-        );
-        refused(
-            json!({n: "x", "StartTime": timestamp(NOW - MINUTE), "MinSize": 1}),
-            "in the past",
-        );
-        refused(json!({n: "x", "DesiredCapacity": 1}), "Give StartTime");
-        refused(
-            json!({n: "x", "Recurrence": "* * * * * *", "MinSize": 1}),
-            "five fields",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "@hourly", "MinSize": 1}),
-            "five fields",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "61 * * * *", "MinSize": 1}),
-            "invalid",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 0 31 2 *", "MinSize": 1}),
-            "never occurs",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 * * * *", "TimeZone": "Mars/Olympus", "MinSize": 1}),
-            "IANA",
-        );
-        refused(
-            json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "TimeZone": "UTC", "MinSize": 1}),
-            "recurring",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 3, "MaxSize": 2}),
-            "MinSize 3",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "MaxSize": 2, "DesiredCapacity": 3}),
-            "within",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "StartTime": timestamp(NOW + 2 * MINUTE), "EndTime": timestamp(NOW + MINUTE)}),
-            "before the start",
-        );
-        refused(
-            json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "EndTime": timestamp(NOW + MINUTE)}),
-            "before the EndTime",
-        );
-        refused(
-            json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "Time": timestamp(NOW + 2 * MINUTE), "MinSize": 1}),
-            "older name",
-        );
+        for (input, says) in [
+            (
+                json!({n: "x", "StartTime": timestamp(NOW + MINUTE)}),
+                "at least one of",
+            ),
+            (
+                json!({n: "x", "StartTime": timestamp(NOW - MINUTE), "MinSize": 1}),
+                "in the past",
+            ),
+            (json!({n: "x", "DesiredCapacity": 1}), "Give StartTime"),
+            (
+                json!({n: "x", "Recurrence": "* * * * * *", "MinSize": 1}),
+                "five fields",
+            ),
+            (
+                json!({n: "x", "Recurrence": "@hourly", "MinSize": 1}),
+                "five fields",
+            ),
+            (
+                json!({n: "x", "Recurrence": "61 * * * *", "MinSize": 1}),
+                "invalid",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 0 31 2 *", "MinSize": 1}),
+                "never occurs",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 * * * *", "TimeZone": "Mars/Olympus", "MinSize": 1}),
+                "IANA",
+            ),
+            (
+                json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "TimeZone": "UTC", "MinSize": 1}),
+                "recurring",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 3, "MaxSize": 2}),
+                "MinSize 3",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "MaxSize": 2, "DesiredCapacity": 3}),
+                "within",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "StartTime": timestamp(NOW + 2 * MINUTE), "EndTime": timestamp(NOW + MINUTE)}),
+                "before the start",
+            ),
+            (
+                json!({n: "x", "Recurrence": "0 * * * *", "MinSize": 1, "EndTime": timestamp(NOW + MINUTE)}),
+                "before the EndTime",
+            ),
+            (
+                json!({n: "x", "StartTime": timestamp(NOW + MINUTE), "Time": timestamp(NOW + 2 * MINUTE), "MinSize": 1}),
+                "older name",
+            ),
+        ] {
+            refused(input, says);
+        }
         // Time alone is StartTime.
         let a = put(json!({n: "x", "Time": timestamp(NOW + MINUTE), "MinSize": 1})).unwrap();
         assert_eq!(Some(a.next_ms), Some(NOW + MINUTE));

@@ -352,11 +352,7 @@ async fn terraforms_instance_refresh_calls_in_its_order() {
         instances().await.is_empty().then_some(())
     })
     .await;
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .send()
-        .await
-        .unwrap();
+    c.delete_group("tf").await;
 }
 
 /// Terraform's `aws_autoscaling_group` with a `warm_pool` block, replayed call by call in the
@@ -503,11 +499,7 @@ async fn terraforms_warm_pool_calls_in_its_order() {
         read().await.instances().is_empty().then_some(())
     })
     .await;
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("tfw")
-        .send()
-        .await
-        .unwrap();
+    c.delete_group("tfw").await;
 }
 
 /// An SNS topic and an SQS queue of the deployment (on the stack's emulator): their ARNs.

@@ -147,12 +147,7 @@ async fn a_user_with_no_group_left_comes_off_the_list() {
         .unwrap()
         .unwrap();
     let orphan = w.hotel.plant(&u.name, "web", &g.id);
-    w.sdk(&u)
-        .delete_auto_scaling_group()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    w.sdk(&u).delete_group("web").await;
     assert!(group(&w, &u, "web").await.is_none());
     // The pair stays listed with no group: the next sweep finds the orphan and ends it ...
     w.sweep().await;

@@ -551,11 +551,7 @@ async fn terraforms_create_update_and_destroy_sequence() {
             .then_some(())
     })
     .await;
-    c.delete_auto_scaling_group()
-        .auto_scaling_group_name("tf")
-        .send()
-        .await
-        .unwrap();
+    c.delete_group("tf").await;
     assert!(group(&w, &u, "tf").await.is_none());
     assert!(w.hotel.alive().is_empty());
 }

@@ -2,7 +2,7 @@
 // one, removing one.
 import { useState } from 'preact/hooks';
 import { FormDialog } from './form.jsx';
-import { Button, Confirm, ErrorBox, Loading, StackTable, useAction, useData, useOpen, useSession } from './ui.jsx';
+import { Button, ConfirmAction, ErrorBox, Loading, StackTable, useData, useOpen, useSession } from './ui.jsx';
 
 const yesNo = (value) => (value ? 'yes' : 'no');
 
@@ -110,22 +110,17 @@ function CloudDialog({ cloud, onClose, onSaved }) {
 
 function RemoveCloud({ name, onClose, onRemoved }) {
   const { api } = useSession();
-  const { run, busy, error } = useAction();
   return (
-    <Confirm
+    <ConfirmAction
       title={`Remove cloud ${name}?`}
       confirmLabel="Remove"
-      busy={busy}
-      error={error}
       onClose={onClose}
-      onConfirm={() =>
-        run(async () => {
-          await api.phantom('DeleteCloud', { Name: name });
-          onRemoved();
-        })
-      }
+      action={async () => {
+        await api.phantom('DeleteCloud', { Name: name });
+        onRemoved();
+      }}
     >
       <p>Refused (ResourceInUse) while any group has VMs or launch configurations there.</p>
-    </Confirm>
+    </ConfirmAction>
   );
 }

@@ -2,7 +2,7 @@
 // disabling one, setting a user's request limits, and each user's groups at a glance.
 import { useState } from 'preact/hooks';
 import { FormDialog } from './form.jsx';
-import { Button, Confirm, Dialog, ErrorBox, Loading, StackTable, time, useAction, useData, useOpen, useSession } from './ui.jsx';
+import { Button, ConfirmAction, Dialog, ErrorBox, Loading, StackTable, time, useAction, useData, useOpen, useSession } from './ui.jsx';
 
 export function AdminUsersView() {
   const { api } = useSession();
@@ -153,6 +153,16 @@ function LimitsDialog({ user, onClose, onSaved }) {
   );
 }
 
+const GROUP_COLUMNS = [
+  ['Group', 'Name'],
+  ['Launch configuration', 'LaunchConfiguration'],
+  ['Min', 'MinSize'],
+  ['Max', 'MaxSize'],
+  ['Desired', 'DesiredCapacity'],
+  ['Instances', 'Instances'],
+  ['In service', 'InService'],
+].map(([header, field]) => ({ header, cell: (g) => g[field] }));
+
 function UserGroups({ name }) {
   const { api } = useSession();
   const groups = useData(async () => (await api.phantom('DescribeUserGroups', { UserName: name })).Groups || [], [api, name]);
@@ -163,62 +173,7 @@ function UserGroups({ name }) {
       <Loading state={groups} what="groups" />
       {groups.data && groups.data.length === 0 && <p class="muted">No groups.</p>}
       {groups.data && groups.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack" role="table" aria-label={`Groups of ${name}`}>
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col" role="columnheader">
-                  Group
-                </th>
-                <th scope="col" role="columnheader">
-                  Launch configuration
-                </th>
-                <th scope="col" role="columnheader">
-                  Min
-                </th>
-                <th scope="col" role="columnheader">
-                  Max
-                </th>
-                <th scope="col" role="columnheader">
-                  Desired
-                </th>
-                <th scope="col" role="columnheader">
-                  Instances
-                </th>
-                <th scope="col" role="columnheader">
-                  In service
-                </th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {groups.data.map((g) => (
-                <tr role="row" key={g.Name}>
-                  <td role="cell" data-label="Group">
-                    {g.Name}
-                  </td>
-                  <td role="cell" data-label="Launch configuration">
-                    {g.LaunchConfiguration}
-                  </td>
-                  <td role="cell" data-label="Min">
-                    {g.MinSize}
-                  </td>
-                  <td role="cell" data-label="Max">
-                    {g.MaxSize}
-                  </td>
-                  <td role="cell" data-label="Desired">
-                    {g.DesiredCapacity}
-                  </td>
-                  <td role="cell" data-label="Instances">
-                    {g.Instances}
-                  </td>
-                  <td role="cell" data-label="In service">
-                    {g.InService}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable label={`Groups of ${name}`} columns={GROUP_COLUMNS} rows={groups.data} rowKey={(g) => g.Name} />
       )}
     </section>
   );
@@ -271,22 +226,17 @@ function SecretDialog({ title, accessKey, onClose }) {
 
 function DisableDialog({ name, onClose, onDisabled }) {
   const { api } = useSession();
-  const { run, busy, error } = useAction();
   return (
-    <Confirm
+    <ConfirmAction
       title={`Disable ${name}?`}
       confirmLabel="Disable"
-      busy={busy}
-      error={error}
       onClose={onClose}
-      onConfirm={() =>
-        run(async () => {
-          await api.phantom('DisableUser', { UserName: name });
-          onDisabled();
-        })
-      }
+      action={async () => {
+        await api.phantom('DisableUser', { UserName: name });
+        onDisabled();
+      }}
     >
       <p>Their key stops working within 30 seconds; their groups and VMs stay. Rotating the key enables them again.</p>
-    </Confirm>
+    </ConfirmAction>
   );
 }

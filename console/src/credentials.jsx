@@ -2,7 +2,7 @@
 // public key imported into every cloud the user has credentials for.
 import { useState } from 'preact/hooks';
 import { Form, FormDialog } from './form.jsx';
-import { Button, Confirm, ErrorBox, Loading, StackTable, useAction, useData, useOpen, useSession } from './ui.jsx';
+import { Button, ConfirmAction, ErrorBox, Loading, StackTable, useData, useOpen, useSession } from './ui.jsx';
 
 export function CredentialsView() {
   const { api } = useSession();
@@ -87,23 +87,18 @@ function CredentialsDialog({ cloud, onClose, onSaved }) {
 
 function RemoveDialog({ cloud, onClose, onRemoved }) {
   const { api } = useSession();
-  const { run, busy, error } = useAction();
   return (
-    <Confirm
+    <ConfirmAction
       title={`Remove your credentials for ${cloud}?`}
       confirmLabel="Remove"
-      busy={busy}
-      error={error}
       onClose={onClose}
-      onConfirm={() =>
-        run(async () => {
-          await api.phantom('DeleteCloudCredentials', { Cloud: cloud });
-          onRemoved();
-        })
-      }
+      action={async () => {
+        await api.phantom('DeleteCloudCredentials', { Cloud: cloud });
+        onRemoved();
+      }}
     >
       <p>Groups on {cloud} can no longer launch VMs there until you set credentials again.</p>
-    </Confirm>
+    </ConfirmAction>
   );
 }
 

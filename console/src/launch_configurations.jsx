@@ -3,7 +3,7 @@
 import { useId, useState } from 'preact/hooks';
 import { queryAll } from './api.js';
 import { FormDialog } from './form.jsx';
-import { Button, cloudOf, Confirm, ErrorBox, Loading, StackTable, time, useAction, useData, useOpen, useSession } from './ui.jsx';
+import { Button, cloudOf, ConfirmAction, ErrorBox, Loading, StackTable, time, useData, useOpen, useSession } from './ui.jsx';
 
 /** Common EC2 instance types; clouds that emulate EC2 take these names. */
 export const INSTANCE_TYPES = [
@@ -81,23 +81,18 @@ export function LaunchConfigurationsView() {
 
 function DeleteDialog({ name, onClose, onDeleted }) {
   const { api } = useSession();
-  const { run, busy, error } = useAction();
   return (
-    <Confirm
+    <ConfirmAction
       title={`Delete launch configuration ${name}?`}
       confirmLabel="Delete"
-      busy={busy}
-      error={error}
       onClose={onClose}
-      onConfirm={() =>
-        run(async () => {
-          await api.query('DeleteLaunchConfiguration', { LaunchConfigurationName: name });
-          onDeleted();
-        })
-      }
+      action={async () => {
+        await api.query('DeleteLaunchConfiguration', { LaunchConfigurationName: name });
+        onDeleted();
+      }}
     >
       <p>A launch configuration that a group uses cannot be deleted (ResourceInUse).</p>
-    </Confirm>
+    </ConfirmAction>
   );
 }
 

@@ -133,6 +133,12 @@ export function Confirm({ title, children, confirmLabel, onConfirm, onClose, bus
   );
 }
 
+/** A Confirm whose button runs `action` (busy while it runs; its error shown). */
+export function ConfirmAction({ action, ...props }) {
+  const { run, busy, error } = useAction();
+  return <Confirm {...props} busy={busy} error={error} onConfirm={() => run(action)} />;
+}
+
 /**
  * Data loaded at once and again every `everyMs` (if given) while the view is shown; a failed
  * refresh keeps the last data and shows the error. `reload()` loads now.

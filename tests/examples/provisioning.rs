@@ -161,18 +161,14 @@ async fn main() {
             )
             .await
             .expect("credentials");
-        crowd.push((user.access_key_id, secret));
+        crowd.push(phantom_e2e::User {
+            name: user.name,
+            access_key_id: user.access_key_id,
+            secret,
+        });
     }
-    for (key, secret) in crowd.iter().take(49) {
-        let asg = Asg::from_conf(
-            aws_sdk_autoscaling::Config::builder()
-                .http_client(phantom_seams::config::https_client())
-                .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
-                .region(aws_sdk_autoscaling::config::Region::new(REGION))
-                .endpoint_url(&s.url)
-                .credentials_provider(Credentials::new(key, secret, None, None, "b"))
-                .build(),
-        );
+    for u in crowd.iter().take(49) {
+        let asg = s.sdk(u);
         asg.create_launch_configuration()
             .launch_configuration_name("crowd@hotel")
             .image_id("ami-1e749f67")
@@ -190,21 +186,7 @@ async fn main() {
         );
     }
     let user = s.new_user("pbench");
-    let asg = Asg::from_conf(
-        aws_sdk_autoscaling::Config::builder()
-            .http_client(phantom_seams::config::https_client())
-            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
-            .region(aws_sdk_autoscaling::config::Region::new(REGION))
-            .endpoint_url(&s.url)
-            .credentials_provider(Credentials::new(
-                &user.access_key_id,
-                &user.secret,
-                None,
-                None,
-                "b",
-            ))
-            .build(),
-    );
+    let asg = s.sdk(&user);
     let ec2 = Ec2::from_conf(
         aws_sdk_ec2::Config::builder()
             .http_client(phantom_seams::config::https_client())

@@ -134,11 +134,8 @@ async fn on_the_stack(pooled: bool) -> Duration {
     group(&asg, name).await;
     let state = async |want: LifecycleState, pool: bool| -> usize {
         if pool {
-            asg.describe_warm_pool()
-                .auto_scaling_group_name(name)
-                .send()
+            asg.warm_pool(name)
                 .await
-                .expect("describe-warm-pool")
                 .instances()
                 .iter()
                 .filter(|i| i.lifecycle_state() == Some(&want))

@@ -7,11 +7,8 @@
 
 use api::lambda::lambda_http;
 use api::App;
-use aws_smithy_runtime_api::client::http::{
-    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
-};
+use aws_smithy_runtime_api::client::http::{HttpConnector, HttpConnectorFuture};
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -180,15 +177,5 @@ impl HttpConnector for ApiGateway {
             }
             Ok(response)
         })
-    }
-}
-
-impl HttpClient for ApiGateway {
-    fn http_connector(
-        &self,
-        _settings: &HttpConnectorSettings,
-        _components: &RuntimeComponents,
-    ) -> SharedHttpConnector {
-        SharedHttpConnector::new(self.clone())
     }
 }

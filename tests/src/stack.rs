@@ -820,8 +820,6 @@ pub fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
     Some(&xml[start..end])
 }
 
-/// One user calling DescribeAutoScalingGroups from `clients` clients at once, retries off, until
-/// `stop`: what it was answered, by code ("ok" for an answer).
 /// aws-sdk-autoscaling for `user` against the api at `url`.
 pub fn sdk_at(url: &str, user: &User) -> aws_sdk_autoscaling::Client {
     let creds = Credentials::new(&user.access_key_id, &user.secret, None, None, "test");
@@ -835,6 +833,8 @@ pub fn sdk_at(url: &str, user: &User) -> aws_sdk_autoscaling::Client {
     aws_sdk_autoscaling::Client::from_conf(config)
 }
 
+/// One user calling DescribeAutoScalingGroups from `clients` clients at once, retries off, until
+/// `stop`: what it was answered, by code ("ok" for an answer).
 pub struct Flood {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     answers: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,

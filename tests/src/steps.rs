@@ -4,6 +4,7 @@ use std::future::Future;
 
 use aws_sdk_autoscaling::operation::describe_lifecycle_hooks::DescribeLifecycleHooksOutput;
 use aws_sdk_autoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesOutput;
+use aws_sdk_autoscaling::operation::describe_warm_pool::DescribeWarmPoolOutput;
 use aws_sdk_autoscaling::operation::update_auto_scaling_group::builders::UpdateAutoScalingGroupFluentBuilder;
 use aws_sdk_autoscaling::types::AutoScalingGroup;
 use aws_sdk_autoscaling::Client;
@@ -35,6 +36,8 @@ pub trait Steps {
     fn group(&self, group: &str) -> impl Future<Output = Option<AutoScalingGroup>> + Send;
     /// DescribeLifecycleHooks of the group.
     fn hooks(&self, group: &str) -> impl Future<Output = DescribeLifecycleHooksOutput> + Send;
+    /// DescribeWarmPool of the group (its first page).
+    fn warm_pool(&self, group: &str) -> impl Future<Output = DescribeWarmPoolOutput> + Send;
     /// DescribeScalingActivities of the group, newest first.
     fn activities(
         &self,
@@ -130,5 +133,13 @@ impl Steps for Client {
             .send()
             .await
             .expect("describe-scaling-activities")
+    }
+
+    async fn warm_pool(&self, group: &str) -> DescribeWarmPoolOutput {
+        self.describe_warm_pool()
+            .auto_scaling_group_name(group)
+            .send()
+            .await
+            .expect("describe-warm-pool")
     }
 }

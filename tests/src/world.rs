@@ -11,10 +11,9 @@ use api::App;
 use aws_credential_types::Credentials;
 use aws_smithy_async::time::{SharedTimeSource, TimeSource};
 use aws_smithy_runtime_api::client::http::{
-    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
+    http_client_fn, HttpConnector, HttpConnectorFuture, SharedHttpConnector,
 };
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use health_check::pulse::Pulse;
 use health_check::HealthCheck;
@@ -410,12 +409,27 @@ impl World {
     }
 
     pub fn sdk_with_keys(&self, key: &str, secret: &str) -> aws_sdk_autoscaling::Client {
+        let to = InProcess(self.app.clone());
+        self.sdk_via("http://phantom.in-process", key, secret, to)
+    }
+
+    /// aws-sdk-autoscaling at `url` signing with `key`/`secret` at the world's time, each request
+    /// handed to `connector` (once: no retries).
+    fn sdk_via(
+        &self,
+        url: &str,
+        key: &str,
+        secret: &str,
+        connector: impl HttpConnector + Clone + 'static,
+    ) -> aws_sdk_autoscaling::Client {
         let config = aws_sdk_autoscaling::Config::builder()
             .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
             .region(aws_sdk_autoscaling::config::Region::new(REGION))
-            .endpoint_url("http://phantom.in-process")
+            .endpoint_url(url)
             .credentials_provider(Credentials::new(key, secret, None, None, "test"))
-            .http_client(InProcess(self.app.clone()))
+            .http_client(http_client_fn(move |_, _| {
+                SharedHttpConnector::new(connector.clone())
+            }))
             .time_source(SharedTimeSource::new(WorldTime(self.clock.clone())))
             .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
             .build();
@@ -431,25 +445,11 @@ impl World {
         url: &str,
         stage: &str,
     ) -> aws_sdk_autoscaling::Client {
-        let config = aws_sdk_autoscaling::Config::builder()
-            .behavior_version(aws_sdk_autoscaling::config::BehaviorVersion::latest())
-            .region(aws_sdk_autoscaling::config::Region::new(REGION))
-            .endpoint_url(url)
-            .credentials_provider(Credentials::new(
-                &user.access_key_id,
-                &user.secret,
-                None,
-                None,
-                "test",
-            ))
-            .http_client(crate::api_gateway::ApiGateway {
-                app: self.app.clone(),
-                stage: stage.into(),
-            })
-            .time_source(SharedTimeSource::new(WorldTime(self.clock.clone())))
-            .retry_config(aws_sdk_autoscaling::config::retry::RetryConfig::disabled())
-            .build();
-        aws_sdk_autoscaling::Client::from_conf(config)
+        let to = crate::api_gateway::ApiGateway {
+            app: self.app.clone(),
+            stage: stage.into(),
+        };
+        self.sdk_via(url, &user.access_key_id, &user.secret, to)
     }
 
     /// A raw request, signed by `key`/`secret` at the world's time unless `at` says otherwise;
@@ -666,16 +666,6 @@ impl HttpConnector for InProcess {
                 .insert("content-type", out.content_type);
             Ok(response)
         })
-    }
-}
-
-impl HttpClient for InProcess {
-    fn http_connector(
-        &self,
-        _settings: &HttpConnectorSettings,
-        _components: &RuntimeComponents,
-    ) -> SharedHttpConnector {
-        SharedHttpConnector::new(self.clone())
     }
 }
 

@@ -405,13 +405,7 @@ async fn terraforms_warm_pool_calls_in_its_order() {
         (serving == 1).then_some(())
     })
     .await;
-    let warm_pool = async || {
-        c.describe_warm_pool()
-            .auto_scaling_group_name("tfw")
-            .send()
-            .await
-            .unwrap()
-    };
+    let warm_pool = async || c.warm_pool("tfw").await;
     until(60, "2 VMs Warmed:Stopped", async || {
         let p = warm_pool().await;
         (p.instances().len() == 2

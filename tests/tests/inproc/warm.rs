@@ -15,11 +15,8 @@ use std::collections::BTreeSet;
 /// The pool's VMs as (id, lifecycle state), by id.
 async fn pool(w: &World, u: &User, name: &str) -> Vec<(String, LifecycleState)> {
     w.sdk(u)
-        .describe_warm_pool()
-        .auto_scaling_group_name(name)
-        .send()
+        .warm_pool(name)
         .await
-        .expect("describe-warm-pool")
         .instances()
         .iter()
         .map(|i| {
@@ -190,12 +187,7 @@ async fn a_deleted_pool_drains_then_goes_and_a_forced_delete_goes_at_once() {
         .send()
         .await
         .expect("delete-warm-pool");
-    let d = c
-        .describe_warm_pool()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let d = c.warm_pool("web").await;
     assert_eq!(
         d.warm_pool_configuration()
             .and_then(|c| c.status())
@@ -261,12 +253,7 @@ async fn warm_pool_mistakes_get_aws_errors() {
         assert_eq!(code, "ValidationError", "max {max} min {min}");
     }
     // A group without a pool describes none.
-    let d = c
-        .describe_warm_pool()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
+    let d = c.warm_pool("web").await;
     assert!(d.warm_pool_configuration().is_none() && d.instances().is_empty());
     // The pool's VMs are not the group's to move one by one.
     converges(&w, &u, "hotel", "web", 1).await;
@@ -394,13 +381,7 @@ async fn across_clouds_the_pool_waits_where_the_next_vms_go() {
         .await
         .expect("start-instance-refresh");
     w.until(120, "the pool's VM from web2@sierra", async || {
-        let p = w
-            .sdk(&u)
-            .describe_warm_pool()
-            .auto_scaling_group_name("web")
-            .send()
-            .await
-            .unwrap();
+        let p = w.sdk(&u).warm_pool("web").await;
         let is = p.instances();
         (is.len() == 1
             && is[0].lifecycle_state() == Some(&LifecycleState::WarmedStopped)

@@ -6,16 +6,9 @@ use phantom_rules::group::GroupRules;
 #[async_trait]
 impl Groups for MemoryStore {
     async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
-        // Read before anything is written: an unreadable clouds tag writes nothing.
-        let clouds = g.clouds()?;
+        let (k, lcs, clouds) = keys(user, g)?;
         let out = {
             let mut st = self.state(1);
-            let k = owned(user, &g.name);
-            let lcs: Vec<_> = g
-                .launch_configurations()?
-                .iter()
-                .map(|lc| owned(user, lc))
-                .collect();
             if st.groups.contains_key(&k) {
                 Err(StoreError::Exists)
             } else if st.usage(user).groups >= MAX_GROUPS {
@@ -161,15 +154,9 @@ impl Groups for MemoryStore {
     }
 
     async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()> {
-        let clouds = g.clouds()?;
+        let (k, lcs, clouds) = keys(user, g)?;
         let out = {
             let mut st = self.state(1);
-            let k = owned(user, &g.name);
-            let lcs: Vec<_> = g
-                .launch_configurations()?
-                .iter()
-                .map(|lc| owned(user, lc))
-                .collect();
             match st.groups.get(&k) {
                 Some(s) if s.group.id == g.id && s.group.version == g.version => {
                     if lcs.iter().all(|lc| st.lcs.contains_key(lc)) {
@@ -192,4 +179,13 @@ impl Groups for MemoryStore {
         };
         self.done(out).await
     }
+}
+
+/// The group's key, its launch configurations' keys and its clouds, read before anything is
+/// written: an unreadable clouds tag writes nothing.
+fn keys(user: &str, g: &Group) -> StoreResult<(Owned, Vec<Owned>, BTreeSet<String>)> {
+    let clouds = g.clouds()?;
+    let lcs = g.launch_configurations()?;
+    let lcs = lcs.iter().map(|lc| owned(user, lc)).collect();
+    Ok((owned(user, &g.name), lcs, clouds))
 }

@@ -17,6 +17,7 @@ pub mod scheduler;
 pub mod tracker;
 
 use phantom_model::time::Clock;
+use phantom_seams::counts;
 use phantom_seams::metrics::{self, Calls};
 use phantom_seams::queue::{Sweep, Work, WorkQueue};
 use phantom_seams::store::{Store, StoreError, Watched};
@@ -183,12 +184,10 @@ impl HealthCheck {
             );
         }
         if let Ok(f) = &fired {
-            tracing::info!(
-                groups_due = f.groups_due,
-                applied = f.applied,
-                held = f.held,
-                failed = f.failed,
-                errors = f.errors,
+            counts!(
+                info,
+                f,
+                [groups_due, applied, held, failed, errors],
                 "scheduler"
             );
         }
@@ -235,12 +234,10 @@ impl HealthCheck {
             dynamodb_calls: dynamodb,
             sqs_calls: sqs,
         };
-        tracing::info!(
-            pairs = report.pairs,
-            sweeps_queued = report.sweeps_queued,
-            backlog = report.backlog,
-            dynamodb_calls = report.dynamodb_calls,
-            sqs_calls = report.sqs_calls,
+        counts!(
+            info,
+            report,
+            [pairs, sweeps_queued, backlog, dynamodb_calls, sqs_calls],
             "health check"
         );
         Ok(report)

@@ -11,6 +11,7 @@ use futures::stream::{self, StreamExt};
 use phantom_model::cloud::CloudRecord;
 use phantom_rules::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
 use phantom_seams::cloud::{ConnectLookup, Lookup};
+use phantom_seams::counts;
 use phantom_seams::queue::pulse::PulseQueue;
 use phantom_seams::store::{StoreError, Watched};
 use serde::Serialize;
@@ -251,14 +252,18 @@ impl HealthCheck {
                 Err(e) => tracing::error!(seq, error = e, "beat: the queue's backlog unknown"),
             }
         }
-        tracing::info!(
+        counts!(
+            info,
+            report,
+            [
+                pairs,
+                looked,
+                look_errors,
+                changed,
+                sweeps_queued,
+                backlog_held
+            ],
             seq,
-            pairs = report.pairs,
-            looked = report.looked,
-            look_errors = report.look_errors,
-            changed = report.changed,
-            sweeps_queued = report.sweeps_queued,
-            backlog_held = report.backlog_held,
             "beat"
         );
         report

@@ -17,6 +17,7 @@ use phantom_rules::activity::{self, Context};
 use phantom_rules::alarm;
 use phantom_rules::group::Group;
 use phantom_rules::tracking::{self, Decision, Fleet, Reading};
+use phantom_seams::counts;
 use phantom_seams::prometheus::{self, Prometheus, QueryError, Range};
 use phantom_seams::queue::{Reconcile, WorkQueue};
 use phantom_seams::store::{MetricSource, Store, StoreError};
@@ -103,22 +104,15 @@ impl Tracker<'_> {
             let level_warn = out.no_data > 0 || out.errors > 0;
             let why = reasons.join("; ");
             if level_warn {
-                tracing::warn!(
-                    groups = out.groups,
-                    scaled = out.scaled,
-                    no_data = out.no_data,
-                    errors = out.errors,
-                    queries = out.queries,
+                counts!(
+                    warn,
+                    out,
+                    [groups, scaled, no_data, errors, queries],
                     why,
                     "metric policies"
                 );
             } else {
-                tracing::info!(
-                    groups = out.groups,
-                    scaled = out.scaled,
-                    queries = out.queries,
-                    "metric policies"
-                );
+                counts!(info, out, [groups, scaled, queries], "metric policies");
             }
         }
         Ok(out)

@@ -28,6 +28,7 @@ mod notify;
 mod sweep;
 
 use act::{attach, detach, stop_and_start, terminate, On};
+use phantom_seams::counts;
 pub use sweep::SweepReport;
 
 use phantom_model::time::Clock;
@@ -206,17 +207,21 @@ impl Provisioner {
             },
             Work::Sweep(s) => match self.sweep(&s).await {
                 Ok(report) => {
-                    tracing::info!(
+                    counts!(
+                        info,
+                        report,
+                        [
+                            groups,
+                            vms_seen,
+                            reconciles_queued,
+                            reconciles_unsent,
+                            orphans_terminated,
+                            cloud_error,
+                            unwatched
+                        ],
                         message_id = id,
                         owner = s.owner,
                         cloud = s.cloud,
-                        groups = report.groups,
-                        vms_seen = report.vms_seen,
-                        reconciles_queued = report.reconciles_queued,
-                        reconciles_unsent = report.reconciles_unsent,
-                        orphans_terminated = report.orphans_terminated,
-                        cloud_error = report.cloud_error,
-                        unwatched = report.unwatched,
                         "sweep"
                     );
                     true

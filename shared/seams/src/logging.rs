@@ -20,3 +20,12 @@ pub fn init() {
             .try_init()
     };
 }
+
+/// One log line of a report's counts, each under its field's name, then the rest as tracing takes
+/// it: `counts!(info, report, [pairs, looked], seq, "beat")`.
+#[macro_export]
+macro_rules! counts {
+    ($level:ident, $report:expr, [$($field:ident),+ $(,)?], $($rest:tt)+) => {
+        ::tracing::$level!($($field = $report.$field,)+ $($rest)+)
+    };
+}

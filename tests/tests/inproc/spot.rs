@@ -24,6 +24,11 @@ fn policy(split: InstancesDistribution) -> MixedInstancesPolicy {
 }
 
 /// The live VMs on the cloud of one market, by instance type.
+/// How many of the VMs are on-demand, and how many spot.
+fn markets(vms: &[Vm]) -> (usize, usize) {
+    (of(vms, Market::OnDemand).len(), of(vms, Market::Spot).len())
+}
+
 pub(crate) fn of(vms: &[Vm], market: Market) -> Vec<String> {
     let mut types: Vec<String> = vms
         .iter()
@@ -105,14 +110,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
     // Scale-in keeps the split: at 3, 1 + 1 on-demand and 1 spot.
     c.desire("fleet", 3).await;
     converges(&w, &u, "sierra", "fleet", 3).await;
-    let vms = w.sierra.vms();
-    assert_eq!(
-        (
-            of(&vms, Market::OnDemand).len(),
-            of(&vms, Market::Spot).len()
-        ),
-        (2, 1)
-    );
+    assert_eq!(markets(&w.sierra.vms()), (2, 1));
 
     // No spot for t2.small now: the next type, and the activity says why.
     w.sierra.spot_short_of("t2.small", true);
@@ -152,14 +150,7 @@ async fn a_group_keeps_its_split_between_on_demand_and_spot() {
     w.sierra.spot_short_of("t2.micro", false);
     w.sierra.spot_short_of("t2.small", false);
     converges(&w, &u, "sierra", "fleet", 5).await;
-    let vms = w.sierra.vms();
-    assert_eq!(
-        (
-            of(&vms, Market::OnDemand).len(),
-            of(&vms, Market::Spot).len()
-        ),
-        (3, 2)
-    );
+    assert_eq!(markets(&w.sierra.vms()), (3, 2));
 }
 
 #[tokio::test]

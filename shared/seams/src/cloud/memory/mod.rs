@@ -686,44 +686,49 @@ impl Cloud for MemoryCloud {
     }
 
     async fn tag(&self, ids: &[String], tags: &[(String, String)]) -> Result<(), CloudError> {
+        self.retag(ids, |tags_of| tags_of.extend(tags.iter().cloned()))
+            .await
+    }
+
+    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError> {
+        self.retag(ids, |tags_of| {
+            tags_of.retain(|k, _| !keys.contains(&k.as_str()))
+        })
+        .await
+    }
+}
+
+impl MemoryCloud {
+    /// Changes the tags of each of these VMs (all there, or none changed: EC2 refuses an unknown
+    /// id), keeping the index by owner true.
+    async fn retag(
+        &self,
+        ids: &[String],
+        change: impl Fn(&mut BTreeMap<String, String>),
+    ) -> Result<(), CloudError> {
         self.enter().await?;
         {
             let mut st = self.state();
             let st = &mut *st;
+            if let Some(id) = ids.iter().find(|id| !st.vms.contains_key(*id)) {
+                return Err(not_found(id));
+            }
             for id in ids {
                 let Some(vm) = st.vms.get_mut(id) else {
-                    return Err(not_found(id));
+                    continue;
                 };
-                vm.tags.extend(tags.iter().cloned());
+                if let Some(owner) = vm.tags.get(TAG_OWNER) {
+                    if let Some(set) = st.by_owner.get_mut(owner) {
+                        set.remove(id);
+                    }
+                }
+                change(&mut vm.tags);
                 if let Some(owner) = vm.tags.get(TAG_OWNER) {
                     st.by_owner
                         .entry(owner.clone())
                         .or_default()
                         .insert(id.clone());
                 }
-            }
-        }
-        self.trip.step().await;
-        Ok(())
-    }
-
-    async fn untag(&self, ids: &[String], keys: &[&str]) -> Result<(), CloudError> {
-        self.enter().await?;
-        {
-            let mut st = self.state();
-            let st = &mut *st;
-            for id in ids {
-                let Some(vm) = st.vms.get_mut(id) else {
-                    return Err(not_found(id));
-                };
-                if keys.contains(&TAG_OWNER) {
-                    if let Some(owner) = vm.tags.get(TAG_OWNER) {
-                        if let Some(set) = st.by_owner.get_mut(owner) {
-                            set.remove(id);
-                        }
-                    }
-                }
-                vm.tags.retain(|k, _| !keys.contains(&k.as_str()));
             }
         }
         self.trip.step().await;

@@ -43,20 +43,12 @@ impl Directory for MemoryStore {
     }
 
     async fn disable_user(&self, u: &User) -> StoreResult<()> {
-        let out = {
-            let mut st = self.state(1);
-            match st.users.get_mut(&u.name) {
-                None => Err(StoreError::NotFound),
-                Some(stored) if stored.access_key_id != u.access_key_id => {
-                    Err(StoreError::Conflict)
-                }
-                Some(stored) => {
-                    stored.disabled = true;
-                    st.keys.remove(&u.access_key_id);
-                    Ok(())
-                }
+        let out = self.change_user(u, |st| {
+            if let Some(stored) = st.users.get_mut(&u.name) {
+                stored.disabled = true;
             }
-        };
+            st.keys.remove(&u.access_key_id);
+        });
         self.done(out).await
     }
 
@@ -65,22 +57,14 @@ impl Directory for MemoryStore {
         u: &User,
         limits: Option<&phantom_model::limits::Limits>,
     ) -> StoreResult<()> {
-        let out = {
-            let mut st = self.state(1);
-            match st.users.get_mut(&u.name) {
-                None => Err(StoreError::NotFound),
-                Some(stored) if stored.access_key_id != u.access_key_id => {
-                    Err(StoreError::Conflict)
-                }
-                Some(stored) => {
-                    stored.limits = limits.copied();
-                    if let Some(k) = st.keys.get_mut(&u.access_key_id) {
-                        k.limits = limits.copied();
-                    }
-                    Ok(())
-                }
+        let out = self.change_user(u, |st| {
+            if let Some(stored) = st.users.get_mut(&u.name) {
+                stored.limits = limits.copied();
             }
-        };
+            if let Some(k) = st.keys.get_mut(&u.access_key_id) {
+                k.limits = limits.copied();
+            }
+        });
         self.done(out).await
     }
 
@@ -223,5 +207,20 @@ impl Directory for MemoryStore {
             None => Err(StoreError::NotFound),
         };
         self.done(out).await
+    }
+}
+
+impl MemoryStore {
+    /// Changes user `u` as read: `NotFound` if gone, `Conflict` if its key changed since.
+    fn change_user(&self, u: &User, change: impl FnOnce(&mut State)) -> StoreResult<()> {
+        let mut st = self.state(1);
+        match st.users.get(&u.name) {
+            None => Err(StoreError::NotFound),
+            Some(stored) if stored.access_key_id != u.access_key_id => Err(StoreError::Conflict),
+            Some(_) => {
+                change(&mut st);
+                Ok(())
+            }
+        }
     }
 }

@@ -438,7 +438,10 @@ pub struct ScheduledAction {
     pub max_size: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub desired_capacity: Option<i64>,
-    /// Unix ms.
+    /// The StartTime given (or Time, its older name), kept and shown as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// When it next runs (Unix ms).
     #[serde(rename = "PhantomNextMs")]
     pub next_ms: i64,
 }

@@ -139,12 +139,10 @@ pub fn document(
         Some(expr) => {
             let cron = recurrence(expr)?;
             let tz = zone(input.time_zone.as_deref())?;
-            let first = match start {
-                Some(s) => occurrence(&cron, tz, s, true),
-                None => occurrence(&cron, tz, now_ms, false),
-            };
+            let first = occurrence(&cron, tz, start.unwrap_or(now_ms), start.is_some());
             match first {
-                Some(t) if end.is_none_or(|e| t <= e) => t,
+                // Given a StartTime, AWS runs the action then, and by its recurrence after.
+                Some(t) if end.is_none_or(|e| t <= e) => start.unwrap_or(t),
                 _ => {
                     return Err(Refusal::invalid(format!(
                         "Recurrence '{expr}' never occurs{}.",
@@ -180,13 +178,15 @@ pub fn document(
         min_size: min,
         max_size: max,
         desired_capacity: desired,
+        start_time: start.map(timestamp),
         next_ms: first,
     })
 }
 
-/// An action as DescribeScheduledActions returns it: its next firing as StartTime (and Time, its
-/// older name), as AWS shows a recurring action's next run.
+/// An action as DescribeScheduledActions returns it: the StartTime it was given, or else its next
+/// run, as StartTime (and Time, its older name), as AWS shows them.
 pub fn described(action: &ScheduledAction) -> ScheduledUpdateGroupAction {
+    let start = (action.start_time.clone()).unwrap_or_else(|| timestamp(action.next_ms));
     ScheduledUpdateGroupAction {
         auto_scaling_group_name: action.auto_scaling_group_name.clone(),
         scheduled_action_name: action.scheduled_action_name.clone(),
@@ -197,8 +197,8 @@ pub fn described(action: &ScheduledAction) -> ScheduledUpdateGroupAction {
         min_size: action.min_size,
         max_size: action.max_size,
         desired_capacity: action.desired_capacity,
-        start_time: timestamp(action.next_ms),
-        time: timestamp(action.next_ms),
+        time: start.clone(),
+        start_time: start,
     }
 }
 
@@ -423,21 +423,33 @@ mod tests {
     }
 
     #[test]
-    fn a_recurring_action_runs_in_its_time_zone_from_its_start_and_ends_at_its_end_time() {
-        // 09:00 on weekdays in New York (UTC-5 in November): 14:00Z.
+    fn a_recurring_action_runs_at_its_start_then_in_its_time_zone_and_ends_at_its_end_time() {
+        // 09:00 on weekdays in New York (UTC-5 in November): 14:00Z. Given a StartTime, AWS runs
+        // the action then, and by its recurrence after; the StartTime is shown as given.
+        let start = NOW + 2 * 86_400_000;
         let a = put(json!({
             "ScheduledActionName": "morning", "Recurrence": "0 9 * * 1-5",
             "TimeZone": "America/New_York", "DesiredCapacity": 5,
-            "StartTime": timestamp(NOW + 2 * 86_400_000),
+            "StartTime": timestamp(start),
             "EndTime": timestamp(NOW + 3 * 86_400_000),
         }))
         .unwrap();
-        let first = NOW + 2 * 86_400_000 + 10 * 3_600_000;
-        assert_eq!(timestamp(first), "2026-11-25T14:00:00.000Z");
-        assert_eq!(Some(a.next_ms), Some(first));
-        // The next occurrence (Thursday) is past the EndTime: the action is done.
-        let (after, fired) = fire(&group(vec![a]), first).unwrap();
+        assert_eq!(a.next_ms, start);
+        assert_eq!(described(&a).start_time, timestamp(start));
+        let (after, fired) = fire(&group(vec![a]), start).unwrap();
         assert_eq!((fired.len(), after.desired), (1, 5));
+        let morning = start + 10 * 3_600_000;
+        assert_eq!(timestamp(morning), "2026-11-25T14:00:00.000Z");
+        let next = &after.settings.scheduled_actions[0];
+        assert_eq!(next.next_ms, morning);
+        assert_eq!(
+            described(next).start_time,
+            timestamp(start),
+            "still as given"
+        );
+        // The next occurrence (Thursday) is past the EndTime: the action is done.
+        let (after, fired) = fire(&after, morning).unwrap();
+        assert_eq!(fired.len(), 1);
         assert!(after.settings.scheduled_actions.is_empty());
     }
 

@@ -70,15 +70,11 @@ pub fn source(identifier: &str, kind: Option<&str>) -> Checked<Source> {
         Kind::Elbv2 if !target_group => Err(Refusal::invalid(format!(
             "{identifier} is not a target group's ARN (arn:aws:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>)."
         ))),
-        Kind::Elb
-            if local.is_empty()
-                || local.len() > 32
-                || !local.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
-        {
-            Err(Refusal::invalid(format!(
-                "{identifier} is not a classic load balancer's name (1 to 32 letters, digits and hyphens)."
-            )))
-        }
+        // Any name AWS's model takes (up to 255 characters): whether the cloud has such a load
+        // balancer is the cloud's to say, when it is attached.
+        Kind::Elb if local.is_empty() => Err(Refusal::invalid(format!(
+            "{identifier} names no load balancer."
+        ))),
         kind => Ok(Source {
             identifier: identifier.to_string(),
             kind,
@@ -336,7 +332,9 @@ mod tests {
         assert_eq!((cloud.as_str(), local.identifier.as_str()), ("sierra", TG));
         assert_eq!(placed(&source("web", None).unwrap(), "hotel").0, "hotel");
         assert!(source("web@", None).is_err());
-        assert!(source("web_lb!", Some("elb")).is_err());
+        // A name is the cloud's to judge (AWS's model takes up to 255 characters of any kind).
+        assert_eq!(source("web_lb!", Some("elb")).unwrap().kind, Kind::Elb);
+        assert!(source(&"l".repeat(255), Some("elb")).is_ok());
         assert!(source("arn:aws:vpc-lattice:x", Some("vpc-lattice"))
             .unwrap_err()
             .message()

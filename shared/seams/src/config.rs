@@ -65,6 +65,19 @@ pub async fn aws_sdk_config() -> aws_config::SdkConfig {
 /// A connection pool on the SDK's own connector (hyper, rustls with ring), for the HTTP calls
 /// Phantom makes without an SDK client (the api's EC2 lookups, a metric source's queries), so
 /// every package carries one HTTP stack.
+/// Where one of the deployment's services answers (`sns`, `kms`), as the SDK resolves it: its own
+/// variable (`AWS_ENDPOINT_URL_SNS`), the global override, then AWS's; with the region. None when
+/// the SDK's settings name no region.
+pub fn service_endpoint(sdk: &aws_config::SdkConfig, service: &str) -> Option<(String, String)> {
+    let region = sdk.region()?.to_string();
+    let own = format!("AWS_ENDPOINT_URL_{}", service.to_uppercase());
+    let url = std::env::var(own)
+        .ok()
+        .or_else(|| sdk.endpoint_url().map(str::to_string))
+        .unwrap_or_else(|| format!("https://{service}.{region}.amazonaws.com"));
+    Some((url.trim_end_matches('/').to_string(), region))
+}
+
 pub fn connector(
     connect_timeout: std::time::Duration,
     read_timeout: std::time::Duration,

@@ -10,7 +10,10 @@
 //!
 //! Stored form: `v1:` base64(encrypted data key) `:` base64(nonce ‖ ciphertext ‖ tag).
 
+use crate::cloud::signed::QueryClient;
 use async_trait::async_trait;
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
+use aws_smithy_http_client::Connector;
 use aws_smithy_types::base64;
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
 use std::collections::HashMap;
@@ -159,63 +162,96 @@ fn cipher(key: &DataKey) -> LessSafeKey {
     LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).expect("a 256-bit key"))
 }
 
-/// KMS: GenerateDataKey and Decrypt under one key (id, ARN or alias).
+/// KMS: GenerateDataKey and Decrypt under one key (id, ARN or alias), each one signed call of
+/// KMS's JSON protocol through the clouds' signed client (no function links aws-sdk-kms), with the
+/// function's own credentials read at each call (a role's are renewed).
 pub struct Kms {
-    client: aws_sdk_kms::Client,
+    connector: Arc<Connector>,
+    /// None when the SDK's settings name no region (then no key opens).
+    endpoint: Option<(String, String)>,
+    credentials: Option<SharedCredentialsProvider>,
     key_id: String,
 }
 
+/// A KMS call never holds its caller longer.
+const KMS_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl Kms {
     pub fn new(sdk: &aws_config::SdkConfig, key_id: impl Into<String>) -> Self {
-        let config = aws_sdk_kms::config::Builder::from(sdk)
-            .interceptor(crate::metrics::Counter::Kms)
-            .build();
         Self {
-            client: aws_sdk_kms::Client::from_conf(config),
+            connector: Arc::new(crate::config::connector(KMS_TIMEOUT, KMS_TIMEOUT)),
+            endpoint: crate::config::service_endpoint(sdk, "kms"),
+            credentials: sdk.credentials_provider(),
             key_id: key_id.into(),
         }
     }
+
+    /// `TrentService.<action>` with this input: KMS's answer.
+    async fn call(
+        &self,
+        action: &str,
+        input: serde_json::Value,
+    ) -> Result<serde_json::Value, SecretError> {
+        crate::metrics::count(crate::metrics::Counter::Kms);
+        let unavailable = SecretError::Unavailable;
+        let (endpoint, region) = self
+            .endpoint
+            .clone()
+            .ok_or_else(|| unavailable("no region is set for the deployment's KMS".into()))?;
+        let provider = self
+            .credentials
+            .as_ref()
+            .ok_or_else(|| unavailable("no credentials for the deployment's KMS".into()))?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| unavailable(format!("KMS credentials: {e}")))?;
+        let client = QueryClient {
+            connector: self.connector.clone(),
+            endpoint,
+            region,
+            identity: credentials.into(),
+            service: "kms",
+            version: "",
+            timeout: KMS_TIMEOUT,
+        };
+        client
+            .json(&format!("TrentService.{action}"), &input)
+            .await
+            .map_err(|e| unavailable(format!("{action}: {}: {}", e.code, e.message)))
+    }
 }
 
-fn unavailable(e: impl std::error::Error + 'static) -> SecretError {
-    SecretError::Unavailable(aws_smithy_types::error::display::DisplayErrorContext(e).to_string())
+/// A base64 blob of KMS's answer: `what` in it.
+fn blob(answer: &serde_json::Value, what: &str) -> Result<Vec<u8>, SecretError> {
+    answer[what]
+        .as_str()
+        .and_then(|b| base64::decode(b).ok())
+        .ok_or_else(|| SecretError::Unavailable(format!("KMS returned no {what}")))
 }
 
-fn data_key(bytes: Option<&[u8]>) -> Result<DataKey, SecretError> {
-    bytes
-        .and_then(|b| DataKey::try_from(b).ok())
-        .ok_or_else(|| SecretError::Unavailable("KMS returned no 256-bit data key".into()))
+fn data_key(bytes: &[u8]) -> Result<DataKey, SecretError> {
+    DataKey::try_from(bytes)
+        .map_err(|_| SecretError::Unavailable("KMS returned no 256-bit data key".into()))
 }
 
 #[async_trait]
 impl KeyService for Kms {
     async fn generate(&self) -> Result<(DataKey, Vec<u8>), SecretError> {
-        let out = self
-            .client
-            .generate_data_key()
-            .key_id(&self.key_id)
-            .key_spec(aws_sdk_kms::types::DataKeySpec::Aes256)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        let key = data_key(out.plaintext().map(|b| b.as_ref()))?;
-        let encrypted = out
-            .ciphertext_blob()
-            .map(|b| b.as_ref().to_vec())
-            .ok_or_else(|| SecretError::Unavailable("KMS returned no encrypted data key".into()))?;
-        Ok((key, encrypted))
+        let input = serde_json::json!({"KeyId": self.key_id, "KeySpec": "AES_256"});
+        let out = self.call("GenerateDataKey", input).await?;
+        Ok((
+            data_key(&blob(&out, "Plaintext")?)?,
+            blob(&out, "CiphertextBlob")?,
+        ))
     }
 
     async fn decrypt(&self, encrypted: &[u8]) -> Result<DataKey, SecretError> {
-        let out = self
-            .client
-            .decrypt()
-            .key_id(&self.key_id)
-            .ciphertext_blob(aws_smithy_types::Blob::new(encrypted))
-            .send()
-            .await
-            .map_err(unavailable)?;
-        data_key(out.plaintext().map(|b| b.as_ref()))
+        let input = serde_json::json!({
+            "KeyId": self.key_id,
+            "CiphertextBlob": base64::encode(encrypted),
+        });
+        data_key(&blob(&self.call("Decrypt", input).await?, "Plaintext")?)
     }
 }
 
@@ -275,7 +311,7 @@ impl KeyService for FixedKeys {
         let plain = cipher(&self.master)
             .open_in_place(nonce, Aad::empty(), sealed)
             .map_err(|_| SecretError::Unavailable("InvalidCiphertextException".into()))?;
-        data_key(Some(plain))
+        data_key(plain)
     }
 }
 

@@ -4,7 +4,8 @@
 //! environment as an Ansible user sets it. Ansible comes from `tests/ansible/install.sh`, which the
 //! test runs first (quick when Ansible is there). Create, scale out, the same play again (nothing
 //! changed), replace every instance, delete; and `tests/ansible/refresh.yml`, a rolling update
-//! with autoscaling_instance_refresh and its _info module.
+//! with autoscaling_instance_refresh and its _info module; `tests/ansible/scheduled.yml`, a
+//! recurring scheduled action with a StartTime, put twice.
 
 use phantom_e2e::{stack, User};
 use std::path::PathBuf;
@@ -166,4 +167,21 @@ async fn an_ansible_play_refreshes_a_group_and_cancels_a_refresh() {
         .filter(|v| v["State"]["Name"] == "running" || v["State"]["Name"] == "pending")
         .count();
     assert_eq!(alive, 0, "the group's VMs are gone");
+}
+
+#[tokio::test]
+async fn an_ansible_scheduled_action_with_a_start_time_is_put_once() {
+    let u = stack().new_user("ansible-sched");
+    // Tomorrow at 08:00 UTC, and 22:40 on weekdays after.
+    let tomorrow = phantom_model::time::now_ms() / 86_400_000 + 1;
+    let start = phantom_model::time::format_timestamp(phantom_model::time::from_ms(
+        tomorrow * 86_400_000 + 8 * 3_600_000,
+    ));
+    let vars = format!("start={start}");
+    assert_eq!(play_book(&u, "scheduled.yml", &vars), 3, "all three made");
+    assert_eq!(
+        play_book(&u, "scheduled.yml", &vars),
+        0,
+        "the same play again changes nothing"
+    );
 }

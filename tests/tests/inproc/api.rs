@@ -152,6 +152,36 @@ async fn create_and_delete_errors() {
     );
 }
 
+/// What a launch configuration was not given AWS shows empty, never leaves out: Ansible's
+/// autoscaling_launch_config_find reads `lc["UserData"]`, `lc["KeyName"]`, `lc["KernelId"]` and
+/// `lc["RamdiskId"]`. What it was given it shows as given.
+#[tokio::test]
+async fn a_launch_configuration_shows_what_it_was_not_given_as_empty() {
+    let Given { c, .. } = Given::lc("empty").await;
+    c.create_launch_configuration()
+        .launch_configuration_name("keyed@hotel")
+        .image_id(phantom_e2e::world::IMAGE)
+        .instance_type("t2.micro")
+        .key_name("mine")
+        .user_data("IyEvYmluL3NoCg==")
+        .send()
+        .await
+        .unwrap();
+    let out = c.describe_launch_configurations().send().await.unwrap();
+    let shown: Vec<_> = out
+        .launch_configurations()
+        .iter()
+        .map(|l| (l.key_name(), l.kernel_id(), l.ramdisk_id(), l.user_data()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (Some("mine"), Some(""), Some(""), Some("IyEvYmluL3NoCg==")),
+            (Some(""), Some(""), Some(""), Some("")),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn paging_across_120_launch_configurations() {
     let Given { w, u, c } = Given::user("paging").await;

@@ -251,6 +251,19 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
         message.starts_with("Provided Load Balancers may not be valid"),
         "{message}"
     );
+    // A name longer than a classic load balancer's (AWS's model takes 255 characters) is asked
+    // of the cloud like any other, and refused in the same words when the cloud has none.
+    let message = invalid(
+        c.attach_load_balancers()
+            .auto_scaling_group_name("web")
+            .load_balancer_names("a-load-balancer-name-of-more-than-32-characters")
+            .send()
+            .await,
+    );
+    assert!(
+        message.starts_with("Provided Load Balancers may not be valid"),
+        "{message}"
+    );
     invalid(
         c.attach_traffic_sources()
             .auto_scaling_group_name("web")
@@ -265,6 +278,17 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
     );
     // Nothing was attached.
     assert!(states(&w, &u).await.is_empty());
+    // One the cloud has, of a name no classic load balancer on AWS could have, attaches.
+    let long = "an_elb-of_a cloud:that-names-its-own.balancers";
+    w.hotel.add_balancer(&source(long, Some("elb")).unwrap(), 0);
+    c.attach_load_balancers()
+        .auto_scaling_group_name("web")
+        .load_balancer_names(long)
+        .send()
+        .await
+        .expect("attach-load-balancers");
+    let attached = group(&w, &u, "web").await.unwrap();
+    assert_eq!(attached.load_balancer_names(), [long]);
     // A cloud registered without load balancers says so.
     use phantom_seams::store::Directory;
     let mut plain = w.store.cloud("sierra").await.unwrap().unwrap();

@@ -312,7 +312,7 @@ async fn cancel_stops_where_it_is() {
     assert_eq!(code, "ActiveInstanceRefreshNotFound");
     assert_eq!(
         msg,
-        "No in progress or pending Instance Refresh found for Auto Scaling group web"
+        "No in progress, baking, pending, or cancelling Instance Refresh found for Auto Scaling group web"
     );
     let (code, _) = failure(
         w.sdk(&u)

@@ -1,5 +1,6 @@
 use super::names;
 use crate::App;
+use phantom_model::launch_config::LaunchConfiguration;
 use phantom_model::request::DescribeLaunchConfigurations;
 use phantom_model::response;
 use phantom_rules::identity::Caller;
@@ -28,7 +29,24 @@ pub async fn run(
         .await?;
     let page = paging::page(found, limit, |lc| &lc.name);
     Ok(response::DescribeLaunchConfigurations {
-        launch_configurations: page.items.into_iter().map(|lc| lc.settings).collect(),
+        launch_configurations: page
+            .items
+            .into_iter()
+            .map(|lc| as_aws_shows(lc.settings))
+            .collect(),
         next_token: page.next_token,
     })
+}
+
+/// AWS shows KeyName, KernelId, RamdiskId and UserData always, empty when not given, and clients
+/// read them so (Ansible's autoscaling_launch_config_find reads `lc["UserData"]`).
+fn as_aws_shows(lc: LaunchConfiguration) -> LaunchConfiguration {
+    let shown = |v: Option<String>| Some(v.unwrap_or_default());
+    LaunchConfiguration {
+        key_name: shown(lc.key_name),
+        kernel_id: shown(lc.kernel_id),
+        ramdisk_id: shown(lc.ramdisk_id),
+        user_data: shown(lc.user_data),
+        ..lc
+    }
 }

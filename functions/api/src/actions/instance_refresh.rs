@@ -225,7 +225,7 @@ async fn change_running(
 ) -> ApiResult<InstanceRefreshId> {
     let written = change_group(app, caller, name, Some(action), |g| {
         let mut next = g.clone();
-        next.settings.instance_refreshes[0] = f(running(g, name)?)?;
+        next.settings.instance_refreshes[0] = f(running(g, name, action)?)?;
         Ok(next)
     })
     .await?;
@@ -236,10 +236,20 @@ async fn change_running(
     })
 }
 
-fn running<'a>(g: &'a phantom_rules::group::Group, name: &str) -> ApiResult<&'a InstanceRefresh> {
+/// The group's running refresh, or AWS's refusal of `action` without one.
+fn running<'a>(
+    g: &'a phantom_rules::group::Group,
+    name: &str,
+    action: &str,
+) -> ApiResult<&'a InstanceRefresh> {
+    // AWS's words for each (Cancel's as Terraform's and Ansible's users meet them).
+    let which = match action {
+        "CancelInstanceRefresh" => "in progress, baking, pending, or cancelling",
+        _ => "in progress or pending",
+    };
     refresh::active(&g.settings.instance_refreshes).ok_or_else(|| {
         ApiError::active_instance_refresh_not_found(format!(
-            "No in progress or pending Instance Refresh found for Auto Scaling group {name}"
+            "No {which} Instance Refresh found for Auto Scaling group {name}"
         ))
     })
 }

@@ -1,7 +1,8 @@
-//! The clouds' Query APIs (EC2, and ELB and ELBv2 for load balancers): a request signed with
-//! aws-sigv4 and sent with hyper on the SDK's connector, its answer read with quick-xml into
-//! `Node`s; a cloud's error (`<Error><Code>`) becomes a `CloudError` with the cloud's words. No
-//! SDK: the api links none of these services' crates.
+//! AWS's protocols without their SDKs: the clouds' Query APIs (EC2, and ELB and ELBv2 for load
+//! balancers, and the deployment's SNS), and a JSON protocol call (the deployment's KMS). A request
+//! is signed with aws-sigv4 and sent with hyper on the SDK's connector; a Query answer is read with
+//! quick-xml into `Node`s, and an error (`<Error><Code>`, or JSON's `__type`) becomes a
+//! `CloudError` with the service's words. The api links none of these services' crates.
 
 use super::CloudError;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
@@ -21,9 +22,9 @@ pub(crate) struct QueryClient {
     pub endpoint: String,
     pub region: String,
     pub identity: Identity,
-    /// SigV4's service name (`ec2`, `elasticloadbalancing`).
+    /// SigV4's service name (`ec2`, `elasticloadbalancing`, `kms`).
     pub service: &'static str,
-    /// The API version every request names.
+    /// The API version every Query request names (a JSON call names none).
     pub version: &'static str,
     /// A call never holds its caller longer.
     pub timeout: Duration,
@@ -45,6 +46,50 @@ impl QueryClient {
             .extend_pairs(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .append_pair("Version", self.version)
             .finish();
+        let form = "application/x-www-form-urlencoded; charset=utf-8";
+        self.post(body, form, None).await
+    }
+
+    /// One call of a JSON protocol (`X-Amz-Target: <target>`, AWS JSON 1.1): its answer, or the
+    /// service's error (`__type`, `message`).
+    pub async fn json(
+        &self,
+        target: &str,
+        input: &serde_json::Value,
+    ) -> Result<serde_json::Value, CloudError> {
+        let json = "application/x-amz-json-1.1";
+        let (status, text) = self.post(input.to_string(), json, Some(target)).await?;
+        let answer: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+        match answer {
+            Some(a) if status.is_success() => Ok(a),
+            Some(a) if a.get("__type").is_some() => {
+                let kind = a["__type"].as_str().unwrap_or_default();
+                // `com.amazonaws.kms#NotFoundException` or `NotFoundException`: the last part.
+                let code = kind.rsplit('#').next().unwrap_or(kind);
+                let message = a.get("message").or_else(|| a.get("Message"));
+                let message = message.and_then(|m| m.as_str()).unwrap_or("(no message)");
+                Err(CloudError::new(code.to_string(), message.to_string()))
+            }
+            _ => Err(CloudError::new(
+                format!("HTTP{}", status.as_u16()),
+                format!(
+                    "{} answered HTTP {}: {}",
+                    self.endpoint,
+                    status.as_u16(),
+                    text.chars().take(200).collect::<String>()
+                ),
+            )),
+        }
+    }
+
+    /// POSTs `body` of `content_type` (with `X-Amz-Target` if given), signed: the answer's status
+    /// and text.
+    async fn post(
+        &self,
+        body: String,
+        content_type: &str,
+        target: Option<&str>,
+    ) -> Result<(http::StatusCode, String), CloudError> {
         let uri: http::Uri = format!("{}/", self.endpoint)
             .parse()
             .map_err(|e| CloudError::unreachable(format!("bad endpoint {}: {e}", self.endpoint)))?;
@@ -52,8 +97,8 @@ impl QueryClient {
             .authority()
             .map(|a| a.to_string())
             .ok_or_else(|| CloudError::unreachable(format!("bad endpoint {}", self.endpoint)))?;
-        let content_type = "application/x-www-form-urlencoded; charset=utf-8";
-        let headers = [("content-type", content_type), ("host", host.as_str())];
+        let mut headers = vec![("content-type", content_type), ("host", host.as_str())];
+        headers.extend(target.map(|t| ("x-amz-target", t)));
         let uri_text = uri.to_string();
         let signable = SignableRequest::new(
             "POST",
@@ -79,8 +124,10 @@ impl QueryClient {
             .map_err(|e| CloudError::unreachable(e.to_string()))?;
         req.set_uri(uri_text.as_str())
             .map_err(|e| CloudError::unreachable(e.to_string()))?;
-        req.headers_mut().insert("content-type", content_type);
-        req.headers_mut().insert("host", host.clone());
+        for (name, value) in &headers {
+            req.headers_mut()
+                .insert(name.to_string(), value.to_string());
+        }
         for (name, value) in instructions.headers() {
             req.headers_mut()
                 .insert(name.to_string(), value.to_string());

@@ -24,8 +24,6 @@ const REFUSALS: [&str; 7] = [
     "InvalidAddress",
 ];
 
-/// The SNS endpoint variable the SDK would read before the global one.
-const SNS_ENDPOINT_ENV: &str = "AWS_ENDPOINT_URL_SNS";
 /// SNS's API version (its Query protocol).
 const SNS_VERSION: &str = "2010-03-31";
 /// A publish never holds its caller longer.
@@ -48,19 +46,10 @@ struct Sns {
 
 impl SnsSqs {
     pub fn new(sdk: &aws_config::SdkConfig) -> Self {
-        let region = sdk.region().map(|r| r.to_string());
-        // As the SDK resolves it: the service's variable, the global override, then AWS's.
-        let endpoint = region.map(|region| {
-            let url = std::env::var(SNS_ENDPOINT_ENV)
-                .ok()
-                .or_else(|| sdk.endpoint_url().map(str::to_string))
-                .unwrap_or_else(|| format!("https://sns.{region}.amazonaws.com"));
-            (url.trim_end_matches('/').to_string(), region)
-        });
         Self {
             sns: Sns {
                 connector: Arc::new(crate::config::connector(CALL_TIMEOUT, CALL_TIMEOUT)),
-                endpoint,
+                endpoint: crate::config::service_endpoint(sdk, "sns"),
                 credentials: sdk.credentials_provider(),
             },
             sqs: aws_sdk_sqs::Client::new(sdk),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build once: the tests' build must reuse what up.sh's build compiled.
 
-Runs up.sh's build (`cargo build -p phantom-local -p phantomctl`), then the tests' build
+Runs up.sh's build (`cargo build -p phantom-local -p phantomctl -p api -p provisioner -p
+health-check`), then the tests' build
 (`cargo test --workspace --no-run`) and the builds of one test file, and fails when a library of
 the first was compiled again with other features, dependencies or profile: cargo gives each
 variant a file of its own, so the later build pays for it again (aws-sdk-ec2 alone takes minutes
@@ -10,20 +11,35 @@ on 2 cores). CI runs it before the tests.
   python3 infra/build_once.py            # the builds, then the comparison
 """
 
+import glob
 import json
+import os
 import subprocess
 import sys
 
 # The libraries a split costs most for, which must be in both builds (the check covers all).
 WATCHED = ["aws_sdk_ec2", "aws_sdk_dynamodb", "aws_smithy_runtime", "tokio", "phantom_rules", "phantom_seams"]
 
-SERVICE = ["build", "-p", "phantom-local", "-p", "phantomctl"]
+SERVICE = ["build", "-p", "phantom-local", "-p", "phantomctl", "-p", "api", "-p", "provisioner", "-p", "health-check"]
 TESTS = [
     ["test", "--workspace", "--no-run"],
     # One test file, as CI's runs on other emulators and a developer build it.
     ["test", "--workspace", "--test", "e2e", "--no-run"],
     ["test", "-p", "phantom-e2e", "--test", "e2e", "--no-run"],
 ]
+
+
+def canonical(path):
+    """A library's file as the build named it (deps/libX-HASH.rlib): the uplifted copy of a package
+    the command names (target/debug/libX.rlib) is a hard link to it."""
+    folder, name = os.path.split(path)
+    if os.path.basename(folder) == "deps":
+        return name
+    inode = os.stat(path).st_ino
+    for candidate in glob.glob(os.path.join(folder, "deps", name[: -len(".rlib")] + "-*.rlib")):
+        if os.stat(candidate).st_ino == inode:
+            return os.path.basename(candidate)
+    return name
 
 
 def libraries(args):
@@ -40,7 +56,7 @@ def libraries(args):
             continue
         if msg.get("reason") != "compiler-artifact":
             continue
-        rlibs = {f.rsplit("/", 1)[-1] for f in msg["filenames"] if f.endswith(".rlib")}
+        rlibs = {canonical(f) for f in msg["filenames"] if f.endswith(".rlib")}
         if rlibs:
             key = (msg["package_id"], msg["target"]["name"])
             built.setdefault(key, set()).update(rlibs)

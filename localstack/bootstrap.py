@@ -3,10 +3,17 @@
 are defined, and prints shell `export` lines naming them (PHANTOM_TABLE, PHANTOM_QUEUE_URL, ...).
 With --gateway-to URL, also the template's REST API (API Gateway v1, as LocalStack serves it) with
 HTTP_PROXY integrations to URL, the runner standing in for the api function: PHANTOM_GATEWAY_URL.
+With --functions FILE, the template's functions as Lambda would run them, written to FILE as JSON
+for the runner's Lambda mode (PHANTOM_RUNTIME=lambda): each one's binary, timeout, memory, the
+environment the template gives it (its intrinsics resolved to the local stack's resources) and its
+events (API routes and stage, SQS queues with their batch sizes, schedules). --param NAME=VALUE
+overrides a template parameter's default, as `sam deploy --parameter-overrides` does.
 
-Usage: bootstrap.py TEMPLATE [--stack NAME] [--gateway-to URL]   (endpoint, region, credentials from the environment)
+Usage: bootstrap.py TEMPLATE [--stack NAME] [--gateway-to URL] [--functions FILE] [--param NAME=VALUE ...]
+(endpoint, region, credentials from the environment)
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -112,12 +119,75 @@ def create_gateway(name, stage, routes, runner):
     return api_id
 
 
+def functions(template, refs, atts, region):
+    """The template's functions as Lambda runs them (see the module's comment). Exits on anything
+    it cannot resolve: a function must get the environment the template gives it, or none."""
+    glob = template.get("Globals", {}).get("Function", {})
+    pseudo = {"AWS::Region": region, "AWS::StackName": None}
+
+    def value(v, where):
+        if isinstance(v, dict) and len(v) == 1:
+            (fn, arg), = v.items()
+            if fn == "Ref":
+                if arg in pseudo and pseudo[arg] is not None:
+                    return pseudo[arg]
+                if arg in refs:
+                    return refs[arg]
+            if fn == "Fn::GetAtt" and tuple(arg) in atts:
+                return atts[tuple(arg)]
+            sys.exit(f"bootstrap.py: {where}: cannot resolve {v!r} locally")
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            return str(v)
+        sys.exit(f"bootstrap.py: {where}: {v!r} is not a value")
+
+    out = []
+    for logical, res in template["Resources"].items():
+        if res["Type"] != "AWS::Serverless::Function":
+            continue
+        props = res.get("Properties", {})
+        env = dict(glob.get("Environment", {}).get("Variables", {}))
+        env.update(props.get("Environment", {}).get("Variables", {}))
+        events = []
+        for name, ev in props.get("Events", {}).items():
+            ep = ev.get("Properties", {})
+            where = f"{logical}.Events.{name}"
+            if ev["Type"] == "Api":
+                events.append({"type": "Api", "path": ep["Path"], "method": ep["Method"]})
+            elif ev["Type"] == "SQS":
+                queue = ep["Queue"].get("Fn::GetAtt", [None])[0]
+                if queue not in refs:
+                    sys.exit(f"bootstrap.py: {where}: the queue {ep['Queue']!r} is not the template's")
+                events.append({
+                    "type": "SQS", "queue_url": refs[queue],
+                    "batch_size": int(ep.get("BatchSize", 10)),
+                    "report_failures": "ReportBatchItemFailures" in ep.get("FunctionResponseTypes", []),
+                    "max_concurrency": ep.get("ScalingConfig", {}).get("MaximumConcurrency"),
+                })
+            elif ev["Type"] == "Schedule":
+                events.append({"type": "Schedule", "schedule": value(ep["Schedule"], where)})
+            else:
+                sys.exit(f"bootstrap.py: {where}: no local stand-in for a {ev['Type']} event")
+        out.append({
+            "logical_id": logical,
+            "name": res["Metadata"]["BuildProperties"]["Binary"],
+            "timeout_secs": int(props.get("Timeout", glob.get("Timeout", 3))),
+            "memory_mb": int(props.get("MemorySize", glob.get("MemorySize", 128))),
+            "env": {k: value(v, f"{logical}.Environment.{k}") for k, v in env.items()},
+            "events": events,
+        })
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("template")
     ap.add_argument("--stack", default="phantom")
     ap.add_argument("--gateway-to", metavar="URL",
                     help="the api runner's URL (e.g. http://127.0.0.1:4580): the REST API proxies to it")
+    ap.add_argument("--functions", metavar="FILE",
+                    help="write the functions as Lambda runs them (JSON) to FILE")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a template parameter's value (default: its Default)")
     args = ap.parse_args()
     template = cfn.load(args.template)
     resources = template["Resources"]
@@ -135,6 +205,12 @@ def main():
     ddb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
     # A parameter's default stands for its value (the pulse queue's delay, say).
     names = {k: str(v["Default"]) for k, v in template.get("Parameters", {}).items() if "Default" in v}
+    for given in args.param:
+        k, sep, v = given.partition("=")
+        if not sep or k not in template.get("Parameters", {}):
+            sys.exit(f"bootstrap.py: --param {given!r} names no parameter of the template")
+        names[k] = v
+    refs, atts = dict(names), {}
     exports = []
     for logical, res in resources.items():
         if res["Type"] != "AWS::DynamoDB::Table":
@@ -153,6 +229,7 @@ def main():
             ddb.update_time_to_live(TableName=props["TableName"], TimeToLiveSpecification={
                 "AttributeName": ttl["AttributeName"], "Enabled": True})
         names[logical] = props["TableName"]
+        refs[logical] = props["TableName"]
         exports.append((env_name(logical), props["TableName"]))
 
     # KMS keys (secrets at rest): one per declaration, found again by its alias on a second run.
@@ -166,6 +243,7 @@ def main():
         except kms.exceptions.NotFoundException:
             key_id = kms.create_key(Description=f"{args.stack} {logical}")["KeyMetadata"]["Arn"]
             kms.create_alias(AliasName=alias, TargetKeyId=key_id)
+        refs[logical] = atts[(logical, "Arn")] = key_id
         exports.append((env_name(logical), key_id))
 
     # Queues: dead-letter targets first, so a redrive policy can name their ARN.
@@ -185,6 +263,9 @@ def main():
                 attributes["RedrivePolicy"] = f'{{"deadLetterTargetArn":"{target}","maxReceiveCount":"{redrive["maxReceiveCount"]}"}}'
             url = sqs.create_queue(QueueName=props["QueueName"], Attributes=attributes)["QueueUrl"]
             arns[logical] = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            refs[logical] = url
+            atts[(logical, "Arn")] = arns[logical]
+            atts[(logical, "QueueName")] = props["QueueName"]
             exports.append((env_name(logical) + "_URL", url))
             del pending[logical]
 
@@ -194,6 +275,11 @@ def main():
         # With the slash, as template.yaml's ApiUrl: the AWS CLI signs the path as given, and the
         # gateway forwards `/` for both `.../Prod` and `.../Prod/`.
         exports.append(("PHANTOM_GATEWAY_URL", f"{endpoint}/_aws/execute-api/{api_id}/{stage}/"))
+
+    if args.functions:
+        region = boto3.session.Session().region_name
+        with open(args.functions, "w") as f:
+            json.dump({"functions": functions(template, refs, atts, region)}, f, indent=2)
 
     for k, v in exports:
         print(f"export {k}={v}")

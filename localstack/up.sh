@@ -12,12 +12,18 @@
 #   (PHANTOM_GATEWAY_URL in the env file).
 #
 # Ports (env): PHANTOM_PORT (api, 4580), PHANTOM_STATE_PORT (4566), PHANTOM_HOTEL_PORT (4567),
-# PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569), PHANTOM_PROMETHEUS_PORT (4571);
+# PHANTOM_SIERRA_PORT (4568), PHANTOM_DYNAMODB_PORT (4569), PHANTOM_PROMETHEUS_PORT (4571),
+# PHANTOM_LAMBDA_PORT (4572, PHANTOM_RUNTIME=lambda's Runtime API emulator);
 # PHANTOM_STATE_ENDPOINT,
 # PHANTOM_HOTEL_ENDPOINT, PHANTOM_SIERRA_ENDPOINT, PHANTOM_DYNAMODB_ENDPOINT use an emulator that
 # is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
+# PHANTOM_RUNTIME=lambda runs the three functions as Lambda runs them: their bootstraps (built for
+# this machine) under cargo lambda's Runtime API emulator (PHANTOM_LAMBDA_PORT, 4572), each with
+# the environment template.yaml gives it; phantom-local plays API Gateway, the SQS event sources
+# and the schedule in front of them (localstack/runner/src/lambda.rs). Slower to answer than the
+# default (each request is an invocation); the default runs the same handlers in process.
 # PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5); target tracking's
 # datapoints are as far apart (PHANTOM_METRIC_PERIOD_SECS, whole seconds).
 # Prometheus scrapes every second whatever its file_sd targets list: drop a JSON file of targets
@@ -32,6 +38,12 @@ hotel_port=${PHANTOM_HOTEL_PORT:-4567}
 sierra_port=${PHANTOM_SIERRA_PORT:-4568}
 dynamodb_port=${PHANTOM_DYNAMODB_PORT:-4569}
 prometheus_port=${PHANTOM_PROMETHEUS_PORT:-4571}
+lambda_port=${PHANTOM_LAMBDA_PORT:-4572}
+runtime=${PHANTOM_RUNTIME:-local}
+case $runtime in
+  local | lambda) ;;
+  *) echo "up.sh: PHANTOM_RUNTIME is local or lambda, not '$runtime'" >&2; exit 2 ;;
+esac
 state_store=${PHANTOM_STATE_STORE:-dynamodb-local}
 emulator=${PHANTOM_EMULATOR:-moto}
 localstack_port=${PHANTOM_LOCALSTACK_PORT:-4570}
@@ -87,10 +99,12 @@ if [ -z "${PHANTOM_SKIP_BUILD:-}" ]; then
   if [ -t 2 ]; then
     quiet=()
   else
-    say "building phantom-local and phantomctl ($profile; a first build takes minutes)"
+    say "building phantom-local, phantomctl and the functions ($profile; a first build takes minutes)"
   fi
-  (cd "$root" && cargo build "${quiet[@]}" --profile "$cargo_profile" -p phantom-local -p phantomctl)
-  done_step "built phantom-local and phantomctl ($profile)"
+  # The functions too (PHANTOM_RUNTIME=lambda runs them), in the same build: one set of features.
+  (cd "$root" && cargo build "${quiet[@]}" --profile "$cargo_profile" -p phantom-local -p phantomctl \
+    -p api -p provisioner -p health-check)
+  done_step "built phantom-local, phantomctl and the functions ($profile)"
 fi
 bin="$target/$profile"
 
@@ -220,7 +234,15 @@ export PHANTOM_DEFAULT_CLOUD=${PHANTOM_DEFAULT_CLOUD:-hotel}
 # functions only in Docker) and reads the client's Host and path from the forwarded headers.
 gateway=()
 [ "$emulator" = localstack ] && gateway=(--gateway-to "http://127.0.0.1:$api_port")
-python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" >"$run/resources"
+# As Lambda: the functions as template.yaml declares them, its parameters set for this machine (the
+# pulse's cadence as quick as the local default's, the default cloud hotel).
+functions=()
+if [ "$runtime" = lambda ]; then
+  interval=${PHANTOM_HEALTH_INTERVAL_SECS:-5}; interval=${interval%.*}; [ "${interval:-0}" -ge 1 ] || interval=1
+  functions=(--functions "$run/functions.json" --param "DefaultCloud=${PHANTOM_DEFAULT_CLOUD}"
+    --param "PulseSeconds=$interval" --param "LookSeconds=$interval" --param "SweepSeconds=$interval")
+fi
+python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" "${functions[@]}" >"$run/resources"
 # shellcheck source=/dev/null
 source "$run/resources"
 done_step "table, queues and key created from template.yaml"
@@ -242,8 +264,21 @@ metric_period=${health_interval%.*}
 export PHANTOM_METRIC_PERIOD_SECS=${PHANTOM_METRIC_PERIOD_SECS:-$metric_period}
 
 trust_forwarded=$([ "$emulator" = localstack ] && echo true || echo false)
+lambda_env=()
+if [ "$runtime" = lambda ]; then
+  # shellcheck source=/dev/null
+  source "$root/infra/tools.sh"
+  claim_port emulator "$lambda_port"
+  (cd "$root" && exec cargo lambda watch --only-lambda-apis --invoke-address 127.0.0.1 \
+    --invoke-port "$lambda_port") >"$run/emulator.log" 2>&1 &
+  pids+=($!)
+  wait_port emulator "$lambda_port"
+  done_step "the Runtime API emulator answering (cargo lambda watch on port $lambda_port)"
+  lambda_env=(PHANTOM_RUNTIME=lambda PHANTOM_FUNCTIONS="$run/functions.json"
+    PHANTOM_LAMBDA_EMULATOR="http://127.0.0.1:$lambda_port")
+fi
 claim_port api "$api_port"
-PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
+env "${lambda_env[@]}" PHANTOM_TRUST_FORWARDED=$trust_forwarded PHANTOM_BIND=127.0.0.1:$api_port "$bin/phantom-local" 2>"$run/api.log" &
 api_pid=$!
 pids+=($api_pid)
 wait_port api "$api_port"

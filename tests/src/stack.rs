@@ -234,6 +234,7 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
         .env("PHANTOM_DYNAMODB_PORT", free_port().to_string())
         .env("PHANTOM_LOCALSTACK_PORT", free_port().to_string())
         .env("PHANTOM_PROMETHEUS_PORT", free_port().to_string())
+        .env("PHANTOM_LAMBDA_PORT", free_port().to_string())
         .env("PHANTOM_RUN_DIR", &run_dir)
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("PHANTOM_SKIP_BUILD", "1")

@@ -10,11 +10,17 @@
 //!   schedule would on AWS, and a beat of the pulse with it (the timer stands in for the chain of
 //!   ticks: `local_pulse`).
 //!
+//! PHANTOM_RUNTIME=lambda runs the functions as Lambda does instead (`lambda`): their bootstraps
+//! under the Runtime API emulator at PHANTOM_LAMBDA_EMULATOR, as PHANTOM_FUNCTIONS describes them
+//! (PHANTOM_LAMBDA_INSTANCES of each, default 2), this runner playing API Gateway, the event
+//! source mappings and the schedule.
+//!
 //! PHANTOM_TRUST_FORWARDED=true (up.sh sets it when LocalStack's API Gateway is in front): the
 //! client's Host and path are read from the gateway's X-Forwarded-Host and X-Forwarded-Prefix
 //! (`forwarded`), as Lambda's event would give them.
 
 mod forwarded;
+mod lambda;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -29,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-const MAX_BODY: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = 10 * 1024 * 1024;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,6 +49,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("PHANTOM_TRUST_FORWARDED={v} is neither true nor false").into())
         }
     };
+    match std::env::var("PHANTOM_RUNTIME").as_deref() {
+        Err(_) | Ok("local") => {}
+        Ok("lambda") => return as_lambda(&bind).await,
+        Ok(v) => return Err(format!("PHANTOM_RUNTIME={v} is neither local nor lambda").into()),
+    }
     // The real adapters (the emulators' services): each handler gets its own clients and
     // connection pools, as each is a function of its own on AWS.
     let app = Arc::new(api::App::new(&Seams::from_env().await?));
@@ -85,6 +96,88 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let app = app.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req| serve(app.clone(), trust_forwarded, req));
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(error = %e, "connection closed");
+            }
+        });
+    }
+}
+
+/// PHANTOM_RUNTIME=lambda (see the module's comment).
+async fn as_lambda(bind: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
+    let file = var("PHANTOM_FUNCTIONS")?;
+    let functions: lambda::Functions =
+        serde_json::from_str(&std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?)
+            .map_err(|e| format!("{file}: {e}"))?;
+    let instances = number("PHANTOM_LAMBDA_INSTANCES", 2.0)? as usize;
+    let lambda = lambda::Lambda::start(functions, &var("PHANTOM_LAMBDA_EMULATOR")?, instances)?;
+    let every = Duration::from_secs_f64(number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?.max(0.1));
+    let sdk = phantom_seams::config::aws_sdk_config().await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let (mut api, mut routes) = (None, Vec::new());
+    for (f, event) in lambda.events() {
+        match event.clone() {
+            // Every route of the template goes to the api (`/` and `/{proxy+}`, ANY).
+            lambda::Event::Api { path, method } => {
+                routes.push(format!("{method} {path}"));
+                api = Some(f.name.clone());
+            }
+            lambda::Event::Sqs {
+                queue_url,
+                batch_size,
+                report_failures,
+                max_concurrency,
+            } => {
+                // Lambda's pollers: several on a queue, as many as its concurrency allows.
+                let pollers = max_concurrency
+                    .unwrap_or(instances as u32)
+                    .min(instances as u32);
+                for _ in 0..pollers.max(1) {
+                    tokio::spawn(lambda::event_source(
+                        lambda.clone(),
+                        sqs.clone(),
+                        f.name.clone(),
+                        queue_url.clone(),
+                        batch_size,
+                        report_failures,
+                    ));
+                }
+            }
+            lambda::Event::Schedule { schedule } => {
+                tracing::info!(
+                    function = f.name,
+                    schedule,
+                    every_secs = every.as_secs_f64(),
+                    "the schedule, locally"
+                );
+                tokio::spawn(lambda::schedule(
+                    lambda.clone(),
+                    f.name.clone(),
+                    format!("{}-schedule", f.name),
+                    every,
+                ));
+            }
+        }
+    }
+    let api = api.ok_or("no function serves the API (an Api event)")?;
+    let listener = TcpListener::bind(bind).await?;
+    tracing::info!(
+        bind,
+        api,
+        "phantom-local as API Gateway, event sources and schedules in front of Lambda's functions"
+    );
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = shutdown() => return Ok(()),
+        };
+        let (lambda, api) = (lambda.clone(), api.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |req| lambda::gateway(lambda.clone(), api.clone(), req));
             if let Err(e) = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await

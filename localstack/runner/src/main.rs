@@ -78,8 +78,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&seams.sdk) {
         let clouds = Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
         let provisioner = Arc::new(provisioner::Provisioner::new(&seams, clouds));
+        // Receiving and deleting is Lambda's part (the functions only send): the SDK's client.
+        let sqs = aws_sdk_sqs::Client::new(&seams.sdk);
         for _ in 0..number("PHANTOM_POLLERS", 4.0)? as usize {
-            fleet.spawn(poll_queue(queue.clone(), provisioner.clone()));
+            let url = queue.url().to_string();
+            fleet.spawn(poll_queue(sqs.clone(), url, provisioner.clone()));
         }
     }
     let interval = number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?;
@@ -201,12 +204,11 @@ fn number(name: &str, default: f64) -> Result<f64, String> {
 }
 
 /// Lambda's SQS event source, locally: receive, call the provisioner, delete what succeeded.
-async fn poll_queue(queue: phantom_seams::queue::SqsQueue, p: Arc<provisioner::Provisioner>) {
-    let sqs = queue.client();
+async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::Provisioner>) {
     loop {
         let received = sqs
             .receive_message()
-            .queue_url(queue.url())
+            .queue_url(&url)
             .max_number_of_messages(10)
             .wait_time_seconds(1)
             .visibility_timeout(60)
@@ -269,7 +271,7 @@ async fn poll_queue(queue: phantom_seams::queue::SqsQueue, p: Arc<provisioner::P
             let result = if failed.contains(&id) {
                 // Back on the queue soon, as a failed Lambda batch item would be.
                 sqs.change_message_visibility()
-                    .queue_url(queue.url())
+                    .queue_url(&url)
                     .receipt_handle(receipt)
                     .visibility_timeout(5)
                     .send()
@@ -278,7 +280,7 @@ async fn poll_queue(queue: phantom_seams::queue::SqsQueue, p: Arc<provisioner::P
                     .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
             } else {
                 sqs.delete_message()
-                    .queue_url(queue.url())
+                    .queue_url(&url)
                     .receipt_handle(receipt)
                     .send()
                     .await

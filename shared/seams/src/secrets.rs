@@ -216,7 +216,7 @@ impl Kms {
             timeout: KMS_TIMEOUT,
         };
         client
-            .json(&format!("TrentService.{action}"), &input)
+            .json("1.1", &format!("TrentService.{action}"), &input)
             .await
             .map_err(|e| unavailable(format!("{action}: {}: {}", e.code, e.message)))
     }

@@ -56,3 +56,16 @@ impl Seams {
         })
     }
 }
+
+/// For the functions' tests: bootstrap `bin`, started with none of its environment, stops at once
+/// with an error naming the key it has no value for (no panic, no default standing in).
+pub fn stops_without_environment(bin: &str) {
+    let out = std::process::Command::new(bin)
+        .env_clear()
+        .output()
+        .expect("the bootstrap runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains(crate::config::env::SECRETS_KEY), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+}

@@ -50,14 +50,15 @@ impl QueryClient {
         self.post(body, form, None).await
     }
 
-    /// One call of a JSON protocol (`X-Amz-Target: <target>`, AWS JSON 1.1): its answer, or the
-    /// service's error (`__type`, `message`).
+    /// One call of a JSON protocol (`X-Amz-Target: <target>`; AWS JSON `version` 1.0 or 1.1): its
+    /// answer, or the service's error (`__type`, `message`).
     pub async fn json(
         &self,
+        version: &str,
         target: &str,
         input: &serde_json::Value,
     ) -> Result<serde_json::Value, CloudError> {
-        let json = "application/x-amz-json-1.1";
+        let json = &format!("application/x-amz-json-{version}");
         let (status, text) = self.post(input.to_string(), json, Some(target)).await?;
         let answer: Option<serde_json::Value> = serde_json::from_str(&text).ok();
         match answer {

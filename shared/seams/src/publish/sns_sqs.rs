@@ -1,13 +1,12 @@
-//! The publisher on the deployment's SNS and SQS, with the function's own credentials. SNS is
-//! one signed Query call (`Publish`) through the clients the clouds' Query APIs use, so no
-//! function links aws-sdk-sns for it; SQS is the SDK's client the work queue already links.
+//! The publisher on the deployment's SNS and SQS, with the function's own credentials: SNS's
+//! Publish is one signed Query call, SQS's GetQueueUrl and SendMessage signed JSON calls, through
+//! the clients the clouds' Query APIs use, so no function links an SDK for them.
 
 use super::{PublishError, Publisher};
 use crate::cloud::signed::QueryClient;
 use crate::cloud::CloudError;
 use async_trait::async_trait;
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_smithy_http_client::Connector;
 use phantom_rules::notification::{parse, Notice, Service};
 use std::sync::Arc;
@@ -32,7 +31,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(8);
 #[derive(Clone)]
 pub struct SnsSqs {
     sns: Sns,
-    sqs: aws_sdk_sqs::Client,
+    sqs: crate::queue::sqs::Sqs,
 }
 
 /// The deployment's SNS: where it answers, and the function's credentials.
@@ -52,7 +51,7 @@ impl SnsSqs {
                 endpoint: crate::config::service_endpoint(sdk, "sns"),
                 credentials: sdk.credentials_provider(),
             },
-            sqs: aws_sdk_sqs::Client::new(sdk),
+            sqs: crate::queue::sqs::Sqs::new(sdk),
         }
     }
 }
@@ -97,23 +96,10 @@ impl Sns {
     }
 }
 
-/// SNS's error as a publish error: refused if SNS named the target wrong.
+/// SNS's or SQS's error as a publish error: refused if the service named the target wrong.
 fn refusal(e: CloudError) -> PublishError {
     let text = format!("{}: {}", e.code, e.message);
     if REFUSALS.contains(&e.code.as_str()) {
-        PublishError::Refused(text)
-    } else {
-        PublishError::Unavailable(text)
-    }
-}
-
-/// An SDK error as a publish error: refused if the service named the target wrong.
-fn error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
-    e: aws_smithy_runtime_api::client::result::SdkError<E, R>,
-) -> PublishError {
-    let refused = e.code().is_some_and(|c| REFUSALS.contains(&c));
-    let text = DisplayErrorContext(e).to_string();
-    if refused {
         PublishError::Refused(text)
     } else {
         PublishError::Unavailable(text)
@@ -130,26 +116,24 @@ impl Publisher for SnsSqs {
         match t.service {
             Service::Sns => self.sns.publish(notice, fifo).await,
             Service::Sqs => {
-                let url = self
-                    .sqs
-                    .get_queue_url()
-                    .queue_name(&t.name)
-                    .queue_owner_aws_account_id(&t.account)
-                    .send()
-                    .await
-                    .map_err(error)?
-                    .queue_url
+                let found = self.sqs.call(
+                    "GetQueueUrl",
+                    serde_json::json!({"QueueName": t.name, "QueueOwnerAWSAccountId": t.account}),
+                );
+                let found = found.await.map_err(refusal)?;
+                let url = found["QueueUrl"]
+                    .as_str()
                     .ok_or_else(|| PublishError::Unavailable("GetQueueUrl gave no URL".into()))?;
+                let mut input = serde_json::json!({"QueueUrl": url, "MessageBody": notice.body});
+                if fifo {
+                    input["MessageGroupId"] = "autoscaling".into();
+                    input["MessageDeduplicationId"] = notice.id.clone().into();
+                }
                 self.sqs
-                    .send_message()
-                    .queue_url(url)
-                    .message_body(&notice.body)
-                    .set_message_group_id(fifo.then(|| "autoscaling".to_string()))
-                    .set_message_deduplication_id(fifo.then(|| notice.id.clone()))
-                    .send()
+                    .call("SendMessage", input)
                     .await
                     .map(|_| ())
-                    .map_err(error)
+                    .map_err(refusal)
             }
         }
     }

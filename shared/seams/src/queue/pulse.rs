@@ -3,7 +3,6 @@
 //! minutes), with the SQS adapter and an in-memory one (feature `memory`).
 
 use async_trait::async_trait;
-use aws_sdk_sqs::error::DisplayErrorContext;
 use phantom_rules::pulse::Tick;
 
 pub const PULSE_QUEUE_URL_ENV: &str = "PHANTOM_PULSE_QUEUE_URL";
@@ -21,14 +20,14 @@ pub trait PulseQueue: Send + Sync {
 /// The pulse queue on SQS (FIFO, one message group).
 #[derive(Clone)]
 pub struct SqsPulse {
-    sqs: aws_sdk_sqs::Client,
+    sqs: super::sqs::Sqs,
     url: String,
 }
 
 impl SqsPulse {
     pub fn new(sdk: &aws_config::SdkConfig, url: impl Into<String>) -> Self {
         Self {
-            sqs: super::sqs::counted_client(sdk),
+            sqs: super::sqs::Sqs::new(sdk),
             url: url.into(),
         }
     }
@@ -45,16 +44,17 @@ impl SqsPulse {
 #[async_trait]
 impl PulseQueue for SqsPulse {
     async fn send(&self, tick: Tick) -> Result<(), String> {
+        let input = serde_json::json!({
+            "QueueUrl": self.url,
+            "MessageBody": tick.body(),
+            "MessageGroupId": "pulse",
+            "MessageDeduplicationId": tick.seq.to_string(),
+        });
         self.sqs
-            .send_message()
-            .queue_url(&self.url)
-            .message_body(tick.body())
-            .message_group_id("pulse")
-            .message_deduplication_id(tick.seq.to_string())
-            .send()
+            .call("SendMessage", input)
             .await
             .map(|_| ())
-            .map_err(|e| DisplayErrorContext(e).to_string())
+            .map_err(|e| format!("{}: {}", e.code, e.message))
     }
 }
 

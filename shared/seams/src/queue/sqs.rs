@@ -1,28 +1,81 @@
-//! The work queue on SQS.
+//! The work queue on SQS, and the deployment's SQS as the functions call it: each call one signed
+//! request of SQS's JSON protocol (AWS JSON 1.0) through the clouds' signed client, so no function
+//! links aws-sdk-sqs (the local runner's event sources, which receive and delete, do).
 
 use super::{body, Work, WorkQueue, DUE_ATTRIBUTE, QUEUE_URL_ENV};
+use crate::cloud::signed::QueryClient;
+use crate::cloud::CloudError;
 use async_trait::async_trait;
-use aws_sdk_sqs::error::DisplayErrorContext;
-use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
+use aws_smithy_http_client::Connector;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
 
-/// An SQS client whose calls `metrics` counts.
-pub(crate) fn counted_client(sdk: &aws_config::SdkConfig) -> aws_sdk_sqs::Client {
-    let config = aws_sdk_sqs::config::Builder::from(sdk)
-        .interceptor(crate::metrics::Counter::Sqs)
-        .build();
-    aws_sdk_sqs::Client::from_conf(config)
+/// A call to SQS never holds its caller longer.
+const SQS_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// The deployment's SQS with the function's credentials (read at each call: a role's are renewed).
+#[derive(Clone)]
+pub struct Sqs {
+    connector: Arc<Connector>,
+    /// None when the SDK's settings name no region (then every call fails, saying so).
+    endpoint: Option<(String, String)>,
+    credentials: Option<SharedCredentialsProvider>,
+}
+
+impl Sqs {
+    pub fn new(sdk: &aws_config::SdkConfig) -> Self {
+        Self {
+            connector: Arc::new(crate::config::connector(SQS_TIMEOUT, SQS_TIMEOUT)),
+            endpoint: crate::config::service_endpoint(sdk, "sqs"),
+            credentials: sdk.credentials_provider(),
+        }
+    }
+
+    /// `AmazonSQS.<action>` with this input: SQS's answer, or its error in its words.
+    pub async fn call(&self, action: &str, input: Value) -> Result<Value, CloudError> {
+        crate::metrics::count(crate::metrics::Counter::Sqs);
+        let (endpoint, region) = self.endpoint.clone().ok_or_else(|| {
+            CloudError::unreachable("no region is set for the deployment's SQS".to_string())
+        })?;
+        let provider = self.credentials.as_ref().ok_or_else(|| {
+            CloudError::unreachable("no credentials for the deployment's SQS".to_string())
+        })?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| CloudError::unreachable(format!("SQS credentials: {e}")))?;
+        let client = QueryClient {
+            connector: self.connector.clone(),
+            endpoint,
+            region,
+            identity: credentials.into(),
+            service: "sqs",
+            version: "",
+            timeout: SQS_TIMEOUT,
+        };
+        client
+            .json("1.0", &format!("AmazonSQS.{action}"), &input)
+            .await
+    }
+}
+
+/// An SQS error as the queue's callers report it.
+fn said(e: CloudError) -> String {
+    format!("{}: {}", e.code, e.message)
 }
 
 #[derive(Clone)]
 pub struct SqsQueue {
-    sqs: aws_sdk_sqs::Client,
+    sqs: Sqs,
     url: String,
 }
 
 impl SqsQueue {
     pub fn new(sdk: &aws_config::SdkConfig, url: impl Into<String>) -> Self {
         Self {
-            sqs: counted_client(sdk),
+            sqs: Sqs::new(sdk),
             url: url.into(),
         }
     }
@@ -38,40 +91,36 @@ impl SqsQueue {
     pub fn url(&self) -> &str {
         &self.url
     }
-
-    pub fn client(&self) -> &aws_sdk_sqs::Client {
-        &self.sqs
-    }
 }
 
 #[async_trait]
 impl WorkQueue for SqsQueue {
     async fn send(&self, msg: &Work, delay_secs: i32) -> Result<(), String> {
+        let input = json!({
+            "QueueUrl": self.url,
+            "MessageBody": body(msg),
+            "DelaySeconds": delay_secs.clamp(0, 900),
+            "MessageAttributes": { DUE_ATTRIBUTE: due(delay_secs) },
+        });
         self.sqs
-            .send_message()
-            .queue_url(&self.url)
-            .message_body(body(msg))
-            .delay_seconds(delay_secs.clamp(0, 900))
-            .message_attributes(DUE_ATTRIBUTE, due(delay_secs))
-            .send()
+            .call("SendMessage", input)
             .await
             .map(|_| ())
-            .map_err(|e| DisplayErrorContext(e).to_string())
+            .map_err(said)
     }
 
     async fn backlog(&self) -> Result<u64, String> {
-        use aws_sdk_sqs::types::QueueAttributeName;
+        let input = json!({
+            "QueueUrl": self.url,
+            "AttributeNames": ["ApproximateNumberOfMessages"],
+        });
         let out = self
             .sqs
-            .get_queue_attributes()
-            .queue_url(&self.url)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-            .send()
+            .call("GetQueueAttributes", input)
             .await
-            .map_err(|e| DisplayErrorContext(e).to_string())?;
-        let n = out
-            .attributes()
-            .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages))
+            .map_err(said)?;
+        let n = out["Attributes"]["ApproximateNumberOfMessages"]
+            .as_str()
             .ok_or("the queue did not say how many messages it holds")?;
         n.parse()
             .map_err(|_| format!("ApproximateNumberOfMessages is not a number: {n}"))
@@ -92,13 +141,9 @@ impl WorkQueue for SqsQueue {
 }
 
 /// The due attribute of a message sent now with this delay.
-fn due(delay_secs: i32) -> MessageAttributeValue {
+fn due(delay_secs: i32) -> Value {
     let due = phantom_model::time::now_ms() + i64::from(delay_secs.clamp(0, 900)) * 1000;
-    MessageAttributeValue::builder()
-        .data_type("Number")
-        .string_value(due.to_string())
-        .build()
-        .expect("the data type is set")
+    json!({ "DataType": "Number", "StringValue": due.to_string() })
 }
 
 /// SendMessageBatch requests in flight at once in `send_all`.
@@ -106,29 +151,26 @@ const SEND_CONCURRENCY: usize = 16;
 
 impl SqsQueue {
     async fn send_batch(&self, chunk: &[Work]) -> Result<(), String> {
-        let entries: Vec<SendMessageBatchRequestEntry> = chunk
+        let entries: Vec<Value> = chunk
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(body(m))
-                    .message_attributes(DUE_ATTRIBUTE, due(0))
-                    .build()
-                    .expect("id and body are set")
+                json!({
+                    "Id": i.to_string(),
+                    "MessageBody": body(m),
+                    "MessageAttributes": { DUE_ATTRIBUTE: due(0) },
+                })
             })
             .collect();
+        let input = json!({ "QueueUrl": self.url, "Entries": entries });
         let out = self
             .sqs
-            .send_message_batch()
-            .queue_url(&self.url)
-            .set_entries(Some(entries))
-            .send()
+            .call("SendMessageBatch", input)
             .await
-            .map_err(|e| DisplayErrorContext(e).to_string())?;
-        if !out.failed().is_empty() {
-            return Err(format!("{} messages not sent", out.failed().len()));
+            .map_err(said)?;
+        match out["Failed"].as_array().map(Vec::len) {
+            Some(n) if n > 0 => Err(format!("{n} messages not sent")),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }

@@ -58,29 +58,7 @@ impl Moto {
         dynamodb: Option<&str>,
     ) -> (phantom_seams::store::DynamoStore, String) {
         let db_url = dynamodb.unwrap_or(&self.url);
-        let out = Command::new("python3")
-            .arg(crate::root().join("localstack/bootstrap.py"))
-            .arg(crate::root().join("template.yaml"))
-            .args(["--stack", stack])
-            .env("AWS_ENDPOINT_URL", &self.url)
-            .env("AWS_ENDPOINT_URL_DYNAMODB", db_url)
-            .env("AWS_ACCESS_KEY_ID", "contract")
-            .env("AWS_SECRET_ACCESS_KEY", "contract")
-            .env("AWS_REGION", crate::REGION)
-            .env("AWS_DEFAULT_REGION", crate::REGION)
-            .output()
-            .expect("bootstrap.py runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let exports: std::collections::HashMap<String, String> =
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
+        let exports = self.bootstrap(&["--stack", stack], db_url);
         let sdk = self.sdk().await;
         let secrets =
             std::sync::Arc::new(phantom_seams::secrets::Secrets::new(std::sync::Arc::new(
@@ -91,6 +69,44 @@ impl Moto {
             phantom_seams::store::DynamoStore::new(&sdk_for(db_url).await, table.clone(), secrets),
             table,
         )
+    }
+
+    /// localstack/bootstrap.py with `args` on this server (the table on `dynamodb`): what it
+    /// exports (the names of the table, key and queues).
+    pub fn bootstrap(
+        &self,
+        args: &[&str],
+        dynamodb: &str,
+    ) -> std::collections::HashMap<String, String> {
+        let out = Command::new("python3")
+            .arg(crate::root().join("localstack/bootstrap.py"))
+            .arg(crate::root().join("template.yaml"))
+            .args(args)
+            .envs(self.aws_env())
+            .env("AWS_ENDPOINT_URL_DYNAMODB", dynamodb)
+            .output()
+            .expect("bootstrap.py runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// An AWS identity and region on this server (any credentials do), as the environment gives it.
+    pub fn aws_env(&self) -> [(&'static str, String); 5] {
+        [
+            ("AWS_ENDPOINT_URL", self.url.clone()),
+            ("AWS_ACCESS_KEY_ID", "contract".into()),
+            ("AWS_SECRET_ACCESS_KEY", "contract".into()),
+            ("AWS_REGION", crate::REGION.into()),
+            ("AWS_DEFAULT_REGION", crate::REGION.into()),
+        ]
     }
 
     /// SDK configuration for this server (any credentials do).

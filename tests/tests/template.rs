@@ -199,19 +199,8 @@ fn the_event_rules_write_what_the_provisioner_reads() {
 /// environment the template gives it).
 fn functions_on(moto: &phantom_e2e::moto::Moto) -> Vec<(String, Vec<(String, String)>)> {
     let file = std::env::temp_dir().join(format!("phantom-functions-{}.json", std::process::id()));
-    let out = Command::new("python3")
-        .arg(phantom_e2e::root().join("localstack/bootstrap.py"))
-        .arg(phantom_e2e::root().join("template.yaml"))
-        .args(["--stack", "phantom", "--functions"])
-        .arg(&file)
-        .envs(aws_env(&moto.url))
-        .output()
-        .expect("bootstrap.py runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let file_arg = file.to_string_lossy();
+    moto.bootstrap(&["--stack", "phantom", "--functions", &file_arg], &moto.url);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     doc["functions"]
@@ -226,21 +215,14 @@ fn functions_on(moto: &phantom_e2e::moto::Moto) -> Vec<(String, Vec<(String, Str
         .collect()
 }
 
-/// What Lambda adds to a function's own environment (its role's credentials and region), here
-/// for moto at `url`.
-fn aws_env(url: &str) -> [(&'static str, String); 5] {
-    [
-        ("AWS_ENDPOINT_URL", url.to_string()),
-        ("AWS_ACCESS_KEY_ID", "contract".into()),
-        ("AWS_SECRET_ACCESS_KEY", "contract".into()),
-        ("AWS_REGION", phantom_e2e::REGION.into()),
-        ("AWS_DEFAULT_REGION", phantom_e2e::REGION.into()),
-    ]
-}
-
-/// Starts bootstrap `name` with `env` and Lambda's variables: Ok once it asks its Runtime API
-/// (a listener here) for its first event, its init done; else what it said as it stopped.
-fn starts(name: &str, env: &[(String, String)], url: &str) -> Result<(), String> {
+/// Starts bootstrap `name` with `env` and Lambda's variables (its role's credentials and region,
+/// here moto's): Ok once it asks its Runtime API (a listener here) for its first event, its init
+/// done; else what it said as it stopped.
+fn starts(
+    name: &str,
+    env: &[(String, String)],
+    moto: &phantom_e2e::moto::Moto,
+) -> Result<(), String> {
     use std::io::Read;
     let bin = phantom_e2e::bin_dir().join(name);
     assert!(
@@ -253,7 +235,7 @@ fn starts(name: &str, env: &[(String, String)], url: &str) -> Result<(), String>
     let mut child = Command::new(bin)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .envs(aws_env(url))
+        .envs(moto.aws_env())
         .env("AWS_LAMBDA_FUNCTION_NAME", name)
         .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
         .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
@@ -308,7 +290,7 @@ fn each_function_starts_with_the_environment_template_yaml_gives_it() {
     let names: Vec<&str> = functions.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["api", "provisioner", "health-check"]);
     for (name, env) in &functions {
-        if let Err(e) = starts(name, env, &moto.url) {
+        if let Err(e) = starts(name, env, &moto) {
             panic!("{e}");
         }
     }
@@ -319,6 +301,6 @@ fn each_function_starts_with_the_environment_template_yaml_gives_it() {
         .filter(|(k, _)| k != "PHANTOM_SECRETS_KEY")
         .cloned()
         .collect();
-    let said = starts(name, &without, &moto.url).expect_err("no key, no start");
+    let said = starts(name, &without, &moto).expect_err("no key, no start");
     assert!(said.contains("PHANTOM_SECRETS_KEY"), "{said}");
 }

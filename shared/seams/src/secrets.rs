@@ -10,10 +10,8 @@
 //!
 //! Stored form: `v1:` base64(encrypted data key) `:` base64(nonce ‖ ciphertext ‖ tag).
 
-use crate::cloud::signed::QueryClient;
+use crate::cloud::signed::Deployed;
 use async_trait::async_trait;
-use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_smithy_http_client::Connector;
 use aws_smithy_types::base64;
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
 use std::collections::HashMap;
@@ -166,10 +164,7 @@ fn cipher(key: &DataKey) -> LessSafeKey {
 /// KMS's JSON protocol through the clouds' signed client (no function links aws-sdk-kms), with the
 /// function's own credentials read at each call (a role's are renewed).
 pub struct Kms {
-    connector: Arc<Connector>,
-    /// None when the SDK's settings name no region (then no key opens).
-    endpoint: Option<(String, String)>,
-    credentials: Option<SharedCredentialsProvider>,
+    kms: Deployed,
     key_id: String,
 }
 
@@ -179,9 +174,7 @@ const KMS_TIMEOUT: Duration = Duration::from_secs(5);
 impl Kms {
     pub fn new(sdk: &aws_config::SdkConfig, key_id: impl Into<String>) -> Self {
         Self {
-            connector: Arc::new(crate::config::connector(KMS_TIMEOUT, KMS_TIMEOUT)),
-            endpoint: crate::config::service_endpoint(sdk, "kms"),
-            credentials: sdk.credentials_provider(),
+            kms: Deployed::new(sdk, "kms", "", KMS_TIMEOUT),
             key_id: key_id.into(),
         }
     }
@@ -193,32 +186,15 @@ impl Kms {
         input: serde_json::Value,
     ) -> Result<serde_json::Value, SecretError> {
         crate::metrics::count(crate::metrics::Counter::Kms);
-        let unavailable = SecretError::Unavailable;
-        let (endpoint, region) = self
-            .endpoint
-            .clone()
-            .ok_or_else(|| unavailable("no region is set for the deployment's KMS".into()))?;
-        let provider = self
-            .credentials
-            .as_ref()
-            .ok_or_else(|| unavailable("no credentials for the deployment's KMS".into()))?;
-        let credentials = provider
-            .provide_credentials()
-            .await
-            .map_err(|e| unavailable(format!("KMS credentials: {e}")))?;
-        let client = QueryClient {
-            connector: self.connector.clone(),
-            endpoint,
-            region,
-            identity: credentials.into(),
-            service: "kms",
-            version: "",
-            timeout: KMS_TIMEOUT,
+        let answer = async {
+            let client = self.kms.client().await?;
+            client
+                .json("1.1", &format!("TrentService.{action}"), &input)
+                .await
         };
-        client
-            .json("1.1", &format!("TrentService.{action}"), &input)
+        answer
             .await
-            .map_err(|e| unavailable(format!("{action}: {}: {}", e.code, e.message)))
+            .map_err(|e| SecretError::Unavailable(format!("{action}: {}: {}", e.code, e.message)))
     }
 }
 

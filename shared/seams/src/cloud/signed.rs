@@ -161,6 +161,65 @@ impl QueryClient {
     }
 }
 
+/// One of the deployment's own services (SNS, SQS, KMS) with the function's credentials: where it
+/// answers, as the SDK resolves it (`config::service_endpoint`), and the credentials, read at
+/// each call (a role's are renewed).
+#[derive(Clone)]
+pub(crate) struct Deployed {
+    connector: Arc<Connector>,
+    /// None when the SDK's settings name no region (then every call fails, saying so).
+    endpoint: Option<(String, String)>,
+    credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
+    /// SigV4's name for it (`sns`, `sqs`, `kms`).
+    service: &'static str,
+    /// The Query API's version (none for a JSON protocol).
+    version: &'static str,
+    timeout: Duration,
+}
+
+impl Deployed {
+    pub fn new(
+        sdk: &aws_config::SdkConfig,
+        service: &'static str,
+        version: &'static str,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            connector: Arc::new(crate::config::connector(timeout, timeout)),
+            endpoint: crate::config::service_endpoint(sdk, service),
+            credentials: sdk.credentials_provider(),
+            service,
+            version,
+            timeout,
+        }
+    }
+
+    /// A client signed with the credentials as they are now.
+    pub async fn client(&self) -> Result<QueryClient, CloudError> {
+        use aws_credential_types::provider::ProvideCredentials;
+        let name = self.service.to_uppercase();
+        let (endpoint, region) = self.endpoint.clone().ok_or_else(|| {
+            CloudError::unreachable(format!("no region is set for the deployment's {name}"))
+        })?;
+        let provider = self.credentials.as_ref().ok_or_else(|| {
+            CloudError::unreachable(format!("no credentials for the deployment's {name}"))
+        })?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| CloudError::unreachable(format!("{name} credentials: {e}")))?;
+        Ok(QueryClient {
+            connector: self.connector.clone(),
+            endpoint,
+            region,
+            identity: credentials.into(),
+            service: self.service,
+            version: self.version,
+            timeout: self.timeout,
+        })
+    }
+}
+
 /// A Query answer read as a tree, or the error it is.
 pub(crate) fn answer(
     endpoint: &str,

@@ -3,13 +3,10 @@
 //! the clients the clouds' Query APIs use, so no function links an SDK for them.
 
 use super::{PublishError, Publisher};
-use crate::cloud::signed::QueryClient;
+use crate::cloud::signed::Deployed;
 use crate::cloud::CloudError;
 use async_trait::async_trait;
-use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_smithy_http_client::Connector;
 use phantom_rules::notification::{parse, Notice, Service};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// SNS's and SQS's error codes that say the target is wrong, not that the service failed.
@@ -34,50 +31,27 @@ pub struct SnsSqs {
     sqs: crate::queue::sqs::Sqs,
 }
 
-/// The deployment's SNS: where it answers, and the function's credentials.
+/// The deployment's SNS.
 #[derive(Clone)]
-struct Sns {
-    connector: Arc<Connector>,
-    /// None when the SDK's settings name no region (then nothing can be published).
-    endpoint: Option<(String, String)>,
-    credentials: Option<SharedCredentialsProvider>,
-}
+struct Sns(Deployed);
 
 impl SnsSqs {
     pub fn new(sdk: &aws_config::SdkConfig) -> Self {
         Self {
-            sns: Sns {
-                connector: Arc::new(crate::config::connector(CALL_TIMEOUT, CALL_TIMEOUT)),
-                endpoint: crate::config::service_endpoint(sdk, "sns"),
-                credentials: sdk.credentials_provider(),
-            },
+            sns: Sns(Deployed::new(sdk, "sns", SNS_VERSION, CALL_TIMEOUT)),
             sqs: crate::queue::sqs::Sqs::new(sdk),
         }
     }
 }
 
 impl Sns {
-    /// One Publish: the credentials read now (a role's are renewed), the call signed with them.
+    /// One Publish, signed with the credentials as they are now.
     async fn publish(&self, notice: &Notice, fifo: bool) -> Result<(), PublishError> {
-        let (endpoint, region) = self.endpoint.clone().ok_or_else(|| {
-            PublishError::Unavailable("no region is set for the deployment's SNS".into())
-        })?;
-        let provider = self.credentials.as_ref().ok_or_else(|| {
-            PublishError::Unavailable("no credentials for the deployment's SNS".into())
-        })?;
-        let credentials = provider
-            .provide_credentials()
+        let client = self
+            .0
+            .client()
             .await
-            .map_err(|e| PublishError::Unavailable(format!("SNS credentials: {e}")))?;
-        let client = QueryClient {
-            connector: self.connector.clone(),
-            endpoint,
-            region,
-            identity: credentials.into(),
-            service: "sns",
-            version: SNS_VERSION,
-            timeout: CALL_TIMEOUT,
-        };
+            .map_err(|e| PublishError::Unavailable(format!("{}: {}", e.code, e.message)))?;
         let mut params = vec![
             ("Action".to_string(), "Publish".to_string()),
             ("TopicArn".to_string(), notice.target.clone()),

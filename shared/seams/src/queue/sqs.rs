@@ -3,58 +3,28 @@
 //! links aws-sdk-sqs (the local runner's event sources, which receive and delete, do).
 
 use super::{body, Work, WorkQueue, DUE_ATTRIBUTE, QUEUE_URL_ENV};
-use crate::cloud::signed::QueryClient;
+use crate::cloud::signed::Deployed;
 use crate::cloud::CloudError;
 use async_trait::async_trait;
-use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_smithy_http_client::Connector;
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A call to SQS never holds its caller longer.
 const SQS_TIMEOUT: Duration = Duration::from_secs(8);
 
-/// The deployment's SQS with the function's credentials (read at each call: a role's are renewed).
+/// The deployment's SQS with the function's credentials.
 #[derive(Clone)]
-pub struct Sqs {
-    connector: Arc<Connector>,
-    /// None when the SDK's settings name no region (then every call fails, saying so).
-    endpoint: Option<(String, String)>,
-    credentials: Option<SharedCredentialsProvider>,
-}
+pub struct Sqs(Deployed);
 
 impl Sqs {
     pub fn new(sdk: &aws_config::SdkConfig) -> Self {
-        Self {
-            connector: Arc::new(crate::config::connector(SQS_TIMEOUT, SQS_TIMEOUT)),
-            endpoint: crate::config::service_endpoint(sdk, "sqs"),
-            credentials: sdk.credentials_provider(),
-        }
+        Self(Deployed::new(sdk, "sqs", "", SQS_TIMEOUT))
     }
 
     /// `AmazonSQS.<action>` with this input: SQS's answer, or its error in its words.
     pub async fn call(&self, action: &str, input: Value) -> Result<Value, CloudError> {
         crate::metrics::count(crate::metrics::Counter::Sqs);
-        let (endpoint, region) = self.endpoint.clone().ok_or_else(|| {
-            CloudError::unreachable("no region is set for the deployment's SQS".to_string())
-        })?;
-        let provider = self.credentials.as_ref().ok_or_else(|| {
-            CloudError::unreachable("no credentials for the deployment's SQS".to_string())
-        })?;
-        let credentials = provider
-            .provide_credentials()
-            .await
-            .map_err(|e| CloudError::unreachable(format!("SQS credentials: {e}")))?;
-        let client = QueryClient {
-            connector: self.connector.clone(),
-            endpoint,
-            region,
-            identity: credentials.into(),
-            service: "sqs",
-            version: "",
-            timeout: SQS_TIMEOUT,
-        };
+        let client = self.0.client().await?;
         client
             .json("1.0", &format!("AmazonSQS.{action}"), &input)
             .await

@@ -9,11 +9,13 @@
 //! - `exporter`: a metrics exporter a test controls, for the local stack's Prometheus to scrape.
 //! - `readme`: the shell blocks of the README and the guides in docs/, run as written against a stack.
 //! - `fixtures`: groups as CreateAutoScalingGroup makes them, for the store's own suites.
+//! - `lambda`: a function's bootstrap as Lambda starts it, against a Runtime API of its own.
 
 pub mod api_gateway;
 pub mod aws_cli;
 pub mod exporter;
 pub mod fixtures;
+pub mod lambda;
 pub mod moto;
 pub mod prometheus;
 pub mod readme;

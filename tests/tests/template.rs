@@ -195,112 +195,30 @@ fn the_event_rules_write_what_the_provisioner_reads() {
     }
 }
 
-/// The functions as `bootstrap.py --functions` resolves template.yaml's on `moto`: (binary, the
-/// environment the template gives it).
-fn functions_on(moto: &phantom_e2e::moto::Moto) -> Vec<(String, Vec<(String, String)>)> {
-    let file = std::env::temp_dir().join(format!("phantom-functions-{}.json", std::process::id()));
-    let file_arg = file.to_string_lossy();
-    moto.bootstrap(&["--stack", "phantom", "--functions", &file_arg], &moto.url);
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    doc["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let env = f["env"].as_object().unwrap().iter();
-            let env = env.map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()));
-            (f["name"].as_str().unwrap().to_string(), env.collect())
-        })
-        .collect()
-}
-
-/// Starts bootstrap `name` with `env` and Lambda's variables (its role's credentials and region,
-/// here moto's): Ok once it asks its Runtime API (a listener here) for its first event, its init
-/// done; else what it said as it stopped.
-fn starts(
-    name: &str,
-    env: &[(String, String)],
-    moto: &phantom_e2e::moto::Moto,
-) -> Result<(), String> {
-    use std::io::Read;
-    let bin = phantom_e2e::bin_dir().join(name);
-    assert!(
-        bin.exists(),
-        "{} is not built (cargo build -p {name})",
-        bin.display()
-    );
-    let runtime = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    runtime.set_nonblocking(true).unwrap();
-    let mut child = Command::new(bin)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .envs(moto.aws_env())
-        .env("AWS_LAMBDA_FUNCTION_NAME", name)
-        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-        .env(
-            "AWS_LAMBDA_RUNTIME_API",
-            format!("http://{}", runtime.local_addr().unwrap()),
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the bootstrap runs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let outcome = loop {
-        if let Ok((mut conn, _)) = runtime.accept() {
-            conn.set_nonblocking(false).unwrap();
-            let mut request = [0u8; 512];
-            let n = conn.read(&mut request).unwrap_or(0);
-            if String::from_utf8_lossy(&request[..n]).contains("/runtime/invocation/next") {
-                break Ok(());
-            }
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut said = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut said)
-                .unwrap();
-            break Err(format!("{name} stopped ({status}): {said}"));
-        }
-        if std::time::Instant::now() > deadline {
-            break Err(format!(
-                "{name} neither asked for an event nor stopped in 30 s"
-            ));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    let _ = child.kill();
-    let _ = child.wait();
-    outcome
-}
-
 /// Each function's bootstrap starts with exactly the environment template.yaml gives it and
 /// Lambda's own variables: it gets as far as asking the Runtime API for its first event. Without
 /// a variable it needs, it stops first, saying which: a main that reads what the template does not
 /// set for it fails here, not on a user's account.
 #[test]
 fn each_function_starts_with_the_environment_template_yaml_gives_it() {
+    use phantom_e2e::lambda::{functions_on, run};
     let moto = phantom_e2e::moto::Moto::start();
     let functions = functions_on(&moto);
-    let names: Vec<&str> = functions.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["api", "provisioner", "health-check"]);
-    for (name, env) in &functions {
-        if let Err(e) = starts(name, env, &moto) {
+    for f in &functions {
+        if let Err(e) = run(f, &f.env, &moto, None) {
             panic!("{e}");
         }
     }
     // One the template did not set: the bootstrap stops, naming it.
-    let (name, env) = &functions[0];
-    let without: Vec<_> = env
+    let api = &functions[0];
+    let without: Vec<_> = api
+        .env
         .iter()
         .filter(|(k, _)| k != "PHANTOM_SECRETS_KEY")
         .cloned()
         .collect();
-    let said = starts(name, &without, &moto).expect_err("no key, no start");
+    let said = run(api, &without, &moto, None).expect_err("no key, no start");
     assert!(said.contains("PHANTOM_SECRETS_KEY"), "{said}");
 }

@@ -90,6 +90,16 @@ pub fn localstack_stack() -> &'static Stack {
     )
 }
 
+/// The calling file's stack with the functions as Lambda runs them (`PHANTOM_RUNTIME=lambda`),
+/// whatever the environment says.
+#[track_caller]
+pub fn lambda_stack() -> &'static Stack {
+    stack_of(
+        std::panic::Location::caller().file(),
+        &[("PHANTOM_RUNTIME", "lambda")],
+    )
+}
+
 /// A file's stack, and the threads using it now: once none has for a while, the file's tests
 /// are over (a test binary runs its tests in name order, so a file's come one after another) and
 /// the stack is stopped, so that a binary of many files keeps only the running files' stacks busy.
@@ -281,6 +291,44 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 impl Stack {
+    /// The pids of the stack's processes running `bin` (a Lambda mode's function instances): the
+    /// descendants of its up.sh with that name.
+    pub fn processes(&self, bin: &str) -> Vec<u32> {
+        let mut parent = std::collections::HashMap::new();
+        let mut name = std::collections::HashMap::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid ...: the name may hold spaces, the rest follows its ')'.
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            if let Some(ppid) = ppid.and_then(|p| p.parse::<u32>().ok()) {
+                parent.insert(pid, ppid);
+                name.insert(pid, stat[open + 1..close].to_string());
+            }
+        }
+        let root = self.up.id();
+        let descends = |mut pid: u32| loop {
+            match parent.get(&pid) {
+                Some(&p) if p == root => return true,
+                Some(&p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        };
+        // /proc's comm is the name cut to 15 bytes.
+        let comm: String = bin.chars().take(15).collect();
+        name.iter()
+            .filter(|(pid, n)| **n == comm && descends(**pid))
+            .map(|(pid, _)| *pid)
+            .collect()
+    }
+
     /// Stops the stack: up.sh, told to end, stops what it started.
     fn stop(&self) {
         let _ = Command::new("kill")

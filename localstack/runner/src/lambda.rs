@@ -82,10 +82,12 @@ pub struct Lambda {
     >,
 }
 
-/// One function: its settings, and a signal that kills its instances (a timeout).
+/// One function: its settings, a signal that kills its instances (a timeout), and one that an
+/// instance ended.
 struct Running {
     function: Function,
     kill: Arc<Notify>,
+    ended: Arc<Notify>,
 }
 
 impl Lambda {
@@ -103,7 +105,7 @@ impl Lambda {
             .to_path_buf();
         let mut running = BTreeMap::new();
         for f in functions.functions {
-            let kill = Arc::new(Notify::new());
+            let (kill, ended) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
             let bin = dir.join(&f.name);
             if !bin.exists() {
                 return Err(format!(
@@ -118,10 +120,15 @@ impl Lambda {
                     bin.clone(),
                     emulator.to_string(),
                     n,
-                    kill.clone(),
+                    (kill.clone(), ended.clone()),
                 ));
             }
-            running.insert(f.name.clone(), Running { function: f, kill });
+            let r = Running {
+                function: f,
+                kill,
+                ended,
+            };
+            running.insert(r.function.name.clone(), r);
         }
         let client =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
@@ -163,7 +170,13 @@ impl Lambda {
             .body(Full::new(Bytes::from(payload.to_string())))
             .map_err(|e| e.to_string())?;
         let timeout = Duration::from_secs(running.function.timeout_secs);
-        let answer = tokio::time::timeout(timeout, async {
+        // Lambda answers an invocation whose sandbox died at once: which instance took this one
+        // is the emulator's to know, so any instance's end fails it (its messages come back; the
+        // work is idempotent).
+        let ended = running.ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        let call = tokio::time::timeout(timeout, async {
             let resp = self
                 .client
                 .request(req)
@@ -182,20 +195,19 @@ impl Lambda {
             }
             serde_json::from_slice::<Value>(&body)
                 .map_err(|e| format!("an answer that is not JSON ({e}): {text}"))
-        })
-        .await;
-        let ms = started.elapsed().as_millis() as u64;
-        let out = match answer {
-            Ok(out) => out,
-            Err(_) => {
-                // Lambda ends an invocation at its timeout with its sandbox.
-                running.kill.notify_waiters();
-                Err(format!(
-                    "Task timed out after {:.2} seconds",
-                    timeout.as_secs_f64()
-                ))
-            }
+        });
+        let out = tokio::select! {
+            answer = call => match answer {
+                Ok(out) => out,
+                Err(_) => {
+                    // Lambda ends an invocation at its timeout with its sandbox.
+                    running.kill.notify_waiters();
+                    Err(format!("Task timed out after {:.2} seconds", timeout.as_secs_f64()))
+                }
+            },
+            () = &mut ended => Err("an instance ended during the invocation (Runtime exited)".into()),
         };
+        let ms = started.elapsed().as_millis() as u64;
         match &out {
             Ok(_) => tracing::info!(function, what, ms, "invocation"),
             Err(e) => tracing::warn!(function, what, ms, error = e, "invocation failed"),
@@ -210,7 +222,7 @@ async fn instance(
     bin: std::path::PathBuf,
     emulator: String,
     n: usize,
-    kill: Arc<Notify>,
+    (kill, ended): (Arc<Notify>, Arc<Notify>),
 ) {
     loop {
         let mut cmd = tokio::process::Command::new(&bin);
@@ -222,10 +234,7 @@ async fn instance(
                     .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
             )
             .envs(std::env::vars().filter(|(k, _)| k.starts_with("AWS_ENDPOINT_URL_")))
-            .env(
-                "AWS_DEFAULT_REGION",
-                std::env::var("AWS_REGION").unwrap_or_default(),
-            )
+            .envs(std::env::var("AWS_REGION").map(|r| ("AWS_DEFAULT_REGION", r)))
             .env("AWS_LAMBDA_FUNCTION_NAME", &f.name)
             .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", f.memory_mb.to_string())
@@ -260,6 +269,7 @@ async fn instance(
             kb = over_memory(pid, limit_kb) => format!("it used {kb} KB, over its {} MB", f.memory_mb),
         };
         let _ = child.kill().await;
+        ended.notify_waiters();
         tracing::warn!(
             function = f.name,
             instance = n,

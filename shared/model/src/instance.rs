@@ -285,6 +285,10 @@ pub struct Wait {
     pub hook: String,
     pub deadline_ms: i64,
     pub heartbeat_ms: i64,
+    /// When the wait ends whatever its heartbeats: its hook's GlobalTimeout from its start (none
+    /// on records written before it was kept, and for a drain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_deadline_ms: Option<i64>,
     pub default_result: Outcome,
     /// CompleteLifecycleAction's answer, once given.
     pub result: Option<Outcome>,

@@ -33,6 +33,8 @@ pub struct Hook {
     pub name: String,
     pub launching: bool,
     pub heartbeat_ms: i64,
+    /// Its GlobalTimeout: how long a wait may last, heartbeats or not.
+    pub global_ms: i64,
     pub default_result: Outcome,
 }
 
@@ -44,6 +46,7 @@ pub fn hooks(stored: &[LifecycleHook]) -> Vec<Hook> {
             name: h.lifecycle_hook_name.clone(),
             launching: h.lifecycle_transition == LAUNCHING,
             heartbeat_ms: h.heartbeat_timeout * 1000,
+            global_ms: h.global_timeout * 1000,
             default_result: h.default_result,
         })
         .collect()
@@ -58,6 +61,7 @@ pub fn waits(hooks: &[Hook], launching: bool, now_ms: i64) -> Vec<Wait> {
             hook: h.name.clone(),
             deadline_ms: now_ms + h.heartbeat_ms,
             heartbeat_ms: h.heartbeat_ms,
+            global_deadline_ms: Some(now_ms + h.global_ms),
             default_result: h.default_result,
             result: None,
             token: None,
@@ -98,6 +102,7 @@ pub fn drain(until_ms: i64, drain_ms: i64) -> Wait {
         hook: DRAIN.to_string(),
         deadline_ms: until_ms,
         heartbeat_ms: drain_ms,
+        global_deadline_ms: None,
         default_result: Outcome::Continue,
         result: None,
         token: None,
@@ -126,9 +131,12 @@ pub fn complete(waits: &[Wait], instance: &str, hook: &str, result: Outcome) -> 
 }
 
 /// RecordLifecycleActionHeartbeat: `hook`'s wait starts over from `now_ms`.
+/// A heartbeat restarts the wait's heartbeat timeout, never past its GlobalTimeout: there the
+/// wait ends with its default result whatever the heartbeats, as AWS ends it.
 pub fn heartbeat(waits: &[Wait], instance: &str, hook: &str, now_ms: i64) -> Checked<Vec<Wait>> {
     change_open(waits, instance, hook, |w| {
-        w.deadline_ms = now_ms + w.heartbeat_ms
+        let restarted = now_ms + w.heartbeat_ms;
+        w.deadline_ms = w.global_deadline_ms.map_or(restarted, |g| restarted.min(g));
     })
 }
 
@@ -456,5 +464,37 @@ mod tests {
             outcome(&waits(&hooks, true, 0), &[], true, 1),
             Some(Outcome::Abandon)
         );
+    }
+
+    #[test]
+    fn heartbeats_never_keep_a_wait_past_its_global_timeout() {
+        // Heartbeat 30 s: GlobalTimeout 3000 s (100 times), from the wait's start.
+        let doc = doc_with(&[
+            json!({"LifecycleHookName": "a", "LifecycleTransition": LAUNCHING,
+            "HeartbeatTimeout": 30, "DefaultResult": "ABANDON"}),
+        ]);
+        let hooks = hooks(&doc);
+        let mut w = waits(&hooks, true, 0);
+        let global = 3_000_000;
+        for now in (0..global).step_by(20_000) {
+            w = heartbeat(&w, "i-1", "a", now).unwrap();
+        }
+        assert_eq!(
+            next_deadline(&w),
+            Some(global),
+            "capped at the GlobalTimeout"
+        );
+        assert_eq!(outcome(&w, &hooks, true, global - 1), None);
+        assert_eq!(outcome(&w, &hooks, true, global), Some(Outcome::Abandon));
+        // A record written before the GlobalTimeout was kept: heartbeats as before.
+        let old: Vec<Wait> = waits(&hooks, true, 0)
+            .into_iter()
+            .map(|w| Wait {
+                global_deadline_ms: None,
+                ..w
+            })
+            .collect();
+        let old = heartbeat(&old, "i-1", "a", global).unwrap();
+        assert_eq!(next_deadline(&old), Some(global + 30_000));
     }
 }

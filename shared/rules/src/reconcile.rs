@@ -972,6 +972,7 @@ mod tests {
             name: name.into(),
             launching,
             heartbeat_ms: 60_000,
+            global_ms: 6_000_000,
             default_result: Outcome::Continue,
         };
         Target {

@@ -13,6 +13,7 @@ mod console;
 mod faults;
 mod gateway;
 mod hostile;
+mod lambda;
 mod provisioning;
 mod readme;
 mod sdk;

@@ -687,8 +687,8 @@ pub fn size_replacing(
         }
     }
     keep_pool(target, &mut plan, &warm, now_ms);
-    // Termination hooks hold a VM the group lets go (scale-in, unhealthy) before it is
-    // terminated; a forced delete skips them, as in AWS.
+    // Termination hooks hold a VM the group lets go (scale-in, unhealthy, a launch its hooks
+    // abandoned) before it is terminated; a forced delete skips them, as in AWS.
     // So do the load balancers a leaving VM is registered with, for their drain time.
     let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
     if !target.deleting {
@@ -699,6 +699,7 @@ pub fn size_replacing(
                     c,
                     Cause::Unhealthy(_)
                         | Cause::ScaleIn { .. }
+                        | Cause::Abandoned
                         | Cause::Refresh
                         | Cause::Expired
                         | Cause::Rebalance
@@ -1007,14 +1008,23 @@ mod tests {
         );
         let booting = [seen("i-1", CloudState::Pending, "a")];
         assert_eq!(decide(&t, &[done], &booting, NOW).proceed, ["i-1"]);
-        // ABANDON: terminated and replaced.
+        // ABANDON: replaced, and held by the termination hooks first, as any leaving VM.
         let abandoned = Member {
             waits: lifecycle::complete(&waiting.waits, "i-1", "up", Outcome::Abandon).unwrap(),
             ..waiting.clone()
         };
-        let plan = decide(&t, &[abandoned], &up, NOW);
-        assert_eq!(plan.terminate, [("i-1".to_string(), Cause::Abandoned)]);
+        let plan = decide(&t, std::slice::from_ref(&abandoned), &up, NOW);
+        assert_eq!(plan.hold, [("i-1".to_string(), Cause::Abandoned)]);
+        assert_eq!(plan.hold_waits.len(), 1, "the termination hook's wait");
+        assert!(plan.terminate.is_empty());
         assert_eq!(plan.launch.len(), 1);
+        // Without termination hooks, terminated at once.
+        let launch_only = Target {
+            hooks: t.hooks.iter().filter(|h| h.launching).cloned().collect(),
+            ..t.clone()
+        };
+        let plan = decide(&launch_only, &[abandoned], &up, NOW);
+        assert_eq!(plan.terminate, [("i-1".to_string(), Cause::Abandoned)]);
         // The timeout gives the hook's default (CONTINUE here).
         assert_eq!(
             decide(&t, &[waiting], &up, NOW + 60_000).in_service,

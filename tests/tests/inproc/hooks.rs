@@ -177,6 +177,26 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
     assert_eq!(code, "ValidationError");
 }
 
+/// A launch its launch hook ABANDONs leaves as any leaving VM does: through the group's
+/// termination hooks (Terminating:Wait) before it is terminated, as AWS has it.
+#[tokio::test]
+async fn an_abandoned_launch_passes_through_the_termination_hooks() {
+    let Given { w, u, c } = Given::group("abandon-hold", 0, 5, 0).await;
+    put_hook(&w, &u, "setup", LAUNCHING, 60, "CONTINUE").await;
+    put_hook(&w, &u, "drain", TERMINATING, 60, "CONTINUE").await;
+    c.desire("web", 1).await;
+    let held = waiting(&w, &u, LifecycleState::PendingWait, 1).await;
+    complete(&w, &u, "setup", &held[0], "ABANDON").await;
+    let leaving = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    assert_eq!(leaving, held, "held by the termination hook");
+    assert!(w.hotel.alive().contains(&held[0]), "not terminated yet");
+    complete(&w, &u, "drain", &held[0], "CONTINUE").await;
+    w.until(10, "the abandoned VM terminated", async || {
+        (!w.hotel.alive().contains(&held[0])).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_termination_hook_holds_leaving_vms_until_released() {
     let (Given { w, u, c }, ids) = Given::converged("term-hook", 0, 5, 3).await;

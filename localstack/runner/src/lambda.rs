@@ -373,8 +373,8 @@ pub async fn event_source(
     queue_url: String,
     batch_size: i32,
     report_failures: bool,
+    region: String,
 ) {
-    let region = std::env::var("AWS_REGION").unwrap_or_default();
     let arn = queue_arn(&queue_url, &region);
     loop {
         let received = sqs
@@ -476,8 +476,13 @@ fn queue_arn(url: &str, region: &str) -> String {
 }
 
 /// EventBridge's schedule: the function invoked with a Scheduled Event every `every`.
-pub async fn schedule(lambda: Arc<Lambda>, function: String, rule: String, every: Duration) {
-    let region = std::env::var("AWS_REGION").unwrap_or_default();
+pub async fn schedule(
+    lambda: Arc<Lambda>,
+    function: String,
+    rule: String,
+    every: Duration,
+    region: String,
+) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -119,6 +119,8 @@ async fn as_lambda(bind: &str) -> Result<(), Box<dyn std::error::Error>> {
     let instances = number("PHANTOM_LAMBDA_INSTANCES", 2.0)? as usize;
     let lambda = lambda::Lambda::start(functions, &var("PHANTOM_LAMBDA_EMULATOR")?, instances)?;
     let every = Duration::from_secs_f64(number("PHANTOM_HEALTH_INTERVAL_SECS", 5.0)?.max(0.1));
+    // The region Lambda's events name (the functions get it as AWS_REGION too).
+    let region = var("AWS_REGION")?;
     let sdk = phantom_seams::config::aws_sdk_config().await;
     let sqs = aws_sdk_sqs::Client::new(&sdk);
     let (mut api, mut routes) = (None, Vec::new());
@@ -147,6 +149,7 @@ async fn as_lambda(bind: &str) -> Result<(), Box<dyn std::error::Error>> {
                         queue_url.clone(),
                         batch_size,
                         report_failures,
+                        region.clone(),
                     ));
                 }
             }
@@ -162,6 +165,7 @@ async fn as_lambda(bind: &str) -> Result<(), Box<dyn std::error::Error>> {
                     f.name.clone(),
                     format!("{}-schedule", f.name),
                     every,
+                    region.clone(),
                 ));
             }
         }

@@ -170,8 +170,8 @@ def functions(template, refs, atts, region):
         out.append({
             "logical_id": logical,
             "name": res["Metadata"]["BuildProperties"]["Binary"],
-            "timeout_secs": int(props.get("Timeout", glob.get("Timeout", 3))),
-            "memory_mb": int(props.get("MemorySize", glob.get("MemorySize", 128))),
+            "timeout_secs": int(value(props.get("Timeout", glob.get("Timeout", 3)), f"{logical}.Timeout")),
+            "memory_mb": int(value(props.get("MemorySize", glob.get("MemorySize", 128)), f"{logical}.MemorySize")),
             "env": {k: value(v, f"{logical}.Environment.{k}") for k, v in env.items()},
             "events": events,
         })

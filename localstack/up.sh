@@ -24,6 +24,7 @@
 # the environment template.yaml gives it; phantom-local plays API Gateway, the SQS event sources
 # and the schedule in front of them (localstack/runner/src/lambda.rs). Slower to answer than the
 # default (each request is an invocation); the default runs the same handlers in process.
+# PHANTOM_TEMPLATE_PARAMS ("NAME=VALUE ..."): more of template.yaml's parameters for that mode.
 # PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5); target tracking's
 # datapoints are as far apart (PHANTOM_METRIC_PERIOD_SECS, whole seconds).
 # Prometheus scrapes every second whatever its file_sd targets list: drop a JSON file of targets
@@ -241,6 +242,8 @@ if [ "$runtime" = lambda ]; then
   interval=${PHANTOM_HEALTH_INTERVAL_SECS:-5}; interval=${interval%.*}; [ "${interval:-0}" -ge 1 ] || interval=1
   functions=(--functions "$run/functions.json" --param "DefaultCloud=${PHANTOM_DEFAULT_CLOUD}"
     --param "PulseSeconds=$interval" --param "LookSeconds=$interval" --param "SweepSeconds=$interval")
+  # Others as `sam deploy --parameter-overrides` sets them (e.g. a short ProvisionerTimeout).
+  for given in ${PHANTOM_TEMPLATE_PARAMS:-}; do functions+=(--param "$given"); done
 fi
 python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" "${functions[@]}" >"$run/resources"
 # shellcheck source=/dev/null

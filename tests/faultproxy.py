@@ -3,13 +3,14 @@
 
 Usage: faultproxy.py PORT TARGET_URL
 
-Control (JSON): POST /__fault {"mode": M, "rate": 0.0-1.0}; GET /__fault returns the counts.
+Control (JSON): POST /__fault {"mode": M, "rate": 0.0-1.0, "delay": seconds}; GET /__fault returns
+the counts.
 Modes, applied to a `rate` share of requests:
   none      forward everything
   error500  answer 500 InternalError without forwarding
   throttle  answer 503 RequestLimitExceeded without forwarding
   drop      close the connection without an answer, without forwarding
-  slow      forward after a 2 s delay
+  slow      forward after a delay (`delay`, 2 s unless set)
   timeout   hold the request 25 s (past the EC2 client's 20 s attempt timeout), then drop it
   lost      forward, then answer 500 as if the answer were lost (the cloud acted)
   capacity  answer RunInstances with InsufficientInstanceCapacity (a full cloud); forward the rest
@@ -23,7 +24,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-state = {"mode": "none", "rate": 0.0}
+state = {"mode": "none", "rate": 0.0, "delay": 2.0}
 counts = {"forwarded": 0, "injected": 0}
 lock = threading.Lock()
 target = urllib.parse.urlparse(sys.argv[2])
@@ -66,6 +67,7 @@ class Handler(BaseHTTPRequestHandler):
             if mode == "capacity" and b"Action=RunInstances" not in body:
                 mode = "none"
             counts["injected" if mode != "none" else "forwarded"] += 1
+            delay = state["delay"]
         if mode == "capacity":
             return self.reply(500, ERROR.format(
                 code="InsufficientInstanceCapacity",
@@ -83,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if mode == "slow":
-            time.sleep(2)
+            time.sleep(delay)
         conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
         headers["Host"] = self.headers.get("Host", target.netloc)
@@ -107,5 +109,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that gave up (a killed caller, a timed-out attempt) is what the faults make.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 if __name__ == "__main__":
-    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+    Server(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

@@ -100,6 +100,17 @@ pub fn lambda_stack() -> &'static Stack {
     )
 }
 
+/// As `lambda_stack`, with more of template.yaml's parameters (`"NAME=VALUE ..."`, as `sam
+/// deploy --parameter-overrides` sets them); each call of a file gives the same.
+#[track_caller]
+pub fn lambda_stack_with(params: &'static str) -> &'static Stack {
+    let env: &'static [(&str, &str)] = Box::leak(Box::new([
+        ("PHANTOM_RUNTIME", "lambda"),
+        ("PHANTOM_TEMPLATE_PARAMS", params),
+    ]));
+    stack_of(std::panic::Location::caller().file(), env)
+}
+
 /// A file's stack, and the threads using it now: once none has for a while, the file's tests
 /// are over (a test binary runs its tests in name order, so a file's come one after another) and
 /// the stack is stopped, so that a binary of many files keeps only the running files' stacks busy.
@@ -336,6 +347,15 @@ impl Stack {
             .status();
     }
 
+    /// The lines phantom-local has logged so far (JSON, one an object), in order.
+    pub fn api_log(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.run_dir.join("api.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
     /// Runs phantomctl against the stack's DynamoDB.
     pub fn phantomctl(&self, args: &[&str]) -> std::process::Output {
         Command::new(bin_dir().join("phantomctl"))
@@ -437,6 +457,30 @@ impl Stack {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Registers the cloud `cloud` at `endpoint` (a test's own moto, or a fault proxy in front
+    /// of one) and gives `user` credentials on it.
+    pub fn add_cloud_for(&self, user: &User, cloud: &str, endpoint: &str) {
+        for args in [
+            argv!(
+                "cloud add",
+                cloud,
+                "--endpoint",
+                endpoint,
+                "--region",
+                REGION
+            ),
+            argv!(
+                "credentials set",
+                &user.name,
+                cloud,
+                "--access-key-id k --secret-access-key s"
+            ),
+        ] {
+            let out = self.phantomctl(&args);
+            assert!(out.status.success(), "phantomctl {args:?}: {out:?}");
+        }
     }
 
     /// The EC2 endpoint of a local cloud (`hotel`, `sierra`).

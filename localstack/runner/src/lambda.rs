@@ -9,6 +9,8 @@
 //! - the SQS event source mappings: batches of the size the template sets; with
 //!   ReportBatchItemFailures the items the function names are left to come back after the queue's
 //!   visibility timeout and the others deleted; an invocation that fails or is killed deletes none;
+//!   a queue whose visibility timeout is shorter than the function's timeout is refused, as Lambda
+//!   refuses the mapping; a batch that comes back says so in the log ("N redelivered");
 //! - the schedule: every PHANTOM_HEALTH_INTERVAL_SECS (default 5) for the template's rate, as the
 //!   in-process runner does (the local stack is quick to converge).
 //!
@@ -200,7 +202,9 @@ impl Lambda {
             answer = call => match answer {
                 Ok(out) => out,
                 Err(_) => {
-                    // Lambda ends an invocation at its timeout with its sandbox.
+                    // Lambda ends an invocation at its timeout with its sandbox. Which instance
+                    // is the emulator's to know (cargo lambda routes by the function's binary
+                    // name), so all of the function's end: harsher than Lambda, never milder.
                     running.kill.notify_waiters();
                     Err(format!("Task timed out after {:.2} seconds", timeout.as_secs_f64()))
                 }
@@ -398,7 +402,10 @@ pub async fn event_source(
             continue;
         }
         let records: Vec<Value> = messages.iter().map(|m| record(m, &arn, &region)).collect();
-        let what = format!("a batch of {}", records.len());
+        let what = match redelivered(&messages) {
+            0 => format!("a batch of {}", records.len()),
+            again => format!("a batch of {}, {again} redelivered", records.len()),
+        };
         let answer = lambda
             .invoke(&function, &what, &json!({ "Records": records }))
             .await;
@@ -432,6 +439,55 @@ pub async fn event_source(
             }
         }
     }
+}
+
+/// Lambda's check when a queue is mapped to a function: the queue's visibility timeout is at
+/// least the function's timeout (CreateEventSourceMapping's InvalidParameterValueException).
+pub async fn visibility_covers(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+    timeout_secs: u64,
+) -> Result<(), String> {
+    let attributes = sqs
+        .get_queue_attributes()
+        .queue_url(queue_url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "{queue_url}: {}",
+                aws_sdk_sqs::error::DisplayErrorContext(e)
+            )
+        })?;
+    let visibility: u64 = attributes
+        .attributes()
+        .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{queue_url}: no VisibilityTimeout in its attributes"))?;
+    if visibility < timeout_secs {
+        return Err(format!(
+            "Queue visibility timeout: {visibility} seconds is less than Function timeout: \
+             {timeout_secs} seconds ({queue_url})"
+        ));
+    }
+    Ok(())
+}
+
+/// How many of a batch's messages were received before (ApproximateReceiveCount above 1): a
+/// batch that came back after its invocation failed.
+fn redelivered(messages: &[aws_sdk_sqs::types::Message]) -> usize {
+    messages
+        .iter()
+        .filter(|m| {
+            m.attributes()
+                .and_then(|a| {
+                    a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount)
+                })
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n > 1)
+        })
+        .count()
 }
 
 /// A message as Lambda's SQS event record carries it.

@@ -137,6 +137,9 @@ async fn as_lambda(bind: &str) -> Result<(), Box<dyn std::error::Error>> {
                 report_failures,
                 max_concurrency,
             } => {
+                // As CreateEventSourceMapping, which refuses a queue that would hand a batch
+                // out again while its invocation may still run.
+                lambda::visibility_covers(&sqs, &queue_url, f.timeout_secs).await?;
                 // Lambda's pollers: several on a queue, as many as its concurrency allows.
                 let pollers = max_concurrency
                     .unwrap_or(instances as u32)

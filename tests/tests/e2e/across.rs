@@ -6,42 +6,14 @@
 //! recorded in docs/benchmarks.md.
 
 use phantom_e2e::argv;
+use phantom_e2e::fault_proxy::FaultProxy;
 use phantom_e2e::moto::Moto;
-use phantom_e2e::{eventually, free_port, root, stack, User};
+use phantom_e2e::{eventually, free_port, stack, User};
 use serde_json::{json, Value};
-use std::process::{Child, Command};
 use std::time::Instant;
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn listening(port: u16) {
-    eventually(30, "it listens", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
-}
 
 fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}")
-}
-
-/// Sets the proxy's fault mode.
-fn fault(proxy_port: u16, mode: &str) {
-    let script = "import sys, urllib.request as u\n\
-u.urlopen(u.Request(sys.argv[1], data=sys.argv[2].encode())).read()";
-    let body = json!({"mode": mode, "rate": 1.0}).to_string();
-    let ok = Command::new("python3")
-        .args(["-c", script, &format!("{}/__fault", url(proxy_port)), &body])
-        .status()
-        .expect("python3 runs")
-        .success();
-    assert!(ok, "the fault proxy took mode {mode}");
 }
 
 /// The user's live VMs on a cloud (asked of its moto directly).
@@ -77,40 +49,12 @@ fn serving(u: &User) -> (usize, usize, usize) {
 fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_down() {
     let s = stack();
     let u = s.new_user("across");
-    let (east_port, proxy_port, west_port) = (free_port(), free_port(), free_port());
+    let (east_port, west_port) = (free_port(), free_port());
     let mut east = Moto::on(east_port);
     let _west = Moto::on(west_port);
-    let proxy = Running(
-        Command::new("python3")
-            .arg(root().join("tests/faultproxy.py"))
-            .arg(proxy_port.to_string())
-            .arg(url(east_port))
-            .spawn()
-            .expect("the fault proxy starts"),
-    );
-    listening(proxy_port);
-    for (cloud, endpoint) in [("east", url(proxy_port)), ("west", url(west_port))] {
-        let add = s.phantomctl(&[
-            "cloud",
-            "add",
-            cloud,
-            "--endpoint",
-            &endpoint,
-            "--region",
-            "us-east-1",
-        ]);
-        assert!(add.status.success(), "{add:?}");
-        let creds = s.phantomctl(&[
-            "credentials",
-            "set",
-            &u.name,
-            cloud,
-            "--access-key-id",
-            "k",
-            "--secret-access-key",
-            "s",
-        ]);
-        assert!(creds.status.success(), "{creds:?}");
+    let proxy = FaultProxy::before(&url(east_port));
+    for (cloud, endpoint) in [("east", proxy.url.clone()), ("west", url(west_port))] {
+        s.add_cloud_for(&u, cloud, &endpoint);
         s.aws(
             &u,
             &[
@@ -151,7 +95,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     });
 
     // east is full: its VMs die, its launches are refused, the replacements go to west.
-    fault(proxy_port, "capacity");
+    proxy.set(json!({"mode": "capacity", "rate": 1.0}));
     let ids: Vec<String> = describe(&u)["Instances"]
         .as_array()
         .unwrap()
@@ -186,7 +130,7 @@ fn a_group_across_two_clouds_overflows_moves_back_and_survives_a_cloud_going_dow
     );
 
     // east has room again: the group moves back, never below 3 InService on the way.
-    fault(proxy_port, "none");
+    proxy.set(json!({"mode": "none", "rate": 1.0}));
     let started = Instant::now();
     let mut lowest = usize::MAX;
     eventually(400, "back to 2 on east, 1 on west", || {

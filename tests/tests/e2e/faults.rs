@@ -5,81 +5,20 @@
 //! Counts are printed (`-- --nocapture`) and recorded in docs/benchmarks.md.
 
 use phantom_e2e::argv;
-use phantom_e2e::{eventually, free_port, root, stack, User};
-use serde_json::{json, Value};
-use std::process::{Child, Command};
-
-/// A child process that is killed when the test ends.
-struct Running {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
-
-fn spawn(cmd: &mut Command, port: u16) -> Running {
-    let child = cmd.spawn().expect("it starts");
-    eventually(20, "it listens", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
-    Running {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    }
-}
+use phantom_e2e::fault_proxy::FaultProxy;
+use phantom_e2e::moto::Moto;
+use phantom_e2e::{eventually, stack, User};
+use serde_json::json;
 
 /// A cloud of its own (a moto server) and the fault proxy in front of it.
-fn flaky_cloud() -> (Running, Running) {
-    let port = free_port();
-    let cloud = spawn(
-        Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-        port,
-    );
-    let pport = free_port();
-    let proxy = spawn(
-        Command::new("python3")
-            .arg(root().join("tests/faultproxy.py"))
-            .arg(pport.to_string())
-            .arg(&cloud.url),
-        pport,
-    );
+fn flaky_cloud() -> (Moto, FaultProxy) {
+    let cloud = Moto::start();
+    let proxy = FaultProxy::before(&cloud.url);
     (cloud, proxy)
 }
 
-/// Reads (None) or sets the proxy's fault mode, over its control endpoint.
-fn control(p: &Running, body: Option<Value>) -> Value {
-    let script = "import sys, urllib.request as u\n\
-url, body = sys.argv[1], sys.argv[2]\n\
-r = u.urlopen(u.Request(url, data=body.encode() if body else None))\n\
-print(r.read().decode())";
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    // A control call that fails must not pass for one that worked (a mode never set injects
-    // nothing): retried, then a failure.
-    let mut last = String::new();
-    for _ in 0..3 {
-        let out = Command::new("python3")
-            .args(["-c", script, &format!("{}/__fault", p.url)])
-            .arg(&body)
-            .output()
-            .expect("python3 runs");
-        match serde_json::from_slice::<Value>(&out.stdout) {
-            Ok(v) if out.status.success() => return v,
-            _ => last = String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    panic!("the fault proxy's control call failed: {last}");
-}
-
 /// Live VMs of the user on the cloud behind the proxy, by group-id tag.
-fn live_by_group(cloud: &Running, u: &User) -> Vec<(String, String)> {
+fn live_by_group(cloud: &Moto, u: &User) -> Vec<(String, String)> {
     stack()
         .live_vms(&cloud.url, &u.name)
         .into_iter()
@@ -105,7 +44,7 @@ fn group_id(u: &User, name: &str) -> String {
 }
 
 /// Converged: exactly `n` live VMs, all of this group, and Describe agrees.
-fn converged(cloud: &Running, u: &User, name: &str, gid: &str, n: usize) -> bool {
+fn converged(cloud: &Moto, u: &User, name: &str, gid: &str, n: usize) -> bool {
     let live = live_by_group(cloud, u);
     let ours = live.iter().filter(|(_, g)| g == gid).count();
     let g = stack()
@@ -131,31 +70,7 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
     let s = stack();
     let u = s.new_user("faults");
     let (cloud, p) = flaky_cloud();
-    assert!(s
-        .phantomctl(&[
-            "cloud",
-            "add",
-            "flaky",
-            "--endpoint",
-            &p.url,
-            "--region",
-            "us-east-1"
-        ])
-        .status
-        .success());
-    assert!(s
-        .phantomctl(&[
-            "credentials",
-            "set",
-            &u.name,
-            "flaky",
-            "--access-key-id",
-            "k",
-            "--secret-access-key",
-            "s"
-        ])
-        .status
-        .success());
+    s.add_cloud_for(&u, "flaky", &p.url);
     s.aws(
         &u,
         &argv!("create-launch-configuration --launch-configuration-name f@flaky --image-id ami-1e749f67 --instance-type t2.micro"),
@@ -180,7 +95,7 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
         ("slow", 3),
         ("timeout", 5),
     ] {
-        control(&p, Some(json!({"mode": mode, "rate": 0.5})));
+        p.set(json!({"mode": mode, "rate": 0.5}));
         s.aws(
             &u,
             &argv!(
@@ -192,12 +107,12 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
         // Until the cloud has failed some calls: the round's, then the sweeps' if the round's
         // all passed (each call fails at the rate given).
         let total = eventually(60, &format!("{mode}: a fault injected"), || {
-            let total = control(&p, None)["injected"].as_u64()?;
+            let total = p.counts()["injected"].as_u64()?;
             (total > injected_before).then_some(total)
         });
         let injected = total - injected_before;
         injected_before = total;
-        control(&p, Some(json!({"mode": "none", "rate": 0.0})));
+        p.set(json!({"mode": "none", "rate": 0.0}));
         eventually(120, &format!("{desired} VMs after {mode}"), || {
             converged(&cloud, &u, "f", &gid, desired).then_some(())
         });
@@ -263,7 +178,7 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
         })
         .count();
     let doubled = ever - launches - 1;
-    let total = control(&p, None);
+    let total = p.counts();
     eprintln!(
         "fault report (mode, desired, faults injected): {report:?}; proxy totals {total}; \
          VMs ever {ever}, launches {launches}, leaked {leaked}, doubled {doubled}"

@@ -144,6 +144,9 @@ pub struct Settings {
     /// Seconds a new instance warms up: an instance refresh's default warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_instance_warmup: Option<i64>,
+    /// Whether DeleteAutoScalingGroup may delete it (absent: `none`, AWS's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_protection: Option<DeletionProtection>,
     /// AWS reserves it for its own use cases: a label Phantom keeps and shows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
@@ -188,6 +191,26 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub cooldown_ends_ms: Option<i64>,
+}
+
+/// A group's deletion protection, AWS's three levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeletionProtection {
+    None,
+    /// Deleted only without ForceDelete, so only once it has no instances.
+    PreventForceDeletion,
+    PreventAllDeletion,
+}
+
+impl DeletionProtection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::PreventForceDeletion => "prevent-force-deletion",
+            Self::PreventAllDeletion => "prevent-all-deletion",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -101,7 +101,7 @@ pub struct GroupSettings {
     pub skip_zonal_shift_validation: Option<bool>,
     pub capacity_reservation_specification: Option<IgnoredAny>,
     pub instance_lifecycle_policy: Option<IgnoredAny>,
-    pub deletion_protection: Option<String>,
+    pub deletion_protection: Option<crate::group::DeletionProtection>,
 }
 
 #[derive(Debug, Deserialize)]

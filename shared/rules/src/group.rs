@@ -4,6 +4,7 @@
 pub use crate::launching::Launching;
 use crate::reconcile::Target;
 use crate::tags::MAX_TAGS;
+use phantom_model::group::DeletionProtection;
 use phantom_model::group::TagDescription;
 use phantom_model::request::{
     self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
@@ -335,6 +336,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         tags: tag_descriptions(&name, &input.tags)?,
         max_instance_lifetime: None,
         default_instance_warmup: None,
+        deletion_protection: None,
         context: None,
         desired_capacity_type: None,
         lifecycle_hooks: crate::lifecycle::from_specifications(
@@ -376,7 +378,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 10] = [
+pub const REFUSED: [(&str, &str); 9] = [
     (
         "PlacementGroup",
         "Phantom does not place VMs in placement groups",
@@ -408,10 +410,6 @@ pub const REFUSED: [(&str, &str); 10] = [
     (
         "InstanceLifecyclePolicy",
         "Phantom has no instance retention yet",
-    ),
-    (
-        "DeletionProtection",
-        "Phantom has no deletion protection yet",
     ),
     (
         "ServiceLinkedRoleARN",
@@ -471,12 +469,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
             (
                 "InstanceLifecyclePolicy",
                 s.instance_lifecycle_policy.is_some(),
-            ),
-            (
-                "DeletionProtection",
-                s.deletion_protection
-                    .as_deref()
-                    .is_some_and(|d| d != "none"),
             ),
             ("ServiceLinkedRoleARN", s.service_linked_role_arn.is_some()),
         ]
@@ -654,6 +646,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     if let Some(v) = &input.context {
         s.context = Some(v.clone());
     }
+    if let Some(v) = input.deletion_protection {
+        s.deletion_protection = Some(v);
+    }
     if let Some(v) = &input.desired_capacity_type {
         s.desired_capacity_type = Some(v.clone());
     }
@@ -668,6 +663,29 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     if let Some(v) = &input.availability_zones {
         s.availability_zones = v.clone();
     }
+}
+
+/// DeleteAutoScalingGroup of `g` (with `force`, ForceDelete) as its deletion protection allows:
+/// `prevent-force-deletion` refuses ForceDelete, `prevent-all-deletion` every deletion.
+pub fn check_deletion(g: &Group, force: bool) -> Checked<()> {
+    let level = g
+        .settings
+        .deletion_protection
+        .unwrap_or(DeletionProtection::None);
+    let refused = match level {
+        DeletionProtection::None => false,
+        DeletionProtection::PreventForceDeletion => force,
+        DeletionProtection::PreventAllDeletion => true,
+    };
+    if refused {
+        return Err(Refusal::invalid(format!(
+            "AutoScalingGroup {} has DeletionProtection {}: it cannot be deleted{}. Set DeletionProtection to a less restrictive level first.",
+            g.settings.auto_scaling_group_name,
+            level.as_str(),
+            if force { " with ForceDelete" } else { "" },
+        )));
+    }
+    Ok(())
 }
 
 /// A group's `DesiredCapacityType`: `units`, or `vcpu` or `memory-mib` where its instance types
@@ -929,7 +947,7 @@ mod tests {
             let mut input = base.clone();
             input[member] = match member {
                 "AvailabilityZoneIds" => json!(["x"]),
-                "PlacementGroup" | "DeletionProtection" | "ServiceLinkedRoleARN" => json!("x"),
+                "PlacementGroup" | "ServiceLinkedRoleARN" => json!("x"),
                 "SkipZonalShiftValidation" => json!(true),
                 _ => json!({"Any": "thing"}),
             };
@@ -949,15 +967,43 @@ mod tests {
         }
         // Their AWS defaults change nothing, so they pass.
         let mut defaults = base.clone();
-        for (member, value) in [
-            ("DeletionProtection", json!("none")),
-            ("DesiredCapacityType", json!("units")),
-        ] {
-            defaults[member] = value;
-        }
+        defaults["DesiredCapacityType"] = json!("units");
         create(&defaults).unwrap();
         defaults["DesiredCapacityType"] = json!("vcpu");
         assert!(create(&defaults).is_err());
+    }
+
+    #[test]
+    fn deletion_protection_refuses_force_or_every_deletion_until_lowered() {
+        let base = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1});
+        let g = create(&base).unwrap();
+        assert_eq!(g.settings.deletion_protection, None);
+        check_deletion(&g, true).unwrap();
+        let mut input = base.clone();
+        input["DeletionProtection"] = json!("prevent-force-deletion");
+        let g = change(&g, &input).unwrap();
+        check_deletion(&g, false).unwrap();
+        let e = check_deletion(&g, true).unwrap_err();
+        assert!(matches!(e, Refusal::Invalid(_)));
+        assert!(
+            e.message().contains(
+                "DeletionProtection prevent-force-deletion: it cannot be deleted with ForceDelete"
+            ),
+            "{}",
+            e.message()
+        );
+        input["DeletionProtection"] = json!("prevent-all-deletion");
+        let g = change(&g, &input).unwrap();
+        assert!(check_deletion(&g, false).is_err());
+        assert!(check_deletion(&g, true).is_err());
+        // Shown as given; lowered, the group may go again; an update without it keeps it.
+        let shown = serde_json::to_value(&g.settings).unwrap();
+        assert_eq!(shown["DeletionProtection"], "prevent-all-deletion");
+        let kept = change(&g, &base).unwrap();
+        assert!(check_deletion(&kept, false).is_err());
+        input["DeletionProtection"] = json!("none");
+        check_deletion(&change(&g, &input).unwrap(), true).unwrap();
     }
 
     #[test]

@@ -1045,3 +1045,66 @@ fn answers_as_aws_gives_them_through_the_cli() {
         "Valid requests must contain either LaunchTemplate, LaunchConfigurationName or MixedInstancesPolicy parameter."
     );
 }
+
+#[test]
+fn a_force_delete_is_refused_under_deletion_protection() {
+    let s = stack();
+    let u = s.new_user("protect");
+    s.lc_and_group(&u, "web", 0, 2, 1);
+    s.serving(&u, "web", 1);
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web --deletion-protection prevent-force-deletion"),
+    )
+    .json();
+    assert_eq!(
+        describe_group(&u, "web").unwrap()["DeletionProtection"],
+        "prevent-force-deletion"
+    );
+    let err = s
+        .aws(
+            &u,
+            &argv!("delete-auto-scaling-group --auto-scaling-group-name web --force-delete"),
+        )
+        .error("ValidationError");
+    assert!(
+        err.contains(
+            "DeletionProtection prevent-force-deletion: it cannot be deleted with ForceDelete"
+        ),
+        "{err}"
+    );
+    // Nothing changed: the group and its VM are there.
+    s.serving(&u, "web", 1);
+    // prevent-all-deletion refuses even an empty group's deletion.
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web --deletion-protection prevent-all-deletion --min-size 0 --desired-capacity 0"),
+    )
+    .json();
+    eventually(60, "no instances", || {
+        describe_group(&u, "web")?["Instances"]
+            .as_array()?
+            .is_empty()
+            .then_some(())
+    });
+    s.aws(
+        &u,
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name web"),
+    )
+    .error("ValidationError");
+    s.aws(
+        &u,
+        &argv!(
+            "update-auto-scaling-group --auto-scaling-group-name web --deletion-protection none"
+        ),
+    )
+    .json();
+    s.aws(
+        &u,
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name web --force-delete"),
+    )
+    .json();
+    eventually(60, "the group gone", || {
+        describe_group(&u, "web").is_none().then_some(())
+    });
+}

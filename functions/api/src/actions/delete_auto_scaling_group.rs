@@ -1,6 +1,6 @@
 //! Without ForceDelete a group with instances is refused (as AWS); an empty one goes at once. With
 //! ForceDelete the group turns `Delete in progress` (desired 0) and the provisioner terminates its
-//! VMs, then removes it.
+//! VMs, then removes it. A group's DeletionProtection refuses ForceDelete, or any deletion.
 
 use crate::App;
 use phantom_model::request::DeleteAutoScalingGroup;
@@ -21,6 +21,7 @@ pub async fn run(app: &App, caller: &Caller, input: DeleteAutoScalingGroup) -> A
         if g.deleting() {
             return Ok(Try::Done(()));
         }
+        phantom_rules::group::check_deletion(&g, force)?;
         let has_instances = !app.store.instances(&caller.user, name).await?.is_empty();
         let result = match (has_instances, force) {
             (false, _) => app.store.delete_group(&caller.user, &g).await,

@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod gateway;
+pub mod limits;
 pub mod paging;
 pub mod patterns;
 pub mod query;

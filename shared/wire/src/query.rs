@@ -95,6 +95,7 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Document> {
         .structure(&input.shape, "", "")
         .unwrap_or_else(|| Value::Object(Map::new()));
     if d.errors.is_empty() {
+        crate::limits::check(operation, &value)?;
         Ok(Document(value))
     } else {
         Err(validation_errors(&d.errors))

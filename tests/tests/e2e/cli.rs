@@ -986,6 +986,14 @@ fn answers_as_aws_gives_them_through_the_cli() {
 
     // AWS's words for the usual mistakes.
     let refused = |args: &[&str]| s.aws(&u, args).error("ValidationError");
+    // More instances than one request may name (AWS: 20), before any is looked at.
+    let ids: Vec<String> = (0..21).map(|i| format!("i-{i:017x}")).collect();
+    let mut detach = argv!("detach-instances --auto-scaling-group-name exact --should-decrement-desired-capacity --instance-ids");
+    detach.extend(ids.iter().map(String::as_str));
+    assert_eq!(
+        refused(&detach),
+        "List exceeds the maximum number of instances to detach. Please retry your request with fewer instances."
+    );
     assert_eq!(
         refused(&[
             "create-launch-configuration",

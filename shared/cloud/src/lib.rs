@@ -13,7 +13,7 @@ use aws_sdk_ec2::types::{
     TagSpecification, Tenancy, VolumeType,
 };
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
-use phantom_model::instance::{CloudState, Market, Seen};
+use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::instance_type::{Accelerator, InstanceTypeInfo};
 use phantom_rules::template::TemplateRef;
 use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
@@ -130,6 +130,58 @@ impl Lookup for Ec2 {
             .set_values(Some(ids.to_vec()))
             .build()])
             .await
+    }
+
+    async fn launched_with(&self, id: &str) -> Result<Option<LaunchedWith>, CloudError> {
+        let page = self
+            .client
+            .describe_instances()
+            .filters(Filter::builder().name("instance-id").values(id).build())
+            .send()
+            .await
+            .map_err(cloud_error)?;
+        let Some(i) = page
+            .reservations()
+            .iter()
+            .flat_map(|r| r.instances())
+            .find(|i| i.instance_id() == Some(id))
+        else {
+            return Ok(None);
+        };
+        let missing = |what: &str| CloudError::unreadable(format!("instance {id} without {what}"));
+        let placement = i.placement();
+        Ok(Some(LaunchedWith {
+            image_id: i.image_id().ok_or_else(|| missing("an image"))?.to_string(),
+            instance_type: i
+                .instance_type()
+                .map(|t| t.as_str().to_string())
+                .ok_or_else(|| missing("an instance type"))?,
+            key_name: i.key_name().map(str::to_string),
+            security_groups: i
+                .security_groups()
+                .iter()
+                .filter_map(|g| g.group_id().map(str::to_string))
+                .collect(),
+            kernel_id: i.kernel_id().map(str::to_string),
+            ramdisk_id: i.ramdisk_id().map(str::to_string),
+            monitoring: i
+                .monitoring()
+                .and_then(|m| m.state())
+                .is_some_and(|s| matches!(s.as_str(), "enabled" | "pending")),
+            ebs_optimized: i.ebs_optimized().unwrap_or(false),
+            iam_instance_profile: i
+                .iam_instance_profile()
+                .and_then(|p| p.arn())
+                .map(str::to_string),
+            tenancy: placement
+                .and_then(|p| p.tenancy())
+                .map(|t| t.as_str().to_string()),
+            zone: placement
+                .and_then(|p| p.availability_zone())
+                .ok_or_else(|| missing("an availability zone"))?
+                .to_string(),
+            subnet: i.subnet_id().map(str::to_string),
+        }))
     }
 
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {

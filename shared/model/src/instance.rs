@@ -307,6 +307,28 @@ pub struct Tagged {
     pub group_id: Option<String>,
 }
 
+/// What a VM was launched with, as its cloud describes it: a launch configuration made from an
+/// instance (InstanceId) copies these, as AWS's does (its block devices come from the image).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchedWith {
+    pub image_id: String,
+    pub instance_type: String,
+    pub key_name: Option<String>,
+    /// Security group ids.
+    pub security_groups: Vec<String>,
+    pub kernel_id: Option<String>,
+    pub ramdisk_id: Option<String>,
+    /// Detailed monitoring on.
+    pub monitoring: bool,
+    pub ebs_optimized: bool,
+    /// The instance profile's ARN.
+    pub iam_instance_profile: Option<String>,
+    /// `default`, `dedicated` or `host`.
+    pub tenancy: Option<String>,
+    pub zone: String,
+    pub subnet: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::Lifecycle::{self, *};

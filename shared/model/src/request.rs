@@ -26,7 +26,7 @@ pub struct Paging {
 
 // Launch configurations.
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct CreateLaunchConfiguration {
     pub launch_configuration_name: String,

@@ -6,6 +6,7 @@ use crate::reconcile::Target;
 use crate::tags::MAX_TAGS;
 use phantom_model::group::DeletionProtection;
 use phantom_model::group::TagDescription;
+use phantom_model::instance::LaunchedWith;
 use phantom_model::request::{
     self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
 };
@@ -305,6 +306,11 @@ pub struct NewGroupContext<'a> {
 pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> Checked<Group> {
     let name = input.auto_scaling_group_name.clone();
     check_launch_source(input)?;
+    if let Some(id) = &input.instance_id {
+        return Err(Refusal::invalid(format!(
+            "Instance {id} was not made a launch configuration first (group::from_instance)."
+        )));
+    }
     // Checked here; attached by the api once it has found them on the group's cloud.
     crate::traffic::of_create(input)?;
     check_settings(&input.settings)?;
@@ -548,18 +554,29 @@ pub fn in_subnet_zones(
     Ok(())
 }
 
-/// A new group names exactly one launch source, as AWS checks first (counting InstanceId, which
-/// Phantom then refuses: it copies no instance).
+/// A new group names exactly one launch source, as AWS checks first (counting InstanceId).
 pub fn check_launch_source(input: &CreateAutoScalingGroup) -> Checked<()> {
     if launch_sources(&input.settings) + usize::from(input.instance_id.is_some()) != 1 {
         return Err(no_launch_source());
     }
-    if input.instance_id.is_some() {
-        return Err(Refusal::invalid(
-            "Phantom launches from launch configurations and launch templates: InstanceId is not supported, give LaunchConfigurationName or LaunchTemplate.",
-        ));
-    }
     Ok(())
+}
+
+/// A CreateAutoScalingGroup with `InstanceId`, once the launch configuration made from the
+/// instance (`launch_config`, named after the group, as AWS names it) exists: the group launches
+/// from it, into the instance's subnet (or zone) unless the request names others.
+pub fn from_instance(input: &mut CreateAutoScalingGroup, launch_config: &str, vm: &LaunchedWith) {
+    let s = &mut input.settings;
+    input.instance_id = None;
+    s.launch_configuration_name = Some(launch_config.to_string());
+    let placed = s.vpc_zone_identifier.is_some()
+        || s.availability_zones.as_ref().is_some_and(|z| !z.is_empty());
+    if !placed {
+        match &vm.subnet {
+            Some(subnet) => s.vpc_zone_identifier = Some(subnet.clone()),
+            None => s.availability_zones = Some(vec![vm.zone.clone()]),
+        }
+    }
 }
 
 /// An UpdateAutoScalingGroup names at most one new launch source (AWS's words).

@@ -1,6 +1,7 @@
 //! Launch configurations: the name's cloud, and the record CreateLaunchConfiguration stores, which is
 //! exactly what DescribeLaunchConfigurations returns.
 
+use phantom_model::instance::LaunchedWith;
 pub use phantom_model::launch_config::LaunchConfig;
 use phantom_model::launch_config::{InstanceMonitoring, LaunchConfiguration};
 use phantom_model::request::CreateLaunchConfiguration;
@@ -37,18 +38,48 @@ pub fn arn(region: &str, account: &str, id: &str, name: &str) -> String {
     format!("arn:aws:autoscaling:{region}:{account}:launchConfiguration:{id}:launchConfigurationName/{name}")
 }
 
-/// Builds the stored record from a CreateLaunchConfiguration request.
+/// A CreateLaunchConfiguration with `InstanceId`: what the request leaves out is taken from what
+/// the instance was launched with, as AWS does (the block devices stay the image's; user data
+/// is not copied). What the request gives wins.
+pub fn from_instance(input: &mut CreateLaunchConfiguration, vm: &LaunchedWith) {
+    let fill = |given: &mut Option<String>, from: &Option<String>| {
+        if given.is_none() {
+            given.clone_from(from);
+        }
+    };
+    fill(&mut input.image_id, &Some(vm.image_id.clone()));
+    fill(&mut input.instance_type, &Some(vm.instance_type.clone()));
+    fill(&mut input.key_name, &vm.key_name);
+    fill(&mut input.kernel_id, &vm.kernel_id);
+    fill(&mut input.ramdisk_id, &vm.ramdisk_id);
+    fill(&mut input.iam_instance_profile, &vm.iam_instance_profile);
+    fill(&mut input.placement_tenancy, &vm.tenancy);
+    if input.security_groups.is_empty() {
+        input.security_groups.clone_from(&vm.security_groups);
+    }
+    if input.instance_monitoring.is_none() {
+        input.instance_monitoring = Some(InstanceMonitoring {
+            enabled: vm.monitoring,
+        });
+    }
+    if input.ebs_optimized.is_none() {
+        input.ebs_optimized = Some(vm.ebs_optimized);
+    }
+}
+
+/// The refusal of an `InstanceId` the cloud does not have: EC2's own words.
+pub fn instance_not_found(id: &str) -> Refusal {
+    Refusal::invalid(format!("The instance ID '{id}' does not exist"))
+}
+
+/// Builds the stored record from a CreateLaunchConfiguration request (one with `InstanceId`
+/// first filled by `from_instance`).
 pub fn from_input(
     input: &CreateLaunchConfiguration,
     cloud: String,
     arn: String,
     now: OffsetDateTime,
 ) -> Checked<LaunchConfig> {
-    if input.instance_id.is_some() {
-        return Err(Refusal::invalid(
-            "Phantom cannot copy a launch configuration from an instance: give ImageId and InstanceType instead of InstanceId.",
-        ));
-    }
     let classic_link =
         input.classic_link_vpc_id.is_some() || !input.classic_link_vpc_security_groups.is_empty();
     if classic_link {
@@ -142,6 +173,43 @@ mod tests {
         assert_eq!(doc["InstanceMonitoring"], json!({"Enabled": true}));
         assert_eq!(doc["CreatedTime"], "2026-01-02T03:04:05.000Z");
         assert_eq!(doc["LaunchConfigurationARN"], "arn:x");
+    }
+
+    #[test]
+    fn from_an_instance_takes_what_the_request_leaves_out() {
+        let vm = LaunchedWith {
+            image_id: "ami-vm".into(),
+            instance_type: "t3.small".into(),
+            key_name: Some("ops".into()),
+            security_groups: vec!["sg-1".into(), "sg-2".into()],
+            kernel_id: None,
+            ramdisk_id: None,
+            monitoring: false,
+            ebs_optimized: true,
+            iam_instance_profile: Some("arn:aws:iam::1:instance-profile/web".into()),
+            tenancy: Some("default".into()),
+            zone: "us-east-1a".into(),
+            subnet: Some("subnet-1".into()),
+        };
+        let mut input: CreateLaunchConfiguration = serde_json::from_value(json!({
+            "LaunchConfigurationName": "copy@hotel", "InstanceId": "i-1", "InstanceType": "t3.large"
+        }))
+        .unwrap();
+        from_instance(&mut input, &vm);
+        let t = phantom_model::time::now();
+        let lc = from_input(&input, "hotel".into(), "arn".into(), t).unwrap();
+        let doc = serde_json::to_value(&lc.settings).unwrap();
+        assert_eq!(doc["ImageId"], "ami-vm");
+        assert_eq!(doc["InstanceType"], "t3.large", "the request's own wins");
+        assert_eq!(doc["KeyName"], "ops");
+        assert_eq!(doc["SecurityGroups"], json!(["sg-1", "sg-2"]));
+        assert_eq!(doc["InstanceMonitoring"], json!({"Enabled": false}));
+        assert_eq!(doc["EbsOptimized"], true);
+        assert_eq!(
+            doc["IamInstanceProfile"],
+            "arn:aws:iam::1:instance-profile/web"
+        );
+        assert_eq!(doc["PlacementTenancy"], "default");
     }
 
     #[test]

@@ -1116,3 +1116,47 @@ fn a_force_delete_is_refused_under_deletion_protection() {
         describe_group(&u, "web").is_none().then_some(())
     });
 }
+
+#[test]
+fn a_group_from_a_running_instance() {
+    let s = stack();
+    let u = s.new_user("from-vm");
+    let run = s.ec2(
+        "hotel",
+        &argv!("run-instances --image-id ami-1e749f67 --instance-type t3.small --key-name ops --count 1"),
+    );
+    let vm = run["Instances"][0]["InstanceId"]
+        .as_str()
+        .expect("an instance")
+        .to_string();
+    let zone = run["Instances"][0]["Placement"]["AvailabilityZone"].clone();
+    s.aws(
+        &u,
+        &argv!("create-auto-scaling-group --auto-scaling-group-name copy --min-size 0 --max-size 2 --desired-capacity 1 --instance-id", &vm),
+    )
+    .json();
+    // A launch configuration named after the group, on the instance's cloud, copied from it.
+    let lcs = s
+        .aws(
+            &u,
+            &argv!("describe-launch-configurations --launch-configuration-names copy@hotel"),
+        )
+        .json();
+    let lc = &lcs["LaunchConfigurations"][0];
+    assert_eq!(lc["ImageId"], "ami-1e749f67");
+    assert_eq!(lc["InstanceType"], "t3.small");
+    assert_eq!(lc["KeyName"], "ops");
+    let g = describe_group(&u, "copy").unwrap();
+    assert_eq!(g["LaunchConfigurationName"], "copy@hotel");
+    assert_eq!(g["AvailabilityZones"], json!([zone]));
+    let ids = s.serving(&u, "copy", 1);
+    assert!(!ids.contains(&vm), "the instance itself stays outside the group");
+    let launched = s.vms("hotel", &u.name, "copy");
+    assert_eq!(launched[0]["InstanceType"], "t3.small");
+    assert_eq!(launched[0]["KeyName"], "ops");
+    s.aws(
+        &u,
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name copy --force-delete"),
+    )
+    .json();
+}

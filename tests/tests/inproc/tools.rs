@@ -1006,3 +1006,80 @@ async fn account_limits_are_described_and_enforced() {
         .unwrap();
     assert_eq!(theirs.number_of_launch_configurations(), Some(0));
 }
+
+#[tokio::test]
+async fn a_launch_configuration_and_a_group_from_a_running_instance() {
+    let w = World::new().await;
+    let u = w.user("from-vm").await;
+    let c = w.sdk(&u);
+    let vm = w.hotel.outside();
+    // A launch configuration from it: what the instance was launched with, the request's own
+    // settings winning.
+    c.create_launch_configuration()
+        .launch_configuration_name("copy@hotel")
+        .instance_id(&vm)
+        .key_name("mine")
+        .send()
+        .await
+        .unwrap();
+    let lcs = c
+        .describe_launch_configurations()
+        .launch_configuration_names("copy@hotel")
+        .send()
+        .await
+        .unwrap();
+    let lc = &lcs.launch_configurations()[0];
+    assert_eq!(lc.image_id(), Some(phantom_e2e::world::IMAGE));
+    assert_eq!(lc.instance_type(), Some("t2.micro"));
+    assert_eq!(lc.key_name(), Some("mine"));
+
+    // A group from it: a launch configuration named after the group on the instance's cloud, the
+    // instance's zone, and VMs launched from it.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .instance_id(&vm)
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.launch_configuration_name(), Some("web@hotel"));
+    let zone = w
+        .hotel
+        .vms()
+        .into_iter()
+        .find(|v| v.id == vm)
+        .map(|v| v.zone)
+        .expect("the instance");
+    assert_eq!(g.availability_zones(), [zone]);
+    // The instance itself stays outside the group, as on AWS.
+    let ids = w
+        .until(60, "2 VMs InService", async || {
+            let ids = in_service(&w, &u, "web").await;
+            (ids.len() == 2).then_some(ids)
+        })
+        .await;
+    assert!(!ids.contains(&vm));
+
+    // An instance no cloud of the user's has: EC2's words, nothing written.
+    let e = invalid(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("none")
+            .instance_id("i-0000000000000dead")
+            .min_size(0)
+            .max_size(1)
+            .send()
+            .await,
+    );
+    assert_eq!(e, "The instance ID 'i-0000000000000dead' does not exist");
+    assert!(group(&w, &u, "none").await.is_none());
+    let lcs = c.describe_launch_configurations().send().await.unwrap();
+    let names: Vec<_> = lcs
+        .launch_configurations()
+        .iter()
+        .filter_map(|l| l.launch_configuration_name())
+        .collect();
+    assert_eq!(names, ["copy@hotel", "web@hotel"]);
+}

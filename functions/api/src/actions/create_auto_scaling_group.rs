@@ -1,18 +1,44 @@
 use super::{across, launch_config_not_found, lookups};
 use crate::App;
-use phantom_model::request::CreateAutoScalingGroup;
+use phantom_model::request::{CreateAutoScalingGroup, CreateLaunchConfiguration};
 use phantom_rules::group::GroupRules;
 use phantom_rules::group::{self, NewGroupContext};
 use phantom_rules::identity::Caller;
-use phantom_rules::launch_config::unknown_cloud;
+use phantom_rules::launch_config::{self, unknown_cloud};
 use phantom_rules::template;
 use phantom_seams::store::{StoreError, MAX_GROUPS};
 use phantom_wire::{ApiError, ApiResult};
 
-pub async fn run(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
+pub async fn run(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -> ApiResult<()> {
+    group::check_launch_source(&input)?;
+    let Some(id) = input.instance_id.clone() else {
+        return create(app, caller, input).await;
+    };
+    // From an instance: a launch configuration made from it, named after the group (as AWS
+    // names it) on the instance's cloud, then the group from that; gone again if the group
+    // cannot be made.
+    let (cloud, vm) = lookups::find_instance(app, caller, &id).await?;
+    let lc_name = format!("{}@{cloud}", input.auto_scaling_group_name);
+    let mut lc = CreateLaunchConfiguration {
+        launch_configuration_name: lc_name.clone(),
+        instance_id: Some(id),
+        ..Default::default()
+    };
+    launch_config::from_instance(&mut lc, &vm);
+    super::create_launch_configuration::run(app, caller, lc).await?;
+    group::from_instance(&mut input, &lc_name, &vm);
+    let made = create(app, caller, input).await;
+    if made.is_err() {
+        if let Err(e) = app.store.delete_launch_config(&caller.user, &lc_name).await {
+            tracing::warn!(user = caller.user, launch_config = lc_name, error = %e, "the launch configuration made from the instance could not be deleted");
+        }
+    }
+    made
+}
+
+async fn create(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
     let s = &input.settings;
-    group::check_launch_source(&input)?;
     let lc_name = s.launch_configuration_name.as_deref();
     // The launch configuration gives the group its cloud; the write below re-checks that it still
     // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between.

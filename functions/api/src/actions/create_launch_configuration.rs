@@ -5,8 +5,13 @@ use phantom_rules::launch_config::{self, cloud_of, unknown_cloud};
 use phantom_seams::store::{StoreError, MAX_LAUNCH_CONFIGS};
 use phantom_wire::{ApiError, ApiResult};
 
-pub async fn run(app: &App, caller: &Caller, input: CreateLaunchConfiguration) -> ApiResult<()> {
-    let name = &input.launch_configuration_name;
+pub async fn run(
+    app: &App,
+    caller: &Caller,
+    mut input: CreateLaunchConfiguration,
+) -> ApiResult<()> {
+    let name = input.launch_configuration_name.clone();
+    let name = &name;
     let cloud = cloud_of(name, app.config.default_cloud.as_deref())?;
     if app.store.cloud(&cloud).await?.is_none() {
         let known: Vec<String> = app
@@ -17,6 +22,11 @@ pub async fn run(app: &App, caller: &Caller, input: CreateLaunchConfiguration) -
             .map(|c| c.name)
             .collect();
         return Err(unknown_cloud(&cloud, &known).into());
+    }
+    // From an instance: what the request leaves out, as the instance was launched.
+    if let Some(id) = input.instance_id.clone() {
+        let vm = super::lookups::launched_with(app, caller, &cloud, &id).await?;
+        launch_config::from_instance(&mut input, &vm);
     }
     let arn = launch_config::arn(
         &app.config.region,

@@ -5,9 +5,11 @@
 //! again when it acts and records a failed activity if the answer is no.
 
 use crate::App;
+use phantom_model::instance::LaunchedWith;
 use phantom_rules::attach;
 use phantom_rules::group::Group;
 use phantom_rules::identity::Caller;
+use phantom_rules::launch_config;
 use phantom_rules::template::TemplateRef;
 use phantom_seams::cloud::Lookup;
 use phantom_wire::{ApiError, ApiResult};
@@ -37,6 +39,66 @@ fn not_asked(caller: &Caller, cloud: &str, e: &phantom_seams::cloud::CloudError)
         message = e.message,
         "the cloud could not be asked: the provisioner will look"
     );
+}
+
+/// What VM `id` on `cloud_name` was launched with, for a launch configuration made from it: a
+/// cloud that does not have it (or where the caller has no credentials) refuses in EC2's words;
+/// one that cannot be asked now is unavailable (nothing can be copied from it).
+pub(super) async fn launched_with(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    id: &str,
+) -> ApiResult<LaunchedWith> {
+    let Some(lookup) = cloud(app, caller, cloud_name).await? else {
+        return Err(launch_config::instance_not_found(id).into());
+    };
+    match lookup.launched_with(id).await {
+        Ok(Some(vm)) => Ok(vm),
+        Ok(None) => Err(launch_config::instance_not_found(id).into()),
+        Err(e) => Err(ApiError::service_unavailable(format!(
+            "Cloud {cloud_name} could not be asked for instance {id}: {e}"
+        ))),
+    }
+}
+
+/// The cloud of the caller's that has VM `id` (the default cloud asked first, then the others
+/// in name order), and what the VM was launched with: a group from an instance names no cloud.
+pub(super) async fn find_instance(
+    app: &App,
+    caller: &Caller,
+    id: &str,
+) -> ApiResult<(String, LaunchedWith)> {
+    let default = app.config.default_cloud.as_deref();
+    let mut names: Vec<String> = app
+        .store
+        .clouds()
+        .await?
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    names.sort_by_key(|n| (Some(n.as_str()) != default, n.clone()));
+    let mut unasked = Vec::new();
+    for name in names {
+        let Some(lookup) = cloud(app, caller, &name).await? else {
+            continue;
+        };
+        match lookup.launched_with(id).await {
+            Ok(Some(vm)) => return Ok((name, vm)),
+            Ok(None) => {}
+            Err(e) => {
+                not_asked(caller, &name, &e);
+                unasked.push(name);
+            }
+        }
+    }
+    if unasked.is_empty() {
+        return Err(launch_config::instance_not_found(id).into());
+    }
+    Err(ApiError::service_unavailable(format!(
+        "Instance {id} is on none of the clouds that answered; {} could not be asked now.",
+        unasked.join(", ")
+    )))
 }
 
 /// Refuses AttachInstances when the cloud shows that one of the VMs cannot join.

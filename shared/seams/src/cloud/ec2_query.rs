@@ -17,7 +17,7 @@ use aws_smithy_runtime_api::client::http::HttpConnector;
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_types::body::SdkBody;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
-use phantom_model::instance::{CloudState, Market, Seen};
+use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_rules::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
@@ -138,6 +138,18 @@ impl Lookup for Ec2Lookup {
         // By filter rather than by InstanceId: an unknown id is then absent, not an error for all.
         self.described(by_filter("DescribeInstances", "instance-id", ids))
             .await
+    }
+
+    async fn launched_with(&self, id: &str) -> Result<Option<LaunchedWith>, CloudError> {
+        let doc = self
+            .client
+            .call(&by_filter(
+                "DescribeInstances",
+                "instance-id",
+                &[id.to_string()],
+            ))
+            .await?;
+        launched_with(&doc, id)
     }
 
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
@@ -330,6 +342,44 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
         }
     }
     Ok(out)
+}
+
+/// What instance `id` of a DescribeInstances answer was launched with (None if absent); a member
+/// EC2 always gives missing is an error.
+fn launched_with(doc: &Node, id: &str) -> Result<Option<LaunchedWith>, CloudError> {
+    let Some(i) = items_of(doc, "reservationSet")
+        .into_iter()
+        .flat_map(|r| items_of(r, "instancesSet"))
+        .find(|i| i.path(&["instanceId"]).is_some_and(|n| n.text == id))
+    else {
+        return Ok(None);
+    };
+    let some = |path: &[&str]| {
+        i.path(path)
+            .map(|n| n.text.clone())
+            .filter(|t| !t.is_empty())
+    };
+    let needed = |path: &[&str], what: &str| {
+        some(path).ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
+    };
+    Ok(Some(LaunchedWith {
+        image_id: needed(&["imageId"], "an image")?,
+        instance_type: needed(&["instanceType"], "an instance type")?,
+        key_name: some(&["keyName"]),
+        security_groups: items_of(i, "groupSet")
+            .into_iter()
+            .filter_map(|g| g.path(&["groupId"]).map(|n| n.text.clone()))
+            .collect(),
+        kernel_id: some(&["kernelId"]),
+        ramdisk_id: some(&["ramdiskId"]),
+        monitoring: some(&["monitoring", "state"])
+            .is_some_and(|m| m == "enabled" || m == "pending"),
+        ebs_optimized: some(&["ebsOptimized"]).is_some_and(|b| b == "true"),
+        iam_instance_profile: some(&["iamInstanceProfile", "arn"]),
+        tenancy: some(&["placement", "tenancy"]),
+        zone: needed(&["placement", "availabilityZone"], "an availability zone")?,
+        subnet: some(&["subnetId"]),
+    }))
 }
 
 /// One page of a look: each VM's id and state, and the next page's token.

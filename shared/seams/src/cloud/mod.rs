@@ -15,7 +15,7 @@ pub(crate) mod signed;
 use async_trait::async_trait;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 pub use phantom_model::instance::Tagged;
-use phantom_model::instance::{CloudState, Seen};
+use phantom_model::instance::{CloudState, LaunchedWith, Seen};
 use phantom_model::traffic::Source;
 use phantom_rules::template::TemplateRef;
 use std::collections::BTreeMap;
@@ -71,6 +71,9 @@ pub trait Lookup: Send + Sync {
     /// The VMs with these ids that exist (an unknown id is simply absent), with Phantom's tags
     /// where they carry them.
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError>;
+    /// What the VM `id` was launched with (None: the cloud has no such VM), for a launch
+    /// configuration made from it.
+    async fn launched_with(&self, id: &str) -> Result<Option<LaunchedWith>, CloudError>;
     /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
     /// looks at.
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;

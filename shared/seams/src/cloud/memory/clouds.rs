@@ -28,6 +28,9 @@ impl Lookup for Nowhere {
     async fn describe(&self, _: &[String]) -> Result<Vec<Tagged>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn launched_with(&self, _: &str) -> Result<Option<LaunchedWith>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
     async fn template_exists(&self, _: &TemplateRef) -> Result<bool, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }

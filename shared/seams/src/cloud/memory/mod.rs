@@ -22,7 +22,7 @@ use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
 use async_trait::async_trait;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
-use phantom_model::instance::{CloudState, Market, Seen};
+use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::time::Clock;
 use phantom_rules::template::TemplateRef;
 use std::collections::{BTreeMap, BTreeSet};
@@ -231,7 +231,14 @@ impl MemoryCloud {
     pub fn outside(&self) -> String {
         let now = self.clock.now_ms();
         let mut st = self.state();
-        let vm = self.new_vm(&mut st, None, None, "t2.micro", now, None);
+        // An image the cloud has, as any VM running on it.
+        let image = Some(
+            self.images
+                .as_ref()
+                .and_then(|i| i.first().cloned())
+                .unwrap_or_else(|| "ami-0outside".to_string()),
+        );
+        let vm = self.new_vm(&mut st, None, image, "t2.micro", now, None);
         let id = vm.id.clone();
         st.vms.insert(
             id.clone(),
@@ -471,6 +478,35 @@ impl Lookup for MemoryCloud {
         };
         self.trip.step().await;
         Ok(out)
+    }
+
+    async fn launched_with(&self, id: &str) -> Result<Option<LaunchedWith>, CloudError> {
+        self.enter().await?;
+        let found = self.state().vms.get(id).cloned();
+        let found = found
+            .map(|vm| {
+                let image_id = vm.image.clone().ok_or_else(|| {
+                    CloudError::unreadable(format!("instance {id} without an image"))
+                })?;
+                Ok::<_, CloudError>((vm, image_id))
+            })
+            .transpose()?
+            .map(|(vm, image_id)| LaunchedWith {
+                image_id,
+                instance_type: vm.instance_type.clone(),
+                key_name: None,
+                security_groups: Vec::new(),
+                kernel_id: None,
+                ramdisk_id: None,
+                monitoring: false,
+                ebs_optimized: false,
+                iam_instance_profile: None,
+                tenancy: Some("default".into()),
+                zone: vm.zone.clone(),
+                subnet: vm.subnet.clone(),
+            });
+        self.trip.step().await;
+        Ok(found)
     }
 
     async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {

@@ -1150,7 +1150,10 @@ fn a_group_from_a_running_instance() {
     assert_eq!(g["LaunchConfigurationName"], "copy@hotel");
     assert_eq!(g["AvailabilityZones"], json!([zone]));
     let ids = s.serving(&u, "copy", 1);
-    assert!(!ids.contains(&vm), "the instance itself stays outside the group");
+    assert!(
+        !ids.contains(&vm),
+        "the instance itself stays outside the group"
+    );
     let launched = s.vms("hotel", &u.name, "copy");
     assert_eq!(launched[0]["InstanceType"], "t3.small");
     assert_eq!(launched[0]["KeyName"], "ops");

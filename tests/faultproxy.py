@@ -4,7 +4,7 @@
 Usage: faultproxy.py PORT TARGET_URL
 
 Control (JSON): POST /__fault {"mode": M, "rate": 0.0-1.0, "delay": seconds}; GET /__fault returns
-the counts.
+the counts, and the parameters of the last RunInstances calls ("runs", up to 20).
 Modes, applied to a `rate` share of requests:
   none      forward everything
   error500  answer 500 InternalError without forwarding
@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 state = {"mode": "none", "rate": 0.0, "delay": 2.0}
 counts = {"forwarded": 0, "injected": 0}
+runs = []
 lock = threading.Lock()
 target = urllib.parse.urlparse(sys.argv[2])
 
@@ -50,7 +51,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/__fault":
             with lock:
-                return self.reply(200, json.dumps({**state, **counts}), "application/json")
+                return self.reply(200, json.dumps({**state, **counts, "runs": runs}), "application/json")
         self.forward(b"")
 
     def do_POST(self):
@@ -63,6 +64,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def forward(self, body):
         with lock:
+            if b"Action=RunInstances" in body:
+                runs.append(dict(urllib.parse.parse_qsl(body.decode())))
+                del runs[:-20]
             mode = state["mode"] if random.random() < state["rate"] else "none"
             if mode == "capacity" and b"Action=RunInstances" not in body:
                 mode = "none"

@@ -483,6 +483,19 @@ impl Stack {
         }
     }
 
+    /// A cloud of the test's own for `user`: a moto server behind the fault proxy, registered as
+    /// `cloud` (both stop when dropped).
+    pub fn proxied_cloud(
+        &self,
+        user: &User,
+        cloud: &str,
+    ) -> (crate::moto::Moto, crate::fault_proxy::FaultProxy) {
+        let moto = crate::moto::Moto::start();
+        let proxy = crate::fault_proxy::FaultProxy::before(&moto.url);
+        self.add_cloud_for(user, cloud, &proxy.url);
+        (moto, proxy)
+    }
+
     /// The EC2 endpoint of a local cloud (`hotel`, `sierra`).
     pub fn cloud_url(&self, cloud: &str) -> String {
         self.env[&format!("PHANTOM_CLOUD_{}_URL", cloud.to_uppercase())].clone()

@@ -11,7 +11,7 @@
 //! due groups lists only the groups with work for the run).
 
 use futures::stream::{self, StreamExt};
-use phantom_model::group::ScalingPolicy;
+use phantom_model::group::{MetricAggregation, ScalingPolicy};
 use phantom_model::tracking::TargetTrackingConfiguration;
 use phantom_rules::activity::{self, Context};
 use phantom_rules::alarm;
@@ -167,7 +167,7 @@ impl Tracker<'_> {
             } else {
                 let promql =
                     tracking::promql(cfg, &source.instance_label, &warmed, self.period_ms / 1000);
-                match ask.datapoints(p, &promql, tracking::DATAPOINTS).await {
+                match ask.datapoints(p, &promql, tracking::DATAPOINTS, None).await {
                     Ok(d) => d,
                     Err(why) => return Ok(ask.no_data(why)),
                 }
@@ -188,16 +188,20 @@ impl Tracker<'_> {
         if let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) {
             asks.push(tracking_change(tracking[d.by], &readings[d.by], d));
         }
-        let warmed_now =
-            tracking::warmed(&members, self.now_ms, tracking::warmup_secs(g, None) * 1000);
         for p in &alarmed {
             let a = p.watched_alarm().expect("filtered to alarmed policies");
+            // Its own warm-up (EstimatedInstanceWarmup), else the group's.
+            let warmup_ms = tracking::warmup_secs(g, p.step_warmup()) * 1000;
+            let warmed_now = tracking::warmed(&members, self.now_ms, warmup_ms);
             // An expression over the group's VMs has nothing to read while none serves.
             if warmed_now.is_empty() && a.expression.contains(tracking::INSTANCES) {
                 continue;
             }
             let promql = tracking::fill(&a.expression, &source.instance_label, &warmed_now);
-            let datapoints = match ask.datapoints(p, &promql, a.evaluation_periods).await {
+            let datapoints = match ask
+                .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
+                .await
+            {
                 Ok(d) => d,
                 Err(why) => return Ok(ask.no_data(why)),
             };
@@ -321,12 +325,15 @@ struct Asker<'a> {
 }
 
 impl Asker<'_> {
-    /// The last `points` datapoints of `promql`, a metric period apart, or why there are none.
+    /// The last `points` datapoints of `promql`, a metric period apart, or why there are none;
+    /// several series reduced `by` an aggregation where one is given (a step policy's), else an
+    /// error.
     async fn datapoints(
         &mut self,
         p: &ScalingPolicy,
         promql: &str,
         points: i64,
+        by: Option<MetricAggregation>,
     ) -> Result<Vec<Option<f64>>, String> {
         self.queries += 1;
         let range = Range::last(points, self.tracker.period_ms, self.tracker.now_ms);
@@ -343,7 +350,11 @@ impl Asker<'_> {
                     format!("the metric source could not be asked: {why}")
                 }
             })?;
-        prometheus::datapoints(&series, range).map_err(|e| format!("policy {}: {e}", p.policy_name))
+        match by {
+            Some(by) => Ok(prometheus::aggregated(&series, range, by)),
+            None => prometheus::datapoints(&series, range)
+                .map_err(|e| format!("policy {}: {e}", p.policy_name)),
+        }
     }
 
     fn no_data(&self, why: String) -> Outcome {

@@ -209,6 +209,9 @@ impl Provisioner {
                     tags.clone(),
                 ));
             }
+            for t in &mut tries {
+                t.placement_group.clone_from(&g.settings.placement_group);
+            }
             let last = tries.len() - 1;
             // What the cloud refused before this try, for the activity.
             let mut refused: Vec<String> = Vec::new();

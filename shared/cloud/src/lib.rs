@@ -324,11 +324,12 @@ impl Cloud for Ec2 {
                     .build(),
             );
         }
-        if l.zone.is_some() || l.tenancy.is_some() {
+        if l.zone.is_some() || l.tenancy.is_some() || l.placement_group.is_some() {
             req = req.placement(
                 Ec2Placement::builder()
                     .set_availability_zone(l.zone.clone())
                     .set_tenancy(l.tenancy.as_deref().map(Tenancy::from))
+                    .set_group_name(l.placement_group.clone())
                     .build(),
             );
         }

@@ -144,6 +144,9 @@ pub struct Settings {
     /// Seconds a new instance warms up: an instance refresh's default warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_instance_warmup: Option<i64>,
+    /// The cloud's placement group its VMs are launched into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_group: Option<String>,
     /// Whether DeleteAutoScalingGroup may delete it (absent: `none`, AWS's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_protection: Option<DeletionProtection>,
@@ -324,6 +327,28 @@ impl ScalingPolicy {
         self.tracking().is_some() || self.watched_alarm().is_some()
     }
 
+    /// A step policy's own warm-up (seconds), if it has one.
+    pub fn step_warmup(&self) -> Option<i64> {
+        match &self.kind {
+            PolicyKind::Step {
+                estimated_instance_warmup,
+                ..
+            } => *estimated_instance_warmup,
+            _ => None,
+        }
+    }
+
+    /// How a step policy's alarm reduces its expression's series.
+    pub fn aggregation(&self) -> Option<MetricAggregation> {
+        match &self.kind {
+            PolicyKind::Step {
+                metric_aggregation_type,
+                ..
+            } => Some(*metric_aggregation_type),
+            _ => None,
+        }
+    }
+
     /// Its target tracking configuration, if it is an enabled target tracking policy.
     pub fn tracking(&self) -> Option<(&TargetTrackingConfiguration, Option<i64>)> {
         match &self.kind {
@@ -355,8 +380,12 @@ pub enum PolicyKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         min_adjustment_magnitude: Option<i64>,
         step_adjustments: Vec<Step>,
-        /// Always `Average`: a step policy runs on the metric value its caller gives.
-        metric_aggregation_type: String,
+        /// How its alarm reduces the series of its expression at each datapoint.
+        metric_aggregation_type: MetricAggregation,
+        /// Seconds until a new VM counts in the capacity its alarm scales from; absent: the
+        /// group's DefaultInstanceWarmup, then its DefaultCooldown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        estimated_instance_warmup: Option<i64>,
     },
     /// Followed by Phantom on the deployment's metric source (`phantom_rules::tracking`).
     #[serde(rename = "TargetTrackingScaling", rename_all = "PascalCase")]
@@ -366,6 +395,43 @@ pub enum PolicyKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         estimated_instance_warmup: Option<i64>,
     },
+}
+
+/// A step policy's MetricAggregationType: how the series of its alarm's expression (one a VM,
+/// say) become one value at each datapoint, as CloudWatch's statistic over a group's instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum MetricAggregation {
+    #[default]
+    Average,
+    Minimum,
+    Maximum,
+}
+
+impl MetricAggregation {
+    pub const ALL: [Self; 3] = [Self::Average, Self::Minimum, Self::Maximum];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Average => "Average",
+            Self::Minimum => "Minimum",
+            Self::Maximum => "Maximum",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
+    /// The one value of these (None when there are none).
+    pub fn of(self, values: &[f64]) -> Option<f64> {
+        let mut it = values.iter().copied();
+        let first = it.next()?;
+        Some(match self {
+            Self::Average => values.iter().sum::<f64>() / values.len() as f64,
+            Self::Minimum => it.fold(first, f64::min),
+            Self::Maximum => it.fold(first, f64::max),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

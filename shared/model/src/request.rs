@@ -88,9 +88,9 @@ pub struct GroupSettings {
     pub max_instance_lifetime: Option<i64>,
     pub context: Option<String>,
     pub desired_capacity_type: Option<String>,
+    pub placement_group: Option<String>,
     // Read only to be refused (`group::REFUSED`).
     pub availability_zone_ids: Option<Vec<String>>,
-    pub placement_group: Option<String>,
     #[serde(rename = "ServiceLinkedRoleARN")]
     pub service_linked_role_arn: Option<String>,
     pub capacity_rebalance: Option<bool>,
@@ -164,7 +164,7 @@ pub struct SetDesiredCapacity {
     pub honor_cooldown: Option<bool>,
 }
 
-/// A filter of DescribeAutoScalingGroups or DescribeTags.
+/// A filter of DescribeAutoScalingGroups, DescribeTags or DescribeScalingActivities.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Filter {
@@ -206,6 +206,9 @@ pub struct DescribeTags {
 pub struct DescribeScalingActivities {
     pub activity_ids: Option<Vec<String>>,
     pub auto_scaling_group_name: Option<String>,
+    pub include_deleted_groups: Option<bool>,
+    #[serde(default)]
+    pub filters: Vec<Filter>,
     #[serde(flatten)]
     pub paging: Paging,
 }

@@ -4,6 +4,7 @@
 use crate::reconcile::Cause;
 pub use phantom_model::activity::{Activity, Details, ScalingActivity, Told};
 use phantom_model::group::Sizes;
+use phantom_model::{Checked, Refusal};
 
 pub struct Context<'a> {
     pub group: &'a str,
@@ -389,5 +390,146 @@ mod tests {
             &Cause::Unhealthy("terminated".into()),
         ));
         assert!(t["Cause"].as_str().unwrap().contains("EC2 health check"));
+    }
+}
+
+/// The StatusCode values an activity can have (botocore's `ScalingActivityStatusCode`).
+const STATUS_CODES: [&str; 16] = [
+    "PendingSpotBidPlacement",
+    "WaitingForSpotInstanceRequestId",
+    "WaitingForSpotInstanceId",
+    "WaitingForInstanceId",
+    "PreInService",
+    "InProgress",
+    "WaitingForELBConnectionDraining",
+    "MidLifecycleAction",
+    "WaitingForInstanceWarmup",
+    "Successful",
+    "Failed",
+    "Cancelled",
+    "WaitingForConnectionDraining",
+    "WaitingForInPlaceUpdateToStart",
+    "WaitingForInPlaceUpdateToFinalize",
+    "InPlaceUpdateInProgress",
+];
+
+/// DescribeScalingActivities' `Filters`, as AWS documents them: `StartTimeLowerBound`,
+/// `StartTimeUpperBound` (ISO 8601; no offset is UTC) and `Status` (with a group's name only).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filters {
+    pub from_ms: Option<i64>,
+    pub to_ms: Option<i64>,
+    pub status: Option<Vec<String>>,
+}
+
+impl Filters {
+    pub fn parse(given: &[phantom_model::request::Filter], group_given: bool) -> Checked<Self> {
+        let mut out = Self::default();
+        for f in given {
+            let name = f.name.as_deref().unwrap_or_default();
+            let one = || match f.values.as_slice() {
+                [v] => Ok(v.as_str()),
+                _ => Err(Refusal::invalid(format!(
+                    "Filter {name} takes exactly one value."
+                ))),
+            };
+            match name {
+                "StartTimeLowerBound" => out.from_ms = Some(bound(name, one()?)?),
+                "StartTimeUpperBound" => out.to_ms = Some(bound(name, one()?)?),
+                "Status" => {
+                    if !group_given {
+                        return Err(Refusal::invalid(
+                            "The Status filter can only be used in combination with the AutoScalingGroupName parameter.",
+                        ));
+                    }
+                    if let Some(bad) = f.values.iter().find(|v| !STATUS_CODES.contains(&v.as_str())) {
+                        return Err(Refusal::invalid(format!(
+                            "Status {bad} is not one of {}.",
+                            STATUS_CODES.join(", ")
+                        )));
+                    }
+                    out.status = Some(f.values.clone());
+                }
+                other => {
+                    return Err(Refusal::invalid(format!(
+                        "Filter name '{other}' is not one of StartTimeLowerBound, StartTimeUpperBound, Status."
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `a` (started at `start_ms`) is one the filters keep.
+    pub fn keeps(&self, a: &ScalingActivity, start_ms: i64) -> bool {
+        self.from_ms.is_none_or(|from| start_ms >= from)
+            && self.to_ms.is_none_or(|to| start_ms <= to)
+            && self
+                .status
+                .as_ref()
+                .is_none_or(|s| s.contains(&a.status_code))
+    }
+}
+
+/// A bound's time: ISO 8601 with an offset, or without one (UTC).
+fn bound(name: &str, v: &str) -> Checked<i64> {
+    let utc = || {
+        time::PrimitiveDateTime::parse(v, &time::format_description::well_known::Iso8601::DEFAULT)
+            .ok()
+            .map(|t| t.assume_utc())
+    };
+    phantom_model::time::parse_timestamp(v)
+        .or_else(utc)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .ok_or_else(|| Refusal::invalid(format!("{name} {v} is not an ISO 8601 time.")))
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+    use phantom_model::request::Filter;
+
+    fn f(name: &str, values: &[&str]) -> Filter {
+        Filter {
+            name: Some(name.into()),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn filters_bound_the_start_and_pick_statuses_as_aws_documents_them() {
+        let given = [
+            f("StartTimeLowerBound", &["2026-01-18T08:15:00Z"]),
+            f("StartTimeUpperBound", &["2026-01-18T16:15:00+08:00"]),
+            f("Status", &["Failed", "Cancelled"]),
+        ];
+        let fs = Filters::parse(&given, true).unwrap();
+        let at = |s: &str| bound("t", s).unwrap();
+        assert_eq!(fs.from_ms, Some(at("2026-01-18T08:15:00Z")));
+        assert_eq!(
+            fs.to_ms,
+            Some(at("2026-01-18T08:15:00Z")),
+            "+08:00 is 08:15 UTC"
+        );
+        // No offset: UTC.
+        assert_eq!(at("2026-01-18T08:15:00"), at("2026-01-18T08:15:00Z"));
+        for (bad, group) in [
+            (f("Status", &["Failed"]), false),
+            (f("Status", &["Broken"]), true),
+            (f("StartTimeLowerBound", &["yesterday"]), true),
+            (
+                f(
+                    "StartTimeLowerBound",
+                    &["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"],
+                ),
+                true,
+            ),
+            (f("ActivityType", &["x"]), true),
+        ] {
+            assert!(
+                Filters::parse(std::slice::from_ref(&bad), group).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 }

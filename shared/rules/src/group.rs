@@ -342,6 +342,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         tags: tag_descriptions(&name, &input.tags)?,
         max_instance_lifetime: None,
         default_instance_warmup: None,
+        placement_group: None,
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -384,11 +385,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 9] = [
-    (
-        "PlacementGroup",
-        "Phantom does not place VMs in placement groups",
-    ),
+pub const REFUSED: [(&str, &str); 8] = [
     (
         "InstanceMaintenancePolicy",
         "Phantom replaces an unhealthy VM one for one, with no healthy-percentage bounds yet",
@@ -445,7 +442,6 @@ fn refuse<'a>(mut given: impl Iterator<Item = (&'a str, bool)>) -> Checked<()> {
 fn check_settings(s: &GroupSettings) -> Checked<()> {
     refuse(
         [
-            ("PlacementGroup", s.placement_group.is_some()),
             (
                 "InstanceMaintenancePolicy",
                 s.instance_maintenance_policy.is_some(),
@@ -662,6 +658,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = &input.context {
         s.context = Some(v.clone());
+    }
+    if let Some(v) = &input.placement_group {
+        s.placement_group = Some(v.clone());
     }
     if let Some(v) = input.deletion_protection {
         s.deletion_protection = Some(v);
@@ -964,7 +963,7 @@ mod tests {
             let mut input = base.clone();
             input[member] = match member {
                 "AvailabilityZoneIds" => json!(["x"]),
-                "PlacementGroup" | "ServiceLinkedRoleARN" => json!("x"),
+                "ServiceLinkedRoleARN" => json!("x"),
                 "SkipZonalShiftValidation" => json!(true),
                 _ => json!({"Any": "thing"}),
             };

@@ -8,7 +8,9 @@
 //! expression. PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do
 //! not have: it is refused rather than stored to do nothing.
 
-pub use phantom_model::group::{AdjustmentType, PolicyKind, ScalingPolicy, Step};
+pub use phantom_model::group::{
+    AdjustmentType, MetricAggregation, PolicyKind, ScalingPolicy, Step,
+};
 use phantom_model::request::PutScalingPolicy;
 use phantom_model::tracking::{
     CustomizedMetric, CustomizedMetricRequest, MetricQuery, MetricType, PredefinedMetric,
@@ -22,8 +24,6 @@ pub const MAX_POLICIES: usize = 50;
 pub const SIMPLE: &str = "SimpleScaling";
 pub const STEP: &str = "StepScaling";
 pub const TRACKING: &str = "TargetTrackingScaling";
-/// The one MetricAggregationType: a step policy runs on the metric value it is given.
-const AVERAGE: &str = "Average";
 
 /// The policy PutScalingPolicy's request makes (a new one, or one replacing the policy of that
 /// name), checked as AWS checks it.
@@ -81,22 +81,23 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             ));
         }
     }
-    // A policy runs when ExecutePolicy or its webhook is called, with the metric value the caller
-    // gives: Phantom watches no metric for it, so it has nothing to aggregate and no warm-up to
-    // wait.
-    if input.estimated_instance_warmup.is_some() {
-        return Err(Refusal::invalid(format!(
-            "EstimatedInstanceWarmup is only supported for {TRACKING} policies: a {kind} policy runs on the metric value its caller gives. Leave it out."
-        )));
-    }
-    if let Some(a) = input
-        .metric_aggregation_type
-        .as_deref()
-        .filter(|a| *a != AVERAGE)
-    {
-        return Err(Refusal::invalid(format!(
-            "MetricAggregationType {a} is not supported: Phantom aggregates no metric (a step policy runs on the MetricValue its caller gives). Give {AVERAGE} or leave it out."
-        )));
+    // A step policy's alarm aggregates its expression's series and waits out new VMs' warm-up; a
+    // simple policy has neither.
+    let aggregation = match input.metric_aggregation_type.as_deref() {
+        None => MetricAggregation::Average,
+        Some(a) => MetricAggregation::parse(a).ok_or_else(|| {
+            Refusal::invalid(format!(
+                "Invalid metric aggregation type {a}: use one of {}.",
+                MetricAggregation::ALL
+                    .map(MetricAggregation::as_str)
+                    .join(", ")
+            ))
+        })?,
+    };
+    if input.estimated_instance_warmup.is_some_and(|w| w < 0) {
+        return Err(Refusal::invalid(
+            "EstimatedInstanceWarmup must not be negative.",
+        ));
     }
     let not_for = |member: &str, kinds: &str| {
         Refusal::invalid(format!("{member} is only supported for {kinds} policies."))
@@ -112,6 +113,12 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             if given {
                 return Err(not_for(member, STEP));
             }
+        }
+        if input.estimated_instance_warmup.is_some() {
+            return Err(not_for(
+                "EstimatedInstanceWarmup",
+                "StepScaling and TargetTrackingScaling",
+            ));
         }
         let adjustment = input.scaling_adjustment.ok_or_else(|| {
             Refusal::invalid("ScalingAdjustment is required for SimpleScaling policies.")
@@ -155,7 +162,8 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
             adjustment_type,
             min_adjustment_magnitude: magnitude,
             step_adjustments: steps,
-            metric_aggregation_type: AVERAGE.to_string(),
+            metric_aggregation_type: aggregation,
+            estimated_instance_warmup: input.estimated_instance_warmup,
         }
     };
     Ok(stored(input, group, arn, kind))
@@ -573,12 +581,14 @@ mod tests {
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity"}),
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity", "Cooldown": 5,
                    "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
-            // Stored and ignored before: Phantom has no warm-up and aggregates no metric.
+            // A warm-up and an aggregation are a step policy's alarm's, not a simple policy's.
+            json!({"PolicyName": "p", "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": 1,
+                   "EstimatedInstanceWarmup": 60}),
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
-                   "EstimatedInstanceWarmup": 60,
+                   "MetricAggregationType": "Median",
                    "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
             json!({"PolicyName": "p", "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
-                   "MetricAggregationType": "Maximum",
+                   "EstimatedInstanceWarmup": -1,
                    "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}),
         ] {
             assert!(document(&request(&bad), "web", arn).is_err(), "{bad}");
@@ -588,5 +598,15 @@ mod tests {
         let doc = serde_json::to_value(document(&request(&stepped), "web", arn).unwrap()).unwrap();
         assert_eq!(doc["MetricAggregationType"], "Average");
         assert_eq!(doc["MinAdjustmentMagnitude"], 2);
+        // Both are kept, shown and acted on by the policy's alarm.
+        let mut given = stepped.clone();
+        given["MetricAggregationType"] = json!("Maximum");
+        given["EstimatedInstanceWarmup"] = json!(90);
+        let p = document(&request(&given), "web", arn).unwrap();
+        let doc = serde_json::to_value(&p).unwrap();
+        assert_eq!(doc["MetricAggregationType"], "Maximum");
+        assert_eq!(doc["EstimatedInstanceWarmup"], 90);
+        assert_eq!(p.step_warmup(), Some(90));
+        assert_eq!(p.aggregation(), Some(MetricAggregation::Maximum));
     }
 }

@@ -5,17 +5,9 @@
 //! Counts are printed (`-- --nocapture`) and recorded in docs/benchmarks.md.
 
 use phantom_e2e::argv;
-use phantom_e2e::fault_proxy::FaultProxy;
 use phantom_e2e::moto::Moto;
 use phantom_e2e::{eventually, stack, User};
 use serde_json::json;
-
-/// A cloud of its own (a moto server) and the fault proxy in front of it.
-fn flaky_cloud() -> (Moto, FaultProxy) {
-    let cloud = Moto::start();
-    let proxy = FaultProxy::before(&cloud.url);
-    (cloud, proxy)
-}
 
 /// Live VMs of the user on the cloud behind the proxy, by group-id tag.
 fn live_by_group(cloud: &Moto, u: &User) -> Vec<(String, String)> {
@@ -69,8 +61,7 @@ fn converged(cloud: &Moto, u: &User, name: &str, gid: &str, n: usize) -> bool {
 fn the_group_converges_after_every_kind_of_cloud_fault() {
     let s = stack();
     let u = s.new_user("faults");
-    let (cloud, p) = flaky_cloud();
-    s.add_cloud_for(&u, "flaky", &p.url);
+    let (cloud, p) = s.proxied_cloud(&u, "flaky");
     s.aws(
         &u,
         &argv!("create-launch-configuration --launch-configuration-name f@flaky --image-id ami-1e749f67 --instance-type t2.micro"),

@@ -4,8 +4,6 @@
 //! outlives its Timeout mid-batch is ended and its batch comes back; nothing is launched twice or
 //! left behind.
 
-use phantom_e2e::fault_proxy::FaultProxy;
-use phantom_e2e::moto::Moto;
 use phantom_e2e::{argv, eventually, lambda_stack_with, Stack};
 use serde_json::{json, Value};
 use std::sync::Mutex;
@@ -92,9 +90,7 @@ fn a_provisioner_invocation_that_times_out_mid_batch_loses_nothing_and_launches_
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = here();
     let u = s.new_user("lambda-timeout");
-    let cloud = Moto::start();
-    let proxy = FaultProxy::before(&cloud.url);
-    s.add_cloud_for(&u, "slow", &proxy.url);
+    let (cloud, proxy) = s.proxied_cloud(&u, "slow");
     s.aws(&u, &argv!("create-launch-configuration --launch-configuration-name web@slow --image-id ami-1e749f67 --instance-type t2.micro")).json();
     s.aws(&u, &argv!("create-auto-scaling-group --auto-scaling-group-name web --launch-configuration-name web@slow --min-size 0 --max-size 6 --desired-capacity 1")).json();
     s.serving(&u, "web", 1);

@@ -226,3 +226,41 @@ async fn duplicate_messages_launch_nothing_twice() {
         .count();
     assert_eq!(launches, 3, "one launch activity per VM");
 }
+
+#[tokio::test]
+async fn a_group_in_a_placement_group_launches_there_and_an_unknown_one_fails_in_the_clouds_words()
+{
+    let Given { w, u, .. } = Given::lc("placed").await;
+    w.hotel.add_placement_group("pg-1");
+    w.sdk(&u)
+        .create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(2)
+        .placement_group("pg-1")
+        .send()
+        .await
+        .unwrap();
+    let ids = converges(&w, &u, "hotel", "web", 2).await;
+    for vm in w.hotel.vms().into_iter().filter(|v| ids.contains(&v.id)) {
+        assert_eq!(vm.placement_group.as_deref(), Some("pg-1"));
+    }
+    assert_eq!(
+        group(&w, &u, "web").await.unwrap().placement_group(),
+        Some("pg-1")
+    );
+    // One the cloud does not have: the launch fails in its words, in an activity.
+    w.sdk(&u)
+        .update("web", |g| g.placement_group("nope").desired_capacity(3))
+        .await;
+    w.until(30, "a failed launch", async || {
+        activities(&w, &u, "web").await.into_iter().find(|a| {
+            a.status_code().map(|s| s.as_str()) == Some("Failed")
+                && a.status_message()
+                    .is_some_and(|m| m.contains("The Placement Group 'nope' is unknown."))
+        })
+    })
+    .await;
+}

@@ -318,8 +318,8 @@ async fn each_action_makes_the_fewest_calls_it_needs() {
         ("SetDesiredCapacity", 2, 1),
         // one Query
         ("DescribeAutoScalingInstances", 1, 0),
-        // one Query
-        ("DescribeScalingActivities", 1, 0),
+        // the group (its ARN: a deleted group's activities are not shown), one Query
+        ("DescribeScalingActivities", 2, 0),
         // read the group, its instances, the transaction
         ("DeleteAutoScalingGroup", 3, 0),
         // one conditional delete

@@ -8,6 +8,7 @@ use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
 use phantom_model::time::Clock;
+use std::collections::BTreeSet;
 
 fn tag(group: &str, key: &str, value: &str, propagate: bool) -> Tag {
     Tag::builder()
@@ -1082,4 +1083,77 @@ async fn a_launch_configuration_and_a_group_from_a_running_instance() {
         .filter_map(|l| l.launch_configuration_name())
         .collect();
     assert_eq!(names, ["copy@hotel", "web@hotel"]);
+}
+
+#[tokio::test]
+async fn activities_of_a_deleted_group_show_only_when_asked_and_filters_narrow_them() {
+    use aws_sdk_autoscaling::types::Filter as AsFilter;
+    let w = World::new().await;
+    let u = setup(&w, "acts", 1).await;
+    let c = w.sdk(&u);
+    let old_arn = group(&w, &u, "web")
+        .await
+        .unwrap()
+        .auto_scaling_group_arn()
+        .unwrap()
+        .to_string();
+    c.force_delete("web").await;
+    w.until(60, "the group gone", async || {
+        group(&w, &u, "web").await.is_none().then_some(())
+    })
+    .await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 1).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    let arns = |acts: &[aws_sdk_autoscaling::types::Activity]| -> BTreeSet<String> {
+        acts.iter()
+            .filter_map(|a| a.auto_scaling_group_arn().map(str::to_string))
+            .collect()
+    };
+    let shown = c.activities("web").await.activities().to_vec();
+    assert!(!shown.is_empty());
+    assert!(
+        !arns(&shown).contains(&old_arn),
+        "the deleted group's hidden"
+    );
+    let all = c
+        .describe_scaling_activities()
+        .auto_scaling_group_name("web")
+        .include_deleted_groups(true)
+        .send()
+        .await
+        .unwrap();
+    assert!(arns(all.activities()).contains(&old_arn));
+    assert_eq!(arns(all.activities()).len(), 2);
+    // Filters: by status (with a group's name only), by start time.
+    let by = |f: AsFilter| {
+        c.describe_scaling_activities()
+            .auto_scaling_group_name("web")
+            .filters(f)
+            .send()
+    };
+    let ok = by(AsFilter::builder()
+        .name("Status")
+        .values("Successful")
+        .build())
+    .await
+    .unwrap();
+    assert_eq!(ok.activities().len(), shown.len());
+    let failed = by(AsFilter::builder().name("Status").values("Failed").build())
+        .await
+        .unwrap();
+    assert!(failed.activities().is_empty());
+    let later = by(AsFilter::builder()
+        .name("StartTimeLowerBound")
+        .values("2999-01-01T00:00:00")
+        .build())
+    .await
+    .unwrap();
+    assert!(later.activities().is_empty());
+    let e = invalid(
+        c.describe_scaling_activities()
+            .filters(AsFilter::builder().name("Status").values("Failed").build())
+            .send()
+            .await,
+    );
+    assert!(e.contains("AutoScalingGroupName"), "{e}");
 }

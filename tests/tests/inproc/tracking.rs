@@ -87,6 +87,40 @@ async fn tracked_group(prefix: &str, n: i32) -> (World, User) {
     (w, u)
 }
 
+/// A tracked group of 2 VMs whose new VMs warm up for 5 s (DefaultInstanceWarmup).
+async fn warming_group(prefix: &str) -> (World, User) {
+    let (w, u) = tracked_group(prefix, 2).await;
+    w.sdk(&u)
+        .update("web", |g| g.default_instance_warmup(5))
+        .await;
+    (w, u)
+}
+
+/// PutScalingPolicy of step policy `steps` on group `web`, changing the capacity by its steps.
+fn steps_policy(
+    w: &World,
+    u: &User,
+) -> aws_sdk_autoscaling::operation::put_scaling_policy::builders::PutScalingPolicyFluentBuilder {
+    w.sdk(u)
+        .put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("steps")
+        .policy_type("StepScaling")
+        .adjustment_type("ChangeInCapacity")
+}
+
+/// The policies of group `web`, as DescribePolicies shows them.
+async fn web_policies(w: &World, u: &User) -> Vec<aws_sdk_autoscaling::types::ScalingPolicy> {
+    w.sdk(u)
+        .describe_policies()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .expect("the policies")
+        .scaling_policies()
+        .to_vec()
+}
+
 /// Runs until the group has `n` VMs InService.
 async fn serving(w: &World, u: &User, n: usize) {
     w.until(60, &format!("{n} VMs InService"), async || {
@@ -501,10 +535,7 @@ async fn terraforms_target_tracking_policy_calls_in_its_order() {
 async fn a_step_policy_runs_on_its_promql_alarm() {
     use super::self_service::call;
     use serde_json::json;
-    let (w, u) = tracked_group("tt-alarm", 2).await;
-    w.sdk(&u)
-        .update("web", |g| g.default_instance_warmup(5))
-        .await;
+    let (w, u) = warming_group("tt-alarm").await;
     let steps = [(0.0, Some(20.0), 1), (20.0, None, 3)].map(|(lower, upper, n)| {
         aws_sdk_autoscaling::types::StepAdjustment::builder()
             .metric_interval_lower_bound(lower)
@@ -512,12 +543,7 @@ async fn a_step_policy_runs_on_its_promql_alarm() {
             .scaling_adjustment(n)
             .build()
     });
-    w.sdk(&u)
-        .put_scaling_policy()
-        .auto_scaling_group_name("web")
-        .policy_name("steps")
-        .policy_type("StepScaling")
-        .adjustment_type("ChangeInCapacity")
+    steps_policy(&w, &u)
         .set_step_adjustments(Some(steps.to_vec()))
         .send()
         .await
@@ -548,14 +574,8 @@ async fn a_step_policy_runs_on_its_promql_alarm() {
     assert_eq!(status, 200, "{made}");
     let name = made["AlarmName"].as_str().unwrap().to_string();
     assert!(name.starts_with("Phantom-web-steps-"), "{made}");
-    let listed = w
-        .sdk(&u)
-        .describe_policies()
-        .auto_scaling_group_name("web")
-        .send()
-        .await
-        .unwrap();
-    let alarms = listed.scaling_policies()[0].alarms();
+    let listed = web_policies(&w, &u).await;
+    let alarms = listed[0].alarms();
     assert_eq!(alarms[0].alarm_name(), Some(name.as_str()));
     let (_, described) = call(&w, &u, "DescribePolicyAlarms", json!({})).await;
     assert_eq!(described["Alarms"][0]["Threshold"], 60.0);
@@ -714,4 +734,51 @@ async fn a_suspended_alarm_notification_process_stops_the_policies() {
         .expect("resume-processes");
     w.run_for(1).await;
     assert_eq!(desired(&w, &u).await, 4);
+}
+
+/// A step policy's MetricAggregationType reduces its alarm's series (one a VM) at each
+/// datapoint, and its EstimatedInstanceWarmup is how long a new VM waits before it counts.
+#[tokio::test]
+async fn a_step_policy_alarm_takes_the_maximum_of_its_series_and_its_own_warm_up() {
+    use super::self_service::call;
+    use serde_json::json;
+    let (w, u) = warming_group("tt-agg").await;
+    let put_step = |aggregation: Option<&'static str>, warmup: Option<i32>| {
+        let step = aws_sdk_autoscaling::types::StepAdjustment::builder()
+            .metric_interval_lower_bound(0.0)
+            .scaling_adjustment(1)
+            .build();
+        steps_policy(&w, &u)
+            .step_adjustments(step)
+            .set_metric_aggregation_type(aggregation.map(str::to_string))
+            .set_estimated_instance_warmup(warmup)
+            .send()
+    };
+    put_step(None, None).await.expect("a step policy");
+    // Two series, one a VM: 40 and 70 against 60.
+    let alarm = json!({"AutoScalingGroupName": "web", "PolicyName": "steps",
+        "Expression": "vm_a_load or vm_b_load", "ComparisonOperator": "GreaterThanThreshold",
+        "Threshold": 60.0, "EvaluationPeriods": 1});
+    let (status, made) = call(&w, &u, "PutPolicyAlarm", alarm).await;
+    assert_eq!(status, 200, "{made}");
+    w.metric("vm_a_load", Some(40.0));
+    w.metric("vm_b_load", Some(70.0));
+    // Long enough for the VMs to be past any warm-up below.
+    w.run_for(35).await;
+    assert_eq!(desired(&w, &u).await, 2, "their average, 55, is no breach");
+    // Maximum: 70 breaches; the new VM counts only after the policy's 30 s, not the group's 5.
+    put_step(Some("Maximum"), Some(30))
+        .await
+        .expect("put again");
+    let described = web_policies(&w, &u).await;
+    let p = &described[0];
+    assert_eq!(p.metric_aggregation_type(), Some("Maximum"));
+    assert_eq!(p.estimated_instance_warmup(), Some(30));
+    assert_eq!(p.alarms().len(), 1, "the alarm stays with the policy");
+    w.run_for(2).await;
+    assert_eq!(desired(&w, &u).await, 3);
+    w.run_for(15).await;
+    assert_eq!(desired(&w, &u).await, 3, "the new VM still warms up");
+    w.run_for(20).await;
+    assert_eq!(desired(&w, &u).await, 4, "warmed, it counts: +1 from 3");
 }

@@ -1,10 +1,19 @@
+//! A user's scaling activities, newest first: of one group or all, by id, by `Filters` (start
+//! time bounds, status), and only those of groups that exist unless `IncludeDeletedGroups`: a
+//! group deleted, or deleted and made again under its name, keeps its activities (six weeks)
+//! under its own ARN.
+
 use crate::App;
 use phantom_model::request::DescribeScalingActivities;
 use phantom_model::response;
+use phantom_rules::activity::Filters;
 use phantom_rules::identity::Caller;
 use phantom_wire::{paging, ApiResult};
+use std::collections::BTreeSet;
 
 const MAX: usize = 100;
+/// Activities read from the store at a time while looking for a page of those kept.
+const BATCH: usize = 200;
 
 pub async fn run(
     app: &App,
@@ -14,23 +23,54 @@ pub async fn run(
     let limit = paging::max_records_within(input.paging.max_records, MAX, MAX)?;
     let after = paging::resume_after(input.paging.next_token.as_deref())?;
     let group = input.auto_scaling_group_name.as_deref();
+    let filters = Filters::parse(&input.filters, group.is_some())?;
     let ids = super::names(input.activity_ids);
-    let found = match &ids {
-        // By id: look through the group's (or all) activities.
-        Some(ids) => app
-            .store
-            .activities(&caller.user, group, after.as_deref(), usize::MAX)
-            .await?
-            .into_iter()
-            .filter(|(_, a)| ids.contains(&a.activity_id))
-            .take(limit + 1)
-            .collect(),
-        None => {
-            app.store
-                .activities(&caller.user, group, after.as_deref(), limit + 1)
+    // The ARNs of the groups whose activities show (None: deleted ones' too).
+    let live: Option<BTreeSet<String>> = if input.include_deleted_groups == Some(true) {
+        None
+    } else {
+        Some(match group {
+            Some(name) => app
+                .store
+                .group(&caller.user, name)
                 .await?
-        }
+                .into_iter()
+                .map(|g| g.settings.arn)
+                .collect(),
+            None => app
+                .store
+                .all_groups(&caller.user)
+                .await?
+                .into_iter()
+                .map(|g| g.settings.arn)
+                .collect(),
+        })
     };
+    let keeps = |a: &phantom_model::activity::ScalingActivity| {
+        let start_ms = phantom_model::time::parse_timestamp(&a.start_time)
+            .map_or(0, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64);
+        ids.as_ref().is_none_or(|ids| ids.contains(&a.activity_id))
+            && live
+                .as_ref()
+                .is_none_or(|live| live.contains(&a.auto_scaling_group_arn))
+            && filters.keeps(a, start_ms)
+    };
+    // Read on until a page and one more are kept, or the activities run out.
+    let mut found = Vec::new();
+    let mut cursor = after;
+    loop {
+        let batch = app
+            .store
+            .activities(&caller.user, group, cursor.as_deref(), BATCH)
+            .await?;
+        let done = batch.len() < BATCH;
+        cursor = batch.last().map(|(k, _)| k.clone());
+        found.extend(batch.into_iter().filter(|(_, a)| keeps(a)));
+        if done || found.len() > limit {
+            break;
+        }
+    }
+    found.truncate(limit + 1);
     let page = paging::page(found, limit, |(k, _)| k);
     Ok(response::Activities {
         activities: page.items.into_iter().map(|(_, d)| d).collect(),

@@ -26,6 +26,8 @@ pub struct LaunchRequest {
     pub block_devices: Vec<BlockDevice>,
     pub zone: Option<String>,
     pub tenancy: Option<String>,
+    /// The group's placement group (RunInstances' Placement.GroupName).
+    pub placement_group: Option<String>,
     pub network: Network,
     pub tags: Vec<(String, String)>,
     /// A launch template on the cloud: the image and the rest come from it, and the fields above
@@ -209,6 +211,7 @@ pub fn template_request(
         block_devices: Vec::new(),
         zone: placement.zone.clone(),
         tenancy: None,
+        placement_group: None,
         network: Network::Plain {
             subnet: placement.subnet.clone(),
             group_ids: Vec::new(),
@@ -290,6 +293,7 @@ pub fn launch_request(
             .collect(),
         zone: placement.zone.clone(),
         tenancy: lc.placement_tenancy.clone(),
+        placement_group: None,
         network,
         tags,
         template: None,

@@ -100,29 +100,38 @@ impl Prometheus for MemoryPrometheus {
         range: Range,
     ) -> Result<Vec<RangeSeries>, QueryError> {
         let st = self.ask(promql)?;
-        let Some((_, line)) = st
+        // One series a metric the query names (several: one a VM, say), as `metric` recorded.
+        let series = st
             .timelines
             .iter()
-            .find(|(n, _)| promql.contains(n.as_str()))
-        else {
-            return Ok(Vec::new());
-        };
-        let points: Vec<(i64, f64)> = (0..range.points() as i64)
-            .map(|k| range.start_ms + k * range.step_ms)
-            .filter_map(|t| {
-                let (at, v) = line.iter().rev().find(|(at, _)| *at <= t)?;
-                let v = (*v)?;
-                (t - at <= LOOKBACK_MS).then_some((t, v))
+            .filter(|(n, _)| named(promql, n))
+            .filter_map(|(name, line)| {
+                let points: Vec<(i64, f64)> = (0..range.points() as i64)
+                    .map(|k| range.start_ms + k * range.step_ms)
+                    .filter_map(|t| {
+                        let (at, v) = line.iter().rev().find(|(at, _)| *at <= t)?;
+                        let v = (*v)?;
+                        (t - at <= LOOKBACK_MS).then_some((t, v))
+                    })
+                    .collect();
+                (!points.is_empty()).then(|| RangeSeries {
+                    labels: BTreeMap::from([("__name__".to_string(), name.clone())]),
+                    points,
+                })
             })
             .collect();
-        if points.is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(vec![RangeSeries {
-            labels: BTreeMap::new(),
-            points,
-        }])
+        Ok(series)
     }
+}
+
+/// Whether `promql` names metric `name` (as a whole word: `app_load` is not `app_load_b`).
+fn named(promql: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    promql.match_indices(name).any(|(i, _)| {
+        let before = promql[..i].chars().next_back();
+        let after = promql[i + name.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
 }
 
 /// Connects every metric source to one twin.

@@ -9,6 +9,7 @@ pub mod http;
 pub mod memory;
 
 use async_trait::async_trait;
+use phantom_model::group::MetricAggregation;
 pub use phantom_model::tracking::MetricSource;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -103,25 +104,30 @@ pub struct RangeSeries {
 /// from the answer of a range query: no series is no data at all; several series are an error
 /// saying how many, for the user to aggregate.
 pub fn datapoints(series: &[RangeSeries], range: Range) -> Result<Vec<Option<f64>>, String> {
-    let mut slots = vec![None; range.points()];
-    match series {
-        [] => {}
-        [only] => {
-            for (t, v) in &only.points {
-                let k = (t - range.start_ms + range.step_ms / 2).div_euclid(range.step_ms);
-                if let Some(slot) = usize::try_from(k).ok().and_then(|k| slots.get_mut(k)) {
-                    *slot = (!v.is_nan()).then_some(*v);
+    if series.len() > 1 {
+        return Err(format!(
+            "the expression gives {} series, not one: aggregate them (avg, sum, max).",
+            series.len()
+        ));
+    }
+    Ok(aggregated(series, range, MetricAggregation::Average))
+}
+
+/// As `datapoints`, several series reduced to one at each step by `by` (a step policy's
+/// MetricAggregationType), over the series that have a value there.
+pub fn aggregated(series: &[RangeSeries], range: Range, by: MetricAggregation) -> Vec<Option<f64>> {
+    let mut slots: Vec<Vec<f64>> = vec![Vec::new(); range.points()];
+    for one in series {
+        for (t, v) in &one.points {
+            let k = (t - range.start_ms + range.step_ms / 2).div_euclid(range.step_ms);
+            if let Some(slot) = usize::try_from(k).ok().and_then(|k| slots.get_mut(k)) {
+                if !v.is_nan() {
+                    slot.push(*v);
                 }
             }
         }
-        many => {
-            return Err(format!(
-                "the expression gives {} series, not one: aggregate them (avg, sum, max).",
-                many.len()
-            ))
-        }
     }
-    Ok(slots)
+    slots.iter().map(|values| by.of(values)).collect()
 }
 
 /// A Prometheus server, as a deployment's metric source.
@@ -285,6 +291,25 @@ mod tests {
         assert_eq!(datapoints(&[], range), Ok(vec![None; 4]));
         let two = [series[0].clone(), series[0].clone()];
         assert!(datapoints(&two, range).unwrap_err().contains("2 series"));
+        // A step policy's alarm reduces several series (one a VM) by its aggregation.
+        let other = RangeSeries {
+            labels: BTreeMap::new(),
+            points: vec![(100_000, 5.0), (110_000, 2.0)],
+        };
+        let both = [series[0].clone(), other];
+        let by = |a| aggregated(&both, range, a);
+        assert_eq!(
+            by(MetricAggregation::Maximum),
+            [Some(5.0), Some(2.0), Some(3.0), None]
+        );
+        assert_eq!(
+            by(MetricAggregation::Minimum),
+            [Some(1.0), Some(2.0), Some(3.0), None]
+        );
+        assert_eq!(
+            by(MetricAggregation::Average),
+            [Some(3.0), Some(2.0), Some(3.0), None]
+        );
         let vector = br#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
         assert!(parse_range(vector).is_err());
     }

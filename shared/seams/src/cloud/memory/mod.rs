@@ -44,6 +44,7 @@ pub struct Vm {
     pub tags: BTreeMap<String, String>,
     pub client_token: Option<String>,
     pub market: Market,
+    pub placement_group: Option<String>,
 }
 
 impl Vm {
@@ -100,6 +101,8 @@ struct State {
     spot_prices: BTreeMap<String, f64>,
     /// Imported key pairs: name -> fingerprint.
     key_pairs: BTreeMap<String, String>,
+    /// Placement groups by name; a launch into another is refused, as EC2 refuses it.
+    placement_groups: BTreeSet<String>,
 }
 
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -160,6 +163,11 @@ impl MemoryCloud {
 
     pub fn vms(&self) -> Vec<Vm> {
         self.state().vms.values().cloned().collect()
+    }
+
+    /// A placement group VMs may be launched into.
+    pub fn add_placement_group(&self, name: &str) {
+        self.state().placement_groups.insert(name.to_string());
     }
 
     /// The ids of pending and running VMs.
@@ -319,6 +327,7 @@ impl MemoryCloud {
             tags: BTreeMap::new(),
             client_token: token,
             market: Market::OnDemand,
+            placement_group: None,
         }
     }
 
@@ -397,6 +406,16 @@ impl MemoryCloud {
                 }
             }
         }
+        if let Some(pg) = req
+            .placement_group
+            .as_ref()
+            .filter(|pg| !st.placement_groups.contains(*pg))
+        {
+            return Err(CloudError::new(
+                "InvalidPlacementGroup.Unknown",
+                format!("The Placement Group '{pg}' is unknown."),
+            ));
+        }
         if let (Some(images), Some(image)) = (&self.images, &image_id) {
             if !images.contains(image) {
                 return Err(CloudError::new(
@@ -426,6 +445,7 @@ impl MemoryCloud {
                 Some(req.client_token.clone()),
             );
             vm.subnet = req.subnet().map(str::to_string);
+            vm.placement_group.clone_from(&req.placement_group);
             if req.spot.is_some() {
                 vm.market = Market::Spot;
             }

@@ -1161,6 +1161,57 @@ async fn notices(s: &dyn Store, u: &str) {
     );
 }
 
+/// LaunchInstances requests: put once per client token, finished by a record, a group's own.
+async fn launches(s: &dyn Store, u: &str) {
+    use phantom_model::sync_launch::{SyncLaunch, SyncResult};
+    let owner = format!("{u}lana");
+    s.create_launch_config(&owner, &lc("l")).await.unwrap();
+    for name in ["web", "web#2"] {
+        s.create_group(&owner, &group(name, "l", &format!("g-{name}")))
+            .await
+            .unwrap();
+    }
+    let asked = SyncLaunch {
+        client_token: "t-1".into(),
+        requested: 2,
+        zone: Some("us-east-1a".into()),
+        subnet: None,
+        retry: false,
+        asked_ms: 1_700_000_000_000,
+        result: None,
+    };
+    s.put_launch(&owner, "web", &asked).await.unwrap();
+    let again = SyncLaunch {
+        requested: 3,
+        ..asked.clone()
+    };
+    assert!(matches!(
+        s.put_launch(&owner, "web", &again).await,
+        Err(StoreError::Exists)
+    ));
+    assert_eq!(
+        s.launches(&owner, "web").await.unwrap(),
+        std::slice::from_ref(&asked)
+    );
+    assert!(s.launches(&owner, "web#2").await.unwrap().is_empty());
+    let done = SyncLaunch {
+        result: Some(SyncResult::default()),
+        ..asked.clone()
+    };
+    let web = s.group(&owner, "web").await.unwrap().unwrap();
+    let r = Record {
+        launches: vec![done.clone()],
+        desired: Some(web.desired + 2),
+        ..Record::default()
+    };
+    s.record(&owner, &web, &r).await.unwrap();
+    assert_eq!(s.launches(&owner, "web").await.unwrap(), [done]);
+    assert_eq!(
+        s.group(&owner, "web").await.unwrap().unwrap().desired,
+        web.desired + 2
+    );
+}
+
 /// The pulse's lease (taken only at the sequence expected) and a pair's view on the list (kept
 /// only while the pair is listed).
 async fn pulse(s: &dyn Store, u: &str) {
@@ -1253,6 +1304,7 @@ async fn the_memory_store_keeps_the_contract() {
     due_index(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
+    launches(&store, "").await;
     pulse(&store, "").await;
 }
 
@@ -1277,6 +1329,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     due_index(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
+    launches(&store, "").await;
     pulse(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only

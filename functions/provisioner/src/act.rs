@@ -79,7 +79,7 @@ impl Provisioner {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn launch_into(
+    pub(crate) async fn launch_into(
         &self,
         owner: &str,
         g: &Group,
@@ -398,7 +398,7 @@ type Batch = (Option<String>, Option<String>, Market, Vec<String>);
 /// Where new VMs go: into the group (on-demand where no spot can be had, if `fallback`), or
 /// into its warm pool.
 #[derive(Clone, Copy)]
-enum Destination {
+pub(crate) enum Destination {
     Group { fallback: bool },
     Pool,
 }

@@ -26,6 +26,7 @@ mod at_risk;
 mod balance;
 mod notify;
 mod sweep;
+mod sync_launch;
 
 use act::{attach, detach, stop_and_start, terminate, On};
 use phantom_seams::counts;
@@ -156,6 +157,13 @@ impl Provisioner {
         match work {
             Work::Reconcile(msg) => match self.reconcile(&msg).await {
                 Ok(outcome) => {
+                    // Another holder's rounds may have passed a LaunchInstances just asked for:
+                    // asked again shortly, for the caller waits.
+                    if matches!(outcome, Outcome::Busy)
+                        && msg.reason == phantom_rules::sync_launch::REASON
+                    {
+                        self.enqueue(&msg, 1).await;
+                    }
                     tracing::info!(
                         message_id = id,
                         owner = msg.owner,
@@ -332,7 +340,13 @@ impl Provisioner {
                 }
             };
             self.send_left(&msg.owner, &g).await?;
-            let round = self.round(&msg.owner, &g).await?;
+            let round = self
+                .round(
+                    &msg.owner,
+                    &g,
+                    msg.reason == phantom_rules::sync_launch::REASON,
+                )
+                .await?;
             let mut waiting = false;
             match round {
                 Round::Deleted => {
@@ -412,7 +426,8 @@ impl Provisioner {
         Ok((!moved).then_some(members))
     }
 
-    async fn round(&self, owner: &str, g: &Group) -> Result<Round, StoreError> {
+    /// One round of the group; `launches`: carry out its LaunchInstances requests first.
+    async fn round(&self, owner: &str, g: &Group, launches: bool) -> Result<Round, StoreError> {
         let ctx = Context {
             group: &g.name,
             group_arn: &g.settings.arn,
@@ -474,6 +489,16 @@ impl Provisioner {
             return self
                 .round_across(owner, g, &home, &ctx, before, members)
                 .await;
+        }
+
+        // LaunchInstances asked for: carried out before anything else.
+        if launches {
+            if let Some(round) = self
+                .sync_launch(owner, g, &ctx, before, cloud.as_ref(), &members)
+                .await?
+            {
+                return Ok(round);
+            }
         }
 
         // Decide (with what the load balancers say of the VMs, under HealthCheckType ELB).

@@ -19,6 +19,7 @@ pub mod record;
 pub mod refresh;
 pub mod request;
 pub mod response;
+pub mod sync_launch;
 pub mod time;
 pub mod tracking;
 pub mod traffic;

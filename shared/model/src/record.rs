@@ -32,6 +32,8 @@ pub struct Record {
     /// Messages telling of what this record writes, sent once it is written (`phantom_rules::notification`
     /// in the rules above): kept in the store until sent, so none is lost to a crash.
     pub notices: Vec<Notice>,
+    /// LaunchInstances requests carried out, with their results (replacing them as pending).
+    pub launches: Vec<crate::sync_launch::SyncLaunch>,
 }
 
 impl Record {
@@ -45,5 +47,6 @@ impl Record {
             && self.holds.is_none()
             && self.activities.is_empty()
             && self.notices.is_empty()
+            && self.launches.is_empty()
     }
 }

@@ -164,6 +164,19 @@ pub struct SetDesiredCapacity {
     pub honor_cooldown: Option<bool>,
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LaunchInstances {
+    pub auto_scaling_group_name: String,
+    pub requested_capacity: i64,
+    pub client_token: String,
+    pub availability_zones: Option<Vec<String>>,
+    pub availability_zone_ids: Option<Vec<String>>,
+    pub subnet_ids: Option<Vec<String>>,
+    /// `none` (AWS's default) or `retry-with-group-configuration`.
+    pub retry_strategy: Option<String>,
+}
+
 /// A filter of DescribeAutoScalingGroups, DescribeTags or DescribeScalingActivities.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]

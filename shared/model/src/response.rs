@@ -72,6 +72,16 @@ pub struct DescribeAutoScalingInstances {
     pub next_token: Option<String>,
 }
 
+/// LaunchInstances' answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LaunchInstances {
+    pub auto_scaling_group_name: String,
+    pub client_token: String,
+    pub instances: Vec<crate::sync_launch::InstanceCollection>,
+    pub errors: Vec<crate::sync_launch::LaunchError>,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Activities {

@@ -39,3 +39,14 @@ pub fn test_context(id: &str, now_ms: i64) -> NewGroupContext<'static> {
         now: phantom_model::time::from_ms(now_ms),
     }
 }
+
+/// A test's group `web` from `web@hotel` (min 1, max 5, desired 2), made at 0 as `g1`.
+pub fn test_group() -> crate::group::Group {
+    let input = serde_json::json!({"AutoScalingGroupName": "web", "LaunchConfigurationName": "web@hotel",
+        "MinSize": 1, "MaxSize": 5, "DesiredCapacity": 2});
+    crate::group::from_input(
+        &serde_json::from_value(input).expect("a request"),
+        test_context("g1", 0),
+    )
+    .expect("a group")
+}

@@ -29,6 +29,7 @@ pub mod round;
 pub mod schedule;
 pub mod scrape;
 pub mod spread;
+pub mod sync_launch;
 pub mod tags;
 pub mod template;
 pub mod throttle;

@@ -47,6 +47,9 @@ impl ApiError {
     pub fn irreversible_instance_refresh(message: impl Into<String>) -> Self {
         Self::new("IrreversibleInstanceRefresh", 400, message)
     }
+    pub fn idempotent_parameter_mismatch(message: impl Into<String>) -> Self {
+        Self::new("IdempotentParameterMismatch", 400, message)
+    }
     pub fn invalid_next_token(message: impl Into<String>) -> Self {
         Self::new("InvalidNextToken", 400, message)
     }

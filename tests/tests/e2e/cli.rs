@@ -1187,3 +1187,37 @@ fn a_group_in_a_placement_group_launches_its_vms_there() {
     )
     .json();
 }
+
+#[test]
+fn launch_instances_answers_with_the_vms_it_launched() {
+    let s = stack();
+    let u = s.new_user("sync");
+    s.lc_and_group(&u, "web", 0, 4, 1);
+    s.serving(&u, "web", 1);
+    let launch = argv!("launch-instances --auto-scaling-group-name web --requested-capacity 2 --client-token tok-1");
+    let answer = s.aws(&u, &launch).json();
+    assert_eq!(answer["ClientToken"], "tok-1");
+    assert_eq!(answer["Errors"], json!([]), "{answer}");
+    let ids: Vec<String> = answer["Instances"][0]["InstanceIds"]
+        .as_array()
+        .expect("the instances launched")
+        .iter()
+        .map(|i| i.as_str().expect("an id").to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{answer}");
+    // On the cloud at once, in the group, its desired capacity up by them.
+    let on_cloud: Vec<Value> = s.vms("hotel", &u.name, "web");
+    assert!(ids
+        .iter()
+        .all(|id| on_cloud.iter().any(|v| v["InstanceId"] == id.as_str())));
+    assert_eq!(describe_group(&u, "web").unwrap()["DesiredCapacity"], 3);
+    let serving = s.serving(&u, "web", 3);
+    assert!(ids.iter().all(|id| serving.contains(id)));
+    // Asked again with the token: the same answer.
+    assert_eq!(s.aws(&u, &launch).json()["Instances"], answer["Instances"]);
+    s.aws(
+        &u,
+        &argv!("delete-auto-scaling-group --auto-scaling-group-name web --force-delete"),
+    )
+    .json();
+}

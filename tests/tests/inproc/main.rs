@@ -21,6 +21,7 @@ mod scale;
 mod scheduled;
 mod self_service;
 mod spot;
+mod sync_launch;
 mod templates;
 mod throttle;
 mod tools;

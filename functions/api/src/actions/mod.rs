@@ -16,6 +16,7 @@ mod describe_scaling_activities;
 mod describe_tags;
 mod instance_refresh;
 mod instances;
+mod launch_instances;
 mod lifecycle_hooks;
 mod lookups;
 mod notifications;
@@ -111,6 +112,7 @@ pub const ACTIONS: &[Action] = &[
         set_desired_capacity::run,
         SetDesiredCapacity
     ),
+    action!("LaunchInstances", launch_instances::run, LaunchInstances),
     action!(
         "DescribeAutoScalingInstances",
         describe_auto_scaling_instances::run,

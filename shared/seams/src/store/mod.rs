@@ -20,6 +20,7 @@ use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
 pub use phantom_model::pulse::{Lease as PulseLease, PairView};
+use phantom_model::sync_launch::SyncLaunch;
 use phantom_model::user::{AccessKey, User};
 
 pub use phantom_model::cloud::{CloudCredentials, CloudRecord};
@@ -341,6 +342,11 @@ pub trait Fleet: Send + Sync {
     async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>>;
     /// Forgets a notice once it was sent.
     async fn sent(&self, user: &str, group: &str, id: &str) -> StoreResult<()>;
+    /// Records a LaunchInstances request of the group, pending: `Exists` if its client token
+    /// has one already. Kept a day (`LAUNCH_TTL_SECS`); `Record::launches` finishes it.
+    async fn put_launch(&self, user: &str, group: &str, l: &SyncLaunch) -> StoreResult<()>;
+    /// The group's LaunchInstances requests (pending and finished), by client token.
+    async fn launches(&self, user: &str, group: &str) -> StoreResult<Vec<SyncLaunch>>;
     /// Activities of one group or of all, newest first, after the key `after`; returns (key,
     /// document) pairs so the caller can page.
     async fn activities(
@@ -363,6 +369,9 @@ pub const SORT_KEY: &str = "sk";
 pub const TTL_ATTRIBUTE: &str = "expires";
 /// A notice that could not be sent for a day is forgotten (its target gone, most likely).
 pub const NOTICE_TTL_SECS: i64 = 24 * 3600;
+/// How long a LaunchInstances request is kept: a retry with its client token within it gets
+/// the same answer.
+pub const LAUNCH_TTL_SECS: i64 = 24 * 3600;
 
 /// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
 /// page activities by it, so their NextTokens agree.

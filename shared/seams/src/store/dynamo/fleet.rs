@@ -198,6 +198,14 @@ impl Fleet for DynamoStore {
                     .build(),
             );
         }
+        for l in &r.launches {
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(self.launch_item(user, &g.name, l)?))
+                .build()
+                .map_err(unavailable)?;
+            writes.push(TransactWriteItem::builder().put(put).build());
+        }
         // One transaction of up to 100 writes, each led by the group's guard (the first one also
         // moves the launch sequence and the backoff): a round's record is one request.
         let mut chunks = writes.chunks(99).peekable();
@@ -228,17 +236,8 @@ impl Fleet for DynamoStore {
     }
 
     async fn notices(&self, user: &str, group: &str) -> StoreResult<Vec<Notice>> {
-        let items = self
-            .query_prefix(
-                &owner(user),
-                &format!("{NOTE}{group}#"),
-                None,
-                usize::MAX,
-                // The prefix also holds the notices of a group named `<group>#...`.
-                |i| get_s(i, "group").is_ok_and(|g| g == group),
-            )
-            .await?;
-        items
+        self.group_items(user, NOTE, group)
+            .await?
             .iter()
             .map(|i| {
                 Ok(Notice {
@@ -261,6 +260,31 @@ impl Fleet for DynamoStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn put_launch(&self, user: &str, group: &str, l: &SyncLaunch) -> StoreResult<()> {
+        let item = self.launch_item(user, group, l)?;
+        let result = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PARTITION_KEY)
+            .send()
+            .await;
+        conditional(result, StoreError::Exists)
+    }
+
+    async fn launches(&self, user: &str, group: &str) -> StoreResult<Vec<SyncLaunch>> {
+        self.group_items(user, LAUNCH, group)
+            .await?
+            .iter()
+            .map(|i| {
+                serde_json::from_str(&get_s(i, "doc")?)
+                    .map_err(|_| corrupt(i, "doc", "a LaunchInstances request"))
+            })
+            .collect()
     }
 
     async fn watched(&self) -> StoreResult<Vec<Watched>> {
@@ -558,6 +582,34 @@ impl DynamoStore {
             .set_item(Some(item))
             .build()
             .map_err(unavailable)
+    }
+
+    /// The user's items of `kind` (`NOTE#`, `LAUNCH#`) of group `group`.
+    async fn group_items(&self, user: &str, kind: &str, group: &str) -> StoreResult<Vec<Item>> {
+        self.query_prefix(
+            &owner(user),
+            &format!("{kind}{group}#"),
+            None,
+            usize::MAX,
+            // The prefix also holds the items of a group named `<group>#...`.
+            |i| get_s(i, "group").is_ok_and(|g| g == group),
+        )
+        .await
+    }
+
+    /// A LaunchInstances request's item: the group, the request as a document, its TTL.
+    pub(super) fn launch_item(&self, user: &str, group: &str, l: &SyncLaunch) -> StoreResult<Item> {
+        let mut item = key(owner(user), format!("{LAUNCH}{group}#{}", l.client_token));
+        item.insert("group".into(), s(group));
+        item.insert(
+            "doc".into(),
+            s(serde_json::to_string(l).map_err(|e| StoreError::Unavailable(e.to_string()))?),
+        );
+        item.insert(
+            TTL_ATTRIBUTE.into(),
+            self::n(l.asked_ms / 1000 + LAUNCH_TTL_SECS),
+        );
+        Ok(item)
     }
 
     /// The guard on the first transaction of a record: the group is still this one (by id), and

@@ -11,6 +11,7 @@
 //! | `OWNER#<user>`  | `INST#<group>#<id>` | an instance of a group (its id also in `vm`, the index of VMs) |
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
+//! | `OWNER#<user>`  | `LAUNCH#<group>#<token>` | a LaunchInstances request and, once carried out, its result (a day) |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there, what its last full sweep saw |
 //! | `PULSE`         | `PULSE`            | the pulse's lease: the sequence of the last tick, until when the chain counts as alive |
@@ -36,8 +37,8 @@ use item::*;
 use super::{
     activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
     Groups, LaunchConfigs, Lease, MetricAuth, MetricSource, Page, PairView, PulseLease, Record,
-    StoreError, StoreResult, Usage, Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS,
-    PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    StoreError, StoreResult, Usage, Watched, LAUNCH_TTL_SECS, MAX_GROUPS, MAX_LAUNCH_CONFIGS,
+    NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -52,6 +53,7 @@ use phantom_model::group::{Group, Settings, DELETING};
 use phantom_model::instance::{Lifecycle, Market, Member};
 use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
+use phantom_model::sync_launch::SyncLaunch;
 use phantom_model::user::{AccessKey, User};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +66,7 @@ const CRED: &str = "CRED#";
 const INST: &str = "INST#";
 const ACT: &str = "ACT#";
 const NOTE: &str = "NOTE#";
+const LAUNCH: &str = "LAUNCH#";
 /// Scaling activities are kept six weeks, as AWS keeps them (DynamoDB TTL on `expires`).
 const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";

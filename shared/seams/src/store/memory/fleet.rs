@@ -3,6 +3,7 @@
 use super::*;
 use phantom_model::notification::Notice;
 use phantom_model::pulse::{Lease as PulseLease, PairView};
+use phantom_model::sync_launch::SyncLaunch;
 use phantom_rules::group::GroupRules;
 
 #[async_trait]
@@ -103,7 +104,8 @@ impl Fleet for MemoryStore {
         if r.is_empty() {
             return Ok(());
         }
-        let writes = r.put.len() + r.forget.len() + r.activities.len() + r.notices.len();
+        let writes =
+            r.put.len() + r.forget.len() + r.activities.len() + r.notices.len() + r.launches.len();
         let mut ids: Vec<&String> = r.put.iter().map(|m| &m.id).chain(&r.forget).collect();
         ids.sort();
         if ids.windows(2).any(|w| w[0] == w[1]) {
@@ -178,6 +180,10 @@ impl Fleet for MemoryStore {
                         let notices = st.notices.entry(owned(user, &g.name)).or_default();
                         notices.extend(r.notices.iter().cloned());
                         notices.sort_by(|a, b| a.id.cmp(&b.id));
+                        let launches = st.launches.entry(owned(user, &g.name)).or_default();
+                        for l in &r.launches {
+                            launches.insert(l.client_token.clone(), l.clone());
+                        }
                         Ok(())
                     }
                 }
@@ -205,6 +211,30 @@ impl Fleet for MemoryStore {
             }
         }
         self.done(Ok(())).await
+    }
+
+    async fn put_launch(&self, user: &str, group: &str, l: &SyncLaunch) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let launches = st.launches.entry(owned(user, group)).or_default();
+            if launches.contains_key(&l.client_token) {
+                Err(StoreError::Exists)
+            } else {
+                launches.insert(l.client_token.clone(), l.clone());
+                Ok(())
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn launches(&self, user: &str, group: &str) -> StoreResult<Vec<SyncLaunch>> {
+        let out = self
+            .state(1)
+            .launches
+            .get(&owned(user, group))
+            .map(|l| l.values().cloned().collect())
+            .unwrap_or_default();
+        self.done(Ok(out)).await
     }
 
     async fn watched(&self) -> StoreResult<Vec<Watched>> {

@@ -52,6 +52,8 @@ struct State {
     activities: BTreeMap<Owned, ScalingActivity>,
     /// (user, group) -> notices recorded and not yet sent, oldest first
     notices: BTreeMap<Owned, Vec<phantom_model::notification::Notice>>,
+    /// (user, group) -> LaunchInstances requests by client token
+    launches: BTreeMap<Owned, BTreeMap<String, phantom_model::sync_launch::SyncLaunch>>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
     /// (cloud, user) -> what its last full sweep saw

@@ -5,6 +5,7 @@
 use super::*;
 use phantom_model::group::LaunchTemplateSpecification;
 use phantom_rules::group::GroupRules;
+use phantom_seams::cloud::LaunchRequest;
 
 impl Provisioner {
     /// A cloud with the owner's credentials there.
@@ -179,6 +180,12 @@ impl Provisioner {
                 Destination::Group { .. } => format!("{}-{i}", on.token),
                 Destination::Pool => format!("{}-w{i}", on.token),
             };
+            // balanced-best-effort: where this zone (or subnet) has no room, the group's others.
+            let elsewhere = phantom_rules::distribution::elsewhere(
+                &g.settings,
+                zone.as_deref(),
+                subnet.as_deref(),
+            );
             let mut tries = requests(
                 &source,
                 &order,
@@ -208,6 +215,15 @@ impl Provisioner {
                     format!("{token}-od"),
                     tags.clone(),
                 ));
+            }
+            let here = tries.clone();
+            for (j, (zone, subnet)) in elsewhere.into_iter().enumerate() {
+                tries.extend(here.iter().map(|t| LaunchRequest {
+                    client_token: format!("{}-at{j}", t.client_token),
+                    zone: zone.clone(),
+                    network: t.network.at_subnet(subnet.clone()),
+                    ..t.clone()
+                }));
             }
             for t in &mut tries {
                 t.placement_group.clone_from(&g.settings.placement_group);

@@ -144,6 +144,9 @@ pub struct Settings {
     /// Seconds a new instance warms up: an instance refresh's default warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_instance_warmup: Option<i64>,
+    /// Where launches go when a zone fails them (absent: `balanced-only`, AWS's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_distribution: Option<AvailabilityZoneDistribution>,
     /// The cloud's placement group its VMs are launched into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_group: Option<String>,
@@ -194,6 +197,21 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub cooldown_ends_ms: Option<i64>,
+}
+
+/// A group's AvailabilityZoneDistribution: `balanced-only` keeps asking a zone that fails its
+/// launches, `balanced-best-effort` launches in the group's other zones (or subnets) meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AvailabilityZoneDistribution {
+    pub capacity_distribution_strategy: CapacityDistribution,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityDistribution {
+    BalancedOnly,
+    BalancedBestEffort,
 }
 
 /// A group's deletion protection, AWS's three levels.

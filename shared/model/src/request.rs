@@ -89,6 +89,7 @@ pub struct GroupSettings {
     pub context: Option<String>,
     pub desired_capacity_type: Option<String>,
     pub placement_group: Option<String>,
+    pub availability_zone_distribution: Option<crate::group::AvailabilityZoneDistribution>,
     // Read only to be refused (`group::REFUSED`).
     pub availability_zone_ids: Option<Vec<String>>,
     #[serde(rename = "ServiceLinkedRoleARN")]
@@ -96,7 +97,7 @@ pub struct GroupSettings {
     pub capacity_rebalance: Option<bool>,
     pub default_instance_warmup: Option<i64>,
     pub instance_maintenance_policy: Option<IgnoredAny>,
-    pub availability_zone_distribution: Option<IgnoredAny>,
+
     pub availability_zone_impairment_policy: Option<IgnoredAny>,
     pub skip_zonal_shift_validation: Option<bool>,
     pub capacity_reservation_specification: Option<IgnoredAny>,

@@ -36,6 +36,36 @@ pub struct Distribution {
     pub fallback: bool,
 }
 
+/// Where a launch that a zone (or subnet) refused for want of capacity may go instead: nowhere
+/// under `balanced-only` (AWS's default: that zone is asked again), the group's other subnets
+/// (or zones), in its order, under `balanced-best-effort`. As (zone, subnet) pairs.
+pub fn elsewhere(
+    s: &phantom_model::group::Settings,
+    zone: Option<&str>,
+    subnet: Option<&str>,
+) -> Vec<(Option<String>, Option<String>)> {
+    use phantom_model::group::CapacityDistribution;
+    let best_effort = s.availability_zone_distribution.as_ref().is_some_and(|d| {
+        d.capacity_distribution_strategy == CapacityDistribution::BalancedBestEffort
+    });
+    if !best_effort {
+        return Vec::new();
+    }
+    match subnet {
+        Some(failed) => phantom_model::group::subnet_ids(s.vpc_zone_identifier.as_deref())
+            .into_iter()
+            .filter(|other| other != failed)
+            .map(|other| (None, Some(other)))
+            .collect(),
+        None => s
+            .availability_zones
+            .iter()
+            .filter(|other| Some(other.as_str()) != zone)
+            .map(|other| (Some(other.clone()), None))
+            .collect(),
+    }
+}
+
 /// The group tag that opts in to on-demand where spot cannot be had.
 pub const TAG_FALLBACK: &str = "phantom:spot-fallback";
 

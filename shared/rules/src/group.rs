@@ -343,6 +343,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         max_instance_lifetime: None,
         default_instance_warmup: None,
         placement_group: None,
+        availability_zone_distribution: None,
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -385,7 +386,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 8] = [
+pub const REFUSED: [(&str, &str); 7] = [
     (
         "InstanceMaintenancePolicy",
         "Phantom replaces an unhealthy VM one for one, with no healthy-percentage bounds yet",
@@ -393,10 +394,6 @@ pub const REFUSED: [(&str, &str); 8] = [
     (
         "AvailabilityZoneIds",
         "Phantom's clouds name their zones: give AvailabilityZones",
-    ),
-    (
-        "AvailabilityZoneDistribution",
-        "Phantom spreads VMs across zones one way only",
     ),
     (
         "AvailabilityZoneImpairmentPolicy",
@@ -451,10 +448,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
                 s.availability_zone_ids
                     .as_ref()
                     .is_some_and(|z| !z.is_empty()),
-            ),
-            (
-                "AvailabilityZoneDistribution",
-                s.availability_zone_distribution.is_some(),
             ),
             (
                 "AvailabilityZoneImpairmentPolicy",
@@ -658,6 +651,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = &input.context {
         s.context = Some(v.clone());
+    }
+    if let Some(v) = &input.availability_zone_distribution {
+        s.availability_zone_distribution = Some(v.clone());
     }
     if let Some(v) = &input.placement_group {
         s.placement_group = Some(v.clone());

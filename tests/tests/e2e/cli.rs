@@ -651,23 +651,13 @@ fn scaling_policies_through_the_cli() {
     );
     aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name steps --policy-type StepScaling --adjustment-type PercentChangeInCapacity --min-adjustment-magnitude 1 --step-adjustments MetricIntervalLowerBound=0,MetricIntervalUpperBound=10,ScalingAdjustment=10 MetricIntervalLowerBound=10,ScalingAdjustment=50 MetricIntervalUpperBound=0,ScalingAdjustment=-50"))
     .json();
-    // Phantom aggregates no metric and has no warm-up: refused, not stored and ignored.
-    for (option, value, says) in [
-        (
-            "--estimated-instance-warmup",
-            "60",
-            "EstimatedInstanceWarmup",
-        ),
-        (
-            "--metric-aggregation-type",
-            "Maximum",
-            "MetricAggregationType",
-        ),
-    ] {
-        let refused = aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name refused --policy-type StepScaling --adjustment-type ChangeInCapacity --step-adjustments MetricIntervalLowerBound=0,ScalingAdjustment=1", option, value))
-        .error("ValidationError");
-        assert!(refused.contains(says), "{refused}");
-    }
+    // A step policy's warm-up and aggregation are its alarm's: taken and shown; a simple
+    // policy has neither.
+    aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name tuned --policy-type StepScaling --adjustment-type ChangeInCapacity --step-adjustments MetricIntervalLowerBound=0,ScalingAdjustment=1 --estimated-instance-warmup 60 --metric-aggregation-type Maximum"))
+    .json();
+    let refused = aws(&argv!("put-scaling-policy --auto-scaling-group-name pol --policy-name refused --adjustment-type ChangeInCapacity --scaling-adjustment 1 --estimated-instance-warmup 60"))
+    .error("ValidationError");
+    assert!(refused.contains("EstimatedInstanceWarmup"), "{refused}");
     let refused = aws(&[
         "put-scaling-policy",
         "--auto-scaling-group-name",
@@ -685,10 +675,12 @@ fn scaling_policies_through_the_cli() {
     assert!(refused.contains("TargetTrackingConfiguration"), "{refused}");
     let policies = aws(&["describe-policies", "--auto-scaling-group-name", "pol"]).json();
     let list = policies["ScalingPolicies"].as_array().unwrap();
-    assert_eq!(list.len(), 2);
+    assert_eq!(list.len(), 3);
     assert_eq!(list[1]["MetricAggregationType"], "Average");
     assert_eq!(list[1]["StepAdjustments"].as_array().unwrap().len(), 3);
     assert_eq!(list[1]["MinAdjustmentMagnitude"], 1);
+    assert_eq!(list[2]["MetricAggregationType"], "Maximum");
+    assert_eq!(list[2]["EstimatedInstanceWarmup"], 60);
 
     // By ARN, honouring the cooldown: once, then refused.
     aws(&["execute-policy", "--policy-name", arn, "--honor-cooldown"]).json();

@@ -264,3 +264,70 @@ async fn a_group_in_a_placement_group_launches_there_and_an_unknown_one_fails_in
     })
     .await;
 }
+
+/// AvailabilityZoneDistribution: under balanced-only (AWS's default) a zone without room is
+/// asked again and the group waits for it; under balanced-best-effort its share goes to the
+/// group's other zone meanwhile.
+#[tokio::test]
+async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_launches_elsewhere() {
+    use aws_sdk_autoscaling::types::{AvailabilityZoneDistribution, CapacityDistributionStrategy};
+    let Given { w, u, .. } = Given::lc("zones").await;
+    w.hotel.zone_full("us-east-1b", true);
+    let make = |name: &'static str, strategy: Option<CapacityDistributionStrategy>| {
+        w.sdk(&u)
+            .create_auto_scaling_group()
+            .auto_scaling_group_name(name)
+            .launch_configuration_name("web@hotel")
+            .availability_zones("us-east-1a")
+            .availability_zones("us-east-1b")
+            .min_size(0)
+            .max_size(4)
+            .desired_capacity(4)
+            .set_availability_zone_distribution(strategy.map(|s| {
+                AvailabilityZoneDistribution::builder()
+                    .capacity_distribution_strategy(s)
+                    .build()
+            }))
+            .send()
+    };
+    make("only", None).await.unwrap();
+    make(
+        "best",
+        Some(CapacityDistributionStrategy::BalancedBestEffort),
+    )
+    .await
+    .unwrap();
+    w.run_for(30).await;
+    let zones_of = async |name: &str| -> Vec<String> {
+        let g = group(&w, &u, name).await.expect("the group");
+        g.instances()
+            .iter()
+            .filter_map(|i| i.availability_zone().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        zones_of("only").await,
+        ["us-east-1a"; 2],
+        "b is asked again"
+    );
+    assert_eq!(
+        zones_of("best").await,
+        ["us-east-1a"; 4],
+        "b's share went to a"
+    );
+    let best = group(&w, &u, "best").await.unwrap();
+    assert_eq!(
+        best.availability_zone_distribution()
+            .and_then(|d| d.capacity_distribution_strategy()),
+        Some(&CapacityDistributionStrategy::BalancedBestEffort)
+    );
+    // Room again: the balanced-only group fills its zone.
+    w.hotel.zone_full("us-east-1b", false);
+    w.run_for(70).await;
+    let mut zones = zones_of("only").await;
+    zones.sort();
+    assert_eq!(
+        zones,
+        ["us-east-1a", "us-east-1a", "us-east-1b", "us-east-1b"]
+    );
+}

@@ -93,6 +93,39 @@ pub enum Network {
     },
 }
 
+impl Network {
+    /// The same network in subnet `subnet` (None: as it is, for a launch into another zone).
+    pub fn at_subnet(&self, subnet: Option<String>) -> Self {
+        match (self, subnet) {
+            (n, None) => n.clone(),
+            (
+                Network::Plain {
+                    group_ids,
+                    group_names,
+                    ..
+                },
+                Some(s),
+            ) => Network::Plain {
+                subnet: Some(s),
+                group_ids: group_ids.clone(),
+                group_names: group_names.clone(),
+            },
+            (
+                Network::Interface {
+                    public_ip,
+                    group_ids,
+                    ..
+                },
+                Some(s),
+            ) => Network::Interface {
+                subnet: s,
+                public_ip: *public_ip,
+                group_ids: group_ids.clone(),
+            },
+        }
+    }
+}
+
 impl LaunchRequest {
     pub fn subnet(&self) -> Option<&str> {
         match &self.network {

@@ -69,6 +69,16 @@ impl MemoryCloud {
         self.state().spot_prices.insert(instance_type.into(), price);
     }
 
+    /// Launches into this zone fail with InsufficientInstanceCapacity (`true`), or succeed again.
+    pub fn zone_full(&self, zone: &str, full: bool) {
+        let mut st = self.state();
+        if full {
+            st.full_zones.insert(zone.into());
+        } else {
+            st.full_zones.remove(zone);
+        }
+    }
+
     /// At most `k` VMs alive at once; a launch past it fails with InsufficientInstanceCapacity.
     pub fn set_capacity(&self, k: usize) {
         self.state().capacity = Some(k);

@@ -101,6 +101,8 @@ struct State {
     spot_prices: BTreeMap<String, f64>,
     /// Imported key pairs: name -> fingerprint.
     key_pairs: BTreeMap<String, String>,
+    /// Zones with no room: a launch there fails for want of capacity.
+    full_zones: BTreeSet<String>,
     /// Placement groups by name; a launch into another is refused, as EC2 refuses it.
     placement_groups: BTreeSet<String>,
 }
@@ -405,6 +407,12 @@ impl MemoryCloud {
                     ));
                 }
             }
+        }
+        if let Some(full) = req.zone.as_ref().filter(|z| st.full_zones.contains(*z)) {
+            return Err(CloudError::new(
+                "InsufficientInstanceCapacity",
+                format!("We currently do not have sufficient capacity in the Availability Zone you requested ({full})."),
+            ));
         }
         if let Some(pg) = req
             .placement_group

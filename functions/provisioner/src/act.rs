@@ -308,6 +308,12 @@ impl Provisioner {
                         } else {
                             e.to_string()
                         });
+                        // A place without room holds back only its own share: the others'
+                        // launches go on (AWS's balanced-only); any other refusal would be
+                        // every place's, so the round stops.
+                        if try_another_type(&e) {
+                            continue 'places;
+                        }
                         break 'places;
                     }
                 }

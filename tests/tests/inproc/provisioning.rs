@@ -272,7 +272,8 @@ async fn a_group_in_a_placement_group_launches_there_and_an_unknown_one_fails_in
 async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_launches_elsewhere() {
     use aws_sdk_autoscaling::types::{AvailabilityZoneDistribution, CapacityDistributionStrategy};
     let Given { w, u, .. } = Given::lc("zones").await;
-    w.hotel.zone_full("us-east-1b", true);
+    // The first zone in the group's order: its refusal must not hold back the other's launches.
+    w.hotel.zone_full("us-east-1a", true);
     let make = |name: &'static str, strategy: Option<CapacityDistributionStrategy>| {
         w.sdk(&u)
             .create_auto_scaling_group()
@@ -307,13 +308,13 @@ async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_laun
     };
     assert_eq!(
         zones_of("only").await,
-        ["us-east-1a"; 2],
-        "b is asked again"
+        ["us-east-1b"; 2],
+        "b has its share; a is asked again"
     );
     assert_eq!(
         zones_of("best").await,
-        ["us-east-1a"; 4],
-        "b's share went to a"
+        ["us-east-1b"; 4],
+        "a's share went to b"
     );
     let best = group(&w, &u, "best").await.unwrap();
     assert_eq!(
@@ -322,7 +323,7 @@ async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_laun
         Some(&CapacityDistributionStrategy::BalancedBestEffort)
     );
     // Room again: the balanced-only group fills its zone.
-    w.hotel.zone_full("us-east-1b", false);
+    w.hotel.zone_full("us-east-1a", false);
     w.run_for(70).await;
     let mut zones = zones_of("only").await;
     zones.sort();

@@ -19,9 +19,9 @@ pub async fn run(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) 
     // cannot be made.
     let (cloud, vm) = lookups::find_instance(app, caller, &id).await?;
     let lc_name = format!("{}@{cloud}", input.auto_scaling_group_name);
+    // Filled from the instance here, so no InstanceId: the cloud is not asked a second time.
     let mut lc = CreateLaunchConfiguration {
         launch_configuration_name: lc_name.clone(),
-        instance_id: Some(id),
         ..Default::default()
     };
     launch_config::from_instance(&mut lc, &vm);

@@ -4,14 +4,27 @@
 //! under its own ARN.
 
 use crate::App;
+use phantom_model::activity::ScalingActivity;
 use phantom_model::request::DescribeScalingActivities;
 use phantom_model::response;
 use phantom_rules::activity::Filters;
 use phantom_rules::identity::Caller;
-use phantom_wire::{paging, ApiResult};
+use phantom_wire::{paging, ApiError, ApiResult};
 use std::collections::BTreeSet;
 
 const MAX: usize = 100;
+
+/// When an activity started (Unix ms): Phantom writes it, so one it cannot read is an error.
+fn start_of(a: &ScalingActivity) -> ApiResult<i64> {
+    phantom_model::time::parse_timestamp(&a.start_time)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "activity {} has a StartTime that cannot be read: {}",
+                a.activity_id, a.start_time
+            ))
+        })
+}
 /// Activities read from the store at a time while looking for a page of those kept.
 const BATCH: usize = 200;
 
@@ -46,26 +59,33 @@ pub async fn run(
                 .collect(),
         })
     };
-    let keeps = |a: &phantom_model::activity::ScalingActivity| {
-        let start_ms = phantom_model::time::parse_timestamp(&a.start_time)
-            .map_or(0, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64);
+    let keeps = |a: &ScalingActivity, start_ms: i64| {
         ids.as_ref().is_none_or(|ids| ids.contains(&a.activity_id))
             && live
                 .as_ref()
                 .is_none_or(|live| live.contains(&a.auto_scaling_group_arn))
             && filters.keeps(a, start_ms)
     };
-    // Read on until a page and one more are kept, or the activities run out.
+    // Read on until a page and one more are kept, or the activities run out (a group's run
+    // newest first: none past the lower bound is read).
     let mut found = Vec::new();
     let mut cursor = after;
-    loop {
+    'reading: loop {
         let batch = app
             .store
             .activities(&caller.user, group, cursor.as_deref(), BATCH)
             .await?;
         let done = batch.len() < BATCH;
         cursor = batch.last().map(|(k, _)| k.clone());
-        found.extend(batch.into_iter().filter(|(_, a)| keeps(a)));
+        for (k, a) in batch {
+            let start_ms = start_of(&a)?;
+            if group.is_some() && filters.from_ms.is_some_and(|from| start_ms < from) {
+                break 'reading;
+            }
+            if keeps(&a, start_ms) {
+                found.push((k, a));
+            }
+        }
         if done || found.len() > limit {
             break;
         }

@@ -69,20 +69,18 @@ pub(super) async fn find_instance(
     caller: &Caller,
     id: &str,
 ) -> ApiResult<(String, LaunchedWith)> {
+    // Two reads for all clouds: the registered ones and the caller's credentials.
+    let mut clouds = app.store.clouds().await?;
+    let mine = app.store.all_cloud_credentials(&caller.user).await?;
     let default = app.config.default_cloud.as_deref();
-    let mut names: Vec<String> = app
-        .store
-        .clouds()
-        .await?
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-    names.sort_by_key(|n| (Some(n.as_str()) != default, n.clone()));
+    clouds.sort_by_key(|c| (Some(c.name.as_str()) != default, c.name.clone()));
     let mut unasked = Vec::new();
-    for name in names {
-        let Some(lookup) = cloud(app, caller, &name).await? else {
+    for record in clouds {
+        let Some(creds) = mine.iter().find(|c| c.cloud == record.name) else {
             continue;
         };
+        let name = record.name.clone();
+        let lookup = app.clouds.lookup(&record, creds);
         match lookup.launched_with(id).await {
             Ok(Some(vm)) => return Ok((name, vm)),
             Ok(None) => {}

@@ -27,13 +27,14 @@ impl Provisioner {
             return Ok(None);
         };
         let mut acted = Acted::default();
-        match sync_launch::market(g) {
+        let market = sync_launch::market(g);
+        match &market {
             Ok(market) => {
                 let on = On {
                     token: format!("{}-li-{}", g.id, l.client_token),
                     ..On::home(g)
                 };
-                let at = [sync_launch::placement(&l, market)];
+                let at = [sync_launch::placement(&l, *market)];
                 let into = Destination::Group { fallback: false };
                 self.launch_into(owner, g, &on, cloud, &at, into, &mut acted)
                     .await?;
@@ -45,7 +46,7 @@ impl Provisioner {
             .launch_failed
             .as_deref()
             .map(|why| why.split_once(": ").unwrap_or(("LaunchFailed", why)));
-        let done = sync_launch::finished(&l, &acted.launched, l.subnet.as_deref(), refused);
+        let done = sync_launch::finished(&l, &acted.launched, market.ok(), refused);
         let units: i64 = acted.launched.iter().map(|m| m.weight.unwrap_or(1)).sum();
         let desired = sync_launch::desired_after(g, &l, units);
         // Recorded already (a round adopted them after a crash): not recorded again.

@@ -57,7 +57,9 @@ pub struct InstanceCollection {
 pub struct LaunchError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_type: Option<String>,
-    pub market_type: String,
+    /// `OnDemand` or `Spot`; None where the group's purchase options gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub market_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -130,11 +130,12 @@ pub fn placement(l: &SyncLaunch, market: Market) -> Placement {
 }
 
 /// The request carried out: its answer from the VMs launched (alike ones together) and the
-/// cloud's refusal, if any (`code`, `message`), for the units not launched.
+/// cloud's refusal, if any (`code`, `message`), for the units not launched on `market` (None:
+/// the group's purchase options gave none).
 pub fn finished(
     l: &SyncLaunch,
     launched: &[Member],
-    subnet: Option<&str>,
+    market: Option<Market>,
     refused: Option<(&str, &str)>,
 ) -> SyncLaunch {
     let mut instances: Vec<InstanceCollection> = Vec::new();
@@ -149,7 +150,7 @@ pub fn finished(
             None => instances.push(InstanceCollection {
                 instance_type: m.instance_type.clone(),
                 market_type: market.into(),
-                subnet_id: subnet.map(str::to_string),
+                subnet_id: l.subnet.clone(),
                 availability_zone: m.zone.clone(),
                 instance_ids: vec![m.id.clone()],
             }),
@@ -158,7 +159,7 @@ pub fn finished(
     let errors = refused
         .map(|(code, message)| LaunchError {
             instance_type: None,
-            market_type: "OnDemand".into(),
+            market_type: market.map(|m| market_type(m).to_string()),
             subnet_id: l.subnet.clone(),
             availability_zone: l.zone.clone(),
             error_code: code.into(),

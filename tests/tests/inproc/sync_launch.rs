@@ -124,6 +124,7 @@ async fn a_full_cloud_answers_with_errors_and_the_retry_strategy_decides_what_th
     let e = &answer.errors()[0];
     assert_eq!(e.error_code(), Some("InsufficientInstanceCapacity"));
     assert_eq!(e.availability_zone(), Some("us-east-1a"));
+    assert_eq!(e.market_type(), Some("OnDemand"));
     assert_eq!(
         desired(&w, &u).await,
         1,

@@ -6,12 +6,14 @@
 //! is behind), it skips its run rather than pile more sweeps in front of the reconciles.
 //!
 //! The same run fires the scheduled actions that are due (`scheduler`), so they run within one
-//! period of the schedule of their time, and evaluates the target tracking policies (`tracker`).
-//! Both read the one list of groups the index says are due.
+//! period of the schedule of their time, evaluates the target tracking policies (`tracker`) and
+//! puts ForecastAndScale policies' next hour in place (`predictor`).
+//! All read the one list of groups the index says are due.
 //!
 //! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
 pub mod collector;
+pub mod predictor;
 pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
@@ -60,6 +62,7 @@ pub struct Report {
 pub struct Run {
     pub scheduler: scheduler::Fired,
     pub tracking: tracker::Evaluated,
+    pub forecasting: predictor::Prepared,
     /// Group metrics written (none without a namespace).
     pub metrics: Option<collector::Collected>,
     pub health: Report,
@@ -135,7 +138,7 @@ impl HealthCheck {
     async fn run_once(&self) -> Result<Run, HealthError> {
         let now_ms = self.clock.now_ms();
         let due = self.store.due(now_ms).await;
-        let (fired, tracking, collected) = match &due {
+        let (fired, tracking, forecasting, collected) = match &due {
             Ok(due) => {
                 // Each due group read once, for the scheduler, the tracker and the collector.
                 let read =
@@ -164,15 +167,23 @@ impl HealthCheck {
                     now_ms,
                 };
                 let tracking = tracker.run(&groups).await;
+                let predictor = predictor::Predictor {
+                    store: self.store.as_ref(),
+                    queue: self.queue.as_ref(),
+                    connect: self.metrics.as_ref(),
+                    period_ms: self.metric_period_ms,
+                    now_ms,
+                };
+                let forecasting = predictor.run(&groups).await;
                 let collected = match &self.emf {
                     Some(emf) => {
                         Some(collector::collect(self.store.as_ref(), emf, read, now_ms).await)
                     }
                     None => None,
                 };
-                (Ok(fired), tracking, collected)
+                (Ok(fired), tracking, forecasting, collected)
             }
-            Err(e) => (Err(e.clone()), Err(e.clone()), None),
+            Err(e) => (Err(e.clone()), Err(e.clone()), Err(e.clone()), None),
         };
         if let Some(c) = &collected {
             tracing::info!(
@@ -199,6 +210,7 @@ impl HealthCheck {
         Ok(Run {
             scheduler: fired.map_err(HealthError::Store)?,
             tracking: tracking.map_err(HealthError::Store)?,
+            forecasting: forecasting.map_err(HealthError::Store)?,
             metrics: collected,
             health: health?,
             pulse_started: pulse_started?,

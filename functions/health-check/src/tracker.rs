@@ -185,7 +185,9 @@ impl Tracker<'_> {
         // What each policy that acts asks for; the largest capacity wins (AWS's rule when
         // several policies act at once).
         let mut asks: Vec<Change> = Vec::new();
-        if let Some(d) = tracking::decide(&readings, g.desired, g.min, g.max) {
+        // A ForecastAndScale policy's capacity for the hour is a floor the others keep.
+        let min = phantom_rules::predictive::floor(g, self.now_ms);
+        if let Some(d) = tracking::decide(&readings, g.desired, min, g.max) {
             asks.push(tracking_change(tracking[d.by], &readings[d.by], d));
         }
         for p in &alarmed {
@@ -208,7 +210,7 @@ impl Tracker<'_> {
             let Some(value) = alarm::breached(a, &datapoints) else {
                 continue;
             };
-            let bounds = (g.min, g.max);
+            let bounds = (min, g.max);
             let warmed = warmed_now.len() as i64;
             if let Some(to) = alarm::step_capacity(p, value, a.threshold, g.desired, warmed, bounds)
             {

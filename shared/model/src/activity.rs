@@ -44,6 +44,14 @@ pub struct ScalingActivity {
     pub details: Details,
 }
 
+impl ScalingActivity {
+    /// Its StartTime in Unix ms, if it can be read.
+    pub fn start_ms(&self) -> Option<i64> {
+        crate::time::parse_timestamp(&self.start_time)
+            .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+    }
+}
+
 /// What an activity's `Details` say: the zone of a launch, the cloud of a group across clouds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Details {

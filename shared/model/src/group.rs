@@ -197,6 +197,13 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub cooldown_ends_ms: Option<i64>,
+    /// What its ForecastAndScale policies last put in place (`phantom_rules::predictive`).
+    #[serde(
+        rename = "PhantomPredicted",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub predicted: Option<super::predictive::Predicted>,
 }
 
 /// A group's AvailabilityZoneDistribution: `balanced-only` keeps asking a zone that fails its
@@ -328,6 +335,7 @@ impl ScalingPolicy {
             PolicyKind::Simple { .. } => "SimpleScaling",
             PolicyKind::Step { .. } => "StepScaling",
             PolicyKind::TargetTracking { .. } => "TargetTrackingScaling",
+            PolicyKind::Predictive { .. } => "PredictiveScaling",
         }
     }
 
@@ -365,6 +373,23 @@ impl ScalingPolicy {
             } => Some(*metric_aggregation_type),
             _ => None,
         }
+    }
+
+    /// Its configuration, if it is a predictive scaling policy (enabled or not: a forecast is
+    /// answered for either).
+    pub fn predictive(&self) -> Option<&super::predictive::PredictiveScalingConfiguration> {
+        match &self.kind {
+            PolicyKind::Predictive {
+                predictive_scaling_configuration,
+            } => Some(predictive_scaling_configuration),
+            _ => None,
+        }
+    }
+
+    /// Its configuration, if it is an enabled predictive policy in ForecastAndScale mode.
+    pub fn forecast_and_scale(&self) -> Option<&super::predictive::PredictiveScalingConfiguration> {
+        self.predictive()
+            .filter(|c| self.enabled && c.mode == super::predictive::Mode::ForecastAndScale)
     }
 
     /// Its target tracking configuration, if it is an enabled target tracking policy.
@@ -412,6 +437,11 @@ pub enum PolicyKind {
         /// Seconds; absent: the group's DefaultInstanceWarmup, then its DefaultCooldown.
         #[serde(skip_serializing_if = "Option::is_none")]
         estimated_instance_warmup: Option<i64>,
+    },
+    /// Forecast from the deployment's Prometheus (`phantom_rules::predictive`).
+    #[serde(rename = "PredictiveScaling", rename_all = "PascalCase")]
+    Predictive {
+        predictive_scaling_configuration: super::predictive::PredictiveScalingConfiguration,
     },
 }
 

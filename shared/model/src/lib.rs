@@ -14,6 +14,7 @@ pub mod launch_config;
 pub mod launch_template;
 pub mod limits;
 pub mod notification;
+pub mod predictive;
 pub mod pulse;
 pub mod record;
 pub mod refresh;

@@ -366,8 +366,16 @@ pub struct PutScalingPolicy {
     pub estimated_instance_warmup: Option<i64>,
     pub enabled: Option<bool>,
     pub target_tracking_configuration: Option<TargetTrackingRequest>,
-    // Read only to be refused.
-    pub predictive_scaling_configuration: Option<IgnoredAny>,
+    pub predictive_scaling_configuration: Option<super::predictive::PredictiveRequest>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetPredictiveScalingForecast {
+    pub auto_scaling_group_name: String,
+    pub policy_name: String,
+    pub start_time: String,
+    pub end_time: String,
 }
 
 /// A step as PutScalingPolicy takes it.

@@ -82,6 +82,15 @@ pub struct LaunchInstances {
     pub errors: Vec<crate::sync_launch::LaunchError>,
 }
 
+/// GetPredictiveScalingForecast's answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetPredictiveScalingForecast {
+    pub load_forecast: Vec<crate::predictive::LoadForecast>,
+    pub capacity_forecast: crate::predictive::CapacityForecast,
+    pub update_time: String,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Activities {

@@ -85,6 +85,33 @@ pub fn alarmed(
     a
 }
 
+/// A ForecastAndScale policy put an hour's forecast capacity in place and raised the desired
+/// capacity to it.
+pub fn predicted(ctx: &Context<'_>, policy: &str, hour_ms: i64, from: i64, to: i64) -> Activity {
+    let by = format!(
+        "predictive scaling policy {policy} set the minimum capacity for the hour from {} to {to},",
+        at(hour_ms)
+    );
+    desired_changed(ctx, &by, from, to)
+}
+
+/// The VM a successful activity brought into the group (a launch, from the warm pool or not, or
+/// an attachment), as its description names it.
+pub fn joined(doc: &ScalingActivity) -> Option<&str> {
+    if doc.status_code != "Successful" {
+        return None;
+    }
+    [
+        "Launching a new EC2 instance: ",
+        "Launching a new EC2 instance from warm pool: ",
+        "Attaching an existing EC2 instance: ",
+    ]
+    .iter()
+    .find_map(|p| doc.description.strip_prefix(p))
+    .and_then(|rest| rest.split_whitespace().next())
+    .filter(|id| !id.is_empty())
+}
+
 /// A scheduled action changed the group's sizes and with them its desired capacity.
 pub fn scheduled(ctx: &Context<'_>, action: &str, from: &Sizes, to: &Sizes) -> Activity {
     let by = format!(

@@ -24,9 +24,9 @@ pub trait GroupRules {
     fn launching(&self) -> Launching<'_>;
 
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
-    /// first scheduled action's time, or 0 (every run) while it has an enabled target tracking
-    /// policy or step policy alarm to evaluate or metrics to publish. What the store keeps in its
-    /// index of due groups.
+    /// first scheduled action's time or its ForecastAndScale policies' next hour less the
+    /// buffer, or 0 (every run) while it has an enabled target tracking policy or step policy
+    /// alarm to evaluate or metrics to publish. What the store keeps in its index of due groups.
     fn due_ms(&self) -> Option<i64>;
 
     /// What the provisioner aims at for this group.
@@ -62,9 +62,9 @@ impl GroupRules for Group {
     }
 
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
-    /// first scheduled action's time, or 0 (every run) while it has an enabled target tracking
-    /// policy or step policy alarm to evaluate or metrics to publish. What the store keeps in its
-    /// index of due groups.
+    /// first scheduled action's time or its ForecastAndScale policies' next hour less the
+    /// buffer, or 0 (every run) while it has an enabled target tracking policy or step policy
+    /// alarm to evaluate or metrics to publish. What the store keeps in its index of due groups.
     fn due_ms(&self) -> Option<i64> {
         if self.deleting() {
             return None;
@@ -72,7 +72,9 @@ impl GroupRules for Group {
         if self.tracked() || !self.settings.enabled_metrics.is_empty() {
             return Some(0);
         }
-        crate::schedule::next_due(&self.settings.scheduled_actions)
+        let scheduled = crate::schedule::next_due(&self.settings.scheduled_actions);
+        let predicted = crate::predictive::next_due(self);
+        scheduled.into_iter().chain(predicted).min()
     }
 
     /// What the provisioner aims at for this group.
@@ -359,6 +361,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         notifications: Vec::new(),
         traffic: Vec::new(),
         cooldown_ends_ms: None,
+        predicted: None,
     };
     apply_settings(&input.settings, &mut settings);
     check_capacity_type(&settings)?;

@@ -8,6 +8,7 @@ pub mod attach;
 pub mod distribution;
 #[doc(hidden)]
 pub mod fixtures;
+pub mod forecast;
 pub mod group;
 pub mod group_metrics;
 pub mod identity;
@@ -18,6 +19,7 @@ pub mod launching;
 pub mod lifecycle;
 pub mod notification;
 pub mod policy;
+pub mod predictive;
 pub mod processes;
 pub mod pulse;
 pub mod rebalance;

@@ -5,15 +5,15 @@
 //! SimpleScaling and StepScaling, with ChangeInCapacity, ExactCapacity and
 //! PercentChangeInCapacity, run by ExecutePolicy or a webhook. TargetTrackingScaling follows a
 //! metric of the deployment's Prometheus (`phantom_rules::tracking`): a predefined one or a PromQL
-//! expression. PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do
-//! not have: it is refused rather than stored to do nothing.
+//! expression. PredictiveScaling forecasts the load of a metric of that Prometheus
+//! (`phantom_rules::predictive`).
 
 pub use phantom_model::group::{
     AdjustmentType, MetricAggregation, PolicyKind, ScalingPolicy, Step,
 };
 use phantom_model::request::PutScalingPolicy;
 use phantom_model::tracking::{
-    CustomizedMetric, CustomizedMetricRequest, MetricQuery, MetricType, PredefinedMetric,
+    CustomizedMetric, CustomizedMetricRequest, MetricType, PredefinedMetric,
     PredefinedMetricRequest, TargetTrackingConfiguration,
 };
 use phantom_model::{Checked, Refusal};
@@ -24,6 +24,7 @@ pub const MAX_POLICIES: usize = 50;
 pub const SIMPLE: &str = "SimpleScaling";
 pub const STEP: &str = "StepScaling";
 pub const TRACKING: &str = "TargetTrackingScaling";
+pub use crate::predictive::PREDICTIVE;
 
 /// The policy PutScalingPolicy's request makes (a new one, or one replacing the policy of that
 /// name), checked as AWS checks it.
@@ -32,16 +33,13 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
     match kind {
         SIMPLE | STEP => {}
         TRACKING => return tracking_document(input, group, arn),
-        "PredictiveScaling" => {
-            return Err(Refusal::invalid(
-                "PredictiveScaling forecasts from CloudWatch's history, which Phantom's clouds do \
-                 not have: use TargetTrackingScaling on the deployment's Prometheus, or \
-                 SimpleScaling or StepScaling.",
-            ))
+        PREDICTIVE => {
+            return crate::predictive::document(input)
+                .map(|kind| stored(input, group, arn, kind))
         }
         other => {
             return Err(Refusal::invalid(format!(
-            "Invalid policy type {other}: use SimpleScaling, StepScaling or TargetTrackingScaling."
+            "Invalid policy type {other}: use SimpleScaling, StepScaling, TargetTrackingScaling or PredictiveScaling."
         )))
         }
     }
@@ -52,9 +50,9 @@ pub fn document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<Sca
         )));
     }
     if input.predictive_scaling_configuration.is_some() {
-        return Err(Refusal::invalid(
-            "PredictiveScalingConfiguration is not supported: Phantom's clouds have no CloudWatch history to forecast from. Leave it out.",
-        ));
+        return Err(Refusal::invalid(format!(
+            "PredictiveScalingConfiguration is only supported for {PREDICTIVE} policies."
+        )));
     }
     let given = input.adjustment_type.as_deref().ok_or_else(|| {
         Refusal::invalid(format!(
@@ -298,34 +296,11 @@ fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
             "Period is not supported: Phantom reads the metric once a metric period of the deployment.",
         ));
     }
-    let Some([only]) = c.metrics.as_deref() else {
-        return Err(Refusal::invalid(
-            "CustomizedMetricSpecification needs Metrics with exactly one entry: its Expression, \
-             a PromQL expression, is the metric (Phantom does no metric math across entries).",
-        ));
-    };
-    if only.metric_stat.is_some() || only.period.is_some() {
-        return Err(Refusal::invalid(
-            "MetricStat and Period name a CloudWatch metric: give the entry an Expression in PromQL.",
-        ));
-    }
-    if only.return_data == Some(false) {
-        return Err(Refusal::invalid(
-            "The one entry of Metrics is the metric: its ReturnData must be true or left out.",
-        ));
-    }
-    let expression = only
-        .expression
-        .as_deref()
-        .filter(|e| !e.trim().is_empty())
-        .ok_or_else(|| Refusal::invalid("The entry of Metrics needs an Expression (PromQL)."))?;
     Ok(CustomizedMetric {
-        metrics: vec![MetricQuery {
-            id: only.id.clone(),
-            expression: expression.to_string(),
-            label: only.label.clone(),
-            return_data: true,
-        }],
+        metrics: vec![crate::tracking::promql_query(
+            c.metrics.as_deref().unwrap_or_default(),
+            "CustomizedMetricSpecification needs Metrics",
+        )?],
     })
 }
 

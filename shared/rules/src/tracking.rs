@@ -19,7 +19,10 @@
 
 use phantom_model::group::Group;
 use phantom_model::instance::{Lifecycle, Member};
-use phantom_model::tracking::{MetricAuth, MetricSource, MetricType, TargetTrackingConfiguration};
+use phantom_model::tracking::{
+    MetricAuth, MetricQuery, MetricQueryRequest, MetricSource, MetricType,
+    TargetTrackingConfiguration,
+};
 use phantom_model::{Checked, Refusal};
 
 /// Runs in a row above the target before a scale-out.
@@ -113,8 +116,6 @@ pub fn promql(
     instances: &[&str],
     period_secs: i64,
 ) -> String {
-    let m = matcher(label, instances);
-    let window = 2 * period_secs;
     if let Some(c) = &cfg.customized_metric_specification {
         let e = &c
             .metrics
@@ -128,6 +129,14 @@ pub fn promql(
         .as_ref()
         .expect("a policy has a predefined metric when it has no customized one")
         .predefined_metric_type;
+    predefined(kind, label, instances, period_secs)
+}
+
+/// The PromQL of a predefined metric (an average over the VMs `instances`) over node_exporter's
+/// series.
+pub fn predefined(kind: MetricType, label: &str, instances: &[&str], period_secs: i64) -> String {
+    let m = matcher(label, instances);
+    let window = 2 * period_secs;
     // AWS's network metrics are bytes per VM over a period; its CPU a percentage.
     let bytes = |series: &str| {
         format!(
@@ -149,7 +158,7 @@ pub fn fill(expression: &str, label: &str, instances: &[&str]) -> String {
 }
 
 /// `label=~"i-1|i-2"`: the series of these VMs.
-fn matcher(label: &str, instances: &[&str]) -> String {
+pub fn matcher(label: &str, instances: &[&str]) -> String {
     let ids: Vec<String> = instances.iter().map(|i| regex_escape(i)).collect();
     format!("{label}=~\"{}\"", ids.join("|"))
 }
@@ -295,6 +304,38 @@ pub fn decide(readings: &[Reading], desired: i64, min: i64, max: i64) -> Option<
         to,
         by,
         up: to > desired,
+    })
+}
+
+/// A metric's one query: an entry whose Expression is PromQL (`needs` starts the refusal of any
+/// other number of entries). CloudWatch's MetricStat names nothing Phantom can read.
+pub(crate) fn promql_query(entries: &[MetricQueryRequest], needs: &str) -> Checked<MetricQuery> {
+    let [only] = entries else {
+        return Err(Refusal::invalid(format!(
+            "{needs} with exactly one entry: its Expression, a PromQL expression, is the metric \
+             (Phantom does no metric math across entries)."
+        )));
+    };
+    if only.metric_stat.is_some() || only.period.is_some() {
+        return Err(Refusal::invalid(
+            "MetricStat and Period name a CloudWatch metric: give the entry an Expression in PromQL.",
+        ));
+    }
+    if only.return_data == Some(false) {
+        return Err(Refusal::invalid(
+            "The one entry is the metric: its ReturnData must be true or left out.",
+        ));
+    }
+    let expression = only
+        .expression
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+        .ok_or_else(|| Refusal::invalid("The metric's entry needs an Expression (PromQL)."))?;
+    Ok(MetricQuery {
+        id: only.id.clone(),
+        expression: expression.to_string(),
+        label: only.label.clone(),
+        return_data: true,
     })
 }
 

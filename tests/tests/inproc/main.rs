@@ -13,6 +13,7 @@ mod metrics;
 mod notifications;
 mod parity;
 mod policies;
+mod predictive;
 mod provisioning;
 mod pulse;
 mod rebalance;

@@ -298,7 +298,7 @@ async fn policies_are_described_filtered_paged_replaced_and_deleted() {
         )
     );
 
-    // A kind that needs CloudWatch is refused with a reason, and nothing is stored.
+    // A predictive policy without its configuration is refused, and nothing is stored.
     let (code, message) = failure(
         w.sdk(&u)
             .put_scaling_policy()
@@ -309,7 +309,10 @@ async fn policies_are_described_filtered_paged_replaced_and_deleted() {
             .await,
     );
     assert_eq!(code, "ValidationError");
-    assert!(message.contains("CloudWatch"), "{message}");
+    assert_eq!(
+        message,
+        "PredictiveScalingConfiguration is required for policy type PredictiveScaling."
+    );
     assert_eq!(
         w.sdk(&u)
             .describe_policies()

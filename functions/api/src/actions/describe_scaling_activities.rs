@@ -16,14 +16,12 @@ const MAX: usize = 100;
 
 /// When an activity started (Unix ms): Phantom writes it, so one it cannot read is an error.
 fn start_of(a: &ScalingActivity) -> ApiResult<i64> {
-    phantom_model::time::parse_timestamp(&a.start_time)
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-        .ok_or_else(|| {
-            ApiError::internal(format!(
-                "activity {} has a StartTime that cannot be read: {}",
-                a.activity_id, a.start_time
-            ))
-        })
+    a.start_ms().ok_or_else(|| {
+        ApiError::internal(format!(
+            "activity {} has a StartTime that cannot be read: {}",
+            a.activity_id, a.start_time
+        ))
+    })
 }
 /// Activities read from the store at a time while looking for a page of those kept.
 const BATCH: usize = 200;

@@ -14,6 +14,7 @@ mod describe_auto_scaling_instances;
 mod describe_launch_configurations;
 mod describe_scaling_activities;
 mod describe_tags;
+mod forecast;
 mod instance_refresh;
 mod instances;
 mod launch_instances;
@@ -113,6 +114,11 @@ pub const ACTIONS: &[Action] = &[
         SetDesiredCapacity
     ),
     action!("LaunchInstances", launch_instances::run, LaunchInstances),
+    action!(
+        "GetPredictiveScalingForecast",
+        forecast::run,
+        GetPredictiveScalingForecast
+    ),
     action!(
         "DescribeAutoScalingInstances",
         describe_auto_scaling_instances::run,

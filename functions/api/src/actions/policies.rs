@@ -12,6 +12,7 @@ use phantom_rules::activity::{self, Context};
 use phantom_rules::group::Group;
 use phantom_rules::identity::Caller;
 use phantom_rules::policy::{self, PolicyKind, MAX_POLICIES};
+use phantom_rules::predictive;
 use phantom_rules::tracking;
 use phantom_seams::prometheus::QueryError;
 use phantom_seams::store::Record;
@@ -104,6 +105,28 @@ pub async fn put(
             )
         })
         .await?;
+    }
+    if let PolicyKind::Predictive {
+        predictive_scaling_configuration: c,
+    } = &asked.kind
+    {
+        // Each of its metrics' queries, asked of the source before the policy is kept.
+        let period = app.metric_period_ms / 1000;
+        let q = |s: &MetricSource| {
+            predictive::promql(
+                &c.metric_specifications[0],
+                &s.instance_label,
+                SOME_VM,
+                period,
+            )
+        };
+        check_promql(app, |s| q(s).load).await?;
+        if let Some(source) = app.store.metric_source().await? {
+            if let Some((scaling, capacity)) = q(&source).scaling_and_capacity {
+                check_promql(app, |_| scaling).await?;
+                check_promql(app, |_| capacity).await?;
+            }
+        }
     }
     let fresh_alarms = match asked.kind {
         PolicyKind::TargetTracking { .. } => alarms(app, caller, group),
@@ -291,7 +314,8 @@ pub async fn run_policy(app: &App, caller: &Caller, run: &Execution<'_>) -> ApiR
             a.adjustment,
             a.min_magnitude,
             g.desired,
-            g.min,
+            // A ForecastAndScale policy's capacity for the hour is a floor the others keep.
+            phantom_rules::predictive::floor(g, now),
             g.max,
         );
         let mut next = g.clone();
@@ -391,11 +415,12 @@ fn adjustment_of(
             *min_adjustment_magnitude,
             step_adjustments,
         ),
-        PolicyKind::TargetTracking { .. } => {
+        PolicyKind::TargetTracking { .. } | PolicyKind::Predictive { .. } => {
             return Err(ApiError::validation(format!(
-                "Policy {} is a TargetTrackingScaling policy: Phantom runs it on its metric; \
+                "Policy {} is a {} policy: Phantom runs it on its metric; \
                  ExecutePolicy runs SimpleScaling and StepScaling policies.",
-                p.policy_name
+                p.policy_name,
+                p.policy_type()
             )))
         }
     };

@@ -9,6 +9,7 @@
 
 pub mod cas;
 pub mod dynamo;
+pub mod members;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod samples;

@@ -1213,3 +1213,107 @@ fn launch_instances_answers_with_the_vms_it_launched() {
     )
     .json();
 }
+
+/// A predictive policy on PromQL metrics of the stack's Prometheus, through the AWS CLI. The
+/// metrics are expressions of time (a daily wave of load, a scaling metric a quarter of it, a
+/// capacity of 2), so Prometheus answers two weeks of history without a sample stored: the
+/// forecast is the wave again, and the capacity the ratio learnt from the three (each VM carries
+/// twice the load its scaling metric says) over the target.
+#[test]
+fn a_predictive_policy_on_promql_forecasts_load_and_capacity() {
+    let s = stack();
+    let u = s.new_user("cli-predictive");
+    let aws = |args: &[&str]| s.aws(&u, args);
+    create_lc(&u, "ps@hotel");
+    aws(&argv!("create-auto-scaling-group --auto-scaling-group-name ps --launch-configuration-name ps@hotel --min-size 0 --max-size 10 --desired-capacity 0"))
+    .json();
+    let wave = "(200 + 100 * sin(vector(2 * pi() * time() / 86400)))";
+    let queries = |id: &str, e: String| json!({"MetricDataQueries": [{"Id": id, "Expression": e}]});
+    let cfg = json!({
+        "MetricSpecifications": [{
+            "TargetValue": 50.0,
+            "CustomizedLoadMetricSpecification": queries("load", wave.into()),
+            "CustomizedScalingMetricSpecification": queries("scaling", format!("{wave} / 4")),
+            "CustomizedCapacityMetricSpecification": queries("capacity", "vector(2)".into()),
+        }],
+        "Mode": "ForecastOnly",
+        "SchedulingBufferTime": 300,
+    });
+    let put = |name: &str, cfg: &Value| {
+        aws(&[
+            "put-scaling-policy",
+            "--auto-scaling-group-name",
+            "ps",
+            "--policy-name",
+            name,
+            "--policy-type",
+            "PredictiveScaling",
+            "--predictive-scaling-configuration",
+            &cfg.to_string(),
+        ])
+    };
+    put("wave", &cfg).json();
+    let shown = aws(&argv!("describe-policies --auto-scaling-group-name ps")).json();
+    let p = &shown["ScalingPolicies"][0];
+    assert_eq!(p["PolicyType"], "PredictiveScaling");
+    let shown = &p["PredictiveScalingConfiguration"];
+    assert_eq!(shown["MaxCapacityBreachBehavior"], "HonorMaxCapacity");
+    assert_eq!(shown["SchedulingBufferTime"], 300);
+    assert_eq!(
+        shown["MetricSpecifications"][0]["CustomizedLoadMetricSpecification"]["MetricDataQueries"]
+            [0]["Expression"],
+        wave
+    );
+
+    let hour = 3600;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let start = now / hour * hour;
+    let f = aws(&[
+        "get-predictive-scaling-forecast",
+        "--auto-scaling-group-name",
+        "ps",
+        "--policy-name",
+        "wave",
+        "--start-time",
+        &start.to_string(),
+        "--end-time",
+        &(start + 48 * hour).to_string(),
+    ])
+    .json();
+    let load = f["LoadForecast"][0]["Values"]
+        .as_array()
+        .expect("load values");
+    let capacity = f["CapacityForecast"]["Values"]
+        .as_array()
+        .expect("capacity values");
+    assert_eq!((load.len(), capacity.len()), (48, 48), "{f}");
+    assert_eq!(
+        f["LoadForecast"][0]["Timestamps"].as_array().unwrap().len(),
+        48
+    );
+    for (i, (l, c)) in load.iter().zip(capacity).enumerate() {
+        let t = (start + i as u64 * hour) as f64;
+        let want = 200.0 + 100.0 * (2.0 * std::f64::consts::PI * t / 86400.0).sin();
+        let (l, c) = (l.as_f64().unwrap(), c.as_f64().unwrap());
+        assert!(
+            (l - want).abs() < 1e-6 * want,
+            "hour {i}: {l} against {want}"
+        );
+        // 50 per VM at twice the load each: want / 100 VMs, whole.
+        assert!(
+            c >= want / 100.0 - 1e-6 && c < want / 100.0 + 1.0 + 1e-6,
+            "hour {i}: capacity {c} for a load of {want}"
+        );
+    }
+    assert!(f["UpdateTime"].is_string());
+
+    // An expression Prometheus cannot parse is refused in its words, and not kept.
+    let bad = json!({"MetricSpecifications": [{"TargetValue": 50.0,
+        "CustomizedLoadMetricSpecification": queries("load", "vector(".into()),
+        "CustomizedScalingMetricSpecification": queries("scaling", "vector(1)".into())}]});
+    let refused = put("bad", &bad).error("ValidationError");
+    assert!(refused.contains("refused by Prometheus"), "{refused}");
+}

@@ -4,7 +4,7 @@
 //! The api (GetPredictiveScalingForecast) and the health check (ForecastAndScale) share it.
 
 use super::{datapoints, MetricSource, Prometheus, QueryError, Range};
-use phantom_model::predictive::PredictiveMetric;
+use phantom_model::predictive::{PredictiveMetric, Queries};
 use phantom_rules::forecast::{self, AHEAD_HOURS, HISTORY_HOURS, HOUR_MS};
 use phantom_rules::predictive;
 use phantom_rules::tracking::INSTANCES;
@@ -40,13 +40,18 @@ pub async fn forecast(
     period_secs: i64,
 ) -> Result<Option<Forecast>, QueryError> {
     let q = predictive::promql(metric, &source.instance_label, instances, period_secs);
-    let over_vms = match &metric.customized_load_metric_specification {
-        Some(c) => c.expression().contains(INSTANCES),
-        None => true,
+    // A predefined metric, or an expression with `$instances`, reads the group's VMs: with none,
+    // there is nothing to read (the empty matcher would match series without the label).
+    let over_vms = |q: &Option<Queries>| {
+        q.as_ref()
+            .is_none_or(|q| q.expression().contains(INSTANCES))
     };
-    if over_vms && instances.is_empty() {
+    if over_vms(&metric.customized_load_metric_specification) && instances.is_empty() {
         return Ok(None);
     }
+    let learn = !instances.is_empty()
+        || !(over_vms(&metric.customized_scaling_metric_specification)
+            || over_vms(&metric.customized_capacity_metric_specification));
     let first_hour_ms = forecast::hour_of(now_ms);
     let range = Range {
         start_ms: first_hour_ms - HISTORY_HOURS as i64 * HOUR_MS,
@@ -61,7 +66,7 @@ pub async fn forecast(
     let Some(predicted) = forecast::load(&load, AHEAD_HOURS) else {
         return Ok(None);
     };
-    let ratio = match q.scaling_and_capacity {
+    let ratio = match q.scaling_and_capacity.filter(|_| learn) {
         Some((scaling, capacity)) => {
             predictive::ratio(&load, &history(scaling).await?, &history(capacity).await?)
         }

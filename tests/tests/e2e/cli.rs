@@ -1266,23 +1266,32 @@ fn a_predictive_policy_on_promql_forecasts_load_and_capacity() {
     );
 
     let hour = 3600;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let start = now / hour * hour;
-    let f = aws(&[
-        "get-predictive-scaling-forecast",
-        "--auto-scaling-group-name",
-        "ps",
-        "--policy-name",
-        "wave",
-        "--start-time",
-        &start.to_string(),
-        "--end-time",
-        &(start + 48 * hour).to_string(),
-    ])
-    .json();
+    let this_hour = || {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        now / hour * hour
+    };
+    // Asked again should the hour turn during the call (the forecast starts at the current one).
+    let (start, f) = loop {
+        let start = this_hour();
+        let f = aws(&[
+            "get-predictive-scaling-forecast",
+            "--auto-scaling-group-name",
+            "ps",
+            "--policy-name",
+            "wave",
+            "--start-time",
+            &start.to_string(),
+            "--end-time",
+            &(start + 48 * hour).to_string(),
+        ])
+        .json();
+        if this_hour() == start {
+            break (start, f);
+        }
+    };
     let load = f["LoadForecast"][0]["Values"]
         .as_array()
         .expect("load values");

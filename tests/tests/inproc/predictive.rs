@@ -43,6 +43,14 @@ fn busy_at(busy: i64) -> impl Fn(i64) -> f64 {
     }
 }
 
+/// Moves the clock to half past the next hour: a run prepares the current hour, whatever the
+/// time the test starts at.
+fn half_past(w: &World) {
+    let now = w.clock.now_ms();
+    w.clock
+        .advance_ms(hour_of(now) + HOUR_MS + HOUR_MS / 2 - now);
+}
+
 fn query(id: &str, expression: &str) -> MetricDataQuery {
     MetricDataQuery::builder()
         .id(id)
@@ -334,6 +342,7 @@ async fn a_forecast_above_max_size_is_honoured_or_raises_it_with_its_buffer() {
     ] {
         let Given { w, u, .. } = Given::group("ps-max", 1, 4, 1).await;
         w.metric_source().await;
+        half_past(&w);
         let busy = hour_of(w.clock.now_ms());
         history(&w, LOAD, busy_at(busy));
         let cfg = requests(PredictiveScalingMode::ForecastAndScale)
@@ -413,4 +422,108 @@ async fn what_aws_refuses_in_a_predictive_policy_is_refused() {
         .send()
         .await;
     assert!(failure(run).1.contains("is a PredictiveScaling policy"));
+}
+
+/// Terraform's aws_autoscaling_policy with a predictive_scaling_configuration block, its calls in
+/// the provider's order (internal/service/autoscaling/policy.go): PutScalingPolicy with Enabled,
+/// Mode and MaxCapacityBreachBehavior always (their schema defaults), a query's ReturnData always
+/// and its Label where set; the read, DescribePolicies by group and name, must find exactly one
+/// and give back what was sent (or the next plan differs); an update puts it again; destroy is
+/// DeletePolicy, a second one's "not found" taken as gone.
+#[tokio::test]
+async fn terraforms_predictive_policy_calls_in_its_order_read_back_as_sent() {
+    let Given { w, c, .. } = Given::group("ps-terraform", 1, 4, 1).await;
+    w.metric_source().await;
+    let queries = |id: &str, e: &str| {
+        vec![MetricDataQuery::builder()
+            .id(id)
+            .expression(e)
+            .label(id)
+            .return_data(true)
+            .build()]
+    };
+    let cfg = |breach: PredictiveScalingMaxCapacityBreachBehavior, buffer: Option<i32>| {
+        let spec = PredictiveScalingMetricSpecification::builder()
+            .target_value(50.0)
+            .customized_load_metric_specification(
+                PredictiveScalingCustomizedLoadMetric::builder()
+                    .set_metric_data_queries(Some(queries("load", "sum(app_requests)")))
+                    .build(),
+            )
+            .customized_scaling_metric_specification(
+                PredictiveScalingCustomizedScalingMetric::builder()
+                    .set_metric_data_queries(Some(queries(
+                        "scaling",
+                        "avg(app_requests{$instances})",
+                    )))
+                    .build(),
+            )
+            .build();
+        PredictiveScalingConfiguration::builder()
+            .metric_specifications(spec)
+            .max_capacity_breach_behavior(breach)
+            .mode(PredictiveScalingMode::ForecastAndScale)
+            .scheduling_buffer_time(10)
+            .set_max_capacity_buffer(buffer)
+            .build()
+    };
+    let put = async |cfg: PredictiveScalingConfiguration| {
+        c.put_scaling_policy()
+            .auto_scaling_group_name("web")
+            .enabled(true)
+            .policy_name("tf-predictive")
+            .policy_type("PredictiveScaling")
+            .predictive_scaling_configuration(cfg)
+            .send()
+            .await
+            .expect("PutScalingPolicy as Terraform sends it")
+    };
+    let read = async || {
+        c.describe_policies()
+            .auto_scaling_group_name("web")
+            .policy_names("tf-predictive")
+            .send()
+            .await
+            .expect("the read")
+            .scaling_policies()
+            .to_vec()
+    };
+    let sent = cfg(
+        PredictiveScalingMaxCapacityBreachBehavior::HonorMaxCapacity,
+        None,
+    );
+    let created = put(sent.clone()).await;
+    let found = read().await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].policy_arn(), created.policy_arn());
+    assert_eq!(found[0].enabled(), Some(true));
+    assert_eq!(
+        found[0].predictive_scaling_configuration(),
+        Some(&sent),
+        "read back as sent"
+    );
+
+    let sent = cfg(
+        PredictiveScalingMaxCapacityBreachBehavior::IncreaseMaxCapacity,
+        Some(10),
+    );
+    let updated = put(sent.clone()).await;
+    assert_eq!(updated.policy_arn(), created.policy_arn());
+    assert_eq!(
+        read().await[0].predictive_scaling_configuration(),
+        Some(&sent)
+    );
+
+    let delete = async || {
+        c.delete_policy()
+            .auto_scaling_group_name("web")
+            .policy_name("tf-predictive")
+            .send()
+            .await
+    };
+    delete().await.expect("destroy");
+    let (code, msg) = failure(delete().await);
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("not found"), "{msg}");
+    assert!(read().await.is_empty());
 }

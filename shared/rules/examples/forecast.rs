@@ -36,7 +36,8 @@ fn synthetic(hours: usize) -> Vec<f64> {
         .map(|h| {
             let hour = (h % DAY) as f64;
             let weekend = if (h / DAY) % 7 >= 5 { 0.6 } else { 1.0 };
-            let shape = 300.0 + 200.0 * (std::f64::consts::PI * (hour - 9.0) / 12.0).sin().max(-0.6);
+            let shape =
+                300.0 + 200.0 * (std::f64::consts::PI * (hour - 9.0) / 12.0).sin().max(-0.6);
             let growth = 1.0 + 0.02 * h as f64 / WEEK as f64;
             weekend * shape * growth * (1.0 + 0.05 * noise.next())
         })
@@ -69,7 +70,9 @@ fn last_week(h: &[Option<f64>]) -> Vec<f64> {
 fn main() {
     let load = synthetic(2 * WEEK + WEEK + AHEAD);
     let starts = 2 * WEEK..3 * WEEK;
-    println!("| model | history | MAPE of the load | hours under capacity | VMs over, a forecast hour |");
+    println!(
+        "| model | history | MAPE of the load | hours under capacity | VMs over, a forecast hour |"
+    );
     println!("|---|---|---|---|---|");
     let models: [(&str, Model, usize); 7] = [
         ("Phantom's (weekly season, re-levelled)", phantom, 2 * WEEK),
@@ -97,8 +100,9 @@ fn main() {
             actuals.extend_from_slice(actual);
         }
         println!(
-            "| {name} | {} days | {:.1} % | {:.1} % | {:.2} |",
+            "| {name} | {} day{} | {:.1} % | {:.1} % | {:.2} |",
             history / DAY,
+            if history == DAY { "" } else { "s" },
             mape(&forecasts, &actuals),
             100.0 * under as f64 / hours as f64,
             over as f64 / hours as f64

@@ -68,14 +68,19 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     assert!(mine[0].1.alive(), "{:?}", mine[0].1);
     assert!(cloud.states("nobody").await.expect("states").is_empty());
 
-    // template_exists: by name or id, at $Latest, $Default or its version; not another version
-    // or name.
+    // template: by name or id, at $Latest, $Default or its version, with both its id and its
+    // name; not another version or name.
+    let web = phantom_seams::cloud::TemplateName {
+        launch_template_id: s.template_id.clone(),
+        launch_template_name: "web".into(),
+    };
     for version in ["$Latest", "$Default", "1"] {
-        assert!(
+        assert_eq!(
             cloud
-                .template_exists(&by_name("web", version))
+                .template(&by_name("web", version))
                 .await
                 .expect("asks"),
+            Some(web.clone()),
             "web at {version}"
         );
     }
@@ -84,21 +89,24 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
         name: None,
         version: "$Latest".into(),
     };
-    assert!(cloud.template_exists(&by_id).await.expect("asks"));
-    assert!(!cloud
-        .template_exists(&by_name("web", "9"))
-        .await
-        .expect("asks"));
-    assert!(!cloud
-        .template_exists(&by_name("nope", "$Latest"))
-        .await
-        .expect("asks"));
+    assert_eq!(cloud.template(&by_id).await.expect("asks"), Some(web));
+    assert_eq!(
+        cloud.template(&by_name("web", "9")).await.expect("asks"),
+        None
+    );
+    assert_eq!(
+        cloud
+            .template(&by_name("nope", "$Latest"))
+            .await
+            .expect("asks"),
+        None
+    );
     let missing_id = TemplateRef {
         id: Some("lt-0123456789abcdef0".into()),
         name: None,
         version: "$Latest".into(),
     };
-    assert!(!cloud.template_exists(&missing_id).await.expect("asks"));
+    assert_eq!(cloud.template(&missing_id).await.expect("asks"), None);
 
     // subnet_zones: each subnet that exists with its zone; an unknown one absent.
     let asked = [s.subnet.0.clone(), "subnet-0123456789abcdef0".to_string()];
@@ -410,7 +418,7 @@ async fn an_unreachable_cloud_is_an_error_not_an_answer() {
     assert_eq!(e.code, "CloudUnreachable", "{e}");
     let api = clouds.lookup(&cloud, &creds);
     let e = api
-        .template_exists(&by_name("web", "$Latest"))
+        .template(&by_name("web", "$Latest"))
         .await
         .expect_err("nobody listens");
     assert_eq!(e.code, "CloudUnreachable", "{e}");

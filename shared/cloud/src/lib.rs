@@ -15,6 +15,7 @@ use aws_sdk_ec2::types::{
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::instance_type::{Accelerator, InstanceTypeInfo};
+use phantom_model::launch_template::TemplateName;
 use phantom_rules::template::TemplateRef;
 use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
 use phantom_seams::cloud::{
@@ -184,7 +185,7 @@ impl Lookup for Ec2 {
         }))
     }
 
-    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
         let answer = self
             .client
             .describe_launch_template_versions()
@@ -195,8 +196,25 @@ impl Lookup for Ec2 {
             .await
             .map_err(cloud_error);
         match answer {
-            Ok(out) => Ok(!out.launch_template_versions().is_empty()),
-            Err(e) if template_not_found(&e.code) => Ok(false),
+            Ok(out) => match out.launch_template_versions().first() {
+                // A version answered without its template's id or name cannot be read.
+                None => Ok(None),
+                Some(v) => Ok(Some(TemplateName {
+                    launch_template_id: v
+                        .launch_template_id()
+                        .ok_or_else(|| {
+                            CloudError::unreadable("a launch template version without its id")
+                        })?
+                        .to_string(),
+                    launch_template_name: v
+                        .launch_template_name()
+                        .ok_or_else(|| {
+                            CloudError::unreadable("a launch template version without its name")
+                        })?
+                        .to_string(),
+                })),
+            },
+            Err(e) if template_not_found(&e.code) => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -204,6 +204,14 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub predicted: Option<super::predictive::Predicted>,
+    /// Its launch templates as their cloud names them (id and name), where the cloud was asked
+    /// when they were given: Describe shows both, as AWS does.
+    #[serde(
+        rename = "PhantomTemplateNames",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub template_names: Vec<super::launch_template::TemplateName>,
 }
 
 /// A group's AvailabilityZoneDistribution: `balanced-only` keeps asking a zone that fails its

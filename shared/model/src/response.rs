@@ -357,9 +357,13 @@ impl Group {
     /// the number in its warm pool, if counted (Phantom's own members are in no AWS shape, so
     /// the response leaves them out).
     pub fn describe(self, instances: Vec<Instance>, warm: Option<i64>) -> AutoScalingGroup {
+        let mut settings = self.settings;
+        let known = &settings.template_names;
+        settings.launch_template = settings.launch_template.map(|t| t.named(known));
+        settings.mixed_instances_policy = settings.mixed_instances_policy.map(|m| m.named(known));
         AutoScalingGroup {
-            warm_pool_size: warm.filter(|_| self.settings.warm_pool_configuration.is_some()),
-            settings: self.settings,
+            warm_pool_size: warm.filter(|_| settings.warm_pool_configuration.is_some()),
+            settings,
             min_size: self.min,
             max_size: self.max,
             desired_capacity: self.desired,
@@ -372,7 +376,7 @@ impl Group {
     /// the grace counts as lost, so it is shown Unhealthy (its record is kept as it was, to be
     /// judged again when the cloud answers).
     pub fn describe_member(&self, m: &Member, now_ms: i64) -> Instance {
-        let mut d = m.describe();
+        let mut d = m.describe_named(&self.settings.template_names);
         if self
             .holds
             .get(&m.cloud)
@@ -385,6 +389,13 @@ impl Group {
 }
 
 impl Member {
+    /// `describe`, its template with the id and the name its group's cloud gave.
+    pub fn describe_named(&self, known: &[super::launch_template::TemplateName]) -> Instance {
+        let mut d = self.describe();
+        d.launch_template = d.launch_template.map(|t| t.named(known));
+        d
+    }
+
     /// The botocore `Instance` shape (an instance in DescribeAutoScalingGroups).
     pub fn describe(&self) -> Instance {
         Instance {

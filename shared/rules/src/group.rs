@@ -362,6 +362,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         traffic: Vec::new(),
         cooldown_ends_ms: None,
         predicted: None,
+        template_names: Vec::new(),
     };
     apply_settings(&input.settings, &mut settings);
     check_capacity_type(&settings)?;

@@ -539,6 +539,14 @@ fn a_group_from_a_launch_template_on_the_cloud() {
         format!("{}-web@hotel", u.name)
     );
     assert_eq!(g["LaunchTemplate"]["Version"], "$Latest");
+    // Its id too, as the cloud gave it, as AWS shows both.
+    assert_eq!(
+        g["LaunchTemplate"]["LaunchTemplateId"],
+        format!(
+            "{}@hotel",
+            made["LaunchTemplate"]["LaunchTemplateId"].as_str().unwrap()
+        )
+    );
     // Each instance names the template it was launched from, as the group names it.
     assert_eq!(g["Instances"][0]["LaunchTemplate"], g["LaunchTemplate"]);
     let instances = s.aws(&u, &["describe-auto-scaling-instances"]).json();

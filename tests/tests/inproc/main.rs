@@ -130,3 +130,27 @@ pub async fn causes(w: &World, u: &User, group: &str) -> Vec<String> {
         .filter_map(|a| a.cause().map(str::to_string))
         .collect()
 }
+
+/// A mixed instances policy as read back, less the templates' ids that Describe adds to what was
+/// sent (as AWS does), and those ids: what a read-back-as-sent check compares.
+pub fn without_template_ids(
+    read: &aws_sdk_autoscaling::types::MixedInstancesPolicy,
+) -> (
+    aws_sdk_autoscaling::types::MixedInstancesPolicy,
+    Vec<String>,
+) {
+    let mut p = read.clone();
+    let mut ids = Vec::new();
+    if let Some(lt) = p.launch_template.as_mut() {
+        let specs = lt.launch_template_specification.iter_mut().chain(
+            lt.overrides
+                .iter_mut()
+                .flatten()
+                .filter_map(|o| o.launch_template_specification.as_mut()),
+        );
+        for spec in specs {
+            ids.extend(spec.launch_template_id.take());
+        }
+    }
+    (p, ids)
+}

@@ -299,7 +299,10 @@ async fn spot_gone_from_the_best_cloud_moves_to_the_next() {
 #[tokio::test]
 async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
     let Given { w, u, c } = Given::user("tf").await;
-    w.sierra.add_template("fleet", IMAGE, "t2.micro");
+    let id = format!(
+        "{}@sierra",
+        w.sierra.add_template("fleet", IMAGE, "t2.micro")
+    );
     // `override` blocks with `weighted_capacity`, as its provider sends them: strings.
     let sent = |strategy: &str, pools: Option<i32>| {
         phantom_e2e::world::weighted_policy(
@@ -335,7 +338,7 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(read().await, first);
+    as_sent(&read().await, &first, &id);
     let g = crate::group(&w, &u, "tf").await.unwrap();
     assert_eq!(g.capacity_rebalance(), Some(true));
     // 4 units: 25 % of them on-demand, 1; the spot ones over the two cheapest pools, a
@@ -370,7 +373,19 @@ async fn terraforms_mixed_instances_policy_reads_back_as_sent() {
     let second = sent("price-capacity-optimized", None);
     c.update("tf", |g| g.mixed_instances_policy(second.clone()))
         .await;
-    assert_eq!(read().await, second);
+    as_sent(&read().await, &second, &id);
+}
+
+/// A policy read back as it was sent, its template shown with its id too (`id`), as AWS shows
+/// it: Terraform's `launch_template_id` is computed, so the plan sees no change.
+fn as_sent(
+    read: &aws_sdk_autoscaling::types::MixedInstancesPolicy,
+    sent: &aws_sdk_autoscaling::types::MixedInstancesPolicy,
+    id: &str,
+) {
+    let (read, ids) = crate::without_template_ids(read);
+    assert_eq!(&read, sent);
+    assert_eq!(ids, [id]);
 }
 
 /// Beyond AWS, opted in with tag `phantom:spot-fallback`: where no type has spot the group runs
@@ -561,10 +576,9 @@ async fn an_override_launches_from_its_own_template() {
             2
         ]
     );
-    // Read back as sent.
+    // Read back as sent, each template with its id too.
     let g = crate::group(&w, &u, "fleet").await.unwrap();
-    assert_eq!(
-        g.mixed_instances_policy(),
-        Some(&policy("fleet-arm@sierra"))
-    );
+    let (read, ids) = crate::without_template_ids(g.mixed_instances_policy().unwrap());
+    assert_eq!(read, policy("fleet-arm@sierra"));
+    assert_eq!(ids.len(), 2, "{ids:?}");
 }

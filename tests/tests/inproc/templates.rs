@@ -34,7 +34,7 @@ async fn failed_with(w: &World, u: &phantom_e2e::User, group: &str, why: &str) {
 #[tokio::test]
 async fn a_group_launches_from_a_template_on_its_cloud() {
     let Given { w, u, c } = Given::user("lt").await;
-    w.hotel.add_template("web", IMAGE, "m5.large");
+    let id = w.hotel.add_template("web", IMAGE, "m5.large");
     c.create_auto_scaling_group()
         .auto_scaling_group_name("web")
         .launch_template(spec("web@hotel", "$Latest"))
@@ -47,16 +47,34 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
     converges(&w, &u, "hotel", "web", 2).await;
     assert!(w.hotel.vms().iter().all(|v| v.instance_type == "m5.large"));
     let g = group(&w, &u, "web").await.unwrap();
-    let lt = g.launch_template().unwrap();
-    assert_eq!(
-        (lt.launch_template_name(), lt.version()),
-        (Some("web@hotel"), Some("$Latest"))
+    // Shown with both its id and its name, as AWS shows a template (Ansible and Terraform read
+    // both), the cloud's suffix as the group gave it.
+    let both = (
+        Some(format!("{id}@hotel")),
+        Some("web@hotel".to_string()),
+        Some("$Latest".to_string()),
     );
+    let shown = |lt: &aws_sdk_autoscaling::types::LaunchTemplateSpecification| {
+        (
+            lt.launch_template_id().map(str::to_string),
+            lt.launch_template_name().map(str::to_string),
+            lt.version().map(str::to_string),
+        )
+    };
+    assert_eq!(shown(g.launch_template().unwrap()), both);
     assert_eq!(g.launch_configuration_name(), None);
     assert!(g
         .instances()
         .iter()
         .all(|i| i.launch_configuration_name().is_none() && i.instance_type() == Some("m5.large")));
+    assert!(g
+        .instances()
+        .iter()
+        .all(|i| shown(i.launch_template().unwrap()) == both));
+    let described = c.describe_auto_scaling_instances().send().await.unwrap();
+    for i in described.auto_scaling_instances() {
+        assert_eq!(shown(i.launch_template().unwrap()), both);
+    }
 
     // From a launch configuration to a template and back; the configuration is in use only
     // while the group uses it.

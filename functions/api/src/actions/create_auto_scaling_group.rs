@@ -66,11 +66,11 @@ async fn create(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> Ap
         .cloud(&cloud_name)
         .await?
         .ok_or_else(|| unknown_cloud(&cloud_name, &[]))?;
+    // Its templates as their cloud names them (Describe shows both the id and the name).
+    let mut template_names = Vec::new();
     if let (None, Some(spec)) = (&lc, &spec) {
         template::check_cloud(&cloud.name, cloud.launch_templates)?;
-        for t in spec.templates() {
-            lookups::check_template(app, caller, &cloud.name, t).await?;
-        }
+        template_names = lookups::check_templates(app, caller, &cloud.name, spec).await?;
     }
     let account = &caller.account_id;
     let ctx = NewGroupContext {
@@ -82,6 +82,7 @@ async fn create(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> Ap
         now: app.clock.now(),
     };
     let mut g = group::from_input(&input, ctx)?;
+    g.settings.template_names = template_names;
     if let Some(found) = lookups::subnet_zones(app, caller, &g.cloud, &g.subnets()).await? {
         let given = s.availability_zones.as_deref();
         group::in_subnet_zones(&mut g.settings, given, &found)?;

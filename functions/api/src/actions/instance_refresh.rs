@@ -29,9 +29,11 @@ pub async fn start(
     let desired = input.desired_configuration;
     let prefs = refresh::preferences(&input.preferences, desired.is_some())?;
     let name = &input.auto_scaling_group_name;
-    if let Some(d) = &desired {
-        check_desired(app, caller, name, d).await?;
-    }
+    // The desired template as its cloud names it, kept beside the group's (the group moves to it).
+    let desired_name = match &desired {
+        Some(d) => check_desired(app, caller, name, d).await?,
+        None => None,
+    };
     // What it replaces: the group's instances now (those launched after come from what the
     // group launches from by then).
     let members = app.store.instances(&caller.user, name).await?;
@@ -99,6 +101,9 @@ pub async fn start(
         };
         let mut next = g.clone();
         next.settings.instance_refreshes = refresh::begin(&g.settings.instance_refreshes, r);
+        if let Some(n) = desired_name.as_ref().filter(|n| !g.settings.template_names.contains(n)) {
+            next.settings.template_names.push(n.clone());
+        }
         Ok(next)
     })
     .await?;
@@ -114,7 +119,7 @@ async fn check_desired(
     caller: &Caller,
     name: &str,
     d: &DesiredConfiguration,
-) -> ApiResult<()> {
+) -> ApiResult<Option<phantom_seams::cloud::TemplateName>> {
     let Some(spec) = template::of(
         d.launch_template.as_ref(),
         d.mixed_instances_policy.as_ref(),

@@ -11,7 +11,7 @@ use phantom_rules::group::Group;
 use phantom_rules::identity::Caller;
 use phantom_rules::launch_config;
 use phantom_rules::template::TemplateRef;
-use phantom_seams::cloud::Lookup;
+use phantom_seams::cloud::{Lookup, TemplateName};
 use phantom_wire::{ApiError, ApiResult};
 use std::sync::Arc;
 
@@ -144,7 +144,6 @@ pub(super) async fn subnet_zones(
     }
 }
 
-/// Refuses a launch template that its cloud does not have (at that version).
 /// The registered cloud a launch template lives on (its `@<cloud>`, else the default cloud),
 /// checked to have launch templates.
 pub(super) async fn template_cloud(
@@ -161,18 +160,20 @@ pub(super) async fn template_cloud(
     Ok(cloud)
 }
 
+/// Refuses a launch template that its cloud does not have (at that version); the template as the
+/// cloud names it (id and name), unless the cloud could not be asked.
 pub(super) async fn check_template(
     app: &App,
     caller: &Caller,
     cloud_name: &str,
     t: &TemplateRef,
-) -> ApiResult<()> {
+) -> ApiResult<Option<TemplateName>> {
     let Some(lookup) = cloud(app, caller, cloud_name).await? else {
-        return Ok(());
+        return Ok(None);
     };
-    match lookup.template_exists(t).await {
-        Ok(true) => Ok(()),
-        Ok(false) => {
+    match lookup.template(t).await {
+        Ok(Some(found)) => Ok(Some(found)),
+        Ok(None) => {
             let which = match (&t.id, &t.name) {
                 (Some(id), _) => format!("template ID {id}"),
                 (None, Some(name)) => format!("template name {name}"),
@@ -185,7 +186,26 @@ pub(super) async fn check_template(
         }
         Err(e) => {
             not_asked(caller, cloud_name, &e);
-            Ok(())
+            Ok(None)
         }
     }
+}
+
+/// The templates of a group as their cloud names them, each asked of it (refused if it has one
+/// not); those it could not be asked for are left out (shown as given).
+pub(super) async fn check_templates(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    spec: &phantom_rules::template::Spec,
+) -> ApiResult<Vec<TemplateName>> {
+    let mut names = Vec::new();
+    for t in spec.templates() {
+        if let Some(found) = check_template(app, caller, cloud_name, t).await? {
+            if !names.contains(&found) {
+                names.push(found);
+            }
+        }
+    }
+    Ok(names)
 }

@@ -31,6 +31,8 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
         ),
         None => None,
     };
+    // The new templates as their cloud names them.
+    let mut template_names = Vec::new();
     let template_cloud = match template::of(
         s.launch_template.as_ref(),
         s.mixed_instances_policy.as_ref(),
@@ -39,9 +41,7 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
             let cloud = lookups::template_cloud(app, &spec).await?;
             // A template on another cloud than the group's is refused below without asking.
             if found.cloud == cloud.name {
-                for t in spec.templates() {
-                    lookups::check_template(app, caller, &cloud.name, t).await?;
-                }
+                template_names = lookups::check_templates(app, caller, &cloud.name, &spec).await?;
             }
             Some(cloud.name)
         }
@@ -90,6 +90,11 @@ pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> A
             ));
         }
         let mut next = group::update(g, &input)?;
+        if template_cloud.is_some() {
+            next.settings.template_names = template_names.clone();
+        } else if s.launch_configuration_name.is_some() {
+            next.settings.template_names.clear();
+        }
         if let Some(found) = &subnet_zones {
             let given = s.availability_zones.as_deref();
             group::in_subnet_zones(&mut next.settings, given, found)?;

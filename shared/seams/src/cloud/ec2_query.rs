@@ -18,6 +18,7 @@ use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_types::body::SdkBody;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
+use phantom_model::launch_template::TemplateName;
 use phantom_rules::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,7 +180,7 @@ impl Lookup for Ec2Lookup {
         }
     }
 
-    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
         let mut params = vec![
             (
                 "Action".to_string(),
@@ -190,13 +191,27 @@ impl Lookup for Ec2Lookup {
         match (&t.id, &t.name) {
             (Some(id), _) => params.push(("LaunchTemplateId".to_string(), id.clone())),
             (None, Some(name)) => params.push(("LaunchTemplateName".to_string(), name.clone())),
-            (None, None) => return Ok(false),
+            (None, None) => return Ok(None),
         }
         match self.client.call(&params).await {
-            Ok(doc) => Ok(doc
-                .find("launchTemplateVersionSet")
-                .is_some_and(|set| set.children.iter().any(|c| c.name == "item"))),
-            Err(e) if template_not_found(&e.code) => Ok(false),
+            Ok(doc) => {
+                let Some(v) = items_of(&doc, "launchTemplateVersionSet")
+                    .into_iter()
+                    .next()
+                else {
+                    return Ok(None);
+                };
+                let text = |k: &str| {
+                    v.path(&[k]).map(|n| n.text.clone()).ok_or_else(|| {
+                        CloudError::unreadable(format!("a launch template version without {k}"))
+                    })
+                };
+                Ok(Some(TemplateName {
+                    launch_template_id: text("launchTemplateId")?,
+                    launch_template_name: text("launchTemplateName")?,
+                }))
+            }
+            Err(e) if template_not_found(&e.code) => Ok(None),
             Err(e) => Err(e),
         }
     }

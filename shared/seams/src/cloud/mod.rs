@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 pub use phantom_model::instance::Tagged;
 use phantom_model::instance::{CloudState, LaunchedWith, Seen};
+pub use phantom_model::launch_template::TemplateName;
 use phantom_model::traffic::Source;
 use phantom_rules::template::TemplateRef;
 use std::collections::BTreeMap;
@@ -77,8 +78,9 @@ pub trait Lookup: Send + Sync {
     /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
     /// looks at.
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;
-    /// Whether the launch template exists there at its version (DescribeLaunchTemplateVersions).
-    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError>;
+    /// The launch template as the cloud names it (its id and name), if it exists there at its
+    /// version (DescribeLaunchTemplateVersions).
+    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError>;
     /// The zone of each of these subnets that exists (an unknown id is simply absent).
     async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
 }

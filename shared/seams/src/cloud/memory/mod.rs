@@ -23,6 +23,7 @@ use crate::metrics::{self, Counter};
 use async_trait::async_trait;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
+use phantom_model::launch_template::TemplateName;
 use phantom_model::time::Clock;
 use phantom_rules::template::TemplateRef;
 use std::collections::{BTreeMap, BTreeSet};
@@ -537,7 +538,7 @@ impl Lookup for MemoryCloud {
         Ok(found)
     }
 
-    async fn template_exists(&self, t: &TemplateRef) -> Result<bool, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
         self.enter().await?;
         let st = self.state();
         if st.no_templates {
@@ -548,9 +549,16 @@ impl Lookup for MemoryCloud {
         }
         // Each template here has one version: 1, which is also its latest and default.
         let version_ok = matches!(t.version.as_str(), "$Latest" | "$Default" | "1");
-        Ok(version_ok
-            && st.templates.iter().any(|(id, (name, _, _))| {
+        Ok(st
+            .templates
+            .iter()
+            .filter(|_| version_ok)
+            .find(|(id, (name, _, _))| {
                 t.id.as_deref() == Some(id.as_str()) || t.name.as_deref() == Some(name.as_str())
+            })
+            .map(|(id, (name, _, _))| TemplateName {
+                launch_template_id: id.clone(),
+                launch_template_name: name.clone(),
             }))
     }
 

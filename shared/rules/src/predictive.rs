@@ -416,8 +416,12 @@ pub fn next_due(g: &Group) -> Option<i64> {
 }
 
 /// The least desired capacity the group may have at `now_ms`: its MinSize, or the capacity
-/// ForecastAndScale put in place for the hour, the larger.
+/// ForecastAndScale put in place for the hour, the larger, while a ForecastAndScale policy is
+/// still there to have put it.
 pub fn floor(g: &Group, now_ms: i64) -> i64 {
+    if scaling(g).is_empty() {
+        return g.min;
+    }
     match g.settings.predicted {
         Some(p) if p.from_ms <= now_ms && now_ms < p.hour_ms + HOUR_MS => g.min.max(p.capacity),
         _ => g.min,
@@ -643,8 +647,8 @@ mod tests {
 
     #[test]
     fn forecast_and_scale_raises_the_floor_for_the_hour_and_the_desired_capacity_to_it() {
-        let g = crate::fixtures::test_group(); // min 1, max 5, desired 2
         let honor = scaling_config(json!({}));
+        let g = with_policy(crate::fixtures::test_group(), &honor); // min 1, max 5, desired 2
         let hour = 10 * HOUR_MS;
         let from = hour - buffer_ms(&honor);
         assert_eq!(hour_due(from, buffer_ms(&honor)), hour);
@@ -675,11 +679,7 @@ mod tests {
         assert_eq!(bounded(&honor, 0, 1, 5), 1);
     }
 
-    #[test]
-    fn the_next_hour_is_due_its_buffer_before_it() {
-        let mut g = crate::fixtures::test_group();
-        assert_eq!(next_due(&g), None, "no predictive policy");
-        let cfg = scaling_config(json!({}));
+    fn with_policy(mut g: Group, cfg: &PredictiveScalingConfiguration) -> Group {
         g.settings
             .scaling_policies
             .push(phantom_model::group::ScalingPolicy {
@@ -694,8 +694,21 @@ mod tests {
                 webhook: None,
                 alarm: None,
             });
+        g
+    }
+
+    #[test]
+    fn the_next_hour_is_due_its_buffer_before_it() {
+        let g = crate::fixtures::test_group();
+        assert_eq!(next_due(&g), None, "no predictive policy");
+        let cfg = scaling_config(json!({}));
+        let g = with_policy(g, &cfg);
         assert_eq!(next_due(&g), Some(0), "at once");
-        let g = put_in_place(&g, &cfg, 10 * HOUR_MS, 10 * HOUR_MS - 300_000, 3);
+        let mut g = put_in_place(&g, &cfg, 10 * HOUR_MS, 10 * HOUR_MS - 300_000, 3);
         assert_eq!(next_due(&g), Some(11 * HOUR_MS - 300_000));
+        assert_eq!(floor(&g, 10 * HOUR_MS), 3);
+        // The policy deleted: its hour's floor goes with it.
+        g.settings.scaling_policies.clear();
+        assert_eq!(floor(&g, 10 * HOUR_MS), 1);
     }
 }

@@ -183,31 +183,14 @@ fn stored(input: &PutScalingPolicy, group: &str, arn: &str, kind: PolicyKind) ->
 /// A TargetTrackingScaling policy: its metric (predefined, or one PromQL expression), its
 /// target, DisableScaleIn and warm-up. The members of the other types are refused, as AWS does.
 fn tracking_document(input: &PutScalingPolicy, group: &str, arn: &str) -> Checked<ScalingPolicy> {
-    for (member, given) in [
-        ("AdjustmentType", input.adjustment_type.is_some()),
-        ("ScalingAdjustment", input.scaling_adjustment.is_some()),
-        // Terraform sends Cooldown 0 as a placeholder, which AWS takes.
-        ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
-        (
-            "MinAdjustmentMagnitude",
-            input.min_adjustment_magnitude.is_some() || input.min_adjustment_step.is_some(),
-        ),
-        ("StepAdjustments", input.step_adjustments.is_some()),
-        (
-            "MetricAggregationType",
-            input.metric_aggregation_type.is_some(),
-        ),
-        (
+    crate::tracking::refuse_members(
+        input,
+        TRACKING,
+        &[(
             "PredictiveScalingConfiguration",
             input.predictive_scaling_configuration.is_some(),
-        ),
-    ] {
-        if given {
-            return Err(Refusal::invalid(format!(
-                "{member} is not supported for policy type {TRACKING}."
-            )));
-        }
-    }
+        )],
+    )?;
     let asked = input
         .target_tracking_configuration
         .as_ref()

@@ -37,35 +37,20 @@ const TYPE: &str = PREDICTIVE;
 /// A PredictiveScaling policy's configuration, checked. The members of the other types are
 /// refused, as AWS does.
 pub fn document(input: &PutScalingPolicy) -> Checked<PolicyKind> {
-    for (member, given) in [
-        ("AdjustmentType", input.adjustment_type.is_some()),
-        ("ScalingAdjustment", input.scaling_adjustment.is_some()),
-        // Terraform sends Cooldown 0 as a placeholder, which AWS takes.
-        ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
-        (
-            "MinAdjustmentMagnitude",
-            input.min_adjustment_magnitude.is_some() || input.min_adjustment_step.is_some(),
-        ),
-        ("StepAdjustments", input.step_adjustments.is_some()),
-        (
-            "MetricAggregationType",
-            input.metric_aggregation_type.is_some(),
-        ),
-        (
-            "EstimatedInstanceWarmup",
-            input.estimated_instance_warmup.is_some(),
-        ),
-        (
-            "TargetTrackingConfiguration",
-            input.target_tracking_configuration.is_some(),
-        ),
-    ] {
-        if given {
-            return Err(Refusal::invalid(format!(
-                "{member} is not supported for policy type {TYPE}."
-            )));
-        }
-    }
+    tracking::refuse_members(
+        input,
+        TYPE,
+        &[
+            (
+                "EstimatedInstanceWarmup",
+                input.estimated_instance_warmup.is_some(),
+            ),
+            (
+                "TargetTrackingConfiguration",
+                input.target_tracking_configuration.is_some(),
+            ),
+        ],
+    )?;
     let asked = input
         .predictive_scaling_configuration
         .as_ref()

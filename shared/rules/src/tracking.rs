@@ -19,6 +19,7 @@
 
 use phantom_model::group::Group;
 use phantom_model::instance::{Lifecycle, Member};
+use phantom_model::request::PutScalingPolicy;
 use phantom_model::tracking::{
     MetricAuth, MetricQuery, MetricQueryRequest, MetricSource, MetricType,
     TargetTrackingConfiguration,
@@ -305,6 +306,38 @@ pub fn decide(readings: &[Reading], desired: i64, min: i64, max: i64) -> Option<
         by,
         up: to > desired,
     })
+}
+
+/// Refuses, in AWS's words, the members of the adjustment policies (and `others`) given to a
+/// policy of type `kind`, which follows a metric instead.
+pub(crate) fn refuse_members(
+    input: &PutScalingPolicy,
+    kind: &str,
+    others: &[(&str, bool)],
+) -> Checked<()> {
+    let adjustment = [
+        ("AdjustmentType", input.adjustment_type.is_some()),
+        ("ScalingAdjustment", input.scaling_adjustment.is_some()),
+        // Terraform sends Cooldown 0 as a placeholder, which AWS takes.
+        ("Cooldown", input.cooldown.is_some_and(|c| c != 0)),
+        (
+            "MinAdjustmentMagnitude",
+            input.min_adjustment_magnitude.is_some() || input.min_adjustment_step.is_some(),
+        ),
+        ("StepAdjustments", input.step_adjustments.is_some()),
+        (
+            "MetricAggregationType",
+            input.metric_aggregation_type.is_some(),
+        ),
+    ];
+    for (member, given) in adjustment.iter().chain(others) {
+        if *given {
+            return Err(Refusal::invalid(format!(
+                "{member} is not supported for policy type {kind}."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A metric's one query: an entry whose Expression is PromQL (`needs` starts the refusal of any

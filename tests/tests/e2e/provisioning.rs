@@ -396,7 +396,8 @@ fn an_instance_refresh_replaces_every_vm_and_one_is_cancelled() {
 }
 
 /// A refresh to a DesiredConfiguration through the AWS CLI, rolled back at its checkpoint: the
-/// group is back on its own launch template (moto's EC2 resolves both at RunInstances).
+/// group is back on its own launch template (moto's EC2 resolves both at RunInstances); then one
+/// with AutoRollback whose new VMs fail, rolled back by itself.
 #[test]
 fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     let s = stack();
@@ -484,6 +485,54 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
     });
     assert_eq!(r["RollbackDetails"]["PercentageCompleteOnRollback"], 50);
     eventually(60, "both from the group's own template", || {
+        (templates() == ["a@hotel", "a@hotel"]).then_some(())
+    });
+    let g = group(&u, "back").unwrap();
+    assert_eq!(
+        g["LaunchTemplate"]["LaunchTemplateName"],
+        format!("{}-a@hotel", u.name)
+    );
+
+    // With AutoRollback, a refresh whose new VMs fail to launch (the cloud has no such security
+    // group) rolls back by itself.
+    s.ec2(
+        "hotel",
+        &[
+            "create-launch-template",
+            "--launch-template-name",
+            &format!("{}-gone", u.name),
+            "--launch-template-data",
+            r#"{"ImageId": "ami-1e749f67", "InstanceType": "t3.small", "SecurityGroupIds": ["sg-0000000000000dead"]}"#,
+        ],
+    );
+    let gone = format!(
+        r#"{{"LaunchTemplate": {{"LaunchTemplateName": "{}-gone@hotel", "Version": "1"}}}}"#,
+        u.name
+    );
+    let started = s
+        .aws(
+            &u,
+            &[
+                "start-instance-refresh",
+                "--auto-scaling-group-name",
+                "back",
+                "--desired-configuration",
+                &gone,
+                "--preferences",
+                r#"{"MinHealthyPercentage": 50, "InstanceWarmup": 0, "AutoRollback": true}"#,
+            ],
+        )
+        .json();
+    let r = eventually(120, "the failed refresh RollbackSuccessful", || {
+        let r = refresh();
+        (r["InstanceRefreshId"] == started["InstanceRefreshId"]
+            && r["Status"] == "RollbackSuccessful")
+            .then_some(r)
+    });
+    assert_eq!(r["Preferences"]["AutoRollback"], true);
+    let why = r["RollbackDetails"]["RollbackReason"].as_str().unwrap();
+    assert!(why.contains("sg-0000000000000dead"), "{why}");
+    eventually(60, "both from the group's own template again", || {
         (templates() == ["a@hotel", "a@hotel"]).then_some(())
     });
     let g = group(&u, "back").unwrap();

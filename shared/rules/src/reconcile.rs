@@ -549,6 +549,9 @@ pub fn size_replacing(
                 plan.terminate.push((id, cause.clone()));
             }
             desired = step.capacity;
+            // A replacement's launch activity counts from the VMs left once the old ones go.
+            plan.capacity_from = w.sum(&live);
+            plan.capacity_to = desired;
         }
     }
     let mut rebalanced = false;
@@ -1214,6 +1217,28 @@ mod tests {
             .collect();
         assert_eq!(zones, ["b", "a", "b"]);
         assert_eq!((plan.capacity_from, plan.capacity_to), (1, 4));
+    }
+
+    #[test]
+    fn a_replacement_counts_its_launch_from_the_vms_left_once_the_old_one_goes() {
+        let m = [
+            member("i-1", "a", 0),
+            member("i-2", "b", 0),
+            member("i-3", "a", 9_000_000),
+        ];
+        let s = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+            seen("i-3", CloudState::Running, "a"),
+        ];
+        let t = Target {
+            max_lifetime_ms: Some(5_000_000),
+            ..target(2)
+        };
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        assert_eq!(plan.launch.len(), 1);
+        assert_eq!((plan.capacity_from, plan.capacity_to), (2, 3));
     }
 
     #[test]

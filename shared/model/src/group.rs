@@ -150,6 +150,9 @@ pub struct Settings {
     /// The cloud's placement group its VMs are launched into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_group: Option<String>,
+    /// The healthy percentages its replacements keep within (absent: AWS's default behaviours).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_maintenance_policy: Option<InstanceMaintenancePolicy>,
     /// Whether DeleteAutoScalingGroup may delete it (absent: `none`, AWS's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_protection: Option<DeletionProtection>,
@@ -227,6 +230,16 @@ pub struct AvailabilityZoneDistribution {
 pub enum CapacityDistribution {
     BalancedOnly,
     BalancedBestEffort,
+}
+
+/// A group's InstanceMaintenancePolicy: while instances are replaced (unhealthy ones, those past
+/// their lifetime, an instance refresh's by default), at least MinHealthyPercentage of the desired
+/// capacity stays InService and healthy, and at most MaxHealthyPercentage of it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceMaintenancePolicy {
+    pub min_healthy_percentage: i64,
+    pub max_healthy_percentage: i64,
 }
 
 /// A group's deletion protection, AWS's three levels.

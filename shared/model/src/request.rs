@@ -96,13 +96,21 @@ pub struct GroupSettings {
     pub service_linked_role_arn: Option<String>,
     pub capacity_rebalance: Option<bool>,
     pub default_instance_warmup: Option<i64>,
-    pub instance_maintenance_policy: Option<IgnoredAny>,
+    pub instance_maintenance_policy: Option<MaintenancePolicyAsked>,
 
     pub availability_zone_impairment_policy: Option<IgnoredAny>,
     pub skip_zonal_shift_validation: Option<bool>,
     pub capacity_reservation_specification: Option<IgnoredAny>,
     pub instance_lifecycle_policy: Option<IgnoredAny>,
     pub deletion_protection: Option<crate::group::DeletionProtection>,
+}
+
+/// An InstanceMaintenancePolicy as asked: both members are needed, -1 in both takes it off.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MaintenancePolicyAsked {
+    pub min_healthy_percentage: Option<i64>,
+    pub max_healthy_percentage: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -98,6 +98,7 @@ impl GroupRules for Group {
             hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
             max_lifetime_ms: s.max_instance_lifetime.map(|l| l * 1000),
+            maintenance: s.instance_maintenance_policy,
             warmup_ms: self.warmup_secs() * 1000,
             // A group being deleted keeps no pool: its VMs go with the group's.
             pool: s
@@ -346,6 +347,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         default_instance_warmup: None,
         placement_group: None,
         availability_zone_distribution: None,
+        instance_maintenance_policy: None,
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -390,11 +392,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 7] = [
-    (
-        "InstanceMaintenancePolicy",
-        "Phantom replaces an unhealthy VM one for one, with no healthy-percentage bounds yet",
-    ),
+pub const REFUSED: [(&str, &str); 6] = [
     (
         "AvailabilityZoneIds",
         "Phantom's clouds name their zones: give AvailabilityZones",
@@ -444,10 +442,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     refuse(
         [
             (
-                "InstanceMaintenancePolicy",
-                s.instance_maintenance_policy.is_some(),
-            ),
-            (
                 "AvailabilityZoneIds",
                 s.availability_zone_ids
                     .as_ref()
@@ -477,6 +471,9 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
         s.launch_template.as_ref(),
         s.mixed_instances_policy.as_ref(),
     )?;
+    if let Some(asked) = &s.instance_maintenance_policy {
+        crate::maintenance::of(asked)?;
+    }
     for (field, value) in [
         ("DefaultCooldown", s.default_cooldown),
         ("HealthCheckGracePeriod", s.health_check_grace_period),
@@ -664,6 +661,14 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = input.deletion_protection {
         s.deletion_protection = Some(v);
+    }
+    // Checked by `check_settings`; -1 in both takes it off.
+    if let Some(Ok(v)) = input
+        .instance_maintenance_policy
+        .as_ref()
+        .map(crate::maintenance::of)
+    {
+        s.instance_maintenance_policy = v;
     }
     if let Some(v) = &input.desired_capacity_type {
         s.desired_capacity_type = Some(v.clone());
@@ -953,6 +958,35 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    #[test]
+    fn an_instance_maintenance_policy_is_kept_until_minus_one_clears_it() {
+        let base = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1,
+            "InstanceMaintenancePolicy": {"MinHealthyPercentage": 90, "MaxHealthyPercentage": 120}});
+        let g = create(&base).unwrap();
+        let kept = Some(phantom_model::group::InstanceMaintenancePolicy {
+            min_healthy_percentage: 90,
+            max_healthy_percentage: 120,
+        });
+        assert_eq!(g.settings.instance_maintenance_policy, kept);
+        let shown = serde_json::to_value(&g.settings).unwrap();
+        assert_eq!(
+            shown["InstanceMaintenancePolicy"],
+            json!({"MinHealthyPercentage": 90, "MaxHealthyPercentage": 120})
+        );
+        // An update that does not name it leaves it; a bad one changes nothing.
+        let g = change(&g, &json!({"AutoScalingGroupName": "g", "MaxSize": 2})).unwrap();
+        assert_eq!(g.settings.instance_maintenance_policy, kept);
+        let bad = json!({"AutoScalingGroupName": "g",
+            "InstanceMaintenancePolicy": {"MinHealthyPercentage": 90}});
+        assert!(change(&g, &bad).is_err());
+        let off = json!({"AutoScalingGroupName": "g",
+            "InstanceMaintenancePolicy": {"MinHealthyPercentage": -1, "MaxHealthyPercentage": -1}});
+        let g = change(&g, &off).unwrap();
+        assert_eq!(g.settings.instance_maintenance_policy, None);
+        assert!(serde_json::to_value(&g.settings).unwrap()["InstanceMaintenancePolicy"].is_null());
     }
 
     #[test]

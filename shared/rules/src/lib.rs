@@ -17,6 +17,7 @@ mod imports;
 pub mod launch_config;
 pub mod launching;
 pub mod lifecycle;
+pub mod maintenance;
 pub mod notification;
 pub mod policy;
 pub mod predictive;

@@ -7,11 +7,12 @@
 
 pub use crate::distribution::Distribution;
 use crate::lifecycle::{self, Hook};
+use crate::maintenance;
 use crate::rebalance;
 use crate::refresh::{self, InstanceRefresh};
 use crate::warm::{self, Pool};
 pub use crate::weights::Weights;
-use phantom_model::group::LaunchTemplateSpecification;
+use phantom_model::group::{InstanceMaintenancePolicy, LaunchTemplateSpecification};
 pub use phantom_model::instance::{CloudState, Lifecycle, Market, Member, Placement, Seen};
 use phantom_model::instance::{Outcome, Wait};
 use std::collections::BTreeMap;
@@ -46,6 +47,8 @@ pub struct Target {
     pub refresh: Option<InstanceRefresh>,
     /// MaxInstanceLifetime (ms): older instances are replaced.
     pub max_lifetime_ms: Option<i64>,
+    /// The group's InstanceMaintenancePolicy: the bounds its replacements keep within.
+    pub maintenance: Option<InstanceMaintenancePolicy>,
     /// How long a new instance warms up (ms): the group's DefaultInstanceWarmup, or its grace
     /// period.
     pub warmup_ms: i64,
@@ -221,6 +224,9 @@ pub struct Assessed {
     pub standby: Vec<Member>,
     /// Those in the warm pool, staying there this round.
     pub warm: Vec<Member>,
+    /// Unhealthy instances kept running (and in `live`) until the InstanceMaintenancePolicy lets
+    /// them go, with why they are unhealthy.
+    pub sick: Vec<(String, String)>,
 }
 
 impl Assessed {
@@ -253,6 +259,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     let mut live: Vec<Member> = Vec::new();
     let mut standby: Vec<Member> = Vec::new();
     let mut warm: Vec<Member> = Vec::new();
+    let mut kept_sick: Vec<(String, String)> = Vec::new();
     for s in seen
         .iter()
         .filter(|s| !recorded.contains_key(s.id.as_str()))
@@ -426,6 +433,18 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             Some((why, present))
                 if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
             {
+                // Under a maintenance policy it runs, shown Unhealthy, until `size` lets it go.
+                if present && target.maintenance.is_some() && !target.deleting {
+                    if m.healthy {
+                        plan.unhealthy.push(m.id.clone());
+                    }
+                    kept_sick.push((m.id.clone(), why));
+                    live.push(Member {
+                        healthy: false,
+                        ..m.clone()
+                    });
+                    continue;
+                }
                 let entry = (m.id.clone(), Cause::Unhealthy(why));
                 if present {
                     plan.terminate.push(entry);
@@ -471,6 +490,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         live,
         standby,
         warm,
+        sick: kept_sick,
     }
 }
 
@@ -505,6 +525,7 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
             in_units(refresh::expired(
                 life,
                 target.warmup_ms,
+                target.maintenance.as_ref(),
                 desired,
                 &a.live,
                 now_ms,
@@ -515,6 +536,32 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
     }
 }
 
+/// This round's replacement of the unhealthy instances kept for the maintenance policy, in
+/// units (as `replacement`), when nothing else replaces instances.
+fn maintained(target: &Target, a: &Assessed, now_ms: i64) -> Option<maintenance::Step> {
+    let policy = target.maintenance.as_ref().filter(|_| !a.sick.is_empty())?;
+    let units = target.desired.max(0);
+    let nominal = target.weights.nominal();
+    let desired = (units + nominal - 1) / nominal;
+    let ready = |m: &Member| {
+        m.healthy
+            && m.lifecycle == Lifecycle::InService
+            && now_ms - m.in_group_since_ms() >= target.warmup_ms
+    };
+    let sick: Vec<String> = a.sick.iter().map(|(id, _)| id.clone()).collect();
+    let others = a.live.iter().filter(|m| !sick.contains(&m.id));
+    let (ready, arriving) = others.fold((0, false), |(n, arriving), m| {
+        if ready(m) {
+            (n + 1, arriving)
+        } else {
+            (n, true)
+        }
+    });
+    let mut step = maintenance::replace(policy, desired, ready, &sick, arriving);
+    step.capacity = units + (step.capacity - desired) * nominal;
+    Some(step)
+}
+
 /// `size`, with this round's replacements decided by the caller (across clouds, a refresh is
 /// decided for the whole group and split per cloud).
 pub fn size_replacing(
@@ -523,11 +570,16 @@ pub fn size_replacing(
     now_ms: i64,
     replacing: Option<(refresh::Step, Cause)>,
 ) -> Plan {
+    let sick_step = match &replacing {
+        None => maintained(target, &assessed, now_ms),
+        Some(_) => None,
+    };
     let Assessed {
         mut plan,
         mut live,
         standby: _,
         warm,
+        sick,
     } = assessed;
     let mut desired = if target.deleting {
         0
@@ -553,6 +605,27 @@ pub fn size_replacing(
             plan.capacity_from = w.sum(&live);
             plan.capacity_to = desired;
         }
+    }
+    // Unhealthy instances go as the maintenance policy lets them (all at once while something
+    // else replaces instances: its own bounds apply).
+    let going: Vec<&(String, String)> = match &sick_step {
+        Some(step) => sick
+            .iter()
+            .filter(|(id, _)| step.terminate.contains(id))
+            .collect(),
+        None => sick.iter().collect(),
+    };
+    if !going.is_empty() || sick_step.is_some() {
+        live.retain(|m| !going.iter().any(|(id, _)| *id == m.id));
+        for (id, why) in going {
+            plan.terminate
+                .push((id.clone(), Cause::Unhealthy(why.clone())));
+        }
+        if let Some(step) = &sick_step {
+            desired = desired.max(step.capacity);
+        }
+        plan.capacity_from = w.sum(&live);
+        plan.capacity_to = desired;
     }
     let mut rebalanced = false;
     if replacing_nothing
@@ -957,6 +1030,7 @@ mod tests {
             hooks: vec![],
             refresh: None,
             max_lifetime_ms: None,
+            maintenance: None,
             warmup_ms: 0,
             pool: None,
             lb_failing: Vec::new(),
@@ -1157,6 +1231,99 @@ mod tests {
         let resumed = decide(&target(2), &marked, &seen, NOW);
         assert_eq!(ids(&resumed.gone), ["i-1"]);
         assert_eq!(resumed.launch.len(), 1);
+    }
+
+    #[test]
+    fn under_launch_before_terminating_an_unhealthy_vm_runs_until_its_replacement_serves() {
+        let policy = InstanceMaintenancePolicy {
+            min_healthy_percentage: 100,
+            max_healthy_percentage: 110,
+        };
+        let t = Target {
+            maintenance: Some(policy),
+            ..target(2)
+        };
+        let sick = Member {
+            healthy: false,
+            ..member("i-1", "a", 0)
+        };
+        let two = [sick.clone(), member("i-2", "b", 0)];
+        let running = [
+            seen("i-1", CloudState::Running, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        let plan = decide(&t, &two, &running, NOW);
+        assert!(plan.terminate.is_empty(), "{plan:?}");
+        assert_eq!(plan.launch.len(), 1);
+        // The replacement on its way: nothing more.
+        let pending = Member {
+            lifecycle: Lifecycle::Pending,
+            ..member("i-3", "a", NOW)
+        };
+        let three = [sick, member("i-2", "b", 0), pending];
+        let mut seen3 = running.to_vec();
+        seen3.push(seen("i-3", CloudState::Pending, "a"));
+        let plan = decide(&t, &three, &seen3, NOW);
+        assert!(
+            plan.terminate.is_empty() && plan.launch.is_empty(),
+            "{plan:?}"
+        );
+        // It serves: the unhealthy one goes, saying why, and nothing is launched for it.
+        let mut serving = three.clone();
+        serving[2].lifecycle = Lifecycle::InService;
+        seen3[2].state = CloudState::Running;
+        let plan = decide(&t, &serving, &seen3, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        assert!(
+            matches!(&plan.terminate[0].1, Cause::Unhealthy(why) if why.contains("set unhealthy"))
+        );
+        assert!(plan.launch.is_empty());
+        // A VM that is gone cannot be kept: replaced as without a policy.
+        let dead = [
+            seen("i-1", CloudState::Terminated, "a"),
+            seen("i-2", CloudState::Running, "b"),
+        ];
+        let plan = decide(
+            &t,
+            &[member("i-1", "a", 0), member("i-2", "b", 0)],
+            &dead,
+            NOW,
+        );
+        assert_eq!(ids(&plan.gone), ["i-1"]);
+        assert_eq!(plan.launch.len(), 1);
+        // Without a policy: terminated at once (AWS's default).
+        let plan = decide(&target(2), &two, &running, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+    }
+
+    #[test]
+    fn instances_past_their_lifetime_go_within_the_maintenance_policy() {
+        let old = [
+            member("i-1", "a", 0),
+            member("i-2", "b", 0),
+            member("i-3", "a", 0),
+            member("i-4", "b", 0),
+        ];
+        let s: Vec<Seen> = old
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        let t = |min, max| Target {
+            max_lifetime_ms: Some(5_000_000),
+            maintenance: Some(InstanceMaintenancePolicy {
+                min_healthy_percentage: min,
+                max_healthy_percentage: max,
+            }),
+            ..target(4)
+        };
+        // 50 to 100: two go at once, two launched after.
+        let plan = decide(&t(50, 100), &old, &s, NOW);
+        assert_eq!(plan.terminate.len(), 2);
+        assert_eq!(plan.launch.len(), 2);
+        // 100 to 150: none go yet, two launched first.
+        let plan = decide(&t(100, 150), &old, &s, NOW);
+        assert!(plan.terminate.is_empty());
+        assert_eq!(plan.launch.len(), 2);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! healthy and warmed up, and at most MaxHealthyPercentage of it runs at once. Above 100, new
 //! instances launch before old ones go; at 100, an old one goes first and its replacement follows.
 
-use phantom_model::group::Settings;
+use phantom_model::group::{InstanceMaintenancePolicy, Settings};
 pub use phantom_model::instance::{Lifecycle, Member};
 pub use phantom_model::refresh::{
     DesiredConfiguration, Held, InstanceRefresh, Preferences, RollbackDetails, Source, Status,
@@ -22,8 +22,13 @@ pub const WAIT_FOR_HELD_MS: i64 = 3_600_000;
 const DEFAULT_CHECKPOINT_DELAY: i64 = 3_600;
 
 /// Checks the preferences (of a refresh with a DesiredConfiguration, or not) and fills in AWS's
-/// defaults.
-pub fn preferences(asked: &Asked, desired: bool) -> Checked<Preferences> {
+/// defaults: the healthy percentages not given are the group's InstanceMaintenancePolicy's
+/// (`policy`), else 90 and 100.
+pub fn preferences(
+    asked: &Asked,
+    desired: bool,
+    policy: Option<&InstanceMaintenancePolicy>,
+) -> Checked<Preferences> {
     if asked.alarm_specification.is_some() {
         return Err(Refusal::invalid(
             "AlarmSpecification is not supported: Phantom's clouds have no CloudWatch alarms",
@@ -39,8 +44,13 @@ pub fn preferences(asked: &Asked, desired: bool) -> Checked<Preferences> {
             "If you specify MaxHealthyPercentage, you must also specify MinHealthyPercentage.",
         ));
     }
-    let min = asked.min_healthy_percentage.unwrap_or(90);
-    let max = asked.max_healthy_percentage.unwrap_or(100);
+    let (min, max) = match (asked.min_healthy_percentage, policy) {
+        (None, Some(p)) => (p.min_healthy_percentage, p.max_healthy_percentage),
+        (min, _) => (
+            min.unwrap_or(90),
+            asked.max_healthy_percentage.unwrap_or(100),
+        ),
+    };
     if max - min > 100 {
         return Err(Refusal::invalid(
             "The difference between MaxHealthyPercentage and MinHealthyPercentage cannot be greater than 100.",
@@ -656,10 +666,12 @@ pub fn split(
 
 /// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
 /// than desired, or a tenth more), an old one terminated once its replacement has warmed up, so
-/// the group never has fewer than its desired capacity serving. Protected instances stay.
+/// the group never has fewer than its desired capacity serving; with an InstanceMaintenancePolicy,
+/// within its percentages instead. Protected instances stay.
 pub fn expired(
     lifetime_ms: i64,
     warmup_ms: i64,
+    policy: Option<&InstanceMaintenancePolicy>,
     desired: i64,
     live: &[Member],
     now_ms: i64,
@@ -677,11 +689,28 @@ pub fn expired(
     old.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
     let fresh = |m: &&Member| serving(m) && now_ms - m.in_group_since_ms() >= warmup_ms;
     let healthy = live.iter().filter(fresh).count() as i64;
-    let room = (healthy - desired).max(0) as usize;
-    let terminate: Vec<String> = old.iter().take(room).map(|m| m.id.clone()).collect();
+    // Without a maintenance policy: launch before terminating, up to a tenth more (at least
+    // one); with one, within its bounds.
+    let (keep, most) = match policy {
+        None => (desired, desired + (desired / 10).max(1)),
+        Some(p) => (
+            crate::maintenance::keep(desired, p),
+            crate::maintenance::most(desired, p),
+        ),
+    };
+    let mut room = (healthy - keep).max(0);
+    let arriving = live.iter().any(|m| !fresh(&m));
+    if most <= desired && room == 0 && !arriving {
+        room = 1;
+    }
+    let terminate: Vec<String> = old
+        .iter()
+        .take(room as usize)
+        .map(|m| m.id.clone())
+        .collect();
     let left = (old.len() - terminate.len()) as i64;
     Step {
-        capacity: desired + left.min((desired / 10).max(1)),
+        capacity: most.min(desired + left).max(desired),
         terminate,
         next: None,
     }
@@ -706,6 +735,7 @@ mod tests {
                 ..asked()
             },
             false,
+            None,
         )
         .unwrap()
     }
@@ -750,7 +780,7 @@ mod tests {
 
     #[test]
     fn preferences_are_checked_and_aws_defaults_filled_in() {
-        let p = preferences(&asked(), false).unwrap();
+        let p = preferences(&asked(), false, None).unwrap();
         assert_eq!(
             (
                 p.min_healthy_percentage,
@@ -765,7 +795,7 @@ mod tests {
         let with = |f: fn(&mut Asked)| {
             let mut a = asked();
             f(&mut a);
-            preferences(&a, false)
+            preferences(&a, false, None)
         };
         assert!(with(|a| a.max_healthy_percentage = Some(150)).is_err());
         assert!(with(|a| {
@@ -781,6 +811,28 @@ mod tests {
     }
 
     #[test]
+    fn the_groups_maintenance_policy_gives_the_percentages_not_asked_for() {
+        let policy = InstanceMaintenancePolicy {
+            min_healthy_percentage: 100,
+            max_healthy_percentage: 150,
+        };
+        let p = preferences(&asked(), false, Some(&policy)).unwrap();
+        assert_eq!(
+            (p.min_healthy_percentage, p.max_healthy_percentage),
+            (100, 150)
+        );
+        let given = Asked {
+            min_healthy_percentage: Some(50),
+            ..asked()
+        };
+        let p = preferences(&given, false, Some(&policy)).unwrap();
+        assert_eq!(
+            (p.min_healthy_percentage, p.max_healthy_percentage),
+            (50, 100)
+        );
+    }
+
+    #[test]
     fn at_one_hundred_percent_both_ways_one_goes_at_a_time() {
         let p = preferences(
             &Asked {
@@ -788,6 +840,7 @@ mod tests {
                 ..asked()
             },
             false,
+            None,
         )
         .unwrap();
         let live = olds(4);
@@ -816,7 +869,7 @@ mod tests {
 
     #[test]
     fn protected_instances_wait_an_hour_then_the_refresh_fails_unless_ignored() {
-        let p = preferences(&asked(), false).unwrap();
+        let p = preferences(&asked(), false, None).unwrap();
         let mut live = olds(1);
         live[0].protected = true;
         live.push(member("i-new", 0));
@@ -848,7 +901,7 @@ mod tests {
     fn standby_instances_are_terminated_when_asked() {
         let p = Preferences {
             standby_instances: Held::Refresh,
-            ..preferences(&asked(), false).unwrap()
+            ..preferences(&asked(), false, None).unwrap()
         };
         let mut standby = member("i-old0", 0);
         standby.lifecycle = Lifecycle::Standby;
@@ -861,7 +914,7 @@ mod tests {
     fn bake_time_comes_before_success() {
         let p = Preferences {
             bake_time: 30,
-            ..preferences(&asked(), false).unwrap()
+            ..preferences(&asked(), false, None).unwrap()
         };
         let live = vec![member("i-new", 0)];
         let s = step(&refresh(p, &["i-gone"]), 1, &live, &[], NOW, "now");
@@ -881,7 +934,7 @@ mod tests {
 
     #[test]
     fn progress_counts_a_replacement_once_warmed_up() {
-        let p = preferences(&asked(), false).unwrap();
+        let p = preferences(&asked(), false, None).unwrap();
         let r = refresh(p, &["i-old0", "i-old1"]);
         let live = vec![member("i-old1", 0), member("i-new", NOW - 1_000)];
         assert_eq!(progress(&r, &live, NOW), (0, 2));
@@ -898,7 +951,7 @@ mod tests {
 
     /// A refresh from launch configuration `lc` to template `web` version 2.
     fn to_template(auto_rollback: bool, replace: &[&str]) -> InstanceRefresh {
-        let mut p = preferences(&asked(), false).unwrap();
+        let mut p = preferences(&asked(), false, None).unwrap();
         p.auto_rollback = auto_rollback;
         InstanceRefresh {
             desired_configuration: Some(DesiredConfiguration {
@@ -948,7 +1001,7 @@ mod tests {
         assert_eq!(done.status, Status::RollbackSuccessful);
         // Only forward and with somewhere numbered to go back to.
         assert!(irreversible(&done).is_some());
-        assert!(irreversible(&refresh(preferences(&asked(), false).unwrap(), &[])).is_some());
+        assert!(irreversible(&refresh(preferences(&asked(), false, None).unwrap(), &[])).is_some());
         let latest = InstanceRefresh {
             rollback_to: Some(Source {
                 launch_configuration: None,

@@ -182,18 +182,34 @@ fn group_round_trips_every_setting_phantom_acts_on() {
             && arn.ends_with(":autoScalingGroupName/web-group"),
         "{arn}"
     );
+    // An instance maintenance policy is kept and shown; -1 in both takes it off.
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --instance-maintenance-policy MinHealthyPercentage=90,MaxHealthyPercentage=120"),
+    )
+    .json();
+    assert_eq!(
+        describe_group(&u, "web-group").unwrap()["InstanceMaintenancePolicy"],
+        json!({"MinHealthyPercentage": 90, "MaxHealthyPercentage": 120})
+    );
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --instance-maintenance-policy MinHealthyPercentage=-1,MaxHealthyPercentage=-1"),
+    )
+    .json();
+    assert!(describe_group(&u, "web-group").unwrap()["InstanceMaintenancePolicy"].is_null());
     // A setting Phantom does not act on is refused, never stored and ignored.
     let err = s
         .aws(
             &u,
-            &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --instance-maintenance-policy MinHealthyPercentage=90,MaxHealthyPercentage=120"),
+            &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --availability-zone-impairment-policy ZonalShiftEnabled=true,ImpairedZoneHealthCheckBehavior=IgnoreUnhealthy"),
         )
         .error("ValidationError");
     assert!(
-        err.contains("InstanceMaintenancePolicy is not supported"),
+        err.contains("AvailabilityZoneImpairmentPolicy is not supported"),
         "{err}"
     );
-    assert!(describe_group(&u, "web-group").unwrap()["InstanceMaintenancePolicy"].is_null());
+    assert!(describe_group(&u, "web-group").unwrap()["AvailabilityZoneImpairmentPolicy"].is_null());
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod balancers;
 mod crashes;
 mod hooks;
 mod lambda;
+mod maintenance;
 mod metrics;
 mod notifications;
 mod parity;

@@ -27,7 +27,8 @@ pub async fn start(
         )));
     }
     let desired = input.desired_configuration;
-    let prefs = refresh::preferences(&input.preferences, desired.is_some())?;
+    // Checked before anything is looked up; the defaults are the group's, read below.
+    refresh::preferences(&input.preferences, desired.is_some(), None)?;
     let name = &input.auto_scaling_group_name;
     // The desired template as its cloud names it, kept beside the group's (the group moves to it).
     let desired_name = match &desired {
@@ -52,6 +53,11 @@ pub async fn start(
                  (UpdateAutoScalingGroup), then start the refresh without one.",
             ));
         }
+        let prefs = refresh::preferences(
+            &input.preferences,
+            desired.is_some(),
+            g.settings.instance_maintenance_policy.as_ref(),
+        )?;
         let own = Launching::of_settings(&g.settings);
         if prefs.auto_rollback {
             if let Some(why) = refresh::unreturnable(&own.source()) {

@@ -1,0 +1,193 @@
+//! A group's InstanceMaintenancePolicy, pure: what CreateAutoScalingGroup and
+//! UpdateAutoScalingGroup accept, and how a round replaces the group's unhealthy instances under
+//! it.
+//!
+//! Without a policy an unhealthy instance is terminated at once and replaced after (AWS's
+//! default, "terminate and launch"). With one, the unhealthy instances still running count toward
+//! MinHealthyPercentage until they go: one goes only while the others keep the group at it, and
+//! replacements launch first, up to MaxHealthyPercentage ("launch before terminating" at a
+//! minimum of 100).
+
+use phantom_model::group::InstanceMaintenancePolicy as Policy;
+use phantom_model::request::MaintenancePolicyAsked as Asked;
+use phantom_model::{Checked, Refusal};
+
+/// Checks a policy as asked: `None` when it takes the group's off (-1 in both, as AWS reads it).
+pub fn of(asked: &Asked) -> Checked<Option<Policy>> {
+    let (Some(min), Some(max)) = (asked.min_healthy_percentage, asked.max_healthy_percentage)
+    else {
+        return Err(Refusal::invalid(
+            "Both MinHealthyPercentage and MaxHealthyPercentage must be specified.",
+        ));
+    };
+    match (min, max) {
+        (-1, -1) => return Ok(None),
+        (-1, _) | (_, -1) => {
+            return Err(Refusal::invalid(
+                "To clear the instance maintenance policy, set both MinHealthyPercentage and MaxHealthyPercentage to -1.",
+            ))
+        }
+        _ => {}
+    }
+    if !(0..=100).contains(&min) {
+        return Err(Refusal::invalid(
+            "MinHealthyPercentage must be between 0 and 100, or -1 to clear it.",
+        ));
+    }
+    if !(100..=200).contains(&max) {
+        return Err(Refusal::invalid(
+            "MaxHealthyPercentage must be between 100 and 200, or -1 to clear it.",
+        ));
+    }
+    if max - min > 100 {
+        return Err(Refusal::invalid(
+            "The difference between MaxHealthyPercentage and MinHealthyPercentage cannot be greater than 100.",
+        ));
+    }
+    // Neither below nor above the desired capacity: no instance could ever be replaced.
+    if min == 100 && max == 100 {
+        return Err(Refusal::invalid(
+            "MinHealthyPercentage and MaxHealthyPercentage cannot both be 100: no instance could be replaced.",
+        ));
+    }
+    Ok(Some(Policy {
+        min_healthy_percentage: min,
+        max_healthy_percentage: max,
+    }))
+}
+
+/// How many instances stay InService and healthy: MinHealthyPercentage of `desired`, rounded up.
+pub fn keep(desired: i64, policy: &Policy) -> i64 {
+    (desired * policy.min_healthy_percentage + 99) / 100
+}
+
+/// How many may run: MaxHealthyPercentage of `desired`, rounded down, but one more than desired
+/// whenever it is above 100, so that a small group can launch before it terminates.
+pub fn most(desired: i64, policy: &Policy) -> i64 {
+    let most = desired * policy.max_healthy_percentage / 100;
+    if policy.max_healthy_percentage > 100 && desired > 0 {
+        most.max(desired + 1)
+    } else {
+        most
+    }
+}
+
+/// One round's replacement of unhealthy instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The unhealthy instances terminated now.
+    pub terminate: Vec<String>,
+    /// How many instances the group runs meanwhile (its desired capacity and the replacements
+    /// launched before the others go).
+    pub capacity: i64,
+}
+
+/// The round's step under `policy`: `ready` is how many healthy instances serve and have warmed
+/// up, `sick` the unhealthy ones still running (in the order they go), `arriving` whether a
+/// replacement is on its way (launched, not ready yet).
+pub fn replace(policy: &Policy, desired: i64, ready: i64, sick: &[String], arriving: bool) -> Step {
+    let keep = keep(desired, policy);
+    let most = most(desired, policy);
+    let counted = ready + sick.len() as i64;
+    let mut room = (counted - keep).max(0);
+    // With no room to launch first, one at a time once nothing is on its way.
+    if most <= desired && room == 0 && !arriving {
+        room = 1;
+    }
+    let go = (room as usize).min(sick.len());
+    let left = (sick.len() - go) as i64;
+    Step {
+        terminate: sick[..go].to_vec(),
+        capacity: most.min(desired + left).max(desired),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(min: Option<i64>, max: Option<i64>) -> Asked {
+        Asked {
+            min_healthy_percentage: min,
+            max_healthy_percentage: max,
+        }
+    }
+
+    fn policy(min: i64, max: i64) -> Policy {
+        Policy {
+            min_healthy_percentage: min,
+            max_healthy_percentage: max,
+        }
+    }
+
+    fn ids(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("i-{i}")).collect()
+    }
+
+    #[test]
+    fn a_policy_needs_both_percentages_in_range_and_minus_one_in_both_clears_it() {
+        assert_eq!(of(&asked(Some(90), Some(120))), Ok(Some(policy(90, 120))));
+        assert_eq!(of(&asked(Some(-1), Some(-1))), Ok(None));
+        for (min, max, words) in [
+            (Some(90), None, "Both"),
+            (None, Some(110), "Both"),
+            (Some(-1), Some(110), "both"),
+            (Some(101), Some(110), "MinHealthyPercentage must be"),
+            (Some(90), Some(99), "MaxHealthyPercentage must be"),
+            (Some(90), Some(201), "MaxHealthyPercentage must be"),
+            (Some(0), Some(150), "difference"),
+            (Some(100), Some(100), "both be 100"),
+        ] {
+            let e = of(&asked(min, max)).unwrap_err();
+            assert!(matches!(e, Refusal::Invalid(_)));
+            assert!(
+                e.message().contains(words),
+                "{min:?} {max:?}: {}",
+                e.message()
+            );
+        }
+    }
+
+    #[test]
+    fn launch_before_terminating_keeps_the_unhealthy_one_until_its_replacement_is_ready() {
+        let p = policy(100, 110);
+        // One of two unhealthy: a third is launched first (110 % of 2 allows one more).
+        assert_eq!(
+            replace(&p, 2, 1, &ids(1), false),
+            Step {
+                terminate: vec![],
+                capacity: 3
+            }
+        );
+        // Its replacement ready: the unhealthy one goes, and the group is back at 2.
+        assert_eq!(
+            replace(&p, 2, 2, &ids(1), false),
+            Step {
+                terminate: ids(1),
+                capacity: 2
+            }
+        );
+    }
+
+    #[test]
+    fn terminate_and_launch_goes_first_down_to_the_minimum_and_one_at_a_time_without_room() {
+        // 90-110 of 10 with 8 ready and 2 unhealthy: one may go now (9 stay), one waits.
+        assert_eq!(
+            replace(&policy(90, 110), 10, 8, &ids(2), false),
+            Step {
+                terminate: ids(1),
+                capacity: 11
+            }
+        );
+        // 50-100 of 4, 2 unhealthy: both go at once.
+        assert_eq!(
+            replace(&policy(50, 100), 4, 2, &ids(2), false).terminate,
+            ids(2)
+        );
+        // 100-100 is refused, but 90-100 of 2 has neither room: one at a time, once nothing is
+        // on its way.
+        let p = policy(90, 100);
+        assert_eq!(replace(&p, 2, 1, &ids(1), false).terminate, ids(1));
+        assert!(replace(&p, 2, 1, &ids(1), true).terminate.is_empty());
+    }
+}

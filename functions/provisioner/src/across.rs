@@ -504,13 +504,7 @@ fn after_plan(live: &[Member], plan: &reconcile::Plan, w: &Weights) -> (i64, i64
 /// What a cloud that cannot be seen has, by its records: the VMs that count, and those serving.
 fn unseen_counts(members: &[Member]) -> (i64, i64) {
     let counted = members.iter().filter(|m| {
-        !matches!(
-            m.lifecycle,
-            Lifecycle::Terminating
-                | Lifecycle::TerminatingWait
-                | Lifecycle::Standby
-                | Lifecycle::Detaching
-        ) && !m.lifecycle.is_warm()
+        !m.lifecycle.is_leaving() && m.lifecycle != Lifecycle::Standby && !m.lifecycle.is_warm()
     });
     let serving = counted
         .clone()

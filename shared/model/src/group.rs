@@ -153,6 +153,10 @@ pub struct Settings {
     /// The healthy percentages its replacements keep within (absent: AWS's default behaviours).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_maintenance_policy: Option<InstanceMaintenancePolicy>,
+    /// What happens to an instance whose termination hooks end with ABANDON (absent: it is
+    /// terminated, AWS's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_lifecycle_policy: Option<InstanceLifecyclePolicy>,
     /// Whether DeleteAutoScalingGroup may delete it (absent: `none`, AWS's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_protection: Option<DeletionProtection>,
@@ -240,6 +244,38 @@ pub enum CapacityDistribution {
 pub struct InstanceMaintenancePolicy {
     pub min_healthy_percentage: i64,
     pub max_healthy_percentage: i64,
+}
+
+/// A group's InstanceLifecyclePolicy (botocore's shape, as given and shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceLifecyclePolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_triggers: Option<RetentionTriggers>,
+}
+
+impl InstanceLifecyclePolicy {
+    /// Whether an instance whose termination hooks end with ABANDON is retained.
+    pub fn retains_abandoned(&self) -> bool {
+        self.retention_triggers
+            .as_ref()
+            .and_then(|t| t.terminate_hook_abandon)
+            == Some(RetentionAction::Retain)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RetentionTriggers {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminate_hook_abandon: Option<RetentionAction>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetentionAction {
+    Retain,
+    Terminate,
 }
 
 /// A group's deletion protection, AWS's three levels.

@@ -15,6 +15,9 @@ pub enum Lifecycle {
     /// Chosen to leave, held by the group's termination lifecycle hooks before it is terminated.
     TerminatingWait,
     Terminating,
+    /// Its termination hooks ended with ABANDON and the group's InstanceLifecyclePolicy retains
+    /// it: running, not counted, until TerminateInstanceInAutoScalingGroup.
+    TerminatingRetained,
     /// Taken out of service by EnterStandby: kept, not counted, not checked.
     Standby,
     /// Named by AttachInstances: counted; the provisioner looks it up on the cloud and tags it
@@ -45,6 +48,7 @@ impl Lifecycle {
             Self::InService => "InService",
             Self::TerminatingWait => "Terminating:Wait",
             Self::Terminating => "Terminating",
+            Self::TerminatingRetained => "Terminating:Retained",
             Self::Standby => "Standby",
             Self::Attaching => "Attaching",
             Self::Detaching => "Detaching",
@@ -62,6 +66,13 @@ impl Lifecycle {
             Self::Attaching => "Pending",
             other => other.as_str(),
         }
+    }
+    /// On its way out of the group (or retained outside its count): counted for nothing.
+    pub fn is_leaving(self) -> bool {
+        matches!(
+            self,
+            Self::Terminating | Self::TerminatingWait | Self::TerminatingRetained | Self::Detaching
+        )
     }
     /// In the warm pool: beside the group, not in it.
     pub fn is_warm(self) -> bool {
@@ -89,6 +100,7 @@ impl Lifecycle {
             "InService" => Some(Self::InService),
             "Terminating:Wait" => Some(Self::TerminatingWait),
             "Terminating" => Some(Self::Terminating),
+            "Terminating:Retained" => Some(Self::TerminatingRetained),
             "Standby" => Some(Self::Standby),
             "Attaching" => Some(Self::Attaching),
             "Detaching" => Some(Self::Detaching),
@@ -341,6 +353,7 @@ mod tests {
             InService,
             TerminatingWait,
             Terminating,
+            TerminatingRetained,
             Standby,
             Attaching,
             Detaching,

@@ -232,6 +232,22 @@ pub fn launch_failed(ctx: &Context<'_>, message: &str, from: i64, to: i64) -> Ac
     )
 }
 
+/// A leaving VM whose termination hooks ended with ABANDON, retained by the group's
+/// InstanceLifecyclePolicy: it runs on, outside the group's count.
+pub fn retained(ctx: &Context<'_>, instance: &str) -> Activity {
+    activity(
+        ctx,
+        format!("Retaining EC2 instance: {instance}"),
+        format!(
+            "At {} a termination lifecycle action for instance {instance} ended with ABANDON and the group's instance lifecycle policy retains it (TerminateHookAbandon retain): it keeps running in Terminating:Retained, not counted toward the desired capacity, until TerminateInstanceInAutoScalingGroup terminates it.",
+            at(ctx.now_ms)
+        ),
+        "Successful",
+        None,
+        Details::default(),
+    )
+}
+
 pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity {
     let when = at(ctx.now_ms);
     let why = match cause {

@@ -99,6 +99,10 @@ impl GroupRules for Group {
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),
             max_lifetime_ms: s.max_instance_lifetime.map(|l| l * 1000),
             maintenance: s.instance_maintenance_policy,
+            retain_abandoned: s
+                .instance_lifecycle_policy
+                .as_ref()
+                .is_some_and(|p| p.retains_abandoned()),
             warmup_ms: self.warmup_secs() * 1000,
             // A group being deleted keeps no pool: its VMs go with the group's.
             pool: s
@@ -348,6 +352,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         placement_group: None,
         availability_zone_distribution: None,
         instance_maintenance_policy: None,
+        instance_lifecycle_policy: None,
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -392,7 +397,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 6] = [
+pub const REFUSED: [(&str, &str); 5] = [
     (
         "AvailabilityZoneIds",
         "Phantom's clouds name their zones: give AvailabilityZones",
@@ -408,10 +413,6 @@ pub const REFUSED: [(&str, &str); 6] = [
     (
         "CapacityReservationSpecification",
         "Phantom's clouds have no capacity reservations",
-    ),
-    (
-        "InstanceLifecyclePolicy",
-        "Phantom has no instance retention yet",
     ),
     (
         "ServiceLinkedRoleARN",
@@ -458,10 +459,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
             (
                 "CapacityReservationSpecification",
                 s.capacity_reservation_specification.is_some(),
-            ),
-            (
-                "InstanceLifecyclePolicy",
-                s.instance_lifecycle_policy.is_some(),
             ),
             ("ServiceLinkedRoleARN", s.service_linked_role_arn.is_some()),
         ]
@@ -661,6 +658,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = input.deletion_protection {
         s.deletion_protection = Some(v);
+    }
+    if let Some(v) = &input.instance_lifecycle_policy {
+        s.instance_lifecycle_policy = Some(v.clone());
     }
     // Checked by `check_settings`; -1 in both takes it off.
     if let Some(Ok(v)) = input

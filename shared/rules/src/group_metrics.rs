@@ -50,7 +50,10 @@ impl Counts {
                     c.pending += n
                 }
                 Lifecycle::Standby => c.standby += n,
-                Lifecycle::Terminating | Lifecycle::TerminatingWait => c.terminating += n,
+                // A retained instance still runs in a Terminating state: counted there.
+                Lifecycle::Terminating
+                | Lifecycle::TerminatingWait
+                | Lifecycle::TerminatingRetained => c.terminating += n,
                 // Leaving the group: AWS counts a detaching instance nowhere.
                 Lifecycle::Detaching => {}
                 Lifecycle::WarmedPending | Lifecycle::WarmedPendingWait => c.warm_pending += n,

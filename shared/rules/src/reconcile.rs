@@ -49,6 +49,8 @@ pub struct Target {
     pub max_lifetime_ms: Option<i64>,
     /// The group's InstanceMaintenancePolicy: the bounds its replacements keep within.
     pub maintenance: Option<InstanceMaintenancePolicy>,
+    /// Its InstanceLifecyclePolicy retains an instance whose termination hooks end with ABANDON.
+    pub retain_abandoned: bool,
     /// How long a new instance warms up (ms): the group's DefaultInstanceWarmup, or its grace
     /// period.
     pub warmup_ms: i64,
@@ -141,6 +143,9 @@ pub struct Plan {
     pub detach: Vec<String>,
     /// Terminating and now gone: forget them.
     pub finished: Vec<String>,
+    /// Held by the termination hooks, which ended with ABANDON: retained (InstanceLifecyclePolicy),
+    /// not terminated.
+    pub retain: Vec<String>,
     /// New VMs to launch, one placement each.
     pub launch: Vec<Placement>,
     /// The launch is a spot VM taking back an on-demand VM's place (`Distribution::moves_back`):
@@ -187,6 +192,7 @@ impl Plan {
             && self.attach.is_empty()
             && self.detach.is_empty()
             && self.finished.is_empty()
+            && self.retain.is_empty()
             && self.launch.is_empty()
             && self.refresh.is_none()
             && self.warmed.is_empty()
@@ -310,12 +316,24 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 continue;
             }
             Lifecycle::TerminatingWait => {
+                let outcome = lifecycle::outcome(&m.waits, &target.hooks, false, now_ms);
                 if gone {
                     plan.finished.push(m.id.clone());
-                } else if target.deleting
-                    || lifecycle::outcome(&m.waits, &target.hooks, false, now_ms).is_some()
-                {
+                } else if target.deleting {
                     plan.terminate.push((m.id.clone(), Cause::Released));
+                } else if outcome == Some(Outcome::Abandon) && target.retain_abandoned {
+                    plan.retain.push(m.id.clone());
+                } else if outcome.is_some() {
+                    plan.terminate.push((m.id.clone(), Cause::Released));
+                }
+                continue;
+            }
+            // Kept running, outside the group's count, until the user terminates it.
+            Lifecycle::TerminatingRetained => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else if target.deleting {
+                    plan.terminate.push((m.id.clone(), Cause::Deleting));
                 }
                 continue;
             }
@@ -1031,6 +1049,7 @@ mod tests {
             refresh: None,
             max_lifetime_ms: None,
             maintenance: None,
+            retain_abandoned: false,
             warmup_ms: 0,
             pool: None,
             lb_failing: Vec::new(),
@@ -1149,6 +1168,54 @@ mod tests {
         };
         assert_eq!(ids(&decide(&deleting, &[m], &up, NOW).terminate), ["i-1"]);
         assert_eq!(decide(&deleting, &[held], &up, NOW).terminate, released);
+    }
+
+    #[test]
+    fn an_instance_lifecycle_policy_retains_what_the_termination_hooks_abandon() {
+        let retaining = Target {
+            retain_abandoned: true,
+            ..hooked(1)
+        };
+        let m = member("i-1", "a", 0);
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let held = Member {
+            lifecycle: Lifecycle::TerminatingWait,
+            waits: decide(&hooked(0), std::slice::from_ref(&m), &up, NOW).hold_waits,
+            ..m.clone()
+        };
+        let answered = |outcome| Member {
+            waits: lifecycle::complete(&held.waits, "i-1", "down", outcome).unwrap(),
+            ..held.clone()
+        };
+        let plan = decide(&retaining, &[answered(Outcome::Abandon)], &up, NOW);
+        assert_eq!(plan.retain, ["i-1"]);
+        assert!(plan.terminate.is_empty());
+        // CONTINUE still terminates; without the policy ABANDON does too.
+        let plan = decide(&retaining, &[answered(Outcome::Continue)], &up, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        let plan = decide(&hooked(1), &[answered(Outcome::Abandon)], &up, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        // Retained: running, not counted (its replacement launched), nothing more to do.
+        let retained = Member {
+            lifecycle: Lifecycle::TerminatingRetained,
+            waits: Vec::new(),
+            ..m.clone()
+        };
+        let plan = decide(&retaining, std::slice::from_ref(&retained), &up, NOW);
+        assert!(plan.terminate.is_empty() && plan.retain.is_empty());
+        assert_eq!(plan.launch.len(), 1);
+        // Gone from the cloud: forgotten; a forced delete terminates it.
+        let gone = [seen("i-1", CloudState::Terminated, "a")];
+        let plan = decide(&retaining, std::slice::from_ref(&retained), &gone, NOW);
+        assert_eq!(plan.finished, ["i-1"]);
+        let deleting = Target {
+            deleting: true,
+            ..retaining
+        };
+        assert_eq!(
+            ids(&decide(&deleting, &[retained], &up, NOW).terminate),
+            ["i-1"]
+        );
     }
 
     #[test]

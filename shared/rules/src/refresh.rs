@@ -197,12 +197,7 @@ pub fn settled(s: &Settings, r: &InstanceRefresh) -> Settings {
 pub fn to_replace(members: &[Member], keep: impl Fn(&Member) -> bool) -> Vec<String> {
     let mut ids: Vec<String> = members
         .iter()
-        .filter(|m| {
-            !matches!(
-                m.lifecycle,
-                Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
-            ) && !m.lifecycle.is_warm()
-        })
+        .filter(|m| !m.lifecycle.is_leaving() && !m.lifecycle.is_warm())
         .filter(|m| !keep(m))
         .map(|m| m.id.clone())
         .collect();
@@ -329,12 +324,7 @@ pub fn progress(r: &InstanceRefresh, members: &[Member], now_ms: i64) -> (i64, i
     if !r.status.active() {
         return (r.percentage_complete, r.instances_to_update);
     }
-    let counted = |m: &&Member| {
-        !matches!(
-            m.lifecycle,
-            Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
-        ) && !m.lifecycle.is_warm()
-    };
+    let counted = |m: &&Member| !m.lifecycle.is_leaving() && !m.lifecycle.is_warm();
     let left = members.iter().filter(counted).filter(|m| old(r, m)).count() as i64;
     let warming = members
         .iter()

@@ -88,6 +88,16 @@ pub fn record(
         }
         r.activities.push(activity::terminated(ctx, id, cause));
     }
+    for id in &plan.retain {
+        if let Some(m) = recorded(id) {
+            r.put.push(Member {
+                lifecycle: Lifecycle::TerminatingRetained,
+                waits: Vec::new(),
+                ..m.clone()
+            });
+        }
+        r.activities.push(activity::retained(ctx, id));
+    }
     for (id, lifecycle) in &plan.warmed {
         if let Some(m) = recorded(id) {
             r.put.push(Member {

@@ -489,3 +489,86 @@ async fn standby_takes_instances_out_of_service_and_back() {
         .unwrap();
     assert_eq!(notes.auto_scaling_notification_types().len(), 5);
 }
+
+/// With an InstanceLifecyclePolicy that retains (`TerminateHookAbandon` `retain`), a VM whose
+/// termination hook is abandoned keeps running in Terminating:Retained, outside the desired
+/// capacity (its replacement launched), until TerminateInstanceInAutoScalingGroup.
+#[tokio::test]
+async fn an_abandoned_termination_is_retained_until_the_user_terminates_it() {
+    use aws_sdk_autoscaling::types::{InstanceLifecyclePolicy, RetentionAction, RetentionTriggers};
+    let (Given { w, u, c }, _) = Given::converged("retain", 0, 5, 2).await;
+    put_hook(&w, &u, "drain", TERMINATING, 300, "CONTINUE").await;
+    let retain = InstanceLifecyclePolicy::builder()
+        .retention_triggers(
+            RetentionTriggers::builder()
+                .terminate_hook_abandon(RetentionAction::Retain)
+                .build(),
+        )
+        .build();
+    c.update("web", |g| g.instance_lifecycle_policy(retain.clone()))
+        .await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(
+        g.instance_lifecycle_policy(),
+        Some(&retain),
+        "shown as given"
+    );
+
+    let victim = in_service(&w, &u, "web").await[0].clone();
+    c.terminate_instance_in_auto_scaling_group()
+        .instance_id(&victim)
+        .should_decrement_desired_capacity(false)
+        .send()
+        .await
+        .unwrap();
+    waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    complete(&w, &u, "drain", &victim, "ABANDON").await;
+    let retained = waiting(&w, &u, LifecycleState::TerminatingRetained, 1).await;
+    assert_eq!(retained, std::slice::from_ref(&victim));
+    // Not counted: the group launches its replacement; the retained VM runs on.
+    let serving = w
+        .until(60, "two InService beside the retained VM", async || {
+            let ids = in_service(&w, &u, "web").await;
+            (ids.len() == 2 && w.hotel.alive().len() == 3).then_some(ids)
+        })
+        .await;
+    assert!(!serving.contains(&victim));
+    w.run_for(30).await;
+    assert!(
+        w.hotel.alive().contains(&victim),
+        "retained, not terminated"
+    );
+    let info = c
+        .describe_auto_scaling_instances()
+        .instance_ids(&victim)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        info.auto_scaling_instances()[0].lifecycle_state(),
+        Some("Terminating:Retained")
+    );
+    let activities = c.activities("web").await;
+    assert!(activities
+        .activities()
+        .iter()
+        .any(|a| a.description() == Some(&format!("Retaining EC2 instance: {victim}"))));
+
+    // The user terminates it: it goes, through no hook again, and the group stays at 2.
+    c.terminate_instance_in_auto_scaling_group()
+        .instance_id(&victim)
+        .should_decrement_desired_capacity(false)
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "the retained VM terminated", async || {
+        let g = group(&w, &u, "web").await.unwrap();
+        let listed = g
+            .instances()
+            .iter()
+            .any(|i| i.instance_id() == Some(&victim));
+        (!listed && !w.hotel.alive().contains(&victim)).then_some(())
+    })
+    .await;
+    assert_eq!(converges(&w, &u, "hotel", "web", 2).await, serving);
+}

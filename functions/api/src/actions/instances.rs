@@ -59,6 +59,18 @@ pub async fn terminate(
                 "The instance {id} is already terminating."
             )));
         }
+        // A retained instance is outside the group's count and past its hooks: it only goes.
+        if m.lifecycle == Lifecycle::TerminatingRetained {
+            let cause = Cause::UserRequest { shrink: None };
+            return Ok(Some(Record {
+                put: vec![Member {
+                    lifecycle: Lifecycle::Terminating,
+                    ..m.clone()
+                }],
+                activities: vec![activity::terminated(&context(app, g), id, &cause)],
+                ..Record::default()
+            }));
+        }
         let shrink = if decrement {
             if g.desired - 1 < g.min {
                 return Err(ApiError::validation(format!(

@@ -22,12 +22,14 @@ use phantom_seams::store::{CloudCredentials, CloudRecord};
 use std::sync::Arc;
 
 /// What the contract needs on the cloud: a running VM of group `web` (id `g-web`), a stopped VM
-/// of no group, a launch template `web` (one version) whose id is given, and a subnet (id, zone).
+/// of no group, a launch template `web` (one version) whose id is given, a subnet (id, zone) and
+/// a zone (id, name).
 struct Setup {
     running: String,
     stopped: String,
     template_id: String,
     subnet: (String, String),
+    zone: (String, String),
 }
 
 fn by_name(name: &str, version: &str) -> TemplateRef {
@@ -116,6 +118,18 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     );
     assert!(cloud
         .subnet_zones(&[])
+        .await
+        .expect("nothing asked")
+        .is_empty());
+
+    // zone_names: each zone id the cloud has with its name; an unknown one absent.
+    let asked = [s.zone.0.clone(), "use1-az99".to_string()];
+    assert_eq!(
+        cloud.zone_names(&asked).await.expect("zones"),
+        std::slice::from_ref(&s.zone)
+    );
+    assert!(cloud
+        .zone_names(&[])
         .await
         .expect("nothing asked")
         .is_empty());
@@ -286,6 +300,7 @@ async fn the_memory_cloud_keeps_the_contract() {
         stopped,
         template_id,
         subnet: ("subnet-us-east-1a".into(), "us-east-1a".into()),
+        zone: ("az1".into(), "us-east-1a".into()),
     };
     contract(&cloud, &setup).await;
     power_contract(&cloud, &setup.running).await;
@@ -378,11 +393,22 @@ async fn moto_setup(moto: &Moto) -> Setup {
         first.subnet_id().unwrap().to_string(),
         first.availability_zone().unwrap().to_string(),
     );
+    let zones = ec2
+        .describe_availability_zones()
+        .send()
+        .await
+        .expect("describe-availability-zones");
+    let z = &zones.availability_zones()[0];
+    let zone = (
+        z.zone_id().unwrap().to_string(),
+        z.zone_name().unwrap().to_string(),
+    );
     Setup {
         running,
         stopped,
         template_id,
         subnet,
+        zone,
     }
 }
 

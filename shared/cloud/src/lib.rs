@@ -244,6 +244,31 @@ impl Lookup for Ec2 {
             })
             .collect()
     }
+
+    async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self
+            .client
+            .describe_availability_zones()
+            .filters(
+                Filter::builder()
+                    .name("zone-id")
+                    .set_values(Some(ids.to_vec()))
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(cloud_error)?;
+        out.availability_zones()
+            .iter()
+            .map(|z| match (z.zone_id(), z.zone_name()) {
+                (Some(id), Some(name)) => Ok((id.to_string(), name.to_string())),
+                _ => Err(CloudError::unreadable("a zone without its id or name")),
+            })
+            .collect()
+    }
 }
 
 #[async_trait]

@@ -122,6 +122,9 @@ pub struct Settings {
     pub health_check_grace_period: i64,
     pub created_time: String,
     pub availability_zones: Vec<String>,
+    /// The zones' ids, where the group was given them (its cloud named them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability_zone_ids: Option<Vec<String>>,
     /// Subnets, comma-separated as AWS keeps them.
     #[serde(rename = "VPCZoneIdentifier", skip_serializing_if = "Option::is_none")]
     pub vpc_zone_identifier: Option<String>,

@@ -90,8 +90,9 @@ pub struct GroupSettings {
     pub desired_capacity_type: Option<String>,
     pub placement_group: Option<String>,
     pub availability_zone_distribution: Option<crate::group::AvailabilityZoneDistribution>,
-    // Read only to be refused (`group::REFUSED`).
+    /// Named as the group's cloud names them (`group::name_zone_ids`) before the rules see it.
     pub availability_zone_ids: Option<Vec<String>>,
+    // Read only to be refused (`group::REFUSED`).
     #[serde(rename = "ServiceLinkedRoleARN")]
     pub service_linked_role_arn: Option<String>,
     pub capacity_rebalance: Option<bool>,

@@ -336,6 +336,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         health_check_grace_period: 0,
         created_time: phantom_model::time::format_timestamp(ctx.now),
         availability_zones: Vec::new(),
+        availability_zone_ids: None,
         vpc_zone_identifier: None,
         termination_policies: vec!["Default".into()],
         new_instances_protected_from_scale_in: false,
@@ -397,11 +398,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 5] = [
-    (
-        "AvailabilityZoneIds",
-        "Phantom's clouds name their zones: give AvailabilityZones",
-    ),
+pub const REFUSED: [(&str, &str); 4] = [
     (
         "AvailabilityZoneImpairmentPolicy",
         "Phantom's clouds have no zonal shift",
@@ -443,12 +440,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     refuse(
         [
             (
-                "AvailabilityZoneIds",
-                s.availability_zone_ids
-                    .as_ref()
-                    .is_some_and(|z| !z.is_empty()),
-            ),
-            (
                 "AvailabilityZoneImpairmentPolicy",
                 s.availability_zone_impairment_policy.is_some(),
             ),
@@ -470,6 +461,15 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     )?;
     if let Some(asked) = &s.instance_maintenance_policy {
         crate::maintenance::of(asked)?;
+    }
+    let ids = s
+        .availability_zone_ids
+        .as_ref()
+        .is_some_and(|z| !z.is_empty());
+    if ids && s.availability_zones.is_none() {
+        return Err(Refusal::invalid(
+            "AvailabilityZoneIds were not named by the group's cloud first (group::name_zone_ids).",
+        ));
     }
     for (field, value) in [
         ("DefaultCooldown", s.default_cooldown),
@@ -539,6 +539,43 @@ pub fn in_subnet_zones(
     }
     settings.availability_zones = zones;
     Ok(())
+}
+
+/// The AvailabilityZoneIds a request gives (none: empty), refused beside AvailabilityZones.
+pub fn zone_ids(s: &GroupSettings) -> Checked<&[String]> {
+    let ids = s.availability_zone_ids.as_deref().unwrap_or_default();
+    if !ids.is_empty() && s.availability_zones.as_ref().is_some_and(|z| !z.is_empty()) {
+        return Err(Refusal::invalid(
+            "You cannot specify both AvailabilityZones and AvailabilityZoneIds in the same request.",
+        ));
+    }
+    Ok(ids)
+}
+
+/// A request's AvailabilityZoneIds named as the group's cloud names them (`found`: id, name;
+/// DescribeAvailabilityZones): the group's zones are those names, in the ids' order. An id the
+/// cloud does not have is refused, nothing written.
+pub fn name_zone_ids(s: &mut GroupSettings, found: &[(String, String)]) -> Checked<()> {
+    let names = zone_names(zone_ids(s)?, found)?;
+    if !names.is_empty() {
+        s.availability_zones = Some(names);
+    }
+    Ok(())
+}
+
+/// The names of zone ids `ids` in their order, by what the cloud answered (`found`: id, name).
+pub fn zone_names(ids: &[String], found: &[(String, String)]) -> Checked<Vec<String>> {
+    ids.iter()
+        .map(|id| {
+            found
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, name)| name.clone())
+                .ok_or_else(|| {
+                    Refusal::invalid(format!("The availability zone ID '{id}' does not exist"))
+                })
+        })
+        .collect()
 }
 
 /// A new group names exactly one launch source, as AWS checks first (counting InstanceId).
@@ -683,6 +720,13 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = &input.availability_zones {
         s.availability_zones = v.clone();
+    }
+    // Zone ids are shown as given while the zones are theirs (`name_zone_ids` named them).
+    if input.availability_zones.is_some() || input.vpc_zone_identifier.is_some() {
+        s.availability_zone_ids = input
+            .availability_zone_ids
+            .clone()
+            .filter(|ids| !ids.is_empty());
     }
 }
 
@@ -990,13 +1034,54 @@ mod tests {
     }
 
     #[test]
+    fn zone_ids_are_named_by_the_cloud_and_shown_until_names_replace_them() {
+        let found = [
+            ("az1".to_string(), "us-east-1a".to_string()),
+            ("az2".to_string(), "us-east-1b".to_string()),
+        ];
+        let asked = |v: Value| -> CreateAutoScalingGroup { serde_json::from_value(v).unwrap() };
+        let base = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
+            "MinSize": 0, "MaxSize": 1, "AvailabilityZoneIds": ["az2", "az1"]});
+        // Not named first: refused (the api names them before the rules see the request).
+        assert!(create(&base).is_err());
+        let mut input = asked(base.clone());
+        name_zone_ids(&mut input.settings, &found).unwrap();
+        let g = from_input(&input, ctx()).unwrap();
+        assert_eq!(g.settings.availability_zones, ["us-east-1b", "us-east-1a"]);
+        assert_eq!(
+            g.settings.availability_zone_ids,
+            Some(vec!["az2".to_string(), "az1".to_string()])
+        );
+        // An id the cloud does not have; ids beside names.
+        let mut unknown = asked(
+            json!({"AutoScalingGroupName": "g", "MinSize": 0, "MaxSize": 1,
+            "AvailabilityZoneIds": ["az9"]}),
+        );
+        let e = name_zone_ids(&mut unknown.settings, &found).unwrap_err();
+        assert_eq!(e.message(), "The availability zone ID 'az9' does not exist");
+        let mut both = asked(
+            json!({"AutoScalingGroupName": "g", "MinSize": 0, "MaxSize": 1,
+            "AvailabilityZoneIds": ["az1"], "AvailabilityZones": ["us-east-1a"]}),
+        );
+        assert!(name_zone_ids(&mut both.settings, &found).is_err());
+        // Zones by name replace the ids; an update naming neither keeps them.
+        let kept = change(&g, &json!({"AutoScalingGroupName": "g", "MaxSize": 2})).unwrap();
+        assert!(kept.settings.availability_zone_ids.is_some());
+        let named = change(
+            &g,
+            &json!({"AutoScalingGroupName": "g", "AvailabilityZones": ["us-east-1a"]}),
+        )
+        .unwrap();
+        assert_eq!(named.settings.availability_zone_ids, None);
+    }
+
+    #[test]
     fn settings_phantom_does_not_act_on_are_refused_not_stored() {
         let base = json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l",
             "MinSize": 0, "MaxSize": 1});
         for (member, _) in REFUSED {
             let mut input = base.clone();
             input[member] = match member {
-                "AvailabilityZoneIds" => json!(["x"]),
                 "ServiceLinkedRoleARN" => json!("x"),
                 "SkipZonalShiftValidation" => json!(true),
                 _ => json!({"Any": "thing"}),

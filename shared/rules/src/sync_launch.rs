@@ -22,17 +22,37 @@ pub fn ask(g: &Group, input: &LaunchInstances, now_ms: i64) -> Checked<SyncLaunc
     Ok(l)
 }
 
+/// The AvailabilityZoneIds a request gives (none: empty), refused beside AvailabilityZones.
+pub fn zone_ids(input: &LaunchInstances) -> Checked<&[String]> {
+    let ids = input.availability_zone_ids.as_deref().unwrap_or_default();
+    let named = input
+        .availability_zones
+        .as_ref()
+        .is_some_and(|z| !z.is_empty());
+    if !ids.is_empty() && named {
+        return Err(Refusal::invalid(
+            "You cannot specify both AvailabilityZones and AvailabilityZoneIds in the same request.",
+        ));
+    }
+    Ok(ids)
+}
+
+/// The request's zone ids named as the group's cloud names them (`found`: id, name): an id the
+/// cloud does not have is refused.
+pub fn name_zone_ids(input: &mut LaunchInstances, found: &[(String, String)]) -> Checked<()> {
+    let names = crate::group::zone_names(zone_ids(input)?, found)?;
+    input.availability_zones = Some(names);
+    input.availability_zone_ids = None;
+    Ok(())
+}
+
 /// The request `input` makes of group `g`: the placement it names is one of the group's (a group
 /// of one zone or subnet needs none), its purchase option is one market. What a retry with the
 /// same client token is compared by.
 pub fn resolve(g: &Group, input: &LaunchInstances, now_ms: i64) -> Checked<SyncLaunch> {
-    if input
-        .availability_zone_ids
-        .as_ref()
-        .is_some_and(|z| !z.is_empty())
-    {
+    if !zone_ids(input)?.is_empty() {
         return Err(Refusal::invalid(
-            "AvailabilityZoneIds is not supported: Phantom's clouds name their zones: give AvailabilityZones.",
+            "AvailabilityZoneIds were not named by the group's cloud first (sync_launch::name_zone_ids).",
         ));
     }
     let n = input.requested_capacity;

@@ -198,6 +198,26 @@ fn group_round_trips_every_setting_phantom_acts_on() {
     )
     .json();
     assert!(describe_group(&u, "web-group").unwrap()["InstanceMaintenancePolicy"].is_null());
+    // Zones by id, as the cloud's EC2 names them (its subnets' zones, us-east-1a and 1b, are
+    // use1-az6 and use1-az1 there); one it does not have is refused.
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --availability-zone-ids use1-az6 use1-az1"),
+    )
+    .json();
+    let got = describe_group(&u, "web-group").unwrap();
+    assert_eq!(
+        got["AvailabilityZones"],
+        json!(["us-east-1a", "us-east-1b"])
+    );
+    assert_eq!(got["AvailabilityZoneIds"], json!(["use1-az6", "use1-az1"]));
+    let err = s
+        .aws(
+            &u,
+            &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --availability-zone-ids use1-az99"),
+        )
+        .error("ValidationError");
+    assert_eq!(err, "The availability zone ID 'use1-az99' does not exist");
     // A setting Phantom does not act on is refused, never stored and ignored.
     let err = s
         .aws(

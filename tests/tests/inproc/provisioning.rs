@@ -332,3 +332,74 @@ async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_laun
         ["us-east-1a", "us-east-1a", "us-east-1b", "us-east-1b"]
     );
 }
+
+/// AvailabilityZoneIds: named by the group's cloud (DescribeAvailabilityZones), the group
+/// launches into those zones and shows both; an id the cloud does not have, or ids beside names,
+/// are refused; AvailabilityZones given later replace them; LaunchInstances takes them too.
+#[tokio::test]
+async fn a_group_given_zone_ids_launches_in_the_zones_its_cloud_names() {
+    let Given { w, u, c } = Given::lc("zone-ids").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .availability_zone_ids("az2")
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.availability_zones(), ["us-east-1b"]);
+    assert_eq!(g.availability_zone_ids(), ["az2"]);
+    let ids = converges(&w, &u, "hotel", "web", 2).await;
+    for vm in w.hotel.vms().into_iter().filter(|v| ids.contains(&v.id)) {
+        assert_eq!(vm.zone, "us-east-1b");
+    }
+    // LaunchInstances into a zone by its id.
+    let (answer, ()) = tokio::join!(
+        c.launch_instances()
+            .auto_scaling_group_name("web")
+            .requested_capacity(1)
+            .client_token("z-1")
+            .availability_zone_ids("az2")
+            .send(),
+        w.run_for(3)
+    );
+    let answer = answer.unwrap();
+    assert_eq!(
+        answer.instances()[0].availability_zone(),
+        Some("us-east-1b")
+    );
+    // Refused: an id the cloud does not have, ids beside names; nothing written.
+    let e = crate::invalid(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .availability_zone_ids("az9")
+            .send()
+            .await,
+    );
+    assert_eq!(e, "The availability zone ID 'az9' does not exist");
+    let e = crate::invalid(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .availability_zone_ids("az1")
+            .availability_zones("us-east-1a")
+            .send()
+            .await,
+    );
+    assert!(
+        e.contains("both AvailabilityZones and AvailabilityZoneIds"),
+        "{e}"
+    );
+    assert_eq!(
+        group(&w, &u, "web").await.unwrap().availability_zone_ids(),
+        ["az2"]
+    );
+    // Zones by name replace the ids.
+    c.update("web", |g| g.availability_zones("us-east-1a"))
+        .await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.availability_zones(), ["us-east-1a"]);
+    assert!(g.availability_zone_ids().is_empty());
+}

@@ -36,7 +36,7 @@ pub async fn run(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) 
     made
 }
 
-async fn create(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> ApiResult<()> {
+async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -> ApiResult<()> {
     let name = &input.auto_scaling_group_name;
     let s = &input.settings;
     let lc_name = s.launch_configuration_name.as_deref();
@@ -72,6 +72,8 @@ async fn create(app: &App, caller: &Caller, input: CreateAutoScalingGroup) -> Ap
         template::check_cloud(&cloud.name, cloud.launch_templates)?;
         template_names = lookups::check_templates(app, caller, &cloud.name, spec).await?;
     }
+    lookups::name_zone_ids(app, caller, &cloud.name, &mut input.settings).await?;
+    let s = &input.settings;
     let account = &caller.account_id;
     let ctx = NewGroupContext {
         id: uuid::Uuid::new_v4().to_string(),

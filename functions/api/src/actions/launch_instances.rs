@@ -21,15 +21,24 @@ const POLL: Duration = Duration::from_millis(200);
 pub async fn run(
     app: &App,
     caller: &Caller,
-    input: LaunchInstances,
+    mut input: LaunchInstances,
 ) -> ApiResult<response::LaunchInstances> {
-    let name = &input.auto_scaling_group_name;
-    let Some(g) = app.store.group(&caller.user, name).await? else {
-        return Err(group_not_found(name));
+    let Some(g) = app
+        .store
+        .group(&caller.user, &input.auto_scaling_group_name)
+        .await?
+    else {
+        return Err(group_not_found(&input.auto_scaling_group_name));
     };
     if g.deleting() {
-        return Err(pending_delete(name));
+        return Err(pending_delete(&input.auto_scaling_group_name));
     }
+    let ids = sync_launch::zone_ids(&input)?.to_vec();
+    if !ids.is_empty() {
+        let found = super::lookups::zone_names(app, caller, &g.cloud, &ids).await?;
+        sync_launch::name_zone_ids(&mut input, &found)?;
+    }
+    let name = &input.auto_scaling_group_name;
     let resolved = sync_launch::resolve(&g, &input, app.clock.now_ms())?;
     // A request with this token already: its answer, not a new launch.
     let earlier = app

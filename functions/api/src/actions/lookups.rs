@@ -144,6 +144,42 @@ pub(super) async fn subnet_zones(
     }
 }
 
+/// The request's AvailabilityZoneIds named as the group's cloud names them (the group launches
+/// into zones by name): without credentials there, or with a cloud that cannot be asked now,
+/// they cannot be named, and the request is refused.
+pub(super) async fn name_zone_ids(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    s: &mut phantom_model::request::GroupSettings,
+) -> ApiResult<()> {
+    let ids = phantom_rules::group::zone_ids(s)?.to_vec();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let found = zone_names(app, caller, cloud_name, &ids).await?;
+    Ok(phantom_rules::group::name_zone_ids(s, &found)?)
+}
+
+/// The names of these zone ids on `cloud_name` (id, name; an unknown id absent).
+pub(super) async fn zone_names(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    ids: &[String],
+) -> ApiResult<Vec<(String, String)>> {
+    let Some(lookup) = cloud(app, caller, cloud_name).await? else {
+        return Err(ApiError::validation(format!(
+            "AvailabilityZoneIds need the zones of cloud '{cloud_name}', and you have no credentials there: give AvailabilityZones."
+        )));
+    };
+    lookup.zone_names(ids).await.map_err(|e| {
+        ApiError::service_unavailable(format!(
+            "Cloud {cloud_name} could not be asked for its zones: {e}"
+        ))
+    })
+}
+
 /// The registered cloud a launch template lives on (its `@<cloud>`, else the default cloud),
 /// checked to have launch templates.
 pub(super) async fn template_cloud(

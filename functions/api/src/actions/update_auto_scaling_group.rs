@@ -9,16 +9,21 @@ use phantom_wire::{ApiError, ApiResult};
 /// Every setting of the model, checked as at creation; sizes as AWS adjusts them; a new launch
 /// configuration or template applies to VMs launched from now on. A group stays on its cloud: its
 /// VMs are watched there, so a launch configuration or template of another cloud is refused.
-pub async fn run(app: &App, caller: &Caller, input: UpdateAutoScalingGroup) -> ApiResult<()> {
-    let name = &input.auto_scaling_group_name;
-    let s = &input.settings;
-    group::check_new_launch_source(s)?;
+pub async fn run(app: &App, caller: &Caller, mut input: UpdateAutoScalingGroup) -> ApiResult<()> {
+    group::check_new_launch_source(&input.settings)?;
     // AWS's words for a group that is not there, on this action only.
-    let Some(found) = app.store.group(&caller.user, name).await? else {
+    let Some(found) = app
+        .store
+        .group(&caller.user, &input.auto_scaling_group_name)
+        .await?
+    else {
         return Err(ApiError::validation(
             "AutoScalingGroup name not found - null",
         ));
     };
+    lookups::name_zone_ids(app, caller, &found.cloud, &mut input.settings).await?;
+    let name = &input.auto_scaling_group_name;
+    let s = &input.settings;
     // The launch configuration's cloud (the store re-checks that it exists when it moves the
     // in-use mark).
     let lc_cloud = match s.launch_configuration_name.as_deref() {

@@ -234,6 +234,24 @@ impl Lookup for Ec2Lookup {
             })
             .collect()
     }
+
+    async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let params = by_filter("DescribeAvailabilityZones", "zone-id", ids);
+        let doc = self.client.call(&params).await?;
+        items_of(&doc, "availabilityZoneInfo")
+            .into_iter()
+            .map(|z| {
+                let text = |k: &str| z.path(&[k]).map(|n| n.text.clone());
+                match (text("zoneId"), text("zoneName")) {
+                    (Some(id), Some(name)) => Ok((id, name)),
+                    _ => Err(CloudError::unreadable("a zone without its id or name")),
+                }
+            })
+            .collect()
+    }
 }
 
 #[async_trait]

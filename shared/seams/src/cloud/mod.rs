@@ -83,6 +83,9 @@ pub trait Lookup: Send + Sync {
     async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError>;
     /// The zone of each of these subnets that exists (an unknown id is simply absent).
     async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
+    /// The name of each of these zone ids the cloud has (id, name; an unknown id is simply
+    /// absent): DescribeAvailabilityZones.
+    async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
 }
 
 /// One cloud, as one user's credentials reach it.

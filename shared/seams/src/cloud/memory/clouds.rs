@@ -37,6 +37,9 @@ impl Lookup for Nowhere {
     async fn subnet_zones(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn zone_names(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

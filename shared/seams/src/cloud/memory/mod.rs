@@ -576,6 +576,18 @@ impl Lookup for MemoryCloud {
             })
             .collect())
     }
+
+    /// Zone ids in the zones' order: `az1`, `az2`, …
+    async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        self.enter().await?;
+        Ok(self
+            .zones
+            .iter()
+            .enumerate()
+            .map(|(i, zone)| (format!("az{}", i + 1), zone.clone()))
+            .filter(|(id, _)| ids.contains(id))
+            .collect())
+    }
 }
 
 #[async_trait]

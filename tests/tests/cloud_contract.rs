@@ -303,6 +303,15 @@ async fn the_memory_cloud_keeps_the_contract() {
         zone: ("az1".into(), "us-east-1a".into()),
     };
     contract(&cloud, &setup).await;
+    // reservation_zones: each reservation's zone; one the cloud does not have is its error, as
+    // EC2's (moto 5.2.1 has no capacity reservations: it answers 500).
+    cloud.add_capacity_reservation("cr-1", "us-east-1a", 1);
+    assert_eq!(
+        cloud.reservation_zones(&["cr-1".into()]).await.unwrap(),
+        [("cr-1".to_string(), "us-east-1a".to_string())]
+    );
+    let e = cloud.reservation_zones(&["cr-9".into()]).await.unwrap_err();
+    assert_eq!(e.code, "InvalidCapacityReservationId.NotFound");
     power_contract(&cloud, &setup.running).await;
     cloud.set_spot_price("t2.micro", 0.0035);
     spot_contract(&cloud, &cloud).await;

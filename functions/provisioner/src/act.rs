@@ -228,6 +228,15 @@ impl Provisioner {
             for t in &mut tries {
                 t.placement_group.clone_from(&g.settings.placement_group);
             }
+            let at = tries.first().and_then(|t| t.zone.clone());
+            let tries = reserved(g, tries);
+            if tries.is_empty() {
+                acted.launch_failed = Some(format!(
+                    "no capacity reservation the group targets is in {} (CapacityReservationPreference capacity-reservations-only)",
+                    at.as_deref().unwrap_or("the launch's zone")
+                ));
+                return Ok(());
+            }
             let last = tries.len() - 1;
             // What the cloud refused before this try, for the activity.
             let mut refused: Vec<String> = Vec::new();
@@ -545,4 +554,33 @@ pub(crate) fn group_tags(g: &Group, owner: &str) -> Vec<(String, String)> {
     ];
     tags.extend(g.propagated_tags());
     tags
+}
+
+/// Each on-demand try as the group's CapacityReservationSpecification asks it, once per
+/// reservation to try in its zone (spot uses none); a try no reservation allows is dropped.
+fn reserved(g: &Group, tries: Vec<LaunchRequest>) -> Vec<LaunchRequest> {
+    let spec = g.settings.capacity_reservation_specification.as_ref();
+    let zones = &g.settings.reservation_zones;
+    tries
+        .into_iter()
+        .flat_map(|t| {
+            if t.spot.is_some() {
+                return vec![t];
+            }
+            let asks = phantom_rules::reservation::asks(spec, zones, t.zone.as_deref());
+            let n = asks.len();
+            asks.into_iter()
+                .enumerate()
+                .map(|(r, ask)| LaunchRequest {
+                    client_token: if n > 1 {
+                        format!("{}-cr{r}", t.client_token)
+                    } else {
+                        t.client_token.clone()
+                    },
+                    capacity_reservation: ask,
+                    ..t.clone()
+                })
+                .collect()
+        })
+        .collect()
 }

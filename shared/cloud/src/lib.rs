@@ -6,11 +6,13 @@ use async_trait::async_trait;
 use aws_credential_types::Credentials;
 use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{
-    BlockDeviceMapping, EbsBlockDevice, Filter, HttpTokensState, IamInstanceProfileSpecification,
-    InstanceMarketOptionsRequest, InstanceMetadataEndpointState, InstanceMetadataOptionsRequest,
-    InstanceNetworkInterfaceSpecification, InstanceType, LaunchTemplateSpecification, MarketType,
-    Placement as Ec2Placement, ResourceType, RunInstancesMonitoringEnabled, SpotMarketOptions, Tag,
-    TagSpecification, Tenancy, VolumeType,
+    BlockDeviceMapping, CapacityReservationPreference,
+    CapacityReservationSpecification as Ec2ReservationSpec,
+    CapacityReservationTarget as Ec2ReservationTarget, EbsBlockDevice, Filter, HttpTokensState,
+    IamInstanceProfileSpecification, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
+    InstanceMetadataOptionsRequest, InstanceNetworkInterfaceSpecification, InstanceType,
+    LaunchTemplateSpecification, MarketType, Placement as Ec2Placement, ResourceType,
+    RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification, Tenancy, VolumeType,
 };
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
@@ -245,6 +247,30 @@ impl Lookup for Ec2 {
             .collect()
     }
 
+    async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self
+            .client
+            .describe_capacity_reservations()
+            .set_capacity_reservation_ids(Some(ids.to_vec()))
+            .send()
+            .await
+            .map_err(cloud_error)?;
+        out.capacity_reservations()
+            .iter()
+            .map(
+                |r| match (r.capacity_reservation_id(), r.availability_zone()) {
+                    (Some(id), Some(zone)) => Ok((id.to_string(), zone.to_string())),
+                    _ => Err(CloudError::unreadable(
+                        "a capacity reservation without its id or zone",
+                    )),
+                },
+            )
+            .collect()
+    }
+
     async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -373,6 +399,21 @@ impl Cloud for Ec2 {
                     .set_availability_zone(l.zone.clone())
                     .set_tenancy(l.tenancy.as_deref().map(Tenancy::from))
                     .set_group_name(l.placement_group.clone())
+                    .build(),
+            );
+        }
+        let ask = &l.capacity_reservation;
+        if ask.preference.is_some() || ask.target.is_some() {
+            req = req.capacity_reservation_specification(
+                Ec2ReservationSpec::builder()
+                    .set_capacity_reservation_preference(
+                        ask.preference.map(CapacityReservationPreference::from),
+                    )
+                    .set_capacity_reservation_target(ask.target.as_ref().map(|id| {
+                        Ec2ReservationTarget::builder()
+                            .capacity_reservation_id(id)
+                            .build()
+                    }))
                     .build(),
             );
         }

@@ -156,6 +156,17 @@ pub struct Settings {
     /// The healthy percentages its replacements keep within (absent: AWS's default behaviours).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_maintenance_policy: Option<InstanceMaintenancePolicy>,
+    /// Which capacity reservations its on-demand VMs launch into (absent: `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_specification: Option<CapacityReservationSpecification>,
+    /// The zone of each capacity reservation it targets, as its cloud answered when the group
+    /// was given them: each launch targets the reservations in its zone.
+    #[serde(
+        rename = "PhantomReservationZones",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub reservation_zones: Vec<ReservationZone>,
     /// What happens to an instance whose termination hooks end with ABANDON (absent: it is
     /// terminated, AWS's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +258,42 @@ pub enum CapacityDistribution {
 pub struct InstanceMaintenancePolicy {
     pub min_healthy_percentage: i64,
     pub max_healthy_percentage: i64,
+}
+
+/// A group's CapacityReservationSpecification (botocore's shape, as given and shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CapacityReservationSpecification {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_preference: Option<ReservationPreference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_reservation_target: Option<CapacityReservationTarget>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReservationPreference {
+    CapacityReservationsOnly,
+    CapacityReservationsFirst,
+    None,
+    Default,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CapacityReservationTarget {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity_reservation_ids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity_reservation_resource_group_arns: Vec<String>,
+}
+
+/// A capacity reservation a group targets, and its zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ReservationZone {
+    pub capacity_reservation_id: String,
+    pub availability_zone: String,
 }
 
 /// A group's InstanceLifecyclePolicy (botocore's shape, as given and shown).

@@ -101,7 +101,7 @@ pub struct GroupSettings {
 
     pub availability_zone_impairment_policy: Option<IgnoredAny>,
     pub skip_zonal_shift_validation: Option<bool>,
-    pub capacity_reservation_specification: Option<IgnoredAny>,
+    pub capacity_reservation_specification: Option<crate::group::CapacityReservationSpecification>,
     pub instance_lifecycle_policy: Option<crate::group::InstanceLifecyclePolicy>,
     pub deletion_protection: Option<crate::group::DeletionProtection>,
 }

@@ -88,7 +88,7 @@ impl GroupRules for Group {
             deleting: self.deleting(),
             grace_ms: s.health_check_grace_period * 1000,
             termination_policies: s.termination_policies.clone(),
-            zones: s.availability_zones.clone(),
+            zones: crate::reservation::launch_zones(s),
             subnets: self.subnets(),
             launch_configuration: from.launch_configuration,
             launch_template: from.launch_template,
@@ -354,6 +354,8 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         availability_zone_distribution: None,
         instance_maintenance_policy: None,
         instance_lifecycle_policy: None,
+        capacity_reservation_specification: None,
+        reservation_zones: Vec::new(),
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -398,7 +400,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
 /// with anything but its AWS default (docs/actions.md lists them). The first three are
 /// CreateAutoScalingGroup's only.
-pub const REFUSED: [(&str, &str); 4] = [
+pub const REFUSED: [(&str, &str); 3] = [
     (
         "AvailabilityZoneImpairmentPolicy",
         "Phantom's clouds have no zonal shift",
@@ -406,10 +408,6 @@ pub const REFUSED: [(&str, &str); 4] = [
     (
         "SkipZonalShiftValidation",
         "Phantom's clouds have no zonal shift",
-    ),
-    (
-        "CapacityReservationSpecification",
-        "Phantom's clouds have no capacity reservations",
     ),
     (
         "ServiceLinkedRoleARN",
@@ -447,10 +445,6 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
                 "SkipZonalShiftValidation",
                 s.skip_zonal_shift_validation == Some(true),
             ),
-            (
-                "CapacityReservationSpecification",
-                s.capacity_reservation_specification.is_some(),
-            ),
             ("ServiceLinkedRoleARN", s.service_linked_role_arn.is_some()),
         ]
         .into_iter(),
@@ -461,6 +455,9 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
     )?;
     if let Some(asked) = &s.instance_maintenance_policy {
         crate::maintenance::of(asked)?;
+    }
+    if let Some(spec) = &s.capacity_reservation_specification {
+        crate::reservation::check(spec)?;
     }
     let ids = s
         .availability_zone_ids
@@ -695,6 +692,11 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     }
     if let Some(v) = input.deletion_protection {
         s.deletion_protection = Some(v);
+    }
+    // Its reservations' zones are the api's to fill (`reservation::zones`), from the cloud.
+    if let Some(v) = &input.capacity_reservation_specification {
+        s.capacity_reservation_specification = Some(v.clone());
+        s.reservation_zones.clear();
     }
     if let Some(v) = &input.instance_lifecycle_policy {
         s.instance_lifecycle_policy = Some(v.clone());

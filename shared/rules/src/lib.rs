@@ -28,6 +28,7 @@ pub mod reconcile;
 pub mod refresh;
 pub mod replacement;
 pub mod requirements;
+pub mod reservation;
 pub mod round;
 pub mod schedule;
 pub mod scrape;

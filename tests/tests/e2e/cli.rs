@@ -218,6 +218,16 @@ fn group_round_trips_every_setting_phantom_acts_on() {
         )
         .error("ValidationError");
     assert_eq!(err, "The availability zone ID 'use1-az99' does not exist");
+    // A reservation preference without targets asks the cloud nothing until a launch.
+    s.aws(
+        &u,
+        &argv!("update-auto-scaling-group --auto-scaling-group-name web-group --capacity-reservation-specification CapacityReservationPreference=none"),
+    )
+    .json();
+    assert_eq!(
+        describe_group(&u, "web-group").unwrap()["CapacityReservationSpecification"],
+        json!({"CapacityReservationPreference": "none"})
+    );
     // A setting Phantom does not act on is refused, never stored and ignored.
     let err = s
         .aws(

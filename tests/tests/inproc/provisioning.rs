@@ -403,3 +403,131 @@ async fn a_group_given_zone_ids_launches_in_the_zones_its_cloud_names() {
     assert_eq!(g.availability_zones(), ["us-east-1a"]);
     assert!(g.availability_zone_ids().is_empty());
 }
+
+/// CapacityReservationSpecification: capacity-reservations-only launches each on-demand VM into
+/// a reservation the group targets in its zone and fails, in the cloud's words, where none has
+/// room; capacity-reservations-first launches on-demand then; reservations the cloud does not
+/// have, resource groups, and targets without a reservation preference are refused.
+#[tokio::test]
+async fn on_demand_vms_launch_into_the_capacity_reservations_the_group_targets() {
+    use aws_sdk_autoscaling::types::{
+        CapacityReservationPreference, CapacityReservationSpecification, CapacityReservationTarget,
+    };
+    let Given { w, u, c } = Given::lc("reserved").await;
+    w.hotel.add_capacity_reservation("cr-a", "us-east-1a", 2);
+    w.hotel.add_capacity_reservation("cr-b", "us-east-1b", 1);
+    let spec = |preference: CapacityReservationPreference, ids: &[&str]| {
+        let mut target = CapacityReservationTarget::builder();
+        for id in ids {
+            target = target.capacity_reservation_ids(*id);
+        }
+        CapacityReservationSpecification::builder()
+            .capacity_reservation_preference(preference)
+            .capacity_reservation_target(target.build())
+            .build()
+    };
+    let only = spec(
+        CapacityReservationPreference::CapacityReservationsOnly,
+        &["cr-a", "cr-b"],
+    );
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .availability_zones("us-east-1a")
+        .availability_zones("us-east-1b")
+        .min_size(0)
+        .max_size(5)
+        .desired_capacity(3)
+        .capacity_reservation_specification(only.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        group(&w, &u, "web")
+            .await
+            .unwrap()
+            .capacity_reservation_specification(),
+        Some(&only),
+        "shown as given"
+    );
+    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    let mut into: Vec<(String, String)> = w
+        .hotel
+        .vms()
+        .into_iter()
+        .filter(|v| ids.contains(&v.id))
+        .map(|v| (v.zone, v.capacity_reservation.unwrap_or_default()))
+        .collect();
+    into.sort();
+    assert_eq!(
+        into,
+        [
+            ("us-east-1a".to_string(), "cr-a".to_string()),
+            ("us-east-1a".to_string(), "cr-a".to_string()),
+            ("us-east-1b".to_string(), "cr-b".to_string()),
+        ]
+    );
+    // No room left: the fourth fails in the cloud's words.
+    c.desire("web", 4).await;
+    w.until(30, "a failed launch", async || {
+        activities(&w, &u, "web").await.into_iter().find(|a| {
+            a.status_code().map(|s| s.as_str()) == Some("Failed")
+                && a.status_message()
+                    .is_some_and(|m| m.contains("ReservationCapacityExceeded"))
+        })
+    })
+    .await;
+    assert_eq!(w.hotel.alive().len(), 3);
+    // capacity-reservations-first: on-demand once the reservations are full.
+    c.update("web", |g| {
+        g.capacity_reservation_specification(spec(
+            CapacityReservationPreference::CapacityReservationsFirst,
+            &["cr-a", "cr-b"],
+        ))
+    })
+    .await;
+    let four = converges(&w, &u, "hotel", "web", 4).await;
+    let outside = w
+        .hotel
+        .vms()
+        .into_iter()
+        .filter(|v| four.contains(&v.id) && v.capacity_reservation.is_none())
+        .count();
+    assert_eq!(outside, 1);
+    // Refused, nothing written.
+    for (bad, words) in [
+        (
+            spec(
+                CapacityReservationPreference::CapacityReservationsOnly,
+                &["cr-zzz"],
+            ),
+            "cr-zzz",
+        ),
+        (
+            spec(CapacityReservationPreference::None, &["cr-a"]),
+            "needs the CapacityReservationPreference",
+        ),
+        (
+            CapacityReservationSpecification::builder()
+                .capacity_reservation_preference(
+                    CapacityReservationPreference::CapacityReservationsFirst,
+                )
+                .capacity_reservation_target(
+                    CapacityReservationTarget::builder()
+                        .capacity_reservation_resource_group_arns("arn:aws:resource-groups:x")
+                        .build(),
+                )
+                .build(),
+            "no resource groups",
+        ),
+    ] {
+        let e = crate::invalid(
+            c.update_auto_scaling_group()
+                .auto_scaling_group_name("web")
+                .capacity_reservation_specification(bad)
+                .send()
+                .await,
+        );
+        assert!(e.contains(words), "{e}");
+    }
+}

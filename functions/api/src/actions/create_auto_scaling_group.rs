@@ -89,6 +89,10 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
         let given = s.availability_zones.as_deref();
         group::in_subnet_zones(&mut g.settings, given, &found)?;
     }
+    if let Some(z) = lookups::reservation_zones(app, caller, &g.cloud, s).await? {
+        g.settings.reservation_zones = z;
+        phantom_rules::reservation::check_zones(&g.settings)?;
+    }
     // A fixed group across clouds keeps the sum of its clouds' counts: a DesiredCapacity given
     // must be that sum.
     let asked = input.desired_capacity;

@@ -161,6 +161,39 @@ pub(super) async fn name_zone_ids(
     Ok(phantom_rules::group::name_zone_ids(s, &found)?)
 }
 
+/// The zones of the capacity reservations a request's CapacityReservationSpecification targets,
+/// as the group's cloud answers (None: the request gives no specification). A cloud that does
+/// not have them, or has no capacity reservations, refuses in its own words; one that cannot be
+/// asked now is unavailable (a launch could not be placed without them).
+pub(super) async fn reservation_zones(
+    app: &App,
+    caller: &Caller,
+    cloud_name: &str,
+    s: &phantom_model::request::GroupSettings,
+) -> ApiResult<Option<Vec<phantom_model::group::ReservationZone>>> {
+    let Some(spec) = &s.capacity_reservation_specification else {
+        return Ok(None);
+    };
+    let ids = phantom_rules::reservation::check(spec)?;
+    if ids.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let Some(lookup) = cloud(app, caller, cloud_name).await? else {
+        return Err(ApiError::validation(format!(
+            "CapacityReservationIds need the reservations of cloud '{cloud_name}', and you have no credentials there."
+        )));
+    };
+    match lookup.reservation_zones(&ids).await {
+        Ok(found) => Ok(Some(phantom_rules::reservation::zones(&ids, &found)?)),
+        Err(e) if e.code == "CloudUnreachable" => Err(ApiError::service_unavailable(format!(
+            "Cloud {cloud_name} could not be asked for its capacity reservations: {e}"
+        ))),
+        Err(e) => Err(ApiError::validation(format!(
+            "Cloud {cloud_name} did not find the capacity reservations: {e}"
+        ))),
+    }
+}
+
 /// The names of these zone ids on `cloud_name` (id, name; an unknown id absent).
 pub(super) async fn zone_names(
     app: &App,

@@ -60,6 +60,7 @@ pub async fn run(app: &App, caller: &Caller, mut input: UpdateAutoScalingGroup) 
         (None, None) => Vec::new(),
     };
     let subnet_zones = lookups::subnet_zones(app, caller, &found.cloud, &subnets).await?;
+    let reservation_zones = lookups::reservation_zones(app, caller, &found.cloud, s).await?;
     change_group(app, caller, name, Some("UpdateAutoScalingGroup"), |g| {
         if let (Some(cloud), Some(lc)) = (
             lc_cloud.as_deref().filter(|c| *c != g.cloud),
@@ -104,6 +105,10 @@ pub async fn run(app: &App, caller: &Caller, mut input: UpdateAutoScalingGroup) 
             let given = s.availability_zones.as_deref();
             group::in_subnet_zones(&mut next.settings, given, found)?;
         }
+        if let Some(z) = &reservation_zones {
+            next.settings.reservation_zones = z.clone();
+        }
+        phantom_rules::reservation::check_zones(&next.settings)?;
         Ok(next)
     })
     .await?;

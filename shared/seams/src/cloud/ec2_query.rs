@@ -235,6 +235,32 @@ impl Lookup for Ec2Lookup {
             .collect()
     }
 
+    async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut params = vec![(
+            "Action".to_string(),
+            "DescribeCapacityReservations".to_string(),
+        )];
+        for (i, id) in ids.iter().enumerate() {
+            params.push((format!("CapacityReservationId.{}", i + 1), id.clone()));
+        }
+        let doc = self.client.call(&params).await?;
+        items_of(&doc, "capacityReservationSet")
+            .into_iter()
+            .map(|r| {
+                let text = |k: &str| r.path(&[k]).map(|n| n.text.clone());
+                match (text("capacityReservationId"), text("availabilityZone")) {
+                    (Some(id), Some(zone)) => Ok((id, zone)),
+                    _ => Err(CloudError::unreadable(
+                        "a capacity reservation without its id or zone",
+                    )),
+                }
+            })
+            .collect()
+    }
+
     async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
         if ids.is_empty() {
             return Ok(Vec::new());

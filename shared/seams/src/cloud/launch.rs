@@ -28,6 +28,9 @@ pub struct LaunchRequest {
     pub tenancy: Option<String>,
     /// The group's placement group (RunInstances' Placement.GroupName).
     pub placement_group: Option<String>,
+    /// The capacity reservation it asks for (RunInstances' CapacityReservationSpecification;
+    /// the default asks nothing).
+    pub capacity_reservation: phantom_rules::reservation::Ask,
     pub network: Network,
     pub tags: Vec<(String, String)>,
     /// A launch template on the cloud: the image and the rest come from it, and the fields above
@@ -214,6 +217,7 @@ pub fn try_another_type(e: &crate::cloud::CloudError) -> bool {
             | "SpotMaxPriceTooLow"
             | "MaxSpotInstanceCountExceeded"
             | "InsufficientCapacityOnHost"
+            | "ReservationCapacityExceeded"
     )
 }
 
@@ -245,6 +249,7 @@ pub fn template_request(
         zone: placement.zone.clone(),
         tenancy: None,
         placement_group: None,
+        capacity_reservation: Default::default(),
         network: Network::Plain {
             subnet: placement.subnet.clone(),
             group_ids: Vec::new(),
@@ -327,6 +332,7 @@ pub fn launch_request(
         zone: placement.zone.clone(),
         tenancy: lc.placement_tenancy.clone(),
         placement_group: None,
+        capacity_reservation: Default::default(),
         network,
         tags,
         template: None,

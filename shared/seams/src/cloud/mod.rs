@@ -86,6 +86,9 @@ pub trait Lookup: Send + Sync {
     /// The name of each of these zone ids the cloud has (id, name; an unknown id is simply
     /// absent): DescribeAvailabilityZones.
     async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
+    /// The zone of each of these capacity reservations (id, zone): DescribeCapacityReservations.
+    /// A reservation it does not have is the cloud's error, in its words.
+    async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
 }
 
 /// One cloud, as one user's credentials reach it.

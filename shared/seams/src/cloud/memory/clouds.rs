@@ -40,6 +40,9 @@ impl Lookup for Nowhere {
     async fn zone_names(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn reservation_zones(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

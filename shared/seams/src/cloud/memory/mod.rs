@@ -46,6 +46,8 @@ pub struct Vm {
     pub client_token: Option<String>,
     pub market: Market,
     pub placement_group: Option<String>,
+    /// The capacity reservation it was launched into.
+    pub capacity_reservation: Option<String>,
 }
 
 impl Vm {
@@ -106,6 +108,8 @@ struct State {
     full_zones: BTreeSet<String>,
     /// Placement groups by name; a launch into another is refused, as EC2 refuses it.
     placement_groups: BTreeSet<String>,
+    /// Capacity reservations by id: their zone and the instances they still have room for.
+    reservations: BTreeMap<String, (String, i32)>,
 }
 
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -166,6 +170,13 @@ impl MemoryCloud {
 
     pub fn vms(&self) -> Vec<Vm> {
         self.state().vms.values().cloned().collect()
+    }
+
+    /// A capacity reservation in `zone` with room for `count` instances.
+    pub fn add_capacity_reservation(&self, id: &str, zone: &str, count: i32) {
+        self.state()
+            .reservations
+            .insert(id.to_string(), (zone.to_string(), count));
     }
 
     /// A placement group VMs may be launched into.
@@ -331,6 +342,7 @@ impl MemoryCloud {
             client_token: token,
             market: Market::OnDemand,
             placement_group: None,
+            capacity_reservation: None,
         }
     }
 
@@ -433,6 +445,47 @@ impl MemoryCloud {
                 ));
             }
         }
+        // A targeted reservation must be in the launch's zone and have room; `only` without a
+        // target takes any in the zone that has.
+        let ask = &req.capacity_reservation;
+        let reserved = match (&ask.target, ask.preference) {
+            (Some(id), _) => {
+                let Some((zone, room)) = st.reservations.get(id) else {
+                    return Err(CloudError::new(
+                        "InvalidCapacityReservationId.NotFound",
+                        format!("The capacity reservation ID '{id}' does not exist"),
+                    ));
+                };
+                if req.zone.as_ref().is_some_and(|z| z != zone) {
+                    return Err(CloudError::new(
+                        "InvalidParameterCombination",
+                        format!("The capacity reservation {id} is in {zone}."),
+                    ));
+                }
+                if *room < req.count {
+                    return Err(CloudError::new(
+                        "ReservationCapacityExceeded",
+                        "The requested reservation does not have sufficient compatible and available capacity for this request.",
+                    ));
+                }
+                Some(id.clone())
+            }
+            (None, Some("capacity-reservations-only")) => {
+                let fits = st.reservations.iter().find(|(_, (zone, room))| {
+                    req.zone.as_ref().is_none_or(|z| z == zone) && *room >= req.count
+                });
+                match fits {
+                    Some((id, _)) => Some(id.clone()),
+                    None => {
+                        return Err(CloudError::new(
+                            "InsufficientInstanceCapacity",
+                            "There is no capacity reservation with room for this request.",
+                        ))
+                    }
+                }
+            }
+            _ => None,
+        };
         let alive = st.vms.values().filter(|v| v.state.alive()).count();
         if st
             .capacity
@@ -442,6 +495,9 @@ impl MemoryCloud {
                 "InsufficientInstanceCapacity",
                 "There is not enough capacity to fulfill your request.",
             ));
+        }
+        if let Some((_, room)) = reserved.as_ref().and_then(|id| st.reservations.get_mut(id)) {
+            *room -= req.count;
         }
         let mut ids = Vec::new();
         for _ in 0..req.count.max(0) {
@@ -455,6 +511,7 @@ impl MemoryCloud {
             );
             vm.subnet = req.subnet().map(str::to_string);
             vm.placement_group.clone_from(&req.placement_group);
+            vm.capacity_reservation.clone_from(&reserved);
             if req.spot.is_some() {
                 vm.market = Market::Spot;
             }
@@ -575,6 +632,20 @@ impl Lookup for MemoryCloud {
                     .then(|| (id.clone(), zone.to_string()))
             })
             .collect())
+    }
+
+    async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
+        self.enter().await?;
+        let st = self.state();
+        ids.iter()
+            .map(|id| match st.reservations.get(id) {
+                Some((zone, _)) => Ok((id.clone(), zone.clone())),
+                None => Err(CloudError::new(
+                    "InvalidCapacityReservationId.NotFound",
+                    format!("The capacity reservation ID '{id}' does not exist"),
+                )),
+            })
+            .collect()
     }
 
     /// Zone ids in the zones' order: `az1`, `az2`, …

@@ -12,10 +12,13 @@
 
 use futures::stream::{self, StreamExt};
 use phantom_model::group::{MetricAggregation, ScalingPolicy};
+use phantom_model::refresh::InstanceRefresh;
+use phantom_model::tracking::MetricAlarm;
 use phantom_model::tracking::TargetTrackingConfiguration;
 use phantom_rules::activity::{self, Context};
 use phantom_rules::alarm;
 use phantom_rules::group::Group;
+use phantom_rules::refresh;
 use phantom_rules::tracking::{self, Decision, Fleet, Reading};
 use phantom_seams::counts;
 use phantom_seams::prometheus::{self, Prometheus, QueryError, Range};
@@ -132,8 +135,33 @@ impl Tracker<'_> {
             .iter()
             .filter(|p| p.watched_alarm().is_some())
             .collect();
-        if (tracking.is_empty() && alarmed.is_empty()) || g.deleting() {
+        // The alarms a running instance refresh watches (AlarmSpecification), policy and alarm.
+        let running = refresh::active(&g.settings.instance_refreshes);
+        let watched: Vec<(&ScalingPolicy, &MetricAlarm)> = running
+            .map(refresh::watched_alarms)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|name| {
+                policies.iter().find_map(|p| {
+                    p.alarm
+                        .as_ref()
+                        .filter(|a| &a.alarm_name == name)
+                        .map(|a| (p, a))
+                })
+            })
+            .collect();
+        if (tracking.is_empty() && alarmed.is_empty() && watched.is_empty()) || g.deleting() {
             return Ok(Outcome::Skipped);
+        }
+        if let (Some(r), false) = (running, watched.is_empty()) {
+            if let Some(o) = self.watch_refresh(user, g, r, &watched, prometheus).await? {
+                return Ok(o);
+            }
+            if tracking.is_empty() && alarmed.is_empty() {
+                return Ok(Outcome::Stayed {
+                    queries: watched.len(),
+                });
+            }
         }
         // AWS's process for alarm-driven scaling: suspended, the policies are not run.
         if phantom_rules::processes::suspended(&g.settings.suspended_processes)
@@ -247,6 +275,72 @@ impl Tracker<'_> {
         };
         self.scale(user, g, change).await?;
         Ok(Outcome::Scaled { queries })
+    }
+
+    /// Evaluates the alarms a running instance refresh watches; the first in ALARM fails it
+    /// (rolled back with AutoRollback), written as a compare-and-set on the group as read, and a
+    /// reconcile follows. None: none is in ALARM (or none could be read: the next run asks again).
+    async fn watch_refresh(
+        &self,
+        user: &str,
+        g: &Group,
+        r: &InstanceRefresh,
+        watched: &[(&ScalingPolicy, &MetricAlarm)],
+        prometheus: Option<&(&MetricSource, Arc<dyn Prometheus>)>,
+    ) -> Result<Option<Outcome>, StoreError> {
+        let Some((source, prometheus)) = prometheus else {
+            return Ok(None);
+        };
+        let members = self.store.instances(user, &g.name).await?;
+        let mut ask = Asker {
+            tracker: self,
+            prometheus: prometheus.as_ref(),
+            queries: 0,
+        };
+        for (p, a) in watched {
+            let warmup_ms = tracking::warmup_secs(g, p.step_warmup()) * 1000;
+            let warmed = tracking::warmed(&members, self.now_ms, warmup_ms);
+            if warmed.is_empty() && a.expression.contains(tracking::INSTANCES) {
+                continue;
+            }
+            let promql = tracking::fill(&a.expression, &source.instance_label, &warmed);
+            let Ok(datapoints) = ask
+                .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
+                .await
+            else {
+                continue;
+            };
+            if alarm::breached(a, &datapoints).is_none() {
+                continue;
+            }
+            let now =
+                phantom_model::time::format_timestamp(phantom_model::time::from_ms(self.now_ms));
+            let failed = refresh::alarmed(r, &a.alarm_name, &members, self.now_ms, &now);
+            let mut next = g.clone();
+            next.settings = refresh::settled(&g.settings, &failed);
+            // A lost race is decided again by the next run, from what is there then.
+            match self.store.update_group_with(user, g, &next, &[]).await {
+                Ok(()) => {}
+                Err(StoreError::Conflict | StoreError::NotFound) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+            tracing::info!(
+                user,
+                group = g.name,
+                refresh = r.instance_refresh_id,
+                alarm = a.alarm_name,
+                status = ?failed.status,
+                "instance refresh alarm"
+            );
+            let msg = Reconcile::new(user, &g.name, "an instance refresh's alarm");
+            if let Err(e) = self.queue.send(&msg.into(), 0).await {
+                tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
+            }
+            return Ok(Some(Outcome::Stayed {
+                queries: ask.queries,
+            }));
+        }
+        Ok(None)
     }
 
     /// Writes the new desired capacity with its activity, as a compare-and-set on the group as

@@ -64,6 +64,17 @@ pub struct Preferences {
     #[serde(serialize_with = "standby_name")]
     pub standby_instances: Held,
     pub bake_time: i64,
+    /// The group's alarms (PutPolicyAlarm) that fail the refresh when one goes into ALARM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alarm_specification: Option<AlarmSpecification>,
+}
+
+/// An instance refresh's AlarmSpecification (botocore's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AlarmSpecification {
+    #[serde(default)]
+    pub alarms: Vec<String>,
 }
 
 fn standby_name<S: serde::Serializer>(h: &Held, s: S) -> Result<S::Ok, S::Error> {

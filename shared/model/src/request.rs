@@ -518,7 +518,7 @@ pub struct RefreshPreferences {
     pub auto_rollback: Option<bool>,
     pub scale_in_protected_instances: Option<Held>,
     pub standby_instances: Option<Held>,
-    pub alarm_specification: Option<IgnoredAny>,
+    pub alarm_specification: Option<super::refresh::AlarmSpecification>,
     pub bake_time: Option<i64>,
 }
 

@@ -26,7 +26,8 @@ pub trait GroupRules {
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
     /// first scheduled action's time or its ForecastAndScale policies' next hour less the
     /// buffer, or 0 (every run) while it has an enabled target tracking policy or step policy
-    /// alarm to evaluate or metrics to publish. What the store keeps in its index of due groups.
+    /// alarm to evaluate, an instance refresh watching alarms, or metrics to publish. What the
+    /// store keeps in its index of due groups.
     fn due_ms(&self) -> Option<i64>;
 
     /// What the provisioner aims at for this group.
@@ -64,12 +65,15 @@ impl GroupRules for Group {
     /// When the scheduled run next has work for it (Unix ms), unless it is being deleted: its
     /// first scheduled action's time or its ForecastAndScale policies' next hour less the
     /// buffer, or 0 (every run) while it has an enabled target tracking policy or step policy
-    /// alarm to evaluate or metrics to publish. What the store keeps in its index of due groups.
+    /// alarm to evaluate, an instance refresh watching alarms, or metrics to publish. What the
+    /// store keeps in its index of due groups.
     fn due_ms(&self) -> Option<i64> {
         if self.deleting() {
             return None;
         }
-        if self.tracked() || !self.settings.enabled_metrics.is_empty() {
+        let watching = crate::refresh::active(&self.settings.instance_refreshes)
+            .is_some_and(|r| !crate::refresh::watched_alarms(r).is_empty());
+        if self.tracked() || !self.settings.enabled_metrics.is_empty() || watching {
             return Some(0);
         }
         let scheduled = crate::schedule::next_due(&self.settings.scheduled_actions);

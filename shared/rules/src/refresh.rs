@@ -20,6 +20,8 @@ pub const KEPT: usize = 20;
 /// How long a refresh waits for instances protected from scale in, or in Standby, before it fails.
 pub const WAIT_FOR_HELD_MS: i64 = 3_600_000;
 const DEFAULT_CHECKPOINT_DELAY: i64 = 3_600;
+/// The most alarms an AlarmSpecification names (AWS's API reference).
+pub const MAX_ALARMS: usize = 10;
 
 /// Checks the preferences (of a refresh with a DesiredConfiguration, or not) and fills in AWS's
 /// defaults: the healthy percentages not given are the group's InstanceMaintenancePolicy's
@@ -29,10 +31,14 @@ pub fn preferences(
     desired: bool,
     policy: Option<&InstanceMaintenancePolicy>,
 ) -> Checked<Preferences> {
-    if asked.alarm_specification.is_some() {
-        return Err(Refusal::invalid(
-            "AlarmSpecification is not supported: Phantom's clouds have no CloudWatch alarms",
-        ));
+    let alarms = asked
+        .alarm_specification
+        .as_ref()
+        .map_or(0, |a| a.alarms.len());
+    if alarms > MAX_ALARMS {
+        return Err(Refusal::invalid(format!(
+            "AlarmSpecification may name at most {MAX_ALARMS} alarms."
+        )));
     }
     if asked.auto_rollback == Some(true) && !desired {
         return Err(Refusal::invalid(
@@ -79,6 +85,7 @@ pub fn preferences(
         scale_in_protected_instances: asked.scale_in_protected_instances.unwrap_or(Held::Wait),
         standby_instances: asked.standby_instances.unwrap_or(Held::Wait),
         bake_time: asked.bake_time.unwrap_or(0),
+        alarm_specification: asked.alarm_specification.clone(),
     })
 }
 
@@ -266,6 +273,51 @@ fn end(
         blocked_since_ms: None,
         ..r.clone()
     }
+}
+
+/// The alarms `r` watches while it goes forward (baking too): its AlarmSpecification's. A
+/// rollback is not failed by them: it is what they ask for.
+pub fn watched_alarms(r: &InstanceRefresh) -> &[String] {
+    match &r.preferences.alarm_specification {
+        Some(a) if forward(r.status) => &a.alarms,
+        _ => &[],
+    }
+}
+
+/// Why StartInstanceRefresh refuses an AlarmSpecification for group `s`, if it does: each alarm
+/// must be one of the group's own (PutPolicyAlarm), which Phantom evaluates.
+pub fn unknown_alarm(s: &Settings, prefs: &Preferences) -> Option<String> {
+    let named = prefs.alarm_specification.as_ref()?;
+    let own = |name: &String| {
+        s.scaling_policies
+            .iter()
+            .filter_map(|p| p.alarm.as_ref())
+            .any(|a| &a.alarm_name == name)
+    };
+    named.alarms.iter().find(|a| !own(a)).map(|a| {
+        format!(
+            "Alarm {a} is not one of AutoScalingGroup {}'s alarms: an instance refresh watches the alarms PutPolicyAlarm made for the group's step policies.",
+            s.auto_scaling_group_name
+        )
+    })
+}
+
+/// One of the alarms the refresh watches went into ALARM: it fails (rolled back with
+/// AutoRollback).
+pub fn alarmed(
+    r: &InstanceRefresh,
+    alarm: &str,
+    members: &[Member],
+    now_ms: i64,
+    now: &str,
+) -> InstanceRefresh {
+    fail(
+        r,
+        &format!("The alarm {alarm} went into the ALARM state."),
+        members,
+        now_ms,
+        now,
+    )
 }
 
 /// A launch failed while the refresh ran: it fails, saying why.
@@ -798,6 +850,37 @@ mod tests {
         assert!(with(|a| a.auto_rollback = Some(true)).is_err());
         let p = with(|a| a.checkpoint_percentages = vec![20, 100]).unwrap();
         assert_eq!(p.checkpoint_delay, Some(3600));
+    }
+
+    #[test]
+    fn an_alarm_in_alarm_fails_a_refresh_going_forward_and_never_a_rollback() {
+        let watching = Asked {
+            alarm_specification: Some(phantom_model::refresh::AlarmSpecification {
+                alarms: vec!["a1".into()],
+            }),
+            ..asked()
+        };
+        let r = refresh(preferences(&watching, false, None).unwrap(), &[]);
+        assert_eq!(watched_alarms(&r), ["a1".to_string()]);
+        let failed = alarmed(&r, "a1", &[], NOW, "now");
+        assert_eq!(failed.status, Status::Failed);
+        assert_eq!(
+            failed.status_reason.as_deref(),
+            Some("The alarm a1 went into the ALARM state.")
+        );
+        assert!(watched_alarms(&failed).is_empty());
+        let back = InstanceRefresh {
+            status: Status::RollbackInProgress,
+            ..r.clone()
+        };
+        assert!(watched_alarms(&back).is_empty());
+        let eleven = Asked {
+            alarm_specification: Some(phantom_model::refresh::AlarmSpecification {
+                alarms: (0..11).map(|i| format!("a{i}")).collect(),
+            }),
+            ..asked()
+        };
+        assert!(preferences(&eleven, false, None).is_err());
     }
 
     #[test]

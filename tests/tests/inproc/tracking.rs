@@ -782,3 +782,101 @@ async fn a_step_policy_alarm_takes_the_maximum_of_its_series_and_its_own_warm_up
     w.run_for(20).await;
     assert_eq!(desired(&w, &u).await, 4, "warmed, it counts: +1 from 3");
 }
+
+/// An instance refresh's AlarmSpecification names the group's own alarms (PutPolicyAlarm): one
+/// that goes into ALARM while the refresh runs fails it; an alarm the group has not is refused.
+#[tokio::test]
+async fn an_instance_refresh_fails_when_an_alarm_it_watches_goes_into_alarm() {
+    use super::self_service::call;
+    use aws_sdk_autoscaling::types::{
+        AlarmSpecification, InstanceRefreshStatus, RefreshPreferences,
+    };
+    use serde_json::json;
+    let (w, u) = warming_group("refresh-alarm").await;
+    // A disabled policy: its alarm is watched by the refresh only, and scales nothing.
+    steps_policy(&w, &u)
+        .enabled(false)
+        .step_adjustments(
+            aws_sdk_autoscaling::types::StepAdjustment::builder()
+                .metric_interval_lower_bound(0.0)
+                .scaling_adjustment(1)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("a step policy");
+    let alarm = json!({"AutoScalingGroupName": "web", "PolicyName": "steps",
+        "Expression": "max(app_errors{$instances})", "ComparisonOperator": "GreaterThanThreshold",
+        "Threshold": 5.0, "EvaluationPeriods": 1});
+    let (status, made) = call(&w, &u, "PutPolicyAlarm", alarm).await;
+    assert_eq!(status, 200, "{made}");
+    let name = made["AlarmName"].as_str().unwrap().to_string();
+    w.metric("app_errors", Some(0.0));
+    let c = w.sdk(&u);
+    let prefs = |alarm: &str| {
+        RefreshPreferences::builder()
+            .min_healthy_percentage(50)
+            .instance_warmup(0)
+            .checkpoint_percentages(50)
+            .checkpoint_delay(3600)
+            .alarm_specification(AlarmSpecification::builder().alarms(alarm).build())
+            .build()
+    };
+    let e = crate::invalid(
+        c.start_instance_refresh()
+            .auto_scaling_group_name("web")
+            .preferences(prefs("someone-elses-alarm"))
+            .send()
+            .await,
+    );
+    assert!(e.contains("someone-elses-alarm"), "{e}");
+    let id = c
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .preferences(prefs(&name))
+        .send()
+        .await
+        .unwrap()
+        .instance_refresh_id()
+        .unwrap()
+        .to_string();
+    let refresh = async || {
+        c.describe_instance_refreshes()
+            .auto_scaling_group_name("web")
+            .instance_refresh_ids(&id)
+            .send()
+            .await
+            .unwrap()
+            .instance_refreshes()[0]
+            .clone()
+    };
+    // Held at its checkpoint, watching: quiet, it goes on waiting.
+    w.until(60, "the checkpoint", async || {
+        refresh()
+            .await
+            .status_reason()
+            .filter(|s| s.contains("checkpoint"))
+            .map(|_| ())
+    })
+    .await;
+    w.run_for(5).await;
+    assert_eq!(
+        refresh().await.status(),
+        Some(&InstanceRefreshStatus::InProgress)
+    );
+    let shown = refresh().await;
+    let watched = shown.preferences().unwrap().alarm_specification().unwrap();
+    assert_eq!(watched.alarms(), std::slice::from_ref(&name));
+    // Errors climb: the refresh fails, saying which alarm.
+    w.metric("app_errors", Some(9.0));
+    let r = w
+        .until(10, "the refresh Failed", async || {
+            let r = refresh().await;
+            (r.status() == Some(&InstanceRefreshStatus::Failed)).then_some(r)
+        })
+        .await;
+    assert_eq!(
+        r.status_reason(),
+        Some(format!("The alarm {name} went into the ALARM state.").as_str())
+    );
+}

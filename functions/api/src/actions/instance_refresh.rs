@@ -58,6 +58,9 @@ pub async fn start(
             desired.is_some(),
             g.settings.instance_maintenance_policy.as_ref(),
         )?;
+        if let Some(why) = refresh::unknown_alarm(&g.settings, &prefs) {
+            return Err(ApiError::validation(why));
+        }
         let own = Launching::of_settings(&g.settings);
         if prefs.auto_rollback {
             if let Some(why) = refresh::unreturnable(&own.source()) {

@@ -19,6 +19,8 @@ pub struct Activity {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Told {
     pub kind: super::notification::NotificationType,
+    /// Into or out of the warm pool, or the group's own.
+    pub passage: super::notification::Passage,
     /// The instance, or empty (a launch that failed before any instance was made).
     pub instance: String,
 }

@@ -36,6 +36,8 @@ pub enum Lifecycle {
     WarmedStopped,
     WarmedRunning,
     WarmedHibernated,
+    /// Leaving the warm pool, held by the group's termination lifecycle hooks first.
+    WarmedTerminatingWait,
     /// Leaving the warm pool: terminated, not yet gone.
     WarmedTerminating,
 }
@@ -57,6 +59,7 @@ impl Lifecycle {
             Self::WarmedStopped => "Warmed:Stopped",
             Self::WarmedRunning => "Warmed:Running",
             Self::WarmedHibernated => "Warmed:Hibernated",
+            Self::WarmedTerminatingWait => "Warmed:Terminating:Wait",
             Self::WarmedTerminating => "Warmed:Terminating",
         }
     }
@@ -83,6 +86,7 @@ impl Lifecycle {
                 | Self::WarmedStopped
                 | Self::WarmedRunning
                 | Self::WarmedHibernated
+                | Self::WarmedTerminatingWait
                 | Self::WarmedTerminating
         )
     }
@@ -109,6 +113,7 @@ impl Lifecycle {
             "Warmed:Stopped" => Some(Self::WarmedStopped),
             "Warmed:Running" => Some(Self::WarmedRunning),
             "Warmed:Hibernated" => Some(Self::WarmedHibernated),
+            "Warmed:Terminating:Wait" => Some(Self::WarmedTerminatingWait),
             "Warmed:Terminating" => Some(Self::WarmedTerminating),
             _ => None,
         }
@@ -362,6 +367,7 @@ mod tests {
             WarmedStopped,
             WarmedRunning,
             WarmedHibernated,
+            WarmedTerminatingWait,
             WarmedTerminating,
         ];
         for l in all {

@@ -69,3 +69,15 @@ pub struct Notice {
     /// The JSON document AWS sends.
     pub body: String,
 }
+
+/// Where an instance comes from and goes to, in AWS's words (a notification's or lifecycle
+/// message's `Origin` and `Destination`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passage {
+    /// Launched into the group, or leaving it.
+    Group,
+    /// Launched into the warm pool.
+    IntoPool,
+    /// From the warm pool: into the group, or terminated.
+    FromPool,
+}

@@ -60,7 +60,9 @@ impl Counts {
                 Lifecycle::WarmedStopped
                 | Lifecycle::WarmedRunning
                 | Lifecycle::WarmedHibernated => c.warm_ready += n,
-                Lifecycle::WarmedTerminating => c.warm_terminating += n,
+                Lifecycle::WarmedTerminatingWait | Lifecycle::WarmedTerminating => {
+                    c.warm_terminating += n
+                }
             }
         }
         c

@@ -260,6 +260,7 @@ struct ActivityMessage<'a> {
 pub fn of_activity(
     audience: &Audience<'_>,
     kind: NotificationType,
+    passage: Passage,
     instance: &str,
     activity: &ScalingActivity,
     now_ms: i64,
@@ -272,11 +273,17 @@ pub fn of_activity(
     if topics.is_empty() {
         return Vec::new();
     }
-    let (origin, destination) = match kind {
-        NotificationType::Terminate | NotificationType::TerminateError => {
-            ("AutoScalingGroup", "EC2")
-        }
-        _ => ("EC2", "AutoScalingGroup"),
+    let leaving = matches!(
+        kind,
+        NotificationType::Terminate | NotificationType::TerminateError
+    );
+    let (origin, destination) = match (leaving, passage) {
+        (true, Passage::Group) => ("AutoScalingGroup", "EC2"),
+        // A warm VM terminated leaves the pool.
+        (true, _) => ("WarmPool", "EC2"),
+        (false, Passage::Group) => ("EC2", "AutoScalingGroup"),
+        (false, Passage::IntoPool) => ("EC2", "WarmPool"),
+        (false, Passage::FromPool) => ("WarmPool", "AutoScalingGroup"),
     };
     let group = &activity.auto_scaling_group_name;
     let subject = match kind {
@@ -327,8 +334,14 @@ pub fn of_activity(
 pub fn of_record(audience: &Audience<'_>, r: &mut phantom_model::record::Record, now_ms: i64) {
     for a in &r.activities {
         if let Some(t) = &a.tells {
-            r.notices
-                .extend(of_activity(audience, t.kind, &t.instance, &a.doc, now_ms));
+            r.notices.extend(of_activity(
+                audience,
+                t.kind,
+                t.passage,
+                &t.instance,
+                &a.doc,
+                now_ms,
+            ));
         }
     }
     for (i, n) in r.notices.iter_mut().enumerate() {
@@ -356,16 +369,7 @@ struct LifecycleMessage<'a> {
     notification_metadata: Option<&'a str>,
 }
 
-/// Where an instance waiting on a hook comes from and goes to, in AWS's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Passage {
-    /// Launched into the group, or leaving it.
-    Group,
-    /// Launched into the warm pool.
-    IntoPool,
-    /// From the warm pool into the group.
-    FromPool,
-}
+pub use phantom_model::notification::Passage;
 
 /// The message to `hook`'s target, if it has one, of `instance` waiting on it with `token`.
 pub struct Waiting<'a> {
@@ -386,6 +390,7 @@ pub fn of_wait(audience: &Audience<'_>, w: &Waiting<'_>) -> Option<Notice> {
     let target = hook.notification_target_arn.as_deref()?;
     let launching = hook.lifecycle_transition == phantom_model::group::LAUNCHING;
     let (origin, destination) = match (launching, w.passage) {
+        (false, Passage::FromPool) => ("WarmPool", "EC2"),
         (false, _) => ("AutoScalingGroup", "EC2"),
         (true, Passage::Group) => ("EC2", "AutoScalingGroup"),
         (true, Passage::IntoPool) => ("EC2", "WarmPool"),
@@ -513,6 +518,7 @@ mod tests {
         let sent = of_activity(
             &audience,
             NotificationType::Launch,
+            Passage::Group,
             "i-1",
             &a.doc,
             ctx.now_ms,
@@ -530,8 +536,39 @@ mod tests {
         assert_eq!(body["ActivityId"], a.doc.activity_id);
         assert_eq!(body["Details"]["Availability Zone"], "us-east-1a");
         assert_eq!(body["Time"], "2023-11-14T22:13:20.000Z");
+        assert_eq!(
+            (body["Origin"].as_str(), body["Destination"].as_str()),
+            (Some("EC2"), Some("AutoScalingGroup"))
+        );
+        // A VM launched into the warm pool, or joining the group from it.
+        for (passage, route) in [
+            (Passage::IntoPool, ("EC2", "WarmPool")),
+            (Passage::FromPool, ("WarmPool", "AutoScalingGroup")),
+        ] {
+            let sent = of_activity(
+                &audience,
+                NotificationType::Launch,
+                passage,
+                "i-1",
+                &a.doc,
+                0,
+            );
+            let body: Value = serde_json::from_str(&sent[0].body).unwrap();
+            assert_eq!(
+                (body["Origin"].as_str(), body["Destination"].as_str()),
+                (Some(route.0), Some(route.1))
+            );
+        }
         // Not wanted by the topic: nothing.
-        assert!(of_activity(&audience, NotificationType::Terminate, "i-1", &a.doc, 0).is_empty());
+        let terminated = of_activity(
+            &audience,
+            NotificationType::Terminate,
+            Passage::Group,
+            "i-1",
+            &a.doc,
+            0,
+        );
+        assert!(terminated.is_empty());
     }
 
     fn hook(name: &str, transition: &str, target: Option<&str>) -> LifecycleHook {

@@ -315,6 +315,18 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 }
                 continue;
             }
+            // Leaving the pool, held by the termination hooks (a forced delete skips them).
+            Lifecycle::WarmedTerminatingWait => {
+                if gone {
+                    plan.finished.push(m.id.clone());
+                } else if target.deleting
+                    || target.pool.is_none()
+                    || lifecycle::outcome(&m.waits, &target.hooks, false, now_ms).is_some()
+                {
+                    plan.terminate.push((m.id.clone(), Cause::Released));
+                }
+                continue;
+            }
             Lifecycle::TerminatingWait => {
                 let outcome = lifecycle::outcome(&m.waits, &target.hooks, false, now_ms);
                 if gone {
@@ -789,15 +801,19 @@ pub fn size_replacing(
         let (hold, go) = std::mem::take(&mut plan.terminate)
             .into_iter()
             .partition(|(id, c)| {
-                matches!(
-                    c,
-                    Cause::Unhealthy(_)
-                        | Cause::ScaleIn { .. }
-                        | Cause::Abandoned
-                        | Cause::Refresh
-                        | Cause::Expired
-                        | Cause::Rebalance
-                ) && (!hold_waits.is_empty() || target.drain_ms.contains_key(id))
+                // A VM leaving the pool while the pool stays (not a forced delete of it).
+                let warm = matches!(c, Cause::Warm(_)) && target.pool.is_some();
+                (warm
+                    || matches!(
+                        c,
+                        Cause::Unhealthy(_)
+                            | Cause::ScaleIn { .. }
+                            | Cause::Abandoned
+                            | Cause::Refresh
+                            | Cause::Expired
+                            | Cause::Rebalance
+                    ))
+                    && (!hold_waits.is_empty() || target.drain_ms.contains_key(id))
             });
         plan.hold = hold;
         plan.terminate = go;

@@ -76,12 +76,22 @@ pub fn record(
     }
     for (id, cause) in &plan.hold {
         if let Some(m) = recorded(id) {
-            let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
+            let warm = m.lifecycle.is_warm();
+            let passage = if warm {
+                Passage::FromPool
+            } else {
+                Passage::Group
+            };
+            let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, passage);
             if let Some(until) = plan.drain_until.get(id) {
                 waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
             }
             r.put.push(Member {
-                lifecycle: Lifecycle::TerminatingWait,
+                lifecycle: if warm {
+                    Lifecycle::WarmedTerminatingWait
+                } else {
+                    Lifecycle::TerminatingWait
+                },
                 waits,
                 ..m.clone()
             });
@@ -124,7 +134,7 @@ pub fn record(
                 ..m.clone()
             });
             let a = activity::from_pool(ctx, id, &m.zone, plan.capacity_from, plan.capacity_to);
-            tell(&mut r, NotificationType::Launch, id, a);
+            tell_via(&mut r, NotificationType::Launch, Passage::FromPool, id, a);
         }
     }
     for id in &plan.to_pool {
@@ -190,11 +200,13 @@ pub fn record(
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
         let a = activity::terminated(ctx, id, cause);
-        if recorded(id).is_some_and(|m| m.lifecycle.is_warm()) {
-            r.activities.push(a);
+        let warm = recorded(id).is_some_and(|m| m.lifecycle.is_warm());
+        let passage = if warm {
+            Passage::FromPool
         } else {
-            tell(&mut r, NotificationType::Terminate, id, a);
-        }
+            Passage::Group
+        };
+        tell_via(&mut r, NotificationType::Terminate, passage, id, a);
     }
     for (id, cause) in &plan.terminate {
         // Terminating already, with its activity: the next round asks again if this one failed.
@@ -223,16 +235,22 @@ pub fn record(
                 // A released VM's activity was written when its hooks began to hold it; its
                 // topics hear of it now, as it goes (AWS tells them once it is terminated).
                 let a = activity::terminated(ctx, id, cause);
-                match (*cause == Cause::Released, warm) {
-                    (true, _) => r.notices.extend(notification::of_activity(
+                let passage = if warm {
+                    Passage::FromPool
+                } else {
+                    Passage::Group
+                };
+                if *cause == Cause::Released {
+                    r.notices.extend(notification::of_activity(
                         &ctx.audience,
                         NotificationType::Terminate,
+                        passage,
                         id,
                         &a.doc,
                         ctx.now_ms,
-                    )),
-                    (false, true) => r.activities.push(a),
-                    (false, false) => tell(&mut r, NotificationType::Terminate, id, a),
+                    ));
+                } else {
+                    tell_via(&mut r, NotificationType::Terminate, passage, id, a);
                 }
             }
         }
@@ -283,13 +301,14 @@ pub fn record(
         }
     }
     for (i, m) in acted.launched_warm.iter().enumerate() {
-        r.activities.push(activity::into_pool(
-            ctx,
+        let a = activity::into_pool(ctx, &m.id, &m.zone, plan.pool_from + i as i64, plan.pool_to);
+        tell_via(
+            &mut r,
+            NotificationType::Launch,
+            Passage::IntoPool,
             &m.id,
-            &m.zone,
-            plan.pool_from + i as i64,
-            plan.pool_to,
-        ));
+            a,
+        );
     }
     // One record per instance, the last word on it (a VM can turn InService and be chosen for
     // scale-in in the same round): DynamoDB refuses two writes to one item in a transaction.
@@ -331,9 +350,15 @@ pub fn observe_failed(ctx: &Context<'_>, before: Before, why: &str, from: i64) -
 /// Records `a`, marked as the `kind` event of `instance` (the group's topics that want it hear of
 /// it once it is written: `notification::of_record`).
 fn tell(r: &mut Record, kind: NotificationType, instance: &str, a: Activity) {
+    tell_via(r, kind, Passage::Group, instance, a);
+}
+
+/// `tell`, of an instance going into or out of the warm pool.
+fn tell_via(r: &mut Record, kind: NotificationType, passage: Passage, instance: &str, a: Activity) {
     r.activities.push(Activity {
         tells: Some(Told {
             kind,
+            passage,
             instance: instance.to_string(),
         }),
         ..a
@@ -402,6 +427,7 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
                 | Lifecycle::Detaching
                 | Lifecycle::WarmedPending
                 | Lifecycle::WarmedPendingWait
+                | Lifecycle::WarmedTerminatingWait
                 | Lifecycle::WarmedTerminating
         )
     };

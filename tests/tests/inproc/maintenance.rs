@@ -141,3 +141,31 @@ async fn terminate_and_launch_goes_first_and_a_refresh_takes_the_policys_percent
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.instance_maintenance_policy(), Some(&policy(0, 100)));
 }
+
+/// Terraform's calls for `instance_maintenance_policy`: the block at creation, read back as
+/// sent; the block removed, sent as -1 and -1, read back as none (the provider's state is then
+/// empty, so its plan shows no change).
+#[tokio::test]
+async fn terraforms_instance_maintenance_policy_calls_read_back_as_sent() {
+    let Given { w, u, c } = Given::lc("maintain-tf").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(2)
+        .desired_capacity(0)
+        .instance_maintenance_policy(policy(90, 120))
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.instance_maintenance_policy(), Some(&policy(90, 120)));
+    c.update_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .instance_maintenance_policy(policy(-1, -1))
+        .send()
+        .await
+        .unwrap();
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(g.instance_maintenance_policy(), None);
+}

@@ -342,3 +342,78 @@ async fn a_termination_hooks_queue_gets_awss_message_and_the_token_releases_the_
     .await;
     converges(&w, &u, "hotel", "web", 1).await;
 }
+
+/// A group's topic hears of its warm pool's VMs too, as AWS tells them: launched into the pool
+/// (EC2 to WarmPool), joining the group from it (WarmPool to AutoScalingGroup), and terminated
+/// from it (WarmPool to EC2).
+#[tokio::test]
+async fn a_groups_topic_hears_of_its_warm_pool_vms() {
+    use aws_sdk_autoscaling::types::{LifecycleState, WarmPoolState};
+    let Given { w, u, c } = Given::group("notify-warm", 0, 3, 1).await;
+    w.publisher.create(TOPIC);
+    notify(&w, &u, TOPIC, &[LAUNCH, TERMINATE]).await;
+    converges(&w, &u, "hotel", "web", 1).await;
+    c.put_warm_pool()
+        .auto_scaling_group_name("web")
+        .pool_state(WarmPoolState::Stopped)
+        .send()
+        .await
+        .expect("put-warm-pool");
+    let routes = |w: &World| -> Vec<(String, String, String)> {
+        bodies(w, TOPIC)
+            .iter()
+            .map(|b| {
+                let s = |k: &str| b[k].as_str().unwrap_or_default().to_string();
+                (s("Event"), s("Origin"), s("Destination"))
+            })
+            .collect()
+    };
+    let into = |w: &World| {
+        routes(w)
+            .iter()
+            .filter(|r| r.0 == LAUNCH && r.1 == "EC2" && r.2 == "WarmPool")
+            .count()
+    };
+    w.until(30, "two VMs launched into the pool, told", async || {
+        (into(&w) == 2).then_some(())
+    })
+    .await;
+    w.until(30, "the pool stopped", async || {
+        let g = crate::group(&w, &u, "web").await.unwrap();
+        let warm = c
+            .describe_warm_pool()
+            .auto_scaling_group_name("web")
+            .send()
+            .await
+            .unwrap();
+        let stopped = warm
+            .instances()
+            .iter()
+            .filter(|i| i.lifecycle_state() == Some(&LifecycleState::WarmedStopped))
+            .count();
+        (stopped == 2 && g.instances().len() == 1).then_some(())
+    })
+    .await;
+    // Scale-out takes one from the pool; the pool's deletion terminates the other.
+    resize(&w, &u, 2).await;
+    w.until(30, "a VM joined from the pool, told", async || {
+        routes(&w)
+            .iter()
+            .any(|r| r.0 == LAUNCH && r.1 == "WarmPool" && r.2 == "AutoScalingGroup")
+            .then_some(())
+    })
+    .await;
+    c.delete_warm_pool()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .expect("delete-warm-pool");
+    w.until(30, "a VM terminated from the pool, told", async || {
+        routes(&w)
+            .iter()
+            .any(|r| r.0 == TERMINATE && r.1 == "WarmPool" && r.2 == "EC2")
+            .then_some(())
+    })
+    .await;
+}

@@ -56,14 +56,16 @@ async fn the_sdks_standard_retry_mode_rides_it_out() {
     for i in 0..DEFAULT.mutate.burst as usize {
         raw.create_lc(&format!("lc-{i}")).await;
     }
-    // Time moves while the SDK backs off (its backoff sleeps on the real clock).
+    // Time moves while the SDK backs off (its backoff sleeps on the real clock, a random time
+    // under a second, then two): a second of the world's every 10 ms refills the bucket during
+    // any but the shortest sleeps (slower ticks let all three attempts fail now and then).
     let stop = Arc::new(AtomicBool::new(false));
     let ticker = {
         let (w, stop) = (w.clone(), stop.clone());
         tokio::spawn(async move {
             while !stop.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                w.clock.advance_ms(100);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                w.clock.advance_ms(1_000);
             }
         })
     };

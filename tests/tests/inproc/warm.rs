@@ -490,3 +490,87 @@ async fn launch_hooks_hold_vms_entering_the_pool_and_leaving_it() {
     complete(&held[0]).await;
     converges(&w, &u, "hotel", "web", 2).await;
 }
+
+/// The group's termination lifecycle hooks hold a VM leaving its warm pool too
+/// (`Warmed:Terminating:Wait`), until CompleteLifecycleAction releases it; the pool is refilled
+/// meanwhile, and a forced deletion of the pool skips them.
+#[tokio::test]
+async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
+    let Given { w, u, c } = Given::user("warm-hook").await;
+    pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
+    c.put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
+        .heartbeat_timeout(300)
+        .default_result("CONTINUE")
+        .send()
+        .await
+        .expect("put-lifecycle-hook");
+    // The pool shrinks to one (MaxGroupPreparedCapacity 2 with one in the group): one VM leaves.
+    c.put_warm_pool()
+        .auto_scaling_group_name("web")
+        .pool_state(WarmPoolState::Stopped)
+        .max_group_prepared_capacity(2)
+        .send()
+        .await
+        .expect("put-warm-pool");
+    let waiting = async || -> Vec<String> {
+        pool(&w, &u, "web")
+            .await
+            .into_iter()
+            .filter(|(_, s)| *s == LifecycleState::WarmedTerminatingWait)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let held = w
+        .until(60, "one VM leaving the pool, held", async || {
+            Some(waiting().await).filter(|h| h.len() == 1)
+        })
+        .await;
+    w.run_for(20).await;
+    let kept = w
+        .hotel
+        .vms()
+        .iter()
+        .any(|v| v.id == held[0] && v.state != CloudState::Terminated);
+    assert!(kept, "held, not terminated");
+    assert_eq!(waiting().await, held);
+    c.complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .instance_id(&held[0])
+        .lifecycle_action_result("CONTINUE")
+        .send()
+        .await
+        .expect("complete-lifecycle-action");
+    w.until(
+        20,
+        "released: terminated and gone from the pool",
+        async || {
+            let gone = pool(&w, &u, "web")
+                .await
+                .iter()
+                .all(|(id, _)| *id != held[0]);
+            let ended = w
+                .hotel
+                .vms()
+                .iter()
+                .any(|v| v.id == held[0] && v.state == CloudState::Terminated);
+            (gone && ended).then_some(())
+        },
+    )
+    .await;
+    pool_at(&w, &u, 1, LifecycleState::WarmedStopped).await;
+    // A forced delete of the pool skips the hooks.
+    c.delete_warm_pool()
+        .auto_scaling_group_name("web")
+        .force_delete(true)
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "the pool's VMs gone at once", async || {
+        (pool(&w, &u, "web").await.is_empty() && stopped_on_cloud(&w).is_empty()).then_some(())
+    })
+    .await;
+}

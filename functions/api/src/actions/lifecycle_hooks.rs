@@ -116,7 +116,10 @@ fn named(input: &LifecycleAction, m: &Member) -> bool {
 fn waiting(m: &Member) -> bool {
     matches!(
         m.lifecycle,
-        Lifecycle::PendingWait | Lifecycle::TerminatingWait | Lifecycle::WarmedPendingWait
+        Lifecycle::PendingWait
+            | Lifecycle::TerminatingWait
+            | Lifecycle::WarmedPendingWait
+            | Lifecycle::WarmedTerminatingWait
     )
 }
 

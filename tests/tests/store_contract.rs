@@ -675,9 +675,15 @@ async fn contract(s: &dyn Store, u: &str) {
         )
         .unwrap(),
     );
+    // A user's request that lets it go, InProgress until it has gone, kept on its record.
+    let leaving = activity::in_progress(activity_at("g1", 1_500), 0, "us-east-1a");
     let waiting = Member {
         lifecycle: Lifecycle::PendingWait,
         waits: phantom_rules::lifecycle::waits(&hooks, true, 1_000),
+        leaving: Some(phantom_rules::activity::OpenActivity {
+            start_ms: leaving.start_ms,
+            doc: leaving.doc,
+        }),
         ..i2.clone()
     };
     let put = |m: Member| Record {
@@ -690,6 +696,7 @@ async fn contract(s: &dyn Store, u: &str) {
     let stored = read("i-2").await;
     assert_eq!((stored.rev, stored.lifecycle), (2, Lifecycle::PendingWait));
     assert_eq!(stored.waits, waiting.waits);
+    assert_eq!(stored.leaving, waiting.leaving);
     let stale = Record {
         put: vec![
             member("i-new"),

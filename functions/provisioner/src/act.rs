@@ -302,6 +302,7 @@ impl Provisioner {
                                 Market::OnDemand
                             },
                             waits: Vec::new(),
+                            leaving: None,
                             rev: 0,
                         }));
                         continue 'places;

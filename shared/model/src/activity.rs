@@ -25,6 +25,17 @@ pub struct Told {
     pub instance: String,
 }
 
+/// An activity InProgress until its instance has gone (TerminateInstanceInAutoScalingGroup,
+/// DetachInstances): kept on the instance's record so the round that sees it gone can write it
+/// again, finished, under the same key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OpenActivity {
+    /// Unix ms: with the group and the id, its key in the store.
+    pub start_ms: i64,
+    pub doc: ScalingActivity,
+}
+
 /// botocore's `Activity`: what DescribeScalingActivities shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -36,7 +47,9 @@ pub struct ScalingActivity {
     pub description: String,
     pub cause: String,
     pub start_time: String,
-    pub end_time: String,
+    /// None while it is InProgress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
     pub status_code: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,

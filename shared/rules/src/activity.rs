@@ -2,7 +2,7 @@
 //! shape that DescribeScalingActivities returns.
 
 use crate::reconcile::Cause;
-pub use phantom_model::activity::{Activity, Details, ScalingActivity, Told};
+pub use phantom_model::activity::{Activity, Details, OpenActivity, ScalingActivity, Told};
 use phantom_model::group::Sizes;
 use phantom_model::{Checked, Refusal};
 
@@ -42,11 +42,41 @@ fn activity(
             description,
             cause,
             start_time: stamp(ctx.now_ms),
-            end_time: stamp(ctx.now_ms),
+            end_time: Some(stamp(ctx.now_ms)),
             status_code: status.to_string(),
             status_message: message.map(str::to_string),
             progress: 100,
             details,
+        },
+        tells: None,
+    }
+}
+
+/// `a` as it starts, InProgress at `progress` percent (no EndTime), with the instance's zone;
+/// `finished` ends it once its instance has gone.
+pub fn in_progress(a: Activity, progress: i64, zone: &str) -> Activity {
+    Activity {
+        doc: ScalingActivity {
+            status_code: "InProgress".into(),
+            progress,
+            end_time: None,
+            details: in_zone(zone),
+            ..a.doc
+        },
+        ..a
+    }
+}
+
+/// The open activity `open`, Successful at `now_ms`: written again under its own key.
+pub fn finished(group: &str, open: &OpenActivity, now_ms: i64) -> Activity {
+    Activity {
+        group: group.to_string(),
+        start_ms: open.start_ms,
+        doc: ScalingActivity {
+            status_code: "Successful".into(),
+            progress: 100,
+            end_time: Some(stamp(now_ms)),
+            ..open.doc.clone()
         },
         tells: None,
     }

@@ -239,7 +239,8 @@ struct ActivityMessage<'a> {
     account_id: &'a str,
     description: &'a str,
     request_id: &'a str,
-    end_time: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_time: Option<&'a str>,
     #[serde(rename = "AutoScalingGroupARN")]
     auto_scaling_group_arn: &'a str,
     activity_id: &'a str,
@@ -300,7 +301,7 @@ pub fn of_activity(
         account_id: account_of(&activity.auto_scaling_group_arn),
         description: &activity.description,
         request_id: &activity.activity_id,
-        end_time: &activity.end_time,
+        end_time: activity.end_time.as_deref(),
         auto_scaling_group_arn: &activity.auto_scaling_group_arn,
         activity_id: &activity.activity_id,
         start_time: &activity.start_time,

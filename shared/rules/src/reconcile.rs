@@ -293,6 +293,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 launch_template: target.launch_template.clone(),
                 instance_type: s.instance_type.clone(),
                 waits: plan.launch_waits.clone(),
+                leaving: None,
                 rev: 0,
                 market: s.market,
             };

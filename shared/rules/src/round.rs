@@ -165,6 +165,13 @@ pub fn record(
         }
     }
     r.forget.extend(plan.finished.iter().cloned());
+    // A user's termination ends its activity (InProgress until now) and tells the topics.
+    for id in &plan.finished {
+        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+            let a = activity::finished(ctx.group, open, ctx.now_ms);
+            tell(&mut r, NotificationType::Terminate, id, a);
+        }
+    }
     for s in &acted.attached {
         if let Some(m) = recorded(&s.id) {
             r.put.push(Member {
@@ -197,8 +204,20 @@ pub fn record(
         r.desired = Some(desired.max(0));
     }
     r.forget.extend(acted.detached.iter().cloned());
+    for id in &acted.detached {
+        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+            r.activities
+                .push(activity::finished(ctx.group, open, ctx.now_ms));
+        }
+    }
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
+        // Gone before its termination was seen through: the user's request ends with it.
+        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+            let a = activity::finished(ctx.group, open, ctx.now_ms);
+            tell(&mut r, NotificationType::Terminate, id, a);
+            continue;
+        }
         let a = activity::terminated(ctx, id, cause);
         let warm = recorded(id).is_some_and(|m| m.lifecycle.is_warm());
         let passage = if warm {
@@ -240,7 +259,10 @@ pub fn record(
                 } else {
                     Passage::Group
                 };
-                if *cause == Cause::Released {
+                let open = recorded(id).is_some_and(|m| m.leaving.is_some());
+                if *cause == Cause::Released && open {
+                    // A user's request: its topics hear of it when its activity ends.
+                } else if *cause == Cause::Released {
                     r.notices.extend(notification::of_activity(
                         &ctx.audience,
                         NotificationType::Terminate,

@@ -417,3 +417,72 @@ async fn a_groups_topic_hears_of_its_warm_pool_vms() {
     })
     .await;
 }
+
+/// TerminateInstanceInAutoScalingGroup and DetachInstances answer as AWS does: the activity
+/// InProgress (progress 0 and 50), no EndTime, the instance's zone in its Details; it ends
+/// Successful under the same id once the instance has gone, and the termination is told once,
+/// with that activity.
+#[tokio::test]
+async fn a_users_termination_is_in_progress_until_its_vm_has_gone() {
+    let Given { w, u, c } = Given::group("in-progress", 0, 5, 3).await;
+    w.publisher.create(TOPIC);
+    notify(&w, &u, TOPIC, &[TERMINATE]).await;
+    let ids = converges(&w, &u, "hotel", "web", 3).await;
+    let out = c
+        .terminate_instance_in_auto_scaling_group()
+        .instance_id(&ids[0])
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    let act = out.activity().unwrap();
+    assert_eq!(act.status_code().map(|s| s.as_str()), Some("InProgress"));
+    assert_eq!(act.progress(), Some(0));
+    assert!(act.end_time().is_none());
+    assert!(
+        act.details().unwrap().contains("Availability Zone"),
+        "{act:?}"
+    );
+    let id = act.activity_id().unwrap().to_string();
+    let detached = c
+        .detach_instances()
+        .auto_scaling_group_name("web")
+        .instance_ids(&ids[1])
+        .should_decrement_desired_capacity(true)
+        .send()
+        .await
+        .unwrap();
+    let d = &detached.activities()[0];
+    assert_eq!(d.status_code().map(|s| s.as_str()), Some("InProgress"));
+    assert_eq!(d.progress(), Some(50));
+    let detach_id = d.activity_id().unwrap().to_string();
+    let ended = w
+        .until(30, "both activities Successful", async || {
+            let acts = c
+                .describe_scaling_activities()
+                .activity_ids(&id)
+                .activity_ids(&detach_id)
+                .send()
+                .await
+                .unwrap();
+            let all = acts.activities();
+            let done = all.len() == 2
+                && all.iter().all(|a| {
+                    a.status_code().map(|s| s.as_str()) == Some("Successful")
+                        && a.progress() == Some(100)
+                        && a.end_time().is_some()
+                });
+            done.then(|| all.to_vec())
+        })
+        .await;
+    assert!(ended.iter().any(|a| a.activity_id() == Some(id.as_str())));
+    assert!(!w.hotel.alive().contains(&ids[0]));
+    // Told once, with the activity the call answered.
+    let told: Vec<Value> = bodies(&w, TOPIC)
+        .into_iter()
+        .filter(|b| b["EC2InstanceId"] == ids[0].as_str())
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["ActivityId"], id.as_str());
+    assert_eq!(told[0]["StatusCode"], "Successful");
+}

@@ -252,13 +252,21 @@ async fn terminate_instance_with_and_without_decrement_returns_its_activity() {
         .cause()
         .unwrap()
         .contains("shrinking the capacity from 3 to 2"));
-    let found = c
-        .describe_scaling_activities()
-        .activity_ids(act.activity_id().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(found.activities()[0].progress(), Some(100));
+    // InProgress (0) as AWS answers, Successful (100) once the VM has gone.
+    assert_eq!(act.progress(), Some(0));
+    assert_eq!(act.status_code().map(|s| s.as_str()), Some("InProgress"));
+    assert!(act.end_time().is_none());
+    w.until(30, "the activity at 100", async || {
+        let found = c
+            .describe_scaling_activities()
+            .activity_ids(act.activity_id().unwrap())
+            .send()
+            .await
+            .unwrap();
+        let a = &found.activities()[0];
+        (a.progress() == Some(100) && a.end_time().is_some()).then_some(())
+    })
+    .await;
     let left = converges(&w, &u, "hotel", "web", 2).await;
     assert!(!left.contains(&ids[0]));
     assert!(

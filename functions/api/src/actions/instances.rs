@@ -11,7 +11,7 @@ use phantom_model::request::{
     TerminateInstanceInAutoScalingGroup,
 };
 use phantom_model::response;
-use phantom_rules::activity::{self, Context};
+use phantom_rules::activity::{self, Activity, Context, OpenActivity};
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
 use phantom_rules::identity::Caller;
@@ -62,12 +62,14 @@ pub async fn terminate(
         // A retained instance is outside the group's count and past its hooks: it only goes.
         if m.lifecycle == Lifecycle::TerminatingRetained {
             let cause = Cause::UserRequest { shrink: None };
+            let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), 0, m);
             return Ok(Some(Record {
                 put: vec![Member {
                     lifecycle: Lifecycle::Terminating,
+                    leaving: Some(kept),
                     ..m.clone()
                 }],
-                activities: vec![activity::terminated(&context(app, g), id, &cause)],
+                activities: vec![act],
                 ..Record::default()
             }));
         }
@@ -82,7 +84,9 @@ pub async fn terminate(
         } else {
             None
         };
-        let act = activity::terminated(&context(app, g), id, &Cause::UserRequest { shrink });
+        // InProgress until the instance has gone (AWS's progress 0).
+        let cause = Cause::UserRequest { shrink };
+        let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), 0, m);
         // The group's termination hooks hold it first.
         let waits = lifecycle::waits(&g.target().hooks, false, now);
         Ok(Some(Record {
@@ -93,6 +97,7 @@ pub async fn terminate(
                     Lifecycle::TerminatingWait
                 },
                 waits,
+                leaving: Some(kept),
                 ..m.clone()
             }],
             desired: shrink.map(|(_, to)| to),
@@ -317,6 +322,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     launch_template: None,
                     instance_type: String::new(),
                     waits: Vec::new(),
+                    leaving: None,
                     rev: 0,
                     // What the cloud shows is recorded once the provisioner has looked.
                     market: phantom_model::instance::Market::OnDemand,
@@ -394,16 +400,17 @@ pub async fn detach(
         }
         let ctx = context(app, g);
         let mut from = g.desired;
-        let activities = ids
-            .iter()
-            .map(|id| {
-                let shrink = (desired.is_some() && serving.contains(&id)).then(|| {
-                    from -= 1;
-                    (from + 1, from)
-                });
-                activity::detaching(&ctx, id, shrink)
-            })
-            .collect();
+        // Each InProgress (AWS's 50) until the provisioner has untagged its instance.
+        let mut activities = Vec::new();
+        for (id, p) in ids.iter().zip(put.iter_mut()) {
+            let shrink = (desired.is_some() && serving.contains(&id)).then(|| {
+                from -= 1;
+                (from + 1, from)
+            });
+            let (a, kept) = open(activity::detaching(&ctx, id, shrink), 50, p);
+            p.leaving = Some(kept);
+            activities.push(a);
+        }
         Ok(Some(Record {
             put,
             desired,
@@ -413,6 +420,17 @@ pub async fn detach(
     })
     .await?;
     Ok(activities_of(r))
+}
+
+/// Activity `a` of a request that lets instance `m` go, InProgress at `progress` percent as AWS
+/// answers it, and what the instance's record keeps of it until it has gone.
+fn open(a: Activity, progress: i64, m: &Member) -> (Activity, OpenActivity) {
+    let a = activity::in_progress(a, progress, &m.zone);
+    let kept = OpenActivity {
+        start_ms: a.start_ms,
+        doc: a.doc.clone(),
+    };
+    (a, kept)
 }
 
 /// AWS's words for instances that would take the desired capacity past MinSize or MaxSize

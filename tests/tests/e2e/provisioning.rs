@@ -493,8 +493,18 @@ fn a_refresh_to_a_new_template_is_rolled_back_through_the_cli() {
         format!("{}-a@hotel", u.name)
     );
 
-    // With AutoRollback, a refresh whose new VMs fail to launch (the cloud has no such security
-    // group) rolls back by itself.
+    // With AutoRollback, a refresh whose new VMs fail to launch rolls back by itself: the cloud
+    // has not the template's security group (moto refuses it; it never checks a template's
+    // image). LocalStack 4.4.0's EC2 launches from a template whatever its image and security
+    // groups name (docs/emulators.md): nothing there makes the new VMs fail, so not tried there.
+    if s.env["PHANTOM_EMULATOR"] == "localstack" {
+        s.aws(
+            &u,
+            &argv!("delete-auto-scaling-group --auto-scaling-group-name back --force-delete"),
+        )
+        .json();
+        return;
+    }
     s.ec2(
         "hotel",
         &[

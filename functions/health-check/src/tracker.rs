@@ -154,13 +154,9 @@ impl Tracker<'_> {
             return Ok(Outcome::Skipped);
         }
         if let (Some(r), false) = (running, watched.is_empty()) {
-            if let Some(o) = self.watch_refresh(user, g, r, &watched, prometheus).await? {
-                return Ok(o);
-            }
-            if tracking.is_empty() && alarmed.is_empty() {
-                return Ok(Outcome::Stayed {
-                    queries: watched.len(),
-                });
+            let (failed, queries) = self.watch_refresh(user, g, r, &watched, prometheus).await?;
+            if failed || (tracking.is_empty() && alarmed.is_empty()) {
+                return Ok(Outcome::Stayed { queries });
             }
         }
         // AWS's process for alarm-driven scaling: suspended, the policies are not run.
@@ -279,7 +275,8 @@ impl Tracker<'_> {
 
     /// Evaluates the alarms a running instance refresh watches; the first in ALARM fails it
     /// (rolled back with AutoRollback), written as a compare-and-set on the group as read, and a
-    /// reconcile follows. None: none is in ALARM (or none could be read: the next run asks again).
+    /// reconcile follows. Whether it failed it (not when none is in ALARM, none could be read, or
+    /// the write lost a race: the next run asks again), and the range queries made.
     async fn watch_refresh(
         &self,
         user: &str,
@@ -287,9 +284,9 @@ impl Tracker<'_> {
         r: &InstanceRefresh,
         watched: &[(&ScalingPolicy, &MetricAlarm)],
         prometheus: Option<&(&MetricSource, Arc<dyn Prometheus>)>,
-    ) -> Result<Option<Outcome>, StoreError> {
+    ) -> Result<(bool, usize), StoreError> {
         let Some((source, prometheus)) = prometheus else {
-            return Ok(None);
+            return Ok((false, 0));
         };
         let members = self.store.instances(user, &g.name).await?;
         let mut ask = Asker {
@@ -321,7 +318,9 @@ impl Tracker<'_> {
             // A lost race is decided again by the next run, from what is there then.
             match self.store.update_group_with(user, g, &next, &[]).await {
                 Ok(()) => {}
-                Err(StoreError::Conflict | StoreError::NotFound) => return Ok(None),
+                Err(StoreError::Conflict | StoreError::NotFound) => {
+                    return Ok((false, ask.queries))
+                }
                 Err(e) => return Err(e),
             }
             tracing::info!(
@@ -336,11 +335,9 @@ impl Tracker<'_> {
             if let Err(e) = self.queue.send(&msg.into(), 0).await {
                 tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
             }
-            return Ok(Some(Outcome::Stayed {
-                queries: ask.queries,
-            }));
+            return Ok((true, ask.queries));
         }
-        Ok(None)
+        Ok((false, ask.queries))
     }
 
     /// Writes the new desired capacity with its activity, as a compare-and-set on the group as

@@ -392,6 +392,7 @@ pub fn of_wait(audience: &Audience<'_>, w: &Waiting<'_>) -> Option<Notice> {
     let launching = hook.lifecycle_transition == phantom_model::group::LAUNCHING;
     let (origin, destination) = match (launching, w.passage) {
         (false, Passage::FromPool) => ("WarmPool", "EC2"),
+        (false, Passage::IntoPool) => ("AutoScalingGroup", "WarmPool"),
         (false, _) => ("AutoScalingGroup", "EC2"),
         (true, Passage::Group) => ("EC2", "AutoScalingGroup"),
         (true, Passage::IntoPool) => ("EC2", "WarmPool"),

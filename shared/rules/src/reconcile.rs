@@ -131,6 +131,8 @@ pub struct Plan {
     /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`.
     pub hold: Vec<(String, Cause)>,
     pub hold_waits: Vec<Wait>,
+    /// What VMs scaled in to the warm pool wait on first: the termination hooks.
+    pub to_pool_waits: Vec<Wait>,
     /// Held VMs that drain from their load balancers too: until when (Unix ms).
     pub drain_until: BTreeMap<String, i64>,
     /// Pending:Wait whose hooks said CONTINUE, not running yet: back to Pending.
@@ -370,11 +372,18 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     warm::Next::Broken(why) => {
                         plan.terminate.push((m.id.clone(), Cause::Warm(why)));
                     }
-                    // Held by the launch hooks: left running until they say CONTINUE.
+                    // Held by the launch hooks (or, scaled in to the pool, the termination
+                    // hooks): left running until they say CONTINUE.
                     _ if l == Lifecycle::WarmedPendingWait => {
-                        match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                        let returning = m.waits.iter().any(|w| {
+                            target
+                                .hooks
+                                .iter()
+                                .any(|h| h.name == w.hook && !h.launching)
+                        });
+                        match lifecycle::outcome(&m.waits, &target.hooks, !returning, now_ms) {
                             Some(Outcome::Abandon) => {
-                                let why = "a launch lifecycle hook ended with ABANDON".to_string();
+                                let why = "a lifecycle hook ended with ABANDON".to_string();
                                 plan.terminate.push((m.id.clone(), Cause::Warm(why)));
                                 continue;
                             }
@@ -798,6 +807,10 @@ pub fn size_replacing(
     // abandoned) before it is terminated; a forced delete skips them, as in AWS.
     // So do the load balancers a leaving VM is registered with, for their drain time.
     let hold_waits = lifecycle::waits(&target.hooks, false, now_ms);
+    // So are VMs scaled in to the warm pool (Warmed:Pending:Wait), as in AWS.
+    if !plan.to_pool.is_empty() {
+        plan.to_pool_waits = hold_waits.clone();
+    }
     if !target.deleting {
         let (hold, go) = std::mem::take(&mut plan.terminate)
             .into_iter()

@@ -139,9 +139,17 @@ pub fn record(
     }
     for id in &plan.to_pool {
         if let Some(m) = recorded(id) {
+            // The termination hooks hold it first, running, as AWS holds it in
+            // Warmed:Pending:Wait.
+            let held = !plan.to_pool_waits.is_empty();
+            let waits = start_waits(ctx, &mut r, &plan.to_pool_waits, id, Passage::IntoPool);
             r.put.push(Member {
-                lifecycle: Lifecycle::WarmedPending,
-                waits: Vec::new(),
+                lifecycle: if held {
+                    Lifecycle::WarmedPendingWait
+                } else {
+                    Lifecycle::WarmedPending
+                },
+                waits,
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,

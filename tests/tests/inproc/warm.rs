@@ -574,3 +574,54 @@ async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
     })
     .await;
 }
+
+/// With ReuseOnScaleIn, a VM scaled in to the pool waits on the group's termination hooks first
+/// (`Warmed:Pending:Wait`, running), as AWS holds it, and goes to the pool's state once released.
+#[tokio::test]
+async fn termination_hooks_hold_vms_scaled_in_to_the_warm_pool() {
+    let Given { w, u, c } = Given::user("warm-reuse-hook").await;
+    pooled(&w, &u, 3, 2, WarmPoolState::Stopped, true).await;
+    c.put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
+        .heartbeat_timeout(300)
+        .default_result("CONTINUE")
+        .send()
+        .await
+        .expect("put-lifecycle-hook");
+    set_desired(&w, &u, 1).await;
+    let held = w
+        .until(30, "a VM scaled in to the pool, held", async || {
+            let p = pool(&w, &u, "web").await;
+            let waiting: Vec<String> = p
+                .into_iter()
+                .filter(|(_, s)| *s == LifecycleState::WarmedPendingWait)
+                .map(|(id, _)| id)
+                .collect();
+            (waiting.len() == 1).then_some(waiting)
+        })
+        .await;
+    w.run_for(20).await;
+    let running = w
+        .hotel
+        .vms()
+        .iter()
+        .any(|v| v.id == held[0] && v.state == CloudState::Running);
+    assert!(running, "held running, not stopped");
+    c.complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .instance_id(&held[0])
+        .lifecycle_action_result("CONTINUE")
+        .send()
+        .await
+        .expect("complete-lifecycle-action");
+    let warm = pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
+    assert!(warm.contains(&held[0]), "released into the pool");
+    assert_eq!(
+        w.hotel.launched_total(),
+        3,
+        "nothing terminated, nothing new"
+    );
+}

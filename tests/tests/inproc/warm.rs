@@ -491,13 +491,8 @@ async fn launch_hooks_hold_vms_entering_the_pool_and_leaving_it() {
     converges(&w, &u, "hotel", "web", 2).await;
 }
 
-/// The group's termination lifecycle hooks hold a VM leaving its warm pool too
-/// (`Warmed:Terminating:Wait`), until CompleteLifecycleAction releases it; the pool is refilled
-/// meanwhile, and a forced deletion of the pool skips them.
-#[tokio::test]
-async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
-    let Given { w, u, c } = Given::user("warm-hook").await;
-    pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
+/// The group's termination hook `drain` (CONTINUE after 300 s).
+async fn drain_hook(c: &aws_sdk_autoscaling::Client) {
     c.put_lifecycle_hook()
         .auto_scaling_group_name("web")
         .lifecycle_hook_name("drain")
@@ -507,6 +502,28 @@ async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
         .send()
         .await
         .expect("put-lifecycle-hook");
+}
+
+/// CompleteLifecycleAction CONTINUE of `drain` for `id`.
+async fn release(c: &aws_sdk_autoscaling::Client, id: &str) {
+    c.complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .instance_id(id)
+        .lifecycle_action_result("CONTINUE")
+        .send()
+        .await
+        .expect("complete-lifecycle-action");
+}
+
+/// The group's termination lifecycle hooks hold a VM leaving its warm pool too
+/// (`Warmed:Terminating:Wait`), until CompleteLifecycleAction releases it; the pool is refilled
+/// meanwhile, and a forced deletion of the pool skips them.
+#[tokio::test]
+async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
+    let Given { w, u, c } = Given::user("warm-hook").await;
+    pooled(&w, &u, 3, 1, WarmPoolState::Stopped, false).await;
+    drain_hook(&c).await;
     // The pool shrinks to one (MaxGroupPreparedCapacity 2 with one in the group): one VM leaves.
     c.put_warm_pool()
         .auto_scaling_group_name("web")
@@ -536,14 +553,7 @@ async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
         .any(|v| v.id == held[0] && v.state != CloudState::Terminated);
     assert!(kept, "held, not terminated");
     assert_eq!(waiting().await, held);
-    c.complete_lifecycle_action()
-        .auto_scaling_group_name("web")
-        .lifecycle_hook_name("drain")
-        .instance_id(&held[0])
-        .lifecycle_action_result("CONTINUE")
-        .send()
-        .await
-        .expect("complete-lifecycle-action");
+    release(&c, &held[0]).await;
     w.until(
         20,
         "released: terminated and gone from the pool",
@@ -581,15 +591,7 @@ async fn termination_hooks_hold_vms_leaving_the_warm_pool() {
 async fn termination_hooks_hold_vms_scaled_in_to_the_warm_pool() {
     let Given { w, u, c } = Given::user("warm-reuse-hook").await;
     pooled(&w, &u, 3, 2, WarmPoolState::Stopped, true).await;
-    c.put_lifecycle_hook()
-        .auto_scaling_group_name("web")
-        .lifecycle_hook_name("drain")
-        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
-        .heartbeat_timeout(300)
-        .default_result("CONTINUE")
-        .send()
-        .await
-        .expect("put-lifecycle-hook");
+    drain_hook(&c).await;
     set_desired(&w, &u, 1).await;
     let held = w
         .until(30, "a VM scaled in to the pool, held", async || {
@@ -609,14 +611,7 @@ async fn termination_hooks_hold_vms_scaled_in_to_the_warm_pool() {
         .iter()
         .any(|v| v.id == held[0] && v.state == CloudState::Running);
     assert!(running, "held running, not stopped");
-    c.complete_lifecycle_action()
-        .auto_scaling_group_name("web")
-        .lifecycle_hook_name("drain")
-        .instance_id(&held[0])
-        .lifecycle_action_result("CONTINUE")
-        .send()
-        .await
-        .expect("complete-lifecycle-action");
+    release(&c, &held[0]).await;
     let warm = pool_at(&w, &u, 2, LifecycleState::WarmedStopped).await;
     assert!(warm.contains(&held[0]), "released into the pool");
     assert_eq!(

@@ -71,10 +71,13 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     assert!(cloud.states("nobody").await.expect("states").is_empty());
 
     // template: by name or id, at $Latest, $Default or its version, with both its id and its
-    // name; not another version or name.
-    let web = phantom_seams::cloud::TemplateName {
-        launch_template_id: s.template_id.clone(),
-        launch_template_name: "web".into(),
+    // name and the number of that version (it has one); not another version or name.
+    let web = phantom_seams::cloud::FoundTemplate {
+        name: phantom_seams::cloud::TemplateName {
+            launch_template_id: s.template_id.clone(),
+            launch_template_name: "web".into(),
+        },
+        version: "1".into(),
     };
     for version in ["$Latest", "$Default", "1"] {
         assert_eq!(

@@ -501,6 +501,7 @@ async fn contract(s: &dyn Store, u: &str) {
         market: phantom_model::instance::Market::Spot,
         launch_configuration: None,
         launch_template: Some(template.clone()),
+        template_version: Some("3".into()),
         joined_ms: Some(4_000),
         replaces_ms: Some(3_500),
         at_risk_ms: Some(3_800),

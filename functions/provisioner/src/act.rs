@@ -5,6 +5,7 @@
 use super::*;
 use phantom_model::group::LaunchTemplateSpecification;
 use phantom_rules::group::GroupRules;
+use phantom_rules::template::{Spec, TemplateRef};
 use phantom_seams::cloud::LaunchRequest;
 
 impl Provisioner {
@@ -124,6 +125,17 @@ impl Provisioner {
                     }
                 }
             }
+            source => source,
+        };
+        // Launched from the version numbers `$Latest` and `$Default` are now, recorded so.
+        let source = match source {
+            Source::Template(spec) => match pinned(cloud, spec).await {
+                Ok(spec) => Source::Template(spec),
+                Err(why) => {
+                    acted.launch_failed = Some(why);
+                    return Ok(());
+                }
+            },
             source => source,
         };
         let tags = group_tags(g, owner);
@@ -280,30 +292,37 @@ impl Provisioner {
                                 acted.moved_on.insert(s.id.clone(), note.clone());
                             }
                         }
-                        to.extend(vms.into_iter().map(|s| Member {
-                            id: s.id,
-                            cloud: on.cloud.clone(),
-                            zone: s.zone,
-                            lifecycle,
-                            healthy: true,
-                            launched_ms: s.launched_ms,
-                            joined_ms: None,
-                            replaces_ms: None,
-                            at_risk_ms: None,
-                            weight: weights.of_type(&s.instance_type),
-                            protected: protect,
-                            launch_configuration: on.launch_configuration.clone(),
-                            launch_template: launch_template.clone(),
-                            instance_type: s.instance_type,
-                            // What was asked for and granted (a cloud may not echo it).
-                            market: if req.spot.is_some() {
-                                Market::Spot
-                            } else {
-                                Market::OnDemand
-                            },
-                            waits: Vec::new(),
-                            leaving: None,
-                            rev: 0,
+                        to.extend(vms.into_iter().map(|s| {
+                            Member {
+                                id: s.id,
+                                cloud: on.cloud.clone(),
+                                zone: s.zone,
+                                lifecycle,
+                                healthy: true,
+                                launched_ms: s.launched_ms,
+                                joined_ms: None,
+                                replaces_ms: None,
+                                at_risk_ms: None,
+                                weight: weights.of_type(&s.instance_type),
+                                protected: protect,
+                                launch_configuration: on.launch_configuration.clone(),
+                                launch_template: launch_template.clone(),
+                                template_version: req
+                                    .template
+                                    .as_ref()
+                                    .filter(|t| !t.version.starts_with('$'))
+                                    .map(|t| t.version.clone()),
+                                instance_type: s.instance_type,
+                                // What was asked for and granted (a cloud may not echo it).
+                                market: if req.spot.is_some() {
+                                    Market::Spot
+                                } else {
+                                    Market::OnDemand
+                                },
+                                waits: Vec::new(),
+                                leaving: None,
+                                rev: 0,
+                            }
                         }));
                         continue 'places;
                     }
@@ -584,4 +603,35 @@ fn reserved(g: &Group, tries: Vec<LaunchRequest>) -> Vec<LaunchRequest> {
                 .collect()
         })
         .collect()
+}
+
+/// `spec` with each template's `$Latest` or `$Default` the version number it is now on the cloud
+/// (one DescribeLaunchTemplateVersions each), so that what a VM is recorded as launched from is
+/// what it launched from; the cloud's error if it cannot be asked.
+async fn pinned(cloud: &dyn Cloud, mut spec: Spec) -> Result<Spec, String> {
+    let mut numbers: Vec<(TemplateRef, String)> = Vec::new();
+    for t in spec.templates() {
+        if !t.version.starts_with('$') || numbers.iter().any(|(k, _)| k == t) {
+            continue;
+        }
+        match cloud.template(t).await {
+            Ok(Some(found)) => numbers.push((t.clone(), found.version)),
+            // RunInstances says so, in the cloud's words.
+            Ok(None) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let pin = |t: &mut TemplateRef| {
+        if let Some((_, n)) = numbers.iter().find(|(k, _)| k == t) {
+            t.version.clone_from(n);
+        }
+    };
+    pin(&mut spec.template);
+    spec.by_type.values_mut().for_each(pin);
+    for (_, own) in &mut spec.requirements {
+        if let Some(t) = own {
+            pin(t);
+        }
+    }
+    Ok(spec)
 }

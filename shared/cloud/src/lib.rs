@@ -21,8 +21,8 @@ use phantom_model::launch_template::TemplateName;
 use phantom_rules::template::TemplateRef;
 use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
 use phantom_seams::cloud::{
-    template_not_found, Cloud, CloudError, Connect, LaunchRequest, Lookup, SpotPrice, Tagged,
-    TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, Cloud, CloudError, Connect, FoundTemplate, LaunchRequest, Lookup,
+    SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -187,7 +187,7 @@ impl Lookup for Ec2 {
         }))
     }
 
-    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<FoundTemplate>, CloudError> {
         let answer = self
             .client
             .describe_launch_template_versions()
@@ -201,17 +201,25 @@ impl Lookup for Ec2 {
             Ok(out) => match out.launch_template_versions().first() {
                 // A version answered without its template's id or name cannot be read.
                 None => Ok(None),
-                Some(v) => Ok(Some(TemplateName {
-                    launch_template_id: v
-                        .launch_template_id()
+                Some(v) => Ok(Some(FoundTemplate {
+                    name: TemplateName {
+                        launch_template_id: v
+                            .launch_template_id()
+                            .ok_or_else(|| {
+                                CloudError::unreadable("a launch template version without its id")
+                            })?
+                            .to_string(),
+                        launch_template_name: v
+                            .launch_template_name()
+                            .ok_or_else(|| {
+                                CloudError::unreadable("a launch template version without its name")
+                            })?
+                            .to_string(),
+                    },
+                    version: v
+                        .version_number()
                         .ok_or_else(|| {
-                            CloudError::unreadable("a launch template version without its id")
-                        })?
-                        .to_string(),
-                    launch_template_name: v
-                        .launch_template_name()
-                        .ok_or_else(|| {
-                            CloudError::unreadable("a launch template version without its name")
+                            CloudError::unreadable("a launch template version without its number")
                         })?
                         .to_string(),
                 })),

@@ -144,6 +144,10 @@ pub struct Member {
     pub launch_configuration: Option<String>,
     /// The launch template (as the group named it) a VM was launched from, if it was.
     pub launch_template: Option<LaunchTemplateSpecification>,
+    /// The number of the template's version it was launched from (`$Latest` or `$Default` as
+    /// they were then), shown as its `LaunchTemplate.Version`; None for a VM recorded before
+    /// 2026-11-27, which shows the version its group named.
+    pub template_version: Option<String>,
     pub instance_type: String,
     pub market: Market,
     /// The capacity units its type weighed when it was launched (a MixedInstancesPolicy

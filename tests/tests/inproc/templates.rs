@@ -67,13 +67,15 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
         .instances()
         .iter()
         .all(|i| i.launch_configuration_name().is_none() && i.instance_type() == Some("m5.large")));
+    // Each instance shows the number of the version it was launched from ($Latest then).
+    let launched_from = (both.0.clone(), both.1.clone(), Some("1".to_string()));
     assert!(g
         .instances()
         .iter()
-        .all(|i| shown(i.launch_template().unwrap()) == both));
+        .all(|i| shown(i.launch_template().unwrap()) == launched_from));
     let described = c.describe_auto_scaling_instances().send().await.unwrap();
     for i in described.auto_scaling_instances() {
-        assert_eq!(shown(i.launch_template().unwrap()), both);
+        assert_eq!(shown(i.launch_template().unwrap()), launched_from);
     }
 
     // From a launch configuration to a template and back; the configuration is in use only

@@ -241,7 +241,7 @@ pub(super) async fn check_template(
         return Ok(None);
     };
     match lookup.template(t).await {
-        Ok(Some(found)) => Ok(Some(found)),
+        Ok(Some(found)) => Ok(Some(found.name)),
         Ok(None) => {
             let which = match (&t.id, &t.name) {
                 (Some(id), _) => format!("template ID {id}"),

@@ -7,8 +7,8 @@
 use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
 use super::signed::{answer, Node, QueryClient};
 use super::{
-    template_not_found, Balancers, Catalog, CloudError, ConnectLookup, Image, KeyPair, Lookup,
-    Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, Balancers, Catalog, CloudError, ConnectLookup, FoundTemplate, Image,
+    KeyPair, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
@@ -180,7 +180,7 @@ impl Lookup for Ec2Lookup {
         }
     }
 
-    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<FoundTemplate>, CloudError> {
         let mut params = vec![
             (
                 "Action".to_string(),
@@ -206,9 +206,12 @@ impl Lookup for Ec2Lookup {
                         CloudError::unreadable(format!("a launch template version without {k}"))
                     })
                 };
-                Ok(Some(TemplateName {
-                    launch_template_id: text("launchTemplateId")?,
-                    launch_template_name: text("launchTemplateName")?,
+                Ok(Some(FoundTemplate {
+                    name: TemplateName {
+                        launch_template_id: text("launchTemplateId")?,
+                        launch_template_name: text("launchTemplateName")?,
+                    },
+                    version: text("versionNumber")?,
                 }))
             }
             Err(e) if template_not_found(&e.code) => Ok(None),

@@ -78,9 +78,10 @@ pub trait Lookup: Send + Sync {
     /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
     /// looks at.
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;
-    /// The launch template as the cloud names it (its id and name), if it exists there at its
-    /// version (DescribeLaunchTemplateVersions).
-    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError>;
+    /// The launch template as the cloud names it (its id and name) and the number of the version
+    /// asked for (`$Latest` and `$Default` resolved), if it exists there at that version
+    /// (DescribeLaunchTemplateVersions).
+    async fn template(&self, t: &TemplateRef) -> Result<Option<FoundTemplate>, CloudError>;
     /// The zone of each of these subnets that exists (an unknown id is simply absent).
     async fn subnet_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
     /// The name of each of these zone ids the cloud has (id, name; an unknown id is simply
@@ -89,6 +90,14 @@ pub trait Lookup: Send + Sync {
     /// The zone of each of these capacity reservations (id, zone): DescribeCapacityReservations.
     /// A reservation it does not have is the cloud's error, in its words.
     async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
+}
+
+/// A launch template version as its cloud answers for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundTemplate {
+    pub name: TemplateName,
+    /// The version's number (`$Latest` or `$Default` as it is now).
+    pub version: String,
 }
 
 /// One cloud, as one user's credentials reach it.

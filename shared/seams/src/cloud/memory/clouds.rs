@@ -31,7 +31,7 @@ impl Lookup for Nowhere {
     async fn launched_with(&self, _: &str) -> Result<Option<LaunchedWith>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
-    async fn template(&self, _: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
+    async fn template(&self, _: &TemplateRef) -> Result<Option<FoundTemplate>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
     async fn subnet_zones(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {

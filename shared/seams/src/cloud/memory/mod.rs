@@ -15,8 +15,8 @@ pub use clouds::MemoryClouds;
 pub use faults::Fault;
 
 use super::{
-    Catalog, Cloud, CloudError, Connect, ConnectLookup, Image, KeyPair, LaunchRequest, Lookup,
-    SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    Catalog, Cloud, CloudError, Connect, ConnectLookup, FoundTemplate, Image, KeyPair,
+    LaunchRequest, Lookup, SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -595,7 +595,7 @@ impl Lookup for MemoryCloud {
         Ok(found)
     }
 
-    async fn template(&self, t: &TemplateRef) -> Result<Option<TemplateName>, CloudError> {
+    async fn template(&self, t: &TemplateRef) -> Result<Option<FoundTemplate>, CloudError> {
         self.enter().await?;
         let st = self.state();
         if st.no_templates {
@@ -613,9 +613,12 @@ impl Lookup for MemoryCloud {
             .find(|(id, (name, _, _))| {
                 t.id.as_deref() == Some(id.as_str()) || t.name.as_deref() == Some(name.as_str())
             })
-            .map(|(id, (name, _, _))| TemplateName {
-                launch_template_id: id.clone(),
-                launch_template_name: name.clone(),
+            .map(|(id, (name, _, _))| FoundTemplate {
+                name: TemplateName {
+                    launch_template_id: id.clone(),
+                    launch_template_name: name.clone(),
+                },
+                version: "1".to_string(),
             }))
     }
 

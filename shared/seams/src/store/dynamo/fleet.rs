@@ -477,6 +477,7 @@ impl DynamoStore {
                     ),
                     None => None,
                 },
+                template_version: opt_s(item, "ltv")?,
                 instance_type: get_s(item, "itype")?,
                 // Absent on a VM recorded before spot (2026-11): those were all on-demand.
                 market: match opt_s(item, "market")? {
@@ -547,6 +548,9 @@ impl DynamoStore {
                 "lt",
                 s(serde_json::to_string(lt).expect("a template serializes")),
             );
+        }
+        if let Some(v) = &m.template_version {
+            put = put.item("ltv", s(v));
         }
         // Conditional on the record as it was read: new, or still at the revision read.
         let put = if m.rev == 0 {

@@ -13,12 +13,11 @@
 use futures::stream::{self, StreamExt};
 use phantom_model::group::{MetricAggregation, ScalingPolicy};
 use phantom_model::refresh::InstanceRefresh;
-use phantom_model::tracking::MetricAlarm;
 use phantom_model::tracking::TargetTrackingConfiguration;
 use phantom_rules::activity::{self, Context};
 use phantom_rules::alarm;
 use phantom_rules::group::Group;
-use phantom_rules::refresh;
+use phantom_rules::refresh::{self, Watch};
 use phantom_rules::tracking::{self, Decision, Fleet, Reading};
 use phantom_seams::counts;
 use phantom_seams::prometheus::{self, Prometheus, QueryError, Range};
@@ -137,19 +136,9 @@ impl Tracker<'_> {
             .collect();
         // The alarms a running instance refresh watches (AlarmSpecification), policy and alarm.
         let running = refresh::active(&g.settings.instance_refreshes);
-        let watched: Vec<(&ScalingPolicy, &MetricAlarm)> = running
-            .map(refresh::watched_alarms)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|name| {
-                policies.iter().find_map(|p| {
-                    p.alarm
-                        .as_ref()
-                        .filter(|a| &a.alarm_name == name)
-                        .map(|a| (p, a))
-                })
-            })
-            .collect();
+        let watched: Vec<Watch> = running
+            .map(|r| refresh::watches(&g.settings, r))
+            .unwrap_or_default();
         if (tracking.is_empty() && alarmed.is_empty() && watched.is_empty()) || g.deleting() {
             return Ok(Outcome::Skipped);
         }
@@ -282,7 +271,7 @@ impl Tracker<'_> {
         user: &str,
         g: &Group,
         r: &InstanceRefresh,
-        watched: &[(&ScalingPolicy, &MetricAlarm)],
+        watched: &[Watch<'_>],
         prometheus: Option<&(&MetricSource, Arc<dyn Prometheus>)>,
     ) -> Result<(bool, usize), StoreError> {
         let Some((source, prometheus)) = prometheus else {
@@ -294,25 +283,55 @@ impl Tracker<'_> {
             prometheus: prometheus.as_ref(),
             queries: 0,
         };
-        for (p, a) in watched {
-            let warmup_ms = tracking::warmup_secs(g, p.step_warmup()) * 1000;
-            let warmed = tracking::warmed(&members, self.now_ms, warmup_ms);
-            if warmed.is_empty() && a.expression.contains(tracking::INSTANCES) {
-                continue;
-            }
-            let promql = tracking::fill(&a.expression, &source.instance_label, &warmed);
-            let Ok(datapoints) = ask
-                .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
-                .await
-            else {
-                continue;
+        for watch in watched {
+            let (p, warmup) = match *watch {
+                Watch::Step(p, _) => (p, p.step_warmup()),
+                Watch::Tracking { policy, warmup, .. } => (policy, warmup),
             };
-            if alarm::breached(a, &datapoints).is_none() {
+            let warmup_ms = tracking::warmup_secs(g, warmup) * 1000;
+            let warmed = tracking::warmed(&members, self.now_ms, warmup_ms);
+            let (name, in_alarm): (&str, bool) = match *watch {
+                Watch::Step(p, a) => {
+                    if warmed.is_empty() && a.expression.contains(tracking::INSTANCES) {
+                        continue;
+                    }
+                    let promql = tracking::fill(&a.expression, &source.instance_label, &warmed);
+                    let Ok(datapoints) = ask
+                        .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
+                        .await
+                    else {
+                        continue;
+                    };
+                    (&a.alarm_name, alarm::breached(a, &datapoints).is_some())
+                }
+                // As the policy's own scaling reads it: its metric over the warmed VMs.
+                Watch::Tracking {
+                    config, high, name, ..
+                } => {
+                    if warmed.is_empty() {
+                        continue;
+                    }
+                    let promql = tracking::promql(
+                        config,
+                        &source.instance_label,
+                        &warmed,
+                        self.period_ms / 1000,
+                    );
+                    let Ok(datapoints) =
+                        ask.datapoints(p, &promql, tracking::DATAPOINTS, None).await
+                    else {
+                        continue;
+                    };
+                    let alarmed = tracking::in_alarm(&datapoints, config.target_value, high);
+                    (name, alarmed)
+                }
+            };
+            if !in_alarm {
                 continue;
             }
             let now =
                 phantom_model::time::format_timestamp(phantom_model::time::from_ms(self.now_ms));
-            let failed = refresh::alarmed(r, &a.alarm_name, &members, self.now_ms, &now);
+            let failed = refresh::alarmed(r, name, &members, self.now_ms, &now);
             let mut next = g.clone();
             next.settings = refresh::settled(&g.settings, &failed);
             // A lost race is decided again by the next run, from what is there then.
@@ -327,7 +346,7 @@ impl Tracker<'_> {
                 user,
                 group = g.name,
                 refresh = r.instance_refresh_id,
-                alarm = a.alarm_name,
+                alarm = name,
                 status = ?failed.status,
                 "instance refresh alarm"
             );

@@ -7,12 +7,13 @@
 //! healthy and warmed up, and at most MaxHealthyPercentage of it runs at once. Above 100, new
 //! instances launch before old ones go; at 100, an old one goes first and its replacement follows.
 
-use phantom_model::group::{InstanceMaintenancePolicy, Settings};
+use phantom_model::group::{InstanceMaintenancePolicy, PolicyKind, ScalingPolicy, Settings};
 pub use phantom_model::instance::{Lifecycle, Member};
 pub use phantom_model::refresh::{
     DesiredConfiguration, Held, InstanceRefresh, Preferences, RollbackDetails, Source, Status,
 };
 use phantom_model::request::RefreshPreferences as Asked;
+use phantom_model::tracking::{MetricAlarm, TargetTrackingConfiguration};
 use phantom_model::{Checked, Refusal};
 
 /// How many refreshes a group remembers (the newest first); AWS shows six weeks of them.
@@ -284,19 +285,63 @@ pub fn watched_alarms(r: &InstanceRefresh) -> &[String] {
     }
 }
 
+/// One of the group's alarms as Phantom evaluates it for a refresh that watches it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Watch<'a> {
+    /// A step policy's alarm (PutPolicyAlarm).
+    Step(&'a ScalingPolicy, &'a MetricAlarm),
+    /// A target tracking policy's AlarmHigh (`high`) or AlarmLow, named as AWS names them.
+    Tracking {
+        policy: &'a ScalingPolicy,
+        config: &'a TargetTrackingConfiguration,
+        /// Its EstimatedInstanceWarmup, if it gives one.
+        warmup: Option<i64>,
+        high: bool,
+        name: &'a str,
+    },
+}
+
+/// The group's alarm named `name`, if it has one: a step policy's, or a target tracking policy's
+/// AlarmHigh or AlarmLow (enabled or not: a disabled policy's alarms still watch).
+pub fn alarm_named<'a>(s: &'a Settings, name: &str) -> Option<Watch<'a>> {
+    s.scaling_policies.iter().find_map(|p| match &p.kind {
+        PolicyKind::TargetTracking {
+            target_tracking_configuration: config,
+            estimated_instance_warmup,
+        } => p
+            .alarms
+            .iter()
+            .position(|a| a.alarm_name == name)
+            .map(|i| Watch::Tracking {
+                policy: p,
+                config,
+                warmup: *estimated_instance_warmup,
+                high: i == 0,
+                name: &p.alarms[i].alarm_name,
+            }),
+        _ => p
+            .alarm
+            .as_ref()
+            .filter(|a| a.alarm_name == name)
+            .map(|a| Watch::Step(p, a)),
+    })
+}
+
+/// The alarms of group `s` its running refresh `r` watches, in the order it names them.
+pub fn watches<'a>(s: &'a Settings, r: &InstanceRefresh) -> Vec<Watch<'a>> {
+    watched_alarms(r)
+        .iter()
+        .filter_map(|name| alarm_named(s, name))
+        .collect()
+}
+
 /// Why StartInstanceRefresh refuses an AlarmSpecification for group `s`, if it does: each alarm
-/// must be one of the group's own (PutPolicyAlarm), which Phantom evaluates.
+/// must be one of the group's own, which Phantom evaluates.
 pub fn unknown_alarm(s: &Settings, prefs: &Preferences) -> Option<String> {
     let named = prefs.alarm_specification.as_ref()?;
-    let own = |name: &String| {
-        s.scaling_policies
-            .iter()
-            .filter_map(|p| p.alarm.as_ref())
-            .any(|a| &a.alarm_name == name)
-    };
-    named.alarms.iter().find(|a| !own(a)).map(|a| {
+    named.alarms.iter().find(|a| alarm_named(s, a).is_none()).map(|a| {
         format!(
-            "Alarm {a} is not one of AutoScalingGroup {}'s alarms: an instance refresh watches the alarms PutPolicyAlarm made for the group's step policies.",
+            "Alarm {a} is not one of AutoScalingGroup {}'s alarms: an instance refresh watches the alarms PutPolicyAlarm made for the group's step policies and its target tracking policies' AlarmHigh and AlarmLow.",
             s.auto_scaling_group_name
         )
     })

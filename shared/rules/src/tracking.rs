@@ -253,6 +253,18 @@ pub fn streak(datapoints: &[Option<f64>], target: f64) -> Streak {
         .fold(Streak::default(), |s, d| observe(s, *d, target))
 }
 
+/// Whether a target tracking policy's AlarmHigh (`high`) or AlarmLow is in ALARM on these
+/// datapoints (oldest first): above the target for the last `OUT_AFTER`, or below `IN_MARGIN`
+/// of it for the last `IN_AFTER`, as its scale-out and scale-in are decided.
+pub fn in_alarm(datapoints: &[Option<f64>], target: f64, high: bool) -> bool {
+    let s = streak(datapoints, target);
+    if high {
+        s.above >= OUT_AFTER
+    } else {
+        s.below >= IN_AFTER
+    }
+}
+
 /// One target tracking policy's reading in a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
@@ -383,6 +395,21 @@ mod tests {
 
     fn streak(above: u32, below: u32) -> Streak {
         Streak { above, below }
+    }
+
+    #[test]
+    fn alarm_high_after_three_above_and_alarm_low_after_fifteen_below_its_margin() {
+        let above = |n| vec![Some(120.0); n];
+        assert!(in_alarm(&above(3), 100.0, true));
+        assert!(!in_alarm(&above(2), 100.0, true));
+        assert!(!in_alarm(&[above(3), vec![None]].concat(), 100.0, true));
+        assert!(!in_alarm(&above(3), 100.0, false));
+        let below = |n| vec![Some(89.0); n];
+        assert!(in_alarm(&below(15), 100.0, false));
+        assert!(!in_alarm(&below(14), 100.0, false));
+        // Within the band (90 to 100): neither.
+        assert!(!in_alarm(&vec![Some(95.0); 15], 100.0, false));
+        assert!(!in_alarm(&vec![Some(95.0); 15], 100.0, true));
     }
 
     #[test]

@@ -880,3 +880,78 @@ async fn an_instance_refresh_fails_when_an_alarm_it_watches_goes_into_alarm() {
         Some(format!("The alarm {name} went into the ALARM state.").as_str())
     );
 }
+
+#[tokio::test]
+async fn an_instance_refresh_watches_a_target_tracking_policys_alarm_high() {
+    use aws_sdk_autoscaling::types::{
+        AlarmSpecification, InstanceRefreshStatus, RefreshPreferences,
+    };
+    let (w, u) = warming_group("refresh-tt").await;
+    // Within its band (90 to 100 of a target of 100): neither alarm.
+    w.metric("app_latency", Some(95.0));
+    put(
+        &w,
+        &u,
+        "latency",
+        custom("avg(app_latency{$instances})", 100.0),
+    )
+    .await
+    .expect("put");
+    let policies = web_policies(&w, &u).await;
+    let high = policies[0].alarms()[0].alarm_name().unwrap().to_string();
+    assert!(high.contains("-AlarmHigh-"), "{high}");
+    let c = w.sdk(&u);
+    let id = c
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .preferences(
+            RefreshPreferences::builder()
+                .min_healthy_percentage(50)
+                .instance_warmup(0)
+                .checkpoint_percentages(50)
+                .checkpoint_delay(3600)
+                .alarm_specification(AlarmSpecification::builder().alarms(&high).build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .instance_refresh_id()
+        .unwrap()
+        .to_string();
+    let refresh = async || {
+        c.describe_instance_refreshes()
+            .auto_scaling_group_name("web")
+            .instance_refresh_ids(&id)
+            .send()
+            .await
+            .unwrap()
+            .instance_refreshes()[0]
+            .clone()
+    };
+    w.until(60, "the checkpoint", async || {
+        refresh()
+            .await
+            .status_reason()
+            .filter(|s| s.contains("checkpoint"))
+            .map(|_| ())
+    })
+    .await;
+    w.run_for(5).await;
+    assert_eq!(
+        refresh().await.status(),
+        Some(&InstanceRefreshStatus::InProgress)
+    );
+    // Above the target for three datapoints: AlarmHigh goes into ALARM, the refresh fails.
+    w.metric("app_latency", Some(150.0));
+    let r = w
+        .until(10, "the refresh Failed", async || {
+            let r = refresh().await;
+            (r.status() == Some(&InstanceRefreshStatus::Failed)).then_some(r)
+        })
+        .await;
+    assert_eq!(
+        r.status_reason(),
+        Some(format!("The alarm {high} went into the ALARM state.").as_str())
+    );
+}

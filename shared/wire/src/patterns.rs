@@ -2,7 +2,7 @@
 //! whole value; the XML-character class (`[\u0020-\uD7FF\uE000-\uFFFD\uD800\uDC00-\uDBFF\uDFFF\r\n\t]*`)
 //! names surrogates, which Rust's regex cannot, so it is checked by hand.
 
-use regex::Regex;
+use regex_lite::Regex;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 

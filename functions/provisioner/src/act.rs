@@ -587,7 +587,12 @@ fn reserved(g: &Group, tries: Vec<LaunchRequest>) -> Vec<LaunchRequest> {
             if t.spot.is_some() {
                 return vec![t];
             }
-            let asks = phantom_rules::reservation::asks(spec, zones, t.zone.as_deref());
+            // A launch into a subnet is in the subnet's zone.
+            let zone = t.zone.as_deref().or_else(|| {
+                t.subnet()
+                    .and_then(|id| phantom_rules::reservation::subnet_zone(&g.settings, id))
+            });
+            let asks = phantom_rules::reservation::asks(spec, zones, zone);
             let n = asks.len();
             asks.into_iter()
                 .enumerate()

@@ -167,6 +167,15 @@ pub struct Settings {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub reservation_zones: Vec<ReservationZone>,
+    /// The zone of each of its subnets, as its cloud answered when VPCZoneIdentifier was given
+    /// (a subnet's zone never changes): capacity-reservations-only launches into those in its
+    /// reservations' zones.
+    #[serde(
+        rename = "PhantomSubnetZones",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub subnet_zones: Vec<SubnetZone>,
     /// What happens to an instance whose termination hooks end with ABANDON (absent: it is
     /// terminated, AWS's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,6 +295,14 @@ pub struct CapacityReservationTarget {
     pub capacity_reservation_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity_reservation_resource_group_arns: Vec<String>,
+}
+
+/// A subnet a group launches into, and its zone (as its cloud answered DescribeSubnets).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SubnetZone {
+    pub subnet_id: String,
+    pub availability_zone: String,
 }
 
 /// A capacity reservation a group targets, and its zone.

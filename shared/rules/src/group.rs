@@ -4,8 +4,8 @@
 pub use crate::launching::Launching;
 use crate::reconcile::Target;
 use crate::tags::MAX_TAGS;
-use phantom_model::group::DeletionProtection;
 use phantom_model::group::TagDescription;
+use phantom_model::group::{DeletionProtection, SubnetZone};
 use phantom_model::instance::LaunchedWith;
 use phantom_model::request::{
     self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
@@ -93,7 +93,7 @@ impl GroupRules for Group {
             grace_ms: s.health_check_grace_period * 1000,
             termination_policies: s.termination_policies.clone(),
             zones: crate::reservation::launch_zones(s),
-            subnets: self.subnets(),
+            subnets: crate::reservation::launch_subnets(s, self.subnets()),
             launch_configuration: from.launch_configuration,
             launch_template: from.launch_template,
             protect_new: s.new_instances_protected_from_scale_in,
@@ -360,6 +360,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         instance_lifecycle_policy: None,
         capacity_reservation_specification: None,
         reservation_zones: Vec::new(),
+        subnet_zones: Vec::new(),
         deletion_protection: None,
         context: None,
         desired_capacity_type: None,
@@ -518,6 +519,7 @@ pub fn in_subnet_zones(
     found: &[(String, String)],
 ) -> Checked<()> {
     let mut zones: Vec<String> = Vec::new();
+    let mut subnet_zones = Vec::new();
     for id in subnet_ids(settings.vpc_zone_identifier.as_deref()) {
         let (_, zone) = found
             .iter()
@@ -526,6 +528,10 @@ pub fn in_subnet_zones(
         if !zones.contains(zone) {
             zones.push(zone.clone());
         }
+        subnet_zones.push(SubnetZone {
+            subnet_id: id,
+            availability_zone: zone.clone(),
+        });
     }
     zones.sort();
     if let Some(given) = given.filter(|g| !g.is_empty()) {
@@ -539,6 +545,7 @@ pub fn in_subnet_zones(
         }
     }
     settings.availability_zones = zones;
+    settings.subnet_zones = subnet_zones;
     Ok(())
 }
 

@@ -90,13 +90,51 @@ pub fn launch_zones(s: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// A group that may launch only into its targeted reservations needs one in its zones (a group
-/// on subnets is checked at launch, where the subnet's zone is known).
+/// The zone of subnet `id`, if its cloud told it.
+pub fn subnet_zone<'a>(s: &'a Settings, id: &str) -> Option<&'a str> {
+    s.subnet_zones
+        .iter()
+        .find(|z| z.subnet_id == id)
+        .map(|z| z.availability_zone.as_str())
+}
+
+/// The subnets a group launches into: `subnets`, but with capacity-reservations-only and
+/// targets, only those in a zone that has one of them (one whose zone is not known is kept: its
+/// launch says).
+pub fn launch_subnets(s: &Settings, subnets: Vec<String>) -> Vec<String> {
+    if !only_targeted(s) {
+        return subnets;
+    }
+    subnets
+        .into_iter()
+        .filter(|id| {
+            subnet_zone(s, id).is_none_or(|zone| {
+                s.reservation_zones
+                    .iter()
+                    .any(|r| r.availability_zone == zone)
+            })
+        })
+        .collect()
+}
+
+/// A group that may launch only into its targeted reservations needs one in its zones, or in
+/// the zone of one of its subnets.
 pub fn check_zones(s: &Settings) -> Checked<()> {
-    if only_targeted(s) && s.vpc_zone_identifier.is_none() && launch_zones(s).is_empty() {
+    if !only_targeted(s) {
+        return Ok(());
+    }
+    let subnets = crate::group::subnet_ids(s.vpc_zone_identifier.as_deref());
+    if subnets.is_empty() {
+        if launch_zones(s).is_empty() {
+            return Err(Refusal::invalid(format!(
+                "None of the capacity reservations the group targets is in its Availability Zones ({}): with capacity-reservations-only it could launch nothing.",
+                s.availability_zones.join(", ")
+            )));
+        }
+    } else if launch_subnets(s, subnets.clone()).is_empty() {
         return Err(Refusal::invalid(format!(
-            "None of the capacity reservations the group targets is in its Availability Zones ({}): with capacity-reservations-only it could launch nothing.",
-            s.availability_zones.join(", ")
+            "None of the capacity reservations the group targets is in the Availability Zone of one of its subnets ({}): with capacity-reservations-only it could launch nothing.",
+            subnets.join(", ")
         )));
     }
     Ok(())
@@ -223,5 +261,29 @@ mod tests {
                 target: None
             }]
         );
+    }
+
+    #[test]
+    fn only_targeted_reservations_narrow_a_groups_subnets_to_their_zones() {
+        let mut s = crate::fixtures::test_group().settings;
+        s.vpc_zone_identifier = Some("subnet-a,subnet-b,subnet-c".into());
+        s.subnet_zones = [("subnet-a", "a"), ("subnet-b", "b")]
+            .map(|(id, z)| phantom_model::group::SubnetZone {
+                subnet_id: id.into(),
+                availability_zone: z.into(),
+            })
+            .into();
+        let all = || crate::group::subnet_ids(s.vpc_zone_identifier.as_deref());
+        // Without capacity-reservations-only and targets: all.
+        assert_eq!(launch_subnets(&s, all()), all());
+        s.capacity_reservation_specification =
+            Some(spec(Preference::CapacityReservationsOnly, &["cr-2"]));
+        s.reservation_zones = vec![rz("cr-2", "b")];
+        // subnet-c's zone is not known: kept, its launch says.
+        assert_eq!(launch_subnets(&s, all()), ["subnet-b", "subnet-c"]);
+        assert!(check_zones(&s).is_ok());
+        s.vpc_zone_identifier = Some("subnet-a".into());
+        let e = check_zones(&s).unwrap_err().message().to_string();
+        assert!(e.contains("subnet-a"), "{e}");
     }
 }

@@ -531,3 +531,65 @@ async fn on_demand_vms_launch_into_the_capacity_reservations_the_group_targets()
         assert!(e.contains(words), "{e}");
     }
 }
+
+#[tokio::test]
+async fn a_group_on_subnets_launches_only_into_those_in_its_reservations_zones() {
+    use aws_sdk_autoscaling::types::{
+        CapacityReservationPreference, CapacityReservationSpecification, CapacityReservationTarget,
+    };
+    let Given { w, u, c } = Given::lc("reserved-subnets").await;
+    w.hotel.add_capacity_reservation("cr-a", "us-east-1a", 3);
+    let only = CapacityReservationSpecification::builder()
+        .capacity_reservation_preference(CapacityReservationPreference::CapacityReservationsOnly)
+        .capacity_reservation_target(
+            CapacityReservationTarget::builder()
+                .capacity_reservation_ids("cr-a")
+                .build(),
+        )
+        .build();
+    // Only the other subnet's zone: it could launch nothing, refused, nothing written.
+    let e = crate::invalid(
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("web")
+            .launch_configuration_name("web@hotel")
+            .vpc_zone_identifier("subnet-us-east-1b")
+            .min_size(0)
+            .max_size(3)
+            .capacity_reservation_specification(only.clone())
+            .send()
+            .await,
+    );
+    assert!(e.contains("subnet-us-east-1b"), "{e}");
+    assert!(group(&w, &u, "web").await.is_none());
+    // Two subnets, one in the reservation's zone: both VMs go there, none tried in the other.
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .vpc_zone_identifier("subnet-us-east-1a,subnet-us-east-1b")
+        .min_size(0)
+        .max_size(3)
+        .desired_capacity(2)
+        .capacity_reservation_specification(only)
+        .send()
+        .await
+        .unwrap();
+    let ids = converges(&w, &u, "hotel", "web", 2).await;
+    let into: Vec<(Option<String>, Option<String>)> = w
+        .hotel
+        .vms()
+        .into_iter()
+        .filter(|v| ids.contains(&v.id))
+        .map(|v| (v.subnet, v.capacity_reservation))
+        .collect();
+    let there = (
+        Some("subnet-us-east-1a".to_string()),
+        Some("cr-a".to_string()),
+    );
+    assert_eq!(into, [there.clone(), there]);
+    let failed: Vec<_> = activities(&w, &u, "web")
+        .await
+        .into_iter()
+        .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+}

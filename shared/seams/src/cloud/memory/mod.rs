@@ -421,7 +421,13 @@ impl MemoryCloud {
                 }
             }
         }
-        if let Some(full) = req.zone.as_ref().filter(|z| st.full_zones.contains(*z)) {
+        // A VM launched into a subnet is in its zone (`subnet-<zone>` here).
+        let at = req.zone.clone().or_else(|| {
+            req.subnet()
+                .and_then(|s| s.strip_prefix("subnet-"))
+                .map(str::to_string)
+        });
+        if let Some(full) = at.as_ref().filter(|z| st.full_zones.contains(*z)) {
             return Err(CloudError::new(
                 "InsufficientInstanceCapacity",
                 format!("We currently do not have sufficient capacity in the Availability Zone you requested ({full})."),
@@ -456,7 +462,7 @@ impl MemoryCloud {
                         format!("The capacity reservation ID '{id}' does not exist"),
                     ));
                 };
-                if req.zone.as_ref().is_some_and(|z| z != zone) {
+                if at.as_ref().is_some_and(|z| z != zone) {
                     return Err(CloudError::new(
                         "InvalidParameterCombination",
                         format!("The capacity reservation {id} is in {zone}."),
@@ -472,7 +478,7 @@ impl MemoryCloud {
             }
             (None, Some("capacity-reservations-only")) => {
                 let fits = st.reservations.iter().find(|(_, (zone, room))| {
-                    req.zone.as_ref().is_none_or(|z| z == zone) && *room >= req.count
+                    at.as_ref().is_none_or(|z| z == zone) && *room >= req.count
                 });
                 match fits {
                     Some((id, _)) => Some(id.clone()),
@@ -503,7 +509,7 @@ impl MemoryCloud {
         for _ in 0..req.count.max(0) {
             let mut vm = self.new_vm(
                 &mut st,
-                req.zone.clone(),
+                at.clone(),
                 image_id.clone(),
                 instance_type.as_deref().unwrap_or("m1.small"),
                 now,

@@ -118,12 +118,11 @@ pub fn launch_subnets(s: &Settings, subnets: Vec<String>) -> Vec<String> {
 }
 
 /// A group that may launch only into its targeted reservations needs one in its zones, or in
-/// the zone of one of its subnets.
-pub fn check_zones(s: &Settings) -> Checked<()> {
+/// the zone of one of its `subnets`.
+pub fn check_zones(s: &Settings, subnets: &[String]) -> Checked<()> {
     if !only_targeted(s) {
         return Ok(());
     }
-    let subnets = crate::group::subnet_ids(s.vpc_zone_identifier.as_deref());
     if subnets.is_empty() {
         if launch_zones(s).is_empty() {
             return Err(Refusal::invalid(format!(
@@ -131,7 +130,7 @@ pub fn check_zones(s: &Settings) -> Checked<()> {
                 s.availability_zones.join(", ")
             )));
         }
-    } else if launch_subnets(s, subnets.clone()).is_empty() {
+    } else if launch_subnets(s, subnets.to_vec()).is_empty() {
         return Err(Refusal::invalid(format!(
             "None of the capacity reservations the group targets is in the Availability Zone of one of its subnets ({}): with capacity-reservations-only it could launch nothing.",
             subnets.join(", ")
@@ -266,14 +265,17 @@ mod tests {
     #[test]
     fn only_targeted_reservations_narrow_a_groups_subnets_to_their_zones() {
         let mut s = crate::fixtures::test_group().settings;
-        s.vpc_zone_identifier = Some("subnet-a,subnet-b,subnet-c".into());
         s.subnet_zones = [("subnet-a", "a"), ("subnet-b", "b")]
             .map(|(id, z)| phantom_model::group::SubnetZone {
                 subnet_id: id.into(),
                 availability_zone: z.into(),
             })
             .into();
-        let all = || crate::group::subnet_ids(s.vpc_zone_identifier.as_deref());
+        let all = || {
+            ["subnet-a", "subnet-b", "subnet-c"]
+                .map(String::from)
+                .to_vec()
+        };
         // Without capacity-reservations-only and targets: all.
         assert_eq!(launch_subnets(&s, all()), all());
         s.capacity_reservation_specification =
@@ -281,9 +283,11 @@ mod tests {
         s.reservation_zones = vec![rz("cr-2", "b")];
         // subnet-c's zone is not known: kept, its launch says.
         assert_eq!(launch_subnets(&s, all()), ["subnet-b", "subnet-c"]);
-        assert!(check_zones(&s).is_ok());
-        s.vpc_zone_identifier = Some("subnet-a".into());
-        let e = check_zones(&s).unwrap_err().message().to_string();
+        assert!(check_zones(&s, &all()).is_ok());
+        let e = check_zones(&s, &all()[..1])
+            .unwrap_err()
+            .message()
+            .to_string();
         assert!(e.contains("subnet-a"), "{e}");
     }
 }

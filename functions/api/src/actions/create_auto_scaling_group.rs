@@ -91,7 +91,7 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
     }
     if let Some(z) = lookups::reservation_zones(app, caller, &g.cloud, s).await? {
         g.settings.reservation_zones = z;
-        phantom_rules::reservation::check_zones(&g.settings)?;
+        phantom_rules::reservation::check_zones(&g.settings, &g.subnets())?;
     }
     // A fixed group across clouds keeps the sum of its clouds' counts: a DesiredCapacity given
     // must be that sum.

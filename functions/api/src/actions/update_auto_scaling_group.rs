@@ -108,7 +108,7 @@ pub async fn run(app: &App, caller: &Caller, mut input: UpdateAutoScalingGroup) 
         if let Some(z) = &reservation_zones {
             next.settings.reservation_zones = z.clone();
         }
-        phantom_rules::reservation::check_zones(&next.settings)?;
+        phantom_rules::reservation::check_zones(&next.settings, &next.subnets())?;
         Ok(next)
     })
     .await?;

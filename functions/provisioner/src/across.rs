@@ -9,6 +9,7 @@ use crate::{On, Provisioner, Round};
 use phantom_rules::activity::Context;
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
+use phantom_rules::on_cloud;
 use phantom_rules::reconcile::{
     self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Market, Member, Seen, Target,
 };
@@ -89,9 +90,11 @@ impl Provisioner {
             places.push(Place {
                 on: On {
                     cloud: site.cloud.clone(),
+                    // What it launches from now (a refresh's DesiredConfiguration), there.
                     launch_configuration: g
-                        .launch_configuration()
-                        .map(|lc| Spread::launch_configuration_on(lc, &site.cloud)),
+                        .launching()
+                        .launch_configuration
+                        .map(|lc| on_cloud::launch_configuration(lc, &site.cloud)),
                     launch_template: target.launch_template.clone(),
                     token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
                     // Set below, once it is known which clouds can launch.
@@ -455,13 +458,13 @@ impl Provisioner {
         // A refresh is decided for the whole group, never by one cloud alone.
         target.refresh = None;
         target.cloud = name.to_string();
-        target.launch_configuration = g
-            .launch_configuration()
-            .map(|lc| Spread::launch_configuration_on(lc, name));
+        target.launch_configuration = target
+            .launch_configuration
+            .map(|lc| on_cloud::launch_configuration(&lc, name));
         // The template of the group's template's name there.
         target.launch_template = target
             .launch_template
-            .map(|t| Spread::launch_template_on(&t, name));
+            .map(|t| on_cloud::launch_template(&t, name));
         let look = match self.connect_record(owner, name).await? {
             Ok((record, cloud)) => {
                 if name != g.cloud {

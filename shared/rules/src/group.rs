@@ -189,10 +189,7 @@ impl GroupRules for Group {
         lcs.insert(own.to_string());
         if let Some(spread) = spread_read(self)? {
             for site in &spread.sites {
-                lcs.insert(crate::spread::Spread::launch_configuration_on(
-                    own,
-                    &site.cloud,
-                ));
+                lcs.insert(crate::on_cloud::launch_configuration(own, &site.cloud));
             }
         }
         Ok(lcs)

@@ -19,6 +19,7 @@ pub mod launching;
 pub mod lifecycle;
 pub mod maintenance;
 pub mod notification;
+pub mod on_cloud;
 pub mod policy;
 pub mod predictive;
 pub mod processes;

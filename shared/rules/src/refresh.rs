@@ -213,9 +213,28 @@ pub fn to_replace(members: &[Member], keep: impl Fn(&Member) -> bool) -> Vec<Str
     ids
 }
 
-/// Whether an instance was launched from `from`.
+/// Whether an instance was launched from `from`, as its own cloud names it (a group across
+/// clouds launches from `web@sierra` on sierra for `web@hotel`; a name without a cloud, on the
+/// default cloud, is as it is).
 pub fn launched_from(m: &Member, from: &Source) -> bool {
-    m.launch_configuration == from.launch_configuration && m.launch_template == from.launch_template
+    let lc = from
+        .launch_configuration
+        .as_deref()
+        .map(|lc| match lc.contains('@') {
+            true => crate::on_cloud::launch_configuration(lc, &m.cloud),
+            false => lc.to_string(),
+        });
+    let lt = from.launch_template.as_ref().map(|t| {
+        match t
+            .launch_template_name
+            .as_deref()
+            .is_some_and(|n| n.contains('@'))
+        {
+            true => crate::on_cloud::launch_template(t, &m.cloud),
+            false => t.clone(),
+        }
+    });
+    m.launch_configuration == lc && m.launch_template == lt
 }
 
 /// The group's refreshes with `new` first, the oldest forgotten past `KEPT`.

@@ -233,31 +233,6 @@ impl Spread {
     pub fn total(&self) -> i64 {
         self.sites.iter().map(|s| s.max).sum()
     }
-
-    /// The launch configuration a group made from `launch_configuration` (`web@hotel`) uses on
-    /// `cloud` (`web@sierra`).
-    /// The launch template of the group's template's name on `cloud` (`fleet@hotel` ->
-    /// `fleet@sierra`), at the same version.
-    pub fn launch_template_on(
-        t: &phantom_model::group::LaunchTemplateSpecification,
-        cloud: &str,
-    ) -> phantom_model::group::LaunchTemplateSpecification {
-        phantom_model::group::LaunchTemplateSpecification {
-            launch_template_name: t
-                .launch_template_name
-                .as_deref()
-                .map(|n| Self::launch_configuration_on(n, cloud)),
-            ..t.clone()
-        }
-    }
-
-    pub fn launch_configuration_on(launch_configuration: &str, cloud: &str) -> String {
-        let base = launch_configuration
-            .rsplit_once('@')
-            .map(|(b, _)| b)
-            .unwrap_or(launch_configuration);
-        format!("{base}@{cloud}")
-    }
 }
 
 /// One cloud of a group as the provisioner finds it this round.
@@ -431,7 +406,7 @@ mod tests {
             .unwrap();
         assert_eq!(s.policy, Policy::Fixed);
         assert_eq!(
-            Spread::launch_configuration_on("web@hotel", "sierra"),
+            crate::on_cloud::launch_configuration("web@hotel", "sierra"),
             "web@sierra"
         );
     }

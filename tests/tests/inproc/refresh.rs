@@ -828,3 +828,75 @@ async fn across_clouds_a_crash_at_any_step_of_a_refresh_round_converges() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_group_across_clouds_moves_to_a_desired_configuration_on_each_cloud() {
+    let Given { w, u, .. } = Given::user("refresh-desired-across").await;
+    across(&w, &u, "hotel:2,sierra:10", 8, 4).await;
+    w.until(30, "2 on each cloud", async || {
+        (w.hotel.alive().len() == 2 && w.sierra.alive().len() == 2).then_some(())
+    })
+    .await;
+    w.hotel.add_template("big", IMAGE, "m5.large");
+    w.sierra.add_template("big", IMAGE, "m5.large");
+    w.hotel.add_template("solo", IMAGE, "m5.xlarge");
+    // A template one of its clouds has not, or named by id (ids differ from cloud to cloud):
+    // refused, nothing started.
+    let (code, msg) = start_to(&w, &u, template("solo@hotel", "1"), prefs(50, None).build())
+        .await
+        .unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("does not exist on cloud 'sierra'"), "{msg}");
+    let by_id = LaunchTemplateSpecification::builder()
+        .launch_template_id(format!(
+            "{}@hotel",
+            w.hotel.add_template("other", IMAGE, "c5.large")
+        ))
+        .version("1")
+        .build();
+    let (code, msg) = start_to(&w, &u, by_id, prefs(50, None).build())
+        .await
+        .unwrap_err();
+    assert_eq!(code, "ValidationError");
+    assert!(msg.contains("not an id"), "{msg}");
+    assert!(refreshes(&w, &u).await.is_empty());
+
+    // To `big` on both: each cloud's VMs come from its own `big`, and the group moves to it.
+    start_to(&w, &u, template("big@hotel", "1"), prefs(50, None).build())
+        .await
+        .unwrap();
+    run_until(&w, &u, InstanceRefreshStatus::Successful, 120, async || {}).await;
+    w.until(60, "2 on each cloud from big", async || {
+        (w.hotel.alive().len() == 2
+            && w.sierra.alive().len() == 2
+            && types(&w, &u).await == BTreeSet::from(["m5.large".to_string()]))
+        .then_some(())
+    })
+    .await;
+    let g = group(&w, &u, "web").await.unwrap();
+    assert_eq!(
+        g.launch_template().unwrap().launch_template_name(),
+        Some("big@hotel")
+    );
+    let mut named: Vec<String> = g
+        .instances()
+        .iter()
+        .filter_map(|i| Some(i.launch_template()?.launch_template_name()?.to_string()))
+        .collect();
+    named.sort();
+    assert_eq!(
+        named,
+        ["big@hotel", "big@hotel", "big@sierra", "big@sierra"]
+    );
+
+    // Again with SkipMatching: every VM on either cloud already matches.
+    start_to(
+        &w,
+        &u,
+        template("big@hotel", "1"),
+        prefs(50, None).skip_matching(true).build(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refreshes(&w, &u).await[0].instances_to_update(), Some(0));
+}

@@ -49,21 +49,44 @@ pub(super) async fn check(app: &App, caller: &Caller, g: &Group) -> ApiResult<()
             ))));
         }
         if let Some(own) = own {
-            let lc = Spread::launch_configuration_on(own, cloud);
+            let lc = phantom_rules::on_cloud::launch_configuration(own, cloud);
             if app.store.launch_config(&caller.user, &lc).await?.is_none() {
                 return Err(ApiError::from(bad(format!(
                     "there is no launch configuration {lc} for cloud {cloud}: create it first."
                 ))));
             }
-        } else if let Some(spec) = &template {
-            let record = registered
-                .iter()
-                .find(|c| c.name == *cloud)
-                .expect("checked registered above");
-            phantom_rules::template::check_cloud(cloud, record.launch_templates)?;
-            for t in spec.templates() {
-                super::lookups::check_template(app, caller, cloud, t).await?;
-            }
+        }
+    }
+    if let (None, Some(spec)) = (own, &template) {
+        check_templates(app, caller, &spread, spec).await?;
+    }
+    Ok(())
+}
+
+/// A launch template (and its overrides') is on each of the group's clouds, by name (`settled`
+/// refuses an id, which differs from cloud to cloud), each a cloud with templates.
+pub(super) async fn check_templates(
+    app: &App,
+    caller: &Caller,
+    spread: &Spread,
+    spec: &phantom_rules::template::Spec,
+) -> ApiResult<()> {
+    if spec.templates().iter().any(|t| t.name.is_none()) {
+        return Err(ApiError::from(bad(
+            "a group across clouds launches from the launch template of one name on each cloud (<name>@<cloud>): give LaunchTemplateName, not an id, which differs from cloud to cloud.",
+        )));
+    }
+    let registered = app.store.clouds().await?;
+    for site in &spread.sites {
+        let cloud = &site.cloud;
+        let Some(record) = registered.iter().find(|c| c.name == *cloud) else {
+            return Err(ApiError::from(bad(format!(
+                "cloud {cloud} is not registered."
+            ))));
+        };
+        phantom_rules::template::check_cloud(cloud, record.launch_templates)?;
+        for t in spec.templates() {
+            super::lookups::check_template(app, caller, cloud, t).await?;
         }
     }
     Ok(())

@@ -12,7 +12,6 @@ use phantom_rules::group::GroupRules;
 use phantom_rules::group::Launching;
 use phantom_rules::identity::Caller;
 use phantom_rules::refresh::{self, DesiredConfiguration, InstanceRefresh, Status};
-use phantom_rules::spread::Spread;
 use phantom_rules::template;
 use phantom_wire::{paging, ApiError, ApiResult};
 
@@ -45,14 +44,6 @@ pub async fn start(
         if refresh::active(&g.settings.instance_refreshes).is_some() {
             return Err(ApiError::instance_refresh_in_progress(refresh::IN_PROGRESS));
         }
-        let spread = g.spread()?;
-        if spread.is_some() && desired.is_some() {
-            return Err(ApiError::validation(
-                "A group across clouds takes no DesiredConfiguration yet (Phantom checks one on the \
-                 group's own cloud only). Give the group what it launches from next on each cloud \
-                 (UpdateAutoScalingGroup), then start the refresh without one.",
-            ));
-        }
         let prefs = refresh::preferences(
             &input.preferences,
             desired.is_some(),
@@ -75,15 +66,8 @@ pub async fn start(
         };
         // Across clouds, each cloud's instances come from the group's configuration there.
         let source = to.source();
-        let source_on = |cloud: &str| match (&spread, &source.launch_configuration) {
-            (Some(_), Some(lc)) => refresh::Source {
-                launch_configuration: Some(Spread::launch_configuration_on(lc, cloud)),
-                launch_template: None,
-            },
-            _ => source.clone(),
-        };
         let replace = refresh::to_replace(&members, |m| {
-            prefs.skip_matching && refresh::launched_from(m, &source_on(&m.cloud))
+            prefs.skip_matching && refresh::launched_from(m, &source)
         });
         let warmup = prefs.instance_warmup.unwrap_or(g.warmup_secs());
         let r = InstanceRefresh {
@@ -110,7 +94,10 @@ pub async fn start(
         };
         let mut next = g.clone();
         next.settings.instance_refreshes = refresh::begin(&g.settings.instance_refreshes, r);
-        if let Some(n) = desired_name.as_ref().filter(|n| !g.settings.template_names.contains(n)) {
+        if let Some(n) = desired_name
+            .as_ref()
+            .filter(|n| !g.settings.template_names.contains(n))
+        {
             next.settings.template_names.push(n.clone());
         }
         Ok(next)
@@ -122,7 +109,8 @@ pub async fn start(
 }
 
 /// A DesiredConfiguration is checked as UpdateAutoScalingGroup checks a group's template: on the
-/// group's own cloud, a cloud that has templates, a template that exists there.
+/// group's own cloud, a cloud that has templates, a template that exists there; for a group
+/// across clouds, by name on each of its clouds.
 async fn check_desired(
     app: &App,
     caller: &Caller,
@@ -146,6 +134,9 @@ async fn check_desired(
              AutoScalingGroup {name} runs on cloud '{}'.",
             cloud.name, g.cloud
         )));
+    }
+    if let Some(spread) = g.spread()? {
+        super::across::check_templates(app, caller, &spread, &spec).await?;
     }
     lookups::check_template(app, caller, &cloud.name, &spec.template).await
 }

@@ -55,7 +55,7 @@ fn activity_at(group: &str, ms: i64) -> Activity {
         now_ms: ms,
         audience: phantom_rules::notification::Audience::NONE,
     };
-    activity::launched(&ctx, &format!("i-{ms}"), "us-east-1a", 0, 1, None)
+    activity::launched(&ctx, &member(&format!("i-{ms}")), 0, 1, None)
 }
 
 /// The contract. `u` prefixes every name, so runs never meet in a shared table.
@@ -502,6 +502,7 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_configuration: None,
         launch_template: Some(template.clone()),
         template_version: Some("3".into()),
+        subnet: Some("subnet-1".into()),
         joined_ms: Some(4_000),
         replaces_ms: Some(3_500),
         at_risk_ms: Some(3_800),
@@ -677,7 +678,7 @@ async fn contract(s: &dyn Store, u: &str) {
         .unwrap(),
     );
     // A user's request that lets it go, InProgress until it has gone, kept on its record.
-    let leaving = activity::in_progress(activity_at("g1", 1_500), 0, "us-east-1a");
+    let leaving = activity::in_progress(activity_at("g1", 1_500), 0, &member("i-2"));
     let waiting = Member {
         lifecycle: Lifecycle::PendingWait,
         waits: phantom_rules::lifecycle::waits(&hooks, true, 1_000),

@@ -297,6 +297,7 @@ impl Provisioner {
                                 id: s.id,
                                 cloud: on.cloud.clone(),
                                 zone: s.zone,
+                                subnet: req.subnet().map(str::to_string),
                                 lifecycle,
                                 healthy: true,
                                 launched_ms: s.launched_ms,

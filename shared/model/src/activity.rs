@@ -67,9 +67,12 @@ impl ScalingActivity {
     }
 }
 
-/// What an activity's `Details` say: the zone of a launch, the cloud of a group across clouds.
+/// What an activity's `Details` say: the subnet and zone of an instance, the cloud of a group
+/// across clouds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Details {
+    #[serde(rename = "Subnet ID", default, skip_serializing_if = "Option::is_none")]
+    pub subnet: Option<String>,
     #[serde(rename = "Availability Zone", skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
     #[serde(rename = "Cloud", skip_serializing_if = "Option::is_none")]

@@ -127,6 +127,9 @@ pub struct Member {
     /// The cloud it runs on (a group may span clouds, `phantom_rules::spread`).
     pub cloud: String,
     pub zone: String,
+    /// The subnet it was launched into, if the launch named one (None for one attached, adopted
+    /// or recorded before 2026-11-27).
+    pub subnet: Option<String>,
     pub lifecycle: Lifecycle,
     pub healthy: bool,
     pub launched_ms: i64,

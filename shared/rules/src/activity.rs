@@ -4,6 +4,7 @@
 use crate::reconcile::Cause;
 pub use phantom_model::activity::{Activity, Details, OpenActivity, ScalingActivity, Told};
 use phantom_model::group::Sizes;
+use phantom_model::instance::Member;
 use phantom_model::{Checked, Refusal};
 
 pub struct Context<'a> {
@@ -52,15 +53,15 @@ fn activity(
     }
 }
 
-/// `a` as it starts, InProgress at `progress` percent (no EndTime), with the instance's zone;
-/// `finished` ends it once its instance has gone.
-pub fn in_progress(a: Activity, progress: i64, zone: &str) -> Activity {
+/// `a` as it starts, InProgress at `progress` percent (no EndTime), with where its instance `m`
+/// is; `finished` ends it once its instance has gone.
+pub fn in_progress(a: Activity, progress: i64, m: &Member) -> Activity {
     Activity {
         doc: ScalingActivity {
             status_code: "InProgress".into(),
             progress,
             end_time: None,
-            details: in_zone(zone),
+            details: where_is(m),
             ..a.doc
         },
         ..a
@@ -166,9 +167,12 @@ pub fn scheduled_failed(ctx: &Context<'_>, action: &str, why: &str) -> Activity 
     )
 }
 
-fn in_zone(zone: &str) -> Details {
+/// Where instance `m` is, as AWS's activities say: its subnet (if it was launched into one) and
+/// its zone.
+fn where_is(m: &Member) -> Details {
     Details {
-        zone: Some(zone.to_string()),
+        subnet: m.subnet.clone(),
+        zone: Some(m.zone.clone()),
         cloud: None,
     }
 }
@@ -183,56 +187,55 @@ fn increase_cause(ctx: &Context<'_>, from: i64, to: i64) -> String {
 /// A VM launched; `moved_on` says which instance types the cloud refused first, and why.
 pub fn launched(
     ctx: &Context<'_>,
-    instance: &str,
-    zone: &str,
+    m: &Member,
     from: i64,
     to: i64,
     moved_on: Option<&str>,
 ) -> Activity {
     activity(
         ctx,
-        format!("Launching a new EC2 instance: {instance}"),
+        format!("Launching a new EC2 instance: {}", m.id),
         increase_cause(ctx, from, to),
         "Successful",
         moved_on,
-        in_zone(zone),
+        where_is(m),
     )
 }
 
 /// A VM launched by a round that stopped before recording it, found on the cloud and recorded.
-pub fn adopted(ctx: &Context<'_>, instance: &str, zone: &str) -> Activity {
+pub fn adopted(ctx: &Context<'_>, m: &Member) -> Activity {
     activity(
         ctx,
-        format!("Launching a new EC2 instance: {instance}"),
+        format!("Launching a new EC2 instance: {}", m.id),
         format!(
             "At {} an instance launched in response to a difference between desired and actual capacity was found running and recorded in the group.",
             at(ctx.now_ms)
         ),
         "Successful",
         None,
-        in_zone(zone),
+        where_is(m),
     )
 }
 
 /// A ready VM of the warm pool joined the group (started, if it was stopped).
-pub fn from_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
-    let mut a = launched(ctx, instance, zone, from, to, None);
-    a.doc.description = format!("Launching a new EC2 instance from warm pool: {instance}");
+pub fn from_pool(ctx: &Context<'_>, m: &Member, from: i64, to: i64) -> Activity {
+    let mut a = launched(ctx, m, from, to, None);
+    a.doc.description = format!("Launching a new EC2 instance from warm pool: {}", m.id);
     a
 }
 
 /// A new VM launched into the warm pool.
-pub fn into_pool(ctx: &Context<'_>, instance: &str, zone: &str, from: i64, to: i64) -> Activity {
+pub fn into_pool(ctx: &Context<'_>, m: &Member, from: i64, to: i64) -> Activity {
     activity(
         ctx,
-        format!("Launching a new EC2 instance into warm pool: {instance}"),
+        format!("Launching a new EC2 instance into warm pool: {}", m.id),
         format!(
             "At {} an instance was launched into the warm pool in response to a difference between the warm pool's size and its instances, increasing the warm pool from {from} to {to}.",
             at(ctx.now_ms)
         ),
         "Successful",
         None,
-        in_zone(zone),
+        where_is(m),
     )
 }
 
@@ -436,9 +439,21 @@ mod tests {
         };
         // As DescribeScalingActivities shows them.
         let shown = |a: &Activity| serde_json::to_value(&a.doc).unwrap();
-        let a = shown(&launched(&ctx, "i-1", "us-east-1a", 0, 3, None));
+        let vm = Member {
+            zone: "us-east-1a".into(),
+            subnet: Some("subnet-1".into()),
+            ..crate::fixtures::test_member("i-1", phantom_model::instance::Lifecycle::Pending)
+        };
+        let a = shown(&launched(&ctx, &vm, 0, 3, None));
         assert_eq!(a["Description"], "Launching a new EC2 instance: i-1");
-        assert_eq!(a["Details"], r#"{"Availability Zone":"us-east-1a"}"#);
+        assert_eq!(
+            a["Details"],
+            r#"{"Subnet ID":"subnet-1","Availability Zone":"us-east-1a"}"#
+        );
+        // Launched into no subnet: the zone alone.
+        let plain = Member { subnet: None, ..vm };
+        let found = shown(&adopted(&ctx, &plain));
+        assert_eq!(found["Details"], r#"{"Availability Zone":"us-east-1a"}"#);
         assert!(a["Cause"]
             .as_str()
             .unwrap()

@@ -10,6 +10,7 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         id: id.into(),
         cloud: "hotel".into(),
         zone: "a".into(),
+        subnet: None,
         lifecycle,
         healthy: true,
         launched_ms: 0,

@@ -516,7 +516,12 @@ mod tests {
             now_ms: 1_700_000_000_000,
             audience,
         };
-        let a = crate::activity::launched(&ctx, "i-1", "us-east-1a", 0, 1, None);
+        let vm = phantom_model::instance::Member {
+            zone: "us-east-1a".into(),
+            subnet: Some("subnet-1".into()),
+            ..crate::fixtures::test_member("i-1", phantom_model::instance::Lifecycle::Pending)
+        };
+        let a = crate::activity::launched(&ctx, &vm, 0, 1, None);
         let sent = of_activity(
             &audience,
             NotificationType::Launch,
@@ -537,6 +542,7 @@ mod tests {
         assert_eq!(body["ActivityId"], body["RequestId"]);
         assert_eq!(body["ActivityId"], a.doc.activity_id);
         assert_eq!(body["Details"]["Availability Zone"], "us-east-1a");
+        assert_eq!(body["Details"]["Subnet ID"], "subnet-1");
         assert_eq!(body["Time"], "2023-11-14T22:13:20.000Z");
         assert_eq!(
             (body["Origin"].as_str(), body["Destination"].as_str()),

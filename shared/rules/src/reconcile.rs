@@ -277,6 +277,8 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 id: s.id.clone(),
                 cloud: target.cloud.clone(),
                 zone: s.zone.clone(),
+                // Its launch's record was lost: the cloud's view has no subnet.
+                subnet: None,
                 lifecycle: if !plan.launch_waits.is_empty() {
                     Lifecycle::PendingWait
                 } else if s.state == CloudState::Running {

@@ -52,7 +52,7 @@ pub fn record(
     for m in &plan.adopt {
         let waits = start_waits(ctx, &mut r, &m.waits, &m.id, Passage::Group);
         r.put.push(Member { waits, ..m.clone() });
-        let a = activity::adopted(ctx, &m.id, &m.zone);
+        let a = activity::adopted(ctx, m);
         tell(&mut r, NotificationType::Launch, &m.id, a);
     }
     for id in &plan.in_service {
@@ -133,7 +133,7 @@ pub fn record(
                 healthy: true,
                 ..m.clone()
             });
-            let a = activity::from_pool(ctx, id, &m.zone, plan.capacity_from, plan.capacity_to);
+            let a = activity::from_pool(ctx, m, plan.capacity_from, plan.capacity_to);
             tell_via(&mut r, NotificationType::Launch, Passage::FromPool, id, a);
         }
     }
@@ -306,14 +306,7 @@ pub fn record(
         }
         for m in &acted.launched {
             let note = acted.moved_on.get(&m.id).map(String::as_str);
-            let a = activity::launched(
-                ctx,
-                &m.id,
-                &m.zone,
-                plan.capacity_from,
-                plan.capacity_to,
-                note,
-            );
+            let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
             tell(&mut r, NotificationType::Launch, &m.id, a);
         }
     }
@@ -331,7 +324,7 @@ pub fn record(
         }
     }
     for (i, m) in acted.launched_warm.iter().enumerate() {
-        let a = activity::into_pool(ctx, &m.id, &m.zone, plan.pool_from + i as i64, plan.pool_to);
+        let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
         tell_via(
             &mut r,
             NotificationType::Launch,

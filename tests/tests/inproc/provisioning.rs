@@ -586,10 +586,20 @@ async fn a_group_on_subnets_launches_only_into_those_in_its_reservations_zones()
         Some("cr-a".to_string()),
     );
     assert_eq!(into, [there.clone(), there]);
-    let failed: Vec<_> = activities(&w, &u, "web")
-        .await
-        .into_iter()
+    let acts = activities(&w, &u, "web").await;
+    let failed: Vec<_> = acts
+        .iter()
         .filter(|a| a.status_code().map(|s| s.as_str()) == Some("Failed"))
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
+    // Each launch's Details name its subnet and zone, as AWS's do.
+    let details: Vec<_> = acts
+        .iter()
+        .filter(|a| a.description().is_some_and(|d| d.starts_with("Launching")))
+        .map(|a| a.details().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        details,
+        [r#"{"Subnet ID":"subnet-us-east-1a","Availability Zone":"us-east-1a"}"#; 2]
+    );
 }

@@ -310,6 +310,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     id: id.to_string(),
                     cloud: g.cloud.clone(),
                     zone: String::new(),
+                    subnet: None,
                     lifecycle: Lifecycle::Attaching,
                     healthy: true,
                     launched_ms: now,
@@ -426,7 +427,7 @@ pub async fn detach(
 /// Activity `a` of a request that lets instance `m` go, InProgress at `progress` percent as AWS
 /// answers it, and what the instance's record keeps of it until it has gone.
 fn open(a: Activity, progress: i64, m: &Member) -> (Activity, OpenActivity) {
-    let a = activity::in_progress(a, progress, &m.zone);
+    let a = activity::in_progress(a, progress, m);
     let kept = OpenActivity {
         start_ms: a.start_ms,
         doc: a.doc.clone(),

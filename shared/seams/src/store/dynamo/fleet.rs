@@ -459,6 +459,7 @@ impl DynamoStore {
                 id: get_s(item, "id")?,
                 cloud: get_s(item, "cloud")?,
                 zone: get_s(item, "zone")?,
+                subnet: opt_s(item, "subnet")?,
                 lifecycle: Lifecycle::parse(&lifecycle)
                     .ok_or_else(|| corrupt(item, "lifecycle", "a lifecycle state"))?,
                 healthy: get_bool(item, "healthy")?,
@@ -548,6 +549,9 @@ impl DynamoStore {
                 "lt",
                 s(serde_json::to_string(lt).expect("a template serializes")),
             );
+        }
+        if let Some(v) = &m.subnet {
+            put = put.item("subnet", s(v));
         }
         if let Some(v) = &m.template_version {
             put = put.item("ltv", s(v));

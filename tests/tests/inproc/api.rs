@@ -140,6 +140,21 @@ async fn create_and_delete_errors() {
         group(&w, &u, "g").await.unwrap().status(),
         Some("Delete in progress")
     );
+    // Changed meanwhile: refused in AWS's words (kops and Terraform retry on them).
+    let (code, m) = failure(
+        c.update_auto_scaling_group()
+            .auto_scaling_group_name("g")
+            .max_size(5)
+            .send()
+            .await,
+    );
+    assert_eq!(
+        (code.as_str(), m.as_str()),
+        (
+            "ValidationError",
+            "The AutoScaling group may not be modified while it is pending delete"
+        )
+    );
     w.until(30, "the group is gone", async || {
         group(&w, &u, "g").await.is_none().then_some(())
     })

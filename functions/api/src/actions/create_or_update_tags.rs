@@ -28,7 +28,7 @@ pub async fn change(app: &App, caller: &Caller, input: &Tags, how: Change) -> Ap
     for name in by_group.keys() {
         match app.store.group(&caller.user, name).await? {
             None => return Err(group_not_found(name)),
-            Some(g) if g.deleting() => return Err(pending_delete(name)),
+            Some(g) if g.deleting() => return Err(pending_delete()),
             Some(_) => {}
         }
     }

@@ -31,7 +31,7 @@ pub async fn run(
         return Err(group_not_found(&input.auto_scaling_group_name));
     };
     if g.deleting() {
-        return Err(pending_delete(&input.auto_scaling_group_name));
+        return Err(pending_delete());
     }
     let ids = sync_launch::zone_ids(&input)?.to_vec();
     if !ids.is_empty() {

@@ -406,8 +406,10 @@ async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     }
 }
 
-fn pending_delete(name: &str) -> ApiError {
-    ApiError::validation(format!("AutoScalingGroup {name} is pending delete."))
+/// AWS's words for a change to a group being deleted (UpdateAutoScalingGroup's, as kops and
+/// cloud-custodian quote them).
+fn pending_delete() -> ApiError {
+    ApiError::validation("The AutoScaling group may not be modified while it is pending delete")
 }
 
 /// Changes a group with `change` (from the group as read) as a compare-and-set, retried after a
@@ -423,7 +425,7 @@ pub(crate) async fn change_group(
     compare_and_set(|| async {
         let g = group_named(app, caller, name).await?;
         if g.deleting() {
-            return Err(pending_delete(name));
+            return Err(pending_delete());
         }
         let next = across::settled(Some(&g), change(&g)?)?;
         if next == g {

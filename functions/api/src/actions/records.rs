@@ -32,7 +32,7 @@ pub(super) async fn find(app: &App, caller: &Caller, id: &str) -> ApiResult<(Gro
         .await?
         .ok_or_else(|| not_in_a_group(id))?;
     if g.deleting() {
-        return Err(pending_delete(&name));
+        return Err(pending_delete());
     }
     if member.lifecycle.is_warm() {
         return Err(in_warm_pool(id, &name));
@@ -95,7 +95,7 @@ pub(super) async fn write_group(
             return Err(group_not_found(name));
         };
         if g.deleting() {
-            return Err(pending_delete(name));
+            return Err(pending_delete());
         }
         let members = app.store.instances(&caller.user, name).await?;
         let Some(r) = make(&g, &members)? else {

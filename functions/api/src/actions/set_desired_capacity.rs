@@ -15,7 +15,7 @@ pub async fn run(app: &App, caller: &Caller, input: SetDesiredCapacity) -> ApiRe
             return Err(group_not_found(name));
         };
         if g.deleting() {
-            return Err(pending_delete(name));
+            return Err(pending_delete());
         }
         check_new_desired(&g, desired)?;
         if input.honor_cooldown == Some(true) {

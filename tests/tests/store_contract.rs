@@ -678,11 +678,11 @@ async fn contract(s: &dyn Store, u: &str) {
         .unwrap(),
     );
     // A user's request that lets it go, InProgress until it has gone, kept on its record.
-    let leaving = activity::in_progress(activity_at("g1", 1_500), 0, &member("i-2"));
+    let leaving = activity::in_progress(activity_at("g1", 1_500), "InProgress", 0, &member("i-2"));
     let waiting = Member {
         lifecycle: Lifecycle::PendingWait,
         waits: phantom_rules::lifecycle::waits(&hooks, true, 1_000),
-        leaving: Some(phantom_rules::activity::OpenActivity {
+        open: Some(phantom_rules::activity::OpenActivity {
             start_ms: leaving.start_ms,
             doc: leaving.doc,
         }),
@@ -698,7 +698,7 @@ async fn contract(s: &dyn Store, u: &str) {
     let stored = read("i-2").await;
     assert_eq!((stored.rev, stored.lifecycle), (2, Lifecycle::PendingWait));
     assert_eq!(stored.waits, waiting.waits);
-    assert_eq!(stored.leaving, waiting.leaving);
+    assert_eq!(stored.open, waiting.open);
     let stale = Record {
         put: vec![
             member("i-new"),

@@ -321,7 +321,7 @@ impl Provisioner {
                                     Market::OnDemand
                                 },
                                 waits: Vec::new(),
-                                leaving: None,
+                                open: None,
                                 rev: 0,
                             }
                         }));

@@ -26,8 +26,8 @@ pub struct Told {
 }
 
 /// An activity InProgress until its instance has gone (TerminateInstanceInAutoScalingGroup,
-/// DetachInstances): kept on the instance's record so the round that sees it gone can write it
-/// again, finished, under the same key.
+/// DetachInstances) or has moved (EnterStandby, ExitStandby): kept on the instance's record so
+/// the round that sees it done can write it again, finished, under the same key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct OpenActivity {

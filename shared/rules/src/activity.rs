@@ -53,12 +53,12 @@ fn activity(
     }
 }
 
-/// `a` as it starts, InProgress at `progress` percent (no EndTime), with where its instance `m`
-/// is; `finished` ends it once its instance has gone.
-pub fn in_progress(a: Activity, progress: i64, m: &Member) -> Activity {
+/// `a` as it starts, at `status` (`InProgress`, or ExitStandby's `PreInService`) and `progress`
+/// percent (no EndTime), with where its instance `m` is; `finished` ends it once it is done.
+pub fn in_progress(a: Activity, status: &str, progress: i64, m: &Member) -> Activity {
     Activity {
         doc: ScalingActivity {
-            status_code: "InProgress".into(),
+            status_code: status.into(),
             progress,
             end_time: None,
             details: where_is(m),

@@ -25,7 +25,7 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         instance_type: "t2.micro".into(),
         market: Market::OnDemand,
         waits: vec![],
-        leaving: None,
+        open: None,
         rev: 1,
     }
 }

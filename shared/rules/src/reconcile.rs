@@ -145,6 +145,9 @@ pub struct Plan {
     pub detach: Vec<String>,
     /// Terminating and now gone: forget them.
     pub finished: Vec<String>,
+    /// In Standby with the user's EnterStandby still open: seen through now (its activity ended
+    /// by `round::record`).
+    pub in_standby: Vec<String>,
     /// Held by the termination hooks, which ended with ABANDON: retained (InstanceLifecyclePolicy),
     /// not terminated.
     pub retain: Vec<String>,
@@ -194,6 +197,7 @@ impl Plan {
             && self.attach.is_empty()
             && self.detach.is_empty()
             && self.finished.is_empty()
+            && self.in_standby.is_empty()
             && self.retain.is_empty()
             && self.launch.is_empty()
             && self.refresh.is_none()
@@ -299,7 +303,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 template_version: None,
                 instance_type: s.instance_type.clone(),
                 waits: plan.launch_waits.clone(),
-                leaving: None,
+                open: None,
                 rev: 0,
                 market: s.market,
             };
@@ -417,6 +421,9 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     let why = "the instance in standby no longer runs on the cloud".to_string();
                     plan.gone.push((m.id.clone(), Cause::Unhealthy(why)));
                 } else {
+                    if m.open.is_some() {
+                        plan.in_standby.push(m.id.clone());
+                    }
                     standby.push(m.clone());
                 }
                 continue;

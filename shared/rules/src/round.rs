@@ -175,7 +175,7 @@ pub fn record(
     r.forget.extend(plan.finished.iter().cloned());
     // A user's termination ends its activity (InProgress until now) and tells the topics.
     for id in &plan.finished {
-        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+        if let Some(open) = recorded(id).and_then(|m| m.open.as_ref()) {
             let a = activity::finished(ctx.group, open, ctx.now_ms);
             tell(&mut r, NotificationType::Terminate, id, a);
         }
@@ -213,7 +213,7 @@ pub fn record(
     }
     r.forget.extend(acted.detached.iter().cloned());
     for id in &acted.detached {
-        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+        if let Some(open) = recorded(id).and_then(|m| m.open.as_ref()) {
             r.activities
                 .push(activity::finished(ctx.group, open, ctx.now_ms));
         }
@@ -221,7 +221,7 @@ pub fn record(
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
         // Gone before its termination was seen through: the user's request ends with it.
-        if let Some(open) = recorded(id).and_then(|m| m.leaving.as_ref()) {
+        if let Some(open) = recorded(id).and_then(|m| m.open.as_ref()) {
             let a = activity::finished(ctx.group, open, ctx.now_ms);
             tell(&mut r, NotificationType::Terminate, id, a);
             continue;
@@ -267,7 +267,7 @@ pub fn record(
                 } else {
                     Passage::Group
                 };
-                let open = recorded(id).is_some_and(|m| m.leaving.is_some());
+                let open = recorded(id).is_some_and(|m| m.open.is_some());
                 if *cause == Cause::Released && open {
                     // A user's request: its topics hear of it when its activity ends.
                 } else if *cause == Cause::Released {
@@ -345,6 +345,7 @@ pub fn record(
     put.reverse();
     put.retain(|m| !r.forget.contains(&m.id));
     r.put = put;
+    standby_seen_through(ctx, members, plan, &mut r);
     match &acted.launch_failed {
         Some(why) => {
             let from = plan.capacity_from + acted.launched.len() as i64;
@@ -360,6 +361,29 @@ pub fn record(
         None => {}
     }
     r
+}
+
+/// A user's EnterStandby or ExitStandby, open until a round has the instance out of service (in
+/// Standby, its load balancers told) or InService again: ended, and its record cleared of it.
+fn standby_seen_through(ctx: &Context<'_>, members: &[Member], plan: &Plan, r: &mut Record) {
+    let through = plan.in_standby.iter().chain(&plan.in_service);
+    for m in through.filter_map(|id| members.iter().find(|m| m.id == *id)) {
+        let Some(open) = &m.open else { continue };
+        // It got there this round (even if chosen for scale-in in the same round).
+        if r.forget.contains(&m.id) {
+            continue;
+        }
+        let at = r.put.iter().position(|p| p.id == m.id);
+        r.activities
+            .push(activity::finished(ctx.group, open, ctx.now_ms));
+        match at {
+            Some(i) => r.put[i].open = None,
+            None => r.put.push(Member {
+                open: None,
+                ..m.clone()
+            }),
+        }
+    }
 }
 
 /// The record of a round that could not even look at the cloud (no credentials, unreachable).

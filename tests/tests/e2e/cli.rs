@@ -407,13 +407,21 @@ fn the_tools_actions_through_the_cli() {
         out["Activities"][0]["Description"],
         format!("Moving EC2 instance to Standby: {id}")
     );
+    assert_eq!(
+        (
+            &out["Activities"][0]["StatusCode"],
+            &out["Activities"][0]["Progress"]
+        ),
+        (&json!("InProgress"), &json!(50))
+    );
     let g = describe_group(&u, "tools").unwrap();
     assert_eq!(g["DesiredCapacity"], 0);
     assert_eq!(g["Instances"][0]["LifecycleState"], "Standby");
-    aws(&argv!(
+    let out = aws(&argv!(
         "exit-standby --auto-scaling-group-name tools --instance-ids",
         &id
     ));
+    assert_eq!(out["Activities"][0]["StatusCode"], "PreInService");
     phantom_e2e::stack::eventually(60, "back InService", || {
         let g = describe_group(&u, "tools")?;
         (g["Instances"][0]["LifecycleState"] == "InService").then_some(())

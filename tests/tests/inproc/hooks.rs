@@ -2,9 +2,11 @@
 //! until CompleteLifecycleAction or the heartbeat timeout releases them, and instances moved in
 //! and out of Standby.
 
-use crate::provisioning::{converges, in_service};
+use crate::provisioning::{activities, converges, in_service};
 use crate::{failure, group, invalid, Given};
-use aws_sdk_autoscaling::types::{LifecycleHookSpecification, LifecycleState};
+use aws_sdk_autoscaling::types::{
+    LifecycleHookSpecification, LifecycleState, ScalingActivityStatusCode,
+};
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
@@ -376,6 +378,26 @@ async fn standby_takes_instances_out_of_service_and_back() {
         cause.contains("shrinking the capacity from 3 to 2"),
         "{cause}"
     );
+    // InProgress at 50, as AWS answers, until a round has it out of service: then Successful,
+    // under the same id.
+    let entered = &out.activities()[0];
+    assert_eq!(
+        (
+            entered.status_code(),
+            entered.progress(),
+            entered.end_time()
+        ),
+        (Some(&ScalingActivityStatusCode::InProgress), Some(50), None)
+    );
+    let id = entered.activity_id().unwrap().to_string();
+    w.until(10, "the standby activity Successful", async || {
+        activities(&w, &u, "web").await.into_iter().find(|a| {
+            a.activity_id() == Some(id.as_str())
+                && a.status_code() == Some(&ScalingActivityStatusCode::Successful)
+                && a.end_time().is_some()
+        })
+    })
+    .await;
     w.run_for(5).await;
     let g = group(&w, &u, "web").await.unwrap();
     assert_eq!(g.desired_capacity(), Some(2));
@@ -422,11 +444,19 @@ async fn standby_takes_instances_out_of_service_and_back() {
         .cause()
         .unwrap()
         .contains("increasing the capacity from 2 to 3"));
-    w.until(10, "back InService", async || {
-        in_service(&w, &u, "web")
-            .await
-            .contains(&ids[1])
-            .then_some(())
+    // PreInService at 30 until the instance is InService again.
+    let back = &out.activities()[0];
+    assert_eq!(
+        (back.status_code(), back.progress()),
+        (Some(&ScalingActivityStatusCode::PreInService), Some(30))
+    );
+    let id = back.activity_id().unwrap().to_string();
+    w.until(10, "back InService, its activity Successful", async || {
+        let done = activities(&w, &u, "web").await.into_iter().any(|a| {
+            a.activity_id() == Some(id.as_str())
+                && a.status_code() == Some(&ScalingActivityStatusCode::Successful)
+        });
+        (done && in_service(&w, &u, "web").await.contains(&ids[1])).then_some(())
     })
     .await;
     assert_eq!(

@@ -20,6 +20,8 @@ use phantom_rules::reconcile::{Cause, Lifecycle, Member};
 use phantom_seams::store::Record;
 use phantom_wire::{ApiError, ApiResult};
 
+const IN_PROGRESS: &str = "InProgress";
+
 fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
     Context {
         group: &g.name,
@@ -33,9 +35,11 @@ fn context<'a>(app: &App, g: &'a Group) -> Context<'a> {
 fn activities_of(r: Option<Record>) -> response::Activities {
     response::Activities {
         // None: nothing changed, so no activity.
+        // The request's own, open; not one it ended (`superseded`).
         activities: r
             .into_iter()
             .flat_map(|r| r.activities)
+            .filter(|a| a.doc.end_time.is_none())
             .map(|a| a.doc)
             .collect(),
         next_token: None,
@@ -62,14 +66,14 @@ pub async fn terminate(
         // A retained instance is outside the group's count and past its hooks: it only goes.
         if m.lifecycle == Lifecycle::TerminatingRetained {
             let cause = Cause::UserRequest { shrink: None };
-            let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), 0, m);
+            let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), IN_PROGRESS, 0, m);
             return Ok(Some(Record {
                 put: vec![Member {
                     lifecycle: Lifecycle::Terminating,
-                    leaving: Some(kept),
+                    open: Some(kept),
                     ..m.clone()
                 }],
-                activities: vec![act],
+                activities: [act].into_iter().chain(superseded(g, m, now)).collect(),
                 ..Record::default()
             }));
         }
@@ -86,7 +90,7 @@ pub async fn terminate(
         };
         // InProgress until the instance has gone (AWS's progress 0).
         let cause = Cause::UserRequest { shrink };
-        let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), 0, m);
+        let (act, kept) = open(activity::terminated(&context(app, g), id, &cause), IN_PROGRESS, 0, m);
         // The group's termination hooks hold it first.
         let waits = lifecycle::waits(&g.target().hooks, false, now);
         Ok(Some(Record {
@@ -97,11 +101,11 @@ pub async fn terminate(
                     Lifecycle::TerminatingWait
                 },
                 waits,
-                leaving: Some(kept),
+                open: Some(kept),
                 ..m.clone()
             }],
             desired: shrink.map(|(_, to)| to),
-            activities: vec![act],
+            activities: [act].into_iter().chain(superseded(g, m, now)).collect(),
             ..Record::default()
         }))
     })
@@ -255,18 +259,26 @@ async fn standby(
         };
         let ctx = context(app, g);
         let step = if enter { -1 } else { 1 };
-        let activities = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| {
-                // Each instance's activity says how the capacity moved with it.
-                let change = desired.map(|_| {
-                    let before = g.desired + step * i as i64;
-                    (before, before + step)
-                });
-                activity::standby(&ctx, id, enter, change)
-            })
-            .collect();
+        // AWS's answer: InProgress at 50 into Standby, PreInService at 30 out of it, until a
+        // round has taken the instance out of service (or has it InService again).
+        let (status, progress) = if enter {
+            (IN_PROGRESS, 50)
+        } else {
+            ("PreInService", 30)
+        };
+        let mut activities = Vec::new();
+        for (i, p) in put.iter_mut().enumerate() {
+            // Each instance's activity says how the capacity moved with it.
+            let change = desired.map(|_| {
+                let before = g.desired + step * i as i64;
+                (before, before + step)
+            });
+            let a = activity::standby(&ctx, &p.id, enter, change);
+            let (a, kept) = open(a, status, progress, p);
+            activities.extend(superseded(g, p, ctx.now_ms));
+            p.open = Some(kept);
+            activities.push(a);
+        }
         Ok(Some(Record {
             put,
             desired,
@@ -324,7 +336,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     template_version: None,
                     instance_type: String::new(),
                     waits: Vec::new(),
-                    leaving: None,
+                    open: None,
                     rev: 0,
                     // What the cloud shows is recorded once the provisioner has looked.
                     market: phantom_model::instance::Market::OnDemand,
@@ -409,8 +421,9 @@ pub async fn detach(
                 from -= 1;
                 (from + 1, from)
             });
-            let (a, kept) = open(activity::detaching(&ctx, id, shrink), 50, p);
-            p.leaving = Some(kept);
+            let (a, kept) = open(activity::detaching(&ctx, id, shrink), IN_PROGRESS, 50, p);
+            activities.extend(superseded(g, p, ctx.now_ms));
+            p.open = Some(kept);
             activities.push(a);
         }
         Ok(Some(Record {
@@ -424,10 +437,18 @@ pub async fn detach(
     Ok(activities_of(r))
 }
 
-/// Activity `a` of a request that lets instance `m` go, InProgress at `progress` percent as AWS
-/// answers it, and what the instance's record keeps of it until it has gone.
-fn open(a: Activity, progress: i64, m: &Member) -> (Activity, OpenActivity) {
-    let a = activity::in_progress(a, progress, m);
+/// The request still open on `m` (an EnterStandby or ExitStandby no round has seen through yet),
+/// ended as another takes its place.
+fn superseded(g: &Group, m: &Member, now_ms: i64) -> Option<Activity> {
+    m.open
+        .as_ref()
+        .map(|o| activity::finished(&g.name, o, now_ms))
+}
+
+/// Activity `a` of a user's request on instance `m`, at `status` and `progress` percent as AWS
+/// answers it, and what the instance's record keeps of it until it is done.
+fn open(a: Activity, status: &str, progress: i64, m: &Member) -> (Activity, OpenActivity) {
+    let a = activity::in_progress(a, status, progress, m);
     let kept = OpenActivity {
         start_ms: a.start_ms,
         doc: a.doc.clone(),

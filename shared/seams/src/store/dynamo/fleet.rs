@@ -489,7 +489,7 @@ impl DynamoStore {
                 },
                 waits: serde_json::from_str(&get_s(item, "waits")?)
                     .map_err(|_| corrupt(item, "waits", "a list of lifecycle waits"))?,
-                leaving: match opt_s(item, "leaving")? {
+                open: match opt_s(item, "leaving")? {
                     Some(a) => Some(
                         serde_json::from_str(&a)
                             .map_err(|_| corrupt(item, "leaving", "an activity"))?,
@@ -532,7 +532,7 @@ impl DynamoStore {
         if let Some(at_risk) = m.at_risk_ms {
             put = put.item("at_risk", n(at_risk));
         }
-        if let Some(a) = &m.leaving {
+        if let Some(a) = &m.open {
             put = put.item(
                 "leaving",
                 s(serde_json::to_string(a).expect("an activity serialises")),

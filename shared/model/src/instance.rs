@@ -158,9 +158,10 @@ pub struct Member {
     pub weight: Option<i64>,
     /// The lifecycle hooks it waits on (Pending:Wait, Terminating:Wait).
     pub waits: Vec<Wait>,
-    /// The user's request on it, InProgress until done: one that lets it go
-    /// (TerminateInstanceInAutoScalingGroup, DetachInstances) until it has gone, EnterStandby
-    /// until a round has taken it out of service, ExitStandby until it is InService again.
+    /// An activity open on it until done: a user's request that lets it go
+    /// (TerminateInstanceInAutoScalingGroup, DetachInstances), or a termination its hooks hold
+    /// (MidLifecycleAction), until it has gone; EnterStandby until a round has taken it out of
+    /// service, ExitStandby until it is InService again.
     pub open: Option<super::activity::OpenActivity>,
     /// Writes of this record so far (0: not yet stored): each write is conditional on it, so two
     /// writers of one instance (the provisioner, an instance action) cannot overwrite each other.

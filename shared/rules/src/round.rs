@@ -2,7 +2,7 @@
 //! with it, the one `Record` the provisioner hands the store: instance records, the launch
 //! sequence, the backoff and the scaling activities, together.
 
-use crate::activity::{self, Activity, Context, Told};
+use crate::activity::{self, Activity, Context, OpenActivity, Told};
 use crate::lifecycle::Wait;
 use crate::notification::{self, NotificationType, Passage, Waiting};
 use crate::reconcile::{backoff_ms, Cause, CloudState, Lifecycle, Member, Plan, Seen};
@@ -75,34 +75,52 @@ pub fn record(
         }
     }
     for (id, cause) in &plan.hold {
-        if let Some(m) = recorded(id) {
-            let warm = m.lifecycle.is_warm();
-            let passage = if warm {
-                Passage::FromPool
-            } else {
-                Passage::Group
-            };
-            let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, passage);
-            if let Some(until) = plan.drain_until.get(id) {
-                waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
-            }
-            r.put.push(Member {
-                lifecycle: if warm {
-                    Lifecycle::WarmedTerminatingWait
-                } else {
-                    Lifecycle::TerminatingWait
-                },
-                waits,
-                ..m.clone()
-            });
+        let Some(m) = recorded(id) else {
+            r.activities.push(activity::terminated(ctx, id, cause));
+            continue;
+        };
+        let warm = m.lifecycle.is_warm();
+        let passage = if warm {
+            Passage::FromPool
+        } else {
+            Passage::Group
+        };
+        let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, passage);
+        if let Some(until) = plan.drain_until.get(id) {
+            waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
         }
-        r.activities.push(activity::terminated(ctx, id, cause));
+        // AWS's MidLifecycleAction while the hooks hold it, kept open on its record until it
+        // has gone; a standby request still open on it ends here.
+        overtaken(ctx, m, &mut r);
+        let a = activity::in_progress(
+            activity::terminated(ctx, id, cause),
+            "MidLifecycleAction",
+            50,
+            m,
+        );
+        r.put.push(Member {
+            lifecycle: if warm {
+                Lifecycle::WarmedTerminatingWait
+            } else {
+                Lifecycle::TerminatingWait
+            },
+            waits,
+            open: Some(OpenActivity {
+                start_ms: a.start_ms,
+                doc: a.doc.clone(),
+            }),
+            ..m.clone()
+        });
+        r.activities.push(a);
     }
     for id in &plan.retain {
         if let Some(m) = recorded(id) {
+            // Its hooks' hold ends here: retained, not terminated.
+            overtaken(ctx, m, &mut r);
             r.put.push(Member {
                 lifecycle: Lifecycle::TerminatingRetained,
                 waits: Vec::new(),
+                open: None,
                 ..m.clone()
             });
         }
@@ -173,11 +191,11 @@ pub fn record(
         }
     }
     r.forget.extend(plan.finished.iter().cloned());
-    // A user's termination ends its activity (InProgress until now) and tells the topics.
+    // A user's termination, or one the hooks held, ends its activity (open until now) and tells
+    // the topics.
     for id in &plan.finished {
-        if let Some(open) = recorded(id).and_then(|m| m.open.as_ref()) {
-            let a = activity::finished(ctx.group, open, ctx.now_ms);
-            tell(&mut r, NotificationType::Terminate, id, a);
+        if let Some(m) = recorded(id) {
+            told_gone(ctx, m, &mut r);
         }
     }
     for s in &acted.attached {
@@ -220,10 +238,9 @@ pub fn record(
     }
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
-        // Gone before its termination was seen through: the user's request ends with it.
-        if let Some(open) = recorded(id).and_then(|m| m.open.as_ref()) {
-            let a = activity::finished(ctx.group, open, ctx.now_ms);
-            tell(&mut r, NotificationType::Terminate, id, a);
+        // Gone before its termination was seen through: the request ends with it.
+        if let Some(m) = recorded(id).filter(|m| m.open.is_some()) {
+            told_gone(ctx, m, &mut r);
             continue;
         }
         let a = activity::terminated(ctx, id, cause);
@@ -248,6 +265,11 @@ pub fn record(
             }
             None => {
                 if let Some(m) = recorded(id) {
+                    // Let go now (not released from a hold): a standby request still open ends.
+                    let fresh = *cause != Cause::Released;
+                    if fresh {
+                        overtaken(ctx, m, &mut r);
+                    }
                     r.put.push(Member {
                         lifecycle: if m.lifecycle.is_warm() {
                             Lifecycle::WarmedTerminating
@@ -256,11 +278,14 @@ pub fn record(
                         },
                         healthy: false,
                         waits: Vec::new(),
+                        open: if fresh { None } else { m.open.clone() },
                         ..m.clone()
                     });
                 }
-                // A released VM's activity was written when its hooks began to hold it; its
-                // topics hear of it now, as it goes (AWS tells them once it is terminated).
+                // A released VM's activity was written when its hooks began to hold it, and is
+                // open on its record: its topics hear of it once it has gone, with that activity
+                // (AWS tells them once it is terminated). One held before open records (2026-11)
+                // is told now, with an activity of its own.
                 let a = activity::terminated(ctx, id, cause);
                 let passage = if warm {
                     Passage::FromPool
@@ -269,7 +294,7 @@ pub fn record(
                 };
                 let open = recorded(id).is_some_and(|m| m.open.is_some());
                 if *cause == Cause::Released && open {
-                    // A user's request: its topics hear of it when its activity ends.
+                    // Its topics hear of it when its activity ends.
                 } else if *cause == Cause::Released {
                     r.notices.extend(notification::of_activity(
                         &ctx.audience,
@@ -361,6 +386,28 @@ pub fn record(
         None => {}
     }
     r
+}
+
+/// The request still open on `m` (a standby request, or a hold the round ends), ended now without a
+/// word to the topics: what the round does to `m` next has its own activity.
+fn overtaken(ctx: &Context<'_>, m: &Member, r: &mut Record) {
+    if let Some(open) = &m.open {
+        r.activities
+            .push(activity::finished(ctx.group, open, ctx.now_ms));
+    }
+}
+
+/// `m` has gone: its open request (a user's termination, or one its hooks held) ends, and its
+/// topics hear of it with that activity, from the warm pool if it was there.
+fn told_gone(ctx: &Context<'_>, m: &Member, r: &mut Record) {
+    let Some(open) = &m.open else { return };
+    let a = activity::finished(ctx.group, open, ctx.now_ms);
+    let passage = if m.lifecycle.is_warm() {
+        Passage::FromPool
+    } else {
+        Passage::Group
+    };
+    tell_via(r, NotificationType::Terminate, passage, &m.id, a);
 }
 
 /// A user's EnterStandby or ExitStandby, open until a round has the instance out of service (in

@@ -486,3 +486,75 @@ async fn a_users_termination_is_in_progress_until_its_vm_has_gone() {
     assert_eq!(told[0]["ActivityId"], id.as_str());
     assert_eq!(told[0]["StatusCode"], "Successful");
 }
+
+#[tokio::test]
+async fn a_termination_its_hook_holds_is_one_activity_mid_lifecycle_action_until_it_has_gone() {
+    use aws_sdk_autoscaling::types::ScalingActivityStatusCode as Status;
+    let Given { w, u, c } = Given::group("held-activity", 0, 5, 2).await;
+    w.publisher.create(TOPIC);
+    notify(&w, &u, TOPIC, &[TERMINATE]).await;
+    converges(&w, &u, "hotel", "web", 2).await;
+    c.put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
+        .heartbeat_timeout(300)
+        .default_result("CONTINUE")
+        .send()
+        .await
+        .unwrap();
+    resize(&w, &u, 1).await;
+    // Held: its activity MidLifecycleAction at 50, no EndTime, as AWS shows it.
+    let held = w
+        .until(10, "a termination held", async || {
+            crate::provisioning::activities(&w, &u, "web")
+                .await
+                .into_iter()
+                .find(|a| {
+                    a.description()
+                        .is_some_and(|d| d.starts_with("Terminating EC2 instance"))
+                })
+        })
+        .await;
+    assert_eq!(
+        (held.status_code(), held.progress(), held.end_time()),
+        (Some(&Status::MidLifecycleAction), Some(50), None)
+    );
+    let id = held.activity_id().unwrap().to_string();
+    let vm = held
+        .description()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    c.complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("drain")
+        .instance_id(&vm)
+        .lifecycle_action_result("CONTINUE")
+        .send()
+        .await
+        .unwrap();
+    // Gone: the same activity Successful, and the topic told with its id, once.
+    let done = w
+        .until(10, "the held activity Successful", async || {
+            crate::provisioning::activities(&w, &u, "web")
+                .await
+                .into_iter()
+                .find(|a| {
+                    a.activity_id() == Some(id.as_str())
+                        && a.status_code() == Some(&Status::Successful)
+                })
+        })
+        .await;
+    assert!(done.end_time().is_some());
+    let terminations: Vec<Value> = bodies(&w, TOPIC)
+        .into_iter()
+        .filter(|b| b["Event"] == TERMINATE)
+        .collect();
+    assert_eq!(terminations.len(), 1, "{terminations:?}");
+    assert_eq!(terminations[0]["EC2InstanceId"], vm.as_str());
+    assert_eq!(terminations[0]["ActivityId"], id.as_str());
+    assert_eq!(terminations[0]["StatusCode"], "Successful");
+}

@@ -77,6 +77,17 @@ impl Lifecycle {
             Self::Terminating | Self::TerminatingWait | Self::TerminatingRetained | Self::Detaching
         )
     }
+    /// On its way to termination (held by hooks or not), from the group or its warm pool: an
+    /// activity open on it is its termination's.
+    pub fn is_terminating(self) -> bool {
+        matches!(
+            self,
+            Self::Terminating
+                | Self::TerminatingWait
+                | Self::WarmedTerminating
+                | Self::WarmedTerminatingWait
+        )
+    }
     /// In the warm pool: beside the group, not in it.
     pub fn is_warm(self) -> bool {
         matches!(

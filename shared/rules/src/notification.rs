@@ -239,8 +239,7 @@ struct ActivityMessage<'a> {
     account_id: &'a str,
     description: &'a str,
     request_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    end_time: Option<&'a str>,
+    end_time: String,
     #[serde(rename = "AutoScalingGroupARN")]
     auto_scaling_group_arn: &'a str,
     activity_id: &'a str,
@@ -301,7 +300,9 @@ pub fn of_activity(
         account_id: account_of(&activity.auto_scaling_group_arn),
         description: &activity.description,
         request_id: &activity.activity_id,
-        end_time: activity.end_time.as_deref(),
+        // An activity still open (a launch's, InProgress) is told with the message's time, as
+        // AWS's launch notification carries an EndTime beside its Progress 50.
+        end_time: activity.end_time.clone().unwrap_or_else(|| time(now_ms)),
         auto_scaling_group_arn: &activity.auto_scaling_group_arn,
         activity_id: &activity.activity_id,
         start_time: &activity.start_time,

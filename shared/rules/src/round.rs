@@ -239,9 +239,14 @@ pub fn record(
     for (id, cause) in &plan.gone {
         r.forget.push(id.clone());
         // Gone before its termination was seen through: the request ends with it.
-        if let Some(m) = recorded(id).filter(|m| m.open.is_some()) {
+        if let Some(m) = recorded(id).filter(|m| m.open.is_some() && m.lifecycle.is_terminating()) {
             told_gone(ctx, m, &mut r);
             continue;
+        }
+        // Gone while launching, detaching or in Standby: that activity ends, and it is told of
+        // as terminated.
+        if let Some(m) = recorded(id) {
+            overtaken(ctx, m, &mut r);
         }
         let a = activity::terminated(ctx, id, cause);
         let warm = recorded(id).is_some_and(|m| m.lifecycle.is_warm());
@@ -315,25 +320,35 @@ pub fn record(
     if !acted.launched.is_empty() || !acted.launched_warm.is_empty() || !plan.adopt.is_empty() {
         r.launch_seq = Some(before.launch_seq + 1);
     }
-    if !acted.launched.is_empty() {
+    // Each new VM's activity is open until it is InService (AWS's InProgress at 50, or
+    // MidLifecycleAction while launch hooks hold it); its topics hear of it now, as AWS tells them.
+    for m in &acted.launched {
+        let note = acted.moved_on.get(&m.id).map(String::as_str);
+        let held = !plan.launch_waits.is_empty();
+        let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
+        let status = if held {
+            "MidLifecycleAction"
+        } else {
+            "InProgress"
+        };
+        let a = activity::in_progress(a, status, 50, m);
+        let open = Some(OpenActivity {
+            start_ms: a.start_ms,
+            doc: a.doc.clone(),
+        });
         // With launch hooks, a new VM waits on them from the start.
-        for m in &acted.launched {
-            if plan.launch_waits.is_empty() {
-                r.put.push(m.clone());
-            } else {
-                let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
-                r.put.push(Member {
-                    lifecycle: Lifecycle::PendingWait,
-                    waits,
-                    ..m.clone()
-                });
-            }
+        if held {
+            let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
+            r.put.push(Member {
+                lifecycle: Lifecycle::PendingWait,
+                waits,
+                open,
+                ..m.clone()
+            });
+        } else {
+            r.put.push(Member { open, ..m.clone() });
         }
-        for m in &acted.launched {
-            let note = acted.moved_on.get(&m.id).map(String::as_str);
-            let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
-            tell(&mut r, NotificationType::Launch, &m.id, a);
-        }
+        tell(&mut r, NotificationType::Launch, &m.id, a);
     }
     // With launch hooks, a VM launched into the pool waits on them before it is stopped.
     for m in &acted.launched_warm {
@@ -370,7 +385,7 @@ pub fn record(
     put.reverse();
     put.retain(|m| !r.forget.contains(&m.id));
     r.put = put;
-    standby_seen_through(ctx, members, plan, &mut r);
+    seen_through(ctx, members, plan, &mut r);
     match &acted.launch_failed {
         Some(why) => {
             let from = plan.capacity_from + acted.launched.len() as i64;
@@ -410,9 +425,10 @@ fn told_gone(ctx: &Context<'_>, m: &Member, r: &mut Record) {
     tell_via(r, NotificationType::Terminate, passage, &m.id, a);
 }
 
-/// A user's EnterStandby or ExitStandby, open until a round has the instance out of service (in
-/// Standby, its load balancers told) or InService again: ended, and its record cleared of it.
-fn standby_seen_through(ctx: &Context<'_>, members: &[Member], plan: &Plan, r: &mut Record) {
+/// A launch, or a user's EnterStandby or ExitStandby, open until a round has the instance
+/// InService (again), or out of service (in Standby, its load balancers told): ended, and its
+/// record cleared of it.
+fn seen_through(ctx: &Context<'_>, members: &[Member], plan: &Plan, r: &mut Record) {
     let through = plan.in_standby.iter().chain(&plan.in_service);
     for m in through.filter_map(|id| members.iter().find(|m| m.id == *id)) {
         let Some(open) = &m.open else { continue };

@@ -92,6 +92,29 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
         .auto_scaling_instances()
         .iter()
         .all(|i| i.lifecycle_state() == Some("Pending:Wait")));
+    // Their launches' activities: MidLifecycleAction while the hook holds them, as AWS shows.
+    let launching = |id: &str| {
+        let id = id.to_string();
+        let (w, u) = (&w, &u);
+        async move {
+            activities(w, u, "web")
+                .await
+                .into_iter()
+                .find(|a| a.description() == Some(&format!("Launching a new EC2 instance: {id}")))
+                .expect("its launch's activity")
+        }
+    };
+    for id in &held {
+        let a = launching(id).await;
+        assert_eq!(
+            (a.status_code(), a.progress(), a.end_time()),
+            (
+                Some(&ScalingActivityStatusCode::MidLifecycleAction),
+                Some(50),
+                None
+            )
+        );
+    }
 
     // CONTINUE: InService at once. ABANDON: terminated and replaced. A heartbeat keeps the third
     // past its first deadline; then the timeout gives the default, ABANDON.
@@ -106,6 +129,10 @@ async fn a_launch_hook_holds_new_vms_until_continued_abandoned_or_timed_out() {
         .unwrap();
     w.run_for(2).await;
     assert_eq!(in_service(&w, &u, "web").await, [held[0].clone()]);
+    assert_eq!(
+        launching(&held[0]).await.status_code(),
+        Some(&ScalingActivityStatusCode::Successful)
+    );
     assert!(!w.hotel.alive().contains(&held[1]), "abandoned: terminated");
     let pending = in_state(&w, &u, "web", LifecycleState::PendingWait).await;
     assert_eq!(

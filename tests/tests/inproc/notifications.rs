@@ -168,11 +168,22 @@ async fn a_groups_topic_hears_each_launch_and_termination_once_in_awss_words() {
     }
     assert_eq!(launch["Service"], "AWS Auto Scaling");
     assert_eq!(launch["AutoScalingGroupName"], "web");
+    // Told as it launches, InProgress at 50, as AWS tells it; the activity is Successful once
+    // the instance is InService.
+    assert_eq!(
+        (launch["StatusCode"].as_str(), launch["Progress"].as_i64()),
+        (Some("InProgress"), Some(50))
+    );
     let activities = c.activities("web").await;
-    assert!(activities
+    let shown = activities
         .activities()
         .iter()
-        .any(|a| Some(a.activity_id()) == Some(launch["ActivityId"].as_str())));
+        .find(|a| Some(a.activity_id()) == Some(launch["ActivityId"].as_str()))
+        .expect("the launch's activity");
+    assert_eq!(
+        (shown.status_code().map(|s| s.as_str()), shown.progress()),
+        (Some("Successful"), Some(100))
+    );
 
     // Deleted: nothing more is told; deleting it again is refused.
     c.delete_notification_configuration()

@@ -501,7 +501,10 @@ async fn contract(s: &dyn Store, u: &str) {
         market: phantom_model::instance::Market::Spot,
         launch_configuration: None,
         launch_template: Some(template.clone()),
-        template_version: Some("3".into()),
+        launched_from: Some(LaunchTemplateSpecification {
+            version: Some("3".into()),
+            ..template.clone()
+        }),
         subnet: Some("subnet-1".into()),
         joined_ms: Some(4_000),
         replaces_ms: Some(3_500),

@@ -308,11 +308,12 @@ impl Provisioner {
                                 protected: protect,
                                 launch_configuration: on.launch_configuration.clone(),
                                 launch_template: launch_template.clone(),
-                                template_version: req
-                                    .template
-                                    .as_ref()
-                                    .filter(|t| !t.version.starts_with('$'))
-                                    .map(|t| t.version.clone()),
+                                launched_from: match (&launch_template, &req.template) {
+                                    (Some(group), Some(t)) => {
+                                        Some(launched_from(group, t, &on.cloud))
+                                    }
+                                    _ => None,
+                                },
                                 instance_type: s.instance_type,
                                 // What was asked for and granted (a cloud may not echo it).
                                 market: if req.spot.is_some() {
@@ -609,6 +610,33 @@ fn reserved(g: &Group, tries: Vec<LaunchRequest>) -> Vec<LaunchRequest> {
                 .collect()
         })
         .collect()
+}
+
+/// What a VM launched from template `t` on `cloud` shows as its LaunchTemplate: `t` (the group's
+/// template or its override's own), named as the group names its template (with `@<cloud>` where
+/// the group's has it), at the version it was launched from.
+fn launched_from(
+    group: &LaunchTemplateSpecification,
+    t: &TemplateRef,
+    cloud: &str,
+) -> LaunchTemplateSpecification {
+    let at = group
+        .launch_template_name
+        .as_deref()
+        .or(group.launch_template_id.as_deref())
+        .is_some_and(|n| n.contains('@'));
+    let named = |s: &String| {
+        if at {
+            format!("{s}@{cloud}")
+        } else {
+            s.clone()
+        }
+    };
+    LaunchTemplateSpecification {
+        launch_template_id: t.id.as_ref().map(named),
+        launch_template_name: t.name.as_ref().map(named),
+        version: Some(t.version.clone()),
+    }
 }
 
 /// `spec` with each template's `$Latest` or `$Default` the version number it is now on the cloud

@@ -158,10 +158,11 @@ pub struct Member {
     pub launch_configuration: Option<String>,
     /// The launch template (as the group named it) a VM was launched from, if it was.
     pub launch_template: Option<LaunchTemplateSpecification>,
-    /// The number of the template's version it was launched from (`$Latest` or `$Default` as
-    /// they were then), shown as its `LaunchTemplate.Version`; None for a VM recorded before
-    /// 2026-11-27, which shows the version its group named.
-    pub template_version: Option<String>,
+    /// The launch template it was launched from (the group's, or its instance type's override's
+    /// own), named as the group names templates, at the number of the version (`$Latest` or
+    /// `$Default` as they were then): shown as its `LaunchTemplate`. None for a VM recorded before
+    /// 2026-11-27, which shows `launch_template`.
+    pub launched_from: Option<LaunchTemplateSpecification>,
     pub instance_type: String,
     pub market: Market,
     /// The capacity units its type weighed when it was launched (a MixedInstancesPolicy

@@ -407,14 +407,11 @@ impl Member {
             health_status: if self.healthy { "Healthy" } else { "Unhealthy" },
             // An attached instance was launched from no launch configuration of Phantom's.
             launch_configuration_name: self.launch_configuration.clone(),
-            // The version it launched from, where recorded.
+            // What it launched from, where recorded.
             launch_template: self
-                .launch_template
+                .launched_from
                 .clone()
-                .map(|t| LaunchTemplateSpecification {
-                    version: self.template_version.clone().or(t.version.clone()),
-                    ..t
-                }),
+                .or_else(|| self.launch_template.clone()),
             protected_from_scale_in: self.protected,
             weighted_capacity: self.weight.map(|w| w.to_string()),
         }

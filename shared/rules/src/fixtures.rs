@@ -21,7 +21,7 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         protected: false,
         launch_configuration: Some("web@hotel".into()),
         launch_template: None,
-        template_version: None,
+        launched_from: None,
         instance_type: "t2.micro".into(),
         market: Market::OnDemand,
         waits: vec![],

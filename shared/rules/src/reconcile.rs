@@ -300,7 +300,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 launch_configuration: target.launch_configuration.clone(),
                 launch_template: target.launch_template.clone(),
                 // Its launch's record was lost: the version the group names.
-                template_version: None,
+                launched_from: None,
                 instance_type: s.instance_type.clone(),
                 waits: plan.launch_waits.clone(),
                 open: None,

@@ -165,6 +165,7 @@ async fn a_group_launches_from_a_template_on_its_cloud() {
 async fn mixed_instances_overrides_are_tried_in_order() {
     let Given { w, u, c } = Given::user("mixed").await;
     w.sierra.add_template("batch", IMAGE, "t2.micro");
+    let big = w.sierra.add_template("big", IMAGE, "m5.large");
     w.sierra.short_of("c5.large");
     let policy = |strategy: &str, percent: i32| {
         MixedInstancesPolicy::builder()
@@ -179,6 +180,7 @@ async fn mixed_instances_overrides_are_tried_in_order() {
                     .overrides(
                         LaunchTemplateOverrides::builder()
                             .instance_type("m5.large")
+                            .launch_template_specification(spec("big@sierra", "$Latest"))
                             .build(),
                     )
                     .build(),
@@ -213,6 +215,22 @@ async fn mixed_instances_overrides_are_tried_in_order() {
         .unwrap()
         .overrides();
     assert_eq!(overrides.len(), 2, "described as given");
+    // Each VM shows the template it was launched from, its override's own, as AWS shows it.
+    for i in g.instances() {
+        let lt = i.launch_template().unwrap();
+        assert_eq!(
+            (
+                lt.launch_template_id(),
+                lt.launch_template_name(),
+                lt.version()
+            ),
+            (
+                Some(format!("{big}@sierra").as_str()),
+                Some("big@sierra"),
+                Some("1")
+            )
+        );
+    }
 
     for (policy, want) in [
         (policy("prioritized", 150), "between 0 and 100"),

@@ -333,7 +333,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     protected: protect,
                     launch_configuration: None,
                     launch_template: None,
-                    template_version: None,
+                    launched_from: None,
                     instance_type: String::new(),
                     waits: Vec::new(),
                     open: None,

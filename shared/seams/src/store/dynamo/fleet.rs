@@ -478,7 +478,13 @@ impl DynamoStore {
                     ),
                     None => None,
                 },
-                template_version: opt_s(item, "ltv")?,
+                launched_from: match opt_s(item, "lt_from")? {
+                    Some(lt) => Some(
+                        serde_json::from_str(&lt)
+                            .map_err(|_| corrupt(item, "lt_from", "a launch template"))?,
+                    ),
+                    None => None,
+                },
                 instance_type: get_s(item, "itype")?,
                 // Absent on a VM recorded before spot (2026-11): those were all on-demand.
                 market: match opt_s(item, "market")? {
@@ -553,8 +559,11 @@ impl DynamoStore {
         if let Some(v) = &m.subnet {
             put = put.item("subnet", s(v));
         }
-        if let Some(v) = &m.template_version {
-            put = put.item("ltv", s(v));
+        if let Some(lt) = &m.launched_from {
+            put = put.item(
+                "lt_from",
+                s(serde_json::to_string(lt).expect("a template serializes")),
+            );
         }
         // Conditional on the record as it was read: new, or still at the revision read.
         let put = if m.rev == 0 {

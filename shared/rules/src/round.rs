@@ -92,12 +92,7 @@ pub fn record(
         // AWS's MidLifecycleAction while the hooks hold it, kept open on its record until it
         // has gone; a standby request still open on it ends here.
         overtaken(ctx, m, &mut r);
-        let a = activity::in_progress(
-            activity::terminated(ctx, id, cause),
-            "MidLifecycleAction",
-            50,
-            m,
-        );
+        let (a, open) = under_way(activity::terminated(ctx, id, cause), true, m);
         r.put.push(Member {
             lifecycle: if warm {
                 Lifecycle::WarmedTerminatingWait
@@ -105,10 +100,7 @@ pub fn record(
                 Lifecycle::TerminatingWait
             },
             waits,
-            open: Some(OpenActivity {
-                start_ms: a.start_ms,
-                doc: a.doc.clone(),
-            }),
+            open,
             ..m.clone()
         });
         r.activities.push(a);
@@ -140,6 +132,9 @@ pub fn record(
         if let Some(m) = recorded(id) {
             let held = !plan.launch_waits.is_empty();
             let waits = start_waits(ctx, &mut r, &plan.launch_waits, id, Passage::FromPool);
+            overtaken(ctx, m, &mut r);
+            let a = activity::from_pool(ctx, m, plan.capacity_from, plan.capacity_to);
+            let (a, open) = under_way(a, held, m);
             r.put.push(Member {
                 lifecycle: if held {
                     Lifecycle::PendingWait
@@ -149,9 +144,9 @@ pub fn record(
                 waits,
                 joined_ms: Some(ctx.now_ms),
                 healthy: true,
+                open,
                 ..m.clone()
             });
-            let a = activity::from_pool(ctx, m, plan.capacity_from, plan.capacity_to);
             tell_via(&mut r, NotificationType::Launch, Passage::FromPool, id, a);
         }
     }
@@ -326,16 +321,7 @@ pub fn record(
         let note = acted.moved_on.get(&m.id).map(String::as_str);
         let held = !plan.launch_waits.is_empty();
         let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
-        let status = if held {
-            "MidLifecycleAction"
-        } else {
-            "InProgress"
-        };
-        let a = activity::in_progress(a, status, 50, m);
-        let open = Some(OpenActivity {
-            start_ms: a.start_ms,
-            doc: a.doc.clone(),
-        });
+        let (a, open) = under_way(a, held, m);
         // With launch hooks, a new VM waits on them from the start.
         if held {
             let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
@@ -351,20 +337,22 @@ pub fn record(
         tell(&mut r, NotificationType::Launch, &m.id, a);
     }
     // With launch hooks, a VM launched into the pool waits on them before it is stopped.
-    for m in &acted.launched_warm {
-        if plan.launch_waits.is_empty() {
-            r.put.push(m.clone());
-        } else {
+    // Open until the VM is in the pool's state.
+    for (i, m) in acted.launched_warm.iter().enumerate() {
+        let held = !plan.launch_waits.is_empty();
+        let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
+        let (a, open) = under_way(a, held, m);
+        if held {
             let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::IntoPool);
             r.put.push(Member {
                 lifecycle: Lifecycle::WarmedPendingWait,
                 waits,
+                open,
                 ..m.clone()
             });
+        } else {
+            r.put.push(Member { open, ..m.clone() });
         }
-    }
-    for (i, m) in acted.launched_warm.iter().enumerate() {
-        let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
         tell_via(
             &mut r,
             NotificationType::Launch,
@@ -403,6 +391,23 @@ pub fn record(
     r
 }
 
+/// Activity `a` of `m` as it starts, under way as AWS shows it (InProgress at 50, or
+/// MidLifecycleAction while lifecycle hooks hold it), and what `m`'s record keeps of it until it
+/// is done.
+fn under_way(a: Activity, held: bool, m: &Member) -> (Activity, Option<OpenActivity>) {
+    let status = if held {
+        "MidLifecycleAction"
+    } else {
+        "InProgress"
+    };
+    let a = activity::in_progress(a, status, 50, m);
+    let open = Some(OpenActivity {
+        start_ms: a.start_ms,
+        doc: a.doc.clone(),
+    });
+    (a, open)
+}
+
 /// The request still open on `m` (a standby request, or a hold the round ends), ended now without a
 /// word to the topics: what the round does to `m` next has its own activity.
 fn overtaken(ctx: &Context<'_>, m: &Member, r: &mut Record) {
@@ -425,11 +430,12 @@ fn told_gone(ctx: &Context<'_>, m: &Member, r: &mut Record) {
     tell_via(r, NotificationType::Terminate, passage, &m.id, a);
 }
 
-/// A launch, or a user's EnterStandby or ExitStandby, open until a round has the instance
-/// InService (again), or out of service (in Standby, its load balancers told): ended, and its
-/// record cleared of it.
+/// A launch (into the group, from the warm pool or into it), or a user's EnterStandby or
+/// ExitStandby, open until a round has the instance InService (again), in the pool's state, or
+/// out of service (in Standby, its load balancers told): ended, and its record cleared of it.
 fn seen_through(ctx: &Context<'_>, members: &[Member], plan: &Plan, r: &mut Record) {
-    let through = plan.in_standby.iter().chain(&plan.in_service);
+    let warmed = plan.warmed.iter().map(|(id, _)| id);
+    let through = plan.in_standby.iter().chain(&plan.in_service).chain(warmed);
     for m in through.filter_map(|id| members.iter().find(|m| m.id == *id)) {
         let Some(open) = &m.open else { continue };
         // It got there this round (even if chosen for scale-in in the same round).

@@ -405,12 +405,37 @@ async fn a_groups_topic_hears_of_its_warm_pool_vms() {
         (stopped == 2 && g.instances().len() == 1).then_some(())
     })
     .await;
+    // Each told InProgress as it launched; its activity Successful once in the pool's state.
+    let statuses = |prefix: &'static str| {
+        let (w, u) = (&w, &u);
+        async move {
+            crate::provisioning::activities(w, u, "web")
+                .await
+                .into_iter()
+                .filter(|a| a.description().is_some_and(|d| d.starts_with(prefix)))
+                .map(|a| a.status_code().unwrap().as_str().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        statuses("Launching a new EC2 instance into warm pool").await,
+        ["Successful", "Successful"]
+    );
+    assert!(bodies(&w, TOPIC)
+        .iter()
+        .filter(|b| b["Destination"] == "WarmPool")
+        .all(|b| b["StatusCode"] == "InProgress"));
     // Scale-out takes one from the pool; the pool's deletion terminates the other.
     resize(&w, &u, 2).await;
     w.until(30, "a VM joined from the pool, told", async || {
         routes(&w)
             .iter()
             .any(|r| r.0 == LAUNCH && r.1 == "WarmPool" && r.2 == "AutoScalingGroup")
+            .then_some(())
+    })
+    .await;
+    w.until(30, "its join Successful once InService", async || {
+        (statuses("Launching a new EC2 instance from warm pool").await == ["Successful"])
             .then_some(())
     })
     .await;

@@ -155,6 +155,16 @@ async fn create_and_delete_errors() {
             "The AutoScaling group may not be modified while it is pending delete"
         )
     );
+    let (_, m) = failure(
+        c.suspend_processes()
+            .auto_scaling_group_name("g")
+            .send()
+            .await,
+    );
+    assert_eq!(
+        m,
+        "Processes may not be suspended while the AutoScaling group is pending delete"
+    );
     w.until(30, "the group is gone", async || {
         group(&w, &u, "g").await.is_none().then_some(())
     })

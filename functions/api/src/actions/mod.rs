@@ -422,10 +422,23 @@ pub(crate) async fn change_group(
     reason: Option<&str>,
     change: impl Fn(&phantom_rules::group::Group) -> ApiResult<phantom_rules::group::Group>,
 ) -> ApiResult<phantom_rules::group::Group> {
+    change_group_refusing(app, caller, name, reason, pending_delete, change).await
+}
+
+/// `change_group`, a group being deleted refused with `pending`'s words (an action whose words
+/// AWS gives its own).
+pub(crate) async fn change_group_refusing(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+    reason: Option<&str>,
+    pending: fn() -> ApiError,
+    change: impl Fn(&phantom_rules::group::Group) -> ApiResult<phantom_rules::group::Group>,
+) -> ApiResult<phantom_rules::group::Group> {
     compare_and_set(|| async {
         let g = group_named(app, caller, name).await?;
         if g.deleting() {
-            return Err(pending_delete());
+            return Err(pending());
         }
         let next = across::settled(Some(&g), change(&g)?)?;
         if next == g {

@@ -2,17 +2,24 @@
 //! a group's settings (`phantom_rules::processes`). A suspended process holds back what the provisioner
 //! and the health check do (`phantom_rules::reconcile::decide`); resuming one asks for a reconcile.
 
-use super::change_group;
+use super::{change_group, change_group_refusing};
 use crate::App;
 use phantom_model::request::{DisableMetricsCollection, EnableMetricsCollection, ScalingProcesses};
 use phantom_rules::identity::Caller;
 use phantom_rules::processes;
-use phantom_wire::ApiResult;
+use phantom_wire::{ApiError, ApiResult};
+
+/// AWS's words for SuspendProcesses on a group being deleted (cloud-custodian#497 quotes them).
+fn not_while_deleting() -> ApiError {
+    ApiError::validation(
+        "Processes may not be suspended while the AutoScaling group is pending delete",
+    )
+}
 
 pub async fn suspend(app: &App, caller: &Caller, input: ScalingProcesses) -> ApiResult<()> {
     let now = phantom_model::time::format_seconds(app.clock.now());
     let name = &input.auto_scaling_group_name;
-    change_group(app, caller, name, None, |g| {
+    change_group_refusing(app, caller, name, None, not_while_deleting, |g| {
         let mut next = g.clone();
         next.settings.suspended_processes = processes::suspend(
             &g.settings.suspended_processes,

@@ -530,15 +530,7 @@ async fn a_termination_its_hook_holds_is_one_activity_mid_lifecycle_action_until
     w.publisher.create(TOPIC);
     notify(&w, &u, TOPIC, &[TERMINATE]).await;
     converges(&w, &u, "hotel", "web", 2).await;
-    c.put_lifecycle_hook()
-        .auto_scaling_group_name("web")
-        .lifecycle_hook_name("drain")
-        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
-        .heartbeat_timeout(300)
-        .default_result("CONTINUE")
-        .send()
-        .await
-        .unwrap();
+    crate::warm::drain_hook(&c).await;
     resize(&w, &u, 1).await;
     // Held: its activity MidLifecycleAction at 50, no EndTime, as AWS shows it.
     let held = w

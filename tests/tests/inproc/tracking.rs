@@ -785,12 +785,80 @@ async fn a_step_policy_alarm_takes_the_maximum_of_its_series_and_its_own_warm_up
 
 /// An instance refresh's AlarmSpecification names the group's own alarms (PutPolicyAlarm): one
 /// that goes into ALARM while the refresh runs fails it; an alarm the group has not is refused.
+/// Preferences of a refresh that watches `alarm`, held at its checkpoint (50 %) for an hour.
+fn watching(alarm: &str) -> aws_sdk_autoscaling::types::RefreshPreferences {
+    use aws_sdk_autoscaling::types::{AlarmSpecification, RefreshPreferences};
+    RefreshPreferences::builder()
+        .min_healthy_percentage(50)
+        .instance_warmup(0)
+        .checkpoint_percentages(50)
+        .checkpoint_delay(3600)
+        .alarm_specification(AlarmSpecification::builder().alarms(alarm).build())
+        .build()
+}
+
+/// Group `web`'s refresh `id` as DescribeInstanceRefreshes shows it.
+async fn refresh_of(w: &World, u: &User, id: &str) -> aws_sdk_autoscaling::types::InstanceRefresh {
+    w.sdk(u)
+        .describe_instance_refreshes()
+        .auto_scaling_group_name("web")
+        .instance_refresh_ids(id)
+        .send()
+        .await
+        .unwrap()
+        .instance_refreshes()[0]
+        .clone()
+}
+
+/// Starts a refresh of group `web` watching `alarm`, and runs until it waits at its checkpoint,
+/// still InProgress 5 s later: quiet, it goes on waiting. Its id.
+async fn held_at_checkpoint(w: &World, u: &User, alarm: &str) -> String {
+    use aws_sdk_autoscaling::types::InstanceRefreshStatus;
+    let id = w
+        .sdk(u)
+        .start_instance_refresh()
+        .auto_scaling_group_name("web")
+        .preferences(watching(alarm))
+        .send()
+        .await
+        .unwrap()
+        .instance_refresh_id()
+        .unwrap()
+        .to_string();
+    w.until(60, "the checkpoint", async || {
+        refresh_of(w, u, &id)
+            .await
+            .status_reason()
+            .filter(|s| s.contains("checkpoint"))
+            .map(|_| ())
+    })
+    .await;
+    w.run_for(5).await;
+    assert_eq!(
+        refresh_of(w, u, &id).await.status(),
+        Some(&InstanceRefreshStatus::InProgress)
+    );
+    id
+}
+
+/// Runs until group `web`'s refresh `id` has failed, and says the alarm `alarm` failed it.
+async fn failed_by(w: &World, u: &User, id: &str, alarm: &str) {
+    use aws_sdk_autoscaling::types::InstanceRefreshStatus;
+    let r = w
+        .until(10, "the refresh Failed", async || {
+            let r = refresh_of(w, u, id).await;
+            (r.status() == Some(&InstanceRefreshStatus::Failed)).then_some(r)
+        })
+        .await;
+    assert_eq!(
+        r.status_reason(),
+        Some(format!("The alarm {alarm} went into the ALARM state.").as_str())
+    );
+}
+
 #[tokio::test]
 async fn an_instance_refresh_fails_when_an_alarm_it_watches_goes_into_alarm() {
     use super::self_service::call;
-    use aws_sdk_autoscaling::types::{
-        AlarmSpecification, InstanceRefreshStatus, RefreshPreferences,
-    };
     use serde_json::json;
     let (w, u) = warming_group("refresh-alarm").await;
     // A disabled policy: its alarm is watched by the refresh only, and scales nothing.
@@ -812,80 +880,26 @@ async fn an_instance_refresh_fails_when_an_alarm_it_watches_goes_into_alarm() {
     assert_eq!(status, 200, "{made}");
     let name = made["AlarmName"].as_str().unwrap().to_string();
     w.metric("app_errors", Some(0.0));
-    let c = w.sdk(&u);
-    let prefs = |alarm: &str| {
-        RefreshPreferences::builder()
-            .min_healthy_percentage(50)
-            .instance_warmup(0)
-            .checkpoint_percentages(50)
-            .checkpoint_delay(3600)
-            .alarm_specification(AlarmSpecification::builder().alarms(alarm).build())
-            .build()
-    };
     let e = crate::invalid(
-        c.start_instance_refresh()
+        w.sdk(&u)
+            .start_instance_refresh()
             .auto_scaling_group_name("web")
-            .preferences(prefs("someone-elses-alarm"))
+            .preferences(watching("someone-elses-alarm"))
             .send()
             .await,
     );
     assert!(e.contains("someone-elses-alarm"), "{e}");
-    let id = c
-        .start_instance_refresh()
-        .auto_scaling_group_name("web")
-        .preferences(prefs(&name))
-        .send()
-        .await
-        .unwrap()
-        .instance_refresh_id()
-        .unwrap()
-        .to_string();
-    let refresh = async || {
-        c.describe_instance_refreshes()
-            .auto_scaling_group_name("web")
-            .instance_refresh_ids(&id)
-            .send()
-            .await
-            .unwrap()
-            .instance_refreshes()[0]
-            .clone()
-    };
-    // Held at its checkpoint, watching: quiet, it goes on waiting.
-    w.until(60, "the checkpoint", async || {
-        refresh()
-            .await
-            .status_reason()
-            .filter(|s| s.contains("checkpoint"))
-            .map(|_| ())
-    })
-    .await;
-    w.run_for(5).await;
-    assert_eq!(
-        refresh().await.status(),
-        Some(&InstanceRefreshStatus::InProgress)
-    );
-    let shown = refresh().await;
+    let id = held_at_checkpoint(&w, &u, &name).await;
+    let shown = refresh_of(&w, &u, &id).await;
     let watched = shown.preferences().unwrap().alarm_specification().unwrap();
     assert_eq!(watched.alarms(), std::slice::from_ref(&name));
     // Errors climb: the refresh fails, saying which alarm.
     w.metric("app_errors", Some(9.0));
-    let r = w
-        .until(10, "the refresh Failed", async || {
-            let r = refresh().await;
-            (r.status() == Some(&InstanceRefreshStatus::Failed)).then_some(r)
-        })
-        .await;
-    assert_eq!(
-        r.status_reason(),
-        Some(format!("The alarm {name} went into the ALARM state.").as_str())
-    );
+    failed_by(&w, &u, &id, &name).await;
 }
 
 #[tokio::test]
 async fn an_instance_refresh_watches_a_target_tracking_policys_alarm_high() {
-    use aws_sdk_autoscaling::types::{
-        AlarmSpecification, InstanceRefreshStatus, RefreshPreferences,
-    };
     let (w, u) = warming_group("refresh-tt").await;
     // Within its band (90 to 100 of a target of 100): neither alarm.
     w.metric("app_latency", Some(95.0));
@@ -900,58 +914,8 @@ async fn an_instance_refresh_watches_a_target_tracking_policys_alarm_high() {
     let policies = web_policies(&w, &u).await;
     let high = policies[0].alarms()[0].alarm_name().unwrap().to_string();
     assert!(high.contains("-AlarmHigh-"), "{high}");
-    let c = w.sdk(&u);
-    let id = c
-        .start_instance_refresh()
-        .auto_scaling_group_name("web")
-        .preferences(
-            RefreshPreferences::builder()
-                .min_healthy_percentage(50)
-                .instance_warmup(0)
-                .checkpoint_percentages(50)
-                .checkpoint_delay(3600)
-                .alarm_specification(AlarmSpecification::builder().alarms(&high).build())
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .instance_refresh_id()
-        .unwrap()
-        .to_string();
-    let refresh = async || {
-        c.describe_instance_refreshes()
-            .auto_scaling_group_name("web")
-            .instance_refresh_ids(&id)
-            .send()
-            .await
-            .unwrap()
-            .instance_refreshes()[0]
-            .clone()
-    };
-    w.until(60, "the checkpoint", async || {
-        refresh()
-            .await
-            .status_reason()
-            .filter(|s| s.contains("checkpoint"))
-            .map(|_| ())
-    })
-    .await;
-    w.run_for(5).await;
-    assert_eq!(
-        refresh().await.status(),
-        Some(&InstanceRefreshStatus::InProgress)
-    );
+    let id = held_at_checkpoint(&w, &u, &high).await;
     // Above the target for three datapoints: AlarmHigh goes into ALARM, the refresh fails.
     w.metric("app_latency", Some(150.0));
-    let r = w
-        .until(10, "the refresh Failed", async || {
-            let r = refresh().await;
-            (r.status() == Some(&InstanceRefreshStatus::Failed)).then_some(r)
-        })
-        .await;
-    assert_eq!(
-        r.status_reason(),
-        Some(format!("The alarm {high} went into the ALARM state.").as_str())
-    );
+    failed_by(&w, &u, &id, &high).await;
 }

@@ -492,7 +492,7 @@ async fn launch_hooks_hold_vms_entering_the_pool_and_leaving_it() {
 }
 
 /// The group's termination hook `drain` (CONTINUE after 300 s).
-async fn drain_hook(c: &aws_sdk_autoscaling::Client) {
+pub(crate) async fn drain_hook(c: &aws_sdk_autoscaling::Client) {
     c.put_lifecycle_hook()
         .auto_scaling_group_name("web")
         .lifecycle_hook_name("drain")

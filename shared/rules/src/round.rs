@@ -438,11 +438,13 @@ fn seen_through(ctx: &Context<'_>, members: &[Member], plan: &Plan, r: &mut Reco
     let through = plan.in_standby.iter().chain(&plan.in_service).chain(warmed);
     for m in through.filter_map(|id| members.iter().find(|m| m.id == *id)) {
         let Some(open) = &m.open else { continue };
-        // It got there this round (even if chosen for scale-in in the same round).
-        if r.forget.contains(&m.id) {
+        let at = r.put.iter().position(|p| p.id == m.id);
+        // Let go in the same round, its activity ended there (or forgotten): one write of an
+        // activity a transaction.
+        let ended = at.is_some_and(|i| r.put[i].open.as_ref() != Some(open));
+        if ended || r.forget.contains(&m.id) {
             continue;
         }
-        let at = r.put.iter().position(|p| p.id == m.id);
         r.activities
             .push(activity::finished(ctx.group, open, ctx.now_ms));
         match at {
@@ -746,6 +748,23 @@ mod tests {
         let r = record(&ctx(), BEFORE, &members, &both, &Acted::default());
         assert_eq!(r.put.len(), 1);
         assert_eq!(r.put[0].lifecycle, Lifecycle::Terminating);
+        // The same with its launch's activity still open: ended once (one write of an item a
+        // transaction), the record cleared of it.
+        let launch = activity::launched(&ctx(), &members[1], 1, 2, None);
+        let (_, open) = under_way(launch, false, &members[1]);
+        let opened = [Member {
+            open: open.clone(),
+            ..members[1].clone()
+        }];
+        let r = record(&ctx(), BEFORE, &opened, &both, &Acted::default());
+        let ended: Vec<_> = r
+            .activities
+            .iter()
+            .filter(|a| Some(&a.doc.activity_id) == open.as_ref().map(|o| &o.doc.activity_id))
+            .collect();
+        assert_eq!(ended.len(), 1, "{:?}", r.activities);
+        assert_eq!(ended[0].doc.status_code, "Successful");
+        assert_eq!(r.put[0].open, None);
         let r = record(&ctx(), BEFORE, &members, &plan, &refused);
         assert!(r.put.iter().all(|m| m.id != "i-1"));
         assert!(r

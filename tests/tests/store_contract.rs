@@ -723,6 +723,16 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     assert_eq!(read("i-2").await, stored, "nothing of it written");
     assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 151);
+    // One activity twice in a record (an open one ended twice): refused, as DynamoDB refuses
+    // two operations on one item in a transaction, nothing written.
+    let once = activity_at("g1", 1_700);
+    let twice = Record {
+        put: vec![member("i-twice")],
+        activities: vec![once.clone(), once],
+        ..Record::default()
+    };
+    assert!(s.record(&alice, &after, &twice).await.is_err());
+    assert_eq!(s.instances(&alice, "g1").await.unwrap().len(), 151);
 
     // Activities: newest first, paged by key, per group or all.
     let acts = s.activities(&alice, Some("g1"), None, 10).await.unwrap();

@@ -119,6 +119,15 @@ impl Fleet for MemoryStore {
             .iter()
             .map(activity_key)
             .collect::<StoreResult<Vec<_>>>()?;
+        // An activity written twice (an open one ended twice) is one item twice too.
+        let mut once = keys.clone();
+        once.sort();
+        once.dedup();
+        if once.len() < keys.len() {
+            return Err(StoreError::Unavailable(
+                "multiple operations on one item in a record".into(),
+            ));
+        }
         let out = {
             let mut st = self.state(writes.div_ceil(99).max(1));
             // An instance to put that changed since it was read (or exists, if new).

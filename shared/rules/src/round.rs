@@ -315,44 +315,21 @@ pub fn record(
     if !acted.launched.is_empty() || !acted.launched_warm.is_empty() || !plan.adopt.is_empty() {
         r.launch_seq = Some(before.launch_seq + 1);
     }
-    // Each new VM's activity is open until it is InService (AWS's InProgress at 50, or
-    // MidLifecycleAction while launch hooks hold it); its topics hear of it now, as AWS tells them.
+    // Each new VM's activity is open until it is InService, or in the pool's state (AWS's
+    // InProgress at 50, or MidLifecycleAction while launch hooks hold it); its topics hear of it
+    // now, as AWS tells them.
+    let held = !plan.launch_waits.is_empty();
     for m in &acted.launched {
         let note = acted.moved_on.get(&m.id).map(String::as_str);
-        let held = !plan.launch_waits.is_empty();
         let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
         let (a, open) = under_way(a, held, m);
-        // With launch hooks, a new VM waits on them from the start.
-        if held {
-            let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::Group);
-            r.put.push(Member {
-                lifecycle: Lifecycle::PendingWait,
-                waits,
-                open,
-                ..m.clone()
-            });
-        } else {
-            r.put.push(Member { open, ..m.clone() });
-        }
+        put_new(ctx, &mut r, plan, m, open, Passage::Group);
         tell(&mut r, NotificationType::Launch, &m.id, a);
     }
-    // With launch hooks, a VM launched into the pool waits on them before it is stopped.
-    // Open until the VM is in the pool's state.
     for (i, m) in acted.launched_warm.iter().enumerate() {
-        let held = !plan.launch_waits.is_empty();
         let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
         let (a, open) = under_way(a, held, m);
-        if held {
-            let waits = start_waits(ctx, &mut r, &plan.launch_waits, &m.id, Passage::IntoPool);
-            r.put.push(Member {
-                lifecycle: Lifecycle::WarmedPendingWait,
-                waits,
-                open,
-                ..m.clone()
-            });
-        } else {
-            r.put.push(Member { open, ..m.clone() });
-        }
+        put_new(ctx, &mut r, plan, m, open, Passage::IntoPool);
         tell_via(
             &mut r,
             NotificationType::Launch,
@@ -389,6 +366,35 @@ pub fn record(
         None => {}
     }
     r
+}
+
+/// A new VM's record, its launch's activity `open` on it: with launch hooks, waiting on them
+/// from the start (Pending:Wait, or Warmed:Pending:Wait launched into the pool), before it is
+/// InService or in the pool's state.
+fn put_new(
+    ctx: &Context<'_>,
+    r: &mut Record,
+    plan: &Plan,
+    m: &Member,
+    open: Option<OpenActivity>,
+    passage: Passage,
+) {
+    if plan.launch_waits.is_empty() {
+        r.put.push(Member { open, ..m.clone() });
+        return;
+    }
+    let waits = start_waits(ctx, r, &plan.launch_waits, &m.id, passage);
+    let lifecycle = if passage == Passage::IntoPool {
+        Lifecycle::WarmedPendingWait
+    } else {
+        Lifecycle::PendingWait
+    };
+    r.put.push(Member {
+        lifecycle,
+        waits,
+        open,
+        ..m.clone()
+    });
 }
 
 /// Activity `a` of `m` as it starts, under way as AWS shows it (InProgress at 50, or

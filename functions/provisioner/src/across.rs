@@ -195,7 +195,7 @@ impl Provisioner {
                 let live: Vec<Member> = seen.iter().flat_map(|a| a.live.clone()).collect();
                 let standby: Vec<Member> = seen.iter().flat_map(|a| a.standby.clone()).collect();
                 let when = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now));
-                let step = refresh::step(running, desired, &live, &standby, now, &when);
+                let step = refresh::step(running, desired, &weights, &live, &standby, now, &when);
                 refresh_next = step.next.clone();
                 let parts: Vec<refresh::Part> = places
                     .iter()
@@ -208,7 +208,7 @@ impl Provisioner {
                         standby: &a.standby,
                     })
                     .collect();
-                refresh::split(running, &step, desired, &parts, now)
+                refresh::split(running, &step, desired, &weights, &parts, now)
                     .into_iter()
                     .map(Some)
                     .collect()

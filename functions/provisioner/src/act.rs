@@ -54,6 +54,7 @@ impl Provisioner {
         // A spot VM moving back never falls back: the group keeps what it has meanwhile.
         let into = Destination::Group {
             fallback: on.fallback && !plan.move_back,
+            named: false,
         };
         self.launch_into(owner, g, on, cloud, &plan.launch, into, acted)
             .await?;
@@ -192,12 +193,16 @@ impl Provisioner {
                 Destination::Group { .. } => format!("{}-{i}", on.token),
                 Destination::Pool => format!("{}-w{i}", on.token),
             };
-            // balanced-best-effort: where this zone (or subnet) has no room, the group's others.
-            let elsewhere = phantom_rules::distribution::elsewhere(
-                &g.settings,
-                zone.as_deref(),
-                subnet.as_deref(),
-            );
+            // balanced-best-effort: where this zone (or subnet) has no room, the group's others
+            // (not for a placement the request named).
+            let elsewhere = match into {
+                Destination::Group { named: true, .. } => Vec::new(),
+                _ => phantom_rules::distribution::elsewhere(
+                    &g.settings,
+                    zone.as_deref(),
+                    subnet.as_deref(),
+                ),
+            };
             let mut tries = requests(
                 &source,
                 &order,
@@ -213,7 +218,7 @@ impl Provisioner {
             );
             // Beyond AWS (phantom:spot-fallback): where no type has spot, the same types
             // on-demand.
-            if market == Market::Spot && matches!(into, Destination::Group { fallback: true }) {
+            if market == Market::Spot && matches!(into, Destination::Group { fallback: true, .. }) {
                 tries.extend(requests(
                     &source,
                     &order,
@@ -448,11 +453,11 @@ impl Provisioner {
 /// VMs launched by one request: their zone, subnet, market and the instance types to try.
 type Batch = (Option<String>, Option<String>, Market, Vec<String>);
 
-/// Where new VMs go: into the group (on-demand where no spot can be had, if `fallback`), or
-/// into its warm pool.
+/// Where new VMs go: into the group (on-demand where no spot can be had, if `fallback`; only in
+/// the zone or subnet placed, if `named`, as LaunchInstances asks), or into its warm pool.
 #[derive(Clone, Copy)]
 pub(crate) enum Destination {
-    Group { fallback: bool },
+    Group { fallback: bool, named: bool },
     Pool,
 }
 

@@ -35,7 +35,10 @@ impl Provisioner {
                     ..On::home(g)
                 };
                 let at = [sync_launch::placement(&l, *market)];
-                let into = Destination::Group { fallback: false };
+                let into = Destination::Group {
+                    fallback: false,
+                    named: true,
+                };
                 self.launch_into(owner, g, &on, cloud, &at, into, &mut acted)
                     .await?;
             }

@@ -147,7 +147,8 @@ pub struct Settings {
     /// Seconds a new instance warms up: an instance refresh's default warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_instance_warmup: Option<i64>,
-    /// Where launches go when a zone fails them (absent: `balanced-only`, AWS's default).
+    /// Where launches go when a zone fails them (absent: `balanced-best-effort`, AWS's default,
+    /// and shown so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability_zone_distribution: Option<AvailabilityZoneDistribution>,
     /// The cloud's placement group its VMs are launched into.
@@ -156,7 +157,8 @@ pub struct Settings {
     /// The healthy percentages its replacements keep within (absent: AWS's default behaviours).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_maintenance_policy: Option<InstanceMaintenancePolicy>,
-    /// Which capacity reservations its on-demand VMs launch into (absent: `default`).
+    /// Which capacity reservations its on-demand VMs launch into (absent: `default`, and shown
+    /// so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_specification: Option<CapacityReservationSpecification>,
     /// The zone of each capacity reservation it targets, as its cloud answered when the group

@@ -339,6 +339,27 @@ pub struct Wait {
     pub token: Option<String>,
 }
 
+/// The wait of a leaving VM deregistered from its load balancers, for their drain time: no hook
+/// of a user's (a hook's name cannot hold `:`), and it ends by its deadline alone.
+pub const DRAIN: &str = "phantom:deregistration";
+
+impl Wait {
+    /// The drain's wait, not a hook's.
+    pub fn is_drain(&self) -> bool {
+        self.hook == DRAIN
+    }
+}
+
+impl Member {
+    /// Leaving while its load balancers drain it, before its termination hooks hold it: AWS's
+    /// `Terminating` (deregistered first, then `Terminating:Wait`).
+    pub fn draining(&self) -> bool {
+        self.lifecycle == Lifecycle::TerminatingWait
+            && !self.waits.is_empty()
+            && self.waits.iter().all(Wait::is_drain)
+    }
+}
+
 /// A VM with Phantom's tags, as the cloud shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tagged {

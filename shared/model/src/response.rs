@@ -7,7 +7,7 @@ use super::group::Group;
 use super::group::{
     Alarm, LaunchTemplateSpecification, LifecycleHook, ScalingPolicy, Settings, TagDescription,
 };
-use super::instance::Member;
+use super::instance::{Lifecycle, Member};
 use super::launch_config::LaunchConfiguration;
 use serde::Serialize;
 
@@ -361,6 +361,22 @@ impl Group {
         let known = &settings.template_names;
         settings.launch_template = settings.launch_template.map(|t| t.named(known));
         settings.mixed_instances_policy = settings.mixed_instances_policy.map(|m| m.named(known));
+        // AWS shows its defaults for these two where none was given (Terraform reads them).
+        settings.availability_zone_distribution.get_or_insert(
+            super::group::AvailabilityZoneDistribution {
+                capacity_distribution_strategy:
+                    super::group::CapacityDistribution::BalancedBestEffort,
+            },
+        );
+        let reservations = settings.capacity_reservation_specification.get_or_insert(
+            super::group::CapacityReservationSpecification {
+                capacity_reservation_preference: None,
+                capacity_reservation_target: None,
+            },
+        );
+        reservations
+            .capacity_reservation_preference
+            .get_or_insert(super::group::ReservationPreference::Default);
         AutoScalingGroup {
             warm_pool_size: warm.filter(|_| settings.warm_pool_configuration.is_some()),
             settings,
@@ -403,7 +419,11 @@ impl Member {
             auto_scaling_group_name: None,
             instance_type: self.instance_type.clone(),
             availability_zone: self.zone.clone(),
-            lifecycle_state: self.lifecycle.shown(),
+            lifecycle_state: if self.draining() {
+                Lifecycle::Terminating.shown()
+            } else {
+                self.lifecycle.shown()
+            },
             health_status: if self.healthy { "Healthy" } else { "Unhealthy" },
             // An attached instance was launched from no launch configuration of Phantom's.
             launch_configuration_name: self.launch_configuration.clone(),

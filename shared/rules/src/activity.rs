@@ -83,6 +83,17 @@ pub fn finished(group: &str, open: &OpenActivity, now_ms: i64) -> Activity {
     }
 }
 
+/// The open activity `open` of `m`, its StatusCode now `status`: written again under its own key.
+pub fn restated(group: &str, open: &OpenActivity, status: &str, m: &Member) -> Activity {
+    let a = Activity {
+        group: group.to_string(),
+        start_ms: open.start_ms,
+        doc: open.doc.clone(),
+        tells: None,
+    };
+    in_progress(a, status, open.doc.progress, m)
+}
+
 /// The desired capacity changed by a policy (or, later, a schedule): `by` says who, in AWS's words
 /// ("a user request executed policy up").
 pub fn desired_changed(ctx: &Context<'_>, by: &str, from: i64, to: i64) -> Activity {

@@ -37,18 +37,19 @@ pub struct Distribution {
 }
 
 /// Where a launch that a zone (or subnet) refused for want of capacity may go instead: nowhere
-/// under `balanced-only` (AWS's default: that zone is asked again), the group's other subnets
-/// (or zones), in its order, under `balanced-best-effort`. As (zone, subnet) pairs.
+/// under `balanced-only` (that zone is asked again), the group's other subnets (or zones), in
+/// its order, under `balanced-best-effort` (AWS's default). As (zone, subnet) pairs.
 pub fn elsewhere(
     s: &phantom_model::group::Settings,
     zone: Option<&str>,
     subnet: Option<&str>,
 ) -> Vec<(Option<String>, Option<String>)> {
     use phantom_model::group::CapacityDistribution;
-    let best_effort = s.availability_zone_distribution.as_ref().is_some_and(|d| {
-        d.capacity_distribution_strategy == CapacityDistribution::BalancedBestEffort
-    });
-    if !best_effort {
+    let balanced_only = s
+        .availability_zone_distribution
+        .as_ref()
+        .is_some_and(|d| d.capacity_distribution_strategy == CapacityDistribution::BalancedOnly);
+    if balanced_only {
         return Vec::new();
     }
     match subnet {

@@ -695,8 +695,9 @@ fn apply_settings(input: &GroupSettings, s: &mut Settings) {
     if let Some(v) = &input.availability_zone_distribution {
         s.availability_zone_distribution = Some(v.clone());
     }
+    // An empty name takes it off (Terraform's update when the setting is removed).
     if let Some(v) = &input.placement_group {
-        s.placement_group = Some(v.clone());
+        s.placement_group = Some(v.clone()).filter(|p| !p.is_empty());
     }
     if let Some(v) = input.deletion_protection {
         s.deletion_protection = Some(v);

@@ -9,16 +9,13 @@
 //! (`crate::notification`); CompleteLifecycleAction takes the token or the instance's id.
 
 use phantom_model::group::LifecycleHook;
-pub use phantom_model::instance::{Outcome, Wait};
+pub use phantom_model::instance::{Outcome, Wait, DRAIN};
 use phantom_model::request::PutLifecycleHook;
 use phantom_model::{Checked, Refusal};
 
 pub use phantom_model::group::{LAUNCHING, TERMINATING};
 /// DescribeLifecycleHookTypes.
 pub const TRANSITIONS: [&str; 2] = [LAUNCHING, TERMINATING];
-/// The wait of a leaving VM deregistered from its load balancers, for their drain time: no hook
-/// of a user's (a hook's name cannot hold `:`), and it ends by its deadline alone.
-pub const DRAIN: &str = "phantom:deregistration";
 
 /// AWS's bounds and defaults (seconds).
 const MIN_HEARTBEAT: i64 = 30;

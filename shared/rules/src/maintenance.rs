@@ -56,12 +56,12 @@ pub fn of(asked: &Asked) -> Checked<Option<Policy>> {
     }))
 }
 
-/// How many instances stay InService and healthy: MinHealthyPercentage of `desired`, rounded up.
+/// How many units stay InService and healthy: MinHealthyPercentage of `desired`, rounded up.
 pub fn keep(desired: i64, policy: &Policy) -> i64 {
     (desired * policy.min_healthy_percentage + 99) / 100
 }
 
-/// How many may run: MaxHealthyPercentage of `desired`, rounded down, but one more than desired
+/// How many units may run: MaxHealthyPercentage of `desired`, rounded down, but one more than desired
 /// whenever it is above 100, so that a small group can launch before it terminates.
 pub fn most(desired: i64, policy: &Policy) -> i64 {
     let most = desired * policy.max_healthy_percentage / 100;
@@ -77,28 +77,41 @@ pub fn most(desired: i64, policy: &Policy) -> i64 {
 pub struct Step {
     /// The unhealthy instances terminated now.
     pub terminate: Vec<String>,
-    /// How many instances the group runs meanwhile (its desired capacity and the replacements
+    /// How many units the group runs meanwhile (its desired capacity and the replacements
     /// launched before the others go).
     pub capacity: i64,
 }
 
-/// The round's step under `policy`: `ready` is how many healthy instances serve and have warmed
-/// up, `sick` the unhealthy ones still running (in the order they go), `arriving` whether a
-/// replacement is on its way (launched, not ready yet).
-pub fn replace(policy: &Policy, desired: i64, ready: i64, sick: &[String], arriving: bool) -> Step {
+/// The round's step under `policy`, in units (`desired` too): `ready` is what the healthy
+/// instances that serve and have warmed up count for, `sick` the unhealthy ones still running
+/// with their units (in the order they go), `arriving` whether a replacement is on its way
+/// (launched, not ready yet). One goes only where the room covers what it weighs.
+pub fn replace(
+    policy: &Policy,
+    desired: i64,
+    ready: i64,
+    sick: &[(String, i64)],
+    arriving: bool,
+) -> Step {
     let keep = keep(desired, policy);
     let most = most(desired, policy);
-    let counted = ready + sick.len() as i64;
-    let mut room = (counted - keep).max(0);
+    let counted = ready + sick.iter().map(|(_, u)| u).sum::<i64>();
+    let mut left = (counted - keep).max(0);
+    let mut go = sick
+        .iter()
+        .take_while(|(_, u)| {
+            left -= u;
+            left >= 0
+        })
+        .count();
     // With no room to launch first, one at a time once nothing is on its way.
-    if most <= desired && room == 0 && !arriving {
-        room = 1;
+    if most <= desired && go == 0 && !arriving {
+        go = 1.min(sick.len());
     }
-    let go = (room as usize).min(sick.len());
-    let left = (sick.len() - go) as i64;
+    let unreplaced: i64 = sick[go..].iter().map(|(_, u)| u).sum();
     Step {
-        terminate: sick[..go].to_vec(),
-        capacity: most.min(desired + left).max(desired),
+        terminate: sick[..go].iter().map(|(id, _)| id.clone()).collect(),
+        capacity: most.min(desired + unreplaced).max(desired),
     }
 }
 
@@ -122,6 +135,11 @@ mod tests {
 
     fn ids(n: usize) -> Vec<String> {
         (1..=n).map(|i| format!("i-{i}")).collect()
+    }
+
+    /// `n` unhealthy instances of `units` each.
+    fn sick(n: usize, units: i64) -> Vec<(String, i64)> {
+        ids(n).into_iter().map(|id| (id, units)).collect()
     }
 
     #[test]
@@ -153,7 +171,7 @@ mod tests {
         let p = policy(100, 110);
         // One of two unhealthy: a third is launched first (110 % of 2 allows one more).
         assert_eq!(
-            replace(&p, 2, 1, &ids(1), false),
+            replace(&p, 2, 1, &sick(1, 1), false),
             Step {
                 terminate: vec![],
                 capacity: 3
@@ -161,7 +179,7 @@ mod tests {
         );
         // Its replacement ready: the unhealthy one goes, and the group is back at 2.
         assert_eq!(
-            replace(&p, 2, 2, &ids(1), false),
+            replace(&p, 2, 2, &sick(1, 1), false),
             Step {
                 terminate: ids(1),
                 capacity: 2
@@ -173,7 +191,7 @@ mod tests {
     fn terminate_and_launch_goes_first_down_to_the_minimum_and_one_at_a_time_without_room() {
         // 90-110 of 10 with 8 ready and 2 unhealthy: one may go now (9 stay), one waits.
         assert_eq!(
-            replace(&policy(90, 110), 10, 8, &ids(2), false),
+            replace(&policy(90, 110), 10, 8, &sick(2, 1), false),
             Step {
                 terminate: ids(1),
                 capacity: 11
@@ -181,13 +199,38 @@ mod tests {
         );
         // 50-100 of 4, 2 unhealthy: both go at once.
         assert_eq!(
-            replace(&policy(50, 100), 4, 2, &ids(2), false).terminate,
+            replace(&policy(50, 100), 4, 2, &sick(2, 1), false).terminate,
             ids(2)
         );
         // 100-100 is refused, but 90-100 of 2 has neither room: one at a time, once nothing is
         // on its way.
         let p = policy(90, 100);
-        assert_eq!(replace(&p, 2, 1, &ids(1), false).terminate, ids(1));
-        assert!(replace(&p, 2, 1, &ids(1), true).terminate.is_empty());
+        assert_eq!(replace(&p, 2, 1, &sick(1, 1), false).terminate, ids(1));
+        assert!(replace(&p, 2, 1, &sick(1, 1), true).terminate.is_empty());
+    }
+
+    #[test]
+    fn a_weighted_group_keeps_its_healthy_percentage_of_units() {
+        // 12 units at 90-100: 8 ready and two unhealthy VMs of 2 units each. 11 units stay,
+        // so the room is 1 unit: it covers neither, and nothing is arriving: one goes alone.
+        let p = policy(90, 100);
+        assert_eq!(replace(&p, 12, 8, &sick(2, 2), false).terminate, ids(1));
+        // At 75-100 the room is 3 units: one VM of 2 fits, the next does not.
+        let p = policy(75, 100);
+        assert_eq!(replace(&p, 12, 8, &sick(2, 2), false).terminate, ids(1));
+        // At 50-150 there is room for both (6 units).
+        let p = policy(50, 150);
+        let both = replace(&p, 12, 8, &sick(2, 2), false);
+        assert_eq!(both.terminate, ids(2));
+        assert_eq!(both.capacity, 12);
+        // At 100-150 none goes until replacements launch: 4 units more than desired.
+        let p = policy(100, 150);
+        assert_eq!(
+            replace(&p, 12, 8, &sick(2, 2), false),
+            Step {
+                terminate: vec![],
+                capacity: 16
+            }
+        );
     }
 }

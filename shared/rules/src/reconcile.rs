@@ -128,9 +128,13 @@ pub struct Plan {
     pub gone: Vec<(String, Cause)>,
     /// To terminate on the cloud, then mark Terminating.
     pub terminate: Vec<(String, Cause)>,
-    /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`.
+    /// Leaving, but held first by the termination hooks: mark Terminating:Wait with `hold_waits`
+    /// (one its load balancers drain waits on the drain alone first, shown Terminating).
     pub hold: Vec<(String, Cause)>,
     pub hold_waits: Vec<Wait>,
+    /// Drained from their load balancers: now held by the termination hooks (`hold_waits`), as
+    /// AWS holds an instance in Terminating:Wait once its deregistration is done.
+    pub drained: Vec<String>,
     /// What VMs scaled in to the warm pool wait on first: the termination hooks.
     pub to_pool_waits: Vec<Wait>,
     /// Held VMs that drain from their load balancers too: until when (Unix ms).
@@ -193,6 +197,7 @@ impl Plan {
             && self.gone.is_empty()
             && self.terminate.is_empty()
             && self.hold.is_empty()
+            && self.drained.is_empty()
             && self.proceed.is_empty()
             && self.attach.is_empty()
             && self.detach.is_empty()
@@ -340,10 +345,13 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             }
             Lifecycle::TerminatingWait => {
                 let outcome = lifecycle::outcome(&m.waits, &target.hooks, false, now_ms);
+                let hooks = lifecycle::waits(&target.hooks, false, now_ms);
                 if gone {
                     plan.finished.push(m.id.clone());
                 } else if target.deleting {
                     plan.terminate.push((m.id.clone(), Cause::Released));
+                } else if outcome.is_some() && m.draining() && !hooks.is_empty() {
+                    plan.drained.push(m.id.clone());
                 } else if outcome == Some(Outcome::Abandon) && target.retain_abandoned {
                     plan.retain.push(m.id.clone());
                 } else if outcome.is_some() {
@@ -556,31 +564,25 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
 /// This round's replacements: a running refresh's step, or else the instances past their
 /// lifetime; old ones terminated, the launches that follow are the group's own.
 pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refresh::Step, Cause)> {
-    // Replacements count VMs: with weights, the desired capacity as VMs of the nominal weight,
-    // and the room a step takes back in units.
-    let units = target.desired.max(0);
-    let nominal = target.weights.nominal();
-    let desired = (units + nominal - 1) / nominal;
-    let in_units = |mut step: refresh::Step| {
-        step.capacity = units + (step.capacity - desired) * nominal;
-        step
-    };
+    let desired = target.desired.max(0);
+    let w = &target.weights;
     match (&target.refresh, target.max_lifetime_ms) {
         _ if target.deleting => None,
         (Some(r), _) => {
             let now = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now_ms));
-            let step = refresh::step(r, desired, &a.live, &a.standby, now_ms, &now);
-            Some((in_units(step), Cause::Refresh))
+            let step = refresh::step(r, desired, w, &a.live, &a.standby, now_ms, &now);
+            Some((step, Cause::Refresh))
         }
         (None, Some(life)) if life > 0 => Some((
-            in_units(refresh::expired(
+            refresh::expired(
                 life,
                 target.warmup_ms,
                 target.maintenance.as_ref(),
                 desired,
+                w,
                 &a.live,
                 now_ms,
-            )),
+            ),
             Cause::Expired,
         )),
         (None, _) => None,
@@ -588,29 +590,38 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
 }
 
 /// This round's replacement of the unhealthy instances kept for the maintenance policy, in
-/// units (as `replacement`), when nothing else replaces instances.
+/// units, when nothing else replaces instances.
 fn maintained(target: &Target, a: &Assessed, now_ms: i64) -> Option<maintenance::Step> {
     let policy = target.maintenance.as_ref().filter(|_| !a.sick.is_empty())?;
-    let units = target.desired.max(0);
-    let nominal = target.weights.nominal();
-    let desired = (units + nominal - 1) / nominal;
+    let w = &target.weights;
     let ready = |m: &Member| {
         m.healthy
             && m.lifecycle == Lifecycle::InService
             && now_ms - m.in_group_since_ms() >= target.warmup_ms
     };
-    let sick: Vec<String> = a.sick.iter().map(|(id, _)| id.clone()).collect();
-    let others = a.live.iter().filter(|m| !sick.contains(&m.id));
+    let is_sick = |m: &Member| a.sick.iter().any(|(id, _)| id == &m.id);
+    // Each kept unhealthy VM (they run, so are among the live) with what it weighs.
+    let sick: Vec<(String, i64)> = a
+        .sick
+        .iter()
+        .filter_map(|(id, _)| a.live.iter().find(|m| &m.id == id))
+        .map(|m| (m.id.clone(), w.units(m)))
+        .collect();
+    let others = a.live.iter().filter(|m| !is_sick(m));
     let (ready, arriving) = others.fold((0, false), |(n, arriving), m| {
         if ready(m) {
-            (n + 1, arriving)
+            (n + w.units(m), arriving)
         } else {
             (n, true)
         }
     });
-    let mut step = maintenance::replace(policy, desired, ready, &sick, arriving);
-    step.capacity = units + (step.capacity - desired) * nominal;
-    Some(step)
+    Some(maintenance::replace(
+        policy,
+        target.desired.max(0),
+        ready,
+        &sick,
+        arriving,
+    ))
 }
 
 /// `size`, with this round's replacements decided by the caller (across clouds, a refresh is
@@ -847,7 +858,7 @@ pub fn size_replacing(
                 plan.drain_until.insert(id.clone(), now_ms + ms);
             }
         }
-        if !plan.hold.is_empty() {
+        if !plan.hold.is_empty() || !plan.drained.is_empty() {
             plan.hold_waits = hold_waits;
         }
     }
@@ -1209,6 +1220,43 @@ mod tests {
         };
         assert_eq!(ids(&decide(&deleting, &[m], &up, NOW).terminate), ["i-1"]);
         assert_eq!(decide(&deleting, &[held], &up, NOW).terminate, released);
+    }
+
+    #[test]
+    fn a_leaving_vm_drains_from_its_load_balancers_before_its_termination_hooks_hold_it() {
+        let t = Target {
+            drain_ms: BTreeMap::from([("i-1".to_string(), 30_000)]),
+            ..hooked(0)
+        };
+        let m = member("i-1", "a", 0);
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let plan = decide(&t, std::slice::from_ref(&m), &up, NOW);
+        assert_eq!(ids(&plan.hold), ["i-1"]);
+        assert_eq!(plan.drain_until.get("i-1"), Some(&(NOW + 30_000)));
+        // Recorded with the drain's wait alone (`round::record`): its hooks wait for it.
+        let draining = Member {
+            lifecycle: Lifecycle::TerminatingWait,
+            waits: vec![lifecycle::drain(NOW + 30_000, 30_000)],
+            ..m.clone()
+        };
+        assert!(draining.draining());
+        let plan = decide(&t, std::slice::from_ref(&draining), &up, NOW + 29_999);
+        assert!(plan.drained.is_empty() && plan.terminate.is_empty());
+        // Drained: held by the termination hooks now, not terminated.
+        let plan = decide(&t, std::slice::from_ref(&draining), &up, NOW + 30_000);
+        assert_eq!(plan.drained, ["i-1"]);
+        assert_eq!(plan.hold_waits.len(), 1);
+        assert_eq!(plan.hold_waits[0].hook, "down");
+        assert!(plan.terminate.is_empty());
+        // Without termination hooks, terminated once drained.
+        let plain = Target {
+            hooks: Vec::new(),
+            ..t.clone()
+        };
+        assert_eq!(
+            decide(&plain, &[draining], &up, NOW + 30_000).terminate,
+            [("i-1".to_string(), Cause::Released)]
+        );
     }
 
     #[test]

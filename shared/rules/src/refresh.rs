@@ -16,6 +16,8 @@ use phantom_model::request::RefreshPreferences as Asked;
 use phantom_model::tracking::{MetricAlarm, TargetTrackingConfiguration};
 use phantom_model::{Checked, Refusal};
 
+use crate::weights::Weights;
+
 /// How many refreshes a group remembers (the newest first); AWS shows six weeks of them.
 pub const KEPT: usize = 20;
 /// How long a refresh waits for instances protected from scale in, or in Standby, before it fails.
@@ -41,9 +43,10 @@ pub fn preferences(
             "AlarmSpecification may name at most {MAX_ALARMS} alarms."
         )));
     }
+    // AWS's words, as quoted in terraform-provider-aws#29830.
     if asked.auto_rollback == Some(true) && !desired {
         return Err(Refusal::invalid(
-            "AutoRollback requires a DesiredConfiguration: without one there is no earlier configuration to roll back to.",
+            "The request isn't valid. The AutoRollback parameter cannot be set to true when the DesiredConfiguration parameter is empty. Set AutoRollback to false or specify a desired configuration and try again.",
         ));
     }
     if asked.max_healthy_percentage.is_some() && asked.min_healthy_percentage.is_none() {
@@ -237,8 +240,12 @@ pub fn launched_from(m: &Member, from: &Source) -> bool {
     m.launch_configuration == lc && m.launch_template == lt
 }
 
-/// The group's refreshes with `new` first, the oldest forgotten past `KEPT`.
-pub fn begin(history: &[InstanceRefresh], new: InstanceRefresh) -> Vec<InstanceRefresh> {
+/// The group's refreshes with `new` first, the oldest forgotten past `KEPT`. Its start is kept
+/// after the one before it, so that the newest is listed first even within one millisecond.
+pub fn begin(history: &[InstanceRefresh], mut new: InstanceRefresh) -> Vec<InstanceRefresh> {
+    if let Some(last) = history.first() {
+        new.start_ms = new.start_ms.max(last.start_ms + 1);
+    }
     let mut all = vec![new];
     all.extend(history.iter().take(KEPT - 1).cloned());
     all
@@ -468,10 +475,13 @@ pub struct Step {
 }
 
 /// One round of a running refresh, from the group's desired capacity, its counted instances
-/// (`live`) and those in Standby.
+/// (`live`) and those in Standby. The healthy percentages are of units (`w`): the desired
+/// capacity and the room to launch first are in units, and an old instance goes only where the
+/// room covers what it weighs.
 pub fn step(
     r: &InstanceRefresh,
     desired: i64,
+    w: &Weights,
     live: &[Member],
     standby: &[Member],
     now_ms: i64,
@@ -568,25 +578,24 @@ pub fn step(
     if !paused {
         let keep = keep(desired, prefs);
         let most = desired * prefs.max_healthy_percentage / 100;
-        let healthy = live.iter().filter(|m| warmed(r, m, now_ms)).count() as i64;
+        let healthy = units_of(w, live.iter().filter(|m| warmed(r, m, now_ms)));
         // Old instances that do not serve go first: they count for nothing.
         let (idle, busy): (Vec<&Member>, Vec<&Member>) =
             replaceable.iter().partition(|m| !serving(m));
-        let mut room = (healthy - keep).max(0);
-        // With no room to launch first, at least one at a time, once nothing is on its way.
-        if most <= desired && room == 0 && !warming && idle.is_empty() {
-            room = 1;
-        }
-        let mut go: Vec<String> = idle.iter().map(|m| m.id.clone()).collect();
+        let mut go: Vec<&Member> = idle;
         let mut busy: Vec<&Member> = busy;
         busy.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
-        go.extend(busy.iter().take(room as usize).map(|m| m.id.clone()));
-        if prefs.standby_instances == Held::Refresh {
-            go.extend(old_standby.iter().map(|m| m.id.clone()));
+        go.extend(within(w, &busy, (healthy - keep).max(0)));
+        // With no room to launch first, at least one at a time, once nothing is on its way.
+        if most <= desired && go.is_empty() && !warming {
+            go.extend(busy.first());
         }
-        let remaining_old = (replaceable.len() - go.len().min(replaceable.len())) as i64;
+        let remaining_old = units_of(w, replaceable.iter().copied().filter(|m| !among(&go, m)));
+        if prefs.standby_instances == Held::Refresh {
+            go.extend(old_standby.iter());
+        }
         step.capacity = most.min(desired + remaining_old).max(desired);
-        step.terminate = go;
+        step.terminate = go.iter().map(|m| m.id.clone()).collect();
     }
 
     // Done once nothing it replaces is left and the new instances have warmed up.
@@ -652,10 +661,33 @@ pub fn step(
     with_next(step, r, next)
 }
 
-/// How many instances stay InService, healthy and warmed up: MinHealthyPercentage of desired,
+/// How many units stay InService, healthy and warmed up: MinHealthyPercentage of desired,
 /// rounded up.
 fn keep(desired: i64, prefs: &Preferences) -> i64 {
     (desired * prefs.min_healthy_percentage + 99) / 100
+}
+
+/// The units `members` count for.
+fn units_of<'a>(w: &Weights, members: impl Iterator<Item = &'a Member>) -> i64 {
+    members.map(|m| w.units(m)).sum()
+}
+
+fn among(chosen: &[&Member], m: &Member) -> bool {
+    chosen.iter().any(|c| c.id == m.id)
+}
+
+/// The first of `order` that `room` units cover, in their order: the first that does not fit
+/// ends it, so the oldest still goes first.
+fn within<'a>(w: &Weights, order: &[&'a Member], room: i64) -> Vec<&'a Member> {
+    let mut left = room;
+    order
+        .iter()
+        .take_while(|m| {
+            left -= w.units(m);
+            left >= 0
+        })
+        .copied()
+        .collect()
 }
 
 fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step {
@@ -686,6 +718,7 @@ pub fn split(
     r: &InstanceRefresh,
     step: &Step,
     desired: i64,
+    w: &Weights,
     parts: &[Part],
     now_ms: i64,
 ) -> Vec<Step> {
@@ -703,16 +736,11 @@ pub fn split(
             next: None,
         })
         .collect();
-    // What each cloud runs once this round's old instances are gone.
+    // The units each cloud runs once this round's old instances are gone.
     let running: Vec<i64> = parts
         .iter()
         .zip(&steps)
-        .map(|(p, s)| {
-            p.live
-                .iter()
-                .filter(|m| !s.terminate.contains(&m.id))
-                .count() as i64
-        })
+        .map(|(p, s)| units_of(w, p.live.iter().filter(|m| !s.terminate.contains(&m.id))))
         .collect();
     let room = |p: &Part, s: &Step| (p.max - s.capacity).max(0);
     let mut extra = (step.capacity - desired).max(0);
@@ -732,10 +760,12 @@ pub fn split(
         .iter()
         .zip(&steps)
         .map(|(p, s)| {
-            p.live
-                .iter()
-                .filter(|m| !s.terminate.contains(&m.id) && warmed(r, m, now_ms))
-                .count() as i64
+            units_of(
+                w,
+                p.live
+                    .iter()
+                    .filter(|m| !s.terminate.contains(&m.id) && warmed(r, m, now_ms)),
+            )
         })
         .sum();
     let mut spare = (healthy - keep(desired, &r.preferences)).max(0);
@@ -773,12 +803,13 @@ pub fn split(
 /// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
 /// than desired, or a tenth more), an old one terminated once its replacement has warmed up, so
 /// the group never has fewer than its desired capacity serving; with an InstanceMaintenancePolicy,
-/// within its percentages instead. Protected instances stay.
+/// within its percentages instead. Protected instances stay. In units, as `step`.
 pub fn expired(
     lifetime_ms: i64,
     warmup_ms: i64,
     policy: Option<&InstanceMaintenancePolicy>,
     desired: i64,
+    w: &Weights,
     live: &[Member],
     now_ms: i64,
 ) -> Step {
@@ -794,7 +825,7 @@ pub fn expired(
     }
     old.sort_by(|a, b| a.launched_ms.cmp(&b.launched_ms).then(a.id.cmp(&b.id)));
     let fresh = |m: &&Member| serving(m) && now_ms - m.in_group_since_ms() >= warmup_ms;
-    let healthy = live.iter().filter(fresh).count() as i64;
+    let healthy = units_of(w, live.iter().filter(fresh));
     // Without a maintenance policy: launch before terminating, up to a tenth more (at least
     // one); with one, within its bounds.
     let (keep, most) = match policy {
@@ -804,20 +835,15 @@ pub fn expired(
             crate::maintenance::most(desired, p),
         ),
     };
-    let mut room = (healthy - keep).max(0);
     let arriving = live.iter().any(|m| !fresh(&m));
-    if most <= desired && room == 0 && !arriving {
-        room = 1;
+    let mut go = within(w, &old, (healthy - keep).max(0));
+    if most <= desired && go.is_empty() && !arriving {
+        go.extend(old.first());
     }
-    let terminate: Vec<String> = old
-        .iter()
-        .take(room as usize)
-        .map(|m| m.id.clone())
-        .collect();
-    let left = (old.len() - terminate.len()) as i64;
+    let left = units_of(w, old.iter().copied().filter(|m| !among(&go, m)));
     Step {
         capacity: most.min(desired + left).max(desired),
-        terminate,
+        terminate: go.iter().map(|m| m.id.clone()).collect(),
         next: None,
     }
 }
@@ -982,24 +1008,99 @@ mod tests {
         .unwrap();
         let live = olds(4);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
-        let s = step(&r, 4, &live, &[], NOW, "now");
+        let s = step(&r, 4, &Weights::none(), &live, &[], NOW, "now");
         assert_eq!(s.terminate.len(), 1);
         assert_eq!(s.capacity, 4);
         // Its replacement warming up: nothing more goes.
         let mut live: Vec<Member> = live[1..].to_vec();
         live.push(member("i-new0", NOW - 1_000));
-        let s = step(&r, 4, &live, &[], NOW, "now");
+        let s = step(&r, 4, &Weights::none(), &live, &[], NOW, "now");
         assert!(s.terminate.is_empty());
         // Warmed up: the next.
-        let s = step(&r, 4, &live, &[], NOW + 60_000, "now");
+        let s = step(&r, 4, &Weights::none(), &live, &[], NOW + 60_000, "now");
         assert_eq!(s.terminate.len(), 1);
+    }
+
+    #[test]
+    fn a_weighted_group_keeps_its_healthy_percentage_of_units() {
+        let w = Weights::of(&[
+            ("small".to_string(), Some("4".to_string())),
+            ("big".to_string(), Some("8".to_string())),
+        ])
+        .unwrap();
+        let typed = |id: &str, t: &str, launched_ms| Member {
+            instance_type: t.into(),
+            ..member(id, launched_ms)
+        };
+        // 16 units: two small VMs (4 each, the oldest) and a big one (8).
+        let live = vec![
+            typed("i-old0", "small", 0),
+            typed("i-old1", "small", 1),
+            typed("i-old2", "big", 2),
+        ];
+        let all = ["i-old0", "i-old1", "i-old2"];
+        // 50 percent keeps 8 units: both small ones go at once (counted as VMs, one would).
+        let s = step(
+            &refresh(healthy(50, 100), &all),
+            16,
+            &w,
+            &live,
+            &[],
+            NOW,
+            "now",
+        );
+        assert_eq!(s.terminate, ["i-old0", "i-old1"]);
+        assert_eq!(s.capacity, 16);
+        // 75 keeps 12: one small one.
+        let s = step(
+            &refresh(healthy(75, 100), &all),
+            16,
+            &w,
+            &live,
+            &[],
+            NOW,
+            "now",
+        );
+        assert_eq!(s.terminate, ["i-old0"]);
+        // 100 to 150: new units launch first, up to 24 (what is old is more than the 8 over).
+        let r = refresh(healthy(100, 150), &all);
+        let s = step(&r, 16, &w, &live, &[], NOW, "now");
+        assert!(s.terminate.is_empty());
+        assert_eq!(s.capacity, 24);
+        // A new big VM warmed up: 8 units over, the two small ones go; 8 old units are left.
+        let mut more = live.clone();
+        more.push(typed("i-new0", "big", NOW - 120_000));
+        let s = step(&r, 16, &w, &more, &[], NOW, "now");
+        assert_eq!(s.terminate, ["i-old0", "i-old1"]);
+        assert_eq!(s.capacity, 24);
+        // MaxInstanceLifetime counts the same way.
+        let s = expired(NOW - 10, 0, None, 16, &w, &more[..3], NOW);
+        assert!(
+            s.terminate.is_empty(),
+            "the one unit over 16 is launched first"
+        );
+        assert_eq!(s.capacity, 17);
+        let s = expired(NOW - 10, 0, None, 16, &w, &more, NOW);
+        assert_eq!(s.terminate, ["i-old0", "i-old1"]);
+    }
+
+    #[test]
+    fn a_refresh_begun_in_the_same_millisecond_is_still_listed_first() {
+        let first = refresh(healthy(90, 100), &[]);
+        let second = InstanceRefresh {
+            instance_refresh_id: "a-second".into(),
+            ..first.clone()
+        };
+        let all = begin(std::slice::from_ref(&first), second);
+        assert_eq!(all[0].instance_refresh_id, "a-second");
+        assert!(position(&all[0]) < position(&all[1]));
     }
 
     #[test]
     fn above_one_hundred_new_ones_launch_first() {
         let p = healthy(100, 150);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
-        let s = step(&r, 4, &olds(4), &[], NOW, "now");
+        let s = step(&r, 4, &Weights::none(), &olds(4), &[], NOW, "now");
         assert!(s.terminate.is_empty());
         assert_eq!(s.capacity, 6);
     }
@@ -1011,26 +1112,50 @@ mod tests {
         live[0].protected = true;
         live.push(member("i-new", 0));
         let r = refresh(p.clone(), &["i-old0"]);
-        let s = step(&r, 2, &live, &[], NOW, "now");
+        let s = step(&r, 2, &Weights::none(), &live, &[], NOW, "now");
         assert!(s.terminate.is_empty());
         let waiting = s.next.expect("blocked");
         assert_eq!(waiting.blocked_since_ms, Some(NOW));
         assert_eq!(waiting.status, Status::InProgress);
-        let s = step(&waiting, 2, &live, &[], NOW + WAIT_FOR_HELD_MS, "later");
+        let s = step(
+            &waiting,
+            2,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW + WAIT_FOR_HELD_MS,
+            "later",
+        );
         assert_eq!(s.next.expect("failed").status, Status::Failed);
 
         let ignore = Preferences {
             scale_in_protected_instances: Held::Ignore,
             ..p.clone()
         };
-        let s = step(&refresh(ignore, &["i-old0"]), 2, &live, &[], NOW, "now");
+        let s = step(
+            &refresh(ignore, &["i-old0"]),
+            2,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW,
+            "now",
+        );
         assert_eq!(s.next.expect("done").status, Status::Successful);
 
         let replace = Preferences {
             scale_in_protected_instances: Held::Refresh,
             ..p
         };
-        let s = step(&refresh(replace, &["i-old0"]), 2, &live, &[], NOW, "now");
+        let s = step(
+            &refresh(replace, &["i-old0"]),
+            2,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW,
+            "now",
+        );
         assert_eq!(s.terminate, ["i-old0"]);
     }
 
@@ -1043,7 +1168,15 @@ mod tests {
         let mut standby = member("i-old0", 0);
         standby.lifecycle = Lifecycle::Standby;
         let live = vec![member("i-new", 0)];
-        let s = step(&refresh(p, &["i-old0"]), 1, &live, &[standby], NOW, "now");
+        let s = step(
+            &refresh(p, &["i-old0"]),
+            1,
+            &Weights::none(),
+            &live,
+            &[standby],
+            NOW,
+            "now",
+        );
         assert_eq!(s.terminate, ["i-old0"]);
     }
 
@@ -1054,15 +1187,39 @@ mod tests {
             ..preferences(&asked(), false, None).unwrap()
         };
         let live = vec![member("i-new", 0)];
-        let s = step(&refresh(p, &["i-gone"]), 1, &live, &[], NOW, "now");
+        let s = step(
+            &refresh(p, &["i-gone"]),
+            1,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW,
+            "now",
+        );
         let baking = s.next.unwrap();
         assert_eq!(baking.status, Status::Baking);
-        assert!(step(&baking, 1, &live, &[], NOW + 29_000, "now")
-            .next
-            .is_none());
-        let done = step(&baking, 1, &live, &[], NOW + 30_000, "now")
-            .next
-            .unwrap();
+        assert!(step(
+            &baking,
+            1,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW + 29_000,
+            "now"
+        )
+        .next
+        .is_none());
+        let done = step(
+            &baking,
+            1,
+            &Weights::none(),
+            &live,
+            &[],
+            NOW + 30_000,
+            "now",
+        )
+        .next
+        .unwrap();
         assert_eq!(
             (done.status, done.percentage_complete),
             (Status::Successful, 100)
@@ -1131,10 +1288,12 @@ mod tests {
         assert_eq!(launching(std::slice::from_ref(&back)), None);
         assert!(launching(std::slice::from_ref(&r)).is_some());
         // A rollback has no checkpoints; when the new one has gone it has rolled back.
-        let s = step(&back, 2, &members, &[], NOW, "now");
+        let s = step(&back, 2, &Weights::none(), &members, &[], NOW, "now");
         assert_eq!(s.terminate, ["i-new0"]);
         let replaced = vec![member("i-old1", 0), member("i-back", 0)];
-        let done = step(&back, 2, &replaced, &[], NOW, "now").next.unwrap();
+        let done = step(&back, 2, &Weights::none(), &replaced, &[], NOW, "now")
+            .next
+            .unwrap();
         assert_eq!(done.status, Status::RollbackSuccessful);
         // Only forward and with somewhere numbered to go back to.
         assert!(irreversible(&done).is_some());
@@ -1220,9 +1379,9 @@ mod tests {
         let sierra: Vec<Member> = (0..8).map(|i| member(&format!("i-s{i}"), warm)).collect();
         let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
-        let s = step(&r, 10, &all, &[], NOW, "now");
+        let s = step(&r, 10, &Weights::none(), &all, &[], NOW, "now");
         assert_eq!(s.terminate, ["i-h0", "i-h1"]);
-        let split_up = split(&r, &s, 10, &parts, NOW);
+        let split_up = split(&r, &s, 10, &Weights::none(), &parts, NOW);
         // hotel replaces its old VMs; sierra keeps its two extra meanwhile.
         assert_eq!(split_up[0].terminate, ["i-h0", "i-h1"]);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 8));
@@ -1230,8 +1389,8 @@ mod tests {
         let hotel: Vec<Member> = (0..4).map(|i| member(&format!("i-n{i}"), warm)).collect();
         let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
-        let s = step(&r, 10, &all, &[], NOW, "now");
-        let split_up = split(&r, &s, 10, &parts, NOW);
+        let s = step(&r, 10, &Weights::none(), &all, &[], NOW, "now");
+        let split_up = split(&r, &s, 10, &Weights::none(), &parts, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 6));
     }
 
@@ -1242,15 +1401,15 @@ mod tests {
         let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
         let r = refresh(launch_first, &["i-h0", "i-h1", "i-s0", "i-s1"]);
-        let s = step(&r, 4, &all, &[], NOW, "now");
+        let s = step(&r, 4, &Weights::none(), &all, &[], NOW, "now");
         assert_eq!((s.terminate.len(), s.capacity), (0, 6));
         let roomy = [part(2, 2, &hotel), part(2, 10, &sierra)];
-        let split_up = split(&r, &s, 4, &roomy, NOW);
+        let split_up = split(&r, &s, 4, &Weights::none(), &roomy, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 4));
         assert!(split_up.iter().all(|s| s.terminate.is_empty()));
         // Fixed counts: no cloud has room, so the oldest goes alone.
         let full = [part(2, 2, &hotel), part(2, 2, &sierra)];
-        let split_up = split(&r, &s, 4, &full, NOW);
+        let split_up = split(&r, &s, 4, &Weights::none(), &full, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
         assert_eq!(split_up[0].terminate, ["i-h0"]);
         assert!(split_up[1].terminate.is_empty());

@@ -10,7 +10,8 @@ use phantom_model::{Checked, Refusal};
 const INCLUDED: [&str; 3] = ["included", "excluded", "required"];
 
 /// Checks requirements as AWS does: the vCPU and memory minimums given, every range in order,
-/// the words known; the members Phantom does not act on yet refused.
+/// the words known; the members no cloud gives the data for (on-demand prices, CPU performance)
+/// refused.
 pub fn check(r: &InstanceRequirements) -> Checked<()> {
     for (member, given) in [
         (
@@ -29,7 +30,7 @@ pub fn check(r: &InstanceRequirements) -> Checked<()> {
     ] {
         if given {
             return Err(Refusal::invalid(format!(
-                "InstanceRequirements.{member} is not supported yet: it needs on-demand prices or performance references, which EC2's API does not give. Leave it out."
+                "InstanceRequirements.{member} cannot be applied: it needs on-demand prices or CPU performance references, and EC2-compatible clouds publish neither through EC2's API. Leave it out."
             )));
         }
     }
@@ -426,7 +427,7 @@ pub(crate) mod tests {
         .contains("via"));
         assert!(bad(json!({"VCpuCount": {"Min": 1}, "MemoryMiB": {"Min": 1},
             "OnDemandMaxPricePercentageOverLowestPrice": 50}))
-        .contains("not supported yet"));
+        .contains("cannot be applied"));
         check(&req(
             json!({"VCpuCount": {"Min": 1}, "MemoryMiB": {"Min": 1}}),
         ))

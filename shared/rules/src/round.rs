@@ -85,14 +85,21 @@ pub fn record(
         } else {
             Passage::Group
         };
-        let mut waits = start_waits(ctx, &mut r, &plan.hold_waits, id, passage);
-        if let Some(until) = plan.drain_until.get(id) {
-            waits.push(crate::lifecycle::drain(*until, until - ctx.now_ms));
-        }
-        // AWS's MidLifecycleAction while the hooks hold it, kept open on its record until it
-        // has gone; a standby request still open on it ends here.
+        // Drained from its load balancers first, its hooks told once that is done (AWS's order);
+        // AWS's MidLifecycleAction while the hooks hold it. Either way the activity is kept open
+        // on its record until it has gone; a standby request still open on it ends here.
+        let (waits, status) = match plan.drain_until.get(id) {
+            Some(until) => (
+                vec![crate::lifecycle::drain(*until, until - ctx.now_ms)],
+                DRAINING,
+            ),
+            None => (
+                start_waits(ctx, &mut r, &plan.hold_waits, id, passage),
+                HELD,
+            ),
+        };
         overtaken(ctx, m, &mut r);
-        let (a, open) = under_way(activity::terminated(ctx, id, cause), true, m);
+        let (a, open) = under_way(activity::terminated(ctx, id, cause), status, m);
         r.put.push(Member {
             lifecycle: if warm {
                 Lifecycle::WarmedTerminatingWait
@@ -104,6 +111,26 @@ pub fn record(
             ..m.clone()
         });
         r.activities.push(a);
+    }
+    // Drained: the termination hooks hold it now, told of it, and its activity says so.
+    for id in &plan.drained {
+        if let Some(m) = recorded(id) {
+            let waits = start_waits(ctx, &mut r, &plan.hold_waits, id, Passage::Group);
+            let open = m.open.as_ref().map(|o| {
+                let a = activity::restated(ctx.group, o, HELD, m);
+                let open = OpenActivity {
+                    start_ms: a.start_ms,
+                    doc: a.doc.clone(),
+                };
+                r.activities.push(a);
+                open
+            });
+            r.put.push(Member {
+                waits,
+                open,
+                ..m.clone()
+            });
+        }
     }
     for id in &plan.retain {
         if let Some(m) = recorded(id) {
@@ -134,7 +161,7 @@ pub fn record(
             let waits = start_waits(ctx, &mut r, &plan.launch_waits, id, Passage::FromPool);
             overtaken(ctx, m, &mut r);
             let a = activity::from_pool(ctx, m, plan.capacity_from, plan.capacity_to);
-            let (a, open) = under_way(a, held, m);
+            let (a, open) = under_way(a, launching(held), m);
             r.put.push(Member {
                 lifecycle: if held {
                     Lifecycle::PendingWait
@@ -322,13 +349,13 @@ pub fn record(
     for m in &acted.launched {
         let note = acted.moved_on.get(&m.id).map(String::as_str);
         let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
-        let (a, open) = under_way(a, held, m);
+        let (a, open) = under_way(a, launching(held), m);
         put_new(ctx, &mut r, plan, m, open, Passage::Group);
         tell(&mut r, NotificationType::Launch, &m.id, a);
     }
     for (i, m) in acted.launched_warm.iter().enumerate() {
         let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
-        let (a, open) = under_way(a, held, m);
+        let (a, open) = under_way(a, launching(held), m);
         put_new(ctx, &mut r, plan, m, open, Passage::IntoPool);
         tell_via(
             &mut r,
@@ -397,15 +424,25 @@ fn put_new(
     });
 }
 
+/// An open activity's StatusCode: held by lifecycle hooks, under way, or waiting while the
+/// instance's load balancers drain it.
+const HELD: &str = "MidLifecycleAction";
+const UNDER_WAY: &str = "InProgress";
+const DRAINING: &str = "WaitingForELBConnectionDraining";
+
+/// A launch's StatusCode: held by launch hooks, or under way.
+fn launching(held: bool) -> &'static str {
+    if held {
+        HELD
+    } else {
+        UNDER_WAY
+    }
+}
+
 /// Activity `a` of `m` as it starts, under way as AWS shows it (InProgress at 50, or
 /// MidLifecycleAction while lifecycle hooks hold it), and what `m`'s record keeps of it until it
 /// is done.
-fn under_way(a: Activity, held: bool, m: &Member) -> (Activity, Option<OpenActivity>) {
-    let status = if held {
-        "MidLifecycleAction"
-    } else {
-        "InProgress"
-    };
+fn under_way(a: Activity, status: &str, m: &Member) -> (Activity, Option<OpenActivity>) {
     let a = activity::in_progress(a, status, 50, m);
     let open = Some(OpenActivity {
         start_ms: a.start_ms,
@@ -593,6 +630,76 @@ mod tests {
     }
 
     #[test]
+    fn a_leaving_vm_waits_on_its_drain_first_and_on_its_hooks_once_drained() {
+        let now = ctx().now_ms;
+        let m = member("i-1", Lifecycle::InService);
+        let hook = Wait {
+            hook: "down".into(),
+            deadline_ms: now + 60_000,
+            heartbeat_ms: 60_000,
+            global_deadline_ms: None,
+            default_result: crate::lifecycle::Outcome::Continue,
+            result: None,
+            token: None,
+        };
+        let plan = Plan {
+            hold: vec![("i-1".into(), Cause::ScaleIn { from: 2, to: 1 })],
+            hold_waits: vec![hook.clone()],
+            drain_until: [("i-1".to_string(), now + 30_000)].into(),
+            ..Plan::default()
+        };
+        let r = record(
+            &ctx(),
+            BEFORE,
+            std::slice::from_ref(&m),
+            &plan,
+            &Acted::default(),
+        );
+        let draining = r.put[0].clone();
+        assert!(draining.draining(), "{:?}", draining.waits);
+        assert_eq!(
+            r.activities[0].doc.status_code,
+            "WaitingForELBConnectionDraining"
+        );
+        // Drained: the hook's wait begins (its token given, its target told), and the same
+        // activity is written again, held.
+        let plan = Plan {
+            drained: vec!["i-1".into()],
+            hold_waits: vec![hook],
+            ..Plan::default()
+        };
+        let r = record(
+            &ctx(),
+            BEFORE,
+            std::slice::from_ref(&draining),
+            &plan,
+            &Acted::default(),
+        );
+        let held = &r.put[0];
+        assert!(!held.draining());
+        assert_eq!(held.waits.len(), 1);
+        assert!(held.waits[0].token.is_some());
+        assert_eq!(r.activities.len(), 1);
+        let a = &r.activities[0];
+        assert_eq!(
+            (
+                a.start_ms,
+                a.doc.activity_id.as_str(),
+                a.doc.status_code.as_str()
+            ),
+            (
+                draining.open.as_ref().unwrap().start_ms,
+                draining.open.as_ref().unwrap().doc.activity_id.as_str(),
+                "MidLifecycleAction"
+            )
+        );
+        assert_eq!(
+            held.open.as_ref().unwrap().doc.status_code,
+            "MidLifecycleAction"
+        );
+    }
+
+    #[test]
     fn waiting_means_pending_or_terminating_after_the_record() {
         let m = member;
         let pending = [m("i-1", Lifecycle::Pending)];
@@ -757,7 +864,7 @@ mod tests {
         // The same with its launch's activity still open: ended once (one write of an item a
         // transaction), the record cleared of it.
         let launch = activity::launched(&ctx(), &members[1], 1, 2, None);
-        let (_, open) = under_way(launch, false, &members[1]);
+        let (_, open) = under_way(launch, UNDER_WAY, &members[1]);
         let opened = [Member {
             open: open.clone(),
             ..members[1].clone()

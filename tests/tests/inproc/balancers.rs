@@ -66,6 +66,88 @@ async fn behind_both(w: &World, u: &User) -> (Source, Source) {
     (classic, tg)
 }
 
+/// AWS's order for a leaving VM behind a load balancer: deregistered and drained first
+/// (`Terminating`), then held by the termination hooks (`Terminating:Wait`), whose target is
+/// told only then: a hook's consumer finds the VM out of its load balancers.
+#[tokio::test]
+async fn a_leaving_vm_is_drained_before_its_termination_hooks_hold_it() {
+    let Given { w, u, c } = Given::user("lb-hook").await;
+    let queue = "arn:aws:sqs:us-east-1:000000000000:lb-hook";
+    w.publisher.create(queue);
+    let (_, tg) = behind_both(&w, &u).await;
+    let two = converges(&w, &u, "hotel", "web", 2).await;
+    w.until(10, "both registered", async || {
+        (sorted(w.hotel.registered(&tg.identifier)) == two).then_some(())
+    })
+    .await;
+    c.put_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("down")
+        .lifecycle_transition("autoscaling:EC2_INSTANCE_TERMINATING")
+        .notification_target_arn(queue)
+        .role_arn("arn:aws:iam::000000000000:role/hooks")
+        .heartbeat_timeout(300)
+        .send()
+        .await
+        .unwrap();
+    let told = || {
+        w.publisher
+            .sent(queue)
+            .iter()
+            .filter(|n| n.body.contains("autoscaling:EC2_INSTANCE_TERMINATING"))
+            .count()
+    };
+    let state = async |id: &str| {
+        group(&w, &u, "web")
+            .await
+            .unwrap()
+            .instances()
+            .iter()
+            .find(|i| i.instance_id() == Some(id))
+            .and_then(|i| i.lifecycle_state().cloned())
+    };
+    c.desire("web", 1).await;
+    let leaving = w
+        .until(10, "one VM deregistered", async || {
+            let now = w.hotel.registered(TG);
+            (now.len() == 1).then(|| two.iter().find(|id| !now.contains(id)).unwrap().clone())
+        })
+        .await;
+    assert_eq!(state(&leaving).await, Some(LifecycleState::Terminating));
+    w.run_for(25).await;
+    assert_eq!(told(), 0, "no hook told while it drains");
+    assert_eq!(state(&leaving).await, Some(LifecycleState::Terminating));
+    w.until(10, "held by the hook once drained", async || {
+        (state(&leaving).await == Some(LifecycleState::TerminatingWait)).then_some(())
+    })
+    .await;
+    assert_eq!(told(), 1, "the hook's target told once, now");
+    let held = crate::provisioning::activities(&w, &u, "web")
+        .await
+        .into_iter()
+        .find(|a| {
+            a.description()
+                .is_some_and(|d| d.contains(leaving.as_str()))
+        })
+        .unwrap();
+    assert_eq!(
+        held.status_code().map(|s| s.as_str()),
+        Some("MidLifecycleAction")
+    );
+    c.complete_lifecycle_action()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("down")
+        .instance_id(&leaving)
+        .lifecycle_action_result("CONTINUE")
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "terminated once its hook answered", async || {
+        (!w.hotel.alive().contains(&leaving)).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go() {
     let Given { w, u, c } = Given::user("lb").await;
@@ -121,9 +203,19 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
         .iter()
         .find(|i| i.instance_id() == Some(leaving.as_str()))
         .expect("still in the group while it drains");
+    // AWS's Terminating while its load balancers drain it (Terminating:Wait is for hooks).
+    assert_eq!(held.lifecycle_state(), Some(&LifecycleState::Terminating));
+    let draining = crate::provisioning::activities(&w, &u, "web")
+        .await
+        .into_iter()
+        .find(|a| {
+            a.description()
+                .is_some_and(|d| d.contains(leaving.as_str()))
+        })
+        .expect("the termination's activity");
     assert_eq!(
-        held.lifecycle_state(),
-        Some(&LifecycleState::TerminatingWait)
+        draining.status_code().map(|s| s.as_str()),
+        Some("WaitingForELBConnectionDraining")
     );
     w.run_for(20).await;
     assert!(

@@ -25,6 +25,7 @@ mod self_service;
 mod spot;
 mod sync_launch;
 mod templates;
+mod terraform;
 mod throttle;
 mod tools;
 mod tracking;

@@ -265,9 +265,9 @@ async fn a_group_in_a_placement_group_launches_there_and_an_unknown_one_fails_in
     .await;
 }
 
-/// AvailabilityZoneDistribution: under balanced-only (AWS's default) a zone without room is
-/// asked again and the group waits for it; under balanced-best-effort its share goes to the
-/// group's other zone meanwhile.
+/// AvailabilityZoneDistribution: under balanced-only a zone without room is asked again and the
+/// group waits for it; under balanced-best-effort (AWS's default) its share goes to the group's
+/// other zone meanwhile.
 #[tokio::test]
 async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_launches_elsewhere() {
     use aws_sdk_autoscaling::types::{AvailabilityZoneDistribution, CapacityDistributionStrategy};
@@ -291,13 +291,19 @@ async fn a_full_zone_holds_a_balanced_only_group_back_and_a_best_effort_one_laun
             }))
             .send()
     };
-    make("only", None).await.unwrap();
-    make(
-        "best",
-        Some(CapacityDistributionStrategy::BalancedBestEffort),
-    )
-    .await
-    .unwrap();
+    make("only", Some(CapacityDistributionStrategy::BalancedOnly))
+        .await
+        .unwrap();
+    // AWS's default, and shown so.
+    make("best", None).await.unwrap();
+    assert_eq!(
+        group(&w, &u, "best")
+            .await
+            .unwrap()
+            .availability_zone_distribution()
+            .and_then(|d| d.capacity_distribution_strategy()),
+        Some(&CapacityDistributionStrategy::BalancedBestEffort)
+    );
     w.run_for(30).await;
     let zones_of = async |name: &str| -> Vec<String> {
         let g = group(&w, &u, name).await.expect("the group");

@@ -891,11 +891,12 @@ fn phantomctl_rotates_a_users_key() {
     assert!(!list.contains(&secret));
 }
 
-/// A recurring scheduled action put with the AWS CLI, seen firing twice on the local stack (cron's
-/// granularity is a minute, so this waits up to two), each time a scaling activity naming it,
-/// its next run shown as StartTime; then deleted.
+/// A recurring scheduled action put with the AWS CLI, seen firing on the local stack (cron's
+/// granularity is a minute, so this waits up to one), with a scaling activity naming it, and its
+/// next run then shown as StartTime; then deleted. (Its later runs, time zones and skipped
+/// minutes are the scheduler's in-process tests', on a paused clock.)
 #[test]
-fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
+fn a_recurring_scheduled_action_fires_on_the_local_stack() {
     let s = stack();
     let u = s.new_user("cli-schedule");
     let aws = |args: &[&str]| s.aws(&u, args);
@@ -936,30 +937,24 @@ fn a_recurring_scheduled_action_fires_every_minute_on_the_local_stack() {
     };
     let first = next_run();
     assert!(first.ends_with(":00.000Z"), "on a whole minute: {first}");
-    for round in 1..=2 {
-        eventually(75, "the scheduled action runs", || {
-            (desired() == 1).then_some(())
-        });
-        let activities = aws(&argv!(
-            "describe-scaling-activities --auto-scaling-group-name tick"
-        ))
-        .json();
-        let runs = activities["Activities"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|a| {
-                a["Cause"].as_str().unwrap_or_default().contains(
-                    "a scheduled action every-minute update of AutoScalingGroup constraints to min: 0, max: 3, desired: 1 changing the desired capacity from 0 to 1",
-                )
-            })
-            .count();
-        assert_eq!(runs, round, "one activity per run");
-        aws(&argv!(
-            "set-desired-capacity --auto-scaling-group-name tick --desired-capacity 0"
-        ))
-        .json();
-    }
+    eventually(75, "the scheduled action runs", || {
+        (desired() == 1).then_some(())
+    });
+    let activities = aws(&argv!(
+        "describe-scaling-activities --auto-scaling-group-name tick"
+    ))
+    .json();
+    let runs = activities["Activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| {
+            a["Cause"].as_str().unwrap_or_default().contains(
+                "a scheduled action every-minute update of AutoScalingGroup constraints to min: 0, max: 3, desired: 1 changing the desired capacity from 0 to 1",
+            )
+        })
+        .count();
+    assert_eq!(runs, 1, "one activity for its run");
     assert!(next_run() > first, "the next run moved on");
     aws(&argv!("delete-scheduled-action --auto-scaling-group-name tick --scheduled-action-name every-minute"))
     .json();

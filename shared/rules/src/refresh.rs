@@ -1039,29 +1039,16 @@ mod tests {
             typed("i-old2", "big", 2),
         ];
         let all = ["i-old0", "i-old1", "i-old2"];
+        let at_most_100 = |min| {
+            let r = refresh(healthy(min, 100), &all);
+            step(&r, 16, &w, &live, &[], NOW, "now")
+        };
         // 50 percent keeps 8 units: both small ones go at once (counted as VMs, one would).
-        let s = step(
-            &refresh(healthy(50, 100), &all),
-            16,
-            &w,
-            &live,
-            &[],
-            NOW,
-            "now",
-        );
+        let s = at_most_100(50);
         assert_eq!(s.terminate, ["i-old0", "i-old1"]);
         assert_eq!(s.capacity, 16);
         // 75 keeps 12: one small one.
-        let s = step(
-            &refresh(healthy(75, 100), &all),
-            16,
-            &w,
-            &live,
-            &[],
-            NOW,
-            "now",
-        );
-        assert_eq!(s.terminate, ["i-old0"]);
+        assert_eq!(at_most_100(75).terminate, ["i-old0"]);
         // 100 to 150: new units launch first, up to 24 (what is old is more than the 8 over).
         let r = refresh(healthy(100, 150), &all);
         let s = step(&r, 16, &w, &live, &[], NOW, "now");

@@ -40,6 +40,25 @@ async fn states(w: &World, u: &User) -> Vec<(String, String)> {
     out
 }
 
+/// Scales the group of `two` in to one: the VM that leaves, once the target group has let it go.
+async fn scale_in_to_one(w: &World, u: &User, two: &[String]) -> String {
+    w.sdk(u).desire("web", 1).await;
+    w.until(10, "one VM deregistered", async || {
+        let now = w.hotel.registered(TG);
+        (now.len() == 1).then(|| two.iter().find(|id| !now.contains(id)).unwrap().clone())
+    })
+    .await
+}
+
+/// The StatusCode of the newest activity naming instance `id` (its termination's, once it leaves).
+async fn newest_status(w: &World, u: &User, id: &str) -> Option<String> {
+    crate::provisioning::activities(w, u, "web")
+        .await
+        .into_iter()
+        .find(|a| a.description().is_some_and(|d| d.contains(id)))
+        .and_then(|a| a.status_code().map(|s| s.as_str().to_string()))
+}
+
 /// A group of 2 on hotel behind a classic load balancer `web` (no draining) and target group
 /// TG (30 s deregistration delay).
 async fn behind_both(w: &World, u: &User) -> (Source, Source) {
@@ -106,13 +125,7 @@ async fn a_leaving_vm_is_drained_before_its_termination_hooks_hold_it() {
             .find(|i| i.instance_id() == Some(id))
             .and_then(|i| i.lifecycle_state().cloned())
     };
-    c.desire("web", 1).await;
-    let leaving = w
-        .until(10, "one VM deregistered", async || {
-            let now = w.hotel.registered(TG);
-            (now.len() == 1).then(|| two.iter().find(|id| !now.contains(id)).unwrap().clone())
-        })
-        .await;
+    let leaving = scale_in_to_one(&w, &u, &two).await;
     assert_eq!(state(&leaving).await, Some(LifecycleState::Terminating));
     w.run_for(25).await;
     assert_eq!(told(), 0, "no hook told while it drains");
@@ -122,16 +135,8 @@ async fn a_leaving_vm_is_drained_before_its_termination_hooks_hold_it() {
     })
     .await;
     assert_eq!(told(), 1, "the hook's target told once, now");
-    let held = crate::provisioning::activities(&w, &u, "web")
-        .await
-        .into_iter()
-        .find(|a| {
-            a.description()
-                .is_some_and(|d| d.contains(leaving.as_str()))
-        })
-        .unwrap();
     assert_eq!(
-        held.status_code().map(|s| s.as_str()),
+        newest_status(&w, &u, &leaving).await.as_deref(),
         Some("MidLifecycleAction")
     );
     c.complete_lifecycle_action()
@@ -189,13 +194,7 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
     );
 
     // Scale in: the leaving VM is deregistered at once and held for the target group's 30 s.
-    c.desire("web", 1).await;
-    let leaving = w
-        .until(10, "one VM deregistered", async || {
-            let now = w.hotel.registered(TG);
-            (now.len() == 1).then(|| two.iter().find(|id| !now.contains(id)).unwrap().clone())
-        })
-        .await;
+    let leaving = scale_in_to_one(&w, &u, &two).await;
     assert!(!w.hotel.registered("web").contains(&leaving));
     let g = group(&w, &u, "web").await.unwrap();
     let held = g
@@ -205,16 +204,8 @@ async fn a_groups_vms_are_registered_while_they_serve_and_drained_before_they_go
         .expect("still in the group while it drains");
     // AWS's Terminating while its load balancers drain it (Terminating:Wait is for hooks).
     assert_eq!(held.lifecycle_state(), Some(&LifecycleState::Terminating));
-    let draining = crate::provisioning::activities(&w, &u, "web")
-        .await
-        .into_iter()
-        .find(|a| {
-            a.description()
-                .is_some_and(|d| d.contains(leaving.as_str()))
-        })
-        .expect("the termination's activity");
     assert_eq!(
-        draining.status_code().map(|s| s.as_str()),
+        newest_status(&w, &u, &leaving).await.as_deref(),
         Some("WaitingForELBConnectionDraining")
     );
     w.run_for(20).await;

@@ -906,6 +906,17 @@ mod tests {
         }
     }
 
+    /// `step` of a group without weights, at `now_ms`.
+    fn unweighted(
+        r: &InstanceRefresh,
+        desired: i64,
+        live: &[Member],
+        standby: &[Member],
+        now_ms: i64,
+    ) -> Step {
+        step(r, desired, &Weights::none(), live, standby, now_ms, "now")
+    }
+
     fn olds(n: usize) -> Vec<Member> {
         (0..n).map(|i| member(&format!("i-old{i}"), 0)).collect()
     }
@@ -1008,16 +1019,16 @@ mod tests {
         .unwrap();
         let live = olds(4);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
-        let s = step(&r, 4, &Weights::none(), &live, &[], NOW, "now");
+        let s = unweighted(&r, 4, &live, &[], NOW);
         assert_eq!(s.terminate.len(), 1);
         assert_eq!(s.capacity, 4);
         // Its replacement warming up: nothing more goes.
         let mut live: Vec<Member> = live[1..].to_vec();
         live.push(member("i-new0", NOW - 1_000));
-        let s = step(&r, 4, &Weights::none(), &live, &[], NOW, "now");
+        let s = unweighted(&r, 4, &live, &[], NOW);
         assert!(s.terminate.is_empty());
         // Warmed up: the next.
-        let s = step(&r, 4, &Weights::none(), &live, &[], NOW + 60_000, "now");
+        let s = unweighted(&r, 4, &live, &[], NOW + 60_000);
         assert_eq!(s.terminate.len(), 1);
     }
 
@@ -1087,7 +1098,7 @@ mod tests {
     fn above_one_hundred_new_ones_launch_first() {
         let p = healthy(100, 150);
         let r = refresh(p, &["i-old0", "i-old1", "i-old2", "i-old3"]);
-        let s = step(&r, 4, &Weights::none(), &olds(4), &[], NOW, "now");
+        let s = unweighted(&r, 4, &olds(4), &[], NOW);
         assert!(s.terminate.is_empty());
         assert_eq!(s.capacity, 6);
     }
@@ -1099,7 +1110,7 @@ mod tests {
         live[0].protected = true;
         live.push(member("i-new", 0));
         let r = refresh(p.clone(), &["i-old0"]);
-        let s = step(&r, 2, &Weights::none(), &live, &[], NOW, "now");
+        let s = unweighted(&r, 2, &live, &[], NOW);
         assert!(s.terminate.is_empty());
         let waiting = s.next.expect("blocked");
         assert_eq!(waiting.blocked_since_ms, Some(NOW));
@@ -1119,30 +1130,14 @@ mod tests {
             scale_in_protected_instances: Held::Ignore,
             ..p.clone()
         };
-        let s = step(
-            &refresh(ignore, &["i-old0"]),
-            2,
-            &Weights::none(),
-            &live,
-            &[],
-            NOW,
-            "now",
-        );
+        let s = unweighted(&refresh(ignore, &["i-old0"]), 2, &live, &[], NOW);
         assert_eq!(s.next.expect("done").status, Status::Successful);
 
         let replace = Preferences {
             scale_in_protected_instances: Held::Refresh,
             ..p
         };
-        let s = step(
-            &refresh(replace, &["i-old0"]),
-            2,
-            &Weights::none(),
-            &live,
-            &[],
-            NOW,
-            "now",
-        );
+        let s = unweighted(&refresh(replace, &["i-old0"]), 2, &live, &[], NOW);
         assert_eq!(s.terminate, ["i-old0"]);
     }
 
@@ -1155,15 +1150,7 @@ mod tests {
         let mut standby = member("i-old0", 0);
         standby.lifecycle = Lifecycle::Standby;
         let live = vec![member("i-new", 0)];
-        let s = step(
-            &refresh(p, &["i-old0"]),
-            1,
-            &Weights::none(),
-            &live,
-            &[standby],
-            NOW,
-            "now",
-        );
+        let s = unweighted(&refresh(p, &["i-old0"]), 1, &live, &[standby], NOW);
         assert_eq!(s.terminate, ["i-old0"]);
     }
 
@@ -1174,39 +1161,15 @@ mod tests {
             ..preferences(&asked(), false, None).unwrap()
         };
         let live = vec![member("i-new", 0)];
-        let s = step(
-            &refresh(p, &["i-gone"]),
-            1,
-            &Weights::none(),
-            &live,
-            &[],
-            NOW,
-            "now",
-        );
+        let s = unweighted(&refresh(p, &["i-gone"]), 1, &live, &[], NOW);
         let baking = s.next.unwrap();
         assert_eq!(baking.status, Status::Baking);
-        assert!(step(
-            &baking,
-            1,
-            &Weights::none(),
-            &live,
-            &[],
-            NOW + 29_000,
-            "now"
-        )
-        .next
-        .is_none());
-        let done = step(
-            &baking,
-            1,
-            &Weights::none(),
-            &live,
-            &[],
-            NOW + 30_000,
-            "now",
-        )
-        .next
-        .unwrap();
+        assert!(unweighted(&baking, 1, &live, &[], NOW + 29_000)
+            .next
+            .is_none());
+        let done = unweighted(&baking, 1, &live, &[], NOW + 30_000)
+            .next
+            .unwrap();
         assert_eq!(
             (done.status, done.percentage_complete),
             (Status::Successful, 100)
@@ -1275,12 +1238,10 @@ mod tests {
         assert_eq!(launching(std::slice::from_ref(&back)), None);
         assert!(launching(std::slice::from_ref(&r)).is_some());
         // A rollback has no checkpoints; when the new one has gone it has rolled back.
-        let s = step(&back, 2, &Weights::none(), &members, &[], NOW, "now");
+        let s = unweighted(&back, 2, &members, &[], NOW);
         assert_eq!(s.terminate, ["i-new0"]);
         let replaced = vec![member("i-old1", 0), member("i-back", 0)];
-        let done = step(&back, 2, &Weights::none(), &replaced, &[], NOW, "now")
-            .next
-            .unwrap();
+        let done = unweighted(&back, 2, &replaced, &[], NOW).next.unwrap();
         assert_eq!(done.status, Status::RollbackSuccessful);
         // Only forward and with somewhere numbered to go back to.
         assert!(irreversible(&done).is_some());
@@ -1366,7 +1327,7 @@ mod tests {
         let sierra: Vec<Member> = (0..8).map(|i| member(&format!("i-s{i}"), warm)).collect();
         let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
-        let s = step(&r, 10, &Weights::none(), &all, &[], NOW, "now");
+        let s = unweighted(&r, 10, &all, &[], NOW);
         assert_eq!(s.terminate, ["i-h0", "i-h1"]);
         let split_up = split(&r, &s, 10, &Weights::none(), &parts, NOW);
         // hotel replaces its old VMs; sierra keeps its two extra meanwhile.
@@ -1376,7 +1337,7 @@ mod tests {
         let hotel: Vec<Member> = (0..4).map(|i| member(&format!("i-n{i}"), warm)).collect();
         let parts = [part(4, 4, &hotel), part(6, 10, &sierra)];
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
-        let s = step(&r, 10, &Weights::none(), &all, &[], NOW, "now");
+        let s = unweighted(&r, 10, &all, &[], NOW);
         let split_up = split(&r, &s, 10, &Weights::none(), &parts, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (4, 6));
     }
@@ -1388,7 +1349,7 @@ mod tests {
         let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
         let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
         let r = refresh(launch_first, &["i-h0", "i-h1", "i-s0", "i-s1"]);
-        let s = step(&r, 4, &Weights::none(), &all, &[], NOW, "now");
+        let s = unweighted(&r, 4, &all, &[], NOW);
         assert_eq!((s.terminate.len(), s.capacity), (0, 6));
         let roomy = [part(2, 2, &hotel), part(2, 10, &sierra)];
         let split_up = split(&r, &s, 4, &Weights::none(), &roomy, NOW);

@@ -191,6 +191,7 @@ pub fn cloud(name: &str, endpoint: &str) -> (CloudRecord, CloudCredentials) {
             launch_templates: true,
             load_balancers: true,
             events: false,
+            status_checks: true,
         },
         CloudCredentials {
             cloud: name.into(),

@@ -138,6 +138,7 @@ async fn register_cloud(
             launch_templates: true,
             load_balancers: true,
             events: false,
+            status_checks: true,
         })
         .await
         .expect("the memory store takes a cloud");

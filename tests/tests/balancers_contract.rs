@@ -140,6 +140,7 @@ async fn the_query_client_keeps_the_load_balancer_contract_on_moto() {
     let without = CloudRecord {
         load_balancers: false,
         events: false,
+        status_checks: true,
         ..cloud
     };
     assert!(lookups.balancers(&without, &creds).is_none());

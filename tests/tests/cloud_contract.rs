@@ -10,6 +10,7 @@ use aws_sdk_ec2::types::{
     InstanceType, RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
 };
 use phantom_e2e::moto::Moto;
+use phantom_model::status::CheckStatus;
 use phantom_model::time::ManualClock;
 use phantom_rules::reconcile::CloudState;
 use phantom_rules::template::TemplateRef;
@@ -124,6 +125,33 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
         .await
         .expect("nothing asked")
         .is_empty());
+
+    // statuses: a running VM's checks pass (or are still initializing) with nothing scheduled;
+    // a stopped VM's do not apply; an unknown id is absent (EC2 refuses a call that names one:
+    // the adapter asks again without it); nothing asked, nothing answered.
+    // Past 300 ids they are read by pages of the account's VMs, kept to those asked.
+    let unknown = "i-0123456789abcdef0".to_string();
+    let mut asked = vec![s.running.clone(), s.stopped.clone(), unknown];
+    for many in [false, true] {
+        if many {
+            asked.extend((0..300).map(|i| format!("i-f{i:016x}")));
+        }
+        let mut found = cloud.statuses(&asked).await.expect("statuses");
+        found.sort_by_key(|st| asked.iter().position(|a| *a == st.id));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].id, s.running);
+        for check in [found[0].instance, found[0].system] {
+            assert!(
+                matches!(check.status, CheckStatus::Ok | CheckStatus::Initializing),
+                "{found:?}"
+            );
+        }
+        assert!(found[0].events.is_empty());
+        assert_eq!(found[1].id, s.stopped);
+        assert_eq!(found[1].system.status, CheckStatus::NotApplicable);
+        assert_eq!(found[1].instance.status, CheckStatus::NotApplicable);
+    }
+    assert!(cloud.statuses(&[]).await.expect("nothing asked").is_empty());
 
     // zone_names: each zone id the cloud has with its name; an unknown one absent.
     let asked = [s.zone.0.clone(), "use1-az99".to_string()];

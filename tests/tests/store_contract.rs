@@ -216,6 +216,7 @@ async fn contract(s: &dyn Store, u: &str) {
         launch_templates: name.ends_with("alpha"),
         load_balancers: true,
         events: name.ends_with("hotel"),
+        status_checks: true,
     };
     s.put_cloud(&cloud(&format!("{u}hotel"))).await.unwrap();
     s.put_cloud(&cloud(&format!("{u}alpha"))).await.unwrap();
@@ -239,6 +240,22 @@ async fn contract(s: &dyn Store, u: &str) {
         let name = format!("{u}{name}");
         assert_eq!(s.cloud(&name).await.unwrap(), Some(cloud(&name)));
     }
+    // A cloud found without status checks says so from then on, until it is put again; an
+    // unknown one is not made.
+    let alpha = format!("{u}alpha");
+    s.no_status_checks(&alpha).await.unwrap();
+    let without = CloudRecord {
+        status_checks: false,
+        ..cloud(&alpha)
+    };
+    assert_eq!(s.cloud(&alpha).await.unwrap(), Some(without));
+    assert_eq!(
+        s.no_status_checks(&format!("{u}nowhere")).await,
+        Err(StoreError::NotFound)
+    );
+    assert_eq!(s.cloud(&format!("{u}nowhere")).await.unwrap(), None);
+    s.put_cloud(&cloud(&alpha)).await.unwrap();
+    assert_eq!(s.cloud(&alpha).await.unwrap(), Some(cloud(&alpha)));
     let creds = |c: &str| CloudCredentials {
         cloud: c.into(),
         access_key_id: "ak".into(),
@@ -1369,6 +1386,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             launch_templates: true,
             load_balancers: true,
             events: false,
+            status_checks: true,
         })
         .await
         .unwrap();

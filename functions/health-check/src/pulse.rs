@@ -9,8 +9,9 @@
 use crate::{HealthCheck, HealthError};
 use futures::stream::{self, StreamExt};
 use phantom_model::cloud::CloudRecord;
+use phantom_model::instance::CloudState;
 use phantom_rules::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
-use phantom_seams::cloud::{ConnectLookup, Lookup};
+use phantom_seams::cloud::{no_status_checks, ConnectLookup, Lookup};
 use phantom_seams::counts;
 use phantom_seams::queue::pulse::PulseQueue;
 use phantom_seams::store::{StoreError, Watched};
@@ -299,17 +300,38 @@ impl HealthCheck {
         (w, self.look(w, clouds.as_deref()).await)
     }
 
-    /// One DescribeInstances of the user's VMs on the cloud: their fingerprint.
+    /// One DescribeInstances of the user's VMs on the cloud, and the statuses of those running
+    /// where the cloud has status checks: their fingerprint. A cloud that says it has none is
+    /// fingerprinted by states (the sweep records it on the cloud).
     async fn look(
         &self,
         w: &Watched,
         clouds: Option<&BTreeMap<String, CloudRecord>>,
     ) -> Result<String, String> {
         let lookup = self.lookup(w, clouds).await?;
-        match lookup.states(&w.user).await {
-            Ok(vms) => Ok(rules::fingerprint(
-                vms.iter().map(|(id, state)| (id.as_str(), state.name())),
-            )),
+        let checks = clouds
+            .and_then(|c| c.get(&w.cloud))
+            .is_some_and(|c| c.status_checks);
+        let looked = async {
+            let vms = lookup.states(&w.user).await?;
+            let running: Vec<String> = vms
+                .iter()
+                .filter(|(_, s)| *s == CloudState::Running)
+                .map(|(id, _)| id.clone())
+                .collect();
+            let statuses = if !checks || running.is_empty() {
+                Vec::new()
+            } else {
+                match lookup.statuses(&running).await {
+                    Ok(s) => s,
+                    Err(e) if no_status_checks(&e) => Vec::new(),
+                    Err(e) => return Err(e),
+                }
+            };
+            Ok(rules::fingerprint_with(&vms, &statuses))
+        };
+        match looked.await {
+            Ok(fp) => Ok(fp),
             Err(e) => {
                 // Credentials may have changed: read them again next time.
                 self.pulse_settings()

@@ -23,13 +23,18 @@ use phantom_seams::store::{Record, StoreError};
 use std::sync::Arc;
 
 /// One cloud of the group this round.
+/// A cloud and what it shows of the group, or why it could not be looked at.
+type Look = Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>;
+/// A cloud's target, its look, and its serving VMs' statuses.
+type Looked = (Target, Look, Vec<phantom_model::status::InstanceStatus>);
+
 struct Place {
     site: Site,
     on: On,
     target: Target,
     members: Vec<Member>,
     /// The cloud and what it shows, or why it could not be looked at.
-    look: Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>,
+    look: Look,
     hold: Hold,
     /// Its load balancers, if the group has sources there, and what they say of its VMs.
     lbs: Option<Arc<dyn Balancers>>,
@@ -59,28 +64,41 @@ impl Provisioner {
         }
 
         // Observe, every cloud at once.
-        let looks =
-            futures::future::join_all(sites.iter().map(|s| self.look_at(owner, g, &s.cloud))).await;
-        let mut places = Vec::with_capacity(sites.len());
-        for (site, look) in sites.into_iter().zip(looks) {
-            let (mut target, look) = look?;
-            let here: Vec<Member> = members
+        let on = |cloud: &str| -> Vec<Member> {
+            members
                 .iter()
-                .filter(|m| m.cloud == site.cloud)
+                .filter(|m| m.cloud == cloud)
                 .cloned()
-                .collect();
+                .collect()
+        };
+        let looks = futures::future::join_all(
+            sites
+                .iter()
+                .map(|s| self.look_at(owner, g, &s.cloud, on(&s.cloud))),
+        )
+        .await;
+        let mut places = Vec::with_capacity(sites.len());
+        let mut look_again: Option<i64> = None;
+        for (site, look) in sites.into_iter().zip(looks) {
+            let (mut target, look, statuses) = look?;
+            let here = on(&site.cloud);
             let lbs = match &look {
                 Ok(_) => self.balancers(owner, g, &site.cloud).await?,
                 Err(_) => None,
             };
             let health = self.lb_health(g, &site.cloud, lbs.as_ref()).await;
-            target.lb_failing = phantom_rules::traffic::unhealthy(
+            target.failing = phantom_rules::traffic::unhealthy(
                 &g.settings.traffic,
                 &here,
                 &health,
                 target.grace_ms,
                 now,
             );
+            let judged = crate::status::judge(g, &mut target, &here, &statuses, now);
+            look_again = match (look_again, judged.look_again_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let hold = g
                 .holds
                 .get(&site.cloud)
@@ -108,6 +126,13 @@ impl Provisioner {
                 lbs,
                 health,
             });
+        }
+
+        if let Some(at) = look_again {
+            // An impairment not yet confirmed: the round looks again once it would be.
+            let msg = phantom_seams::queue::Reconcile::new(owner, &g.name, "status-check");
+            self.enqueue(&msg, crate::status::delay_secs(at - now))
+                .await;
         }
 
         // Decide: what each cloud has, then what each should have.
@@ -448,12 +473,15 @@ impl Provisioner {
 
     /// A cloud of the group with the owner's credentials, and the group's target there (the
     /// group's own zones on its own cloud, the cloud's default zone elsewhere).
+    /// The cloud's VMs of the group, and the statuses of those among `here` (its records there)
+    /// that serve.
     async fn look_at(
         &self,
         owner: &str,
         g: &Group,
         name: &str,
-    ) -> Result<(Target, Result<(Arc<dyn Cloud>, Vec<Seen>), CloudError>), StoreError> {
+        here: Vec<Member>,
+    ) -> Result<Looked, StoreError> {
         let mut target = g.target();
         // A refresh is decided for the whole group, never by one cloud alone.
         target.refresh = None;
@@ -468,20 +496,33 @@ impl Provisioner {
         let look = match self.connect_record(owner, name).await? {
             Ok((record, cloud)) => {
                 if name != g.cloud {
-                    target.zones = Some(record.zone)
+                    target.zones = Some(record.zone.clone())
                         .into_iter()
                         .filter(|z| !z.is_empty())
                         .collect();
                     target.subnets = Vec::new();
                 }
                 match cloud.tagged(owner, Some(&g.id)).await {
-                    Ok(t) => Ok((cloud, t.into_iter().map(|t| t.seen).collect())),
+                    Ok(t) => {
+                        let seen: Vec<Seen> = t.into_iter().map(|t| t.seen).collect();
+                        let running = crate::status::judged_ids(&here)
+                            .into_iter()
+                            .filter(|id| {
+                                seen.iter().any(|s| {
+                                    &s.id == id
+                                        && s.state == phantom_model::instance::CloudState::Running
+                                })
+                            })
+                            .collect();
+                        let statuses = self.statuses(&record, cloud.as_ref(), running).await;
+                        return Ok((target, Ok((cloud, seen)), statuses));
+                    }
                     Err(e) => Err(e),
                 }
             }
             Err(e) => Err(e),
         };
-        Ok((target, look))
+        Ok((target, look, Vec::new()))
     }
 }
 

@@ -9,16 +9,8 @@ use phantom_rules::template::{Spec, TemplateRef};
 use phantom_seams::cloud::LaunchRequest;
 
 impl Provisioner {
-    /// A cloud with the owner's credentials there.
-    pub(crate) async fn connect_cloud(
-        &self,
-        owner: &str,
-        name: &str,
-    ) -> Result<Result<Arc<dyn Cloud>, CloudError>, StoreError> {
-        Ok(self.connect_record(owner, name).await?.map(|(_, c)| c))
-    }
-
-    /// The same, with the cloud's registration (its default zone, for a group across clouds).
+    /// A cloud with the owner's credentials there, and its registration (its default zone, for
+    /// a group across clouds; whether it has status checks).
     pub(crate) async fn connect_record(
         &self,
         owner: &str,

@@ -25,6 +25,7 @@ mod act;
 mod at_risk;
 mod balance;
 mod notify;
+mod status;
 mod sweep;
 mod sync_launch;
 
@@ -32,6 +33,7 @@ use act::{attach, detach, stop_and_start, terminate, On};
 use phantom_seams::counts;
 pub use sweep::SweepReport;
 
+use phantom_model::instance::CloudState;
 use phantom_model::time::Clock;
 use phantom_rules::activity::Context;
 use phantom_rules::distribution::Distribution;
@@ -459,14 +461,17 @@ impl Provisioner {
         }
 
         // Observe.
-        let observed = match self.connect_cloud(owner, &g.cloud).await? {
-            Ok(cloud) => cloud
-                .tagged(owner, Some(&g.id))
-                .await
-                .map(|t| (cloud, t.into_iter().map(|t| t.seen).collect::<Vec<_>>())),
+        let observed = match self.connect_record(owner, &g.cloud).await? {
+            Ok((record, cloud)) => cloud.tagged(owner, Some(&g.id)).await.map(|t| {
+                (
+                    record,
+                    cloud,
+                    t.into_iter().map(|t| t.seen).collect::<Vec<_>>(),
+                )
+            }),
             Err(e) => Err(e),
         };
-        let (cloud, seen) = match observed {
+        let (record, cloud, seen) = match observed {
             Ok(o) => o,
             Err(e) => {
                 let r = round::observe_failed(&ctx, before, &e.to_string(), 0);
@@ -505,13 +510,29 @@ impl Provisioner {
         let lbs = self.balancers(owner, g, &g.cloud).await?;
         let health = self.lb_health(g, &g.cloud, lbs.as_ref()).await;
         let mut target = g.target();
-        target.lb_failing = phantom_rules::traffic::unhealthy(
+        target.failing = phantom_rules::traffic::unhealthy(
             &g.settings.traffic,
             &members,
             &health,
             target.grace_ms,
             ctx.now_ms,
         );
+        // And what EC2's status checks and scheduled events say of the serving VMs.
+        let running = status::judged_ids(&members)
+            .into_iter()
+            .filter(|id| {
+                seen.iter()
+                    .any(|s| &s.id == id && s.state == CloudState::Running)
+            })
+            .collect();
+        let statuses = self.statuses(&record, cloud.as_ref(), running).await;
+        let judged = status::judge(g, &mut target, &members, &statuses, ctx.now_ms);
+        if let Some(at) = judged.look_again_ms {
+            // An impairment not yet confirmed: the round looks again once it would be.
+            let msg = Reconcile::new(owner, &g.name, "status-check");
+            self.enqueue(&msg, status::delay_secs(at - ctx.now_ms))
+                .await;
+        }
         let plan = decide(&target, &members, &seen, ctx.now_ms);
         // The load balancers first: a VM stops receiving traffic before it goes.
         let traffic = self

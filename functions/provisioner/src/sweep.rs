@@ -68,7 +68,7 @@ impl Provisioner {
             .map(|g| Reconcile::new(owner, &g.name, "health-check").into())
             .collect();
 
-        let cloud = match self.connect_cloud(owner, &s.cloud).await? {
+        let (record, cloud) = match self.connect_record(owner, &s.cloud).await? {
             Ok(c) => c,
             Err(e) => {
                 report.cloud_error = Some(e.to_string());
@@ -91,6 +91,14 @@ impl Provisioner {
             }
         };
         report.vms_seen = tagged.len();
+        // What EC2's status checks say of the running VMs (all of them: the pulse's looks
+        // fingerprint the same).
+        let running: Vec<String> = tagged
+            .iter()
+            .filter(|t| t.seen.state == phantom_model::instance::CloudState::Running)
+            .map(|t| t.seen.id.clone())
+            .collect();
+        let statuses = self.statuses(&record, cloud.as_ref(), running).await;
         // Work the next sweeps must follow even if no VM changes: groups whose health a load
         // balancer judges, groups across clouds, a delete under way.
         let mut busy = !across.is_empty()
@@ -155,7 +163,7 @@ impl Provisioner {
                     let health = self
                         .lb_health(g, &s.cloud, lbs.as_ref().and_then(|l| l.as_ref()))
                         .await;
-                    target.lb_failing = phantom_rules::traffic::unhealthy(
+                    target.failing = phantom_rules::traffic::unhealthy(
                         &g.settings.traffic,
                         recorded,
                         &health,
@@ -163,6 +171,7 @@ impl Provisioner {
                         now,
                     );
                 }
+                let judged = crate::status::judge(g, &mut target, recorded, &statuses, now);
                 let plan = decide(&target, recorded, &seen, now);
                 // A source on its way in or out: the round moves it on.
                 let moving = g.settings.traffic.iter().any(|a| {
@@ -172,7 +181,9 @@ impl Provisioner {
                             | phantom_rules::traffic::AttachState::Removing
                     )
                 });
-                if !plan.is_empty() || g.deleting() || moving {
+                // An impairment not yet confirmed: the round asks to look again once it would be.
+                let confirming = judged.look_again_ms.is_some();
+                if !plan.is_empty() || g.deleting() || moving || confirming {
                     queued.push(Reconcile::new(owner, &g.name, "health-check").into());
                 }
             }
@@ -180,11 +191,11 @@ impl Provisioner {
             report.unwatched = self.unwatch(s).await?;
         }
         self.send_reconciles(s, &queued, &mut report).await;
-        let fingerprint = phantom_rules::pulse::fingerprint(
-            tagged
-                .iter()
-                .map(|t| (t.seen.id.as_str(), t.seen.state.name())),
-        );
+        let states: Vec<(String, phantom_model::instance::CloudState)> = tagged
+            .iter()
+            .map(|t| (t.seen.id.clone(), t.seen.state))
+            .collect();
+        let fingerprint = phantom_rules::pulse::fingerprint_with(&states, &statuses);
         let busy = busy || !queued.is_empty() || report.reconciles_unsent > 0;
         self.keep_view(s, &report, Some(fingerprint), busy).await;
         Ok(report)

@@ -276,6 +276,8 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 launch_templates: !no_launch_templates,
                 load_balancers: !no_load_balancers,
                 events,
+                // Asked again: a cloud put anew may have gained the call.
+                status_checks: true,
             };
             store.put_cloud(&cloud).await.map_err(|e| e.to_string())?;
         }
@@ -292,8 +294,13 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                     "no-load-balancers"
                 };
                 let events = if c.events { "events" } else { "no-events" };
+                let checks = if c.status_checks {
+                    "status-checks"
+                } else {
+                    "no-status-checks"
+                };
                 println!(
-                    "{}\t{}\t{}\t{}\t{templates}\t{balancers}\t{events}",
+                    "{}\t{}\t{}\t{}\t{templates}\t{balancers}\t{events}\t{checks}",
                     c.name, c.endpoint, c.region, c.zone
                 );
             }

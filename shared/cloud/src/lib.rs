@@ -12,17 +12,20 @@ use aws_sdk_ec2::types::{
     IamInstanceProfileSpecification, InstanceMarketOptionsRequest, InstanceMetadataEndpointState,
     InstanceMetadataOptionsRequest, InstanceNetworkInterfaceSpecification, InstanceType,
     LaunchTemplateSpecification, MarketType, Placement as Ec2Placement, ResourceType,
-    RunInstancesMonitoringEnabled, SpotMarketOptions, Tag, TagSpecification, Tenancy, VolumeType,
+    RunInstancesMonitoringEnabled, SpotMarketOptions, SummaryStatus, Tag, TagSpecification,
+    Tenancy, VolumeType,
 };
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::instance_type::{Accelerator, InstanceTypeInfo};
 use phantom_model::launch_template::TemplateName;
+use phantom_model::status::{Check, CheckStatus, EventCode, ScheduledEvent};
 use phantom_rules::template::TemplateRef;
 use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
 use phantom_seams::cloud::{
-    template_not_found, Cloud, CloudError, Connect, FoundTemplate, LaunchRequest, Lookup,
-    SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, without_unknown, Cloud, CloudError, Connect, FoundTemplate, InstanceStatus,
+    LaunchRequest, Lookup, SpotPrice, Tagged, STATUS_BY_ID_MAX, STATUS_IDS_PER_CALL, TAG_GROUP,
+    TAG_GROUP_ID, TAG_OWNER,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -277,6 +280,55 @@ impl Lookup for Ec2 {
                 },
             )
             .collect()
+    }
+
+    async fn statuses(&self, ids: &[String]) -> Result<Vec<InstanceStatus>, CloudError> {
+        let mut out = Vec::new();
+        if ids.len() <= STATUS_BY_ID_MAX {
+            for chunk in ids.chunks(STATUS_IDS_PER_CALL) {
+                let found = without_unknown(chunk.to_vec(), |chunk| async move {
+                    let page = self
+                        .client
+                        .describe_instance_status()
+                        .include_all_instances(true)
+                        .set_instance_ids(Some(chunk))
+                        .send()
+                        .await
+                        .map_err(cloud_error)?;
+                    page.instance_statuses()
+                        .iter()
+                        .map(instance_status)
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .await?;
+                out.extend(found);
+            }
+            return Ok(out);
+        }
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .client
+                .describe_instance_status()
+                .include_all_instances(true)
+                .max_results(1000)
+                .set_next_token(token.take())
+                .send()
+                .await
+                .map_err(cloud_error)?;
+            for st in page.instance_statuses() {
+                if st
+                    .instance_id()
+                    .is_some_and(|id| ids.iter().any(|i| i == id))
+                {
+                    out.push(instance_status(st)?);
+                }
+            }
+            match page.next_token().filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t.to_string()),
+                None => return Ok(out),
+            }
+        }
     }
 
     async fn zone_names(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError> {
@@ -633,6 +685,72 @@ fn seen(i: &aws_sdk_ec2::types::Instance) -> Result<Seen, CloudError> {
             .as_str()
             .to_string(),
         market: Market::of_lifecycle(i.instance_lifecycle().map(|l| l.as_str())),
+    })
+}
+
+/// One VM's statuses as EC2 gives them; a check, event code or time it does not write is an
+/// error.
+fn instance_status(st: &aws_sdk_ec2::types::InstanceStatus) -> Result<InstanceStatus, CloudError> {
+    let id = st
+        .instance_id()
+        .ok_or_else(|| CloudError::unreadable("an instance status without an InstanceId"))?
+        .to_string();
+    let ms = |t: &aws_sdk_ec2::primitives::DateTime| {
+        t.to_millis()
+            .map_err(|_| CloudError::unreadable(format!("instance {id}'s status time {t}")))
+    };
+    let check = |status: Option<&SummaryStatus>,
+                 since: Option<&aws_sdk_ec2::primitives::DateTime>|
+     -> Result<Check, CloudError> {
+        let Some(status) = status else {
+            return Ok(Check::NOT_APPLICABLE);
+        };
+        Ok(Check {
+            status: CheckStatus::parse(status.as_str()).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s status '{}'", status.as_str()))
+            })?,
+            impaired_since_ms: since.map(ms).transpose()?,
+        })
+    };
+    let summary = |s: Option<&aws_sdk_ec2::types::InstanceStatusSummary>| match s {
+        None => Ok(Check::NOT_APPLICABLE),
+        Some(s) => check(
+            s.status(),
+            s.details().iter().find_map(|d| d.impaired_since()),
+        ),
+    };
+    let ebs = match st.attached_ebs_status() {
+        None => Check::NOT_APPLICABLE,
+        Some(s) => check(
+            s.status(),
+            s.details().iter().find_map(|d| d.impaired_since()),
+        )?,
+    };
+    let mut events = Vec::new();
+    for e in st.events() {
+        let description = e.description().unwrap_or_default().to_string();
+        if ScheduledEvent::is_over(&description) {
+            continue;
+        }
+        let word = e.code().map(|c| c.as_str()).unwrap_or_default();
+        let code = EventCode::parse(word).ok_or_else(|| {
+            CloudError::unreadable(format!("instance {id}'s event code '{word}'"))
+        })?;
+        let not_before = e.not_before().ok_or_else(|| {
+            CloudError::unreadable(format!("instance {id}'s event without NotBefore"))
+        })?;
+        events.push(ScheduledEvent {
+            code,
+            not_before_ms: ms(not_before)?,
+            description,
+        });
+    }
+    Ok(InstanceStatus {
+        instance: summary(st.instance_status())?,
+        system: summary(st.system_status())?,
+        ebs,
+        events,
+        id,
     })
 }
 

@@ -17,6 +17,10 @@ pub struct CloudRecord {
     /// events reach the deployment's event bus (template.yaml's rule). Its pairs are looked at
     /// less often (`phantom_rules::pulse::Cadence::look_events`); the events do the rest.
     pub events: bool,
+    /// Whether its EC2 API answers DescribeInstanceStatus (status checks and scheduled events).
+    /// Found false, once, where the cloud answers that it has no such call; a cloud put again
+    /// is asked again.
+    pub status_checks: bool,
 }
 
 /// A user's credentials for one cloud.

@@ -20,6 +20,7 @@ pub mod record;
 pub mod refresh;
 pub mod request;
 pub mod response;
+pub mod status;
 pub mod sync_launch;
 pub mod time;
 pub mod tracking;

@@ -295,8 +295,9 @@ pub fn retained(ctx: &Context<'_>, instance: &str) -> Activity {
 pub fn terminated(ctx: &Context<'_>, instance: &str, cause: &Cause) -> Activity {
     let when = at(ctx.now_ms);
     let why = match cause {
-        Cause::Unhealthy(reason) => format!(
-            "At {when} an instance was taken out of service in response to an EC2 health check indicating it has been terminated or stopped ({reason})."
+        Cause::Unhealthy(check, reason) => format!(
+            "At {when} an instance was taken out of service in response to {} ({reason}).",
+            check.in_response_to()
         ),
         Cause::ScaleIn { from, to } => format!(
             "At {when} an instance was taken out of service in response to a difference between desired and actual capacity, shrinking the capacity from {from} to {to}."
@@ -486,7 +487,7 @@ mod tests {
         let t = shown(&terminated(
             &ctx,
             "i-2",
-            &Cause::Unhealthy("terminated".into()),
+            &Cause::Unhealthy(crate::health::Failed::State, "terminated".into()),
         ));
         assert!(t["Cause"].as_str().unwrap().contains("EC2 health check"));
     }

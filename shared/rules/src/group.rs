@@ -11,7 +11,7 @@ use phantom_model::request::{
     self, CreateAutoScalingGroup, GroupSettings, Tag, UpdateAutoScalingGroup,
 };
 use phantom_model::{Checked, Refusal};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use time::OffsetDateTime;
 
 pub use phantom_model::group::{subnet_ids, Group, Settings, DELETING};
@@ -114,7 +114,7 @@ impl GroupRules for Group {
                 .as_ref()
                 .filter(|_| !self.deleting())
                 .map(|c| crate::warm::Pool::of(c, self.desired, self.max)),
-            lb_failing: Vec::new(),
+            failing: BTreeMap::new(),
             drain_ms: self
                 .settings
                 .traffic
@@ -487,14 +487,18 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
             ));
         }
     }
-    if let Some(hc) = s
-        .health_check_type
-        .as_deref()
-        .filter(|hc| !["EC2", "ELB"].contains(hc))
-    {
-        return Err(Refusal::invalid(format!(
-            "HealthCheckType '{hc}' is not one Phantom has: give EC2 (each cloud's EC2 API) or ELB (that and the group's load balancers)."
-        )));
+    match s.health_check_type.as_deref() {
+        None | Some("EC2" | "ELB" | "EBS") => {}
+        Some("VPC_LATTICE") => {
+            return Err(Refusal::invalid(
+                "HealthCheckType 'VPC_LATTICE' needs VPC Lattice target groups, which Phantom cannot attach (its traffic sources are ELB load balancers and target groups): give EC2, ELB or EBS.",
+            ))
+        }
+        Some(hc) => {
+            return Err(Refusal::invalid(format!(
+                "HealthCheckType '{hc}' is not one Phantom has: give EC2 (each cloud's status checks), ELB (that and the group's load balancers) or EBS (that and the VMs' attached volumes)."
+            )))
+        }
     }
     for p in s.termination_policies.iter().flatten() {
         if !TERMINATION_POLICIES.contains(&p.as_str()) {

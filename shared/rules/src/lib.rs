@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod forecast;
 pub mod group;
 pub mod group_metrics;
+pub mod health;
 pub mod identity;
 #[cfg(test)]
 mod imports;

@@ -15,8 +15,11 @@
 //! difference (a VM died, stopped, appeared), a pair the last sweep left busy, or the pair's
 //! turn for a full sweep sends a sweep message to the provisioner.
 
+use phantom_model::instance::CloudState;
 pub use phantom_model::pulse::{Lease, PairView};
+use phantom_model::status::InstanceStatus;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A beat of the chain, as it travels on the pulse queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,6 +202,24 @@ pub fn fingerprint<'a>(vms: impl IntoIterator<Item = (&'a str, &'a str)>) -> Str
     format!("{}:{:016x}", seen.len(), fnv1a(&text))
 }
 
+/// The fingerprint of a user's VMs with what their status checks say (`InstanceStatus::summary`):
+/// a VM turning impaired, or given a scheduled event, changes it as a change of state does.
+pub fn fingerprint_with(vms: &[(String, CloudState)], statuses: &[InstanceStatus]) -> String {
+    let said: BTreeMap<&str, String> = statuses
+        .iter()
+        .map(|s| (s.id.as_str(), s.summary()))
+        .filter(|(_, said)| !said.is_empty())
+        .collect();
+    let states: Vec<(&str, String)> = vms
+        .iter()
+        .map(|(id, state)| match said.get(id.as_str()) {
+            Some(said) => (id.as_str(), format!("{}/{said}", state.name())),
+            None => (id.as_str(), state.name().to_string()),
+        })
+        .collect();
+    fingerprint(states.iter().map(|(id, s)| (*id, s.as_str())))
+}
+
 /// FNV-1a, 64 bits: stable across processes and releases, unlike the standard library's hasher.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -329,5 +350,27 @@ mod tests {
             fingerprint([("i-1", "running"), ("i-2", "running"), ("i-3", "pending")])
         );
         assert!(a.starts_with("2:"));
+    }
+
+    #[test]
+    fn a_vm_turning_impaired_or_given_an_event_changes_the_fingerprint() {
+        use phantom_model::status::{Check, CheckStatus, EventCode, ScheduledEvent};
+        let vms = vec![("i-1".to_string(), CloudState::Running)];
+        let plain = fingerprint_with(&vms, &[]);
+        assert_eq!(plain, fingerprint_with(&vms, &[InstanceStatus::ok("i-1")]));
+        assert_eq!(plain, fingerprint([("i-1", "running")]));
+        let mut sick = InstanceStatus::ok("i-1");
+        sick.system = Check {
+            status: CheckStatus::Impaired,
+            impaired_since_ms: Some(1),
+        };
+        let impaired = fingerprint_with(&vms, std::slice::from_ref(&sick));
+        assert_ne!(plain, impaired);
+        sick.events.push(ScheduledEvent {
+            code: EventCode::SystemReboot,
+            not_before_ms: 2,
+            description: String::new(),
+        });
+        assert_ne!(impaired, fingerprint_with(&vms, &[sick]));
     }
 }

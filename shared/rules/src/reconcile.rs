@@ -6,6 +6,7 @@
 //! recorded (a crash between RunInstances and the DynamoDB write) is adopted, not launched again.
 
 pub use crate::distribution::Distribution;
+pub use crate::health::Failed;
 use crate::lifecycle::{self, Hook};
 use crate::maintenance;
 use crate::rebalance;
@@ -56,9 +57,10 @@ pub struct Target {
     pub warmup_ms: i64,
     /// The group's warm pool (`phantom_rules::warm`); none: any VMs left in one are terminated.
     pub pool: Option<Pool>,
-    /// Serving VMs a load balancer reports failing its health check (HealthCheckType ELB, past
-    /// their grace: `phantom_rules::traffic::unhealthy`).
-    pub lb_failing: Vec<String>,
+    /// Serving VMs a check beyond their state finds unhealthy, with the check and what it saw:
+    /// EC2's status checks and scheduled events, the EBS check (`phantom_rules::health`), a load
+    /// balancer's (HealthCheckType ELB, past their grace: `phantom_rules::traffic::unhealthy`).
+    pub failing: BTreeMap<String, (Failed, String)>,
     /// How long each VM registered with the group's load balancers drains once deregistered (ms).
     pub drain_ms: BTreeMap<String, i64>,
     /// The split between on-demand and spot VMs (a MixedInstancesPolicy's; else all on-demand).
@@ -91,8 +93,8 @@ impl Target {
 /// Why an instance leaves the group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cause {
-    /// The cloud shows it terminated, stopped or not at all.
-    Unhealthy(String),
+    /// A health check found it unhealthy: which, and what it saw.
+    Unhealthy(Failed, String),
     /// More instances than desired.
     ScaleIn { from: i64, to: i64 },
     /// The group is being deleted.
@@ -243,7 +245,7 @@ pub struct Assessed {
     pub warm: Vec<Member>,
     /// Unhealthy instances kept running (and in `live`) until the InstanceMaintenancePolicy lets
     /// them go, with why they are unhealthy.
-    pub sick: Vec<(String, String)>,
+    pub sick: Vec<(String, (Failed, String))>,
 }
 
 impl Assessed {
@@ -276,7 +278,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     let mut live: Vec<Member> = Vec::new();
     let mut standby: Vec<Member> = Vec::new();
     let mut warm: Vec<Member> = Vec::new();
-    let mut kept_sick: Vec<(String, String)> = Vec::new();
+    let mut kept_sick: Vec<(String, (Failed, String))> = Vec::new();
     for s in seen
         .iter()
         .filter(|s| !recorded.contains_key(s.id.as_str()))
@@ -427,7 +429,8 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     plan.terminate.push((m.id.clone(), Cause::Deleting));
                 } else if gone && age >= MISSING_GRACE_MS {
                     let why = "the instance in standby no longer runs on the cloud".to_string();
-                    plan.gone.push((m.id.clone(), Cause::Unhealthy(why)));
+                    plan.gone
+                        .push((m.id.clone(), Cause::Unhealthy(Failed::State, why)));
                 } else {
                     if m.open.is_some() {
                         plan.in_standby.push(m.id.clone());
@@ -452,10 +455,12 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
         let checked = if target.runs("HealthCheck") {
             match state {
                 None if age >= MISSING_GRACE_MS.max(target.grace_ms) => Some((
+                    Failed::State,
                     "the instance no longer exists on the cloud".to_string(),
                     false,
                 )),
                 Some(CloudState::Terminated) => Some((
+                    Failed::State,
                     "the instance was terminated outside Phantom".to_string(),
                     false,
                 )),
@@ -466,30 +471,33 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                         CloudState::ShuttingDown => "is shutting down",
                         _ => "was stopped",
                     };
-                    Some((format!("the instance {what} outside Phantom"), true))
+                    Some((
+                        Failed::State,
+                        format!("the instance {what} outside Phantom"),
+                        true,
+                    ))
                 }
                 _ => None,
             }
         } else {
             None
         };
-        let failing =
-            (target.runs("HealthCheck") && target.lb_failing.contains(&m.id)).then(|| {
-                (
-                    "an Elastic Load Balancing health check reported it failing".to_string(),
-                    true,
-                )
-            });
+        let failing = target
+            .failing
+            .get(&m.id)
+            .filter(|_| target.runs("HealthCheck"))
+            .map(|(check, why)| (*check, why.clone(), true));
         let sick = checked.or(failing).or_else(|| {
             (!m.healthy).then(|| {
                 (
+                    Failed::User,
                     "the instance was set unhealthy".to_string(),
                     state.is_some_and(|s| s != CloudState::Terminated),
                 )
             })
         });
         match sick {
-            Some((why, present))
+            Some((check, why, present))
                 if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
             {
                 // Under a maintenance policy it runs, shown Unhealthy, until `size` lets it go.
@@ -497,14 +505,14 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     if m.healthy {
                         plan.unhealthy.push(m.id.clone());
                     }
-                    kept_sick.push((m.id.clone(), why));
+                    kept_sick.push((m.id.clone(), (check, why)));
                     live.push(Member {
                         healthy: false,
                         ..m.clone()
                     });
                     continue;
                 }
-                let entry = (m.id.clone(), Cause::Unhealthy(why));
+                let entry = (m.id.clone(), Cause::Unhealthy(check, why));
                 if present {
                     plan.terminate.push(entry);
                 } else {
@@ -670,7 +678,7 @@ pub fn size_replacing(
     }
     // Unhealthy instances go as the maintenance policy lets them (all at once while something
     // else replaces instances: its own bounds apply).
-    let going: Vec<&(String, String)> = match &sick_step {
+    let going: Vec<&(String, (Failed, String))> = match &sick_step {
         Some(step) => sick
             .iter()
             .filter(|(id, _)| step.terminate.contains(id))
@@ -681,7 +689,7 @@ pub fn size_replacing(
         live.retain(|m| !going.iter().any(|(id, _)| *id == m.id));
         for (id, why) in going {
             plan.terminate
-                .push((id.clone(), Cause::Unhealthy(why.clone())));
+                .push((id.clone(), Cause::Unhealthy(why.0, why.1.clone())));
         }
         if let Some(step) = &sick_step {
             desired = desired.max(step.capacity);
@@ -842,7 +850,7 @@ pub fn size_replacing(
                 (warm
                     || matches!(
                         c,
-                        Cause::Unhealthy(_)
+                        Cause::Unhealthy(..)
                             | Cause::ScaleIn { .. }
                             | Cause::Abandoned
                             | Cause::Refresh
@@ -1104,7 +1112,7 @@ mod tests {
             retain_abandoned: false,
             warmup_ms: 0,
             pool: None,
-            lb_failing: Vec::new(),
+            failing: BTreeMap::new(),
             drain_ms: BTreeMap::new(),
             distribution: Distribution::on_demand(),
             elsewhere: (0, 0),
@@ -1431,7 +1439,7 @@ mod tests {
         let plan = decide(&t, &serving, &seen3, NOW);
         assert_eq!(ids(&plan.terminate), ["i-1"]);
         assert!(
-            matches!(&plan.terminate[0].1, Cause::Unhealthy(why) if why.contains("set unhealthy"))
+            matches!(&plan.terminate[0].1, Cause::Unhealthy(_, why) if why.contains("set unhealthy"))
         );
         assert!(plan.launch.is_empty());
         // A VM that is gone cannot be kept: replaced as without a policy.

@@ -14,7 +14,7 @@ pub fn deaths(plan: &Plan) -> usize {
         .iter()
         .chain(&plan.terminate)
         .chain(&plan.hold)
-        .filter(|(_, cause)| matches!(cause, Cause::Unhealthy(_)))
+        .filter(|(_, cause)| matches!(cause, Cause::Unhealthy(..)))
         .count()
 }
 
@@ -79,7 +79,10 @@ mod tests {
     }
 
     fn dead(id: &str) -> (String, Cause) {
-        (id.into(), Cause::Unhealthy("gone".into()))
+        (
+            id.into(),
+            Cause::Unhealthy(crate::health::Failed::State, "gone".into()),
+        )
     }
 
     #[test]

@@ -832,7 +832,10 @@ mod tests {
         let plan = Plan {
             terminate: vec![("i-1".into(), Cause::ScaleIn { from: 2, to: 1 })],
             in_service: vec!["i-2".into()],
-            gone: vec![("i-9".into(), Cause::Unhealthy("gone".into()))],
+            gone: vec![(
+                "i-9".into(),
+                Cause::Unhealthy(crate::health::Failed::State, "gone".into()),
+            )],
             finished: vec!["i-8".into()],
             ..Plan::default()
         };

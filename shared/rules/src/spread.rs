@@ -24,7 +24,9 @@ pub fn bad_clouds(problem: impl std::fmt::Display) -> Refusal {
 /// group's desired capacity the sum of its clouds' counts (set so when the tags change; refused
 /// when only the capacity does).
 pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
-    // The other tag of Phantom's own a group carries (`phantom_rules::distribution`).
+    // The other tags of Phantom's own a group carries: its status checks' confirmation period
+    // (`phantom_rules::health`) and its fallback (`phantom_rules::distribution`).
+    crate::health::confirm_ms(&next)?;
     crate::distribution::fallback_of(
         next.settings
             .tags

@@ -8,6 +8,7 @@
 //! waits for a target group's deregistration delay. A detached source is `Removing` until none of
 //! the group's VMs is registered with it, then gone.
 
+use crate::health::Failed;
 use phantom_model::group::{Settings, TrafficSource};
 use phantom_model::instance::{Lifecycle, Member};
 pub use phantom_model::traffic::{AttachState, Attachment, Kind, Source};
@@ -276,18 +277,24 @@ pub fn unhealthy(
     health: &BTreeMap<String, BTreeMap<String, bool>>,
     grace_ms: i64,
     now_ms: i64,
-) -> Vec<String> {
+) -> BTreeMap<String, (Failed, String)> {
     members
         .iter()
         .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
         .filter(|m| now_ms - m.in_group_since_ms() >= grace_ms)
-        .filter(|m| {
-            attachments.iter().any(|a| {
-                a.registered.contains(&m.id)
-                    && health.get(&a.source.identifier).and_then(|h| h.get(&m.id)) == Some(&false)
-            })
+        .filter_map(|m| {
+            attachments
+                .iter()
+                .find(|a| {
+                    a.registered.contains(&m.id)
+                        && health.get(&a.source.identifier).and_then(|h| h.get(&m.id))
+                            == Some(&false)
+                })
+                .map(|a| {
+                    let why = format!("{} reports it failing", a.source.identifier);
+                    (m.id.clone(), (Failed::Elb, why))
+                })
         })
-        .map(|m| m.id.clone())
         .collect()
 }
 
@@ -442,7 +449,9 @@ mod tests {
             TG.to_string(),
             BTreeMap::from([("i-1".to_string(), false), ("i-2".to_string(), false)]),
         )]);
-        assert_eq!(unhealthy(&list, &members, &health, 30_000, 60_000), ["i-1"]);
+        let found = unhealthy(&list, &members, &health, 30_000, 60_000);
+        assert_eq!(found.keys().collect::<Vec<_>>(), ["i-1"]);
+        assert_eq!(found["i-1"].0, Failed::Elb);
         assert!(unhealthy(&list, &members, &BTreeMap::new(), 0, 60_000).is_empty());
     }
 }

@@ -230,7 +230,7 @@ fn check(s: &Stack, block: &Block, out: &Ran) {
             );
             assert!(
                 out.stdout.lines().any(|l| l
-                    == "lima\thttps://ec2.lima.example:8443\tus-east-1\tnova\tlaunch-templates\tload-balancers\tno-events"),
+                    == "lima\thttps://ec2.lima.example:8443\tus-east-1\tnova\tlaunch-templates\tload-balancers\tno-events\tstatus-checks"),
                 "{}",
                 out.stdout
             );

@@ -306,7 +306,7 @@ async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_ty
     assert!(activities.activities().iter().any(|a| a
         .cause()
         .unwrap_or_default()
-        .contains("Elastic Load Balancing health check")));
+        .contains("in response to an ELB system health check failure")));
 }
 
 #[tokio::test]

@@ -14,9 +14,9 @@ use phantom_seams::queue::Reconcile;
 /// How long, on the world's clock, a group may wait after its reconcile's holder died.
 const WITHIN_SECS: u64 = 15;
 
-/// Runs until the group has `want` VMs, each recorded and alive, none of them at risk: at most
-/// `secs` of the world's clock.
-async fn settled(w: &World, u: &User, want: usize, secs: u64) {
+/// Runs until the group has `want` VMs, each recorded and alive, none of them at risk, and at
+/// least `launches` VMs were launched (a replacement's): at most `secs` of the world's clock.
+async fn settled(w: &World, u: &User, want: usize, launches: usize, secs: u64) {
     w.until(secs, "the group back at its desired size", async || {
         let g = group(w, u, "web").await?;
         let recorded: Vec<String> = g
@@ -34,7 +34,8 @@ async fn settled(w: &World, u: &User, want: usize, secs: u64) {
             .expect("the store")
             .iter()
             .any(|m| m.at_risk_ms.is_some());
-        (recorded.len() == want && recorded == alive && !at_risk).then_some(())
+        let launched = w.hotel.launched_total() >= launches;
+        (recorded.len() == want && recorded == alive && !at_risk && launched).then_some(())
     })
     .await;
 }
@@ -58,7 +59,7 @@ async fn at_every_step(
         let crashed = w.reconcile_crashing_at(&msg, k).await;
         // The world's clock runs second by second: the crashed holder's lease runs out, then the
         // health check and the queue carry on.
-        settled(&w, &u, want, secs).await;
+        settled(&w, &u, want, launches, secs).await;
         let launched = w.hotel.launched_total();
         assert_eq!(
             launched, launches,
@@ -97,6 +98,41 @@ async fn a_crash_at_any_step_of_a_replacement_leaks_and_doubles_nothing() {
             let alive = w.hotel.alive();
             assert_eq!(alive.len(), 2);
             w.hotel.terminate_outside(&alive[0]);
+        },
+        2,
+        3,
+        WITHIN_SECS,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_an_impaired_vms_replacement_leaks_and_doubles_nothing() {
+    use aws_sdk_autoscaling::types::Tag;
+    at_every_step(
+        "replace a VM whose system status check is impaired",
+        async |w, u| {
+            create_lc(w, u, "web@hotel").await;
+            create_group(w, u, "web", "web@hotel", 0, 5, 2).await;
+            w.sdk(u)
+                .create_or_update_tags()
+                .tags(
+                    Tag::builder()
+                        .resource_id("web")
+                        .resource_type("auto-scaling-group")
+                        .key("phantom:status-check-confirm-seconds")
+                        .value("0")
+                        .propagate_at_launch(false)
+                        .build(),
+                )
+                .send()
+                .await
+                .unwrap();
+            w.run_for(3).await;
+            let alive = w.hotel.alive();
+            assert_eq!(alive.len(), 2);
+            w.hotel
+                .impair(&alive[0], phantom_seams::cloud::memory::Which::System);
         },
         2,
         3,

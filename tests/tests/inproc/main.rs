@@ -23,6 +23,7 @@ mod scale;
 mod scheduled;
 mod self_service;
 mod spot;
+mod status_checks;
 mod sync_launch;
 mod templates;
 mod terraform;

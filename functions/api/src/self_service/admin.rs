@@ -104,6 +104,7 @@ async fn describe_clouds(app: &App) -> Result<shapes::Clouds<shapes::CloudOfAll>
             launch_templates: c.launch_templates,
             load_balancers: c.load_balancers,
             events: c.events,
+            status_checks: c.status_checks,
             reachable,
             groups: watched
                 .iter()
@@ -143,6 +144,8 @@ async fn put_cloud(app: &App, input: PutCloud) -> Result<shapes::Done, Failure> 
         launch_templates: input.launch_templates.unwrap_or(true),
         load_balancers: input.load_balancers.unwrap_or(true),
         events: input.events.unwrap_or(false),
+        // Asked again: a cloud put anew may have gained the call.
+        status_checks: true,
     };
     app.store.put_cloud(&cloud).await?;
     Ok(shapes::Done {})

@@ -284,6 +284,9 @@ pub struct CloudOfAll {
     pub launch_templates: bool,
     pub load_balancers: bool,
     pub events: bool,
+    /// Whether its EC2 API answers DescribeInstanceStatus (false once it said it has none: its
+    /// VMs are judged by their state alone, until the cloud is put again).
+    pub status_checks: bool,
     pub reachable: bool,
     pub groups: i64,
     pub instances: usize,

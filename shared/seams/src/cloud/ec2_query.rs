@@ -7,8 +7,9 @@
 use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
 use super::signed::{answer, Node, QueryClient};
 use super::{
-    template_not_found, Balancers, Catalog, CloudError, ConnectLookup, FoundTemplate, Image,
-    KeyPair, Lookup, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    template_not_found, without_unknown, Balancers, Catalog, CloudError, ConnectLookup,
+    FoundTemplate, Image, InstanceStatus, KeyPair, Lookup, Tagged, STATUS_BY_ID_MAX,
+    STATUS_IDS_PER_CALL, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
@@ -19,6 +20,7 @@ use aws_smithy_types::body::SdkBody;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
 use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::launch_template::TemplateName;
+use phantom_model::status::{Check, CheckStatus, EventCode, ScheduledEvent};
 use phantom_rules::template::TemplateRef;
 use std::sync::Arc;
 use std::time::Duration;
@@ -281,6 +283,43 @@ impl Lookup for Ec2Lookup {
             })
             .collect()
     }
+    async fn statuses(&self, ids: &[String]) -> Result<Vec<InstanceStatus>, CloudError> {
+        let base = || {
+            vec![
+                ("Action".to_string(), "DescribeInstanceStatus".to_string()),
+                ("IncludeAllInstances".to_string(), "true".to_string()),
+            ]
+        };
+        let mut out = Vec::new();
+        if ids.len() <= STATUS_BY_ID_MAX {
+            for chunk in ids.chunks(STATUS_IDS_PER_CALL) {
+                let found = without_unknown(chunk.to_vec(), |chunk| async move {
+                    let mut params = base();
+                    for (i, id) in chunk.iter().enumerate() {
+                        params.push((format!("InstanceId.{}", i + 1), id.clone()));
+                    }
+                    Ok(instance_statuses(&self.client.call(&params).await?)?.0)
+                })
+                .await?;
+                out.extend(found);
+            }
+            return Ok(out);
+        }
+        let wanted: std::collections::BTreeSet<&String> = ids.iter().collect();
+        let mut params = base();
+        params.push(("MaxResults".to_string(), "1000".to_string()));
+        loop {
+            let (page, token) = instance_statuses(&self.client.call(&params).await?)?;
+            out.extend(page.into_iter().filter(|s| wanted.contains(&s.id)));
+            match token {
+                Some(t) => {
+                    params.retain(|(k, _)| k != "NextToken");
+                    params.push(("NextToken".to_string(), t));
+                }
+                None => return Ok(out),
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -356,6 +395,82 @@ fn text(node: &Node, child: &str) -> String {
     node.path(&[child])
         .map(|n| n.text.clone())
         .unwrap_or_default()
+}
+
+/// The statuses of a DescribeInstanceStatus answer, and its next page's token. A status without
+/// a VM's id, or a check, event code or time EC2 does not write, is an error.
+fn instance_statuses(doc: &Node) -> Result<(Vec<InstanceStatus>, Option<String>), CloudError> {
+    let mut out = Vec::new();
+    for item in items_of(doc, "instanceStatusSet") {
+        let id = item
+            .path(&["instanceId"])
+            .map(|n| n.text.clone())
+            .ok_or_else(|| CloudError::unreadable("an instance status without an instanceId"))?;
+        let check = |name: &str| -> Result<Check, CloudError> {
+            let Some(c) = item.path(&[name]) else {
+                return Ok(Check::NOT_APPLICABLE);
+            };
+            let word = text(c, "status");
+            let status = CheckStatus::parse(&word).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s {name} as '{word}'"))
+            })?;
+            let since = c
+                .path(&["details"])
+                .map(|d| d.items())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|d| d.path(&["impairedSince"]))
+                .map(|n| stamp_ms(&n.text, &id))
+                .next()
+                .transpose()?;
+            Ok(Check {
+                status,
+                impaired_since_ms: since,
+            })
+        };
+        let mut events = Vec::new();
+        for e in item
+            .path(&["eventsSet"])
+            .map(|s| s.items())
+            .unwrap_or_default()
+        {
+            let description = text(e, "description");
+            if ScheduledEvent::is_over(&description) {
+                continue;
+            }
+            let word = text(e, "code");
+            let code = EventCode::parse(&word).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s event code '{word}'"))
+            })?;
+            let not_before = e.path(&["notBefore"]).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s event without notBefore"))
+            })?;
+            events.push(ScheduledEvent {
+                code,
+                not_before_ms: stamp_ms(&not_before.text, &id)?,
+                description,
+            });
+        }
+        out.push(InstanceStatus {
+            instance: check("instanceStatus")?,
+            system: check("systemStatus")?,
+            ebs: check("attachedEbsStatus")?,
+            events,
+            id,
+        });
+    }
+    let token = doc
+        .find("nextToken")
+        .map(|n| n.text.clone())
+        .filter(|t| !t.is_empty());
+    Ok((out, token))
+}
+
+/// An ISO 8601 time of EC2's, in Unix ms.
+fn stamp_ms(text: &str, id: &str) -> Result<i64, CloudError> {
+    phantom_model::time::parse_timestamp(text)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .ok_or_else(|| CloudError::unreadable(format!("instance {id}'s status time '{text}'")))
 }
 
 /// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.

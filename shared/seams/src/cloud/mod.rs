@@ -17,6 +17,7 @@ use phantom_model::cloud::{CloudCredentials, CloudRecord};
 pub use phantom_model::instance::Tagged;
 use phantom_model::instance::{CloudState, LaunchedWith, Seen};
 pub use phantom_model::launch_template::TemplateName;
+pub use phantom_model::status::InstanceStatus;
 use phantom_model::traffic::Source;
 use phantom_rules::template::TemplateRef;
 use std::collections::BTreeMap;
@@ -90,6 +91,66 @@ pub trait Lookup: Send + Sync {
     /// The zone of each of these capacity reservations (id, zone): DescribeCapacityReservations.
     /// A reservation it does not have is the cloud's error, in its words.
     async fn reservation_zones(&self, ids: &[String]) -> Result<Vec<(String, String)>, CloudError>;
+    /// The status checks and scheduled events of these VMs (DescribeInstanceStatus with
+    /// IncludeAllInstances: by id, 100 at a time, for a few; every page of the account's, kept to
+    /// these, for many). A VM the cloud does not have is absent (EC2 refuses a call naming one:
+    /// it is asked again without, `without_unknown`). A cloud without the call answers an error
+    /// that `no_status_checks` knows.
+    async fn statuses(&self, ids: &[String]) -> Result<Vec<InstanceStatus>, CloudError>;
+}
+
+/// How many ids one DescribeInstanceStatus names at most (EC2's limit).
+pub const STATUS_IDS_PER_CALL: usize = 100;
+/// Past this many VMs, their statuses are read by pages of 1000 of the account's (its other VMs
+/// dropped) rather than by id, 100 a call: fewer calls.
+pub const STATUS_BY_ID_MAX: usize = 300;
+
+/// The instance ids an `InvalidInstanceID.NotFound` names (EC2: "The instance ID 'i-1' does
+/// not exist", "The instance IDs 'i-1, i-2' do not exist"): a call by id that names a VM gone
+/// for good fails whole, so the caller asks again without them.
+pub fn ids_not_found(e: &CloudError) -> Vec<String> {
+    if e.code != "InvalidInstanceID.NotFound" {
+        return Vec::new();
+    }
+    e.message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.len() > 2 && w.starts_with("i-"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asks `call` for `ids`, and again without those a `InvalidInstanceID.NotFound` names, until
+/// it answers or names none it was asked for.
+pub async fn without_unknown<T, F, Fut>(mut ids: Vec<String>, call: F) -> Result<Vec<T>, CloudError>
+where
+    F: Fn(Vec<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<T>, CloudError>>,
+{
+    loop {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        match call(ids.clone()).await {
+            Err(e) => {
+                let gone = ids_not_found(&e);
+                let before = ids.len();
+                ids.retain(|id| !gone.contains(id));
+                if ids.len() == before {
+                    return Err(e);
+                }
+            }
+            ok => return ok,
+        }
+    }
+}
+
+/// Whether a cloud's error says it has no DescribeInstanceStatus at all (not that it failed
+/// this once): its VMs are then judged by their state alone.
+pub fn no_status_checks(e: &CloudError) -> bool {
+    matches!(
+        e.code.as_str(),
+        "UnsupportedOperation" | "InvalidAction" | "NotImplemented" | "UnknownOperation"
+    )
 }
 
 /// A launch template version as its cloud answers for it.
@@ -260,6 +321,22 @@ pub fn template_not_found(code: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_ids_ec2_says_it_does_not_have_are_read_from_its_message() {
+        let one = super::CloudError::new(
+            "InvalidInstanceID.NotFound",
+            "The instance ID 'i-0123456789abcdef0' does not exist",
+        );
+        assert_eq!(super::ids_not_found(&one), ["i-0123456789abcdef0"]);
+        let two = super::CloudError::new(
+            "InvalidInstanceID.NotFound",
+            "The instance IDs 'i-1a, i-2b' do not exist",
+        );
+        assert_eq!(super::ids_not_found(&two), ["i-1a", "i-2b"]);
+        let other = super::CloudError::new("InternalError", "i-1a failed");
+        assert!(super::ids_not_found(&other).is_empty());
+    }
+
     #[test]
     fn public_keys_are_checked_before_any_cloud_sees_them() {
         let good = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM1YNyk9TcXmFTOUOsK9nX6eJJP/UW9B8k6WseljSEye me@laptop";

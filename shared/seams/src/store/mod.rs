@@ -165,6 +165,9 @@ pub trait Directory: Send + Sync {
     /// credentials for it stay, for a cloud registered again under the name.
     async fn delete_cloud(&self, name: &str) -> StoreResult<()>;
     async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>>;
+    /// Records that the cloud has no DescribeInstanceStatus (`CloudRecord::status_checks`):
+    /// `NotFound` if it is not registered.
+    async fn no_status_checks(&self, name: &str) -> StoreResult<()>;
     /// Every cloud, by name.
     async fn clouds(&self) -> StoreResult<Vec<CloudRecord>>;
     /// Sets a user's credentials for a cloud; `NotFound` unless both exist.

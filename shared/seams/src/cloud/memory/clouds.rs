@@ -43,6 +43,9 @@ impl Lookup for Nowhere {
     async fn reservation_zones(&self, _: &[String]) -> Result<Vec<(String, String)>, CloudError> {
         Err(CloudError::unreachable("no cloud at that endpoint"))
     }
+    async fn statuses(&self, _: &[String]) -> Result<Vec<InstanceStatus>, CloudError> {
+        Err(CloudError::unreachable("no cloud at that endpoint"))
+    }
 }
 
 #[async_trait]

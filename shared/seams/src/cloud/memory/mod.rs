@@ -10,13 +10,15 @@ mod balancers;
 mod catalog;
 mod clouds;
 mod faults;
+mod status;
 
 pub use clouds::MemoryClouds;
 pub use faults::Fault;
+pub use status::Which;
 
 use super::{
-    Catalog, Cloud, CloudError, Connect, ConnectLookup, FoundTemplate, Image, KeyPair,
-    LaunchRequest, Lookup, SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    Catalog, Cloud, CloudError, Connect, ConnectLookup, FoundTemplate, Image, InstanceStatus,
+    KeyPair, LaunchRequest, Lookup, SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -110,6 +112,11 @@ struct State {
     placement_groups: BTreeSet<String>,
     /// Capacity reservations by id: their zone and the instances they still have room for.
     reservations: BTreeMap<String, (String, i32)>,
+    /// Status checks and events tests have set, by VM.
+    told: BTreeMap<String, status::Told>,
+    /// A cloud without DescribeInstanceStatus.
+    no_status_checks: bool,
+    status_calls: usize,
 }
 
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -655,6 +662,10 @@ impl Lookup for MemoryCloud {
                 )),
             })
             .collect()
+    }
+
+    async fn statuses(&self, ids: &[String]) -> Result<Vec<InstanceStatus>, CloudError> {
+        self.describe_statuses(ids).await
     }
 
     /// Zone ids in the zones' order: `az1`, `az2`, …

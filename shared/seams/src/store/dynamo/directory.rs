@@ -239,10 +239,23 @@ impl Directory for DynamoStore {
             .item("templates", AttributeValue::Bool(cloud.launch_templates))
             .item("lbs", AttributeValue::Bool(cloud.load_balancers))
             .item("events", AttributeValue::Bool(cloud.events))
+            .item("status_checks", AttributeValue::Bool(cloud.status_checks))
             .send()
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn no_status_checks(&self, name: &str) -> StoreResult<()> {
+        let update = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(CLOUDS.into(), name.into())))
+            .condition_expression("attribute_exists(pk)")
+            .update_expression("SET status_checks = :f")
+            .expression_attribute_values(":f", AttributeValue::Bool(false));
+        conditional(update.send().await, StoreError::NotFound)
     }
 
     async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>> {
@@ -475,6 +488,11 @@ impl DynamoStore {
             events: match item.get("events") {
                 None => false,
                 Some(_) => get_bool(item, "events")?,
+            },
+            // A cloud put before Phantom asked for status checks: asked until it says it has none.
+            status_checks: match item.get("status_checks") {
+                None => true,
+                Some(_) => get_bool(item, "status_checks")?,
             },
         })
     }

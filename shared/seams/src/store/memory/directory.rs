@@ -143,6 +143,17 @@ impl Directory for MemoryStore {
         self.done(Ok(())).await
     }
 
+    async fn no_status_checks(&self, name: &str) -> StoreResult<()> {
+        let out = match self.state(1).clouds.get_mut(name) {
+            Some(c) => {
+                c.status_checks = false;
+                Ok(())
+            }
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
+
     async fn cloud(&self, name: &str) -> StoreResult<Option<CloudRecord>> {
         let out = self.state(1).clouds.get(name).cloned();
         self.done(Ok(out)).await

@@ -14,6 +14,10 @@ Modes, applied to a `rate` share of requests:
   timeout   hold the request 25 s (past the EC2 client's 20 s attempt timeout), then drop it
   lost      forward, then answer 500 as if the answer were lost (the cloud acted)
   capacity  answer RunInstances with InsufficientInstanceCapacity (a full cloud); forward the rest
+And, whatever the mode: "impaired": {"i-...": "system" | "instance" | "ebs"} makes the cloud's
+DescribeInstanceStatus answers say that check of that VM is impaired since it was set (as EC2
+says it, with impairedSince); "events": {"i-...": "instance-retirement"} adds a scheduled event
+a week ahead.
 """
 import http.client
 import json
@@ -22,9 +26,12 @@ import sys
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-state = {"mode": "none", "rate": 0.0, "delay": 2.0}
+state = {"mode": "none", "rate": 0.0, "delay": 2.0, "impaired": {}, "events": {}}
+# When each VM's check was first said impaired: (id, which) -> ISO 8601.
+impaired_since = {}
 counts = {"forwarded": 0, "injected": 0}
 runs = []
 lock = threading.Lock()
@@ -59,6 +66,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__fault":
             with lock:
                 state.update(json.loads(body))
+                now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+                for vm, which in state["impaired"].items():
+                    impaired_since.setdefault((vm, which), now)
             return self.reply(200, "{}", "application/json")
         self.forward(body)
 
@@ -104,6 +114,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if mode == "lost":
             return self.reply(500, ERROR.format(code="InternalError", message="injected: answer lost"))
+        if b"Action=DescribeInstanceStatus" in body and resp.status == 200:
+            data = statuses(data)
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -111,6 +123,46 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def statuses(data):
+    """A DescribeInstanceStatus answer with the impairments and events the test set."""
+    with lock:
+        impaired = dict(state["impaired"])
+        events = dict(state["events"])
+    if not impaired and not events:
+        return data
+    root = ET.fromstring(data)
+    ns = root.tag[1:].split("}")[0] if root.tag.startswith("{") else ""
+    q = lambda name: f"{{{ns}}}{name}" if ns else name
+    ET.register_namespace("", ns)
+    for item in root.iter(q("item")):
+        vm = item.find(q("instanceId"))
+        if vm is None:
+            continue
+        which = impaired.get(vm.text)
+        if which:
+            tag = {"system": "systemStatus", "instance": "instanceStatus", "ebs": "attachedEbsStatus"}[which]
+            check = item.find(q(tag))
+            if check is None:
+                check = ET.SubElement(item, q(tag))
+            for old in list(check):
+                check.remove(old)
+            details = ET.SubElement(check, q("details"))
+            detail = ET.SubElement(details, q("item"))
+            ET.SubElement(detail, q("name")).text = "reachability"
+            ET.SubElement(detail, q("status")).text = "failed"
+            ET.SubElement(detail, q("impairedSince")).text = impaired_since[(vm.text, which)]
+            ET.SubElement(check, q("status")).text = "impaired"
+        code = events.get(vm.text)
+        if code:
+            ahead = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 7 * 86400))
+            evs = ET.SubElement(item, q("eventsSet"))
+            ev = ET.SubElement(evs, q("item"))
+            ET.SubElement(ev, q("code")).text = code
+            ET.SubElement(ev, q("description")).text = f"The instance is scheduled for {code}"
+            ET.SubElement(ev, q("notBefore")).text = ahead
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
 class Server(ThreadingHTTPServer):

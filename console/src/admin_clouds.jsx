@@ -36,6 +36,10 @@ export function AdminCloudsView() {
               header: 'Reachable',
               cell: (c) => <span class={c.Reachable ? 'health health-Healthy' : 'health health-Unhealthy'}>{yesNo(c.Reachable)}</span>,
             },
+            {
+              header: 'Status checks',
+              cell: (c) => (c.StatusChecks ? 'DescribeInstanceStatus' : 'none: VMs judged by their state'),
+            },
             { header: 'Groups', cell: (c) => c.Groups },
             { header: 'Instances', cell: (c) => c.Instances },
             {

@@ -600,6 +600,8 @@ test("an administrator edits and removes a cloud, rotates a key, sets a user's l
   await row.getByRole('cell', { name: 'us-east-1c', exact: true }).waitFor();
   const saved = (await phantom(ADMIN, 'DescribeClouds')).body.Clouds.find((c) => c.Name === cloud);
   assert.equal(saved.Events, true, 'an edit keeps Events');
+  assert.equal(saved.StatusChecks, true, 'a cloud is asked for status checks until it says it has none');
+  await row.getByRole('cell', { name: 'DescribeInstanceStatus', exact: true }).waitFor();
   await page.getByRole('button', { name: `Remove ${cloud}`, exact: true }).click();
   const remove = page.getByRole('dialog', { name: `Remove cloud ${cloud}?` });
   await remove.getByRole('button', { name: 'Remove' }).click();

@@ -40,11 +40,11 @@ impl Provisioner {
     }
 }
 
-/// The ids of the group's VMs there whose statuses count: those serving and healthy.
+/// The ids of the group's VMs there whose statuses count: those serving.
 pub(crate) fn judged_ids(members: &[Member]) -> Vec<String> {
     members
         .iter()
-        .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
+        .filter(|m| m.lifecycle == Lifecycle::InService)
         .map(|m| m.id.clone())
         .collect()
 }

@@ -94,9 +94,11 @@ pub fn judge(s: Settings, members: &[Member], statuses: &[InstanceStatus], now_m
     let mut look_again: Option<i64> = None;
     let mut later = |at: i64| look_again = Some(look_again.map_or(at, |t| t.min(at)));
     let mut failing = BTreeMap::new();
+    // A VM already marked Unhealthy (kept while ReplaceUnhealthy is suspended) is judged too, so
+    // that its replacement names the check.
     for m in members
         .iter()
-        .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
+        .filter(|m| m.lifecycle == Lifecycle::InService)
     {
         let Some(st) = statuses.iter().find(|st| st.id == m.id) else {
             continue;
@@ -260,12 +262,13 @@ mod tests {
     }
 
     #[test]
-    fn only_serving_healthy_vms_are_judged() {
-        let mut sick = serving("i-1");
-        sick.healthy = false;
-        let m = [sick, test_member("i-2", Lifecycle::Pending)];
+    fn only_serving_vms_are_judged_marked_unhealthy_or_not() {
+        let mut marked = serving("i-1");
+        marked.healthy = false;
+        let m = [marked, test_member("i-2", Lifecycle::Pending)];
         let st = [impaired("i-1", true, 0), impaired("i-2", true, 0)];
-        assert_eq!(judge(SET, &m, &st, 100 * MIN), Judged::default());
+        let j = judge(SET, &m, &st, 100 * MIN);
+        assert_eq!(j.failing.keys().collect::<Vec<_>>(), ["i-1"]);
     }
 
     #[test]

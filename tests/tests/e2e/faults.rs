@@ -176,3 +176,100 @@ fn the_group_converges_after_every_kind_of_cloud_fault() {
     );
     assert_eq!((leaked, doubled), (0, 0));
 }
+
+/// Issue 60 through the AWS CLI: the cloud (moto, behind the fault proxy) reports a VM's system
+/// status check impaired. With ReplaceUnhealthy suspended, describe-auto-scaling-instances shows it
+/// UNHEALTHY and it is kept; resumed, it is replaced, the activity says why in AWS's words, and
+/// the group is whole again. Then a scheduled retirement on another VM replaces it too.
+#[test]
+fn a_vm_its_cloud_reports_impaired_is_replaced() {
+    let s = stack();
+    let u = s.new_user("impaired");
+    let (cloud, p) = s.proxied_cloud(&u, "ailing");
+    s.aws(
+        &u,
+        &argv!("create-launch-configuration --launch-configuration-name h@ailing --image-id ami-1e749f67 --instance-type t2.micro"),
+    )
+    .json();
+    s.aws(
+        &u,
+        &argv!("create-auto-scaling-group --auto-scaling-group-name h --launch-configuration-name h@ailing --min-size 0 --max-size 4 --desired-capacity 2 --tags Key=phantom:status-check-confirm-seconds,Value=0,PropagateAtLaunch=false"),
+    )
+    .json();
+    s.aws(
+        &u,
+        &argv!(
+            "suspend-processes --auto-scaling-group-name h --scaling-processes ReplaceUnhealthy"
+        ),
+    )
+    .json();
+    let gid = group_id(&u, "h");
+    eventually(30, "2 VMs", || {
+        converged(&cloud, &u, "h", &gid, 2).then_some(())
+    });
+    let ids: Vec<String> = live_by_group(&cloud, &u)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let sick = ids[0].clone();
+    p.set(json!({"impaired": {sick.clone(): "system"}}));
+    let health = |id: &str| -> Option<String> {
+        let out = s
+            .aws(
+                &u,
+                &argv!("describe-auto-scaling-instances --instance-ids", id),
+            )
+            .json();
+        out["AutoScalingInstances"][0]["HealthStatus"]
+            .as_str()
+            .map(str::to_string)
+    };
+    eventually(30, "the impaired VM shown UNHEALTHY", || {
+        (health(&sick).as_deref() == Some("UNHEALTHY")).then_some(())
+    });
+    assert!(
+        live_by_group(&cloud, &u).iter().any(|(id, _)| *id == sick),
+        "kept while suspended"
+    );
+    s.aws(&u, &argv!("resume-processes --auto-scaling-group-name h"))
+        .json();
+    eventually(60, "the impaired VM replaced", || {
+        let live = live_by_group(&cloud, &u);
+        (!live.iter().any(|(id, _)| *id == sick) && converged(&cloud, &u, "h", &gid, 2))
+            .then_some(())
+    });
+    let causes = || -> Vec<String> {
+        s.aws(
+            &u,
+            &argv!("describe-scaling-activities --auto-scaling-group-name h"),
+        )
+        .json()["Activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a["Cause"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(
+        causes()
+            .iter()
+            .any(|c| c.contains("in response to an EC2 instance status check failure")),
+        "{:?}",
+        causes()
+    );
+
+    let retiring = live_by_group(&cloud, &u)[0].0.clone();
+    p.set(json!({"impaired": {}, "events": {retiring.clone(): "instance-retirement"}}));
+    eventually(60, "the retiring VM replaced", || {
+        let live = live_by_group(&cloud, &u);
+        (!live.iter().any(|(id, _)| *id == retiring) && converged(&cloud, &u, "h", &gid, 2))
+            .then_some(())
+    });
+    assert!(
+        causes()
+            .iter()
+            .any(|c| c.contains("in response to an EC2 scheduled event (instance-retirement")),
+        "{:?}",
+        causes()
+    );
+}

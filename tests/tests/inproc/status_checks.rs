@@ -256,6 +256,13 @@ async fn suspended_processes_hold_a_status_check_replacement_back() {
         .await
         .unwrap();
     replaced(&w, &u, &ids[0], 1, 10).await;
+    let causes = causes_with(
+        &w,
+        &u,
+        "in response to an EC2 instance status check failure",
+    )
+    .await;
+    assert_eq!(causes.len(), 1, "the replacement names the check");
 }
 
 #[tokio::test]

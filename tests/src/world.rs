@@ -26,7 +26,7 @@ use phantom_seams::fault::Tripwire;
 use phantom_seams::prometheus::memory::{self as prometheus, MemoryPrometheus};
 use phantom_seams::publish::memory::MemoryPublisher;
 use phantom_seams::queue::pulse::MemoryPulse;
-use phantom_seams::queue::{AtRisk, MemoryQueue, Reconcile, StateChange, WorkQueue};
+use phantom_seams::queue::{AtRisk, MemoryQueue, Reconcile, Scheduled, StateChange, WorkQueue};
 use phantom_seams::store::MetricSource;
 use phantom_seams::store::{CloudCredentials, CloudRecord, Directory, MemoryStore};
 use provisioner::Provisioner;
@@ -298,6 +298,18 @@ impl World {
                     .into(),
                 );
             }
+        }
+        // AWS Health's scheduled changes, with its event type codes.
+        for (id, code) in cloud.take_health_events() {
+            events.push(
+                Scheduled {
+                    instances: vec![id],
+                    code: health_code(code).into(),
+                    region: REGION.into(),
+                    account: account(),
+                }
+                .into(),
+            );
         }
         for event in &events {
             self.queue
@@ -615,6 +627,18 @@ impl World {
         };
         self.trip.disarm();
         crashed
+    }
+}
+
+/// AWS Health's event type code for a scheduled EC2 event.
+pub fn health_code(code: phantom_model::status::EventCode) -> &'static str {
+    use phantom_model::status::EventCode::*;
+    match code {
+        InstanceRetirement => "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
+        InstanceStop => "AWS_EC2_INSTANCE_STOP_SCHEDULED",
+        InstanceReboot => "AWS_EC2_INSTANCE_REBOOT_MAINTENANCE_SCHEDULED",
+        SystemReboot => "AWS_EC2_SYSTEM_REBOOT_MAINTENANCE_SCHEDULED",
+        SystemMaintenance => "AWS_EC2_MAINTENANCE_SCHEDULED",
     }
 }
 

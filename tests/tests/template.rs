@@ -195,6 +195,42 @@ fn the_event_rules_write_what_the_provisioner_reads() {
     }
 }
 
+/// AWS Health's scheduled change to an EC2 instance (AWS Health's documented event, its resources
+/// the instances' ids) reaches the provisioner as a `Scheduled` message.
+#[test]
+fn aws_healths_scheduled_events_reach_the_provisioner() {
+    let template = std::fs::read_to_string(phantom_e2e::root().join("template.yaml")).unwrap();
+    let event = serde_json::json!({
+        "version": "0",
+        "id": "121345678-1234-1234-1234-123456789012",
+        "detail-type": "AWS Health Event",
+        "source": "aws.health",
+        "account": "123456789012",
+        "time": "2026-11-25T14:06:02Z",
+        "region": "us-east-1",
+        "resources": ["i-abcd1111", "i-abcd2222"],
+        "detail": {
+            "eventArn": "arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_123",
+            "service": "EC2",
+            "eventTypeCode": "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
+            "eventTypeCategory": "scheduledChange",
+            "affectedEntities": [{"entityValue": "i-abcd1111"}, {"entityValue": "i-abcd2222"}]
+        }
+    });
+    assert_eq!(
+        phantom_seams::queue::Work::parse(&transformed(&template, "ScheduledEventRule", &event))
+            .expect("the provisioner reads it"),
+        phantom_seams::queue::Work::Scheduled(phantom_seams::queue::Scheduled {
+            instances: vec!["i-abcd1111".into(), "i-abcd2222".into()],
+            code: "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED".into(),
+            region: "us-east-1".into(),
+            account: "123456789012".into(),
+        })
+    );
+    assert!(template.contains("source: [aws.health]"));
+    assert!(template.contains("eventTypeCategory: [scheduledChange]"));
+}
+
 /// Each function's bootstrap starts with exactly the environment template.yaml gives it and
 /// Lambda's own variables: it gets as far as asking the Runtime API for its first event. Without
 /// a variable it needs, it stops first, saying which: a main that reads what the template does not

@@ -50,7 +50,7 @@ use phantom_seams::cloud::{
     Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
 };
 use phantom_seams::publish::Publisher;
-use phantom_seams::queue::{Received, Reconcile, StateChange, Work, WorkQueue};
+use phantom_seams::queue::{Received, Reconcile, Scheduled, StateChange, Work, WorkQueue};
 use phantom_seams::store::{Claim, CloudRecord, Lease, Record, Store, StoreError};
 use phantom_seams::wiring::Seams;
 use std::collections::BTreeMap;
@@ -215,6 +215,22 @@ impl Provisioner {
                     false
                 }
             },
+            Work::Scheduled(e) => match self.scheduled(&e).await {
+                Ok(queued) => {
+                    tracing::info!(
+                        message_id = id,
+                        instances = ?e.instances,
+                        code = e.code,
+                        reconciles_queued = queued,
+                        "scheduled event"
+                    );
+                    true
+                }
+                Err(e) => {
+                    tracing::error!(message_id = id, error = %e, "scheduled event failed");
+                    false
+                }
+            },
             Work::Sweep(s) => match self.sweep(&s).await {
                 Ok(report) => {
                     counts!(
@@ -254,14 +270,30 @@ impl Provisioner {
         ) {
             return Ok(0);
         }
-        let msgs: Vec<Work> = self
-            .store
-            .owners_of(&e.instance)
+        self.look_at_groups_of(std::slice::from_ref(&e.instance), "state-change")
             .await
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|(owner, group)| Reconcile::new(&owner, &group, "state-change").into())
-            .collect();
+    }
+
+    /// AWS Health's scheduled change to VMs: a reconcile for each group whose records hold one,
+    /// whose round asks DescribeInstanceStatus (only a look, as a state change is).
+    pub async fn scheduled(&self, e: &Scheduled) -> Result<usize, String> {
+        self.look_at_groups_of(&e.instances, "scheduled-event")
+            .await
+    }
+
+    /// Queues a round for each group whose records hold one of these VMs.
+    async fn look_at_groups_of(&self, instances: &[String], reason: &str) -> Result<usize, String> {
+        let mut msgs: Vec<Work> = Vec::new();
+        for instance in instances {
+            for (owner, group) in self
+                .store
+                .owners_of(instance)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                msgs.push(Reconcile::new(&owner, &group, reason).into());
+            }
+        }
         if let (Some(q), false) = (&self.queue, msgs.is_empty()) {
             q.send_all(&msgs)
                 .await

@@ -304,3 +304,17 @@ async fn a_look_sees_an_impairment_and_the_pulse_replaces_it() {
         assert!(secs <= 11, "no replacement within 11 s of the impairment");
     }
 }
+
+#[tokio::test]
+async fn aws_health_tells_of_a_retirement_and_the_group_acts_within_seconds() {
+    let (Given { w, u, .. }, ids) = Given::converged("health", 0, 5, 2).await;
+    let next_week = w.clock.now_ms() + 7 * 24 * 3600 * 1000;
+    w.hotel
+        .schedule_event(&ids[1], EventCode::InstanceRetirement, next_week);
+    // No sweep, no look: the event alone brings the group's round.
+    assert_eq!(w.deliver_events(&w.hotel).await, 1);
+    w.run_without_sweeps(2).await;
+    let serving = in_service(&w, &u, "web").await;
+    assert!(!serving.contains(&ids[1]), "{serving:?}");
+    assert!(!w.hotel.alive().contains(&ids[1]));
+}

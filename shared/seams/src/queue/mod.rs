@@ -81,6 +81,17 @@ pub struct AtRisk {
     pub account: String,
 }
 
+/// AWS Health said EC2 scheduled a change to VMs (a retirement, a stop, a reboot, maintenance),
+/// as template.yaml's ScheduledEventRule puts it on the work queue (`instances` are the event's
+/// resources, `code` its eventTypeCode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scheduled {
+    pub instances: Vec<String>,
+    pub code: String,
+    pub region: String,
+    pub account: String,
+}
+
 /// One message on the work queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -89,6 +100,13 @@ pub enum Work {
     Sweep(Sweep),
     StateChange(StateChange),
     AtRisk(AtRisk),
+    Scheduled(Scheduled),
+}
+
+impl From<Scheduled> for Work {
+    fn from(s: Scheduled) -> Self {
+        Work::Scheduled(s)
+    }
 }
 
 impl From<Reconcile> for Work {

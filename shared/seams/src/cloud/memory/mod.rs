@@ -116,6 +116,8 @@ struct State {
     told: BTreeMap<String, status::Told>,
     /// A cloud without DescribeInstanceStatus.
     no_status_checks: bool,
+    /// Scheduled events as AWS Health would send them to EventBridge: (id, code), oldest first.
+    health: Vec<(String, phantom_model::status::EventCode)>,
     status_calls: usize,
 }
 

@@ -45,10 +45,12 @@ impl MemoryCloud {
         }
     }
 
-    /// EC2 schedules an event for the VM, not before `not_before_ms`.
+    /// EC2 schedules an event for the VM, not before `not_before_ms` (and AWS Health tells of it:
+    /// `take_health_events`).
     pub fn schedule_event(&self, id: &str, code: EventCode, not_before_ms: i64) {
-        self.state()
-            .told
+        let mut st = self.state();
+        st.health.push((id.to_string(), code));
+        st.told
             .entry(id.to_string())
             .or_default()
             .events
@@ -57,6 +59,11 @@ impl MemoryCloud {
                 not_before_ms,
                 description: format!("The instance is scheduled for {}", code.name()),
             });
+    }
+
+    /// The scheduled events AWS Health has told of since the last call.
+    pub fn take_health_events(&self) -> Vec<(String, EventCode)> {
+        std::mem::take(&mut self.state().health)
     }
 
     /// The VM's checks pass again and its events are gone.

@@ -130,6 +130,10 @@ async fn cost(sizes: &[usize]) {
                 metric_period_ms: 60_000,
                 pulse: None,
                 emf: None,
+                probing: Arc::new(health_check::prober::Probing::new(
+                    Arc::new(phantom_seams::probe::NetProber::default()),
+                    Arc::new(phantom_seams::cloud::memory::MemoryClouds::default()),
+                )),
             };
             // The second run, once the first has warmed what a Lambda instance keeps.
             run(&h, &twin).await;

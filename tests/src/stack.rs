@@ -714,6 +714,10 @@ impl Stack {
             metric_period_ms: 60_000,
             pulse: None,
             emf: None,
+            probing: std::sync::Arc::new(health_check::prober::Probing::new(
+                std::sync::Arc::new(phantom_seams::probe::NetProber::default()),
+                std::sync::Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
+            )),
         }
     }
 

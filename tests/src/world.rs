@@ -110,6 +110,10 @@ pub struct World {
     pub pulse: Arc<MemoryPulse>,
     /// The group metrics' log lines the health check wrote (CloudWatch's Embedded Metric Format).
     pub emf: Arc<health_check::collector::MemorySink>,
+    /// The health check's probes and what they found, kept across its runs as a warm Lambda
+    /// instance keeps them (the probes go over the network: tests serve their VMs' applications
+    /// on the memory clouds' loopback addresses).
+    pub probing: Arc<health_check::prober::Probing>,
     pub app: Arc<App>,
     users: AtomicUsize,
     /// Clouds added after hotel and sierra, by name.
@@ -177,8 +181,13 @@ impl World {
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");
         let pulse = Arc::new(MemoryPulse::new(clock.clone(), trip.clone(), PULSE_MS));
+        let probing = Arc::new(health_check::prober::Probing::new(
+            Arc::new(phantom_seams::probe::NetProber::default()),
+            clouds.clone(),
+        ));
         Self {
             pulse,
+            probing,
             emf: Arc::default(),
             clock,
             trip,
@@ -247,6 +256,7 @@ impl World {
                 namespace: EMF_NAMESPACE.into(),
                 sink: self.emf.clone(),
             }),
+            probing: self.probing.clone(),
         }
     }
 

@@ -56,6 +56,14 @@ async fn contract(cloud: &dyn Lookup, s: &Setup) {
     assert_eq!(found[0].group.as_deref(), Some("web"));
     assert_eq!(found[0].group_id.as_deref(), Some("g-web"));
     assert!(!found[0].seen.zone.is_empty());
+    // Its address, which a probe calls (a private one at least).
+    assert!(
+        found[0]
+            .private_ip
+            .as_deref()
+            .is_some_and(|ip| ip.parse::<std::net::Ipv4Addr>().is_ok()),
+        "{found:?}"
+    );
     assert!(found[0].seen.launched_ms > 0);
     assert_eq!(found[1].seen.state, CloudState::Stopped);
     assert_eq!(

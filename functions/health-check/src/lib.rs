@@ -14,6 +14,7 @@
 
 pub mod collector;
 pub mod predictor;
+pub mod prober;
 pub mod pulse;
 pub mod scheduler;
 pub mod tracker;
@@ -40,6 +41,9 @@ pub struct HealthCheck {
     pub pulse: Option<Arc<pulse::Pulse>>,
     /// Group metrics as CloudWatch log lines (PHANTOM_METRICS_NAMESPACE, on AWS); none locally.
     pub emf: Option<collector::Emf>,
+    /// The groups' probes and what they found so far (`prober`): run by each beat, or by each run
+    /// of the schedule where there is no pulse.
+    pub probing: Arc<prober::Probing>,
 }
 
 /// What one run of the schedule did.
@@ -119,6 +123,10 @@ impl HealthCheck {
             metric_period_ms: seams.metric_period_ms,
             pulse,
             emf: collector::Emf::from_env()?,
+            probing: Arc::new(prober::Probing::new(
+                Arc::new(phantom_seams::probe::NetProber::default()),
+                seams.lookups.clone(),
+            )),
         })
     }
 
@@ -202,10 +210,13 @@ impl HealthCheck {
                 "scheduler"
             );
         }
-        // With a pulse, the beats sweep; the schedule only keeps a chain alive.
+        // With a pulse, the beats sweep and probe; the schedule only keeps a chain alive.
         let (health, pulse_started) = match &self.pulse {
             Some(_) => (Ok(Report::default()), self.keep_pulse().await),
-            None => (self.sweep().await, Ok(None)),
+            None => {
+                self.probe().await;
+                (self.sweep().await, Ok(None))
+            }
         };
         Ok(Run {
             scheduler: fired.map_err(HealthError::Store)?,

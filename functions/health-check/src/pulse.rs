@@ -195,6 +195,8 @@ impl HealthCheck {
             }
         };
         report.pairs = watched.len();
+        // The groups' probes first: they are due every interval, looks or not.
+        self.probe().await;
         let clouds = self.clouds().await;
         let mut sweeps: Vec<&Watched> = Vec::new();
         let mut looks: Vec<&Watched> = Vec::new();

@@ -301,6 +301,7 @@ impl Provisioner {
                                 joined_ms: None,
                                 replaces_ms: None,
                                 at_risk_ms: None,
+                                probe_failed: None,
                                 weight: weights.of_type(&s.instance_type),
                                 protected: protect,
                                 launch_configuration: on.launch_configuration.clone(),

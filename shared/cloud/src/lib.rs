@@ -645,6 +645,8 @@ impl Ec2 {
                         seen: seen(i)?,
                         group: tag(TAG_GROUP),
                         group_id: tag(TAG_GROUP_ID),
+                        private_ip: i.private_ip_address().map(str::to_string),
+                        public_ip: i.public_ip_address().map(str::to_string),
                     });
                 }
             }

@@ -153,6 +153,9 @@ pub struct Member {
     /// interruption warning, Unix ms): with CapacityRebalance, it is replaced launch-first
     /// (`phantom_rules::rebalance`).
     pub at_risk_ms: Option<i64>,
+    /// What the group's probe saw when it found the VM failing (`phantom_rules::probe`): the VM
+    /// is then Unhealthy, and its replacement's activity says this.
+    pub probe_failed: Option<String>,
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,
@@ -367,6 +370,9 @@ pub struct Tagged {
     /// The group's name and id tags; None on a VM that carries no such tag.
     pub group: Option<String>,
     pub group_id: Option<String>,
+    /// Its addresses, where it has them (a probe calls one: `phantom_rules::probe`).
+    pub private_ip: Option<String>,
+    pub public_ip: Option<String>,
 }
 
 /// What a VM was launched with, as its cloud describes it: a launch configuration made from an

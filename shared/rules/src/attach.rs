@@ -67,6 +67,8 @@ mod tests {
             },
             group: (!group_id.is_empty()).then(|| "other".into()),
             group_id: (!group_id.is_empty()).then(|| group_id.into()),
+            private_ip: None,
+            public_ip: None,
         }
     }
 

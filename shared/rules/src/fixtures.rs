@@ -17,6 +17,7 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         joined_ms: None,
         replaces_ms: None,
         at_risk_ms: None,
+        probe_failed: None,
         weight: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),

@@ -73,7 +73,9 @@ impl GroupRules for Group {
         }
         let watching = crate::refresh::active(&self.settings.instance_refreshes)
             .is_some_and(|r| !crate::refresh::watched_alarms(r).is_empty());
-        if self.tracked() || !self.settings.enabled_metrics.is_empty() || watching {
+        // A group its probe watches is read by every run of the health check too.
+        let probed = crate::probe::of_group(self).is_ok_and(|p| p.is_some());
+        if self.tracked() || !self.settings.enabled_metrics.is_empty() || watching || probed {
             return Some(0);
         }
         let scheduled = crate::schedule::next_due(&self.settings.scheduled_actions);

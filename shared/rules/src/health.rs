@@ -35,6 +35,8 @@ pub enum Failed {
     Ebs,
     /// A load balancer's health check fails it (HealthCheckType ELB).
     Elb,
+    /// The group's probe found its application failing (`phantom_rules::probe`).
+    Probe,
     /// SetInstanceHealth said so.
     User,
 }
@@ -49,6 +51,7 @@ impl Failed {
             Self::ScheduledEvent => "an EC2 scheduled event",
             Self::Ebs => "an EBS volume health check failure",
             Self::Elb => "an ELB system health check failure",
+            Self::Probe => "an application health check failure",
             Self::User => "a user health-check",
         }
     }

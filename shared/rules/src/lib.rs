@@ -23,6 +23,7 @@ pub mod notification;
 pub mod on_cloud;
 pub mod policy;
 pub mod predictive;
+pub mod probe;
 pub mod processes;
 pub mod pulse;
 pub mod rebalance;

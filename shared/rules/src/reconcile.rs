@@ -302,6 +302,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                probe_failed: None,
                 weight: target.weights.of_type(&s.instance_type),
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
@@ -489,9 +490,13 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             .map(|(check, why)| (*check, why.clone(), true));
         let sick = checked.or(failing).or_else(|| {
             (!m.healthy).then(|| {
+                let (check, why) = match &m.probe_failed {
+                    Some(why) => (Failed::Probe, why.clone()),
+                    None => (Failed::User, "the instance was set unhealthy".to_string()),
+                };
                 (
-                    Failed::User,
-                    "the instance was set unhealthy".to_string(),
+                    check,
+                    why,
                     state.is_some_and(|s| s != CloudState::Terminated),
                 )
             })

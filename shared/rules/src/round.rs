@@ -193,6 +193,7 @@ pub fn record(
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                probe_failed: None,
                 weight: None,
                 ..m.clone()
             });
@@ -235,6 +236,7 @@ pub fn record(
                 joined_ms: None,
                 replaces_ms: None,
                 at_risk_ms: None,
+                probe_failed: None,
                 weight: None,
                 ..m.clone()
             });

@@ -25,8 +25,10 @@ pub fn bad_clouds(problem: impl std::fmt::Display) -> Refusal {
 /// when only the capacity does).
 pub fn settled(old: Option<&Group>, mut next: Group) -> Checked<Group> {
     // The other tags of Phantom's own a group carries: its status checks' confirmation period
-    // (`phantom_rules::health`) and its fallback (`phantom_rules::distribution`).
+    // (`phantom_rules::health`), its probe (`phantom_rules::probe`) and its fallback
+    // (`phantom_rules::distribution`).
     crate::health::confirm_ms(&next)?;
+    crate::probe::of_group(&next)?;
     crate::distribution::fallback_of(
         next.settings
             .tags

@@ -15,6 +15,7 @@ mod notifications;
 mod parity;
 mod policies;
 mod predictive;
+mod probes;
 mod provisioning;
 mod pulse;
 mod rebalance;

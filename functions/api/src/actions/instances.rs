@@ -329,6 +329,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     joined_ms: None,
                     replaces_ms: None,
                     at_risk_ms: None,
+                    probe_failed: None,
                     weight: None,
                     protected: protect,
                     launch_configuration: None,

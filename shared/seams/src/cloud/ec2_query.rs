@@ -515,6 +515,8 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
                 },
                 group: tag(TAG_GROUP),
                 group_id: tag(TAG_GROUP_ID),
+                private_ip: i.path(&["privateIpAddress"]).map(|n| n.text.clone()),
+                public_ip: i.path(&["ipAddress"]).map(|n| n.text.clone()),
             });
         }
     }

@@ -53,6 +53,13 @@ pub struct Vm {
 }
 
 impl Vm {
+    /// Its private address: one of loopback's (127.0.0.0/8) made from its id, so that a test
+    /// can serve a VM's application on it for a probe.
+    pub fn address(&self) -> String {
+        let n = u64::from_str_radix(self.id.trim_start_matches("i-"), 16).unwrap_or(0);
+        format!("127.{}.{}.{}", (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+    }
+
     fn seen(&self) -> Seen {
         Seen {
             id: self.id.clone(),
@@ -573,6 +580,8 @@ impl Lookup for MemoryCloud {
                         seen: vm.seen(),
                         group: tag(TAG_GROUP),
                         group_id: tag(TAG_GROUP_ID),
+                        private_ip: Some(vm.address()),
+                        public_ip: None,
                     }
                 })
                 .collect()
@@ -764,6 +773,8 @@ impl Cloud for MemoryCloud {
                     seen: vm.seen(),
                     group: tag(TAG_GROUP),
                     group_id: tag(TAG_GROUP_ID),
+                    private_ip: Some(vm.address()),
+                    public_ip: None,
                 });
             }
             out

@@ -467,6 +467,7 @@ impl DynamoStore {
                 joined_ms: opt_n(item, "joined")?,
                 replaces_ms: opt_n(item, "replaces")?,
                 at_risk_ms: opt_n(item, "at_risk")?,
+                probe_failed: opt_s(item, "probe_failed")?,
                 weight: opt_n(item, "weight")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
@@ -537,6 +538,9 @@ impl DynamoStore {
         }
         if let Some(at_risk) = m.at_risk_ms {
             put = put.item("at_risk", n(at_risk));
+        }
+        if let Some(why) = &m.probe_failed {
+            put = put.item("probe_failed", s(why.as_str()));
         }
         if let Some(a) = &m.open {
             put = put.item(

@@ -47,6 +47,9 @@ pub struct Pulse {
     clouds: Mutex<Option<(i64, Clouds)>>,
     /// Each (user, cloud)'s client on its opened credentials, with when they were read.
     pairs: Mutex<HashMap<(String, String), Opened>>,
+    /// Each pair's running VMs at its last look: the next look asks their statuses beside its
+    /// DescribeInstances, not after it, so a look takes one round trip, not two.
+    running: Mutex<HashMap<(String, String), Vec<String>>>,
 }
 
 impl Pulse {
@@ -63,6 +66,7 @@ impl Pulse {
             lookups,
             clouds: Mutex::new(None),
             pairs: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
         }
     }
 
@@ -302,45 +306,61 @@ impl HealthCheck {
         (w, self.look(w, clouds.as_deref()).await)
     }
 
-    /// One DescribeInstances of the user's VMs on the cloud, and the statuses of those running
-    /// where the cloud has status checks: their fingerprint. A cloud that says it has none is
-    /// fingerprinted by states (the sweep records it on the cloud).
+    /// One DescribeInstances of the user's VMs on the cloud and, at once beside it, the statuses of
+    /// those that ran at the pair's last look, where the cloud has status checks: their
+    /// fingerprint. A VM that began to run since is asked at the next look. A cloud that says it
+    /// has none is fingerprinted by states (the sweep records it on the cloud).
     async fn look(
         &self,
         w: &Watched,
         clouds: Option<&BTreeMap<String, CloudRecord>>,
     ) -> Result<String, String> {
+        let p = self.pulse_settings();
         let lookup = self.lookup(w, clouds).await?;
         let checks = clouds
             .and_then(|c| c.get(&w.cloud))
             .is_some_and(|c| c.status_checks);
-        let looked = async {
-            let vms = lookup.states(&w.user).await?;
-            let running: Vec<String> = vms
-                .iter()
-                .filter(|(_, s)| *s == CloudState::Running)
-                .map(|(id, _)| id.clone())
-                .collect();
-            let statuses = if !checks || running.is_empty() {
-                Vec::new()
-            } else {
-                match lookup.statuses(&running).await {
-                    Ok(s) => s,
-                    Err(e) if no_status_checks(&e) => Vec::new(),
-                    Err(e) => return Err(e),
-                }
-            };
-            Ok(rules::fingerprint_with(&vms, &statuses))
+        let key = (w.user.clone(), w.cloud.clone());
+        let before: Vec<String> = match checks {
+            true => p
+                .running
+                .lock()
+                .expect("no panic holding it")
+                .get(&key)
+                .cloned()
+                .unwrap_or_default(),
+            false => Vec::new(),
         };
-        match looked.await {
-            Ok(fp) => Ok(fp),
-            Err(e) => {
-                // Credentials may have changed: read them again next time.
-                self.pulse_settings()
-                    .pairs
+        let statuses = async {
+            if before.is_empty() {
+                return Ok(Vec::new());
+            }
+            match lookup.statuses(&before).await {
+                Err(e) if no_status_checks(&e) => Ok(Vec::new()),
+                found => found,
+            }
+        };
+        match futures::future::try_join(lookup.states(&w.user), statuses).await {
+            Ok((vms, statuses)) => {
+                let running: Vec<String> = vms
+                    .iter()
+                    .filter(|(_, s)| *s == CloudState::Running)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                // Only the VMs this look saw running count: one that stopped since is its state.
+                let statuses: Vec<_> = statuses
+                    .into_iter()
+                    .filter(|s| running.contains(&s.id))
+                    .collect();
+                p.running
                     .lock()
                     .expect("no panic holding it")
-                    .remove(&(w.user.clone(), w.cloud.clone()));
+                    .insert(key, running);
+                Ok(rules::fingerprint_with(&vms, &statuses))
+            }
+            Err(e) => {
+                // Credentials may have changed: read them again next time.
+                p.pairs.lock().expect("no panic holding it").remove(&key);
                 Err(e.to_string())
             }
         }

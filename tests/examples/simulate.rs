@@ -17,7 +17,8 @@
 //! Timeline: 2 minutes to warm up (the first beats sweep every pair once), 3 quiet minutes whose
 //! calls give the steady bill, 5 minutes in which 1% of the VMs die at random moments, 2 to finish.
 //! With PHANTOM_SIM_EVENTS=1 every cloud is an AWS region that sends its EC2 state-change events
-//! (a second to the work queue) and is looked at every minute.
+//! (a second to the work queue) and is looked at every minute. With PHANTOM_SIM_IMPAIR=1 the 1%
+//! turn impaired (their system status check) instead of dying.
 //!
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
@@ -78,6 +79,14 @@ const WATCH_ITEM_BYTES: f64 = 130.0;
 fn with_events() -> bool {
     std::env::var("PHANTOM_SIM_EVENTS").is_ok_and(|v| v == "1")
 }
+/// PHANTOM_SIM_IMPAIR=1: the 1% are not killed but turn impaired (their system status check), in
+/// groups whose confirmation period is 0 (tag `phantom:status-check-confirm-seconds`): the figures
+/// are then impairment to launch, the time the status checks take once the confirmation period has
+/// ended.
+fn impair() -> bool {
+    std::env::var("PHANTOM_SIM_IMPAIR").is_ok_and(|v| v == "1")
+}
+
 /// EventBridge's delivery of an event to the queue.
 const EVENT_DELAY: Duration = Duration::from_secs(1);
 
@@ -248,6 +257,15 @@ async fn run(scale: f64) -> Outcome {
                 .min_size(0)
                 .max_size(VMS_PER_GROUP)
                 .desired_capacity(VMS_PER_GROUP)
+                .set_tags(impair().then(|| {
+                    vec![aws_sdk_autoscaling::types::Tag::builder()
+                        .resource_id(format!("g{g}"))
+                        .resource_type("auto-scaling-group")
+                        .key("phantom:status-check-confirm-seconds")
+                        .value("0")
+                        .propagate_at_launch(false)
+                        .build()]
+                }))
                 .send()
                 .await
                 .expect("create-auto-scaling-group");
@@ -390,7 +408,11 @@ async fn run(scale: f64) -> Outcome {
     victims.sort();
     for (at, c, id, _) in &victims {
         sleep_until_ms(&w, *at).await;
-        cloud(&w, c).terminate_outside(id);
+        if impair() {
+            cloud(&w, c).impair(id, phantom_seams::cloud::memory::Which::System);
+        } else {
+            cloud(&w, c).terminate_outside(id);
+        }
     }
     let kills_end = tally(&w, &work);
     sleep_until_ms(&w, kill_start + ((KILLS_S + FINISH_S) * 1000) as i64).await;
@@ -435,13 +457,17 @@ async fn run(scale: f64) -> Outcome {
         percentile(&waits, 0.99),
         waits.last().map_or(f64::NAN, |m| *m as f64 / 1000.0),
     );
+    let (died, death) = match impair() {
+        true => ("impaired", "impairment"),
+        false => ("killed", "death"),
+    };
     println!(
-        "{} VMs killed over {} minutes, {} replaced ({unreplaced} not), {after} of {vms} alive at the end",
+        "{} VMs {died} over {} minutes, {} replaced ({unreplaced} not), {after} of {vms} alive at the end",
         victims.len(),
         KILLS_S / 60,
         waits.len()
     );
-    println!("death-to-launch: p50 {p50:.1} s, p99 {p99:.1} s, max {max:.1} s");
+    println!("{death}-to-launch: p50 {p50:.1} s, p99 {p99:.1} s, max {max:.1} s");
 
     let quiet = rate(&quiet_start, &quiet_end, QUIET_S as f64 / 60.0);
     let churn = rate(&quiet_end, &kills_end, KILLS_S as f64 / 60.0);
@@ -471,7 +497,8 @@ async fn run(scale: f64) -> Outcome {
     println!("| **total** | **{total:.2}** |");
     Outcome {
         line: format!(
-            "death-to-launch p50 {p50:.1} s, p99 {p99:.1} s; Phantom's bill ${total:.0} a month"
+            "{}-to-launch p50 {p50:.1} s, p99 {p99:.1} s; Phantom's bill ${total:.0} a month",
+            if impair() { "impairment" } else { "death" }
         ),
     }
 }
@@ -494,12 +521,13 @@ fn main() {
         scales
     };
     println!(
-        "command: {}cargo run --release -p phantom-e2e --features paused-clock --example simulate -- {scales:?}",
+        "command: {}{}cargo run --release -p phantom-e2e --features paused-clock --example simulate -- {scales:?}",
         if with_events() {
             "PHANTOM_SIM_EVENTS=1 "
         } else {
             ""
-        }
+        },
+        if impair() { "PHANTOM_SIM_IMPAIR=1 " } else { "" }
     );
     println!(
         "latency: DynamoDB {} ms a call, cloud {} ms a call and a page of 1000, SQS receive up to {} ms; fleet of {} workers",

@@ -265,6 +265,7 @@ impl Provisioner {
         let (mut launched, mut terminated, mut waiting, mut all_gone) = (0, 0, false, true);
         // VMs found dead, on every cloud: owed a replacement by the group.
         let mut deaths = 0;
+        let mut unhealthy = Vec::new();
         let mut pool_empty = true;
         let mut held_above: Vec<String> = Vec::new();
         for (i, (((p, a), share), step)) in places
@@ -361,6 +362,7 @@ impl Provisioner {
                 crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;
             }
             deaths += phantom_rules::replacement::deaths(&plan);
+            unhealthy.extend(crate::status::unhealthy_checks(&plan));
             let mut part = round::record(ctx, before, &p.members, &plan, &acted);
             // A refusal that a lower-ranked cloud can make up for (or a move back that has to
             // wait) is an overflow, not a failure of the group (a Failed activity would stop
@@ -415,7 +417,10 @@ impl Provisioner {
             &mut r,
         );
         match self.write(owner, g, &mut r).await {
-            Ok(()) => crate::replaced(&took),
+            Ok(()) => {
+                crate::replaced(&took);
+                crate::status::count_unhealthy(&unhealthy);
+            }
             Err(StoreError::Conflict) | Err(StoreError::NotFound) => {
                 tracing::warn!(
                     group = g.name,

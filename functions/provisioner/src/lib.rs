@@ -634,7 +634,10 @@ impl Provisioner {
             &mut r,
         );
         match self.write(owner, g, &mut r).await {
-            Ok(()) => replaced(&took),
+            Ok(()) => {
+                replaced(&took);
+                status::count_unhealthy(&status::unhealthy_checks(&plan));
+            }
             Err(StoreError::NotFound) if !acted.launched.is_empty() => {
                 // Deleted while we launched: these VMs belong to no group.
                 let ids: Vec<String> = acted.launched.iter().map(|m| m.id.clone()).collect();

@@ -83,3 +83,24 @@ pub(crate) fn judge(
 pub(crate) fn delay_secs(ms: i64) -> i32 {
     ((ms + 999) / 1000).clamp(1, 900) as i32
 }
+
+/// The checks that failed of the VMs a round lets go as unhealthy, one a VM.
+pub(crate) fn unhealthy_checks(plan: &phantom_rules::reconcile::Plan) -> Vec<&'static str> {
+    use phantom_rules::reconcile::Cause;
+    plan.terminate
+        .iter()
+        .chain(&plan.gone)
+        .chain(&plan.hold)
+        .filter_map(|(_, cause)| match cause {
+            Cause::Unhealthy(check, _) => Some(check.label()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Counts, once their round is written, the VMs it let go as unhealthy, by the check that failed.
+pub(crate) fn count_unhealthy(checks: &[&'static str]) {
+    for check in checks {
+        phantom_metrics::ops::count(phantom_metrics::ops::UNHEALTHY, &[("check", check)]);
+    }
+}

@@ -33,6 +33,7 @@ pub const SWEEP_SECONDS: &str = "phantom_sweep_seconds";
 pub const SCHEDULE_SECONDS: &str = "phantom_schedule_seconds";
 pub const QUEUE_WAIT_SECONDS: &str = "phantom_queue_wait_seconds";
 pub const REPLACEMENT_SECONDS: &str = "phantom_replacement_seconds";
+pub const UNHEALTHY: &str = "phantom_unhealthy_total";
 
 fn buckets(family: &str) -> &'static [f64] {
     match family {
@@ -53,6 +54,7 @@ fn help(family: &str) -> &'static str {
             "Time a work queue message waited to be handled, past the delay it was sent with."
         }
         REPLACEMENT_SECONDS => "Time from a VM found dead to its replacement InService.",
+        UNHEALTHY => "VMs let go as unhealthy, by the check that failed (state, status-check, scheduled-event, ebs, elb, probe, user).",
         _ => "Phantom's operating metric.",
     }
 }

@@ -42,6 +42,19 @@ pub enum Failed {
 }
 
 impl Failed {
+    /// Its name in Phantom's operating metrics (`phantom_unhealthy_total{check}`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::State => "state",
+            Self::StatusCheck => "status-check",
+            Self::ScheduledEvent => "scheduled-event",
+            Self::Ebs => "ebs",
+            Self::Elb => "elb",
+            Self::Probe => "probe",
+            Self::User => "user",
+        }
+    }
+
     /// What the activity's cause says the instance was taken out of service in response to, in
     /// AWS's words where AWS has them.
     pub fn in_response_to(self) -> &'static str {

@@ -105,6 +105,11 @@ impl HealthCheck {
                 .collect()
         };
         report.probes = due.len();
+        // Off the in-flight set however this run ends (a beat cut short drops its probes).
+        let _flying = Flying {
+            set: &p.in_flight,
+            ids: due.iter().map(|t| t.id.clone()).collect(),
+        };
         // Owned and boxed one by one: a stream of closures over borrowed targets is not Send to
         // the compiler.
         let calls: Vec<_> = due
@@ -124,9 +129,7 @@ impl HealthCheck {
         let mut verdicts = Vec::new();
         {
             let mut streaks = p.streaks.lock().expect("no panic holding it");
-            let mut flying = p.in_flight.lock().expect("no panic holding it");
             for (t, outcome) in results {
-                flying.remove(&t.id);
                 if matches!(outcome, probe::Outcome::Fail(_)) {
                     report.failures += 1;
                 }
@@ -245,11 +248,27 @@ impl HealthCheck {
         g: &Group,
         probe: Arc<Probe>,
     ) -> Result<Vec<Target>, String> {
-        let members: Vec<Member> = self
+        let all = self
             .store
             .instances(user, &g.name)
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        // A VM its probe marked whose round never came (the mark's writer died before queueing
+        // it): asked again, so the group waits no longer than a read of its targets.
+        let replacing = !g
+            .settings
+            .suspended_processes
+            .iter()
+            .any(|p| p.process_name == "ReplaceUnhealthy");
+        if replacing
+            && all.iter().any(|m| {
+                m.lifecycle == Lifecycle::InService && !m.healthy && m.probe_failed.is_some()
+            })
+        {
+            let msg: Work = Reconcile::new(user, &g.name, "health-probe").into();
+            self.queue.send(&msg, 0).await.map_err(|e| e.to_string())?;
+        }
+        let members: Vec<Member> = all
             .into_iter()
             .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
             .collect();
@@ -355,6 +374,21 @@ impl HealthCheck {
             }
         }
         Ok(marked)
+    }
+}
+
+/// VMs being probed, taken off the in-flight set when dropped.
+struct Flying<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    ids: Vec<String>,
+}
+
+impl Drop for Flying<'_> {
+    fn drop(&mut self) {
+        let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
+        for id in &self.ids {
+            set.remove(id);
+        }
     }
 }
 

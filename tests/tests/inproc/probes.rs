@@ -351,3 +351,39 @@ async fn an_https_probe_takes_a_self_signed_certificate_and_checks_the_status() 
         found[0]
     );
 }
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_a_probes_verdict_still_replaces_the_vm_once() {
+    for k in 1.. {
+        let (Given { w, u, c }, ids) = Given::converged("probecrash", 0, 5, 1).await;
+        let apps = Apps::new();
+        apps.serve(&w.hotel).await;
+        probe(
+            &c,
+            &format!("http://:{}/?interval=5&unhealthy=1", apps.port),
+        )
+        .await;
+        w.run_for(30).await;
+        apps.answer(&ids[0], 500);
+        w.clock.advance_ms(5_000);
+        // The probe's run, killed at its k-th store, cloud or queue call.
+        let h = w.health();
+        w.trip.arm(k);
+        let crashed = tokio::select! {
+            _ = h.probe() => false,
+            _ = w.trip.tripped() => true,
+        };
+        w.trip.disarm();
+        // Within a read of the targets (30 s) and a round, the VM is replaced, once.
+        replaced(&w, &u, &apps, &ids[0], 1, 45).await;
+        assert_eq!(
+            w.hotel.launched_total(),
+            2,
+            "crash at step {k}: one replacement"
+        );
+        if !crashed {
+            assert!(k > 3, "the probe's run took only {k} steps");
+            return;
+        }
+    }
+}

@@ -17,8 +17,9 @@
 //! Timeline: 2 minutes to warm up (the first beats sweep every pair once), 3 quiet minutes whose
 //! calls give the steady bill, 5 minutes in which 1% of the VMs die at random moments, 2 to finish.
 //! With PHANTOM_SIM_EVENTS=1 every cloud is an AWS region that sends its EC2 state-change events
-//! (a second to the work queue) and is looked at every minute. With PHANTOM_SIM_IMPAIR=1 the 1%
-//! turn impaired (their system status check) instead of dying.
+//! (a second to the work queue) and is looked at every minute. With PHANTOM_SIM_IMPAIR=<seconds> the
+//! 1% turn impaired (their system status check) instead of dying, in groups whose confirmation
+//! period is that long, and the times are counted from its end.
 //!
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
@@ -79,12 +80,19 @@ const WATCH_ITEM_BYTES: f64 = 130.0;
 fn with_events() -> bool {
     std::env::var("PHANTOM_SIM_EVENTS").is_ok_and(|v| v == "1")
 }
-/// PHANTOM_SIM_IMPAIR=1: the 1% are not killed but turn impaired (their system status check), in
-/// groups whose confirmation period is 0 (tag `phantom:status-check-confirm-seconds`): the figures
-/// are then impairment to launch, the time the status checks take once the confirmation period has
-/// ended.
+/// PHANTOM_SIM_IMPAIR=<seconds>: the 1% are not killed but turn impaired (their system status
+/// check), in groups whose confirmation period is that long (tag
+/// `phantom:status-check-confirm-seconds`): the figures are then from the confirmation period's end
+/// to the launch.
+fn confirm_secs() -> Option<u64> {
+    std::env::var("PHANTOM_SIM_IMPAIR").ok().map(|v| {
+        v.parse()
+            .expect("PHANTOM_SIM_IMPAIR is the confirmation period in seconds")
+    })
+}
+
 fn impair() -> bool {
-    std::env::var("PHANTOM_SIM_IMPAIR").is_ok_and(|v| v == "1")
+    confirm_secs().is_some()
 }
 
 /// EventBridge's delivery of an event to the queue.
@@ -262,7 +270,7 @@ async fn run(scale: f64) -> Outcome {
                         .resource_id(format!("g{g}"))
                         .resource_type("auto-scaling-group")
                         .key("phantom:status-check-confirm-seconds")
-                        .value("0")
+                        .value(confirm_secs().unwrap_or(0).to_string())
                         .propagate_at_launch(false)
                         .build()]
                 }))
@@ -415,7 +423,12 @@ async fn run(scale: f64) -> Outcome {
         }
     }
     let kills_end = tally(&w, &work);
-    sleep_until_ms(&w, kill_start + ((KILLS_S + FINISH_S) * 1000) as i64).await;
+    let confirm_ms = (confirm_secs().unwrap_or(0) * 1000) as i64;
+    sleep_until_ms(
+        &w,
+        kill_start + ((KILLS_S + FINISH_S) * 1000) as i64 + confirm_ms,
+    )
+    .await;
     stop.store(true, Ordering::SeqCst);
     for t in tasks {
         t.await.expect("a task of the simulation");
@@ -447,7 +460,8 @@ async fn run(scale: f64) -> Outcome {
             l.pop()
         });
         match next {
-            Some(t) => waits.push(t - at),
+            // An impairment counts from the end of its confirmation period.
+            Some(t) => waits.push(t - at - confirm_ms),
             None => unreplaced += 1,
         }
     }
@@ -458,7 +472,7 @@ async fn run(scale: f64) -> Outcome {
         waits.last().map_or(f64::NAN, |m| *m as f64 / 1000.0),
     );
     let (died, death) = match impair() {
-        true => ("impaired", "impairment"),
+        true => ("impaired", "confirmed-impairment"),
         false => ("killed", "death"),
     };
     println!(
@@ -498,7 +512,11 @@ async fn run(scale: f64) -> Outcome {
     Outcome {
         line: format!(
             "{}-to-launch p50 {p50:.1} s, p99 {p99:.1} s; Phantom's bill ${total:.0} a month",
-            if impair() { "impairment" } else { "death" }
+            if impair() {
+                "confirmed-impairment"
+            } else {
+                "death"
+            }
         ),
     }
 }
@@ -527,7 +545,7 @@ fn main() {
         } else {
             ""
         },
-        if impair() { "PHANTOM_SIM_IMPAIR=1 " } else { "" }
+        confirm_secs().map_or(String::new(), |c| format!("PHANTOM_SIM_IMPAIR={c} "))
     );
     println!(
         "latency: DynamoDB {} ms a call, cloud {} ms a call and a page of 1000, SQS receive up to {} ms; fleet of {} workers",

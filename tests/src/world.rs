@@ -177,6 +177,7 @@ impl World {
             publisher: publisher.clone(),
             keys: api::KeyCache::default(),
             throttle: api::throttle::Throttle::default(),
+            heartbeats: api::throttle::Throttle::new(api::heartbeats::HEARTBEATS),
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");

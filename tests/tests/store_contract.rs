@@ -1265,6 +1265,22 @@ async fn launches(s: &dyn Store, u: &str) {
         s.group(&owner, "web").await.unwrap().unwrap().desired,
         web.desired + 2
     );
+    // Heartbeats: each VM's last one, by group (a group named `web#2` keeps its own).
+    s.beat(&owner, "web", "i-1", 1_000).await.unwrap();
+    s.beat(&owner, "web", "i-2", 1_500).await.unwrap();
+    s.beat(&owner, "web", "i-1", 2_000).await.unwrap();
+    s.beat(&owner, "web#2", "i-9", 3_000).await.unwrap();
+    let mut beats = s.beats(&owner, "web").await.unwrap();
+    beats.sort();
+    assert_eq!(
+        beats,
+        [("i-1".to_string(), 2_000), ("i-2".to_string(), 1_500)]
+    );
+    assert_eq!(
+        s.beats(&owner, "web#2").await.unwrap(),
+        [("i-9".to_string(), 3_000)]
+    );
+    assert!(s.beats(&owner, "api").await.unwrap().is_empty());
 }
 
 /// The pulse's lease (taken only at the sequence expected) and a pair's view on the list (kept

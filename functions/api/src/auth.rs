@@ -64,6 +64,27 @@ impl KeyCache {
     }
 }
 
+/// The access key a request was signed with (already authenticated), from the cache.
+pub(crate) async fn key_of_request(
+    app: &crate::App,
+    req: &HttpRequest<'_>,
+) -> Result<AccessKey, ApiError> {
+    let auth = sigv4::authorization(req.headers)?;
+    key(app, &auth.access_key_id)
+        .await?
+        .ok_or_else(ApiError::invalid_client_token_id)
+}
+
+/// An access key by its id, from the cache if it was read less than `KEY_CACHE_MS` ago.
+pub(crate) async fn key(
+    app: &crate::App,
+    access_key_id: &str,
+) -> Result<Option<AccessKey>, ApiError> {
+    app.keys
+        .lookup(app.store.as_ref(), access_key_id, app.clock.now_ms())
+        .await
+}
+
 pub async fn authenticate(
     store: &dyn Directory,
     cache: &KeyCache,

@@ -6,6 +6,7 @@
 pub mod actions;
 mod auth;
 pub mod console;
+pub mod heartbeats;
 pub mod lambda;
 pub mod scrape;
 pub mod self_service;
@@ -49,6 +50,8 @@ pub struct App {
     pub keys: KeyCache,
     /// Each user's request buckets in this instance (`throttle`).
     pub throttle: throttle::Throttle,
+    /// Each user's heartbeat buckets in this instance (`heartbeats::HEARTBEATS`).
+    pub heartbeats: throttle::Throttle,
 }
 
 /// An HTTP request as it reached the function, whatever served it.
@@ -102,6 +105,7 @@ impl App {
             publisher: seams.publisher.clone(),
             keys: KeyCache::default(),
             throttle: throttle::Throttle::default(),
+            heartbeats: throttle::Throttle::new(heartbeats::HEARTBEATS),
         }
     }
 
@@ -112,6 +116,9 @@ impl App {
         let path = path_of(req.path_and_query);
         if path.contains(webhooks::PREFIX) {
             return webhooks::handle(self, req).await;
+        }
+        if path.contains(heartbeats::PREFIX) {
+            return heartbeats::handle(self, req).await;
         }
         if path.ends_with(phantom_rules::scrape::PATH) {
             return scrape::handle(self, req).await;

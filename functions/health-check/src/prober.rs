@@ -36,8 +36,10 @@ struct Target {
     group: String,
     probe: Arc<Probe>,
     id: String,
+    /// Its address (its id for a heartbeat, which the VM sends).
     host: String,
-    /// Past the group's grace period from then (Unix ms).
+    /// When it joined the group, and when its grace period ends (Unix ms).
+    joined_ms: i64,
     graced_at_ms: i64,
 }
 
@@ -49,6 +51,8 @@ pub struct Probing {
     /// Each VM's run of results and when it was last probed.
     streaks: Mutex<HashMap<String, (i64, Streak)>>,
     in_flight: Mutex<HashSet<String>>,
+    /// When each heartbeat group's beats were last read: once an interval.
+    beats_read: Mutex<HashMap<(String, String), i64>>,
     /// Addresses by VM id, as the cloud described them.
     addresses: Mutex<HashMap<String, Addresses>>,
 }
@@ -64,6 +68,7 @@ impl Probing {
             targets: Mutex::new(None),
             streaks: Mutex::new(HashMap::new()),
             in_flight: Mutex::new(HashSet::new()),
+            beats_read: Mutex::new(HashMap::new()),
             addresses: Mutex::new(HashMap::new()),
         }
     }
@@ -90,11 +95,16 @@ impl HealthCheck {
         let targets = self.probe_targets(now, &mut report).await;
         report.vms = targets.len();
         let p = &self.probing;
+        let (silent, targets): (Vec<&Target>, Vec<&Target>) = targets
+            .iter()
+            .partition(|t| t.probe.call == probe::Call::Heartbeat);
+        let mut verdicts = self.heartbeats(&silent, now, &mut report).await;
         let due: Vec<Target> = {
             let streaks = p.streaks.lock().expect("no panic holding it");
             let mut flying = p.in_flight.lock().expect("no panic holding it");
             targets
                 .iter()
+                .copied()
                 .filter(|t| {
                     streaks
                         .get(&t.id)
@@ -126,7 +136,6 @@ impl HealthCheck {
             .buffer_unordered(CONCURRENCY)
             .collect()
             .await;
-        let mut verdicts = Vec::new();
         {
             let mut streaks = p.streaks.lock().expect("no panic holding it");
             for (t, outcome) in results {
@@ -142,7 +151,7 @@ impl HealthCheck {
                 match after.verdict(&t.probe, now >= t.graced_at_ms, &target) {
                     Some(why) => {
                         streaks.remove(&t.id);
-                        verdicts.push((t, why));
+                        verdicts.push((t.clone(), why));
                     }
                     None => {
                         streaks.insert(t.id.clone(), (now, after));
@@ -178,6 +187,57 @@ impl HealthCheck {
             );
         }
         report
+    }
+
+    /// The heartbeat groups' VMs silent past their threshold, their beats read once an interval
+    /// (one Query a group).
+    async fn heartbeats(
+        &self,
+        targets: &[&Target],
+        now: i64,
+        report: &mut Probed,
+    ) -> Vec<(Target, String)> {
+        let mut by_group: BTreeMap<(&str, &str), Vec<&Target>> = BTreeMap::new();
+        for t in targets {
+            by_group.entry((&t.user, &t.group)).or_default().push(t);
+        }
+        let mut verdicts = Vec::new();
+        for ((user, group), vms) in by_group {
+            let interval = vms[0].probe.interval_ms;
+            let key = (user.to_string(), group.to_string());
+            {
+                let mut read = self.probing.beats_read.lock().expect("no panic holding it");
+                if read.get(&key).is_some_and(|at| now - at < interval) {
+                    continue;
+                }
+                read.insert(key, now);
+            }
+            let beats: BTreeMap<String, i64> = match self.store.beats(user, group).await {
+                Ok(b) => b.into_iter().collect(),
+                Err(e) => {
+                    report.errors += 1;
+                    tracing::warn!(user, group, error = %e, "heartbeats not read");
+                    continue;
+                }
+            };
+            report.probes += vms.len();
+            for t in vms {
+                let last = beats.get(&t.id).copied();
+                let p = &t.probe;
+                if let Some(why) = phantom_rules::heartbeat::silent(
+                    last,
+                    t.joined_ms,
+                    now >= t.graced_at_ms,
+                    p.interval_ms,
+                    p.unhealthy,
+                    now,
+                ) {
+                    report.failures += 1;
+                    verdicts.push((t.clone(), why));
+                }
+            }
+        }
+        verdicts
     }
 
     /// The VMs to probe, read again once `TARGETS_TTL_MS` has passed.
@@ -272,6 +332,23 @@ impl HealthCheck {
             .into_iter()
             .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
             .collect();
+        let graced =
+            |m: &Member| m.in_group_since_ms() + g.settings.health_check_grace_period * 1000;
+        if probe.call == probe::Call::Heartbeat {
+            // The VMs call in: no address is needed.
+            return Ok(members
+                .iter()
+                .map(|m| Target {
+                    user: user.to_string(),
+                    group: g.name.clone(),
+                    probe: probe.clone(),
+                    id: m.id.clone(),
+                    host: m.id.clone(),
+                    joined_ms: m.in_group_since_ms(),
+                    graced_at_ms: graced(m),
+                })
+                .collect());
+        }
         let mut by_cloud: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         {
             let known = self.probing.addresses.lock().expect("no panic holding it");
@@ -321,8 +398,8 @@ impl HealthCheck {
                     probe: probe.clone(),
                     id: m.id.clone(),
                     host: host.to_string(),
-                    graced_at_ms: m.in_group_since_ms()
-                        + g.settings.health_check_grace_period * 1000,
+                    joined_ms: m.in_group_since_ms(),
+                    graced_at_ms: graced(m),
                 })
             })
             .collect())

@@ -12,6 +12,7 @@ pub mod forecast;
 pub mod group;
 pub mod group_metrics;
 pub mod health;
+pub mod heartbeat;
 pub mod identity;
 #[cfg(test)]
 mod imports;

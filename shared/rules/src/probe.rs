@@ -30,6 +30,9 @@ pub enum Call {
     },
     /// A TCP connection accepted passes.
     Tcp,
+    /// The VM calls in instead (`phantom_rules::heartbeat`): silent for `unhealthy` intervals, it
+    /// fails.
+    Heartbeat,
 }
 
 /// Which of a VM's addresses a probe calls.
@@ -73,13 +76,14 @@ impl Probe {
                 format!("{scheme}://{host}:{}{path}", self.port)
             }
             Call::Tcp => format!("tcp://{host}:{}", self.port),
+            Call::Heartbeat => format!("heartbeat of {host}"),
         }
     }
 }
 
 fn bad(value: &str, why: impl std::fmt::Display) -> Refusal {
     Refusal::invalid(format!(
-        "Tag {TAG_PROBE} is '{value}': {why} (e.g. http://:8080/healthz?interval=10&unhealthy=3, https://:8443/ready, tcp://:5432)."
+        "Tag {TAG_PROBE} is '{value}': {why} (e.g. http://:8080/healthz?interval=10&unhealthy=3, https://:8443/ready, tcp://:5432, heartbeat://?interval=30)."
     ))
 }
 
@@ -95,9 +99,15 @@ pub fn of_group(g: &Group) -> Checked<Option<Probe>> {
 
 /// A probe from the tag's value.
 pub fn parse(value: &str) -> Checked<Probe> {
-    let (scheme, rest) = value
-        .split_once("://")
-        .ok_or_else(|| bad(value, "it must start with http://, https:// or tcp://"))?;
+    let (scheme, rest) = value.split_once("://").ok_or_else(|| {
+        bad(
+            value,
+            "it must start with http://, https://, tcp:// or heartbeat://",
+        )
+    })?;
+    if scheme == "heartbeat" {
+        return heartbeat(value, rest);
+    }
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -128,7 +138,12 @@ pub fn parse(value: &str) -> Checked<Probe> {
             },
             "tcp" if path.is_empty() || path == "/" => Call::Tcp,
             "tcp" => return Err(bad(value, "a TCP probe has no path")),
-            other => return Err(bad(value, format!("'{other}' is not http, https or tcp"))),
+            other => {
+                return Err(bad(
+                    value,
+                    format!("'{other}' is not http, https, tcp or heartbeat"),
+                ))
+            }
         },
         port,
         interval_ms: 10_000,
@@ -191,6 +206,55 @@ pub fn parse(value: &str) -> Checked<Probe> {
     }
     if probe.timeout_ms > probe.interval_ms {
         return Err(bad(value, "the timeout must be at most the interval"));
+    }
+    Ok(probe)
+}
+
+/// A heartbeat probe: `heartbeat://?interval=30&unhealthy=3` (interval 10 to 3600 s, 30 unless
+/// given; unhealthy 1 to 10, 3).
+fn heartbeat(value: &str, rest: &str) -> Checked<Probe> {
+    let query = match rest.split_once('?') {
+        Some(("", q)) => q,
+        None if rest.is_empty() => "",
+        _ => {
+            return Err(bad(
+                value,
+                "a heartbeat has no host, port or path: heartbeat://?interval=30",
+            ))
+        }
+    };
+    let mut probe = Probe {
+        call: Call::Heartbeat,
+        port: 0,
+        interval_ms: 30_000,
+        timeout_ms: 0,
+        healthy: 1,
+        unhealthy: 3,
+        address: Address::Auto,
+    };
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = |lo: i64, hi: i64| -> Checked<i64> {
+            v.parse::<i64>()
+                .ok()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| {
+                    bad(
+                        value,
+                        format!("{k} must be a whole number from {lo} to {hi}"),
+                    )
+                })
+        };
+        match k {
+            "interval" => probe.interval_ms = number(10, 3600)? * 1000,
+            "unhealthy" => probe.unhealthy = number(1, 10)? as u32,
+            _ => {
+                return Err(bad(
+                    value,
+                    format!("a heartbeat takes interval and unhealthy, not '{k}'"),
+                ))
+            }
+        }
     }
     Ok(probe)
 }
@@ -298,6 +362,12 @@ mod tests {
         );
         assert_eq!(p.address, Address::Private);
         assert_eq!(parse("tcp://:22").unwrap().call, Call::Tcp);
+        let hb = parse("heartbeat://?interval=60&unhealthy=2").unwrap();
+        assert_eq!(
+            (hb.call, hb.interval_ms, hb.unhealthy),
+            (Call::Heartbeat, 60_000, 2)
+        );
+        assert_eq!(parse("heartbeat://").unwrap().interval_ms, 30_000);
         assert_eq!(p.target("10.0.0.5"), "https://10.0.0.5:8443/");
     }
 
@@ -305,7 +375,7 @@ mod tests {
     fn a_tag_that_does_not_read_is_refused_saying_why() {
         for (value, why) in [
             ("http://vm:80/", "give no host"),
-            ("ftp://:21", "not http, https or tcp"),
+            ("ftp://:21", "not http, https, tcp or heartbeat"),
             ("http://:0/", "port must be"),
             ("http://:80/?interval=1", "interval must be"),
             ("http://:80/?interval=5&timeout=6", "at most the interval"),
@@ -315,6 +385,9 @@ mod tests {
             ("tcp://:22/x", "no path"),
             ("http://:80/?colour=red", "not one of"),
             ("healthz", "must start with"),
+            ("heartbeat://:80", "no host, port or path"),
+            ("heartbeat://?interval=5", "interval must be"),
+            ("heartbeat://?status=200", "takes interval and unhealthy"),
         ] {
             let e = parse(value).unwrap_err();
             assert!(e.message().contains(why), "{value}: {e}");

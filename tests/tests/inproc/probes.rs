@@ -315,7 +315,7 @@ async fn a_probe_tag_that_does_not_read_is_refused() {
     let (Given { c, .. }, _) = Given::converged("probebad", 0, 5, 1).await;
     for (value, why) in [
         ("http://vm:80/", "give no host"),
-        ("udp://:53", "not http, https or tcp"),
+        ("udp://:53", "not http, https, tcp or heartbeat"),
         ("http://:80/?interval=2", "interval must be"),
     ] {
         let message = invalid(c.create_or_update_tags().tags(tag(value)).send().await);
@@ -386,4 +386,99 @@ async fn a_crash_at_any_step_of_a_probes_verdict_still_replaces_the_vm_once() {
             return;
         }
     }
+}
+
+/// A group's heartbeat URL as its owner gets it (Phantom's own API), its path.
+async fn heartbeat_path(w: &World, u: &User, group: &str) -> String {
+    let (status, v) = crate::self_service::call(
+        w,
+        u,
+        "GetHeartbeatUrl",
+        serde_json::json!({"AutoScalingGroupName": group}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let url = v["Url"].as_str().unwrap();
+    url[url
+        .find("/phantom/v1/heartbeats/")
+        .expect("a heartbeat path")..]
+        .to_string()
+}
+
+/// A VM's heartbeat, as its own curl sends it: no AWS signature.
+async fn beat(w: &World, u: &User, path: &str, instance: &str) -> (u16, String) {
+    w.raw(
+        &u.access_key_id,
+        &u.secret,
+        "POST",
+        &format!("{path}?instance={instance}"),
+        "",
+        None,
+        |r| {
+            r.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_vm_whose_heartbeats_stop_is_replaced_and_a_wrong_url_is_refused() {
+    let (Given { w, u, c }, ids) = Given::converged("heartbeat", 0, 5, 2).await;
+    // The URL is known before the tag is set (and before the group is made).
+    let path = heartbeat_path(&w, &u, "web").await;
+    assert_eq!(
+        path,
+        heartbeat_path(&w, &u, "web").await,
+        "the same every time"
+    );
+    probe(&c, "heartbeat://?interval=10&unhealthy=3").await;
+    // Both VMs call in every 10 s for two minutes: they stay.
+    for _ in 0..12 {
+        for id in &ids {
+            assert_eq!(beat(&w, &u, &path, id).await.0, 200);
+        }
+        w.run_for(10).await;
+    }
+    assert_eq!(in_service(&w, &u, "web").await, ids);
+    // The first goes silent: within three intervals (and a beat and a round) it is replaced.
+    let mut secs = 0;
+    while in_service(&w, &u, "web").await.contains(&ids[0]) {
+        beat(&w, &u, &path, &ids[1]).await;
+        w.run_for(1).await;
+        secs += 1;
+        assert!(secs <= 45, "not replaced within 45 s of its last heartbeat");
+    }
+    let found = causes(&w, &u).await;
+    assert!(found[0].contains("(no heartbeat since"), "{}", found[0]);
+    assert!(in_service(&w, &u, "web").await.contains(&ids[1]));
+    // A mac for another group, or another key's, is refused as AWS refuses: 403, saying nothing.
+    let other = path.replace("/web/", "/api/");
+    let (status, body) = beat(&w, &u, &other, &ids[1]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("AccessDenied"), "{body}");
+    let (status, _) = beat(&w, &u, &path, "not-an-instance").await;
+    assert_eq!(status, 403);
+}
+
+#[tokio::test]
+async fn heartbeats_have_limits_of_their_own_sized_for_thousands_of_vms() {
+    let (Given { w, u, c }, ids) = Given::converged("beatlimit", 0, 5, 1).await;
+    let path = heartbeat_path(&w, &u, "web").await;
+    // 2,000 at once pass (the API's own mutating burst is far smaller), then Throttling.
+    for n in 0..2000 {
+        let (status, body) = beat(&w, &u, &path, &ids[0]).await;
+        assert_eq!(status, 200, "heartbeat {n}: {body}");
+    }
+    let (status, body) = beat(&w, &u, &path, &ids[0]).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("Throttling"), "{body}");
+    // The user's API calls are not held back by them.
+    c.describe_auto_scaling_groups().send().await.unwrap();
+    c.set_desired_capacity()
+        .auto_scaling_group_name("web")
+        .desired_capacity(1)
+        .send()
+        .await
+        .unwrap();
 }

@@ -29,6 +29,7 @@ pub async fn run(
             answer(async { describe(app, caller, read(input)?).await }.await)
         }
         "DeletePolicyWebhook" => answer(async { delete(app, caller, read(input)?).await }.await),
+        "GetHeartbeatUrl" => answer(async { heartbeat_url(app, read(input)?, req).await }.await),
         _ => return None,
     })
 }
@@ -44,6 +45,23 @@ fn base(req: &HttpRequest<'_>) -> ApiResult<String> {
     let path = crate::path_of(req.path_and_query);
     let stage = path.split_once(PREFIX).map_or(path, |(stage, _)| stage);
     Ok(format!("{scheme}://{host}{stage}"))
+}
+
+/// The URL a group's VMs call with their heartbeats (`phantom_rules::heartbeat`): signed by the
+/// caller's access key, so it is the same every time (the VMs' user data can carry it before the
+/// group exists) and a rotated key revokes it.
+async fn heartbeat_url(
+    app: &App,
+    input: shapes::OfGroupName,
+    req: &HttpRequest<'_>,
+) -> Result<shapes::HeartbeatUrl, Failure> {
+    let group = input.auto_scaling_group_name.to_string();
+    let key = crate::auth::key_of_request(app, req).await?;
+    let path = phantom_rules::heartbeat::path(&key.access_key_id, &group, &key.secret);
+    Ok(shapes::HeartbeatUrl {
+        url: format!("{}{path}", base(req)?),
+        auto_scaling_group_name: group,
+    })
 }
 
 /// Makes the policy's webhook, or a new one in place of the old (whose URL stops working).

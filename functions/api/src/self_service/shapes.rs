@@ -135,6 +135,21 @@ pub struct OfPolicy {
     pub policy_name: Name,
 }
 
+/// GetHeartbeatUrl: the group (by name; it need not exist yet).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OfGroupName {
+    pub auto_scaling_group_name: Name,
+}
+
+/// A group's heartbeat URL: its VMs call it with `?instance=<their id>`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HeartbeatUrl {
+    pub auto_scaling_group_name: String,
+    pub url: String,
+}
+
 /// DescribePolicyWebhooks: one group's, or (absent) all the caller's.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]

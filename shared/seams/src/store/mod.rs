@@ -351,6 +351,11 @@ pub trait Fleet: Send + Sync {
     async fn put_launch(&self, user: &str, group: &str, l: &SyncLaunch) -> StoreResult<()>;
     /// The group's LaunchInstances requests (pending and finished), by client token.
     async fn launches(&self, user: &str, group: &str) -> StoreResult<Vec<SyncLaunch>>;
+    /// A VM of the group called its heartbeat URL at `at_ms` (`phantom_rules::heartbeat`): kept a
+    /// day (`BEAT_TTL_SECS`), overwritten by the next.
+    async fn beat(&self, user: &str, group: &str, instance: &str, at_ms: i64) -> StoreResult<()>;
+    /// The group's VMs' last heartbeats, by instance id.
+    async fn beats(&self, user: &str, group: &str) -> StoreResult<Vec<(String, i64)>>;
     /// Activities of one group or of all, newest first, after the key `after`; returns (key,
     /// document) pairs so the caller can page.
     async fn activities(
@@ -376,6 +381,8 @@ pub const NOTICE_TTL_SECS: i64 = 24 * 3600;
 /// How long a LaunchInstances request is kept: a retry with its client token within it gets
 /// the same answer.
 pub const LAUNCH_TTL_SECS: i64 = 24 * 3600;
+/// How long a VM's last heartbeat is kept: one silent for a day is long replaced.
+pub const BEAT_TTL_SECS: i64 = 24 * 3600;
 
 /// An activity's key below its owner: newest first (inverted time), then its id. Both adapters
 /// page activities by it, so their NextTokens agree.

@@ -287,6 +287,35 @@ impl Fleet for DynamoStore {
             .collect()
     }
 
+    async fn beat(&self, user: &str, group: &str, instance: &str, at_ms: i64) -> StoreResult<()> {
+        let mut item = key(owner(user), format!("{BEAT}{group}#{instance}"));
+        item.insert("group".into(), s(group));
+        item.insert("at".into(), n(at_ms));
+        item.insert(TTL_ATTRIBUTE.into(), n(at_ms / 1000 + BEAT_TTL_SECS));
+        self.db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn beats(&self, user: &str, group: &str) -> StoreResult<Vec<(String, i64)>> {
+        self.group_items(user, BEAT, group)
+            .await?
+            .iter()
+            .map(|i| {
+                let rest = sk_suffix(i, BEAT)?;
+                let id = rest
+                    .strip_prefix(&format!("{group}#"))
+                    .ok_or_else(|| corrupt(i, SORT_KEY, "a heartbeat's key"))?;
+                Ok((id.to_string(), get_n(i, "at")?))
+            })
+            .collect()
+    }
+
     async fn watched(&self) -> StoreResult<Vec<Watched>> {
         // Eventually consistent: the list only says where to look; a pair a moment late in it is
         // looked at by the next beat, and a view a moment old only asks for one sweep more.

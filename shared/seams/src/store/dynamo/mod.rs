@@ -12,6 +12,7 @@
 //! | `OWNER#<user>`  | `ACT#<group>#<inverted ms>#<id>` | a scaling activity, newest first |
 //! | `OWNER#<user>`  | `NOTE#<group>#<id>` | a notification recorded, not yet sent (`Fleet::notices`) |
 //! | `OWNER#<user>`  | `LAUNCH#<group>#<token>` | a LaunchInstances request and, once carried out, its result (a day) |
+//! | `OWNER#<user>`  | `BEAT#<group>#<id>` | a VM's last heartbeat (a day) |
 //! | `OWNER#<user>`  | `USAGE`            | the user's group and launch configuration counts (limits) |
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there, what its last full sweep saw |
 //! | `PULSE`         | `PULSE`            | the pulse's lease: the sequence of the last tick, until when the chain counts as alive |
@@ -37,8 +38,8 @@ use item::*;
 use super::{
     activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
     Groups, LaunchConfigs, Lease, MetricAuth, MetricSource, Page, PairView, PulseLease, Record,
-    StoreError, StoreResult, Usage, Watched, LAUNCH_TTL_SECS, MAX_GROUPS, MAX_LAUNCH_CONFIGS,
-    NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    StoreError, StoreResult, Usage, Watched, BEAT_TTL_SECS, LAUNCH_TTL_SECS, MAX_GROUPS,
+    MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -67,6 +68,7 @@ const INST: &str = "INST#";
 const ACT: &str = "ACT#";
 const NOTE: &str = "NOTE#";
 const LAUNCH: &str = "LAUNCH#";
+const BEAT: &str = "BEAT#";
 /// Scaling activities are kept six weeks, as AWS keeps them (DynamoDB TTL on `expires`).
 const ACTIVITY_TTL_SECS: i64 = 6 * 7 * 24 * 3600;
 const USERS: &str = "USERS";

@@ -246,6 +246,24 @@ impl Fleet for MemoryStore {
         self.done(Ok(out)).await
     }
 
+    async fn beat(&self, user: &str, group: &str, instance: &str, at_ms: i64) -> StoreResult<()> {
+        self.state(1)
+            .beats
+            .insert((user.into(), group.into(), instance.into()), at_ms);
+        self.done(Ok(())).await
+    }
+
+    async fn beats(&self, user: &str, group: &str) -> StoreResult<Vec<(String, i64)>> {
+        let out = self
+            .state(1)
+            .beats
+            .iter()
+            .filter(|((u, g, _), _)| u == user && g == group)
+            .map(|((_, _, id), at)| (id.clone(), *at))
+            .collect();
+        self.done(Ok(out)).await
+    }
+
     async fn watched(&self) -> StoreResult<Vec<Watched>> {
         let out = {
             let st = self.state(1);

@@ -56,6 +56,8 @@ struct State {
     launches: BTreeMap<Owned, BTreeMap<String, phantom_model::sync_launch::SyncLaunch>>,
     /// (cloud, user) -> groups there
     watch: BTreeMap<Owned, i64>,
+    /// (user, group, instance id) -> its last heartbeat (Unix ms)
+    beats: BTreeMap<(String, String, String), i64>,
     /// (cloud, user) -> what its last full sweep saw
     views: BTreeMap<Owned, phantom_model::pulse::PairView>,
     pulse: Option<phantom_model::pulse::Lease>,

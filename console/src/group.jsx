@@ -46,6 +46,7 @@ export function GroupView({ name }) {
           <h2>Instances</h2>
           <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} markets={markets.data || {}} />
           <Resize group={g} onChanged={group.reload} />
+          <HealthChecks group={g} />
           <Tags group={g} />
           <Policies group={g} activities={activities.data || []} onChanged={group.reload} />
           <ScheduledActions group={g} onChanged={group.reload} />
@@ -130,6 +131,51 @@ function Resize({ group, onChanged }) {
         reset
       />
     </div>
+  );
+}
+
+// What judges the group's VMs beyond their state: EC2's status checks (and the EBS or load balancer
+// checks its type adds), their confirmation period, and its probe or heartbeat (its tags), with the
+// heartbeat URL its VMs call.
+function HealthChecks({ group }) {
+  const { api } = useSession();
+  const tag = (key) => list(group.Tags).find((t) => t.Key === key)?.Value;
+  const probe = tag('phantom:health-probe');
+  const confirm = tag('phantom:status-check-confirm-seconds') ?? '120';
+  const [url, setUrl] = useState(null);
+  const action = useAction();
+  const showUrl = () =>
+    action.run(async () => {
+      const answer = await api.phantom('GetHeartbeatUrl', { AutoScalingGroupName: group.AutoScalingGroupName });
+      setUrl(answer.Url);
+    });
+  const rows = [
+    { check: `Health check type ${group.HealthCheckType}`, setting: `grace period ${group.HealthCheckGracePeriod ?? 0} s` },
+    { check: "EC2's status checks and scheduled events", setting: `an impairment confirmed after ${confirm} s` },
+    { check: 'Probe', setting: probe || 'none (tag phantom:health-probe)' },
+  ];
+  return (
+    <>
+      <h2>Health checks</h2>
+      <StackTable
+        label="Health checks"
+        rows={rows}
+        rowKey={(r) => r.check}
+        columns={[
+          { header: 'Check', cell: (r) => r.check },
+          { header: 'Setting', cell: (r) => r.setting },
+        ]}
+      />
+      {probe?.startsWith('heartbeat://') && (
+        <p>
+          <Button kind="small" onClick={showUrl} busy={action.busy}>
+            Show heartbeat URL
+          </Button>{' '}
+          {url && <code data-testid="heartbeat-url">{url}</code>}
+        </p>
+      )}
+      <ErrorBox error={action.error} />
+    </>
   );
 }
 

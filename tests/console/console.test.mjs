@@ -489,6 +489,30 @@ test('names, tags and values with markup and quotes show as text', async () => {
   await done(page);
 });
 
+test("a group's health checks: its status checks' confirmation, its probe, and the heartbeat URL its VMs call", { timeout: 60_000 }, async () => {
+  const group = `beats${RUN}`;
+  await autoscaling(DEMO, { Action: 'CreateLaunchConfiguration', LaunchConfigurationName: `beats${RUN}@hotel`, ImageId: IMAGE, InstanceType: 't2.micro' });
+  await autoscaling(DEMO, {
+    Action: 'CreateAutoScalingGroup', AutoScalingGroupName: group, LaunchConfigurationName: `beats${RUN}@hotel`, MinSize: '0', MaxSize: '1',
+    'Tags.member.1.Key': 'phantom:health-probe', 'Tags.member.1.Value': 'heartbeat://?interval=60',
+    'Tags.member.2.Key': 'phantom:status-check-confirm-seconds', 'Tags.member.2.Value': '30',
+  });
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  await page.goto(`${CONSOLE}#/groups/${encodeURIComponent(group)}`);
+  const checks = page.getByRole('table', { name: 'Health checks' });
+  await checks.waitFor({ timeout: WAIT });
+  await checks.getByRole('cell', { name: 'heartbeat://?interval=60', exact: true }).waitFor();
+  await checks.getByRole('cell', { name: 'an impairment confirmed after 30 s', exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Show heartbeat URL' }).click();
+  const shown = await page.getByTestId('heartbeat-url').textContent();
+  const asked = (await phantom(DEMO, 'GetHeartbeatUrl', { AutoScalingGroupName: group })).body.Url;
+  assert.equal(shown, asked, 'the URL the API gives');
+  assert.match(shown, /\/phantom\/v1\/heartbeats\/[^/]+\/beats/);
+  await done(page);
+  await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: group, ForceDelete: 'true' });
+});
+
 test("a launch the cloud refuses shows the cloud's words in the activity", { timeout: 180_000 }, async () => {
   const lc = `bad${RUN}@hotel`;
   const group = `refused-${RUN}`;

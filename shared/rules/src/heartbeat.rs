@@ -9,18 +9,12 @@
 //! group is made (GetHeartbeatUrl), nothing is stored for it, and rotating the key revokes it. It
 //! is compared in constant time.
 
-use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use crate::webhook::SEGMENT;
+use percent_encoding::{percent_decode_str, utf8_percent_encode};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 pub const PREFIX: &str = "/phantom/v1/heartbeats/";
-
-/// What a path segment escapes: all but RFC 3986's unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`, in hex.
 fn hmac(key: &[u8], message: &[u8]) -> String {

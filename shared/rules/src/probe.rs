@@ -154,17 +154,7 @@ pub fn parse(value: &str) -> Checked<Probe> {
     };
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let number = |lo: i64, hi: i64| -> Checked<i64> {
-            v.parse::<i64>()
-                .ok()
-                .filter(|n| (lo..=hi).contains(n))
-                .ok_or_else(|| {
-                    bad(
-                        value,
-                        format!("{k} must be a whole number from {lo} to {hi}"),
-                    )
-                })
-        };
+        let number = |lo, hi| setting(value, k, v, lo, hi);
         match k {
             "interval" => probe.interval_ms = number(5, 300)? * 1000,
             "timeout" => probe.timeout_ms = number(1, 60)? * 1000,
@@ -234,17 +224,7 @@ fn heartbeat(value: &str, rest: &str) -> Checked<Probe> {
     };
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let number = |lo: i64, hi: i64| -> Checked<i64> {
-            v.parse::<i64>()
-                .ok()
-                .filter(|n| (lo..=hi).contains(n))
-                .ok_or_else(|| {
-                    bad(
-                        value,
-                        format!("{k} must be a whole number from {lo} to {hi}"),
-                    )
-                })
-        };
+        let number = |lo, hi| setting(value, k, v, lo, hi);
         match k {
             "interval" => probe.interval_ms = number(10, 3600)? * 1000,
             "unhealthy" => probe.unhealthy = number(1, 10)? as u32,
@@ -257,6 +237,19 @@ fn heartbeat(value: &str, rest: &str) -> Checked<Probe> {
         }
     }
     Ok(probe)
+}
+
+/// A setting of the tag's query that is a whole number from `lo` to `hi`.
+fn setting(value: &str, k: &str, v: &str, lo: i64, hi: i64) -> Checked<i64> {
+    v.parse::<i64>()
+        .ok()
+        .filter(|n| (lo..=hi).contains(n))
+        .ok_or_else(|| {
+            bad(
+                value,
+                format!("{k} must be a whole number from {lo} to {hi}"),
+            )
+        })
 }
 
 /// What one probe of a VM found: passed, or what it got instead.

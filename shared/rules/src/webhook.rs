@@ -14,7 +14,7 @@ use subtle::ConstantTimeEq;
 pub const PREFIX: &str = "/phantom/v1/webhooks/";
 
 /// What a path segment escapes: all but RFC 3986's unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+pub(crate) const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'_')
     .remove(b'.')

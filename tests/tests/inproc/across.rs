@@ -11,13 +11,7 @@ use phantom_e2e::User;
 use phantom_seams::store::{Directory, Groups};
 
 fn tag(group: &str, key: &str, value: &str) -> Tag {
-    Tag::builder()
-        .resource_id(group)
-        .resource_type("auto-scaling-group")
-        .key(key)
-        .value(value)
-        .propagate_at_launch(false)
-        .build()
+    crate::group_tag(group, key, value)
 }
 
 /// A user with the launch configuration `web` on both clouds.

@@ -108,7 +108,6 @@ async fn a_crash_at_any_step_of_a_replacement_leaks_and_doubles_nothing() {
 
 #[tokio::test]
 async fn a_crash_at_any_step_of_an_impaired_vms_replacement_leaks_and_doubles_nothing() {
-    use aws_sdk_autoscaling::types::Tag;
     at_every_step(
         "replace a VM whose system status check is impaired",
         async |w, u| {
@@ -116,15 +115,11 @@ async fn a_crash_at_any_step_of_an_impaired_vms_replacement_leaks_and_doubles_no
             create_group(w, u, "web", "web@hotel", 0, 5, 2).await;
             w.sdk(u)
                 .create_or_update_tags()
-                .tags(
-                    Tag::builder()
-                        .resource_id("web")
-                        .resource_type("auto-scaling-group")
-                        .key("phantom:status-check-confirm-seconds")
-                        .value("0")
-                        .propagate_at_launch(false)
-                        .build(),
-                )
+                .tags(crate::group_tag(
+                    "web",
+                    "phantom:status-check-confirm-seconds",
+                    "0",
+                ))
                 .send()
                 .await
                 .unwrap();

@@ -100,6 +100,17 @@ pub fn invalid<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
     message
 }
 
+/// A tag of group `group` (not propagated at launch).
+pub fn group_tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::types::Tag {
+    aws_sdk_autoscaling::types::Tag::builder()
+        .resource_id(group)
+        .resource_type("auto-scaling-group")
+        .key(key)
+        .value(value)
+        .propagate_at_launch(false)
+        .build()
+}
+
 pub async fn create_lc(w: &World, u: &User, name: &str) {
     w.sdk(u).create_lc(name).await;
 }

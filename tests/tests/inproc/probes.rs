@@ -141,13 +141,7 @@ async fn probe(c: &aws_sdk_autoscaling::Client, value: &str) {
 }
 
 fn tag(value: &str) -> Tag {
-    Tag::builder()
-        .resource_id("web")
-        .resource_type("auto-scaling-group")
-        .key("phantom:health-probe")
-        .value(value)
-        .propagate_at_launch(false)
-        .build()
+    crate::group_tag("web", "phantom:health-probe", value)
 }
 
 /// Runs second by second (each second the health check runs: its probes too), serving every new

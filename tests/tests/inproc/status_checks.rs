@@ -21,18 +21,15 @@ use phantom_seams::store::Directory;
 /// Sets the group's confirmation period (tag `phantom:status-check-confirm-seconds`).
 async fn confirm_after(c: &aws_sdk_autoscaling::Client, secs: &str) {
     c.create_or_update_tags()
-        .tags(
-            Tag::builder()
-                .resource_id("web")
-                .resource_type("auto-scaling-group")
-                .key("phantom:status-check-confirm-seconds")
-                .value(secs)
-                .propagate_at_launch(false)
-                .build(),
-        )
+        .tags(confirm_tag(secs))
         .send()
         .await
         .unwrap();
+}
+
+/// Group `web`'s confirmation period tag.
+fn confirm_tag(secs: &str) -> Tag {
+    crate::group_tag("web", "phantom:status-check-confirm-seconds", secs)
 }
 
 /// The causes of the group's activities that name `words`.
@@ -119,15 +116,7 @@ async fn a_confirmation_of_zero_replaces_at_the_first_look_and_a_bad_tag_is_refu
     let (Given { w, u, c }, ids) = Given::converged("confirm0", 0, 5, 2).await;
     let message = crate::invalid(
         c.create_or_update_tags()
-            .tags(
-                Tag::builder()
-                    .resource_id("web")
-                    .resource_type("auto-scaling-group")
-                    .key("phantom:status-check-confirm-seconds")
-                    .value("soon")
-                    .propagate_at_launch(false)
-                    .build(),
-            )
+            .tags(confirm_tag("soon"))
             .send()
             .await,
     );

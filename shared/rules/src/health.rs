@@ -29,8 +29,11 @@ pub enum Failed {
     State,
     /// EC2's instance or system status check is impaired.
     StatusCheck,
-    /// EC2 has scheduled an event for it.
+    /// EC2 has scheduled a reboot or maintenance for it.
     ScheduledEvent,
+    /// EC2 has scheduled its retirement or stop: beyond AWS, it is replaced launch-first, as
+    /// CapacityRebalance replaces an at-risk VM, whatever the group's maintenance policy says.
+    Retiring,
     /// Its attached EBS volumes' status check is impaired (HealthCheckType EBS).
     Ebs,
     /// A load balancer's health check fails it (HealthCheckType ELB).
@@ -47,7 +50,7 @@ impl Failed {
         match self {
             Self::State => "state",
             Self::StatusCheck => "status-check",
-            Self::ScheduledEvent => "scheduled-event",
+            Self::ScheduledEvent | Self::Retiring => "scheduled-event",
             Self::Ebs => "ebs",
             Self::Elb => "elb",
             Self::Probe => "probe",
@@ -61,7 +64,7 @@ impl Failed {
         match self {
             Self::State => "an EC2 health check indicating it has been terminated or stopped",
             Self::StatusCheck => "an EC2 instance status check failure",
-            Self::ScheduledEvent => "an EC2 scheduled event",
+            Self::ScheduledEvent | Self::Retiring => "an EC2 scheduled event",
             Self::Ebs => "an EBS volume health check failure",
             Self::Elb => "an ELB system health check failure",
             Self::Probe => "an application health check failure",
@@ -126,7 +129,11 @@ pub fn judge(s: Settings, members: &[Member], statuses: &[InstanceStatus], now_m
                 at(e.not_before_ms),
                 e.description
             );
-            failing.insert(m.id.clone(), (Failed::ScheduledEvent, why));
+            let failed = match e.code.ends_the_vm() {
+                true => Failed::Retiring,
+                false => Failed::ScheduledEvent,
+            };
+            failing.insert(m.id.clone(), (failed, why));
             continue;
         }
         let checks = [
@@ -268,9 +275,13 @@ mod tests {
             not_before_ms: 3 * 24 * 60 * MIN,
             description: "The instance is running on degraded hardware".into(),
         });
-        let j = judge(SET, &m, &[st], MIN);
+        let j = judge(SET, &m, &[st.clone()], MIN);
         let (failed, why) = &j.failing["i-1"];
-        assert_eq!(*failed, Failed::ScheduledEvent);
+        assert_eq!(
+            *failed,
+            Failed::Retiring,
+            "a retirement is replaced launch-first"
+        );
         assert!(
             why.starts_with("instance-retirement scheduled, not before"),
             "{why}"

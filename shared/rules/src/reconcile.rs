@@ -22,6 +22,14 @@ use std::collections::BTreeMap;
 /// EC2's DescribeInstances is eventually consistent right after RunInstances.
 pub const MISSING_GRACE_MS: i64 = 15_000;
 
+/// How a VM whose retirement or stop is scheduled is replaced in a group without a maintenance
+/// policy: its replacement launched first and InService before it goes (a group of one or two
+/// runs one over), as CapacityRebalance does with an at-risk VM.
+const RETIRING: InstanceMaintenancePolicy = InstanceMaintenancePolicy {
+    min_healthy_percentage: 100,
+    max_healthy_percentage: 110,
+};
+
 /// What the group wants.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
@@ -505,8 +513,10 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             Some((check, why, present))
                 if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
             {
-                // Under a maintenance policy it runs, shown Unhealthy, until `size` lets it go.
-                if present && target.maintenance.is_some() && !target.deleting {
+                // Under a maintenance policy it runs, shown Unhealthy, until `size` lets it go; so
+                // does a VM whose retirement is scheduled (launch-first, `RETIRING`).
+                let launch_first = target.maintenance.is_some() || check == Failed::Retiring;
+                if present && launch_first && !target.deleting {
                     if m.healthy {
                         plan.unhealthy.push(m.id.clone());
                     }
@@ -605,7 +615,9 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
 /// This round's replacement of the unhealthy instances kept for the maintenance policy, in
 /// units, when nothing else replaces instances.
 fn maintained(target: &Target, a: &Assessed, now_ms: i64) -> Option<maintenance::Step> {
-    let policy = target.maintenance.as_ref().filter(|_| !a.sick.is_empty())?;
+    // Without a policy only retiring VMs are kept: they go launch-first.
+    let policy = target.maintenance.unwrap_or(RETIRING);
+    let policy = Some(&policy).filter(|_| !a.sick.is_empty())?;
     let w = &target.weights;
     let ready = |m: &Member| {
         m.healthy
@@ -1515,6 +1527,26 @@ mod tests {
         assert_eq!(plan.launch.len(), 1);
         // Not while Terminate is suspended: kept, Unhealthy.
         assert!(decide(&suspended(1, &["Terminate"]), &sick, &up, NOW).is_empty());
+    }
+
+    #[test]
+    fn a_retiring_vm_is_replaced_launch_first_and_a_rebooting_one_at_once() {
+        let one = [member("i-1", "a", 0)];
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let failing = |f: Failed| Target {
+            failing: BTreeMap::from([("i-1".to_string(), (f, "scheduled".to_string()))]),
+            ..target(1)
+        };
+        let plan = decide(&failing(Failed::Retiring), &one, &up, NOW);
+        assert!(
+            plan.terminate.is_empty(),
+            "it serves until its replacement does"
+        );
+        assert_eq!(plan.launch.len(), 1);
+        assert_eq!(plan.unhealthy, ["i-1"], "shown Unhealthy meanwhile");
+        let plan = decide(&failing(Failed::ScheduledEvent), &one, &up, NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"]);
+        assert_eq!(plan.launch.len(), 1);
     }
 
     fn member(id: &str, zone: &str, launched_ms: i64) -> Member {

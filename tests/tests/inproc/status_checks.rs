@@ -140,13 +140,29 @@ async fn insufficient_data_is_never_acted_on() {
 }
 
 #[tokio::test]
-async fn a_scheduled_retirement_replaces_the_vm_at_once_naming_the_event() {
+async fn a_scheduled_retirement_replaces_the_vm_launch_first_naming_the_event() {
     let (Given { w, u, .. }, ids) = Given::converged("retire", 0, 5, 2).await;
+    w.hotel.set_boot_time(std::time::Duration::from_secs(5));
     let in_a_week = w.clock.now_ms() + 7 * 24 * 3600 * 1000;
     w.hotel
         .schedule_event(&ids[0], EventCode::InstanceRetirement, in_a_week);
-    let took = replaced(&w, &u, &ids[0], 2, 10).await;
-    assert!(took <= 3, "{took} s");
+    // Launch-first: the retiring VM serves until its replacement does (3 VMs meanwhile).
+    let mut most = 0;
+    for _ in 0..20 {
+        w.run_for(1).await;
+        let serving = in_service(&w, &u, "web").await;
+        assert!(serving.len() >= 2, "the group kept 2 serving: {serving:?}");
+        most = most.max(w.hotel.alive().len());
+        if !serving.contains(&ids[0]) {
+            break;
+        }
+    }
+    assert_eq!(
+        most, 3,
+        "the replacement launched before the retiring VM went"
+    );
+    converges(&w, &u, "hotel", "web", 2).await;
+    assert!(!w.hotel.alive().contains(&ids[0]));
     let causes = causes_with(&w, &u, "in response to an EC2 scheduled event").await;
     assert_eq!(causes.len(), 1, "{causes:?}");
     assert!(
@@ -154,6 +170,12 @@ async fn a_scheduled_retirement_replaces_the_vm_at_once_naming_the_event() {
         "{}",
         causes[0]
     );
+    // A scheduled reboot is replaced as AWS replaces an unhealthy VM: terminated, then launched.
+    let now = in_service(&w, &u, "web").await;
+    w.hotel.set_boot_time(std::time::Duration::ZERO);
+    w.hotel
+        .schedule_event(&now[1], EventCode::SystemReboot, in_a_week);
+    replaced(&w, &u, &now[1], 2, 10).await;
 }
 
 #[tokio::test]
@@ -300,10 +322,20 @@ async fn aws_health_tells_of_a_retirement_and_the_group_acts_within_seconds() {
     let next_week = w.clock.now_ms() + 7 * 24 * 3600 * 1000;
     w.hotel
         .schedule_event(&ids[1], EventCode::InstanceRetirement, next_week);
-    // No sweep, no look: the event alone brings the group's round.
+    // No sweep, no look: the event alone brings the group's round, which launches the
+    // replacement at once; its follow-ups let the retiring VM go once the replacement serves.
     assert_eq!(w.deliver_events(&w.hotel).await, 1);
-    w.run_without_sweeps(2).await;
+    w.run_without_sweeps(1).await;
+    assert_eq!(
+        w.hotel.alive().len(),
+        3,
+        "the replacement launched within a second"
+    );
+    w.run_without_sweeps(10).await;
     let serving = in_service(&w, &u, "web").await;
-    assert!(!serving.contains(&ids[1]), "{serving:?}");
+    assert!(
+        !serving.contains(&ids[1]) && serving.len() == 2,
+        "{serving:?}"
+    );
     assert!(!w.hotel.alive().contains(&ids[1]));
 }

@@ -40,11 +40,12 @@ impl Provisioner {
     }
 }
 
-/// The ids of the group's VMs there whose statuses count: those serving.
+/// The ids of the group's VMs there whose statuses count: those serving, and its warm pool's
+/// running ones.
 pub(crate) fn judged_ids(members: &[Member]) -> Vec<String> {
     members
         .iter()
-        .filter(|m| m.lifecycle == Lifecycle::InService)
+        .filter(|m| matches!(m.lifecycle, Lifecycle::InService | Lifecycle::WarmedRunning))
         .map(|m| m.id.clone())
         .collect()
 }

@@ -114,11 +114,16 @@ pub fn judge(s: Settings, members: &[Member], statuses: &[InstanceStatus], now_m
     let mut later = |at: i64| look_again = Some(look_again.map_or(at, |t| t.min(at)));
     let mut failing = BTreeMap::new();
     // A VM already marked Unhealthy (kept while ReplaceUnhealthy is suspended) is judged too, so
-    // that its replacement names the check.
+    // that its replacement names the check; so is a warm pool's running VM, whose hooks are done
+    // (AWS checks those with EC2's status checks, with no grace period).
     for m in members
         .iter()
-        .filter(|m| m.lifecycle == Lifecycle::InService)
+        .filter(|m| matches!(m.lifecycle, Lifecycle::InService | Lifecycle::WarmedRunning))
     {
+        let grace_ms = match m.lifecycle {
+            Lifecycle::WarmedRunning => 0,
+            _ => s.grace_ms,
+        };
         let Some(st) = statuses.iter().find(|st| st.id == m.id) else {
             continue;
         };
@@ -148,7 +153,7 @@ pub fn judge(s: Settings, members: &[Member], statuses: &[InstanceStatus], now_m
             let Some(since) = impaired_since(check, m) else {
                 continue;
             };
-            let due = (since + s.confirm_ms).max(m.in_group_since_ms() + s.grace_ms);
+            let due = (since + s.confirm_ms).max(m.in_group_since_ms() + grace_ms);
             if now_ms < due {
                 later(due);
                 continue;
@@ -237,6 +242,15 @@ mod tests {
             ..SET
         };
         assert!(judge(now, &m, &st, 0).failing.contains_key("i-1"));
+    }
+
+    #[test]
+    fn a_warm_pools_running_vm_is_judged_with_no_grace_period() {
+        let m = [test_member("i-1", Lifecycle::WarmedRunning)];
+        let st = [impaired("i-1", true, 0)];
+        assert!(judge(SET, &m, &st, 2 * MIN).failing.contains_key("i-1"));
+        let stopped = [test_member("i-1", Lifecycle::WarmedStopped)];
+        assert!(judge(SET, &stopped, &st, 2 * MIN).failing.is_empty());
     }
 
     #[test]

@@ -393,6 +393,15 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 continue;
             }
             l if l.is_warm() => {
+                // A running pool VM its status checks fail leaves the pool, which is refilled.
+                let failing = target.failing.get(&m.id).filter(|_| {
+                    l == Lifecycle::WarmedRunning && target.runs("HealthCheck") && !target.deleting
+                });
+                if let Some((check, why)) = failing {
+                    let why = format!("{} ({why})", check.in_response_to());
+                    plan.terminate.push((m.id.clone(), Cause::Warm(why)));
+                    continue;
+                }
                 let missing_over = age >= MISSING_GRACE_MS;
                 match warm::next(m, target.pool.as_ref(), state, missing_over) {
                     warm::Next::Gone(why) => plan.gone.push((m.id.clone(), Cause::Warm(why))),

@@ -339,3 +339,52 @@ async fn aws_health_tells_of_a_retirement_and_the_group_acts_within_seconds() {
     );
     assert!(!w.hotel.alive().contains(&ids[1]));
 }
+
+#[tokio::test]
+async fn a_warm_pools_running_vm_that_fails_its_status_check_is_replaced_in_the_pool() {
+    let (Given { w, u, c }, _) = Given::converged("warmcheck", 0, 3, 1).await;
+    confirm_after(&c, "0").await;
+    c.put_warm_pool()
+        .auto_scaling_group_name("web")
+        .pool_state(aws_sdk_autoscaling::types::WarmPoolState::Running)
+        .send()
+        .await
+        .unwrap();
+    let pooled = async || -> Vec<String> {
+        w.sdk(&u)
+            .warm_pool("web")
+            .await
+            .instances()
+            .iter()
+            .filter(|i| {
+                i.lifecycle_state()
+                    == Some(&aws_sdk_autoscaling::types::LifecycleState::WarmedRunning)
+            })
+            .map(|i| i.instance_id().unwrap().to_string())
+            .collect()
+    };
+    let warm = w
+        .until(60, "2 VMs running in the pool", async || {
+            let p = pooled().await;
+            (p.len() == 2).then_some(p)
+        })
+        .await;
+    w.hotel.impair(&warm[0], Which::System);
+    w.until(
+        30,
+        "the impaired pool VM replaced in the pool",
+        async || {
+            let p = pooled().await;
+            (p.len() == 2 && !p.contains(&warm[0])).then_some(())
+        },
+    )
+    .await;
+    assert!(!w.hotel.alive().contains(&warm[0]));
+    let found = causes_with(&w, &u, "taken out of the warm pool").await;
+    assert!(
+        found
+            .iter()
+            .any(|c| c.contains("an EC2 instance status check failure")),
+        "{found:?}"
+    );
+}

@@ -26,6 +26,16 @@ export function GroupView({ name }) {
     [api, name],
     REFRESH_MS,
   );
+  // Why a VM is unhealthy (the check that failed, what it saw), which Auto Scaling's answer does
+  // not say.
+  const whys = useData(
+    async () => {
+      const answer = await api.phantom('DescribeInstanceHealth', { AutoScalingGroupName: name });
+      return Object.fromEntries((answer.Instances || []).filter((i) => i.Why).map((i) => [i.InstanceId, i.Why]));
+    },
+    [api, name],
+    REFRESH_MS,
+  );
   const g = group.data;
   return (
     <section aria-labelledby="group-title">
@@ -44,7 +54,12 @@ export function GroupView({ name }) {
           <Summary group={g} />
           <CapacityChart group={g} activities={activities.data || []} onChanged={group.reload} />
           <h2>Instances</h2>
-          <InstancesTable instances={list(g.Instances)} label={`Instances of ${name}`} markets={markets.data || {}} />
+          <InstancesTable
+            instances={list(g.Instances)}
+            label={`Instances of ${name}`}
+            markets={markets.data || {}}
+            whys={whys.data || {}}
+          />
           <Resize group={g} onChanged={group.reload} />
           <HealthChecks group={g} />
           <Tags group={g} />

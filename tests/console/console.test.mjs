@@ -509,6 +509,17 @@ test("a group's health checks: its status checks' confirmation, its probe, and t
   const asked = (await phantom(DEMO, 'GetHeartbeatUrl', { AutoScalingGroupName: group })).body.Url;
   assert.equal(shown, asked, 'the URL the API gives');
   assert.match(shown, /\/phantom\/v1\/heartbeats\/[^/]+\/beats/);
+  // A VM set unhealthy, kept while ReplaceUnhealthy is suspended, shows why.
+  await autoscaling(DEMO, { Action: 'SuspendProcesses', AutoScalingGroupName: group, 'ScalingProcesses.member.1': 'ReplaceUnhealthy' });
+  await autoscaling(DEMO, { Action: 'SetDesiredCapacity', AutoScalingGroupName: group, DesiredCapacity: '1' });
+  const vms = page.getByRole('table', { name: `Instances of ${group}` });
+  const vm = await eventually(async () => {
+    const id = await vms.locator('code').first().textContent().catch(() => null);
+    const serving = id && (await vms.getByRole('cell', { name: 'InService', exact: true }).count()) === 1;
+    return serving ? id : null;
+  }, `a VM of ${group} InService`, 60_000);
+  await autoscaling(DEMO, { Action: 'SetInstanceHealth', InstanceId: vm, HealthStatus: 'Unhealthy' });
+  await vms.getByRole('cell', { name: 'a user health-check (the instance was set unhealthy)', exact: true }).waitFor({ timeout: WAIT });
   await done(page);
   await autoscaling(DEMO, { Action: 'DeleteAutoScalingGroup', AutoScalingGroupName: group, ForceDelete: 'true' });
 });

@@ -255,6 +255,27 @@ async fn suspended_processes_hold_a_status_check_replacement_back() {
         (health().await.as_deref() == Some("UNHEALTHY")).then_some(())
     })
     .await;
+    // Phantom's own API says why, as the console shows it.
+    let (status, v) = crate::self_service::call(
+        &w,
+        &u,
+        "DescribeInstanceHealth",
+        serde_json::json!({"AutoScalingGroupName": "web"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let vm = &v["Instances"][0];
+    assert_eq!(
+        (vm["InstanceId"].as_str(), vm["HealthStatus"].as_str()),
+        (Some(ids[0].as_str()), Some("Unhealthy"))
+    );
+    let why = vm["Why"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with(
+            "an EC2 instance status check failure (its system status check is impaired since"
+        ),
+        "{why}"
+    );
     w.run_for(10).await;
     assert_eq!(
         in_service(&w, &u, "web").await,

@@ -16,7 +16,11 @@ use phantom_wire::{ApiError, ApiResult};
 use std::sync::Arc;
 
 /// The cloud as the caller's credentials reach it, or `None` if they have none there.
-async fn cloud(app: &App, caller: &Caller, name: &str) -> ApiResult<Option<Arc<dyn Lookup>>> {
+pub(crate) async fn cloud(
+    app: &App,
+    caller: &Caller,
+    name: &str,
+) -> ApiResult<Option<Arc<dyn Lookup>>> {
     let Some(cloud) = app.store.cloud(name).await? else {
         return Ok(None);
     };

@@ -19,7 +19,7 @@ mod instance_refresh;
 mod instances;
 mod launch_instances;
 mod lifecycle_hooks;
-mod lookups;
+pub(crate) mod lookups;
 mod notifications;
 pub mod policies;
 mod processes;

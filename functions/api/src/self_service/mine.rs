@@ -29,6 +29,7 @@ pub async fn run(app: &App, caller: &Caller, operation: &str, input: &Json) -> O
         "DescribeInstanceMarkets" => {
             answer(async { markets(app, caller, read(input)?).await }.await)
         }
+        "DescribeInstanceHealth" => answer(async { health(app, caller, read(input)?).await }.await),
         "CreateScrapeCredential" => answer(create_scrape(app, caller).await),
         "DeleteScrapeCredential" => answer(delete_scrape(app, caller).await),
         _ => return None,
@@ -56,6 +57,79 @@ async fn markets(
         })
         .collect();
     Ok(shapes::InstanceMarkets { instances })
+}
+
+/// Each VM of one of the caller's groups, healthy or not and why (the console's instances table):
+/// what its record says (SetInstanceHealth, a failed probe or heartbeat) and what EC2's status
+/// checks and scheduled events say now, as the group's round judges them.
+async fn health(
+    app: &App,
+    caller: &Caller,
+    input: OfGroup,
+) -> Result<shapes::InstanceHealths, Failure> {
+    use phantom_rules::health::{self, Failed};
+    let name = input.auto_scaling_group_name.to_string();
+    let Some(g) = app.store.group(&caller.user, &name).await? else {
+        return Err(ApiError::validation(format!("Group {name} does not exist.")).into());
+    };
+    let members = app.store.instances(&caller.user, &name).await?;
+    let mut statuses = Vec::new();
+    let mut unasked = Vec::new();
+    let clouds: std::collections::BTreeSet<&str> =
+        members.iter().map(|m| m.cloud.as_str()).collect();
+    for cloud in clouds {
+        let checks = app
+            .store
+            .cloud(cloud)
+            .await?
+            .is_some_and(|c| c.status_checks);
+        let Some(lookup) = crate::actions::lookups::cloud(app, caller, cloud).await? else {
+            unasked.push(format!("{cloud}: no credentials there"));
+            continue;
+        };
+        let ids: Vec<String> = members
+            .iter()
+            .filter(|m| m.cloud == cloud)
+            .map(|m| m.id.clone())
+            .collect();
+        if !checks {
+            continue;
+        }
+        match lookup.statuses(&ids).await {
+            Ok(found) => statuses.extend(found),
+            Err(e) => unasked.push(format!("{cloud}: {e}")),
+        }
+    }
+    let settings = health::Settings {
+        ebs: g.settings.health_check_type == "EBS",
+        grace_ms: g.settings.health_check_grace_period * 1000,
+        confirm_ms: health::confirm_ms(&g).map_err(|e| ApiError::validation(e.message()))?,
+    };
+    let judged = health::judge(settings, &members, &statuses, app.clock.now_ms());
+    let instances = members
+        .into_iter()
+        .map(|m| {
+            let said = |check: Failed, why: &str| format!("{} ({why})", check.in_response_to());
+            let why = match judged.failing.get(&m.id) {
+                Some((check, why)) => Some(said(*check, why)),
+                None if !m.healthy => Some(match &m.probe_failed {
+                    Some(why) => said(Failed::Probe, why),
+                    None => said(Failed::User, "the instance was set unhealthy"),
+                }),
+                None => None,
+            };
+            shapes::InstanceHealth {
+                health_status: if why.is_some() {
+                    "Unhealthy"
+                } else {
+                    "Healthy"
+                },
+                instance_id: m.id,
+                why,
+            }
+        })
+        .collect();
+    Ok(shapes::InstanceHealths { instances, unasked })
 }
 
 async fn caller_identity(app: &App, caller: &Caller) -> Result<shapes::CallerIdentity, Failure> {

@@ -546,6 +546,27 @@ pub struct OfGroup {
     pub auto_scaling_group_name: Name,
 }
 
+/// Each VM of a group, healthy or not and why, which Auto Scaling's shapes do not say.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceHealths {
+    pub instances: Vec<InstanceHealth>,
+    /// The clouds whose status checks could not be asked now, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unasked: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct InstanceHealth {
+    pub instance_id: String,
+    /// `Healthy` or `Unhealthy`, as a group's `Instances` say it.
+    pub health_status: &'static str,
+    /// The check that failed, in the words of the activity that replaces it, and what it saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 /// How each VM of a group is bought, which Auto Scaling's `Instance` shape does not say.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]

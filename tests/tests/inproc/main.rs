@@ -111,6 +111,15 @@ pub fn group_tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::ty
         .build()
 }
 
+/// Puts a tag on group `web`.
+pub async fn tag_web(c: &aws_sdk_autoscaling::Client, key: &str, value: &str) {
+    c.create_or_update_tags()
+        .tags(group_tag("web", key, value))
+        .send()
+        .await
+        .unwrap();
+}
+
 pub async fn create_lc(w: &World, u: &User, name: &str) {
     w.sdk(u).create_lc(name).await;
 }

@@ -133,11 +133,7 @@ async fn reply<S: AsyncReadExt + AsyncWriteExt + Unpin>(conn: &mut S, code: u16)
 
 /// Sets the group's probe.
 async fn probe(c: &aws_sdk_autoscaling::Client, value: &str) {
-    c.create_or_update_tags()
-        .tags(tag(value))
-        .send()
-        .await
-        .unwrap();
+    crate::tag_web(c, "phantom:health-probe", value).await;
 }
 
 fn tag(value: &str) -> Tag {

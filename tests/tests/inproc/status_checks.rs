@@ -20,11 +20,7 @@ use phantom_seams::store::Directory;
 
 /// Sets the group's confirmation period (tag `phantom:status-check-confirm-seconds`).
 async fn confirm_after(c: &aws_sdk_autoscaling::Client, secs: &str) {
-    c.create_or_update_tags()
-        .tags(confirm_tag(secs))
-        .send()
-        .await
-        .unwrap();
+    crate::tag_web(c, "phantom:status-check-confirm-seconds", secs).await;
 }
 
 /// Group `web`'s confirmation period tag.

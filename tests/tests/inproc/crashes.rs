@@ -113,16 +113,7 @@ async fn a_crash_at_any_step_of_an_impaired_vms_replacement_leaks_and_doubles_no
         async |w, u| {
             create_lc(w, u, "web@hotel").await;
             create_group(w, u, "web", "web@hotel", 0, 5, 2).await;
-            w.sdk(u)
-                .create_or_update_tags()
-                .tags(crate::group_tag(
-                    "web",
-                    "phantom:status-check-confirm-seconds",
-                    "0",
-                ))
-                .send()
-                .await
-                .unwrap();
+            crate::tag_web(&w.sdk(u), "phantom:status-check-confirm-seconds", "0").await;
             w.run_for(3).await;
             let alive = w.hotel.alive();
             assert_eq!(alive.len(), 2);

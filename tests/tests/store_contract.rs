@@ -527,6 +527,7 @@ async fn contract(s: &dyn Store, u: &str) {
         replaces_ms: Some(3_500),
         at_risk_ms: Some(3_800),
         probe_failed: Some("http://127.0.0.2:8080/ failed 3 probes in a row: HTTP 500".into()),
+        unhealthy_check: Some("probe".into()),
         weight: Some(2),
         ..member("i-2")
     };
@@ -550,18 +551,21 @@ async fn contract(s: &dyn Store, u: &str) {
         (1, 2, 9_000)
     );
     assert_eq!(after.unreplaced_ms, [2_000, 3_000]);
-    let failed: Vec<Option<String>> = s
+    let failed: Vec<Option<(String, String)>> = s
         .instances(&alice, "g1")
         .await
         .unwrap()
         .into_iter()
-        .map(|m| m.probe_failed)
+        .map(|m| m.probe_failed.zip(m.unhealthy_check))
         .collect();
     assert_eq!(
         failed,
         [
             None,
-            Some("http://127.0.0.2:8080/ failed 3 probes in a row: HTTP 500".into())
+            Some((
+                "http://127.0.0.2:8080/ failed 3 probes in a row: HTTP 500".into(),
+                "probe".into()
+            ))
         ],
         "what a probe saw comes back as written"
     );

@@ -100,8 +100,8 @@ pub async fn collect(
         for g in groups {
             c.groups += 1;
             // Nothing to publish for a group being deleted.
-            if let Some(line) =
-                group_metrics::emf_line(&emf.namespace, &g.user, &g.group, &g.samples, now_ms)
+            for line in
+                group_metrics::emf_lines(&emf.namespace, &g.user, &g.group, &g.samples, now_ms)
             {
                 c.lines += 1;
                 c.bytes += line.len() + 1;

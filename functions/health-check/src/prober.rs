@@ -12,6 +12,7 @@
 use crate::HealthCheck;
 use futures::stream::{self, StreamExt};
 use phantom_rules::group::Group;
+use phantom_rules::health::Failed;
 use phantom_rules::probe::{self, Probe, Streak};
 use phantom_rules::reconcile::{Lifecycle, Member};
 use phantom_seams::cloud::ConnectLookup;
@@ -427,6 +428,7 @@ impl HealthCheck {
                 put: vec![Member {
                     healthy: false,
                     probe_failed: Some(why.to_string()),
+                    unhealthy_check: Some(Failed::Probe.label().to_string()),
                     ..m.clone()
                 }],
                 ..Record::default()

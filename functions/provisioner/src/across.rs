@@ -9,6 +9,7 @@ use crate::{On, Provisioner, Round};
 use phantom_rules::activity::Context;
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
+use phantom_rules::health::Checks;
 use phantom_rules::on_cloud;
 use phantom_rules::reconcile::{
     self, assess, size, size_replacing, Assessed, Cause, Lifecycle, Market, Member, Seen, Target,
@@ -88,6 +89,7 @@ impl Provisioner {
             };
             let health = self.lb_health(g, &site.cloud, lbs.as_ref()).await;
             target.failing = phantom_rules::traffic::unhealthy(
+                Checks::of(g),
                 &g.settings.traffic,
                 &here,
                 &health,

@@ -302,6 +302,7 @@ impl Provisioner {
                                 replaces_ms: None,
                                 at_risk_ms: None,
                                 probe_failed: None,
+                                unhealthy_check: None,
                                 weight: weights.of_type(&s.instance_type),
                                 protected: protect,
                                 launch_configuration: on.launch_configuration.clone(),

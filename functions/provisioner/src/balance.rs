@@ -1,13 +1,15 @@
 //! Load balancers in a round: the group's VMs registered with its traffic sources while they
 //! serve and deregistered as they stop (before any is terminated: `reconcile` holds a leaving VM
-//! for its sources' drain time), the sources' states moved, and with HealthCheckType ELB the VMs a
-//! load balancer reports failing handed to `decide` as unhealthy. The attachments are written as a
+//! for its sources' drain time), the sources' states moved, and with HealthCheckType ELB (or
+//! VPC_LATTICE) the VMs a load balancer (or target group) reports failing handed to `decide` as
+//! unhealthy. The attachments are written as a
 //! compare-and-set on the group as leased; a lost write is decided again by the next round (ELB's
 //! register and deregister are idempotent).
 
 use crate::Provisioner;
 use phantom_model::instance::Member;
 use phantom_rules::group::Group;
+use phantom_rules::health::Checks;
 use phantom_rules::reconcile::Plan;
 use phantom_rules::traffic::{self, AttachState, Attachment};
 use phantom_seams::cloud::Balancers;
@@ -44,8 +46,9 @@ impl Provisioner {
         Ok(self.lookups.balancers(&record, &creds))
     }
 
-    /// With HealthCheckType ELB, what each source on `cloud` says of its VMs (a source that cannot
-    /// be asked says nothing: no VM is judged by it this time).
+    /// What each source on `cloud` whose kind judges the group's health (HealthCheckType ELB,
+    /// VPC_LATTICE) says of its VMs (a source that cannot be asked says nothing: no VM is judged
+    /// by it this time).
     pub(crate) async fn lb_health(
         &self,
         g: &Group,
@@ -53,12 +56,13 @@ impl Provisioner {
         lbs: Option<&Arc<dyn Balancers>>,
     ) -> Health {
         let mut out = Health::new();
-        let Some(lbs) = lbs.filter(|_| g.settings.health_check_type == "ELB") else {
+        let checks = Checks::of(g);
+        let Some(lbs) = lbs else {
             return out;
         };
         for a in &g.settings.traffic {
             let (on, local) = traffic::placed(&a.source, &g.cloud);
-            if a.state == AttachState::Removing || on != cloud {
+            if a.state == AttachState::Removing || on != cloud || !checks.judged_by(a.source.kind) {
                 continue;
             }
             match lbs.health(&local).await {
@@ -109,11 +113,11 @@ impl Provisioner {
         } else {
             traffic::serving(members, &plan.in_service, &leaving)
         };
-        let elb = g.settings.health_check_type == "ELB";
+        let checks = Checks::of(g);
         let add = !phantom_rules::processes::suspended(&g.settings.suspended_processes)
             .iter()
             .any(|p| p == "AddToLoadBalancer");
-        let step = traffic::step(&here, &serving, health, elb, add);
+        let step = traffic::step(&here, &serving, health, checks, add);
         let local = |s: &traffic::Source| traffic::placed(s, &g.cloud).1;
         let mut failed: BTreeSet<String> = BTreeSet::new();
         for (source, ids) in &step.deregister {

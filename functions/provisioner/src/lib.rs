@@ -30,6 +30,7 @@ mod sweep;
 mod sync_launch;
 
 use act::{attach, detach, stop_and_start, terminate, On};
+use phantom_rules::health::Checks;
 use phantom_seams::counts;
 pub use sweep::SweepReport;
 
@@ -543,6 +544,7 @@ impl Provisioner {
         let health = self.lb_health(g, &g.cloud, lbs.as_ref()).await;
         let mut target = g.target();
         target.failing = phantom_rules::traffic::unhealthy(
+            Checks::of(g),
             &g.settings.traffic,
             &members,
             &health,

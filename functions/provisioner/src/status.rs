@@ -65,7 +65,7 @@ pub(crate) fn judge(
         health::DEFAULT_CONFIRM_MS
     });
     let settings = health::Settings {
-        ebs: g.settings.health_check_type == "EBS",
+        ebs: phantom_rules::health::Checks::of(g).ebs,
         grace_ms: target.grace_ms,
         confirm_ms,
     };

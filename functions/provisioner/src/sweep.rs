@@ -15,6 +15,7 @@
 use crate::Provisioner;
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
+use phantom_rules::health::Checks;
 use phantom_rules::pulse::PairView;
 use phantom_rules::reconcile::{decide, Member};
 use phantom_seams::queue::{Reconcile, Sweep, Work};
@@ -103,8 +104,7 @@ impl Provisioner {
         // balancer judges, groups across clouds, a delete under way.
         let mut busy = !across.is_empty()
             || here.iter().any(|g| {
-                g.deleting()
-                    || (g.settings.health_check_type == "ELB" && !g.settings.traffic.is_empty())
+                g.deleting() || (Checks::of(g).by_sources() && !g.settings.traffic.is_empty())
             });
 
         // Any of the user's groups, on any cloud: two registrations of one endpoint must not make
@@ -154,9 +154,9 @@ impl Provisioner {
                     .collect();
                 let recorded = members.get(&g.name).map(Vec::as_slice).unwrap_or(&[]);
                 let mut target = g.target();
-                // Whose load balancers judge its health (HealthCheckType ELB): asked here, one
-                // call a source, and a round only for a VM they fail.
-                if g.settings.health_check_type == "ELB" && !g.settings.traffic.is_empty() {
+                // Whose load balancers judge its health (HealthCheckType ELB, VPC_LATTICE): asked
+                // here, one call a source, and a round only for a VM they fail.
+                if Checks::of(g).by_sources() && !g.settings.traffic.is_empty() {
                     if lbs.is_none() {
                         lbs = Some(self.balancers(owner, g, &s.cloud).await?);
                     }
@@ -164,6 +164,7 @@ impl Provisioner {
                         .lb_health(g, &s.cloud, lbs.as_ref().and_then(|l| l.as_ref()))
                         .await;
                     target.failing = phantom_rules::traffic::unhealthy(
+                        Checks::of(g),
                         &g.settings.traffic,
                         recorded,
                         &health,

@@ -823,3 +823,8 @@ pub const GROUP_METRICS: [&str; 20] = [
     "GroupAndWarmPoolDesiredCapacity",
     "GroupAndWarmPoolTotalCapacity",
 ];
+
+/// Phantom's group metrics beyond AWS's, enabled only by name (EnableMetricsCollection without
+/// names enables AWS's, and DescribeMetricCollectionTypes lists AWS's): the group's VMs kept
+/// Unhealthy, by the check that failed.
+pub const PHANTOM_GROUP_METRICS: [&str; 1] = ["GroupUnhealthyInstances"];

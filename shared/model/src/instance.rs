@@ -156,6 +156,10 @@ pub struct Member {
     /// What the group's probe saw when it found the VM failing (`phantom_rules::probe`): the VM
     /// is then Unhealthy, and its replacement's activity says this.
     pub probe_failed: Option<String>,
+    /// Which check found it Unhealthy (`phantom_rules::health::Failed::label`) while it is kept
+    /// so (ReplaceUnhealthy suspended, or under a maintenance policy): what the group's
+    /// `GroupUnhealthyInstances` counts it under. None while healthy.
+    pub unhealthy_check: Option<String>,
     pub protected: bool,
     /// None for a VM attached with AttachInstances, or launched from a launch template.
     pub launch_configuration: Option<String>,

@@ -1,5 +1,5 @@
 //! Load balancers, typed: the traffic sources a group's VMs are registered with (a classic load
-//! balancer by name, an ELBv2 target group by ARN), each in AWS's attachment states.
+//! balancer by name, an ELBv2 or VPC Lattice target group by ARN), each in AWS's attachment states.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +12,9 @@ pub enum Kind {
     /// An ELBv2 (application, network, gateway) target group, by ARN.
     #[serde(rename = "elbv2")]
     Elbv2,
+    /// A VPC Lattice target group (of instances), by ARN.
+    #[serde(rename = "vpc-lattice")]
+    VpcLattice,
 }
 
 impl Kind {
@@ -19,6 +22,7 @@ impl Kind {
         match self {
             Self::Elb => "elb",
             Self::Elbv2 => "elbv2",
+            Self::VpcLattice => "vpc-lattice",
         }
     }
 }

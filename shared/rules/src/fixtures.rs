@@ -18,6 +18,7 @@ pub fn test_member(id: &str, lifecycle: Lifecycle) -> Member {
         replaces_ms: None,
         at_risk_ms: None,
         probe_failed: None,
+        unhealthy_check: None,
         weight: None,
         protected: false,
         launch_configuration: Some("web@hotel".into()),

@@ -489,18 +489,8 @@ fn check_settings(s: &GroupSettings) -> Checked<()> {
             ));
         }
     }
-    match s.health_check_type.as_deref() {
-        None | Some("EC2" | "ELB" | "EBS") => {}
-        Some("VPC_LATTICE") => {
-            return Err(Refusal::invalid(
-                "HealthCheckType 'VPC_LATTICE' needs VPC Lattice target groups, which Phantom cannot attach (its traffic sources are ELB load balancers and target groups): give EC2, ELB or EBS.",
-            ))
-        }
-        Some(hc) => {
-            return Err(Refusal::invalid(format!(
-                "HealthCheckType '{hc}' is not one Phantom has: give EC2 (each cloud's status checks), ELB (that and the group's load balancers) or EBS (that and the VMs' attached volumes)."
-            )))
-        }
+    if let Some(hc) = &s.health_check_type {
+        crate::health::Checks::parse(hc)?;
     }
     for p in s.termination_policies.iter().flatten() {
         if !TERMINATION_POLICIES.contains(&p.as_str()) {
@@ -1010,7 +1000,7 @@ mod tests {
             json!({"AutoScalingGroupName": "g", "InstanceId": "i-1", "MinSize": 0, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": -1, "MaxSize": 1}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "TerminationPolicies": ["Random"]}),
-            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "VPC_LATTICE"}),
+            json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "HealthCheckType": "ELB,HTTP"}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "a"}, {"Key": "a"}]}),
             json!({"AutoScalingGroupName": "g", "LaunchConfigurationName": "l", "MinSize": 0, "MaxSize": 1, "Tags": [{"Key": "aws:x"}]}),
         ] {

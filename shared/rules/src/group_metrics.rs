@@ -4,25 +4,79 @@
 //!
 //! The `…Instances` metrics count instances, the `…Capacity` ones capacity units: an instance
 //! counts its weight (`phantom_rules::weights`), one without weights, when the two are equal.
+//! `GroupUnhealthyInstances`, Phantom's, counts the VMs kept Unhealthy by the check that failed:
+//! a sample a check with any, dimension `Check` (none while every VM is healthy).
 
 use crate::group::Group;
+use crate::health::Failed;
 use crate::warm;
 use phantom_metrics::{emf, exposition};
 use phantom_model::instance::{Lifecycle, Member};
 
 use crate::group::GroupRules;
 pub use phantom_model::group::GROUP_METRICS as NAMES;
+pub use phantom_model::group::PHANTOM_GROUP_METRICS as PHANTOM_NAMES;
 
 /// The dimension CloudWatch tells users apart by (two users may name groups alike).
 pub const USER_DIMENSION: &str = "PhantomUser";
 /// The dimension AWS gives each group metric.
 pub const GROUP_DIMENSION: &str = "AutoScalingGroupName";
+/// The dimension (and Prometheus label) `GroupUnhealthyInstances` names the check by.
+pub const CHECK_DIMENSION: &str = "Check";
+pub const CHECK_LABEL: &str = "check";
+/// Phantom's metric of the VMs kept Unhealthy.
+pub const UNHEALTHY: &str = "GroupUnhealthyInstances";
 
-/// One metric's value now.
+/// One metric's value now (of one check, for `GroupUnhealthyInstances`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
     pub metric: &'static str,
     pub value: f64,
+    pub check: Option<&'static str>,
+}
+
+impl Sample {
+    fn of(metric: &'static str, value: f64) -> Self {
+        Self {
+            metric,
+            value,
+            check: None,
+        }
+    }
+}
+
+/// The group's VMs kept Unhealthy (not leaving), by the check that found them so: a sample a
+/// check that has any, in `Failed::LABELS` order. One marked before the check was kept counts
+/// under `user` if no probe failed it, as its activity would say.
+fn unhealthy(members: &[Member]) -> Vec<Sample> {
+    let kept = members.iter().filter(|m| {
+        !m.healthy
+            && !matches!(
+                m.lifecycle,
+                Lifecycle::Terminating | Lifecycle::TerminatingWait | Lifecycle::Detaching
+            )
+    });
+    let mut counts = [0usize; Failed::LABELS.len()];
+    for m in kept {
+        let label = match (&m.unhealthy_check, &m.probe_failed) {
+            (Some(check), _) => check.as_str(),
+            (None, Some(_)) => Failed::Probe.label(),
+            (None, None) => Failed::User.label(),
+        };
+        if let Some(i) = Failed::LABELS.iter().position(|l| *l == label) {
+            counts[i] += 1;
+        }
+    }
+    Failed::LABELS
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(label, n)| Sample {
+            metric: UNHEALTHY,
+            value: n as f64,
+            check: Some(label),
+        })
+        .collect()
 }
 
 /// How many of the group's instances (or units) are in each state that the metrics count.
@@ -115,45 +169,53 @@ pub fn samples(g: &Group, members: &[Member]) -> Vec<Sample> {
     let n = Counts::of(members, |_| 1);
     let w = g.weights();
     let c = Counts::of(members, |m| w.units(m));
-    NAMES
+    let mut out = Vec::new();
+    for name in NAMES
         .iter()
+        .chain(&PHANTOM_NAMES)
         .filter(|name| enabled.iter().any(|e| e.metric == **name))
-        .filter_map(|name| {
-            value(name, g, n, c).map(|value| Sample {
-                metric: name,
-                value,
-            })
-        })
-        .collect()
+    {
+        match *name {
+            UNHEALTHY => out.extend(unhealthy(members)),
+            _ => out.extend(value(name, g, n, c).map(|value| Sample::of(name, value))),
+        }
+    }
+    out
 }
 
-/// One Embedded Metric Format line of a group's samples at `at_ms`: CloudWatch reads it from the
-/// function's log and makes each value a metric of `namespace`, with the dimensions user and
-/// group. None when there is nothing to publish.
-pub fn emf_line(
+/// The Embedded Metric Format lines of a group's samples at `at_ms`: CloudWatch reads them from
+/// the function's log and makes each value a metric of `namespace`, with the dimensions user and
+/// group (and `Check`, a line of its own for each check's `GroupUnhealthyInstances`). None when
+/// there is nothing to publish.
+pub fn emf_lines(
     namespace: &str,
     user: &str,
     group: &str,
     samples: &[Sample],
     at_ms: i64,
-) -> Option<String> {
-    if samples.is_empty() {
-        return None;
-    }
-    let metrics: Vec<emf::Metric> = samples
+) -> Vec<String> {
+    let metric = |s: &Sample| emf::Metric {
+        name: s.metric,
+        value: s.value,
+        unit: "Count",
+    };
+    let plain: Vec<emf::Metric> = samples
         .iter()
-        .map(|s| emf::Metric {
-            name: s.metric,
-            value: s.value,
-            unit: "Count",
-        })
+        .filter(|s| s.check.is_none())
+        .map(metric)
         .collect();
-    Some(emf::line(
-        namespace,
-        at_ms,
-        &[(USER_DIMENSION, user), (GROUP_DIMENSION, group)],
-        &metrics,
-    ))
+    let dims = [(USER_DIMENSION, user), (GROUP_DIMENSION, group)];
+    let mut out = Vec::new();
+    if !plain.is_empty() {
+        out.push(emf::line(namespace, at_ms, &dims, &plain));
+    }
+    for s in samples {
+        if let Some(check) = s.check {
+            let dims = [dims[0], dims[1], (CHECK_DIMENSION, check)];
+            out.push(emf::line(namespace, at_ms, &dims, &[metric(s)]));
+        }
+    }
+    out
 }
 
 /// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
@@ -186,28 +248,37 @@ pub const GROUP_LABEL: &str = "auto_scaling_group_name";
 /// group has enabled, a series per group labelled `user` and `auto_scaling_group_name`.
 pub fn exposition(groups: &[GroupSamples]) -> String {
     let mut out = String::new();
-    for name in NAMES {
-        let series: Vec<(&GroupSamples, f64)> = groups
+    for &name in NAMES.iter().chain(&PHANTOM_NAMES) {
+        let series: Vec<(&GroupSamples, &Sample)> = groups
             .iter()
-            .filter_map(|g| {
+            .flat_map(|g| {
                 g.samples
                     .iter()
-                    .find(|s| s.metric == name)
-                    .map(|s| (g, s.value))
+                    .filter(move |s| s.metric == name)
+                    .map(move |s| (g, s))
             })
             .collect();
         if series.is_empty() {
             continue;
         }
         let family = prometheus_name(name);
+        let whose = match name {
+            UNHEALTHY => "Phantom's",
+            _ => "AWS Auto Scaling's",
+        };
         out.push_str(&format!(
-            "# HELP {family} AWS Auto Scaling's {name}, collected each time it is scraped.\n# TYPE {family} gauge\n"
+            "# HELP {family} {whose} {name}, collected each time it is scraped.\n# TYPE {family} gauge\n"
         ));
-        for (g, v) in series {
+        for (g, s) in series {
+            let check = s
+                .check
+                .map(|c| format!(",{CHECK_LABEL}=\"{c}\""))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "{family}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"}} {v}\n",
+                "{family}{{{USER_LABEL}=\"{}\",{GROUP_LABEL}=\"{}\"{check}}} {}\n",
                 exposition::label_value(&g.user),
-                exposition::label_value(&g.group)
+                exposition::label_value(&g.group),
+                s.value
             ));
         }
     }
@@ -271,14 +342,8 @@ mod tests {
         assert_eq!(
             samples(&g, &fleet()),
             vec![
-                Sample {
-                    metric: "GroupDesiredCapacity",
-                    value: 3.0
-                },
-                Sample {
-                    metric: "GroupTotalInstances",
-                    value: 5.0
-                },
+                Sample::of("GroupDesiredCapacity", 3.0),
+                Sample::of("GroupTotalInstances", 5.0),
             ]
         );
         assert!(samples(&group(&[]), &fleet()).is_empty());
@@ -335,8 +400,56 @@ mod tests {
             ("WarmPoolTotalCapacity", 2.0),
             ("GroupAndWarmPoolDesiredCapacity", 3.0),
             ("GroupAndWarmPoolTotalCapacity", 7.0),
+            // Every VM healthy: no GroupUnhealthyInstances sample.
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn unhealthy_vms_kept_are_counted_by_the_check_that_failed() {
+        let g = group(&["GroupUnhealthyInstances"]);
+        let sick = |id: &str, lifecycle, check: Option<Failed>| Member {
+            healthy: false,
+            unhealthy_check: check.map(|c| c.label().to_string()),
+            ..member(id, lifecycle)
+        };
+        let fleet = [
+            sick("i-1", Lifecycle::InService, Some(Failed::StatusCheck)),
+            sick("i-2", Lifecycle::InService, Some(Failed::StatusCheck)),
+            sick("i-3", Lifecycle::InService, Some(Failed::Lattice)),
+            // Marked before the check was kept: the user's, as its activity says.
+            sick("i-4", Lifecycle::InService, None),
+            // Leaving: no longer counted.
+            sick("i-5", Lifecycle::Terminating, Some(Failed::Elb)),
+            member("i-6", Lifecycle::InService),
+        ];
+        let got: Vec<(Option<&str>, f64)> = samples(&g, &fleet)
+            .into_iter()
+            .map(|s| (s.check, s.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("status-check"), 2.0),
+                (Some("vpc-lattice"), 1.0),
+                (Some("user"), 1.0)
+            ]
+        );
+        // A line of its own for each check in CloudWatch, with the Check dimension.
+        let lines = emf_lines("N", "alice", "web", &samples(&g, &fleet), 0);
+        assert_eq!(lines.len(), 3);
+        let v: Value = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!(v["Check"], "status-check");
+        assert_eq!(v["GroupUnhealthyInstances"], 2.0);
+        // A series a check in Prometheus.
+        let text = exposition(&[GroupSamples {
+            user: "alice".into(),
+            group: "web".into(),
+            samples: samples(&g, &fleet),
+        }]);
+        assert!(text.contains(
+            "phantom_group_unhealthy_instances{user=\"alice\",auto_scaling_group_name=\"web\",check=\"vpc-lattice\"} 1"
+        ), "{text}");
     }
 
     #[test]
@@ -358,15 +471,16 @@ mod tests {
     #[test]
     fn the_emf_line_follows_the_format() {
         let g = group(&["GroupDesiredCapacity", "GroupInServiceInstances"]);
-        let line = emf_line(
+        let lines = emf_lines(
             "Phantom/AutoScaling",
             "alice",
             "web",
             &samples(&g, &fleet()),
             1_700_000_000_000,
-        )
-        .unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap();
+        );
+        assert_eq!(lines.len(), 1);
+        let line = &lines[0];
+        let v: Value = serde_json::from_str(line).unwrap();
         assert!(!line.contains('\n'), "one line");
         let aws = &v["_aws"];
         assert_eq!(aws["Timestamp"], 1_700_000_000_000i64);
@@ -390,7 +504,7 @@ mod tests {
         assert_eq!(v["AutoScalingGroupName"], "web");
         assert_eq!(v["GroupDesiredCapacity"], 3.0);
         assert_eq!(v["GroupInServiceInstances"], 2.0);
-        assert!(emf_line("N", "alice", "web", &[], 0).is_none());
+        assert!(emf_lines("N", "alice", "web", &[], 0).is_empty());
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub enum Failed {
     Ebs,
     /// A load balancer's health check fails it (HealthCheckType ELB).
     Elb,
+    /// A VPC Lattice target group's health check fails it (HealthCheckType VPC_LATTICE).
+    Lattice,
     /// The group's probe found its application failing (`phantom_rules::probe`).
     Probe,
     /// SetInstanceHealth said so.
@@ -45,7 +47,20 @@ pub enum Failed {
 }
 
 impl Failed {
-    /// Its name in Phantom's operating metrics (`phantom_unhealthy_total{check}`).
+    /// Every `label`, once each: the checks the metrics count VMs under.
+    pub const LABELS: [&'static str; 8] = [
+        "state",
+        "status-check",
+        "scheduled-event",
+        "ebs",
+        "elb",
+        "vpc-lattice",
+        "probe",
+        "user",
+    ];
+
+    /// Its name in Phantom's operating metrics (`phantom_unhealthy_total{check}`) and the group's
+    /// `GroupUnhealthyInstances`.
     pub fn label(self) -> &'static str {
         match self {
             Self::State => "state",
@@ -53,6 +68,7 @@ impl Failed {
             Self::ScheduledEvent | Self::Retiring => "scheduled-event",
             Self::Ebs => "ebs",
             Self::Elb => "elb",
+            Self::Lattice => "vpc-lattice",
             Self::Probe => "probe",
             Self::User => "user",
         }
@@ -67,9 +83,90 @@ impl Failed {
             Self::ScheduledEvent | Self::Retiring => "an EC2 scheduled event",
             Self::Ebs => "an EBS volume health check failure",
             Self::Elb => "an ELB system health check failure",
+            // AWS's own words for it are not published: these follow ELB's.
+            Self::Lattice => "a VPC Lattice health check failure",
             Self::Probe => "an application health check failure",
             Self::User => "a user health-check",
         }
+    }
+}
+
+/// The checks a group's `HealthCheckType` turns on beside EC2's, which are always on. AWS takes
+/// a comma-separated list of `EC2`, `ELB`, `EBS` and `VPC_LATTICE` (`ELB,EBS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// The group's ELB load balancers and target groups judge its VMs.
+    pub elb: bool,
+    /// The VMs' attached EBS volumes' status check.
+    pub ebs: bool,
+    /// The group's VPC Lattice target groups judge its VMs.
+    pub lattice: bool,
+}
+
+impl Checks {
+    /// The checks `HealthCheckType` names; a word that is none of AWS's is refused.
+    pub fn parse(health_check_type: &str) -> Checked<Checks> {
+        let mut out = Checks::default();
+        for word in health_check_type.split(',').map(str::trim) {
+            match word {
+                "EC2" => {}
+                "ELB" => out.elb = true,
+                "EBS" => out.ebs = true,
+                "VPC_LATTICE" => out.lattice = true,
+                other => {
+                    return Err(Refusal::invalid(format!(
+                        "HealthCheckType '{other}' is not one Phantom has: give EC2 (each cloud's status checks), ELB (the group's load balancers too), EBS (the VMs' attached volumes too) or VPC_LATTICE (the group's VPC Lattice target groups too), or several separated by commas."
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The checks of a group as stored (its `HealthCheckType` was parsed when it was written).
+    pub fn of(g: &Group) -> Checks {
+        Self::parse(&g.settings.health_check_type).unwrap_or_else(|_| Checks {
+            // Kept to the words it has: a stored value was refused at its write if it had others.
+            elb: g.settings.health_check_type.contains("ELB"),
+            ebs: g.settings.health_check_type.contains("EBS"),
+            lattice: g.settings.health_check_type.contains("VPC_LATTICE"),
+        })
+    }
+
+    /// Whether a traffic source of this kind judges the group's VMs.
+    pub fn judged_by(self, kind: phantom_model::traffic::Kind) -> bool {
+        use phantom_model::traffic::Kind;
+        match kind {
+            Kind::Elb | Kind::Elbv2 => self.elb,
+            Kind::VpcLattice => self.lattice,
+        }
+    }
+
+    /// Whether any traffic source judges the group's VMs.
+    pub fn by_sources(self) -> bool {
+        self.elb || self.lattice
+    }
+}
+
+/// Why a VM already marked Unhealthy is so, when no check fails it now: what its probe saw, the
+/// check that marked it, or (marked before the check was kept) SetInstanceHealth.
+pub fn marked(m: &Member) -> (Failed, String) {
+    let stored = m.unhealthy_check.as_deref().and_then(|l| {
+        [
+            Failed::State,
+            Failed::StatusCheck,
+            Failed::ScheduledEvent,
+            Failed::Ebs,
+            Failed::Elb,
+            Failed::Lattice,
+        ]
+        .into_iter()
+        .find(|f| f.label() == l)
+    });
+    match (&m.probe_failed, stored) {
+        (Some(why), _) => (Failed::Probe, why.clone()),
+        (None, Some(check)) => (check, "it was found so earlier".to_string()),
+        (None, None) => (Failed::User, "the instance was set unhealthy".to_string()),
     }
 }
 
@@ -329,5 +426,39 @@ mod tests {
             g.settings.tags = vec![tag(bad)];
             assert!(confirm_ms(&g).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn health_check_types_are_a_comma_separated_list_as_aws_takes_them() {
+        assert_eq!(Checks::parse("EC2"), Ok(Checks::default()));
+        let all = Checks::parse("ELB, EBS,VPC_LATTICE").unwrap();
+        assert!(all.elb && all.ebs && all.lattice);
+        let lattice = Checks::parse("VPC_LATTICE").unwrap();
+        assert!(lattice.judged_by(phantom_model::traffic::Kind::VpcLattice));
+        assert!(!lattice.judged_by(phantom_model::traffic::Kind::Elbv2));
+        for bad in ["", "ELB,", "elb", "HTTP"] {
+            assert!(Checks::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_check_has_its_label_listed_once() {
+        use Failed::*;
+        for f in [
+            State,
+            StatusCheck,
+            ScheduledEvent,
+            Retiring,
+            Ebs,
+            Elb,
+            Lattice,
+            Probe,
+            User,
+        ] {
+            assert!(Failed::LABELS.contains(&f.label()), "{f:?}");
+        }
+        let mut labels = Failed::LABELS.to_vec();
+        labels.dedup();
+        assert_eq!(labels.len(), Failed::LABELS.len());
     }
 }

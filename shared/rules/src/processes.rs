@@ -20,8 +20,14 @@ pub const PROCESSES: [&str; 9] = [
 
 /// The group metrics AWS collects (DescribeMetricCollectionTypes).
 pub use phantom_model::group::GROUP_METRICS as METRICS;
+pub use phantom_model::group::PHANTOM_GROUP_METRICS as PHANTOM_METRICS;
 
 pub const GRANULARITY: &str = "1Minute";
+
+/// Every metric a group can have enabled: AWS's, then Phantom's own.
+fn every_metric() -> Vec<&'static str> {
+    METRICS.iter().chain(&PHANTOM_METRICS).copied().collect()
+}
 
 /// The names asked for, all when none is given; an unknown one is refused.
 fn names(
@@ -29,8 +35,18 @@ fn names(
     known: &[&'static str],
     what: &str,
 ) -> Checked<Vec<&'static str>> {
+    names_of(asked, known, known, what)
+}
+
+/// The names asked for, `all` when none is given; one not `known` is refused.
+fn names_of(
+    asked: Option<&[String]>,
+    all: &[&'static str],
+    known: &[&'static str],
+    what: &str,
+) -> Checked<Vec<&'static str>> {
     let Some(asked) = asked.filter(|a| !a.is_empty()) else {
-        return Ok(known.to_vec());
+        return Ok(all.to_vec());
     };
     asked
         .iter()
@@ -95,7 +111,7 @@ pub fn enable_metrics(
 ) -> Checked<Vec<EnabledMetric>> {
     check_granularity(granularity)?;
     let mut list = current.to_vec();
-    for m in names(asked, &METRICS, "Metric")? {
+    for m in names_of(asked, &METRICS, &every_metric(), "Metric")? {
         if !list.iter().any(|e| e.metric == m) {
             list.push(EnabledMetric {
                 metric: m.to_string(),
@@ -111,7 +127,8 @@ pub fn disable_metrics(
     current: &[EnabledMetric],
     asked: Option<&[String]>,
 ) -> Checked<Vec<EnabledMetric>> {
-    let off = names(asked, &METRICS, "Metric")?;
+    let every = every_metric();
+    let off = names_of(asked, &every, &every, "Metric")?;
     Ok(current
         .iter()
         .filter(|e| !off.contains(&e.metric.as_str()))
@@ -154,6 +171,10 @@ mod tests {
         );
         let all = enable_metrics(&[], None, "1Minute").unwrap();
         assert_eq!(all.len(), METRICS.len());
+        // Phantom's own only by name; disabling all takes it off too.
+        let more = enable_metrics(&all, Some(&list(&["GroupUnhealthyInstances"])), "1Minute");
+        assert_eq!(more.as_ref().unwrap().len(), METRICS.len() + 1);
+        assert!(disable_metrics(&more.unwrap(), None).unwrap().is_empty());
         assert!(enable_metrics(&[], None, "5Minute").is_err());
         assert!(enable_metrics(&[], Some(&list(&["CPU"])), "1Minute").is_err());
         let fewer = disable_metrics(&all, Some(&list(&["GroupMinSize"]))).unwrap();

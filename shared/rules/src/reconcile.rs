@@ -133,7 +133,7 @@ pub struct Plan {
     /// Recorded Pending, running on the cloud: now InService.
     pub in_service: Vec<String>,
     /// Found unhealthy but kept (ReplaceUnhealthy or Terminate suspended): marked Unhealthy.
-    pub unhealthy: Vec<String>,
+    pub unhealthy: Vec<(String, Failed)>,
     /// Already gone from the cloud (terminated, or absent): forget them, saying why.
     pub gone: Vec<(String, Cause)>,
     /// To terminate on the cloud, then mark Terminating.
@@ -235,6 +235,15 @@ pub fn nothing_left(members: &[Member], seen: &[Seen], plan: &Plan) -> bool {
     forgotten == members.len() && seen.iter().all(|s| !s.state.alive()) && plan.launch.is_empty()
 }
 
+/// Whether a VM kept Unhealthy by `check` is to be marked so (again): it is healthy, or marked
+/// by another check. One marked before the check was kept (none stored) is left as it is.
+fn relabel(m: &Member, check: Failed) -> bool {
+    m.healthy
+        || m.unhealthy_check
+            .as_deref()
+            .is_some_and(|c| c != check.label())
+}
+
 /// Decides what to do for one group.
 pub fn decide(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -> Plan {
     size(target, assess(target, members, seen, now_ms), now_ms)
@@ -311,6 +320,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 replaces_ms: None,
                 at_risk_ms: None,
                 probe_failed: None,
+                unhealthy_check: None,
                 weight: target.weights.of_type(&s.instance_type),
                 protected: target.protect_new,
                 launch_configuration: target.launch_configuration.clone(),
@@ -507,10 +517,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             .map(|(check, why)| (*check, why.clone(), true));
         let sick = checked.or(failing).or_else(|| {
             (!m.healthy).then(|| {
-                let (check, why) = match &m.probe_failed {
-                    Some(why) => (Failed::Probe, why.clone()),
-                    None => (Failed::User, "the instance was set unhealthy".to_string()),
-                };
+                let (check, why) = crate::health::marked(m);
                 (
                     check,
                     why,
@@ -526,8 +533,8 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 // does a VM whose retirement is scheduled (launch-first, `RETIRING`).
                 let launch_first = target.maintenance.is_some() || check == Failed::Retiring;
                 if present && launch_first && !target.deleting {
-                    if m.healthy {
-                        plan.unhealthy.push(m.id.clone());
+                    if relabel(m, check) {
+                        plan.unhealthy.push((m.id.clone(), check));
                     }
                     kept_sick.push((m.id.clone(), (check, why)));
                     live.push(Member {
@@ -543,10 +550,10 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                     plan.gone.push(entry);
                 }
             }
-            Some(_) => {
+            Some((check, ..)) => {
                 // Kept, and shown Unhealthy, until replacing is resumed.
-                if m.healthy {
-                    plan.unhealthy.push(m.id.clone());
+                if relabel(m, check) {
+                    plan.unhealthy.push((m.id.clone(), check));
                 }
                 live.push(Member {
                     healthy: false,
@@ -1407,7 +1414,7 @@ mod tests {
             seen("i-2", CloudState::Running, "b"),
         ];
         let plan = decide(&suspended(2, &["ReplaceUnhealthy"]), &two, &seen, NOW);
-        assert_eq!(plan.unhealthy, ["i-1"]);
+        assert_eq!(plan.unhealthy, [("i-1".to_string(), Failed::State)]);
         assert!(plan.gone.is_empty() && plan.launch.is_empty());
         // Once marked, nothing more to do until the process is resumed.
         let marked = [
@@ -1552,7 +1559,19 @@ mod tests {
             "it serves until its replacement does"
         );
         assert_eq!(plan.launch.len(), 1);
-        assert_eq!(plan.unhealthy, ["i-1"], "shown Unhealthy meanwhile");
+        assert_eq!(
+            plan.unhealthy,
+            [("i-1".to_string(), Failed::Retiring)],
+            "shown Unhealthy meanwhile"
+        );
+        // Marked, it is not written again while the same check holds it.
+        let marked = Member {
+            healthy: false,
+            unhealthy_check: Some(Failed::Retiring.label().to_string()),
+            ..one[0].clone()
+        };
+        let again = decide(&failing(Failed::Retiring), &[marked], &up, NOW);
+        assert!(again.unhealthy.is_empty());
         let plan = decide(&failing(Failed::ScheduledEvent), &one, &up, NOW);
         assert_eq!(ids(&plan.terminate), ["i-1"]);
         assert_eq!(plan.launch.len(), 1);

@@ -194,6 +194,7 @@ pub fn record(
                 replaces_ms: None,
                 at_risk_ms: None,
                 probe_failed: None,
+                unhealthy_check: None,
                 weight: None,
                 ..m.clone()
             });
@@ -205,10 +206,11 @@ pub fn record(
             plan.capacity_to,
         ));
     }
-    for id in &plan.unhealthy {
+    for (id, check) in &plan.unhealthy {
         if let Some(m) = recorded(id) {
             r.put.push(Member {
                 healthy: false,
+                unhealthy_check: Some(check.label().to_string()),
                 ..m.clone()
             });
         }
@@ -237,6 +239,7 @@ pub fn record(
                 replaces_ms: None,
                 at_risk_ms: None,
                 probe_failed: None,
+                unhealthy_check: None,
                 weight: None,
                 ..m.clone()
             });

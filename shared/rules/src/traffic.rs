@@ -1,5 +1,5 @@
-//! Load balancers, pure: a group's traffic sources (classic load balancers by name, ELBv2 target
-//! groups by ARN) attached and detached, what a round registers and deregisters, the states AWS
+//! Load balancers, pure: a group's traffic sources (classic load balancers by name, ELBv2 and VPC
+//! Lattice target groups by ARN) attached and detached, what a round registers and deregisters, the states AWS
 //! shows, and the VMs a load balancer calls unhealthy.
 //!
 //! A VM is registered with every attached source while it serves (InService and healthy), and
@@ -8,7 +8,7 @@
 //! waits for a target group's deregistration delay. A detached source is `Removing` until none of
 //! the group's VMs is registered with it, then gone.
 
-use crate::health::Failed;
+use crate::health::{Checks, Failed};
 use phantom_model::group::{Settings, TrafficSource};
 use phantom_model::instance::{Lifecycle, Member};
 pub use phantom_model::traffic::{AttachState, Attachment, Kind, Source};
@@ -41,8 +41,9 @@ pub fn placed(s: &Source, home: &str) -> (String, Source) {
 }
 
 /// A traffic source as AWS's `TrafficSourceIdentifier` gives it: `Type` `elb` (a classic load
-/// balancer's name) or `elbv2` (a target group's ARN), or none (told apart by the identifier);
-/// `@<cloud>` after it names another of the group's clouds.
+/// balancer's name), `elbv2` (a target group's ARN) or `vpc-lattice` (a VPC Lattice target group's
+/// ARN), or none (told apart by the identifier); `@<cloud>` after it names another of the group's
+/// clouds.
 pub fn source(identifier: &str, kind: Option<&str>) -> Checked<Source> {
     let (local, cloud) = split(identifier);
     if cloud.is_some_and(|c| c.is_empty()) {
@@ -50,26 +51,31 @@ pub fn source(identifier: &str, kind: Option<&str>) -> Checked<Source> {
             "{identifier} names no cloud after @: give <name>@<cloud>, or the name alone for the group's own cloud."
         )));
     }
-    let target_group = local.starts_with("arn:") && local.contains(":targetgroup/");
+    let arn = |service: &str| {
+        local.starts_with("arn:")
+            && local.split(':').nth(2) == Some(service)
+            && local.contains(":targetgroup/")
+    };
+    let (target_group, lattice) = (arn("elasticloadbalancing"), arn("vpc-lattice"));
     let kind = match kind {
         Some("elb") => Kind::Elb,
         Some("elbv2") => Kind::Elbv2,
+        Some("vpc-lattice") => Kind::VpcLattice,
         None if target_group => Kind::Elbv2,
+        None if lattice => Kind::VpcLattice,
         None => Kind::Elb,
-        Some("vpc-lattice") => {
-            return Err(Refusal::invalid(
-                "Phantom's clouds have no VPC Lattice: give Type elb (a classic load balancer) or elbv2 (a target group).",
-            ))
-        }
         Some(other) => {
             return Err(Refusal::invalid(format!(
-                "Traffic source type {other} is not valid: give elb or elbv2."
+                "Traffic source type {other} is not valid: give elb, elbv2 or vpc-lattice."
             )))
         }
     };
     match kind {
         Kind::Elbv2 if !target_group => Err(Refusal::invalid(format!(
             "{identifier} is not a target group's ARN (arn:aws:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>)."
+        ))),
+        Kind::VpcLattice if !lattice => Err(Refusal::invalid(format!(
+            "{identifier} is not a VPC Lattice target group's ARN (arn:aws:vpc-lattice:<region>:<account>:targetgroup/tg-<id>)."
         ))),
         // Any name AWS's model takes (up to 255 characters): whether the cloud has such a load
         // balancer is the cloud's to say, when it is attached.
@@ -152,6 +158,7 @@ pub fn detach(current: &[Attachment], sources: &[Source]) -> Checked<Vec<Attachm
                     match s.kind {
                         Kind::Elb => "Load Balancers",
                         Kind::Elbv2 => "Target Groups",
+                        Kind::VpcLattice => "Traffic Sources",
                     },
                     s.identifier
                 )))
@@ -222,13 +229,13 @@ pub fn serving(
 /// Registers what serves and is not registered (unless `add` is false: the AddToLoadBalancer
 /// process suspended), deregisters what is registered and does not serve (every VM, for a source
 /// being removed, which then goes), and moves each source's state: `Adding` to `Added` once what
-/// serves is registered, and with `elb_health` to `InService` once a registered VM passes the
-/// source's health check (`health`: source id -> VM -> passes).
+/// serves is registered, and to `InService` once a registered VM passes the health check of a
+/// source whose kind `checks` judges by (`health`: source id -> VM -> passes).
 pub fn step(
     current: &[Attachment],
     serving: &BTreeSet<String>,
     health: &BTreeMap<String, BTreeMap<String, bool>>,
-    elb_health: bool,
+    checks: Checks,
     add: bool,
 ) -> Step {
     let mut out = Step::default();
@@ -254,7 +261,9 @@ pub fn step(
             .get(&a.source.identifier)
             .is_some_and(|h| want.iter().any(|id| h.get(id) == Some(&true)));
         let state = match a.state {
-            AttachState::Adding | AttachState::Added if elb_health && passing => {
+            AttachState::Adding | AttachState::Added
+                if checks.judged_by(a.source.kind) && passing =>
+            {
                 AttachState::InService
             }
             AttachState::Adding => AttachState::Added,
@@ -269,9 +278,10 @@ pub fn step(
     out
 }
 
-/// With HealthCheckType ELB: the serving VMs past their grace that a source they are registered
-/// with reports failing its health check.
+/// The serving VMs past their grace that a source they are registered with reports failing its
+/// health check, of the sources `checks` judges by (HealthCheckType ELB, VPC_LATTICE).
 pub fn unhealthy(
+    checks: Checks,
     attachments: &[Attachment],
     members: &[Member],
     health: &BTreeMap<String, BTreeMap<String, bool>>,
@@ -285,6 +295,7 @@ pub fn unhealthy(
         .filter_map(|m| {
             attachments
                 .iter()
+                .filter(|a| checks.judged_by(a.source.kind))
                 .find(|a| {
                     a.registered.contains(&m.id)
                         && health.get(&a.source.identifier).and_then(|h| h.get(&m.id))
@@ -292,7 +303,11 @@ pub fn unhealthy(
                 })
                 .map(|a| {
                     let why = format!("{} reports it failing", a.source.identifier);
-                    (m.id.clone(), (Failed::Elb, why))
+                    let failed = match a.source.kind {
+                        Kind::VpcLattice => Failed::Lattice,
+                        Kind::Elb | Kind::Elbv2 => Failed::Elb,
+                    };
+                    (m.id.clone(), (failed, why))
                 })
         })
         .collect()
@@ -342,10 +357,18 @@ mod tests {
         // A name is the cloud's to judge (AWS's model takes up to 255 characters of any kind).
         assert_eq!(source("web_lb!", Some("elb")).unwrap().kind, Kind::Elb);
         assert!(source(&"l".repeat(255), Some("elb")).is_ok());
-        assert!(source("arn:aws:vpc-lattice:x", Some("vpc-lattice"))
+        // A VPC Lattice target group, by its ARN.
+        let tg = "arn:aws:vpc-lattice:us-east-1:000000000000:targetgroup/tg-0123456789abcdef0";
+        assert_eq!(source(tg, None).unwrap().kind, Kind::VpcLattice);
+        assert_eq!(
+            source(tg, Some("vpc-lattice")).unwrap().kind,
+            Kind::VpcLattice
+        );
+        assert!(source(TG, Some("vpc-lattice"))
             .unwrap_err()
             .message()
             .contains("VPC Lattice"));
+        assert!(source(tg, Some("elbv2")).is_err());
     }
 
     #[test]
@@ -354,7 +377,7 @@ mod tests {
         let tg = source(TG, None).unwrap();
         let list = attach(&[], &[web.clone(), tg.clone()], |s| match s.kind {
             Kind::Elb => 0,
-            Kind::Elbv2 => 300,
+            Kind::Elbv2 | Kind::VpcLattice => 300,
         })
         .unwrap();
         assert_eq!(list.len(), 2);
@@ -415,24 +438,25 @@ mod tests {
         // i-2 turns InService this round; i-3 is chosen to leave.
         let serves = serving(&members, &["i-2".into()], &ids(&["i-3"]));
         assert_eq!(serves, ids(&["i-1", "i-2"]));
-        let s = step(&list, &serves, &BTreeMap::new(), false, true);
+        let s = step(&list, &serves, &BTreeMap::new(), Checks::default(), true);
         assert_eq!(s.register, [(tg.clone(), vec!["i-1".into(), "i-2".into()])]);
         assert!(s.deregister.is_empty());
         assert_eq!(s.attachments[0].state, AttachState::Added);
         // AddToLoadBalancer suspended: nothing new registered, a leaving VM still deregistered.
-        let held = step(&list, &serves, &BTreeMap::new(), false, false);
+        let held = step(&list, &serves, &BTreeMap::new(), Checks::default(), false);
         assert!(held.register.is_empty() && held.attachments[0].registered.is_empty());
         // Next: i-1 leaves; the health check passes for i-2 (HealthCheckType ELB).
         let health =
             BTreeMap::from([(TG.to_string(), BTreeMap::from([("i-2".to_string(), true)]))]);
-        let next = step(&s.attachments, &ids(&["i-2"]), &health, true, true);
+        let elb = Checks::parse("ELB").unwrap();
+        let next = step(&s.attachments, &ids(&["i-2"]), &health, elb, true);
         assert_eq!(next.deregister, [(tg.clone(), vec!["i-1".into()])]);
         assert_eq!(next.attachments[0].state, AttachState::InService);
         assert_eq!(drain_ms(&s.attachments, "i-1"), Some(300_000));
         assert_eq!(drain_ms(&next.attachments, "i-1"), None);
         // Detached: everything deregistered, then the source is gone.
         let removing = detach(&next.attachments, std::slice::from_ref(&tg)).unwrap();
-        let gone = step(&removing, &ids(&["i-2"]), &health, true, true);
+        let gone = step(&removing, &ids(&["i-2"]), &health, elb, true);
         assert_eq!(gone.deregister, [(tg, vec!["i-2".into()])]);
         assert!(gone.attachments.is_empty());
     }
@@ -449,9 +473,24 @@ mod tests {
             TG.to_string(),
             BTreeMap::from([("i-1".to_string(), false), ("i-2".to_string(), false)]),
         )]);
-        let found = unhealthy(&list, &members, &health, 30_000, 60_000);
+        let elb = Checks::parse("ELB").unwrap();
+        let found = unhealthy(elb, &list, &members, &health, 30_000, 60_000);
         assert_eq!(found.keys().collect::<Vec<_>>(), ["i-1"]);
         assert_eq!(found["i-1"].0, Failed::Elb);
-        assert!(unhealthy(&list, &members, &BTreeMap::new(), 0, 60_000).is_empty());
+        assert!(unhealthy(elb, &list, &members, &BTreeMap::new(), 0, 60_000).is_empty());
+        // A target group judges only with its kind's check on: VPC_LATTICE is not ELB's.
+        let lattice = Checks::parse("VPC_LATTICE").unwrap();
+        assert!(unhealthy(lattice, &list, &members, &health, 30_000, 60_000).is_empty());
+        const LATTICE: &str =
+            "arn:aws:vpc-lattice:us-east-1:000000000000:targetgroup/tg-0123456789abcdef0";
+        let mut on_lattice = attach(&[], &[source(LATTICE, None).unwrap()], |_| 0).unwrap();
+        on_lattice[0].registered = vec!["i-1".into()];
+        let said = BTreeMap::from([(
+            LATTICE.to_string(),
+            BTreeMap::from([("i-1".to_string(), false)]),
+        )]);
+        let found = unhealthy(lattice, &on_lattice, &members, &said, 30_000, 60_000);
+        assert_eq!(found["i-1"].0, Failed::Lattice);
+        assert!(unhealthy(elb, &on_lattice, &members, &said, 30_000, 60_000).is_empty());
     }
 }

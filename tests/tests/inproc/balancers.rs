@@ -1,7 +1,8 @@
 //! Load balancers through aws-sdk-autoscaling, in process: a group's VMs registered with its
 //! classic load balancer and target group while they serve, deregistered and drained before they
 //! go, the attachments' states as AWS shows them, a VM its load balancer calls unhealthy
-//! replaced (HealthCheckType ELB), and what is refused.
+//! replaced (HealthCheckType ELB; VPC_LATTICE for a VPC Lattice target group), and what is
+//! refused.
 
 use crate::provisioning::converges;
 use crate::{create_group, create_lc, group, invalid, Given};
@@ -13,6 +14,7 @@ use phantom_rules::traffic::{source, Source};
 
 const TG: &str =
     "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/web/0123456789abcdef";
+const LATTICE: &str = "arn:aws:vpc-lattice:us-east-1:000000000000:targetgroup/tg-0123456789abcdef0";
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
@@ -309,6 +311,98 @@ async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_ty
         .contains("in response to an ELB system health check failure")));
 }
 
+/// A VPC Lattice target group, as AWS takes it: attached as a `vpc-lattice` traffic source, the
+/// group's VMs registered with it, and with HealthCheckType `VPC_LATTICE` (beside ELB, in AWS's
+/// comma-separated list) one it reports unhealthy replaced in VPC Lattice's words; an ELB
+/// target group does not judge under VPC_LATTICE alone.
+#[tokio::test]
+async fn a_vm_its_vpc_lattice_target_group_calls_unhealthy_is_replaced() {
+    let Given { w, u, c } = Given::user("lattice").await;
+    let lattice = source(LATTICE, None).unwrap();
+    let tg = source(TG, None).unwrap();
+    w.hotel.add_balancer(&lattice, 0);
+    w.hotel.add_balancer(&tg, 0);
+    create_lc(&w, &u, "web@hotel").await;
+    c.create_auto_scaling_group()
+        .auto_scaling_group_name("web")
+        .launch_configuration_name("web@hotel")
+        .min_size(0)
+        .max_size(4)
+        .desired_capacity(2)
+        .health_check_type("VPC_LATTICE")
+        .health_check_grace_period(10)
+        .target_group_arns(TG)
+        .traffic_sources(
+            TrafficSourceIdentifier::builder()
+                .identifier(LATTICE)
+                .r#type("vpc-lattice")
+                .build(),
+        )
+        .send()
+        .await
+        .expect("create-auto-scaling-group with a VPC Lattice target group");
+    let two = converges(&w, &u, "hotel", "web", 2).await;
+    w.until(10, "registered with both", async || {
+        (sorted(w.hotel.registered(LATTICE)) == two && sorted(w.hotel.registered(TG)) == two)
+            .then_some(())
+    })
+    .await;
+    // The target group VPC Lattice judges by is InService; the ELB one, not judging, Added.
+    w.until(10, "the VPC Lattice target group InService", async || {
+        let now = states(&w, &u).await;
+        (now == [
+            (TG.to_string(), "Added".to_string()),
+            (LATTICE.to_string(), "InService".to_string()),
+        ])
+        .then_some(())
+    })
+    .await;
+    let shown = c
+        .describe_traffic_sources()
+        .auto_scaling_group_name("web")
+        .traffic_source_type("vpc-lattice")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shown.traffic_sources().len(), 1);
+    assert_eq!(shown.traffic_sources()[0].r#type(), Some("vpc-lattice"));
+    // Past the grace period: the ELB target group failing one changes nothing under VPC_LATTICE.
+    w.run_for(10).await;
+    w.hotel.fail_health_check(TG, &two[0], true);
+    w.run_for(10).await;
+    assert_eq!(converges(&w, &u, "hotel", "web", 2).await, two);
+    // VPC Lattice failing the other replaces it.
+    w.hotel.fail_health_check(LATTICE, &two[1], true);
+    let replaced = w
+        .until(30, "the failing VM replaced", async || {
+            let now = converges(&w, &u, "hotel", "web", 2).await;
+            (!now.contains(&two[1])).then_some(now)
+        })
+        .await;
+    assert!(replaced.contains(&two[0]));
+    let activities = c.activities("web").await;
+    assert!(activities.activities().iter().any(|a| a
+        .cause()
+        .unwrap_or_default()
+        .contains("in response to a VPC Lattice health check failure")));
+    // Detached as a traffic source, its VMs deregistered.
+    c.detach_traffic_sources()
+        .auto_scaling_group_name("web")
+        .traffic_sources(
+            TrafficSourceIdentifier::builder()
+                .identifier(LATTICE)
+                .r#type("vpc-lattice")
+                .build(),
+        )
+        .send()
+        .await
+        .expect("detach-traffic-sources");
+    w.until(10, "deregistered", async || {
+        w.hotel.registered(LATTICE).is_empty().then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
     let Given { w, u, c } = Given::group("lb-refused", 0, 4, 0).await;
@@ -347,7 +441,8 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
         message.starts_with("Provided Load Balancers may not be valid"),
         "{message}"
     );
-    invalid(
+    // A VPC Lattice target group the cloud has not.
+    let message = invalid(
         c.attach_traffic_sources()
             .auto_scaling_group_name("web")
             .traffic_sources(
@@ -358,6 +453,10 @@ async fn load_balancers_the_cloud_has_not_or_cannot_have_are_refused() {
             )
             .send()
             .await,
+    );
+    assert!(
+        message.starts_with("Provided Target Groups may not be valid"),
+        "{message}"
     );
     // Nothing was attached.
     assert!(states(&w, &u).await.is_empty());

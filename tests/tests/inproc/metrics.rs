@@ -709,3 +709,64 @@ fn count_of(text: &str, family: &str) -> f64 {
         .map(|v| v.parse().unwrap())
         .unwrap_or_else(|| panic!("no {family}_count in:\n{text}"))
 }
+
+/// Phantom's `GroupUnhealthyInstances`, enabled by name: the VMs kept Unhealthy (ReplaceUnhealthy
+/// suspended), a series for each check that found them so, and none once they are replaced.
+#[tokio::test]
+async fn unhealthy_vms_kept_are_counted_by_the_check_that_failed() {
+    use phantom_seams::cloud::memory::Which;
+    let (Given { w, u, c }, ids) = Given::converged("sick", 0, 4, 2).await;
+    enable(&w, &u, "web", &["GroupUnhealthyInstances"]).await;
+    crate::tag_web(&c, "phantom:status-check-confirm-seconds", "0").await;
+    c.suspend_processes()
+        .auto_scaling_group_name("web")
+        .scaling_processes("ReplaceUnhealthy")
+        .send()
+        .await
+        .unwrap();
+    let auth = credential(&w, &u).await;
+    let (_, text) = scrape(&w, Some(&auth)).await;
+    assert!(
+        !text.contains("phantom_group_unhealthy_instances"),
+        "all healthy: {text}"
+    );
+    w.hotel.impair(&ids[0], Which::System);
+    c.set_instance_health()
+        .instance_id(&ids[1])
+        .health_status("Unhealthy")
+        .should_respect_grace_period(false)
+        .send()
+        .await
+        .unwrap();
+    let check = |text: &str, check: &str| {
+        let prefix = format!(
+            "phantom_group_unhealthy_instances{{user=\"{}\",auto_scaling_group_name=\"web\",check=\"{check}\"}} ",
+            u.name
+        );
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(|v| v.parse::<f64>().unwrap())
+    };
+    let text = w
+        .until(20, "both counted, each under its check", async || {
+            let (_, text) = scrape(&w, Some(&auth)).await;
+            (check(&text, "status-check") == Some(1.0) && check(&text, "user") == Some(1.0))
+                .then_some(text)
+        })
+        .await;
+    assert!(
+        text.contains("# HELP phantom_group_unhealthy_instances Phantom's"),
+        "{text}"
+    );
+    // Replaced once replacing resumes: no series left.
+    c.resume_processes()
+        .auto_scaling_group_name("web")
+        .send()
+        .await
+        .unwrap();
+    w.until(30, "replaced", async || {
+        let (_, text) = scrape(&w, Some(&auth)).await;
+        (!text.contains("phantom_group_unhealthy_instances")).then_some(())
+    })
+    .await;
+}

@@ -14,6 +14,7 @@ use phantom_model::response;
 use phantom_rules::activity::{self, Activity, Context, OpenActivity};
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
+use phantom_rules::health::Failed;
 use phantom_rules::identity::Caller;
 use phantom_rules::lifecycle;
 use phantom_rules::reconcile::{Cause, Lifecycle, Member};
@@ -143,6 +144,8 @@ pub async fn set_health(app: &App, caller: &Caller, input: SetInstanceHealth) ->
         Ok(Some(Record {
             put: vec![Member {
                 healthy,
+                unhealthy_check: (!healthy).then(|| Failed::User.label().to_string()),
+                probe_failed: None,
                 ..m.clone()
             }],
             ..Record::default()
@@ -330,6 +333,7 @@ pub async fn attach(app: &App, caller: &Caller, input: InstancesJoining) -> ApiR
                     replaces_ms: None,
                     at_risk_ms: None,
                     probe_failed: None,
+                    unhealthy_check: None,
                     weight: None,
                     protected: protect,
                     launch_configuration: None,

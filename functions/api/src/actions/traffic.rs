@@ -15,6 +15,7 @@ use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
 use phantom_rules::identity::Caller;
 use phantom_rules::traffic::{self, Attachment, Kind, Source};
+use phantom_seams::cloud::lattice_rest::no_lattice;
 use phantom_seams::cloud::CloudError;
 use phantom_wire::{paging, ApiError, ApiResult};
 
@@ -71,8 +72,14 @@ pub(super) async fn drains(
             Ok(None) => {
                 return Err(ApiError::validation(match s.kind {
                     Kind::Elb => "Provided Load Balancers may not be valid. Please ensure they exist and try again.",
-                    Kind::Elbv2 => "Provided Target Groups may not be valid. Please ensure they exist and try again.",
+                    Kind::Elbv2 | Kind::VpcLattice => "Provided Target Groups may not be valid. Please ensure they exist and try again.",
                 }))
+            }
+            Err(e) if s.kind == Kind::VpcLattice && no_lattice(&e) => {
+                return Err(ApiError::validation(format!(
+                    "Cloud {cloud} has no VPC Lattice (asked for target group {}, it answered {}: {}): attach its ELB load balancers or target groups, or a VPC Lattice target group of a cloud that is an AWS region.",
+                    local.identifier, e.code, e.message
+                )))
             }
             Err(CloudError { code, message }) => {
                 return Err(ApiError::validation(format!(
@@ -258,13 +265,7 @@ pub async fn describe_traffic_sources(
         None => None,
         Some("elb") => Some(Kind::Elb),
         Some("elbv2") => Some(Kind::Elbv2),
-        // Phantom has no VPC Lattice: none of that type.
-        Some("vpc-lattice") => {
-            return Ok(response::DescribeTrafficSources {
-                traffic_sources: Vec::new(),
-                next_token: None,
-            })
-        }
+        Some("vpc-lattice") => Some(Kind::VpcLattice),
         Some(other) => {
             return Err(ApiError::validation(format!(
                 "Traffic source type {other} is not valid: give elb, elbv2 or vpc-lattice."

@@ -101,7 +101,7 @@ async fn health(
         }
     }
     let settings = health::Settings {
-        ebs: g.settings.health_check_type == "EBS",
+        ebs: phantom_rules::health::Checks::of(&g).ebs,
         grace_ms: g.settings.health_check_grace_period * 1000,
         confirm_ms: health::confirm_ms(&g).map_err(|e| ApiError::validation(e.message()))?,
     };
@@ -112,10 +112,10 @@ async fn health(
             let said = |check: Failed, why: &str| format!("{} ({why})", check.in_response_to());
             let why = match judged.failing.get(&m.id) {
                 Some((check, why)) => Some(said(*check, why)),
-                None if !m.healthy => Some(match &m.probe_failed {
-                    Some(why) => said(Failed::Probe, why),
-                    None => said(Failed::User, "the instance was set unhealthy"),
-                }),
+                None if !m.healthy => {
+                    let (check, why) = health::marked(&m);
+                    Some(said(check, &why))
+                }
                 None => None,
             };
             shapes::InstanceHealth {

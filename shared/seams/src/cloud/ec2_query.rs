@@ -4,7 +4,7 @@
 //! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
 //! does not link it, which keeps its Lambda package small and its cold start short.
 
-use super::elb_query::{endpoint as elb_endpoint, ElbQuery};
+use super::elb_query::ElbQuery;
 use super::signed::{answer, Node, QueryClient};
 use super::{
     template_not_found, without_unknown, Balancers, Catalog, CloudError, ConnectLookup,
@@ -59,7 +59,7 @@ impl ConnectLookup for Ec2Lookups {
     ) -> Option<Arc<dyn Balancers>> {
         cloud.load_balancers.then(|| {
             let ec2 = self.client(cloud, creds).client;
-            Arc::new(ElbQuery::new(&ec2, elb_endpoint(&cloud.endpoint))) as Arc<dyn Balancers>
+            Arc::new(ElbQuery::new(&ec2)) as Arc<dyn Balancers>
         })
     }
 

@@ -1,8 +1,9 @@
 //! A cloud's load balancers through its Query APIs: classic ELB (2012-06-01) for a load balancer
 //! by name, ELBv2 (2015-12-01) for a target group by ARN, signed as `elasticloadbalancing`. The
 //! endpoint is the cloud's EC2 endpoint, `ec2.` read as `elasticloadbalancing.` (AWS's regions);
-//! an emulator serves both at one.
+//! an emulator serves both at one. A VPC Lattice target group goes to `lattice_rest`.
 
+use super::lattice_rest::{self, Lattice};
 use super::signed::{Node, QueryClient};
 use super::{Balancers, CloudError};
 use async_trait::async_trait;
@@ -12,10 +13,11 @@ use std::collections::BTreeMap;
 const CLASSIC: &str = "2012-06-01";
 const V2: &str = "2015-12-01";
 
-/// One cloud's two load balancing APIs, with a user's credentials there.
+/// One cloud's two load balancing APIs and its VPC Lattice, with a user's credentials there.
 pub struct ElbQuery {
     classic: QueryClient,
     v2: QueryClient,
+    lattice: Lattice,
 }
 
 /// The load balancing endpoint of a cloud whose EC2 endpoint is `ec2`.
@@ -28,29 +30,48 @@ pub fn endpoint(ec2: &str) -> String {
 }
 
 impl ElbQuery {
-    /// The two APIs at `endpoint` (`endpoint()` of the cloud's EC2 one), through `base`'s
-    /// connection, credentials and timeout.
-    pub(super) fn new(base: &QueryClient, endpoint: String) -> Self {
-        let at = |version| QueryClient {
+    /// The APIs of the cloud whose EC2 client is `base` (their endpoints are read from its),
+    /// through its connection, credentials and timeout.
+    pub(super) fn new(base: &QueryClient) -> Self {
+        let at = |endpoint: String, service, version| QueryClient {
             connector: base.connector.clone(),
-            endpoint: endpoint.clone(),
+            endpoint,
             region: base.region.clone(),
             identity: base.identity.clone(),
-            service: "elasticloadbalancing",
+            service,
             version,
             timeout: base.timeout,
         };
+        let elb = endpoint(&base.endpoint);
+        let lattice = lattice_rest::endpoint(&base.endpoint);
         Self {
-            classic: at(CLASSIC),
-            v2: at(V2),
+            classic: at(elb.clone(), "elasticloadbalancing", CLASSIC),
+            v2: at(elb, "elasticloadbalancing", V2),
+            lattice: Lattice::new(at(lattice, "vpc-lattice", "")),
         }
     }
 
-    fn client(&self, s: &Source) -> &QueryClient {
-        match s.kind {
-            Kind::Elb => &self.classic,
-            Kind::Elbv2 => &self.v2,
+    fn client(&self, api: Api) -> &QueryClient {
+        match api {
+            Api::Classic => &self.classic,
+            Api::V2 => &self.v2,
         }
+    }
+}
+
+/// Which of ELB's two Query APIs knows a source.
+#[derive(Clone, Copy)]
+enum Api {
+    Classic,
+    V2,
+}
+
+/// The ELB API of a source's kind; none for a VPC Lattice target group.
+fn api(kind: Kind) -> Option<Api> {
+    match kind {
+        Kind::Elb => Some(Api::Classic),
+        Kind::Elbv2 => Some(Api::V2),
+        Kind::VpcLattice => None,
     }
 }
 
@@ -79,32 +100,31 @@ fn text<'a>(n: &'a Node, path: &[&str], what: &str) -> Result<&'a str, CloudErro
         .ok_or_else(|| CloudError::unreadable(format!("an answer without {what}")))
 }
 
-#[async_trait]
-impl Balancers for ElbQuery {
-    async fn drain_secs(&self, s: &Source) -> Result<Option<i64>, CloudError> {
+impl ElbQuery {
+    async fn elb_drain_secs(&self, api: Api, s: &Source) -> Result<Option<i64>, CloudError> {
         // Found first (an emulator answers a missing one's attributes with a 500).
-        let find = match s.kind {
-            Kind::Elb => [
+        let find = match api {
+            Api::Classic => [
                 p("Action", "DescribeLoadBalancers"),
                 p("LoadBalancerNames.member.1", &s.identifier),
             ],
-            Kind::Elbv2 => [
+            Api::V2 => [
                 p("Action", "DescribeTargetGroups"),
                 p("TargetGroupArns.member.1", &s.identifier),
             ],
         };
-        match self.client(s).call(&find).await {
+        match self.client(api).call(&find).await {
             Ok(_) => {}
             Err(e) if not_found(&e.code) => return Ok(None),
             Err(e) => return Err(e),
         }
-        let (action, params, attrs) = match s.kind {
-            Kind::Elb => (
+        let (action, params, attrs) = match api {
+            Api::Classic => (
                 "DescribeLoadBalancerAttributes",
                 vec![p("LoadBalancerName", &s.identifier)],
                 "LoadBalancerAttributes",
             ),
-            Kind::Elbv2 => (
+            Api::V2 => (
                 "DescribeTargetGroupAttributes",
                 vec![p("TargetGroupArn", &s.identifier)],
                 "Attributes",
@@ -112,12 +132,12 @@ impl Balancers for ElbQuery {
         };
         let mut params = params;
         params.push(p("Action", action));
-        let doc = self.client(s).call(&params).await?;
+        let doc = self.client(api).call(&params).await?;
         let found = doc
             .find(attrs)
             .ok_or_else(|| CloudError::unreadable(format!("{action} without {attrs}")))?;
-        match s.kind {
-            Kind::Elb => {
+        match api {
+            Api::Classic => {
                 // Connection draining: its timeout while enabled, else none.
                 let Some(draining) = found.find("ConnectionDraining") else {
                     return Ok(Some(0));
@@ -131,7 +151,7 @@ impl Balancers for ElbQuery {
                 };
                 Ok(Some(secs))
             }
-            Kind::Elbv2 => {
+            Api::V2 => {
                 let delay = found.members().into_iter().find(|m| {
                     m.path(&["Key"])
                         .is_some_and(|k| k.text == "deregistration_delay.timeout_seconds")
@@ -150,9 +170,9 @@ impl Balancers for ElbQuery {
         }
     }
 
-    async fn register(&self, s: &Source, ids: &[String]) -> Result<(), CloudError> {
-        let params = match s.kind {
-            Kind::Elb => {
+    async fn elb_register(&self, api: Api, s: &Source, ids: &[String]) -> Result<(), CloudError> {
+        let params = match api {
+            Api::Classic => {
                 let mut v = vec![
                     p("Action", "RegisterInstancesWithLoadBalancer"),
                     p("LoadBalancerName", &s.identifier),
@@ -160,7 +180,7 @@ impl Balancers for ElbQuery {
                 v.extend(listed("Instances", "InstanceId", ids));
                 v
             }
-            Kind::Elbv2 => {
+            Api::V2 => {
                 let mut v = vec![
                     p("Action", "RegisterTargets"),
                     p("TargetGroupArn", &s.identifier),
@@ -169,12 +189,12 @@ impl Balancers for ElbQuery {
                 v
             }
         };
-        self.client(s).call(&params).await.map(|_| ())
+        self.client(api).call(&params).await.map(|_| ())
     }
 
-    async fn deregister(&self, s: &Source, ids: &[String]) -> Result<(), CloudError> {
-        let params = match s.kind {
-            Kind::Elb => {
+    async fn elb_deregister(&self, api: Api, s: &Source, ids: &[String]) -> Result<(), CloudError> {
+        let params = match api {
+            Api::Classic => {
                 let mut v = vec![
                     p("Action", "DeregisterInstancesFromLoadBalancer"),
                     p("LoadBalancerName", &s.identifier),
@@ -182,7 +202,7 @@ impl Balancers for ElbQuery {
                 v.extend(listed("Instances", "InstanceId", ids));
                 v
             }
-            Kind::Elbv2 => {
+            Api::V2 => {
                 let mut v = vec![
                     p("Action", "DeregisterTargets"),
                     p("TargetGroupArn", &s.identifier),
@@ -191,17 +211,17 @@ impl Balancers for ElbQuery {
                 v
             }
         };
-        match self.client(s).call(&params).await {
+        match self.client(api).call(&params).await {
             // A classic load balancer refuses to deregister one it no longer has: done already.
             Err(e) if e.code == "InvalidInstance" => Ok(()),
             other => other.map(|_| ()),
         }
     }
 
-    async fn health(&self, s: &Source) -> Result<BTreeMap<String, bool>, CloudError> {
+    async fn elb_health(&self, api: Api, s: &Source) -> Result<BTreeMap<String, bool>, CloudError> {
         let mut out = BTreeMap::new();
-        match s.kind {
-            Kind::Elb => {
+        match api {
+            Api::Classic => {
                 let doc = self
                     .classic
                     .call(&[
@@ -221,7 +241,7 @@ impl Balancers for ElbQuery {
                     };
                 }
             }
-            Kind::Elbv2 => {
+            Api::V2 => {
                 let doc = self
                     .v2
                     .call(&[
@@ -244,6 +264,39 @@ impl Balancers for ElbQuery {
             }
         }
         Ok(out)
+    }
+}
+
+#[async_trait]
+impl Balancers for ElbQuery {
+    async fn drain_secs(&self, s: &Source) -> Result<Option<i64>, CloudError> {
+        match api(s.kind) {
+            Some(api) => self.elb_drain_secs(api, s).await,
+            // VPC Lattice has no deregistration delay to read: it stops routing to a target once
+            // it is deregistered and drains what is in flight on its own.
+            None => Ok(self.lattice.exists(s).await?.then_some(0)),
+        }
+    }
+
+    async fn register(&self, s: &Source, ids: &[String]) -> Result<(), CloudError> {
+        match api(s.kind) {
+            Some(api) => self.elb_register(api, s, ids).await,
+            None => self.lattice.register(s, ids).await,
+        }
+    }
+
+    async fn deregister(&self, s: &Source, ids: &[String]) -> Result<(), CloudError> {
+        match api(s.kind) {
+            Some(api) => self.elb_deregister(api, s, ids).await,
+            None => self.lattice.deregister(s, ids).await,
+        }
+    }
+
+    async fn health(&self, s: &Source) -> Result<BTreeMap<String, bool>, CloudError> {
+        match api(s.kind) {
+            Some(api) => self.elb_health(api, s).await,
+            None => self.lattice.health(s).await,
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod ec2_query;
 pub mod elb_query;
+pub mod lattice_rest;
 pub mod launch;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
@@ -288,7 +289,8 @@ pub trait Connect: Send + Sync {
 
 /// The api's way to a cloud: lookups and a user's catalog only, so the api needs no aws-sdk-ec2
 /// (`ec2_query`).
-/// A cloud's load balancers (ELB, ELBv2), with a user's credentials there.
+/// A cloud's load balancers (ELB, ELBv2) and VPC Lattice target groups, with a user's
+/// credentials there.
 #[async_trait]
 pub trait Balancers: Send + Sync {
     /// How long a VM deregistered from `s` keeps draining (s), or `None` if the cloud has no such

@@ -1,5 +1,6 @@
 //! AWS's protocols without their SDKs: the clouds' Query APIs (EC2, and ELB and ELBv2 for load
-//! balancers, and the deployment's SNS), and a JSON protocol call (the deployment's KMS). A request
+//! balancers, and the deployment's SNS), a JSON protocol call (the deployment's KMS) and a
+//! REST-JSON one (VPC Lattice's target groups). A request
 //! is signed with aws-sigv4 and sent with hyper on the SDK's connector; a Query answer is read with
 //! quick-xml into `Node`s, and an error (`<Error><Code>`, or JSON's `__type`) becomes a
 //! `CloudError` with the service's words. The api links none of these services' crates.
@@ -91,7 +92,70 @@ impl QueryClient {
         content_type: &str,
         target: Option<&str>,
     ) -> Result<(http::StatusCode, String), CloudError> {
-        let uri: http::Uri = format!("{}/", self.endpoint)
+        let a = self
+            .exchange("POST", "/", body, content_type, target)
+            .await?;
+        Ok((a.status, a.text))
+    }
+
+    /// One call of a REST-JSON protocol (VPC Lattice): `method` on `path` (its query included)
+    /// with `input` as the body, if any. Its answer, or the service's error (the
+    /// `x-amzn-ErrorType` header, or `__type`, and `message`).
+    pub async fn rest(
+        &self,
+        method: &str,
+        path: &str,
+        input: Option<&serde_json::Value>,
+    ) -> Result<serde_json::Value, CloudError> {
+        let body = input.map(|v| v.to_string()).unwrap_or_default();
+        let a = self
+            .exchange(method, path, body, "application/json", None)
+            .await?;
+        let json: Option<serde_json::Value> = serde_json::from_str(&a.text).ok();
+        if a.status.is_success() {
+            return json.ok_or_else(|| {
+                CloudError::unreadable(format!("an answer to {method} {path} that is not JSON"))
+            });
+        }
+        let kind = a
+            .error_type
+            .or_else(|| json.as_ref()?.get("__type")?.as_str().map(str::to_string));
+        match kind {
+            Some(kind) => {
+                // `ResourceNotFoundException:http://internal.amazon.com/...` or
+                // `com.amazonaws.x#ResourceNotFoundException`: the name alone.
+                let kind = kind.split(':').next().unwrap_or(&kind);
+                let code = kind.rsplit('#').next().unwrap_or(kind);
+                let message = json
+                    .as_ref()
+                    .and_then(|j| j.get("message").or_else(|| j.get("Message")))
+                    .and_then(|m| m.as_str())
+                    .unwrap_or("(no message)");
+                Err(CloudError::new(code, message))
+            }
+            None => Err(CloudError::new(
+                format!("HTTP{}", a.status.as_u16()),
+                format!(
+                    "{} answered {method} {path} with HTTP {}: {}",
+                    self.endpoint,
+                    a.status.as_u16(),
+                    a.text.chars().take(200).collect::<String>()
+                ),
+            )),
+        }
+    }
+
+    /// Sends `body` of `content_type` to `path` with `method` (and `X-Amz-Target` if given),
+    /// signed: the answer's status, error type header and text.
+    async fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        body: String,
+        content_type: &str,
+        target: Option<&str>,
+    ) -> Result<Exchanged, CloudError> {
+        let uri: http::Uri = format!("{}{path}", self.endpoint)
             .parse()
             .map_err(|e| CloudError::unreachable(format!("bad endpoint {}: {e}", self.endpoint)))?;
         let host = uri
@@ -102,7 +166,7 @@ impl QueryClient {
         headers.extend(target.map(|t| ("x-amz-target", t)));
         let uri_text = uri.to_string();
         let signable = SignableRequest::new(
-            "POST",
+            method,
             &uri_text,
             headers.iter().copied(),
             SignableBody::Bytes(body.as_bytes()),
@@ -121,7 +185,7 @@ impl QueryClient {
             .map_err(|e| CloudError::unreachable(format!("cannot sign: {e}")))?
             .into_parts();
         let mut req = HttpRequest::new(SdkBody::from(body));
-        req.set_method("POST")
+        req.set_method(method)
             .map_err(|e| CloudError::unreachable(e.to_string()))?;
         req.set_uri(uri_text.as_str())
             .map_err(|e| CloudError::unreachable(e.to_string()))?;
@@ -138,27 +202,38 @@ impl QueryClient {
                 CloudError::unreachable(format!("{}: {}", self.endpoint, error_chain(&e)))
             })?;
             let status = resp.status();
+            let error_type = resp.headers().get("x-amzn-errortype").map(str::to_string);
             let bytes = ByteStream::new(resp.into_body())
                 .collect()
                 .await
                 .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?
                 .into_bytes();
-            Ok::<_, CloudError>((status, bytes))
+            Ok::<_, CloudError>((status, error_type, bytes))
         };
         // The connector's timeouts bound connecting and each read; this bounds the whole call.
-        let (status, bytes) =
-            tokio::time::timeout(self.timeout, answer)
-                .await
-                .map_err(|_| {
-                    CloudError::unreachable(format!(
-                        "{} did not answer within {:?}",
-                        self.endpoint, self.timeout
-                    ))
-                })??;
+        let (status, error_type, bytes) = tokio::time::timeout(self.timeout, answer)
+            .await
+            .map_err(|_| {
+                CloudError::unreachable(format!(
+                    "{} did not answer within {:?}",
+                    self.endpoint, self.timeout
+                ))
+            })??;
         let status = http::StatusCode::from_u16(status.as_u16())
             .map_err(|e| CloudError::unreachable(format!("{}: {e}", self.endpoint)))?;
-        Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+        Ok(Exchanged {
+            status,
+            error_type,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        })
     }
+}
+
+/// An answer as it came: its status, the REST protocols' error type header, its text.
+struct Exchanged {
+    status: http::StatusCode,
+    error_type: Option<String>,
+    text: String,
 }
 
 /// One of the deployment's own services (SNS, SQS, KMS) with the function's credentials: where it

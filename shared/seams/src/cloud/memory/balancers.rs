@@ -1,4 +1,5 @@
-//! The memory cloud's load balancers: classic load balancers and target groups it is told of,
+//! The memory cloud's load balancers: classic load balancers and target groups (ELBv2 and VPC
+//! Lattice) it is told of,
 //! the VMs registered with each, and the VMs a test makes fail their health check. A VM that is
 //! not alive is not reported (ELBv2's `unused`); registering one that is not there is refused, as
 //! ELB refuses it.
@@ -25,6 +26,10 @@ fn not_found(s: &Source) -> CloudError {
         Kind::Elbv2 => CloudError::new(
             "TargetGroupNotFound",
             format!("One or more target groups not found: {}", s.identifier),
+        ),
+        Kind::VpcLattice => CloudError::new(
+            "ResourceNotFoundException",
+            format!("Target group {} not found", s.identifier),
         ),
     }
 }

@@ -497,6 +497,7 @@ impl DynamoStore {
                 replaces_ms: opt_n(item, "replaces")?,
                 at_risk_ms: opt_n(item, "at_risk")?,
                 probe_failed: opt_s(item, "probe_failed")?,
+                unhealthy_check: opt_s(item, "unhealthy_check")?,
                 weight: opt_n(item, "weight")?,
                 protected: get_bool(item, "protected")?,
                 // Absent for a VM launched from no launch configuration ("" before 2026-11).
@@ -570,6 +571,9 @@ impl DynamoStore {
         }
         if let Some(why) = &m.probe_failed {
             put = put.item("probe_failed", s(why.as_str()));
+        }
+        if let Some(check) = &m.unhealthy_check {
+            put = put.item("unhealthy_check", s(check.as_str()));
         }
         if let Some(a) = &m.open {
             put = put.item(

@@ -47,6 +47,19 @@ pub enum Failed {
 }
 
 impl Failed {
+    /// Every check.
+    pub const ALL: [Failed; 9] = [
+        Self::State,
+        Self::StatusCheck,
+        Self::ScheduledEvent,
+        Self::Retiring,
+        Self::Ebs,
+        Self::Elb,
+        Self::Lattice,
+        Self::Probe,
+        Self::User,
+    ];
+
     /// Every `label`, once each: the checks the metrics count VMs under.
     pub const LABELS: [&'static str; 8] = [
         "state",
@@ -151,22 +164,18 @@ impl Checks {
 /// Why a VM already marked Unhealthy is so, when no check fails it now: what its probe saw, the
 /// check that marked it, or (marked before the check was kept) SetInstanceHealth.
 pub fn marked(m: &Member) -> (Failed, String) {
-    let stored = m.unhealthy_check.as_deref().and_then(|l| {
-        [
-            Failed::State,
-            Failed::StatusCheck,
-            Failed::ScheduledEvent,
-            Failed::Ebs,
-            Failed::Elb,
-            Failed::Lattice,
-        ]
-        .into_iter()
-        .find(|f| f.label() == l)
-    });
+    // The first check of that label (a scheduled event's, not a retirement's: it is judged
+    // again from the cloud's events while they last).
+    let stored = m
+        .unhealthy_check
+        .as_deref()
+        .and_then(|l| Failed::ALL.into_iter().find(|f| f.label() == l));
     match (&m.probe_failed, stored) {
         (Some(why), _) => (Failed::Probe, why.clone()),
-        (None, Some(check)) => (check, "it was found so earlier".to_string()),
-        (None, None) => (Failed::User, "the instance was set unhealthy".to_string()),
+        (None, Some(check)) if check != Failed::User && check != Failed::Probe => {
+            (check, "it was found so earlier".to_string())
+        }
+        _ => (Failed::User, "the instance was set unhealthy".to_string()),
     }
 }
 
@@ -443,18 +452,7 @@ mod tests {
 
     #[test]
     fn every_check_has_its_label_listed_once() {
-        use Failed::*;
-        for f in [
-            State,
-            StatusCheck,
-            ScheduledEvent,
-            Retiring,
-            Ebs,
-            Elb,
-            Lattice,
-            Probe,
-            User,
-        ] {
+        for f in Failed::ALL {
             assert!(Failed::LABELS.contains(&f.label()), "{f:?}");
         }
         let mut labels = Failed::LABELS.to_vec();

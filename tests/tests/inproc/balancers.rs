@@ -297,18 +297,30 @@ async fn a_vm_its_load_balancer_calls_unhealthy_is_replaced_with_health_check_ty
     // Past the grace period, the target group calls one unhealthy: it is replaced.
     w.run_for(10).await;
     w.hotel.fail_health_check(TG, &two[0], true);
+    failing_replaced(
+        &w,
+        &u,
+        &two[0],
+        &two[1],
+        "an ELB system health check failure",
+    )
+    .await;
+}
+
+/// Waits for `failing` to be replaced while `kept` stays, the activity's cause saying `words`.
+async fn failing_replaced(w: &World, u: &User, failing: &str, kept: &str, words: &str) {
     let replaced = w
         .until(30, "the failing VM replaced", async || {
-            let now = converges(&w, &u, "hotel", "web", 2).await;
-            (!now.contains(&two[0])).then_some(now)
+            let now = converges(w, u, "hotel", "web", 2).await;
+            (!now.iter().any(|id| id == failing)).then_some(now)
         })
         .await;
-    assert!(replaced.contains(&two[1]));
-    let activities = c.activities("web").await;
+    assert!(replaced.iter().any(|id| id == kept));
+    let activities = w.sdk(u).activities("web").await;
     assert!(activities.activities().iter().any(|a| a
         .cause()
         .unwrap_or_default()
-        .contains("in response to an ELB system health check failure")));
+        .contains(&format!("in response to {words}"))));
 }
 
 /// A VPC Lattice target group, as AWS takes it: attached as a `vpc-lattice` traffic source, the
@@ -373,18 +385,14 @@ async fn a_vm_its_vpc_lattice_target_group_calls_unhealthy_is_replaced() {
     assert_eq!(converges(&w, &u, "hotel", "web", 2).await, two);
     // VPC Lattice failing the other replaces it.
     w.hotel.fail_health_check(LATTICE, &two[1], true);
-    let replaced = w
-        .until(30, "the failing VM replaced", async || {
-            let now = converges(&w, &u, "hotel", "web", 2).await;
-            (!now.contains(&two[1])).then_some(now)
-        })
-        .await;
-    assert!(replaced.contains(&two[0]));
-    let activities = c.activities("web").await;
-    assert!(activities.activities().iter().any(|a| a
-        .cause()
-        .unwrap_or_default()
-        .contains("in response to a VPC Lattice health check failure")));
+    failing_replaced(
+        &w,
+        &u,
+        &two[1],
+        &two[0],
+        "a VPC Lattice health check failure",
+    )
+    .await;
     // Detached as a traffic source, its VMs deregistered.
     c.detach_traffic_sources()
         .auto_scaling_group_name("web")

@@ -120,6 +120,16 @@ pub async fn tag_web(c: &aws_sdk_autoscaling::Client, key: &str, value: &str) {
         .unwrap();
 }
 
+/// Suspends one of group `web`'s processes.
+pub async fn suspend_web(c: &aws_sdk_autoscaling::Client, process: &str) {
+    c.suspend_processes()
+        .auto_scaling_group_name("web")
+        .scaling_processes(process)
+        .send()
+        .await
+        .unwrap();
+}
+
 pub async fn create_lc(w: &World, u: &User, name: &str) {
     w.sdk(u).create_lc(name).await;
 }

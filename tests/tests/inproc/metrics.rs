@@ -718,12 +718,7 @@ async fn unhealthy_vms_kept_are_counted_by_the_check_that_failed() {
     let (Given { w, u, c }, ids) = Given::converged("sick", 0, 4, 2).await;
     enable(&w, &u, "web", &["GroupUnhealthyInstances"]).await;
     crate::tag_web(&c, "phantom:status-check-confirm-seconds", "0").await;
-    c.suspend_processes()
-        .auto_scaling_group_name("web")
-        .scaling_processes("ReplaceUnhealthy")
-        .send()
-        .await
-        .unwrap();
+    crate::suspend_web(&c, "ReplaceUnhealthy").await;
     let auth = credential(&w, &u).await;
     let (_, text) = scrape(&w, Some(&auth)).await;
     assert!(

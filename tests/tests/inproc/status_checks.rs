@@ -239,12 +239,7 @@ async fn suspended_processes_hold_a_status_check_replacement_back() {
         .send()
         .await
         .unwrap();
-    c.suspend_processes()
-        .auto_scaling_group_name("web")
-        .scaling_processes("ReplaceUnhealthy")
-        .send()
-        .await
-        .unwrap();
+    crate::suspend_web(&c, "ReplaceUnhealthy").await;
     let health = async || {
         c.describe_auto_scaling_instances()
             .instance_ids(&ids[0])

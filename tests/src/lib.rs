@@ -13,6 +13,7 @@
 
 pub mod api_gateway;
 pub mod aws_cli;
+pub mod chaos;
 pub mod exporter;
 pub mod fault_proxy;
 pub mod fixtures;

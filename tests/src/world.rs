@@ -151,7 +151,12 @@ async fn register_cloud(
 
 impl World {
     pub async fn new() -> Self {
-        let clock = Arc::new(ManualClock::starting_at(phantom_model::time::now_ms()));
+        Self::starting_at(phantom_model::time::now_ms()).await
+    }
+
+    /// A world whose clock starts at `start_ms` (Unix ms): a simulation's, the same every run.
+    pub async fn starting_at(start_ms: i64) -> Self {
+        let clock = Arc::new(ManualClock::starting_at(start_ms));
         let trip = Tripwire::new();
         let store = Arc::new(MemoryStore::new(trip.clone()));
         let queue = Arc::new(MemoryQueue::new(clock.clone(), trip.clone()));

@@ -128,7 +128,7 @@ impl App {
             return self_service::handle(self, req).await;
         }
         let started = Instant::now();
-        let request_id = uuid::Uuid::new_v4().to_string();
+        let request_id = phantom_rules::ids::uuid();
         let mut action = String::new();
         let mut user = String::new();
         let outcome = self

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = phantom_rules::ids::uuid();
     let mut user = String::new();
     let outcome = answer(app, &req, &mut user).await;
     let (status, code, body, content_type) = match outcome {

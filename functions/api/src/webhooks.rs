@@ -17,7 +17,7 @@ pub use webhook::PREFIX;
 
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = phantom_rules::ids::uuid();
     let (user, outcome) = match webhook::target(req.path_and_query) {
         Some(t) => (t.user.clone(), answer(app, &req, &t).await),
         None => (String::new(), Err(denied())),

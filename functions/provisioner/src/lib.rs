@@ -306,7 +306,7 @@ impl Provisioner {
     /// Reconciles one group. Errors are the store's; a cloud's refusal is an outcome (a failed
     /// scaling activity and a backoff), not an error.
     pub async fn reconcile(&self, msg: &Reconcile) -> Result<Outcome, StoreError> {
-        let holder = uuid::Uuid::new_v4().to_string();
+        let holder = phantom_rules::ids::uuid();
         let mut held = false;
         // The rounds, the lease renewed while they work (the renewal never ends by itself).
         let outcome = tokio::select! {

@@ -37,7 +37,7 @@ fn activity(
         group: ctx.group.to_string(),
         start_ms: ctx.now_ms,
         doc: ScalingActivity {
-            activity_id: uuid::Uuid::new_v4().to_string(),
+            activity_id: crate::ids::uuid(),
             auto_scaling_group_name: ctx.group.to_string(),
             auto_scaling_group_arn: ctx.group_arn.to_string(),
             description,

@@ -14,6 +14,7 @@ pub mod group_metrics;
 pub mod health;
 pub mod heartbeat;
 pub mod identity;
+pub mod ids;
 #[cfg(test)]
 mod imports;
 pub mod launch_config;

@@ -186,7 +186,7 @@ fn time(ms: i64) -> String {
 
 fn notice(target: &str, subject: Option<String>, body: &impl Serialize, now_ms: i64) -> Notice {
     Notice {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::uuid(),
         at_ms: now_ms,
         target: target.to_string(),
         subject,
@@ -211,7 +211,7 @@ struct TestMessage<'a> {
 
 /// The test notification to `target` (its subject only for a topic of a group's notifications).
 pub fn test(group: &str, group_arn: &str, target: &str, hook: bool, now_ms: i64) -> Notice {
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = crate::ids::uuid();
     let subject = (!hook).then(|| format!("Auto Scaling: test notification for group \"{group}\""));
     notice(
         target,
@@ -399,7 +399,7 @@ pub fn of_wait(audience: &Audience<'_>, w: &Waiting<'_>) -> Option<Notice> {
         (true, Passage::IntoPool) => ("EC2", "WarmPool"),
         (true, Passage::FromPool) => ("WarmPool", "AutoScalingGroup"),
     };
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = crate::ids::uuid();
     Some(notice(
         target,
         None,

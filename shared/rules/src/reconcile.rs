@@ -16,7 +16,7 @@ pub use crate::weights::Weights;
 use phantom_model::group::{InstanceMaintenancePolicy, LaunchTemplateSpecification};
 pub use phantom_model::instance::{CloudState, Lifecycle, Market, Member, Placement, Seen};
 use phantom_model::instance::{Outcome, Wait};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How long a recorded instance may be absent from the cloud's answer before it counts as gone:
 /// EC2's DescribeInstances is eventually consistent right after RunInstances.
@@ -874,6 +874,12 @@ pub fn size_replacing(
     if !plan.to_pool.is_empty() {
         plan.to_pool_waits = hold_waits.clone();
     }
+    // A VM is let go once a round, for the first reason found (found by the simulator, seed 94:
+    // an instance refresh and an unhealthy mark both chose one VM, and two activities held it,
+    // one of them for ever).
+    let mut once = BTreeSet::new();
+    plan.gone.retain(|(id, _)| once.insert(id.clone()));
+    plan.terminate.retain(|(id, _)| once.insert(id.clone()));
     if !target.deleting {
         let (hold, go) = std::mem::take(&mut plan.terminate)
             .into_iter()
@@ -903,6 +909,13 @@ pub fn size_replacing(
             plan.hold_waits = hold_waits;
         }
     }
+    // A VM let go this round is not also marked Unhealthy and kept: its termination is the last
+    // word on it (found by the simulator, seed 54: the mark overwrote the hold, and the hold's
+    // activity was left in progress for ever).
+    let leaving: BTreeSet<&String> = (plan.hold.iter().chain(&plan.terminate).chain(&plan.gone))
+        .map(|(id, _)| id)
+        .collect();
+    plan.unhealthy.retain(|(id, _)| !leaving.contains(id));
     plan
 }
 

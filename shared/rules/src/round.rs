@@ -543,7 +543,7 @@ fn start_waits(
     waits
         .iter()
         .map(|w| {
-            let token = uuid::Uuid::new_v4().to_string();
+            let token = crate::ids::uuid();
             let waiting = Waiting {
                 group: ctx.group,
                 group_arn: ctx.group_arn,

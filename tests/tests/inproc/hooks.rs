@@ -629,3 +629,36 @@ async fn an_abandoned_termination_is_retained_until_the_user_terminates_it() {
     .await;
     assert_eq!(converges(&w, &u, "hotel", "web", 2).await, serving);
 }
+
+/// A VM its termination hook held, whose hook was deleted while it waited, goes, and its
+/// activity ends with it.
+#[tokio::test]
+async fn a_held_termination_whose_hook_is_deleted_ends_its_activity() {
+    let (Given { w, u, c }, _) = Given::converged("hook-gone", 0, 5, 2).await;
+    put_hook(&w, &u, "out", TERMINATING, 115, "CONTINUE").await;
+    c.desire("web", 1).await;
+    let held = waiting(&w, &u, LifecycleState::TerminatingWait, 1).await;
+    c.delete_lifecycle_hook()
+        .auto_scaling_group_name("web")
+        .lifecycle_hook_name("out")
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "the held VM gone", async || {
+        (!w.hotel.alive().contains(&held[0])).then_some(())
+    })
+    .await;
+    w.run_for(5).await;
+    let open: Vec<String> = activities(&w, &u, "web")
+        .await
+        .iter()
+        .filter(|a| {
+            !matches!(
+                a.status_code().map(|s| s.as_str()),
+                Some("Successful" | "Failed" | "Cancelled")
+            )
+        })
+        .map(|a| format!("{:?} {:?}", a.description(), a.status_code()))
+        .collect();
+    assert!(open.is_empty(), "{open:?}");
+}

@@ -6,6 +6,7 @@ mod across;
 mod admin;
 mod api;
 mod balancers;
+mod chaos;
 mod crashes;
 mod hooks;
 mod lambda;

@@ -76,7 +76,7 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
     let s = &input.settings;
     let account = &caller.account_id;
     let ctx = NewGroupContext {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: phantom_rules::ids::uuid(),
         region: &app.config.region,
         account,
         cloud: cloud.name.clone(),

@@ -31,7 +31,7 @@ pub async fn run(
     let arn = launch_config::arn(
         &app.config.region,
         &caller.account_id,
-        &uuid::Uuid::new_v4().to_string(),
+        &phantom_rules::ids::uuid(),
         name,
     );
     let lc = launch_config::from_input(&input, cloud, arn, app.clock.now())?;

@@ -37,7 +37,7 @@ pub async fn start(
     // What it replaces: the group's instances now (those launched after come from what the
     // group launches from by then).
     let members = app.store.instances(&caller.user, name).await?;
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = phantom_rules::ids::uuid();
     let now = app.clock.now();
     let now_ms = app.clock.now_ms();
     change_group(app, caller, name, Some("StartInstanceRefresh"), |g| {

@@ -24,14 +24,14 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
         "arn:aws:autoscaling:{}:{}:scalingPolicy:{}:autoScalingGroupName/{group}:policyName/{name}",
         app.config.region,
         caller.account_id,
-        uuid::Uuid::new_v4()
+        phantom_rules::ids::uuid()
     )
 }
 
 /// A target tracking policy's two conditions, named as AWS names the CloudWatch alarms it makes
 /// for one (Phantom evaluates them itself: no CloudWatch alarm exists).
 fn alarms(app: &App, caller: &Caller, group: &str) -> Vec<Alarm> {
-    let id = uuid::Uuid::new_v4();
+    let id = phantom_rules::ids::uuid();
     ["AlarmHigh", "AlarmLow"]
         .into_iter()
         .map(|which| {

@@ -24,7 +24,7 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
         "arn:aws:autoscaling:{}:{}:scheduledUpdateGroupAction:{}:autoScalingGroupName/{group}:scheduledActionName/{name}",
         app.config.region,
         caller.account_id,
-        uuid::Uuid::new_v4()
+        phantom_rules::ids::uuid()
     )
 }
 

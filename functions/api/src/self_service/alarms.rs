@@ -40,7 +40,7 @@ async fn put(
         datapoints_to_alarm: input.datapoints_to_alarm,
     };
     check_promql(app, |s| alarm_promql(asked.expression, s)).await?;
-    let alarm_name = format!("Phantom-{group}-{name}-{}", uuid::Uuid::new_v4());
+    let alarm_name = format!("Phantom-{group}-{name}-{}", phantom_rules::ids::uuid());
     let made = Mutex::new(None);
     change_policy(app, caller, group, name, |p| {
         let alarm_name = p

@@ -25,7 +25,7 @@ const JSON: &str = "application/json";
 
 pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = phantom_rules::ids::uuid();
     let path = crate::path_of(req.path_and_query);
     // Only paths with the prefix are routed here.
     let operation = path.rsplit_once(PREFIX).map_or(path, |(_, op)| op);

@@ -1,0 +1,212 @@
+//! The invariants, as the simulation checks them:
+//! - `capacity`: after every step, a group has no more VMs running or pending than its largest
+//!   MaxSize of the last `WINDOW` steps (or what its maintenance policy's MaxHealthyPercentage
+//!   allows above its desired capacity), plus the launch-first headroom (one VM, or a tenth),
+//!   plus its VMs protected from scale-in; while its Terminate process is suspended, no more
+//!   than it had (AWS can let go of neither);
+//! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
+//! - `answers` (in `work`): no 5xx a fault does not explain, every answer in the model's shapes;
+//! - `liveness`: once the faults stop and the users let go, every group reaches its desired
+//!   capacity (or keeps its protected VMs above it), all InService and healthy, and Phantom's
+//!   records and the clouds agree: no VM
+//!   recorded that is not running (a ghost), none running with a user's tags that no group
+//!   records (an orphan, or one launched twice);
+//! - `activities-end`: then, no activity is left in progress.
+
+use super::{owner_of, Sim};
+use phantom_model::instance::Lifecycle;
+use phantom_rules::processes;
+use phantom_seams::cloud::memory::Vm;
+use phantom_seams::cloud::TAG_GROUP_ID;
+use phantom_seams::store::{Fleet, Groups};
+
+/// How many steps back a group's MaxSize still bounds it (a lowered MaxSize takes a round).
+const WINDOW: usize = 5;
+
+/// Every VM alive on the world's clouds.
+fn alive(sim: &Sim) -> Vec<Vm> {
+    ["hotel", "sierra"]
+        .iter()
+        .flat_map(|c| sim.cloud(c).vms())
+        .filter(|v| v.state.alive())
+        .collect()
+}
+
+/// The invariants checked after every step.
+pub(super) async fn safety(sim: &mut Sim) {
+    let vms = alive(sim);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    let mut owners = std::collections::BTreeMap::new();
+    for a in &sim.actors {
+        let user = a.user.name.clone();
+        let Ok(groups) = sim.w.store.all_groups(&user).await else {
+            continue;
+        };
+        for g in groups {
+            owners.insert(g.id.clone(), user.clone());
+            let members = sim
+                .w
+                .store
+                .instances(&user, &g.name)
+                .await
+                .unwrap_or_default();
+            let leaving = |id: &str| {
+                members.iter().any(|m| {
+                    m.id == id
+                        && matches!(
+                            m.lifecycle,
+                            Lifecycle::Terminating
+                                | Lifecycle::TerminatingWait
+                                | Lifecycle::TerminatingRetained
+                                | Lifecycle::Detaching
+                        )
+                })
+            };
+            let count = vms
+                .iter()
+                .filter(|v| v.tags.get(TAG_GROUP_ID) == Some(&g.id) && !leaving(&v.id))
+                .count() as i64;
+            let over = g
+                .settings
+                .instance_maintenance_policy
+                .as_ref()
+                .map_or(0, |p| (g.desired * p.max_healthy_percentage + 99) / 100);
+            let protected = members
+                .iter()
+                .filter(|m| m.protected && !leaving(&m.id))
+                .count() as i64;
+            let mut cap = g.max.max(over) + protected;
+            if processes::suspended(&g.settings.suspended_processes)
+                .iter()
+                .any(|p| p == "Terminate")
+            {
+                cap = cap.max(count);
+            }
+            let window = sim.bounds.entry((user.clone(), g.id.clone())).or_default();
+            window.push((sim.step, cap));
+            window.retain(|(at, _)| at + WINDOW > sim.step);
+            let cap = window.iter().map(|(_, c)| *c).max().unwrap_or(g.max);
+            let bound = cap + (cap / 10).max(1);
+            checked += 1;
+            if !g.deleting() && count > bound {
+                broken.push((
+                    "capacity",
+                    g.id.clone(),
+                    format!(
+                        "{user}'s group {} has {count} VMs, more than {bound} (MaxSize {}, desired {})",
+                        g.name, g.max, g.desired
+                    ),
+                ));
+            }
+        }
+    }
+    for v in &vms {
+        let (Some(id), Some(owner)) = (v.tags.get(TAG_GROUP_ID), owner_of(&v.tags)) else {
+            continue;
+        };
+        checked += 1;
+        if let Some(theirs) = owners.get(id).filter(|o| o.as_str() != owner) {
+            broken.push((
+                "tenancy",
+                v.id.clone(),
+                format!(
+                    "{} is tagged as {owner}'s but carries {theirs}'s group id",
+                    v.id
+                ),
+            ));
+        }
+    }
+    *sim.out.tally.checks.entry("capacity+tenancy").or_default() += checked;
+    // Each thing broken is told once a run, when first seen.
+    for (invariant, what, detail) in broken {
+        if sim.told.insert((invariant, what)) {
+            sim.broke(invariant, detail);
+        }
+    }
+}
+
+/// Whether every group is whole and records and clouds agree; if not, the first thing that
+/// differs.
+pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
+    *sim.out.tally.checks.entry("liveness").or_default() += 1;
+    let vms = alive(sim);
+    let mut recorded = std::collections::BTreeSet::new();
+    for a in &sim.actors {
+        let user = &a.user.name;
+        let groups = sim
+            .w
+            .store
+            .all_groups(user)
+            .await
+            .map_err(|e| format!("{user}'s groups unread: {e}"))?;
+        for g in groups {
+            if g.deleting() {
+                return Err(format!("{user}'s group {} is still being deleted", g.name));
+            }
+            let members = sim
+                .w
+                .store
+                .instances(user, &g.name)
+                .await
+                .map_err(|e| format!("{user}'s VMs unread: {e}"))?;
+            let serving = members
+                .iter()
+                .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
+                .count() as i64;
+            // VMs protected from scale-in stay above the desired capacity, as on AWS.
+            let protected = members.iter().filter(|m| m.protected).count() as i64;
+            let whole = g.desired.max(protected);
+            if serving != whole || members.len() as i64 != whole {
+                return Err(format!(
+                    "{user}'s group {} has {serving} of {whole} serving ({protected} protected), {} recorded",
+                    g.name,
+                    members.len()
+                ));
+            }
+            for m in &members {
+                if !vms.iter().any(|v| v.id == m.id) {
+                    return Err(format!(
+                        "{user}'s group {} records {}, which its cloud does not run (a ghost)",
+                        g.name, m.id
+                    ));
+                }
+                recorded.insert(m.id.clone());
+            }
+        }
+    }
+    let users: Vec<&str> = sim.actors.iter().map(|a| a.user.name.as_str()).collect();
+    if let Some(orphan) = vms.iter().find(|v| {
+        owner_of(&v.tags).is_some_and(|o| users.contains(&o)) && !recorded.contains(&v.id)
+    }) {
+        return Err(format!(
+            "{} runs with {}'s tags but no group records it (an orphan)",
+            orphan.id,
+            owner_of(&orphan.tags).unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Once whole: every group's activities have ended.
+pub(super) async fn activities_end(sim: &mut Sim) {
+    let mut broken = Vec::new();
+    for a in &sim.actors {
+        let Ok(list) = sim.w.store.activities(&a.user.name, None, None, 1000).await else {
+            continue;
+        };
+        for (_, act) in list {
+            *sim.out.tally.checks.entry("activities-end").or_default() += 1;
+            let code = act.status_code.as_str();
+            if !matches!(code, "Successful" | "Failed" | "Cancelled") {
+                broken.push(format!(
+                    "{}'s activity \"{}\" (started {}, cause \"{}\") is {code}",
+                    a.user.name, act.description, act.start_time, act.cause
+                ));
+            }
+        }
+    }
+    for detail in broken {
+        sim.broke("activities-end", detail);
+    }
+}

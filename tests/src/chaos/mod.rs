@@ -1,0 +1,635 @@
+//! A deterministic simulation of the whole of Phantom (issue 61): several users' random requests
+//! through aws-sdk-autoscaling to the api's handlers, and the provisioner and the health check
+//! working their queue and schedule, on the in-process world (memory store, queue and two clouds,
+//! a manual clock), in one thread, under random faults. Every choice comes from one seed: the
+//! users' requests, which faults strike and when, and the ids Phantom makes (`phantom_rules::ids`).
+//! A seed is a run, the same trace every time. Invariants are checked after every step and once
+//! the faults stop (`check`); docs/reliability.md says what each means.
+
+mod check;
+pub mod rng;
+pub mod work;
+
+use crate::world::World;
+use crate::User;
+use phantom_model::time::Clock;
+use phantom_seams::cloud::memory::{Fault, MemoryCloud, Which};
+use phantom_seams::store::{Fleet, Groups};
+use rng::Rng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Where every simulated run's clock starts (2026-01-01T00:00:00Z): the same every run.
+const START_MS: i64 = 1_767_225_600_000;
+/// How long, once the faults stop and the users let go, every group has to be whole again.
+pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
+
+/// How big a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub users: usize,
+    /// Requests and faults, each followed by a few simulated seconds.
+    pub steps: usize,
+    pub faults: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            users: 3,
+            steps: 80,
+            faults: true,
+        }
+    }
+}
+
+/// An invariant that did not hold: its name, when, and what was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    pub invariant: &'static str,
+    pub step: usize,
+    pub detail: String,
+}
+
+/// What a run (or many) did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub runs: usize,
+    pub steps: usize,
+    pub simulated_ms: i64,
+    /// Requests by action, and faults and invariants checked by kind.
+    pub requests: BTreeMap<&'static str, usize>,
+    pub faults: BTreeMap<&'static str, usize>,
+    pub checks: BTreeMap<&'static str, usize>,
+    /// Steps at which a group had each feature on, and each two at once.
+    pub features: BTreeMap<&'static str, usize>,
+    pub pairs: BTreeMap<(&'static str, &'static str), usize>,
+    /// The longest time, once faults stopped, before every group was whole.
+    pub longest_settle_ms: i64,
+}
+
+impl Tally {
+    pub fn add(&mut self, o: &Tally) {
+        self.runs += o.runs;
+        self.steps += o.steps;
+        self.simulated_ms += o.simulated_ms;
+        for (into, from) in [
+            (&mut self.requests, &o.requests),
+            (&mut self.faults, &o.faults),
+            (&mut self.checks, &o.checks),
+            (&mut self.features, &o.features),
+        ] {
+            for (k, v) in from {
+                *into.entry(k).or_default() += v;
+            }
+        }
+        for (k, v) in &o.pairs {
+            *self.pairs.entry(*k).or_default() += v;
+        }
+        self.longest_settle_ms = self.longest_settle_ms.max(o.longest_settle_ms);
+    }
+
+    pub fn faults_total(&self) -> usize {
+        self.faults.values().sum()
+    }
+
+    pub fn checks_total(&self) -> usize {
+        self.checks.values().sum()
+    }
+}
+
+/// One seed's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub seed: u64,
+    pub settings: Settings,
+    /// A line a step, VM ids named in the order they appeared (`vm1`, `vm2`, ...).
+    pub trace: Vec<String>,
+    pub tally: Tally,
+    pub broken: Vec<Broken>,
+}
+
+/// How often each fault strikes in a run: 0 or a rate per step, as the seed says.
+struct Rates {
+    cloud_error: f64,
+    lost_answer: f64,
+    zone_full: f64,
+    vm_death: f64,
+    impaired: f64,
+    provisioner_crash: f64,
+    api_crash: f64,
+    clock_jump: f64,
+}
+
+impl Rates {
+    fn drawn(rng: &mut Rng, on: bool) -> Self {
+        let mut rate = |most: f64| {
+            if on && rng.chance(0.7) {
+                most * (1 + rng.below(100)) as f64 / 100.0
+            } else {
+                0.0
+            }
+        };
+        Self {
+            cloud_error: rate(0.15),
+            lost_answer: rate(0.05),
+            zone_full: rate(0.05),
+            vm_death: rate(0.1),
+            impaired: rate(0.05),
+            provisioner_crash: rate(0.1),
+            api_crash: rate(0.05),
+            clock_jump: rate(0.02),
+        }
+    }
+}
+
+struct Actor {
+    user: User,
+    client: aws_sdk_autoscaling::Client,
+}
+
+struct Sim {
+    w: World,
+    rng: Rng,
+    actors: Vec<Actor>,
+    rates: Rates,
+    out: Outcome,
+    step: usize,
+    /// VM ids as the trace names them.
+    names: BTreeMap<String, String>,
+    /// Armed for the provisioner's next batch: the adapter step it crashes at.
+    crash_batch: Option<u64>,
+    /// Zones made full, and the step at which they have room again.
+    full: Vec<(&'static str, &'static str, usize)>,
+    /// Each group's largest MaxSize and maintenance headroom over the recent steps, by (user,
+    /// group id): what bounds how many VMs it may have.
+    bounds: BTreeMap<(String, String), Vec<(usize, i64)>>,
+    /// What was found broken already (an invariant, and the group or VM): told once.
+    told: std::collections::BTreeSet<(&'static str, String)>,
+}
+
+/// Runs seed `seed`.
+pub async fn run(seed: u64, settings: Settings) -> Outcome {
+    phantom_rules::ids::seed(Some(seed));
+    let w = World::starting_at(START_MS).await;
+    let mut rng = Rng::new(seed);
+    let rates = Rates::drawn(&mut rng, settings.faults);
+    let mut actors = Vec::new();
+    for _ in 0..settings.users {
+        let user = w.user("u").await;
+        let client = w.sdk(&user);
+        for lc in work::LCS {
+            client
+                .create_launch_configuration()
+                .launch_configuration_name(lc)
+                .image_id(crate::world::IMAGE)
+                .instance_type("t2.micro")
+                .send()
+                .await
+                .expect("a simulated user's launch configuration");
+        }
+        actors.push(Actor { user, client });
+    }
+    let mut sim = Sim {
+        w,
+        rng,
+        actors,
+        rates,
+        out: Outcome {
+            seed,
+            settings,
+            trace: Vec::new(),
+            tally: Tally {
+                runs: 1,
+                ..Tally::default()
+            },
+            broken: Vec::new(),
+        },
+        step: 0,
+        names: BTreeMap::new(),
+        crash_batch: None,
+        full: Vec::new(),
+        bounds: BTreeMap::new(),
+        told: Default::default(),
+    };
+    for step in 1..=settings.steps {
+        sim.step = step;
+        sim.one_step().await;
+    }
+    sim.quiesce().await;
+    sim.out.tally.steps = settings.steps;
+    sim.out.tally.simulated_ms = sim.w.clock.now_ms() - START_MS;
+    phantom_rules::ids::seed(None);
+    sim.out
+}
+
+impl Sim {
+    fn say(&mut self, line: String) {
+        let at = (self.w.clock.now_ms() - START_MS) / 1000;
+        let line = self.named(&format!("[{at:>5}s] {line}"));
+        self.out.trace.push(line);
+    }
+
+    /// `text` with each VM id replaced by its name in this run (ids are unique per process, not
+    /// per run).
+    fn named(&mut self, text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("i-") {
+            out.push_str(&rest[..at]);
+            let id: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if id.len() == 19 {
+                let n = self.names.len() + 1;
+                let name = self.names.entry(id.clone()).or_insert(format!("vm{n}"));
+                out.push_str(name);
+            } else {
+                out.push_str(&id);
+            }
+            rest = &rest[at + id.len()..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn broke(&mut self, invariant: &'static str, detail: String) {
+        let detail = self.named(&detail);
+        self.say(format!("BROKEN {invariant}: {detail}"));
+        self.out.broken.push(Broken {
+            invariant,
+            step: self.step,
+            detail,
+        });
+    }
+
+    fn cloud(&self, name: &str) -> &Arc<MemoryCloud> {
+        self.w.cloud(name)
+    }
+
+    async fn one_step(&mut self) {
+        if self.rng.chance(0.25) {
+            self.fault().await;
+        } else {
+            self.request().await;
+        }
+        let secs = self.rng.between(1, 8) as u64;
+        self.tick(secs).await;
+        self.features().await;
+        check::safety(self).await;
+    }
+
+    async fn request(&mut self) {
+        let who = self.rng.below(self.actors.len() as u64) as usize;
+        // Mostly a group the user has (a request that names none is refused, and says less).
+        let theirs: Vec<String> = match self.w.store.all_groups(&self.actors[who].user.name).await {
+            Ok(gs) => gs.into_iter().map(|g| g.name).collect(),
+            Err(_) => Vec::new(),
+        };
+        let group = match self.rng.pick(&theirs) {
+            Some(g) if self.rng.chance(0.8) => g.clone(),
+            _ => self.rng.pick(&work::GROUPS).expect("three").to_string(),
+        };
+        let group = group.as_str();
+        let members: work::Members = self
+            .w
+            .store
+            .instances(&self.actors[who].user.name, group)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.id, m.lifecycle.as_str().to_string()))
+            .collect();
+        let crash = self
+            .rng
+            .chance(self.rates.api_crash)
+            .then(|| self.rng.between(1, 6) as u64);
+        let client = self.actors[who].client.clone();
+        let mut rng = Rng::new(self.rng.draw());
+        let call = work::request(&client, &mut rng, group, &members, theirs.is_empty());
+        let (drawn, answer) = match crash {
+            None => call.await,
+            Some(k) => {
+                self.w.trip.arm(k);
+                let out = tokio::select! {
+                    biased;
+                    _ = self.w.trip.tripped() => None,
+                    out = call => Some(out),
+                };
+                self.w.trip.disarm();
+                match out {
+                    Some(out) => out,
+                    None => {
+                        *self.out.tally.faults.entry("api-crash").or_default() += 1;
+                        (
+                            work::Drawn {
+                                action: "(crashed)",
+                                what: format!("at step {k}"),
+                            },
+                            work::Answer::Crashed,
+                        )
+                    }
+                }
+            }
+        };
+        *self.out.tally.requests.entry(drawn.action).or_default() += 1;
+        *self.out.tally.checks.entry("answers").or_default() += 1;
+        let who = &self.actors[who].user.name;
+        let line = format!("{who} {} {}: {answer:?}", drawn.action, drawn.what);
+        self.say(line);
+        if let work::Answer::Broken(invariant, detail) = answer {
+            self.broke(
+                invariant,
+                format!("{} {}: {detail}", drawn.action, drawn.what),
+            );
+        }
+    }
+
+    async fn fault(&mut self) {
+        let clouds = ["hotel", "sierra"];
+        let on = *self.rng.pick(&clouds).expect("two");
+        let r = &self.rates;
+        let kinds = [
+            ("cloud-error", r.cloud_error),
+            ("lost-answer", r.lost_answer),
+            ("zone-full", r.zone_full),
+            ("vm-death", r.vm_death),
+            ("impaired", r.impaired),
+            ("provisioner-crash", r.provisioner_crash),
+            ("clock-jump", r.clock_jump),
+        ];
+        let total: f64 = kinds.iter().map(|(_, p)| p).sum();
+        if total == 0.0 {
+            return;
+        }
+        let mut at = total * (self.rng.below(1_000_000) as f64 / 1_000_000.0);
+        let kind = kinds
+            .iter()
+            .find(|(_, p)| {
+                at -= p;
+                at < 0.0
+            })
+            .map_or("cloud-error", |(k, _)| *k);
+        let alive = self.cloud(on).alive();
+        let vm = self.rng.pick(&alive).cloned();
+        let what = match kind {
+            "cloud-error" => {
+                let n = self.rng.between(1, 4) as usize;
+                let fault = *self
+                    .rng
+                    .pick(&[Fault::ServerError, Fault::Throttling])
+                    .expect("two");
+                self.cloud(on).fail_next(n, fault);
+                format!("{on}: the next {n} calls fail ({fault:?})")
+            }
+            "lost-answer" => {
+                self.cloud(on).lose_next_launch_answers(1);
+                format!("{on}: the next launch's answer is lost")
+            }
+            "zone-full" => {
+                let zone = *self.rng.pick(&crate::world::ZONES).expect("two");
+                self.cloud(on).zone_full(zone, true);
+                let until = self.step + self.rng.between(1, 10) as usize;
+                self.full.push((on, zone, until));
+                format!("{on}: {zone} full until step {until}")
+            }
+            "vm-death" => match vm {
+                Some(id) => {
+                    self.cloud(on).terminate_outside(&id);
+                    format!("{on}: {id} dies")
+                }
+                None => return,
+            },
+            "impaired" => match vm {
+                Some(id) => {
+                    self.cloud(on).impair(&id, Which::System);
+                    format!("{on}: {id}'s system status check impaired")
+                }
+                None => return,
+            },
+            "provisioner-crash" => {
+                let k = self.rng.between(1, 30) as u64;
+                self.crash_batch = Some(k);
+                format!("the provisioner's next batch crashes at adapter step {k}")
+            }
+            _ => {
+                let secs = self.rng.between(60, 600);
+                self.w.clock.advance_ms(secs * 1000);
+                format!("the clock jumps {secs} s")
+            }
+        };
+        *self.out.tally.faults.entry(kind).or_default() += 1;
+        self.say(format!("fault {what}"));
+    }
+
+    /// Moves the clock `secs` seconds, one at a time: the work queue settles (a batch crashing if
+    /// one is armed), and the health check runs each second, as the world's `run_for` does.
+    async fn tick(&mut self, secs: u64) {
+        for _ in 0..secs {
+            self.w.clock.advance_ms(1_000);
+            let step = self.step;
+            let mut mended = Vec::new();
+            self.full.retain(|(cloud, zone, until)| {
+                let over = *until <= step;
+                if over {
+                    mended.push((*cloud, *zone));
+                }
+                !over
+            });
+            for (cloud, zone) in mended {
+                self.cloud(cloud).zone_full(zone, false);
+            }
+            self.settle().await;
+            if let Err(e) = self.w.health().run().await {
+                let e = format!("{e}");
+                self.broke("health-check-runs", e);
+            }
+            self.settle().await;
+        }
+    }
+
+    /// Delivers the work queue to provisioners until none is visible: a failed message comes
+    /// back after 5 s; a crashed batch's messages after the queue's visibility timeout (30 s).
+    async fn settle(&mut self) {
+        loop {
+            let batch = self.w.queue.receive(10);
+            if batch.is_empty() {
+                return;
+            }
+            let p = self.w.provisioner();
+            let failed = match self.crash_batch.take() {
+                None => Some(p.handle_batch(batch.clone()).await),
+                Some(k) => {
+                    self.w.trip.arm(k);
+                    let out = tokio::select! {
+                        biased;
+                        _ = self.w.trip.tripped() => None,
+                        failed = p.handle_batch(batch.clone()) => Some(failed),
+                    };
+                    self.w.trip.disarm();
+                    out
+                }
+            };
+            match failed {
+                Some(failed) => {
+                    for m in batch {
+                        if failed.contains(&m.id) {
+                            self.w.queue.retry(m.body, 5_000);
+                        }
+                    }
+                }
+                None => {
+                    self.say(format!(
+                        "the provisioner crashed with {} messages",
+                        batch.len()
+                    ));
+                    for m in batch {
+                        self.w.queue.retry(m.body, 30_000);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counts the features each group has on now, alone and in pairs.
+    async fn features(&mut self) {
+        for a in &self.actors {
+            let Ok(groups) = self.w.store.all_groups(&a.user.name).await else {
+                continue;
+            };
+            for g in groups {
+                let members = self
+                    .w
+                    .store
+                    .instances(&a.user.name, &g.name)
+                    .await
+                    .unwrap_or_default();
+                let s = &g.settings;
+                let on: Vec<&'static str> = [
+                    ("hooks", !s.lifecycle_hooks.is_empty()),
+                    ("suspended", !s.suspended_processes.is_empty()),
+                    ("maintenance", s.instance_maintenance_policy.is_some()),
+                    ("protected", members.iter().any(|m| m.protected)),
+                    ("unhealthy", members.iter().any(|m| !m.healthy)),
+                    (
+                        "refresh",
+                        s.instance_refreshes.iter().any(|r| r.status.active()),
+                    ),
+                    ("deleting", g.deleting()),
+                    ("on-sierra", g.cloud == "sierra"),
+                ]
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(f, _)| f)
+                .collect();
+                for (i, f) in on.iter().enumerate() {
+                    *self.out.tally.features.entry(f).or_default() += 1;
+                    for g2 in &on[i + 1..] {
+                        *self.out.tally.pairs.entry((f, g2)).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Faults stop and the users let go (processes resumed, hooks deleted); then every group has
+    /// `SETTLE_BOUND_MS` to be whole on its cloud, Phantom's records and the clouds agreeing.
+    async fn quiesce(&mut self) {
+        self.step += 1;
+        self.say(
+            "faults stop; the users resume their groups' processes and drop their hooks".into(),
+        );
+        for cloud in ["hotel", "sierra"] {
+            self.cloud(cloud).clear_faults();
+            for zone in crate::world::ZONES {
+                self.cloud(cloud).zone_full(zone, false);
+            }
+        }
+        self.full.clear();
+        self.crash_batch = None;
+        for a in &self.actors {
+            for group in work::GROUPS {
+                let _ = a
+                    .client
+                    .resume_processes()
+                    .auto_scaling_group_name(group)
+                    .send()
+                    .await;
+                for hook in ["in", "out"] {
+                    let _ = a
+                        .client
+                        .delete_lifecycle_hook()
+                        .auto_scaling_group_name(group)
+                        .lifecycle_hook_name(hook)
+                        .send()
+                        .await;
+                }
+            }
+        }
+        let from = self.w.clock.now_ms();
+        loop {
+            self.tick(10).await;
+            let waited = self.w.clock.now_ms() - from;
+            match check::whole(self).await {
+                Ok(()) => {
+                    self.out.tally.longest_settle_ms = waited;
+                    self.say(format!(
+                        "every group whole {} s after the faults stopped",
+                        waited / 1000
+                    ));
+                    break;
+                }
+                Err(why) if waited >= SETTLE_BOUND_MS => {
+                    self.broke(
+                        "liveness",
+                        format!(
+                            "not whole {} s after the faults stopped: {why}",
+                            waited / 1000
+                        ),
+                    );
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+        check::activities_end(self).await;
+    }
+}
+
+/// The shortest run of `seed` that still breaks an invariant: fewer steps (a prefix of the
+/// same run), then fewer users, then without faults, each kept if it still breaks.
+pub async fn shrink(seed: u64, failing: Outcome) -> Outcome {
+    let mut best = failing;
+    let mut s = best.settings;
+    // The fewest steps that still break, by halving the distance.
+    let (mut lo, mut hi) = (0, s.steps);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        let o = Box::pin(run(seed, Settings { steps: mid, ..s })).await;
+        if o.broken.is_empty() {
+            lo = mid;
+        } else {
+            hi = mid;
+            best = o;
+        }
+    }
+    s.steps = hi;
+    for fewer in [Settings { users: 1, ..s }, Settings { faults: false, ..s }] {
+        if fewer == s || fewer.users > s.users {
+            continue;
+        }
+        let o = Box::pin(run(seed, fewer)).await;
+        if !o.broken.is_empty() {
+            best = o;
+            s = fewer;
+        }
+    }
+    best
+}
+
+/// The user a group id's VMs are tagged as owned by, as the memory cloud keeps its tags.
+fn owner_of(tags: &BTreeMap<String, String>) -> Option<&str> {
+    tags.get(phantom_seams::cloud::TAG_OWNER)
+        .map(String::as_str)
+}

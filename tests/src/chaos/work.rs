@@ -1,0 +1,365 @@
+//! The users' work: a random request of the Auto Scaling API through aws-sdk-autoscaling, valid or
+//! not, on groups whose names the users share (so requests meet: a create of a group that
+//! exists, a delete during a hook's wait, two changes of one group in one second), and how its
+//! answer is judged.
+
+use super::rng::Rng;
+use aws_sdk_autoscaling::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_autoscaling::types::InstanceMaintenancePolicy;
+use aws_sdk_autoscaling::Client;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+/// The group names every user's requests draw from.
+pub const GROUPS: [&str; 3] = ["web", "api", "batch"];
+/// The launch configurations each user has from the start, one on each cloud.
+pub const LCS: [&str; 2] = ["lc@hotel", "lc@sierra"];
+/// The processes a user suspends and resumes.
+const PROCESSES: [&str; 6] = [
+    "Launch",
+    "Terminate",
+    "HealthCheck",
+    "ReplaceUnhealthy",
+    "AZRebalance",
+    "AddToLoadBalancer",
+];
+
+/// What became of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Answered: `OK`, or the error code.
+    Code(String),
+    /// The api instance crashed mid-request: the client saw no answer.
+    Crashed,
+    /// An answer that breaks an invariant: a 5xx that no fault explains, or one the SDK cannot
+    /// read (not in the model's shapes).
+    Broken(&'static str, String),
+}
+
+/// Judges an SDK call's outcome.
+pub fn judge<O, E>(r: Result<O, SdkError<E, HttpResponse>>) -> Answer
+where
+    E: ProvideErrorMetadata + std::fmt::Debug,
+{
+    match r {
+        Ok(_) => Answer::Code("OK".into()),
+        Err(SdkError::ServiceError(e)) => {
+            let status = e.raw().status().as_u16();
+            let code = e.err().code().unwrap_or("(no code)").to_string();
+            // 503 is a cloud that could not be asked (a fault injected); any other 5xx is ours.
+            if status >= 500 && status != 503 {
+                Answer::Broken(
+                    "no-5xx",
+                    format!("HTTP {status} {code}: {:?}", e.err().message()),
+                )
+            } else {
+                Answer::Code(code)
+            }
+        }
+        Err(other) => Answer::Broken("answers-in-shape", format!("{other:?}")),
+    }
+}
+
+/// A request, drawn, and what it names (for the trace).
+pub struct Drawn {
+    pub action: &'static str,
+    pub what: String,
+}
+
+/// The VMs a user's group has now (id, lifecycle), for requests that name one.
+pub type Members = Vec<(String, String)>;
+
+/// Draws and sends one request of a user's: `members` are the VMs of `group` as recorded; a user
+/// with no group (`none`) mostly creates one.
+pub async fn request(
+    c: &Client,
+    rng: &mut Rng,
+    group: &str,
+    members: &Members,
+    none: bool,
+) -> (Drawn, Answer) {
+    let vm = rng.pick(members).map(|(id, _)| id.clone());
+    let waiting = members
+        .iter()
+        .filter(|(_, l)| l.ends_with(":Wait"))
+        .map(|(id, _)| id.clone())
+        .collect::<Vec<_>>();
+    let drawn = |action, what: String| Drawn { action, what };
+    let roll = match none && rng.chance(0.6) {
+        true => 0,
+        false => rng.below(100),
+    };
+    match roll {
+        0..=14 => {
+            let lc = *rng.pick(&LCS).expect("two");
+            let min = rng.between(0, 2) as i32;
+            // Now and then an invalid one: max below min.
+            let max = min + rng.between(-1, 4) as i32;
+            let desired = rng.between(i64::from(min), i64::from(max.max(min))) as i32;
+            let r = c
+                .create_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .launch_configuration_name(lc)
+                .min_size(min)
+                .max_size(max)
+                .desired_capacity(desired)
+                .health_check_grace_period(rng.between(0, 30) as i32)
+                .send()
+                .await;
+            (
+                drawn(
+                    "CreateAutoScalingGroup",
+                    format!("{group} {lc} {min}/{max}/{desired}"),
+                ),
+                judge(r),
+            )
+        }
+        15..=32 => {
+            let n = rng.between(0, 7) as i32;
+            let r = c
+                .set_desired_capacity()
+                .auto_scaling_group_name(group)
+                .desired_capacity(n)
+                .honor_cooldown(rng.chance(0.2))
+                .send()
+                .await;
+            (
+                drawn("SetDesiredCapacity", format!("{group} {n}")),
+                judge(r),
+            )
+        }
+        33..=42 => {
+            let min = rng.between(0, 3) as i32;
+            let max = min + rng.between(0, 4) as i32;
+            let mut u = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .min_size(min)
+                .max_size(max);
+            if rng.chance(0.5) {
+                u = u.desired_capacity(rng.between(i64::from(min), i64::from(max)) as i32);
+            }
+            (
+                drawn("UpdateAutoScalingGroup", format!("{group} {min}/{max}")),
+                judge(u.send().await),
+            )
+        }
+        43..=49 => {
+            let Some(id) = vm else {
+                return describe(c, group).await;
+            };
+            let decrement = rng.chance(0.5);
+            let r = c
+                .terminate_instance_in_auto_scaling_group()
+                .instance_id(&id)
+                .should_decrement_desired_capacity(decrement)
+                .send()
+                .await;
+            (
+                drawn(
+                    "TerminateInstanceInAutoScalingGroup",
+                    format!("{id} decrement={decrement}"),
+                ),
+                judge(r),
+            )
+        }
+        50..=54 => {
+            let Some(id) = vm else {
+                return describe(c, group).await;
+            };
+            let r = c
+                .set_instance_health()
+                .instance_id(&id)
+                .health_status("Unhealthy")
+                .should_respect_grace_period(rng.chance(0.5))
+                .send()
+                .await;
+            (
+                drawn("SetInstanceHealth", format!("{id} Unhealthy")),
+                judge(r),
+            )
+        }
+        55..=59 => {
+            let p = *rng.pick(&PROCESSES).expect("some");
+            let r = c
+                .suspend_processes()
+                .auto_scaling_group_name(group)
+                .scaling_processes(p)
+                .send()
+                .await;
+            (drawn("SuspendProcesses", format!("{group} {p}")), judge(r))
+        }
+        60..=64 => {
+            let r = c
+                .resume_processes()
+                .auto_scaling_group_name(group)
+                .send()
+                .await;
+            (drawn("ResumeProcesses", group.to_string()), judge(r))
+        }
+        65..=69 => {
+            let launching = rng.chance(0.5);
+            let transition = match launching {
+                true => "autoscaling:EC2_INSTANCE_LAUNCHING",
+                false => "autoscaling:EC2_INSTANCE_TERMINATING",
+            };
+            let result = *rng.pick(&["CONTINUE", "ABANDON"]).expect("two");
+            let timeout = rng.between(30, 120) as i32;
+            let r = c
+                .put_lifecycle_hook()
+                .auto_scaling_group_name(group)
+                .lifecycle_hook_name(if launching { "in" } else { "out" })
+                .lifecycle_transition(transition)
+                .heartbeat_timeout(timeout)
+                .default_result(result)
+                .send()
+                .await;
+            (
+                drawn(
+                    "PutLifecycleHook",
+                    format!("{group} {transition} {timeout}s {result}"),
+                ),
+                judge(r),
+            )
+        }
+        70..=73 => {
+            let Some(id) = rng.pick(&waiting).cloned() else {
+                return describe(c, group).await;
+            };
+            let result = *rng.pick(&["CONTINUE", "ABANDON"]).expect("two");
+            let hook = *rng.pick(&["in", "out"]).expect("two");
+            let r = c
+                .complete_lifecycle_action()
+                .auto_scaling_group_name(group)
+                .lifecycle_hook_name(hook)
+                .instance_id(&id)
+                .lifecycle_action_result(result)
+                .send()
+                .await;
+            (
+                drawn(
+                    "CompleteLifecycleAction",
+                    format!("{group} {hook} {id} {result}"),
+                ),
+                judge(r),
+            )
+        }
+        74..=76 => {
+            let hook = *rng.pick(&["in", "out"]).expect("two");
+            let r = c
+                .delete_lifecycle_hook()
+                .auto_scaling_group_name(group)
+                .lifecycle_hook_name(hook)
+                .send()
+                .await;
+            (
+                drawn("DeleteLifecycleHook", format!("{group} {hook}")),
+                judge(r),
+            )
+        }
+        77..=80 => {
+            let Some(id) = vm else {
+                return describe(c, group).await;
+            };
+            let on = rng.chance(0.6);
+            let r = c
+                .set_instance_protection()
+                .auto_scaling_group_name(group)
+                .instance_ids(&id)
+                .protected_from_scale_in(on)
+                .send()
+                .await;
+            (
+                drawn("SetInstanceProtection", format!("{group} {id} {on}")),
+                judge(r),
+            )
+        }
+        81..=84 => {
+            // AWS's pairs, and -1 -1 to take it off.
+            let (min, max) = *rng
+                .pick(&[(100, 110), (90, 120), (50, 100), (100, 200), (-1, -1)])
+                .expect("some");
+            let r = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .instance_maintenance_policy(
+                    InstanceMaintenancePolicy::builder()
+                        .min_healthy_percentage(min)
+                        .max_healthy_percentage(max)
+                        .build(),
+                )
+                .send()
+                .await;
+            (
+                drawn(
+                    "UpdateAutoScalingGroup",
+                    format!("{group} maintenance {min}-{max}"),
+                ),
+                judge(r),
+            )
+        }
+        85..=87 => {
+            let r = c
+                .start_instance_refresh()
+                .auto_scaling_group_name(group)
+                .send()
+                .await;
+            (drawn("StartInstanceRefresh", group.to_string()), judge(r))
+        }
+        88..=91 => {
+            let force = rng.chance(0.6);
+            let r = c
+                .delete_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .force_delete(force)
+                .send()
+                .await;
+            (
+                drawn("DeleteAutoScalingGroup", format!("{group} force={force}")),
+                judge(r),
+            )
+        }
+        92..=94 => {
+            // Invalid on purpose: a desired capacity no group may have.
+            let r = c
+                .set_desired_capacity()
+                .auto_scaling_group_name(group)
+                .desired_capacity(-1)
+                .send()
+                .await;
+            (drawn("SetDesiredCapacity", format!("{group} -1")), judge(r))
+        }
+        _ => describe(c, group).await,
+    }
+}
+
+/// The reads: the group, its VMs and activities, each in the model's shapes.
+async fn describe(c: &Client, group: &str) -> (Drawn, Answer) {
+    let groups = judge(
+        c.describe_auto_scaling_groups()
+            .auto_scaling_group_names(group)
+            .send()
+            .await,
+    );
+    let answer = match groups {
+        Answer::Code(ok) if ok == "OK" => {
+            let activities = judge(
+                c.describe_scaling_activities()
+                    .auto_scaling_group_name(group)
+                    .send()
+                    .await,
+            );
+            match activities {
+                Answer::Code(_) => judge(c.describe_auto_scaling_instances().send().await),
+                other => other,
+            }
+        }
+        other => other,
+    };
+    (
+        Drawn {
+            action: "Describe",
+            what: group.to_string(),
+        },
+        answer,
+    )
+}

@@ -2,8 +2,8 @@
 //! - `capacity`: after every step, a group has no more VMs running or pending than its largest
 //!   MaxSize of the last `WINDOW` steps (or what its maintenance policy's MaxHealthyPercentage
 //!   allows above its desired capacity), plus the launch-first headroom (one VM, or a tenth),
-//!   plus its VMs protected from scale-in; while its Terminate process is suspended, no more
-//!   than it had (AWS can let go of neither);
+//!   plus its VMs protected from scale-in and those in Standby; while its Terminate process is
+//!   suspended, no more than it had (AWS can let go of neither);
 //! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
 //! - `answers` (in `work`): no 5xx a fault does not explain, every answer in the model's shapes;
 //! - `liveness`: once the faults stop and the users let go, every group reaches its desired
@@ -76,7 +76,12 @@ pub(super) async fn safety(sim: &mut Sim) {
                 .iter()
                 .filter(|m| m.protected && !leaving(&m.id))
                 .count() as i64;
-            let mut cap = g.max.max(over) + protected;
+            // Standby VMs stay in the group outside its capacity.
+            let standby = members
+                .iter()
+                .filter(|m| m.lifecycle == Lifecycle::Standby)
+                .count() as i64;
+            let mut cap = g.max.max(over) + protected + standby;
             if processes::suspended(&g.settings.suspended_processes)
                 .iter()
                 .any(|p| p == "Terminate")
@@ -158,10 +163,16 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
             let protected = members.iter().filter(|m| m.protected).count() as i64;
             let whole = g.desired.max(protected);
             if serving != whole || members.len() as i64 != whole {
+                let others: Vec<String> = members
+                    .iter()
+                    .filter(|m| m.lifecycle != Lifecycle::InService || !m.healthy)
+                    .map(|m| format!("{} {}", m.id, m.lifecycle.as_str()))
+                    .collect();
                 return Err(format!(
-                    "{user}'s group {} has {serving} of {whole} serving ({protected} protected), {} recorded",
+                    "{user}'s group {} has {serving} of {whole} serving ({protected} protected), {} recorded; not serving: {}",
                     g.name,
-                    members.len()
+                    members.len(),
+                    others.join(", ")
                 ));
             }
             for m in &members {

@@ -117,6 +117,9 @@ struct Rates {
     vm_death: f64,
     impaired: f64,
     provisioner_crash: f64,
+    health_check_crash: f64,
+    slow_boot: f64,
+    describe_lag: f64,
     api_crash: f64,
     clock_jump: f64,
 }
@@ -137,6 +140,9 @@ impl Rates {
             vm_death: rate(0.1),
             impaired: rate(0.05),
             provisioner_crash: rate(0.1),
+            health_check_crash: rate(0.05),
+            slow_boot: rate(0.03),
+            describe_lag: rate(0.03),
             api_crash: rate(0.05),
             clock_jump: rate(0.02),
         }
@@ -146,6 +152,8 @@ impl Rates {
 struct Actor {
     user: User,
     client: aws_sdk_autoscaling::Client,
+    /// VMs the user detached from a group, which may be attached again while they run.
+    detached: Vec<String>,
 }
 
 struct Sim {
@@ -159,6 +167,8 @@ struct Sim {
     names: BTreeMap<String, String>,
     /// Armed for the provisioner's next batch: the adapter step it crashes at.
     crash_batch: Option<u64>,
+    /// Armed for the health check's next run: the adapter step it crashes at.
+    crash_check: Option<u64>,
     /// Zones made full, and the step at which they have room again.
     full: Vec<(&'static str, &'static str, usize)>,
     /// Each group's largest MaxSize and maintenance headroom over the recent steps, by (user,
@@ -188,7 +198,11 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
                 .await
                 .expect("a simulated user's launch configuration");
         }
-        actors.push(Actor { user, client });
+        actors.push(Actor {
+            user,
+            client,
+            detached: Vec::new(),
+        });
     }
     let mut sim = Sim {
         w,
@@ -208,6 +222,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         step: 0,
         names: BTreeMap::new(),
         crash_batch: None,
+        crash_check: None,
         full: Vec::new(),
         bounds: BTreeMap::new(),
         told: Default::default(),
@@ -307,7 +322,19 @@ impl Sim {
             .then(|| self.rng.between(1, 6) as u64);
         let client = self.actors[who].client.clone();
         let mut rng = Rng::new(self.rng.draw());
-        let call = work::request(&client, &mut rng, group, &members, theirs.is_empty());
+        let alive: Vec<String> = ["hotel", "sierra"]
+            .iter()
+            .flat_map(|c| self.cloud(c).alive())
+            .collect();
+        self.actors[who].detached.retain(|id| alive.contains(id));
+        let scene = work::Scene {
+            group,
+            members: &members,
+            none: theirs.is_empty(),
+            detached: &self.actors[who].detached,
+            now_ms: self.w.clock.now_ms(),
+        };
+        let call = work::request(&client, &mut rng, &scene);
         let (drawn, answer) = match crash {
             None => call.await,
             Some(k) => {
@@ -326,6 +353,7 @@ impl Sim {
                             work::Drawn {
                                 action: "(crashed)",
                                 what: format!("at step {k}"),
+                                vm: None,
                             },
                             work::Answer::Crashed,
                         )
@@ -334,6 +362,14 @@ impl Sim {
             }
         };
         *self.out.tally.requests.entry(drawn.action).or_default() += 1;
+        if answer == work::Answer::Code("OK".into()) {
+            let detached = &mut self.actors[who].detached;
+            match (drawn.action, &drawn.vm) {
+                ("DetachInstances", Some(id)) => detached.push(id.clone()),
+                ("AttachInstances", Some(id)) => detached.retain(|d| d != id),
+                _ => {}
+            }
+        }
         *self.out.tally.checks.entry("answers").or_default() += 1;
         let who = &self.actors[who].user.name;
         let line = format!("{who} {} {}: {answer:?}", drawn.action, drawn.what);
@@ -357,6 +393,9 @@ impl Sim {
             ("vm-death", r.vm_death),
             ("impaired", r.impaired),
             ("provisioner-crash", r.provisioner_crash),
+            ("health-check-crash", r.health_check_crash),
+            ("slow-boot", r.slow_boot),
+            ("describe-lag", r.describe_lag),
             ("clock-jump", r.clock_jump),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
@@ -413,6 +452,24 @@ impl Sim {
                 self.crash_batch = Some(k);
                 format!("the provisioner's next batch crashes at adapter step {k}")
             }
+            "health-check-crash" => {
+                let k = self.rng.between(1, 20) as u64;
+                self.crash_check = Some(k);
+                format!("the health check's next run crashes at adapter step {k}")
+            }
+            "describe-lag" => {
+                // Within how long Phantom waits for a new VM to show (`MISSING_GRACE_MS`).
+                let secs = self.rng.between(0, 12) as u64;
+                self.cloud(on)
+                    .set_describe_lag(std::time::Duration::from_secs(secs));
+                format!("{on}: new VMs missing from DescribeInstances for {secs} s")
+            }
+            "slow-boot" => {
+                let secs = self.rng.between(0, 90) as u64;
+                self.cloud(on)
+                    .set_boot_time(std::time::Duration::from_secs(secs));
+                format!("{on}: new VMs take {secs} s to boot")
+            }
             _ => {
                 let secs = self.rng.between(60, 600);
                 self.w.clock.advance_ms(secs * 1000);
@@ -441,9 +498,24 @@ impl Sim {
                 self.cloud(cloud).zone_full(zone, false);
             }
             self.settle().await;
-            if let Err(e) = self.w.health().run().await {
-                let e = format!("{e}");
-                self.broke("health-check-runs", e);
+            let h = self.w.health();
+            let run = match self.crash_check.take() {
+                None => Some(h.run().await),
+                Some(k) => {
+                    self.w.trip.arm(k);
+                    let out = tokio::select! {
+                        biased;
+                        _ = self.w.trip.tripped() => None,
+                        out = h.run() => Some(out),
+                    };
+                    self.w.trip.disarm();
+                    out
+                }
+            };
+            match run {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => self.broke("health-check-runs", format!("{e}")),
+                None => self.say("the health check crashed".into()),
             }
             self.settle().await;
         }
@@ -548,7 +620,49 @@ impl Sim {
         }
         self.full.clear();
         self.crash_batch = None;
+        self.crash_check = None;
+        let mut lines = Vec::new();
+        for cloud in ["hotel", "sierra"] {
+            self.cloud(cloud).set_boot_time(std::time::Duration::ZERO);
+        }
         for a in &self.actors {
+            // VMs in Standby go back in service (or, refused, leave).
+            let standby: Vec<(String, String)> =
+                match self.w.store.all_instances(&a.user.name).await {
+                    Ok(all) => all
+                        .into_iter()
+                        .filter(|(_, m)| m.lifecycle == phantom_model::instance::Lifecycle::Standby)
+                        .map(|(g, m)| (g, m.id))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+            for (group, id) in standby {
+                let back = a
+                    .client
+                    .exit_standby()
+                    .auto_scaling_group_name(&group)
+                    .instance_ids(&id)
+                    .send()
+                    .await;
+                let mut said = vec![format!("ExitStandby {group} {id}: {:?}", work::judge(back))];
+                for decrement in [false, true] {
+                    if said.last().is_some_and(|l| l.ends_with("Code(\"OK\")")) {
+                        break;
+                    }
+                    let gone = a
+                        .client
+                        .terminate_instance_in_auto_scaling_group()
+                        .instance_id(&id)
+                        .should_decrement_desired_capacity(decrement)
+                        .send()
+                        .await;
+                    said.push(format!(
+                        "TerminateInstanceInAutoScalingGroup {id} decrement={decrement}: {:?}",
+                        work::judge(gone)
+                    ));
+                }
+                lines.extend(said.into_iter().map(|l| format!("{} {l}", a.user.name)));
+            }
             for group in work::GROUPS {
                 let _ = a
                     .client
@@ -566,6 +680,9 @@ impl Sim {
                         .await;
                 }
             }
+        }
+        for line in lines {
+            self.say(line);
         }
         let from = self.w.clock.now_ms();
         loop {

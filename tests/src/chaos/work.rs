@@ -59,34 +59,56 @@ where
     }
 }
 
-/// A request, drawn, and what it names (for the trace).
+/// A request, drawn, and what it names (for the trace; `vm`, the VM it acts on, if any).
 pub struct Drawn {
     pub action: &'static str,
     pub what: String,
+    pub vm: Option<String>,
+}
+
+/// What a user's request is drawn from: the group it names, that group's VMs as recorded, whether
+/// the user has any group, and the VMs the user detached that still run.
+pub struct Scene<'a> {
+    pub group: &'a str,
+    pub members: &'a Members,
+    pub none: bool,
+    pub detached: &'a [String],
+    /// The world's time (Unix ms): scheduled actions start after it.
+    pub now_ms: i64,
 }
 
 /// The VMs a user's group has now (id, lifecycle), for requests that name one.
 pub type Members = Vec<(String, String)>;
 
-/// Draws and sends one request of a user's: `members` are the VMs of `group` as recorded; a user
-/// with no group (`none`) mostly creates one.
-pub async fn request(
-    c: &Client,
-    rng: &mut Rng,
-    group: &str,
-    members: &Members,
-    none: bool,
-) -> (Drawn, Answer) {
+/// Draws and sends one request of a user's; a user with no group mostly creates one.
+pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
+    let (group, members) = (scene.group, scene.members);
     let vm = rng.pick(members).map(|(id, _)| id.clone());
+    let in_state = |state: &str| -> Vec<String> {
+        members
+            .iter()
+            .filter(|(_, l)| l.as_str() == state)
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
     let waiting = members
         .iter()
         .filter(|(_, l)| l.ends_with(":Wait"))
         .map(|(id, _)| id.clone())
         .collect::<Vec<_>>();
-    let drawn = |action, what: String| Drawn { action, what };
-    let roll = match none && rng.chance(0.6) {
+    let drawn = |action, what: String| Drawn {
+        action,
+        what,
+        vm: None,
+    };
+    let on = |action, id: &str, what: String| Drawn {
+        action,
+        what,
+        vm: Some(id.to_string()),
+    };
+    let roll = match scene.none && rng.chance(0.6) {
         true => 0,
-        false => rng.below(100),
+        false => rng.below(130),
     };
     match roll {
         0..=14 => {
@@ -174,7 +196,7 @@ pub async fn request(
                 .send()
                 .await;
             (
-                drawn("SetInstanceHealth", format!("{id} Unhealthy")),
+                on("SetInstanceHealth", &id, format!("{id} Unhealthy")),
                 judge(r),
             )
         }
@@ -328,8 +350,136 @@ pub async fn request(
                 .await;
             (drawn("SetDesiredCapacity", format!("{group} -1")), judge(r))
         }
+        95..=99 => {
+            let Some(id) = rng.pick(&in_state("InService")).cloned() else {
+                return describe(c, group).await;
+            };
+            let decrement = rng.chance(0.5);
+            let r = c
+                .enter_standby()
+                .auto_scaling_group_name(group)
+                .instance_ids(&id)
+                .should_decrement_desired_capacity(decrement)
+                .send()
+                .await;
+            let what = format!("{group} {id} decrement={decrement}");
+            (on("EnterStandby", &id, what), judge(r))
+        }
+        100..=103 => {
+            let Some(id) = rng.pick(&in_state("Standby")).cloned() else {
+                return describe(c, group).await;
+            };
+            let r = c
+                .exit_standby()
+                .auto_scaling_group_name(group)
+                .instance_ids(&id)
+                .send()
+                .await;
+            (on("ExitStandby", &id, format!("{group} {id}")), judge(r))
+        }
+        104..=107 => {
+            let Some(id) = vm else {
+                return describe(c, group).await;
+            };
+            let decrement = rng.chance(0.5);
+            let r = c
+                .detach_instances()
+                .auto_scaling_group_name(group)
+                .instance_ids(&id)
+                .should_decrement_desired_capacity(decrement)
+                .send()
+                .await;
+            let what = format!("{group} {id} decrement={decrement}");
+            (on("DetachInstances", &id, what), judge(r))
+        }
+        108..=111 => {
+            let Some(id) = rng.pick(scene.detached).cloned() else {
+                return describe(c, group).await;
+            };
+            let r = c
+                .attach_instances()
+                .auto_scaling_group_name(group)
+                .instance_ids(&id)
+                .send()
+                .await;
+            (
+                on("AttachInstances", &id, format!("{group} {id}")),
+                judge(r),
+            )
+        }
+        112..=115 => {
+            // Across both clouds, ranked either way; or back to the launch configuration's.
+            let clouds = *rng
+                .pick(&["hotel,sierra", "sierra,hotel", ""])
+                .expect("three");
+            let r = match clouds {
+                "" => judge(
+                    c.delete_tags()
+                        .tags(tag(group, "phantom:clouds", ""))
+                        .send()
+                        .await,
+                ),
+                _ => judge(
+                    c.create_or_update_tags()
+                        .tags(tag(group, "phantom:clouds", clouds))
+                        .send()
+                        .await,
+                ),
+            };
+            let what = format!("{group} phantom:clouds={clouds}");
+            (drawn("CreateOrUpdateTags", what), r)
+        }
+        116..=119 => {
+            let in_secs = rng.between(5, 120);
+            let desired = rng.between(0, 6) as i32;
+            let start = aws_smithy_types::DateTime::from_millis(scene.now_ms + in_secs * 1000);
+            let r = c
+                .put_scheduled_update_group_action()
+                .auto_scaling_group_name(group)
+                .scheduled_action_name("soon")
+                .start_time(start)
+                .desired_capacity(desired)
+                .send()
+                .await;
+            let what = format!("{group} desired {desired} in {in_secs} s");
+            (drawn("PutScheduledUpdateGroupAction", what), judge(r))
+        }
+        120..=124 => {
+            let change = *rng.pick(&[-2, -1, 1, 2]).expect("four");
+            let r = c
+                .put_scaling_policy()
+                .auto_scaling_group_name(group)
+                .policy_name("step")
+                .adjustment_type("ChangeInCapacity")
+                .scaling_adjustment(change)
+                .send()
+                .await;
+            let what = format!("{group} step {change:+}");
+            (drawn("PutScalingPolicy", what), judge(r))
+        }
+        125..=129 => {
+            let r = c
+                .execute_policy()
+                .auto_scaling_group_name(group)
+                .policy_name("step")
+                .honor_cooldown(rng.chance(0.3))
+                .send()
+                .await;
+            (drawn("ExecutePolicy", format!("{group} step")), judge(r))
+        }
         _ => describe(c, group).await,
     }
+}
+
+/// A tag on group `group`.
+fn tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::types::Tag {
+    aws_sdk_autoscaling::types::Tag::builder()
+        .resource_id(group)
+        .resource_type("auto-scaling-group")
+        .key(key)
+        .value(value)
+        .propagate_at_launch(false)
+        .build()
 }
 
 /// The reads: the group, its VMs and activities, each in the model's shapes.
@@ -359,6 +509,7 @@ async fn describe(c: &Client, group: &str) -> (Drawn, Answer) {
         Drawn {
             action: "Describe",
             what: group.to_string(),
+            vm: None,
         },
         answer,
     )

@@ -1,5 +1,6 @@
 //! The ways real clouds fail, on demand: refusals, server errors and throttling, slowness,
-//! unreachability, an answer lost after the launch happened, running out of capacity.
+//! unreachability, an answer lost after the launch happened, running out of capacity, new VMs
+//! missing from DescribeInstances for a while.
 
 use super::*;
 
@@ -26,6 +27,13 @@ impl MemoryCloud {
         st.latency = Duration::ZERO;
         st.lose_answers = 0;
         st.capacity = None;
+        st.describe_lag_ms = 0;
+    }
+
+    /// New VMs are missing from DescribeInstances for `lag` after their launch (EC2's eventual
+    /// consistency).
+    pub fn set_describe_lag(&self, lag: Duration) {
+        self.state().describe_lag_ms = lag.as_millis() as i64;
     }
 
     /// The next `n` calls of any kind fail so.

@@ -84,6 +84,9 @@ struct State {
     by_owner: BTreeMap<String, BTreeSet<String>>,
     /// How long a new VM stays pending (0: running by the time anyone looks).
     boot_ms: i64,
+    /// A new VM is missing from DescribeInstances this long after its launch, as EC2's answers
+    /// are eventually consistent.
+    describe_lag_ms: i64,
     tokens: BTreeMap<String, Vec<String>>,
     next: u64,
     next_zone: usize,
@@ -570,10 +573,12 @@ impl Lookup for MemoryCloud {
     }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Tagged>, CloudError> {
         self.enter().await?;
+        let now = self.clock.now_ms();
         let out = {
             let st = self.state();
             ids.iter()
                 .filter_map(|id| st.vms.get(id))
+                .filter(|vm| now >= vm.launched_ms + st.describe_lag_ms)
                 .map(|vm| {
                     let tag = |k: &str| vm.tags.get(k).cloned();
                     Tagged {
@@ -756,11 +761,14 @@ impl Cloud for MemoryCloud {
             let st = &mut *st;
             let mut out = Vec::new();
             let ids = st.by_owner.get(owner).cloned().unwrap_or_default();
-            let boot_ms = st.boot_ms;
+            let (boot_ms, lag_ms) = (st.boot_ms, st.describe_lag_ms);
             for id in &ids {
                 let Some(vm) = st.vms.get_mut(id) else {
                     continue;
                 };
+                if now < vm.launched_ms + lag_ms {
+                    continue;
+                }
                 let tag = |k: &str| vm.tags.get(k).cloned();
                 if group_id.is_some_and(|g| tag(TAG_GROUP_ID).as_deref() != Some(g)) {
                     continue;

@@ -618,6 +618,7 @@ async fn contract(s: &dyn Store, u: &str) {
             retry_at_ms: 12_000,
             unreachable_since_ms: Some(7_000),
             last_error: Some("CloudUnreachable: no answer".into()),
+            unanswered_seq: Some(4),
         },
     )]
     .into();

@@ -116,7 +116,7 @@ impl Provisioner {
                         .launch_configuration
                         .map(|lc| on_cloud::launch_configuration(lc, &site.cloud)),
                     launch_template: target.launch_template.clone(),
-                    token: format!("{}-{}-{}", g.id, g.launch_seq, site.cloud),
+                    token: format!("{}-{}-{}", g.id, hold.token_seq(g.launch_seq), site.cloud),
                     // Set below, once it is known which clouds can launch.
                     fallback: false,
                 },
@@ -173,10 +173,18 @@ impl Provisioner {
                     None if p.hold.counted_out(now) => (0, 0),
                     None => unseen_counts(&p.members),
                 };
+                // Protected VMs serving there stay there (spread::shares).
+                let protected = p
+                    .members
+                    .iter()
+                    .filter(|m| m.protected && m.healthy && m.lifecycle == Lifecycle::InService)
+                    .map(|m| weights.units(m))
+                    .sum();
                 CloudView {
                     max: p.site.max,
                     have,
                     in_service,
+                    protected,
                     usable: p.look.is_ok() && p.hold.usable(now),
                 }
             })
@@ -344,7 +352,10 @@ impl Provisioner {
                 };
                 self.launch(owner, g, &on, cloud.as_ref(), &plan, &mut acted)
                     .await?;
+                let seq = hold.token_seq(g.launch_seq);
                 hold = hold.launched(acted.launch_failed.is_none(), now);
+                // Answered (made, or refused): that launch is settled; unanswered, retried so.
+                hold.unanswered_seq = acted.launch_unanswered.then_some(seq);
                 if let Some(why) = &acted.launch_failed {
                     tracing::warn!(
                         group = g.name,

@@ -333,6 +333,8 @@ impl Provisioner {
                     }
                     Err(e) => {
                         refused.push(format!("{what}: {e}"));
+                        // No answer: the launch may have happened, and only its token finds out.
+                        acted.launch_unanswered |= e.code == "CloudUnreachable";
                         acted.launch_failed = Some(if refused.len() > 1 {
                             format!("tried {}", refused.join("; "))
                         } else {

@@ -13,6 +13,12 @@ pub struct Hold {
     pub unreachable_since_ms: Option<i64>,
     /// What the cloud said last time it failed (for the activities of the clouds below it).
     pub last_error: Option<String>,
+    /// The launch sequence of a launch there that got no answer: the next launch there uses its
+    /// client token again, so the cloud answers with what that launch made rather than making
+    /// more (the group's sequence moves on with its other clouds' launches; found by the
+    /// simulator, seed 151).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered_seq: Option<i64>,
 }
 
 /// A group's holds, by cloud (only clouds with something to remember).
@@ -72,6 +78,11 @@ impl Hold {
             retry_at_ms: now_ms + backoff_ms(failures),
             ..self
         }
+    }
+
+    /// The launch sequence a launch there uses: that of an unanswered launch, or the group's.
+    pub fn token_seq(&self, group_seq: i64) -> i64 {
+        self.unanswered_seq.unwrap_or(group_seq)
     }
 
     pub fn is_clear(&self) -> bool {

@@ -910,7 +910,7 @@ pub fn size_replacing(
         }
     }
     // A VM let go this round is not also marked Unhealthy and kept: its termination is the last
-    // word on it (found by the simulator, seed 54: the mark overwrote the hold, and the hold's
+    // word on it (found by the simulator's first generator, seed 54: the mark overwrote the hold, and the hold's
     // activity was left in progress for ever).
     let leaving: BTreeSet<&String> = (plan.hold.iter().chain(&plan.terminate).chain(&plan.gone))
         .map(|(id, _)| id)

@@ -19,6 +19,8 @@ pub struct Acted {
     pub launched_warm: Vec<Member>,
     /// Why launching stopped short (the cloud's words, or the launch configuration gone).
     pub launch_failed: Option<String>,
+    /// A launch got no answer (the cloud unreachable, or its answer lost): it may have happened.
+    pub launch_unanswered: bool,
     /// For a VM launched after the cloud refused the types tried before it: what was tried and
     /// why it moved on, by instance id (its activity's StatusMessage).
     pub moved_on: std::collections::BTreeMap<String, String>,
@@ -351,7 +353,9 @@ pub fn record(
     // InProgress at 50, or MidLifecycleAction while launch hooks hold it); its topics hear of it
     // now, as AWS tells them.
     let held = !plan.launch_waits.is_empty();
-    for m in &acted.launched {
+    // A launch retried with an unanswered launch's token is answered with that launch's VMs,
+    // which a sweep may have found and recorded meanwhile: those are not new.
+    for m in acted.launched.iter().filter(|m| recorded(&m.id).is_none()) {
         let note = acted.moved_on.get(&m.id).map(String::as_str);
         let a = activity::launched(ctx, m, plan.capacity_from, plan.capacity_to, note);
         let (a, open) = under_way(a, launching(held), m);
@@ -370,16 +374,19 @@ pub fn record(
             a,
         );
     }
-    // One record per instance, the last word on it (a VM can turn InService and be chosen for
-    // scale-in in the same round): DynamoDB refuses two writes to one item in a transaction.
-    let mut seen = std::collections::BTreeSet::new();
-    let mut put: Vec<Member> = r
-        .put
-        .drain(..)
-        .rev()
-        .filter(|m| seen.insert(m.id.clone()))
-        .collect();
-    put.reverse();
+    // One record per instance (DynamoDB refuses two writes to one item in a transaction): the
+    // last word on it, but a termination over any other (a VM can turn InService, or finish
+    // attaching, and be let go in the same round; found by the simulator, seed 9474, where the
+    // attach's write undid a refresh's hold and left its activity in progress for ever).
+    let leaving = |m: &Member| m.lifecycle.is_leaving() || m.lifecycle.is_terminating();
+    let mut put: Vec<Member> = Vec::new();
+    for m in r.put.drain(..) {
+        match put.iter().position(|p| p.id == m.id) {
+            Some(i) if leaving(&put[i]) && !leaving(&m) => {}
+            Some(i) => put[i] = m,
+            None => put.push(m),
+        }
+    }
     put.retain(|m| !r.forget.contains(&m.id));
     r.put = put;
     seen_through(ctx, members, plan, &mut r);

@@ -248,6 +248,8 @@ pub struct CloudView {
     pub have: i64,
     /// Of those, InService and healthy.
     pub in_service: i64,
+    /// Of those, protected from scale-in: they stay where they are.
+    pub protected: i64,
     /// Launches may go there: reachable, and not held after failing launches.
     pub usable: bool,
 }
@@ -265,20 +267,25 @@ pub struct CloudView {
 /// first. While moving, the group may exceed `group_max` as AWS's rebalancing does (by 10 %, at
 /// least one VM), not more; with `rebalance` false (AZRebalance suspended) nothing moves: a cloud
 /// gets new VMs only to make up for the group being short.
-/// The share each cloud would have if moving cost nothing (rank order).
+/// The share each cloud would have if moving cost nothing (rank order). A cloud keeps its VMs
+/// protected from scale-in (they cannot move), and the rest of `desired` is shared out by rank:
+/// otherwise a protected VM on a worse cloud and its "replacement" on a better one would both
+/// stay for ever (found by the simulator, seed 4).
 pub fn shares(policy: Policy, desired: i64, views: &[CloudView]) -> Vec<i64> {
-    let mut left = desired.max(0);
+    let kept: i64 = views.iter().map(|v| v.protected.max(0)).sum();
+    let mut left = (desired.max(0) - kept).max(0);
     views
         .iter()
         .map(|v| {
-            let share = match policy {
-                Policy::Fixed => v.max,
-                Policy::Overflow if v.usable => v.max.min(left),
-                Policy::Overflow => v.have.min(v.max).min(left),
+            let floor = v.protected.max(0);
+            let more = match policy {
+                Policy::Fixed => v.max - floor,
+                Policy::Overflow if v.usable => (v.max - floor).min(left),
+                Policy::Overflow => (v.have.min(v.max) - floor).min(left),
             }
             .max(0);
-            left -= share.min(left);
-            share
+            left -= more.min(left);
+            floor + more
         })
         .collect()
 }
@@ -370,6 +377,7 @@ mod tests {
             max,
             have: 0,
             in_service: 0,
+            protected: 0,
             usable,
         };
         let views = [view(2, true), view(10, true)];
@@ -441,8 +449,33 @@ mod tests {
             max,
             have,
             in_service,
+            protected: 0,
             usable,
         }
+    }
+
+    #[test]
+    fn protected_vms_stay_on_their_cloud_and_count_toward_the_group() {
+        // Seed 4 of the simulation: one VM, protected, on the second cloud; the first cloud is
+        // not given a VM the protected one could never make room for.
+        let protected = CloudView {
+            protected: 1,
+            ..view(10, 1, 1, true)
+        };
+        let views = [view(2, 0, 0, true), protected];
+        assert_eq!(shares(Policy::Overflow, 1, &views), [0, 1]);
+        assert_eq!(allot(Policy::Overflow, 1, 2, true, &views), [0, 1]);
+        // The rest of the desired capacity goes by rank.
+        assert_eq!(shares(Policy::Overflow, 3, &views), [2, 1]);
+        // More protected than desired: all kept.
+        let two = CloudView {
+            protected: 2,
+            ..view(10, 2, 2, true)
+        };
+        assert_eq!(
+            shares(Policy::Overflow, 1, &[view(2, 0, 0, true), two]),
+            [0, 2]
+        );
     }
 
     #[test]

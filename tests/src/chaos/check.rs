@@ -63,10 +63,25 @@ pub(super) async fn safety(sim: &mut Sim) {
                         )
                 })
             };
-            let count = vms
+            let counted: Vec<&Vm> = vms
                 .iter()
                 .filter(|v| v.tags.get(TAG_GROUP_ID) == Some(&g.id) && !leaving(&v.id))
-                .count() as i64;
+                .collect();
+            let count = counted.len() as i64;
+            // Each counted VM as the group records it (or does not).
+            let which = || -> String {
+                counted
+                    .iter()
+                    .map(|v| {
+                        let state = members
+                            .iter()
+                            .find(|m| m.id == v.id)
+                            .map_or("unrecorded", |m| m.lifecycle.as_str());
+                        format!("{} {state}", v.id)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             let over = g
                 .settings
                 .instance_maintenance_policy
@@ -99,8 +114,11 @@ pub(super) async fn safety(sim: &mut Sim) {
                     "capacity",
                     g.id.clone(),
                     format!(
-                        "{user}'s group {} has {count} VMs, more than {bound} (MaxSize {}, desired {})",
-                        g.name, g.max, g.desired
+                        "{user}'s group {} has {count} VMs, more than {bound} (MaxSize {}, desired {}): {}",
+                        g.name,
+                        g.max,
+                        g.desired,
+                        which()
                     ),
                 ));
             }

@@ -590,6 +590,18 @@ impl Sim {
                     ),
                     ("deleting", g.deleting()),
                     ("on-sierra", g.cloud == "sierra"),
+                    (
+                        "across",
+                        s.tags
+                            .iter()
+                            .any(|t| t.key == phantom_rules::spread::TAG_CLOUDS),
+                    ),
+                    (
+                        "standby",
+                        members
+                            .iter()
+                            .any(|m| m.lifecycle == phantom_model::instance::Lifecycle::Standby),
+                    ),
                 ]
                 .into_iter()
                 .filter(|(_, on)| *on)

@@ -26,7 +26,7 @@ const PROCESSES: [&str; 6] = [
 /// What became of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// Answered: `OK`, or the error code.
+    /// Answered: `OK`, or the error code and message.
     Code(String),
     /// The api instance crashed mid-request: the client saw no answer.
     Crashed,
@@ -52,7 +52,8 @@ where
                     format!("HTTP {status} {code}: {:?}", e.err().message()),
                 )
             } else {
-                Answer::Code(code)
+                let message = e.err().message().unwrap_or_default();
+                Answer::Code(format!("{code}: {message}"))
             }
         }
         Err(other) => Answer::Broken("answers-in-shape", format!("{other:?}")),
@@ -408,10 +409,15 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             )
         }
         112..=115 => {
-            // Across both clouds, ranked either way; or back to the launch configuration's.
-            let clouds = *rng
-                .pick(&["hotel,sierra", "sierra,hotel", ""])
-                .expect("three");
+            // Across both clouds, ranked either way, the first holding a few; or back to the
+            // launch configuration's.
+            let first = rng.between(1, 4);
+            let clouds = match rng.below(3) {
+                0 => format!("hotel:{first},sierra:10"),
+                1 => format!("sierra:{first},hotel:10"),
+                _ => String::new(),
+            };
+            let clouds = clouds.as_str();
             let r = match clouds {
                 "" => judge(
                     c.delete_tags()

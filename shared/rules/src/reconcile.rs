@@ -874,7 +874,7 @@ pub fn size_replacing(
     if !plan.to_pool.is_empty() {
         plan.to_pool_waits = hold_waits.clone();
     }
-    // A VM is let go once a round, for the first reason found (found by the simulator, seed 94:
+    // A VM is let go once a round, for the first reason found (found by the simulator, seed 591:
     // an instance refresh and an unhealthy mark both chose one VM, and two activities held it,
     // one of them for ever).
     let mut once = BTreeSet::new();
@@ -910,8 +910,8 @@ pub fn size_replacing(
         }
     }
     // A VM let go this round is not also marked Unhealthy and kept: its termination is the last
-    // word on it (found by the simulator's first generator, seed 54: the mark overwrote the hold, and the hold's
-    // activity was left in progress for ever).
+    // word on it (found by the simulator's first generator, seed 54: the mark overwrote the
+    // hold, and the hold's activity was left in progress for ever).
     let leaving: BTreeSet<&String> = (plan.hold.iter().chain(&plan.terminate).chain(&plan.gone))
         .map(|(id, _)| id)
         .collect();

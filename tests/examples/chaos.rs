@@ -3,7 +3,8 @@
 //!
 //! `cargo run -p phantom-e2e --release --example chaos -- --seeds N` (or `--seconds T`: seeds
 //! until T seconds of wall time have passed; `--first S`: the first seed, 1 unless given),
-//! `--steps N` and `--users N` (80 and 3 unless given), `--no-faults`; `--seed S` replays one
+//! `--steps N` and `--users N` (80 and 3 unless given), `--no-faults`, `--mix M` (the request
+//! and fault mix, `chaos::MIX` unless given); `--seed S` replays one
 //! seed, printing its trace. It prints the seeds, simulated hours, steps, requests by action,
 //! faults and invariants checked by kind, how often each feature and each pair of features was
 //! on in one group, every broken invariant with its seed (shrunk: the shortest run that still
@@ -41,6 +42,7 @@ async fn simulate() {
         steps: number("--steps").map_or(defaults.steps, |n| n as usize),
         users: number("--users").map_or(defaults.users, |n| n as usize),
         faults: !std::env::args().any(|a| a == "--no-faults"),
+        mix: number("--mix").map_or(defaults.mix, |n| n as u32),
     };
     if let Some(seed) = number("--seed") {
         let started = Instant::now();

@@ -289,7 +289,9 @@ impl Provisioner {
                                 acted.moved_on.insert(s.id.clone(), note.clone());
                             }
                         }
-                        to.extend(vms.into_iter().map(|s| {
+                        // A retried token is answered with its first launch's VMs, which may have
+                        // gone since (found by the simulator, seed 91): those are not new.
+                        to.extend(vms.into_iter().filter(|s| s.is_alive()).map(|s| {
                             Member {
                                 id: s.id,
                                 cloud: on.cloud.clone(),

@@ -362,7 +362,11 @@ pub fn record(
         put_new(ctx, &mut r, plan, m, open, Passage::Group);
         tell(&mut r, NotificationType::Launch, &m.id, a);
     }
-    for (i, m) in acted.launched_warm.iter().enumerate() {
+    let warm_new = acted
+        .launched_warm
+        .iter()
+        .filter(|m| recorded(&m.id).is_none());
+    for (i, m) in warm_new.enumerate() {
         let a = activity::into_pool(ctx, m, plan.pool_from + i as i64, plan.pool_to);
         let (a, open) = under_way(a, launching(held), m);
         put_new(ctx, &mut r, plan, m, open, Passage::IntoPool);

@@ -1,6 +1,6 @@
 //! The invariants, as the simulation checks them:
 //! - `capacity`: after every step, a group has no more VMs running or pending than its largest
-//!   MaxSize of the last `WINDOW` steps (or what its maintenance policy's MaxHealthyPercentage
+//!   MaxSize of the last `WINDOW_MS`, or since its oldest pending VM was launched (or what its maintenance policy's MaxHealthyPercentage
 //!   allows above its desired capacity), plus the launch-first headroom (one VM, or a tenth),
 //!   plus its VMs protected from scale-in and those in Standby; while its Terminate process is
 //!   suspended, no more than it had (AWS can let go of neither);
@@ -15,13 +15,14 @@
 
 use super::{owner_of, Sim};
 use phantom_model::instance::Lifecycle;
+use phantom_model::time::Clock;
 use phantom_rules::processes;
 use phantom_seams::cloud::memory::Vm;
 use phantom_seams::cloud::TAG_GROUP_ID;
 use phantom_seams::store::{Fleet, Groups};
 
-/// How many steps back a group's MaxSize still bounds it (a lowered MaxSize takes a round).
-const WINDOW: usize = 5;
+/// How long a group's MaxSize still bounds it after it changed (a lowered MaxSize takes a round).
+const WINDOW_MS: i64 = 30_000;
 
 /// Every VM alive on the world's clouds.
 fn alive(sim: &Sim) -> Vec<Vm> {
@@ -51,16 +52,18 @@ pub(super) async fn safety(sim: &mut Sim) {
                 .instances(&user, &g.name)
                 .await
                 .unwrap_or_default();
+            // Leaving the group, or in its warm pool (held to the pool's own size by the pool).
             let leaving = |id: &str| {
                 members.iter().any(|m| {
                     m.id == id
-                        && matches!(
-                            m.lifecycle,
-                            Lifecycle::Terminating
-                                | Lifecycle::TerminatingWait
-                                | Lifecycle::TerminatingRetained
-                                | Lifecycle::Detaching
-                        )
+                        && (m.lifecycle.is_warm()
+                            || matches!(
+                                m.lifecycle,
+                                Lifecycle::Terminating
+                                    | Lifecycle::TerminatingWait
+                                    | Lifecycle::TerminatingRetained
+                                    | Lifecycle::Detaching
+                            ))
                 })
             };
             let counted: Vec<&Vm> = vms
@@ -103,9 +106,19 @@ pub(super) async fn safety(sim: &mut Sim) {
             {
                 cap = cap.max(count);
             }
+            // A VM still pending was launched under the bound of its launch (a launch hook may
+            // hold it for minutes after MaxSize is lowered).
+            let now = sim.w.clock.now_ms();
+            let since = members
+                .iter()
+                .filter(|m| matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::PendingWait))
+                .map(|m| m.launched_ms)
+                .min()
+                .unwrap_or(now)
+                .min(now - WINDOW_MS);
             let window = sim.bounds.entry((user.clone(), g.id.clone())).or_default();
-            window.push((sim.step, cap));
-            window.retain(|(at, _)| at + WINDOW > sim.step);
+            window.push((now, cap));
+            window.retain(|(at, _)| *at >= since);
             let cap = window.iter().map(|(_, c)| *c).max().unwrap_or(g.max);
             let bound = cap + (cap / 10).max(1);
             checked += 1;
@@ -154,6 +167,12 @@ pub(super) async fn safety(sim: &mut Sim) {
 pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
     *sim.out.tally.checks.entry("liveness").or_default() += 1;
     let vms = alive(sim);
+    let stopped: Vec<String> = ["hotel", "sierra"]
+        .iter()
+        .flat_map(|c| sim.cloud(c).vms())
+        .filter(|v| v.state == phantom_model::instance::CloudState::Stopped)
+        .map(|v| v.id)
+        .collect();
     let mut recorded = std::collections::BTreeSet::new();
     for a in &sim.actors {
         let user = &a.user.name;
@@ -167,12 +186,25 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
             if g.deleting() {
                 return Err(format!("{user}'s group {} is still being deleted", g.name));
             }
-            let members = sim
+            let all = sim
                 .w
                 .store
                 .instances(user, &g.name)
                 .await
                 .map_err(|e| format!("{user}'s VMs unread: {e}"))?;
+            // The warm pool's VMs are ready (stopped, running or hibernated) and not counted.
+            if let Some(m) = all
+                .iter()
+                .find(|m| m.lifecycle.is_warm() && !m.lifecycle.is_ready())
+            {
+                return Err(format!(
+                    "{user}'s group {} has {} in its warm pool still {}",
+                    g.name,
+                    m.id,
+                    m.lifecycle.as_str()
+                ));
+            }
+            let members: Vec<_> = all.iter().filter(|m| !m.lifecycle.is_warm()).collect();
             let serving = members
                 .iter()
                 .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
@@ -193,8 +225,12 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
                     others.join(", ")
                 ));
             }
-            for m in &members {
-                if !vms.iter().any(|v| v.id == m.id) {
+            balanced(sim, user, &g, &members)?;
+            for m in &all {
+                // A warm pool's stopped VMs are there, not running.
+                let there = vms.iter().any(|v| v.id == m.id)
+                    || (m.lifecycle.is_warm() && stopped.contains(&m.id));
+                if !there {
                     return Err(format!(
                         "{user}'s group {} records {}, which its cloud does not run (a ghost)",
                         g.name, m.id
@@ -213,6 +249,40 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
             orphan.id,
             owner_of(&orphan.tags).unwrap_or_default()
         ));
+    }
+    Ok(())
+}
+
+/// A group behind its target groups: each of its serving VMs registered with each, and none of
+/// its other VMs.
+fn balanced(
+    sim: &Sim,
+    user: &str,
+    g: &phantom_rules::group::Group,
+    members: &[&phantom_model::instance::Member],
+) -> Result<(), String> {
+    for a in &g.settings.traffic {
+        if a.state == phantom_rules::traffic::AttachState::Removing {
+            return Err(format!(
+                "{user}'s group {} is still detaching {}",
+                g.name, a.source.identifier
+            ));
+        }
+        let (cloud, local) = phantom_rules::traffic::placed(&a.source, &g.cloud);
+        let registered = sim.cloud(&cloud).registered(&local.identifier);
+        for m in members.iter().filter(|m| m.cloud == cloud) {
+            let serving = m.lifecycle == Lifecycle::InService && m.healthy;
+            if serving != registered.contains(&m.id) {
+                return Err(format!(
+                    "{user}'s group {}: {} ({}) is {}registered with {}",
+                    g.name,
+                    m.id,
+                    m.lifecycle.as_str(),
+                    if serving { "not " } else { "" },
+                    local.identifier
+                ));
+            }
+        }
     }
     Ok(())
 }

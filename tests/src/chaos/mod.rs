@@ -24,13 +24,20 @@ const START_MS: i64 = 1_767_225_600_000;
 /// How long, once the faults stop and the users let go, every group has to be whole again.
 pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 
-/// How big a run is.
+/// The request and fault mixes, by version: a seed found with one mix replays only with it,
+/// so a regression test names the mix it was found with. 1: the first (groups, instances, hooks,
+/// processes, standby, detach and attach, refresh, maintenance, groups across clouds, scheduled
+/// actions, simple policies); 2: and target groups, ELB health checks, warm pools.
+pub const MIX: u32 = 2;
+
+/// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
     pub users: usize,
     /// Requests and faults, each followed by a few simulated seconds.
     pub steps: usize,
     pub faults: bool,
+    pub mix: u32,
 }
 
 impl Default for Settings {
@@ -39,6 +46,7 @@ impl Default for Settings {
             users: 3,
             steps: 80,
             faults: true,
+            mix: MIX,
         }
     }
 }
@@ -120,12 +128,13 @@ struct Rates {
     health_check_crash: f64,
     slow_boot: f64,
     describe_lag: f64,
+    lb_unhealthy: f64,
     api_crash: f64,
     clock_jump: f64,
 }
 
 impl Rates {
-    fn drawn(rng: &mut Rng, on: bool) -> Self {
+    fn drawn(rng: &mut Rng, on: bool, mix: u32) -> Self {
         let mut rate = |most: f64| {
             if on && rng.chance(0.7) {
                 most * (1 + rng.below(100)) as f64 / 100.0
@@ -143,6 +152,7 @@ impl Rates {
             health_check_crash: rate(0.05),
             slow_boot: rate(0.03),
             describe_lag: rate(0.03),
+            lb_unhealthy: if mix >= 2 { rate(0.05) } else { 0.0 },
             api_crash: rate(0.05),
             clock_jump: rate(0.02),
         }
@@ -171,9 +181,9 @@ struct Sim {
     crash_check: Option<u64>,
     /// Zones made full, and the step at which they have room again.
     full: Vec<(&'static str, &'static str, usize)>,
-    /// Each group's largest MaxSize and maintenance headroom over the recent steps, by (user,
-    /// group id): what bounds how many VMs it may have.
-    bounds: BTreeMap<(String, String), Vec<(usize, i64)>>,
+    /// Each group's bound on its VMs over time (Unix ms, VMs), by (user, group id): its MaxSize
+    /// and maintenance headroom as they were.
+    bounds: BTreeMap<(String, String), Vec<(i64, i64)>>,
     /// What was found broken already (an invariant, and the group or VM): told once.
     told: std::collections::BTreeSet<(&'static str, String)>,
 }
@@ -183,11 +193,19 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
     phantom_rules::ids::seed(Some(seed));
     let w = World::starting_at(START_MS).await;
     let mut rng = Rng::new(seed);
-    let rates = Rates::drawn(&mut rng, settings.faults);
+    let rates = Rates::drawn(&mut rng, settings.faults, settings.mix);
     let mut actors = Vec::new();
     for _ in 0..settings.users {
         let user = w.user("u").await;
         let client = w.sdk(&user);
+        // A target group of the user's on each cloud, its deregistration delay drawn.
+        if settings.mix >= 2 {
+            let tg = phantom_rules::traffic::source(&target_group(&user.name), None)
+                .expect("a target group's ARN");
+            for cloud in ["hotel", "sierra"] {
+                w.cloud(cloud).add_balancer(&tg, rng.between(0, 20));
+            }
+        }
         for lc in work::LCS {
             client
                 .create_launch_configuration()
@@ -327,12 +345,15 @@ impl Sim {
             .flat_map(|c| self.cloud(c).alive())
             .collect();
         self.actors[who].detached.retain(|id| alive.contains(id));
+        let tg = target_group(&self.actors[who].user.name);
         let scene = work::Scene {
             group,
             members: &members,
             none: theirs.is_empty(),
             detached: &self.actors[who].detached,
             now_ms: self.w.clock.now_ms(),
+            target_group: &tg,
+            mix: self.out.settings.mix,
         };
         let call = work::request(&client, &mut rng, &scene);
         let (drawn, answer) = match crash {
@@ -396,6 +417,7 @@ impl Sim {
             ("health-check-crash", r.health_check_crash),
             ("slow-boot", r.slow_boot),
             ("describe-lag", r.describe_lag),
+            ("lb-unhealthy", r.lb_unhealthy),
             ("clock-jump", r.clock_jump),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
@@ -456,6 +478,21 @@ impl Sim {
                 let k = self.rng.between(1, 20) as u64;
                 self.crash_check = Some(k);
                 format!("the health check's next run crashes at adapter step {k}")
+            }
+            "lb-unhealthy" => {
+                let who = self.rng.below(self.actors.len() as u64) as usize;
+                let tg = target_group(&self.actors[who].user.name);
+                let there: Vec<String> = self
+                    .cloud(on)
+                    .registered(&tg)
+                    .into_iter()
+                    .filter(|id| alive.contains(id))
+                    .collect();
+                let Some(id) = self.rng.pick(&there).cloned() else {
+                    return;
+                };
+                self.cloud(on).fail_health_check(&tg, &id, true);
+                format!("{on}: {id} fails its target group's health check")
             }
             "describe-lag" => {
                 // Within how long Phantom waits for a new VM to show (`MISSING_GRACE_MS`).
@@ -590,6 +627,9 @@ impl Sim {
                     ),
                     ("deleting", g.deleting()),
                     ("on-sierra", g.cloud == "sierra"),
+                    ("balanced", !s.traffic.is_empty()),
+                    ("elb-health", s.health_check_type.contains("ELB")),
+                    ("warm-pool", s.warm_pool_configuration.is_some()),
                     (
                         "across",
                         s.tags
@@ -755,6 +795,13 @@ pub async fn shrink(seed: u64, failing: Outcome) -> Outcome {
         }
     }
     best
+}
+
+/// A user's target group (the same ARN on each cloud, as each cloud's ELB names its own).
+pub fn target_group(user: &str) -> String {
+    format!(
+        "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/{user}/0123456789abcdef"
+    )
 }
 
 /// The user a group id's VMs are tagged as owned by, as the memory cloud keeps its tags.

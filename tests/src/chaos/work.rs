@@ -76,6 +76,10 @@ pub struct Scene<'a> {
     pub detached: &'a [String],
     /// The world's time (Unix ms): scheduled actions start after it.
     pub now_ms: i64,
+    /// The user's target group on the group's cloud.
+    pub target_group: &'a str,
+    /// The mix drawn from (`chaos::MIX`).
+    pub mix: u32,
 }
 
 /// The VMs a user's group has now (id, lifecycle), for requests that name one.
@@ -109,7 +113,7 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
     };
     let roll = match scene.none && rng.chance(0.6) {
         true => 0,
-        false => rng.below(130),
+        false => rng.below(if scene.mix >= 2 { 145 } else { 130 }),
     };
     match roll {
         0..=14 => {
@@ -472,6 +476,67 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 .send()
                 .await;
             (drawn("ExecutePolicy", format!("{group} step")), judge(r))
+        }
+        130..=133 => {
+            let r = c
+                .attach_load_balancer_target_groups()
+                .auto_scaling_group_name(group)
+                .target_group_arns(scene.target_group)
+                .send()
+                .await;
+            (
+                drawn("AttachLoadBalancerTargetGroups", group.to_string()),
+                judge(r),
+            )
+        }
+        134..=135 => {
+            let r = c
+                .detach_load_balancer_target_groups()
+                .auto_scaling_group_name(group)
+                .target_group_arns(scene.target_group)
+                .send()
+                .await;
+            (
+                drawn("DetachLoadBalancerTargetGroups", group.to_string()),
+                judge(r),
+            )
+        }
+        136..=137 => {
+            let check = *rng.pick(&["ELB", "EC2"]).expect("two");
+            let r = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .health_check_type(check)
+                .send()
+                .await;
+            let what = format!("{group} HealthCheckType {check}");
+            (drawn("UpdateAutoScalingGroup", what), judge(r))
+        }
+        138..=141 => {
+            let min = rng.between(0, 2) as i32;
+            let state = *rng.pick(&["Stopped", "Running"]).expect("two");
+            let r = c
+                .put_warm_pool()
+                .auto_scaling_group_name(group)
+                .min_size(min)
+                .pool_state(state.into())
+                .send()
+                .await;
+            let what = format!("{group} min {min} {state}");
+            (drawn("PutWarmPool", what), judge(r))
+        }
+        142..=144 => {
+            let force = rng.chance(0.5);
+            let r = c
+                .delete_warm_pool()
+                .auto_scaling_group_name(group)
+                .force_delete(force)
+                .send()
+                .await;
+            (
+                drawn("DeleteWarmPool", format!("{group} force={force}")),
+                judge(r),
+            )
         }
         _ => describe(c, group).await,
     }

@@ -86,6 +86,20 @@ async fn seed_9474_a_vm_attached_and_let_go_in_one_round_goes() {
     holds(9474, FIRST_MIX).await;
 }
 
+/// Seed 91 (mix 2, 76 steps) found a warm pool's launch retried with its unanswered token and
+/// answered with a VM adopted and terminated since: recorded as a new warm pool VM, its activity
+/// stayed in progress (a retried token's VMs that have gone, or that the group records, are not
+/// taken as launched).
+#[tokio::test]
+async fn seed_91_a_retried_warm_launchs_gone_vms_are_not_new() {
+    let settings = Settings {
+        steps: 76,
+        mix: 2,
+        ..FIRST_MIX
+    };
+    holds(91, settings).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -143,3 +143,14 @@ impl Steps for Client {
             .expect("describe-warm-pool")
     }
 }
+
+/// A tag of group `group` (not propagated at launch).
+pub fn group_tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::types::Tag {
+    aws_sdk_autoscaling::types::Tag::builder()
+        .resource_id(group)
+        .resource_type("auto-scaling-group")
+        .key(key)
+        .value(value)
+        .propagate_at_launch(false)
+        .build()
+}

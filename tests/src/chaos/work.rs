@@ -4,6 +4,7 @@
 //! answer is judged.
 
 use super::rng::Rng;
+use crate::steps::group_tag;
 use aws_sdk_autoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_autoscaling::types::InstanceMaintenancePolicy;
 use aws_sdk_autoscaling::Client;
@@ -425,13 +426,13 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             let r = match clouds {
                 "" => judge(
                     c.delete_tags()
-                        .tags(tag(group, "phantom:clouds", ""))
+                        .tags(group_tag(group, "phantom:clouds", ""))
                         .send()
                         .await,
                 ),
                 _ => judge(
                     c.create_or_update_tags()
-                        .tags(tag(group, "phantom:clouds", clouds))
+                        .tags(group_tag(group, "phantom:clouds", clouds))
                         .send()
                         .await,
                 ),
@@ -540,17 +541,6 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
         }
         _ => describe(c, group).await,
     }
-}
-
-/// A tag on group `group`.
-fn tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::types::Tag {
-    aws_sdk_autoscaling::types::Tag::builder()
-        .resource_id(group)
-        .resource_type("auto-scaling-group")
-        .key(key)
-        .value(value)
-        .propagate_at_launch(false)
-        .build()
 }
 
 /// The reads: the group, its VMs and activities, each in the model's shapes.

@@ -101,16 +101,7 @@ pub fn invalid<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
     message
 }
 
-/// A tag of group `group` (not propagated at launch).
-pub fn group_tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::types::Tag {
-    aws_sdk_autoscaling::types::Tag::builder()
-        .resource_id(group)
-        .resource_type("auto-scaling-group")
-        .key(key)
-        .value(value)
-        .propagate_at_launch(false)
-        .build()
-}
+pub use phantom_e2e::steps::group_tag;
 
 /// Puts a tag on group `web`.
 pub async fn tag_web(c: &aws_sdk_autoscaling::Client, key: &str, value: &str) {

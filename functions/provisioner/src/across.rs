@@ -370,6 +370,8 @@ impl Provisioner {
             crate::stop_and_start(g, cloud.as_ref(), &plan).await;
             if !plan.attach.is_empty() {
                 crate::attach(g, owner, cloud.as_ref(), &plan.attach, &mut acted).await;
+                // They serve from now: the next round registers them with the load balancers.
+                waiting |= !acted.attached.is_empty() && !g.settings.traffic.is_empty();
             }
             if !plan.detach.is_empty() {
                 crate::detach(g, cloud.as_ref(), &plan.detach, &mut acted).await;

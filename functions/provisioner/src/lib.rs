@@ -692,8 +692,12 @@ impl Provisioner {
                 ids.len()
             },
             // A deleted group comes back until it is gone (its VMs shutting down count as
-            // waiting); a refresh until it ends.
-            waiting: g.deleting() || refreshing || round::still_waiting(&members, &r),
+            // waiting); a refresh until it ends. VMs attached now serve from now: the next round
+            // registers them with the group's load balancers (found by the simulator, seed 412).
+            waiting: g.deleting()
+                || refreshing
+                || round::still_waiting(&members, &r)
+                || (!acted.attached.is_empty() && !g.settings.traffic.is_empty()),
         })
     }
 

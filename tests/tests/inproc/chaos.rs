@@ -100,6 +100,18 @@ async fn seed_91_a_retried_warm_launchs_gone_vms_are_not_new() {
     holds(91, settings).await;
 }
 
+/// Seed 412 (mix 2) found a VM attached to a group behind a target group never registered with
+/// it: the attach made it InService after the round had registered what served, and no round
+/// followed (a round that attaches VMs to such a group now asks for the next).
+#[tokio::test]
+async fn seed_412_an_attached_vm_is_registered_with_its_groups_target_group() {
+    let settings = Settings {
+        mix: 2,
+        ..FIRST_MIX
+    };
+    holds(412, settings).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -111,7 +111,10 @@ impl Provisioner {
         let serving = if g.deleting() {
             BTreeSet::new()
         } else {
-            traffic::serving(members, &plan.in_service, &leaving)
+            // VMs the round adopts serve from its record on: registered now (found by the
+            // simulator, seed 1643, where no later round came to register them).
+            let adopted: Vec<Member> = members.iter().chain(&plan.adopt).cloned().collect();
+            traffic::serving(&adopted, &plan.in_service, &leaving)
         };
         let checks = Checks::of(g);
         let add = !phantom_rules::processes::suspended(&g.settings.suspended_processes)

@@ -112,6 +112,18 @@ async fn seed_412_an_attached_vm_is_registered_with_its_groups_target_group() {
     holds(412, settings).await;
 }
 
+/// Seed 1643 (mix 2) found a VM a round adopted (its launch's record lost) never registered with
+/// its group's target group: it served from the round's record on, after the round had
+/// registered what served (the round registers the VMs it adopts).
+#[tokio::test]
+async fn seed_1643_an_adopted_vm_is_registered_with_its_groups_target_group() {
+    let settings = Settings {
+        mix: 2,
+        ..FIRST_MIX
+    };
+    holds(1643, settings).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

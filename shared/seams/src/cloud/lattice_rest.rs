@@ -7,6 +7,7 @@
 use super::signed::QueryClient;
 use super::CloudError;
 use phantom_model::traffic::Source;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -65,17 +66,19 @@ impl Lattice {
                 .client
                 .rest("POST", &path, Some(&targets(chunk)))
                 .await?;
+            let answer: Registered = read(answer, "RegisterTargets")?;
             // A target the call refused (not running, not in the target group's VPC) is the
             // cloud's error, in its words: the next round tries again.
-            if let Some(failed) = answer["unsuccessful"].as_array().and_then(|f| f.first()) {
+            if let Some(failed) = answer.unsuccessful.first() {
                 return Err(CloudError::new(
-                    failed["failureCode"]
-                        .as_str()
+                    failed
+                        .failure_code
+                        .as_deref()
                         .unwrap_or("RegisterTargetsFailed"),
                     format!(
                         "{}: {}",
-                        failed["id"].as_str().unwrap_or("a target"),
-                        failed["failureMessage"].as_str().unwrap_or("(no message)")
+                        failed.id.as_deref().unwrap_or("a target"),
+                        failed.failure_message.as_deref().unwrap_or("(no message)")
                     ),
                 ));
             }
@@ -106,25 +109,56 @@ impl Lattice {
                 path.extend(form_urlencoded::byte_serialize(token.as_bytes()));
             }
             let answer = self.client.rest("POST", &path, Some(&json!({}))).await?;
-            let items = answer["items"]
-                .as_array()
-                .ok_or_else(|| CloudError::unreadable("a ListTargets answer without items"))?;
-            for item in items {
-                let id = item["id"]
-                    .as_str()
-                    .ok_or_else(|| CloudError::unreadable("a target without its id"))?;
-                match item["status"].as_str() {
-                    Some("HEALTHY") => out.insert(id.to_string(), true),
-                    Some("UNHEALTHY") => out.insert(id.to_string(), false),
+            let page: Listed = read(answer, "ListTargets")?;
+            for item in page.items {
+                match item.status.as_deref() {
+                    Some("HEALTHY") => out.insert(item.id, true),
+                    Some("UNHEALTHY") => out.insert(item.id, false),
                     _ => None,
                 };
             }
-            next = answer["nextToken"].as_str().map(str::to_string);
+            next = page.next_token;
             if next.is_none() {
                 return Ok(out);
             }
         }
     }
+}
+
+/// RegisterTargets' answer: the targets it refused (botocore's `TargetFailure`).
+#[derive(Deserialize)]
+struct Registered {
+    #[serde(default)]
+    unsuccessful: Vec<Refused>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Refused {
+    id: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+}
+
+/// A page of ListTargets' answer.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Listed {
+    items: Vec<Listing>,
+    next_token: Option<String>,
+}
+
+/// One target: its id (always given for a target of instances), and its status once judged.
+#[derive(Deserialize)]
+struct Listing {
+    id: String,
+    status: Option<String>,
+}
+
+/// An answer read as its type: one without what the service always gives is an error.
+fn read<T: serde::de::DeserializeOwned>(answer: Value, call: &str) -> Result<T, CloudError> {
+    serde_json::from_value(answer)
+        .map_err(|e| CloudError::unreadable(format!("a {call} answer that does not read: {e}")))
 }
 
 /// Instances as a target list, each at the target group's default port.

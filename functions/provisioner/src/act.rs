@@ -131,7 +131,10 @@ impl Provisioner {
             },
             source => source,
         };
-        let tags = group_tags(g, owner);
+        let mut tags = group_tags(g, owner);
+        if matches!(into, Destination::Pool) {
+            tags.push((TAG_WARM_POOL.to_string(), "true".to_string()));
+        }
         let dist = g.distribution();
         // The overrides' instance types, in their priority (none: the template's own type).
         let (types, weights) = match &source {
@@ -556,7 +559,7 @@ pub(crate) async fn detach(g: &Group, cloud: &dyn Cloud, ids: &[String], acted: 
         match cloud
             .untag(
                 std::slice::from_ref(id),
-                &[TAG_OWNER, TAG_GROUP, TAG_GROUP_ID],
+                &[TAG_OWNER, TAG_GROUP, TAG_GROUP_ID, TAG_WARM_POOL],
             )
             .await
         {

@@ -48,7 +48,7 @@ use phantom_rules::spread::{Policy, Site, Spread};
 use phantom_seams::cloud::launch::{requests, try_another_type, Source};
 use phantom_seams::cloud::{prices_in, SpotPrice};
 use phantom_seams::cloud::{
-    Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    Cloud, CloudError, Connect, ConnectLookup, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER, TAG_WARM_POOL,
 };
 use phantom_seams::publish::Publisher;
 use phantom_seams::queue::{Received, Reconcile, Scheduled, StateChange, Work, WorkQueue};

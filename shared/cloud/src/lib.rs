@@ -25,7 +25,7 @@ use phantom_seams::cloud::launch::{BlockDevice, Network, Profile};
 use phantom_seams::cloud::{
     template_not_found, without_unknown, Cloud, CloudError, Connect, FoundTemplate, InstanceStatus,
     LaunchRequest, Lookup, SpotPrice, Tagged, STATUS_BY_ID_MAX, STATUS_IDS_PER_CALL, TAG_GROUP,
-    TAG_GROUP_ID, TAG_OWNER,
+    TAG_GROUP_ID, TAG_OWNER, TAG_WARM_POOL,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -687,6 +687,7 @@ fn seen(i: &aws_sdk_ec2::types::Instance) -> Result<Seen, CloudError> {
             .as_str()
             .to_string(),
         market: Market::of_lifecycle(i.instance_lifecycle().map(|l| l.as_str())),
+        pool: i.tags().iter().any(|t| t.key() == Some(TAG_WARM_POOL)),
     })
 }
 

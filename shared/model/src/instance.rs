@@ -238,6 +238,8 @@ pub struct Seen {
     pub launched_ms: i64,
     pub instance_type: String,
     pub market: Market,
+    /// Launched into its group's warm pool (tagged so): found unrecorded, it goes back there.
+    pub pool: bool,
 }
 
 impl Member {

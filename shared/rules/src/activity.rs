@@ -215,11 +215,20 @@ pub fn launched(
 
 /// A VM launched by a round that stopped before recording it, found on the cloud and recorded.
 pub fn adopted(ctx: &Context<'_>, m: &Member) -> Activity {
+    let (into, difference, place) = if m.lifecycle.is_warm() {
+        (
+            " into warm pool",
+            "the warm pool's size and its instances",
+            "warm pool",
+        )
+    } else {
+        ("", "desired and actual capacity", "group")
+    };
     activity(
         ctx,
-        format!("Launching a new EC2 instance: {}", m.id),
+        format!("Launching a new EC2 instance{into}: {}", m.id),
         format!(
-            "At {} an instance launched in response to a difference between desired and actual capacity was found running and recorded in the group.",
+            "At {} an instance launched in response to a difference between {difference} was found running and recorded in the {place}.",
             at(ctx.now_ms)
         ),
         "Successful",

@@ -64,6 +64,7 @@ mod tests {
                 launched_ms: 0,
                 instance_type: "t2.micro".into(),
                 market: phantom_model::instance::Market::OnDemand,
+                pool: false,
             },
             group: (!group_id.is_empty()).then(|| "other".into()),
             group_id: (!group_id.is_empty()).then(|| group_id.into()),

@@ -307,7 +307,13 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 zone: s.zone.clone(),
                 // Its launch's record was lost: the cloud's view has no subnet.
                 subnet: None,
-                lifecycle: if !plan.launch_waits.is_empty() {
+                // Launched into the warm pool: it goes there, as its launch meant (found by the
+                // simulator, seed 65).
+                lifecycle: if s.pool && !plan.launch_waits.is_empty() {
+                    Lifecycle::WarmedPendingWait
+                } else if s.pool {
+                    Lifecycle::WarmedPending
+                } else if !plan.launch_waits.is_empty() {
                     Lifecycle::PendingWait
                 } else if s.state == CloudState::Running {
                     Lifecycle::InService
@@ -334,7 +340,11 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 market: s.market,
             };
             plan.adopt.push(m.clone());
-            live.push(m);
+            if s.pool {
+                warm.push(m);
+            } else {
+                live.push(m);
+            }
         }
     }
 
@@ -1607,6 +1617,7 @@ mod tests {
             launched_ms: 0,
             instance_type: "t2.micro".into(),
             market: phantom_model::instance::Market::OnDemand,
+            pool: false,
         }
     }
 
@@ -1671,6 +1682,36 @@ mod tests {
         assert_eq!(plan.adopt.len(), 2);
         assert!(plan.launch.is_empty());
         assert_eq!(plan.adopt[1].lifecycle, Lifecycle::InService);
+    }
+
+    #[test]
+    fn an_unrecorded_vm_launched_into_the_warm_pool_is_adopted_into_it() {
+        // A warm pool launch whose answer was lost (seed 65): the group is whole, the pool short.
+        let t = Target {
+            pool: Some(Pool {
+                size: 1,
+                state: crate::warm::PoolState::Stopped,
+                reuse_on_scale_in: false,
+                deleting: false,
+            }),
+            ..target(1)
+        };
+        let m = [member("i-1", "a", 0)];
+        let s = [
+            seen("i-1", CloudState::Running, "a"),
+            Seen {
+                pool: true,
+                ..seen("i-2", CloudState::Running, "b")
+            },
+        ];
+        let plan = decide(&t, &m, &s, NOW);
+        assert_eq!(plan.adopt.len(), 1);
+        assert_eq!(plan.adopt[0].lifecycle, Lifecycle::WarmedPending);
+        assert!(plan.terminate.is_empty(), "{plan:?}");
+        assert!(
+            plan.launch.is_empty() && plan.launch_warm.is_empty(),
+            "{plan:?}"
+        );
     }
 
     #[test]

@@ -52,10 +52,15 @@ pub fn record(
     let recorded = |id: &str| members.iter().find(|m| m.id == id);
     // Launched by a round that stopped before recording them: recorded now, told now.
     for m in &plan.adopt {
-        let waits = start_waits(ctx, &mut r, &m.waits, &m.id, Passage::Group);
+        let passage = if m.lifecycle.is_warm() {
+            Passage::IntoPool
+        } else {
+            Passage::Group
+        };
+        let waits = start_waits(ctx, &mut r, &m.waits, &m.id, passage);
         r.put.push(Member { waits, ..m.clone() });
         let a = activity::adopted(ctx, m);
-        tell(&mut r, NotificationType::Launch, &m.id, a);
+        tell_via(&mut r, NotificationType::Launch, passage, &m.id, a);
     }
     for id in &plan.in_service {
         if let Some(m) = recorded(id) {

@@ -11,14 +11,16 @@
 //!   records and the clouds agree: no VM
 //!   recorded that is not running (a ghost), none running with a user's tags that no group
 //!   records (an orphan, or one launched twice);
-//! - `activities-end`: then, no activity is left in progress.
+//! - `activities-end`: then, no activity is left in progress;
+//! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
+//!   record was lost is found as the pool's, not the group's).
 
 use super::{owner_of, Sim};
 use phantom_model::instance::Lifecycle;
 use phantom_model::time::Clock;
 use phantom_rules::processes;
 use phantom_seams::cloud::memory::Vm;
-use phantom_seams::cloud::TAG_GROUP_ID;
+use phantom_seams::cloud::{TAG_GROUP_ID, TAG_WARM_POOL};
 use phantom_seams::store::{Fleet, Groups};
 
 /// How long a group's MaxSize still bounds it after it changed (a lowered MaxSize takes a round).
@@ -66,9 +68,15 @@ pub(super) async fn safety(sim: &mut Sim) {
                             ))
                 })
             };
+            // A VM launched into the warm pool and not recorded yet is headed there.
+            let pooled = |v: &Vm| {
+                v.tags.contains_key(TAG_WARM_POOL) && !members.iter().any(|m| m.id == v.id)
+            };
             let counted: Vec<&Vm> = vms
                 .iter()
-                .filter(|v| v.tags.get(TAG_GROUP_ID) == Some(&g.id) && !leaving(&v.id))
+                .filter(|v| {
+                    v.tags.get(TAG_GROUP_ID) == Some(&g.id) && !leaving(&v.id) && !pooled(v)
+                })
                 .collect();
             let count = counted.len() as i64;
             // Each counted VM as the group records it (or does not).
@@ -287,14 +295,71 @@ fn balanced(
     Ok(())
 }
 
+/// Every activity of `user`'s.
+async fn all_activities(sim: &Sim, user: &str) -> Vec<phantom_model::activity::ScalingActivity> {
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let Ok(page) = sim
+            .w
+            .store
+            .activities(user, None, after.as_deref(), 1000)
+            .await
+        else {
+            break;
+        };
+        let Some((last, _)) = page.last() else {
+            break;
+        };
+        after = Some(last.clone());
+        out.extend(page.into_iter().map(|(_, a)| a));
+    }
+    out
+}
+
+/// Once whole: a VM launched into a warm pool went there first (`pool-passage`): no activity
+/// launched it into the group itself (it joins the group from the pool).
+pub(super) async fn pool_passage(sim: &mut Sim) {
+    let mut broken = Vec::new();
+    let pooled: Vec<Vm> = ["hotel", "sierra"]
+        .iter()
+        .flat_map(|c| sim.cloud(c).vms())
+        .filter(|v| v.tags.contains_key(TAG_WARM_POOL))
+        .collect();
+    for a in &sim.actors {
+        let launched: std::collections::BTreeSet<String> = all_activities(sim, &a.user.name)
+            .await
+            .into_iter()
+            .filter_map(|act| {
+                act.description
+                    .strip_prefix("Launching a new EC2 instance: ")
+                    .map(str::to_string)
+            })
+            .collect();
+        for v in pooled
+            .iter()
+            .filter(|v| owner_of(&v.tags) == Some(&a.user.name))
+        {
+            *sim.out.tally.checks.entry("pool-passage").or_default() += 1;
+            if launched.contains(&v.id) {
+                broken.push(format!(
+                    "{} was launched into a warm pool, but an activity launched it into its group",
+                    v.id
+                ));
+            }
+        }
+    }
+    for detail in broken {
+        sim.broke("pool-passage", detail);
+    }
+}
+
 /// Once whole: every group's activities have ended.
 pub(super) async fn activities_end(sim: &mut Sim) {
     let mut broken = Vec::new();
     for a in &sim.actors {
-        let Ok(list) = sim.w.store.activities(&a.user.name, None, None, 1000).await else {
-            continue;
-        };
-        for (_, act) in list {
+        let list = all_activities(sim, &a.user.name).await;
+        for act in list {
             *sim.out.tally.checks.entry("activities-end").or_default() += 1;
             let code = act.status_code.as_str();
             if !matches!(code, "Successful" | "Failed" | "Cancelled") {

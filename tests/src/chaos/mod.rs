@@ -763,6 +763,7 @@ impl Sim {
             }
         }
         check::activities_end(self).await;
+        check::pool_passage(self).await;
     }
 }
 

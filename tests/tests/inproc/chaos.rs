@@ -124,6 +124,19 @@ async fn seed_1643_an_adopted_vm_is_registered_with_its_groups_target_group() {
     holds(1643, settings).await;
 }
 
+/// Seed 8 (mix 2, 16 steps) found a VM launched into a warm pool, its launch's record lost to a
+/// crash, adopted into the group itself (and its pool launched again): VMs launched into a pool
+/// are tagged `phantom:warm-pool`, and one found unrecorded goes to the pool.
+#[tokio::test]
+async fn seed_8_a_warm_launch_found_unrecorded_goes_to_the_pool() {
+    let settings = Settings {
+        steps: 16,
+        mix: 2,
+        ..FIRST_MIX
+    };
+    holds(8, settings).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -9,7 +9,7 @@ use super::signed::{answer, Node, QueryClient};
 use super::{
     template_not_found, without_unknown, Balancers, Catalog, CloudError, ConnectLookup,
     FoundTemplate, Image, InstanceStatus, KeyPair, Lookup, Tagged, STATUS_BY_ID_MAX,
-    STATUS_IDS_PER_CALL, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    STATUS_IDS_PER_CALL, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER, TAG_WARM_POOL,
 };
 use async_trait::async_trait;
 use aws_credential_types::Credentials;
@@ -512,6 +512,7 @@ fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
                         i.path(&["instanceLifecycle"]).map(|n| n.text.as_str()),
                     ),
                     id: id.clone(),
+                    pool: tag(TAG_WARM_POOL).is_some(),
                 },
                 group: tag(TAG_GROUP),
                 group_id: tag(TAG_GROUP_ID),

@@ -30,6 +30,9 @@ pub use launch::{launch_request, LaunchRequest};
 pub const TAG_OWNER: &str = "phantom:owner";
 pub const TAG_GROUP: &str = "phantom:group";
 pub const TAG_GROUP_ID: &str = "phantom:group-id";
+/// Tagged on a VM launched into its group's warm pool, so that one whose launch was not recorded
+/// is found as the pool's.
+pub const TAG_WARM_POOL: &str = "phantom:warm-pool";
 
 /// What a cloud said when it refused, or why it could not be reached.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,6 +19,7 @@ pub use status::Which;
 use super::{
     Catalog, Cloud, CloudError, Connect, ConnectLookup, FoundTemplate, Image, InstanceStatus,
     KeyPair, LaunchRequest, Lookup, SpotPrice, Tagged, TAG_GROUP, TAG_GROUP_ID, TAG_OWNER,
+    TAG_WARM_POOL,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -68,6 +69,7 @@ impl Vm {
             launched_ms: self.launched_ms,
             instance_type: self.instance_type.clone(),
             market: self.market,
+            pool: self.tags.contains_key(TAG_WARM_POOL),
         }
     }
 }

@@ -619,6 +619,8 @@ async fn contract(s: &dyn Store, u: &str) {
             unreachable_since_ms: Some(7_000),
             last_error: Some("CloudUnreachable: no answer".into()),
             unanswered_seq: Some(4),
+            unanswered_units: 3,
+            unanswered_at_ms: 11_000,
         },
     )]
     .into();

@@ -186,6 +186,11 @@ impl Provisioner {
                     in_service,
                     protected,
                     usable: p.look.is_ok() && p.hold.usable(now),
+                    reserved: if p.hold.counted_out(now) {
+                        0
+                    } else {
+                        p.hold.reserved(now)
+                    },
                 }
             })
             .collect();
@@ -356,6 +361,13 @@ impl Provisioner {
                 hold = hold.launched(acted.launch_failed.is_none(), now);
                 // Answered (made, or refused): that launch is settled; unanswered, retried so.
                 hold.unanswered_seq = acted.launch_unanswered.then_some(seq);
+                (hold.unanswered_units, hold.unanswered_at_ms) = if acted.launch_unanswered {
+                    let asked: i64 = plan.launch.iter().map(|p| p.units).sum();
+                    let made: i64 = acted.launched.iter().map(|m| weights.units(m)).sum();
+                    ((asked - made).max(0), now)
+                } else {
+                    (0, 0)
+                };
                 if let Some(why) = &acted.launch_failed {
                     tracing::warn!(
                         group = g.name,

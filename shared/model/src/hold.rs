@@ -19,7 +19,22 @@ pub struct Hold {
     /// simulator, seed 151).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unanswered_seq: Option<i64>,
+    /// The units that launch asked for and no answer told of, and when: for `UNANSWERED_GRACE_MS`
+    /// they stay the cloud's, so the next cloud does not launch them a second time (found by the
+    /// simulator, seed 10).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswered_units: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswered_at_ms: i64,
 }
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// How long the units of an unanswered launch stay a cloud's: by then a VM it made shows in
+/// DescribeInstances (as `reconcile::MISSING_GRACE_MS` allows a new VM), or it was not made.
+pub const UNANSWERED_GRACE_MS: i64 = 15_000;
 
 /// A group's holds, by cloud (only clouds with something to remember).
 pub type Holds = BTreeMap<String, Hold>;
@@ -77,6 +92,16 @@ impl Hold {
             failures,
             retry_at_ms: now_ms + backoff_ms(failures),
             ..self
+        }
+    }
+
+    /// The units an unanswered launch there may have made, within `UNANSWERED_GRACE_MS` of it.
+    pub fn reserved(&self, now_ms: i64) -> i64 {
+        match self.unanswered_seq {
+            Some(_) if now_ms - self.unanswered_at_ms < UNANSWERED_GRACE_MS => {
+                self.unanswered_units.max(0)
+            }
+            _ => 0,
         }
     }
 

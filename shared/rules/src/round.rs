@@ -49,7 +49,10 @@ pub fn record(
     acted: &Acted,
 ) -> Record {
     let mut r = Record::default();
-    let recorded = |id: &str| members.iter().find(|m| m.id == id);
+    // A VM adopted this round is on record from it: let go in the same round, its hold or
+    // termination is written on it (found by the simulator, seed 19: a VM adopted and held had
+    // its termination begun twice, the first never told).
+    let recorded = |id: &str| members.iter().chain(&plan.adopt).find(|m| m.id == id);
     // Launched by a round that stopped before recording them: recorded now, told now.
     for m in &plan.adopt {
         let passage = if m.lifecycle.is_warm() {
@@ -842,6 +845,34 @@ mod tests {
         assert_eq!(r.launch_seq, None);
         assert!(r.put.is_empty());
         assert_eq!(r.backoff.unwrap().failures, 3);
+    }
+
+    #[test]
+    fn a_vm_adopted_and_held_in_one_round_is_recorded_held() {
+        // Seed 19: its hold was not written on it, and the next round began its termination
+        // again, the first activity never told.
+        let plan = Plan {
+            adopt: vec![member("i-6", Lifecycle::WarmedPending)],
+            hold: vec![(
+                "i-6".into(),
+                Cause::Warm("the warm pool shrank to 0".into()),
+            )],
+            hold_waits: vec![crate::lifecycle::drain(2_000_000, 1_000_000)],
+            ..Plan::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &plan, &Acted::default());
+        assert_eq!(r.put.len(), 1, "{:?}", r.put);
+        assert_eq!(r.put[0].lifecycle, Lifecycle::WarmedTerminatingWait);
+        let held: Vec<_> = r
+            .activities
+            .iter()
+            .filter(|a| a.doc.description.starts_with("Terminating"))
+            .collect();
+        assert_eq!(held.len(), 1);
+        assert_eq!(
+            r.put[0].open.as_ref().map(|o| &o.doc.activity_id),
+            Some(&held[0].doc.activity_id)
+        );
     }
 
     #[test]

@@ -252,13 +252,17 @@ pub struct CloudView {
     pub protected: i64,
     /// Launches may go there: reachable, and not held after failing launches.
     pub usable: bool,
+    /// Units a launch there asked for and got no answer to, which it may have made (`Hold::reserved`):
+    /// a cloud that is not usable keeps them in its share.
+    pub reserved: i64,
 }
 
 /// What each cloud should have (in the views' order, which is rank order), for a group that wants
 /// `desired` VMs with at most `group_max` (AWS's MaxSize).
 ///
 /// - overflow: the best-ranked usable clouds are filled up to their maximums; a cloud that is not
-///   usable keeps what it has (up to its maximum) and gets nothing new.
+///   usable keeps what it has (up to its maximum) and gets nothing new but what an unanswered
+///   launch there may have made.
 /// - fixed: each cloud its maximum.
 ///
 /// Either way a cloud with more than its share gives VMs up only as far as the group stays at
@@ -281,7 +285,7 @@ pub fn shares(policy: Policy, desired: i64, views: &[CloudView]) -> Vec<i64> {
             let more = match policy {
                 Policy::Fixed => v.max - floor,
                 Policy::Overflow if v.usable => (v.max - floor).min(left),
-                Policy::Overflow => (v.have.min(v.max) - floor).min(left),
+                Policy::Overflow => ((v.have + v.reserved).min(v.max) - floor).min(left),
             }
             .max(0);
             left -= more.min(left);
@@ -379,6 +383,7 @@ mod tests {
             in_service: 0,
             protected: 0,
             usable,
+            reserved: 0,
         };
         let views = [view(2, true), view(10, true)];
         assert_eq!(pools(Policy::Overflow, 1, 3, &views), [1, 2]);
@@ -451,7 +456,29 @@ mod tests {
             in_service,
             protected: 0,
             usable,
+            reserved: 0,
         }
+    }
+
+    #[test]
+    fn an_unanswered_launchs_units_stay_with_its_cloud() {
+        // Seed 10: the first cloud's launch of 3 lost its answer (it made them), the cloud was
+        // held, and the next cloud launched the 3 again: 7 VMs for a MaxSize of 4.
+        let held = CloudView {
+            reserved: 3,
+            ..view(4, 1, 1, false)
+        };
+        let views = [held.clone(), view(10, 0, 0, true)];
+        assert_eq!(allot(Policy::Overflow, 4, 4, true, &views), [4, 0]);
+        // Past the grace (nothing reserved), the next cloud takes them.
+        let views = [
+            CloudView {
+                reserved: 0,
+                ..held
+            },
+            view(10, 0, 0, true),
+        ];
+        assert_eq!(allot(Policy::Overflow, 4, 4, true, &views), [1, 3]);
     }
 
     #[test]

@@ -374,3 +374,90 @@ pub(super) async fn activities_end(sim: &mut Sim) {
         sim.broke("activities-end", detail);
     }
 }
+
+/// Once whole: what the users' topics and queues were told (mix 3).
+/// - `notices-sent`: no group has a message written and not sent;
+/// - `told`: every launch and termination of a group's instance, started while the group told
+///   its user's topic, reached the topic (its `ActivityId` in a message);
+/// - `told-once`: no message went twice but for a crash or a store fault between its send and
+///   its strike-off (as many repeats at most as those).
+pub(super) async fn told(sim: &mut Sim) {
+    if sim.out.settings.mix < 3 {
+        return;
+    }
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    let crashes: usize = ["provisioner-crash", "health-check-crash", "api-crash"]
+        .iter()
+        .filter_map(|k| sim.out.tally.faults.get(k))
+        .sum();
+    let repeats_allowed = crashes as u64 + sim.w.store.faults_struck();
+    let mut repeats = 0;
+    for a in &sim.actors {
+        let user = &a.user.name;
+        let Ok(groups) = sim.w.store.all_groups(user).await else {
+            continue;
+        };
+        for g in &groups {
+            checked += 1;
+            let left = sim.w.store.notices(user, &g.name).await.unwrap_or_default();
+            if let Some(n) = left.first() {
+                broken.push((
+                    "notices-sent",
+                    format!(
+                        "{user}'s group {} has {} message(s) never sent, the first to {}",
+                        g.name,
+                        left.len(),
+                        n.target
+                    ),
+                ));
+            }
+        }
+        let topic = super::topic(user);
+        let sent = sim.w.publisher.sent(&topic);
+        let activities = all_activities(sim, user).await;
+        for g in &groups {
+            let Some(since) = sim.told_since.get(&(user.clone(), g.id.clone())) else {
+                continue;
+            };
+            let since = phantom_model::time::format_timestamp(phantom_model::time::from_ms(*since));
+            for act in activities.iter().filter(|act| {
+                act.auto_scaling_group_name == g.name
+                    && act.start_time >= since
+                    && (act.description.starts_with("Launching a new EC2 instance")
+                        || act.description.starts_with("Terminating EC2 instance"))
+            }) {
+                checked += 1;
+                if !sent.iter().any(|n| n.body.contains(&act.activity_id)) {
+                    broken.push((
+                        "told",
+                        format!(
+                            "{user}'s topic was not told of \"{}\" (started {}, {}), though group {} told it since {since}",
+                            act.description, act.start_time, act.status_code.as_str(), g.name
+                        ),
+                    ));
+                }
+            }
+        }
+        for target in [topic, super::hook_queue(user)] {
+            let mut copies = std::collections::BTreeMap::new();
+            for n in sim.w.publisher.sent(&target) {
+                *copies.entry(n.id).or_insert(0u64) += 1;
+            }
+            repeats += copies.values().map(|c| c - 1).sum::<u64>();
+        }
+    }
+    checked += 1;
+    if repeats > repeats_allowed {
+        broken.push((
+            "told-once",
+            format!(
+                "{repeats} messages went again, more than the {repeats_allowed} crashes and store faults explain"
+            ),
+        ));
+    }
+    *sim.out.tally.checks.entry("told").or_default() += checked;
+    for (invariant, detail) in broken {
+        sim.broke(invariant, detail);
+    }
+}

@@ -14,7 +14,7 @@ use crate::world::World;
 use crate::User;
 use phantom_model::time::Clock;
 use phantom_seams::cloud::memory::{Fault, MemoryCloud, Which};
-use phantom_seams::store::{Fleet, Groups};
+use phantom_seams::store::{Fleet, Groups, StoreFault};
 use rng::Rng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,8 +27,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// The request and fault mixes, by version: a seed found with one mix replays only with it,
 /// so a regression test names the mix it was found with. 1: the first (groups, instances, hooks,
 /// processes, standby, detach and attach, refresh, maintenance, groups across clouds, scheduled
-/// actions, simple policies); 2: and target groups, ELB health checks, warm pools.
-pub const MIX: u32 = 2;
+/// actions, simple policies); 2: and target groups, ELB health checks, warm pools; 3: and the
+/// store's and the queue's faults.
+pub const MIX: u32 = 3;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +132,12 @@ struct Rates {
     lb_unhealthy: f64,
     api_crash: f64,
     clock_jump: f64,
+    store_refused: f64,
+    store_lost_answer: f64,
+    queue_duplicate: f64,
+    queue_delay: f64,
+    queue_split: f64,
+    queue_refuse: f64,
 }
 
 impl Rates {
@@ -142,7 +149,7 @@ impl Rates {
                 0.0
             }
         };
-        Self {
+        let mut rates = Self {
             cloud_error: rate(0.15),
             lost_answer: rate(0.05),
             zone_full: rate(0.05),
@@ -155,7 +162,23 @@ impl Rates {
             lb_unhealthy: if mix >= 2 { rate(0.05) } else { 0.0 },
             api_crash: rate(0.05),
             clock_jump: rate(0.02),
+            store_refused: 0.0,
+            store_lost_answer: 0.0,
+            queue_duplicate: 0.0,
+            queue_delay: 0.0,
+            queue_split: 0.0,
+            queue_refuse: 0.0,
+        };
+        // Drawn only from mix 3 on, so that the earlier mixes' seeds replay as they were found.
+        if mix >= 3 {
+            rates.store_refused = rate(0.05);
+            rates.store_lost_answer = rate(0.05);
+            rates.queue_duplicate = rate(0.05);
+            rates.queue_delay = rate(0.05);
+            rates.queue_split = rate(0.05);
+            rates.queue_refuse = rate(0.02);
         }
+        rates
     }
 }
 
@@ -181,6 +204,19 @@ struct Sim {
     crash_check: Option<u64>,
     /// Zones made full, and the step at which they have room again.
     full: Vec<(&'static str, &'static str, usize)>,
+    /// The store's faults not struck yet: armed only while a handler runs (the simulation's own
+    /// reads of the store are not the service's).
+    store_fault: Option<(StoreFault, usize)>,
+    /// Received messages still to be delivered twice, to be delivered late, and batches still to
+    /// be split between two provisioners at once (in reverse order).
+    queue_duplicate: usize,
+    queue_delay: usize,
+    queue_split: usize,
+    /// The step until which the queue refuses sends.
+    queue_refuse_until: Option<usize>,
+    /// Since when (Unix ms) each group has told its user's topic, by (user, group id), as seen
+    /// after each step.
+    told_since: BTreeMap<(String, String), i64>,
     /// Each group's bound on its VMs over time (Unix ms, VMs), by (user, group id): its MaxSize
     /// and maintenance headroom as they were.
     bounds: BTreeMap<(String, String), Vec<(i64, i64)>>,
@@ -198,6 +234,10 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
     for _ in 0..settings.users {
         let user = w.user("u").await;
         let client = w.sdk(&user);
+        if settings.mix >= 3 {
+            w.publisher.create(&topic(&user.name));
+            w.publisher.create(&hook_queue(&user.name));
+        }
         // A target group of the user's on each cloud, its deregistration delay drawn.
         if settings.mix >= 2 {
             let tg = phantom_rules::traffic::source(&target_group(&user.name), None)
@@ -242,6 +282,12 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         crash_batch: None,
         crash_check: None,
         full: Vec::new(),
+        store_fault: None,
+        told_since: BTreeMap::new(),
+        queue_duplicate: 0,
+        queue_delay: 0,
+        queue_split: 0,
+        queue_refuse_until: None,
         bounds: BTreeMap::new(),
         told: Default::default(),
     };
@@ -346,7 +392,13 @@ impl Sim {
             .collect();
         self.actors[who].detached.retain(|id| alive.contains(id));
         let tg = target_group(&self.actors[who].user.name);
+        let (topic, hook_queue) = (
+            topic(&self.actors[who].user.name),
+            hook_queue(&self.actors[who].user.name),
+        );
         let scene = work::Scene {
+            topic: &topic,
+            hook_queue: &hook_queue,
             group,
             members: &members,
             none: theirs.is_empty(),
@@ -356,6 +408,7 @@ impl Sim {
             mix: self.out.settings.mix,
         };
         let call = work::request(&client, &mut rng, &scene);
+        self.arm_store();
         let (drawn, answer) = match crash {
             None => call.await,
             Some(k) => {
@@ -382,6 +435,7 @@ impl Sim {
                 }
             }
         };
+        self.disarm_store();
         *self.out.tally.requests.entry(drawn.action).or_default() += 1;
         if answer == work::Answer::Code("OK".into()) {
             let detached = &mut self.actors[who].detached;
@@ -419,6 +473,12 @@ impl Sim {
             ("describe-lag", r.describe_lag),
             ("lb-unhealthy", r.lb_unhealthy),
             ("clock-jump", r.clock_jump),
+            ("store-refused", r.store_refused),
+            ("store-lost-answer", r.store_lost_answer),
+            ("queue-duplicate", r.queue_duplicate),
+            ("queue-delay", r.queue_delay),
+            ("queue-split", r.queue_split),
+            ("queue-refuse", r.queue_refuse),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -501,6 +561,37 @@ impl Sim {
                     .set_describe_lag(std::time::Duration::from_secs(secs));
                 format!("{on}: new VMs missing from DescribeInstances for {secs} s")
             }
+            "store-refused" => {
+                let n = self.rng.between(1, 3) as usize;
+                self.store_fault = Some((StoreFault::Refused, n));
+                format!("the store refuses the next {n} calls (throttled, no effect)")
+            }
+            "store-lost-answer" => {
+                let n = self.rng.between(1, 2) as usize;
+                self.store_fault = Some((StoreFault::LostAnswer, n));
+                format!("the store's next {n} calls take effect and their answers are lost")
+            }
+            "queue-duplicate" => {
+                let n = self.rng.between(1, 4) as usize;
+                self.queue_duplicate = n;
+                format!("the queue delivers the next {n} messages twice")
+            }
+            "queue-delay" => {
+                let n = self.rng.between(1, 4) as usize;
+                self.queue_delay = n;
+                format!("the queue delivers the next {n} messages late")
+            }
+            "queue-split" => {
+                let n = self.rng.between(1, 4) as usize;
+                self.queue_split = n;
+                format!("the queue's next {n} batches go to two provisioners at once, reordered")
+            }
+            "queue-refuse" => {
+                let until = self.step + self.rng.between(1, 5) as usize;
+                self.w.queue.refuse_sends(true);
+                self.queue_refuse_until = Some(until);
+                format!("the queue refuses sends until step {until}")
+            }
             "slow-boot" => {
                 let secs = self.rng.between(0, 90) as u64;
                 self.cloud(on)
@@ -534,8 +625,14 @@ impl Sim {
             for (cloud, zone) in mended {
                 self.cloud(cloud).zone_full(zone, false);
             }
+            if self.queue_refuse_until.is_some_and(|until| until <= step) {
+                self.queue_refuse_until = None;
+                self.w.queue.refuse_sends(false);
+            }
             self.settle().await;
             let h = self.w.health();
+            let struck = self.w.store.faults_struck();
+            self.arm_store();
             let run = match self.crash_check.take() {
                 None => Some(h.run().await),
                 Some(k) => {
@@ -549,8 +646,16 @@ impl Sim {
                     out
                 }
             };
+            self.disarm_store();
             match run {
                 Some(Ok(_)) => {}
+                // A store or queue that failed it explains a failed run: the next one picks up.
+                Some(Err(e))
+                    if self.w.store.faults_struck() > struck
+                        || self.queue_refuse_until.is_some() =>
+                {
+                    self.say(format!("the health check's run failed: {e}"))
+                }
                 Some(Err(e)) => self.broke("health-check-runs", format!("{e}")),
                 None => self.say("the health check crashed".into()),
             }
@@ -560,26 +665,43 @@ impl Sim {
 
     /// Delivers the work queue to provisioners until none is visible: a failed message comes
     /// back after 5 s; a crashed batch's messages after the queue's visibility timeout (30 s).
+    /// The queue's faults strike here: a message delivered twice (the copy up to 40 s later) or
+    /// late (1 to 60 s), a batch split between two provisioners at once, in reverse order.
     async fn settle(&mut self) {
         loop {
-            let batch = self.w.queue.receive(10);
+            let mut batch = self.w.queue.receive(10);
             if batch.is_empty() {
                 return;
             }
-            let p = self.w.provisioner();
-            let failed = match self.crash_batch.take() {
-                None => Some(p.handle_batch(batch.clone()).await),
-                Some(k) => {
-                    self.w.trip.arm(k);
-                    let out = tokio::select! {
-                        biased;
-                        _ = self.w.trip.tripped() => None,
-                        failed = p.handle_batch(batch.clone()) => Some(failed),
-                    };
-                    self.w.trip.disarm();
-                    out
-                }
+            while self.queue_delay > 0 && !batch.is_empty() {
+                self.queue_delay -= 1;
+                let m = batch.remove(0);
+                let ms = self.rng.between(1, 60) * 1000;
+                self.w.queue.retry(m.body, ms);
+            }
+            for m in batch.iter().take(self.queue_duplicate) {
+                let ms = self.rng.between(0, 40) * 1000;
+                self.w.queue.retry(m.body.clone(), ms);
+            }
+            self.queue_duplicate = self.queue_duplicate.saturating_sub(batch.len());
+            if batch.is_empty() {
+                continue;
+            }
+            let split = self.queue_split > 0 && batch.len() >= 2 && self.crash_batch.is_none();
+            self.arm_store();
+            let failed = if split {
+                self.queue_split -= 1;
+                batch.reverse();
+                let other = batch.split_off(batch.len() / 2);
+                let (p, q) = (self.w.provisioner(), self.w.provisioner());
+                let (a, b) =
+                    tokio::join!(p.handle_batch(batch.clone()), q.handle_batch(other.clone()));
+                batch.extend(other);
+                Some(a.into_iter().chain(b).collect::<Vec<_>>())
+            } else {
+                self.run_batch(batch.clone()).await
             };
+            self.disarm_store();
             match failed {
                 Some(failed) => {
                     for m in batch {
@@ -601,13 +723,60 @@ impl Sim {
         }
     }
 
-    /// Counts the features each group has on now, alone and in pairs.
+    /// One provisioner's batch: the ids of the messages that failed, or None if it crashed (as
+    /// armed).
+    async fn run_batch(
+        &mut self,
+        batch: Vec<phantom_seams::queue::Received>,
+    ) -> Option<Vec<String>> {
+        let p = self.w.provisioner();
+        match self.crash_batch.take() {
+            None => Some(p.handle_batch(batch).await),
+            Some(k) => {
+                self.w.trip.arm(k);
+                let out = tokio::select! {
+                    biased;
+                    _ = self.w.trip.tripped() => None,
+                    failed = p.handle_batch(batch) => Some(failed),
+                };
+                self.w.trip.disarm();
+                out
+            }
+        }
+    }
+
+    /// The store's faults armed for a handler's run.
+    fn arm_store(&self) {
+        if let Some((fault, n)) = self.store_fault {
+            self.w.store.fail_next(n, fault);
+        }
+    }
+
+    /// Back from a handler's run: the store's faults it did not meet wait for the next.
+    fn disarm_store(&mut self) {
+        self.store_fault = self.w.store.take_faults();
+    }
+
+    /// Counts the features each group has on now, alone and in pairs; notes since when each
+    /// tells its user's topic.
     async fn features(&mut self) {
+        let now = self.w.clock.now_ms();
         for a in &self.actors {
             let Ok(groups) = self.w.store.all_groups(&a.user.name).await else {
                 continue;
             };
+            let topic = topic(&a.user.name);
             for g in groups {
+                let key = (a.user.name.clone(), g.id.clone());
+                if g.settings
+                    .notifications
+                    .iter()
+                    .any(|n| n.topic_arn == topic)
+                {
+                    self.told_since.entry(key).or_insert(now);
+                } else {
+                    self.told_since.remove(&key);
+                }
                 let members = self
                     .w
                     .store
@@ -630,6 +799,7 @@ impl Sim {
                     ("balanced", !s.traffic.is_empty()),
                     ("elb-health", s.health_check_type.contains("ELB")),
                     ("warm-pool", s.warm_pool_configuration.is_some()),
+                    ("notified", !s.notifications.is_empty()),
                     (
                         "across",
                         s.tags
@@ -673,6 +843,12 @@ impl Sim {
         self.full.clear();
         self.crash_batch = None;
         self.crash_check = None;
+        self.store_fault = None;
+        self.queue_duplicate = 0;
+        self.queue_delay = 0;
+        self.queue_split = 0;
+        self.queue_refuse_until = None;
+        self.w.queue.refuse_sends(false);
         let mut lines = Vec::new();
         for cloud in ["hotel", "sierra"] {
             self.cloud(cloud).set_boot_time(std::time::Duration::ZERO);
@@ -764,6 +940,7 @@ impl Sim {
         }
         check::activities_end(self).await;
         check::pool_passage(self).await;
+        check::told(self).await;
     }
 }
 
@@ -796,6 +973,16 @@ pub async fn shrink(seed: u64, failing: Outcome) -> Outcome {
         }
     }
     best
+}
+
+/// A user's SNS topic, told of its groups' instances (mix 3).
+pub fn topic(user: &str) -> String {
+    format!("arn:aws:sns:us-east-1:000000000000:{user}-events")
+}
+
+/// A user's SQS queue, told of the VMs its hooks hold (mix 3).
+pub fn hook_queue(user: &str) -> String {
+    format!("arn:aws:sqs:us-east-1:000000000000:{user}-hooks")
 }
 
 /// A user's target group (the same ARN on each cloud, as each cloud's ELB names its own).

@@ -81,7 +81,18 @@ pub struct Scene<'a> {
     pub target_group: &'a str,
     /// The mix drawn from (`chaos::MIX`).
     pub mix: u32,
+    /// The user's SNS topic for its groups' notifications, and SQS queue for its hooks' (mix 3).
+    pub topic: &'a str,
+    pub hook_queue: &'a str,
 }
+
+/// The notification types a user's groups tell its topic of.
+pub const TOLD: [&str; 4] = [
+    "autoscaling:EC2_INSTANCE_LAUNCH",
+    "autoscaling:EC2_INSTANCE_LAUNCH_ERROR",
+    "autoscaling:EC2_INSTANCE_TERMINATE",
+    "autoscaling:EC2_INSTANCE_TERMINATE_ERROR",
+];
 
 /// The VMs a user's group has now (id, lifecycle), for requests that name one.
 pub type Members = Vec<(String, String)>;
@@ -114,7 +125,11 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
     };
     let roll = match scene.none && rng.chance(0.6) {
         true => 0,
-        false => rng.below(if scene.mix >= 2 { 145 } else { 130 }),
+        false => rng.below(match scene.mix {
+            1 => 130,
+            2 => 145,
+            _ => 160,
+        }),
     };
     match roll {
         0..=14 => {
@@ -539,9 +554,64 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 judge(r),
             )
         }
+        145..=151 => {
+            let r = c
+                .put_notification_configuration()
+                .auto_scaling_group_name(group)
+                .topic_arn(scene.topic)
+                .set_notification_types(Some(TOLD.iter().map(|t| t.to_string()).collect()))
+                .send()
+                .await;
+            (
+                drawn("PutNotificationConfiguration", group.to_string()),
+                judge(r),
+            )
+        }
+        152..=154 => {
+            let r = c
+                .delete_notification_configuration()
+                .auto_scaling_group_name(group)
+                .topic_arn(scene.topic)
+                .send()
+                .await;
+            (
+                drawn("DeleteNotificationConfiguration", group.to_string()),
+                judge(r),
+            )
+        }
+        155..=159 => {
+            // A hook that tells the user's queue of each VM it holds.
+            let launching = rng.chance(0.5);
+            let transition = match launching {
+                true => "autoscaling:EC2_INSTANCE_LAUNCHING",
+                false => "autoscaling:EC2_INSTANCE_TERMINATING",
+            };
+            let timeout = rng.between(30, 120) as i32;
+            let r = c
+                .put_lifecycle_hook()
+                .auto_scaling_group_name(group)
+                .lifecycle_hook_name(if launching { "in" } else { "out" })
+                .lifecycle_transition(transition)
+                .heartbeat_timeout(timeout)
+                .default_result("CONTINUE")
+                .notification_target_arn(scene.hook_queue)
+                .role_arn(ROLE)
+                .send()
+                .await;
+            (
+                drawn(
+                    "PutLifecycleHook",
+                    format!("{group} {transition} {timeout}s CONTINUE told"),
+                ),
+                judge(r),
+            )
+        }
         _ => describe(c, group).await,
     }
 }
+
+/// The role a hook with a notification target names (kept and shown, not assumed).
+const ROLE: &str = "arn:aws:iam::000000000000:role/phantom-hooks";
 
 /// The reads: the group, its VMs and activities, each in the model's shapes.
 async fn describe(c: &Client, group: &str) -> (Drawn, Answer) {

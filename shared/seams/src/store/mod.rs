@@ -30,7 +30,7 @@ pub use phantom_model::tracking::{MetricAuth, MetricSource};
 
 pub use dynamo::DynamoStore;
 #[cfg(any(test, feature = "memory"))]
-pub use memory::MemoryStore;
+pub use memory::{MemoryStore, StoreFault};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreError {
@@ -76,7 +76,8 @@ impl From<phantom_model::Refusal> for StoreError {
 }
 
 /// What a client sees of a store failure that no action turned into its own error: a conflict it
-/// may retry, or our fault. The details go to the log, not to the client.
+/// may retry, a store that could not be reached (503, which SDKs retry), or our fault. The
+/// details go to the log, not to the client.
 impl From<StoreError> for phantom_wire::ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -85,6 +86,12 @@ impl From<StoreError> for phantom_wire::ApiError {
             ),
             StoreError::Limit => {
                 phantom_wire::ApiError::limit_exceeded("An account limit was reached.")
+            }
+            StoreError::Unavailable(why) => {
+                tracing::error!(error = %why, "store unavailable");
+                phantom_wire::ApiError::service_unavailable(
+                    "The service could not reach its store; retry the request.",
+                )
             }
             other => {
                 tracing::error!(error = %other, "store failure");

@@ -33,12 +33,13 @@ use std::time::Duration;
 /// (user, name)
 type Owned = (String, String);
 
+#[derive(Clone)]
 struct StoredGroup {
     group: Group,
     lease: Option<(String, i64)>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct State {
     users: BTreeMap<String, User>,
     keys: BTreeMap<String, AccessKey>,
@@ -75,8 +76,28 @@ impl State {
     }
 }
 
+/// A fault of DynamoDB's, injected into the store's next calls (by the simulation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreFault {
+    /// Refused with no effect, as throttling or a transaction conflict refuses.
+    Refused,
+    /// Took effect, and its answer was lost (a timeout after the write).
+    LostAnswer,
+}
+
+#[derive(Default)]
+struct Faults {
+    /// The fault of the next calls, and how many more it strikes.
+    next: Option<(StoreFault, usize)>,
+    /// The state before the call under way, to undo it if it is refused.
+    before: Option<State>,
+    /// Faults struck so far.
+    struck: u64,
+}
+
 pub struct MemoryStore {
     state: Mutex<State>,
+    faults: Mutex<Faults>,
     trip: Arc<Tripwire>,
     /// Added to every call before it answers (the simulation's DynamoDB round trip), in µs.
     latency_us: AtomicU64,
@@ -101,11 +122,35 @@ impl MemoryStore {
     pub fn new(trip: Arc<Tripwire>) -> Self {
         Self {
             state: Mutex::new(State::default()),
+            faults: Mutex::new(Faults::default()),
             trip,
             latency_us: AtomicU64::new(0),
             calls: AtomicU64::new(0),
             credential_reads: AtomicU64::new(0),
         }
+    }
+
+    /// The next `n` calls fail with `fault`.
+    pub fn fail_next(&self, n: usize, fault: StoreFault) {
+        let mut f = self.faults();
+        f.next = (n > 0).then_some((fault, n));
+        f.before = None;
+    }
+
+    /// Disarms the faults of `fail_next`, giving back those not struck yet.
+    pub fn take_faults(&self) -> Option<(StoreFault, usize)> {
+        let mut f = self.faults();
+        f.before = None;
+        f.next.take()
+    }
+
+    /// Faults struck so far (`fail_next`).
+    pub fn faults_struck(&self) -> u64 {
+        self.faults().struck
+    }
+
+    fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().expect("no fault injection panics")
     }
 
     /// Reads of cloud credentials so far.
@@ -130,12 +175,51 @@ impl MemoryStore {
         for _ in 0..calls {
             metrics::count(Counter::DynamoDb);
         }
-        self.state
+        let st = self
+            .state
             .lock()
-            .expect("no operation panics holding the store")
+            .expect("no operation panics holding the store");
+        let mut f = self.faults();
+        if matches!(f.next, Some((StoreFault::Refused, _))) && f.before.is_none() {
+            f.before = Some(st.clone());
+        }
+        st
     }
 
-    async fn done<T>(&self, out: T) -> T {
+    /// The fault striking the call that ends now, if one is armed: a refused call's work undone.
+    fn struck(&self) -> Option<StoreError> {
+        // The faults' lock is let go before the state's is taken (`state` takes them the other
+        // way round).
+        let (fault, before) = {
+            let mut f = self.faults();
+            let before = f.before.take();
+            let (fault, n) = f.next?;
+            f.next = (n > 1).then_some((fault, n - 1));
+            f.struck += 1;
+            (fault, before)
+        };
+        Some(match fault {
+            StoreFault::Refused => {
+                if let Some(before) = before {
+                    *self
+                        .state
+                        .lock()
+                        .expect("no operation panics holding the store") = before;
+                }
+                StoreError::Unavailable(
+                    "ThrottlingException: the request was refused (memory store fault)".into(),
+                )
+            }
+            StoreFault::LostAnswer => StoreError::Unavailable(
+                "the request timed out after its write took effect (memory store fault)".into(),
+            ),
+        })
+    }
+
+    async fn done<T>(&self, out: StoreResult<T>) -> StoreResult<T> {
+        if let Some(e) = self.struck() {
+            return Err(e);
+        }
         self.trip.step().await;
         let us = self.latency_us.load(Ordering::Relaxed);
         if us > 0 {

@@ -97,10 +97,11 @@ async fn simulate() {
 
 fn report(t: &Tally, broken: &[(u64, Vec<chaos::Broken>)], started: Instant) {
     println!(
-        "wall time {:.1} s; simulated {:.1} h; longest wait for every group whole once faults stopped: {} s",
+        "wall time {:.1} s; simulated {:.1} h; longest wait for every group whole once faults stopped: {} s; longest a hook waited past its timeout: {} s",
         started.elapsed().as_secs_f64(),
         t.simulated_ms as f64 / 3_600_000.0,
-        t.longest_settle_ms / 1000
+        t.longest_settle_ms / 1000,
+        t.longest_hook_overrun_ms / 1000
     );
     let list = |what: &str, m: &std::collections::BTreeMap<&'static str, usize>| {
         let items: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();

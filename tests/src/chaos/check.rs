@@ -5,6 +5,8 @@
 //!   plus its VMs protected from scale-in and those in Standby; while its Terminate process is
 //!   suspended, no more than it had (AWS can let go of neither);
 //! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
+//! - `hooks-end`: after every step, no VM waits on a lifecycle hook (or a drain) more than
+//!   `HOOK_SLACK_MS` past its timeout;
 //! - `answers` (in `work`): no 5xx a fault does not explain, every answer in the model's shapes;
 //! - `liveness`: once the faults stop and the users let go, every group reaches its desired
 //!   capacity (or keeps its protected VMs above it), all InService and healthy, and Phantom's
@@ -25,6 +27,9 @@ use phantom_seams::store::{Fleet, Groups};
 
 /// How long a group's MaxSize still bounds it after it changed (a lowered MaxSize takes a round).
 const WINDOW_MS: i64 = 30_000;
+/// How long past its timeout a hook's wait may last: the round that ends it may meet a crashed
+/// batch (30 s), a late message (60 s) and a store fault.
+const HOOK_SLACK_MS: i64 = 120_000;
 
 /// Every VM alive on the world's clouds.
 fn alive(sim: &Sim) -> Vec<Vm> {
@@ -40,6 +45,7 @@ pub(super) async fn safety(sim: &mut Sim) {
     let vms = alive(sim);
     let mut broken = Vec::new();
     let mut checked = 0;
+    let mut overrun = 0;
     let mut owners = std::collections::BTreeMap::new();
     for a in &sim.actors {
         let user = a.user.name.clone();
@@ -79,6 +85,31 @@ pub(super) async fn safety(sim: &mut Sim) {
                 })
                 .collect();
             let count = counted.len() as i64;
+            let now = sim.w.clock.now_ms();
+            // Every hook's wait ends by its timeout, within `HOOK_SLACK_MS`.
+            for m in &members {
+                for w in m.waits.iter().filter(|w| w.result.is_none()) {
+                    let end = w
+                        .global_deadline_ms
+                        .map_or(w.deadline_ms, |g| g.min(w.deadline_ms));
+                    checked += 1;
+                    overrun = overrun.max(now - end);
+                    if now - end > HOOK_SLACK_MS {
+                        broken.push((
+                            "hooks-end",
+                            format!("{}/{}", m.id, w.hook),
+                            format!(
+                                "{user}'s group {}: {} ({}) still waits on {} {} s past its timeout",
+                                g.name,
+                                m.id,
+                                m.lifecycle.as_str(),
+                                w.hook,
+                                (now - end) / 1000
+                            ),
+                        ));
+                    }
+                }
+            }
             // Each counted VM as the group records it (or does not).
             let which = || -> String {
                 counted
@@ -116,7 +147,6 @@ pub(super) async fn safety(sim: &mut Sim) {
             }
             // A VM still pending was launched under the bound of its launch (a launch hook may
             // hold it for minutes after MaxSize is lowered).
-            let now = sim.w.clock.now_ms();
             let since = members
                 .iter()
                 .filter(|m| matches!(m.lifecycle, Lifecycle::Pending | Lifecycle::PendingWait))
@@ -161,7 +191,13 @@ pub(super) async fn safety(sim: &mut Sim) {
             ));
         }
     }
-    *sim.out.tally.checks.entry("capacity+tenancy").or_default() += checked;
+    *sim.out
+        .tally
+        .checks
+        .entry("capacity+tenancy+hooks")
+        .or_default() += checked;
+    let t = &mut sim.out.tally;
+    t.longest_hook_overrun_ms = t.longest_hook_overrun_ms.max(overrun);
     // Each thing broken is told once a run, when first seen.
     for (invariant, what, detail) in broken {
         if sim.told.insert((invariant, what)) {

@@ -75,6 +75,8 @@ pub struct Tally {
     pub pairs: BTreeMap<(&'static str, &'static str), usize>,
     /// The longest time, once faults stopped, before every group was whole.
     pub longest_settle_ms: i64,
+    /// The longest a hook's wait lasted past its timeout.
+    pub longest_hook_overrun_ms: i64,
 }
 
 impl Tally {
@@ -96,6 +98,7 @@ impl Tally {
             *self.pairs.entry(*k).or_default() += v;
         }
         self.longest_settle_ms = self.longest_settle_ms.max(o.longest_settle_ms);
+        self.longest_hook_overrun_ms = self.longest_hook_overrun_ms.max(o.longest_hook_overrun_ms);
     }
 
     pub fn faults_total(&self) -> usize {

@@ -275,6 +275,7 @@ impl Provisioner {
                 );
                 match launched {
                     Ok(vms) => {
+                        acted.launch_answered |= !vms.is_empty();
                         let (lifecycle, to) = match into {
                             Destination::Group { .. } => (Lifecycle::Pending, &mut acted.launched),
                             Destination::Pool => {

@@ -535,6 +535,25 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 )
             })
         });
+        // A VM its launch hooks hold goes on as their outcome says, sick or not: kept sick (by a
+        // maintenance policy, or replacing suspended) it would otherwise wait on them for ever
+        // (found by the simulator, seed 6672).
+        if let Some((_, _, present)) = &sick {
+            if m.lifecycle == Lifecycle::PendingWait {
+                match lifecycle::outcome(&m.waits, &target.hooks, true, now_ms) {
+                    Some(Outcome::Abandon) if !present => {
+                        plan.gone.push((m.id.clone(), Cause::Abandoned));
+                        continue;
+                    }
+                    Some(Outcome::Abandon) if target.runs("Terminate") => {
+                        plan.terminate.push((m.id.clone(), Cause::Abandoned));
+                        continue;
+                    }
+                    Some(Outcome::Continue) => plan.proceed.push(m.id.clone()),
+                    _ => {}
+                }
+            }
+        }
         match sick {
             Some((check, why, present))
                 if target.runs("ReplaceUnhealthy") && (!present || target.runs("Terminate")) =>
@@ -1192,6 +1211,52 @@ mod tests {
             hooks: vec![hook("up", true), hook("down", false)],
             ..target(desired)
         }
+    }
+
+    #[test]
+    fn a_sick_vm_kept_running_still_leaves_its_launch_hooks_at_their_timeout() {
+        // Seed 6672: marked Unhealthy in Pending:Wait under a maintenance policy, it was kept
+        // running and waited on its hook for ever.
+        let t = Target {
+            maintenance: Some(InstanceMaintenancePolicy {
+                min_healthy_percentage: 100,
+                max_healthy_percentage: 110,
+            }),
+            ..hooked(1)
+        };
+        let waits = lifecycle::waits(&t.hooks, true, NOW);
+        let sick = Member {
+            lifecycle: Lifecycle::PendingWait,
+            healthy: false,
+            waits,
+            ..member("i-1", "a", NOW)
+        };
+        let up = [seen("i-1", CloudState::Running, "a")];
+        let within = decide(&t, std::slice::from_ref(&sick), &up, NOW + 1_000);
+        assert!(within.proceed.is_empty() && within.terminate.is_empty());
+        let past = NOW + 61_000;
+        assert_eq!(
+            decide(&t, std::slice::from_ref(&sick), &up, past).proceed,
+            ["i-1"]
+        );
+        let abandon = Target {
+            hooks: t
+                .hooks
+                .iter()
+                .map(|h| Hook {
+                    default_result: Outcome::Abandon,
+                    ..h.clone()
+                })
+                .collect(),
+            ..t.clone()
+        };
+        let sick = Member {
+            waits: lifecycle::waits(&abandon.hooks, true, NOW),
+            ..sick
+        };
+        // Its hook's default ABANDON: it goes (through the termination hooks).
+        let plan = decide(&abandon, std::slice::from_ref(&sick), &up, past);
+        assert_eq!(ids(&plan.hold), ["i-1"]);
     }
 
     #[test]

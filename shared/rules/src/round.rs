@@ -21,6 +21,9 @@ pub struct Acted {
     pub launch_failed: Option<String>,
     /// A launch got no answer (the cloud unreachable, or its answer lost): it may have happened.
     pub launch_unanswered: bool,
+    /// A launch was answered with VMs, new or not (a retried token's, gone or recorded since):
+    /// its token is spent.
+    pub launch_answered: bool,
     /// For a VM launched after the cloud refused the types tried before it: what was tried and
     /// why it moved on, by instance id (its activity's StatusMessage).
     pub moved_on: std::collections::BTreeMap<String, String>,
@@ -217,11 +220,13 @@ pub fn record(
         ));
     }
     for (id, check) in &plan.unhealthy {
-        if let Some(m) = recorded(id) {
+        // On what this round wrote of it already (a launch hook's wait ended), or its record.
+        let written = r.put.iter().rev().find(|p| p.id == *id).cloned();
+        if let Some(m) = written.or_else(|| recorded(id).cloned()) {
             r.put.push(Member {
                 healthy: false,
                 unhealthy_check: Some(check.label().to_string()),
-                ..m.clone()
+                ..m
             });
         }
     }
@@ -353,8 +358,14 @@ pub fn record(
         }
     }
     // The next launch gets new tokens only once these VMs are on record. Adopted VMs are a launch
-    // whose record was lost: their tokens are spent too.
-    if !acted.launched.is_empty() || !acted.launched_warm.is_empty() || !plan.adopt.is_empty() {
+    // whose record was lost: their tokens are spent too. So are those of a retried launch answered
+    // with VMs that have gone or are recorded: retried again, it would get them again, for ever
+    // (found by the simulator, seed 4479: a group one VM short for good).
+    if !acted.launched.is_empty()
+        || !acted.launched_warm.is_empty()
+        || !plan.adopt.is_empty()
+        || acted.launch_answered
+    {
         r.launch_seq = Some(before.launch_seq + 1);
     }
     // Each new VM's activity is open until it is InService, or in the pool's state (AWS's
@@ -833,6 +844,19 @@ mod tests {
             .status_message
             .as_deref()
             .is_some_and(|m| m.contains("InsufficientInstanceCapacity")));
+    }
+
+    #[test]
+    fn a_retried_token_answered_with_gone_vms_is_spent() {
+        // Seed 4479: the token's one VM had died; retried each round, the launch got it back each
+        // time and launched nothing, the group one VM short for good.
+        let acted = Acted {
+            launch_answered: true,
+            ..Acted::default()
+        };
+        let r = record(&ctx(), BEFORE, &[], &launch_plan(1), &acted);
+        assert_eq!(r.launch_seq, Some(8));
+        assert!(r.put.is_empty());
     }
 
     #[test]

@@ -217,6 +217,9 @@ struct Sim {
     queue_split: usize,
     /// The step until which the queue refuses sends.
     queue_refuse_until: Option<usize>,
+    /// The clock's jumps: when each ended (Unix ms) and how far it went; a hook's timeout is
+    /// judged on the time the service had.
+    jumps: Vec<(i64, i64)>,
     /// Since when (Unix ms) each group has told its user's topic, by (user, group id), as seen
     /// after each step.
     told_since: BTreeMap<(String, String), i64>,
@@ -287,6 +290,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         full: Vec::new(),
         store_fault: None,
         told_since: BTreeMap::new(),
+        jumps: Vec::new(),
         queue_duplicate: 0,
         queue_delay: 0,
         queue_split: 0,
@@ -604,6 +608,7 @@ impl Sim {
             _ => {
                 let secs = self.rng.between(60, 600);
                 self.w.clock.advance_ms(secs * 1000);
+                self.jumps.push((self.w.clock.now_ms(), secs * 1000));
                 format!("the clock jumps {secs} s")
             }
         };

@@ -241,28 +241,9 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
         }
         65..=69 => {
             let launching = rng.chance(0.5);
-            let transition = match launching {
-                true => "autoscaling:EC2_INSTANCE_LAUNCHING",
-                false => "autoscaling:EC2_INSTANCE_TERMINATING",
-            };
             let result = *rng.pick(&["CONTINUE", "ABANDON"]).expect("two");
             let timeout = rng.between(30, 120) as i32;
-            let r = c
-                .put_lifecycle_hook()
-                .auto_scaling_group_name(group)
-                .lifecycle_hook_name(if launching { "in" } else { "out" })
-                .lifecycle_transition(transition)
-                .heartbeat_timeout(timeout)
-                .default_result(result)
-                .send()
-                .await;
-            (
-                drawn(
-                    "PutLifecycleHook",
-                    format!("{group} {transition} {timeout}s {result}"),
-                ),
-                judge(r),
-            )
+            put_hook(c, group, launching, timeout, result, None).await
         }
         70..=73 => {
             let Some(id) = rng.pick(&waiting).cloned() else {
@@ -582,29 +563,16 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
         155..=159 => {
             // A hook that tells the user's queue of each VM it holds.
             let launching = rng.chance(0.5);
-            let transition = match launching {
-                true => "autoscaling:EC2_INSTANCE_LAUNCHING",
-                false => "autoscaling:EC2_INSTANCE_TERMINATING",
-            };
             let timeout = rng.between(30, 120) as i32;
-            let r = c
-                .put_lifecycle_hook()
-                .auto_scaling_group_name(group)
-                .lifecycle_hook_name(if launching { "in" } else { "out" })
-                .lifecycle_transition(transition)
-                .heartbeat_timeout(timeout)
-                .default_result("CONTINUE")
-                .notification_target_arn(scene.hook_queue)
-                .role_arn(ROLE)
-                .send()
-                .await;
-            (
-                drawn(
-                    "PutLifecycleHook",
-                    format!("{group} {transition} {timeout}s CONTINUE told"),
-                ),
-                judge(r),
+            put_hook(
+                c,
+                group,
+                launching,
+                timeout,
+                "CONTINUE",
+                Some(scene.hook_queue),
             )
+            .await
         }
         _ => describe(c, group).await,
     }
@@ -612,6 +580,43 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
 
 /// The role a hook with a notification target names (kept and shown, not assumed).
 const ROLE: &str = "arn:aws:iam::000000000000:role/phantom-hooks";
+
+/// PutLifecycleHook of the group's launch hook (`in`) or termination hook (`out`), telling
+/// `told` of each VM it holds if given.
+async fn put_hook(
+    c: &Client,
+    group: &str,
+    launching: bool,
+    timeout: i32,
+    result: &str,
+    told: Option<&str>,
+) -> (Drawn, Answer) {
+    let transition = match launching {
+        true => "autoscaling:EC2_INSTANCE_LAUNCHING",
+        false => "autoscaling:EC2_INSTANCE_TERMINATING",
+    };
+    let mut put = c
+        .put_lifecycle_hook()
+        .auto_scaling_group_name(group)
+        .lifecycle_hook_name(if launching { "in" } else { "out" })
+        .lifecycle_transition(transition)
+        .heartbeat_timeout(timeout)
+        .default_result(result);
+    if let Some(target) = told {
+        put = put.notification_target_arn(target).role_arn(ROLE);
+    }
+    let r = put.send().await;
+    let told = if told.is_some() { " told" } else { "" };
+    let what = format!("{group} {transition} {timeout}s {result}{told}");
+    (
+        Drawn {
+            action: "PutLifecycleHook",
+            what,
+            vm: None,
+        },
+        judge(r),
+    )
+}
 
 /// The reads: the group, its VMs and activities, each in the model's shapes.
 async fn describe(c: &Client, group: &str) -> (Drawn, Answer) {

@@ -177,6 +177,36 @@ async fn seed_10_an_unanswered_launch_is_not_made_again_on_the_next_cloud() {
     .await;
 }
 
+/// Seed 4479 (mix 3, 72 steps) found a launch retried with a token whose one VM had died: each
+/// round the cloud answered with that VM, nothing new was launched, and the group stayed one VM
+/// short for good (a token answered with VMs is spent, whatever became of them).
+#[tokio::test]
+async fn seed_4479_a_token_answered_with_a_dead_vm_is_not_retried_for_ever() {
+    holds(
+        4479,
+        Settings {
+            steps: 72,
+            ..THIRD_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 6672 (mix 3, 72 steps) found a VM marked Unhealthy while its launch hook held it, under
+/// a maintenance policy: kept running until its replacement served, it waited on the hook for
+/// ever (a VM held by launch hooks goes on as their outcome says, sick or not).
+#[tokio::test]
+async fn seed_6672_a_sick_vm_leaves_its_launch_hook_at_its_timeout() {
+    holds(
+        6672,
+        Settings {
+            steps: 72,
+            ..THIRD_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -351,7 +351,11 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
     for m in members {
         let age = now_ms - m.in_group_since_ms();
         let state = seen_by_id.get(m.id.as_str()).map(|s| s.state);
-        let gone = matches!(state, None | Some(CloudState::Terminated));
+        // A VM the cloud does not list may be new (EC2 lists one within seconds): gone only once
+        // it is older than the grace, or listed terminated (found by the simulator, seed 2938: a
+        // VM let go in the round that launched it was forgotten, still running).
+        let unlisted_new = state.is_none() && now_ms - m.launched_ms < MISSING_GRACE_MS;
+        let gone = matches!(state, None | Some(CloudState::Terminated)) && !unlisted_new;
         match m.lifecycle {
             Lifecycle::Terminating | Lifecycle::WarmedTerminating => {
                 if gone {
@@ -1923,6 +1927,24 @@ mod tests {
             NOW,
         );
         assert_eq!(ids(&plan.terminate), ["i-1"]);
+    }
+
+    #[test]
+    fn a_new_vm_let_go_and_not_listed_yet_is_not_taken_for_gone() {
+        // Seed 2938: let go in the round that launched it, then missing from DescribeInstances
+        // for a few seconds, it was forgotten while it ran.
+        for lifecycle in [Lifecycle::Terminating, Lifecycle::TerminatingWait] {
+            let m = Member {
+                lifecycle,
+                ..member("i-1", "a", NOW - 3_000)
+            };
+            let plan = decide(&hooked(0), std::slice::from_ref(&m), &[], NOW);
+            assert!(plan.finished.is_empty(), "{plan:?}");
+            // Past the grace, unlisted is gone.
+            let later = NOW - 3_000 + MISSING_GRACE_MS;
+            let plan = decide(&hooked(0), std::slice::from_ref(&m), &[], later);
+            assert_eq!(plan.finished, ["i-1"]);
+        }
     }
 
     #[test]

@@ -744,8 +744,12 @@ pub fn split(
         .collect();
     let room = |p: &Part, s: &Step| (p.max - s.capacity).max(0);
     let mut extra = (step.capacity - desired).max(0);
+    // Extra instances that run already take the room first, even above their cloud's maximum
+    // (it was lowered, or the group just spread there): they are there, and counting them
+    // launches nothing; otherwise another cloud would launch the room again (found by the
+    // simulator, seeds 5763 and 9803: 9 VMs for a MaxSize of 3).
     for ((p, s), run) in parts.iter().zip(steps.iter_mut()).zip(&running) {
-        let more = (run - p.share).max(0).min(room(p, s)).min(extra);
+        let more = (run - p.share).max(0).min(extra);
         s.capacity += more;
         extra -= more;
     }
@@ -1361,5 +1365,21 @@ mod tests {
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
         assert_eq!(split_up[0].terminate, ["i-h0"]);
         assert!(split_up[1].terminate.is_empty());
+    }
+
+    #[test]
+    fn across_clouds_extra_vms_running_above_their_clouds_maximum_take_the_room() {
+        // Seed 9803: a refresh at 100-200 % had launched its 3 replacements first on the group's
+        // one cloud, then the group was spread with that cloud at a maximum of 3; the next cloud
+        // launched the room again, 9 VMs for a MaxSize of 3.
+        let r = refresh(healthy(100, 200), &["i-s0", "i-s1", "i-s2"]);
+        let warming = NOW - 1_000;
+        let mut sierra: Vec<Member> = (0..3).map(|i| member(&format!("i-s{i}"), 0)).collect();
+        sierra.extend((3..6).map(|i| member(&format!("i-s{i}"), warming)));
+        let s = unweighted(&r, 3, &sierra, &[], NOW);
+        assert_eq!(s.capacity, 6);
+        let parts = [part(3, 3, &sierra), part(0, 10, &[])];
+        let split_up = split(&r, &s, 3, &Weights::none(), &parts, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (6, 0));
     }
 }

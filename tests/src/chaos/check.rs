@@ -1,6 +1,7 @@
 //! The invariants, as the simulation checks them:
 //! - `capacity`: after every step, a group has no more VMs running or pending than its largest
-//!   MaxSize of the last `WINDOW_MS`, or since its oldest pending VM was launched (or what its maintenance policy's MaxHealthyPercentage
+//!   MaxSize of the last `WINDOW_MS`, or since its oldest pending VM was launched (or what its
+//!   maintenance policy's, or a running refresh's, MaxHealthyPercentage
 //!   allows above its desired capacity), plus the launch-first headroom (one VM, or a tenth),
 //!   plus its VMs protected from scale-in and those in Standby; while its Terminate process is
 //!   suspended, no more than it had (AWS can let go of neither);
@@ -141,11 +142,24 @@ pub(super) async fn safety(sim: &mut Sim) {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            let over = g
+            // What a maintenance policy, or a running refresh's own preferences (kept from its
+            // start), allow above the desired capacity.
+            let most = g
                 .settings
                 .instance_maintenance_policy
                 .as_ref()
-                .map_or(0, |p| (g.desired * p.max_healthy_percentage + 99) / 100);
+                .map(|p| p.max_healthy_percentage)
+                .into_iter()
+                .chain(
+                    g.settings
+                        .instance_refreshes
+                        .iter()
+                        .filter(|r| r.status.active())
+                        .map(|r| r.preferences.max_healthy_percentage),
+                )
+                .max()
+                .unwrap_or(0);
+            let over = (g.desired * most + 99) / 100;
             let protected = members
                 .iter()
                 .filter(|m| m.protected && !leaving(&m.id))

@@ -207,6 +207,39 @@ async fn seed_6672_a_sick_vm_leaves_its_launch_hook_at_its_timeout() {
     .await;
 }
 
+/// Seeds 5763 (mix 1) and 9803 (mix 3, 43 steps) found an instance refresh launch-first under a
+/// maintenance policy of 100-200 % on a group then spread to a second cloud: the first cloud's
+/// replacements ran above its new maximum, and the second launched the room again (15 VMs for a
+/// MaxSize of 6; 9 for 3). Extra VMs that run take the room first, wherever they run.
+#[tokio::test]
+async fn seeds_5763_9803_a_refreshs_room_is_taken_once_across_clouds() {
+    holds(5763, FIRST_MIX).await;
+    holds(
+        9803,
+        Settings {
+            steps: 43,
+            ..THIRD_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 2938 (mix 3, 74 steps) found VMs let go in the round that launched them (a termination
+/// hook held them), then missing from DescribeInstances for a few seconds: forgotten as gone
+/// while they ran, until adopted again (a VM unlisted within `MISSING_GRACE_MS` of its launch
+/// is not gone).
+#[tokio::test]
+async fn seed_2938_a_new_vm_let_go_is_not_forgotten_while_unlisted() {
+    holds(
+        2938,
+        Settings {
+            steps: 74,
+            ..THIRD_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -361,13 +361,8 @@ impl Provisioner {
                 hold = hold.launched(acted.launch_failed.is_none(), now);
                 // Answered (made, or refused): that launch is settled; unanswered, retried so.
                 hold.unanswered_seq = acted.launch_unanswered.then_some(seq);
-                (hold.unanswered_units, hold.unanswered_at_ms) = if acted.launch_unanswered {
-                    let asked: i64 = plan.launch.iter().map(|p| p.units).sum();
-                    let made: i64 = acted.launched.iter().map(|m| weights.units(m)).sum();
-                    ((asked - made).max(0), now)
-                } else {
-                    (0, 0)
-                };
+                (hold.unanswered_units, hold.unanswered_at_ms) =
+                    acted.unanswered(&plan, &weights, now);
                 if let Some(why) = &acted.launch_failed {
                     tracing::warn!(
                         group = g.name,
@@ -600,7 +595,7 @@ fn describe_hold(cloud: &str, h: &Hold) -> String {
     }
 }
 
-fn put_hold(holds: &mut phantom_rules::spread::Holds, cloud: &str, hold: Hold) {
+pub(crate) fn put_hold(holds: &mut phantom_rules::spread::Holds, cloud: &str, hold: Hold) {
     if hold.is_clear() {
         holds.remove(cloud);
     } else {

@@ -627,6 +627,24 @@ impl Provisioner {
 
         // Record.
         let mut r = round::record(&ctx, before, &members, &plan, &acted);
+        // An unanswered launch is remembered on the group's cloud as a group across clouds
+        // remembers one: spread across clouds before its VMs show, the group counts them there
+        // (found by the simulator, seed 1003).
+        if !plan.launch.is_empty() {
+            let own = g.holds.get(&g.cloud).cloned().unwrap_or_default();
+            let (units, at_ms) = acted.unanswered(&plan, &g.weights(), ctx.now_ms);
+            let hold = phantom_rules::spread::Hold {
+                unanswered_seq: acted.launch_unanswered.then_some(g.launch_seq),
+                unanswered_units: units,
+                unanswered_at_ms: at_ms,
+                ..own.clone()
+            };
+            if hold != own {
+                let mut holds = g.holds.clone();
+                across::put_hold(&mut holds, &g.cloud, hold);
+                r.holds = Some(holds);
+            }
+        }
         let took = replacement::settle(
             &g.unreplaced_ms,
             replacement::deaths(&plan),

@@ -35,6 +35,24 @@ pub struct Acted {
     pub detached: Vec<String>,
 }
 
+impl Acted {
+    /// The units `plan`'s launch asked for and got no answer to, and when (0 and 0 if it was
+    /// answered): they stay the cloud's for `Hold::reserved`'s grace.
+    pub fn unanswered(
+        &self,
+        plan: &Plan,
+        weights: &crate::weights::Weights,
+        now_ms: i64,
+    ) -> (i64, i64) {
+        if !self.launch_unanswered {
+            return (0, 0);
+        }
+        let asked: i64 = plan.launch.iter().map(|p| p.units).sum();
+        let made: i64 = self.launched.iter().map(|m| weights.units(m)).sum();
+        ((asked - made).max(0), now_ms)
+    }
+}
+
 /// The group as the round read it.
 #[derive(Debug, Clone, Copy)]
 pub struct Before {

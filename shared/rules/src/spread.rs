@@ -315,7 +315,10 @@ pub fn allot(
     views: &[CloudView],
 ) -> Vec<i64> {
     let ideal = shares(policy, desired, views);
-    let have: i64 = views.iter().map(|v| v.have).sum();
+    // What an unanswered launch may have made counts as had, and is no new launch (its retry
+    // reuses its token): it is not launched again elsewhere (found by the simulator, seed 1003).
+    let had = |v: &CloudView| v.have + v.reserved;
+    let have: i64 = views.iter().map(had).sum();
     let target_total: i64 = ideal.iter().sum();
     let mut target = ideal;
 
@@ -325,7 +328,7 @@ pub fn allot(
     let launches: i64 = views
         .iter()
         .zip(&target)
-        .map(|(v, t)| (t - v.have).max(0))
+        .map(|(v, t)| (t - had(v)).max(0))
         .sum();
     let room = if rebalance {
         (group_max + (group_max / 10).max(1) - have).max(short)
@@ -337,7 +340,7 @@ pub fn allot(
         if excess <= 0 {
             break;
         }
-        let extra = (target[i] - v.have).max(0);
+        let extra = (target[i] - had(v)).max(0);
         let cut = extra.min(excess);
         target[i] -= cut;
         excess -= cut;
@@ -350,7 +353,8 @@ pub fn allot(
     // VMs that are not serving (pending, unhealthy) may go when over the share as far as the
     // group has more VMs than it wants: a pending VM is not given up for a launch elsewhere that
     // has not happened yet (a held cloud's retry would otherwise take it each time).
-    let mut idle_spare = (have - target_total).max(0);
+    let real: i64 = views.iter().map(|v| v.have).sum();
+    let mut idle_spare = (real - target_total).max(0);
     for (i, v) in views.iter().enumerate().rev() {
         let surplus = (v.have - target[i]).max(0);
         if surplus == 0 {
@@ -470,6 +474,16 @@ mod tests {
         };
         let views = [held.clone(), view(10, 0, 0, true)];
         assert_eq!(allot(Policy::Overflow, 4, 4, true, &views), [4, 0]);
+        // Seed 1003: a one-cloud group's launch of 3 lost its answer, and the group was spread
+        // with another cloud first: that cloud launches a move's room (one), not the 3 again.
+        let lost = CloudView {
+            reserved: 3,
+            ..view(10, 0, 0, true)
+        };
+        assert_eq!(
+            allot(Policy::Overflow, 3, 3, true, &[view(3, 0, 0, true), lost]),
+            [1, 0]
+        );
         // Past the grace (nothing reserved), the next cloud takes them.
         let views = [
             CloudView {

@@ -280,14 +280,26 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
                 ));
             }
             let members: Vec<_> = all.iter().filter(|m| !m.lifecycle.is_warm()).collect();
-            let serving = members
+            // Counted in units: a weighted type's VM counts its weight.
+            let units = |m: &&&phantom_model::instance::Member| m.weight.unwrap_or(1).max(1);
+            let serving: i64 = members
                 .iter()
                 .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
-                .count() as i64;
+                .map(|m| units(&m))
+                .sum();
+            let recorded_units: i64 = members.iter().map(|m| units(&m)).sum();
             // VMs protected from scale-in stay above the desired capacity, as on AWS.
-            let protected = members.iter().filter(|m| m.protected).count() as i64;
+            let protected: i64 = members
+                .iter()
+                .filter(|m| m.protected)
+                .map(|m| units(&m))
+                .sum();
             let whole = g.desired.max(protected);
-            if serving != whole || members.len() as i64 != whole {
+            // A weighted group may end above its desired capacity by less than its heaviest
+            // VM, as AWS's may (no VM can go without taking it below).
+            let heaviest = members.iter().map(|m| units(&m)).max().unwrap_or(1);
+            let fits = |n: i64| n >= whole && n < whole + heaviest;
+            if !fits(serving) || recorded_units != serving {
                 let others: Vec<String> = members
                     .iter()
                     .filter(|m| m.lifecycle != Lifecycle::InService || !m.healthy)

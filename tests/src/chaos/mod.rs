@@ -28,8 +28,10 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// so a regression test names the mix it was found with. 1: the first (groups, instances, hooks,
 /// processes, standby, detach and attach, refresh, maintenance, groups across clouds, scheduled
 /// actions, simple policies); 2: and target groups, ELB health checks, warm pools; 3: and the
-/// store's and the queue's faults.
-pub const MIX: u32 = 3;
+/// store's and the queue's faults, notifications; 4: and groups of spot and on-demand VMs from
+/// launch templates (weighted or not, CapacityRebalance), the clouds' events delivered, spot
+/// interruptions, rebalance recommendations, spot running out, scheduled events.
+pub const MIX: u32 = 4;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +143,10 @@ struct Rates {
     queue_delay: f64,
     queue_split: f64,
     queue_refuse: f64,
+    spot_interruption: f64,
+    rebalance_signal: f64,
+    spot_short: f64,
+    scheduled_event: f64,
 }
 
 impl Rates {
@@ -171,6 +177,10 @@ impl Rates {
             queue_delay: 0.0,
             queue_split: 0.0,
             queue_refuse: 0.0,
+            spot_interruption: 0.0,
+            rebalance_signal: 0.0,
+            spot_short: 0.0,
+            scheduled_event: 0.0,
         };
         // Drawn only from mix 3 on, so that the earlier mixes' seeds replay as they were found.
         if mix >= 3 {
@@ -180,6 +190,12 @@ impl Rates {
             rates.queue_delay = rate(0.05);
             rates.queue_split = rate(0.05);
             rates.queue_refuse = rate(0.02);
+        }
+        if mix >= 4 {
+            rates.spot_interruption = rate(0.08);
+            rates.rebalance_signal = rate(0.08);
+            rates.spot_short = rate(0.04);
+            rates.scheduled_event = rate(0.04);
         }
         rates
     }
@@ -217,6 +233,10 @@ struct Sim {
     queue_split: usize,
     /// The step until which the queue refuses sends.
     queue_refuse_until: Option<usize>,
+    /// Spot VMs warned of their interruption: the cloud takes each back at its time (Unix ms).
+    doomed: Vec<(&'static str, String, i64)>,
+    /// Instance types without spot, and the step at which spot is back.
+    no_spot: Vec<(&'static str, &'static str, usize)>,
     /// The clock's jumps: when each ended (Unix ms) and how far it went; a hook's timeout is
     /// judged on the time the service had.
     jumps: Vec<(i64, i64)>,
@@ -236,6 +256,15 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
     let w = World::starting_at(START_MS).await;
     let mut rng = Rng::new(seed);
     let rates = Rates::drawn(&mut rng, settings.faults, settings.mix);
+    if settings.mix >= 4 {
+        // Each cloud's template `fleet`; t2.small's spot the cheaper.
+        for cloud in ["hotel", "sierra"] {
+            w.cloud(cloud)
+                .add_template("fleet", crate::world::IMAGE, "t2.micro");
+            w.cloud(cloud).set_spot_price("t2.micro", 0.012);
+            w.cloud(cloud).set_spot_price("t2.small", 0.006);
+        }
+    }
     let mut actors = Vec::new();
     for _ in 0..settings.users {
         let user = w.user("u").await;
@@ -295,6 +324,8 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_delay: 0,
         queue_split: 0,
         queue_refuse_until: None,
+        doomed: Vec::new(),
+        no_spot: Vec::new(),
         bounds: BTreeMap::new(),
         told: Default::default(),
     };
@@ -486,6 +517,10 @@ impl Sim {
             ("queue-delay", r.queue_delay),
             ("queue-split", r.queue_split),
             ("queue-refuse", r.queue_refuse),
+            ("spot-interruption", r.spot_interruption),
+            ("rebalance-signal", r.rebalance_signal),
+            ("spot-short", r.spot_short),
+            ("scheduled-event", r.scheduled_event),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -501,6 +536,13 @@ impl Sim {
             .map_or("cloud-error", |(k, _)| *k);
         let alive = self.cloud(on).alive();
         let vm = self.rng.pick(&alive).cloned();
+        let spot: Vec<String> = self
+            .cloud(on)
+            .vms()
+            .into_iter()
+            .filter(|v| v.state.alive() && v.market == phantom_model::instance::Market::Spot)
+            .map(|v| v.id)
+            .collect();
         let what = match kind {
             "cloud-error" => {
                 let n = self.rng.between(1, 4) as usize;
@@ -599,6 +641,40 @@ impl Sim {
                 self.queue_refuse_until = Some(until);
                 format!("the queue refuses sends until step {until}")
             }
+            "spot-interruption" => {
+                let Some(id) = self.rng.pick(&spot).cloned() else {
+                    return;
+                };
+                self.cloud(on).warn_interruption(&id);
+                let at = self.w.clock.now_ms() + 120_000;
+                self.doomed.push((on, id.clone(), at));
+                format!("{on}: spot {id} is warned of its interruption in two minutes")
+            }
+            "rebalance-signal" => {
+                let Some(id) = self.rng.pick(&spot).cloned() else {
+                    return;
+                };
+                self.cloud(on).recommend_rebalance(&id);
+                format!("{on}: spot {id} is at elevated risk (a rebalance recommendation)")
+            }
+            "spot-short" => {
+                let t = *self.rng.pick(&work::FLEET_TYPES).expect("two");
+                let until = self.step + self.rng.between(1, 10) as usize;
+                self.cloud(on).spot_short_of(t, true);
+                self.no_spot.push((on, t, until));
+                format!("{on}: no spot {t} until step {until}")
+            }
+            "scheduled-event" => {
+                let Some(id) = vm else { return };
+                let secs = self.rng.between(60, 600);
+                let at = self.w.clock.now_ms() + secs * 1000;
+                self.cloud(on).schedule_event(
+                    &id,
+                    phantom_model::status::EventCode::InstanceRetirement,
+                    at,
+                );
+                format!("{on}: {id}'s retirement is scheduled in {secs} s")
+            }
             "slow-boot" => {
                 let secs = self.rng.between(0, 90) as u64;
                 self.cloud(on)
@@ -636,6 +712,36 @@ impl Sim {
             if self.queue_refuse_until.is_some_and(|until| until <= step) {
                 self.queue_refuse_until = None;
                 self.w.queue.refuse_sends(false);
+            }
+            let mut back = Vec::new();
+            self.no_spot.retain(|(cloud, t, until)| {
+                let over = *until <= step;
+                if over {
+                    back.push((*cloud, *t));
+                }
+                !over
+            });
+            for (cloud, t) in back {
+                self.cloud(cloud).spot_short_of(t, false);
+            }
+            let now = self.w.clock.now_ms();
+            let mut due = Vec::new();
+            self.doomed.retain(|(cloud, id, at)| {
+                let over = *at <= now;
+                if over {
+                    due.push((*cloud, id.clone()));
+                }
+                !over
+            });
+            for (cloud, id) in due {
+                self.cloud(cloud).terminate_outside(&id);
+            }
+            // The clouds' events, as EventBridge brings them (while the queue takes sends).
+            if self.out.settings.mix >= 4 && self.queue_refuse_until.is_none() {
+                for cloud in ["hotel", "sierra"] {
+                    let c = self.cloud(cloud).clone();
+                    self.w.deliver_events(&c).await;
+                }
             }
             self.settle().await;
             let h = self.w.health();
@@ -808,6 +914,15 @@ impl Sim {
                     ("elb-health", s.health_check_type.contains("ELB")),
                     ("warm-pool", s.warm_pool_configuration.is_some()),
                     ("notified", !s.notifications.is_empty()),
+                    ("mixed", s.mixed_instances_policy.is_some()),
+                    (
+                        "spot",
+                        members
+                            .iter()
+                            .any(|m| m.market == phantom_model::instance::Market::Spot),
+                    ),
+                    ("weighted", members.iter().any(|m| m.weight.is_some())),
+                    ("capacity-rebalance", s.capacity_rebalance),
                     (
                         "across",
                         s.tags
@@ -857,6 +972,10 @@ impl Sim {
         self.queue_split = 0;
         self.queue_refuse_until = None;
         self.w.queue.refuse_sends(false);
+        for (cloud, t, _) in std::mem::take(&mut self.no_spot) {
+            self.cloud(cloud).spot_short_of(t, false);
+        }
+        self.doomed.clear();
         let mut lines = Vec::new();
         for cloud in ["hotel", "sierra"] {
             self.cloud(cloud).set_boot_time(std::time::Duration::ZERO);

@@ -128,7 +128,8 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
         false => rng.below(match scene.mix {
             1 => 130,
             2 => 145,
-            _ => 160,
+            3 => 160,
+            _ => 180,
         }),
     };
     match roll {
@@ -574,8 +575,102 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             )
             .await
         }
+        160..=166 => {
+            // A group of spot and on-demand VMs from the cloud's template `fleet`, its types
+            // weighted or not.
+            let cloud = *rng.pick(&["hotel", "sierra"]).expect("two");
+            let weighted = rng.chance(0.3);
+            let policy = mixed(rng, cloud, weighted);
+            let min = rng.between(0, 2) as i32;
+            let max = min + rng.between(0, 5) as i32;
+            let desired = rng.between(i64::from(min), i64::from(max)) as i32;
+            let rebalance = rng.chance(0.5);
+            let r = c
+                .create_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .mixed_instances_policy(policy)
+                .min_size(min)
+                .max_size(max)
+                .desired_capacity(desired)
+                .capacity_rebalance(rebalance)
+                .health_check_grace_period(rng.between(0, 30) as i32)
+                .send()
+                .await;
+            let what = format!(
+                "{group} mixed fleet@{cloud}{} rebalance={rebalance} {min}/{max}/{desired}",
+                if weighted { " weighted" } else { "" }
+            );
+            (drawn("CreateAutoScalingGroup", what), judge(r))
+        }
+        167..=170 => {
+            let on = rng.chance(0.5);
+            let r = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .capacity_rebalance(on)
+                .send()
+                .await;
+            let what = format!("{group} CapacityRebalance {on}");
+            (drawn("UpdateAutoScalingGroup", what), judge(r))
+        }
+        171..=174 => {
+            // Another split of the group's template, on the cloud it is on (or not: refused).
+            let cloud = *rng.pick(&["hotel", "sierra"]).expect("two");
+            let policy = mixed(rng, cloud, false);
+            let r = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .mixed_instances_policy(policy)
+                .send()
+                .await;
+            let what = format!("{group} MixedInstancesPolicy fleet@{cloud}");
+            (drawn("UpdateAutoScalingGroup", what), judge(r))
+        }
+        175..=179 => {
+            let n = rng.between(0, 7) as i32;
+            let r = c
+                .set_desired_capacity()
+                .auto_scaling_group_name(group)
+                .desired_capacity(n)
+                .send()
+                .await;
+            (
+                drawn("SetDesiredCapacity", format!("{group} {n}")),
+                judge(r),
+            )
+        }
         _ => describe(c, group).await,
     }
+}
+
+/// The instance types of the clouds' template `fleet` a mixed group tries, in order.
+pub const FLEET_TYPES: [&str; 2] = ["t2.micro", "t2.small"];
+
+/// A MixedInstancesPolicy of template `fleet` on `cloud`: a drawn split between on-demand and
+/// spot, t2.small weighing 2 units if `weighted`.
+fn mixed(
+    rng: &mut Rng,
+    cloud: &str,
+    weighted: bool,
+) -> aws_sdk_autoscaling::types::MixedInstancesPolicy {
+    let split = aws_sdk_autoscaling::types::InstancesDistribution::builder()
+        .on_demand_base_capacity(rng.between(0, 1) as i32)
+        .on_demand_percentage_above_base_capacity(*rng.pick(&[0, 50, 100]).expect("three"))
+        .spot_allocation_strategy(
+            *rng.pick(&[
+                "price-capacity-optimized",
+                "lowest-price",
+                "capacity-optimized",
+            ])
+            .expect("three"),
+        )
+        .build();
+    let types: Vec<(&str, Option<&str>)> = FLEET_TYPES
+        .iter()
+        .zip([Some("1"), Some("2")])
+        .map(|(t, w)| (*t, w.filter(|_| weighted)))
+        .collect();
+    crate::world::weighted_policy(&format!("fleet@{cloud}"), None, &types, split)
 }
 
 /// The role a hook with a notification target names (kept and shown, not assumed).

@@ -240,6 +240,21 @@ async fn seed_2938_a_new_vm_let_go_is_not_forgotten_while_unlisted() {
     .await;
 }
 
+/// Seed 1003 (mix 3, 18 steps) found a one-cloud group's launch of 3 that lost its answer, the
+/// group then spread with another cloud first before the 3 showed: that cloud launched 3 more
+/// (an unanswered launch is remembered on the group's own cloud too, and counted as had).
+#[tokio::test]
+async fn seed_1003_an_unanswered_launch_counts_when_the_group_spreads() {
+    holds(
+        1003,
+        Settings {
+            steps: 18,
+            ..THIRD_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -1314,6 +1314,7 @@ async fn pulse(s: &dyn Store, u: &str) {
     let view = PairView {
         fingerprint: "3:00ff".into(),
         busy: true,
+        empty_since_ms: Some(5_000),
     };
     assert_eq!(
         s.set_view(&owner, "hotel", &view).await,
@@ -1372,7 +1373,14 @@ async fn pulse(s: &dyn Store, u: &str) {
     assert!(owners.is_empty(), "{owners:?}");
     s.set_view(&owner, "hotel", &view).await.unwrap();
     let seen = listed(Some(&view)).await;
-    assert_eq!(seen, Some(view));
+    assert_eq!(seen, Some(view.clone()));
+    // A view no longer empty forgets since when it was.
+    let found = PairView {
+        empty_since_ms: None,
+        ..view
+    };
+    s.set_view(&owner, "hotel", &found).await.unwrap();
+    assert_eq!(listed(Some(&found)).await, Some(found));
 }
 
 #[tokio::test]

@@ -17,4 +17,8 @@ pub struct Lease {
 pub struct PairView {
     pub fingerprint: String,
     pub busy: bool,
+    /// Since when (Unix ms) sweeps have found no group and no VM of the user's there: the pair
+    /// leaves the list once that is longer than a new VM may be missing from DescribeInstances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_since_ms: Option<i64>,
 }

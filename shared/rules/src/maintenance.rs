@@ -104,8 +104,13 @@ pub fn replace(
             left >= 0
         })
         .count();
-    // With no room to launch first, one at a time once nothing is on its way.
-    if most <= desired && go == 0 && !arriving {
+    // With no room to launch first, one at a time once nothing is on its way; so too where the
+    // room there is could never free the first (it weighs more than the room: found by the
+    // simulator, seed 1460, a 2-unit VM kept for ever at 110 %).
+    let sick_units: i64 = sick.iter().map(|(_, u)| u).sum();
+    let freed_at_most = |first: i64| ready + (most - counted).max(0) + (sick_units - first) >= keep;
+    let stuck = sick.first().is_some_and(|(_, u)| !freed_at_most(*u));
+    if (most <= desired || stuck) && go == 0 && !arriving {
         go = 1.min(sick.len());
     }
     let unreplaced: i64 = sick[go..].iter().map(|(_, u)| u).sum();
@@ -207,6 +212,17 @@ mod tests {
         let p = policy(90, 100);
         assert_eq!(replace(&p, 2, 1, &sick(1, 1), false).terminate, ids(1));
         assert!(replace(&p, 2, 1, &sick(1, 1), true).terminate.is_empty());
+    }
+
+    #[test]
+    fn a_vm_heavier_than_the_room_goes_alone() {
+        // Seed 1460: 3 units at 100-110 (room for 4), 2 ready and a retiring VM of 2 units: even
+        // the room filled, 3 ready could not let it go. It goes alone, once nothing arrives.
+        let p = policy(100, 110);
+        assert_eq!(replace(&p, 3, 2, &sick(1, 2), false).terminate, ids(1));
+        assert!(replace(&p, 3, 2, &sick(1, 2), true).terminate.is_empty());
+        // A VM of one unit there waits for its replacement, launched first.
+        assert!(replace(&p, 3, 2, &sick(1, 1), false).terminate.is_empty());
     }
 
     #[test]

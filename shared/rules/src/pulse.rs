@@ -286,6 +286,7 @@ mod tests {
         let quiet = PairView {
             fingerprint: "f".into(),
             busy: false,
+            empty_since_ms: None,
         };
         let pairs: Vec<String> = (0..1000).map(|i| pair_key(&format!("u{i}"), "c")).collect();
         let mut looks = 0;

@@ -53,13 +53,20 @@ pub fn spare(sound_serving: i64, at_risk: i64, desired: i64) -> i64 {
     (sound_serving + at_risk - desired).clamp(0, at_risk.max(0))
 }
 
-/// The step for a cloud of a group that wants `desired` units there (at most `max`) whose live
-/// VMs there are `live`; None when none is at risk. `leaving`: how many units of its at-risk VMs
-/// the group lets go, where the group spans clouds (else decided from these alone, by `spare`).
+/// The most units a group may run while it replaces at-risk VMs: its MaxSize (or desired
+/// capacity, if above) and the headroom.
+pub fn ceiling(desired: i64, max: i64) -> i64 {
+    max.max(desired) + headroom(desired)
+}
+
+/// The step for a cloud of a group that wants `desired` units there (at most `ceiling` running)
+/// whose live VMs there are `live`; None when none is at risk. `leaving`: how many units of its
+/// at-risk VMs the group lets go, where the group spans clouds (else decided from these alone, by
+/// `spare`).
 pub fn step(
     live: &[Member],
     desired: i64,
-    max: i64,
+    ceiling: i64,
     leaving: Option<i64>,
     w: &Weights,
 ) -> Option<Step> {
@@ -89,11 +96,10 @@ pub fn step(
     let leaving: i64 = leave.iter().map(|m| w.units(m)).sum();
     let staying = at_risk - leaving;
     let have = w.sum(live) - leaving;
-    let ceiling = max.max(desired) + headroom(desired);
     let launch = (desired - sound).clamp(0, (ceiling - have).max(0));
     Some(Step {
-        // The at-risk VMs that stay serve until their replacements do.
-        desired: desired.max(sound.min(desired) + staying) + launch,
+        // The at-risk VMs that stay serve until their replacements do; never above the ceiling.
+        desired: (desired.max(sound.min(desired) + staying) + launch).min(ceiling.max(desired)),
         leave: leave.into_iter().map(|m| m.id.clone()).collect(),
     })
 }
@@ -122,19 +128,43 @@ mod tests {
 
     #[test]
     fn nothing_at_risk_is_no_step() {
-        assert_eq!(step(&group(6, 0, &[]), 6, 6, None, &Weights::none()), None);
+        assert_eq!(
+            step(&group(6, 0, &[]), 6, ceiling(6, 6), None, &Weights::none()),
+            None
+        );
     }
 
     #[test]
     fn an_at_risk_vm_stays_until_its_replacement_serves() {
         // Signalled: one launch above desired, nobody leaves.
-        let s = step(&group(5, 0, &[100]), 6, 10, None, &Weights::none()).unwrap();
+        let s = step(
+            &group(5, 0, &[100]),
+            6,
+            ceiling(6, 10),
+            None,
+            &Weights::none(),
+        )
+        .unwrap();
         assert_eq!((s.desired, s.leave.len()), (7, 0));
         // The replacement boots: the group holds at seven.
-        let s = step(&group(5, 1, &[100]), 6, 10, None, &Weights::none()).unwrap();
+        let s = step(
+            &group(5, 1, &[100]),
+            6,
+            ceiling(6, 10),
+            None,
+            &Weights::none(),
+        )
+        .unwrap();
         assert_eq!((s.desired, s.leave.len()), (7, 0));
         // It serves: the at-risk VM leaves, back to six.
-        let s = step(&group(6, 0, &[100]), 6, 10, None, &Weights::none()).unwrap();
+        let s = step(
+            &group(6, 0, &[100]),
+            6,
+            ceiling(6, 10),
+            None,
+            &Weights::none(),
+        )
+        .unwrap();
         assert_eq!((s.desired, s.leave), (6, vec!["i-r0".to_string()]));
     }
 
@@ -144,7 +174,7 @@ mod tests {
         let s = step(
             &group(0, 0, &[1, 2, 3, 4, 5, 6]),
             6,
-            6,
+            ceiling(6, 6),
             None,
             &Weights::none(),
         )
@@ -154,14 +184,21 @@ mod tests {
         let s = step(
             &group(1, 0, &[1, 2, 3, 4, 5, 6]),
             6,
-            6,
+            ceiling(6, 6),
             None,
             &Weights::none(),
         )
         .unwrap();
         assert_eq!((s.desired, s.leave), (7, vec!["i-r0".to_string()]));
         // Twenty at their max of twenty: two at a time.
-        let s = step(&group(0, 0, &[1; 20]), 20, 20, None, &Weights::none()).unwrap();
+        let s = step(
+            &group(0, 0, &[1; 20]),
+            20,
+            ceiling(20, 20),
+            None,
+            &Weights::none(),
+        )
+        .unwrap();
         assert_eq!(s.desired, 22);
     }
 
@@ -170,10 +207,10 @@ mod tests {
     {
         // Its share went to the next cloud (no spot here): it holds its four at risk...
         let risky = group(0, 0, &[1, 2, 3, 4]);
-        let s = step(&risky, 0, 20, Some(0), &Weights::none()).unwrap();
+        let s = step(&risky, 0, ceiling(0, 20), Some(0), &Weights::none()).unwrap();
         assert_eq!((s.desired, s.leave.len()), (4, 0));
         // ... until the group's replacements serve elsewhere.
-        let s = step(&risky, 0, 20, Some(4), &Weights::none()).unwrap();
+        let s = step(&risky, 0, ceiling(0, 20), Some(4), &Weights::none()).unwrap();
         assert_eq!((s.desired, s.leave.len()), (0, 4));
         assert_eq!(at_risk(&risky, &Weights::none()), (4, 4));
         assert_eq!(spare(4, 4, 4), 4);
@@ -182,7 +219,14 @@ mod tests {
 
     #[test]
     fn a_smaller_desired_capacity_lets_at_risk_vms_go_first_without_replacing_them() {
-        let s = step(&group(5, 0, &[100]), 3, 10, None, &Weights::none()).unwrap();
+        let s = step(
+            &group(5, 0, &[100]),
+            3,
+            ceiling(3, 10),
+            None,
+            &Weights::none(),
+        )
+        .unwrap();
         assert_eq!((s.desired, s.leave), (3, vec!["i-r0".to_string()]));
     }
 }

@@ -770,8 +770,12 @@ pub fn size_replacing(
         && target.runs("Launch")
         && target.runs("Terminate")
     {
-        if let Some(step) = rebalance::step(&live, desired, target.max, target.rebalance_leaving, w)
-        {
+        // The group's own room above its desired capacity: where a launch-first replacement of
+        // its own (a maintenance policy's, a retiring VM's) raised `desired` into it, the at-risk
+        // VMs' replacements wait (found by the simulator, seed 1065: both launched, 7 VMs for 5).
+        let own = target.desired.max(0);
+        let ceiling = rebalance::ceiling(own, target.max).max(desired);
+        if let Some(step) = rebalance::step(&live, desired, ceiling, target.rebalance_leaving, w) {
             live.retain(|m| !step.leave.contains(&m.id));
             for id in step.leave {
                 plan.terminate.push((id, Cause::Rebalance));
@@ -1635,6 +1639,30 @@ mod tests {
         assert_eq!(plan.launch.len(), 1);
         // Not while Terminate is suspended: kept, Unhealthy.
         assert!(decide(&suspended(1, &["Terminate"]), &sick, &up, NOW).is_empty());
+    }
+
+    #[test]
+    fn a_retiring_vm_and_an_at_risk_one_share_the_groups_room() {
+        // Seed 1065: at MaxSize 5, a VM retiring and another at risk each launched their
+        // replacement first, 7 VMs: the room above the desired capacity is one VM for both.
+        let five: Vec<Member> = (1..=5)
+            .map(|i| Member {
+                at_risk_ms: (i == 1).then_some(NOW - 1_000),
+                ..member(&format!("i-{i}"), "a", 0)
+            })
+            .collect();
+        let up: Vec<Seen> = five
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, "a"))
+            .collect();
+        let t = Target {
+            failing: BTreeMap::from([("i-2".to_string(), (Failed::Retiring, "due".to_string()))]),
+            capacity_rebalance: true,
+            max: 5,
+            ..target(5)
+        };
+        let plan = decide(&t, &five, &up, NOW);
+        assert_eq!(plan.launch.len(), 1, "{plan:?}");
     }
 
     #[test]

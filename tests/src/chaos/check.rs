@@ -280,8 +280,9 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
                 ));
             }
             let members: Vec<_> = all.iter().filter(|m| !m.lifecycle.is_warm()).collect();
-            // Counted in units: a weighted type's VM counts its weight.
-            let units = |m: &&&phantom_model::instance::Member| m.weight.unwrap_or(1).max(1);
+            // Counted in units: a VM counts its type's weight now (as AWS counts it).
+            let weights = phantom_rules::group::GroupRules::weights(&g);
+            let units = |m: &&&phantom_model::instance::Member| weights.units(m).max(1);
             let serving: i64 = members
                 .iter()
                 .filter(|m| m.lifecycle == Lifecycle::InService && m.healthy)
@@ -296,9 +297,16 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
                 .sum();
             let whole = g.desired.max(protected);
             // A weighted group may end above its desired capacity by less than its heaviest
-            // VM, as AWS's may (no VM can go without taking it below).
+            // VM, as AWS's may (no VM can go without taking it below); across clouds, each
+            // cloud's share is rounded up to whole VMs so (docs/across-clouds.md).
             let heaviest = members.iter().map(|m| units(&m)).max().unwrap_or(1);
-            let fits = |n: i64| n >= whole && n < whole + heaviest;
+            let clouds = members
+                .iter()
+                .map(|m| m.cloud.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                .max(1) as i64;
+            let fits = |n: i64| n >= whole && n <= whole + clouds * (heaviest - 1);
             if !fits(serving) || recorded_units != serving {
                 let others: Vec<String> = members
                     .iter()

@@ -397,6 +397,7 @@ async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
         let busy = phantom_rules::pulse::PairView {
             fingerprint: phantom_rules::pulse::UNKNOWN.into(),
             busy: true,
+            empty_since_ms: None,
         };
         if let Ok(Some(g)) = app.store.group(&caller.user, group).await {
             if let Err(e) = app.store.set_view(&caller.user, &g.cloud, &busy).await {

@@ -327,6 +327,7 @@ impl Fleet for DynamoStore {
                     Some(fingerprint) => Some(PairView {
                         fingerprint,
                         busy: get_bool(i, "view_busy")?,
+                        empty_since_ms: opt_n(i, "view_empty_since")?,
                     }),
                     None => None,
                 };
@@ -411,17 +412,22 @@ impl Fleet for DynamoStore {
     }
 
     async fn set_view(&self, user: &str, cloud: &str, view: &PairView) -> StoreResult<()> {
-        let result = self
+        let mut update = self
             .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(watch_key(user, cloud)))
-            .update_expression("SET view_fp = :fp, view_busy = :busy")
             .condition_expression("attribute_exists(pk)")
             .expression_attribute_values(":fp", s(&view.fingerprint))
-            .expression_attribute_values(":busy", AttributeValue::Bool(view.busy))
-            .send()
-            .await;
+            .expression_attribute_values(":busy", AttributeValue::Bool(view.busy));
+        update = match view.empty_since_ms {
+            Some(ms) => update
+                .update_expression("SET view_fp = :fp, view_busy = :busy, view_empty_since = :e")
+                .expression_attribute_values(":e", n(ms)),
+            None => update
+                .update_expression("SET view_fp = :fp, view_busy = :busy REMOVE view_empty_since"),
+        };
+        let result = update.send().await;
         conditional(result, StoreError::NotFound)
     }
 

@@ -21,6 +21,10 @@ use std::sync::Arc;
 
 /// Where every simulated run's clock starts (2026-01-01T00:00:00Z): the same every run.
 const START_MS: i64 = 1_767_225_600_000;
+/// The most messages the provisioners may be given in one simulated second (`no-storm`): a few
+/// users' groups make tens.
+const STORM: usize = 2_000;
+
 /// How long, once the faults stop and the users let go, every group has to be whole again.
 pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 
@@ -782,9 +786,24 @@ impl Sim {
     /// The queue's faults strike here: a message delivered twice (the copy up to 40 s later) or
     /// late (1 to 60 s), a batch split between two provisioners at once, in reverse order.
     async fn settle(&mut self) {
+        let mut handled = 0;
         loop {
             let mut batch = self.w.queue.receive(10);
             if batch.is_empty() {
+                return;
+            }
+            // Work that makes more work as fast as it is done never ends: a storm, told once.
+            handled += batch.len();
+            if handled > STORM {
+                let left = self.w.queue.len();
+                if self.told.insert(("no-storm", String::new())) {
+                    self.broke(
+                        "no-storm",
+                        format!("more than {STORM} messages in one simulated second, {left} left"),
+                    );
+                }
+                // The run is broken already: what is visible now is dropped, so that it ends.
+                while !self.w.queue.receive(100).is_empty() {}
                 return;
             }
             while self.queue_delay > 0 && !batch.is_empty() {

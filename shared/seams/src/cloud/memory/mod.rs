@@ -239,7 +239,7 @@ impl MemoryCloud {
 
     fn set_state(&self, id: &str, state: CloudState) {
         let mut st = self.state();
-        if let Some(vm) = st.vms.get_mut(id) {
+        if let Some(vm) = st.vms.get_mut(id).filter(|vm| vm.state != state) {
             vm.state = state;
             st.events.push((id.to_string(), state));
         }
@@ -814,8 +814,14 @@ impl Cloud for MemoryCloud {
             let mut st = self.state();
             for id in ids {
                 if let Some(vm) = st.vms.get_mut(id) {
+                    // EC2's event tells a change of state: terminating a terminated VM tells none
+                    // (each did, and each told a round that terminated it again: a storm found by
+                    // the simulator, seed 3162).
+                    let changed = vm.state != CloudState::Terminated;
                     vm.state = CloudState::Terminated;
-                    st.events.push((id.clone(), CloudState::Terminated));
+                    if changed {
+                        st.events.push((id.clone(), CloudState::Terminated));
+                    }
                 }
             }
         }

@@ -43,6 +43,7 @@ struct Place {
 }
 
 impl Provisioner {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn round_across(
         &self,
         owner: &str,
@@ -51,6 +52,7 @@ impl Provisioner {
         ctx: &Context<'_>,
         before: Before,
         members: Vec<Member>,
+        looks_again: bool,
     ) -> Result<Round, StoreError> {
         let now = ctx.now_ms;
         // The listed clouds in rank order, then any other the group still has VMs on (drained).
@@ -130,9 +132,10 @@ impl Provisioner {
             });
         }
 
-        if let Some(at) = look_again {
+        if let Some(at) = look_again.filter(|_| looks_again) {
             // An impairment not yet confirmed: the round looks again once it would be.
-            let msg = phantom_seams::queue::Reconcile::new(owner, &g.name, "status-check");
+            let msg =
+                phantom_seams::queue::Reconcile::new(owner, &g.name, crate::status::LOOK_AGAIN);
             self.enqueue(&msg, crate::status::delay_secs(at - now))
                 .await;
         }

@@ -311,6 +311,21 @@ async fn seed_3162_no_storm_of_state_changes() {
     holds(3162, FOURTH_MIX).await;
 }
 
+/// Seed 3850 (mix 4, 77 steps) found a storm of rounds: while an impairment waited to be
+/// confirmed, every round queued its own look again, and each look started a chain of
+/// follow-ups whose rounds queued more (only a round that is neither queues one now).
+#[tokio::test]
+async fn seed_3850_no_storm_of_looks_at_an_impairment() {
+    holds(
+        3850,
+        Settings {
+            steps: 77,
+            ..FOURTH_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -743,7 +743,10 @@ pub fn split(
         .map(|(p, s)| units_of(w, p.live.iter().filter(|m| !s.terminate.contains(&m.id))))
         .collect();
     let room = |p: &Part, s: &Step| (p.max - s.capacity).max(0);
-    let mut extra = (step.capacity - desired).max(0);
+    // Shares above the desired capacity (a move between clouds launching first) take the room
+    // already (found by the simulator, seed 7956: 6 VMs for a MaxSize of 4).
+    let shared: i64 = parts.iter().map(|p| p.share).sum();
+    let mut extra = (step.capacity - desired.max(shared)).max(0);
     // Extra instances that run already take the room first, even above their cloud's maximum
     // (it was lowered, or the group just spread there): they are there, and counting them
     // launches nothing; otherwise another cloud would launch the room again (found by the
@@ -1381,5 +1384,20 @@ mod tests {
         let parts = [part(3, 3, &sierra), part(0, 10, &[])];
         let split_up = split(&r, &s, 3, &Weights::none(), &parts, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (6, 0));
+    }
+
+    #[test]
+    fn across_clouds_a_moves_room_is_the_refreshs_room() {
+        // Seed 7956: 2 VMs moving from hotel to sierra (shares 2 and 2 while sierra's come up),
+        // then a refresh at 200 %: its room of 2 was launched on top of the move's.
+        let r = refresh(healthy(100, 200), &["i-h0", "i-h1", "i-s0", "i-s1"]);
+        let hotel: Vec<Member> = (0..2).map(|i| member(&format!("i-h{i}"), 0)).collect();
+        let sierra: Vec<Member> = (0..2).map(|i| member(&format!("i-s{i}"), 0)).collect();
+        let all: Vec<Member> = hotel.iter().chain(&sierra).cloned().collect();
+        let s = unweighted(&r, 2, &all, &[], NOW);
+        assert_eq!(s.capacity, 4);
+        let parts = [part(2, 3, &sierra), part(2, 10, &hotel)];
+        let split_up = split(&r, &s, 2, &Weights::none(), &parts, NOW);
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
     }
 }

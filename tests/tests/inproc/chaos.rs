@@ -326,6 +326,22 @@ async fn seed_3850_no_storm_of_looks_at_an_impairment() {
     .await;
 }
 
+/// Seed 7956 (mix 4, 44 steps) found a group moving between clouds (its new cloud's VMs
+/// launched first) when an instance refresh at 200 % began: the refresh launched its room on
+/// top of the move's, 6 VMs for a MaxSize of 4 (shares above the desired capacity take the
+/// refresh's room first).
+#[tokio::test]
+async fn seed_7956_a_moves_room_is_a_refreshs_room() {
+    holds(
+        7956,
+        Settings {
+            steps: 44,
+            ..FOURTH_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -189,6 +189,7 @@ impl Provisioner {
                     in_service,
                     protected,
                     usable: p.look.is_ok() && p.hold.usable(now),
+                    at_risk: *at_risk,
                     reserved: if p.hold.counted_out(now) {
                         0
                     } else {

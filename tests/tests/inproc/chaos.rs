@@ -342,6 +342,14 @@ async fn seed_7956_a_moves_room_is_a_refreshs_room() {
     .await;
 }
 
+/// Seed 7140 (mix 4, 12 steps) found a group spread to a new first cloud while one of its VMs
+/// was at risk: the at-risk VM's replacement and a move both launched, 5 VMs for a MaxSize of 3
+/// (VMs at risk still run, and fill the room a move may take).
+#[tokio::test]
+async fn seed_7140_an_at_risk_vm_fills_a_moves_room() {
+    holds(7140, Settings { steps: 12, ..FOURTH_MIX }).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -162,8 +162,10 @@ impl Provisioner {
                 Ok(outcome) => {
                     // Another holder's rounds may have passed a LaunchInstances just asked for:
                     // asked again shortly, for the caller waits.
+                    // So, for a group that stopped telling anyone, are its last words.
                     if matches!(outcome, Outcome::Busy)
-                        && msg.reason == phantom_rules::sync_launch::REASON
+                        && (msg.reason == phantom_rules::sync_launch::REASON
+                            || msg.reason == phantom_rules::notification::LAST_WORDS)
                     {
                         self.enqueue(&msg, 1).await;
                     }
@@ -374,7 +376,12 @@ impl Provisioner {
                     return Ok(Outcome::NoGroup);
                 }
             };
-            self.send_left(&msg.owner, &g).await?;
+            self.send_left(
+                &msg.owner,
+                &g,
+                msg.reason == phantom_rules::notification::LAST_WORDS,
+            )
+            .await?;
             let round = self
                 .round(
                     &msg.owner,

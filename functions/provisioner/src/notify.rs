@@ -23,9 +23,15 @@ impl Provisioner {
     }
 
     /// Sends the messages an earlier round of the group wrote and did not send (it crashed, or the
-    /// service did not answer). Only a group that tells someone can have any.
-    pub(crate) async fn send_left(&self, owner: &str, g: &Group) -> Result<(), StoreError> {
-        if Audience::of(&g.settings).is_empty() {
+    /// service did not answer). Only a group that tells someone can have any, or one that just
+    /// stopped telling (`last_words`: the round the api asked for then).
+    pub(crate) async fn send_left(
+        &self,
+        owner: &str,
+        g: &Group,
+        last_words: bool,
+    ) -> Result<(), StoreError> {
+        if Audience::of(&g.settings).is_empty() && !last_words {
             return Ok(());
         }
         let left = self.store.notices(owner, &g.name).await?;

@@ -148,6 +148,11 @@ pub struct Audience<'a> {
     pub hooks: &'a [LifecycleHook],
 }
 
+/// The reason of the round the api asks for when a group stops telling anyone: it sends what
+/// earlier rounds wrote and could not send, which no later round would (found by the simulator,
+/// seed 7183).
+pub const LAST_WORDS: &str = "notifications-removed";
+
 impl<'a> Audience<'a> {
     /// A group's topics and hooks.
     pub fn of(settings: &'a phantom_model::group::Settings) -> Self {

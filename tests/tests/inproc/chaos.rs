@@ -347,7 +347,23 @@ async fn seed_7956_a_moves_room_is_a_refreshs_room() {
 /// (VMs at risk still run, and fill the room a move may take).
 #[tokio::test]
 async fn seed_7140_an_at_risk_vm_fills_a_moves_room() {
-    holds(7140, Settings { steps: 12, ..FOURTH_MIX }).await;
+    holds(
+        7140,
+        Settings {
+            steps: 12,
+            ..FOURTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seeds 7183 (mix 4, 79 steps) and 7159 (mix 4) found hook messages a crashed round had
+/// written and not sent, stranded when the hook was deleted: a group that tells no one was not
+/// read for messages left (a group that stops telling anyone has a round send its last words).
+#[tokio::test]
+async fn seeds_7183_7159_a_groups_last_words_are_sent() {
+    holds(7183, Settings { steps: 79, ..FOURTH_MIX }).await;
+    holds(7159, FOURTH_MIX).await;
 }
 
 #[tokio::test]

@@ -34,6 +34,7 @@ use crate::App;
 use phantom_model::request::*;
 use phantom_rules::group::GroupRules;
 use phantom_rules::identity::Caller;
+use phantom_rules::notification::Audience;
 use phantom_seams::store::cas::{compare_and_set, Try};
 use phantom_seams::store::StoreError;
 use phantom_wire::query;
@@ -452,11 +453,17 @@ pub(crate) async fn change_group_refusing(
         if spread_changed {
             across::check(app, caller, &next).await?;
         }
+        // A group that stops telling anyone has its next round send what is left to tell.
+        let silenced =
+            !Audience::of(&g.settings).is_empty() && Audience::of(&next.settings).is_empty();
         match app.store.update_group(&caller.user, &g, &next).await {
             Ok(()) => {
-                if let Some(reason) =
-                    reason.or(spread_changed.then_some("the group's clouds changed"))
-                {
+                // Its round is the one that sends the group's last words (and does the rest).
+                let reason = match silenced {
+                    true => Some(phantom_rules::notification::LAST_WORDS),
+                    false => reason.or(spread_changed.then_some("the group's clouds changed")),
+                };
+                if let Some(reason) = reason {
                     reconcile(app, caller, name, reason).await;
                 }
                 Ok(Try::Done(next))

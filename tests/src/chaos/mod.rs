@@ -702,42 +702,21 @@ impl Sim {
         for _ in 0..secs {
             self.w.clock.advance_ms(1_000);
             let step = self.step;
-            let mut mended = Vec::new();
-            self.full.retain(|(cloud, zone, until)| {
-                let over = *until <= step;
-                if over {
-                    mended.push((*cloud, *zone));
-                }
-                !over
-            });
-            for (cloud, zone) in mended {
+            let mended: Vec<_> = self.full.extract_if(.., |f| f.2 <= step).collect();
+            for (cloud, zone, _) in mended {
                 self.cloud(cloud).zone_full(zone, false);
             }
             if self.queue_refuse_until.is_some_and(|until| until <= step) {
                 self.queue_refuse_until = None;
                 self.w.queue.refuse_sends(false);
             }
-            let mut back = Vec::new();
-            self.no_spot.retain(|(cloud, t, until)| {
-                let over = *until <= step;
-                if over {
-                    back.push((*cloud, *t));
-                }
-                !over
-            });
-            for (cloud, t) in back {
+            let back: Vec<_> = self.no_spot.extract_if(.., |s| s.2 <= step).collect();
+            for (cloud, t, _) in back {
                 self.cloud(cloud).spot_short_of(t, false);
             }
             let now = self.w.clock.now_ms();
-            let mut due = Vec::new();
-            self.doomed.retain(|(cloud, id, at)| {
-                let over = *at <= now;
-                if over {
-                    due.push((*cloud, id.clone()));
-                }
-                !over
-            });
-            for (cloud, id) in due {
+            let due: Vec<_> = self.doomed.extract_if(.., |d| d.2 <= now).collect();
+            for (cloud, id, _) in due {
                 self.cloud(cloud).terminate_outside(&id);
             }
             // The clouds' events, as EventBridge brings them (while the queue takes sends).

@@ -362,7 +362,14 @@ async fn seed_7140_an_at_risk_vm_fills_a_moves_room() {
 /// read for messages left (a group that stops telling anyone has a round send its last words).
 #[tokio::test]
 async fn seeds_7183_7159_a_groups_last_words_are_sent() {
-    holds(7183, Settings { steps: 79, ..FOURTH_MIX }).await;
+    holds(
+        7183,
+        Settings {
+            steps: 79,
+            ..FOURTH_MIX
+        },
+    )
+    .await;
     holds(7159, FOURTH_MIX).await;
 }
 

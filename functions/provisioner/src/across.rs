@@ -362,11 +362,14 @@ impl Provisioner {
                 self.launch(owner, g, &on, cloud.as_ref(), &plan, &mut acted)
                     .await?;
                 let seq = hold.token_seq(g.launch_seq);
-                hold = hold.launched(acted.launch_failed.is_none(), now);
                 // Answered (made, or refused): that launch is settled; unanswered, retried so.
-                hold.unanswered_seq = acted.launch_unanswered.then_some(seq);
-                (hold.unanswered_units, hold.unanswered_at_ms) =
-                    acted.unanswered(&plan, &weights, now);
+                hold = acted.remembered(
+                    hold.launched(acted.launch_failed.is_none(), now),
+                    seq,
+                    &plan,
+                    &weights,
+                    now,
+                );
                 if let Some(why) = &acted.launch_failed {
                     tracing::warn!(
                         group = g.name,

@@ -646,13 +646,7 @@ impl Provisioner {
         // (found by the simulator, seed 1003).
         if !plan.launch.is_empty() {
             let own = g.holds.get(&g.cloud).cloned().unwrap_or_default();
-            let (units, at_ms) = acted.unanswered(&plan, &g.weights(), ctx.now_ms);
-            let hold = phantom_rules::spread::Hold {
-                unanswered_seq: acted.launch_unanswered.then_some(g.launch_seq),
-                unanswered_units: units,
-                unanswered_at_ms: at_ms,
-                ..own.clone()
-            };
+            let hold = acted.remembered(own.clone(), g.launch_seq, &plan, &g.weights(), ctx.now_ms);
             if hold != own {
                 let mut holds = g.holds.clone();
                 across::put_hold(&mut holds, &g.cloud, hold);

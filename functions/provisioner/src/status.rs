@@ -79,11 +79,11 @@ pub(crate) fn judge(
     judged
 }
 
-/// A queue delay (s) for a look `ms` from now: at least a second, at most SQS's 15 minutes (a
-/// later look is asked again by that one).
 /// The reason of a round's own look at an impairment not yet confirmed.
 pub(crate) const LOOK_AGAIN: &str = "status-check";
 
+/// A queue delay (s) for a look `ms` from now: at least a second, at most SQS's 15 minutes (a
+/// later look is asked again by that one).
 pub(crate) fn delay_secs(ms: i64) -> i32 {
     ((ms + 999) / 1000).clamp(1, 900) as i32
 }

@@ -36,20 +36,33 @@ pub struct Acted {
 }
 
 impl Acted {
-    /// The units `plan`'s launch asked for and got no answer to, and when (0 and 0 if it was
-    /// answered): they stay the cloud's for `Hold::reserved`'s grace.
-    pub fn unanswered(
+    /// `hold` as `plan`'s launch on its cloud leaves it (`seq`: the sequence of the launch's
+    /// tokens): unanswered, its sequence kept for the retry and the units it asked for and got no
+    /// answer to reserved there (`Hold::reserved`); answered, both forgotten.
+    pub fn remembered(
         &self,
+        hold: phantom_model::hold::Hold,
+        seq: i64,
         plan: &Plan,
         weights: &crate::weights::Weights,
         now_ms: i64,
-    ) -> (i64, i64) {
+    ) -> phantom_model::hold::Hold {
         if !self.launch_unanswered {
-            return (0, 0);
+            return phantom_model::hold::Hold {
+                unanswered_seq: None,
+                unanswered_units: 0,
+                unanswered_at_ms: 0,
+                ..hold
+            };
         }
         let asked: i64 = plan.launch.iter().map(|p| p.units).sum();
         let made: i64 = self.launched.iter().map(|m| weights.units(m)).sum();
-        ((asked - made).max(0), now_ms)
+        phantom_model::hold::Hold {
+            unanswered_seq: Some(seq),
+            unanswered_units: (asked - made).max(0),
+            unanswered_at_ms: now_ms,
+            ..hold
+        }
     }
 }
 

@@ -308,7 +308,7 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
                 // Its launch's record was lost: the cloud's view has no subnet.
                 subnet: None,
                 // Launched into the warm pool: it goes there, as its launch meant (found by the
-                // simulator, seed 65).
+                // simulator, seed 8).
                 lifecycle: if s.pool && !plan.launch_waits.is_empty() {
                     Lifecycle::WarmedPendingWait
                 } else if s.pool {
@@ -1783,7 +1783,7 @@ mod tests {
 
     #[test]
     fn an_unrecorded_vm_launched_into_the_warm_pool_is_adopted_into_it() {
-        // A warm pool launch whose answer was lost (seed 65): the group is whole, the pool short.
+        // A warm pool launch whose record was lost (seed 8): the group is whole, the pool short.
         let t = Target {
             pool: Some(Pool {
                 size: 1,

@@ -223,6 +223,19 @@ impl Provisioner {
             leaving[i] = spare.min(*at_risk);
             spare -= leaving[i];
         }
+        // What each cloud may run while the others run theirs: the group's bound (its MaxSize
+        // and headroom, or its maintenance policy's MaxHealthyPercentage) less what they run.
+        let bound = phantom_rules::rebalance::ceiling(desired, g.max).max(
+            g.settings
+                .instance_maintenance_policy
+                .as_ref()
+                .map_or(0, |p| phantom_rules::maintenance::most(desired, p)),
+        );
+        let runs_there: Vec<i64> = views
+            .iter()
+            .map(|v| v.have + v.at_risk + v.reserved)
+            .collect();
+        let all_running: i64 = runs_there.iter().sum();
         // A warm pool is kept where the group's next VMs would go.
         let pool_parts = match g.target().pool {
             Some(pool) => pools(spread.policy, desired, pool.size, &views),
@@ -322,6 +335,7 @@ impl Provisioner {
                 }),
                 elsewhere,
                 rebalance_leaving: Some(leaving[i]),
+                room: Some(bound - (all_running - runs_there[i])),
                 distribution: phantom_rules::distribution::Distribution {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()

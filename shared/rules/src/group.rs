@@ -133,6 +133,7 @@ impl GroupRules for Group {
             capacity_rebalance: s.capacity_rebalance,
             max: self.max,
             rebalance_leaving: None,
+            room: None,
             weights: weights_of(self, mixed.as_ref()),
             instance_types: mixed.map(|spec| spec.instance_types).unwrap_or_default(),
         }

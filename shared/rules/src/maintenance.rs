@@ -85,16 +85,23 @@ pub struct Step {
 /// The round's step under `policy`, in units (`desired` too): `ready` is what the healthy
 /// instances that serve and have warmed up count for, `sick` the unhealthy ones still running
 /// with their units (in the order they go), `arriving` whether a replacement is on its way
-/// (launched, not ready yet). One goes only where the room covers what it weighs.
+/// (launched, not ready yet). One goes only where the room covers what it weighs. `room`: the
+/// most units the group's other clouds leave this one (None: decided from this cloud alone).
 pub fn replace(
     policy: &Policy,
     desired: i64,
     ready: i64,
     sick: &[(String, i64)],
     arriving: bool,
+    room: Option<i64>,
 ) -> Step {
     let keep = keep(desired, policy);
-    let most = most(desired, policy);
+    // Where the group's other clouds run above their shares (a move under way), a launch here
+    // before a VM goes would add up with theirs: the sick VM goes first, as their extra VMs serve
+    // for it (found by the simulator, seed 7728: 6 VMs for a MaxSize of 3).
+    let most = room.map_or(most(desired, policy), |room| {
+        most(desired, policy).min(room).max(desired)
+    });
     let counted = ready + sick.iter().map(|(_, u)| u).sum::<i64>();
     let mut left = (counted - keep).max(0);
     let mut go = sick
@@ -176,7 +183,7 @@ mod tests {
         let p = policy(100, 110);
         // One of two unhealthy: a third is launched first (110 % of 2 allows one more).
         assert_eq!(
-            replace(&p, 2, 1, &sick(1, 1), false),
+            replace(&p, 2, 1, &sick(1, 1), false, None),
             Step {
                 terminate: vec![],
                 capacity: 3
@@ -184,7 +191,7 @@ mod tests {
         );
         // Its replacement ready: the unhealthy one goes, and the group is back at 2.
         assert_eq!(
-            replace(&p, 2, 2, &sick(1, 1), false),
+            replace(&p, 2, 2, &sick(1, 1), false, None),
             Step {
                 terminate: ids(1),
                 capacity: 2
@@ -196,7 +203,7 @@ mod tests {
     fn terminate_and_launch_goes_first_down_to_the_minimum_and_one_at_a_time_without_room() {
         // 90-110 of 10 with 8 ready and 2 unhealthy: one may go now (9 stay), one waits.
         assert_eq!(
-            replace(&policy(90, 110), 10, 8, &sick(2, 1), false),
+            replace(&policy(90, 110), 10, 8, &sick(2, 1), false, None),
             Step {
                 terminate: ids(1),
                 capacity: 11
@@ -204,14 +211,19 @@ mod tests {
         );
         // 50-100 of 4, 2 unhealthy: both go at once.
         assert_eq!(
-            replace(&policy(50, 100), 4, 2, &sick(2, 1), false).terminate,
+            replace(&policy(50, 100), 4, 2, &sick(2, 1), false, None).terminate,
             ids(2)
         );
         // 100-100 is refused, but 90-100 of 2 has neither room: one at a time, once nothing is
         // on its way.
         let p = policy(90, 100);
-        assert_eq!(replace(&p, 2, 1, &sick(1, 1), false).terminate, ids(1));
-        assert!(replace(&p, 2, 1, &sick(1, 1), true).terminate.is_empty());
+        assert_eq!(
+            replace(&p, 2, 1, &sick(1, 1), false, None).terminate,
+            ids(1)
+        );
+        assert!(replace(&p, 2, 1, &sick(1, 1), true, None)
+            .terminate
+            .is_empty());
     }
 
     #[test]
@@ -219,10 +231,37 @@ mod tests {
         // Seed 1460: 3 units at 100-110 (room for 4), 2 ready and a retiring VM of 2 units: even
         // the room filled, 3 ready could not let it go. It goes alone, once nothing arrives.
         let p = policy(100, 110);
-        assert_eq!(replace(&p, 3, 2, &sick(1, 2), false).terminate, ids(1));
-        assert!(replace(&p, 3, 2, &sick(1, 2), true).terminate.is_empty());
+        assert_eq!(
+            replace(&p, 3, 2, &sick(1, 2), false, None).terminate,
+            ids(1)
+        );
+        assert!(replace(&p, 3, 2, &sick(1, 2), true, None)
+            .terminate
+            .is_empty());
         // A VM of one unit there waits for its replacement, launched first.
-        assert!(replace(&p, 3, 2, &sick(1, 1), false).terminate.is_empty());
+        assert!(replace(&p, 3, 2, &sick(1, 1), false, None)
+            .terminate
+            .is_empty());
+    }
+
+    #[test]
+    fn a_group_across_clouds_keeps_within_the_room_its_other_clouds_leave() {
+        // Seed 7728: 2 of a 3-VM group's units here (one retiring), its other cloud still runs
+        // one above its share while a move ends. No launch first here: with nothing arriving the
+        // retiring VM goes, the other cloud's extra VM serving for it.
+        let p = policy(100, 110);
+        let step = replace(&p, 2, 1, &sick(1, 1), false, Some(2));
+        assert_eq!(step.terminate, ids(1));
+        assert_eq!(step.capacity, 2);
+        // While its other VM here is still on its way, it waits.
+        assert!(replace(&p, 2, 0, &sick(1, 1), true, Some(2))
+            .terminate
+            .is_empty());
+        // With room left by the other clouds, the launch goes first as on one cloud.
+        assert_eq!(
+            replace(&p, 2, 1, &sick(1, 1), false, Some(3)),
+            replace(&p, 2, 1, &sick(1, 1), false, None)
+        );
     }
 
     #[test]
@@ -230,19 +269,25 @@ mod tests {
         // 12 units at 90-100: 8 ready and two unhealthy VMs of 2 units each. 11 units stay,
         // so the room is 1 unit: it covers neither, and nothing is arriving: one goes alone.
         let p = policy(90, 100);
-        assert_eq!(replace(&p, 12, 8, &sick(2, 2), false).terminate, ids(1));
+        assert_eq!(
+            replace(&p, 12, 8, &sick(2, 2), false, None).terminate,
+            ids(1)
+        );
         // At 75-100 the room is 3 units: one VM of 2 fits, the next does not.
         let p = policy(75, 100);
-        assert_eq!(replace(&p, 12, 8, &sick(2, 2), false).terminate, ids(1));
+        assert_eq!(
+            replace(&p, 12, 8, &sick(2, 2), false, None).terminate,
+            ids(1)
+        );
         // At 50-150 there is room for both (6 units).
         let p = policy(50, 150);
-        let both = replace(&p, 12, 8, &sick(2, 2), false);
+        let both = replace(&p, 12, 8, &sick(2, 2), false, None);
         assert_eq!(both.terminate, ids(2));
         assert_eq!(both.capacity, 12);
         // At 100-150 none goes until replacements launch: 4 units more than desired.
         let p = policy(100, 150);
         assert_eq!(
-            replace(&p, 12, 8, &sick(2, 2), false),
+            replace(&p, 12, 8, &sick(2, 2), false, None),
             Step {
                 terminate: vec![],
                 capacity: 16

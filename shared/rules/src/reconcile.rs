@@ -84,6 +84,10 @@ pub struct Target {
     /// How many units of this cloud's at-risk VMs the group lets go, where the group spans
     /// clouds (`phantom_rules::rebalance::spare` over all of them); None: decided from this cloud alone.
     pub rebalance_leaving: Option<i64>,
+    /// Where the group spans clouds: the most units it may run on this cloud while its other
+    /// clouds run theirs (its MaxSize and headroom, or its maintenance policy's
+    /// MaxHealthyPercentage, over all of them); None: decided from this cloud alone.
+    pub room: Option<i64>,
     /// The units each VM counts for (`desired` and `max` are in units): its instance type's
     /// `WeightedCapacity`, else one.
     pub weights: Weights,
@@ -695,6 +699,7 @@ fn maintained(target: &Target, a: &Assessed, now_ms: i64) -> Option<maintenance:
         ready,
         &sick,
         arriving,
+        target.room,
     ))
 }
 
@@ -1202,6 +1207,7 @@ mod tests {
             capacity_rebalance: false,
             max: 100,
             rebalance_leaving: None,
+            room: None,
             weights: Weights::none(),
             instance_types: Vec::new(),
         }

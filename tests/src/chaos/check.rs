@@ -3,8 +3,9 @@
 //!   MaxSize of the last `WINDOW_MS`, or since its oldest pending VM was launched (or what its
 //!   maintenance policy's, or a running refresh's, MaxHealthyPercentage
 //!   allows above its desired capacity), plus the launch-first headroom (one VM, or a tenth),
-//!   plus its VMs protected from scale-in and those in Standby; while its Terminate process is
-//!   suspended, no more than it had (AWS can let go of neither);
+//!   plus its VMs protected from scale-in and those in Standby, and the VMs its user attached in
+//!   that time; while its Terminate process is suspended, no more than it had (AWS can let go of
+//!   neither);
 //! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
 //! - `hooks-end`: after every step, no VM waits on a lifecycle hook (or a drain) more than
 //!   `HOOK_SLACK_MS` past its timeout (the clock's jumps since not counted);
@@ -189,7 +190,13 @@ pub(super) async fn safety(sim: &mut Sim) {
             window.push((now, cap));
             window.retain(|(at, _)| *at >= since);
             let cap = window.iter().map(|(_, c)| *c).max().unwrap_or(g.max);
-            let bound = cap + (cap / 10).max(1);
+            // A VM attached during a move lands on the VMs the move launched above MaxSize: AWS
+            // checks only the desired capacity (seed 2806, a mended check).
+            let attached = sim
+                .attached
+                .get(&(user.clone(), g.name.clone()))
+                .map_or(0, |at| at.iter().filter(|at| **at >= since).count() as i64);
+            let bound = cap + (cap / 10).max(1) + attached;
             checked += 1;
             if !g.deleting() && count > bound {
                 broken.push((

@@ -250,6 +250,9 @@ struct Sim {
     /// Each group's bound on its VMs over time (Unix ms, VMs), by (user, group id): its MaxSize
     /// and maintenance headroom as they were.
     bounds: BTreeMap<(String, String), Vec<(i64, i64)>>,
+    /// VMs the users attached (Unix ms), by (user, group name): AWS checks only that the desired
+    /// capacity with them stays within MaxSize, so they may land on VMs a move launched above it.
+    attached: BTreeMap<(String, String), Vec<i64>>,
     /// What was found broken already (an invariant, and the group or VM): told once.
     told: std::collections::BTreeSet<(&'static str, String)>,
 }
@@ -331,6 +334,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         doomed: Vec::new(),
         no_spot: Vec::new(),
         bounds: BTreeMap::new(),
+        attached: BTreeMap::new(),
         told: Default::default(),
     };
     for step in 1..=settings.steps {
@@ -483,7 +487,12 @@ impl Sim {
             let detached = &mut self.actors[who].detached;
             match (drawn.action, &drawn.vm) {
                 ("DetachInstances", Some(id)) => detached.push(id.clone()),
-                ("AttachInstances", Some(id)) => detached.retain(|d| d != id),
+                ("AttachInstances", Some(id)) => {
+                    detached.retain(|d| d != id);
+                    let at = self.w.clock.now_ms();
+                    let key = (self.actors[who].user.name.clone(), group.to_string());
+                    self.attached.entry(key).or_default().push(at);
+                }
                 _ => {}
             }
         }

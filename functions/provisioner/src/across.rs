@@ -224,18 +224,18 @@ impl Provisioner {
             spare -= leaving[i];
         }
         // What each cloud may run while the others run theirs: the group's bound (its MaxSize
-        // and headroom, or its maintenance policy's MaxHealthyPercentage) less what they run.
+        // and headroom, or its maintenance policy's MaxHealthyPercentage) less what they run,
+        // as each cloud's plan leaves it (the better-ranked clouds' launches first).
         let bound = phantom_rules::rebalance::ceiling(desired, g.max).max(
             g.settings
                 .instance_maintenance_policy
                 .as_ref()
                 .map_or(0, |p| phantom_rules::maintenance::most(desired, p)),
         );
-        let runs_there: Vec<i64> = views
+        let mut runs_there: Vec<i64> = views
             .iter()
             .map(|v| v.have + v.at_risk + v.reserved)
             .collect();
-        let all_running: i64 = runs_there.iter().sum();
         // A warm pool is kept where the group's next VMs would go.
         let pool_parts = match g.target().pool {
             Some(pool) => pools(spread.policy, desired, pool.size, &views),
@@ -335,7 +335,7 @@ impl Provisioner {
                 }),
                 elsewhere,
                 rebalance_leaving: Some(leaving[i]),
-                room: Some(bound - (all_running - runs_there[i])),
+                room: Some(bound - (runs_there.iter().sum::<i64>() - runs_there[i])),
                 distribution: phantom_rules::distribution::Distribution {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()
@@ -352,6 +352,7 @@ impl Provisioner {
             plan.capacity_from = have;
             plan.capacity_to = desired;
             markets[i] = after_plan(&live, &plan, &weights);
+            runs_there[i] = markets[i].0 + markets[i].1;
             all_gone &= reconcile::nothing_left(&p.members, seen, &plan);
             pool_empty &= plan.drop_pool;
             // The load balancers first: a VM stops receiving traffic before it goes.

@@ -658,6 +658,7 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
                 w,
                 &a.live,
                 now_ms,
+                target.room,
             ),
             Cause::Expired,
         )),

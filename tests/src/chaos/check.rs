@@ -9,10 +9,13 @@
 //! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
 //! - `hooks-end`: after every step, no VM waits on a lifecycle hook (or a drain) more than
 //!   `HOOK_SLACK_MS` past its timeout (the clock's jumps since not counted);
-//! - `answers` (in `work`): no 5xx a fault does not explain, every answer in the model's shapes;
+//! - `bounds`: after every step, a group's desired capacity is within its MinSize and MaxSize,
+//!   whatever set it (a user, a scheduled action, a policy, an alarm, a forecast);
+//! - `answers` (in `work` and `rest`): no 5xx a fault does not explain, every answer in the
+//!   model's shapes (Phantom's own API: JSON with a RequestId);
 //! - `liveness`: once the faults stop and the users let go, every group reaches its desired
-//!   capacity (or keeps its protected VMs above it), all InService and healthy, and Phantom's
-//!   records and the clouds agree: no VM
+//!   capacity (or keeps its protected VMs above it), all InService and healthy, none older than
+//!   its MaxInstanceLifetime (but those protected from scale-in), and Phantom's records and the clouds agree: no VM
 //!   recorded that is not running (a ghost), none running with a user's tags that no group
 //!   records (an orphan, or one launched twice);
 //! - `activities-end`: then, no activity is left in progress;
@@ -56,6 +59,19 @@ pub(super) async fn safety(sim: &mut Sim) {
         };
         for g in groups {
             owners.insert(g.id.clone(), user.clone());
+            // Whatever moved it (a user, a schedule, a policy, a forecast), the desired capacity
+            // stays within the group's bounds.
+            checked += 1;
+            if !g.deleting() && (g.desired < g.min || g.desired > g.max) {
+                broken.push((
+                    "bounds",
+                    g.id.clone(),
+                    format!(
+                        "{user}'s group {} wants {}, outside its bounds {}..={}",
+                        g.name, g.desired, g.min, g.max
+                    ),
+                ));
+            }
             let members = sim
                 .w
                 .store
@@ -328,6 +344,20 @@ pub(super) async fn whole(sim: &mut Sim) -> Result<(), String> {
                 ));
             }
             balanced(sim, user, &g, &members)?;
+            // No VM serves past the group's MaxInstanceLifetime but those protected from scale-in
+            // (AWS's way to keep one).
+            let now = sim.w.clock.now_ms();
+            if let Some(life) = g.settings.max_instance_lifetime.filter(|l| *l > 0) {
+                let old = |m: &&&phantom_model::instance::Member| {
+                    !m.protected && now - m.launched_ms > life * 1000
+                };
+                if let Some(m) = members.iter().find(old) {
+                    return Err(format!(
+                        "{user}'s group {} still has {}, older than its MaxInstanceLifetime of {life} s",
+                        g.name, m.id
+                    ));
+                }
+            }
             for m in &all {
                 // A warm pool's stopped VMs are there, not running.
                 let there = vms.iter().any(|v| v.id == m.id)

@@ -7,6 +7,7 @@
 //! the faults stop (`check`); docs/reliability.md says what each means.
 
 mod check;
+mod rest;
 pub mod rng;
 pub mod work;
 
@@ -34,8 +35,11 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// actions, simple policies); 2: and target groups, ELB health checks, warm pools; 3: and the
 /// store's and the queue's faults, notifications; 4: and groups of spot and on-demand VMs from
 /// launch templates (weighted or not, CapacityRebalance), the clouds' events delivered, spot
-/// interruptions, rebalance recommendations, spot running out, scheduled events.
-pub const MIX: u32 = 4;
+/// interruptions, rebalance recommendations, spot running out, scheduled events; 5: and the rest
+/// of the 66 actions and Phantom's own API (`rest`), target tracking and predictive policies and
+/// alarms on a CPU load that changes, classic load balancers and traffic sources, LaunchInstances,
+/// MaxInstanceLifetime, and the clock jumping a day.
+pub const MIX: u32 = 5;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +155,8 @@ struct Rates {
     rebalance_signal: f64,
     spot_short: f64,
     scheduled_event: f64,
+    load: f64,
+    day_jump: f64,
 }
 
 impl Rates {
@@ -185,6 +191,8 @@ impl Rates {
             rebalance_signal: 0.0,
             spot_short: 0.0,
             scheduled_event: 0.0,
+            load: 0.0,
+            day_jump: 0.0,
         };
         // Drawn only from mix 3 on, so that the earlier mixes' seeds replay as they were found.
         if mix >= 3 {
@@ -200,6 +208,10 @@ impl Rates {
             rates.rebalance_signal = rate(0.08);
             rates.spot_short = rate(0.04);
             rates.scheduled_event = rate(0.04);
+        }
+        if mix >= 5 {
+            rates.load = rate(0.1);
+            rates.day_jump = rate(0.01);
         }
         rates
     }
@@ -272,6 +284,11 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
             w.cloud(cloud).set_spot_price("t2.small", 0.006);
         }
     }
+    if settings.mix >= 5 {
+        // Target tracking, predictive policies and alarms read the VMs' CPU, at the target first.
+        w.metric_source().await;
+        w.metric(rest::CPU, Some(rest::CPU_TARGET));
+    }
     let mut actors = Vec::new();
     for _ in 0..settings.users {
         let user = w.user("u").await;
@@ -286,6 +303,14 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
                 .expect("a target group's ARN");
             for cloud in ["hotel", "sierra"] {
                 w.cloud(cloud).add_balancer(&tg, rng.between(0, 20));
+            }
+        }
+        // And a classic load balancer of the user's name.
+        if settings.mix >= 5 {
+            let classic = phantom_rules::traffic::source(&user.name, Some("elb"))
+                .expect("a classic load balancer's name");
+            for cloud in ["hotel", "sierra"] {
+                w.cloud(cloud).add_balancer(&classic, rng.between(0, 20));
             }
         }
         for lc in work::LCS {
@@ -452,6 +477,9 @@ impl Sim {
             now_ms: self.w.clock.now_ms(),
             target_group: &tg,
             mix: self.out.settings.mix,
+            classic: &self.actors[who].user.name,
+            world: &self.w,
+            user: &self.actors[who].user,
         };
         let call = work::request(&client, &mut rng, &scene);
         self.arm_store();
@@ -534,6 +562,8 @@ impl Sim {
             ("rebalance-signal", r.rebalance_signal),
             ("spot-short", r.spot_short),
             ("scheduled-event", r.scheduled_event),
+            ("load", r.load),
+            ("day-jump", r.day_jump),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -693,6 +723,18 @@ impl Sim {
                 self.cloud(on)
                     .set_boot_time(std::time::Duration::from_secs(secs));
                 format!("{on}: new VMs take {secs} s to boot")
+            }
+            "load" => {
+                let cpu = self.rng.between(5, 95);
+                self.w.metric(rest::CPU, Some(cpu as f64));
+                format!("the VMs' CPU is {cpu} % from now on")
+            }
+            "day-jump" => {
+                // A day at once: VMs past a MaxInstanceLifetime, scheduled actions due.
+                let secs = 86_400;
+                self.w.clock.advance_ms(secs * 1000);
+                self.jumps.push((self.w.clock.now_ms(), secs * 1000));
+                format!("the clock jumps {secs} s")
             }
             _ => {
                 let secs = self.rng.between(60, 600);
@@ -942,6 +984,30 @@ impl Sim {
                             .iter()
                             .any(|m| m.lifecycle == phantom_model::instance::Lifecycle::Standby),
                     ),
+                    (
+                        "tracking",
+                        s.scaling_policies
+                            .iter()
+                            .any(|p| p.policy_type() == "TargetTrackingScaling"),
+                    ),
+                    (
+                        "predictive",
+                        s.scaling_policies
+                            .iter()
+                            .any(|p| p.policy_type() == "PredictiveScaling"),
+                    ),
+                    (
+                        "alarm",
+                        s.scaling_policies.iter().any(|p| p.alarm.is_some()),
+                    ),
+                    (
+                        "webhook",
+                        s.scaling_policies.iter().any(|p| p.webhook.is_some()),
+                    ),
+                    ("scheduled", !s.scheduled_actions.is_empty()),
+                    ("lifetime", s.max_instance_lifetime.is_some_and(|l| l > 0)),
+                    ("metrics", !s.enabled_metrics.is_empty()),
+                    ("classic-lb", !s.load_balancer_names.is_empty()),
                 ]
                 .into_iter()
                 .filter(|(_, on)| *on)
@@ -964,6 +1030,12 @@ impl Sim {
         self.say(
             "faults stop; the users resume their groups' processes and drop their hooks".into(),
         );
+        if self.out.settings.mix >= 5 {
+            self.say(
+                "the VMs' CPU is at the target; the users drop their alarms and forecasts".into(),
+            );
+            self.w.metric(rest::CPU, Some(rest::CPU_TARGET));
+        }
         for cloud in ["hotel", "sierra"] {
             self.cloud(cloud).clear_faults();
             for zone in crate::world::ZONES {
@@ -1038,6 +1110,23 @@ impl Sim {
                         .delete_lifecycle_hook()
                         .auto_scaling_group_name(group)
                         .lifecycle_hook_name(hook)
+                        .send()
+                        .await;
+                }
+                if self.out.settings.mix >= 5 {
+                    let alarm =
+                        serde_json::json!({"AutoScalingGroupName": group, "PolicyName": "steps"});
+                    let path = "/phantom/v1/DeletePolicyAlarm";
+                    let (key, secret) = (&a.user.access_key_id, &a.user.secret);
+                    let _ = self
+                        .w
+                        .raw(key, secret, "POST", path, &alarm.to_string(), None, |_| {})
+                        .await;
+                    let _ = a
+                        .client
+                        .delete_policy()
+                        .auto_scaling_group_name(group)
+                        .policy_name("forecast")
                         .send()
                         .await;
                 }

@@ -84,6 +84,12 @@ pub struct Scene<'a> {
     /// The user's SNS topic for its groups' notifications, and SQS queue for its hooks' (mix 3).
     pub topic: &'a str,
     pub hook_queue: &'a str,
+    /// The user's classic load balancer on every cloud (mix 5).
+    pub classic: &'a str,
+    /// The world and the user, for the requests of Phantom's own API and for LaunchInstances
+    /// (whose answer waits on the provisioner).
+    pub world: &'a crate::world::World,
+    pub user: &'a crate::User,
 }
 
 /// The notification types a user's groups tell its topic of.
@@ -129,7 +135,8 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             1 => 130,
             2 => 145,
             3 => 160,
-            _ => 180,
+            4 => 180,
+            _ => 180 + super::rest::ROLLS,
         }),
     };
     match roll {
@@ -639,7 +646,7 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 judge(r),
             )
         }
-        _ => describe(c, group).await,
+        180.. => super::rest::request(c, rng, scene, roll - 180).await,
     }
 }
 

@@ -388,6 +388,31 @@ async fn seed_2806_an_attached_vm_is_the_users_own() {
     holds(2806, FIRST_MIX).await;
 }
 
+/// Mix 5 (the rest of the 66 actions and Phantom's own API, target tracking, predictive
+/// policies and alarms, LaunchInstances, MaxInstanceLifetime, the clock jumping a day): the
+/// regression seeds below were found with it.
+const FIFTH_MIX: Settings = Settings {
+    users: 3,
+    steps: 80,
+    faults: true,
+    mix: 5,
+};
+
+/// Seed 100 (mix 5, 73 steps) found a group across two clouds whose VMs all passed their
+/// MaxInstanceLifetime at once: each cloud launched a replacement first, 7 VMs for a MaxSize of
+/// 5 (each cloud's launch first takes from the room the clouds before it leave).
+#[tokio::test]
+async fn seed_100_expired_vms_across_clouds_share_the_room() {
+    holds(
+        100,
+        Settings {
+            steps: 73,
+            ..FIFTH_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

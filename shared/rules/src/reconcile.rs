@@ -533,13 +533,15 @@ pub fn assess(target: &Target, members: &[Member], seen: &[Seen], now_ms: i64) -
             .get(&m.id)
             .filter(|_| target.runs("HealthCheck"))
             .map(|(check, why)| (*check, why.clone(), true));
+        // A VM marked unhealthy that its cloud does not list yet may run: it is terminated, not
+        // taken for gone (found by the simulator, seed 516 of mix 5: it ran on, unrecorded).
         let sick = checked.or(failing).or_else(|| {
             (!m.healthy).then(|| {
                 let (check, why) = crate::health::marked(m);
                 (
                     check,
                     why,
-                    state.is_some_and(|s| s != CloudState::Terminated),
+                    unlisted_new || state.is_some_and(|s| s != CloudState::Terminated),
                 )
             })
         });
@@ -1980,6 +1982,19 @@ mod tests {
             let plan = decide(&hooked(0), std::slice::from_ref(&m), &[], later);
             assert_eq!(plan.finished, ["i-1"]);
         }
+    }
+
+    #[test]
+    fn a_new_vm_set_unhealthy_and_not_listed_yet_is_terminated() {
+        // Seed 516 of mix 5: marked unhealthy seconds after its launch, while DescribeInstances
+        // did not list it yet, it was taken for gone and ran on, unrecorded.
+        let m = Member {
+            healthy: false,
+            ..member("i-1", "a", NOW - 3_000)
+        };
+        let plan = decide(&target(1), std::slice::from_ref(&m), &[], NOW);
+        assert_eq!(ids(&plan.terminate), ["i-1"], "{plan:?}");
+        assert!(plan.gone.is_empty(), "{plan:?}");
     }
 
     #[test]

@@ -18,6 +18,11 @@
 //!   its MaxInstanceLifetime (but those protected from scale-in), and Phantom's records and the clouds agree: no VM
 //!   recorded that is not running (a ghost), none running with a user's tags that no group
 //!   records (an orphan, or one launched twice);
+//! - `progress` (from mix 5): while faults last, a group on one cloud that is short of its
+//!   desired capacity is whole again within `PROGRESS_MS` of the last fault that may hold its
+//!   launches back (a failed call, a crash, a late message) or of its own backoff, a full zone of
+//!   its notwithstanding (under balanced-only it may be short by that zone's share); and a launch
+//!   that failed in a full zone under balanced-only left the zones with room their share;
 //! - `activities-end`: then, no activity is left in progress;
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
@@ -32,6 +37,11 @@ use phantom_seams::store::{Fleet, Groups};
 
 /// How long a group's MaxSize still bounds it after it changed (a lowered MaxSize takes a round).
 const WINDOW_MS: i64 = 30_000;
+/// How long a group's desired capacity still bounds it after it was lowered, for
+/// `launched-once`: a round may wait for the queue's faults (a late or crashed message).
+const WANTED_WINDOW_MS: i64 = 120_000;
+/// How long a group may stay short of its desired capacity once nothing holds it back.
+const PROGRESS_MS: i64 = 60_000;
 /// How long past its timeout a hook's wait may last: the round that ends it may meet a crashed
 /// batch (30 s), a late message (60 s) and a store fault.
 const HOOK_SLACK_MS: i64 = 120_000;
@@ -222,6 +232,78 @@ pub(super) async fn safety(sim: &mut Sim) {
                         "{user}'s group {} has {count} VMs, more than {bound} (MaxSize {}, desired {}): {}",
                         g.name,
                         g.max,
+                        g.desired,
+                        which()
+                    ),
+                ));
+            }
+            // On one cloud, no more VMs than the group has wanted lately either: a launch made
+            // twice (its answer lost, made again under a new token; two rounds at once) shows
+            // here long before it reaches MaxSize. Across clouds a move launches a whole share
+            // first, so only `capacity` bounds it.
+            let one_cloud = !g
+                .settings
+                .tags
+                .iter()
+                .any(|t| t.key == phantom_rules::spread::TAG_CLOUDS)
+                && members.iter().all(|m| m.cloud == g.cloud);
+            let at_risk = members
+                .iter()
+                .filter(|m| m.at_risk_ms.is_some() && !leaving(&m.id))
+                .count() as i64;
+            let window_start = since.min(now - WANTED_WINDOW_MS);
+            let desired = sim
+                .desired_seen
+                .get(&(user.clone(), g.id.clone()))
+                .and_then(|seen| {
+                    seen.iter()
+                        .filter(|(at, _)| *at >= window_start)
+                        .map(|(_, d)| *d)
+                        .max()
+                })
+                .unwrap_or(g.desired)
+                .max(g.desired);
+            let mut wanted = desired.max(over) + protected + standby + at_risk;
+            if !processes::suspended(&g.settings.suspended_processes)
+                .iter()
+                .all(|p| p != "Terminate")
+            {
+                wanted = wanted.max(count);
+            }
+            let window = sim.wanted.entry((user.clone(), g.id.clone())).or_default();
+            window.push((now, wanted, one_cloud));
+            window.retain(|(at, ..)| *at >= window_start);
+            let wanted = window.iter().map(|(_, w, _)| *w).max().unwrap_or(g.desired);
+            let one_cloud = window.iter().all(|(.., one)| *one);
+            // The launch-first headroom, only while something may launch first: a VM kept
+            // unhealthy or at risk (its replacement first), one past its lifetime, a spot VM taking
+            // an on-demand VM's place back, a refresh or a maintenance policy.
+            let life = g.settings.max_instance_lifetime.filter(|l| *l > 0);
+            let first = at_risk > 0
+                || most > 0
+                || g.settings.mixed_instances_policy.is_some()
+                || members.iter().any(|m| {
+                    (!m.healthy && !leaving(&m.id))
+                        || life.is_some_and(|l| now - m.launched_ms > l * 1000)
+                });
+            let window = sim
+                .launch_first
+                .entry((user.clone(), g.id.clone()))
+                .or_default();
+            if first {
+                *window = now;
+            }
+            let first = now - *window <= WANTED_WINDOW_MS;
+            let headroom = if first { (wanted / 10).max(1) } else { 0 };
+            let bound = wanted + headroom + attached;
+            checked += 1;
+            if one_cloud && !g.deleting() && count > bound {
+                broken.push((
+                    "launched-once",
+                    g.id.clone(),
+                    format!(
+                        "{user}'s group {} has {count} VMs, more than {bound} (it wanted {wanted} at most lately, desired {} now): {}",
+                        g.name,
                         g.desired,
                         which()
                     ),
@@ -583,5 +665,166 @@ pub(super) async fn told(sim: &mut Sim) {
     *sim.out.tally.checks.entry("told").or_default() += checked;
     for (invariant, detail) in broken {
         sim.broke(invariant, detail);
+    }
+}
+
+/// `progress`, after every step from mix 5 on.
+pub(super) async fn progress(sim: &mut Sim) {
+    let now = sim.w.clock.now_ms();
+    // Faults armed and not struck yet, or lasting, hold everything back now.
+    let held = sim.store_fault.is_some()
+        || sim.crash_batch.is_some()
+        || sim.crash_check.is_some()
+        || sim.queue_refuse_until.is_some()
+        || sim.queue_delay > 0
+        || sim.queue_duplicate > 0
+        || sim.queue_split > 0;
+    let vms = alive(sim);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for a in &sim.actors {
+        let user = a.user.name.clone();
+        let Ok(groups) = sim.w.store.all_groups(&user).await else {
+            continue;
+        };
+        for g in groups {
+            let key = (user.clone(), g.id.clone());
+            let s = &g.settings;
+            // Where the group may be short by design: deleting, not launching, replacing its
+            // VMs below its capacity, spread or split by its own rules, or filled from a pool.
+            let exempt = g.deleting()
+                || processes::suspended(&s.suspended_processes)
+                    .iter()
+                    .any(|p| ["Launch", "HealthCheck", "ReplaceUnhealthy"].contains(&p.as_str()))
+                || s.instance_refreshes.iter().any(|r| r.status.active())
+                || s.instance_maintenance_policy.is_some()
+                || s.mixed_instances_policy.is_some()
+                || s.max_instance_lifetime.is_some_and(|l| l > 0)
+                || s.warm_pool_configuration.is_some()
+                || s.tags
+                    .iter()
+                    .any(|t| t.key == phantom_rules::spread::TAG_CLOUDS);
+            let members = sim
+                .w
+                .store
+                .instances(&user, &g.name)
+                .await
+                .unwrap_or_default();
+            let leaving = |id: &str| {
+                members.iter().any(|m| {
+                    m.id == id
+                        && (m.lifecycle.is_warm()
+                            || m.lifecycle.is_leaving()
+                            || m.lifecycle == Lifecycle::Standby)
+                })
+            };
+            let counted: Vec<&Vm> = vms
+                .iter()
+                .filter(|v| v.tags.get(TAG_GROUP_ID) == Some(&g.id) && !leaving(&v.id))
+                .collect();
+            let zones = &s.availability_zones;
+            let full: Vec<&String> = zones
+                .iter()
+                .filter(|z| {
+                    sim.full
+                        .iter()
+                        .any(|(c, fz, _)| *c == g.cloud && *fz == z.as_str())
+                })
+                .collect();
+            let balanced_only = s.availability_zone_distribution.as_ref().is_some_and(|d| {
+                d.capacity_distribution_strategy
+                    == phantom_model::group::CapacityDistribution::BalancedOnly
+            });
+            // Under balanced-only a full zone's share waits for it; the others' does not.
+            let n = zones.len().max(1) as i64;
+            let allowed: i64 = if balanced_only {
+                full.iter()
+                    .map(|z| {
+                        let there = counted.iter().filter(|v| &&v.zone == z).count() as i64;
+                        ((g.desired + n - 1) / n - there).max(0)
+                    })
+                    .sum()
+            } else {
+                0
+            };
+            // A launch failed since the last step (the group's backoff moved): under
+            // balanced-only, a full zone's refusal holds back that zone's share alone, and the
+            // zones with room have theirs (seen after the round, so a failed call elsewhere, a
+            // crash or a late message excuses it).
+            let failed = sim.retry_seen.insert(key.clone(), g.retry_at_ms) != Some(g.retry_at_ms)
+                && g.retry_at_ms > 0;
+            let calm = !held
+                && sim.disturbed.get("all").is_none_or(|t| *t < now)
+                && sim.disturbed.get(g.cloud.as_str()).is_none_or(|t| *t < now);
+            if failed
+                && calm
+                && !exempt
+                && balanced_only
+                && !full.is_empty()
+                && full.len() < zones.len()
+            {
+                for z in zones.iter().filter(|z| !full.contains(z)) {
+                    let there = counted.iter().filter(|v| &v.zone == z).count() as i64;
+                    checked += 1;
+                    if there < g.desired / n {
+                        broken.push((
+                            g.id.clone(),
+                            format!(
+                                "{user}'s group {} (balanced-only, {} of {} VMs) has {there} in {z}, which has room, after a launch failed in full {}",
+                                g.name,
+                                counted.len(),
+                                g.desired,
+                                full.iter().map(|z| z.as_str()).collect::<Vec<_>>().join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            let short = g.desired - counted.len() as i64;
+            if exempt || short <= allowed || full.len() == zones.len() {
+                sim.short_since.remove(&key);
+                continue;
+            }
+            let since = *sim.short_since.entry(key).or_insert(now);
+            // The group's own backoff after failed launches holds it back too.
+            let quiet = [
+                since,
+                g.retry_at_ms,
+                sim.disturbed.get("all").copied().unwrap_or(0),
+            ]
+            .into_iter()
+            .chain(sim.disturbed.get(g.cloud.as_str()).copied())
+            .max()
+            .unwrap_or(since);
+            checked += 1;
+            if !held && now - quiet > PROGRESS_MS {
+                broken.push((
+                    g.id.clone(),
+                    format!(
+                        "{user}'s group {} has had {} of its {} VMs for {} s, {} s after the last fault that could hold it back{}",
+                        g.name,
+                        counted.len(),
+                        g.desired,
+                        (now - since) / 1000,
+                        (now - quiet) / 1000,
+                        if full.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " ({} full{})",
+                                full.iter().map(|z| z.as_str()).collect::<Vec<_>>().join(", "),
+                                if balanced_only { ", balanced-only" } else { "" }
+                            )
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    *sim.out.tally.checks.entry("progress").or_default() += checked;
+    for (key, detail) in broken {
+        if sim.told.insert(("progress", key)) {
+            sim.broke("progress", detail);
+        }
     }
 }

@@ -217,6 +217,10 @@ impl Rates {
     }
 }
 
+/// What a group wanted at a time (Unix ms), in VMs with what AWS allows above, and whether it
+/// was on one cloud (`launched-once`).
+type Wanted = (i64, i64, bool);
+
 struct Actor {
     user: User,
     client: aws_sdk_autoscaling::Client,
@@ -265,6 +269,21 @@ struct Sim {
     /// VMs the users attached (Unix ms), by (user, group name): AWS checks only that the desired
     /// capacity with them stays within MaxSize, so they may land on VMs a move launched above it.
     attached: BTreeMap<(String, String), Vec<i64>>,
+    /// Each group's desired capacity (and what AWS allows above it) over time (Unix ms, VMs,
+    /// whether on one cloud), by (user, group id), for `launched-once`.
+    wanted: BTreeMap<(String, String), Vec<Wanted>>,
+    /// Until when (Unix ms) faults may hold launches back, by cloud or `all` (`progress`).
+    disturbed: BTreeMap<&'static str, i64>,
+    /// Since when (Unix ms) each group has been short of its desired capacity, by (user, group id).
+    short_since: BTreeMap<(String, String), i64>,
+    /// Each group's launch backoff as last seen (Unix ms), by (user, group id): a new one means a
+    /// launch failed since.
+    retry_seen: BTreeMap<(String, String), i64>,
+    /// Each group's desired capacity each simulated second (Unix ms, units), by (user, group
+    /// id): a policy may raise and lower it between two steps.
+    desired_seen: BTreeMap<(String, String), Vec<(i64, i64)>>,
+    /// When each group last had a reason to launch first (Unix ms), by (user, group id).
+    launch_first: BTreeMap<(String, String), i64>,
     /// What was found broken already (an invariant, and the group or VM): told once.
     told: std::collections::BTreeSet<(&'static str, String)>,
 }
@@ -360,6 +379,12 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         no_spot: Vec::new(),
         bounds: BTreeMap::new(),
         attached: BTreeMap::new(),
+        wanted: BTreeMap::new(),
+        launch_first: BTreeMap::new(),
+        desired_seen: BTreeMap::new(),
+        disturbed: BTreeMap::new(),
+        short_since: BTreeMap::new(),
+        retry_seen: BTreeMap::new(),
         told: Default::default(),
     };
     for step in 1..=settings.steps {
@@ -428,6 +453,9 @@ impl Sim {
         self.tick(secs).await;
         self.features().await;
         check::safety(self).await;
+        if self.out.settings.mix >= 5 {
+            check::progress(self).await;
+        }
     }
 
     async fn request(&mut self) {
@@ -603,7 +631,9 @@ impl Sim {
             "zone-full" => {
                 let zone = *self.rng.pick(&crate::world::ZONES).expect("two");
                 self.cloud(on).zone_full(zone, true);
-                let until = self.step + self.rng.between(1, 10) as usize;
+                // From mix 5 on, up to 40 steps (a zone out of a type for minutes).
+                let most = if self.out.settings.mix >= 5 { 40 } else { 10 };
+                let until = self.step + self.rng.between(1, most) as usize;
                 self.full.push((on, zone, until));
                 format!("{on}: {zone} full until step {until}")
             }
@@ -744,6 +774,19 @@ impl Sim {
             }
         };
         *self.out.tally.faults.entry(kind).or_default() += 1;
+        // Until when it may hold a group's launches back, on its cloud or on all (`progress`):
+        // a failed call's backoff, a message late or redelivered after the visibility timeout.
+        let now = self.w.clock.now_ms();
+        let (scope, until) = match kind {
+            "zone-full" | "vm-death" | "impaired" | "slow-boot" | "lb-unhealthy" | "load"
+            | "scheduled-event" | "rebalance-signal" | "spot-interruption" => ("", now),
+            "cloud-error" | "lost-answer" | "describe-lag" | "spot-short" => (on, now + 30_000),
+            _ => ("all", now + 60_000),
+        };
+        if !scope.is_empty() {
+            let at = self.disturbed.entry(scope).or_default();
+            *at = (*at).max(until);
+        }
         self.say(format!("fault {what}"));
     }
 
@@ -808,6 +851,26 @@ impl Sim {
                 None => self.say("the health check crashed".into()),
             }
             self.settle().await;
+            self.see_desired().await;
+        }
+    }
+
+    /// Notes each group's desired capacity now (`launched-once` bounds a group by the most it
+    /// wanted lately).
+    async fn see_desired(&mut self) {
+        let now = self.w.clock.now_ms();
+        for a in &self.actors {
+            let Ok(groups) = self.w.store.all_groups(&a.user.name).await else {
+                continue;
+            };
+            for g in groups {
+                let seen = self
+                    .desired_seen
+                    .entry((a.user.name.clone(), g.id.clone()))
+                    .or_default();
+                seen.push((now, g.desired));
+                seen.retain(|(at, _)| now - at <= 600_000);
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! Mix 5's requests: the rest of the 66 actions (every read, refreshes cancelled and rolled
 //! back, scheduled actions in batches, traffic sources and classic load balancers, metrics
 //! collection, heartbeats, launch configurations, LaunchInstances, target tracking and
-//! predictive policies, MaxInstanceLifetime) and Phantom's own API (alarms on PromQL, webhooks,
+//! predictive policies, MaxInstanceLifetime, balanced-only zones) and Phantom's own API (alarms on PromQL, webhooks,
 //! the group's metrics and health, the caller's clouds).
 
 use super::rng::Rng;
@@ -356,6 +356,24 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
                 drawn("PutScalingPolicy", format!("{group} steps +1/+2")),
                 judge(r),
             )
+        }
+        77..=79 => {
+            // AWS's default, or balanced-only: a full zone's share waits for it.
+            let strategy = *rng
+                .pick(&["balanced-only", "balanced-best-effort"])
+                .expect("two");
+            let r = c
+                .update_auto_scaling_group()
+                .auto_scaling_group_name(group)
+                .availability_zone_distribution(
+                    aws_sdk_autoscaling::types::AvailabilityZoneDistribution::builder()
+                        .capacity_distribution_strategy(strategy.into())
+                        .build(),
+                )
+                .send()
+                .await;
+            let what = format!("{group} AvailabilityZoneDistribution {strategy}");
+            (drawn("UpdateAutoScalingGroup", what), judge(r))
         }
         _ => own(rng, scene).await,
     }

@@ -146,22 +146,30 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             // Now and then an invalid one: max below min.
             let max = min + rng.between(-1, 4) as i32;
             let desired = rng.between(i64::from(min), i64::from(max.max(min))) as i32;
-            let r = c
+            let mut create = c
                 .create_auto_scaling_group()
                 .auto_scaling_group_name(group)
                 .launch_configuration_name(lc)
                 .min_size(min)
                 .max_size(max)
                 .desired_capacity(desired)
-                .health_check_grace_period(rng.between(0, 30) as i32)
-                .send()
-                .await;
+                .health_check_grace_period(rng.between(0, 30) as i32);
+            // From mix 5 on, half the groups in both zones (else the cloud's default zone).
+            let zones = scene.mix >= 5 && rng.chance(0.5);
+            if zones {
+                create = create.set_availability_zones(Some(
+                    crate::world::ZONES.iter().map(|z| z.to_string()).collect(),
+                ));
+            }
             (
                 drawn(
                     "CreateAutoScalingGroup",
-                    format!("{group} {lc} {min}/{max}/{desired}"),
+                    format!(
+                        "{group} {lc} {min}/{max}/{desired}{}",
+                        if zones { " in both zones" } else { "" }
+                    ),
                 ),
-                judge(r),
+                judge(create.send().await),
             )
         }
         15..=32 => {

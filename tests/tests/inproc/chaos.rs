@@ -413,6 +413,28 @@ async fn seed_100_expired_vms_across_clouds_share_the_room() {
     .await;
 }
 
+/// Seed 2504 (mix 5, 34 steps) found a LaunchInstances whose launch lost its answer: the request
+/// was answered as failed, and the VMs it had made were adopted and scaled in (a lost answer is
+/// asked again with the request's tokens). `launched-once` caught it.
+#[tokio::test]
+async fn seed_2504_a_launch_instances_answer_lost_is_asked_again() {
+    holds(
+        2504,
+        Settings {
+            steps: 34,
+            ..FIFTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 516 (mix 5) found a VM set unhealthy seconds after its launch, before DescribeInstances
+/// listed it: taken for gone, it ran on unrecorded (it is terminated). `launched-once` caught it.
+#[tokio::test]
+async fn seed_516_a_new_vm_set_unhealthy_is_terminated() {
+    holds(516, FIFTH_MIX).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

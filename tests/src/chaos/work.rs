@@ -450,7 +450,11 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 ),
             };
             let what = format!("{group} phantom:clouds={clouds}");
-            (drawn("CreateOrUpdateTags", what), r)
+            let action = match clouds {
+                "" => "DeleteTags",
+                _ => "CreateOrUpdateTags",
+            };
+            (drawn(action, what), r)
         }
         116..=119 => {
             let in_secs = rng.between(5, 120);

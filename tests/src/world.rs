@@ -481,6 +481,23 @@ impl World {
         self.sdk_via(url, &user.access_key_id, &user.secret, to)
     }
 
+    /// A request of Phantom's own API (`POST /phantom/v1/<op>`, JSON), signed with `u`'s key:
+    /// the status and the body.
+    pub async fn phantom_api(&self, u: &User, op: &str, body: &serde_json::Value) -> (u16, String) {
+        let path = format!("/phantom/v1/{op}");
+        let body = body.to_string();
+        self.raw(
+            &u.access_key_id,
+            &u.secret,
+            "POST",
+            &path,
+            &body,
+            None,
+            |_| {},
+        )
+        .await
+    }
+
     /// A raw request, signed by `key`/`secret` at the world's time unless `at` says otherwise;
     /// `tamper` may change it after signing. Returns the status and the body.
     // Each argument is a part of the request the auth tests vary.

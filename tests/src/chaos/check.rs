@@ -55,6 +55,11 @@ fn alive(sim: &Sim) -> Vec<Vm> {
         .collect()
 }
 
+/// A group's instance records as the simulation reads them (none if the store fails it).
+async fn members_of(sim: &Sim, user: &str, group: &str) -> Vec<phantom_model::instance::Member> {
+    sim.w.store.instances(user, group).await.unwrap_or_default()
+}
+
 /// The invariants checked after every step.
 pub(super) async fn safety(sim: &mut Sim) {
     let vms = alive(sim);
@@ -82,12 +87,7 @@ pub(super) async fn safety(sim: &mut Sim) {
                     ),
                 ));
             }
-            let members = sim
-                .w
-                .store
-                .instances(&user, &g.name)
-                .await
-                .unwrap_or_default();
+            let members = members_of(sim, &user, &g.name).await;
             // Leaving the group, or in its warm pool (held to the pool's own size by the pool).
             let leaving = |id: &str| {
                 members.iter().any(|m| {
@@ -710,12 +710,7 @@ pub(super) async fn progress(sim: &mut Sim) {
                 || s.tags
                     .iter()
                     .any(|t| t.key == phantom_rules::spread::TAG_CLOUDS);
-            let members = sim
-                .w
-                .store
-                .instances(&user, &g.name)
-                .await
-                .unwrap_or_default();
+            let members = members_of(sim, &user, &g.name).await;
             let leaving = |id: &str| {
                 members.iter().any(|m| {
                     m.id == id

@@ -1179,11 +1179,9 @@ impl Sim {
                 if self.out.settings.mix >= 5 {
                     let alarm =
                         serde_json::json!({"AutoScalingGroupName": group, "PolicyName": "steps"});
-                    let path = "/phantom/v1/DeletePolicyAlarm";
-                    let (key, secret) = (&a.user.access_key_id, &a.user.secret);
                     let _ = self
                         .w
-                        .raw(key, secret, "POST", path, &alarm.to_string(), None, |_| {})
+                        .phantom_api(&a.user, "DeletePolicyAlarm", &alarm)
                         .await;
                     let _ = a
                         .client

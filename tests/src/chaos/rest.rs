@@ -556,18 +556,7 @@ async fn own(rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
         ),
         _ => ("ListClouds", json!({})),
     };
-    let (status, text) = scene
-        .world
-        .raw(
-            &scene.user.access_key_id,
-            &scene.user.secret,
-            "POST",
-            &format!("/phantom/v1/{op}"),
-            &body.to_string(),
-            None,
-            |_| {},
-        )
-        .await;
+    let (status, text) = scene.world.phantom_api(scene.user, op, &body).await;
     let answer = match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(v) if !v["RequestId"].is_string() => {
             Answer::Broken("answers-in-shape", format!("no RequestId: {text}"))

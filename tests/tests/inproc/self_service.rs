@@ -8,17 +8,7 @@ use phantom_e2e::User;
 use serde_json::{json, Value};
 
 pub async fn call(w: &World, u: &User, op: &str, body: Value) -> (u16, Value) {
-    let (status, text) = w
-        .raw(
-            &u.access_key_id,
-            &u.secret,
-            "POST",
-            &format!("/phantom/v1/{op}"),
-            &body.to_string(),
-            None,
-            |_| {},
-        )
-        .await;
+    let (status, text) = w.phantom_api(u, op, &body).await;
     let v: Value = serde_json::from_str(&text).expect("a JSON answer");
     assert!(v["RequestId"].is_string(), "{v}");
     (status, v)

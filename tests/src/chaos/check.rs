@@ -24,6 +24,8 @@
 //!   its notwithstanding (under balanced-only it may be short by that zone's share); and a launch
 //!   that failed in a full zone under balanced-only left the zones with room their share;
 //! - `activities-end`: then, no activity is left in progress;
+//! - `shrinks`: then, no activity let a VM go "shrinking" a group's capacity from a number to one
+//!   no smaller;
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
 
@@ -575,16 +577,40 @@ pub(super) async fn activities_end(sim: &mut Sim) {
             *sim.out.tally.checks.entry("activities-end").or_default() += 1;
             let code = act.status_code.as_str();
             if !matches!(code, "Successful" | "Failed" | "Cancelled") {
-                broken.push(format!(
-                    "{}'s activity \"{}\" (started {}, cause \"{}\") is {code}",
-                    a.user.name, act.description, act.start_time, act.cause
+                broken.push((
+                    "activities-end",
+                    format!(
+                        "{}'s activity \"{}\" (started {}, cause \"{}\") is {code}",
+                        a.user.name, act.description, act.start_time, act.cause
+                    ),
+                ));
+            }
+            // A VM let go for a difference between desired and actual capacity leaves a group
+            // that has more than it wants: a pending VM given up for a launch elsewhere that
+            // has not happened says otherwise (as `spread::allot`'s old bug did).
+            *sim.out.tally.checks.entry("shrinks").or_default() += 1;
+            if let Some((from, to)) = shrink(&act.cause).filter(|(from, to)| from <= to) {
+                broken.push((
+                    "shrinks",
+                    format!(
+                        "{}'s group {} let a VM go \"shrinking\" from {from} to {to} ({}, started {})",
+                        a.user.name, act.auto_scaling_group_name, act.description, act.start_time
+                    ),
                 ));
             }
         }
     }
-    for detail in broken {
-        sim.broke("activities-end", detail);
+    for (invariant, detail) in broken {
+        sim.broke(invariant, detail);
     }
+}
+
+/// The capacities an activity's cause says it shrinks between, if it says so.
+fn shrink(cause: &str) -> Option<(i64, i64)> {
+    let (_, rest) = cause.split_once("shrinking the capacity from ")?;
+    let (from, rest) = rest.split_once(" to ")?;
+    let to: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((from.parse().ok()?, to.parse().ok()?))
 }
 
 /// Once whole: what the users' topics and queues were told (mix 3).

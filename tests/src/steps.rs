@@ -154,3 +154,21 @@ pub fn group_tag(group: &str, key: &str, value: &str) -> aws_sdk_autoscaling::ty
         .propagate_at_launch(false)
         .build()
 }
+
+/// A predictive policy's metric: the predefined CPU pair (ASGCPUUtilization) at `target` %.
+pub fn cpu_forecast(
+    target: f64,
+) -> aws_sdk_autoscaling::types::PredictiveScalingMetricSpecification {
+    use aws_sdk_autoscaling::types::{
+        PredefinedMetricPairType, PredictiveScalingMetricSpecification,
+        PredictiveScalingPredefinedMetricPair,
+    };
+    PredictiveScalingMetricSpecification::builder()
+        .target_value(target)
+        .predefined_metric_pair_specification(
+            PredictiveScalingPredefinedMetricPair::builder()
+                .predefined_metric_type(PredefinedMetricPairType::AsgcpuUtilization)
+                .build(),
+        )
+        .build()
+}

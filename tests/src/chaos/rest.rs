@@ -7,10 +7,8 @@
 use super::rng::Rng;
 use super::work::{judge, Answer, Drawn, Scene};
 use aws_sdk_autoscaling::types::{
-    MetricType, PredefinedMetricPairType, PredefinedMetricSpecification,
-    PredictiveScalingConfiguration, PredictiveScalingMetricSpecification,
-    PredictiveScalingPredefinedMetricPair, ScheduledUpdateGroupActionRequest,
-    TargetTrackingConfiguration, TrafficSourceIdentifier,
+    MetricType, PredefinedMetricSpecification, PredictiveScalingConfiguration,
+    ScheduledUpdateGroupActionRequest, TargetTrackingConfiguration, TrafficSourceIdentifier,
 };
 use aws_sdk_autoscaling::Client;
 use serde_json::json;
@@ -296,16 +294,8 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
             let mode = *rng
                 .pick(&["ForecastOnly", "ForecastAndScale"])
                 .expect("two");
-            let metric = PredictiveScalingMetricSpecification::builder()
-                .target_value(CPU_TARGET)
-                .predefined_metric_pair_specification(
-                    PredictiveScalingPredefinedMetricPair::builder()
-                        .predefined_metric_type(PredefinedMetricPairType::AsgcpuUtilization)
-                        .build(),
-                )
-                .build();
             let cfg = PredictiveScalingConfiguration::builder()
-                .metric_specifications(metric)
+                .metric_specifications(crate::steps::cpu_forecast(CPU_TARGET))
                 .mode(mode.into())
                 .build();
             let r = c

@@ -235,16 +235,8 @@ async fn a_predefined_pair_forecasts_the_total_over_every_vm_the_group_had() {
     w.metric_source().await;
     // The memory Prometheus answers any query naming the CPU series: a total of 120 % CPU.
     history(&w, CPU, |_| 120.0);
-    let spec = PredictiveScalingMetricSpecification::builder()
-        .target_value(40.0)
-        .predefined_metric_pair_specification(
-            PredictiveScalingPredefinedMetricPair::builder()
-                .predefined_metric_type(PredefinedMetricPairType::AsgcpuUtilization)
-                .build(),
-        )
-        .build();
     let cfg = PredictiveScalingConfiguration::builder()
-        .metric_specifications(spec)
+        .metric_specifications(phantom_e2e::steps::cpu_forecast(40.0))
         .build();
     put(&w, &u, "cpu", cfg).await.unwrap();
     let f = forecast(&w, &u, "cpu", 2).await.unwrap();

@@ -338,7 +338,7 @@ pub(super) async fn safety(sim: &mut Sim) {
     *sim.out
         .tally
         .checks
-        .entry("capacity+tenancy+hooks")
+        .entry("capacity+launched-once+bounds+tenancy+hooks-end")
         .or_default() += checked;
     let t = &mut sim.out.tally;
     t.longest_hook_overrun_ms = t.longest_hook_overrun_ms.max(overrun);

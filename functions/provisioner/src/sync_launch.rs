@@ -53,18 +53,18 @@ impl Provisioner {
                         break;
                     }
                 }
-                // Still no answer: the request stays for the next round, whose tokens are its own.
+                // Still no answer: the request stays, and a message of its own asks for the
+                // round that carries it out (a follow-up's round would not: it is no
+                // LaunchInstances message).
                 if acted.launch_unanswered && acted.launched.is_empty() {
                     tracing::warn!(
                         group = g.name,
                         client_token = l.client_token,
-                        "LaunchInstances unanswered; asked again next round"
+                        "LaunchInstances unanswered; asked again in 2 s"
                     );
-                    return Ok(Some(Round::Acted {
-                        launched: 0,
-                        terminated: 0,
-                        waiting: true,
-                    }));
+                    let again = Reconcile::new(owner, &g.name, sync_launch::REASON);
+                    self.enqueue(&again, 2).await;
+                    return Ok(Some(Round::moved()));
                 }
             }
             // The group changed since the api checked it.

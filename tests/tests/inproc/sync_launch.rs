@@ -164,3 +164,33 @@ async fn a_launch_whose_answer_is_lost_is_answered_with_its_vms() {
         "the group keeps them"
     );
 }
+
+/// A cloud that answers none of a round's asks: the request waits for a round of its own, which
+/// carries it out once the cloud answers again (a follow-up round would not: it is no
+/// LaunchInstances message).
+#[tokio::test]
+async fn a_launch_unanswered_for_a_whole_round_is_carried_out_by_the_next() {
+    let (w, u) = two_zone_group("sync-unanswered").await;
+    let before = w.hotel.launched_total();
+    w.hotel
+        .refuse("CloudUnreachable", "no answer (the test's cloud)");
+    let call = w
+        .sdk(&u)
+        .launch_instances()
+        .auto_scaling_group_name("web")
+        .requested_capacity(2)
+        .client_token("t-unanswered")
+        .availability_zones("us-east-1a")
+        .send();
+    let world = async {
+        w.run_for(1).await;
+        w.hotel.clear_faults();
+        w.run_for(3).await;
+    };
+    let (answer, ()) = tokio::join!(call, world);
+    let answer = answer.unwrap();
+    assert!(answer.errors().is_empty(), "{answer:?}");
+    assert_eq!(answer.instances()[0].instance_ids().len(), 2);
+    assert_eq!(w.hotel.launched_total(), before + 2);
+    assert_eq!(desired(&w, &u).await, 3);
+}

@@ -72,6 +72,12 @@ pub fn most(desired: i64, policy: &Policy) -> i64 {
     }
 }
 
+/// `most` as the room the group's other clouds leave (`room`, None on one cloud) bounds it, never
+/// below `desired`: where there is none, a replacement does not launch first.
+pub fn within_room(most: i64, desired: i64, room: Option<i64>) -> i64 {
+    room.map_or(most, |room| most.min(room).max(desired))
+}
+
 /// One round's replacement of unhealthy instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -99,9 +105,7 @@ pub fn replace(
     // Where the group's other clouds run above their shares (a move under way), a launch here
     // before a VM goes would add up with theirs: the sick VM goes first, as their extra VMs serve
     // for it (found by the simulator, seed 7728: 6 VMs for a MaxSize of 3).
-    let most = room.map_or(most(desired, policy), |room| {
-        most(desired, policy).min(room).max(desired)
-    });
+    let most = within_room(most(desired, policy), desired, room);
     let counted = ready + sick.iter().map(|(_, u)| u).sum::<i64>();
     let mut left = (counted - keep).max(0);
     let mut go = sick

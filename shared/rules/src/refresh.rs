@@ -847,7 +847,7 @@ pub fn expired(
     };
     // Across clouds each cloud's launch first takes from one room (found by the simulator, seed
     // 100 of mix 5: two clouds each launched one first, 7 VMs for a MaxSize of 5).
-    let most = room.map_or(most, |room| most.min(room).max(desired));
+    let most = crate::maintenance::within_room(most, desired, room);
     let arriving = live.iter().any(|m| !fresh(&m));
     let mut go = within(w, &old, (healthy - keep).max(0));
     if most <= desired && go.is_empty() && !arriving {

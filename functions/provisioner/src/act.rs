@@ -182,8 +182,26 @@ impl Provisioner {
             Source::Template(_) => on.launch_template.clone(),
             Source::Config(_) => None,
         };
+        // Units launched past a batch's by a heavier type than asked (its overage), by market:
+        // the next batches of that market launch that much less, so that a round fulfils its
+        // units once in all, as AWS does (found by the simulator, `no-flap`: a spot unit in each
+        // of two zones fell back to a two-unit type, and the next round let one go).
+        let mut overage: BTreeMap<Market, i64> = BTreeMap::new();
+        // The batches whose first type weighs most go first: their overage comes off the others.
+        let mut batches: Vec<(Batch, i64)> = batches.into_iter().collect();
+        batches.sort_by_key(|((_, _, _, order), _)| {
+            std::cmp::Reverse(order.first().and_then(|t| weights.of_type(t)).unwrap_or(1))
+        });
         'places: for (i, ((zone, subnet, market, order), units)) in batches.into_iter().enumerate()
         {
+            let covered = overage.get(&market).copied().unwrap_or(0).min(units);
+            if covered > 0 {
+                *overage.entry(market).or_default() -= covered;
+            }
+            let units = units - covered;
+            if units == 0 {
+                continue;
+            }
             let token = match into {
                 Destination::Group { .. } => format!("{}-{i}", on.token),
                 Destination::Pool => format!("{}-w{i}", on.token),
@@ -293,6 +311,11 @@ impl Provisioner {
                                 acted.moved_on.insert(s.id.clone(), note.clone());
                             }
                         }
+                        let got: i64 = vms
+                            .iter()
+                            .map(|s| weights.of_type(&s.instance_type).unwrap_or(1))
+                            .sum();
+                        *overage.entry(market).or_default() += (got - units).max(0);
                         // A retried token is answered with its first launch's VMs, which may have
                         // gone since (found by the simulator, seed 91): those are not new.
                         to.extend(vms.into_iter().filter(|s| s.is_alive()).map(|s| {

@@ -841,9 +841,12 @@ pub fn size_replacing(
             _ => 0,
         };
         // With weights, only VMs the surplus covers: a scale-in never goes below desired. A
-        // surplus smaller than a new VM's weight is a launch's overage (AWS keeps it): kept.
+        // surplus smaller than a new VM's weight, or than the heaviest VM's, is a launch's
+        // overage (AWS keeps it): kept. Found by the simulator (`no-flap`): a spot launch fell
+        // back to a heavier type, and the next round let a VM of the same launch go.
         let mut surplus = have - desired;
-        if surplus < w.nominal() && !target.deleting {
+        let heaviest = live.iter().map(|m| w.units(m)).max().unwrap_or(0);
+        if surplus < w.nominal().max(heaviest) && !target.deleting {
             surplus = 0;
         }
         while surplus > 0 {

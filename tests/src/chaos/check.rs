@@ -26,6 +26,9 @@
 //! - `activities-end`: then, no activity is left in progress;
 //! - `shrinks`: then, no activity let a VM go "shrinking" a group's capacity from a number to one
 //!   no smaller;
+//! - `no-flap`: then, no cloud of a group across clouds let a VM go "shrinking" and launched
+//!   one within `FLAP_MS` while the group's desired capacity stayed put (its share went down and
+//!   up again: a VM given up for nothing);
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
 
@@ -36,6 +39,7 @@ use phantom_rules::processes;
 use phantom_seams::cloud::memory::Vm;
 use phantom_seams::cloud::{TAG_GROUP_ID, TAG_WARM_POOL};
 use phantom_seams::store::{Fleet, Groups};
+use std::collections::BTreeMap;
 
 /// How long a group's MaxSize still bounds it after it changed (a lowered MaxSize takes a round).
 const WINDOW_MS: i64 = 30_000;
@@ -44,6 +48,8 @@ const WINDOW_MS: i64 = 30_000;
 const WANTED_WINDOW_MS: i64 = 120_000;
 /// How long a group may stay short of its desired capacity once nothing holds it back.
 const PROGRESS_MS: i64 = 60_000;
+/// How close a launch after a VM let go on the same cloud is a flap (`no-flap`).
+const FLAP_MS: i64 = 2_000;
 /// How long past its timeout a hook's wait may last: the round that ends it may meet a crashed
 /// batch (30 s), a late message (60 s) and a store fault.
 const HOOK_SLACK_MS: i64 = 120_000;
@@ -565,6 +571,99 @@ pub(super) async fn pool_passage(sim: &mut Sim) {
     }
     for detail in broken {
         sim.broke("pool-passage", detail);
+    }
+}
+
+/// Once whole: no cloud of a group across clouds let a VM go "shrinking" and then launched one
+/// within `FLAP_MS`, its desired capacity the same all the while (`no-flap`): as
+/// `spread::allot`'s old bug gave up pending VMs for a launch on a held cloud that then failed.
+pub(super) async fn no_flap(sim: &mut Sim) {
+    let cloud_of: BTreeMap<String, &str> = ["hotel", "sierra"]
+        .into_iter()
+        .flat_map(|c| sim.cloud(c).vms().into_iter().map(move |v| (v.id, c)))
+        .collect();
+    let at = |s: &str| {
+        phantom_model::time::parse_timestamp(s)
+            .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+    };
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for a in &sim.actors {
+        let user = &a.user.name;
+        // By (group id, cloud): when VMs were let go "shrinking", and when VMs were launched.
+        let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
+        let mut launched: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
+        for act in all_activities(sim, user).await {
+            let Some(gid) = act
+                .auto_scaling_group_arn
+                .split_once("autoScalingGroup:")
+                .and_then(|(_, r)| r.split_once(':'))
+                .map(|(id, _)| id.to_string())
+            else {
+                continue;
+            };
+            let (Some(t), Some(id)) = (at(&act.start_time), act.description.rsplit(' ').next())
+            else {
+                continue;
+            };
+            let Some(cloud) = cloud_of.get(id).copied() else {
+                continue;
+            };
+            let taken_out = "taken out of service in response to a difference between desired and actual capacity";
+            if act.description.starts_with("Terminating") && act.cause.contains(taken_out) {
+                shrunk
+                    .entry((gid, cloud))
+                    .or_default()
+                    .push((t, id.to_string()));
+            } else if act.description.starts_with("Launching a new EC2 instance: ")
+                && act.status_code != "Failed"
+                // A VM adopted (its launch's record lost) was launched before, not now.
+                && !act.cause.contains("was found running")
+            {
+                launched
+                    .entry((gid, cloud))
+                    .or_default()
+                    .push((t, id.to_string()));
+            }
+        }
+        for (key, lets_go) in &shrunk {
+            let Some(seen) = sim.desired_seen.get(&(user.clone(), key.0.clone())) else {
+                continue;
+            };
+            let launches = launched.get(key).map(Vec::as_slice).unwrap_or_default();
+            for (t, gone) in lets_go {
+                checked += 1;
+                let Some((t2, new)) = launches
+                    .iter()
+                    .find(|(t2, new)| new != gone && (0..=FLAP_MS).contains(&(t2 - t)))
+                else {
+                    continue;
+                };
+                let around: Vec<i64> = seen
+                    .iter()
+                    .filter(|(s, _)| (t - 2_000..=t2 + 1_000).contains(s))
+                    .map(|(_, d)| *d)
+                    .collect();
+                if around.len() >= 2 && around.iter().all(|d| *d == around[0]) {
+                    broken.push((
+                        key.0.clone(),
+                        format!(
+                            "{user}'s group {} let {gone} go \"shrinking\" on {} and launched {new} there {} s later, its desired capacity {} all the while",
+                            key.0,
+                            key.1,
+                            (t2 - t) / 1000,
+                            around[0]
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    *sim.out.tally.checks.entry("no-flap").or_default() += checked;
+    for (key, detail) in broken {
+        if sim.told.insert(("no-flap", key)) {
+            sim.broke("no-flap", detail);
+        }
     }
 }
 

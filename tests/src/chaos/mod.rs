@@ -38,8 +38,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// interruptions, rebalance recommendations, spot running out, scheduled events; 5: and the rest
 /// of the 66 actions and Phantom's own API (`rest`), target tracking and predictive policies and
 /// alarms on a CPU load that changes, classic load balancers and traffic sources, LaunchInstances,
-/// MaxInstanceLifetime, and the clock jumping a day.
-pub const MIX: u32 = 5;
+/// MaxInstanceLifetime, and the clock jumping a day; 6: and a cloud refusing every launch for
+/// minutes (`cloud-out`: out of capacity, or the account at its limit).
+pub const MIX: u32 = 6;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +158,7 @@ struct Rates {
     scheduled_event: f64,
     load: f64,
     day_jump: f64,
+    cloud_out: f64,
 }
 
 impl Rates {
@@ -193,6 +195,7 @@ impl Rates {
             scheduled_event: 0.0,
             load: 0.0,
             day_jump: 0.0,
+            cloud_out: 0.0,
         };
         // Drawn only from mix 3 on, so that the earlier mixes' seeds replay as they were found.
         if mix >= 3 {
@@ -212,6 +215,9 @@ impl Rates {
         if mix >= 5 {
             rates.load = rate(0.1);
             rates.day_jump = rate(0.01);
+        }
+        if mix >= 6 {
+            rates.cloud_out = rate(0.04);
         }
         rates
     }
@@ -257,6 +263,8 @@ struct Sim {
     doomed: Vec<(&'static str, String, i64)>,
     /// Instance types without spot, and the step at which spot is back.
     no_spot: Vec<(&'static str, &'static str, usize)>,
+    /// Clouds refusing every launch, and the step at which they launch again.
+    out_clouds: Vec<(&'static str, usize)>,
     /// The clock's jumps: when each ended (Unix ms) and how far it went; a hook's timeout is
     /// judged on the time the service had.
     jumps: Vec<(i64, i64)>,
@@ -377,6 +385,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_refuse_until: None,
         doomed: Vec::new(),
         no_spot: Vec::new(),
+        out_clouds: Vec::new(),
         bounds: BTreeMap::new(),
         attached: BTreeMap::new(),
         wanted: BTreeMap::new(),
@@ -448,6 +457,8 @@ impl Sim {
             self.fault().await;
         } else {
             self.request().await;
+            // What the request set, before a round or a policy changes it again.
+            self.see_desired().await;
         }
         let secs = self.rng.between(1, 8) as u64;
         self.tick(secs).await;
@@ -592,6 +603,7 @@ impl Sim {
             ("scheduled-event", r.scheduled_event),
             ("load", r.load),
             ("day-jump", r.day_jump),
+            ("cloud-out", r.cloud_out),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -748,6 +760,27 @@ impl Sim {
                 );
                 format!("{on}: {id}'s retirement is scheduled in {secs} s")
             }
+            "cloud-out" => {
+                // A whole cloud out of capacity, or the account at its limit, for minutes.
+                let (code, message) = *self
+                    .rng
+                    .pick(&[
+                        (
+                            "InsufficientInstanceCapacity",
+                            "We currently do not have sufficient capacity in the Region you requested.",
+                        ),
+                        (
+                            "InstanceLimitExceeded",
+                            "You have requested more instances than your current instance limit allows.",
+                        ),
+                    ])
+                    .expect("two");
+                let until = self.step + self.rng.between(1, 30) as usize;
+                self.cloud(on).refuse(code, message);
+                self.out_clouds.retain(|o| o.0 != on);
+                self.out_clouds.push((on, until));
+                format!("{on}: every launch refused ({code}) until step {until}")
+            }
             "slow-boot" => {
                 let secs = self.rng.between(0, 90) as u64;
                 self.cloud(on)
@@ -780,7 +813,9 @@ impl Sim {
         let (scope, until) = match kind {
             "zone-full" | "vm-death" | "impaired" | "slow-boot" | "lb-unhealthy" | "load"
             | "scheduled-event" | "rebalance-signal" | "spot-interruption" => ("", now),
-            "cloud-error" | "lost-answer" | "describe-lag" | "spot-short" => (on, now + 30_000),
+            "cloud-error" | "lost-answer" | "describe-lag" | "spot-short" | "cloud-out" => {
+                (on, now + 30_000)
+            }
             _ => ("all", now + 60_000),
         };
         if !scope.is_empty() {
@@ -809,6 +844,15 @@ impl Sim {
                 self.cloud(cloud).spot_short_of(t, false);
             }
             let now = self.w.clock.now_ms();
+            let back: Vec<_> = self.out_clouds.extract_if(.., |o| o.1 <= step).collect();
+            for (cloud, _) in back {
+                self.cloud(cloud).stop_refusing();
+            }
+            // An outage holds its cloud's launches back while it lasts, and a backoff after.
+            for (cloud, _) in &self.out_clouds {
+                let at = self.disturbed.entry(cloud).or_default();
+                *at = (*at).max(now + 30_000);
+            }
             let due: Vec<_> = self.doomed.extract_if(.., |d| d.2 <= now).collect();
             for (cloud, id, _) in due {
                 self.cloud(cloud).terminate_outside(&id);
@@ -838,6 +882,8 @@ impl Sim {
                 }
             };
             self.disarm_store();
+            // What its policies and schedules set, before the rounds act on it.
+            self.see_desired().await;
             match run {
                 Some(Ok(_)) => {}
                 // A store or queue that failed it explains a failed run: the next one picks up.
@@ -868,8 +914,8 @@ impl Sim {
                     .desired_seen
                     .entry((a.user.name.clone(), g.id.clone()))
                     .or_default();
+                // Kept for the whole run: `no-flap` looks back from the end.
                 seen.push((now, g.desired));
-                seen.retain(|(at, _)| now - at <= 600_000);
             }
         }
     }
@@ -1106,6 +1152,7 @@ impl Sim {
             }
         }
         self.full.clear();
+        self.out_clouds.clear();
         self.crash_batch = None;
         self.crash_check = None;
         self.store_fault = None;
@@ -1223,6 +1270,7 @@ impl Sim {
             }
         }
         check::activities_end(self).await;
+        check::no_flap(self).await;
         check::pool_passage(self).await;
         check::told(self).await;
     }

@@ -435,6 +435,37 @@ async fn seed_516_a_new_vm_set_unhealthy_is_terminated() {
     holds(516, FIFTH_MIX).await;
 }
 
+/// Mix 6 (and a cloud refusing every launch for minutes): the regression seeds below were
+/// found with it.
+const SIXTH_MIX: Settings = Settings {
+    users: 3,
+    steps: 80,
+    faults: true,
+    mix: 6,
+};
+
+/// Seed 44 (mix 6, 6 steps) found a weighted group whose spot unit fell back to a two-unit type:
+/// 4 units for 3, and the next round let a one-unit VM of the same launch go (a round now
+/// fulfils its units once, and keeps a launch's overage). `no-flap` caught it.
+#[tokio::test]
+async fn seed_44_a_heavier_fallback_is_not_let_go() {
+    holds(
+        44,
+        Settings {
+            steps: 6,
+            ..SIXTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 170 (mix 6) finds `spread::allot`'s old bug put back (cc3ceca: a pending VM given up for
+/// a launch on a cloud out of capacity, which failed again): `no-flap` caught the churn.
+#[tokio::test]
+async fn seed_170_pending_vms_wait_for_a_launch_elsewhere_to_happen() {
+    holds(170, SIXTH_MIX).await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

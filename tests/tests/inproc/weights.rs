@@ -304,3 +304,63 @@ async fn spot_types_chosen_by_attributes_keep_to_the_price_protection() {
         .unwrap();
     serves(&w, &u, &[("m5.large", Market::Spot, "none"); 2]).await;
 }
+
+/// Found by the simulator (`no-flap`): spot t2.micro is short, so each spot unit falls back to a
+/// two-unit t2.small. A round fulfils its units once in all (the heavier batch first, its overage
+/// off the others) and keeps a launch's overage, as AWS does: no VM is launched to be let go.
+#[tokio::test]
+async fn a_fallback_to_a_heavier_type_launches_the_units_once_and_keeps_its_overage() {
+    // (on-demand base, percentage above it): the units each market gets of 3.
+    for (base, above) in [(0, 50), (1, 0), (0, 0)] {
+        let Given { w, u: _, c } = Given::user("heavier").await;
+        w.sierra.add_template("fleet", IMAGE, "t2.micro");
+        w.sierra.set_spot_price("t2.micro", 0.012);
+        w.sierra.set_spot_price("t2.small", 0.006);
+        w.sierra.spot_short_of("t2.micro", true);
+        c.create_auto_scaling_group()
+            .auto_scaling_group_name("fleet")
+            .mixed_instances_policy(weighted_policy(
+                "fleet@sierra",
+                None,
+                &[("t2.micro", Some("1")), ("t2.small", Some("2"))],
+                split(base, above, "lowest-price"),
+            ))
+            .availability_zones("us-east-1a")
+            .availability_zones("us-east-1b")
+            .min_size(1)
+            .max_size(5)
+            .desired_capacity(3)
+            .send()
+            .await
+            .unwrap();
+        w.run_for(20).await;
+        let acts = c
+            .describe_scaling_activities()
+            .auto_scaling_group_name("fleet")
+            .send()
+            .await
+            .unwrap();
+        let causes: Vec<&str> = acts.activities().iter().filter_map(|a| a.cause()).collect();
+        assert!(
+            causes.iter().all(|c| !c.contains("shrinking")),
+            "{base}/{above}: a VM launched to be let go: {causes:#?}"
+        );
+        let units: i64 = w
+            .sierra
+            .alive()
+            .iter()
+            .map(|id| {
+                let v = w.sierra.vms().into_iter().find(|v| &v.id == id).unwrap();
+                if v.instance_type == "t2.small" {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum();
+        assert!(
+            (3..=4).contains(&units),
+            "{base}/{above}: {units} units for 3 (at most a VM's overage)"
+        );
+    }
+}

@@ -19,6 +19,11 @@ impl MemoryCloud {
         self.state().refuse = Some(CloudError::new(code, message));
     }
 
+    /// Launches are taken again (`refuse` ends).
+    pub fn stop_refusing(&self) {
+        self.state().refuse = None;
+    }
+
     pub fn clear_faults(&self) {
         let mut st = self.state();
         st.refuse = None;

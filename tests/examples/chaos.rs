@@ -5,7 +5,8 @@
 //! until T seconds of wall time have passed; `--first S`: the first seed, 1 unless given),
 //! `--steps N` and `--users N` (80 and 3 unless given), `--no-faults`, `--mix M` (the request
 //! and fault mix, `chaos::MIX` unless given); `--seed S` replays one
-//! seed, printing its trace. It prints the seeds, simulated hours, steps, requests by action,
+//! seed, printing its trace (`--logs`: and the service's logs on stderr, as `RUST_LOG` and
+//! `PHANTOM_LOG_FORMAT` say). It prints the seeds, simulated hours, steps, requests by action,
 //! faults and invariants checked by kind, how often each feature and each pair of features was
 //! on in one group, every broken invariant with its seed (shrunk: the shortest run that still
 //! breaks), and last one line: `<seeds> seeds, <steps> steps, <faults> faults, <broken>
@@ -45,6 +46,9 @@ async fn simulate() {
         mix: number("--mix").map_or(defaults.mix, |n| n as u32),
     };
     if let Some(seed) = number("--seed") {
+        if std::env::args().any(|a| a == "--logs") {
+            phantom_seams::logging::init();
+        }
         let started = Instant::now();
         let out = chaos::run(seed, settings).await;
         for line in &out.trace {

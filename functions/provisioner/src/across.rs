@@ -169,9 +169,15 @@ impl Provisioner {
             .zip(&risky)
             .map(|((p, a), (at_risk, at_risk_serving))| {
                 let (have, in_service) = match a {
+                    // A VM replaced launch-first counts for no share either: its replacement
+                    // does (found by the simulator, seed 1787: a share kept for it while another
+                    // cloud's VM died made room for a second replacement, let go a second later).
                     Some(a) => {
                         let (have, in_service) = a.counts(&weights);
-                        (have - at_risk, in_service - at_risk_serving)
+                        (
+                            have - at_risk - a.replaced(&weights),
+                            in_service - at_risk_serving,
+                        )
                     }
                     None if p.hold.counted_out(now) => (0, 0),
                     None => unseen_counts(&p.members),

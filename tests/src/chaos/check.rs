@@ -593,6 +593,9 @@ pub(super) async fn no_flap(sim: &mut Sim) {
         // By (group id, cloud): when VMs were let go "shrinking", and when VMs were launched.
         let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
         let mut launched: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
+        // And when VMs left for another reason (died, unhealthy, replaced): a launch then may
+        // be their replacement.
+        let mut lost: BTreeMap<(String, &str), Vec<i64>> = BTreeMap::new();
         for act in all_activities(sim, user).await {
             let Some(gid) = act
                 .auto_scaling_group_arn
@@ -615,6 +618,8 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .entry((gid, cloud))
                     .or_default()
                     .push((t, id.to_string()));
+            } else if act.description.starts_with("Terminating") {
+                lost.entry((gid, cloud)).or_default().push(t);
             } else if act.description.starts_with("Launching a new EC2 instance: ")
                 && act.status_code != "Failed"
                 // A VM adopted (its launch's record lost) was launched before, not now.
@@ -639,9 +644,19 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                 else {
                     continue;
                 };
-                let around: Vec<i64> = seen
-                    .iter()
-                    .filter(|(s, _)| (t - 2_000..=t2 + 1_000).contains(s))
+                let replaces = lost
+                    .get(key)
+                    .is_some_and(|l| l.iter().any(|l| (t - FLAP_MS..=*t2).contains(l)));
+                if replaces {
+                    continue;
+                }
+                // The desired capacity in effect as the window opens (the last sample before it,
+                // maybe a clock jump ago), and each one seen in it.
+                let from = t - 2_000;
+                let before = seen.iter().rev().find(|(s, _)| *s < from);
+                let around: Vec<i64> = before
+                    .into_iter()
+                    .chain(seen.iter().filter(|(s, _)| (from..=t2 + 1_000).contains(s)))
                     .map(|(_, d)| *d)
                     .collect();
                 if around.len() >= 2 && around.iter().all(|d| *d == around[0]) {

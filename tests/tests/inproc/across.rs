@@ -8,6 +8,7 @@ use aws_sdk_autoscaling::types::Tag;
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
+use phantom_model::time::Clock;
 use phantom_seams::store::{Directory, Groups};
 
 fn tag(group: &str, key: &str, value: &str) -> Tag {
@@ -428,4 +429,42 @@ async fn a_vm_left_on_a_cloud_the_group_no_longer_lists_is_swept() {
     .await;
     assert_eq!(serving(&w, &u, "web").await, (2, 0));
     assert_eq!(w.hotel.alive().len(), 2);
+}
+
+/// Found by the simulator (seed 1787): a VM replaced launch-first (its retirement scheduled)
+/// counts for no cloud's share, its replacement does. When the other cloud lost a VM meanwhile,
+/// the share kept for it made room for a second replacement, let go a second later.
+#[tokio::test]
+async fn a_retiring_vms_share_is_its_replacements_while_another_cloud_loses_one() {
+    let w = World::new().await;
+    let u = user_with_lcs(&w, "retire").await;
+    create_across(&w, &u, "web", "hotel:3,sierra:10", None, 4).await;
+    w.until(30, "3 on hotel, 1 on sierra", async || {
+        (serving(&w, &u, "web").await == (3, 1)).then_some(())
+    })
+    .await;
+    w.sierra.set_boot_time(std::time::Duration::from_secs(10));
+    let retiring = w.sierra.alive()[0].clone();
+    let next_week = w.clock.now_ms() + 7 * 24 * 3600 * 1000;
+    w.sierra.schedule_event(
+        &retiring,
+        phantom_model::status::EventCode::InstanceRetirement,
+        next_week,
+    );
+    w.until(30, "its replacement launched", async || {
+        (w.sierra.alive().len() == 2).then_some(())
+    })
+    .await;
+    let dead = w.hotel.alive()[0].clone();
+    w.hotel.terminate_outside(&dead);
+    w.until(120, "3 on hotel, 1 on sierra again", async || {
+        (serving(&w, &u, "web").await == (3, 1) && w.sierra.alive().len() == 1).then_some(())
+    })
+    .await;
+    assert_eq!(w.sierra.vms().len(), 2, "one replacement on sierra");
+    let causes = causes(&w, &u, "web").await;
+    assert!(
+        causes.iter().all(|c| !c.contains("shrinking")),
+        "no VM launched to be let go: {causes:#?}"
+    );
 }

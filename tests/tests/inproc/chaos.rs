@@ -466,6 +466,17 @@ async fn seed_170_pending_vms_wait_for_a_launch_elsewhere_to_happen() {
     holds(170, SIXTH_MIX).await;
 }
 
+/// Seed 1787 (mix 6, 25 steps) found a group across clouds whose retiring VM was replaced
+/// launch-first while its other cloud lost a VM: the share kept for the retiring VM made room
+/// for a second replacement, let go a second later (a VM replaced launch-first counts for no
+/// cloud's share). `no-flap` caught it; seed 1206 (39 steps) too.
+#[tokio::test]
+async fn seed_1787_a_retiring_vm_counts_for_no_share() {
+    for (seed, steps) in [(1787, 25), (1206, 39)] {
+        holds(seed, Settings { steps, ..SIXTH_MIX }).await;
+    }
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

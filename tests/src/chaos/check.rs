@@ -593,8 +593,8 @@ pub(super) async fn no_flap(sim: &mut Sim) {
         // By (group id, cloud): when VMs were let go "shrinking", and when VMs were launched.
         let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
         let mut launched: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
-        // And when VMs left for another reason (died, unhealthy, replaced): a launch then may
-        // be their replacement.
+        // And when VMs left for another reason (died, unhealthy, replaced, into Standby,
+        // detached): a launch then may be their replacement.
         let mut lost: BTreeMap<(String, &str), Vec<i64>> = BTreeMap::new();
         for act in all_activities(sim, user).await {
             let Some(gid) = act
@@ -618,7 +618,10 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .entry((gid, cloud))
                     .or_default()
                     .push((t, id.to_string()));
-            } else if act.description.starts_with("Terminating") {
+            } else if ["Terminating", "Moving EC2 instance to Standby", "Detaching"]
+                .iter()
+                .any(|d| act.description.starts_with(d))
+            {
                 lost.entry((gid, cloud)).or_default().push(t);
             } else if act.description.starts_with("Launching a new EC2 instance: ")
                 && act.status_code != "Failed"

@@ -39,8 +39,10 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// of the 66 actions and Phantom's own API (`rest`), target tracking and predictive policies and
 /// alarms on a CPU load that changes, classic load balancers and traffic sources, LaunchInstances,
 /// MaxInstanceLifetime, and the clock jumping a day; 6: and a cloud refusing every launch for
-/// minutes (`cloud-out`: out of capacity, or the account at its limit).
-pub const MIX: u32 = 6;
+/// minutes (`cloud-out`: out of capacity, or the account at its limit); 7: and handlers at work
+/// together interleave at each store and cloud call (two provisioners of a split batch, and a
+/// request meeting a provisioner's batch: `race`).
+pub const MIX: u32 = 7;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,6 +313,13 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
             w.cloud(cloud).set_spot_price("t2.small", 0.006);
         }
     }
+    if settings.mix >= 7 {
+        // Handlers at work together interleave at each store and cloud call.
+        w.store.interleave(true);
+        for cloud in ["hotel", "sierra"] {
+            w.cloud(cloud).interleave(true);
+        }
+    }
     if settings.mix >= 5 {
         // Target tracking, predictive policies and alarms read the VMs' CPU, at the target first.
         w.metric_source().await;
@@ -496,6 +505,17 @@ impl Sim {
             .then(|| self.rng.between(1, 6) as u64);
         let client = self.actors[who].client.clone();
         let mut rng = Rng::new(self.rng.draw());
+        // From mix 7 on, a request may meet a provisioner's batch at work: the two interleave
+        // at each store and cloud call (a user's change lands mid-round).
+        let race = self.out.settings.mix >= 7
+            && crash.is_none()
+            && self.crash_batch.is_none()
+            && self.rng.chance(0.3);
+        let batch = if race {
+            self.w.queue.receive(10)
+        } else {
+            Vec::new()
+        };
         let alive: Vec<String> = ["hotel", "sierra"]
             .iter()
             .flat_map(|c| self.cloud(c).alive())
@@ -522,7 +542,14 @@ impl Sim {
         };
         let call = work::request(&client, &mut rng, &scene);
         self.arm_store();
+        let mut raced = None;
         let (drawn, answer) = match crash {
+            None if !batch.is_empty() => {
+                let p = self.w.provisioner();
+                let (out, failed) = tokio::join!(call, p.handle_batch(batch.clone()));
+                raced = Some(failed);
+                out
+            }
             None => call.await,
             Some(k) => {
                 self.w.trip.arm(k);
@@ -549,6 +576,18 @@ impl Sim {
             }
         };
         self.disarm_store();
+        if let Some(failed) = raced {
+            self.say(format!(
+                "a provisioner handled {} messages while the next request ran",
+                batch.len()
+            ));
+            *self.out.tally.faults.entry("race").or_default() += 1;
+            for m in batch {
+                if failed.contains(&m.id) {
+                    self.w.queue.retry(m.body, 5_000);
+                }
+            }
+        }
         *self.out.tally.requests.entry(drawn.action).or_default() += 1;
         if answer == work::Answer::Code("OK".into()) {
             let detached = &mut self.actors[who].detached;

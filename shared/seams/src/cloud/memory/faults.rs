@@ -97,10 +97,22 @@ impl MemoryCloud {
         self.state().capacity = Some(k);
     }
 
+    /// From now on every call lets other tasks run first, as a real cloud's round trip does:
+    /// handlers run at once interleave at each call (the simulation's).
+    pub fn interleave(&self, on: bool) {
+        self.state().interleave = on;
+    }
+
     /// What every call goes through first: slowness, then the faults that answer before acting.
     pub(super) async fn enter(&self) -> Result<(), CloudError> {
         metrics::count(Counter::Ec2);
-        let latency = self.state().latency;
+        let (latency, interleave) = {
+            let st = self.state();
+            (st.latency, st.interleave)
+        };
+        if interleave {
+            tokio::task::yield_now().await;
+        }
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }

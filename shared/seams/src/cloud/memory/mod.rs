@@ -99,6 +99,8 @@ struct State {
     /// At-risk signals as EC2 would send them to EventBridge: (id, detail-type), oldest first.
     signals: Vec<(String, &'static str)>,
     refuse: Option<CloudError>,
+    /// Every call lets other tasks run first (`interleave`).
+    interleave: bool,
     failing: Option<(usize, Fault)>,
     unreachable: bool,
     latency: Duration,

@@ -103,6 +103,8 @@ pub struct MemoryStore {
     latency_us: AtomicU64,
     /// DynamoDB calls this store stood for, as counted in `metrics`.
     calls: AtomicU64,
+    /// Every call lets other tasks run before it answers (the simulation's interleavings).
+    interleave: std::sync::atomic::AtomicBool,
     /// Reads of a user's cloud credentials (each opens a sealed secret: a KMS call where the data
     /// key is not cached).
     credential_reads: AtomicU64,
@@ -126,6 +128,7 @@ impl MemoryStore {
             trip,
             latency_us: AtomicU64::new(0),
             calls: AtomicU64::new(0),
+            interleave: std::sync::atomic::AtomicBool::new(false),
             credential_reads: AtomicU64::new(0),
         }
     }
@@ -162,6 +165,13 @@ impl MemoryStore {
     pub fn set_latency(&self, latency: Duration) {
         self.latency_us
             .store(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// From now on every call lets other tasks run before it answers, as a real store's round
+    /// trip does: handlers run at once interleave at each call (the simulation's seeds choose
+    /// which run together).
+    pub fn interleave(&self, on: bool) {
+        self.interleave.store(on, Ordering::Relaxed);
     }
 
     /// DynamoDB calls made of this store so far (a record of more than 99 writes is several).
@@ -221,6 +231,9 @@ impl MemoryStore {
             return Err(e);
         }
         self.trip.step().await;
+        if self.interleave.load(Ordering::Relaxed) {
+            tokio::task::yield_now().await;
+        }
         let us = self.latency_us.load(Ordering::Relaxed);
         if us > 0 {
             tokio::time::sleep(Duration::from_micros(us)).await;

@@ -41,8 +41,10 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// MaxInstanceLifetime, and the clock jumping a day; 6: and a cloud refusing every launch for
 /// minutes (`cloud-out`: out of capacity, or the account at its limit); 7: and handlers at work
 /// together interleave at each store and cloud call (two provisioners of a split batch, and a
-/// request meeting a provisioner's batch: `race`).
-pub const MIX: u32 = 7;
+/// request meeting a provisioner's batch: `race`); 8: and the rest of Phantom's own API (the
+/// caller's clouds, key pairs, heartbeat URL and scrape credential; administrators' operations,
+/// refused to a user).
+pub const MIX: u32 = 8;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

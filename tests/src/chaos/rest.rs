@@ -494,12 +494,33 @@ async fn launch_instances(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Draw
     )
 }
 
+/// The administrators' operations: a user is refused each, in Phantom's JSON.
+const ADMIN: [&str; 13] = [
+    "DescribeClouds",
+    "PutCloud",
+    "DeleteCloud",
+    "CreateUser",
+    "ListUsers",
+    "DisableUser",
+    "PutUserLimits",
+    "RotateAccessKey",
+    "DescribeUserGroups",
+    "PutMetricSource",
+    "DescribeMetricSource",
+    "DeleteMetricSource",
+    "GetOperatingMetrics",
+];
+
 /// One request of Phantom's own API (JSON at /phantom/v1/), judged as its clients read it: a
 /// JSON answer with a RequestId, no 5xx but 503.
 async fn own(rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
     let group = scene.group;
     let policy = *rng.pick(&POLICIES).expect("four");
-    let (op, body) = match rng.below(13) {
+    // From mix 8 on, the rest of it: the caller's own clouds, key pairs, heartbeat URL and
+    // scrape credential, and the administrators' operations (refused to a user).
+    let kinds = if scene.mix >= 8 { 24 } else { 13 };
+    let cloud = *rng.pick(&["hotel", "sierra", "nowhere"]).expect("three");
+    let (op, body) = match rng.below(kinds) {
         0..=2 => (
             "PutPolicyAlarm",
             json!({"AutoScalingGroupName": group, "PolicyName": "steps",
@@ -544,7 +565,23 @@ async fn own(rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
             "DescribeInstanceMarkets",
             json!({"AutoScalingGroupName": group}),
         ),
-        _ => ("ListClouds", json!({})),
+        12 => ("ListClouds", json!({})),
+        13 => ("GetCallerIdentity", json!({})),
+        14 => ("DescribeCloudImages", json!({"Cloud": cloud})),
+        15 => ("DescribeCloudKeyPairs", json!({"Cloud": cloud})),
+        16 => (
+            "ImportKeyPair",
+            json!({"KeyName": format!("key-{}", rng.below(3)),
+                "PublicKeyMaterial": *rng.pick(&[crate::PUBLIC_KEY, "not a key"]).expect("two"),
+                "Clouds": [cloud]}),
+        ),
+        17 => ("GetHeartbeatUrl", json!({"AutoScalingGroupName": group})),
+        18 => ("CreateScrapeCredential", json!({})),
+        19 => ("DeleteScrapeCredential", json!({})),
+        _ => (
+            *rng.pick(&ADMIN).expect("thirteen"),
+            json!({"Cloud": cloud, "UserName": "u-0"}),
+        ),
     };
     let (status, text) = scene.world.phantom_api(scene.user, op, &body).await;
     let answer = match serde_json::from_str::<serde_json::Value>(&text) {

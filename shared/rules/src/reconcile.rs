@@ -863,7 +863,15 @@ pub fn size_replacing(
             candidates.retain(|m| w.units(m) <= surplus);
             let (od, sp) = target.elsewhere;
             let leaving = target.distribution.leaving(markets.0 + od, markets.1 + sp);
-            let Some(i) = victim(&candidates, &zone_counts, leaving, target, now_ms) else {
+            // A VM kept unhealthy while its replacement launched first goes before any other
+            // (found by the simulator, seed 7476 of mix 8: the room for the replacement shrank,
+            // a healthy VM went, and another was launched for it).
+            let replaced = candidates
+                .iter()
+                .position(|m| sick.iter().any(|(id, _)| id == &m.id));
+            let Some(i) =
+                replaced.or_else(|| victim(&candidates, &zone_counts, leaving, target, now_ms))
+            else {
                 break;
             };
             let m = candidates.remove(i);
@@ -878,7 +886,12 @@ pub fn size_replacing(
                 room -= 1;
                 plan.to_pool.push(m.id);
             } else {
-                plan.terminate.push((m.id, cause.clone()));
+                let why = sick.iter().find(|(id, _)| id == &m.id).map(|(_, why)| why);
+                let cause = match (why, target.deleting) {
+                    (Some((check, reason)), false) => Cause::Unhealthy(*check, reason.clone()),
+                    _ => cause.clone(),
+                };
+                plan.terminate.push((m.id, cause));
             }
         }
     } else if have < desired && target.runs("Launch") {

@@ -591,11 +591,11 @@ pub(super) async fn no_flap(sim: &mut Sim) {
     for a in &sim.actors {
         let user = &a.user.name;
         // By (group id, cloud): when VMs were let go "shrinking", and when VMs were launched.
-        let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
+        let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String, String)>> = BTreeMap::new();
         let mut launched: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
         // And when VMs left for another reason (died, unhealthy, replaced, into Standby,
-        // detached): a launch then may be their replacement.
-        let mut lost: BTreeMap<(String, &str), Vec<i64>> = BTreeMap::new();
+        // detached), on any of the group's clouds: a launch then may be their replacement.
+        let mut lost: BTreeMap<String, Vec<i64>> = BTreeMap::new();
         for act in all_activities(sim, user).await {
             let Some(gid) = act
                 .auto_scaling_group_arn
@@ -614,15 +614,16 @@ pub(super) async fn no_flap(sim: &mut Sim) {
             };
             let taken_out = "taken out of service in response to a difference between desired and actual capacity";
             if act.description.starts_with("Terminating") && act.cause.contains(taken_out) {
-                shrunk
-                    .entry((gid, cloud))
-                    .or_default()
-                    .push((t, id.to_string()));
+                shrunk.entry((gid, cloud)).or_default().push((
+                    t,
+                    id.to_string(),
+                    act.auto_scaling_group_name.clone(),
+                ));
             } else if ["Terminating", "Moving EC2 instance to Standby", "Detaching"]
                 .iter()
                 .any(|d| act.description.starts_with(d))
             {
-                lost.entry((gid, cloud)).or_default().push(t);
+                lost.entry(gid).or_default().push(t);
             } else if act.description.starts_with("Launching a new EC2 instance: ")
                 && act.status_code != "Failed"
                 // A VM adopted (its launch's record lost) was launched before, not now.
@@ -639,7 +640,7 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                 continue;
             };
             let launches = launched.get(key).map(Vec::as_slice).unwrap_or_default();
-            for (t, gone) in lets_go {
+            for (t, gone, name) in lets_go {
                 checked += 1;
                 let Some((t2, new)) = launches
                     .iter()
@@ -648,9 +649,14 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     continue;
                 };
                 let replaces = lost
-                    .get(key)
+                    .get(&key.0)
                     .is_some_and(|l| l.iter().any(|l| (t - FLAP_MS..=*t2).contains(l)));
-                if replaces {
+                // The user ranked the group's clouds anew meanwhile: its VMs move.
+                let retagged = sim
+                    .retagged
+                    .get(&(user.clone(), name.clone()))
+                    .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
+                if replaces || retagged {
                     continue;
                 }
                 // The desired capacity in effect as the window opens (the last sample before it,

@@ -281,6 +281,9 @@ struct Sim {
     /// VMs the users attached (Unix ms), by (user, group name): AWS checks only that the desired
     /// capacity with them stays within MaxSize, so they may land on VMs a move launched above it.
     attached: BTreeMap<(String, String), Vec<i64>>,
+    /// When the users changed a group's tags (Unix ms), by (user, group name): `phantom:clouds`
+    /// ranks its clouds anew, and VMs move (`no-flap`).
+    retagged: BTreeMap<(String, String), Vec<i64>>,
     /// Each group's desired capacity (and what AWS allows above it) over time (Unix ms, VMs,
     /// whether on one cloud), by (user, group id), for `launched-once`.
     wanted: BTreeMap<(String, String), Vec<Wanted>>,
@@ -399,6 +402,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         out_clouds: Vec::new(),
         bounds: BTreeMap::new(),
         attached: BTreeMap::new(),
+        retagged: BTreeMap::new(),
         wanted: BTreeMap::new(),
         launch_first: BTreeMap::new(),
         desired_seen: BTreeMap::new(),
@@ -579,6 +583,7 @@ impl Sim {
         };
         self.disarm_store();
         if let Some(failed) = raced {
+            self.see_desired().await;
             self.say(format!(
                 "a provisioner handled {} messages while the next request ran",
                 batch.len()
@@ -600,6 +605,11 @@ impl Sim {
                     let at = self.w.clock.now_ms();
                     let key = (self.actors[who].user.name.clone(), group.to_string());
                     self.attached.entry(key).or_default().push(at);
+                }
+                ("CreateOrUpdateTags" | "DeleteTags", _) => {
+                    let at = self.w.clock.now_ms();
+                    let key = (self.actors[who].user.name.clone(), group.to_string());
+                    self.retagged.entry(key).or_default().push(at);
                 }
                 _ => {}
             }
@@ -1015,6 +1025,8 @@ impl Sim {
                 self.run_batch(batch.clone()).await
             };
             self.disarm_store();
+            // What its rounds set (a LaunchInstances carried out raises it).
+            self.see_desired().await;
             match failed {
                 Some(failed) => {
                     for m in batch {

@@ -516,6 +516,29 @@ async fn seed_77_one_provisioner_at_a_time_runs_a_groups_rounds() {
     .await;
 }
 
+/// Mix 8 (and the rest of Phantom's own API): the regression seeds below were found with it.
+const EIGHTH_MIX: Settings = Settings {
+    users: 3,
+    steps: 80,
+    faults: true,
+    mix: 8,
+};
+
+/// Seed 7476 (mix 8, 42 steps) found a retiring VM kept while its replacement launched first
+/// when the room for that replacement shrank: a healthy VM was let go, and another launched for
+/// it (the kept unhealthy VM goes first). `no-flap` caught it.
+#[tokio::test]
+async fn seed_7476_a_scale_in_takes_the_replaced_vm_first() {
+    holds(
+        7476,
+        Settings {
+            steps: 42,
+            ..EIGHTH_MIX
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_seed_is_a_run_the_same_trace_twice() {
     let settings = Settings {

@@ -26,9 +26,10 @@
 //! - `activities-end`: then, no activity is left in progress;
 //! - `shrinks`: then, no activity let a VM go "shrinking" a group's capacity from a number to one
 //!   no smaller;
-//! - `no-flap`: then, no cloud of a group across clouds let a VM go "shrinking" and launched
-//!   one within `FLAP_MS` while the group's desired capacity stayed put (its share went down and
-//!   up again: a VM given up for nothing);
+//! - `no-flap`: then, no cloud of a group let a VM go "shrinking" and launched one within
+//!   `FLAP_MS` while the group's desired capacity stayed put (its share went down and up again:
+//!   a VM given up for nothing), but where a VM of the group left otherwise meanwhile, the user
+//!   retagged the group, or the VM let go was at risk of interruption;
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
 
@@ -50,6 +51,8 @@ const WANTED_WINDOW_MS: i64 = 120_000;
 const PROGRESS_MS: i64 = 60_000;
 /// How close a launch after a VM let go on the same cloud is a flap (`no-flap`).
 const FLAP_MS: i64 = 2_000;
+/// A VM let go "shrinking": when (Unix ms), its id, its group's name.
+type LetGo = (i64, String, String);
 /// How long past its timeout a hook's wait may last: the round that ends it may meet a crashed
 /// batch (30 s), a late message (60 s) and a store fault.
 const HOOK_SLACK_MS: i64 = 120_000;
@@ -591,7 +594,7 @@ pub(super) async fn no_flap(sim: &mut Sim) {
     for a in &sim.actors {
         let user = &a.user.name;
         // By (group id, cloud): when VMs were let go "shrinking", and when VMs were launched.
-        let mut shrunk: BTreeMap<(String, &str), Vec<(i64, String, String)>> = BTreeMap::new();
+        let mut shrunk: BTreeMap<(String, &str), Vec<LetGo>> = BTreeMap::new();
         let mut launched: BTreeMap<(String, &str), Vec<(i64, String)>> = BTreeMap::new();
         // And when VMs left for another reason (died, unhealthy, replaced, into Standby,
         // detached), on any of the group's clouds: a launch then may be their replacement.
@@ -656,7 +659,7 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .retagged
                     .get(&(user.clone(), name.clone()))
                     .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
-                if replaces || retagged {
+                if replaces || retagged || sim.at_risk.contains(gone) {
                     continue;
                 }
                 // The desired capacity in effect as the window opens (the last sample before it,

@@ -265,6 +265,9 @@ struct Sim {
     queue_refuse_until: Option<usize>,
     /// Spot VMs warned of their interruption: the cloud takes each back at its time (Unix ms).
     doomed: Vec<(&'static str, String, i64)>,
+    /// Every VM warned of its interruption or given a rebalance recommendation: on its way out,
+    /// so letting it go is no flap (`no-flap`).
+    at_risk: std::collections::BTreeSet<String>,
     /// Instance types without spot, and the step at which spot is back.
     no_spot: Vec<(&'static str, &'static str, usize)>,
     /// Clouds refusing every launch, and the step at which they launch again.
@@ -398,6 +401,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_split: 0,
         queue_refuse_until: None,
         doomed: Vec::new(),
+        at_risk: std::collections::BTreeSet::new(),
         no_spot: Vec::new(),
         out_clouds: Vec::new(),
         bounds: BTreeMap::new(),
@@ -782,6 +786,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).warn_interruption(&id);
+                self.at_risk.insert(id.clone());
                 let at = self.w.clock.now_ms() + 120_000;
                 self.doomed.push((on, id.clone(), at));
                 format!("{on}: spot {id} is warned of its interruption in two minutes")
@@ -791,6 +796,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).recommend_rebalance(&id);
+                self.at_risk.insert(id.clone());
                 format!("{on}: spot {id} is at elevated risk (a rebalance recommendation)")
             }
             "spot-short" => {

@@ -29,7 +29,8 @@
 //! - `no-flap`: then, no cloud of a group let a VM go "shrinking" and launched one within
 //!   `FLAP_MS` while the group's desired capacity stayed put (its share went down and up again:
 //!   a VM given up for nothing), but where a VM of the group left otherwise meanwhile, the user
-//!   retagged the group, or the VM let go was at risk of interruption;
+//!   retagged the group, or the VM let go was ailing (at risk of interruption, impaired, failing
+//!   its target group's health check, set unhealthy);
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
 
@@ -659,7 +660,7 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .retagged
                     .get(&(user.clone(), name.clone()))
                     .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
-                if replaces || retagged || sim.at_risk.contains(gone) {
+                if replaces || retagged || sim.ailing.contains(gone) {
                     continue;
                 }
                 // The desired capacity in effect as the window opens (the last sample before it,

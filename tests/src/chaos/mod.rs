@@ -265,9 +265,10 @@ struct Sim {
     queue_refuse_until: Option<usize>,
     /// Spot VMs warned of their interruption: the cloud takes each back at its time (Unix ms).
     doomed: Vec<(&'static str, String, i64)>,
-    /// Every VM warned of its interruption or given a rebalance recommendation: on its way out,
-    /// so letting it go is no flap (`no-flap`).
-    at_risk: std::collections::BTreeSet<String>,
+    /// Every VM warned of its interruption, given a rebalance recommendation, impaired, failing
+    /// its target group's health check or set unhealthy: on its way out, so letting it go is no
+    /// flap (`no-flap`).
+    ailing: std::collections::BTreeSet<String>,
     /// Instance types without spot, and the step at which spot is back.
     no_spot: Vec<(&'static str, &'static str, usize)>,
     /// Clouds refusing every launch, and the step at which they launch again.
@@ -401,7 +402,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_split: 0,
         queue_refuse_until: None,
         doomed: Vec::new(),
-        at_risk: std::collections::BTreeSet::new(),
+        ailing: std::collections::BTreeSet::new(),
         no_spot: Vec::new(),
         out_clouds: Vec::new(),
         bounds: BTreeMap::new(),
@@ -610,6 +611,9 @@ impl Sim {
                     let key = (self.actors[who].user.name.clone(), group.to_string());
                     self.attached.entry(key).or_default().push(at);
                 }
+                ("SetInstanceHealth", Some(id)) => {
+                    self.ailing.insert(id.clone());
+                }
                 ("CreateOrUpdateTags" | "DeleteTags", _) => {
                     let at = self.w.clock.now_ms();
                     let key = (self.actors[who].user.name.clone(), group.to_string());
@@ -714,6 +718,7 @@ impl Sim {
             "impaired" => match vm {
                 Some(id) => {
                     self.cloud(on).impair(&id, Which::System);
+                    self.ailing.insert(id.clone());
                     format!("{on}: {id}'s system status check impaired")
                 }
                 None => return,
@@ -741,6 +746,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).fail_health_check(&tg, &id, true);
+                self.ailing.insert(id.clone());
                 format!("{on}: {id} fails its target group's health check")
             }
             "describe-lag" => {
@@ -786,7 +792,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).warn_interruption(&id);
-                self.at_risk.insert(id.clone());
+                self.ailing.insert(id.clone());
                 let at = self.w.clock.now_ms() + 120_000;
                 self.doomed.push((on, id.clone(), at));
                 format!("{on}: spot {id} is warned of its interruption in two minutes")
@@ -796,7 +802,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).recommend_rebalance(&id);
-                self.at_risk.insert(id.clone());
+                self.ailing.insert(id.clone());
                 format!("{on}: spot {id} is at elevated risk (a rebalance recommendation)")
             }
             "spot-short" => {

@@ -494,23 +494,6 @@ async fn launch_instances(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Draw
     )
 }
 
-/// The administrators' operations: a user is refused each, in Phantom's JSON.
-const ADMIN: [&str; 13] = [
-    "DescribeClouds",
-    "PutCloud",
-    "DeleteCloud",
-    "CreateUser",
-    "ListUsers",
-    "DisableUser",
-    "PutUserLimits",
-    "RotateAccessKey",
-    "DescribeUserGroups",
-    "PutMetricSource",
-    "DescribeMetricSource",
-    "DeleteMetricSource",
-    "GetOperatingMetrics",
-];
-
 /// One request of Phantom's own API (JSON at /phantom/v1/), judged as its clients read it: a
 /// JSON answer with a RequestId, no 5xx but 503.
 async fn own(rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
@@ -579,7 +562,8 @@ async fn own(rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, Answer) {
         18 => ("CreateScrapeCredential", json!({})),
         19 => ("DeleteScrapeCredential", json!({})),
         _ => (
-            *rng.pick(&ADMIN).expect("thirteen"),
+            // The administrators' operations: a user is refused each, in Phantom's JSON.
+            *rng.pick(api::self_service::ADMIN_OPERATIONS).expect("some"),
             json!({"Cloud": cloud, "UserName": "u-0"}),
         ),
     };

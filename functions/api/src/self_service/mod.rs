@@ -7,6 +7,8 @@
 //! secret, once, to the administrator who made it.
 
 mod admin;
+/// The operations only administrators may call.
+pub use admin::OPERATIONS as ADMIN_OPERATIONS;
 mod alarms;
 pub mod hooks;
 mod metric;

@@ -435,6 +435,14 @@ async fn seed_516_a_new_vm_set_unhealthy_is_terminated() {
     holds(516, FIFTH_MIX).await;
 }
 
+/// Seed 103 (mix 5) found a group with CapacityRebalance short of its desired capacity (its
+/// VMs died while Launch was suspended) beside an at-risk VM: the rebalance counted the
+/// shortfall twice, launched 5 VMs for 3 and let 2 go at once. `no-flap` caught it.
+#[tokio::test]
+async fn seed_103_a_rebalance_counts_a_shortfall_once() {
+    holds(103, FIFTH_MIX).await;
+}
+
 /// Mix 6 (and a cloud refusing every launch for minutes): the regression seeds below were
 /// found with it.
 const SIXTH_MIX: Settings = Settings {

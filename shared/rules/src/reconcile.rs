@@ -270,7 +270,6 @@ pub struct Assessed {
 }
 
 impl Assessed {
-    /// The units of the counted instances, and of those of them serving (InService and healthy).
     /// The units of the unhealthy VMs kept running while a replacement is launched first (a
     /// maintenance policy's, a retiring VM's): on their way out, like at-risk VMs.
     pub fn replaced(&self, w: &Weights) -> i64 {
@@ -281,6 +280,7 @@ impl Assessed {
             .sum()
     }
 
+    /// The units of the counted instances, and of those of them serving (InService and healthy).
     pub fn counts(&self, w: &Weights) -> (i64, i64) {
         let now_serving: std::collections::BTreeSet<&str> =
             self.plan.in_service.iter().map(String::as_str).collect();

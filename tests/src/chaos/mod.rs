@@ -15,6 +15,7 @@ use crate::world::World;
 use crate::User;
 use phantom_model::time::Clock;
 use phantom_seams::cloud::memory::{Fault, MemoryCloud, Which};
+use phantom_seams::queue::{Reconcile, WorkQueue};
 use phantom_seams::store::{Fleet, Groups, StoreFault};
 use rng::Rng;
 use std::collections::BTreeMap;
@@ -43,8 +44,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// together interleave at each store and cloud call (two provisioners of a split batch, and a
 /// request meeting a provisioner's batch: `race`); 8: and the rest of Phantom's own API (the
 /// caller's clouds, key pairs, heartbeat URL and scrape credential; administrators' operations,
-/// refused to a user).
-pub const MIX: u32 = 8;
+/// refused to a user); 9: and a request racing its group's own round (`race` queues the group's
+/// Reconcile first, so the round it meets is the one that acts on what the request changes).
+pub const MIX: u32 = 9;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,6 +525,13 @@ impl Sim {
             && self.crash_batch.is_none()
             && self.rng.chance(0.3);
         let batch = if race {
+            // From mix 9 on, the group's own round: before, the queue was mostly empty when a
+            // request was drawn, and the two met in no run of 10,000 seeds.
+            if self.out.settings.mix >= 9 {
+                let msg = Reconcile::new(&self.actors[who].user.name, group, "chaos: race");
+                // A queue refusing sends is a fault of its own; the race then meets what waits.
+                let _ = self.w.queue.send(&msg.into(), 0).await;
+            }
             self.w.queue.receive(10)
         } else {
             Vec::new()

@@ -562,3 +562,19 @@ async fn a_seed_is_a_run_the_same_trace_twice() {
     // Another seed is another run.
     assert_ne!(chaos::run(8, settings).await.trace, first.trace);
 }
+
+/// Mix 9: a request meets its group's own round (in mix 7 and 8 the queue was mostly empty when
+/// a request was drawn, and `race` struck in no run of 10,000 seeds).
+#[tokio::test]
+async fn a_request_races_its_groups_round() {
+    let out = chaos::run(1, Settings::default()).await;
+    assert!(out.broken.is_empty(), "{:?}", out.broken);
+    let raced = out.tally.faults.get("race").copied().unwrap_or(0);
+    assert!(raced >= 5, "{raced} races in {} steps", out.tally.steps);
+    let eighth = chaos::run(1, EIGHTH_MIX).await;
+    assert_eq!(
+        eighth.tally.faults.get("race"),
+        None,
+        "mix 8 races no round"
+    );
+}

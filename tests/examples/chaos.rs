@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p phantom-e2e --release --example chaos -- --seeds N` (or `--seconds T`: seeds
 //! until T seconds of wall time have passed; `--first S`: the first seed, 1 unless given),
-//! `--steps N` and `--users N` (80 and 3 unless given), `--no-faults`, `--mix M` (the request
+//! `--steps N` and `--users N` (170 and 3 unless given), `--no-faults`, `--mix M` (the request
 //! and fault mix, `chaos::MIX` unless given); `--seed S` replays one
 //! seed, printing its trace (`--logs`: and the service's logs on stderr, as `RUST_LOG` and
 //! `PHANTOM_LOG_FORMAT` say). It prints the seeds, simulated hours, steps, requests by action,
@@ -101,9 +101,10 @@ async fn simulate() {
 
 fn report(t: &Tally, broken: &[(u64, Vec<chaos::Broken>)], started: Instant) {
     println!(
-        "wall time {:.1} s; simulated {:.1} h; longest wait for every group whole once faults stopped: {} s; longest a hook waited past its timeout: {} s",
+        "wall time {:.1} s; simulated {:.1} h; shortest seed {} s simulated (the clock's jumps left out); longest wait for every group whole once faults stopped: {} s; longest a hook waited past its timeout: {} s",
         started.elapsed().as_secs_f64(),
         t.simulated_ms as f64 / 3_600_000.0,
+        t.shortest_busy_ms / 1000,
         t.longest_settle_ms / 1000,
         t.longest_hook_overrun_ms / 1000
     );

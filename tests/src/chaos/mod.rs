@@ -62,7 +62,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             users: 3,
-            steps: 80,
+            steps: 170,
             faults: true,
             mix: MIX,
         }
@@ -94,10 +94,17 @@ pub struct Tally {
     pub longest_settle_ms: i64,
     /// The longest a hook's wait lasted past its timeout.
     pub longest_hook_overrun_ms: i64,
+    /// The shortest run's simulated time, the clock's jumps left out (the time it was busy).
+    pub shortest_busy_ms: i64,
 }
 
 impl Tally {
     pub fn add(&mut self, o: &Tally) {
+        self.shortest_busy_ms = if self.runs == 0 {
+            o.shortest_busy_ms
+        } else {
+            self.shortest_busy_ms.min(o.shortest_busy_ms)
+        };
         self.runs += o.runs;
         self.steps += o.steps;
         self.simulated_ms += o.simulated_ms;
@@ -425,6 +432,8 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
     sim.quiesce().await;
     sim.out.tally.steps = settings.steps;
     sim.out.tally.simulated_ms = sim.w.clock.now_ms() - START_MS;
+    let jumped: i64 = sim.jumps.iter().map(|(_, ms)| ms).sum();
+    sim.out.tally.shortest_busy_ms = sim.out.tally.simulated_ms - jumped;
     phantom_rules::ids::seed(None);
     sim.out
 }

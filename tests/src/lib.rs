@@ -14,6 +14,7 @@
 pub mod api_gateway;
 pub mod aws_cli;
 pub mod chaos;
+pub mod clients;
 pub mod exporter;
 pub mod fault_proxy;
 pub mod fixtures;

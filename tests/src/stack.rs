@@ -667,10 +667,26 @@ impl Stack {
         self.aws_at(&self.url, key, secret, args)
     }
 
+    /// `aws cloudwatch ARGS --endpoint-url URL --output json` as `user`.
+    pub fn cloudwatch(&self, user: &User, args: &[&str]) -> Cli {
+        self.aws_as(
+            "cloudwatch",
+            &self.url,
+            &user.access_key_id,
+            &user.secret,
+            args,
+        )
+    }
+
     /// The AWS CLI with another endpoint URL (LocalStack's API Gateway in front of the api).
     pub fn aws_at(&self, url: &str, key: &str, secret: &str, args: &[&str]) -> Cli {
+        self.aws_as("autoscaling", url, key, secret, args)
+    }
+
+    /// `aws SERVICE ARGS` at `url` with the given keys.
+    pub fn aws_as(&self, service: &str, url: &str, key: &str, secret: &str, args: &[&str]) -> Cli {
         let args = [
-            &["autoscaling"],
+            &[service],
             args,
             &["--endpoint-url", url, "--output", "json"],
         ]

@@ -531,7 +531,8 @@ impl World {
                 body: req.body.as_bytes(),
             })
             .await;
-        (out.status, out.body.into_owned())
+        let body = String::from_utf8(out.body.into_owned()).expect("the api answers text here");
+        (out.status, body)
     }
 
     /// Delivers queued messages to a provisioner until none is visible now; a failed message

@@ -1383,6 +1383,94 @@ async fn pulse(s: &dyn Store, u: &str) {
     assert_eq!(listed(Some(&found)).await, Some(found));
 }
 
+/// CloudWatch's data: datapoints by metric and time, the metrics listed by namespace, per user.
+async fn watch(s: &dyn Store, u: &str) {
+    use phantom_model::cloudwatch::{Datum, Dimension, MetricId, Stats};
+    let (ann, ben) = (format!("{u}wann"), format!("{u}wben"));
+    let now = phantom_model::time::now_ms() / 60_000 * 60_000;
+    let dim = |v: &str| Dimension {
+        name: "Group".into(),
+        value: v.into(),
+    };
+    let load = MetricId::new("App", "Load", &[dim("web")]);
+    let other = MetricId::new("App", "Load", &[dim("db")]);
+    let queue = MetricId::new("App/Queue", "Depth", &[]);
+    let datum = |m: &MetricId, at_ms: i64, v: f64| Datum {
+        metric: m.clone(),
+        at_ms,
+        unit: Some("Percent".into()),
+        stats: Stats::one(v),
+        high_resolution: at_ms % 2 == 1,
+    };
+    // Two datapoints at one time (two VMs' minute) are both kept.
+    let data = [
+        datum(&load, now - 120_000, 1.5),
+        datum(&load, now - 60_000, 2.0),
+        datum(&load, now - 60_000, 4.0),
+        datum(&load, now + 1, 1e-7),
+        datum(&other, now, 9.0),
+        datum(&queue, now, 3.0),
+    ];
+    s.put_data(&ann, &data).await.unwrap();
+    // More than one BatchWriteItem's worth.
+    let many: Vec<Datum> = (0..30)
+        .map(|i| datum(&queue, now - i * 1000, 1.0))
+        .collect();
+    s.put_data(&ann, &many).await.unwrap();
+    let got = s
+        .data(&ann, &load, now - 60_000, now + 60_000)
+        .await
+        .unwrap();
+    let mut values: Vec<(i64, f64)> = got.iter().map(|d| (d.at_ms, d.stats.sum)).collect();
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(
+        values,
+        [(now - 60_000, 2.0), (now - 60_000, 4.0), (now + 1, 1e-7)]
+    );
+    assert!(got
+        .iter()
+        .all(|d| d.metric == load && d.unit.as_deref() == Some("Percent")));
+    assert!(got.iter().any(|d| d.high_resolution));
+    // The end is left out.
+    assert_eq!(
+        s.data(&ann, &load, now - 120_000, now - 60_000)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        s.data(&ann, &queue, now - 60_000, now + 1)
+            .await
+            .unwrap()
+            .len(),
+        31
+    );
+    let listed = s.metrics(&ann, None).await.unwrap();
+    let names: Vec<(&str, &str, usize)> = listed
+        .iter()
+        .map(|(m, _)| (m.namespace.as_str(), m.name.as_str(), m.dimensions.len()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("App", "Load", 1),
+            ("App", "Load", 1),
+            ("App/Queue", "Depth", 0)
+        ]
+    );
+    assert_eq!(listed.iter().find(|(m, _)| *m == load).unwrap().1, now + 1);
+    // A namespace is itself, not a prefix of another.
+    let app = s.metrics(&ann, Some("App")).await.unwrap();
+    assert_eq!(app.len(), 2);
+    assert!(s.metrics(&ben, None).await.unwrap().is_empty());
+    assert!(s
+        .data(&ben, &load, 0, now + 60_000)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
@@ -1392,6 +1480,7 @@ async fn the_memory_store_keeps_the_contract() {
     notices(&store, "").await;
     launches(&store, "").await;
     pulse(&store, "").await;
+    watch(&store, "").await;
 }
 
 #[tokio::test]
@@ -1417,6 +1506,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     notices(&store, "").await;
     launches(&store, "").await;
     pulse(&store, "").await;
+    watch(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

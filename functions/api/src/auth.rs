@@ -7,6 +7,7 @@
 use crate::HttpRequest;
 use phantom_rules::identity::{AccessKey, Caller};
 use phantom_seams::store::Directory;
+use phantom_wire::shapes::Service;
 use phantom_wire::sigv4::{self, SignedRequest};
 use phantom_wire::ApiError;
 use std::collections::HashMap;
@@ -85,7 +86,9 @@ pub(crate) async fn key(
         .await
 }
 
+/// The caller of a request to `service` (Auto Scaling's signing name also covers Phantom's own API).
 pub async fn authenticate(
+    service: Service,
     store: &dyn Directory,
     cache: &KeyCache,
     now: OffsetDateTime,
@@ -99,7 +102,7 @@ pub async fn authenticate(
         body: req.body,
     };
     // Everything that needs no secret first: a malformed or stale request costs no lookup.
-    let signed_at = sigv4::check_request(&signed, &auth, now)?;
+    let signed_at = sigv4::check_request_for(service.signing_name(), &signed, &auth, now)?;
     let now_ms = (now.unix_timestamp_nanos() / 1_000_000) as i64;
     let Some(key) = cache.lookup(store, &auth.access_key_id, now_ms).await? else {
         return Err(ApiError::invalid_client_token_id());

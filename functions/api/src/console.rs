@@ -29,8 +29,8 @@ pub fn serve(method: &str, file: &str) -> HttpResponse {
         return HttpResponse {
             status: 301,
             content_type: "text/plain; charset=utf-8",
-            headers: vec![("location", "console/")],
-            body: Cow::Borrowed(""),
+            headers: vec![("location", "console/".into())],
+            body: Cow::Borrowed(b""),
         };
     }
     let file = match file.trim_start_matches('/') {
@@ -46,18 +46,18 @@ pub fn serve(method: &str, file: &str) -> HttpResponse {
         "no-cache"
     };
     let mut headers = vec![
-        ("cache-control", cache),
-        ("x-content-type-options", "nosniff"),
+        ("cache-control", cache.into()),
+        ("x-content-type-options", "nosniff".into()),
     ];
     if name.ends_with(".html") {
-        headers.push(("content-security-policy", POLICY));
-        headers.push(("referrer-policy", "no-referrer"));
+        headers.push(("content-security-policy", POLICY.into()));
+        headers.push(("referrer-policy", "no-referrer".into()));
     }
     HttpResponse {
         status: 200,
         content_type: content_type(name),
         headers,
-        body: Cow::Borrowed(body),
+        body: Cow::Borrowed(body.as_bytes()),
     }
 }
 
@@ -65,8 +65,8 @@ fn text(status: u16, message: &'static str) -> HttpResponse {
     HttpResponse {
         status,
         content_type: "text/plain; charset=utf-8",
-        headers: vec![("cache-control", "no-cache")],
-        body: Cow::Borrowed(message),
+        headers: vec![("cache-control", "no-cache".into())],
+        body: Cow::Borrowed(message.as_bytes()),
     }
 }
 
@@ -106,7 +106,7 @@ mod tests {
         let page = serve("GET", "/");
         assert_eq!(page.status, 200);
         assert!(page.content_type.starts_with("text/html"));
-        assert!(page.headers.contains(&("cache-control", "no-cache")));
+        assert!(page.headers.contains(&("cache-control", "no-cache".into())));
         assert!(page
             .headers
             .iter()
@@ -117,9 +117,10 @@ mod tests {
             .expect("a script among the assets");
         let script = serve("GET", &format!("/{}", asset.0));
         assert_eq!(script.content_type, "text/javascript; charset=utf-8");
-        assert!(script
-            .headers
-            .contains(&("cache-control", "public, max-age=31536000, immutable")));
+        assert!(script.headers.contains(&(
+            "cache-control",
+            "public, max-age=31536000, immutable".into()
+        )));
         assert_eq!(serve("GET", "/nope.html").status, 404);
         assert_eq!(serve("POST", "/").status, 405);
     }

@@ -21,7 +21,16 @@ pub async fn handle(app: &App, req: Request) -> Result<Response<Body>, Error> {
             body: req.body().as_ref(),
         })
         .await;
-    Ok(out.into_http().map(|body| Body::Text(body.into_owned())))
+    let binary = !out.content_type.starts_with("text/") && !out.content_type.contains("json");
+    Ok(out.into_http().map(|body| {
+        let body = body.into_owned();
+        // CBOR goes back base64-encoded (API Gateway's BinaryMediaTypes); text stays text.
+        match String::from_utf8(body) {
+            Ok(text) if !binary => Body::Text(text),
+            Ok(text) => Body::Binary(text.into_bytes()),
+            Err(e) => Body::Binary(e.into_bytes()),
+        }
+    }))
 }
 
 /// The path and query the client sent. REST APIs' events always carry `requestContext.path`;

@@ -5,6 +5,7 @@
 
 pub mod actions;
 mod auth;
+pub mod cloudwatch;
 pub mod console;
 pub mod heartbeats;
 pub mod lambda;
@@ -22,7 +23,7 @@ use phantom_seams::queue::WorkQueue;
 use phantom_seams::store::Store;
 use phantom_seams::wiring::Seams;
 use phantom_wire::query::Params;
-use phantom_wire::shapes::API_VERSION;
+use phantom_wire::shapes::{Service, API_VERSION};
 use phantom_wire::{xml, ApiError};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -66,22 +67,23 @@ pub struct HttpRequest<'a> {
 pub struct HttpResponse {
     pub status: u16,
     pub content_type: &'static str,
-    /// Headers beyond the content type (the console's caching and policy).
-    pub headers: Vec<(&'static str, &'static str)>,
-    /// Text: the API's XML and JSON, the console's files.
-    pub body: Cow<'static, str>,
+    /// Headers beyond the content type (the console's caching and policy, CloudWatch's error
+    /// code for JSON and CBOR clients).
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
+    /// The API's XML, JSON and CBOR, the console's files.
+    pub body: Cow<'static, [u8]>,
 }
 
 pub const CONTENT_TYPE: &str = "text/xml";
 
 impl HttpResponse {
     /// As an `http::Response`, for whatever serves it (Lambda, the local runner).
-    pub fn into_http(self) -> http::Response<Cow<'static, str>> {
+    pub fn into_http(self) -> http::Response<Cow<'static, [u8]>> {
         let mut response = http::Response::builder()
             .status(self.status)
             .header("content-type", self.content_type);
         for (name, value) in self.headers {
-            response = response.header(name, value);
+            response = response.header(name, value.as_ref());
         }
         // Our own statuses and static header values: always valid.
         response.body(self.body).expect("a valid response")
@@ -127,6 +129,9 @@ impl App {
         if path.contains(self_service::PREFIX) {
             return self_service::handle(self, req).await;
         }
+        if let Some(protocol) = cloudwatch::protocol_of(&req, path) {
+            return cloudwatch::handle(self, req, protocol).await;
+        }
         let started = Instant::now();
         let request_id = phantom_rules::ids::uuid();
         let mut action = String::new();
@@ -149,7 +154,7 @@ impl App {
             status,
             content_type: CONTENT_TYPE,
             headers: Vec::new(),
-            body: body.into(),
+            body: body.into_bytes().into(),
         }
     }
 
@@ -159,8 +164,14 @@ impl App {
         action: &mut String,
         user: &mut String,
     ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
-        let caller =
-            auth::authenticate(self.store.as_ref(), &self.keys, self.clock.now(), req).await?;
+        let caller = auth::authenticate(
+            Service::AutoScaling,
+            self.store.as_ref(),
+            &self.keys,
+            self.clock.now(),
+            req,
+        )
+        .await?;
         user.clone_from(&caller.user);
         let params = parameters(req)?;
         let version = params.get("Version").unwrap_or(API_VERSION);

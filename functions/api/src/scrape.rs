@@ -40,7 +40,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         status,
         content_type,
         headers: Vec::new(),
-        body: body.into(),
+        body: body.into_bytes().into(),
     }
 }
 

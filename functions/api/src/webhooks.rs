@@ -46,7 +46,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         status,
         content_type: "application/json",
         headers: Vec::new(),
-        body: serde_json::to_string(&body)
+        body: serde_json::to_vec(&body)
             .expect("strings and numbers serialize")
             .into(),
     }

@@ -391,7 +391,7 @@ async fn serve(
         .await;
     Ok(out.into_http().map(|body| {
         Full::new(match body {
-            std::borrow::Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+            std::borrow::Cow::Borrowed(s) => Bytes::from_static(s),
             std::borrow::Cow::Owned(s) => Bytes::from(s),
         })
     }))

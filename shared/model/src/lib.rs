@@ -6,6 +6,7 @@
 pub mod activity;
 pub mod backoff;
 pub mod cloud;
+pub mod cloudwatch;
 pub mod group;
 pub mod hold;
 pub mod instance;

@@ -20,11 +20,20 @@ pub struct Limits {
     pub mutate: Rate,
 }
 
+/// CloudWatch's PutMetricData, which VMs and agents send: an account's thousands of VMs each
+/// publishing every minute, far beyond the API's changes (CloudWatch's own quota is 500 a second).
+pub const PUBLISH: Rate = Rate {
+    per_sec: 500.0,
+    burst: 1_500.0,
+};
+
 /// Which bucket an action draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Class {
     Describe,
     Mutate,
+    /// PutMetricData (`PUBLISH`, the same for every user).
+    Publish,
 }
 
 impl Class {
@@ -33,11 +42,17 @@ impl Class {
         match self {
             Class::Describe => "Describe",
             Class::Mutate => "Mutate",
+            Class::Publish => "Publish",
         }
     }
 
     pub fn of(action: &str) -> Self {
-        if action.starts_with("Describe") || action.starts_with("Get") {
+        if action == "PutMetricData" {
+            Class::Publish
+        } else if ["Describe", "Get", "List"]
+            .iter()
+            .any(|p| action.starts_with(p))
+        {
             Class::Describe
         } else {
             Class::Mutate
@@ -50,6 +65,7 @@ impl Limits {
         match class {
             Class::Describe => self.describe,
             Class::Mutate => self.mutate,
+            Class::Publish => PUBLISH,
         }
     }
 

@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""Regenerates autoscaling-2011-01-01.json from the installed botocore's service model.
+"""Regenerates the service models Phantom speaks from the installed botocore's.
 
-Phantom decodes requests and renders responses by walking this model, so the wire format is the one
+Phantom decodes requests and renders responses by walking these models, so the wire format is the one
 boto3 and the AWS CLI parse against. Documentation strings are dropped; everything else is kept.
 Run: python3 shared/wire/model/update.py
 """
 import gzip, json, os
 import botocore
 
-src = os.path.join(os.path.dirname(botocore.__file__), "data/autoscaling/2011-01-01/service-2.json.gz")
-model = json.load(gzip.open(src))
+SERVICES = [("autoscaling", "2011-01-01"), ("cloudwatch", "2010-08-01")]
 
 
 def strip(node):
@@ -20,10 +19,13 @@ def strip(node):
     return node
 
 
-out = {"botocore": botocore.__version__, "metadata": model["metadata"],
-       "operations": strip(model["operations"]), "shapes": strip(model["shapes"])}
-dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autoscaling-2011-01-01.json")
-with open(dst, "w") as f:
-    json.dump(out, f, indent=0)
-    f.write("\n")
-print(dst, os.path.getsize(dst), "bytes")
+for name, version in SERVICES:
+    src = os.path.join(os.path.dirname(botocore.__file__), f"data/{name}/{version}/service-2.json.gz")
+    model = json.load(gzip.open(src))
+    out = {"botocore": botocore.__version__, "metadata": model["metadata"],
+           "operations": strip(model["operations"]), "shapes": strip(model["shapes"])}
+    dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}-{version}.json")
+    with open(dst, "w") as f:
+        json.dump(out, f, indent=0)
+        f.write("\n")
+    print(dst, os.path.getsize(dst), "bytes")

@@ -64,6 +64,39 @@ impl ApiError {
             format!("Could not find operation {action} for version {version}"),
         )
     }
+    /// A JSON or CBOR body that cannot be read as its operation's input.
+    pub fn serialization(message: impl Into<String>) -> Self {
+        Self::new("SerializationException", 400, message)
+    }
+    /// A JSON or CBOR request naming no operation of the service.
+    pub fn unknown_operation(operation: &str) -> Self {
+        Self::new(
+            "UnknownOperationException",
+            400,
+            format!("Unknown operation {operation}"),
+        )
+    }
+    // CloudWatch's own.
+    pub fn invalid_parameter_value(message: impl Into<String>) -> Self {
+        Self::new("InvalidParameterValue", 400, message)
+    }
+    pub fn invalid_parameter_combination(message: impl Into<String>) -> Self {
+        Self::new("InvalidParameterCombination", 400, message)
+    }
+    pub fn missing_parameter(message: impl Into<String>) -> Self {
+        Self::new("MissingParameter", 400, message)
+    }
+    pub fn resource_not_found(message: impl Into<String>) -> Self {
+        Self::new("ResourceNotFound", 404, message)
+    }
+    /// An operation of the service's model that Phantom does not answer, and why.
+    pub fn invalid_action_because(action: &str, why: &str) -> Self {
+        Self::new(
+            "InvalidAction",
+            400,
+            format!("Phantom does not answer {action}: {why}."),
+        )
+    }
     pub fn malformed_query(message: impl Into<String>) -> Self {
         Self::new("MalformedQueryString", 400, message)
     }

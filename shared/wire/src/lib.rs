@@ -10,6 +10,7 @@ pub mod limits;
 pub mod paging;
 pub mod patterns;
 pub mod query;
+pub mod rpc;
 pub mod shapes;
 pub mod sigv4;
 pub mod xml;

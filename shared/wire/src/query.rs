@@ -6,7 +6,7 @@
 //! through the output shape unchanged.
 
 use crate::error::{ApiError, ApiResult};
-use crate::shapes::{self, Shape};
+use crate::shapes::{self, Service, Shape};
 use percent_encoding::percent_decode;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,14 +80,21 @@ impl From<Value> for Document {
 /// Decodes the input of `operation` from `params`. All constraint violations are reported at once,
 /// in AWS's wording ("1 validation error detected: Value ... at 'path' failed to satisfy ...").
 pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Document> {
-    let op = shapes::model()
+    decode_input_of(Service::AutoScaling, operation, params)
+}
+
+/// `decode_input` for an operation of `service`.
+pub fn decode_input_of(service: Service, operation: &str, params: &Params) -> ApiResult<Document> {
+    let op = service
+        .model()
         .operations
         .get(operation)
-        .ok_or_else(|| ApiError::invalid_action(operation, shapes::API_VERSION))?;
+        .ok_or_else(|| ApiError::invalid_action(operation, service.version()))?;
     let Some(input) = &op.input else {
         return Ok(Document(Value::Object(Map::new())));
     };
     let mut d = Decoder {
+        service,
         params,
         errors: Vec::new(),
     };
@@ -95,7 +102,9 @@ pub fn decode_input(operation: &str, params: &Params) -> ApiResult<Document> {
         .structure(&input.shape, "", "")
         .unwrap_or_else(|| Value::Object(Map::new()));
     if d.errors.is_empty() {
-        crate::limits::check(operation, &value)?;
+        if service == Service::AutoScaling {
+            crate::limits::check(operation, &value)?;
+        }
         Ok(Document(value))
     } else {
         Err(validation_errors(&d.errors))
@@ -133,6 +142,7 @@ pub fn validation_errors(errors: &[String]) -> ApiError {
 }
 
 struct Decoder<'a> {
+    service: Service,
     params: &'a Params,
     errors: Vec<String>,
 }
@@ -185,9 +195,15 @@ impl Decoder<'_> {
     }
 
     fn value(&mut self, shape_name: &str, key: &str, path: &str) -> Option<Value> {
-        match shapes::shape(shape_name) {
+        match self.service.shape(shape_name) {
             Shape::Structure { .. } => self.structure(shape_name, key, path),
             Shape::List { member, min, max } => self.list(member, *min, *max, key, path),
+            Shape::Map {
+                key: k,
+                value: v,
+                min,
+                max,
+            } => self.map((k, v), (*min, *max), key, path),
             scalar => {
                 let raw = self.params.get(key)?;
                 self.scalar(scalar, raw, path)
@@ -196,11 +212,11 @@ impl Decoder<'_> {
     }
 
     fn structure(&mut self, shape_name: &str, key: &str, path: &str) -> Option<Value> {
-        let Shape::Structure { required, .. } = shapes::shape(shape_name) else {
+        let Shape::Structure { required, .. } = self.service.shape(shape_name) else {
             unreachable!("{shape_name} is a structure")
         };
         let mut out = Map::new();
-        for (wire, target) in shapes::members(shape_name) {
+        for (wire, target) in self.service.members(shape_name) {
             let child_path = join(path, &camel(wire));
             if let Some(v) = self.value(target, &join(key, wire), &child_path) {
                 out.insert(wire.to_string(), v);
@@ -291,6 +307,61 @@ impl Decoder<'_> {
             );
         }
         Some(Value::Array(items))
+    }
+
+    /// `Name.entry.N.key` and `Name.entry.N.value`, numbered from 1.
+    fn map(
+        &mut self,
+        (k, v): (&shapes::ShapeRef, &shapes::ShapeRef),
+        (min, max): (Option<i64>, Option<i64>),
+        key: &str,
+        path: &str,
+    ) -> Option<Value> {
+        let prefix = format!("{key}.entry.");
+        // Not sent at all: absent.
+        self.params.keys_under(&prefix).next()?;
+        let mut out = Map::new();
+        for i in 1.. {
+            let entry = format!("{prefix}{i}");
+            let Some(name) = self.params.get(&format!("{entry}.key")).map(str::to_string) else {
+                break;
+            };
+            let entry_path = format!("{path}.{i}");
+            let key_shape = self.service.shape(&k.shape);
+            if self
+                .scalar(key_shape, &name, &format!("{entry_path}.key"))
+                .is_none()
+            {
+                continue;
+            }
+            match self.value(
+                &v.shape,
+                &format!("{entry}.value"),
+                &format!("{entry_path}.value"),
+            ) {
+                Some(value) => {
+                    out.insert(name, value);
+                }
+                None => self.fail(
+                    None,
+                    &format!("{entry_path}.value"),
+                    "Member must not be null",
+                ),
+            }
+        }
+        let len = out.len() as i64;
+        if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
+            self.fail(
+                None,
+                path,
+                &format!(
+                    "Member must have between {} and {} entries",
+                    min.unwrap_or(0),
+                    max.map_or("any".to_string(), |m| m.to_string())
+                ),
+            );
+        }
+        Some(Value::Object(out))
     }
 
     fn scalar(&mut self, shape: &Shape, raw: &str, path: &str) -> Option<Value> {
@@ -392,7 +463,21 @@ impl Decoder<'_> {
                     None
                 }
             },
-            Shape::Structure { .. } | Shape::List { .. } => unreachable!("handled by value()"),
+            Shape::Long { min, max } => {
+                let Ok(n) = raw.trim().parse::<i64>() else {
+                    self.fail(Some(raw), path, "Member must be a 64-bit integer");
+                    return None;
+                };
+                if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
+                    self.fail(Some(raw), path, "Member must be within the allowed range");
+                    return None;
+                }
+                Some(Value::from(n))
+            }
+            Shape::Blob {} => Some(Value::String(raw.to_string())),
+            Shape::Structure { .. } | Shape::List { .. } | Shape::Map { .. } => {
+                unreachable!("handled by value()")
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The Auto Scaling service model (botocore's, trimmed by `model/update.py`), loaded once.
+//! The service models Phantom speaks (botocore's, trimmed by `model/update.py`), loaded once:
+//! Auto Scaling's, and CloudWatch's for the metrics and alarms behind scaling policies.
 //!
 //! Requests are decoded and responses rendered by walking these shapes, so Phantom's wire format is
 //! the one boto3, the AWS CLI and the SDKs were generated from.
@@ -10,8 +11,78 @@ use std::sync::OnceLock;
 pub const API_VERSION: &str = "2011-01-01";
 pub const XML_NAMESPACE: &str = "http://autoscaling.amazonaws.com/doc/2011-01-01/";
 
+/// A service at Phantom's endpoint, and the model its requests are read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    AutoScaling,
+    CloudWatch,
+}
+
+impl Service {
+    pub fn model(self) -> &'static Model {
+        static AUTOSCALING: OnceLock<Model> = OnceLock::new();
+        static CLOUDWATCH: OnceLock<Model> = OnceLock::new();
+        match self {
+            Self::AutoScaling => AUTOSCALING.get_or_init(|| {
+                serde_json::from_str(include_str!("../model/autoscaling-2011-01-01.json"))
+                    .expect("the embedded Auto Scaling model is valid")
+            }),
+            Self::CloudWatch => CLOUDWATCH.get_or_init(|| {
+                serde_json::from_str(include_str!("../model/cloudwatch-2010-08-01.json"))
+                    .expect("the embedded CloudWatch model is valid")
+            }),
+        }
+    }
+
+    /// The Query protocol's `Version`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Self::AutoScaling => API_VERSION,
+            Self::CloudWatch => "2010-08-01",
+        }
+    }
+
+    pub fn xml_namespace(self) -> &'static str {
+        match self {
+            Self::AutoScaling => XML_NAMESPACE,
+            Self::CloudWatch => "http://monitoring.amazonaws.com/doc/2010-08-01/",
+        }
+    }
+
+    /// The name a SigV4 credential is scoped to.
+    pub fn signing_name(self) -> &'static str {
+        match self {
+            Self::AutoScaling => "autoscaling",
+            Self::CloudWatch => "monitoring",
+        }
+    }
+
+    pub fn shape(self, name: &str) -> &'static Shape {
+        self.model()
+            .shapes
+            .get(name)
+            .unwrap_or_else(|| panic!("shape {name} is in the {self:?} model"))
+    }
+
+    /// The members of a structure shape, in model order: (wire name, member shape name).
+    pub fn members(self, shape_name: &str) -> Vec<(&'static str, &'static str)> {
+        match self.shape(shape_name) {
+            Shape::Structure { members, .. } => members
+                .iter()
+                .map(|(name, r)| {
+                    let target = r["shape"].as_str().expect("member has a shape");
+                    let wire = r.get("locationName").and_then(|v| v.as_str());
+                    (wire.unwrap_or(name.as_str()), target)
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct Model {
+    pub metadata: Metadata,
     pub operations: BTreeMap<String, Operation>,
     pub shapes: BTreeMap<String, Shape>,
 }
@@ -20,6 +91,13 @@ pub struct Model {
 pub struct Operation {
     pub input: Option<ShapeRef>,
     pub output: Option<OutputRef>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    /// The JSON and CBOR protocols' `X-Amz-Target` prefix and service name.
+    #[serde(rename = "targetPrefix")]
+    pub target_prefix: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,38 +144,35 @@ pub enum Shape {
         min: Option<f64>,
         max: Option<f64>,
     },
+    /// A 64-bit integer.
+    Long {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
     Boolean {},
     Timestamp {},
+    /// Key to value (`Name.entry.N.key` / `.value` in the Query protocol).
+    Map {
+        key: ShapeRef,
+        value: ShapeRef,
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+    Blob {},
 }
 
+/// Auto Scaling's model.
 pub fn model() -> &'static Model {
-    static MODEL: OnceLock<Model> = OnceLock::new();
-    MODEL.get_or_init(|| {
-        serde_json::from_str(include_str!("../model/autoscaling-2011-01-01.json"))
-            .expect("the embedded service model is valid")
-    })
+    Service::AutoScaling.model()
 }
 
 pub fn shape(name: &str) -> &'static Shape {
-    model()
-        .shapes
-        .get(name)
-        .unwrap_or_else(|| panic!("shape {name} is in the service model"))
+    Service::AutoScaling.shape(name)
 }
 
-/// The members of a structure shape, in model order: (wire name, member shape name).
+/// The members of one of Auto Scaling's structure shapes (`Service::members`).
 pub fn members(shape_name: &str) -> Vec<(&'static str, &'static str)> {
-    match shape(shape_name) {
-        Shape::Structure { members, .. } => members
-            .iter()
-            .map(|(name, r)| {
-                let target = r["shape"].as_str().expect("member has a shape");
-                let wire = r.get("locationName").and_then(|v| v.as_str());
-                (wire.unwrap_or(name.as_str()), target)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    Service::AutoScaling.members(shape_name)
 }
 
 /// The element name of a list's members on the wire (`member` unless the model says otherwise).

@@ -109,6 +109,16 @@ pub fn check_request(
     auth: &Authorization,
     now: OffsetDateTime,
 ) -> ApiResult<OffsetDateTime> {
+    check_request_for(SERVICE, req, auth, now)
+}
+
+/// `check_request` for a request to `service` (its signing name: `monitoring` for CloudWatch).
+pub fn check_request_for(
+    service: &str,
+    req: &SignedRequest<'_>,
+    auth: &Authorization,
+    now: OffsetDateTime,
+) -> ApiResult<OffsetDateTime> {
     if !auth.signed_headers.iter().any(|h| h == "host") {
         return Err(ApiError::signature_does_not_match(
             "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.",
@@ -137,9 +147,9 @@ pub fn check_request(
             &amz_date[..amz_date.len().min(8)]
         )));
     }
-    if auth.service != SERVICE {
+    if auth.service != service {
         return Err(ApiError::signature_does_not_match(format!(
-            "Credential should be scoped to correct service: '{SERVICE}'."
+            "Credential should be scoped to correct service: '{service}'."
         )));
     }
     for name in &auth.signed_headers {
@@ -187,7 +197,8 @@ pub fn expected_signature(
     let params = v4::SigningParams::builder()
         .identity(&identity)
         .region(&auth.region)
-        .name(SERVICE)
+        // The scope's service, which `check_request_for` held to the one the request is for.
+        .name(&auth.service)
         .time(signed_at.into())
         .settings(settings)
         .build()

@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::query::Document;
-use crate::shapes::{self, Shape, XML_NAMESPACE};
+use crate::shapes::{self, Service, Shape};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
 use serde_json::Value;
@@ -14,11 +14,22 @@ type W = Writer<Cursor<Vec<u8>>>;
 /// `<{Action}Response><{Action}Result>…</{Action}Result><ResponseMetadata>…` (no Result element for
 /// actions without output).
 pub fn response(operation: &str, result: Option<&Document>, request_id: &str) -> String {
+    response_of(Service::AutoScaling, operation, result, request_id)
+}
+
+/// `response` for an operation of `service`.
+pub fn response_of(
+    service: Service,
+    operation: &str,
+    result: Option<&Document>,
+    request_id: &str,
+) -> String {
     let mut w = Writer::new(Cursor::new(Vec::new()));
     decl(&mut w);
     let root = format!("{operation}Response");
-    start(&mut w, &root, true);
-    let output = shapes::model()
+    start(&mut w, &root, Some(service));
+    let output = service
+        .model()
         .operations
         .get(operation)
         .and_then(|op| op.output.as_ref());
@@ -31,11 +42,11 @@ pub fn response(operation: &str, result: Option<&Document>, request_id: &str) ->
             .result_wrapper
             .clone()
             .unwrap_or_else(|| format!("{operation}Result"));
-        start(&mut w, &wrapper, false);
-        render_members(&mut w, &out.shape, value);
+        start(&mut w, &wrapper, None);
+        render_members(&mut w, service, &out.shape, value);
         end(&mut w, &wrapper);
     }
-    start(&mut w, "ResponseMetadata", false);
+    start(&mut w, "ResponseMetadata", None);
     text_element(&mut w, "RequestId", request_id);
     end(&mut w, "ResponseMetadata");
     end(&mut w, &root);
@@ -44,10 +55,15 @@ pub fn response(operation: &str, result: Option<&Document>, request_id: &str) ->
 
 /// `<ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/></ErrorResponse>`
 pub fn error_response(err: &ApiError, request_id: &str) -> String {
+    error_response_of(Service::AutoScaling, err, request_id)
+}
+
+/// `error_response` in `service`'s namespace.
+pub fn error_response_of(service: Service, err: &ApiError, request_id: &str) -> String {
     let mut w = Writer::new(Cursor::new(Vec::new()));
     decl(&mut w);
-    start(&mut w, "ErrorResponse", true);
-    start(&mut w, "Error", false);
+    start(&mut w, "ErrorResponse", Some(service));
+    start(&mut w, "Error", None);
     text_element(&mut w, "Type", err.fault_type());
     text_element(&mut w, "Code", err.code);
     text_element(&mut w, "Message", &err.message);
@@ -57,26 +73,42 @@ pub fn error_response(err: &ApiError, request_id: &str) -> String {
     into_string(w)
 }
 
-fn render_members(w: &mut W, shape_name: &str, value: &Value) {
+fn render_members(w: &mut W, service: Service, shape_name: &str, value: &Value) {
     let Some(obj) = value.as_object() else { return };
-    for (wire, target) in shapes::members(shape_name) {
+    for (wire, target) in service.members(shape_name) {
         if let Some(v) = obj.get(wire).filter(|v| !v.is_null()) {
-            render(w, wire, target, v);
+            render(w, service, wire, target, v);
         }
     }
 }
 
-fn render(w: &mut W, name: &str, shape_name: &str, value: &Value) {
-    match shapes::shape(shape_name) {
+fn render(w: &mut W, service: Service, name: &str, shape_name: &str, value: &Value) {
+    match service.shape(shape_name) {
         Shape::Structure { .. } => {
-            start(w, name, false);
-            render_members(w, shape_name, value);
+            start(w, name, None);
+            render_members(w, service, shape_name, value);
             end(w, name);
         }
         Shape::List { member, .. } => {
-            start(w, name, false);
+            start(w, name, None);
             for item in value.as_array().into_iter().flatten() {
-                render(w, shapes::list_member_name(member), &member.shape, item);
+                render(
+                    w,
+                    service,
+                    shapes::list_member_name(member),
+                    &member.shape,
+                    item,
+                );
+            }
+            end(w, name);
+        }
+        Shape::Map { key, value: v, .. } => {
+            start(w, name, None);
+            for (k, item) in value.as_object().into_iter().flatten() {
+                start(w, "entry", None);
+                render(w, service, "key", &key.shape, &Value::String(k.clone()));
+                render(w, service, "value", &v.shape, item);
+                end(w, "entry");
             }
             end(w, name);
         }
@@ -95,10 +127,11 @@ fn decl(w: &mut W) {
         .expect("writing to memory");
 }
 
-fn start(w: &mut W, name: &str, with_namespace: bool) {
+/// An element, with the service's namespace on the root.
+fn start(w: &mut W, name: &str, namespace_of: Option<Service>) {
     let mut el = BytesStart::new(name);
-    if with_namespace {
-        el.push_attribute(("xmlns", XML_NAMESPACE));
+    if let Some(service) = namespace_of {
+        el.push_attribute(("xmlns", service.xml_namespace()));
     }
     w.write_event(Event::Start(el)).expect("writing to memory");
 }
@@ -109,7 +142,7 @@ fn end(w: &mut W, name: &str) {
 }
 
 fn text_element(w: &mut W, name: &str, text: &str) {
-    start(w, name, false);
+    start(w, name, None);
     w.write_event(Event::Text(BytesText::from_escaped(escape(text))))
         .expect("writing to memory");
     end(w, name);

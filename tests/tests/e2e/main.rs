@@ -8,6 +8,7 @@ mod across;
 mod ansible;
 mod balancers;
 mod cli;
+mod cloudwatch;
 mod concurrency;
 mod console;
 mod faults;

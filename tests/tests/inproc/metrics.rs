@@ -31,7 +31,10 @@ async fn scrape_at(w: &World, path: &str, authorization: Option<&str>) -> (u16, 
             body: b"",
         })
         .await;
-    (out.status, out.body.into_owned())
+    (
+        out.status,
+        String::from_utf8(out.body.into_owned()).expect("text"),
+    )
 }
 
 fn basic(user: &str, password: &str) -> String {

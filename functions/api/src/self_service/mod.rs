@@ -17,6 +17,7 @@ mod shapes;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
 use phantom_seams::cloud::CloudError;
+use phantom_wire::shapes::Service;
 use phantom_wire::ApiError;
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -49,7 +50,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         status,
         content_type: JSON,
         headers: Vec::new(),
-        body: body.to_string().into(),
+        body: body.to_string().into_bytes().into(),
     }
 }
 
@@ -108,7 +109,14 @@ pub struct Json(Value);
 pub type Outcome = Result<Json, Failure>;
 
 async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut String) -> Outcome {
-    let caller = auth::authenticate(app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
+    let caller = auth::authenticate(
+        Service::AutoScaling,
+        app.store.as_ref(),
+        &app.keys,
+        app.clock.now(),
+        req,
+    )
+    .await?;
     user.clone_from(&caller.user);
     if req.method != "POST" {
         return Err(

@@ -16,6 +16,7 @@ pub mod samples;
 
 use async_trait::async_trait;
 use phantom_model::activity::{Activity, ScalingActivity};
+use phantom_model::cloudwatch::{Datum, MetricId};
 use phantom_model::group::Group;
 use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
@@ -375,8 +376,31 @@ pub trait Fleet: Send + Sync {
 }
 
 /// All of it: what the api and the provisioner are built from.
-pub trait Store: Directory + LaunchConfigs + Groups + Fleet {}
-impl<T: Directory + LaunchConfigs + Groups + Fleet> Store for T {}
+/// CloudWatch's data of an account at Phantom's endpoint: published datapoints, kept
+/// `phantom_rules::metric_data::RETENTION_MS`, and the metrics they name.
+#[async_trait]
+pub trait Watch: Send + Sync {
+    /// Keeps `data` and marks each of its metrics published to at its datum's time.
+    async fn put_data(&self, user: &str, data: &[Datum]) -> StoreResult<()>;
+    /// The datapoints of `metric` in `[from_ms, to_ms)`, oldest first.
+    async fn data(
+        &self,
+        user: &str,
+        metric: &MetricId,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> StoreResult<Vec<Datum>>;
+    /// The metrics published to (in `namespace`, if given), each with when it last was (Unix
+    /// ms), in the order of their namespace, name and dimensions.
+    async fn metrics(
+        &self,
+        user: &str,
+        namespace: Option<&str>,
+    ) -> StoreResult<Vec<(MetricId, i64)>>;
+}
+
+pub trait Store: Directory + LaunchConfigs + Groups + Fleet + Watch {}
+impl<T: Directory + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
 
 /// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
 /// infra/check_template.py compares them).

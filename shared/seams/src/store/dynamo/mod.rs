@@ -17,6 +17,8 @@
 //! | `WATCH`         | `<cloud>#<user>`   | the health check's list: the user's group count there, what its last full sweep saw |
 //! | `PULSE`         | `PULSE`            | the pulse's lease: the sequence of the last tick, until when the chain counts as alive |
 //! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
+//! | `MDATA#<user>#<metric>` | `<ms>#<id>` | a CloudWatch datapoint published (15 days); `<metric>` hashes namespace, name and dimensions |
+//! | `OWNER#<user>`  | `METRIC#<namespace>#<metric>` | a metric published to: its name and dimensions, when last (15 days) |
 //!
 //! Index `due` (sparse, keys only): a group with work for the scheduled run carries `due_pk`
 //! (always `DUE`) and `due` (when its first scheduled action is due, Unix ms, or 0 while it has a
@@ -32,6 +34,7 @@ mod fleet;
 mod groups;
 mod item;
 mod launch_configs;
+mod watch;
 
 use item::*;
 

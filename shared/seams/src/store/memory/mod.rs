@@ -9,6 +9,7 @@ mod directory;
 mod fleet;
 mod groups;
 mod launch_configs;
+mod watch;
 
 use super::{
     activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
@@ -63,6 +64,11 @@ struct State {
     views: BTreeMap<Owned, phantom_model::pulse::PairView>,
     pulse: Option<phantom_model::pulse::Lease>,
     metric_source: Option<MetricSource>,
+    /// (user, metric) -> its datapoints, by time
+    data: BTreeMap<
+        (String, phantom_model::cloudwatch::MetricId),
+        Vec<phantom_model::cloudwatch::Datum>,
+    >,
 }
 
 impl State {

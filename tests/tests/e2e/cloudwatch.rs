@@ -1,0 +1,166 @@
+//! CloudWatch at Phantom's endpoint, as its clients call it: the unmodified AWS CLI (JSON 1.0),
+//! and boto3 in each protocol CloudWatch's clients speak (JSON, RPC v2 CBOR as the Go SDK and
+//! Terraform send it, Query as older SDKs do).
+
+use phantom_e2e::{argv, clients, stack};
+use phantom_model::time::{format_timestamp, from_ms, now_ms};
+use serde_json::{json, Value};
+
+/// The start of the current minute, and an hour around it.
+fn minute() -> (i64, String, String, String) {
+    let at = now_ms() / 60_000 * 60_000;
+    let t = |ms: i64| format_timestamp(from_ms(ms));
+    (at, t(at), t(at - 1_800_000), t(at + 1_800_000))
+}
+
+#[test]
+fn the_aws_cli_publishes_a_metric_and_reads_its_statistics() {
+    let s = stack();
+    let u = s.new_user("cw-cli");
+    let (_, at, start, end) = minute();
+    s.cloudwatch(
+        &u,
+        &argv!(
+            "put-metric-data --namespace App --metric-name Load --dimensions Group=web,Tier=front --unit Percent --value 10 --timestamp",
+            &at
+        ),
+    )
+    .json();
+    // A statistic set, the dimensions in another order: the same metric.
+    s.cloudwatch(
+        &u,
+        &argv!(
+            "put-metric-data --namespace App --metric-name Load --dimensions Tier=front,Group=web --unit Percent --statistic-values SampleCount=2,Sum=30,Minimum=10,Maximum=20 --timestamp",
+            &at
+        ),
+    )
+    .json();
+    let stats = s
+        .cloudwatch(
+            &u,
+            &argv!(
+                "get-metric-statistics --namespace App --metric-name Load --dimensions Name=Group,Value=web Name=Tier,Value=front --period 60 --statistics Average Sum SampleCount Maximum --start-time",
+                &start,
+                "--end-time",
+                &end
+            ),
+        )
+        .json();
+    assert_eq!(stats["Label"], "Load");
+    let points = stats["Datapoints"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{stats}");
+    let p = &points[0];
+    assert_eq!(p["Sum"], 40.0);
+    assert_eq!(p["SampleCount"], 3.0);
+    assert_eq!(p["Maximum"], 20.0);
+    assert!((p["Average"].as_f64().unwrap() - 40.0 / 3.0).abs() < 1e-9);
+    assert!(p.get("Minimum").is_none(), "only what was asked: {p}");
+    assert_eq!(p["Unit"], "Percent");
+    // The metric is listed, for its account only.
+    let listed = s
+        .cloudwatch(&u, &argv!("list-metrics --namespace App"))
+        .json();
+    assert_eq!(
+        listed["Metrics"],
+        json!([{"Namespace": "App", "MetricName": "Load", "Dimensions": [
+            {"Name": "Group", "Value": "web"}, {"Name": "Tier", "Value": "front"}]}])
+    );
+    let other = s.new_user("cw-other");
+    let theirs = s.cloudwatch(&other, &argv!("list-metrics")).json();
+    assert_eq!(theirs["Metrics"], json!([]));
+    // AWS's namespaces are CloudWatch's own to fill.
+    let refused = s
+        .cloudwatch(
+            &u,
+            &argv!("put-metric-data --namespace AWS/EC2 --metric-name CPUUtilization --value 1"),
+        )
+        .error("InvalidParameterValue");
+    assert!(refused.contains("AWS/"), "{refused}");
+}
+
+#[test]
+fn every_protocol_of_cloudwatchs_clients_gets_the_same_answers() {
+    let s = stack();
+    let (at_ms, at, start, end) = minute();
+    let mut answers = Vec::new();
+    for protocol in [clients::JSON, clients::CBOR, clients::QUERY] {
+        // A user each: the same calls, the same data.
+        let u = s.new_user(&format!("cw-{}", &protocol[..4]));
+        let got = clients::cloudwatch(
+            &s.url,
+            &u,
+            protocol,
+            json!([
+                {"op": "put_metric_data", "params": {"Namespace": "Shop", "MetricData": [
+                    {"MetricName": "Orders", "Dimensions": [{"Name": "Queue", "Value": "q1"}],
+                     "Timestamp": at, "Values": [1.0, 5.0], "Counts": [3.0, 1.0], "Unit": "Count"},
+                    {"MetricName": "Latency", "Timestamp": at, "Value": 0.25,
+                     "Unit": "Seconds", "StorageResolution": 1}]}},
+                {"op": "get_metric_statistics", "params": {"Namespace": "Shop",
+                    "MetricName": "Orders", "Dimensions": [{"Name": "Queue", "Value": "q1"}],
+                    "StartTime": start, "EndTime": end, "Period": 300,
+                    "Statistics": ["Sum", "SampleCount", "Minimum"]}},
+                {"op": "list_metrics", "params": {"Namespace": "Shop"}},
+                {"op": "get_metric_data", "params": {"StartTime": start, "EndTime": end,
+                    "MetricDataQueries": [{"Id": "orders", "MetricStat": {"Metric": {
+                        "Namespace": "Shop", "MetricName": "Orders",
+                        "Dimensions": [{"Name": "Queue", "Value": "q1"}]},
+                        "Period": 60, "Stat": "Average"}}]}},
+                {"op": "put_metric_data", "params": {"Namespace": "Shop", "MetricData": [
+                    {"MetricName": "Orders", "Value": 1.0, "StatisticValues":
+                        {"SampleCount": 1.0, "Sum": 1.0, "Minimum": 1.0, "Maximum": 1.0}}]}},
+                {"op": "get_metric_statistics", "params": {"Namespace": "Shop",
+                    "MetricName": "Orders", "StartTime": start, "EndTime": end, "Period": 60}},
+                {"op": "get_metric_statistics", "params": {"Namespace": "Shop",
+                    "MetricName": "Orders", "StartTime": start, "EndTime": end, "Period": 90,
+                    "Statistics": ["Sum"]}},
+                {"op": "put_metric_data", "params": {"Namespace": "Shop", "MetricData": [
+                    {"MetricName": "Orders", "Value": 1.0, "Unit": "Furlongs"}]}},
+                {"op": "put_dashboard", "params": {"DashboardName": "d", "DashboardBody": "{}"}}
+            ]),
+        );
+        answers.push((protocol, got));
+    }
+    let (_, first) = &answers[0];
+    assert_eq!(first[0], json!({"ok": {}}));
+    let point = &first[1]["ok"]["Datapoints"][0];
+    assert_eq!(point["Sum"], 8.0, "{first:?}");
+    assert_eq!(point["SampleCount"], 4.0);
+    assert_eq!(point["Minimum"], 1.0);
+    assert_eq!(point["Unit"], "Count");
+    let listed: Vec<&str> = first[2]["ok"]["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["MetricName"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["Latency", "Orders"]);
+    let result = &first[3]["ok"]["MetricDataResults"][0];
+    assert_eq!(result["Id"], "orders");
+    assert_eq!(result["Label"], "Orders");
+    assert_eq!(result["StatusCode"], "Complete");
+    assert_eq!(result["Values"], json!([2.0]));
+    let stamp = result["Timestamps"][0].as_str().unwrap();
+    assert_eq!(
+        phantom_model::time::parse_timestamp(stamp).map(|t| t.unix_timestamp() * 1000),
+        Some(at_ms),
+        "{stamp}"
+    );
+    let code = |a: &Value| a["error"]["code"].clone();
+    assert_eq!(code(&first[4]), "InvalidParameterCombination");
+    assert_eq!(code(&first[5]), "MissingParameter");
+    assert_eq!(code(&first[6]), "InvalidParameterValue");
+    assert_eq!(code(&first[7]), "ValidationError");
+    assert_eq!(code(&first[8]), "InvalidAction");
+    assert!(first[4..].iter().all(|a| a["error"]["status"] == 400));
+    // The other protocols: the same answers, the same errors.
+    for (protocol, got) in &answers[1..] {
+        assert_eq!(got.len(), first.len());
+        for (i, (a, b)) in first.iter().zip(got.iter()).enumerate() {
+            match (a.get("ok"), b.get("ok")) {
+                (Some(x), Some(y)) => assert_eq!(x, y, "{protocol}, call {i}"),
+                _ => assert_eq!(code(a), code(b), "{protocol}, call {i}: {b}"),
+            }
+        }
+    }
+}

@@ -734,6 +734,7 @@ impl Stack {
                 std::sync::Arc::new(phantom_seams::probe::NetProber::default()),
                 std::sync::Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
             )),
+            publisher: std::sync::Arc::new(phantom_seams::publish::SnsSqs::new(&sdk)),
         }
     }
 
@@ -834,14 +835,56 @@ impl RawRequest {
         body: &str,
         at: SystemTime,
     ) -> Self {
-        let host = format!("127.0.0.1:{port}");
         let headers = vec![
             (
                 "content-type".to_string(),
                 "application/x-www-form-urlencoded; charset=utf-8".to_string(),
             ),
-            ("host".to_string(), host),
+            ("host".to_string(), format!("127.0.0.1:{port}")),
         ];
+        Self::signed_for(
+            "autoscaling",
+            (key, secret),
+            method,
+            path,
+            headers,
+            body,
+            at,
+        )
+    }
+
+    /// A CloudWatch call in the JSON 1.0 protocol, as the AWS CLI sends it, signed for
+    /// `monitoring`.
+    pub fn cloudwatch(
+        port: u16,
+        (key, secret): (&str, &str),
+        operation: &str,
+        body: &str,
+        at: SystemTime,
+    ) -> Self {
+        let headers = vec![
+            (
+                "content-type".to_string(),
+                "application/x-amz-json-1.0".to_string(),
+            ),
+            (
+                "x-amz-target".to_string(),
+                format!("GraniteServiceVersion20100801.{operation}"),
+            ),
+            ("host".to_string(), format!("127.0.0.1:{port}")),
+        ];
+        Self::signed_for("monitoring", (key, secret), "POST", "/", headers, body, at)
+    }
+
+    fn signed_for(
+        service: &str,
+        (key, secret): (&str, &str),
+        method: &str,
+        path: &str,
+        headers: Vec<(String, String)>,
+        body: &str,
+        at: SystemTime,
+    ) -> Self {
         let signable = SignableRequest::new(
             method,
             path,
@@ -853,7 +896,7 @@ impl RawRequest {
         let params = v4::SigningParams::builder()
             .identity(&identity)
             .region(REGION)
-            .name("autoscaling")
+            .name(service)
             .time(at)
             .settings(SigningSettings::default())
             .build()

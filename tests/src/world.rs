@@ -263,6 +263,7 @@ impl World {
                 sink: self.emf.clone(),
             }),
             probing: self.probing.clone(),
+            publisher: self.publisher.clone(),
         }
     }
 
@@ -533,6 +534,42 @@ impl World {
             .await;
         let body = String::from_utf8(out.body.into_owned()).expect("the api answers text here");
         (out.status, body)
+    }
+
+    /// A CloudWatch call as the AWS CLI makes it (JSON 1.0), signed by `u` at the world's time:
+    /// the status and the answer (`{}` for none; `{"__type", "message"}` for an error).
+    pub async fn cloudwatch(
+        &self,
+        u: &User,
+        operation: &str,
+        body: serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        let at = WorldTime(self.clock.clone()).now();
+        let req = RawRequest::cloudwatch(
+            4580,
+            (&u.access_key_id, &u.secret),
+            operation,
+            &body.to_string(),
+            at,
+        );
+        let mut headers = http::HeaderMap::new();
+        for (k, v) in &req.headers {
+            headers.append(
+                http::HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
+                http::HeaderValue::from_str(v).expect("a header value"),
+            );
+        }
+        let out = self
+            .app
+            .handle(api::HttpRequest {
+                method: &req.method,
+                path_and_query: &req.path,
+                headers: &headers,
+                body: req.body.as_bytes(),
+            })
+            .await;
+        let answer = serde_json::from_slice(&out.body).expect("CloudWatch answers JSON");
+        (out.status, answer)
     }
 
     /// Delivers queued messages to a provisioner until none is visible now; a failed message

@@ -1469,6 +1469,85 @@ async fn watch(s: &dyn Store, u: &str) {
         .await
         .unwrap()
         .is_empty());
+
+    // Alarms: made once, changed as a compare-and-set, their history newest first.
+    use phantom_model::cloudwatch::{StoredAlarm, Tag};
+    use phantom_rules::metric_alarm;
+    let asked = serde_json::from_value(json!({"AlarmName": "high", "Namespace": "App",
+        "MetricName": "Load", "Statistic": "Average", "Period": 60, "EvaluationPeriods": 1,
+        "Threshold": 50.0, "ComparisonOperator": "GreaterThanThreshold"}))
+    .unwrap();
+    let arn = "arn:aws:cloudwatch:us-east-1:1:alarm:high";
+    let alarm = metric_alarm::put(&asked, arn, "1", None, now).unwrap();
+    let made = StoredAlarm {
+        alarm: alarm.clone(),
+        tags: vec![Tag {
+            key: "team".into(),
+            value: "shop".into(),
+        }],
+        version: 0,
+        acted_ms: Some(now),
+    };
+    let created = metric_alarm::configured(&alarm, true, now);
+    s.put_alarm(&ann, &made, std::slice::from_ref(&created))
+        .await
+        .unwrap();
+    assert_eq!(s.put_alarm(&ann, &made, &[]).await, Err(StoreError::Exists));
+    let got = s.alarm(&ann, "high").await.unwrap().unwrap();
+    assert_eq!(
+        (got.version, &got.tags, got.acted_ms),
+        (1, &made.tags, Some(now))
+    );
+    assert_eq!(got.alarm, alarm);
+    let (moved, item) = metric_alarm::transition(
+        &alarm,
+        metric_alarm::ALARM,
+        "because",
+        Some("{}"),
+        now + 1000,
+    )
+    .unwrap();
+    let acted = metric_alarm::acted(&got, "arn:p", Ok("scaled"), now + 1000);
+    let next = StoredAlarm {
+        alarm: moved,
+        acted_ms: None,
+        ..got.clone()
+    };
+    s.put_alarm(&ann, &next, &[item.clone(), acted.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        s.put_alarm(&ann, &next, &[]).await,
+        Err(StoreError::Conflict),
+        "version 1 is gone"
+    );
+    let got = s.alarm(&ann, "high").await.unwrap().unwrap();
+    assert_eq!(
+        (got.version, got.alarm.state_value.as_str(), got.acted_ms),
+        (2, "ALARM", None)
+    );
+    assert!(s.alarm(&ann, "low").await.unwrap().is_none());
+    assert_eq!(s.alarms(&ann).await.unwrap().len(), 1);
+    assert!(s.alarms(&ben).await.unwrap().is_empty());
+    let listed = (ann.clone(), "high".to_string());
+    assert!(s.due_alarms().await.unwrap().contains(&listed));
+    // Of one time, the last written first.
+    let history = s.alarm_history(&ann, Some("high")).await.unwrap();
+    assert_eq!(history, [acted, item, created]);
+    assert_eq!(s.alarm_history(&ann, None).await.unwrap().len(), 3);
+    assert!(s.alarm_history(&ann, Some("hig")).await.unwrap().is_empty());
+    s.delete_alarm(&ann, "high").await.unwrap();
+    assert_eq!(
+        s.delete_alarm(&ann, "high").await,
+        Err(StoreError::NotFound)
+    );
+    assert!(s.alarm(&ann, "high").await.unwrap().is_none());
+    assert!(!s.due_alarms().await.unwrap().contains(&listed));
+    assert_eq!(
+        s.alarm_history(&ann, Some("high")).await.unwrap().len(),
+        3,
+        "kept"
+    );
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@
 //!
 //! Built from the seams (`Store`, `WorkQueue`, `Clock`); only `from_env` names AWS.
 
+pub mod alarms;
 pub mod collector;
 pub mod predictor;
 pub mod prober;
@@ -44,6 +45,8 @@ pub struct HealthCheck {
     /// The groups' probes and what they found so far (`prober`): run by each beat, or by each run
     /// of the schedule where there is no pulse.
     pub probing: Arc<prober::Probing>,
+    /// The deployment's SNS: CloudWatch alarms' topics (`alarms`).
+    pub publisher: Arc<dyn phantom_seams::publish::Publisher>,
 }
 
 /// What one run of the schedule did.
@@ -67,6 +70,8 @@ pub struct Run {
     pub scheduler: scheduler::Fired,
     pub tracking: tracker::Evaluated,
     pub forecasting: predictor::Prepared,
+    /// CloudWatch's alarms evaluated, and their actions.
+    pub alarms: alarms::Evaluated,
     /// Group metrics written (none without a namespace).
     pub metrics: Option<collector::Collected>,
     pub health: Report,
@@ -127,6 +132,7 @@ impl HealthCheck {
                 Arc::new(phantom_seams::probe::NetProber::default()),
                 seams.lookups.clone(),
             )),
+            publisher: seams.publisher.clone(),
         })
     }
 
@@ -193,6 +199,13 @@ impl HealthCheck {
             }
             Err(e) => (Err(e.clone()), Err(e.clone()), Err(e.clone()), None),
         };
+        let watcher = alarms::Watcher {
+            store: self.store.as_ref(),
+            queue: self.queue.as_ref(),
+            publisher: self.publisher.as_ref(),
+            now_ms,
+        };
+        let alarms = watcher.run().await;
         if let Some(c) = &collected {
             tracing::info!(
                 groups = c.groups,
@@ -222,6 +235,7 @@ impl HealthCheck {
             scheduler: fired.map_err(HealthError::Store)?,
             tracking: tracking.map_err(HealthError::Store)?,
             forecasting: forecasting.map_err(HealthError::Store)?,
+            alarms: alarms.map_err(HealthError::Store)?,
             metrics: collected,
             health: health?,
             pulse_started: pulse_started?,

@@ -188,7 +188,7 @@ pub struct LabelOptions {
     pub timezone: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MetricDataQuery {
     pub id: String,
@@ -206,7 +206,7 @@ pub struct MetricDataQuery {
     pub account_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MetricStat {
     pub metric: Metric,
@@ -289,4 +289,233 @@ pub struct MetricDataResult {
 pub struct MessageData {
     pub code: String,
     pub value: String,
+}
+
+// Alarms.
+
+/// The shape `MetricAlarm`: an alarm as PutMetricAlarm keeps it and DescribeAlarms shows it, its
+/// state with it. A member not sent is absent (Terraform and Ansible read back what they sent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MetricAlarm {
+    pub alarm_name: String,
+    pub alarm_arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alarm_description: Option<String>,
+    pub alarm_configuration_updated_timestamp: String,
+    pub actions_enabled: bool,
+    #[serde(rename = "OKActions")]
+    pub ok_actions: Vec<String>,
+    pub alarm_actions: Vec<String>,
+    pub insufficient_data_actions: Vec<String>,
+    pub state_value: String,
+    pub state_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_reason_data: Option<String>,
+    pub state_updated_timestamp: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended_statistic: Option<String>,
+    pub dimensions: Vec<Dimension>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub evaluation_periods: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datapoints_to_alarm: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    pub comparison_operator: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub treat_missing_data: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluate_low_sample_count_percentile: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricDataQuery>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold_metric_id: Option<String>,
+    pub state_transitioned_timestamp: String,
+}
+
+/// An alarm as the store keeps it: the alarm, its tags, and its version (every write is a
+/// compare-and-set on it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredAlarm {
+    pub alarm: MetricAlarm,
+    pub tags: Vec<Tag>,
+    /// 0: not stored yet.
+    pub version: i64,
+    /// When its actions on Auto Scaling policies last ran (Unix ms): while it stays in ALARM they
+    /// run again each minute, as CloudWatch's do.
+    pub acted_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tag {
+    pub key: String,
+    pub value: String,
+}
+
+/// The shape `AlarmHistoryItem`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AlarmHistoryItem {
+    pub alarm_name: String,
+    pub alarm_type: String,
+    pub timestamp: String,
+    /// `ConfigurationUpdate`, `StateUpdate` or `Action`.
+    pub history_item_type: String,
+    pub history_summary: String,
+    pub history_data: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutMetricAlarm {
+    pub alarm_name: String,
+    pub alarm_description: Option<String>,
+    pub actions_enabled: Option<bool>,
+    #[serde(default, rename = "OKActions")]
+    pub ok_actions: Vec<String>,
+    #[serde(default)]
+    pub alarm_actions: Vec<String>,
+    #[serde(default)]
+    pub insufficient_data_actions: Vec<String>,
+    pub metric_name: Option<String>,
+    pub namespace: Option<String>,
+    pub statistic: Option<String>,
+    pub extended_statistic: Option<String>,
+    #[serde(default)]
+    pub dimensions: Vec<Dimension>,
+    pub period: Option<i64>,
+    pub unit: Option<String>,
+    pub evaluation_periods: Option<i64>,
+    pub datapoints_to_alarm: Option<i64>,
+    pub threshold: Option<f64>,
+    pub comparison_operator: Option<String>,
+    pub treat_missing_data: Option<String>,
+    pub evaluate_low_sample_count_percentile: Option<String>,
+    #[serde(default)]
+    pub metrics: Vec<MetricDataQuery>,
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+    pub threshold_metric_id: Option<String>,
+    pub evaluation_criteria: Option<serde::de::IgnoredAny>,
+    pub evaluation_interval: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarms {
+    pub alarm_names: Option<Vec<String>>,
+    pub alarm_name_prefix: Option<String>,
+    pub alarm_types: Option<Vec<String>>,
+    pub children_of_alarm_name: Option<String>,
+    pub parents_of_alarm_name: Option<String>,
+    pub state_value: Option<String>,
+    pub action_prefix: Option<String>,
+    pub max_records: Option<i64>,
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmsOutput {
+    pub composite_alarms: Vec<serde_json::Value>,
+    pub metric_alarms: Vec<MetricAlarm>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmsForMetric {
+    pub metric_name: String,
+    pub namespace: String,
+    pub statistic: Option<String>,
+    pub extended_statistic: Option<String>,
+    #[serde(default)]
+    pub dimensions: Vec<Dimension>,
+    pub period: Option<i64>,
+    pub unit: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmsForMetricOutput {
+    pub metric_alarms: Vec<MetricAlarm>,
+}
+
+/// DeleteAlarms, EnableAlarmActions, DisableAlarmActions.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AlarmNames {
+    pub alarm_names: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SetAlarmState {
+    pub alarm_name: String,
+    pub state_value: String,
+    pub state_reason: String,
+    pub state_reason_data: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmHistory {
+    pub alarm_name: Option<String>,
+    pub alarm_contributor_id: Option<String>,
+    pub alarm_types: Option<Vec<String>>,
+    pub history_item_type: Option<String>,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+    pub max_records: Option<i64>,
+    pub next_token: Option<String>,
+    pub scan_by: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmHistoryOutput {
+    pub alarm_history_items: Vec<AlarmHistoryItem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TagResource {
+    #[serde(rename = "ResourceARN")]
+    pub resource_arn: String,
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UntagResource {
+    #[serde(rename = "ResourceARN")]
+    pub resource_arn: String,
+    pub tag_keys: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListTagsForResource {
+    #[serde(rename = "ResourceARN")]
+    pub resource_arn: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListTagsForResourceOutput {
+    pub tags: Vec<Tag>,
 }

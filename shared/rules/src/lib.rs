@@ -21,6 +21,7 @@ pub mod launch_config;
 pub mod launching;
 pub mod lifecycle;
 pub mod maintenance;
+pub mod metric_alarm;
 pub mod metric_data;
 pub mod notification;
 pub mod on_cloud;

@@ -89,6 +89,13 @@ impl ApiError {
     pub fn resource_not_found(message: impl Into<String>) -> Self {
         Self::new("ResourceNotFound", 404, message)
     }
+    /// The tag actions' own name for it.
+    pub fn resource_not_found_exception(message: impl Into<String>) -> Self {
+        Self::new("ResourceNotFoundException", 404, message)
+    }
+    pub fn invalid_format(message: impl Into<String>) -> Self {
+        Self::new("InvalidFormat", 400, message)
+    }
     /// An operation of the service's model that Phantom does not answer, and why.
     pub fn invalid_action_because(action: &str, why: &str) -> Self {
         Self::new(

@@ -325,8 +325,16 @@ fn error_type(service: Service, code: &str) -> String {
             .collect()
     });
     if service == Service::CloudWatch {
-        if let Some((_, shape)) = known.iter().find(|(c, _)| c == code) {
-            return shape.clone();
+        // Several shapes share a code (`ResourceNotFound`: also `DashboardNotFoundError`): the
+        // one named for it first.
+        let named = |s: &str| s == code || s.strip_suffix("Exception") == Some(code);
+        let shapes: Vec<&String> = known
+            .iter()
+            .filter(|(c, _)| c == code)
+            .map(|(_, s)| s)
+            .collect();
+        if let Some(shape) = shapes.iter().find(|s| named(s)).or(shapes.first()) {
+            return (*shape).clone();
         }
     }
     code.to_string()
@@ -516,6 +524,10 @@ mod tests {
             "InvalidParameterValueException"
         );
         assert_eq!(query_error_header(&e), "InvalidParameterValue;Sender");
+        assert_eq!(
+            error_type(Service::CloudWatch, "ResourceNotFound"),
+            "ResourceNotFound"
+        );
         let body: Value =
             serde_json::from_slice(&error_body(Service::CloudWatch, Protocol::Json, &e)).unwrap();
         assert_eq!(body["message"], "bad");

@@ -2,7 +2,7 @@
 //! and boto3 in each protocol CloudWatch's clients speak (JSON, RPC v2 CBOR as the Go SDK and
 //! Terraform send it, Query as older SDKs do).
 
-use phantom_e2e::{argv, clients, stack};
+use phantom_e2e::{argv, clients, eventually, stack};
 use phantom_model::time::{format_timestamp, from_ms, now_ms};
 use serde_json::{json, Value};
 
@@ -163,4 +163,67 @@ fn every_protocol_of_cloudwatchs_clients_gets_the_same_answers() {
             }
         }
     }
+}
+
+#[test]
+fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
+    let s = stack();
+    let u = s.new_user("cw-alarm");
+    s.aws(
+        &u,
+        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-12345678 --instance-type t2.micro"),
+    )
+    .json();
+    s.aws(
+        &u,
+        &argv!("create-auto-scaling-group --auto-scaling-group-name busy --launch-configuration-name web@hotel --min-size 1 --max-size 4 --desired-capacity 1 --availability-zones us-east-1a"),
+    )
+    .json();
+    let put = s
+        .aws(
+            &u,
+            &argv!("put-scaling-policy --auto-scaling-group-name busy --policy-name out --adjustment-type ChangeInCapacity --scaling-adjustment 1"),
+        )
+        .json();
+    let policy = put["PolicyARN"].as_str().unwrap().to_string();
+    // Ten-second periods of high-resolution data: CloudWatch's shortest alarm.
+    s.cloudwatch(
+        &u,
+        &argv!(
+            "put-metric-alarm --alarm-name busy-high --namespace App --metric-name Busy --statistic Maximum --period 10 --evaluation-periods 1 --threshold 5 --comparison-operator GreaterThanThreshold --alarm-actions",
+            &policy
+        ),
+    )
+    .json();
+    let alarm = |s: &phantom_e2e::Stack| {
+        s.cloudwatch(&u, &argv!("describe-alarms --alarm-names busy-high"))
+            .json()["MetricAlarms"][0]
+            .clone()
+    };
+    assert_eq!(alarm(s)["StateValue"], "INSUFFICIENT_DATA");
+    s.cloudwatch(
+        &u,
+        &argv!(
+            "put-metric-data --namespace App --metric-name Busy --value 9 --storage-resolution 1"
+        ),
+    )
+    .json();
+    eventually(60, "the alarm's policy grew the group", || {
+        let g = s.group(&u, "busy")?;
+        (g["DesiredCapacity"] == 2).then_some(())
+    });
+    let a = alarm(s);
+    assert_eq!(a["StateValue"], "ALARM", "{a}");
+    assert_eq!(a["AlarmActions"], json!([policy]));
+    let history = s
+        .cloudwatch(
+            &u,
+            &argv!("describe-alarm-history --alarm-name busy-high --history-item-type StateUpdate"),
+        )
+        .json();
+    assert_eq!(
+        history["AlarmHistoryItems"][0]["HistorySummary"],
+        "Alarm updated from INSUFFICIENT_DATA to ALARM",
+        "{history}"
+    );
 }

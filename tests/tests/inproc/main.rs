@@ -4,6 +4,7 @@
 
 mod across;
 mod admin;
+mod alarms;
 mod api;
 mod balancers;
 mod chaos;

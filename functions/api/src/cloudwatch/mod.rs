@@ -4,9 +4,11 @@
 //! from the AWS CLI and boto3, RPC v2 CBOR from the Go SDK and Terraform, Query from older SDKs):
 //! `phantom_wire::rpc` reads each into the same decoded input.
 
+mod alarms;
 mod metrics;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
+use phantom_rules::identity::Caller;
 use phantom_rules::metric_data::Bad;
 use phantom_wire::query::{self, Document};
 use phantom_wire::rpc::{self, Protocol};
@@ -126,15 +128,16 @@ async fn run(
         return Err(ApiError::throttling());
     }
     let input = query::decode_input_of(SERVICE, operation, &params)?;
-    dispatch(app, &caller.user, operation, input).await
+    dispatch(app, &caller, operation, input).await
 }
 
 async fn dispatch(
     app: &App,
-    user: &str,
+    caller: &Caller,
     operation: &str,
     input: Document,
 ) -> Result<Option<Document>, ApiError> {
+    let user = caller.user.as_str();
     match operation {
         "PutMetricData" => {
             query::output(metrics::put_metric_data(app, user, query::input(input)?).await?)
@@ -148,6 +151,39 @@ async fn dispatch(
         "GetMetricData" => {
             query::output(metrics::get_metric_data(app, user, query::input(input)?).await?)
         }
+        "PutMetricAlarm" => {
+            query::output(alarms::put_metric_alarm(app, caller, query::input(input)?).await?)
+        }
+        "DescribeAlarms" => {
+            query::output(alarms::describe_alarms(app, user, query::input(input)?).await?)
+        }
+        "DescribeAlarmsForMetric" => query::output(
+            alarms::describe_alarms_for_metric(app, user, query::input(input)?).await?,
+        ),
+        "DeleteAlarms" => {
+            query::output(alarms::delete_alarms(app, user, query::input(input)?).await?)
+        }
+        "EnableAlarmActions" => {
+            query::output(alarms::set_actions_enabled(app, user, query::input(input)?, true).await?)
+        }
+        "DisableAlarmActions" => query::output(
+            alarms::set_actions_enabled(app, user, query::input(input)?, false).await?,
+        ),
+        "SetAlarmState" => {
+            query::output(alarms::set_alarm_state(app, user, query::input(input)?).await?)
+        }
+        "DescribeAlarmHistory" => {
+            query::output(alarms::describe_alarm_history(app, user, query::input(input)?).await?)
+        }
+        "TagResource" => {
+            query::output(alarms::tag_resource(app, caller, query::input(input)?).await?)
+        }
+        "UntagResource" => {
+            query::output(alarms::untag_resource(app, caller, query::input(input)?).await?)
+        }
+        "ListTagsForResource" => {
+            query::output(alarms::list_tags_for_resource(app, caller, query::input(input)?).await?)
+        }
         other => Err(not_offered(other)),
     }
 }
@@ -157,7 +193,7 @@ async fn dispatch(
 fn not_offered(operation: &str) -> ApiError {
     ApiError::invalid_action_because(
         operation,
-        "Phantom's CloudWatch keeps metrics for scaling: PutMetricData, ListMetrics, GetMetricStatistics and GetMetricData (docs/cloudwatch.md)",
+        "Phantom's CloudWatch keeps metrics and metric alarms for scaling (docs/cloudwatch.md)",
     )
 }
 

@@ -16,7 +16,7 @@ pub mod samples;
 
 use async_trait::async_trait;
 use phantom_model::activity::{Activity, ScalingActivity};
-use phantom_model::cloudwatch::{Datum, MetricId};
+use phantom_model::cloudwatch::{AlarmHistoryItem, Datum, MetricId, StoredAlarm};
 use phantom_model::group::Group;
 use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
@@ -397,7 +397,34 @@ pub trait Watch: Send + Sync {
         user: &str,
         namespace: Option<&str>,
     ) -> StoreResult<Vec<(MetricId, i64)>>;
+    /// The account's alarm `name`.
+    async fn alarm(&self, user: &str, name: &str) -> StoreResult<Option<StoredAlarm>>;
+    /// The account's alarms, by name.
+    async fn alarms(&self, user: &str) -> StoreResult<Vec<StoredAlarm>>;
+    /// Writes `alarm` as version `alarm.version + 1` if the stored one is still at
+    /// `alarm.version` (0: none is stored; else `Exists`), with `history` in the same write;
+    /// `Conflict` if it moved.
+    async fn put_alarm(
+        &self,
+        user: &str,
+        alarm: &StoredAlarm,
+        history: &[AlarmHistoryItem],
+    ) -> StoreResult<()>;
+    /// Deletes the alarm (`NotFound` if there is none); its history stays until it expires.
+    async fn delete_alarm(&self, user: &str, name: &str) -> StoreResult<()>;
+    /// The history of the alarm `name` (all the account's alarms: `None`), newest first, kept
+    /// `ALARM_HISTORY_TTL_SECS`.
+    async fn alarm_history(
+        &self,
+        user: &str,
+        name: Option<&str>,
+    ) -> StoreResult<Vec<AlarmHistoryItem>>;
+    /// Every account's alarms, (user, name), for the scheduled run to evaluate.
+    async fn due_alarms(&self) -> StoreResult<Vec<(String, String)>>;
 }
+
+/// An alarm's history is kept 30 days, as CloudWatch keeps it.
+pub const ALARM_HISTORY_TTL_SECS: i64 = 30 * 24 * 3600;
 
 pub trait Store: Directory + LaunchConfigs + Groups + Fleet + Watch {}
 impl<T: Directory + LaunchConfigs + Groups + Fleet + Watch> Store for T {}

@@ -19,10 +19,13 @@
 //! | `METRICS`       | `SOURCE`           | the metric source: Prometheus's URL, instance label, auth (secret sealed) |
 //! | `MDATA#<user>#<metric>` | `<ms>#<id>` | a CloudWatch datapoint published (15 days); `<metric>` hashes namespace, name and dimensions |
 //! | `OWNER#<user>`  | `METRIC#<namespace>#<metric>` | a metric published to: its name and dimensions, when last (15 days) |
+//! | `OWNER#<user>`  | `ALARM#<name>`     | a CloudWatch alarm (its `MetricAlarm` in `doc`), tags, version, when its actions last ran |
+//! | `OWNER#<user>`  | `AHIST#<name>#<inverted ms>#<inverted version>#<n>` | an alarm's history item (30 days) |
 //!
 //! Index `due` (sparse, keys only): a group with work for the scheduled run carries `due_pk`
 //! (always `DUE`) and `due` (when its first scheduled action is due, Unix ms, or 0 while it has a
 //! target tracking policy); the run queries `due <= now` and reads nothing of the other groups.
+//! Every alarm carries `due_pk` `ALARMS` and `due` 0: the run lists the alarms by that partition.
 //!
 //! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!

@@ -4,13 +4,20 @@
 
 use super::*;
 use crate::store::Watch;
+use crate::store::ALARM_HISTORY_TTL_SECS;
 use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
-use phantom_model::cloudwatch::{Datum, Dimension, MetricId, Stats};
+use phantom_model::cloudwatch::{
+    AlarmHistoryItem, Datum, Dimension, MetricId, Stats, StoredAlarm, Tag,
+};
 use phantom_rules::metric_data::RETENTION_MS;
 use sha2::{Digest, Sha256};
 
 const MDATA: &str = "MDATA#";
 const METRIC: &str = "METRIC#";
+const ALARM: &str = "ALARM#";
+const AHIST: &str = "AHIST#";
+/// The partition of the index `due` that lists alarms (every alarm, `due` 0: each run).
+const ALARMS_DUE: &str = "ALARMS";
 /// BatchWriteItem's most items a call.
 const BATCH: usize = 25;
 /// Times in a sort key: Unix ms, zero-padded so that they sort as numbers.
@@ -81,6 +88,43 @@ fn get_dimensions(item: &Item) -> StoreResult<Vec<Dimension>> {
             _ => Err(corrupt(item, "dims", "a list of maps")),
         })
         .collect()
+}
+
+fn tags(ts: &[Tag]) -> AttributeValue {
+    AttributeValue::L(
+        ts.iter()
+            .map(|t| {
+                AttributeValue::M(HashMap::from([
+                    ("k".to_string(), s(&t.key)),
+                    ("v".to_string(), s(&t.value)),
+                ]))
+            })
+            .collect(),
+    )
+}
+
+fn get_tags(item: &Item) -> StoreResult<Vec<Tag>> {
+    let Some(AttributeValue::L(list)) = item.get("tags") else {
+        return Err(corrupt(item, "tags", "a list"));
+    };
+    list.iter()
+        .map(|t| match t {
+            AttributeValue::M(m) => Ok(Tag {
+                key: get_s(m, "k")?,
+                value: get_s(m, "v")?,
+            }),
+            _ => Err(corrupt(item, "tags", "a list of maps")),
+        })
+        .collect()
+}
+
+fn stored_alarm(item: &Item) -> StoreResult<StoredAlarm> {
+    Ok(StoredAlarm {
+        alarm: get_typed(item, "an alarm")?,
+        tags: get_tags(item)?,
+        version: get_n(item, "version")?,
+        acted_ms: opt_n(item, "acted")?,
+    })
 }
 
 impl DynamoStore {
@@ -249,6 +293,161 @@ impl Watch for DynamoStore {
             out.push((m, get_n(i, "last")?));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    async fn alarm(&self, user: &str, name: &str) -> StoreResult<Option<StoredAlarm>> {
+        self.get(owner(user), format!("{ALARM}{name}"))
+            .await?
+            .as_ref()
+            .map(stored_alarm)
+            .transpose()
+    }
+
+    async fn alarms(&self, user: &str) -> StoreResult<Vec<StoredAlarm>> {
+        self.query_prefix(&owner(user), ALARM, None, usize::MAX, |_| true)
+            .await?
+            .iter()
+            .map(stored_alarm)
+            .collect()
+    }
+
+    async fn put_alarm(
+        &self,
+        user: &str,
+        alarm: &StoredAlarm,
+        history: &[AlarmHistoryItem],
+    ) -> StoreResult<()> {
+        let mut item = key(owner(user), format!("{ALARM}{}", alarm.alarm.alarm_name));
+        let doc = serde_json::to_string(&alarm.alarm).expect("an alarm serialises");
+        item.insert("doc".into(), s(doc));
+        item.insert("tags".into(), tags(&alarm.tags));
+        item.insert("version".into(), n(alarm.version + 1));
+        if let Some(at) = alarm.acted_ms {
+            item.insert("acted".into(), n(at));
+        }
+        item.insert("due_pk".into(), s(ALARMS_DUE));
+        item.insert("due".into(), n(0));
+        let put = if alarm.version == 0 {
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+        } else {
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("version = :v")
+                .expression_attribute_values(":v", n(alarm.version))
+        }
+        .build()
+        .map_err(unavailable)?;
+        let mut tx = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(put).build());
+        let now_ms = phantom_model::time::now_ms();
+        for (i, h) in history.iter().enumerate() {
+            let at = phantom_model::time::parse_timestamp(&h.timestamp)
+                .map_or(now_ms, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64);
+            let inverted = 9_999_999_999_999 - at;
+            // Newest first: by time, then by the write (the alarm's version), then within it.
+            let version = 999_999_999_999 - (alarm.version + 1);
+            let within = 999 - i.min(999);
+            let mut hist = key(
+                owner(user),
+                format!(
+                    "{AHIST}{}#{inverted:013}#{version:012}#{within:03}",
+                    h.alarm_name
+                ),
+            );
+            hist.insert(
+                "doc".into(),
+                s(serde_json::to_string(h).expect("a history item serialises")),
+            );
+            hist.insert(TTL_ATTRIBUTE.into(), n(at / 1000 + ALARM_HISTORY_TTL_SECS));
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(hist))
+                .build()
+                .map_err(unavailable)?;
+            tx = tx.transact_items(TransactWriteItem::builder().put(put).build());
+        }
+        match tx.send().await {
+            Ok(_) => Ok(()),
+            Err(e) => match cancelled_conditions(&e) {
+                Some(reasons) if reasons.first() == Some(&true) => Err(if alarm.version == 0 {
+                    StoreError::Exists
+                } else {
+                    StoreError::Conflict
+                }),
+                _ => Err(unavailable(e)),
+            },
+        }
+    }
+
+    async fn delete_alarm(&self, user: &str, name: &str) -> StoreResult<()> {
+        let result = self
+            .db
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ALARM}{name}"))))
+            .condition_expression("attribute_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
+    async fn alarm_history(
+        &self,
+        user: &str,
+        name: Option<&str>,
+    ) -> StoreResult<Vec<AlarmHistoryItem>> {
+        let prefix = match name {
+            Some(n) => format!("{AHIST}{n}#"),
+            None => AHIST.to_string(),
+        };
+        let now_secs = phantom_model::time::now_ms() / 1000;
+        let mut out = Vec::new();
+        for i in self
+            .query_prefix_read(&owner(user), &prefix, None, usize::MAX, |_| true, false)
+            .await?
+        {
+            if opt_n(&i, TTL_ATTRIBUTE)?.is_some_and(|e| e < now_secs) {
+                continue;
+            }
+            let h: AlarmHistoryItem = get_typed(&i, "an alarm's history item")?;
+            // `AHIST#a#` also begins the items of an alarm named `a#b`.
+            if name.is_some_and(|n| n != h.alarm_name) {
+                continue;
+            }
+            out.push(h);
+        }
+        out.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+        Ok(out)
+    }
+
+    async fn due_alarms(&self) -> StoreResult<Vec<(String, String)>> {
+        let query = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .index_name(DUE_INDEX)
+            .key_condition_expression("due_pk = :due_pk AND due <= :now")
+            .expression_attribute_values(":due_pk", s(ALARMS_DUE))
+            .expression_attribute_values(":now", n(0));
+        let mut out = Vec::new();
+        Self::each_page(query, |items| {
+            for item in items {
+                let user = get_s(item, PARTITION_KEY)?;
+                let user = user
+                    .strip_prefix("OWNER#")
+                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
+                out.push((user.to_string(), sk_suffix(item, ALARM)?));
+            }
+            Ok(true)
+        })
+        .await?;
         Ok(out)
     }
 }

@@ -69,6 +69,10 @@ struct State {
         (String, phantom_model::cloudwatch::MetricId),
         Vec<phantom_model::cloudwatch::Datum>,
     >,
+    /// (user, alarm name) -> the alarm
+    alarms: BTreeMap<Owned, phantom_model::cloudwatch::StoredAlarm>,
+    /// (user, alarm name) -> its history, oldest first
+    alarm_history: BTreeMap<Owned, Vec<phantom_model::cloudwatch::AlarmHistoryItem>>,
 }
 
 impl State {

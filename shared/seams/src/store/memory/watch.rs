@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::store::Watch;
-use phantom_model::cloudwatch::{Datum, MetricId};
+use phantom_model::cloudwatch::{AlarmHistoryItem, Datum, MetricId, StoredAlarm};
 use phantom_rules::metric_data::RETENTION_MS;
 
 #[async_trait]
@@ -60,6 +60,85 @@ impl Watch for MemoryStore {
                 .filter_map(|((_, m), d)| Some((m.clone(), d.last()?.at_ms)))
                 .collect()
         };
+        self.done(Ok(out)).await
+    }
+
+    async fn alarm(&self, user: &str, name: &str) -> StoreResult<Option<StoredAlarm>> {
+        let out = self.state(1).alarms.get(&owned(user, name)).cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn alarms(&self, user: &str) -> StoreResult<Vec<StoredAlarm>> {
+        let out = {
+            let st = self.state(1);
+            st.alarms
+                .iter()
+                .filter(|((u, _), _)| u == user)
+                .map(|(_, a)| a.clone())
+                .collect()
+        };
+        self.done(Ok(out)).await
+    }
+
+    async fn put_alarm(
+        &self,
+        user: &str,
+        alarm: &StoredAlarm,
+        history: &[AlarmHistoryItem],
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let key = owned(user, &alarm.alarm.alarm_name);
+            match (st.alarms.get(&key).map(|a| a.version), alarm.version) {
+                (None, 0) => Ok(()),
+                (Some(_), 0) => Err(StoreError::Exists),
+                (Some(v), want) if v == want => Ok(()),
+                _ => Err(StoreError::Conflict),
+            }
+            .map(|()| {
+                let mut stored = alarm.clone();
+                stored.version += 1;
+                st.alarms.insert(key.clone(), stored);
+                st.alarm_history
+                    .entry(key)
+                    .or_default()
+                    .extend(history.iter().cloned());
+            })
+        };
+        self.done(out).await
+    }
+
+    async fn delete_alarm(&self, user: &str, name: &str) -> StoreResult<()> {
+        let out = match self.state(1).alarms.remove(&owned(user, name)) {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
+
+    async fn alarm_history(
+        &self,
+        user: &str,
+        name: Option<&str>,
+    ) -> StoreResult<Vec<AlarmHistoryItem>> {
+        let out = {
+            let st = self.state(1);
+            let mut items: Vec<AlarmHistoryItem> = st
+                .alarm_history
+                .iter()
+                .filter(|((u, n), _)| u == user && name.is_none_or(|want| want == n))
+                .flat_map(|(_, h)| h.iter().rev().cloned())
+                .collect();
+            // Newest first (the last written first among those of one time); ISO 8601 times of
+            // one format sort as text.
+            items.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+            items
+        };
+        self.done(Ok(out)).await
+    }
+
+    async fn due_alarms(&self) -> StoreResult<Vec<(String, String)>> {
+        let out = self.state(1).alarms.keys().cloned().collect();
         self.done(Ok(out)).await
     }
 }

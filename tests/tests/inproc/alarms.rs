@@ -1,0 +1,338 @@
+//! CloudWatch's metric alarms at Phantom's endpoint, in process: kept and shown as CloudWatch's,
+//! evaluated each run of the schedule on the data PutMetricData published, their actions run on
+//! the account's scaling policies, their history told.
+
+use super::{causes, group, Given};
+use aws_sdk_autoscaling::types::StepAdjustment;
+use phantom_e2e::steps::Steps;
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+use serde_json::{json, Value};
+
+/// Publishes `value` to App/Load now.
+async fn publish(w: &World, u: &User, value: f64) {
+    let (status, v) = w
+        .cloudwatch(
+            u,
+            "PutMetricData",
+            json!({"Namespace": "App", "MetricData": [{"MetricName": "Load", "Value": value}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+}
+
+async fn alarm_of(w: &World, u: &User, name: &str) -> Value {
+    let (status, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"AlarmNames": [name]}))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    v["MetricAlarms"][0].clone()
+}
+
+fn high(policy_arn: &str) -> Value {
+    json!({"AlarmName": "load-high", "Namespace": "App", "MetricName": "Load",
+        "Statistic": "Average", "Period": 60, "EvaluationPeriods": 1, "Threshold": 50.0,
+        "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": [policy_arn]})
+}
+
+/// A step policy `out` on group `web`: +1 above the threshold, +3 from 30 above it. The group's
+/// VMs count once 5 s old (DefaultInstanceWarmup).
+async fn step_out(g: &Given) -> String {
+    g.w.sdk(&g.u)
+        .update("web", |x| x.default_instance_warmup(5))
+        .await;
+    let steps = [(0.0, Some(30.0), 1), (30.0, None, 3)].map(|(lower, upper, n)| {
+        StepAdjustment::builder()
+            .metric_interval_lower_bound(lower)
+            .set_metric_interval_upper_bound(upper)
+            .scaling_adjustment(n)
+            .build()
+    });
+    let out =
+        g.c.put_scaling_policy()
+            .auto_scaling_group_name("web")
+            .policy_name("out")
+            .policy_type("StepScaling")
+            .adjustment_type("ChangeInCapacity")
+            .set_step_adjustments(Some(steps.to_vec()))
+            .send()
+            .await
+            .expect("a step policy");
+    out.policy_arn().expect("its ARN").to_string()
+}
+
+#[tokio::test]
+async fn an_alarm_on_a_published_metric_runs_its_step_policy() {
+    let (g, _) = Given::converged("cw-alarm", 1, 10, 2).await;
+    let (w, u) = (&g.w, &g.u);
+    let arn = step_out(&g).await;
+    let (status, v) = w.cloudwatch(u, "PutMetricAlarm", high(&arn)).await;
+    assert_eq!(status, 200, "{v}");
+    let a = alarm_of(w, u, "load-high").await;
+    assert_eq!(a["StateValue"], "INSUFFICIENT_DATA");
+    assert_eq!(a["ActionsEnabled"], true);
+    assert_eq!(a["AlarmActions"], json!([arn]));
+    assert_eq!(a["OKActions"], json!([]));
+    assert!(
+        a.get("DatapointsToAlarm").is_none(),
+        "not sent, not shown: {a}"
+    );
+    assert!(a["AlarmArn"]
+        .as_str()
+        .unwrap()
+        .ends_with(":alarm:load-high"));
+
+    // 90 against 50: the +3 step, once the minute it fell in is whole.
+    publish(w, u, 90.0).await;
+    w.run_for(61).await;
+    let a = alarm_of(w, u, "load-high").await;
+    assert_eq!(a["StateValue"], "ALARM", "{a}");
+    assert!(
+        a["StateReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Threshold Crossed: 1 out of the last 1 datapoints [90 ("),
+        "{a}"
+    );
+    let got = group(w, u, "web").await.unwrap();
+    assert_eq!(got.desired_capacity(), Some(5));
+    let cause = causes(w, u, "web").await;
+    assert!(
+        cause
+            .iter()
+            .any(|c| c.contains("a CloudWatch alarm load-high in state ALARM triggered policy out")),
+        "{cause:?}"
+    );
+    // The history: made, in ALARM, the action.
+    let (_, h) = w
+        .cloudwatch(u, "DescribeAlarmHistory", json!({"AlarmName": "load-high"}))
+        .await;
+    let kinds: Vec<&str> = h["AlarmHistoryItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["HistoryItemType"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["Action", "StateUpdate", "ConfigurationUpdate"],
+        "{h}"
+    );
+
+    // Still in ALARM a minute on: the action runs again, as CloudWatch's Auto Scaling actions
+    // do each minute; the new VMs are past their warm-up (5 s), so +3 from 5.
+    publish(w, u, 90.0).await;
+    w.run_for(60).await;
+    assert_eq!(
+        group(w, u, "web").await.unwrap().desired_capacity(),
+        Some(8)
+    );
+
+    // 10: OK, and no more scaling.
+    publish(w, u, 10.0).await;
+    w.run_for(61).await;
+    assert_eq!(alarm_of(w, u, "load-high").await["StateValue"], "OK");
+    let (_, h) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarmHistory",
+            json!({"AlarmName": "load-high", "HistoryItemType": "StateUpdate"}),
+        )
+        .await;
+    assert_eq!(
+        h["AlarmHistoryItems"][0]["HistorySummary"],
+        "Alarm updated from ALARM to OK"
+    );
+    // A minute with no data: INSUFFICIENT_DATA (TreatMissingData `missing`), and no scaling.
+    w.run_for(60).await;
+    assert_eq!(
+        alarm_of(w, u, "load-high").await["StateValue"],
+        "INSUFFICIENT_DATA"
+    );
+    assert_eq!(
+        group(w, u, "web").await.unwrap().desired_capacity(),
+        Some(8)
+    );
+}
+
+#[tokio::test]
+async fn actions_disabled_or_a_suspended_process_run_nothing() {
+    let (g, _) = Given::converged("cw-off", 1, 10, 2).await;
+    let (w, u) = (&g.w, &g.u);
+    let arn = step_out(&g).await;
+    let mut off = high(&arn);
+    off["ActionsEnabled"] = false.into();
+    assert_eq!(w.cloudwatch(u, "PutMetricAlarm", off).await.0, 200);
+    publish(w, u, 90.0).await;
+    w.run_for(61).await;
+    assert_eq!(alarm_of(w, u, "load-high").await["StateValue"], "ALARM");
+    assert_eq!(
+        group(w, u, "web").await.unwrap().desired_capacity(),
+        Some(2)
+    );
+    // Enabled, with AlarmNotification suspended: still nothing.
+    super::suspend_web(&g.c, "AlarmNotification").await;
+    let (status, _) = w
+        .cloudwatch(
+            u,
+            "EnableAlarmActions",
+            json!({"AlarmNames": ["load-high"]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    publish(w, u, 90.0).await;
+    w.run_for(61).await;
+    assert_eq!(
+        group(w, u, "web").await.unwrap().desired_capacity(),
+        Some(2)
+    );
+}
+
+#[tokio::test]
+async fn alarms_are_kept_shown_and_refused_as_cloudwatchs() {
+    let g = Given::user("cw-crud").await;
+    let (w, u) = (&g.w, &g.u);
+    let topic = "arn:aws:sns:us-east-1:000000000000:ops";
+    let mut a = json!({"AlarmName": "q-deep", "Namespace": "App", "MetricName": "Depth",
+        "Dimensions": [{"Name": "Queue", "Value": "orders"}], "Statistic": "Maximum",
+        "Period": 300, "EvaluationPeriods": 3, "DatapointsToAlarm": 2, "Threshold": 100.0,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "TreatMissingData": "notBreaching",
+        "Unit": "Count", "AlarmDescription": "orders pile up", "OKActions": [topic],
+        "Tags": [{"Key": "team", "Value": "shop"}]});
+    assert_eq!(w.cloudwatch(u, "PutMetricAlarm", a.clone()).await.0, 200);
+    let shown = alarm_of(w, u, "q-deep").await;
+    for k in [
+        "Namespace",
+        "MetricName",
+        "Dimensions",
+        "Statistic",
+        "Period",
+        "EvaluationPeriods",
+        "DatapointsToAlarm",
+        "Threshold",
+        "ComparisonOperator",
+        "TreatMissingData",
+        "Unit",
+        "AlarmDescription",
+        "OKActions",
+    ] {
+        assert_eq!(shown[k], a[k], "{k}");
+    }
+    let arn = shown["AlarmArn"].as_str().unwrap().to_string();
+    let (_, tags) = w
+        .cloudwatch(u, "ListTagsForResource", json!({"ResourceARN": arn}))
+        .await;
+    assert_eq!(tags["Tags"], json!([{"Key": "team", "Value": "shop"}]));
+    w.cloudwatch(
+        u,
+        "TagResource",
+        json!({"ResourceARN": arn, "Tags": [{"Key": "env", "Value": "prod"}]}),
+    )
+    .await;
+    w.cloudwatch(
+        u,
+        "UntagResource",
+        json!({"ResourceARN": arn, "TagKeys": ["team"]}),
+    )
+    .await;
+    let (_, tags) = w
+        .cloudwatch(u, "ListTagsForResource", json!({"ResourceARN": arn}))
+        .await;
+    assert_eq!(tags["Tags"], json!([{"Key": "env", "Value": "prod"}]));
+    // Changed: the state stays, the configuration moves.
+    a["Threshold"] = 200.0.into();
+    assert_eq!(w.cloudwatch(u, "PutMetricAlarm", a.clone()).await.0, 200);
+    assert_eq!(alarm_of(w, u, "q-deep").await["Threshold"], 200.0);
+    // Filters.
+    let count = |v: &Value| v["MetricAlarms"].as_array().unwrap().len();
+    let (_, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"AlarmNamePrefix": "q-"}))
+        .await;
+    assert_eq!(count(&v), 1);
+    let (_, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"StateValue": "ALARM"}))
+        .await;
+    assert_eq!(count(&v), 0);
+    let (_, v) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarms",
+            json!({"AlarmTypes": ["CompositeAlarm"]}),
+        )
+        .await;
+    assert_eq!((count(&v), v["CompositeAlarms"].clone()), (0, json!([])));
+    let (_, v) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarmsForMetric",
+            json!({"Namespace": "App", "MetricName": "Depth"}),
+        )
+        .await;
+    assert_eq!(count(&v), 1);
+    // SetAlarmState: moved, and told in the history.
+    let (status, v) = w
+        .cloudwatch(
+            u,
+            "SetAlarmState",
+            json!({"AlarmName": "q-deep", "StateValue": "ALARM", "StateReason": "testing"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(alarm_of(w, u, "q-deep").await["StateReason"], "testing");
+    // Another account sees none of it.
+    let other = w.user("cw-other").await;
+    let (_, v) = w.cloudwatch(&other, "DescribeAlarms", json!({})).await;
+    assert_eq!(count(&v), 0);
+    // Refusals, in CloudWatch's codes.
+    let refused = async |body: Value, op: &str| {
+        let (status, v) = w.cloudwatch(u, op, body).await;
+        (status, v["__type"].as_str().unwrap_or_default().to_string())
+    };
+    let mut band = a.clone();
+    band["ComparisonOperator"] = "GreaterThanUpperThreshold".into();
+    assert_eq!(
+        refused(band, "PutMetricAlarm").await,
+        (400, "InvalidParameterValueException".into())
+    );
+    let mut too_many = a.clone();
+    too_many["DatapointsToAlarm"] = 4.into();
+    assert_eq!(refused(too_many, "PutMetricAlarm").await.0, 400);
+    let mut stop = a.clone();
+    stop["AlarmActions"] = json!(["arn:aws:automate:us-east-1:ec2:stop"]);
+    assert_eq!(refused(stop, "PutMetricAlarm").await.0, 400);
+    assert_eq!(
+        refused(
+            json!({"AlarmName": "q-deep", "StateValue": "OK", "StateReason": "x", "StateReasonData": "{not json"}),
+            "SetAlarmState"
+        )
+        .await,
+        (400, "InvalidFormatFault".into())
+    );
+    assert_eq!(
+        refused(json!({"AlarmNames": ["q-deep", "nope"]}), "DeleteAlarms").await,
+        (404, "ResourceNotFound".into())
+    );
+    assert_eq!(
+        count(&w.cloudwatch(u, "DescribeAlarms", json!({})).await.1),
+        1,
+        "none deleted"
+    );
+    assert_eq!(
+        refused(
+            json!({"ResourceARN": "arn:aws:cloudwatch:us-east-1:1:alarm:x"}),
+            "ListTagsForResource"
+        )
+        .await,
+        (404, "ResourceNotFoundException".into())
+    );
+    assert_eq!(
+        w.cloudwatch(u, "DeleteAlarms", json!({"AlarmNames": ["q-deep"]}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        count(&w.cloudwatch(u, "DescribeAlarms", json!({})).await.1),
+        0
+    );
+}

@@ -707,7 +707,12 @@ impl Provisioner {
                 g,
                 plan.refresh.as_ref(),
                 &members,
-                acted.launch_failed.as_deref(),
+                // A launch without an answer may have happened: its token finds out next round,
+                // and the refresh waits for it rather than failing on it.
+                acted
+                    .launch_failed
+                    .as_deref()
+                    .filter(|_| !acted.launch_unanswered),
             )
             .await?;
         Ok(Round::Acted {

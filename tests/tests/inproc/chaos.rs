@@ -587,3 +587,28 @@ async fn a_request_races_its_groups_round() {
         "mix 8 races no round"
     );
 }
+
+/// Mix 9 (a request racing its group's own round), the regression seeds below were found with it,
+/// in runs of 170 steps.
+const NINTH_MIX: Settings = Settings {
+    users: 3,
+    steps: 170,
+    faults: true,
+    mix: 9,
+};
+
+/// Seed 2085 (mix 9, 121 steps) found an instance refresh failed by a launch whose answer was
+/// lost: the refresh ended, the launch's token was never tried again, and a second VM was
+/// launched for the same place while the first ran unrecorded (`launched-once`). An unanswered
+/// launch no longer fails a refresh.
+#[tokio::test]
+async fn seed_2085_an_unanswered_launch_does_not_fail_a_refresh() {
+    holds(
+        2085,
+        Settings {
+            steps: 121,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}

@@ -420,7 +420,12 @@ impl Provisioner {
             let room_below = views[i + 1..].iter().any(|v| v.usable && v.max > v.have);
             if acted.launch_failed.is_some() && (room_below || have >= desired) {
                 part.activities.retain(|a| a.doc.status_code != "Failed");
-            } else if let Some(why) = &acted.launch_failed {
+            } else if let Some(why) = acted
+                .launch_failed
+                .as_ref()
+                .filter(|_| !acted.launch_unanswered)
+            {
+                // A launch without an answer may have happened: it does not fail a refresh.
                 refresh_failed.get_or_insert_with(|| why.clone());
             }
             for act in &mut part.activities {

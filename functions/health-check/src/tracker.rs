@@ -155,16 +155,12 @@ impl Tracker<'_> {
         {
             return Ok(Outcome::Stayed { queries: 0 });
         }
-        let Some((source, prometheus)) = prometheus else {
-            return Ok(Outcome::NoData {
-                queries: 0,
-                why: "no metric source is set".into(),
-            });
-        };
+        // Policies on CloudWatch metrics read Phantom's store; the others need the source.
+        let source = prometheus.map(|(s, _)| *s);
         let members = self.store.instances(user, name).await?;
         let mut ask = Asker {
             tracker: self,
-            prometheus: prometheus.as_ref(),
+            prometheus: prometheus.map(|(_, p)| p.as_ref()),
             queries: 0,
         };
         let mut readings = Vec::new();
@@ -178,9 +174,7 @@ impl Tracker<'_> {
             let datapoints = if warmed.is_empty() {
                 vec![None; tracking::DATAPOINTS as usize]
             } else {
-                let promql =
-                    tracking::promql(cfg, &source.instance_label, &warmed, self.period_ms / 1000);
-                match ask.datapoints(p, &promql, tracking::DATAPOINTS, None).await {
+                match ask.tracked(user, p, cfg, &warmed, source).await {
                     Ok(d) => d,
                     Err(why) => return Ok(ask.no_data(why)),
                 }
@@ -212,6 +206,9 @@ impl Tracker<'_> {
             if warmed_now.is_empty() && a.expression.contains(tracking::INSTANCES) {
                 continue;
             }
+            let Some(source) = source else {
+                return Ok(ask.no_data("no metric source is set".into()));
+            };
             let promql = tracking::fill(&a.expression, &source.instance_label, &warmed_now);
             let datapoints = match ask
                 .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
@@ -274,13 +271,11 @@ impl Tracker<'_> {
         watched: &[Watch<'_>],
         prometheus: Option<&(&MetricSource, Arc<dyn Prometheus>)>,
     ) -> Result<(bool, usize), StoreError> {
-        let Some((source, prometheus)) = prometheus else {
-            return Ok((false, 0));
-        };
+        let source = prometheus.map(|(s, _)| *s);
         let members = self.store.instances(user, &g.name).await?;
         let mut ask = Asker {
             tracker: self,
-            prometheus: prometheus.as_ref(),
+            prometheus: prometheus.map(|(_, p)| p.as_ref()),
             queries: 0,
         };
         for watch in watched {
@@ -295,6 +290,9 @@ impl Tracker<'_> {
                     if warmed.is_empty() && a.expression.contains(tracking::INSTANCES) {
                         continue;
                     }
+                    let Some(source) = source else {
+                        continue;
+                    };
                     let promql = tracking::fill(&a.expression, &source.instance_label, &warmed);
                     let Ok(datapoints) = ask
                         .datapoints(p, &promql, a.evaluation_periods, p.aggregation())
@@ -311,15 +309,7 @@ impl Tracker<'_> {
                     if warmed.is_empty() {
                         continue;
                     }
-                    let promql = tracking::promql(
-                        config,
-                        &source.instance_label,
-                        &warmed,
-                        self.period_ms / 1000,
-                    );
-                    let Ok(datapoints) =
-                        ask.datapoints(p, &promql, tracking::DATAPOINTS, None).await
-                    else {
+                    let Ok(datapoints) = ask.tracked(user, p, config, &warmed, source).await else {
                         continue;
                     };
                     let alarmed = tracking::in_alarm(&datapoints, config.target_value, high);
@@ -432,7 +422,8 @@ fn tracking_change<'a>(p: &'a ScalingPolicy, r: &Reading, d: Decision) -> Change
 /// One group's range queries, counted.
 struct Asker<'a> {
     tracker: &'a Tracker<'a>,
-    prometheus: &'a dyn Prometheus,
+    /// None: no metric source is set (policies on CloudWatch metrics need none).
+    prometheus: Option<&'a dyn Prometheus>,
     queries: usize,
 }
 
@@ -447,10 +438,12 @@ impl Asker<'_> {
         points: i64,
         by: Option<MetricAggregation>,
     ) -> Result<Vec<Option<f64>>, String> {
+        let Some(source) = self.prometheus else {
+            return Err("no metric source is set".into());
+        };
         self.queries += 1;
         let range = Range::last(points, self.tracker.period_ms, self.tracker.now_ms);
-        let series = self
-            .prometheus
+        let series = source
             .query_range(promql, range)
             .await
             .map_err(|e| match e {
@@ -469,6 +462,45 @@ impl Asker<'_> {
         }
     }
 
+    /// A target tracking policy's last datapoints over the VMs `warmed`: a CloudWatch metric's
+    /// from Phantom's store, else its PromQL's from the metric source.
+    async fn tracked(
+        &mut self,
+        user: &str,
+        p: &ScalingPolicy,
+        cfg: &TargetTrackingConfiguration,
+        warmed: &[&str],
+        source: Option<&MetricSource>,
+    ) -> Result<Vec<Option<f64>>, String> {
+        let t = self.tracker;
+        let n = tracking::DATAPOINTS as usize;
+        if let Some((metric, statistic, unit)) = tracking::cloudwatch_metric(cfg) {
+            let from = t.now_ms - (n as i64 + 1) * t.period_ms;
+            let data = t
+                .store
+                .data(user, &metric, from, t.now_ms)
+                .await
+                .map_err(|e| e.to_string())?;
+            return Ok(phantom_rules::metric_data::series(
+                &data,
+                (statistic, unit),
+                t.now_ms,
+                t.period_ms,
+                n,
+            ));
+        }
+        let Some(source) = source else {
+            return Err("no metric source is set".into());
+        };
+        let Some(promql) =
+            tracking::promql(cfg, &source.instance_label, warmed, t.period_ms / 1000)
+        else {
+            return Err(format!("policy {} names no metric", p.policy_name));
+        };
+        self.datapoints(p, &promql, tracking::DATAPOINTS, None)
+            .await
+    }
+
     fn no_data(&self, why: String) -> Outcome {
         Outcome::NoData {
             queries: self.queries,
@@ -482,10 +514,12 @@ fn metric_name(cfg: &TargetTrackingConfiguration) -> String {
     if let Some(p) = &cfg.predefined_metric_specification {
         return p.predefined_metric_type.as_str().to_string();
     }
-    let m = cfg
-        .customized_metric_specification
-        .as_ref()
-        .and_then(|c| c.metrics.first())
-        .expect("a policy without a predefined metric has its one customized query");
-    m.label.clone().unwrap_or_else(|| m.id.clone())
+    let Some(c) = &cfg.customized_metric_specification else {
+        return "its metric".into();
+    };
+    match (&c.namespace, &c.metric_name, c.metrics.first()) {
+        (Some(ns), Some(name), _) => format!("{ns} {name}"),
+        (_, _, Some(m)) => m.label.clone().unwrap_or_else(|| m.id.clone()),
+        _ => "its metric".into(),
+    }
 }

@@ -48,10 +48,25 @@ impl MetricType {
     }
 }
 
-/// A metric the user writes: one PromQL expression, in AWS's metric-math field.
+/// A metric the user names: one PromQL expression, in AWS's metric-math field (`Metrics`), or a
+/// CloudWatch metric its VMs or tools publish to Phantom's CloudWatch (`MetricName`,
+/// `Namespace`, `Dimensions`, `Statistic`, `Unit`). What was not given is not shown: Terraform
+/// and Ansible compare what they read back with what they sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct CustomizedMetric {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// In the order given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<Vec<crate::cloudwatch::Dimension>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricQuery>,
 }
 
@@ -87,11 +102,11 @@ pub struct PredefinedMetricRequest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct CustomizedMetricRequest {
-    pub metric_name: Option<IgnoredAny>,
-    pub namespace: Option<IgnoredAny>,
-    pub dimensions: Option<IgnoredAny>,
-    pub statistic: Option<IgnoredAny>,
-    pub unit: Option<IgnoredAny>,
+    pub metric_name: Option<String>,
+    pub namespace: Option<String>,
+    pub dimensions: Option<Vec<crate::cloudwatch::Dimension>>,
+    pub statistic: Option<String>,
+    pub unit: Option<String>,
     pub period: Option<IgnoredAny>,
     pub metrics: Option<Vec<MetricQueryRequest>>,
 }

@@ -338,6 +338,30 @@ pub fn datapoints(
         .collect()
 }
 
+/// A series of `n` points `step_ms` apart, the last at `end_ms`, each the statistic of the data
+/// in the step before it (oldest first; none where no data fell): a CloudWatch metric read as
+/// target tracking and its chart read a PromQL range.
+pub fn series(
+    data: &[Datum],
+    (statistic, unit): (Statistic, Option<&str>),
+    end_ms: i64,
+    step_ms: i64,
+    n: usize,
+) -> Vec<Option<f64>> {
+    (0..n as i64)
+        .map(|i| {
+            let t = end_ms - (n as i64 - 1 - i) * step_ms;
+            let unit = unit.filter(|u| *u != "None");
+            data.iter()
+                .filter(|d| d.at_ms >= t - step_ms && d.at_ms < t)
+                .filter(|d| unit.is_none() || d.unit.as_deref() == unit)
+                .map(|d| d.stats)
+                .reduce(Stats::merge)
+                .map(|s| statistic.of(&s))
+        })
+        .collect()
+}
+
 /// The number of periods a query of `(from, to)` in periods of `period_ms` spans.
 pub fn span(from: i64, to: i64, period_ms: i64) -> i64 {
     (to - from + period_ms - 1) / period_ms
@@ -524,6 +548,25 @@ mod tests {
         assert_eq!(points[1].unit, "Percent");
         // Another unit asked: none of it.
         assert!(periods(&data, (NOW, NOW + 120_000), 60_000, Some("Count")).is_empty());
+    }
+
+    #[test]
+    fn a_series_takes_each_steps_data_before_it() {
+        let d = |at_ms: i64, v: f64| Datum {
+            metric: MetricId::new("App", "Load", &[]),
+            at_ms,
+            unit: None,
+            stats: Stats::one(v),
+            high_resolution: false,
+        };
+        let data = [
+            d(NOW - 50_000, 10.0),
+            d(NOW - 20_000, 30.0),
+            d(NOW - 1, 5.0),
+            d(NOW, 99.0),
+        ];
+        let s = series(&data, (Statistic::Average, None), NOW, 30_000, 3);
+        assert_eq!(s, [None, Some(10.0), Some(17.5)]);
     }
 
     #[test]

@@ -259,20 +259,54 @@ fn predefined(p: &PredefinedMetricRequest) -> Checked<PredefinedMetric> {
     })
 }
 
-/// A customized metric is one PromQL expression: CloudWatch's members (a metric's name,
-/// namespace, dimensions, statistic; a MetricStat) name nothing Phantom can read.
+/// A customized metric: a CloudWatch metric published to Phantom's CloudWatch (its name,
+/// namespace, dimensions, statistic and unit), or one PromQL expression in `Metrics`.
 fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
     let cloudwatch = c.metric_name.is_some()
         || c.namespace.is_some()
         || c.dimensions.is_some()
         || c.statistic.is_some()
         || c.unit.is_some();
-    if cloudwatch {
+    if c.period.is_some() {
         return Err(Refusal::invalid(
-            "MetricName, Namespace, Dimensions, Statistic and Unit name a CloudWatch metric, \
-             which Phantom's clouds do not have: give Metrics with one entry whose Expression is \
-             a PromQL expression.",
+            "Period is not supported: Phantom reads the metric once a metric period of the deployment.",
         ));
+    }
+    if cloudwatch {
+        if c.metrics.is_some() {
+            return Err(Refusal::invalid(
+                "Give either Metrics or MetricName, Namespace and Statistic, not both.",
+            ));
+        }
+        let (Some(name), Some(namespace), Some(statistic)) =
+            (&c.metric_name, &c.namespace, &c.statistic)
+        else {
+            return Err(Refusal::invalid(
+                "A CloudWatch metric needs MetricName, Namespace and Statistic.",
+            ));
+        };
+        // Nothing fills AWS's namespaces at Phantom's endpoint yet: a policy on one would never
+        // have a datapoint.
+        if namespace.starts_with("AWS/") {
+            return Err(Refusal::invalid(format!(
+                "{namespace} is one of AWS's namespaces, which Phantom's CloudWatch does not fill: \
+                 use a predefined metric (ASGAverageCPUUtilization, ...) or a metric your VMs \
+                 publish with PutMetricData."
+            )));
+        }
+        if crate::metric_data::Statistic::parse(statistic).is_none() {
+            return Err(Refusal::invalid(format!(
+                "Statistic {statistic} is not one of SampleCount, Average, Sum, Minimum, Maximum."
+            )));
+        }
+        return Ok(CustomizedMetric {
+            metric_name: Some(name.clone()),
+            namespace: Some(namespace.clone()),
+            dimensions: c.dimensions.clone(),
+            statistic: Some(statistic.clone()),
+            unit: c.unit.clone(),
+            metrics: Vec::new(),
+        });
     }
     if c.period.is_some() {
         return Err(Refusal::invalid(
@@ -280,6 +314,11 @@ fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
         ));
     }
     Ok(CustomizedMetric {
+        metric_name: None,
+        namespace: None,
+        dimensions: None,
+        statistic: None,
+        unit: None,
         metrics: vec![crate::tracking::promql_query(
             c.metrics.as_deref().unwrap_or_default(),
             "CustomizedMetricSpecification needs Metrics",

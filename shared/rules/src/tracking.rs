@@ -111,26 +111,41 @@ pub const INSTANCES: &str = "$instances";
 
 /// The PromQL of a policy's metric over the VMs `instances` (their ids), on a source whose series
 /// carry a VM's id in `label`; `period_secs` is the metric period (the window of a rate is two).
+/// None: the metric is a CloudWatch metric (`cloudwatch_metric`), read from Phantom's store.
 pub fn promql(
     cfg: &TargetTrackingConfiguration,
     label: &str,
     instances: &[&str],
     period_secs: i64,
-) -> String {
+) -> Option<String> {
     if let Some(c) = &cfg.customized_metric_specification {
-        let e = &c
-            .metrics
-            .first()
-            .expect("a customized metric has its one entry")
-            .expression;
-        return fill(e, label, instances);
+        let e = &c.metrics.first()?.expression;
+        return Some(fill(e, label, instances));
     }
     let kind = cfg
         .predefined_metric_specification
         .as_ref()
         .expect("a policy has a predefined metric when it has no customized one")
         .predefined_metric_type;
-    predefined(kind, label, instances, period_secs)
+    Some(predefined(kind, label, instances, period_secs))
+}
+
+/// A customized metric published to Phantom's CloudWatch: the metric, its statistic, its unit.
+pub fn cloudwatch_metric(
+    cfg: &TargetTrackingConfiguration,
+) -> Option<(
+    phantom_model::cloudwatch::MetricId,
+    crate::metric_data::Statistic,
+    Option<&str>,
+)> {
+    let c = cfg.customized_metric_specification.as_ref()?;
+    let metric = phantom_model::cloudwatch::MetricId::new(
+        c.namespace.as_deref()?,
+        c.metric_name.as_deref()?,
+        c.dimensions.as_deref().unwrap_or_default(),
+    );
+    let statistic = crate::metric_data::Statistic::parse(c.statistic.as_deref()?)?;
+    Some((metric, statistic, c.unit.as_deref()))
 }
 
 /// The PromQL of a predefined metric (an average over the VMs `instances`) over node_exporter's
@@ -510,16 +525,21 @@ mod tests {
     fn metrics_are_promql_over_the_warmed_vms() {
         let ids = ["i-1", "i-2"];
         assert_eq!(
-            promql(&config(MetricType::Cpu), "instance_id", &ids, 60),
+            promql(&config(MetricType::Cpu), "instance_id", &ids, 60).unwrap(),
             r#"100 * (1 - avg(rate(node_cpu_seconds_total{mode="idle",instance_id=~"i-1|i-2"}[120s])))"#
         );
         assert_eq!(
-            promql(&config(MetricType::NetworkIn), "id", &ids[..1], 5),
+            promql(&config(MetricType::NetworkIn), "id", &ids[..1], 5).unwrap(),
             r#"avg(sum by (id) (rate(node_network_receive_bytes_total{device!="lo",id=~"i-1"}[10s]))) * 5"#
         );
         let mut custom = config(MetricType::Cpu);
         custom.predefined_metric_specification = None;
         custom.customized_metric_specification = Some(CustomizedMetric {
+            metric_name: None,
+            namespace: None,
+            dimensions: None,
+            statistic: None,
+            unit: None,
             metrics: vec![MetricQuery {
                 id: "load".into(),
                 expression: r#"avg(app_load{job="app",$instances})"#.into(),
@@ -528,9 +548,26 @@ mod tests {
             }],
         });
         assert_eq!(
-            promql(&custom, "instance_id", &ids, 60),
+            promql(&custom, "instance_id", &ids, 60).unwrap(),
             r#"avg(app_load{job="app",instance_id=~"i-1|i-2"})"#
         );
+        // A CloudWatch metric has no PromQL: it is read from Phantom's store.
+        let mut published = custom.clone();
+        published.customized_metric_specification = Some(CustomizedMetric {
+            metric_name: Some("Load".into()),
+            namespace: Some("App".into()),
+            dimensions: None,
+            statistic: Some("Maximum".into()),
+            unit: None,
+            metrics: Vec::new(),
+        });
+        assert_eq!(promql(&published, "instance_id", &ids, 60), None);
+        let (metric, statistic, unit) = cloudwatch_metric(&published).unwrap();
+        assert_eq!(
+            (metric.name.as_str(), statistic.as_str(), unit),
+            ("Load", "Maximum", None)
+        );
+        assert!(cloudwatch_metric(&custom).is_none());
         // An id is matched as it is, never as a pattern.
         assert_eq!(regex_escape("i-1.x\\"), r#"i-1\\.x\\\\"#);
     }

@@ -171,7 +171,7 @@ fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
     let u = s.new_user("cw-alarm");
     s.aws(
         &u,
-        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-12345678 --instance-type t2.micro"),
+        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),
     )
     .json();
     s.aws(
@@ -226,4 +226,55 @@ fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
         "Alarm updated from INSUFFICIENT_DATA to ALARM",
         "{history}"
     );
+}
+
+/// The Ansible collection's custom metric step as the AWS CLI says it: a target tracking policy
+/// on `MetricName`/`Namespace`/`Dimensions`/`Statistic`, fed by `aws cloudwatch put-metric-data`,
+/// grows the group.
+#[test]
+fn target_tracking_on_a_custom_metric_fed_by_put_metric_data_grows_a_group() {
+    let s = stack();
+    let u = s.new_user("cw-track");
+    s.aws(
+        &u,
+        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),
+    )
+    .json();
+    s.aws(
+        &u,
+        &argv!("create-auto-scaling-group --auto-scaling-group-name queue --launch-configuration-name web@hotel --min-size 1 --max-size 3 --desired-capacity 1 --default-instance-warmup 1 --availability-zones us-east-1a"),
+    )
+    .json();
+    let config = json!({"CustomizedMetricSpecification": {"MetricName": "metric_1",
+        "Namespace": "namespace_1", "Dimensions": [{"Name": "dimension1", "Value": "value1"}],
+        "Statistic": "Minimum", "Unit": "Count"}, "TargetValue": 98.0, "DisableScaleIn": true});
+    s.aws(
+        &u,
+        &argv!(
+            "put-scaling-policy --auto-scaling-group-name queue --policy-name custom --policy-type TargetTrackingScaling --target-tracking-configuration",
+            &config.to_string()
+        ),
+    )
+    .json();
+    let shown = s
+        .aws(
+            &u,
+            &argv!("describe-policies --auto-scaling-group-name queue"),
+        )
+        .json();
+    assert_eq!(
+        shown["ScalingPolicies"][0]["TargetTrackingConfiguration"], config,
+        "read back as sent"
+    );
+    s.serving(&u, "queue", 1);
+    // 300 against 98 for one VM: three VMs, the group's MaxSize.
+    eventually(60, "the custom metric grew the group", || {
+        s.cloudwatch(
+            &u,
+            &argv!("put-metric-data --namespace namespace_1 --metric-name metric_1 --dimensions dimension1=value1 --unit Count --value 300"),
+        )
+        .json();
+        let g = s.group(&u, "queue")?;
+        (g["DesiredCapacity"] == 3).then_some(())
+    });
 }

@@ -336,3 +336,117 @@ async fn alarms_are_kept_shown_and_refused_as_cloudwatchs() {
         0
     );
 }
+
+/// A target tracking policy on a metric the application publishes (the Ansible collection's
+/// custom metric, AWS's `CustomizedMetricSpecification` with `MetricName`, `Namespace`,
+/// `Dimensions`, `Statistic`), read from Phantom's CloudWatch; no metric source is set.
+#[tokio::test]
+async fn target_tracking_follows_a_published_metric() {
+    use aws_sdk_autoscaling::types::{
+        CustomizedMetricSpecification, MetricDimension, MetricStatistic,
+        TargetTrackingConfiguration,
+    };
+    let (g, _) = Given::converged("cw-track", 1, 10, 2).await;
+    let (w, u) = (&g.w, &g.u);
+    g.c.update("web", |x| x.default_instance_warmup(5)).await;
+    let spec = CustomizedMetricSpecification::builder()
+        .metric_name("QueueDepth")
+        .namespace("App")
+        .dimensions(
+            MetricDimension::builder()
+                .name("Queue")
+                .value("orders")
+                .build(),
+        )
+        .statistic(MetricStatistic::Average)
+        .unit("Count")
+        .build();
+    let cfg = TargetTrackingConfiguration::builder()
+        .customized_metric_specification(spec.clone())
+        .target_value(10.0)
+        .disable_scale_in(true)
+        .build();
+    g.c.put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("depth")
+        .policy_type("TargetTrackingScaling")
+        .target_tracking_configuration(cfg)
+        .send()
+        .await
+        .expect("a target tracking policy on a CloudWatch metric");
+    // Read back as it was sent, no member added (Ansible and Terraform compare them).
+    let shown =
+        g.c.describe_policies()
+            .auto_scaling_group_name("web")
+            .send()
+            .await
+            .unwrap();
+    let got = shown.scaling_policies()[0]
+        .target_tracking_configuration()
+        .unwrap()
+        .customized_metric_specification()
+        .unwrap();
+    assert_eq!(got, &spec);
+    assert!(got.metrics().is_empty());
+    // 30 a VM against 10: three times the VMs, once the VMs are past their warm-up (the world's
+    // metric period is a second: published each second).
+    let publish = async |v: f64| {
+        let (status, a) = w
+            .cloudwatch(
+                u,
+                "PutMetricData",
+                json!({"Namespace": "App", "MetricData": [{"MetricName": "QueueDepth",
+                    "Dimensions": [{"Name": "Queue", "Value": "orders"}], "Value": v,
+                    "Unit": "Count"}]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{a}");
+    };
+    let mut desired = Some(2);
+    for _ in 0..20 {
+        publish(30.0).await;
+        w.run_for(1).await;
+        desired = group(w, u, "web").await.unwrap().desired_capacity();
+        if desired != Some(2) {
+            break;
+        }
+    }
+    assert_eq!(desired, Some(6), "{:?}", causes(w, u, "web").await);
+    let cause = causes(w, u, "web").await;
+    assert!(
+        cause
+            .iter()
+            .any(|c| c.contains("The metric App QueueDepth was 30 against the target 10")),
+        "{cause:?}"
+    );
+    // Another metric's data, or another dimension's, is not this policy's.
+    let (status, _) = w
+        .cloudwatch(
+            u,
+            "PutMetricData",
+            json!({"Namespace": "App", "MetricData": [{"MetricName": "QueueDepth",
+                "Dimensions": [{"Name": "Queue", "Value": "returns"}], "Value": 1000.0}]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // A CloudWatch metric's name without its namespace and statistic is refused.
+    let partial = TargetTrackingConfiguration::builder()
+        .customized_metric_specification(
+            CustomizedMetricSpecification::builder()
+                .metric_name("QueueDepth")
+                .build(),
+        )
+        .target_value(10.0)
+        .build();
+    let refused =
+        g.c.put_scaling_policy()
+            .auto_scaling_group_name("web")
+            .policy_name("half")
+            .policy_type("TargetTrackingScaling")
+            .target_tracking_configuration(partial)
+            .send()
+            .await;
+    let (code, message) = super::failure(refused);
+    assert_eq!(code, "ValidationError");
+    assert!(message.contains("Namespace and Statistic"), "{message}");
+}

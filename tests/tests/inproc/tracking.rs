@@ -183,7 +183,10 @@ async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
         .target_value(100.0)
         .build();
     for (cfg, words) in [
-        (named, "CloudWatch metric"),
+        (
+            named,
+            "AWS's namespaces, which Phantom's CloudWatch does not fill",
+        ),
         (alb, "which Phantom does not read"),
         (cpu(0.0, false), "greater than 0"),
     ] {

@@ -96,15 +96,19 @@ pub async fn put(
         ..
     } = &asked.kind
     {
-        check_promql(app, |s| {
-            tracking::promql(
-                target_tracking_configuration,
-                &s.instance_label,
-                SOME_VM,
-                app.metric_period_ms / 1000,
-            )
-        })
-        .await?;
+        // A CloudWatch metric is read from Phantom's store: no query to check.
+        if tracking::cloudwatch_metric(target_tracking_configuration).is_none() {
+            check_promql(app, |s| {
+                tracking::promql(
+                    target_tracking_configuration,
+                    &s.instance_label,
+                    SOME_VM,
+                    app.metric_period_ms / 1000,
+                )
+                .unwrap_or_default()
+            })
+            .await?;
+        }
     }
     if let PolicyKind::Predictive {
         predictive_scaling_configuration: c,

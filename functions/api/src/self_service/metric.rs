@@ -46,13 +46,49 @@ async fn get(
         .ok_or_else(|| {
             ApiError::validation(format!("Group {group} has no scaling policy {name}."))
         })?;
-    let source = source(app).await?;
     let now = app.clock.now_ms();
+    // A policy on a CloudWatch metric: its datapoints from Phantom's store, no metric source.
+    if let Some((cfg, _)) = p.tracking() {
+        if let Some((metric, statistic, unit)) = tracking::cloudwatch_metric(cfg) {
+            let data = app
+                .store
+                .data(
+                    &caller.user,
+                    &metric,
+                    range.start_ms - range.step_ms,
+                    range.end_ms + 1,
+                )
+                .await?;
+            let values = phantom_rules::metric_data::series(
+                &data,
+                (statistic, unit),
+                range.end_ms,
+                range.step_ms,
+                range.points(),
+            );
+            return Ok(shapes::PolicyMetric {
+                auto_scaling_group_name: g.name.clone(),
+                policy_name: p.policy_name.clone(),
+                query: format!(
+                    "CloudWatch {} {} {}",
+                    metric.namespace,
+                    metric.name,
+                    statistic.as_str()
+                ),
+                target: Some(cfg.target_value),
+                threshold: None,
+                step_seconds: range.step_ms / 1000,
+                datapoints: datapoints(values, range),
+            });
+        }
+    }
+    let source = source(app).await?;
     let members = app.store.instances(&caller.user, group).await?;
     let period_secs = app.metric_period_ms / 1000;
     let (query, target, threshold, needs_vms, warmed) = if let Some((cfg, warmup)) = p.tracking() {
         let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, warmup) * 1000);
-        let q = tracking::promql(cfg, &source.instance_label, &warmed, period_secs);
+        let q =
+            tracking::promql(cfg, &source.instance_label, &warmed, period_secs).unwrap_or_default();
         (q, Some(cfg.target_value), None, true, warmed.len())
     } else if let Some(a) = p.alarm.as_ref() {
         let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, None) * 1000);

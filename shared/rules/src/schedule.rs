@@ -140,9 +140,12 @@ pub fn document(
             let cron = recurrence(expr)?;
             let tz = zone(input.time_zone.as_deref())?;
             let first = occurrence(&cron, tz, start.unwrap_or(now_ms), start.is_some());
-            match first {
+            match (first, start) {
                 // Given a StartTime, AWS runs the action then, and by its recurrence after.
-                Some(t) if end.is_none_or(|e| t <= e) => start.unwrap_or(t),
+                (Some(t), _) if end.is_none_or(|e| t <= e) => start.unwrap_or(t),
+                // Even when the recurrence never falls before the EndTime: it runs once, at the
+                // StartTime (AWS takes it; the Ansible collection's test asserts so).
+                (Some(_), Some(s)) => s,
                 _ => {
                     return Err(Refusal::invalid(format!(
                         "Recurrence '{expr}' never occurs{}.",
@@ -450,6 +453,23 @@ mod tests {
         // The next occurrence (Thursday) is past the EndTime: the action is done.
         let (after, fired) = fire(&after, morning).unwrap();
         assert_eq!(fired.len(), 1);
+        assert!(after.settings.scheduled_actions.is_empty());
+    }
+
+    #[test]
+    fn a_recurrence_that_never_falls_before_its_end_time_runs_once_at_its_start() {
+        // Weekends only, from a Monday to the Tuesday after: AWS takes it (the Ansible
+        // collection's test), and it runs at its StartTime, then is done.
+        let start = NOW + 2 * 86_400_000;
+        let a = put(json!({
+            "ScheduledActionName": "weekend", "Recurrence": "0 9 * * 6,0",
+            "DesiredCapacity": 4, "StartTime": timestamp(start),
+            "EndTime": timestamp(start + 86_400_000),
+        }))
+        .unwrap();
+        assert_eq!(a.next_ms, start);
+        let (after, fired) = fire(&group(vec![a]), start).unwrap();
+        assert_eq!((fired.len(), after.desired), (1, 4));
         assert!(after.settings.scheduled_actions.is_empty());
     }
 

@@ -41,7 +41,9 @@ pub fn resume_after(token: Option<&str>) -> ApiResult<Option<String>> {
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|s| s.strip_prefix(PREFIX).map(str::to_string))
         .map(Some)
-        .ok_or_else(|| ApiError::invalid_next_token("The token is invalid."))
+        // AWS's words, the token masked (the Ansible collection's test of
+        // DescribeInstanceRefreshes asserts them).
+        .ok_or_else(|| ApiError::invalid_next_token("The token '********' is invalid."))
 }
 
 /// A page of records and the token for the next one.
@@ -79,11 +81,9 @@ mod tests {
             Some("web@hotel/é")
         );
         for bad in ["", "!!!", "aGVsbG8", &URL_SAFE_NO_PAD.encode("x:y")] {
-            assert_eq!(
-                resume_after(Some(bad)).unwrap_err().code,
-                "InvalidNextToken",
-                "{bad}"
-            );
+            let e = resume_after(Some(bad)).unwrap_err();
+            assert_eq!(e.code, "InvalidNextToken", "{bad}");
+            assert_eq!(e.message, "The token '********' is invalid.");
         }
     }
 

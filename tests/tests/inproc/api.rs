@@ -255,6 +255,20 @@ async fn paging_across_120_launch_configurations() {
         .send()
         .await;
     assert_eq!(failure(r).0, "InvalidNextToken");
+    // AWS's words, the token masked (asserted by the Ansible collection's refresh test).
+    let r = c
+        .describe_instance_refreshes()
+        .auto_scaling_group_name("any")
+        .next_token("garbage")
+        .send()
+        .await;
+    assert_eq!(
+        failure(r),
+        (
+            "InvalidNextToken".to_string(),
+            "The token '********' is invalid.".to_string()
+        )
+    );
     // By name: only those that exist, in name order.
     let out = c
         .describe_launch_configurations()

@@ -568,7 +568,11 @@ impl World {
                 body: req.body.as_bytes(),
             })
             .await;
-        let answer = serde_json::from_slice(&out.body).expect("CloudWatch answers JSON");
+        // An answer that is not JSON is shown as it came (`__unparsed`), for the simulation to
+        // judge it.
+        let answer = serde_json::from_slice(&out.body).unwrap_or_else(
+            |_| serde_json::json!({"__unparsed": String::from_utf8_lossy(&out.body)}),
+        );
         (out.status, answer)
     }
 

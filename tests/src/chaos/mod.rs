@@ -7,6 +7,7 @@
 //! the faults stop (`check`); docs/reliability.md says what each means.
 
 mod check;
+mod cloudwatch;
 mod rest;
 pub mod rng;
 pub mod work;
@@ -16,7 +17,7 @@ use crate::User;
 use phantom_model::time::Clock;
 use phantom_seams::cloud::memory::{Fault, MemoryCloud, Which};
 use phantom_seams::queue::{Reconcile, WorkQueue};
-use phantom_seams::store::{Fleet, Groups, StoreFault};
+use phantom_seams::store::{Fleet, Groups, StoreFault, Watch};
 use rng::Rng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -45,8 +46,10 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// request meeting a provisioner's batch: `race`); 8: and the rest of Phantom's own API (the
 /// caller's clouds, key pairs, heartbeat URL and scrape credential; administrators' operations,
 /// refused to a user); 9: and a request racing its group's own round (`race` queues the group's
-/// Reconcile first, so the round it meets is the one that acts on what the request changes).
-pub const MIX: u32 = 9;
+/// Reconcile first, so the round it meets is the one that acts on what the request changes); 10:
+/// and CloudWatch at Phantom's endpoint (`cloudwatch`: a metric published for each group, alarms
+/// on it running the group's policies, target tracking on it, the reads).
+pub const MIX: u32 = 10;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,6 +281,9 @@ struct Sim {
     /// its target group's health check or set unhealthy: on its way out, so letting it go is no
     /// flap (`no-flap`).
     ailing: std::collections::BTreeSet<String>,
+    /// The VMs' CPU load as the metric source has it (`load`); from mix 10 each group's
+    /// `App`/`Load` in Phantom's CloudWatch too, as a CloudWatch agent publishes it.
+    load: f64,
     /// Instance types without spot, and the step at which spot is back.
     no_spot: Vec<(&'static str, &'static str, usize)>,
     /// Clouds refusing every launch, and the step at which they launch again.
@@ -412,6 +418,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_refuse_until: None,
         doomed: Vec::new(),
         ailing: std::collections::BTreeSet::new(),
+        load: rest::CPU_TARGET,
         no_spot: Vec::new(),
         out_clouds: Vec::new(),
         bounds: BTreeMap::new(),
@@ -871,6 +878,7 @@ impl Sim {
             "load" => {
                 let cpu = self.rng.between(5, 95);
                 self.w.metric(rest::CPU, Some(cpu as f64));
+                self.load = cpu as f64;
                 format!("the VMs' CPU is {cpu} % from now on")
             }
             "day-jump" => {
@@ -908,6 +916,32 @@ impl Sim {
 
     /// Moves the clock `secs` seconds, one at a time: the work queue settles (a batch crashing if
     /// one is armed), and the health check runs each second, as the world's `run_for` does.
+    /// Every user's groups' `App`/`Load` now (a store fault may refuse it, as a lost agent's
+    /// call would be).
+    async fn publish_load(&self, now: i64) {
+        use phantom_model::cloudwatch::{Datum, Dimension, MetricId, Stats};
+        for a in &self.actors {
+            let data: Vec<Datum> = work::GROUPS
+                .iter()
+                .map(|g| Datum {
+                    metric: MetricId::new(
+                        cloudwatch::NAMESPACE,
+                        cloudwatch::METRIC,
+                        &[Dimension {
+                            name: "AutoScalingGroupName".into(),
+                            value: g.to_string(),
+                        }],
+                    ),
+                    at_ms: now,
+                    unit: Some("Percent".into()),
+                    stats: Stats::one(self.load),
+                    high_resolution: true,
+                })
+                .collect();
+            let _ = self.w.store.put_data(&a.user.name, &data).await;
+        }
+    }
+
     async fn tick(&mut self, secs: u64) {
         for _ in 0..secs {
             self.w.clock.advance_ms(1_000);
@@ -937,6 +971,10 @@ impl Sim {
             let due: Vec<_> = self.doomed.extract_if(.., |d| d.2 <= now).collect();
             for (cloud, id, _) in due {
                 self.cloud(cloud).terminate_outside(&id);
+            }
+            // Each group's load in Phantom's CloudWatch, every 10 s, as an agent publishes it.
+            if self.out.settings.mix >= 10 && now % 10_000 == 0 {
+                self.publish_load(now).await;
             }
             // The clouds' events, as EventBridge brings them (while the queue takes sends).
             if self.out.settings.mix >= 4 && self.queue_refuse_until.is_none() {
@@ -1227,6 +1265,7 @@ impl Sim {
                 "the VMs' CPU is at the target; the users drop their alarms and forecasts".into(),
             );
             self.w.metric(rest::CPU, Some(rest::CPU_TARGET));
+            self.load = rest::CPU_TARGET;
         }
         for cloud in ["hotel", "sierra"] {
             self.cloud(cloud).clear_faults();
@@ -1318,6 +1357,18 @@ impl Sim {
                         .delete_policy()
                         .auto_scaling_group_name(group)
                         .policy_name("forecast")
+                        .send()
+                        .await;
+                }
+                if self.out.settings.mix >= 10 {
+                    // CloudWatch's alarm on the group's metric, and the policy that tracks it.
+                    let names = serde_json::json!({"AlarmNames": [cloudwatch::alarm_name(group)]});
+                    let _ = self.w.cloudwatch(&a.user, "DeleteAlarms", names).await;
+                    let _ = a
+                        .client
+                        .delete_policy()
+                        .auto_scaling_group_name(group)
+                        .policy_name("load")
                         .send()
                         .await;
                 }

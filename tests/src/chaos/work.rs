@@ -136,7 +136,8 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             2 => 145,
             3 => 160,
             4 => 180,
-            _ => 180 + super::rest::ROLLS,
+            5..=9 => 180 + super::rest::ROLLS,
+            _ => 180 + super::rest::ROLLS + super::cloudwatch::ROLLS,
         }),
     };
     match roll {
@@ -657,6 +658,9 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 drawn("SetDesiredCapacity", format!("{group} {n}")),
                 judge(r),
             )
+        }
+        r if r >= 180 + super::rest::ROLLS => {
+            super::cloudwatch::request(c, rng, scene, r - 180 - super::rest::ROLLS).await
         }
         180.. => super::rest::request(c, rng, scene, roll - 180).await,
     }

@@ -612,3 +612,26 @@ async fn seed_2085_an_unanswered_launch_does_not_fail_a_refresh() {
     )
     .await;
 }
+
+/// Mix 10: CloudWatch at Phantom's endpoint joins the work (metrics published, alarms running the
+/// groups' policies, target tracking on a published metric); mix 9 has none of it.
+#[tokio::test]
+async fn cloudwatch_joins_the_simulation() {
+    let settings = Settings {
+        steps: 80,
+        ..Settings::default()
+    };
+    let mut requests = std::collections::BTreeMap::new();
+    for seed in 1..=3 {
+        let out = chaos::run(seed, settings).await;
+        assert!(out.broken.is_empty(), "{:?}", out.broken);
+        for (k, v) in out.tally.requests {
+            *requests.entry(k).or_insert(0) += v;
+        }
+    }
+    for op in ["PutMetricData", "PutMetricAlarm"] {
+        assert!(requests.get(op).copied().unwrap_or(0) > 0, "{op}: {requests:?}");
+    }
+    let ninth = chaos::run(1, Settings { steps: 80, ..NINTH_MIX }).await;
+    assert_eq!(ninth.tally.requests.get("PutMetricAlarm"), None);
+}

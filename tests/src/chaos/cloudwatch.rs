@@ -1,0 +1,213 @@
+//! Mix 10's requests: CloudWatch at Phantom's endpoint, as an application and its tools use it
+//! for scaling: a metric published for each group (`App`/`Load`, valid or not), alarms on it
+//! whose actions run the group's policies, target tracking on it, and the reads.
+
+use super::rng::Rng;
+use super::work::{Answer, Drawn, Scene};
+use aws_sdk_autoscaling::Client;
+use serde_json::{json, Value};
+
+/// How many rolls of a request mix 10 adds (`work::request` draws them after mix 5's).
+pub const ROLLS: u64 = 14;
+
+/// The metric every user's groups publish, one a group.
+pub const NAMESPACE: &str = "App";
+pub const METRIC: &str = "Load";
+
+/// The alarm a user keeps on a group's metric.
+pub fn alarm_name(group: &str) -> String {
+    format!("{group}-load")
+}
+
+fn dimensions(group: &str) -> Value {
+    json!([{"Name": "AutoScalingGroupName", "Value": group}])
+}
+
+/// Draws and sends one of mix 10's requests (`roll` below `ROLLS`).
+pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) -> (Drawn, Answer) {
+    let group = scene.group;
+    let alarm = alarm_name(group);
+    let (op, body, what) = match roll {
+        0..=3 => {
+            let value = rng.between(0, 100) as f64;
+            // Now and then AWS's own namespace, which CloudWatch keeps for itself.
+            let namespace = if rng.chance(0.1) {
+                "AWS/EC2"
+            } else {
+                NAMESPACE
+            };
+            (
+                "PutMetricData",
+                json!({"Namespace": namespace, "MetricData": [{"MetricName": METRIC,
+                    "Dimensions": dimensions(group), "Value": value, "Unit": "Percent"}]}),
+                format!("{group} {namespace} {value}"),
+            )
+        }
+        4..=5 => {
+            // On the group's step or simple policy, if it has one (its ARN as DescribePolicies
+            // gives it), else an alarm with no action.
+            let arn = policy_arn(c, group, rng).await;
+            let period = *rng.pick(&[10, 60]).expect("two");
+            let threshold = rng.between(20, 80) as f64;
+            let op = *rng
+                .pick(&["GreaterThanThreshold", "LessThanThreshold"])
+                .expect("two");
+            let treat = *rng
+                .pick(&["missing", "ignore", "breaching", "notBreaching"])
+                .expect("four");
+            let n = rng.between(1, 3);
+            (
+                "PutMetricAlarm",
+                json!({"AlarmName": alarm, "Namespace": NAMESPACE, "MetricName": METRIC,
+                    "Dimensions": dimensions(group), "Statistic": "Average", "Period": period,
+                    "EvaluationPeriods": n, "DatapointsToAlarm": rng.between(1, n),
+                    "Threshold": threshold, "ComparisonOperator": op, "TreatMissingData": treat,
+                    "ActionsEnabled": rng.chance(0.8),
+                    "AlarmActions": arn.iter().collect::<Vec<_>>()}),
+                format!("{alarm} {op} {threshold} every {period} s"),
+            )
+        }
+        6 => ("DescribeAlarms", json!({}), String::new()),
+        7 => (
+            "DeleteAlarms",
+            json!({"AlarmNames": [alarm]}),
+            alarm.clone(),
+        ),
+        8 => {
+            let state = *rng
+                .pick(&["OK", "ALARM", "INSUFFICIENT_DATA"])
+                .expect("three");
+            (
+                "SetAlarmState",
+                json!({"AlarmName": alarm, "StateValue": state, "StateReason": "chaos"}),
+                format!("{alarm} {state}"),
+            )
+        }
+        9 => (
+            "DescribeAlarmHistory",
+            json!({"AlarmName": alarm}),
+            alarm.clone(),
+        ),
+        10 => (
+            *rng.pick(&["EnableAlarmActions", "DisableAlarmActions"])
+                .expect("two"),
+            json!({"AlarmNames": [alarm]}),
+            alarm.clone(),
+        ),
+        11 => (
+            "GetMetricStatistics",
+            json!({"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": dimensions(group),
+                "StartTime": (scene.now_ms - 600_000) as f64 / 1000.0,
+                "EndTime": scene.now_ms as f64 / 1000.0, "Period": 60,
+                "Statistics": ["Average", "Maximum"]}),
+            group.to_string(),
+        ),
+        12 => (
+            "ListMetrics",
+            json!({"Namespace": NAMESPACE}),
+            String::new(),
+        ),
+        _ => {
+            // Target tracking on the published metric.
+            let target = rng.between(30, 70) as f64;
+            let cfg = aws_sdk_autoscaling::types::TargetTrackingConfiguration::builder()
+                .customized_metric_specification(
+                    aws_sdk_autoscaling::types::CustomizedMetricSpecification::builder()
+                        .metric_name(METRIC)
+                        .namespace(NAMESPACE)
+                        .dimensions(
+                            aws_sdk_autoscaling::types::MetricDimension::builder()
+                                .name("AutoScalingGroupName")
+                                .value(group)
+                                .build(),
+                        )
+                        .statistic(aws_sdk_autoscaling::types::MetricStatistic::Average)
+                        .build(),
+                )
+                .target_value(target)
+                .disable_scale_in(rng.chance(0.5))
+                .build();
+            let r = c
+                .put_scaling_policy()
+                .auto_scaling_group_name(group)
+                .policy_name("load")
+                .policy_type("TargetTrackingScaling")
+                .target_tracking_configuration(cfg)
+                .send()
+                .await;
+            let drawn = Drawn {
+                action: "PutScalingPolicy",
+                what: format!("{group} load (CloudWatch) {target}"),
+                vm: None,
+            };
+            return (drawn, super::work::judge(r));
+        }
+    };
+    let (status, v) = scene.world.cloudwatch(scene.user, op, body).await;
+    let answer = if v.get("__unparsed").is_some() {
+        Answer::Broken("answers-in-shape", format!("HTTP {status}: {v}"))
+    } else if status >= 500 && status != 503 {
+        Answer::Broken("no-5xx", format!("HTTP {status}: {v}"))
+    } else if status == 200 {
+        Answer::Code("OK".into())
+    } else {
+        Answer::Code(format!(
+            "{}: {}",
+            v["__type"].as_str().unwrap_or("(no code)"),
+            v["message"].as_str().unwrap_or_default()
+        ))
+    };
+    (
+        Drawn {
+            action: op,
+            what: format!("{what} (CloudWatch)"),
+            vm: None,
+        },
+        answer,
+    )
+}
+
+/// The ARN of one of the group's step or simple policies; without one, the user puts the step
+/// policy `steps` first (+1 a little above the threshold, +2 well above, -1 and -2 below: for
+/// alarms either way), as the alarm's author would. None: the group is not there.
+async fn policy_arn(c: &Client, group: &str, rng: &mut Rng) -> Option<String> {
+    let out = c
+        .describe_policies()
+        .auto_scaling_group_name(group)
+        .send()
+        .await
+        .ok()?;
+    let arns: Vec<String> = out
+        .scaling_policies()
+        .iter()
+        .filter(|p| matches!(p.policy_type(), Some("SimpleScaling" | "StepScaling")))
+        .filter_map(|p| p.policy_arn().map(str::to_string))
+        .collect();
+    if let Some(arn) = rng.pick(&arns) {
+        return Some(arn.clone());
+    }
+    let steps = [
+        (None, Some(-20.0), -2),
+        (Some(-20.0), Some(0.0), -1),
+        (Some(0.0), Some(20.0), 1),
+        (Some(20.0), None, 2),
+    ]
+    .map(|(lo, hi, n)| {
+        aws_sdk_autoscaling::types::StepAdjustment::builder()
+            .set_metric_interval_lower_bound(lo)
+            .set_metric_interval_upper_bound(hi)
+            .scaling_adjustment(n)
+            .build()
+    });
+    let put = c
+        .put_scaling_policy()
+        .auto_scaling_group_name(group)
+        .policy_name("steps")
+        .policy_type("StepScaling")
+        .adjustment_type("ChangeInCapacity")
+        .set_step_adjustments(Some(steps.to_vec()))
+        .send()
+        .await
+        .ok()?;
+    put.policy_arn().map(str::to_string)
+}

@@ -516,6 +516,13 @@ impl World {
         let at = at.unwrap_or_else(|| WorldTime(self.clock.clone()).now());
         let mut req = RawRequest::signed(4580, key, secret, method, path, body, at);
         tamper(&mut req);
+        let out = self.send(&req).await;
+        let body = String::from_utf8(out.body.into_owned()).expect("the api answers text here");
+        (out.status, body)
+    }
+
+    /// A raw request, as the api function gets it.
+    async fn send(&self, req: &RawRequest) -> api::HttpResponse {
         let mut headers = http::HeaderMap::new();
         for (k, v) in &req.headers {
             headers.append(
@@ -523,17 +530,14 @@ impl World {
                 http::HeaderValue::from_str(v).expect("a header value"),
             );
         }
-        let out = self
-            .app
+        self.app
             .handle(api::HttpRequest {
                 method: &req.method,
                 path_and_query: &req.path,
                 headers: &headers,
                 body: req.body.as_bytes(),
             })
-            .await;
-        let body = String::from_utf8(out.body.into_owned()).expect("the api answers text here");
-        (out.status, body)
+            .await
     }
 
     /// A CloudWatch call as the AWS CLI makes it (JSON 1.0), signed by `u` at the world's time:
@@ -552,22 +556,7 @@ impl World {
             &body.to_string(),
             at,
         );
-        let mut headers = http::HeaderMap::new();
-        for (k, v) in &req.headers {
-            headers.append(
-                http::HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
-                http::HeaderValue::from_str(v).expect("a header value"),
-            );
-        }
-        let out = self
-            .app
-            .handle(api::HttpRequest {
-                method: &req.method,
-                path_and_query: &req.path,
-                headers: &headers,
-                body: req.body.as_bytes(),
-            })
-            .await;
+        let out = self.send(&req).await;
         // An answer that is not JSON is shown as it came (`__unparsed`), for the simulation to
         // judge it.
         let answer = serde_json::from_slice(&out.body).unwrap_or_else(

@@ -147,7 +147,7 @@ struct Decoder<'a> {
     errors: Vec<String>,
 }
 
-fn join(prefix: &str, name: &str) -> String {
+pub(crate) fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_string()
     } else {
@@ -156,7 +156,7 @@ fn join(prefix: &str, name: &str) -> String {
 }
 
 /// AWS names members in messages in lowerCamel case: `tags.1.member.key`.
-fn camel(name: &str) -> String {
+pub(crate) fn camel(name: &str) -> String {
     let mut c = name.chars();
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),

@@ -8,7 +8,7 @@
 //! epoch seconds, CBOR's tag 1).
 
 use crate::error::{ApiError, ApiResult};
-use crate::query::{Document, Params};
+use crate::query::{camel, join, Document, Params};
 use crate::shapes::{Service, Shape};
 use ciborium::value::Value as Cbor;
 use serde_json::{Map, Value};
@@ -227,22 +227,6 @@ impl Flat {
                 _ => self.fail(path, "a string"),
             },
         }
-    }
-}
-
-fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() {
-        name.to_string()
-    } else {
-        format!("{prefix}.{name}")
-    }
-}
-
-fn camel(name: &str) -> String {
-    let mut c = name.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 

@@ -191,23 +191,7 @@ async fn policy_arn(c: &Client, group: &str, rng: &mut Rng) -> Option<String> {
         (Some(-20.0), Some(0.0), -1),
         (Some(0.0), Some(20.0), 1),
         (Some(20.0), None, 2),
-    ]
-    .map(|(lo, hi, n)| {
-        aws_sdk_autoscaling::types::StepAdjustment::builder()
-            .set_metric_interval_lower_bound(lo)
-            .set_metric_interval_upper_bound(hi)
-            .scaling_adjustment(n)
-            .build()
-    });
-    let put = c
-        .put_scaling_policy()
-        .auto_scaling_group_name(group)
-        .policy_name("steps")
-        .policy_type("StepScaling")
-        .adjustment_type("ChangeInCapacity")
-        .set_step_adjustments(Some(steps.to_vec()))
-        .send()
-        .await
-        .ok()?;
+    ];
+    let put = super::rest::put_steps(c, group, &steps).await.ok()?;
     put.policy_arn().map(str::to_string)
 }

@@ -56,6 +56,38 @@ fn second_lc(cloud: &str) -> String {
     format!("lc2@{cloud}")
 }
 
+/// A step (lower bound, upper bound, adjustment) of policy `steps`.
+pub type StepOf = (Option<f64>, Option<f64>, i32);
+
+/// PutScalingPolicy of the step policy `steps` on `group`, changing the capacity by `steps`.
+pub async fn put_steps(
+    c: &Client,
+    group: &str,
+    steps: &[StepOf],
+) -> Result<
+    aws_sdk_autoscaling::operation::put_scaling_policy::PutScalingPolicyOutput,
+    aws_sdk_autoscaling::error::SdkError<
+        aws_sdk_autoscaling::operation::put_scaling_policy::PutScalingPolicyError,
+        aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+    >,
+> {
+    let steps = steps.iter().map(|(lo, hi, n)| {
+        aws_sdk_autoscaling::types::StepAdjustment::builder()
+            .set_metric_interval_lower_bound(*lo)
+            .set_metric_interval_upper_bound(*hi)
+            .scaling_adjustment(*n)
+            .build()
+    });
+    c.put_scaling_policy()
+        .auto_scaling_group_name(group)
+        .policy_name("steps")
+        .policy_type("StepScaling")
+        .adjustment_type("ChangeInCapacity")
+        .set_step_adjustments(Some(steps.collect()))
+        .send()
+        .await
+}
+
 /// Draws and sends one of mix 5's requests (`roll` below `ROLLS`).
 pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) -> (Drawn, Answer) {
     let group = scene.group;
@@ -326,22 +358,8 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
         55..=57 => {
             // +1 a little above the alarm's threshold, +2 well above (or below, for a
             // LessThanThreshold alarm: AWS's bounds are relative to the threshold either way).
-            let steps = [(Some(0.0), Some(20.0), 1), (Some(20.0), None, 2)].map(|(lo, hi, n)| {
-                aws_sdk_autoscaling::types::StepAdjustment::builder()
-                    .set_metric_interval_lower_bound(lo)
-                    .set_metric_interval_upper_bound(hi)
-                    .scaling_adjustment(n)
-                    .build()
-            });
-            let r = c
-                .put_scaling_policy()
-                .auto_scaling_group_name(group)
-                .policy_name("steps")
-                .policy_type("StepScaling")
-                .adjustment_type("ChangeInCapacity")
-                .set_step_adjustments(Some(steps.to_vec()))
-                .send()
-                .await;
+            let steps = [(Some(0.0), Some(20.0), 1), (Some(20.0), None, 2)];
+            let r = put_steps(c, group, &steps).await;
             (
                 drawn("PutScalingPolicy", format!("{group} steps +1/+2")),
                 judge(r),

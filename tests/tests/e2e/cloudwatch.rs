@@ -165,20 +165,28 @@ fn every_protocol_of_cloudwatchs_clients_gets_the_same_answers() {
     }
 }
 
-#[test]
-fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
+/// A user with `web@hotel` and group `name` of one VM from it (`sizes`: its other arguments).
+fn user_with_group(prefix: &str, name: &str, sizes: &str) -> phantom_e2e::User {
     let s = stack();
-    let u = s.new_user("cw-alarm");
+    let u = s.new_user(prefix);
     s.aws(
         &u,
         &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),
     )
     .json();
-    s.aws(
-        &u,
-        &argv!("create-auto-scaling-group --auto-scaling-group-name busy --launch-configuration-name web@hotel --min-size 1 --max-size 4 --desired-capacity 1 --availability-zones us-east-1a"),
-    )
-    .json();
+    let mut args = argv!(
+        "create-auto-scaling-group --launch-configuration-name web@hotel --desired-capacity 1 --availability-zones us-east-1a --auto-scaling-group-name",
+        name
+    );
+    args.extend(sizes.split_whitespace());
+    s.aws(&u, &args).json();
+    u
+}
+
+#[test]
+fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
+    let s = stack();
+    let u = user_with_group("cw-alarm", "busy", "--min-size 1 --max-size 4");
     let put = s
         .aws(
             &u,
@@ -234,17 +242,11 @@ fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
 #[test]
 fn target_tracking_on_a_custom_metric_fed_by_put_metric_data_grows_a_group() {
     let s = stack();
-    let u = s.new_user("cw-track");
-    s.aws(
-        &u,
-        &argv!("create-launch-configuration --launch-configuration-name web@hotel --image-id ami-1e749f67 --instance-type t2.micro"),
-    )
-    .json();
-    s.aws(
-        &u,
-        &argv!("create-auto-scaling-group --auto-scaling-group-name queue --launch-configuration-name web@hotel --min-size 1 --max-size 3 --desired-capacity 1 --default-instance-warmup 1 --availability-zones us-east-1a"),
-    )
-    .json();
+    let u = user_with_group(
+        "cw-track",
+        "queue",
+        "--min-size 1 --max-size 3 --default-instance-warmup 1",
+    );
     let config = json!({"CustomizedMetricSpecification": {"MetricName": "metric_1",
         "Namespace": "namespace_1", "Dimensions": [{"Name": "dimension1", "Value": "value1"}],
         "Statistic": "Minimum", "Unit": "Count"}, "TargetValue": 98.0, "DisableScaleIn": true});

@@ -630,8 +630,18 @@ async fn cloudwatch_joins_the_simulation() {
         }
     }
     for op in ["PutMetricData", "PutMetricAlarm"] {
-        assert!(requests.get(op).copied().unwrap_or(0) > 0, "{op}: {requests:?}");
+        assert!(
+            requests.get(op).copied().unwrap_or(0) > 0,
+            "{op}: {requests:?}"
+        );
     }
-    let ninth = chaos::run(1, Settings { steps: 80, ..NINTH_MIX }).await;
+    let ninth = chaos::run(
+        1,
+        Settings {
+            steps: 80,
+            ..NINTH_MIX
+        },
+    )
+    .await;
     assert_eq!(ninth.tally.requests.get("PutMetricAlarm"), None);
 }

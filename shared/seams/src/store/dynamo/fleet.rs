@@ -344,27 +344,7 @@ impl Fleet for DynamoStore {
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
         // The index is eventually consistent: the scheduler reads each group itself before it
         // fires anything.
-        let query = self
-            .db
-            .query()
-            .table_name(&self.table)
-            .index_name(DUE_INDEX)
-            .key_condition_expression("due_pk = :due_pk AND due <= :now")
-            .expression_attribute_values(":due_pk", s(DUE))
-            .expression_attribute_values(":now", n(now_ms));
-        let mut out = Vec::new();
-        Self::each_page(query, |items| {
-            for item in items {
-                let user = get_s(item, PARTITION_KEY)?;
-                let user = user
-                    .strip_prefix("OWNER#")
-                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
-                out.push((user.to_string(), sk_suffix(item, ASG)?));
-            }
-            Ok(true)
-        })
-        .await?;
-        Ok(out)
+        self.due_in(DUE, now_ms, ASG).await
     }
 
     async fn unwatch(&self, user: &str, cloud: &str) -> StoreResult<()> {

@@ -208,6 +208,37 @@ impl DynamoStore {
         Ok(out)
     }
 
+    /// The (user, name) of the items the index `due` lists under `partition` with a due time
+    /// at or before `now_ms`, their sort keys' names after `prefix`.
+    async fn due_in(
+        &self,
+        partition: &str,
+        now_ms: i64,
+        prefix: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        let query = self
+            .db
+            .query()
+            .table_name(&self.table)
+            .index_name(DUE_INDEX)
+            .key_condition_expression("due_pk = :due_pk AND due <= :now")
+            .expression_attribute_values(":due_pk", s(partition))
+            .expression_attribute_values(":now", n(now_ms));
+        let mut out = Vec::new();
+        Self::each_page(query, |items| {
+            for item in items {
+                let user = get_s(item, PARTITION_KEY)?;
+                let user = user
+                    .strip_prefix("OWNER#")
+                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
+                out.push((user.to_string(), sk_suffix(item, prefix)?));
+            }
+            Ok(true)
+        })
+        .await?;
+        Ok(out)
+    }
+
     /// Reads every page of `query`, each from where the last ended, handing each to `take` until
     /// it says to stop (false).
     async fn each_page(

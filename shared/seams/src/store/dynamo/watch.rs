@@ -428,26 +428,6 @@ impl Watch for DynamoStore {
     }
 
     async fn due_alarms(&self) -> StoreResult<Vec<(String, String)>> {
-        let query = self
-            .db
-            .query()
-            .table_name(&self.table)
-            .index_name(DUE_INDEX)
-            .key_condition_expression("due_pk = :due_pk AND due <= :now")
-            .expression_attribute_values(":due_pk", s(ALARMS_DUE))
-            .expression_attribute_values(":now", n(0));
-        let mut out = Vec::new();
-        Self::each_page(query, |items| {
-            for item in items {
-                let user = get_s(item, PARTITION_KEY)?;
-                let user = user
-                    .strip_prefix("OWNER#")
-                    .ok_or_else(|| corrupt(item, PARTITION_KEY, "an owner"))?;
-                out.push((user.to_string(), sk_suffix(item, ALARM)?));
-            }
-            Ok(true)
-        })
-        .await?;
-        Ok(out)
+        self.due_in(ALARMS_DUE, 0, ALARM).await
     }
 }

@@ -8,6 +8,7 @@ mod alarms;
 mod api;
 mod balancers;
 mod chaos;
+mod cloudwatch_probe;
 mod crashes;
 mod hooks;
 mod lambda;

@@ -280,3 +280,64 @@ fn target_tracking_on_a_custom_metric_fed_by_put_metric_data_grows_a_group() {
         (g["DesiredCapacity"] == 3).then_some(())
     });
 }
+
+/// Terraform's `aws_cloudwatch_metric_alarm`, as its provider calls CloudWatch (the Go SDK's RPC v2
+/// CBOR): create with its tags, read it back (DescribeAlarms by name and type, then its tags),
+/// update in place, retag, delete. Plan-stable: what it reads back is what it sent.
+#[test]
+fn terraforms_metric_alarm_calls_read_back_what_they_sent() {
+    let s = stack();
+    let u = s.new_user("cw-tf");
+    let alarm = json!({"AlarmName": "tf-high", "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "EvaluationPeriods": 2, "MetricName": "CPUUtilization", "Namespace": "App",
+        "Period": 120, "Statistic": "Average", "Threshold": 80.0, "ActionsEnabled": true,
+        "AlarmDescription": "cpu high", "Dimensions": [{"Name": "AutoScalingGroupName", "Value": "web"}],
+        "TreatMissingData": "missing", "Unit": "Percent", "DatapointsToAlarm": 2,
+        "Tags": [{"Key": "env", "Value": "prod"}]});
+    let read = json!({"op": "describe_alarms", "params": {"AlarmNames": ["tf-high"],
+        "AlarmTypes": ["MetricAlarm"]}});
+    let got = clients::cloudwatch(
+        &s.url,
+        &u,
+        clients::CBOR,
+        json!([{"op": "put_metric_alarm", "params": alarm}, read]),
+    );
+    assert_eq!(got[0], json!({"ok": {}}), "{got:?}");
+    let shown = &got[1]["ok"]["MetricAlarms"];
+    assert_eq!(shown.as_array().map(Vec::len), Some(1), "{got:?}");
+    let shown = &shown[0];
+    for (k, v) in alarm.as_object().unwrap() {
+        if k != "Tags" {
+            assert_eq!(&shown[k], v, "{k}");
+        }
+    }
+    for empty in ["OKActions", "AlarmActions", "InsufficientDataActions"] {
+        assert_eq!(shown[empty], json!([]), "{empty}");
+    }
+    let arn = shown["AlarmArn"].as_str().unwrap().to_string();
+    let mut changed = alarm.clone();
+    changed["Period"] = 60.into();
+    changed.as_object_mut().unwrap().remove("Tags");
+    let got = clients::cloudwatch(
+        &s.url,
+        &u,
+        clients::CBOR,
+        json!([
+            {"op": "list_tags_for_resource", "params": {"ResourceARN": arn}},
+            {"op": "put_metric_alarm", "params": changed},
+            {"op": "untag_resource", "params": {"ResourceARN": arn, "TagKeys": ["env"]}},
+            {"op": "tag_resource", "params": {"ResourceARN": arn,
+                "Tags": [{"Key": "team", "Value": "ops"}]}},
+            read,
+            {"op": "list_tags_for_resource", "params": {"ResourceARN": arn}},
+            {"op": "delete_alarms", "params": {"AlarmNames": ["tf-high"]}},
+            read,
+        ]),
+    );
+    assert_eq!(got[0]["ok"]["Tags"], json!([{"Key": "env", "Value": "prod"}]));
+    assert_eq!(got[4]["ok"]["MetricAlarms"][0]["Period"], 60);
+    assert_eq!(got[4]["ok"]["MetricAlarms"][0]["AlarmArn"], arn);
+    assert_eq!(got[5]["ok"]["Tags"], json!([{"Key": "team", "Value": "ops"}]));
+    assert_eq!(got[6], json!({"ok": {}}));
+    assert_eq!(got[7]["ok"]["MetricAlarms"], json!([]));
+}

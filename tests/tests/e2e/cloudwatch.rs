@@ -334,10 +334,16 @@ fn terraforms_metric_alarm_calls_read_back_what_they_sent() {
             read,
         ]),
     );
-    assert_eq!(got[0]["ok"]["Tags"], json!([{"Key": "env", "Value": "prod"}]));
+    assert_eq!(
+        got[0]["ok"]["Tags"],
+        json!([{"Key": "env", "Value": "prod"}])
+    );
     assert_eq!(got[4]["ok"]["MetricAlarms"][0]["Period"], 60);
     assert_eq!(got[4]["ok"]["MetricAlarms"][0]["AlarmArn"], arn);
-    assert_eq!(got[5]["ok"]["Tags"], json!([{"Key": "team", "Value": "ops"}]));
+    assert_eq!(
+        got[5]["ok"]["Tags"],
+        json!([{"Key": "team", "Value": "ops"}])
+    );
     assert_eq!(got[6], json!({"ok": {}}));
     assert_eq!(got[7]["ok"]["MetricAlarms"], json!([]));
 }

@@ -450,3 +450,65 @@ async fn target_tracking_follows_a_published_metric() {
     assert_eq!(code, "ValidationError");
     assert!(message.contains("Namespace and Statistic"), "{message}");
 }
+
+/// An alarm's SNS topic is told of each transition once, in CloudWatch's alarm message; a topic
+/// that is not there is told in the alarm's history as a failed action.
+#[tokio::test]
+async fn an_alarms_topic_is_told_each_transition_once() {
+    let g = Given::user("cw-sns").await;
+    let (w, u) = (&g.w, &g.u);
+    let topic = "arn:aws:sns:us-east-1:123456789012:ops";
+    w.publisher.create(topic);
+    let gone = "arn:aws:sns:us-east-1:123456789012:gone";
+    let alarm = json!({"AlarmName": "load-high", "Namespace": "App", "MetricName": "Load",
+        "Statistic": "Average", "Period": 60, "EvaluationPeriods": 1, "Threshold": 50.0,
+        "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": [topic, gone],
+        "OKActions": [topic]});
+    assert_eq!(w.cloudwatch(u, "PutMetricAlarm", alarm).await.0, 200);
+    publish(w, u, 90.0).await;
+    w.run_for(61).await;
+    // Still in ALARM another minute on: told once.
+    publish(w, u, 95.0).await;
+    w.run_for(60).await;
+    let sent = w.publisher.sent(topic);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        sent[0].subject.as_deref(),
+        Some("ALARM: \"load-high\" in us-east-1")
+    );
+    let body: Value = serde_json::from_str(&sent[0].body).unwrap();
+    assert_eq!(body["NewStateValue"], "ALARM");
+    assert_eq!(body["OldStateValue"], "INSUFFICIENT_DATA");
+    assert_eq!(body["Trigger"]["MetricName"], "Load");
+    // Back to OK: its OK action tells the topic too.
+    publish(w, u, 10.0).await;
+    w.run_for(61).await;
+    let sent = w.publisher.sent(topic);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(
+        sent[1].body.contains("\"NewStateValue\":\"OK\""),
+        "{}",
+        sent[1].body
+    );
+    let (_, h) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarmHistory",
+            json!({"AlarmName": "load-high", "HistoryItemType": "Action"}),
+        )
+        .await;
+    let summaries: Vec<&str> = h["AlarmHistoryItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["HistorySummary"].as_str().unwrap())
+        .collect();
+    assert!(
+        summaries.contains(&format!("Failed to execute action {gone}").as_str()),
+        "{summaries:?}"
+    );
+    assert!(
+        summaries.contains(&format!("Successfully executed action {topic}").as_str()),
+        "{summaries:?}"
+    );
+}

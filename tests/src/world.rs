@@ -183,6 +183,7 @@ impl World {
             keys: api::KeyCache::default(),
             throttle: api::throttle::Throttle::default(),
             heartbeats: api::throttle::Throttle::new(api::heartbeats::HEARTBEATS),
+            listed: api::cloudwatch::Listed::default(),
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");

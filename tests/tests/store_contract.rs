@@ -1411,12 +1411,15 @@ async fn watch(s: &dyn Store, u: &str) {
         datum(&other, now, 9.0),
         datum(&queue, now, 3.0),
     ];
-    s.put_data(&ann, &data).await.unwrap();
+    s.put_data(&ann, &data, &[]).await.unwrap();
     // More than one BatchWriteItem's worth.
     let many: Vec<Datum> = (0..30)
         .map(|i| datum(&queue, now - i * 1000, 1.0))
         .collect();
-    s.put_data(&ann, &many).await.unwrap();
+    // Listed lately: the data is kept all the same.
+    s.put_data(&ann, &many, std::slice::from_ref(&queue))
+        .await
+        .unwrap();
     let got = s
         .data(&ann, &load, now - 60_000, now + 60_000)
         .await

@@ -938,7 +938,7 @@ impl Sim {
                     high_resolution: true,
                 })
                 .collect();
-            let _ = self.w.store.put_data(&a.user.name, &data).await;
+            let _ = self.w.store.put_data(&a.user.name, &data, &[]).await;
         }
     }
 

@@ -20,8 +20,16 @@ const LISTED_MS: i64 = 14 * 24 * 3_600_000;
 const MAX_DATAPOINTS: i64 = 100_800;
 
 pub async fn put_metric_data(app: &App, user: &str, req: PutMetricData) -> Result<(), ApiError> {
-    let data = metric_data::published(&req, app.clock.now_ms()).map_err(refused)?;
-    app.store.put_data(user, &data).await?;
+    let now = app.clock.now_ms();
+    let data = metric_data::published(&req, now).map_err(refused)?;
+    let mut metrics: Vec<&MetricId> = data.iter().map(|d| &d.metric).collect();
+    metrics.sort();
+    metrics.dedup();
+    let listed = app.listed.fresh(user, &metrics, now);
+    if let Err(e) = app.store.put_data(user, &data, &listed).await {
+        app.listed.forget(user, &metrics);
+        return Err(e.into());
+    }
     Ok(())
 }
 

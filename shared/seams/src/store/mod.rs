@@ -380,8 +380,10 @@ pub trait Fleet: Send + Sync {
 /// `phantom_rules::metric_data::RETENTION_MS`, and the metrics they name.
 #[async_trait]
 pub trait Watch: Send + Sync {
-    /// Keeps `data` and marks each of its metrics published to at its datum's time.
-    async fn put_data(&self, user: &str, data: &[Datum]) -> StoreResult<()>;
+    /// Keeps `data` and marks each of its metrics published to at its datum's time, but those
+    /// in `listed` (the caller wrote their listing lately: `metrics` may then say they were last
+    /// published to up to that long ago).
+    async fn put_data(&self, user: &str, data: &[Datum], listed: &[MetricId]) -> StoreResult<()>;
     /// The datapoints of `metric` in `[from_ms, to_ms)`, oldest first.
     async fn data(
         &self,

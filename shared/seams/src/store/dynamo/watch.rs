@@ -171,7 +171,7 @@ impl DynamoStore {
 
 #[async_trait]
 impl Watch for DynamoStore {
-    async fn put_data(&self, user: &str, data: &[Datum]) -> StoreResult<()> {
+    async fn put_data(&self, user: &str, data: &[Datum], listed: &[MetricId]) -> StoreResult<()> {
         let mut items = Vec::with_capacity(data.len() + 1);
         let mut newest: HashMap<&MetricId, i64> = HashMap::new();
         for d in data {
@@ -192,7 +192,7 @@ impl Watch for DynamoStore {
             let at = newest.entry(&d.metric).or_insert(d.at_ms);
             *at = (*at).max(d.at_ms);
         }
-        for (m, at) in newest {
+        for (m, at) in newest.into_iter().filter(|(m, _)| !listed.contains(m)) {
             let mut item = key(
                 owner(user),
                 format!("{METRIC}{}#{}", m.namespace, metric_key(m)),

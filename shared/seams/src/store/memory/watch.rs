@@ -7,7 +7,8 @@ use phantom_rules::metric_data::RETENTION_MS;
 
 #[async_trait]
 impl Watch for MemoryStore {
-    async fn put_data(&self, user: &str, data: &[Datum]) -> StoreResult<()> {
+    async fn put_data(&self, user: &str, data: &[Datum], _listed: &[MetricId]) -> StoreResult<()> {
+        // The listing is read from the data itself here: always as fresh as it.
         {
             // One BatchWriteItem per 25 datapoints, as the DynamoDB adapter writes them.
             let mut st = self.state(data.len().div_ceil(25).max(1));

@@ -1,5 +1,6 @@
 //! CloudWatch's alarms, run with the scheduler on its schedule (each minute): every alarm of
-//! every account is read (the index `due` lists them), its metric's last periods read from the
+//! every account is read (the index `due` lists the accounts' alarms; each account's are read
+//! in one Query), its metric's last periods read from the
 //! store, its state decided by `phantom_rules::metric_alarm`, and the actions its state owes run:
 //! its scaling policies (again each minute while it stays in the state, as CloudWatch's Auto
 //! Scaling actions run), its SNS topics (once a transition).
@@ -10,7 +11,7 @@
 //! next minute while the alarm stays in its state.
 
 use futures::stream::{self, StreamExt};
-use phantom_model::cloudwatch::{AlarmHistoryItem, MetricAlarm};
+use phantom_model::cloudwatch::{AlarmHistoryItem, MetricAlarm, StoredAlarm};
 use phantom_rules::activity::{self, Context};
 use phantom_rules::metric_alarm::{self, Action};
 use phantom_rules::tracking;
@@ -61,8 +62,29 @@ impl Watcher<'_> {
         if due.is_empty() {
             return Ok(out);
         }
-        let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(due)
-            .map(|(user, name)| async move { self.alarm(&user, &name).await })
+        // Each account's alarms in one Query, not one GetItem an alarm.
+        let mut by_user: std::collections::BTreeMap<String, usize> = Default::default();
+        for (user, _) in due {
+            *by_user.entry(user).or_default() += 1;
+        }
+        let accounts: Vec<(String, Result<Vec<StoredAlarm>, StoreError>, usize)> =
+            stream::iter(by_user)
+                .map(|(user, n)| async move {
+                    let alarms = self.store.alarms(&user).await;
+                    (user, alarms, n)
+                })
+                .buffer_unordered(PARALLEL)
+                .collect()
+                .await;
+        let mut read = Vec::new();
+        for (user, alarms, n) in accounts {
+            match alarms {
+                Ok(alarms) => read.extend(alarms.into_iter().map(|a| (user.clone(), a))),
+                Err(_) => out.errors += n,
+            }
+        }
+        let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(read)
+            .map(|(user, a)| async move { self.alarm(&user, a).await })
             .buffer_unordered(PARALLEL)
             .collect()
             .await;
@@ -89,11 +111,10 @@ impl Watcher<'_> {
         Ok(out)
     }
 
-    async fn alarm(&self, user: &str, name: &str) -> Result<Outcome, StoreError> {
+    async fn alarm(&self, user: &str, mut s: StoredAlarm) -> Result<Outcome, StoreError> {
         let now = self.now_ms;
-        let Some(mut s) = self.store.alarm(user, name).await? else {
-            return Ok(Outcome::default());
-        };
+        let name = s.alarm.alarm_name.clone();
+        let name = name.as_str();
         let old_state = s.alarm.state_value.clone();
         let mut history = Vec::new();
         let mut value = None;

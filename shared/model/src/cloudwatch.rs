@@ -428,11 +428,16 @@ pub struct DescribeAlarms {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct DescribeAlarmsOutput {
-    pub composite_alarms: Vec<serde_json::Value>,
+    /// Always empty: composite alarms are not offered.
+    pub composite_alarms: Vec<CompositeAlarm>,
     pub metric_alarms: Vec<MetricAlarm>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_token: Option<String>,
 }
+
+/// The shape `CompositeAlarm`, of which Phantom has none (DescribeAlarms lists it empty).
+#[derive(Debug, Serialize)]
+pub struct CompositeAlarm {}
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]

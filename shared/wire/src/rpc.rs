@@ -294,34 +294,21 @@ pub fn query_error_header(err: &ApiError) -> String {
 /// The model's error shape whose Query code is `code` (CloudWatch's `ResourceNotFound` is the
 /// shape `ResourceNotFound`, `InvalidParameterValue` the shape `InvalidParameterValueException`).
 fn error_type(service: Service, code: &str) -> String {
-    static ERRORS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
-    let known = ERRORS.get_or_init(|| {
-        let raw: Value = serde_json::from_str(include_str!("../model/cloudwatch-2010-08-01.json"))
-            .expect("the embedded CloudWatch model is valid");
-        raw["shapes"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(name, s)| {
-                let code = s.get("error")?.get("code")?.as_str()?;
-                Some((code.to_string(), name.clone()))
-            })
-            .collect()
-    });
-    if service == Service::CloudWatch {
-        // Several shapes share a code (`ResourceNotFound`: also `DashboardNotFoundError`): the
-        // one named for it first.
-        let named = |s: &str| s == code || s.strip_suffix("Exception") == Some(code);
-        let shapes: Vec<&String> = known
-            .iter()
-            .filter(|(c, _)| c == code)
-            .map(|(_, s)| s)
-            .collect();
-        if let Some(shape) = shapes.iter().find(|s| named(s)).or(shapes.first()) {
-            return (*shape).clone();
-        }
-    }
-    code.to_string()
+    let shapes: Vec<&String> = service
+        .model()
+        .shapes
+        .iter()
+        .filter(|(_, s)| matches!(s, Shape::Structure { error: Some(e), .. } if e.code.as_deref() == Some(code)))
+        .map(|(name, _)| name)
+        .collect();
+    // Several shapes share a code (`ResourceNotFound`: also `DashboardNotFoundError`): the one
+    // named for it first.
+    let named = |s: &str| s == code || s.strip_suffix("Exception") == Some(code);
+    shapes
+        .iter()
+        .find(|s| named(s))
+        .or(shapes.first())
+        .map_or_else(|| code.to_string(), |s| (*s).clone())
 }
 
 fn output_shape(service: Service, operation: &str) -> Option<&'static str> {

@@ -94,6 +94,12 @@ pub struct Operation {
 }
 
 #[derive(Debug, Deserialize)]
+pub struct ErrorCode {
+    /// Absent: the shape's name is its code.
+    pub code: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
 pub struct Metadata {
     /// The JSON and CBOR protocols' `X-Amz-Target` prefix and service name.
     #[serde(rename = "targetPrefix")]
@@ -123,6 +129,9 @@ pub enum Shape {
         members: serde_json::Map<String, serde_json::Value>,
         #[serde(default)]
         required: Vec<String>,
+        /// An error shape's Query code (`InvalidParameterValue` for
+        /// `InvalidParameterValueException`).
+        error: Option<ErrorCode>,
     },
     List {
         member: ShapeRef,

@@ -53,7 +53,7 @@ fn alarms(app: &App, caller: &Caller, group: &str) -> Vec<Alarm> {
 /// while it lasts).
 pub async fn check_promql(
     app: &App,
-    promql: impl FnOnce(&MetricSource) -> String,
+    promql: impl FnOnce(&MetricSource) -> Option<String>,
 ) -> ApiResult<()> {
     let Some(source) = app.store.metric_source().await? else {
         return Err(ApiError::validation(
@@ -61,7 +61,10 @@ pub async fn check_promql(
              administrator sets one first (phantomctl metric-source set).",
         ));
     };
-    let promql = promql(&source);
+    // None: a metric that is not PromQL (a CloudWatch metric's, read from Phantom's store).
+    let Some(promql) = promql(&source) else {
+        return Ok(());
+    };
     match app.metrics.connect(&source).query(&promql).await {
         Ok(_) => Ok(()),
         Err(QueryError::Refused(why)) => Err(ApiError::validation(format!(
@@ -96,7 +99,7 @@ pub async fn put(
         ..
     } = &asked.kind
     {
-        // A CloudWatch metric is read from Phantom's store: no query to check.
+        // A CloudWatch metric is read from Phantom's store: no query to check, no source needed.
         if tracking::cloudwatch_metric(target_tracking_configuration).is_none() {
             check_promql(app, |s| {
                 tracking::promql(
@@ -105,7 +108,6 @@ pub async fn put(
                     SOME_VM,
                     app.metric_period_ms / 1000,
                 )
-                .unwrap_or_default()
             })
             .await?;
         }
@@ -124,11 +126,11 @@ pub async fn put(
                 period,
             )
         };
-        check_promql(app, |s| q(s).load).await?;
+        check_promql(app, |s| Some(q(s).load)).await?;
         if let Some(source) = app.store.metric_source().await? {
             if let Some((scaling, capacity)) = q(&source).scaling_and_capacity {
-                check_promql(app, |_| scaling).await?;
-                check_promql(app, |_| capacity).await?;
+                check_promql(app, |_| Some(scaling)).await?;
+                check_promql(app, |_| Some(capacity)).await?;
             }
         }
     }

@@ -39,7 +39,7 @@ async fn put(
         evaluation_periods: input.evaluation_periods,
         datapoints_to_alarm: input.datapoints_to_alarm,
     };
-    check_promql(app, |s| alarm_promql(asked.expression, s)).await?;
+    check_promql(app, |s| Some(alarm_promql(asked.expression, s))).await?;
     let alarm_name = format!("Phantom-{group}-{name}-{}", phantom_rules::ids::uuid());
     let made = Mutex::new(None);
     change_policy(app, caller, group, name, |p| {

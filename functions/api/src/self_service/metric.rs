@@ -87,8 +87,9 @@ async fn get(
     let period_secs = app.metric_period_ms / 1000;
     let (query, target, threshold, needs_vms, warmed) = if let Some((cfg, warmup)) = p.tracking() {
         let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, warmup) * 1000);
-        let q =
-            tracking::promql(cfg, &source.instance_label, &warmed, period_secs).unwrap_or_default();
+        // A CloudWatch metric was answered above: this one has its PromQL.
+        let q = tracking::promql(cfg, &source.instance_label, &warmed, period_secs)
+            .ok_or_else(|| ApiError::internal(format!("policy {name} names no metric")))?;
         (q, Some(cfg.target_value), None, true, warmed.len())
     } else if let Some(a) = p.alarm.as_ref() {
         let warmed = tracking::warmed(&members, now, tracking::warmup_secs(&g, None) * 1000);

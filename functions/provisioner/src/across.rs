@@ -156,18 +156,31 @@ impl Provisioner {
         let rebalancing = g.settings.capacity_rebalance
             && !g.deleting()
             && refresh::active(&g.settings.instance_refreshes).is_none();
+        // A cloud that cannot be seen counts its recorded VMs, at risk or not as they were
+        // (counted as running for a round, a VM at risk made another cloud's share sink and
+        // launch again; found by the simulator, seed 4745).
+        let unseen: Vec<Vec<Member>> = places
+            .iter()
+            .map(|p| match p.hold.counted_out(now) {
+                true => Vec::new(),
+                false => unseen_live(&p.members),
+            })
+            .collect();
         let risky: Vec<(i64, i64)> = assessed
             .iter()
-            .map(|a| match a {
-                Some(a) if rebalancing => phantom_rules::rebalance::at_risk(&a.live, &weights),
-                _ => (0, 0),
+            .zip(&unseen)
+            .map(|(a, unseen)| match a {
+                _ if !rebalancing => (0, 0),
+                Some(a) => phantom_rules::rebalance::at_risk(&a.live, &weights),
+                None => phantom_rules::rebalance::at_risk(unseen, &weights),
             })
             .collect();
         let views: Vec<CloudView> = places
             .iter()
             .zip(&assessed)
             .zip(&risky)
-            .map(|((p, a), (at_risk, at_risk_serving))| {
+            .zip(&unseen)
+            .map(|(((p, a), (at_risk, at_risk_serving)), unseen)| {
                 let (have, in_service) = match a {
                     // A VM replaced launch-first counts for no share either: its replacement
                     // does (found by the simulator, seed 1787: a share kept for it while another
@@ -179,8 +192,15 @@ impl Provisioner {
                             in_service - at_risk_serving,
                         )
                     }
-                    None if p.hold.counted_out(now) => (0, 0),
-                    None => unseen_counts(&p.members),
+                    None => {
+                        let serving = unseen
+                            .iter()
+                            .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService);
+                        (
+                            weights.sum(unseen) - at_risk,
+                            serving.map(|m| weights.units(m)).sum::<i64>() - at_risk_serving,
+                        )
+                    }
                 };
                 // Protected VMs serving there stay there (spread::shares).
                 let protected = p
@@ -210,6 +230,10 @@ impl Provisioner {
             let rebalance = !g.target().suspended.iter().any(|p| p == "AZRebalance");
             allot(spread.policy, g.desired, g.max, rebalance, &views)
         };
+        // Where the group's VMs would be if moving cost nothing: a cloud above it holds VMs
+        // only until the move lands, and replaces none of them past their lifetime (its
+        // replacement is the better cloud's launch; found by the simulator, seed 6658).
+        let ideal = phantom_rules::spread::shares(spread.policy, g.desired, &views);
         let have: i64 = views.iter().map(|v| v.have).sum();
         let desired = if g.deleting() {
             0
@@ -276,7 +300,13 @@ impl Provisioner {
                     .map(Some)
                     .collect()
             }
-            _ => vec![None; places.len()],
+            // A cloud out of sight: the refresh waits, the others holding what they run.
+            (Some(_), None) => assessed
+                .iter()
+                .zip(&shares)
+                .map(|(a, share)| a.as_ref().map(|a| refresh::wait(*share, &weights, &a.live)))
+                .collect(),
+            (None, _) => vec![None; places.len()],
         };
 
         // Each cloud's on-demand and spot VMs, as the clouds before it in this round leave
@@ -346,6 +376,7 @@ impl Provisioner {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()
                 },
+                max_lifetime_ms: p.target.max_lifetime_ms.filter(|_| *share <= ideal[i]),
                 ..p.target.clone()
             };
             let live = a.live.clone();
@@ -606,15 +637,17 @@ fn after_plan(live: &[Member], plan: &reconcile::Plan, w: &Weights) -> (i64, i64
 }
 
 /// What a cloud that cannot be seen has, by its records: the VMs that count, and those serving.
-fn unseen_counts(members: &[Member]) -> (i64, i64) {
-    let counted = members.iter().filter(|m| {
-        !m.lifecycle.is_leaving() && m.lifecycle != Lifecycle::Standby && !m.lifecycle.is_warm()
-    });
-    let serving = counted
-        .clone()
-        .filter(|m| m.healthy && m.lifecycle == Lifecycle::InService)
-        .count();
-    (counted.count() as i64, serving as i64)
+/// The recorded VMs of a cloud that cannot be seen that count as running there. Counted in units
+/// as a seen cloud's are (counted in VMs, a weighted group's share there sank and another cloud
+/// launched it, to let it go again the next round; found by the simulator, seed 2955).
+fn unseen_live(members: &[Member]) -> Vec<Member> {
+    members
+        .iter()
+        .filter(|m| {
+            !m.lifecycle.is_leaving() && m.lifecycle != Lifecycle::Standby && !m.lifecycle.is_warm()
+        })
+        .cloned()
+        .collect()
 }
 
 fn describe_hold(cloud: &str, h: &Hold) -> String {

@@ -697,6 +697,19 @@ fn with_next(mut step: Step, r: &InstanceRefresh, next: InstanceRefresh) -> Step
     step
 }
 
+/// A refresh of a group across clouds while one of its clouds cannot be seen waits (`split`
+/// needs every cloud's instances): each cloud in sight replaces nothing and keeps what it runs,
+/// its launch-first room too, launching only up to its share. Sized to its share alone, it let
+/// the room go "shrinking", and the next round, the cloud back in sight, launched it again
+/// (found by the simulator, seed 3417).
+pub fn wait(share: i64, w: &Weights, live: &[Member]) -> Step {
+    Step {
+        terminate: Vec::new(),
+        capacity: share.max(units_of(w, live.iter())),
+        next: None,
+    }
+}
+
 /// One cloud of a group across clouds, for `split`.
 pub struct Part<'a> {
     /// What the cloud should have (`spread::allot`).
@@ -1419,5 +1432,16 @@ mod tests {
         let parts = [part(2, 3, &sierra), part(2, 10, &hotel)];
         let split_up = split(&r, &s, 2, &Weights::none(), &parts, NOW);
         assert_eq!((split_up[0].capacity, split_up[1].capacity), (2, 2));
+    }
+
+    #[test]
+    fn across_clouds_a_cloud_out_of_sight_holds_the_others_as_they_run() {
+        // Seed 3417: sierra (share 2) out of sight for a round, hotel (share 0) ran the
+        // refresh's room: sized to its share, hotel let it go and launched it again next round.
+        let hotel = [member("i-h0", NOW - 1_000)];
+        let held = wait(0, &Weights::none(), &hotel);
+        assert_eq!((held.terminate.len(), held.capacity), (0, 1));
+        // Below its share, it still launches up to it.
+        assert_eq!(wait(3, &Weights::none(), &hotel).capacity, 3);
     }
 }

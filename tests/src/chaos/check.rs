@@ -28,9 +28,9 @@
 //!   no smaller;
 //! - `no-flap`: then, no cloud of a group let a VM go "shrinking" and launched one within
 //!   `FLAP_MS` while the group's desired capacity stayed put (its share went down and up again:
-//!   a VM given up for nothing), but where a VM of the group left otherwise meanwhile, the user
-//!   retagged the group, or the VM let go was ailing (at risk of interruption, impaired, failing
-//!   its target group's health check, set unhealthy);
+//!   a VM given up for nothing), but where a VM of the group left or began to ail meanwhile, an
+//!   instance refresh ended unfinished, the user retagged the group, or the VM let go was ailing (at risk of interruption, impaired,
+//!   failing its target group's health check, set unhealthy, scheduled to retire);
 //! - `pool-passage`: then, every VM launched into a warm pool went there first (a launch whose
 //!   record was lost is found as the pool's, not the group's).
 
@@ -639,6 +639,30 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .push((t, id.to_string()));
             }
         }
+        // A refresh that ended unfinished leaves what it launched first as the group's surplus:
+        // the group lets go of one VM then, by its termination policies (as AWS's does).
+        for g in sim.w.store.all_groups(user).await.unwrap_or_default() {
+            for r in &g.settings.instance_refreshes {
+                let unfinished = !matches!(
+                    r.status,
+                    phantom_model::refresh::Status::Successful
+                        | phantom_model::refresh::Status::Baking
+                );
+                if let Some(end) = r.end_time.as_deref().and_then(at).filter(|_| unfinished) {
+                    lost.entry(g.id.clone()).or_default().push(end);
+                }
+            }
+        }
+        // A VM of the group that began to ail: its replacement is launched before it goes.
+        for (id, at) in &sim.ailing {
+            if let Some(gid) = launched
+                .iter()
+                .find(|(_, l)| l.iter().any(|(_, v)| v == id))
+                .map(|((gid, _), _)| gid.clone())
+            {
+                lost.entry(gid).or_default().push(*at);
+            }
+        }
         for (key, lets_go) in &shrunk {
             let Some(seen) = sim.desired_seen.get(&(user.clone(), key.0.clone())) else {
                 continue;
@@ -660,7 +684,7 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .retagged
                     .get(&(user.clone(), name.clone()))
                     .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
-                if replaces || retagged || sim.ailing.contains(gone) {
+                if replaces || retagged || sim.ailing.contains_key(gone) {
                     continue;
                 }
                 // The desired capacity in effect as the window opens (the last sample before it,

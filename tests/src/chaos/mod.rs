@@ -278,9 +278,10 @@ struct Sim {
     /// Spot VMs warned of their interruption: the cloud takes each back at its time (Unix ms).
     doomed: Vec<(&'static str, String, i64)>,
     /// Every VM warned of its interruption, given a rebalance recommendation, impaired, failing
-    /// its target group's health check or set unhealthy: on its way out, so letting it go is no
-    /// flap (`no-flap`).
-    ailing: std::collections::BTreeSet<String>,
+    /// its target group's health check, set unhealthy or scheduled to retire, with when it first
+    /// was (Unix ms): on its way out, so letting it go is no flap, and a launch soon after may be
+    /// its replacement (`no-flap`).
+    ailing: BTreeMap<String, i64>,
     /// The VMs' CPU load as the metric source has it (`load`); from mix 10 each group's
     /// `App`/`Load` in Phantom's CloudWatch too, as a CloudWatch agent publishes it.
     load: f64,
@@ -417,7 +418,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_split: 0,
         queue_refuse_until: None,
         doomed: Vec::new(),
-        ailing: std::collections::BTreeSet::new(),
+        ailing: BTreeMap::new(),
         load: rest::CPU_TARGET,
         no_spot: Vec::new(),
         out_clouds: Vec::new(),
@@ -488,6 +489,12 @@ impl Sim {
 
     fn cloud(&self, name: &str) -> &Arc<MemoryCloud> {
         self.w.cloud(name)
+    }
+
+    /// `id` is on its way out from now (`ailing`).
+    fn ail(&mut self, id: &str) {
+        let now = self.w.clock.now_ms();
+        self.ailing.entry(id.to_string()).or_insert(now);
     }
 
     async fn one_step(&mut self) {
@@ -637,7 +644,7 @@ impl Sim {
                     self.attached.entry(key).or_default().push(at);
                 }
                 ("SetInstanceHealth", Some(id)) => {
-                    self.ailing.insert(id.clone());
+                    self.ail(id);
                 }
                 ("CreateOrUpdateTags" | "DeleteTags", _) => {
                     let at = self.w.clock.now_ms();
@@ -743,7 +750,7 @@ impl Sim {
             "impaired" => match vm {
                 Some(id) => {
                     self.cloud(on).impair(&id, Which::System);
-                    self.ailing.insert(id.clone());
+                    self.ail(&id);
                     format!("{on}: {id}'s system status check impaired")
                 }
                 None => return,
@@ -771,7 +778,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).fail_health_check(&tg, &id, true);
-                self.ailing.insert(id.clone());
+                self.ail(&id);
                 format!("{on}: {id} fails its target group's health check")
             }
             "describe-lag" => {
@@ -817,7 +824,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).warn_interruption(&id);
-                self.ailing.insert(id.clone());
+                self.ail(&id);
                 let at = self.w.clock.now_ms() + 120_000;
                 self.doomed.push((on, id.clone(), at));
                 format!("{on}: spot {id} is warned of its interruption in two minutes")
@@ -827,7 +834,7 @@ impl Sim {
                     return;
                 };
                 self.cloud(on).recommend_rebalance(&id);
-                self.ailing.insert(id.clone());
+                self.ail(&id);
                 format!("{on}: spot {id} is at elevated risk (a rebalance recommendation)")
             }
             "spot-short" => {
@@ -846,6 +853,7 @@ impl Sim {
                     phantom_model::status::EventCode::InstanceRetirement,
                     at,
                 );
+                self.ail(&id);
                 format!("{on}: {id}'s retirement is scheduled in {secs} s")
             }
             "cloud-out" => {

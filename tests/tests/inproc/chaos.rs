@@ -613,6 +613,75 @@ async fn seed_2085_an_unanswered_launch_does_not_fail_a_refresh() {
     .await;
 }
 
+/// Seed 3417 (mix 9, 92 steps; also 579, 5781 and 8574) found a group across clouds with an
+/// instance refresh: while one cloud could not be seen for a round, the other let the refresh's
+/// launch-first room go "shrinking", and launched it again the next round (`no-flap`). While a
+/// cloud is out of sight the refresh waits, each cloud in sight holding what it runs.
+#[tokio::test]
+async fn seed_3417_a_refresh_waits_while_a_cloud_is_out_of_sight() {
+    holds(
+        3417,
+        Settings {
+            steps: 92,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 6658 (mix 9, 135 steps) found a group moving back to its better cloud replace a VM past
+/// its MaxInstanceLifetime on the worse cloud, which only held it until the move landed: the
+/// replacement was let go a second later (`no-flap`). A VM held for a move is not replaced.
+#[tokio::test]
+async fn seed_6658_a_vm_held_for_a_move_is_not_replaced_for_its_lifetime() {
+    holds(
+        6658,
+        Settings {
+            steps: 135,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Mix 10 (CloudWatch), the regression seeds below were found with it, in runs of 170 steps.
+const TENTH_MIX: Settings = Settings {
+    users: 3,
+    steps: 170,
+    faults: true,
+    mix: 10,
+};
+
+/// Seed 2955 (mix 10, 39 steps) found a weighted group across clouds count a cloud it could not
+/// see in VMs, not units: its share sank for a round, the other cloud launched it and let it go
+/// again the next round (`no-flap`).
+#[tokio::test]
+async fn seed_2955_an_unseen_cloud_counts_in_units() {
+    holds(
+        2955,
+        Settings {
+            steps: 39,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 4745 (mix 10, 119 steps) found a cloud out of sight count its VM at risk (a rebalance
+/// recommendation, CapacityRebalance on) as a sound one for a round: the other cloud's share
+/// sank, and it let a VM go and launched one a second later (`no-flap`).
+#[tokio::test]
+async fn seed_4745_an_unseen_clouds_vm_at_risk_stays_at_risk() {
+    holds(
+        4745,
+        Settings {
+            steps: 119,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
 /// Mix 10: CloudWatch at Phantom's endpoint joins the work (metrics published, alarms running the
 /// groups' policies, target tracking on a published metric); mix 9 has none of it.
 #[tokio::test]

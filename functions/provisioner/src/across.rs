@@ -284,14 +284,25 @@ impl Provisioner {
                 let when = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now));
                 let step = refresh::step(running, desired, &weights, &live, &standby, now, &when);
                 refresh_next = step.next.clone();
+                // An unhealthy VM goes this round and is replaced: it is no VM a cloud keeps
+                // for the group (found by the simulator, seed 4058: kept in a cloud's capacity,
+                // its replacement was launched beside a move's, 5 VMs for a bound of 4).
+                let sound: Vec<Vec<Member>> = seen
+                    .iter()
+                    .map(|a| {
+                        let sick = |m: &Member| a.sick.iter().any(|(id, _)| *id == m.id);
+                        a.live.iter().filter(|m| !sick(m)).cloned().collect()
+                    })
+                    .collect();
                 let parts: Vec<refresh::Part> = places
                     .iter()
                     .zip(&seen)
+                    .zip(&sound)
                     .zip(&shares)
-                    .map(|((p, a), share)| refresh::Part {
+                    .map(|(((p, a), sound), share)| refresh::Part {
                         share: *share,
                         max: p.site.max,
-                        live: &a.live,
+                        live: sound,
                         standby: &a.standby,
                     })
                     .collect();

@@ -557,6 +557,7 @@ impl Provisioner {
         let lbs = self.balancers(owner, g, &g.cloud).await?;
         let health = self.lb_health(g, &g.cloud, lbs.as_ref()).await;
         let mut target = g.target();
+        target.reserved = g.holds.get(&g.cloud).map_or(0, |h| h.reserved(ctx.now_ms));
         target.failing = phantom_rules::traffic::unhealthy(
             Checks::of(g),
             &g.settings.traffic,

@@ -100,6 +100,7 @@ impl GroupRules for Group {
             launch_template: from.launch_template,
             protect_new: s.new_instances_protected_from_scale_in,
             retry_at_ms: self.retry_at_ms,
+            reserved: 0,
             suspended: crate::processes::suspended(&s.suspended_processes),
             hooks: crate::lifecycle::hooks(&s.lifecycle_hooks),
             refresh: crate::refresh::active(&s.instance_refreshes).cloned(),

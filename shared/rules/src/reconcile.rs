@@ -47,6 +47,12 @@ pub struct Target {
     pub launch_template: Option<LaunchTemplateSpecification>,
     pub protect_new: bool,
     pub retry_at_ms: i64,
+    /// Units a launch whose answer was lost may have made: counted as launching until they show
+    /// or `Hold::reserved`'s grace ends (then its tokens are tried again), so that nothing takes
+    /// their place meanwhile: a new launch once part of it was answered and the group's launch
+    /// sequence moved on (found by the simulator, seed 1863), a warm pool's VM (seed 2242).
+    /// Zero across clouds (`spread::allot` counts them).
+    pub reserved: i64,
     /// Suspended scaling processes (SuspendProcesses): `Launch`, `Terminate`, `HealthCheck` and
     /// `ReplaceUnhealthy` hold back what they name; a group being deleted goes regardless.
     pub suspended: Vec<String>,
@@ -792,7 +798,14 @@ pub fn size_replacing(
         // its own (a maintenance policy's, a retiring VM's) raised `desired` into it, the at-risk
         // VMs' replacements wait (found by the simulator, seed 1065: both launched, 7 VMs for 5).
         let own = target.desired.max(0);
-        let ceiling = rebalance::ceiling(own, target.max).max(desired);
+        // Across clouds, within the room the group's other clouds leave this one (found by the
+        // simulator, seed 630: a cloud whose VMs were all at risk launched a replacement into
+        // MaxSize and headroom as if alone, 5 VMs for a bound of 4).
+        let ceiling = rebalance::ceiling(own, target.max);
+        let ceiling = target
+            .room
+            .map_or(ceiling, |room| ceiling.min(room))
+            .max(desired);
         if let Some(step) = rebalance::step(&live, desired, ceiling, target.rebalance_leaving, w) {
             live.retain(|m| !step.leave.contains(&m.id));
             for id in step.leave {
@@ -894,13 +907,13 @@ pub fn size_replacing(
                 plan.terminate.push((m.id, cause));
             }
         }
-    } else if have < desired && target.runs("Launch") {
+    } else if have + target.reserved < desired && target.runs("Launch") {
         // Ready VMs of the warm pool first (running ones first: they need no start), then new.
         let mut ready: Vec<&Member> = warm.iter().filter(|m| m.lifecycle.is_ready()).collect();
         ready.sort_by_key(|m| (m.lifecycle != Lifecycle::WarmedRunning, m.id.clone()));
         let joining: Vec<Member> = ready
             .into_iter()
-            .take((desired - have) as usize)
+            .take((desired - have - target.reserved) as usize)
             .cloned()
             .collect();
         for m in &joining {
@@ -915,7 +928,7 @@ pub fn size_replacing(
         plan.stop.retain(|id| !joins(id));
         plan.warmed.retain(|(id, _)| !joins(id));
         live.extend(joining);
-        let short = desired - w.sum(&live);
+        let short = desired - w.sum(&live) - target.reserved;
         if short > 0 {
             if now_ms < target.retry_at_ms {
                 plan.retry_at_ms = Some(target.retry_at_ms);
@@ -1221,6 +1234,7 @@ mod tests {
             launch_template: None,
             protect_new: false,
             retry_at_ms: 0,
+            reserved: 0,
             suspended: vec![],
             hooks: vec![],
             refresh: None,

@@ -716,6 +716,7 @@ pub struct Part<'a> {
     pub share: i64,
     /// Its maximum: the refresh never runs more there.
     pub max: i64,
+    /// Its live instances but the unhealthy ones, which go this round whatever the refresh does.
     pub live: &'a [Member],
     pub standby: &'a [Member],
 }
@@ -728,6 +729,34 @@ pub struct Part<'a> {
 /// replacement on one cloud may be what another's extra instance stands in for. Where no cloud
 /// has room to launch first, one old instance goes at a time, as at MaxHealthyPercentage 100.
 pub fn split(
+    r: &InstanceRefresh,
+    step: &Step,
+    desired: i64,
+    w: &Weights,
+    parts: &[Part],
+    now_ms: i64,
+) -> Vec<Step> {
+    let steps = split_as(r, step, desired, w, parts, now_ms);
+    // Old instances go only where the clouds stay within the refresh's MaxHealthyPercentage:
+    // else what runs above the shares (a move's VMs, a lowered MaxSize's) would stay as their
+    // cover while their replacements launch beside it. It goes first, where it can (found by
+    // the simulator, seed 7064: 6 VMs for a bound of 5); a weighted overage cannot.
+    let most = (desired * r.preferences.max_healthy_percentage / 100).max(step.capacity);
+    let total = |steps: &[Step]| steps.iter().map(|s| s.capacity).sum::<i64>();
+    if total(&steps) > most && steps.iter().any(|s| !s.terminate.is_empty()) {
+        let waiting = Step {
+            terminate: Vec::new(),
+            ..step.clone()
+        };
+        let waited = split_as(r, &waiting, desired, w, parts, now_ms);
+        if total(&waited) < total(&steps) {
+            return waited;
+        }
+    }
+    steps
+}
+
+fn split_as(
     r: &InstanceRefresh,
     step: &Step,
     desired: i64,
@@ -1443,5 +1472,23 @@ mod tests {
         assert_eq!((held.terminate.len(), held.capacity), (0, 1));
         // Below its share, it still launches up to it.
         assert_eq!(wait(3, &Weights::none(), &hotel).capacity, 3);
+    }
+
+    #[test]
+    fn across_clouds_a_surplus_goes_before_old_instances() {
+        // Seed 7064: sierra (share 3) ran its 3 old VMs, hotel (share 0) 2 new ones a move had
+        // launched, MaxSize 3: the refresh let 2 old go with hotel's 2 as cover and launched 2
+        // on sierra beside them. Hotel's surplus goes first.
+        let r = refresh(healthy(100, 100), &["i-s0", "i-s1", "i-s2"]);
+        let warm = NOW - 120_000;
+        let sierra: Vec<Member> = (0..3).map(|i| member(&format!("i-s{i}"), 0)).collect();
+        let hotel: Vec<Member> = (0..2).map(|i| member(&format!("i-h{i}"), warm)).collect();
+        let all: Vec<Member> = sierra.iter().chain(&hotel).cloned().collect();
+        let s = unweighted(&r, 3, &all, &[], NOW);
+        assert_eq!(s.terminate.len(), 2);
+        let parts = [part(3, 3, &sierra), part(0, 10, &hotel)];
+        let split_up = split(&r, &s, 3, &Weights::none(), &parts, NOW);
+        assert!(split_up.iter().all(|s| s.terminate.is_empty()));
+        assert_eq!((split_up[0].capacity, split_up[1].capacity), (3, 0));
     }
 }

@@ -644,6 +644,36 @@ async fn seed_6658_a_vm_held_for_a_move_is_not_replaced_for_its_lifetime() {
     .await;
 }
 
+/// Seed 4058 (mix 9, 169 steps) found a refresh across clouds keep an unhealthy VM in its
+/// cloud's capacity: its replacement launched beside a move's VMs, 5 VMs for a bound of 4
+/// (`capacity`). An unhealthy VM is no VM a cloud keeps for the refresh.
+#[tokio::test]
+async fn seed_4058_a_refresh_keeps_no_unhealthy_vm() {
+    holds(
+        4058,
+        Settings {
+            steps: 169,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 2242 (mix 9, 166 steps) found a launch whose answer was lost in a group with a warm
+/// pool: the next round took a pool VM for the same place while the launch's VM ran unrecorded
+/// (`launched-once`). An unanswered launch's units count as launching until they show.
+#[tokio::test]
+async fn seed_2242_an_unanswered_launch_keeps_its_place_from_the_pool() {
+    holds(
+        2242,
+        Settings {
+            steps: 166,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}
+
 /// Mix 10 (CloudWatch), the regression seeds below were found with it, in runs of 170 steps.
 const TENTH_MIX: Settings = Settings {
     users: 3,
@@ -713,4 +743,49 @@ async fn cloudwatch_joins_the_simulation() {
     )
     .await;
     assert_eq!(ninth.tally.requests.get("PutMetricAlarm"), None);
+}
+
+/// Seed 630 (mix 10, 99 steps) found a cloud whose VMs were all at risk (CapacityRebalance)
+/// launch a replacement into MaxSize and headroom as if alone, beside its other cloud's VMs: 5
+/// VMs for a bound of 4 (`capacity`). Across clouds it keeps within the room the others leave.
+#[tokio::test]
+async fn seed_630_an_at_risk_replacement_keeps_within_the_clouds_room() {
+    holds(
+        630,
+        Settings {
+            steps: 99,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 7064 (mix 10, 165 steps) found a refresh across clouds let old VMs go with a move's VMs
+/// as their cover, and launch their replacements beside it: 6 VMs for a bound of 5
+/// (`capacity`). Above the refresh's MaxHealthyPercentage, the surplus goes first.
+#[tokio::test]
+async fn seed_7064_a_refresh_lets_a_surplus_go_before_old_vms() {
+    holds(
+        7064,
+        Settings {
+            steps: 165,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 1863 (mix 10, 58 steps) found a launch answered in part (one zone's VM made, the other's
+/// answer lost): the group's launch sequence moved on, and the next round launched again for the
+/// lost one while its VM, late in DescribeInstances, ran unrecorded (`launched-once`).
+#[tokio::test]
+async fn seed_1863_a_launch_answered_in_part_launches_nothing_twice() {
+    holds(
+        1863,
+        Settings {
+            steps: 58,
+            ..TENTH_MIX
+        },
+    )
+    .await;
 }

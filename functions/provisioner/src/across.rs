@@ -276,6 +276,7 @@ impl Provisioner {
         // cannot be seen it waits (its old instances would otherwise look replaced).
         let running = refresh::active(&g.settings.instance_refreshes).filter(|_| !g.deleting());
         let mut refresh_next = None;
+        let mut refresh_idle = false;
         let seen: Option<Vec<&Assessed>> = assessed.iter().map(Option::as_ref).collect();
         let steps: Vec<Option<refresh::Step>> = match (running, seen) {
             (Some(running), Some(seen)) => {
@@ -284,6 +285,7 @@ impl Provisioner {
                 let when = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now));
                 let step = refresh::step(running, desired, &weights, &live, &standby, now, &when);
                 refresh_next = step.next.clone();
+                refresh_idle = step.terminate.is_empty() && step.capacity <= desired;
                 // An unhealthy VM goes this round and is replaced: it is no VM a cloud keeps
                 // for the group (found by the simulator, seed 4058: kept in a cloud's capacity,
                 // its replacement was launched beside a move's, 5 VMs for a bound of 4).
@@ -393,7 +395,12 @@ impl Provisioner {
             let live = a.live.clone();
             let mut plan = match (running, step) {
                 (Some(_), step) => {
-                    size_replacing(&target, a, now, step.map(|s| (s, Cause::Refresh)))
+                    // While the whole refresh replaces nothing, VMs past their lifetime are.
+                    let step = step.map(|s| match refresh_idle {
+                        true => reconcile::refreshing(&target, &a, now, s),
+                        false => (s, Cause::Refresh),
+                    });
+                    size_replacing(&target, a, now, step)
                 }
                 (None, _) => size(&target, a, now),
             };

@@ -665,7 +665,7 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
         (Some(r), _) => {
             let now = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now_ms));
             let step = refresh::step(r, desired, w, &a.live, &a.standby, now_ms, &now);
-            Some((step, Cause::Refresh))
+            Some(refreshing(target, a, now_ms, step))
         }
         (None, Some(life)) if life > 0 => Some((
             refresh::expired(
@@ -682,6 +682,37 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
         )),
         (None, _) => None,
     }
+}
+
+/// A running refresh's step for this round; where it replaces nothing (it waits for instances
+/// protected from scale in or in Standby, a checkpoint, a warm-up), the instances past their
+/// lifetime are replaced meanwhile, the refresh's progress kept (found by the simulator, seeds
+/// 8541 and 3160: an hour's wait for a protected VM held VMs past their MaxInstanceLifetime).
+pub fn refreshing(
+    target: &Target,
+    a: &Assessed,
+    now_ms: i64,
+    step: refresh::Step,
+) -> (refresh::Step, Cause) {
+    let desired = target.desired.max(0);
+    let idle = step.terminate.is_empty() && step.capacity <= desired;
+    if let (true, Some(life)) = (idle, target.max_lifetime_ms.filter(|l| *l > 0)) {
+        let expired = refresh::expired(
+            life,
+            target.warmup_ms,
+            target.maintenance.as_ref(),
+            desired,
+            &target.weights,
+            &a.live,
+            now_ms,
+            target.room,
+        );
+        if !expired.terminate.is_empty() || expired.capacity > desired {
+            let next = step.next;
+            return (refresh::Step { next, ..expired }, Cause::Expired);
+        }
+    }
+    (step, Cause::Refresh)
 }
 
 /// This round's replacement of the unhealthy instances kept for the maintenance policy, in
@@ -1666,6 +1697,39 @@ mod tests {
         let plan = decide(&t(100, 150), &old, &s, NOW);
         assert!(plan.terminate.is_empty());
         assert_eq!(plan.launch.len(), 2);
+    }
+
+    #[test]
+    fn a_refresh_replacing_nothing_lets_instances_past_their_lifetime_go() {
+        // Seeds 8541 and 3160: a refresh waiting an hour for a protected instance held the
+        // others past their MaxInstanceLifetime.
+        let t = Target {
+            max_lifetime_ms: Some(5_000_000),
+            ..target(2)
+        };
+        let old = [member("i-1", "a", 0), member("i-2", "b", 0)];
+        let s: Vec<Seen> = old
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, &m.zone))
+            .collect();
+        let a = assess(&t, &old, &s, NOW);
+        let idle = refresh::Step {
+            capacity: 2,
+            ..refresh::Step::default()
+        };
+        let (step, cause) = refreshing(&t, &a, NOW, idle);
+        assert_eq!(cause, Cause::Expired);
+        assert!(step.capacity > 2 || !step.terminate.is_empty());
+        // A refresh at work is left to it.
+        let busy = refresh::Step {
+            terminate: vec!["i-1".into()],
+            capacity: 2,
+            next: None,
+        };
+        assert_eq!(
+            refreshing(&t, &a, NOW, busy.clone()),
+            (busy, Cause::Refresh)
+        );
     }
 
     #[test]

@@ -674,6 +674,21 @@ async fn seed_2242_an_unanswered_launch_keeps_its_place_from_the_pool() {
     .await;
 }
 
+/// Seed 3160 (mix 9, 146 steps; also 8541 of mix 10) found an instance refresh waiting an hour
+/// for a protected VM hold the group's other VMs past their MaxInstanceLifetime (`liveness`).
+/// While a refresh replaces nothing, VMs past their lifetime are replaced.
+#[tokio::test]
+async fn seed_3160_a_waiting_refresh_holds_no_vm_past_its_lifetime() {
+    holds(
+        3160,
+        Settings {
+            steps: 146,
+            ..NINTH_MIX
+        },
+    )
+    .await;
+}
+
 /// Mix 10 (CloudWatch), the regression seeds below were found with it, in runs of 170 steps.
 const TENTH_MIX: Settings = Settings {
     users: 3,

@@ -828,6 +828,23 @@ pub(super) async fn told(sim: &mut Sim) {
                 }
             }
         }
+        // An alarm tells its topic once a transition, at most (a crash after its claim loses
+        // the message, never doubles it: docs/cloudwatch.md).
+        let mut transitions = std::collections::BTreeMap::new();
+        for n in sent.iter().filter(|n| n.body.contains("\"AlarmArn\"")) {
+            let v: serde_json::Value = serde_json::from_str(&n.body).unwrap_or_default();
+            let key = ["AlarmArn", "StateChangeTime", "NewStateValue"].map(|k| v[k].to_string());
+            checked += 1;
+            *transitions.entry(key).or_insert(0) += 1;
+        }
+        for ([arn, at, state], copies) in transitions.into_iter().filter(|(_, c)| *c > 1) {
+            broken.push((
+                "told-once",
+                format!(
+                    "{user}'s topic was told {copies} times of alarm {arn} going {state} at {at}"
+                ),
+            ));
+        }
         for target in [topic, super::hook_queue(user)] {
             let mut copies = std::collections::BTreeMap::new();
             for n in sim.w.publisher.sent(&target) {

@@ -1,14 +1,22 @@
 //! Mix 10's requests: CloudWatch at Phantom's endpoint, as an application and its tools use it
 //! for scaling: a metric published for each group (`App`/`Load`, valid or not), alarms on it
-//! whose actions run the group's policies, target tracking on it, and the reads.
+//! whose actions run the group's policies, target tracking on it, and the reads. Mix 11: alarms
+//! tell the user's SNS topic too (`told-once` holds them to one message a transition), and the
+//! alarms' tags.
 
 use super::rng::Rng;
 use super::work::{Answer, Drawn, Scene};
 use aws_sdk_autoscaling::Client;
 use serde_json::{json, Value};
 
-/// How many rolls of a request mix 10 adds (`work::request` draws them after mix 5's).
-pub const ROLLS: u64 = 14;
+/// How many rolls of a request mix `mix` (10 or later) adds (`work::request` draws them after
+/// mix 5's).
+pub fn rolls(mix: u32) -> u64 {
+    match mix {
+        ..=10 => 14,
+        _ => 17,
+    }
+}
 
 /// The metric every user's groups publish, one a group.
 pub const NAMESPACE: &str = "App";
@@ -23,7 +31,7 @@ fn dimensions(group: &str) -> Value {
     json!([{"Name": "AutoScalingGroupName", "Value": group}])
 }
 
-/// Draws and sends one of mix 10's requests (`roll` below `ROLLS`).
+/// Draws and sends one of mix 10's requests (`roll` below `rolls(mix)`).
 pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) -> (Drawn, Answer) {
     let group = scene.group;
     let alarm = alarm_name(group);
@@ -56,15 +64,28 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
                 .pick(&["missing", "ignore", "breaching", "notBreaching"])
                 .expect("four");
             let n = rng.between(1, 3);
+            let mut body = json!({"AlarmName": alarm, "Namespace": NAMESPACE,
+                "MetricName": METRIC, "Dimensions": dimensions(group), "Statistic": "Average",
+                "Period": period, "EvaluationPeriods": n, "DatapointsToAlarm": rng.between(1, n),
+                "Threshold": threshold, "ComparisonOperator": op, "TreatMissingData": treat,
+                "ActionsEnabled": rng.chance(0.8), "AlarmActions": arn.iter().collect::<Vec<_>>()});
+            let mut told = "";
+            // Mix 11: the user's topic hears of it too, on ALARM, or on OK as well.
+            if scene.mix >= 11 && rng.chance(0.6) {
+                body["AlarmActions"]
+                    .as_array_mut()
+                    .expect("a list")
+                    .push(json!(scene.topic));
+                told = ", told";
+                if rng.chance(0.5) {
+                    body["OKActions"] = json!([scene.topic]);
+                    told = ", told both ways";
+                }
+            }
             (
                 "PutMetricAlarm",
-                json!({"AlarmName": alarm, "Namespace": NAMESPACE, "MetricName": METRIC,
-                    "Dimensions": dimensions(group), "Statistic": "Average", "Period": period,
-                    "EvaluationPeriods": n, "DatapointsToAlarm": rng.between(1, n),
-                    "Threshold": threshold, "ComparisonOperator": op, "TreatMissingData": treat,
-                    "ActionsEnabled": rng.chance(0.8),
-                    "AlarmActions": arn.iter().collect::<Vec<_>>()}),
-                format!("{alarm} {op} {threshold} every {period} s"),
+                body,
+                format!("{alarm} {op} {threshold} every {period} s{told}"),
             )
         }
         6 => ("DescribeAlarms", json!({}), String::new()),
@@ -107,6 +128,35 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
             json!({"Namespace": NAMESPACE}),
             String::new(),
         ),
+        14..=16 => {
+            // The alarm's ARN as DescribeAlarms gives it; one of another name if there is none.
+            let (_, found) = scene
+                .world
+                .cloudwatch(scene.user, "DescribeAlarms", json!({"AlarmNames": [alarm]}))
+                .await;
+            let arn = found["MetricAlarms"][0]["AlarmArn"].as_str().map_or_else(
+                || format!("arn:aws:cloudwatch:us-east-1:000000000000:alarm:{alarm}"),
+                str::to_string,
+            );
+            let key = *rng.pick(&["team", "tier"]).expect("two");
+            match roll {
+                14 => (
+                    "TagResource",
+                    json!({"ResourceARN": arn, "Tags": [{"Key": key, "Value": "chaos"}]}),
+                    format!("{alarm} {key}"),
+                ),
+                15 => (
+                    "UntagResource",
+                    json!({"ResourceARN": arn, "TagKeys": [key]}),
+                    format!("{alarm} {key}"),
+                ),
+                _ => (
+                    "ListTagsForResource",
+                    json!({"ResourceARN": arn}),
+                    alarm.clone(),
+                ),
+            }
+        }
         _ => {
             // Target tracking on the published metric.
             let target = rng.between(30, 70) as f64;
@@ -154,7 +204,7 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
         Answer::Code(format!(
             "{}: {}",
             v["__type"].as_str().unwrap_or("(no code)"),
-            v["message"].as_str().unwrap_or_default()
+            without_account(v["message"].as_str().unwrap_or_default())
         ))
     };
     (
@@ -194,4 +244,21 @@ async fn policy_arn(c: &Client, group: &str, rng: &mut Rng) -> Option<String> {
     ];
     let put = super::rest::put_steps(c, group, &steps).await.ok()?;
     put.policy_arn().map(str::to_string)
+}
+
+/// `message` with the account numbers in its alarm ARNs left out: an account's number is not
+/// drawn from the seed, and a trace is the same every run.
+fn without_account(message: &str) -> String {
+    const PREFIX: &str = "arn:aws:cloudwatch:us-east-1:";
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(i) = rest.find(PREFIX) {
+        let (before, arn) = rest.split_at(i + PREFIX.len());
+        out.push_str(before);
+        let digits = arn.chars().take_while(char::is_ascii_digit).count();
+        out.push_str(if digits == 12 { "<account>" } else { "" });
+        rest = &arn[if digits == 12 { digits } else { 0 }..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -48,8 +48,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// refused to a user); 9: and a request racing its group's own round (`race` queues the group's
 /// Reconcile first, so the round it meets is the one that acts on what the request changes); 10:
 /// and CloudWatch at Phantom's endpoint (`cloudwatch`: a metric published for each group, alarms
-/// on it running the group's policies, target tracking on it, the reads).
-pub const MIX: u32 = 10;
+/// on it running the group's policies, target tracking on it, the reads); 11: and alarms telling
+/// the user's SNS topic, and the alarms' tags.
+pub const MIX: u32 = 11;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

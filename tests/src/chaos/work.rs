@@ -137,7 +137,7 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             3 => 160,
             4 => 180,
             5..=9 => 180 + super::rest::ROLLS,
-            _ => 180 + super::rest::ROLLS + super::cloudwatch::ROLLS,
+            mix => 180 + super::rest::ROLLS + super::cloudwatch::rolls(mix),
         }),
     };
     match roll {

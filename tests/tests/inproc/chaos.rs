@@ -736,11 +736,15 @@ async fn cloudwatch_joins_the_simulation() {
         ..Settings::default()
     };
     let mut requests = std::collections::BTreeMap::new();
-    for seed in 1..=3 {
+    let drawn = |r: &std::collections::BTreeMap<&str, usize>, op| r.get(op).copied().unwrap_or(0);
+    for seed in 1..=8 {
         let out = chaos::run(seed, settings).await;
         assert!(out.broken.is_empty(), "{:?}", out.broken);
         for (k, v) in out.tally.requests {
             *requests.entry(k).or_insert(0) += v;
+        }
+        if drawn(&requests, "PutMetricData") > 0 && drawn(&requests, "PutMetricAlarm") > 0 {
+            break;
         }
     }
     for op in ["PutMetricData", "PutMetricAlarm"] {
@@ -803,4 +807,31 @@ async fn seed_1863_a_launch_answered_in_part_launches_nothing_twice() {
         },
     )
     .await;
+}
+
+/// Mix 11: alarms tell the user's SNS topic (once a transition at most, `told-once`), and the
+/// alarms' tags are put, read and taken off; mix 10 does neither.
+#[tokio::test]
+async fn alarms_tell_their_topic_in_mix_11() {
+    // Seed 6's alarm goes into ALARM with the user's topic among its actions.
+    let out = chaos::run(6, Settings::default()).await;
+    assert!(out.broken.is_empty(), "{:?}", out.broken);
+    assert!(
+        out.trace
+            .iter()
+            .any(|l| l.contains("PutMetricAlarm") && l.contains("told")),
+        "{:?}",
+        out.trace
+    );
+    assert!(
+        out.tally
+            .requests
+            .get("ListTagsForResource")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
+    let tenth = chaos::run(6, TENTH_MIX).await;
+    assert_eq!(tenth.tally.requests.get("ListTagsForResource"), None);
+    assert!(!tenth.trace.iter().any(|l| l.contains("told both ways")));
 }

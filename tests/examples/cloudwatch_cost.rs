@@ -78,7 +78,7 @@ async fn main() {
     let put_calls = (w.store.calls() - calls_before) as f64 / requests as f64;
     // Each datum is an item; its metric's listing is another, written again once an hour
     // (`LISTING_REFRESH_MS`): at a datum a minute, one in 60.
-    let refresh_minutes = api::cloudwatch::LISTING_REFRESH_MS as f64 / 60_000.0;
+    let refresh_minutes = phantom_seams::store::listed::LISTING_REFRESH_MS as f64 / 60_000.0;
     let put_items = 1.0 + 1.0 / refresh_minutes;
 
     // Alarms: one a VM's metric, evaluated in one run of the schedule.

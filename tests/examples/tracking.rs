@@ -135,6 +135,7 @@ async fn cost(sizes: &[usize]) {
                     Arc::new(phantom_seams::cloud::memory::MemoryClouds::default()),
                 )),
                 publisher: Arc::new(phantom_seams::publish::memory::MemoryPublisher::default()),
+                listed: Default::default(),
             };
             // The second run, once the first has warmed what a Lambda instance keeps.
             run(&h, &twin).await;

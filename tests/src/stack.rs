@@ -735,6 +735,7 @@ impl Stack {
                 std::sync::Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
             )),
             publisher: std::sync::Arc::new(phantom_seams::publish::SnsSqs::new(&sdk)),
+            listed: Default::default(),
         }
     }
 

@@ -183,7 +183,7 @@ impl World {
             keys: api::KeyCache::default(),
             throttle: api::throttle::Throttle::default(),
             heartbeats: api::throttle::Throttle::new(api::heartbeats::HEARTBEATS),
-            listed: api::cloudwatch::Listed::default(),
+            listed: phantom_seams::store::Listed::default(),
         });
         let sierra = made.pop().expect("two clouds");
         let hotel = made.pop().expect("two clouds");
@@ -265,6 +265,7 @@ impl World {
             }),
             probing: self.probing.clone(),
             publisher: self.publisher.clone(),
+            listed: Default::default(),
         }
     }
 

@@ -53,8 +53,8 @@ pub struct App {
     pub throttle: throttle::Throttle,
     /// Each user's heartbeat buckets in this instance (`heartbeats::HEARTBEATS`).
     pub heartbeats: throttle::Throttle,
-    /// The CloudWatch metrics this instance listed lately (`cloudwatch::Listed`).
-    pub listed: cloudwatch::Listed,
+    /// The CloudWatch metrics this instance listed lately (`phantom_seams::store::Listed`).
+    pub listed: phantom_seams::store::Listed,
 }
 
 /// An HTTP request as it reached the function, whatever served it.
@@ -110,7 +110,7 @@ impl App {
             keys: KeyCache::default(),
             throttle: throttle::Throttle::default(),
             heartbeats: throttle::Throttle::new(heartbeats::HEARTBEATS),
-            listed: cloudwatch::Listed::default(),
+            listed: phantom_seams::store::Listed::default(),
         }
     }
 

@@ -1,11 +1,13 @@
-//! Group metrics for CloudWatch (EnableMetricsCollection), written with the scheduler on its
-//! schedule: each due group with metrics enabled is read with its instances, and its enabled
-//! metrics become one line of CloudWatch's Embedded Metric Format in the function's log, which
-//! CloudWatch turns into metrics (`phantom_rules::group_metrics`). No PutMetricData call is made. Only
-//! where a namespace is set (on AWS); Prometheus scrapes the api's metrics endpoint anywhere.
+//! Group metrics (EnableMetricsCollection), written with the scheduler on its schedule: each due
+//! group with metrics enabled is read with its instances, and its enabled metrics are kept as
+//! datapoints of `AWS/AutoScaling` in the CloudWatch the account sees at Phantom's endpoint
+//! (alarms, GetMetricStatistics and ListMetrics read them there). Where a namespace is set (on
+//! AWS) they also become one line of CloudWatch's Embedded Metric Format in the function's log,
+//! which the deployment's own CloudWatch turns into metrics (`phantom_rules::group_metrics`).
+//! Prometheus scrapes the api's metrics endpoint anywhere.
 
 use phantom_rules::group_metrics;
-use phantom_seams::store::{samples, Store};
+use phantom_seams::store::{samples, Listed, Store};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -71,19 +73,23 @@ impl Emf {
 pub struct Collected {
     /// Groups with metrics enabled.
     pub groups: usize,
-    /// Lines written (one a group with something to publish).
+    /// Lines written (one a group with something to publish; none without a namespace).
     pub lines: usize,
     pub bytes: usize,
+    /// Datapoints kept in `AWS/AutoScaling`.
+    pub datapoints: usize,
     /// Due groups not read this run (store errors; a user's all at once).
     pub errors: usize,
 }
 
-/// Writes a line for each due group with metrics enabled, at `now_ms`, from the due groups as
-/// the run read them: their instances read by user as the scrape of every user's groups reads
-/// them (`samples::of_due_groups`).
+/// Keeps the metrics of each due group with metrics enabled, at `now_ms`, and writes its line
+/// where there is a namespace, from the due groups as the run read them: their instances read by
+/// user as the scrape of every user's groups reads them (`samples::of_due_groups`). `listed`:
+/// the metrics this instance listed lately (their listing is not written again).
 pub async fn collect(
     store: &dyn Store,
-    emf: &Emf,
+    emf: Option<&Emf>,
+    listed: &Listed,
     due: Vec<samples::DueGroups>,
     now_ms: i64,
 ) -> Collected {
@@ -100,6 +106,20 @@ pub async fn collect(
         for g in groups {
             c.groups += 1;
             // Nothing to publish for a group being deleted.
+            let data = group_metrics::aws_data(&g.group, &g.samples, now_ms);
+            if !data.is_empty() {
+                let metrics: Vec<_> = data.iter().map(|d| &d.metric).collect();
+                let fresh = listed.fresh(&g.user, &metrics, now_ms);
+                match store.put_data(&g.user, &data, &fresh).await {
+                    Ok(()) => c.datapoints += data.len(),
+                    Err(e) => {
+                        listed.forget(&g.user, &metrics);
+                        tracing::warn!(user = g.user, group = g.group, error = %e, "group metrics not kept this run");
+                        c.errors += 1;
+                    }
+                }
+            }
+            let Some(emf) = emf else { continue };
             for line in
                 group_metrics::emf_lines(&emf.namespace, &g.user, &g.group, &g.samples, now_ms)
             {

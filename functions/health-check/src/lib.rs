@@ -47,6 +47,8 @@ pub struct HealthCheck {
     pub probing: Arc<prober::Probing>,
     /// The deployment's SNS: CloudWatch alarms' topics (`alarms`).
     pub publisher: Arc<dyn phantom_seams::publish::Publisher>,
+    /// The `AWS/AutoScaling` metrics this instance listed lately (`collector`).
+    pub listed: phantom_seams::store::Listed,
 }
 
 /// What one run of the schedule did.
@@ -72,7 +74,7 @@ pub struct Run {
     pub forecasting: predictor::Prepared,
     /// CloudWatch's alarms evaluated, and their actions.
     pub alarms: alarms::Evaluated,
-    /// Group metrics written (none without a namespace).
+    /// Group metrics kept and written (none when the groups could not be read).
     pub metrics: Option<collector::Collected>,
     pub health: Report,
     /// The first tick of a chain this run started (none was alive).
@@ -133,6 +135,7 @@ impl HealthCheck {
                 seams.lookups.clone(),
             )),
             publisher: seams.publisher.clone(),
+            listed: Default::default(),
         })
     }
 
@@ -189,12 +192,16 @@ impl HealthCheck {
                     now_ms,
                 };
                 let forecasting = predictor.run(&groups).await;
-                let collected = match &self.emf {
-                    Some(emf) => {
-                        Some(collector::collect(self.store.as_ref(), emf, read, now_ms).await)
-                    }
-                    None => None,
-                };
+                let collected = Some(
+                    collector::collect(
+                        self.store.as_ref(),
+                        self.emf.as_ref(),
+                        &self.listed,
+                        read,
+                        now_ms,
+                    )
+                    .await,
+                );
                 (Ok(fired), tracking, forecasting, collected)
             }
             Err(e) => (Err(e.clone()), Err(e.clone()), Err(e.clone()), None),
@@ -211,6 +218,7 @@ impl HealthCheck {
                 groups = c.groups,
                 lines = c.lines,
                 bytes = c.bytes,
+                datapoints = c.datapoints,
                 errors = c.errors,
                 "group metrics"
             );

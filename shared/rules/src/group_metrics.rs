@@ -11,6 +11,7 @@ use crate::group::Group;
 use crate::health::Failed;
 use crate::warm;
 use phantom_metrics::{emf, exposition};
+use phantom_model::cloudwatch::{Datum, Dimension, MetricId, Stats};
 use phantom_model::instance::{Lifecycle, Member};
 
 use crate::group::GroupRules;
@@ -218,6 +219,30 @@ pub fn emf_lines(
     out
 }
 
+/// The namespace the group metrics have in the CloudWatch an account sees at Phantom's endpoint.
+pub const AWS_NAMESPACE: &str = "AWS/AutoScaling";
+
+/// A group's samples at `at_ms` as CloudWatch's `AWS/AutoScaling` has them: each metric by the
+/// dimension `AutoScalingGroupName`, in unit `None`, as AWS publishes them (Phantom's own
+/// `GroupUnhealthyInstances` is not AWS's: it stays in the deployment's namespace).
+pub fn aws_data(group: &str, samples: &[Sample], at_ms: i64) -> Vec<Datum> {
+    let dims = [Dimension {
+        name: GROUP_DIMENSION.into(),
+        value: group.into(),
+    }];
+    samples
+        .iter()
+        .filter(|s| s.metric != UNHEALTHY)
+        .map(|s| Datum {
+            metric: MetricId::new(AWS_NAMESPACE, s.metric, &dims),
+            at_ms,
+            unit: None,
+            stats: Stats::one(s.value),
+            high_resolution: false,
+        })
+        .collect()
+}
+
 /// The Prometheus name of an AWS metric: `GroupDesiredCapacity` is
 /// `phantom_group_desired_capacity`.
 pub fn prometheus_name(metric: &str) -> String {
@@ -334,6 +359,20 @@ mod tests {
             member("i-8", Lifecycle::WarmedStopped),
             member("i-9", Lifecycle::WarmedPending),
         ]
+    }
+
+    #[test]
+    fn aws_autoscaling_has_the_group_metrics_by_group_but_phantoms_own() {
+        let g = group(&["GroupInServiceInstances", UNHEALTHY]);
+        let data = aws_data("web", &samples(&g, &fleet()), 7);
+        assert_eq!(data.len(), 1, "{data:?}");
+        let d = &data[0];
+        assert_eq!(
+            (d.metric.namespace.as_str(), d.metric.name.as_str()),
+            (AWS_NAMESPACE, "GroupInServiceInstances")
+        );
+        assert_eq!(d.metric.dimensions[0].value, "web");
+        assert_eq!((d.at_ms, d.unit.as_deref(), d.stats.sum), (7, None, 2.0));
     }
 
     #[test]

@@ -226,6 +226,46 @@ async fn the_health_check_writes_each_enabled_groups_metrics_as_emf_lines() {
         ),
         (&json!(1.0), &json!(2.0), &json!(2.0))
     );
+    // And in the account's own CloudWatch, as AWS/AutoScaling: by group, the same values.
+    assert_eq!(collected.datapoints, 3);
+    let now = w.clock.now_ms() as f64 / 1000.0;
+    let (status, stats) = w
+        .cloudwatch(
+            &u,
+            "GetMetricStatistics",
+            json!({"Namespace": "AWS/AutoScaling", "MetricName": "GroupInServiceInstances",
+                "Dimensions": [{"Name": "AutoScalingGroupName", "Value": "web"}],
+                "StartTime": now - 300.0, "EndTime": now + 60.0, "Period": 60,
+                "Statistics": ["Maximum"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{stats}");
+    let points = stats["Datapoints"].as_array().unwrap();
+    assert!(
+        points
+            .iter()
+            .any(|p| p["Maximum"] == json!(2.0) && p["Unit"] == "None"),
+        "{stats}"
+    );
+    let (_, listed) = w
+        .cloudwatch(&u, "ListMetrics", json!({"Namespace": "AWS/AutoScaling"}))
+        .await;
+    let mut names: Vec<&str> = listed["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["MetricName"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "GroupInServiceInstances",
+            "GroupMinSize",
+            "GroupTotalInstances"
+        ],
+        "{listed}"
+    );
 
     // Disabled: the next run writes nothing.
     w.sdk(&u)

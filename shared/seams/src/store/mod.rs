@@ -9,6 +9,7 @@
 
 pub mod cas;
 pub mod dynamo;
+pub mod listed;
 pub mod members;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
@@ -30,6 +31,7 @@ pub use phantom_model::record::{Backoff, Record};
 pub use phantom_model::tracking::{MetricAuth, MetricSource};
 
 pub use dynamo::DynamoStore;
+pub use listed::Listed;
 #[cfg(any(test, feature = "memory"))]
 pub use memory::{MemoryStore, StoreFault};
 

@@ -224,9 +224,15 @@ pub(super) async fn safety(sim: &mut Sim) {
                 .min()
                 .unwrap_or(now)
                 .min(now - WINDOW_MS);
+            // While the queue refuses sends no round can act on a lowered bound: the bounds
+            // before it hold until it sends again (seed 3629 of mix 11, a mended check: MaxSize
+            // lowered to 0 as the queue refused sends for 35 s).
+            let refusing = sim.queue_refuse_until.is_some();
             let window = sim.bounds.entry((user.clone(), g.id.clone())).or_default();
             window.push((now, cap));
-            window.retain(|(at, _)| *at >= since);
+            if !refusing {
+                window.retain(|(at, _)| *at >= since);
+            }
             let cap = window.iter().map(|(_, c)| *c).max().unwrap_or(g.max);
             // A VM attached during a move lands on the VMs the move launched above MaxSize: AWS
             // checks only the desired capacity (seed 2806, a mended check).

@@ -835,3 +835,19 @@ async fn alarms_tell_their_topic_in_mix_11() {
     assert_eq!(tenth.tally.requests.get("ListTagsForResource"), None);
     assert!(!tenth.trace.iter().any(|l| l.contains("told both ways")));
 }
+
+/// Seed 3629 (mix 11, 67 steps) found `capacity` too strict: MaxSize lowered to 0 while the queue
+/// refused sends for 35 s, so no round could act on it (a mended check: the bounds before hold
+/// while the queue refuses).
+#[tokio::test]
+async fn seed_3629_a_lowered_maxsize_waits_for_the_queue() {
+    holds(
+        3629,
+        Settings {
+            steps: 67,
+            mix: 11,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

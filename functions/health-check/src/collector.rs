@@ -78,7 +78,8 @@ pub struct Collected {
     pub bytes: usize,
     /// Datapoints kept in `AWS/AutoScaling`.
     pub datapoints: usize,
-    /// Due groups not read this run (store errors; a user's all at once).
+    /// Due groups not read, or whose metrics were not kept, this run (store errors; a user's all
+    /// at once).
     pub errors: usize,
 }
 
@@ -103,22 +104,26 @@ pub async fn collect(
                 continue;
             }
         };
+        // A user's groups' datapoints in one write (a batch of the store's, not one a group).
+        let data: Vec<_> = groups
+            .iter()
+            .flat_map(|g| group_metrics::aws_data(&g.group, &g.samples, now_ms))
+            .collect();
+        if !data.is_empty() {
+            let metrics: Vec<_> = data.iter().map(|d| &d.metric).collect();
+            let fresh = listed.fresh(&read.user, &metrics, now_ms);
+            match store.put_data(&read.user, &data, &fresh).await {
+                Ok(()) => c.datapoints += data.len(),
+                Err(e) => {
+                    listed.forget(&read.user, &metrics);
+                    tracing::warn!(user = read.user, error = %e, "group metrics not kept this run");
+                    c.errors += groups.iter().filter(|g| !g.samples.is_empty()).count();
+                }
+            }
+        }
         for g in groups {
             c.groups += 1;
             // Nothing to publish for a group being deleted.
-            let data = group_metrics::aws_data(&g.group, &g.samples, now_ms);
-            if !data.is_empty() {
-                let metrics: Vec<_> = data.iter().map(|d| &d.metric).collect();
-                let fresh = listed.fresh(&g.user, &metrics, now_ms);
-                match store.put_data(&g.user, &data, &fresh).await {
-                    Ok(()) => c.datapoints += data.len(),
-                    Err(e) => {
-                        listed.forget(&g.user, &metrics);
-                        tracing::warn!(user = g.user, group = g.group, error = %e, "group metrics not kept this run");
-                        c.errors += 1;
-                    }
-                }
-            }
             let Some(emf) = emf else { continue };
             for line in
                 group_metrics::emf_lines(&emf.namespace, &g.user, &g.group, &g.samples, now_ms)

@@ -231,8 +231,8 @@ impl Provisioner {
             allot(spread.policy, g.desired, g.max, rebalance, &views)
         };
         // Where the group's VMs would be if moving cost nothing: a cloud above it holds VMs
-        // only until the move lands, and replaces none of them past their lifetime (its
-        // replacement is the better cloud's launch; found by the simulator, seed 6658).
+        // only until the move lands, and replaces none of them past their lifetime but those
+        // whose replacements are on their way (`spread::replaces_expired`).
         let ideal = phantom_rules::spread::shares(spread.policy, g.desired, &views);
         let have: i64 = views.iter().map(|v| v.have).sum();
         let desired = if g.deleting() {
@@ -389,7 +389,9 @@ impl Provisioner {
                     fallback: may_fall_back,
                     ..p.target.distribution.clone()
                 },
-                max_lifetime_ms: p.target.max_lifetime_ms.filter(|_| *share <= ideal[i]),
+                max_lifetime_ms: p.target.max_lifetime_ms.filter(|_| {
+                    phantom_rules::spread::replaces_expired(*share, ideal[i], weights.sum(&a.live))
+                }),
                 ..p.target.clone()
             };
             let live = a.live.clone();

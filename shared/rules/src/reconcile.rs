@@ -667,8 +667,8 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
             let step = refresh::step(r, desired, w, &a.live, &a.standby, now_ms, &now);
             Some(refreshing(target, a, now_ms, step))
         }
-        (None, Some(life)) if life > 0 => Some((
-            refresh::expired(
+        (None, Some(life)) if life > 0 => {
+            let step = refresh::expired(
                 life,
                 target.warmup_ms,
                 target.maintenance.as_ref(),
@@ -677,9 +677,13 @@ pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refres
                 &a.live,
                 now_ms,
                 target.room,
-            ),
-            Cause::Expired,
-        )),
+            );
+            // Nothing past its lifetime: nothing replaced, so capacity rebalancing and the move
+            // back to spot run (found by the simulator, seed 4149 of mix 11: an at-risk VM kept
+            // for ever beside its replacement in a group with a MaxInstanceLifetime).
+            let idle = step.terminate.is_empty() && step.capacity <= desired;
+            (!idle).then_some((step, Cause::Expired))
+        }
         (None, _) => None,
     }
 }
@@ -1775,6 +1779,34 @@ mod tests {
             ..target(5)
         };
         let plan = decide(&t, &five, &up, NOW);
+        assert_eq!(plan.launch.len(), 1, "{plan:?}");
+    }
+
+    #[test]
+    fn an_at_risk_vm_is_replaced_in_a_group_with_a_max_instance_lifetime() {
+        // Seed 4149 of mix 11: a lifetime that nothing had reached counted as a replacement,
+        // so capacity rebalancing never ran and the at-risk VM stayed beside its replacement.
+        let three: Vec<Member> = (1..=3)
+            .map(|i| Member {
+                at_risk_ms: (i == 1).then_some(NOW - 1_000),
+                ..member(&format!("i-{i}"), "a", NOW - 60_000)
+            })
+            .collect();
+        let up: Vec<Seen> = three
+            .iter()
+            .map(|m| seen(&m.id, CloudState::Running, "a"))
+            .collect();
+        let t = Target {
+            capacity_rebalance: true,
+            max_lifetime_ms: Some(86_400_000),
+            max: 5,
+            ..target(3)
+        };
+        let plan = decide(&t, &three, &up, NOW);
+        assert!(
+            plan.terminate.is_empty(),
+            "it serves until its replacement does"
+        );
         assert_eq!(plan.launch.len(), 1, "{plan:?}");
     }
 

@@ -297,6 +297,15 @@ pub fn shares(policy: Policy, desired: i64, views: &[CloudView]) -> Vec<i64> {
         .collect()
 }
 
+/// Whether a cloud of a group across clouds replaces its VMs past their lifetime this round, given
+/// its `share` (`allot`), its `ideal` one (`shares`) and the units it runs (`live`). Not while it
+/// holds VMs above its ideal share: they move to a better cloud instead (found by the simulator,
+/// seed 6658). But a replacement already on its way there stays: a better cloud usable for one
+/// round would otherwise let it go, and the next round launch it again (seeds 4109 and 6755).
+pub fn replaces_expired(share: i64, ideal: i64, live: i64) -> bool {
+    share <= ideal || live > share
+}
+
 /// Each cloud's part of a warm pool of `pool` VMs: where the group's next VMs would go, so that
 /// `desired + pool` VMs fill the clouds as `shares` fills them, each within its maximum. A fixed
 /// group never grows, so its clouds keep none.

@@ -315,6 +315,9 @@ struct Sim {
     /// Each group's launch backoff as last seen (Unix ms), by (user, group id): a new one means a
     /// launch failed since.
     retry_seen: BTreeMap<(String, String), i64>,
+    /// Each group's VMs in each zone as last seen, by (user, group id): a zone that lost one
+    /// since had its share when a launch elsewhere failed.
+    zones_seen: BTreeMap<(String, String), BTreeMap<String, i64>>,
     /// Each group's desired capacity each simulated second (Unix ms, units), by (user, group
     /// id): a policy may raise and lower it between two steps.
     desired_seen: BTreeMap<(String, String), Vec<(i64, i64)>>,
@@ -432,6 +435,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         disturbed: BTreeMap::new(),
         short_since: BTreeMap::new(),
         retry_seen: BTreeMap::new(),
+        zones_seen: BTreeMap::new(),
         told: Default::default(),
     };
     for step in 1..=settings.steps {

@@ -851,3 +851,60 @@ async fn seed_3629_a_lowered_maxsize_waits_for_the_queue() {
     )
     .await;
 }
+
+/// Seed 4149 (mix 11, 65 steps): a group with a MaxInstanceLifetime that no VM had reached counted
+/// as replacing, so capacity rebalancing never ran and an at-risk VM stayed beside its
+/// replacement for ever (4 VMs for 3).
+#[tokio::test]
+async fn seed_4149_a_lifetime_nothing_reached_lets_rebalancing_run() {
+    holds(
+        4149,
+        Settings {
+            steps: 65,
+            mix: 11,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 6196 (mix 11, 165 steps) found `progress` too strict: under balanced-only a launch failed
+/// in a full zone, and in the same step a launch hook's ABANDON took the other zone's VM, whose
+/// replacement waits for the group's backoff (a mended check).
+#[tokio::test]
+async fn seed_6196_a_zone_that_lost_its_vm_after_a_failed_launch_waits() {
+    holds(
+        6196,
+        Settings {
+            steps: 165,
+            mix: 11,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seeds 6755 (mix 11, 93 steps) and 4109 (mix 10, 134 steps): a worse cloud launched a
+/// replacement for a VM past its MaxInstanceLifetime; the better cloud, refusing launches, was
+/// usable for one round after each backoff, in which the worse cloud held VMs for a move and let
+/// the replacement go; the next round launched it again. A replacement on its way stays.
+#[tokio::test]
+async fn seed_6755_a_lifetime_replacement_on_its_way_stays() {
+    holds(
+        6755,
+        Settings {
+            steps: 93,
+            mix: 11,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+    holds(
+        4109,
+        Settings {
+            steps: 134,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

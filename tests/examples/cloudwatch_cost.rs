@@ -100,6 +100,7 @@ async fn main() {
         store: h.store.as_ref(),
         queue: h.queue.as_ref(),
         publisher: h.publisher.as_ref(),
+        connect: h.metrics.as_ref(),
         now_ms: w.clock.now_ms() + 180_000,
     };
     // The first run moves every alarm out of INSUFFICIENT_DATA (a write each); the second is a

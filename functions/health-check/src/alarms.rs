@@ -13,9 +13,12 @@
 use futures::stream::{self, StreamExt};
 use phantom_model::cloudwatch::{AlarmHistoryItem, MetricAlarm, StoredAlarm};
 use phantom_rules::activity::{self, Context};
+use phantom_rules::ec2_metrics;
 use phantom_rules::metric_alarm::{self, Action};
+use phantom_rules::metric_data::Statistic;
 use phantom_rules::tracking;
 use phantom_seams::counts;
+use phantom_seams::prometheus::{self, Connect, Prometheus};
 use phantom_seams::publish::Publisher;
 use phantom_seams::queue::{Reconcile, WorkQueue};
 use phantom_seams::store::{Store, StoreError};
@@ -42,6 +45,8 @@ pub struct Watcher<'a> {
     pub store: &'a dyn Store,
     pub queue: &'a dyn WorkQueue,
     pub publisher: &'a dyn Publisher,
+    /// Reaches the metric source, where alarms on `AWS/EC2` read their data.
+    pub connect: &'a dyn Connect,
     pub now_ms: i64,
 }
 
@@ -50,7 +55,15 @@ struct Outcome {
     changed: bool,
     acted: usize,
     failed: usize,
+    /// Not evaluated: its data could not be read.
+    unread: bool,
 }
+
+/// The metric source, read once a run where some alarm is on `AWS/EC2`.
+type Source = Option<(
+    phantom_seams::store::MetricSource,
+    std::sync::Arc<dyn Prometheus>,
+)>;
 
 impl Watcher<'_> {
     pub async fn run(&self) -> Result<Evaluated, StoreError> {
@@ -83,13 +96,26 @@ impl Watcher<'_> {
                 Err(_) => out.errors += n,
             }
         }
+        let on_ec2 = read
+            .iter()
+            .any(|(_, a)| metric_alarm::metric(&a.alarm).is_some_and(|m| ec2_metrics::is_ec2(&m)));
+        let source: Source = match on_ec2 {
+            true => self
+                .store
+                .metric_source()
+                .await?
+                .map(|s| (s.clone(), self.connect.connect(&s))),
+            false => None,
+        };
+        let source = &source;
         let outcomes: Vec<Result<Outcome, StoreError>> = stream::iter(read)
-            .map(|(user, a)| async move { self.alarm(&user, a).await })
+            .map(|(user, a)| async move { self.alarm(&user, a, source).await })
             .buffer_unordered(PARALLEL)
             .collect()
             .await;
         for o in outcomes {
             match o {
+                Ok(o) if o.unread => out.errors += 1,
                 Ok(o) => {
                     out.changed += usize::from(o.changed);
                     out.acted += o.acted;
@@ -111,7 +137,12 @@ impl Watcher<'_> {
         Ok(out)
     }
 
-    async fn alarm(&self, user: &str, mut s: StoredAlarm) -> Result<Outcome, StoreError> {
+    async fn alarm(
+        &self,
+        user: &str,
+        mut s: StoredAlarm,
+        source: &Source,
+    ) -> Result<Outcome, StoreError> {
         let now = self.now_ms;
         let name = s.alarm.alarm_name.clone();
         let name = name.as_str();
@@ -120,7 +151,44 @@ impl Watcher<'_> {
         let mut value = None;
         if let Some(metric) = metric_alarm::metric(&s.alarm) {
             let (from, to) = metric_alarm::window(&s.alarm, now);
-            let data = self.store.data(user, &metric, from, to).await?;
+            let data = match ec2_metrics::query(&metric) {
+                Some(q) => {
+                    let source = source.as_ref().map(|(s, p)| (s, p.as_ref()));
+                    let statistic = s
+                        .alarm
+                        .statistic
+                        .as_deref()
+                        .and_then(Statistic::parse)
+                        .unwrap_or(Statistic::Average);
+                    let period_ms = s.alarm.period.unwrap_or(60) * 1000;
+                    let read = match prometheus::ec2::whole_periods(from, to, period_ms) {
+                        Some(range) => {
+                            let ask = (&metric, &q);
+                            let store = self.store;
+                            prometheus::ec2::data(store, source, user, ask, &[statistic], range)
+                                .await
+                        }
+                        None => Ok(Vec::new()),
+                    };
+                    match read {
+                        Ok(data) => data,
+                        // Not a metric without data: its state stays until it can be read.
+                        Err(why) => {
+                            tracing::warn!(
+                                user,
+                                alarm = name,
+                                error = why,
+                                "an alarm's AWS/EC2 data not read; its state stays"
+                            );
+                            return Ok(Outcome {
+                                unread: true,
+                                ..Outcome::default()
+                            });
+                        }
+                    }
+                }
+                None => self.store.data(user, &metric, from, to).await?,
+            };
             if let Some(e) = metric_alarm::evaluate(&s.alarm, &data, now) {
                 value = e.value;
                 // The reason is rewritten only with the state, as CloudWatch's.

@@ -210,6 +210,7 @@ impl HealthCheck {
             store: self.store.as_ref(),
             queue: self.queue.as_ref(),
             publisher: self.publisher.as_ref(),
+            connect: self.metrics.as_ref(),
             now_ms,
         };
         let alarms = watcher.run().await;

@@ -476,11 +476,22 @@ impl Asker<'_> {
         let n = tracking::DATAPOINTS as usize;
         if let Some((metric, statistic, unit)) = tracking::cloudwatch_metric(cfg) {
             let from = t.now_ms - (n as i64 + 1) * t.period_ms;
-            let data = t
-                .store
-                .data(user, &metric, from, t.now_ms)
-                .await
-                .map_err(|e| e.to_string())?;
+            let data = match phantom_rules::ec2_metrics::query(&metric) {
+                // AWS/EC2 is read through from the metric source.
+                Some(q) => {
+                    self.queries += 1;
+                    let source = source.zip(self.prometheus);
+                    // The newest datapoints, as the PromQL policies read theirs.
+                    let range = Range::last(n as i64, t.period_ms, t.now_ms);
+                    let ask = (&metric, &q);
+                    prometheus::ec2::data(t.store, source, user, ask, &[statistic], range).await?
+                }
+                None => t
+                    .store
+                    .data(user, &metric, from, t.now_ms)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            };
             return Ok(phantom_rules::metric_data::series(
                 &data,
                 (statistic, unit),

@@ -6,6 +6,7 @@ pub mod activity;
 pub mod alarm;
 pub mod attach;
 pub mod distribution;
+pub mod ec2_metrics;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod forecast;

@@ -285,12 +285,17 @@ fn customized(c: &CustomizedMetricRequest) -> Checked<CustomizedMetric> {
                 "A CloudWatch metric needs MetricName, Namespace and Statistic.",
             ));
         };
-        // Nothing fills AWS's namespaces at Phantom's endpoint yet: a policy on one would never
-        // have a datapoint.
-        if namespace.starts_with("AWS/") {
+        // Of AWS's namespaces Phantom fills AWS/EC2's metrics it reads from the metric source and
+        // AWS/AutoScaling's group metrics: a policy on any other would never have a datapoint.
+        let dims = c.dimensions.as_deref().unwrap_or_default();
+        let metric = phantom_model::cloudwatch::MetricId::new(namespace, name, dims);
+        let filled = crate::ec2_metrics::query(&metric).is_some()
+            || namespace == crate::group_metrics::AWS_NAMESPACE;
+        if namespace.starts_with("AWS/") && !filled {
             return Err(Refusal::invalid(format!(
-                "{namespace} is one of AWS's namespaces, which Phantom's CloudWatch does not fill: \
-                 use a predefined metric (ASGAverageCPUUtilization, ...) or a metric your VMs \
+                "{namespace} {name} is not a metric Phantom's CloudWatch fills: it fills AWS/EC2's \
+                 CPUUtilization, NetworkIn and NetworkOut by AutoScalingGroupName or InstanceId \
+                 (from the metric source), AWS/AutoScaling's group metrics, and what your VMs \
                  publish with PutMetricData."
             )));
         }

@@ -529,3 +529,138 @@ async fn an_alarms_topic_is_told_each_transition_once() {
         "{summaries:?}"
     );
 }
+
+/// The demonstration in process: an alarm on `AWS/EC2 CPUUtilization` of a group, with a
+/// step policy as its action, scales the group when the metric source says its VMs are busy;
+/// GetMetricStatistics and ListMetrics show the metric; another account's VM has no data.
+#[tokio::test]
+async fn an_alarm_on_aws_ec2_cpu_reads_the_metric_source_and_scales() {
+    let (g, ids) = Given::converged("cw-ec2", 1, 10, 2).await;
+    early_in_a_minute(&g.w).await;
+    let (w, u) = (&g.w, &g.u);
+    w.metric_source().await;
+    let arn = step_out(&g).await;
+    let alarm = json!({"AlarmName": "cpu-high", "Namespace": "AWS/EC2",
+        "MetricName": "CPUUtilization",
+        "Dimensions": [{"Name": "AutoScalingGroupName", "Value": "web"}],
+        "Statistic": "Average", "Period": 60, "EvaluationPeriods": 1, "Threshold": 50.0,
+        "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": [arn]});
+    let (status, v) = w.cloudwatch(u, "PutMetricAlarm", alarm).await;
+    assert_eq!(status, 200, "{v}");
+
+    // The VMs' idle CPU series say 90 % busy: ALARM, and the +3 step.
+    w.metric("node_cpu_seconds_total", Some(90.0));
+    w.run_for(61).await;
+    let a = alarm_of(w, u, "cpu-high").await;
+    assert_eq!(a["StateValue"], "ALARM", "{a}");
+    assert_eq!(
+        group(w, u, "web").await.unwrap().desired_capacity(),
+        Some(5)
+    );
+    let q = w.prometheus.asked();
+    assert!(
+        q.iter()
+            .any(|q| q.starts_with("avg(100 * (1 - avg by (instance_id)")
+                && ids.iter().all(|id| q.contains(id.as_str()))),
+        "the group's VMs asked for: {q:?}"
+    );
+
+    // GetMetricStatistics and ListMetrics show it, in EC2's unit.
+    let now = w.clock.now_ms() / 1000;
+    let ask = |dims: Value| {
+        json!({"Namespace": "AWS/EC2", "MetricName": "CPUUtilization", "Dimensions": dims,
+            "StartTime": now - 600, "EndTime": now, "Period": 60,
+            "Statistics": ["Average", "Maximum"]})
+    };
+    let by_group = json!([{"Name": "AutoScalingGroupName", "Value": "web"}]);
+    let (status, v) = w.cloudwatch(u, "GetMetricStatistics", ask(by_group)).await;
+    assert_eq!(status, 200, "{v}");
+    let points = v["Datapoints"].as_array().unwrap();
+    assert!(!points.is_empty(), "{v}");
+    assert!(points
+        .iter()
+        .all(|p| p["Average"] == 90.0 && p["Maximum"] == 90.0 && p["Unit"] == "Percent"));
+    let (_, v) = w
+        .cloudwatch(u, "ListMetrics", json!({"Namespace": "AWS/EC2"}))
+        .await;
+    let listed: Vec<String> = v["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| format!("{} {}", m["MetricName"], m["Dimensions"][0]["Value"]))
+        .collect();
+    assert!(
+        listed.contains(&"\"CPUUtilization\" \"web\"".to_string()),
+        "{listed:?}"
+    );
+    assert!(
+        listed.contains(&format!("\"NetworkIn\" \"{}\"", ids[0])),
+        "{listed:?}"
+    );
+
+    // Another account asking for this account's VM gets nothing.
+    let other = w.user("cw-ec2-other").await;
+    let by_vm = json!([{"Name": "InstanceId", "Value": ids[0]}]);
+    let (status, v) = w
+        .cloudwatch(&other, "GetMetricStatistics", ask(by_vm.clone()))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["Datapoints"], json!([]), "{v}");
+    let (_, v) = w.cloudwatch(u, "GetMetricStatistics", ask(by_vm)).await;
+    assert!(!v["Datapoints"].as_array().unwrap().is_empty(), "{v}");
+}
+
+/// A target tracking policy on `AWS/EC2 CPUUtilization` by `AutoScalingGroupName`, written as a
+/// customized metric (as Terraform modules write it): read through from the metric source.
+#[tokio::test]
+async fn target_tracking_follows_aws_ec2_from_the_metric_source() {
+    use aws_sdk_autoscaling::types::{
+        CustomizedMetricSpecification, MetricDimension, MetricStatistic,
+        TargetTrackingConfiguration,
+    };
+    let (g, _) = Given::converged("cw-track-ec2", 1, 10, 2).await;
+    let (w, u) = (&g.w, &g.u);
+    w.metric_source().await;
+    g.c.update("web", |x| x.default_instance_warmup(5)).await;
+    let spec = CustomizedMetricSpecification::builder()
+        .metric_name("CPUUtilization")
+        .namespace("AWS/EC2")
+        .dimensions(
+            MetricDimension::builder()
+                .name("AutoScalingGroupName")
+                .value("web")
+                .build(),
+        )
+        .statistic(MetricStatistic::Average)
+        .build();
+    let cfg = TargetTrackingConfiguration::builder()
+        .customized_metric_specification(spec)
+        .target_value(45.0)
+        .disable_scale_in(true)
+        .build();
+    g.c.put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("cpu")
+        .policy_type("TargetTrackingScaling")
+        .target_tracking_configuration(cfg)
+        .send()
+        .await
+        .expect("a target tracking policy on AWS/EC2");
+    // 90 % against 45: twice the VMs.
+    w.metric("node_cpu_seconds_total", Some(90.0));
+    let mut desired = Some(2);
+    for _ in 0..20 {
+        w.run_for(1).await;
+        desired = group(w, u, "web").await.unwrap().desired_capacity();
+        if desired != Some(2) {
+            break;
+        }
+    }
+    assert_eq!(
+        desired,
+        Some(4),
+        "{:?} {:?}",
+        causes(w, u, "web").await,
+        w.prometheus.asked()
+    );
+}

@@ -162,7 +162,8 @@ async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
         "the query as sent: {msg}"
     );
 
-    // CloudWatch's metrics, a load balancer's, and the members of other types are refused.
+    // AWS's metrics Phantom does not fill (EC2's CPU of no group or VM), a load balancer's, and
+    // the members of other types are refused.
     let named = TargetTrackingConfiguration::builder()
         .customized_metric_specification(
             CustomizedMetricSpecification::builder()
@@ -185,7 +186,7 @@ async fn a_policy_needs_a_metric_source_and_a_query_prometheus_takes() {
     for (cfg, words) in [
         (
             named,
-            "AWS's namespaces, which Phantom's CloudWatch does not fill",
+            "AWS/EC2 CPUUtilization is not a metric Phantom's CloudWatch fills",
         ),
         (alb, "which Phantom does not read"),
         (cpu(0.0, false), "greater than 0"),

@@ -3,11 +3,13 @@
 use super::refused;
 use crate::App;
 use phantom_model::cloudwatch::{
-    GetMetricData, GetMetricDataOutput, GetMetricStatistics, GetMetricStatisticsOutput,
+    Datum, GetMetricData, GetMetricDataOutput, GetMetricStatistics, GetMetricStatisticsOutput,
     ListMetrics, ListMetricsOutput, MetricDataResult, MetricId, PutMetricData,
 };
 use phantom_model::time::{format_timestamp, from_ms};
+use phantom_rules::ec2_metrics;
 use phantom_rules::metric_data::{self, Bad, Statistic};
+use phantom_seams::prometheus;
 use phantom_wire::{paging, ApiError};
 
 /// ListMetrics answers 500 metrics a page, as CloudWatch does.
@@ -33,6 +35,38 @@ pub async fn put_metric_data(app: &App, user: &str, req: PutMetricData) -> Resul
     Ok(())
 }
 
+/// A metric's datapoints in `[from, to)`: `AWS/EC2`'s read through from the metric source (the
+/// `statistics` asked, over `period_ms`; none without a source), any other's from the store.
+async fn data(
+    app: &App,
+    user: &str,
+    metric: &MetricId,
+    statistics: &[Statistic],
+    period_ms: i64,
+    (from, to): (i64, i64),
+) -> Result<Vec<Datum>, ApiError> {
+    let Some(q) = ec2_metrics::query(metric) else {
+        return Ok(app.store.data(user, metric, from, to).await?);
+    };
+    let Some(source) = app.store.metric_source().await? else {
+        return Ok(Vec::new());
+    };
+    let Some(range) = prometheus::ec2::whole_periods(from, to, period_ms) else {
+        return Ok(Vec::new());
+    };
+    let prometheus = app.metrics.connect(&source);
+    let source = Some((&source, prometheus.as_ref()));
+    let store = app.store.as_ref();
+    prometheus::ec2::data(store, source, user, (metric, &q), statistics, range)
+        .await
+        .map_err(|why| {
+            tracing::warn!(user, error = why, "AWS/EC2 not read from the metric source");
+            ApiError::service_unavailable(format!(
+                "AWS/EC2's data comes from the deployment's metric source, which could not be read: {why}"
+            ))
+        })
+}
+
 pub async fn list_metrics(
     app: &App,
     user: &str,
@@ -50,10 +84,15 @@ pub async fn list_metrics(
     } else {
         now - LISTED_MS
     };
-    let mut found: Vec<(String, MetricId)> = app
-        .store
-        .metrics(user, req.namespace.as_deref())
-        .await?
+    let mut all = app.store.metrics(user, req.namespace.as_deref()).await?;
+    if req
+        .namespace
+        .as_deref()
+        .is_none_or(|n| n == ec2_metrics::NAMESPACE)
+    {
+        all.extend(ec2_listed(app, user).await?.into_iter().map(|m| (m, now)));
+    }
+    let mut found: Vec<(String, MetricId)> = all
         .into_iter()
         .filter(|(m, last)| {
             *last >= since
@@ -73,6 +112,30 @@ pub async fn list_metrics(
         metrics: page.items.iter().map(|(_, m)| m.to_metric()).collect(),
         next_token: page.next_token,
     })
+}
+
+/// `AWS/EC2`'s metrics, where a metric source is set: each of the user's groups' and VMs'.
+async fn ec2_listed(app: &App, user: &str) -> Result<Vec<MetricId>, ApiError> {
+    if app.store.metric_source().await?.is_none() {
+        return Ok(Vec::new());
+    }
+    let groups: Vec<String> = app
+        .store
+        .all_groups(user)
+        .await?
+        .into_iter()
+        .filter(|g| !g.deleting())
+        .map(|g| g.name)
+        .collect();
+    let vms: Vec<String> = app
+        .store
+        .all_instances(user)
+        .await?
+        .into_iter()
+        .filter(|(_, m)| !m.lifecycle.is_warm())
+        .map(|(_, m)| m.id)
+        .collect();
+    Ok(ec2_metrics::listed(&groups, &vms))
 }
 
 /// A metric's place in ListMetrics' order (and its paging token).
@@ -117,7 +180,7 @@ pub async fn get_metric_statistics(
         ))));
     }
     let metric = MetricId::new(&req.namespace, &req.metric_name, &req.dimensions);
-    let data = app.store.data(user, &metric, from, to).await?;
+    let data = data(app, user, &metric, &statistics, period_ms, (from, to)).await?;
     let periods = metric_data::periods(&data, (from, to), period_ms, req.unit.as_deref());
     Ok(GetMetricStatisticsOutput {
         label: req.metric_name,
@@ -184,7 +247,7 @@ pub async fn get_metric_data(
         };
         let period_ms = stat.period * 1000;
         let metric = MetricId::new(namespace, name, &stat.metric.dimensions);
-        let data = app.store.data(user, &metric, from, to).await?;
+        let data = data(app, user, &metric, &[statistic], period_ms, (from, to)).await?;
         let periods = metric_data::periods(&data, (from, to), period_ms, stat.unit.as_deref());
         let mut points: Vec<(i64, f64)> = periods
             .iter()

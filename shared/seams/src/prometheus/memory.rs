@@ -24,6 +24,8 @@ struct State {
     refused: BTreeMap<String, String>,
     down: bool,
     queries: usize,
+    /// Each query's text, in order.
+    asked: Vec<String>,
 }
 
 impl MemoryPrometheus {
@@ -68,10 +70,16 @@ impl MemoryPrometheus {
         self.state().queries
     }
 
+    /// The text of each query asked so far.
+    pub fn asked(&self) -> Vec<String> {
+        self.state().asked.clone()
+    }
+
     /// Counts the query; the refusal it meets, if any.
     fn ask(&self, promql: &str) -> Result<std::sync::MutexGuard<'_, State>, QueryError> {
         let mut st = self.state();
         st.queries += 1;
+        st.asked.push(promql.to_string());
         if st.down {
             return Err(QueryError::Unreachable(
                 "connection refused (memory)".into(),

@@ -4,6 +4,7 @@
 //! tests and tools only), which answers what it was told to. Target tracking
 //! (`phantom_rules::tracking`) reads each policy's datapoints through it. No AWS types.
 
+pub mod ec2;
 pub mod forecast;
 pub mod http;
 #[cfg(any(test, feature = "memory"))]

@@ -2,7 +2,8 @@
 //! for scaling: a metric published for each group (`App`/`Load`, valid or not), alarms on it
 //! whose actions run the group's policies, target tracking on it, and the reads. Mix 11: alarms
 //! tell the user's SNS topic too (`told-once` holds them to one message a transition), and the
-//! alarms' tags.
+//! alarms' tags. Mix 12: alarms, reads and target tracking on `AWS/EC2 CPUUtilization` of the
+//! group too, which Phantom reads from the metric source (the `load` fault moves it).
 
 use super::rng::Rng;
 use super::work::{Answer, Drawn, Scene};
@@ -29,6 +30,24 @@ pub fn alarm_name(group: &str) -> String {
 
 fn dimensions(group: &str) -> Value {
     json!([{"Name": "AutoScalingGroupName", "Value": group}])
+}
+
+/// The metric a request of mix 12 or later names now and then: the group's `AWS/EC2`
+/// `CPUUtilization` (from the metric source), else its published `App`/`Load`.
+fn metric(rng: &mut Rng, scene: &Scene<'_>, share: f64) -> (&'static str, &'static str) {
+    if scene.mix >= 12 && rng.chance(share) {
+        ("AWS/EC2", "CPUUtilization")
+    } else {
+        (NAMESPACE, METRIC)
+    }
+}
+
+/// How a trace names a metric other than the published one.
+fn on(namespace: &str, name: &str) -> String {
+    match namespace == NAMESPACE {
+        true => String::new(),
+        false => format!(" on {namespace} {name}"),
+    }
 }
 
 /// Draws and sends one of mix 10's requests (`roll` below `rolls(mix)`).
@@ -64,8 +83,9 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
                 .pick(&["missing", "ignore", "breaching", "notBreaching"])
                 .expect("four");
             let n = rng.between(1, 3);
-            let mut body = json!({"AlarmName": alarm, "Namespace": NAMESPACE,
-                "MetricName": METRIC, "Dimensions": dimensions(group), "Statistic": "Average",
+            let (namespace, name) = metric(rng, scene, 0.4);
+            let mut body = json!({"AlarmName": alarm, "Namespace": namespace,
+                "MetricName": name, "Dimensions": dimensions(group), "Statistic": "Average",
                 "Period": period, "EvaluationPeriods": n, "DatapointsToAlarm": rng.between(1, n),
                 "Threshold": threshold, "ComparisonOperator": op, "TreatMissingData": treat,
                 "ActionsEnabled": rng.chance(0.8), "AlarmActions": arn.iter().collect::<Vec<_>>()});
@@ -85,7 +105,10 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
             (
                 "PutMetricAlarm",
                 body,
-                format!("{alarm} {op} {threshold} every {period} s{told}"),
+                format!(
+                    "{alarm}{} {op} {threshold} every {period} s{told}",
+                    on(namespace, name)
+                ),
             )
         }
         6 => ("DescribeAlarms", json!({}), String::new()),
@@ -115,14 +138,17 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
             json!({"AlarmNames": [alarm]}),
             alarm.clone(),
         ),
-        11 => (
-            "GetMetricStatistics",
-            json!({"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": dimensions(group),
-                "StartTime": (scene.now_ms - 600_000) as f64 / 1000.0,
-                "EndTime": scene.now_ms as f64 / 1000.0, "Period": 60,
-                "Statistics": ["Average", "Maximum"]}),
-            group.to_string(),
-        ),
+        11 => {
+            let (namespace, name) = metric(rng, scene, 0.5);
+            (
+                "GetMetricStatistics",
+                json!({"Namespace": namespace, "MetricName": name, "Dimensions": dimensions(group),
+                    "StartTime": (scene.now_ms - 600_000) as f64 / 1000.0,
+                    "EndTime": scene.now_ms as f64 / 1000.0, "Period": 60,
+                    "Statistics": ["Average", "Maximum"]}),
+                format!("{group}{}", on(namespace, name)),
+            )
+        }
         12 => (
             "ListMetrics",
             json!({"Namespace": NAMESPACE}),
@@ -158,13 +184,14 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
             }
         }
         _ => {
-            // Target tracking on the published metric.
+            // Target tracking on the published metric (mix 12: or on AWS/EC2's CPU).
             let target = rng.between(30, 70) as f64;
+            let (namespace, name) = metric(rng, scene, 0.3);
             let cfg = aws_sdk_autoscaling::types::TargetTrackingConfiguration::builder()
                 .customized_metric_specification(
                     aws_sdk_autoscaling::types::CustomizedMetricSpecification::builder()
-                        .metric_name(METRIC)
-                        .namespace(NAMESPACE)
+                        .metric_name(name)
+                        .namespace(namespace)
                         .dimensions(
                             aws_sdk_autoscaling::types::MetricDimension::builder()
                                 .name("AutoScalingGroupName")
@@ -187,7 +214,7 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
                 .await;
             let drawn = Drawn {
                 action: "PutScalingPolicy",
-                what: format!("{group} load (CloudWatch) {target}"),
+                what: format!("{group} load (CloudWatch{}) {target}", on(namespace, name)),
                 vm: None,
             };
             return (drawn, super::work::judge(r));

@@ -908,3 +908,30 @@ async fn seed_6755_a_lifetime_replacement_on_its_way_stays() {
     )
     .await;
 }
+
+/// Mix 12: alarms and reads on the group's `AWS/EC2` `CPUUtilization`, which Phantom reads from
+/// the metric source (seed 1: an alarm above 44 % told the user's topic, one below 22 %, a read);
+/// mix 11 draws none.
+#[tokio::test]
+async fn alarms_on_aws_ec2_in_mix_12() {
+    let out = chaos::run(1, Settings::default()).await;
+    assert!(out.broken.is_empty(), "{:?}", out.broken);
+    let on_ec2 = |trace: &[String], action: &str| {
+        trace.iter().any(|l| {
+            l.contains(action) && l.contains("on AWS/EC2 CPUUtilization") && l.contains("OK")
+        })
+    };
+    assert!(on_ec2(&out.trace, "PutMetricAlarm"), "{:?}", out.trace);
+    let eleventh = chaos::run(
+        6,
+        Settings {
+            mix: 11,
+            ..Settings::default()
+        },
+    )
+    .await;
+    assert!(!eleventh
+        .trace
+        .iter()
+        .any(|l| l.contains("AWS/EC2 CPUUtilization")));
+}

@@ -435,9 +435,9 @@ pub struct ScalingPolicy {
     #[serde(flatten)]
     pub kind: PolicyKind,
     pub enabled: bool,
-    /// A target tracking policy's two conditions (high, low), named as AWS names its CloudWatch
-    /// alarms; Phantom evaluates them itself. Empty for the other types, which run by request
-    /// or webhook.
+    /// A target tracking policy's two alarms (high, low), named as AWS names them and shown in
+    /// DescribeAlarms (`phantom_rules::policy_alarms`); a step policy's PutPolicyAlarm alarm.
+    /// Empty for the others, which run by request or webhook.
     pub alarms: Vec<Alarm>,
     #[serde(rename = "PhantomWebhook", skip_serializing_if = "Option::is_none")]
     pub webhook: Option<Webhook>,

@@ -27,6 +27,7 @@ pub mod metric_data;
 pub mod notification;
 pub mod on_cloud;
 pub mod policy;
+pub mod policy_alarms;
 pub mod predictive;
 pub mod probe;
 pub mod processes;

@@ -664,3 +664,152 @@ async fn target_tracking_follows_aws_ec2_from_the_metric_source() {
         w.prometheus.asked()
     );
 }
+
+/// A target tracking policy's two alarms, and a step policy's PromQL alarm (PutPolicyAlarm), are
+/// in DescribeAlarms as AWS shows a target tracking policy's: named as DescribePolicies names
+/// them, on `AWS/EC2 CPUUtilization` of the group (or the PromQL as a metric math query), their
+/// state evaluated when asked.
+#[tokio::test]
+async fn a_policys_alarms_are_in_describe_alarms() {
+    use aws_sdk_autoscaling::types::{
+        MetricType, PredefinedMetricSpecification, TargetTrackingConfiguration,
+    };
+    let (g, _) = Given::converged("cw-policy-alarms", 1, 10, 2).await;
+    let (w, u) = (&g.w, &g.u);
+    w.metric_source().await;
+    w.metric("node_cpu_seconds_total", Some(90.0));
+    let cfg = TargetTrackingConfiguration::builder()
+        .predefined_metric_specification(
+            PredefinedMetricSpecification::builder()
+                .predefined_metric_type(MetricType::AsgAverageCpuUtilization)
+                .build(),
+        )
+        .target_value(60.0)
+        .build();
+    let made =
+        g.c.put_scaling_policy()
+            .auto_scaling_group_name("web")
+            .policy_name("cpu")
+            .policy_type("TargetTrackingScaling")
+            .target_tracking_configuration(cfg)
+            .send()
+            .await
+            .expect("a target tracking policy");
+    let names: Vec<&str> = made
+        .alarms()
+        .iter()
+        .filter_map(|a| a.alarm_name())
+        .collect();
+    assert_eq!(names.len(), 2);
+    let arn = made.policy_arn().unwrap();
+
+    let (status, v) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarms",
+            json!({"AlarmNamePrefix": "TargetTracking-web-"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    let shown = v["MetricAlarms"].as_array().unwrap();
+    let by_name = |n: &str| shown.iter().find(|a| a["AlarmName"] == n).cloned();
+    let up = by_name(names[0]).expect("the high alarm");
+    let down = by_name(names[1]).expect("the low alarm");
+    assert!(names[0].contains("-AlarmHigh-") && names[1].contains("-AlarmLow-"));
+    assert_eq!(up["Namespace"], "AWS/EC2");
+    assert_eq!(up["MetricName"], "CPUUtilization");
+    assert_eq!(
+        up["Dimensions"],
+        json!([{"Name": "AutoScalingGroupName", "Value": "web"}])
+    );
+    assert_eq!(up["Statistic"], "Average");
+    assert_eq!(up["Period"], 60);
+    assert_eq!(
+        (
+            &up["Threshold"],
+            &up["EvaluationPeriods"],
+            &up["ComparisonOperator"]
+        ),
+        (&json!(60.0), &json!(3), &json!("GreaterThanThreshold"))
+    );
+    assert_eq!(
+        (
+            &down["Threshold"],
+            &down["EvaluationPeriods"],
+            &down["ComparisonOperator"]
+        ),
+        (&json!(54.0), &json!(15), &json!("LessThanThreshold"))
+    );
+    assert_eq!(up["AlarmActions"], json!([arn]));
+    assert!(up["AlarmDescription"]
+        .as_str()
+        .unwrap()
+        .starts_with("DO NOT EDIT OR DELETE. For TargetTrackingScaling policy arn:"));
+
+    // Three minutes at 90 % against 60: the high alarm in ALARM, the low one OK.
+    w.run_for(200).await;
+    let (_, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"StateValue": "ALARM"}))
+        .await;
+    let in_alarm: Vec<&str> = v["MetricAlarms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["AlarmName"].as_str().unwrap())
+        .collect();
+    assert_eq!(in_alarm, [names[0]], "{v}");
+    // Another alarm of its name would hide it: refused.
+    let mut taken = high(arn);
+    taken["AlarmName"] = json!(names[0]);
+    let (status, v) = w.cloudwatch(u, "PutMetricAlarm", taken).await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a scaling policy's"),
+        "{v}"
+    );
+    let (_, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"AlarmNames": [names[1]]}))
+        .await;
+    assert_eq!(v["MetricAlarms"][0]["StateValue"], "OK", "{v}");
+
+    // A step policy's PromQL alarm: a metric math alarm whose one query is the PromQL.
+    g.c.put_scaling_policy()
+        .auto_scaling_group_name("web")
+        .policy_name("steps")
+        .policy_type("StepScaling")
+        .adjustment_type("ChangeInCapacity")
+        .step_adjustments(
+            aws_sdk_autoscaling::types::StepAdjustment::builder()
+                .metric_interval_lower_bound(0.0)
+                .scaling_adjustment(1)
+                .build(),
+        )
+        .send()
+        .await
+        .expect("a step policy");
+    let (status, made) = super::self_service::call(
+        w,
+        u,
+        "PutPolicyAlarm",
+        json!({"AutoScalingGroupName": "web", "PolicyName": "steps",
+            "Expression": "avg(app_load{$instances})", "ComparisonOperator": "GreaterThanThreshold",
+            "Threshold": 60.0, "EvaluationPeriods": 3, "DatapointsToAlarm": 2}),
+    )
+    .await;
+    assert_eq!(status, 200, "{made}");
+    let name = made["AlarmName"].as_str().unwrap();
+    let (_, v) = w
+        .cloudwatch(u, "DescribeAlarms", json!({"AlarmNames": [name]}))
+        .await;
+    let a = &v["MetricAlarms"][0];
+    assert_eq!(
+        a["Metrics"][0]["Expression"], "avg(app_load{$instances})",
+        "{v}"
+    );
+    assert_eq!(a["Metrics"][0]["ReturnData"], true);
+    assert_eq!(a["DatapointsToAlarm"], 2);
+    assert!(a.get("Namespace").is_none(), "{a}");
+}

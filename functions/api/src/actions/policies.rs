@@ -28,8 +28,8 @@ fn arn(app: &App, caller: &Caller, group: &str, name: &str) -> String {
     )
 }
 
-/// A target tracking policy's two conditions, named as AWS names the CloudWatch alarms it makes
-/// for one (Phantom evaluates them itself: no CloudWatch alarm exists).
+/// A target tracking policy's two alarms, named as AWS names those it makes for one: shown in
+/// DescribeAlarms (`phantom_rules::policy_alarms`); the policy acts on its own readings.
 fn alarms(app: &App, caller: &Caller, group: &str) -> Vec<Alarm> {
     let id = phantom_rules::ids::uuid();
     ["AlarmHigh", "AlarmLow"]

@@ -13,6 +13,7 @@ use phantom_model::time::parse_timestamp;
 use phantom_rules::identity::Caller;
 use phantom_rules::metric_alarm;
 use phantom_rules::metric_data::Bad;
+use phantom_rules::policy_alarms;
 use phantom_seams::store::StoreError;
 use phantom_wire::{paging, ApiError};
 
@@ -40,6 +41,18 @@ pub async fn put_metric_alarm(
     req: PutMetricAlarm,
 ) -> Result<(), ApiError> {
     let user = caller.user.as_str();
+    // A policy's alarm changes with its policy: another of its name would hide it.
+    if policy_alarms::may_name(&req.alarm_name) {
+        let name = req.alarm_name.as_str();
+        if !super::policy_alarms::shown(app, user, |a| a.alarm_name == name)
+            .await?
+            .is_empty()
+        {
+            return Err(refused(Bad::Value(format!(
+                "The alarm {name} is a scaling policy's: change the policy (PutScalingPolicy, PutPolicyAlarm) instead."
+            ))));
+        }
+    }
     for _ in 0..TRIES {
         let now = app.clock.now_ms();
         let before = app.store.alarm(user, &req.alarm_name).await?;
@@ -96,34 +109,33 @@ pub async fn describe_alarms(
         .as_ref()
         .is_none_or(|t| t.iter().any(|t| t == "MetricAlarm"));
     let relatives = req.children_of_alarm_name.is_some() || req.parents_of_alarm_name.is_some();
-    let alarms: Vec<MetricAlarm> = if metric_alarms_asked && !relatives {
-        app.store
-            .alarms(user)
-            .await?
-            .into_iter()
-            .map(|s| s.alarm)
-            .filter(|a| {
-                req.alarm_names
-                    .as_ref()
-                    .is_none_or(|names| names.contains(&a.alarm_name))
-                    && req
-                        .alarm_name_prefix
-                        .as_ref()
-                        .is_none_or(|p| a.alarm_name.starts_with(p.as_str()))
-                    && req.state_value.as_ref().is_none_or(|s| *s == a.state_value)
-                    && req.action_prefix.as_ref().is_none_or(|p| {
-                        a.alarm_actions
-                            .iter()
-                            .chain(&a.ok_actions)
-                            .chain(&a.insufficient_data_actions)
-                            .any(|x| x.starts_with(p.as_str()))
-                    })
-                    && after.as_ref().is_none_or(|n| a.alarm_name > *n)
+    // By name and action first; by state once a policy's alarm has been evaluated.
+    let named = |a: &MetricAlarm| {
+        req.alarm_names
+            .as_ref()
+            .is_none_or(|names| names.contains(&a.alarm_name))
+            && req
+                .alarm_name_prefix
+                .as_ref()
+                .is_none_or(|p| a.alarm_name.starts_with(p.as_str()))
+            && req.action_prefix.as_ref().is_none_or(|p| {
+                a.alarm_actions
+                    .iter()
+                    .chain(&a.ok_actions)
+                    .chain(&a.insufficient_data_actions)
+                    .any(|x| x.starts_with(p.as_str()))
             })
-            .collect()
-    } else {
-        Vec::new()
+            && after.as_ref().is_none_or(|n| a.alarm_name > *n)
     };
+    let mut alarms: Vec<MetricAlarm> = Vec::new();
+    if metric_alarms_asked && !relatives {
+        alarms.extend(app.store.alarms(user).await?.into_iter().map(|s| s.alarm));
+        alarms.retain(named);
+        // The alarms the account's scaling policies stand for, as on AWS.
+        alarms.extend(super::policy_alarms::shown(app, user, named).await?);
+        alarms.retain(|a| req.state_value.as_ref().is_none_or(|s| *s == a.state_value));
+        alarms.sort_by(|a, b| a.alarm_name.cmp(&b.alarm_name));
+    }
     let page = paging::page(alarms, limit, |a| a.alarm_name.as_str());
     Ok(DescribeAlarmsOutput {
         composite_alarms: Vec::new(),

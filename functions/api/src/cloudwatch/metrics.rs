@@ -37,7 +37,7 @@ pub async fn put_metric_data(app: &App, user: &str, req: PutMetricData) -> Resul
 
 /// A metric's datapoints in `[from, to)`: `AWS/EC2`'s read through from the metric source (the
 /// `statistics` asked, over `period_ms`; none without a source), any other's from the store.
-async fn data(
+pub(super) async fn data(
     app: &App,
     user: &str,
     metric: &MetricId,

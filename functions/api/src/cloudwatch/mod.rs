@@ -6,6 +6,7 @@
 
 mod alarms;
 mod metrics;
+mod policy_alarms;
 
 use crate::{auth, App, HttpRequest, HttpResponse};
 use phantom_rules::identity::Caller;

@@ -24,6 +24,7 @@ pub mod lifecycle;
 pub mod maintenance;
 pub mod metric_alarm;
 pub mod metric_data;
+pub mod metric_math;
 pub mod notification;
 pub mod on_cloud;
 pub mod policy;

@@ -13,6 +13,7 @@ mod crashes;
 mod hooks;
 mod lambda;
 mod maintenance;
+mod metric_math;
 mod metrics;
 mod notifications;
 mod parity;

@@ -9,8 +9,10 @@ use phantom_model::cloudwatch::{
 use phantom_model::time::{format_timestamp, from_ms};
 use phantom_rules::ec2_metrics;
 use phantom_rules::metric_data::{self, Bad, Statistic};
+use phantom_rules::metric_math;
 use phantom_seams::prometheus;
 use phantom_wire::{paging, ApiError};
+use std::collections::BTreeMap;
 
 /// ListMetrics answers 500 metrics a page, as CloudWatch does.
 const LIST_PAGE: usize = 500;
@@ -201,8 +203,12 @@ pub async fn get_metric_data(
     let ascending = req.scan_by.as_deref() == Some("TimestampAscending");
     let max = req.max_datapoints.unwrap_or(MAX_DATAPOINTS);
     let mut ids = std::collections::BTreeSet::new();
-    let mut results = Vec::new();
-    let mut total = 0i64;
+    // Each query's series by its Id: the MetricStat queries' first, then each expression's in
+    // order (an expression names the queries before it, or any MetricStat one).
+    let mut named: BTreeMap<String, metric_math::Series> = BTreeMap::new();
+    let mut stats: Vec<String> = Vec::new();
+    let mut expressions = Vec::new();
+    let mut labels: BTreeMap<&str, String> = BTreeMap::new();
     for (i, q) in req.metric_data_queries.iter().enumerate() {
         let at = format!("MetricDataQueries.member.{}", i + 1);
         if !ids.insert(q.id.as_str()) {
@@ -219,21 +225,18 @@ pub async fn get_metric_data(
                 q.id
             ))));
         }
-        let Some(stat) = &q.metric_stat else {
-            return Err(refused(match &q.expression {
-                Some(_) => Bad::Value(format!(
-                    "{at}.Expression: Phantom's CloudWatch answers MetricStat queries; metric math is not offered."
-                )),
-                None => Bad::Combination(format!(
+        let stat = match (&q.metric_stat, &q.expression) {
+            (Some(stat), None) => stat,
+            (None, Some(e)) => {
+                expressions.push((at, q, e));
+                continue;
+            }
+            _ => {
+                return Err(refused(Bad::Combination(format!(
                     "{at} must have exactly one of MetricStat and Expression."
-                )),
-            }));
+                ))))
+            }
         };
-        if q.expression.is_some() {
-            return Err(refused(Bad::Combination(format!(
-                "{at} must have exactly one of MetricStat and Expression."
-            ))));
-        }
         let statistic = Statistic::parse(&stat.stat)
             .ok_or_else(|| metric_data::no_percentiles(&stat.stat))
             .map_err(refused)?;
@@ -249,10 +252,28 @@ pub async fn get_metric_data(
         let metric = MetricId::new(namespace, name, &stat.metric.dimensions);
         let data = data(app, user, &metric, &[statistic], period_ms, (from, to)).await?;
         let periods = metric_data::periods(&data, (from, to), period_ms, stat.unit.as_deref());
-        let mut points: Vec<(i64, f64)> = periods
+        let series = periods
             .iter()
             .map(|(at, (s, _))| (*at, statistic.of(s)))
             .collect();
+        named.insert(q.id.clone(), series);
+        stats.push(q.id.clone());
+        labels.insert(&q.id, q.label.clone().unwrap_or_else(|| name.clone()));
+    }
+    // A number an expression gives stands at every timestamp its queries have.
+    let mut grid: Vec<i64> = named.values().flat_map(|s| s.keys().copied()).collect();
+    grid.sort_unstable();
+    grid.dedup();
+    for (at, q, e) in expressions {
+        let series = metric_math::evaluate(e, &named, &stats, &grid)
+            .map_err(|why| refused(Bad::Value(format!("{at}.Expression: {why}"))))?;
+        named.insert(q.id.clone(), series);
+        labels.insert(&q.id, q.label.clone().unwrap_or_else(|| q.id.clone()));
+    }
+    let mut results = Vec::new();
+    let mut total = 0i64;
+    for q in &req.metric_data_queries {
+        let mut points: Vec<(i64, f64)> = named[&q.id].iter().map(|(t, v)| (*t, *v)).collect();
         if !ascending {
             points.reverse();
         }
@@ -262,12 +283,13 @@ pub async fn get_metric_data(
                 "The query asks for more than MaxDatapoints ({max}) datapoints: ask for a shorter time or a longer period."
             ))));
         }
+        // By default a MetricStat query's data is returned and so is an expression's.
         if q.return_data == Some(false) {
             continue;
         }
         results.push(MetricDataResult {
             id: q.id.clone(),
-            label: q.label.clone().unwrap_or_else(|| name.clone()),
+            label: labels[q.id.as_str()].clone(),
             timestamps: points
                 .iter()
                 .map(|(at, _)| format_timestamp(from_ms(*at)))

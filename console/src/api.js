@@ -25,21 +25,25 @@ export function apiBase(location = window.location) {
 }
 
 export function client({ accessKeyId, secretAccessKey, region }) {
-  const signer = new AwsClient({
-    accessKeyId,
-    secretAccessKey,
-    service: 'autoscaling',
-    region,
-    // Errors are shown as they are; a retry loop would hide a refusal behind a long wait.
-    retries: 0,
-  });
+  const signerFor = (service) =>
+    new AwsClient({
+      accessKeyId,
+      secretAccessKey,
+      service,
+      region,
+      // Errors are shown as they are; a retry loop would hide a refusal behind a long wait.
+      retries: 0,
+    });
+  const signer = signerFor('autoscaling');
+  // CloudWatch at Phantom's endpoint is signed for its own service, as the AWS CLI signs it.
+  const monitoring = signerFor('monitoring');
   const base = apiBase();
 
-  async function send(url, contentType, body) {
+  async function send(url, contentType, body, headers = {}, by = signer) {
     try {
-      return await signer.fetch(url, {
+      return await by.fetch(url, {
         method: 'POST',
-        headers: { 'content-type': contentType },
+        headers: { 'content-type': contentType, ...headers },
         body,
       });
     } catch (e) {
@@ -59,6 +63,30 @@ export function client({ accessKeyId, secretAccessKey, region }) {
         throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
       }
       return answer.result;
+    },
+
+    /** A CloudWatch action at Phantom's endpoint, in CloudWatch's JSON protocol (as the AWS CLI
+     * sends it): its JSON answer; timestamps are seconds since 1970. */
+    async cloudwatch(operation, input = {}) {
+      const response = await send(
+        `${base}/`,
+        'application/x-amz-json-1.0',
+        JSON.stringify(input),
+        { 'x-amz-target': `GraniteServiceVersion20100801.${operation}` },
+        monitoring,
+      );
+      const text = await response.text();
+      let answer;
+      try {
+        answer = text ? JSON.parse(text) : {};
+      } catch {
+        throw new ApiError(`HTTP${response.status}`, text.slice(0, 300) || response.statusText, response.status);
+      }
+      if (!response.ok) {
+        const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
+        throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
+      }
+      return answer;
     },
 
     /** One of Phantom's own operations: its JSON answer. */

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { list } from './api.js';
 import { REFRESH_MS, describeGroups } from './groups.jsx';
 import { CapacityChart } from './capacity_chart.jsx';
+import { Alarms } from './alarms.jsx';
 import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
 import { Form } from './form.jsx';
@@ -64,6 +65,7 @@ export function GroupView({ name }) {
           <HealthChecks group={g} />
           <Tags group={g} />
           <Policies group={g} activities={activities.data || []} onChanged={group.reload} />
+          <Alarms group={name} />
           <ScheduledActions group={g} onChanged={group.reload} />
           <Delete group={g} onDeleted={group.reload} />
         </>

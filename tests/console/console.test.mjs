@@ -176,6 +176,20 @@ async function autoscaling(user, params) {
   return text;
 }
 
+/** A CloudWatch action at Phantom's endpoint, in its JSON protocol (as the AWS CLI sends it),
+ * signed as a user; the JSON answer. */
+async function cloudwatch(user, operation, input = {}) {
+  const signer = new AwsClient({ accessKeyId: user.id, secretAccessKey: user.secret, service: 'monitoring', region: 'us-east-1', retries: 0 });
+  const response = await signer.fetch(`${API}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `GraniteServiceVersion20100801.${operation}` },
+    body: JSON.stringify(input),
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${operation}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}
+
 /** An EC2 Query action on a local cloud (moto takes any credentials). */
 async function ec2(cloudUrl, params) {
   const signer = new AwsClient({ accessKeyId: 'tester', secretAccessKey: 'tester', service: 'ec2', region: 'us-east-1', retries: 0 });
@@ -822,6 +836,30 @@ test("a target tracking policy's metric charted against its target, with the sca
     assert.match((await latestUnderCursor(page, chart, 'load50')).value, /^\d/, 'the cursor shows the metric');
     await chart.scrollIntoViewIfNeeded();
     await screenshot(page, 'group-metric');
+
+    // Its alarms: the policy's two, and one of CloudWatch on a metric the VMs publish, charted
+    // against its threshold.
+    const dims = [{ Name: 'AutoScalingGroupName', Value: group }];
+    await cloudwatch(DEMO, 'PutMetricData', { Namespace: 'App', MetricData: [{ MetricName: 'Queue', Dimensions: dims, Value: 7 }] });
+    await cloudwatch(DEMO, 'PutMetricAlarm', {
+      AlarmName: `queue-${RUN}`, Namespace: 'App', MetricName: 'Queue', Dimensions: dims, Statistic: 'Average',
+      Period: 60, EvaluationPeriods: 1, Threshold: 5, ComparisonOperator: 'GreaterThanThreshold',
+    });
+    await page.reload();
+    const alarms = page.locator('table[aria-labelledby="alarms-title"]');
+    await alarms.waitFor();
+    await eventually(async () => (await alarms.locator('tbody tr').count()) === 3, 'the group shows its three alarms', 60_000);
+    const names = await alarms.locator('tbody tr td.name').allTextContents();
+    assert.equal(names.filter((n) => n.startsWith(`TargetTracking-${group}-Alarm`)).length, 2, names.join(', '));
+    assert.ok(names.includes(`queue-${RUN}`), names.join(', '));
+    assert.match(await alarms.textContent(), /PromQL avg\(app_load/);
+    assert.match(await alarms.textContent(), /> 50 for 3 of 3 periods of 60 s/);
+    const alarmChart = page.locator('figure.alarm-chart');
+    await alarmChart.waitFor();
+    assert.match(await alarmChart.locator('figcaption').textContent(), new RegExp(`queue-${RUN}: \\w+; now 7 against its threshold 5`));
+    assert.equal(await alarmChart.locator('li.level.target').getAttribute('data-value'), '5');
+    await alarmChart.scrollIntoViewIfNeeded();
+    await screenshot(page, 'group-alarms');
     await done(page);
   } finally {
     rmSync(target, { force: true });

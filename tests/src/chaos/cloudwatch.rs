@@ -3,7 +3,9 @@
 //! whose actions run the group's policies, target tracking on it, and the reads. Mix 11: alarms
 //! tell the user's SNS topic too (`told-once` holds them to one message a transition), and the
 //! alarms' tags. Mix 12: alarms, reads and target tracking on `AWS/EC2 CPUUtilization` of the
-//! group too, which Phantom reads from the metric source (the `load` fault moves it).
+//! group too, which Phantom reads from the metric source (the `load` fault moves it). Mix 13:
+//! GetMetricData with metric math over the group's metric (valid or not), and DescribeAlarms of
+//! the target tracking policies' alarms.
 
 use super::rng::Rng;
 use super::work::{Answer, Drawn, Scene};
@@ -15,7 +17,8 @@ use serde_json::{json, Value};
 pub fn rolls(mix: u32) -> u64 {
     match mix {
         ..=10 => 14,
-        _ => 17,
+        11 | 12 => 17,
+        _ => 18,
     }
 }
 
@@ -181,6 +184,40 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>, roll: u64) ->
                     json!({"ResourceARN": arn}),
                     alarm.clone(),
                 ),
+            }
+        }
+        17 => {
+            // Metric math over the group's metric, now and then what it does not offer.
+            let expression = *rng
+                .pick(&[
+                    "m1 * 2",
+                    "FILL(m1, 0)",
+                    "FILL(m1, REPEAT)",
+                    "RATE(m1)",
+                    "SUM(METRICS())",
+                    "AVG(m1) - MIN([m1])",
+                    "SEARCH('{App} Load', 'Average', 60)",
+                    "m1 +",
+                ])
+                .expect("eight");
+            if rng.chance(0.3) {
+                (
+                    "DescribeAlarms",
+                    json!({"AlarmNamePrefix": format!("TargetTracking-{group}-")}),
+                    format!("TargetTracking-{group}-"),
+                )
+            } else {
+                (
+                    "GetMetricData",
+                    json!({"StartTime": (scene.now_ms - 600_000) as f64 / 1000.0,
+                        "EndTime": scene.now_ms as f64 / 1000.0,
+                        "MetricDataQueries": [
+                            {"Id": "m1", "ReturnData": false, "MetricStat": {"Metric": {
+                                "Namespace": NAMESPACE, "MetricName": METRIC,
+                                "Dimensions": dimensions(group)}, "Period": 60, "Stat": "Average"}},
+                            {"Id": "e1", "Expression": expression}]}),
+                    format!("{group} {expression}"),
+                )
             }
         }
         _ => {

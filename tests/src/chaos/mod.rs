@@ -50,8 +50,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// and CloudWatch at Phantom's endpoint (`cloudwatch`: a metric published for each group, alarms
 /// on it running the group's policies, target tracking on it, the reads); 11: and alarms telling
 /// the user's SNS topic, and the alarms' tags; 12: and alarms, reads and target tracking on the
-/// group's `AWS/EC2` `CPUUtilization`, read from the metric source.
-pub const MIX: u32 = 12;
+/// group's `AWS/EC2` `CPUUtilization`, read from the metric source; 13: and GetMetricData's metric
+/// math, and DescribeAlarms of the target tracking policies' alarms.
+pub const MIX: u32 = 13;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

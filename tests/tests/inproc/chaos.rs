@@ -914,7 +914,14 @@ async fn seed_6755_a_lifetime_replacement_on_its_way_stays() {
 /// mix 11 draws none.
 #[tokio::test]
 async fn alarms_on_aws_ec2_in_mix_12() {
-    let out = chaos::run(1, Settings::default()).await;
+    let out = chaos::run(
+        1,
+        Settings {
+            mix: 12,
+            ..Settings::default()
+        },
+    )
+    .await;
     assert!(out.broken.is_empty(), "{:?}", out.broken);
     let on_ec2 = |trace: &[String], action: &str| {
         trace.iter().any(|l| {
@@ -934,4 +941,32 @@ async fn alarms_on_aws_ec2_in_mix_12() {
         .trace
         .iter()
         .any(|l| l.contains("AWS/EC2 CPUUtilization")));
+}
+
+/// Mix 13: GetMetricData's metric math over the group's metric, and DescribeAlarms of the target
+/// tracking policies' alarms (seed 2: both); mix 12 draws neither.
+#[tokio::test]
+async fn metric_math_in_mix_13() {
+    let out = chaos::run(2, Settings::default()).await;
+    assert!(out.broken.is_empty(), "{:?}", out.broken);
+    let drawn = |trace: &[String], what: &str| {
+        trace
+            .iter()
+            .any(|l| l.contains(what) && l.contains("Code(\"OK\")"))
+    };
+    assert!(
+        drawn(&out.trace, "GetMetricData api FILL(m1, 0)"),
+        "{:?}",
+        out.trace
+    );
+    assert!(drawn(&out.trace, "DescribeAlarms TargetTracking-"));
+    let twelfth = chaos::run(
+        2,
+        Settings {
+            mix: 12,
+            ..Settings::default()
+        },
+    )
+    .await;
+    assert!(!twelfth.trace.iter().any(|l| l.contains("GetMetricData")));
 }

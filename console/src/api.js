@@ -75,13 +75,7 @@ export function client({ accessKeyId, secretAccessKey, region }) {
         { 'x-amz-target': `GraniteServiceVersion20100801.${operation}` },
         monitoring,
       );
-      const text = await response.text();
-      let answer;
-      try {
-        answer = text ? JSON.parse(text) : {};
-      } catch {
-        throw new ApiError(`HTTP${response.status}`, text.slice(0, 300) || response.statusText, response.status);
-      }
+      const { text, answer } = await readJson(response);
       if (!response.ok) {
         const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
         throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
@@ -96,13 +90,7 @@ export function client({ accessKeyId, secretAccessKey, region }) {
         'application/json',
         JSON.stringify(input),
       );
-      const text = await response.text();
-      let answer;
-      try {
-        answer = text ? JSON.parse(text) : {};
-      } catch {
-        throw new ApiError(`HTTP${response.status}`, text.slice(0, 300) || response.statusText, response.status);
-      }
+      const { text, answer } = await readJson(response);
       if (!response.ok || answer.Error) {
         const e = answer.Error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
         throw new ApiError(e.Code, e.Message, response.status, answer.RequestId);
@@ -110,6 +98,16 @@ export function client({ accessKeyId, secretAccessKey, region }) {
       return answer;
     },
   };
+}
+
+/** A JSON answer's text and value; one that is not JSON is an error with what it says. */
+async function readJson(response) {
+  const text = await response.text();
+  try {
+    return { text, answer: text ? JSON.parse(text) : {} };
+  } catch {
+    throw new ApiError(`HTTP${response.status}`, text.slice(0, 300) || response.statusText, response.status);
+  }
 }
 
 /** Every page of a Describe action: the items of `listName` across NextTokens. */

@@ -15,7 +15,6 @@ use phantom_model::cloudwatch::{AlarmHistoryItem, MetricAlarm, StoredAlarm};
 use phantom_rules::activity::{self, Context};
 use phantom_rules::ec2_metrics;
 use phantom_rules::metric_alarm::{self, Action};
-use phantom_rules::metric_data::Statistic;
 use phantom_rules::tracking;
 use phantom_seams::counts;
 use phantom_seams::prometheus::{self, Connect, Prometheus};
@@ -154,13 +153,8 @@ impl Watcher<'_> {
             let data = match ec2_metrics::query(&metric) {
                 Some(q) => {
                     let source = source.as_ref().map(|(s, p)| (s, p.as_ref()));
-                    let statistic = s
-                        .alarm
-                        .statistic
-                        .as_deref()
-                        .and_then(Statistic::parse)
-                        .unwrap_or(Statistic::Average);
-                    let period_ms = s.alarm.period.unwrap_or(60) * 1000;
+                    let statistic = metric_alarm::statistic(&s.alarm);
+                    let period_ms = metric_alarm::period_ms(&s.alarm);
                     let read = match prometheus::ec2::whole_periods(from, to, period_ms) {
                         Some(range) => {
                             let ask = (&metric, &q);

@@ -202,10 +202,23 @@ pub fn metric(a: &MetricAlarm) -> Option<MetricId> {
     ))
 }
 
+/// The statistic an alarm compares (Average where it names none: a metric math alarm's).
+pub fn statistic(a: &MetricAlarm) -> Statistic {
+    a.statistic
+        .as_deref()
+        .and_then(Statistic::parse)
+        .unwrap_or(Statistic::Average)
+}
+
+/// An alarm's period, in ms.
+pub fn period_ms(a: &MetricAlarm) -> i64 {
+    a.period.unwrap_or(60) * 1000
+}
+
 /// The time range whose data an evaluation at `now_ms` reads: the alarm's last
 /// `EvaluationPeriods` whole periods.
 pub fn window(a: &MetricAlarm, now_ms: i64) -> (i64, i64) {
-    let p = a.period.unwrap_or(60) * 1000;
+    let p = period_ms(a);
     let end = now_ms.div_euclid(p) * p;
     (end - a.evaluation_periods * p, end)
 }
@@ -224,12 +237,8 @@ pub struct Evaluation {
 /// TreatMissingData `ignore` keeps the state it has.
 pub fn evaluate(a: &MetricAlarm, data: &[Datum], now_ms: i64) -> Option<Evaluation> {
     let (from, to) = window(a, now_ms);
-    let period_ms = a.period.unwrap_or(60) * 1000;
-    let statistic = a
-        .statistic
-        .as_deref()
-        .and_then(Statistic::parse)
-        .unwrap_or(Statistic::Average);
+    let period_ms = period_ms(a);
+    let statistic = statistic(a);
     let op = Comparison::parse(&a.comparison_operator).unwrap_or(Comparison::GreaterThanThreshold);
     let threshold = a.threshold.unwrap_or(0.0);
     let periods = metric_data::periods(data, (from, to), period_ms, a.unit.as_deref());

@@ -6,7 +6,6 @@ use crate::App;
 use phantom_model::cloudwatch::{Datum, MetricAlarm, MetricId, Stats};
 use phantom_rules::group::Group;
 use phantom_rules::metric_alarm;
-use phantom_rules::metric_data::Statistic;
 use phantom_rules::policy_alarms::{self, PolicyAlarm, Source};
 use phantom_rules::tracking;
 use phantom_seams::prometheus;
@@ -56,13 +55,8 @@ async fn metric(
     m: &MetricId,
     window: (i64, i64),
 ) -> Result<Vec<Datum>, String> {
-    let statistic = pa
-        .alarm
-        .statistic
-        .as_deref()
-        .and_then(Statistic::parse)
-        .unwrap_or(Statistic::Average);
-    let period_ms = pa.alarm.period.unwrap_or(60) * 1000;
+    let statistic = metric_alarm::statistic(&pa.alarm);
+    let period_ms = metric_alarm::period_ms(&pa.alarm);
     super::metrics::data(app, user, m, &[statistic], period_ms, window)
         .await
         .map_err(|e| e.message)
@@ -77,7 +71,7 @@ async fn promql(
     expression: &str,
     (from, to): (i64, i64),
 ) -> Result<Vec<Datum>, String> {
-    let period_ms = pa.alarm.period.unwrap_or(60) * 1000;
+    let period_ms = metric_alarm::period_ms(&pa.alarm);
     let Some(range) = prometheus::ec2::whole_periods(from, to, period_ms) else {
         return Ok(Vec::new());
     };

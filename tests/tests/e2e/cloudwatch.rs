@@ -2,6 +2,7 @@
 //! and boto3 in each protocol CloudWatch's clients speak (JSON, RPC v2 CBOR as the Go SDK and
 //! Terraform send it, Query as older SDKs do).
 
+use phantom_e2e::exporter::Exporter;
 use phantom_e2e::{argv, clients, eventually, stack};
 use phantom_model::time::{format_timestamp, from_ms, now_ms};
 use serde_json::{json, Value};
@@ -234,6 +235,89 @@ fn an_alarm_put_with_the_aws_cli_scales_a_group_and_tells_its_history() {
         "Alarm updated from INSUFFICIENT_DATA to ALARM",
         "{history}"
     );
+}
+
+/// The issue's demonstration through the AWS CLI: an alarm on `AWS/EC2 CPUUtilization` of a
+/// group, a step policy's ARN its action, scales the group when the metric source (the local
+/// stack's Prometheus, scraping node_exporter's idle CPU counter of the group's VM) says the VM is
+/// busy; describe-alarms shows it beside a target tracking policy's two alarms; the history tells
+/// the transition; get-metric-statistics reads the CPU.
+#[test]
+fn an_alarm_on_aws_ec2_cpu_scales_a_group_through_the_aws_cli() {
+    let s = stack();
+    let u = user_with_group("cw-ec2", "cpu", "--min-size 1 --max-size 4");
+    let ids = s.serving(&u, "cpu", 1);
+    let exporter = Exporter::start(&s.env["PHANTOM_PROMETHEUS_TARGETS"]);
+    exporter.set_cpu_busy(&ids, 90.0);
+    let put = s
+        .aws(
+            &u,
+            &argv!("put-scaling-policy --auto-scaling-group-name cpu --policy-name out --adjustment-type ChangeInCapacity --scaling-adjustment 1"),
+        )
+        .json();
+    let policy = put["PolicyARN"].as_str().unwrap().to_string();
+    // A target tracking policy that does not act here (95 %, no scale-in): its alarms are shown.
+    let tracking = r#"{"PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}, "TargetValue": 95, "DisableScaleIn": true}"#;
+    let mut args = argv!("put-scaling-policy --auto-scaling-group-name cpu --policy-name track --policy-type TargetTrackingScaling --target-tracking-configuration");
+    args.push(tracking);
+    s.aws(&u, &args).json();
+    s.cloudwatch(
+        &u,
+        &argv!(
+            "put-metric-alarm --alarm-name cpu-high --namespace AWS/EC2 --metric-name CPUUtilization --dimensions Name=AutoScalingGroupName,Value=cpu --statistic Average --period 10 --evaluation-periods 1 --threshold 50 --comparison-operator GreaterThanThreshold --alarm-actions",
+            &policy
+        ),
+    )
+    .json();
+    eventually(120, "the alarm's policy grew the group", || {
+        let g = s.group(&u, "cpu")?;
+        (g["DesiredCapacity"].as_i64()? >= 2).then_some(())
+    });
+    let shown = s.cloudwatch(&u, &argv!("describe-alarms")).json();
+    let alarms = shown["MetricAlarms"].as_array().unwrap();
+    let named = |prefix: &str| {
+        alarms
+            .iter()
+            .filter(|a| a["AlarmName"].as_str().unwrap().starts_with(prefix))
+            .count()
+    };
+    assert_eq!(named("cpu-high"), 1, "{shown}");
+    assert_eq!(named("TargetTracking-cpu-AlarmHigh-"), 1, "{shown}");
+    assert_eq!(named("TargetTracking-cpu-AlarmLow-"), 1, "{shown}");
+    let history = s
+        .cloudwatch(
+            &u,
+            &argv!("describe-alarm-history --alarm-name cpu-high --history-item-type StateUpdate"),
+        )
+        .json();
+    assert!(
+        history["AlarmHistoryItems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["HistorySummary"] == "Alarm updated from INSUFFICIENT_DATA to ALARM"),
+        "{history}"
+    );
+    let (_, _, start, end) = minute();
+    let cpu = s
+        .cloudwatch(
+            &u,
+            &argv!(
+                "get-metric-statistics --namespace AWS/EC2 --metric-name CPUUtilization --dimensions Name=AutoScalingGroupName,Value=cpu --period 60 --statistics Maximum --start-time",
+                &start,
+                "--end-time",
+                &end
+            ),
+        )
+        .json();
+    let busiest = cpu["Datapoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["Maximum"].as_f64())
+        .fold(0.0, f64::max);
+    assert!((80.0..=100.0).contains(&busiest), "{cpu}");
+    drop(exporter);
 }
 
 /// The Ansible collection's custom metric step as the AWS CLI says it: a target tracking policy

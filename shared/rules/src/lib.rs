@@ -14,6 +14,7 @@ pub mod group;
 pub mod group_metrics;
 pub mod health;
 pub mod heartbeat;
+pub mod iam;
 pub mod identity;
 pub mod ids;
 #[cfg(test)]

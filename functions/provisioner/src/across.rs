@@ -181,7 +181,7 @@ impl Provisioner {
             .zip(&risky)
             .zip(&unseen)
             .map(|(((p, a), (at_risk, at_risk_serving)), unseen)| {
-                let (have, in_service) = match a {
+                let (have, in_service, replaced) = match a {
                     // A VM replaced launch-first counts for no share either: its replacement
                     // does (found by the simulator, seed 1787: a share kept for it while another
                     // cloud's VM died made room for a second replacement, let go a second later).
@@ -190,6 +190,7 @@ impl Provisioner {
                         (
                             have - at_risk - a.replaced(&weights),
                             in_service - at_risk_serving,
+                            a.replaced(&weights),
                         )
                     }
                     None => {
@@ -199,6 +200,7 @@ impl Provisioner {
                         (
                             weights.sum(unseen) - at_risk,
                             serving.map(|m| weights.units(m)).sum::<i64>() - at_risk_serving,
+                            0,
                         )
                     }
                 };
@@ -215,7 +217,7 @@ impl Provisioner {
                     in_service,
                     protected,
                     usable: p.look.is_ok() && p.hold.usable(now),
-                    at_risk: *at_risk,
+                    outgoing: at_risk + replaced,
                     reserved: if p.hold.counted_out(now) {
                         0
                     } else {
@@ -264,7 +266,7 @@ impl Provisioner {
         );
         let mut runs_there: Vec<i64> = views
             .iter()
-            .map(|v| v.have + v.at_risk + v.reserved)
+            .map(|v| v.have + v.outgoing + v.reserved)
             .collect();
         // A warm pool is kept where the group's next VMs would go.
         let pool_parts = match g.target().pool {

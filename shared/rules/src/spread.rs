@@ -255,9 +255,10 @@ pub struct CloudView {
     /// Units a launch there asked for and got no answer to, which it may have made (`Hold::reserved`):
     /// a cloud that is not usable keeps them in its share.
     pub reserved: i64,
-    /// Units at risk of interruption there, not in `have` (their replacements are due) but
-    /// running: they fill the room a move may take.
-    pub at_risk: i64,
+    /// Units running there but not in `have`, their replacements due: at risk of interruption,
+    /// or replaced launch-first (retiring, or unhealthy and kept for a maintenance policy). They
+    /// fill the room a move may take (found by the simulator, seeds 7140 and 4583 of mix 13).
+    pub outgoing: i64,
 }
 
 /// What each cloud should have (in the views' order, which is rank order), for a group that wants
@@ -344,7 +345,7 @@ pub fn allot(
         .sum();
     // VMs at risk still run: a move's room is what they leave (their own replacements are
     // `short`; found by the simulator, seed 7140: both launched, 5 VMs for 3).
-    let running: i64 = have + views.iter().map(|v| v.at_risk).sum::<i64>();
+    let running: i64 = have + views.iter().map(|v| v.outgoing).sum::<i64>();
     let room = if rebalance {
         (group_max + (group_max / 10).max(1) - running).max(short)
     } else {
@@ -403,7 +404,7 @@ mod tests {
             protected: 0,
             usable,
             reserved: 0,
-            at_risk: 0,
+            outgoing: 0,
         };
         let views = [view(2, true), view(10, true)];
         assert_eq!(pools(Policy::Overflow, 1, 3, &views), [1, 2]);
@@ -477,7 +478,7 @@ mod tests {
             protected: 0,
             usable,
             reserved: 0,
-            at_risk: 0,
+            outgoing: 0,
         }
     }
 
@@ -504,7 +505,7 @@ mod tests {
         // Seed 7140: moving 3 VMs to the first cloud while one of them is at risk: the at-risk
         // VM's replacement is due (short one), and the move waits for room.
         let risky = CloudView {
-            at_risk: 1,
+            outgoing: 1,
             ..view(10, 2, 2, true)
         };
         assert_eq!(
@@ -515,7 +516,7 @@ mod tests {
         let views = [
             CloudView {
                 reserved: 0,
-                at_risk: 0,
+                outgoing: 0,
                 ..held
             },
             view(10, 0, 0, true),

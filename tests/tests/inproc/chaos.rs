@@ -970,3 +970,21 @@ async fn metric_math_in_mix_13() {
     .await;
     assert!(!twelfth.trace.iter().any(|l| l.contains("GetMetricData")));
 }
+
+/// Seed 4583 (mix 13, 100 steps): across clouds, a retiring VM's launch-first replacement ran
+/// beside it on the worse cloud; the better cloud, refusing launches, was usable for one round,
+/// and the move it launched was given room as if the retiring VM did not run, so the worse
+/// cloud let the replacement go to fit, and launched it again the next round. A VM replaced
+/// launch-first fills the room a move may take, as one at risk does.
+#[tokio::test]
+async fn seed_4583_a_retiring_vm_fills_the_room_a_move_may_take() {
+    holds(
+        4583,
+        Settings {
+            steps: 100,
+            mix: 13,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -758,6 +758,23 @@ async fn a_policys_alarms_are_in_describe_alarms() {
         .map(|a| a["AlarmName"].as_str().unwrap())
         .collect();
     assert_eq!(in_alarm, [names[0]], "{v}");
+    // DescribeAlarmsForMetric lists both on the group's CPU.
+    let (_, v) = w
+        .cloudwatch(
+            u,
+            "DescribeAlarmsForMetric",
+            json!({"Namespace": "AWS/EC2", "MetricName": "CPUUtilization",
+                "Dimensions": [{"Name": "AutoScalingGroupName", "Value": "web"}]}),
+        )
+        .await;
+    let mut on_cpu: Vec<&str> = v["MetricAlarms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["AlarmName"].as_str().unwrap())
+        .collect();
+    on_cpu.sort_unstable();
+    assert_eq!(on_cpu, [names[0], names[1]], "{v}");
     // Another alarm of its name would hide it: refused.
     let mut taken = high(arn);
     taken["AlarmName"] = json!(names[0]);

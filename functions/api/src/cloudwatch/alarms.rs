@@ -150,29 +150,32 @@ pub async fn describe_alarms_for_metric(
     req: DescribeAlarmsForMetric,
 ) -> Result<DescribeAlarmsForMetricOutput, ApiError> {
     let metric = MetricId::new(&req.namespace, &req.metric_name, &req.dimensions);
-    let metric_alarms = app
+    let on_it = |a: &MetricAlarm| {
+        // Dimensions are compared only when given, as CloudWatch compares them.
+        let same = if req.dimensions.is_empty() {
+            a.namespace.as_deref() == Some(metric.namespace.as_str())
+                && a.metric_name.as_deref() == Some(metric.name.as_str())
+        } else {
+            metric_alarm::metric(a).as_ref() == Some(&metric)
+        };
+        same && req
+            .statistic
+            .as_ref()
+            .is_none_or(|s| a.statistic.as_ref() == Some(s))
+            && req.period.is_none_or(|p| a.period == Some(p))
+            && req.unit.as_ref().is_none_or(|u| a.unit.as_ref() == Some(u))
+            && req.extended_statistic.is_none()
+    };
+    let mut metric_alarms: Vec<MetricAlarm> = app
         .store
         .alarms(user)
         .await?
         .into_iter()
         .map(|s| s.alarm)
-        .filter(|a| {
-            // Dimensions are compared only when given, as CloudWatch compares them.
-            let same = if req.dimensions.is_empty() {
-                a.namespace.as_deref() == Some(metric.namespace.as_str())
-                    && a.metric_name.as_deref() == Some(metric.name.as_str())
-            } else {
-                metric_alarm::metric(a).as_ref() == Some(&metric)
-            };
-            same && req
-                .statistic
-                .as_ref()
-                .is_none_or(|s| a.statistic.as_ref() == Some(s))
-                && req.period.is_none_or(|p| a.period == Some(p))
-                && req.unit.as_ref().is_none_or(|u| a.unit.as_ref() == Some(u))
-                && req.extended_statistic.is_none()
-        })
+        .filter(on_it)
         .collect();
+    // The scaling policies' alarms on it too, as AWS lists a target tracking policy's.
+    metric_alarms.extend(super::policy_alarms::shown(app, user, on_it).await?);
     Ok(DescribeAlarmsForMetricOutput { metric_alarms })
 }
 

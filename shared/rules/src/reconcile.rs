@@ -658,34 +658,40 @@ pub fn size(target: &Target, assessed: Assessed, now_ms: i64) -> Plan {
 /// This round's replacements: a running refresh's step, or else the instances past their
 /// lifetime; old ones terminated, the launches that follow are the group's own.
 pub fn replacement(target: &Target, a: &Assessed, now_ms: i64) -> Option<(refresh::Step, Cause)> {
-    let desired = target.desired.max(0);
-    let w = &target.weights;
-    match (&target.refresh, target.max_lifetime_ms) {
-        _ if target.deleting => None,
-        (Some(r), _) => {
+    if target.deleting {
+        return None;
+    }
+    match &target.refresh {
+        Some(r) => {
             let now = phantom_model::time::format_timestamp(phantom_model::time::from_ms(now_ms));
+            let desired = target.desired.max(0);
+            let w = &target.weights;
             let step = refresh::step(r, desired, w, &a.live, &a.standby, now_ms, &now);
             Some(refreshing(target, a, now_ms, step))
         }
-        (None, Some(life)) if life > 0 => {
-            let step = refresh::expired(
-                life,
-                target.warmup_ms,
-                target.maintenance.as_ref(),
-                desired,
-                w,
-                &a.live,
-                now_ms,
-                target.room,
-            );
-            // Nothing past its lifetime: nothing replaced, so capacity rebalancing and the move
-            // back to spot run (found by the simulator, seed 4149 of mix 11: an at-risk VM kept
-            // for ever beside its replacement in a group with a MaxInstanceLifetime).
-            let idle = step.terminate.is_empty() && step.capacity <= desired;
-            (!idle).then_some((step, Cause::Expired))
-        }
-        (None, _) => None,
+        // Nothing past its lifetime: nothing replaced, so capacity rebalancing and the move
+        // back to spot run (found by the simulator, seed 4149 of mix 11: an at-risk VM kept for
+        // ever beside its replacement in a group with a MaxInstanceLifetime).
+        None => expired(target, a, now_ms).map(|step| (step, Cause::Expired)),
     }
+}
+
+/// The step that replaces the instances past the group's MaxInstanceLifetime, if it has one and
+/// the step replaces any.
+fn expired(target: &Target, a: &Assessed, now_ms: i64) -> Option<refresh::Step> {
+    let life = target.max_lifetime_ms.filter(|l| *l > 0)?;
+    let desired = target.desired.max(0);
+    let step = refresh::expired(
+        life,
+        target.warmup_ms,
+        target.maintenance.as_ref(),
+        desired,
+        &target.weights,
+        &a.live,
+        now_ms,
+        target.room,
+    );
+    step.replaces(desired).then_some(step)
 }
 
 /// A running refresh's step for this round; where it replaces nothing (it waits for instances
@@ -698,20 +704,8 @@ pub fn refreshing(
     now_ms: i64,
     step: refresh::Step,
 ) -> (refresh::Step, Cause) {
-    let desired = target.desired.max(0);
-    let idle = step.terminate.is_empty() && step.capacity <= desired;
-    if let (true, Some(life)) = (idle, target.max_lifetime_ms.filter(|l| *l > 0)) {
-        let expired = refresh::expired(
-            life,
-            target.warmup_ms,
-            target.maintenance.as_ref(),
-            desired,
-            &target.weights,
-            &a.live,
-            now_ms,
-            target.room,
-        );
-        if !expired.terminate.is_empty() || expired.capacity > desired {
+    if !step.replaces(target.desired.max(0)) {
+        if let Some(expired) = expired(target, a, now_ms) {
             let next = step.next;
             return (refresh::Step { next, ..expired }, Cause::Expired);
         }

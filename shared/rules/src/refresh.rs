@@ -474,6 +474,14 @@ pub struct Step {
     pub next: Option<InstanceRefresh>,
 }
 
+impl Step {
+    /// Whether it replaces anything in a group of `desired` units: an instance to terminate, or
+    /// room to launch one first.
+    pub fn replaces(&self, desired: i64) -> bool {
+        !self.terminate.is_empty() || self.capacity > desired
+    }
+}
+
 /// One round of a running refresh, from the group's desired capacity, its counted instances
 /// (`live`) and those in Standby. The healthy percentages are of units (`w`): the desired
 /// capacity and the room to launch first are in units, and an old instance goes only where the

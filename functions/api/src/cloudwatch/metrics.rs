@@ -10,9 +10,10 @@ use phantom_model::time::{format_timestamp, from_ms};
 use phantom_rules::ec2_metrics;
 use phantom_rules::metric_data::{self, Bad, Statistic};
 use phantom_rules::metric_math;
-use phantom_seams::prometheus;
+use phantom_seams::prometheus::{self, MetricSource, Prometheus};
 use phantom_wire::{paging, ApiError};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// ListMetrics answers 500 metrics a page, as CloudWatch does.
 const LIST_PAGE: usize = 500;
@@ -37,29 +38,52 @@ pub async fn put_metric_data(app: &App, user: &str, req: PutMetricData) -> Resul
     Ok(())
 }
 
+/// The deployment's metric source and a connection to it, read once a request, when a read of
+/// `AWS/EC2` (or a PromQL alarm) first needs it.
+#[derive(Default)]
+pub(super) struct Source(Option<Option<(MetricSource, Arc<dyn Prometheus>)>>);
+
+impl Source {
+    pub(super) async fn get(
+        &mut self,
+        app: &App,
+    ) -> Result<Option<(&MetricSource, &dyn Prometheus)>, ApiError> {
+        if self.0.is_none() {
+            let source = app.store.metric_source().await?;
+            self.0 = Some(source.map(|s| {
+                let connected = app.metrics.connect(&s);
+                (s, connected)
+            }));
+        }
+        Ok(self
+            .0
+            .as_ref()
+            .and_then(Option::as_ref)
+            .map(|(s, p)| (s, p.as_ref())))
+    }
+}
+
 /// A metric's datapoints in `[from, to)`: `AWS/EC2`'s read through from the metric source (the
 /// `statistics` asked, over `period_ms`; none without a source), any other's from the store.
 pub(super) async fn data(
     app: &App,
     user: &str,
-    metric: &MetricId,
-    statistics: &[Statistic],
+    (metric, statistics): (&MetricId, &[Statistic]),
     period_ms: i64,
     (from, to): (i64, i64),
+    source: &mut Source,
 ) -> Result<Vec<Datum>, ApiError> {
     let Some(q) = ec2_metrics::query(metric) else {
         return Ok(app.store.data(user, metric, from, to).await?);
     };
-    let Some(source) = app.store.metric_source().await? else {
-        return Ok(Vec::new());
-    };
     let Some(range) = prometheus::ec2::whole_periods(from, to, period_ms) else {
         return Ok(Vec::new());
     };
-    let prometheus = app.metrics.connect(&source);
-    let source = Some((&source, prometheus.as_ref()));
+    let Some(source) = source.get(app).await? else {
+        return Ok(Vec::new());
+    };
     let store = app.store.as_ref();
-    prometheus::ec2::data(store, source, user, (metric, &q), statistics, range)
+    prometheus::ec2::data(store, Some(source), user, (metric, &q), statistics, range)
         .await
         .map_err(|why| {
             tracing::warn!(user, error = why, "AWS/EC2 not read from the metric source");
@@ -182,7 +206,9 @@ pub async fn get_metric_statistics(
         ))));
     }
     let metric = MetricId::new(&req.namespace, &req.metric_name, &req.dimensions);
-    let data = data(app, user, &metric, &statistics, period_ms, (from, to)).await?;
+    let mut source = Source::default();
+    let asked = (&metric, statistics.as_slice());
+    let data = data(app, user, asked, period_ms, (from, to), &mut source).await?;
     let periods = metric_data::periods(&data, (from, to), period_ms, req.unit.as_deref());
     Ok(GetMetricStatisticsOutput {
         label: req.metric_name,
@@ -209,6 +235,7 @@ pub async fn get_metric_data(
     let mut stats: Vec<String> = Vec::new();
     let mut expressions = Vec::new();
     let mut labels: BTreeMap<&str, String> = BTreeMap::new();
+    let mut source = Source::default();
     for (i, q) in req.metric_data_queries.iter().enumerate() {
         let at = format!("MetricDataQueries.member.{}", i + 1);
         if !ids.insert(q.id.as_str()) {
@@ -250,7 +277,8 @@ pub async fn get_metric_data(
         };
         let period_ms = stat.period * 1000;
         let metric = MetricId::new(namespace, name, &stat.metric.dimensions);
-        let data = data(app, user, &metric, &[statistic], period_ms, (from, to)).await?;
+        let asked = (&metric, std::slice::from_ref(&statistic));
+        let data = data(app, user, asked, period_ms, (from, to), &mut source).await?;
         let periods = metric_data::periods(&data, (from, to), period_ms, stat.unit.as_deref());
         let series = periods
             .iter()

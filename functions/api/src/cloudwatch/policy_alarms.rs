@@ -2,11 +2,12 @@
 //! state evaluated when asked: on their CloudWatch metric (`AWS/EC2` from the metric source, the
 //! rest published), or on their PromQL over the group's VMs.
 
+use super::metrics::Source;
 use crate::App;
 use phantom_model::cloudwatch::{Datum, MetricAlarm, MetricId, Stats};
 use phantom_rules::group::Group;
 use phantom_rules::metric_alarm;
-use phantom_rules::policy_alarms::{self, PolicyAlarm, Source};
+use phantom_rules::policy_alarms::{self, PolicyAlarm, Source as Read};
 use phantom_rules::tracking;
 use phantom_seams::prometheus;
 use phantom_wire::ApiError;
@@ -19,6 +20,7 @@ pub async fn shown(
 ) -> Result<Vec<MetricAlarm>, ApiError> {
     let now = app.clock.now_ms();
     let groups = app.store.all_groups(user).await?;
+    let mut source = super::metrics::Source::default();
     let mut out = Vec::new();
     for g in groups.iter().filter(|g| !g.deleting()) {
         for pa in policy_alarms::of(g, now) {
@@ -27,8 +29,8 @@ pub async fn shown(
             }
             let (from, to) = metric_alarm::window(&pa.alarm, now);
             let data = match &pa.source {
-                Source::Metric(m) => metric(app, user, &pa, m, (from, to)).await,
-                Source::PromQL(e) => promql(app, user, g, &pa, e, (from, to)).await,
+                Read::Metric(m) => metric(app, user, &pa, m, (from, to), &mut source).await,
+                Read::PromQL(e) => promql(app, user, g, &pa, e, (from, to), &mut source).await,
             };
             let alarm = match data {
                 Ok(data) => match metric_alarm::evaluate(&pa.alarm, &data, now) {
@@ -54,10 +56,12 @@ async fn metric(
     pa: &PolicyAlarm,
     m: &MetricId,
     window: (i64, i64),
+    source: &mut Source,
 ) -> Result<Vec<Datum>, String> {
     let statistic = metric_alarm::statistic(&pa.alarm);
     let period_ms = metric_alarm::period_ms(&pa.alarm);
-    super::metrics::data(app, user, m, &[statistic], period_ms, window)
+    let asked = (m, std::slice::from_ref(&statistic));
+    super::metrics::data(app, user, asked, period_ms, window, source)
         .await
         .map_err(|e| e.message)
 }
@@ -70,13 +74,13 @@ async fn promql(
     pa: &PolicyAlarm,
     expression: &str,
     (from, to): (i64, i64),
+    source: &mut Source,
 ) -> Result<Vec<Datum>, String> {
     let period_ms = metric_alarm::period_ms(&pa.alarm);
     let Some(range) = prometheus::ec2::whole_periods(from, to, period_ms) else {
         return Ok(Vec::new());
     };
-    let source = app.store.metric_source().await.map_err(|e| e.to_string())?;
-    let Some(source) = source else {
+    let Some((source, prometheus)) = source.get(app).await.map_err(|e| e.message)? else {
         return Err("no metric source is set".into());
     };
     let members = app
@@ -90,9 +94,7 @@ async fn promql(
         .map(|m| m.id.as_str())
         .collect();
     let query = tracking::fill(expression, &source.instance_label, &ids);
-    let series = app
-        .metrics
-        .connect(&source)
+    let series = prometheus
         .query_range(&query, range)
         .await
         .map_err(|e| e.to_string())?;

@@ -854,6 +854,25 @@ impl RawRequest {
         )
     }
 
+    /// A Query protocol call (`Action=...&Version=...` in a form body) signed for `service`
+    /// (`iam`, `sts`), with a session token when there is one.
+    pub fn query(
+        port: u16,
+        service: &str,
+        (key, secret): (&str, &str),
+        body: &str,
+        at: SystemTime,
+    ) -> Self {
+        let headers = vec![
+            (
+                "content-type".to_string(),
+                "application/x-www-form-urlencoded; charset=utf-8".to_string(),
+            ),
+            ("host".to_string(), format!("127.0.0.1:{port}")),
+        ];
+        Self::signed_for(service, (key, secret), "POST", "/", headers, body, at)
+    }
+
     /// A CloudWatch call in the JSON 1.0 protocol, as the AWS CLI sends it, signed for
     /// `monitoring`.
     pub fn cloudwatch(

@@ -538,8 +538,31 @@ impl World {
                 path_and_query: &req.path,
                 headers: &headers,
                 body: req.body.as_bytes(),
+                source_ip: Some(std::net::IpAddr::from([127, 0, 0, 1])),
+                secure: false,
             })
             .await
+    }
+
+    /// An IAM call (the Query protocol, as the AWS CLI makes it) signed with `key`/`secret` at
+    /// the world's time: the status and the XML answer.
+    pub async fn iam(
+        &self,
+        (key, secret): (&str, &str),
+        action: &str,
+        params: &[(&str, &str)],
+    ) -> (u16, String) {
+        let at = WorldTime(self.clock.clone()).now();
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("Action", action)
+            .append_pair("Version", "2010-05-08");
+        for (k, v) in params {
+            form.append_pair(k, v);
+        }
+        let req = RawRequest::query(4580, "iam", (key, secret), &form.finish(), at);
+        let out = self.send(&req).await;
+        let body = String::from_utf8(out.body.into_owned()).expect("IAM answers text");
+        (out.status, body)
     }
 
     /// A CloudWatch call as the AWS CLI makes it (JSON 1.0), signed by `u` at the world's time:
@@ -746,6 +769,8 @@ impl HttpConnector for InProcess {
                     path_and_query,
                     headers: &headers,
                     body: &body,
+                    source_ip: None,
+                    secure: false,
                 })
                 .await;
             let mut response = HttpResponse::new(

@@ -7,6 +7,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
+use phantom_model::iam::{IamKey, IamUser};
+use phantom_model::user::KeyUse;
 use phantom_rules::activity::{self, Activity};
 use phantom_rules::group::Group;
 use phantom_rules::identity::User;
@@ -1553,6 +1555,109 @@ async fn watch(s: &dyn Store, u: &str) {
     );
 }
 
+/// IAM users: created once whatever their name's case, saved with their keys' records
+/// together (each carrying the user's identity and policies), conditional on the version read.
+async fn identities(s: &dyn Store, u: &str) {
+    let account = format!("{u}acct");
+    s.create_user(&user(&account), "root-secret").await.unwrap();
+    let ca = IamUser {
+        account: account.clone(),
+        account_id: "123456789012".into(),
+        name: "CA".into(),
+        path: "/".into(),
+        user_id: "AIDAEXAMPLE".into(),
+        created: "2026-11-29T00:00:00.000Z".into(),
+        tags: Vec::new(),
+        policies: Default::default(),
+        keys: Vec::new(),
+        version: 0,
+    };
+    s.create_iam_user(&ca).await.unwrap();
+    let mut shout = ca.clone();
+    shout.name = "ca".into();
+    assert_eq!(s.create_iam_user(&shout).await, Err(StoreError::Exists));
+    let read = s.iam_user(&account, "ca").await.unwrap().expect("any case");
+    assert_eq!(read, ca);
+    let mut with_key = read.clone();
+    with_key
+        .policies
+        .insert("p".into(), "{\"Statement\":[]}".into());
+    with_key.keys.push(IamKey {
+        access_key_id: format!("PKIA{u}CA1"),
+        active: true,
+        created: "2026-11-29T00:00:00.000Z".into(),
+    });
+    let first = format!("PKIA{u}CA1");
+    s.save_iam_user(&read, &with_key, Some((&first, "ca-secret")), None)
+        .await
+        .unwrap();
+    let key = s.access_key(&first).await.unwrap().expect("its record");
+    assert_eq!(key.secret, "ca-secret");
+    assert_eq!(key.user, account);
+    assert!(key.active);
+    assert_eq!(key.identity, Some(with_key.identity()));
+    // A write from a stale read loses.
+    assert_eq!(
+        s.save_iam_user(&read, &with_key, None, None).await,
+        Err(StoreError::Conflict)
+    );
+    let saved = s.iam_user(&account, "CA").await.unwrap().unwrap();
+    assert_eq!(saved.version, 1);
+    let mut inactive = saved.clone();
+    inactive.keys[0].active = false;
+    inactive.policies.clear();
+    let limits = phantom_rules::throttle::DEFAULT;
+    s.save_iam_user(&saved, &inactive, None, Some(&limits))
+        .await
+        .unwrap();
+    let key = s.access_key(&first).await.unwrap().unwrap();
+    assert!(!key.active);
+    assert_eq!(key.limits, Some(limits));
+    assert!(
+        key.identity.unwrap().policies.is_empty(),
+        "the key carries the change"
+    );
+    assert_eq!(key.secret, "ca-secret", "its secret kept");
+    let used = KeyUse {
+        at: "2026-11-29T01:00:00.000Z".into(),
+        service: "autoscaling".into(),
+        region: "us-east-1".into(),
+    };
+    s.key_used(&first, &used).await.unwrap();
+    assert_eq!(
+        s.access_key(&first).await.unwrap().unwrap().last_used,
+        Some(used)
+    );
+    assert_eq!(
+        s.key_used(
+            "PKIAnone",
+            &KeyUse {
+                at: "x".into(),
+                service: "s".into(),
+                region: "r".into()
+            }
+        )
+        .await,
+        Err(StoreError::NotFound)
+    );
+    // Its key gone with the save that drops it; then the user.
+    let saved = s.iam_user(&account, "ca").await.unwrap().unwrap();
+    let mut keyless = saved.clone();
+    keyless.keys.clear();
+    s.save_iam_user(&saved, &keyless, None, None).await.unwrap();
+    assert!(s.access_key(&first).await.unwrap().is_none());
+    assert_eq!(s.delete_iam_user(&saved).await, Err(StoreError::Conflict));
+    let last = s.iam_user(&account, "ca").await.unwrap().unwrap();
+    assert_eq!(s.iam_users(&account).await.unwrap(), vec![last.clone()]);
+    s.delete_iam_user(&last).await.unwrap();
+    assert_eq!(s.delete_iam_user(&last).await, Err(StoreError::NotFound));
+    assert_eq!(
+        s.save_iam_user(&last, &last, None, None).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(s.iam_users(&account).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
@@ -1563,6 +1668,7 @@ async fn the_memory_store_keeps_the_contract() {
     launches(&store, "").await;
     pulse(&store, "").await;
     watch(&store, "").await;
+    identities(&store, "").await;
 }
 
 #[tokio::test]
@@ -1589,6 +1695,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     launches(&store, "").await;
     pulse(&store, "").await;
     watch(&store, "").await;
+    identities(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

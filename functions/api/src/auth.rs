@@ -5,8 +5,9 @@
 //! that time. Unknown keys are not cached, so a new user's key works at once.
 
 use crate::HttpRequest;
+use phantom_model::user::KeyUse;
 use phantom_rules::identity::{AccessKey, Caller};
-use phantom_seams::store::Directory;
+use phantom_seams::store::{Directory, Store};
 use phantom_wire::shapes::Service;
 use phantom_wire::sigv4::{self, SignedRequest};
 use phantom_wire::ApiError;
@@ -89,7 +90,7 @@ pub(crate) async fn key(
 /// The caller of a request to `service` (Auto Scaling's signing name also covers Phantom's own API).
 pub async fn authenticate(
     service: Service,
-    store: &dyn Directory,
+    store: &dyn Store,
     cache: &KeyCache,
     now: OffsetDateTime,
     req: &HttpRequest<'_>,
@@ -108,9 +109,54 @@ pub async fn authenticate(
         return Err(ApiError::invalid_client_token_id());
     };
     sigv4::verify(&signed, &auth, &key.secret, signed_at)?;
+    // An Inactive key is refused as IAM refuses it, as though it did not exist.
+    if !key.active {
+        return Err(ApiError::invalid_client_token_id());
+    }
+    let key = record_use(store, cache, key, service, &auth.region, now).await;
     Ok(Caller {
         user: key.user,
         account_id: key.account_id,
         limits: key.limits,
+        identity: key.identity,
+        access_key_id: Some(key.access_key_id),
     })
+}
+
+/// A key's use is recorded when the last one recorded is older than this (GetAccessKeyLastUsed
+/// is as coarse as IAM's, which documents a delay of up to four hours).
+pub const KEY_USE_EVERY_MS: i64 = 3_600_000;
+
+/// Records the key's use on its record when the one there is older than `KEY_USE_EVERY_MS`; a
+/// failed write is logged and the request goes on (its use is recorded by a later one).
+async fn record_use(
+    store: &dyn Store,
+    cache: &KeyCache,
+    mut key: AccessKey,
+    service: Service,
+    region: &str,
+    now: OffsetDateTime,
+) -> AccessKey {
+    let now_ms = (now.unix_timestamp_nanos() / 1_000_000) as i64;
+    let last_ms = key
+        .last_used
+        .as_ref()
+        .and_then(|u| phantom_model::time::parse_timestamp(&u.at))
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64);
+    if last_ms.is_some_and(|at| now_ms - at < KEY_USE_EVERY_MS) {
+        return key;
+    }
+    let used = KeyUse {
+        at: phantom_model::time::format_timestamp(now),
+        service: service.signing_name().to_string(),
+        region: region.to_string(),
+    };
+    match store.key_used(&key.access_key_id, &used).await {
+        Ok(()) => {
+            key.last_used = Some(used);
+            cache.put(&key, now_ms);
+        }
+        Err(e) => tracing::warn!(error = %e, "a key's use could not be recorded"),
+    }
+    key
 }

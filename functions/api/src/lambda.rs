@@ -19,6 +19,9 @@ pub async fn handle(app: &App, req: Request) -> Result<Response<Body>, Error> {
             path_and_query: &path_and_query,
             headers: req.headers(),
             body: req.body().as_ref(),
+            source_ip: source_ip(&req),
+            // API Gateway's endpoints are HTTPS only.
+            secure: true,
         })
         .await;
     let binary = !out.content_type.starts_with("text/") && !out.content_type.contains("json");
@@ -45,4 +48,14 @@ fn client_path(req: &Request) -> String {
         Some(q) => format!("{path}?{q}"),
         None => path,
     }
+}
+
+/// The caller's address, as API Gateway saw it.
+fn source_ip(req: &Request) -> Option<std::net::IpAddr> {
+    let ip = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV1(c)) => c.identity.source_ip.clone(),
+        Some(RequestContext::ApiGatewayV2(c)) => c.http.source_ip.clone(),
+        _ => None,
+    };
+    ip.and_then(|ip| ip.parse().ok())
 }

@@ -5,9 +5,11 @@
 
 pub mod actions;
 mod auth;
+pub mod authorize;
 pub mod cloudwatch;
 pub mod console;
 pub mod heartbeats;
+pub mod iam;
 pub mod lambda;
 pub mod scrape;
 pub mod self_service;
@@ -64,6 +66,10 @@ pub struct HttpRequest<'a> {
     pub path_and_query: &'a str,
     pub headers: &'a http::HeaderMap,
     pub body: &'a [u8],
+    /// The caller's address, where whatever served the request knows it (`aws:SourceIp`).
+    pub source_ip: Option<std::net::IpAddr>,
+    /// Whether the request came over TLS (`aws:SecureTransport`).
+    pub secure: bool,
 }
 
 pub struct HttpResponse {
@@ -135,6 +141,9 @@ impl App {
         if let Some(protocol) = cloudwatch::protocol_of(&req, path) {
             return cloudwatch::handle(self, req, protocol).await;
         }
+        if iam::is_iam(&req) {
+            return iam::handle(self, req).await;
+        }
         let started = Instant::now();
         let request_id = phantom_rules::ids::uuid();
         let mut action = String::new();
@@ -200,6 +209,7 @@ impl App {
             return Err(ApiError::throttling());
         }
         let input = phantom_wire::query::decode_input(action, &params)?;
+        authorize::autoscaling(self, &caller, req, action, input.as_value()).await?;
         (found.run)(self, &caller, input).await
     }
 }

@@ -138,6 +138,9 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
         user: user.name.clone(),
         account_id: user.account_id.clone(),
         limits: user.limits,
+        // A webhook acts for the account that made it, as its root.
+        identity: None,
+        access_key_id: None,
     };
     let run = Execution {
         group: &t.group,

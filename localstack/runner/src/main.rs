@@ -92,13 +92,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         fleet.spawn(health_timer(health, Duration::from_secs_f64(interval)));
     }
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => accepted?,
             _ = shutdown() => return Ok(()),
         };
         let app = app.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| serve(app.clone(), trust_forwarded, req));
+            let service =
+                service_fn(move |req| serve(app.clone(), trust_forwarded, peer.ip(), req));
             if let Err(e) = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await
@@ -352,6 +353,7 @@ async fn shutdown() {
 async fn serve(
     app: Arc<api::App>,
     trust_forwarded: bool,
+    peer: std::net::IpAddr,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (mut parts, body) = req.into_parts();
@@ -387,6 +389,8 @@ async fn serve(
             path_and_query: &path_and_query,
             headers: &parts.headers,
             body: &body,
+            source_ip: Some(peer),
+            secure: false,
         })
         .await;
     Ok(out.into_http().map(|body| {

@@ -9,6 +9,7 @@ pub mod cloud;
 pub mod cloudwatch;
 pub mod group;
 pub mod hold;
+pub mod iam;
 pub mod instance;
 pub mod instance_type;
 pub mod launch_config;

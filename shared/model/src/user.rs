@@ -1,5 +1,6 @@
 //! Users, their access keys, and the verified caller a request acts for.
 
+use super::iam::Identity;
 use super::limits::Limits;
 
 /// The verified caller. Every key of the caller's resources starts with `user`.
@@ -9,6 +10,10 @@ pub struct Caller {
     pub account_id: String,
     /// Its request limits, if an administrator set them (None: the deployment's).
     pub limits: Option<Limits>,
+    /// The IAM user the key belongs to, with its policies (None: the account's root).
+    pub identity: Option<Identity>,
+    /// The key the request was signed with (None: a webhook's, which acts for the account).
+    pub access_key_id: Option<String>,
 }
 
 /// What the store holds for an access key id.
@@ -21,6 +26,20 @@ pub struct AccessKey {
     /// The user's request limits, kept with the key so a request reads them with it (None: the
     /// deployment's, `phantom_rules::throttle::DEFAULT`).
     pub limits: Option<Limits>,
+    /// The IAM user it belongs to, with its policies (None: the account's root).
+    pub identity: Option<Identity>,
+    /// False once UpdateAccessKey made it Inactive: nothing it signs is accepted.
+    pub active: bool,
+    /// When it was last used, recorded at most once an hour (GetAccessKeyLastUsed).
+    pub last_used: Option<KeyUse>,
+}
+
+/// A key's last use, as GetAccessKeyLastUsed answers it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyUse {
+    pub at: String,
+    pub service: String,
+    pub region: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]

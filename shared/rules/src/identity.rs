@@ -22,7 +22,7 @@ pub fn new_user(name: &str, admin: bool, created: String) -> Result<(User, Strin
     Ok((user, new_secret()))
 }
 
-fn random_from(alphabet: &[u8], n: usize) -> String {
+pub(crate) fn random_from(alphabet: &[u8], n: usize) -> String {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).expect("the OS random source works");
     // 256 is a multiple of neither alphabet's length, so reject the biased tail.

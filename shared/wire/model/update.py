@@ -8,7 +8,8 @@ Run: python3 shared/wire/model/update.py
 import gzip, json, os
 import botocore
 
-SERVICES = [("autoscaling", "2011-01-01"), ("cloudwatch", "2010-08-01")]
+SERVICES = [("autoscaling", "2011-01-01"), ("cloudwatch", "2010-08-01"), ("iam", "2010-05-08"), ("sts", "2011-06-15"),
+            ("cloudtrail", "2013-11-01")]
 
 
 def strip(node):

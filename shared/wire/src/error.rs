@@ -114,6 +114,39 @@ impl ApiError {
         Self::new("ServiceUnavailable", 503, message)
     }
 
+    // IAM's, in its model's codes and statuses.
+    pub fn no_such_entity(message: impl Into<String>) -> Self {
+        Self::new("NoSuchEntity", 404, message)
+    }
+    pub fn entity_already_exists(message: impl Into<String>) -> Self {
+        Self::new("EntityAlreadyExists", 409, message)
+    }
+    /// IAM's quota refusal (Auto Scaling's `LimitExceeded` is a 400).
+    pub fn iam_limit_exceeded(message: impl Into<String>) -> Self {
+        Self::new("LimitExceeded", 409, message)
+    }
+    pub fn delete_conflict(message: impl Into<String>) -> Self {
+        Self::new("DeleteConflict", 409, message)
+    }
+    pub fn malformed_policy_document(message: impl Into<String>) -> Self {
+        Self::new("MalformedPolicyDocument", 400, message)
+    }
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new("InvalidInput", 400, message)
+    }
+    /// A request an identity's policies do not allow, in AWS's words (`phantom_rules::iam`).
+    pub fn access_denied(message: impl Into<String>) -> Self {
+        Self::new("AccessDenied", 403, message)
+    }
+    /// A session token that is past its expiry (STS's words).
+    pub fn expired_token() -> Self {
+        Self::new(
+            "ExpiredToken",
+            403,
+            "The security token included in the request is expired",
+        )
+    }
+
     // Authentication: 403, as AWS answers them.
     pub fn missing_authentication_token() -> Self {
         Self::new(

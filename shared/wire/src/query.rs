@@ -71,6 +71,14 @@ fn decode_component(raw: &[u8]) -> ApiResult<String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document(pub(crate) Value);
 
+impl Document {
+    /// The document as read: for the authorization, which reads the names and tags any
+    /// request carries (`phantom_rules::iam::autoscaling`) before the action reads it typed.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+}
+
 impl From<Value> for Document {
     fn from(v: Value) -> Self {
         Self(v)

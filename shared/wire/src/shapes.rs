@@ -16,12 +16,21 @@ pub const XML_NAMESPACE: &str = "http://autoscaling.amazonaws.com/doc/2011-01-01
 pub enum Service {
     AutoScaling,
     CloudWatch,
+    /// IAM's identities and policies inside an account (issue 63).
+    Iam,
+    /// STS's short-lived credentials.
+    Sts,
+    /// CloudTrail's LookupEvents over the audit trail.
+    CloudTrail,
 }
 
 impl Service {
     pub fn model(self) -> &'static Model {
         static AUTOSCALING: OnceLock<Model> = OnceLock::new();
         static CLOUDWATCH: OnceLock<Model> = OnceLock::new();
+        static IAM: OnceLock<Model> = OnceLock::new();
+        static STS: OnceLock<Model> = OnceLock::new();
+        static CLOUDTRAIL: OnceLock<Model> = OnceLock::new();
         match self {
             Self::AutoScaling => AUTOSCALING.get_or_init(|| {
                 serde_json::from_str(include_str!("../model/autoscaling-2011-01-01.json"))
@@ -31,6 +40,18 @@ impl Service {
                 serde_json::from_str(include_str!("../model/cloudwatch-2010-08-01.json"))
                     .expect("the embedded CloudWatch model is valid")
             }),
+            Self::Iam => IAM.get_or_init(|| {
+                serde_json::from_str(include_str!("../model/iam-2010-05-08.json"))
+                    .expect("the embedded IAM model is valid")
+            }),
+            Self::Sts => STS.get_or_init(|| {
+                serde_json::from_str(include_str!("../model/sts-2011-06-15.json"))
+                    .expect("the embedded STS model is valid")
+            }),
+            Self::CloudTrail => CLOUDTRAIL.get_or_init(|| {
+                serde_json::from_str(include_str!("../model/cloudtrail-2013-11-01.json"))
+                    .expect("the embedded CloudTrail model is valid")
+            }),
         }
     }
 
@@ -39,6 +60,9 @@ impl Service {
         match self {
             Self::AutoScaling => API_VERSION,
             Self::CloudWatch => "2010-08-01",
+            Self::Iam => "2010-05-08",
+            Self::Sts => "2011-06-15",
+            Self::CloudTrail => "2013-11-01",
         }
     }
 
@@ -46,6 +70,10 @@ impl Service {
         match self {
             Self::AutoScaling => XML_NAMESPACE,
             Self::CloudWatch => "http://monitoring.amazonaws.com/doc/2010-08-01/",
+            Self::Iam => "https://iam.amazonaws.com/doc/2010-05-08/",
+            Self::Sts => "https://sts.amazonaws.com/doc/2011-06-15/",
+            // CloudTrail speaks JSON 1.1 only.
+            Self::CloudTrail => "",
         }
     }
 
@@ -54,6 +82,9 @@ impl Service {
         match self {
             Self::AutoScaling => "autoscaling",
             Self::CloudWatch => "monitoring",
+            Self::Iam => "iam",
+            Self::Sts => "sts",
+            Self::CloudTrail => "cloudtrail",
         }
     }
 

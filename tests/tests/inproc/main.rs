@@ -11,6 +11,7 @@ mod chaos;
 mod cloudwatch_probe;
 mod crashes;
 mod hooks;
+mod iam;
 mod lambda;
 mod maintenance;
 mod metric_math;

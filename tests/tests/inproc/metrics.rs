@@ -29,6 +29,8 @@ async fn scrape_at(w: &World, path: &str, authorization: Option<&str>) -> (u16, 
             path_and_query: path,
             headers: &headers,
             body: b"",
+            source_ip: None,
+            secure: false,
         })
         .await;
     (

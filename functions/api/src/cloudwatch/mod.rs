@@ -129,6 +129,7 @@ async fn run(
         return Err(ApiError::throttling());
     }
     let input = query::decode_input_of(SERVICE, operation, &params)?;
+    crate::authorize::check(app, &caller, req, &format!("cloudwatch:{operation}"), "*")?;
     dispatch(app, &caller, operation, input).await
 }
 

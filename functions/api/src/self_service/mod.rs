@@ -132,6 +132,7 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
     if !input.0.is_object() {
         return Err(serialization("The body must be a JSON object.").into());
     }
+    crate::authorize::check(app, &caller, req, &format!("phantom:{operation}"), "*")?;
     if let Some(outcome) = mine::run(app, &caller, operation, &input).await {
         return outcome;
     }

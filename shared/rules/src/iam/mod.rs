@@ -4,8 +4,11 @@
 //! what its identity's policies allow (`decide_in_session`). The first step of least privilege
 //! (issue 63): what each identity may do, evaluated without a store round trip.
 
+pub mod autoscaling;
 pub mod condition;
 pub mod document;
+pub mod identities;
+pub mod principal;
 
 pub use condition::Context;
 pub use document::{parse, Policy, Statement};

@@ -19,12 +19,13 @@ use async_trait::async_trait;
 use phantom_model::activity::{Activity, ScalingActivity};
 use phantom_model::cloudwatch::{AlarmHistoryItem, Datum, MetricId, StoredAlarm};
 use phantom_model::group::Group;
+use phantom_model::iam::IamUser;
 use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
 pub use phantom_model::pulse::{Lease as PulseLease, PairView};
 use phantom_model::sync_launch::SyncLaunch;
-use phantom_model::user::{AccessKey, User};
+use phantom_model::user::{AccessKey, KeyUse, User};
 
 pub use phantom_model::cloud::{CloudCredentials, CloudRecord};
 pub use phantom_model::record::{Backoff, Record};
@@ -134,6 +135,33 @@ pub struct Watched {
     pub groups: i64,
     /// What the pair's last full sweep saw (None: never swept since it was listed).
     pub view: Option<PairView>,
+}
+
+/// An account's IAM users, with their keys' records, which carry each user's identity and
+/// policies so that a request reads them with its key (issue 63).
+#[async_trait]
+pub trait Identities: Send + Sync {
+    async fn iam_user(&self, account: &str, name: &str) -> StoreResult<Option<IamUser>>;
+    /// The account's IAM users, by name.
+    async fn iam_users(&self, account: &str) -> StoreResult<Vec<IamUser>>;
+    /// Creates `u` (with no keys): `Exists` if its name is taken in the account.
+    async fn create_iam_user(&self, u: &IamUser) -> StoreResult<()>;
+    /// Writes `after` in place of `before` (as read), its version one more, with its keys'
+    /// records together: each key of `after` carries its identity, status and `limits`;
+    /// `new_key` (id, secret) is created; a key gone from `after` is deleted. `NotFound` if the
+    /// user is gone, `Conflict` if it changed since `before` was read.
+    async fn save_iam_user(
+        &self,
+        before: &IamUser,
+        after: &IamUser,
+        new_key: Option<(&str, &str)>,
+        limits: Option<&phantom_model::limits::Limits>,
+    ) -> StoreResult<()>;
+    /// Deletes `u` (as read, with no keys left): `NotFound` if it is gone, `Conflict` if it
+    /// changed since.
+    async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()>;
+    /// Records a key's last use on its record: `NotFound` if the key is gone.
+    async fn key_used(&self, access_key_id: &str, used: &KeyUse) -> StoreResult<()>;
 }
 
 /// Users and their access keys, clouds, and each user's credentials per cloud.
@@ -430,8 +458,8 @@ pub trait Watch: Send + Sync {
 /// An alarm's history is kept 30 days, as CloudWatch keeps it.
 pub const ALARM_HISTORY_TTL_SECS: i64 = 30 * 24 * 3600;
 
-pub trait Store: Directory + LaunchConfigs + Groups + Fleet + Watch {}
-impl<T: Directory + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
+pub trait Store: Directory + Identities + LaunchConfigs + Groups + Fleet + Watch {}
+impl<T: Directory + Identities + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
 
 /// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
 /// infra/check_template.py compares them).

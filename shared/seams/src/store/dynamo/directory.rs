@@ -61,6 +61,13 @@ impl Directory for DynamoStore {
             user: get_s(&i, "user")?,
             account_id: get_s(&i, "account_id")?,
             limits: limits_of(&i)?,
+            identity: json_of(&i, "identity", "an identity")?,
+            // A root key written before keys had a status is active.
+            active: match i.get("active") {
+                None => true,
+                Some(_) => get_bool(&i, "active")?,
+            },
+            last_used: json_of(&i, "last_used", "a key's last use")?,
         }))
     }
 
@@ -535,5 +542,19 @@ fn limits_of(item: &Item) -> StoreResult<Option<phantom_model::limits::Limits>> 
         Some(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|_| corrupt(item, "limits", "request limits")),
+    }
+}
+
+/// A JSON attribute that may be absent; unreadable is an error.
+fn json_of<T: serde::de::DeserializeOwned>(
+    item: &Item,
+    k: &str,
+    want: &str,
+) -> StoreResult<Option<T>> {
+    match opt_s(item, k)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|_| corrupt(item, k, want)),
     }
 }

@@ -3,7 +3,8 @@
 //! | pk              | sk                 | holds                                     |
 //! |-----------------|--------------------|-------------------------------------------|
 //! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
-//! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), user      |
+//! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), account, its IAM user's identity and policies (none: the root's), status, last use |
+//! | `IAM#<account>` | `USER#<name>`      | an IAM user of the account (keys, inline policies, as JSON in `doc`), its version |
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
 //! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud (secret sealed) |
 //! | `OWNER#<user>`  | `LC#<name>`        | a launch configuration (+ groups using it) |
@@ -35,6 +36,7 @@
 mod directory;
 mod fleet;
 mod groups;
+mod identities;
 mod item;
 mod launch_configs;
 mod watch;

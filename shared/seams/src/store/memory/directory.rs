@@ -19,6 +19,9 @@ impl Directory for MemoryStore {
                         user: user.name.clone(),
                         account_id: user.account_id.clone(),
                         limits: user.limits,
+                        identity: None,
+                        active: true,
+                        last_used: None,
                     },
                 );
                 Ok(())
@@ -106,6 +109,9 @@ impl Directory for MemoryStore {
                         user: stored.name.clone(),
                         account_id: stored.account_id.clone(),
                         limits: stored.limits,
+                        identity: None,
+                        active: true,
+                        last_used: None,
                     };
                     st.keys.remove(&u.access_key_id);
                     st.keys.insert(access_key_id.to_string(), key);

@@ -8,6 +8,7 @@
 mod directory;
 mod fleet;
 mod groups;
+mod identities;
 mod launch_configs;
 mod watch;
 
@@ -43,6 +44,8 @@ struct StoredGroup {
 #[derive(Default, Clone)]
 struct State {
     users: BTreeMap<String, User>,
+    /// (account, IAM user name) -> the IAM user
+    iam_users: BTreeMap<Owned, phantom_model::iam::IamUser>,
     keys: BTreeMap<String, AccessKey>,
     clouds: BTreeMap<String, CloudRecord>,
     creds: BTreeMap<Owned, CloudCredentials>,

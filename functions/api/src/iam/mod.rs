@@ -1,0 +1,162 @@
+//! IAM at Phantom's endpoint (issue 63): the identities inside an account, in IAM's Query API
+//! and botocore's `iam` shapes, so `aws iam ... --endpoint-url` works unmodified. Each Phantom
+//! user is an account; its own key is the account's root; the IAM users it makes act on the
+//! account's groups within their policies (`crate::authorize`).
+
+mod policies;
+mod users;
+
+use crate::{auth, authorize, App, HttpRequest, HttpResponse};
+use phantom_model::iam::IamUser;
+use phantom_rules::identity::Caller;
+use phantom_wire::query::{self, Document};
+use phantom_wire::shapes::Service;
+use phantom_wire::{xml, ApiError};
+use std::time::Instant;
+
+const SERVICE: Service = Service::Iam;
+
+/// Whether a request is for IAM (its Query `Version`).
+pub fn is_iam(req: &HttpRequest<'_>) -> bool {
+    crate::parameters(req).is_ok_and(|p| p.get("Version") == Some(SERVICE.version()))
+}
+
+pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
+    let started = Instant::now();
+    let request_id = phantom_rules::ids::uuid();
+    let mut operation = String::new();
+    let mut user = String::new();
+    let outcome = run(app, &req, &mut operation, &mut user).await;
+    let (status, body, code) = match outcome {
+        Ok(result) => (
+            200,
+            xml::response_of(SERVICE, &operation, result.as_ref(), &request_id),
+            "",
+        ),
+        Err(e) => {
+            if e.status >= 500 {
+                tracing::error!(request_id, code = e.code, message = %e.message, "request failed");
+            }
+            (
+                e.status,
+                xml::error_response_of(SERVICE, &e, &request_id),
+                e.code,
+            )
+        }
+    };
+    crate::log_request(&request_id, &operation, &user, status, code, started);
+    HttpResponse {
+        status,
+        content_type: crate::CONTENT_TYPE,
+        headers: vec![("x-amzn-requestid", request_id.into())],
+        body: body.into_bytes().into(),
+    }
+}
+
+async fn run(
+    app: &App,
+    req: &HttpRequest<'_>,
+    operation: &mut String,
+    user: &mut String,
+) -> Result<Option<Document>, ApiError> {
+    let caller =
+        auth::authenticate(SERVICE, app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
+    user.clone_from(&caller.user);
+    let params = crate::parameters(req)?;
+    match params.get("Action").filter(|a| !a.is_empty()) {
+        Some(a) => *operation = a.to_string(),
+        None => return Err(ApiError::invalid_action("(none)", SERVICE.version())),
+    }
+    let class = phantom_rules::throttle::Class::of(operation);
+    if !app.throttle.admit(
+        &caller.user,
+        caller.limits.as_ref(),
+        class,
+        app.clock.now_ms(),
+    ) {
+        phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
+        return Err(ApiError::throttling());
+    }
+    let input = query::decode_input_of(SERVICE, operation, &params)?;
+    let at = Ask {
+        app,
+        caller: &caller,
+        req,
+    };
+    dispatch(&at, operation, input).await
+}
+
+/// A request being answered: the api, who asks, and the request (for its policies' keys).
+pub(crate) struct Ask<'a> {
+    pub app: &'a App,
+    pub caller: &'a Caller,
+    pub req: &'a HttpRequest<'a>,
+}
+
+impl Ask<'_> {
+    /// Refuses `iam:<operation>` on `resource` unless the caller's policies allow it.
+    fn allow(&self, operation: &str, resource: &str) -> Result<(), ApiError> {
+        authorize::check(
+            self.app,
+            self.caller,
+            self.req,
+            &format!("iam:{operation}"),
+            resource,
+        )
+    }
+
+    /// The user a request names, or (none named) the caller's own, once `operation` is allowed
+    /// on it. The account's root names itself by naming no user.
+    async fn user(&self, operation: &str, named: Option<&str>) -> Result<IamUser, ApiError> {
+        let name = match (named, &self.caller.identity) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(me)) => me.name.clone(),
+            (None, None) => {
+                return Err(ApiError::invalid_input(
+                    "Phantom keeps the account root's key itself (RotateAccessKey, by an administrator); name an IAM user (UserName).",
+                ))
+            }
+        };
+        let found = self.app.store.iam_user(&self.caller.user, &name).await?;
+        let path = found.as_ref().map_or("/", |u| u.path.as_str());
+        let arn = phantom_model::iam::user_arn(&self.caller.account_id, path, &name);
+        self.allow(operation, &arn)?;
+        found.ok_or_else(|| no_such_user(&name))
+    }
+}
+
+fn no_such_user(name: &str) -> ApiError {
+    ApiError::no_such_entity(format!("The user with name {name} cannot be found."))
+}
+
+/// A conflicting write's answer: IAM's ConcurrentModification.
+fn concurrent() -> ApiError {
+    ApiError::resource_contention("The user was changed by another request; retry.")
+}
+
+async fn dispatch(
+    at: &Ask<'_>,
+    operation: &str,
+    input: Document,
+) -> Result<Option<Document>, ApiError> {
+    use query::{input as read, output};
+    match operation {
+        "CreateUser" => output(users::create_user(at, read(input)?).await?),
+        "GetUser" => output(users::get_user(at, read(input)?).await?),
+        "ListUsers" => output(users::list_users(at, read(input)?).await?),
+        "DeleteUser" => output(users::delete_user(at, read(input)?).await?),
+        "CreateAccessKey" => output(users::create_access_key(at, read(input)?).await?),
+        "UpdateAccessKey" => output(users::update_access_key(at, read(input)?).await?),
+        "DeleteAccessKey" => output(users::delete_access_key(at, read(input)?).await?),
+        "ListAccessKeys" => output(users::list_access_keys(at, read(input)?).await?),
+        "GetAccessKeyLastUsed" => output(users::get_access_key_last_used(at, read(input)?).await?),
+        "PutUserPolicy" => output(policies::put_user_policy(at, read(input)?).await?),
+        "GetUserPolicy" => output(policies::get_user_policy(at, read(input)?).await?),
+        "ListUserPolicies" => output(policies::list_user_policies(at, read(input)?).await?),
+        "DeleteUserPolicy" => output(policies::delete_user_policy(at, read(input)?).await?),
+        other => Err(ApiError::invalid_action_because(
+            other,
+            "Phantom's IAM keeps users, their access keys and inline policies (docs/security.md)",
+        )),
+    }
+}

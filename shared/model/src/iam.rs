@@ -1,0 +1,253 @@
+//! IAM inside an account (issue 63): the identities an account makes, their access keys and
+//! policies, and the IAM actions' inputs and answers in botocore's `iam` shapes (read from the
+//! decoded request as `request.rs`'s are).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An IAM user of an account (a Phantom user): its keys and inline policies live on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IamUser {
+    /// The account: the Phantom user whose groups its identities act on.
+    pub account: String,
+    pub account_id: String,
+    pub name: String,
+    pub path: String,
+    /// `AIDA` + 16 characters, as IAM's.
+    pub user_id: String,
+    pub created: String,
+    pub tags: Vec<Tag>,
+    /// Inline policies by name, each document as it was put.
+    pub policies: BTreeMap<String, String>,
+    /// At most two (`phantom_rules::iam::identities::KEYS_PER_USER`).
+    pub keys: Vec<IamKey>,
+    /// Bumped by every write; a write is conditional on the version it read.
+    pub version: u64,
+}
+
+/// An access key's metadata on its user (the secret lives on the key's own record alone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IamKey {
+    pub access_key_id: String,
+    pub active: bool,
+    pub created: String,
+}
+
+/// What a key's record carries of the IAM user it belongs to, so that a request's policies are
+/// read with its key (no second store round trip).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    pub name: String,
+    pub user_id: String,
+    pub path: String,
+    pub tags: Vec<Tag>,
+    /// The user's policy documents, as put.
+    pub policies: Vec<String>,
+}
+
+impl IamUser {
+    /// The identity its keys carry.
+    pub fn identity(&self) -> Identity {
+        Identity {
+            name: self.name.clone(),
+            user_id: self.user_id.clone(),
+            path: self.path.clone(),
+            tags: self.tags.clone(),
+            policies: self.policies.values().cloned().collect(),
+        }
+    }
+
+    pub fn arn(&self) -> String {
+        user_arn(&self.account_id, &self.path, &self.name)
+    }
+}
+
+/// `arn:aws:iam::<account>:user<path><name>`.
+pub fn user_arn(account_id: &str, path: &str, name: &str) -> String {
+    format!("arn:aws:iam::{account_id}:user{path}{name}")
+}
+
+/// The account's root, as IAM names it.
+pub fn root_arn(account_id: &str) -> String {
+    format!("arn:aws:iam::{account_id}:root")
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tag {
+    pub key: String,
+    pub value: String,
+}
+
+// The actions' inputs.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateUser {
+    pub user_name: String,
+    pub path: Option<String>,
+    pub permissions_boundary: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+}
+
+/// GetUser, ListAccessKeys, CreateAccessKey: the user, or (absent) the caller.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UserNamed {
+    pub user_name: Option<String>,
+    pub marker: Option<String>,
+    pub max_items: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListUsers {
+    pub path_prefix: Option<String>,
+    pub marker: Option<String>,
+    pub max_items: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteUser {
+    pub user_name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UpdateAccessKey {
+    pub user_name: Option<String>,
+    pub access_key_id: String,
+    pub status: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteAccessKey {
+    pub user_name: Option<String>,
+    pub access_key_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetAccessKeyLastUsed {
+    pub access_key_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutUserPolicy {
+    pub user_name: String,
+    pub policy_name: String,
+    pub policy_document: String,
+}
+
+/// GetUserPolicy, DeleteUserPolicy.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UserPolicy {
+    pub user_name: String,
+    pub policy_name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListUserPolicies {
+    pub user_name: String,
+    pub marker: Option<String>,
+    pub max_items: Option<i64>,
+}
+
+// The answers.
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct User {
+    pub path: String,
+    pub user_name: String,
+    pub user_id: String,
+    pub arn: String,
+    pub create_date: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UserResponse {
+    pub user: User,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListUsersResponse {
+    pub users: Vec<User>,
+    pub is_truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NewAccessKey {
+    pub user_name: String,
+    pub access_key_id: String,
+    pub status: String,
+    pub secret_access_key: String,
+    pub create_date: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateAccessKeyResponse {
+    pub access_key: NewAccessKey,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AccessKeyMetadata {
+    pub user_name: String,
+    pub access_key_id: String,
+    pub status: String,
+    pub create_date: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListAccessKeysResponse {
+    pub access_key_metadata: Vec<AccessKeyMetadata>,
+    pub is_truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AccessKeyLastUsed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used_date: Option<String>,
+    pub service_name: String,
+    pub region: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetAccessKeyLastUsedResponse {
+    pub user_name: String,
+    pub access_key_last_used: AccessKeyLastUsed,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetUserPolicyResponse {
+    pub user_name: String,
+    pub policy_name: String,
+    /// URL-encoded, as IAM answers it (the AWS CLI decodes it).
+    pub policy_document: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListUserPoliciesResponse {
+    pub policy_names: Vec<String>,
+    pub is_truncated: bool,
+}

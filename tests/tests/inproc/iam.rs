@@ -1,0 +1,417 @@
+//! IAM inside an account, in process (issue 63): the account's root makes an IAM user with the
+//! cluster-autoscaler's documented policy and gives it keys; the user's requests are allowed on
+//! the account's tagged group and refused on an untagged one in AWS's words; two keys a user,
+//! an Inactive key refused; IAM's errors in its model's codes.
+
+use super::{create_group, failure, Given};
+use phantom_e2e::world::World;
+use phantom_e2e::User;
+
+/// The policy the Kubernetes cluster-autoscaler documents for AWS (its first statement with
+/// the cluster's tags, its second for the reads).
+const CLUSTER_AUTOSCALER: &str = r#"{
+  "Version": "2012-10-17",
+  "Statement": [
+    {
+      "Effect": "Allow",
+      "Action": [
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup"
+      ],
+      "Resource": "*",
+      "Condition": {
+        "StringEquals": {
+          "aws:ResourceTag/k8s.io/cluster-autoscaler/enabled": "true",
+          "aws:ResourceTag/k8s.io/cluster-autoscaler/demo": "owned"
+        }
+      }
+    },
+    {
+      "Effect": "Allow",
+      "Action": [
+        "autoscaling:DescribeAutoScalingGroups",
+        "autoscaling:DescribeAutoScalingInstances",
+        "autoscaling:DescribeLaunchConfigurations",
+        "autoscaling:DescribeScalingActivities",
+        "autoscaling:DescribeTags",
+        "ec2:DescribeImages",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeLaunchTemplateVersions"
+      ],
+      "Resource": "*"
+    }
+  ]
+}"#;
+
+/// The text of the first `<tag>` element of an XML answer.
+fn element(xml: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let start = xml.find(&open)? + open.len();
+    let end = xml[start..].find(&format!("</{tag}>"))? + start;
+    Some(xml[start..end].to_string())
+}
+
+fn keys(u: &User) -> (&str, &str) {
+    (&u.access_key_id, &u.secret)
+}
+
+/// An IAM call that must succeed: its answer.
+async fn ok(w: &World, who: (&str, &str), action: &str, params: &[(&str, &str)]) -> String {
+    let (status, body) = w.iam(who, action, params).await;
+    assert_eq!(status, 200, "{action}: {body}");
+    body
+}
+
+/// An IAM call that must fail: its status, code and message.
+async fn refused(
+    w: &World,
+    who: (&str, &str),
+    action: &str,
+    params: &[(&str, &str)],
+) -> (u16, String, String) {
+    let (status, body) = w.iam(who, action, params).await;
+    let code = element(&body, "Code").unwrap_or_else(|| panic!("{action}: {body}"));
+    (status, code, element(&body, "Message").unwrap_or_default())
+}
+
+/// The account's root makes IAM user `name` with `policy` and one key: the key's id and secret.
+async fn iam_user(w: &World, root: &User, name: &str, policy: &str) -> (String, String) {
+    ok(w, keys(root), "CreateUser", &[("UserName", name)]).await;
+    ok(
+        w,
+        keys(root),
+        "PutUserPolicy",
+        &[
+            ("UserName", name),
+            ("PolicyName", "scaling"),
+            ("PolicyDocument", policy),
+        ],
+    )
+    .await;
+    let created = ok(w, keys(root), "CreateAccessKey", &[("UserName", name)]).await;
+    (
+        element(&created, "AccessKeyId").expect("a key id"),
+        element(&created, "SecretAccessKey").expect("a secret"),
+    )
+}
+
+/// The group `name` of `u`'s, tagged for the cluster-autoscaler when `tagged`.
+async fn group(given: &Given, name: &str, tagged: bool) {
+    create_group(&given.w, &given.u, name, "web@hotel", 0, 4, 0).await;
+    if !tagged {
+        return;
+    }
+    let tag = |k: &str, v: &str| {
+        aws_sdk_autoscaling::types::Tag::builder()
+            .resource_id(name)
+            .resource_type("auto-scaling-group")
+            .key(k)
+            .value(v)
+            .propagate_at_launch(false)
+            .build()
+    };
+    given
+        .c
+        .create_or_update_tags()
+        .tags(tag("k8s.io/cluster-autoscaler/enabled", "true"))
+        .tags(tag("k8s.io/cluster-autoscaler/demo", "owned"))
+        .send()
+        .await
+        .expect("tags");
+}
+
+#[tokio::test]
+async fn the_cluster_autoscalers_policy_allows_its_tagged_group_and_refuses_another() {
+    let given = Given::lc("iam").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    group(&given, "db", false).await;
+    let (id, secret) = iam_user(w, &given.u, "ca", CLUSTER_AUTOSCALER).await;
+    let ca = w.sdk_with_keys(&id, &secret);
+    ca.set_desired_capacity()
+        .auto_scaling_group_name("nodes")
+        .desired_capacity(2)
+        .send()
+        .await
+        .expect("the tagged group's size is the cluster-autoscaler's to set");
+    let groups = ca
+        .describe_auto_scaling_groups()
+        .send()
+        .await
+        .expect("the reads are allowed");
+    assert_eq!(
+        groups.auto_scaling_groups().len(),
+        2,
+        "the account's groups"
+    );
+    let nodes = &groups.auto_scaling_groups()[1];
+    assert_eq!(nodes.auto_scaling_group_name(), Some("nodes"));
+    assert_eq!(nodes.desired_capacity(), Some(2));
+    let db = &groups.auto_scaling_groups()[0];
+    let db_arn = db.auto_scaling_group_arn().expect("an ARN").to_string();
+    let account = db_arn.split(':').nth(4).expect("an account").to_string();
+    let refused = ca
+        .set_desired_capacity()
+        .auto_scaling_group_name("db")
+        .desired_capacity(1)
+        .send()
+        .await;
+    assert_eq!(
+        failure(refused),
+        (
+            "AccessDenied".to_string(),
+            format!("User: arn:aws:iam::{account}:user/ca is not authorized to perform: autoscaling:SetDesiredCapacity on resource: {db_arn} because no identity-based policy allows the autoscaling:SetDesiredCapacity action")
+        )
+    );
+    // Nothing the policy does not name, even on its own group.
+    let refused = ca
+        .delete_auto_scaling_group()
+        .auto_scaling_group_name("nodes")
+        .send()
+        .await;
+    assert_eq!(failure(refused).0, "AccessDenied");
+    assert!(given.c.describe_auto_scaling_groups().send().await.is_ok());
+    let unchanged = given
+        .w
+        .sdk(&given.u)
+        .describe_auto_scaling_groups()
+        .send()
+        .await;
+    assert_eq!(
+        unchanged.expect("the root reads").auto_scaling_groups()[0].desired_capacity(),
+        Some(0),
+        "the refused request changed nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_user_has_two_keys_and_an_inactive_one_is_refused() {
+    let given = Given::lc("keys").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    let root = keys(&given.u);
+    let (first, first_secret) = iam_user(w, &given.u, "ca", CLUSTER_AUTOSCALER).await;
+    let second = ok(w, root, "CreateAccessKey", &[("UserName", "ca")]).await;
+    let (second, second_secret) = (
+        element(&second, "AccessKeyId").unwrap(),
+        element(&second, "SecretAccessKey").unwrap(),
+    );
+    for (id, secret) in [(&first, &first_secret), (&second, &second_secret)] {
+        w.sdk_with_keys(id, secret)
+            .set_desired_capacity()
+            .auto_scaling_group_name("nodes")
+            .desired_capacity(1)
+            .send()
+            .await
+            .expect("either key works");
+    }
+    assert_eq!(
+        refused(w, root, "CreateAccessKey", &[("UserName", "ca")]).await,
+        (
+            409,
+            "LimitExceeded".to_string(),
+            "Cannot exceed quota for AccessKeysPerUser: 2".to_string()
+        )
+    );
+    let listed = ok(w, root, "ListAccessKeys", &[("UserName", "ca")]).await;
+    assert_eq!(listed.matches("<Status>Active</Status>").count(), 2);
+    // The old key retired: Inactive, then refused as an unknown one is.
+    ok(
+        w,
+        root,
+        "UpdateAccessKey",
+        &[
+            ("UserName", "ca"),
+            ("AccessKeyId", &first),
+            ("Status", "Inactive"),
+        ],
+    )
+    .await;
+    let old = w
+        .sdk_with_keys(&first, &first_secret)
+        .describe_auto_scaling_groups()
+        .send()
+        .await;
+    assert_eq!(failure(old).0, "InvalidClientTokenId");
+    let last = ok(w, root, "GetAccessKeyLastUsed", &[("AccessKeyId", &second)]).await;
+    assert_eq!(element(&last, "UserName").as_deref(), Some("ca"));
+    assert_eq!(
+        element(&last, "ServiceName").as_deref(),
+        Some("autoscaling")
+    );
+    assert!(element(&last, "LastUsedDate").is_some());
+    // A user with keys or policies is not deleted; without them it is.
+    let (status, code, _) = refused(w, root, "DeleteUser", &[("UserName", "ca")]).await;
+    assert_eq!((status, code.as_str()), (409, "DeleteConflict"));
+    for id in [&first, &second] {
+        ok(
+            w,
+            root,
+            "DeleteAccessKey",
+            &[("UserName", "ca"), ("AccessKeyId", id)],
+        )
+        .await;
+    }
+    ok(
+        w,
+        root,
+        "DeleteUserPolicy",
+        &[("UserName", "ca"), ("PolicyName", "scaling")],
+    )
+    .await;
+    ok(w, root, "DeleteUser", &[("UserName", "ca")]).await;
+    let gone = w
+        .sdk_with_keys(&second, &second_secret)
+        .describe_tags()
+        .send()
+        .await;
+    assert_eq!(failure(gone).0, "InvalidClientTokenId");
+}
+
+#[tokio::test]
+async fn iam_answers_in_its_own_words() {
+    let w = World::new().await;
+    let root = w.user("words").await;
+    let r = keys(&root);
+    let created = ok(
+        &w,
+        r,
+        "CreateUser",
+        &[("UserName", "Bob"), ("Path", "/ops/")],
+    )
+    .await;
+    assert!(element(&created, "Arn").unwrap().ends_with(":user/ops/Bob"));
+    assert!(element(&created, "UserId").unwrap().starts_with("AIDA"));
+    assert_eq!(
+        refused(&w, r, "CreateUser", &[("UserName", "bob")]).await,
+        (
+            409,
+            "EntityAlreadyExists".to_string(),
+            "User with name bob already exists.".to_string()
+        ),
+        "names are unique whatever their case"
+    );
+    assert_eq!(
+        refused(&w, r, "GetUser", &[("UserName", "carol")]).await,
+        (
+            404,
+            "NoSuchEntity".to_string(),
+            "The user with name carol cannot be found.".to_string()
+        )
+    );
+    let (status, code, message) = refused(
+        &w,
+        r,
+        "PutUserPolicy",
+        &[
+            ("UserName", "Bob"),
+            ("PolicyName", "p"),
+            (
+                "PolicyDocument",
+                r#"{"Statement":{"Effect":"Maybe","Action":"*","Resource":"*"}}"#,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, code.as_str()),
+        (400, "MalformedPolicyDocument"),
+        "{message}"
+    );
+    let policy = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:Describe*","Resource":"*"}}"#;
+    ok(
+        &w,
+        r,
+        "PutUserPolicy",
+        &[
+            ("UserName", "Bob"),
+            ("PolicyName", "read"),
+            ("PolicyDocument", policy),
+        ],
+    )
+    .await;
+    let got = ok(
+        &w,
+        r,
+        "GetUserPolicy",
+        &[("UserName", "Bob"), ("PolicyName", "read")],
+    )
+    .await;
+    let document = element(&got, "PolicyDocument").unwrap();
+    let decoded = percent_decode(&document);
+    assert_eq!(decoded, policy, "URL-encoded, as IAM answers it");
+    let listed = ok(&w, r, "ListUsers", &[("PathPrefix", "/ops/")]).await;
+    assert_eq!(element(&listed, "UserName").as_deref(), Some("Bob"));
+    // An IAM user may do to IAM only what its policies allow.
+    let key = ok(&w, r, "CreateAccessKey", &[("UserName", "Bob")]).await;
+    let bob = (
+        element(&key, "AccessKeyId").unwrap(),
+        element(&key, "SecretAccessKey").unwrap(),
+    );
+    let (status, code, message) =
+        refused(&w, (&bob.0, &bob.1), "CreateUser", &[("UserName", "eve")]).await;
+    assert_eq!((status, code.as_str()), (403, "AccessDenied"));
+    assert!(
+        message.contains("is not authorized to perform: iam:CreateUser on resource: arn:aws:iam::"),
+        "{message}"
+    );
+    // Naming no user, a user asks of itself: allowed only as anything else is.
+    let (_, code, message) = refused(&w, (&bob.0, &bob.1), "GetUser", &[]).await;
+    assert_eq!(code, "AccessDenied");
+    assert!(
+        message.contains("iam:GetUser on resource: arn:aws:iam::"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(
+            ":user/ops/Bob because no identity-based policy allows the iam:GetUser action"
+        ),
+        "{message}"
+    );
+    let other = w.user("other").await;
+    let (_, code, _) = refused(&w, keys(&other), "GetUser", &[("UserName", "Bob")]).await;
+    assert_eq!(
+        code, "NoSuchEntity",
+        "another account's users are not this one's"
+    );
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).expect("hex"));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[tokio::test]
+async fn an_account_disabled_by_an_administrator_stops_its_iam_users_keys_too() {
+    let given = Given::lc("off").await;
+    let w = &given.w;
+    let (id, secret) = iam_user(w, &given.u, "ci", CLUSTER_AUTOSCALER).await;
+    let ci = w.sdk_with_keys(&id, &secret);
+    ci.describe_tags().send().await.expect("allowed");
+    let admin = w.admin("admin").await;
+    let (status, body) = w
+        .phantom_api(
+            &admin,
+            "DisableUser",
+            &serde_json::json!({"UserName": given.u.name}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // Past the key cache's time, as another instance would see it.
+    w.clock.advance_ms(api::KEY_CACHE_MS + 1);
+    assert_eq!(
+        failure(ci.describe_tags().send().await).0,
+        "InvalidClientTokenId"
+    );
+}

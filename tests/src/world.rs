@@ -445,6 +445,28 @@ impl World {
         self.sdk_via("http://phantom.in-process", key, secret, to)
     }
 
+    /// aws-sdk-autoscaling with a session's credentials (STS's key, secret and token).
+    pub fn sdk_in_session(
+        &self,
+        key: &str,
+        secret: &str,
+        token: &str,
+    ) -> aws_sdk_autoscaling::Client {
+        let config = self
+            .sdk_with_keys(key, secret)
+            .config()
+            .to_builder()
+            .credentials_provider(Credentials::new(
+                key,
+                secret,
+                Some(token.to_string()),
+                None,
+                "session",
+            ))
+            .build();
+        aws_sdk_autoscaling::Client::from_conf(config)
+    }
+
     /// aws-sdk-autoscaling at `url` signing with `key`/`secret` at the world's time, each request
     /// handed to `connector` (once: no retries).
     fn sdk_via(
@@ -548,20 +570,43 @@ impl World {
     /// the world's time: the status and the XML answer.
     pub async fn iam(
         &self,
-        (key, secret): (&str, &str),
+        keys: (&str, &str),
+        action: &str,
+        params: &[(&str, &str)],
+    ) -> (u16, String) {
+        self.query_call("iam", "2010-05-08", keys, action, params)
+            .await
+    }
+
+    /// An STS call, as `iam`.
+    pub async fn sts(
+        &self,
+        keys: (&str, &str),
+        action: &str,
+        params: &[(&str, &str)],
+    ) -> (u16, String) {
+        self.query_call("sts", "2011-06-15", keys, action, params)
+            .await
+    }
+
+    async fn query_call(
+        &self,
+        service: &str,
+        version: &str,
+        keys: (&str, &str),
         action: &str,
         params: &[(&str, &str)],
     ) -> (u16, String) {
         let at = WorldTime(self.clock.clone()).now();
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("Action", action)
-            .append_pair("Version", "2010-05-08");
+            .append_pair("Version", version);
         for (k, v) in params {
             form.append_pair(k, v);
         }
-        let req = RawRequest::query(4580, "iam", (key, secret), &form.finish(), at);
+        let req = RawRequest::query(4580, service, keys, &form.finish(), at);
         let out = self.send(&req).await;
-        let body = String::from_utf8(out.body.into_owned()).expect("IAM answers text");
+        let body = String::from_utf8(out.body.into_owned()).expect("the answer is text");
         (out.status, body)
     }
 

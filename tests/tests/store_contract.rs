@@ -8,7 +8,7 @@ use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
 use phantom_model::iam::{IamKey, IamUser};
-use phantom_model::user::KeyUse;
+use phantom_model::user::{AccessKey, KeyUse, Session};
 use phantom_rules::activity::{self, Activity};
 use phantom_rules::group::Group;
 use phantom_rules::identity::User;
@@ -1656,6 +1656,29 @@ async fn identities(s: &dyn Store, u: &str) {
         Err(StoreError::NotFound)
     );
     assert!(s.iam_users(&account).await.unwrap().is_empty());
+    // A session's key, with its session.
+    let session = AccessKey {
+        access_key_id: format!("ASIA{u}S1"),
+        secret: "session-secret".into(),
+        user: account.clone(),
+        account_id: "123456789012".into(),
+        limits: None,
+        identity: None,
+        active: true,
+        last_used: None,
+        session: Some(Session {
+            token_sha256: "ab".repeat(32),
+            expires_ms: 1_800_000_000_000,
+            parent: format!("PKIA{account}"),
+        }),
+    };
+    s.create_session(&session).await.unwrap();
+    assert_eq!(s.create_session(&session).await, Err(StoreError::Exists));
+    let read = s.access_key(&session.access_key_id).await.unwrap();
+    assert_eq!(
+        read.map(|k| (k.secret, k.session)),
+        Some((session.secret.clone(), session.session.clone()))
+    );
 }
 
 #[tokio::test]

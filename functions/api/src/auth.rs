@@ -6,6 +6,7 @@
 
 use crate::HttpRequest;
 use phantom_model::user::KeyUse;
+use phantom_rules::iam::sessions;
 use phantom_rules::identity::{AccessKey, Caller};
 use phantom_seams::store::{Directory, Store};
 use phantom_wire::shapes::Service;
@@ -113,13 +114,42 @@ pub async fn authenticate(
     if !key.active {
         return Err(ApiError::invalid_client_token_id());
     }
-    let key = record_use(store, cache, key, service, &auth.region, now).await;
+    let token = req
+        .headers
+        .get("x-amz-security-token")
+        .and_then(|v| v.to_str().ok());
+    let Some(session) = key.session else {
+        // A session token with a long-term key opens nothing.
+        if token.is_some() {
+            return Err(ApiError::invalid_client_token_id());
+        }
+        let key = record_use(store, cache, key, service, &auth.region, now).await;
+        return Ok(Caller {
+            user: key.user,
+            account_id: key.account_id,
+            limits: key.limits,
+            identity: key.identity,
+            access_key_id: Some(key.access_key_id),
+            session: None,
+        });
+    };
+    sessions::check(&session, token, now_ms).map_err(|r| match r {
+        sessions::Refused::Invalid => ApiError::invalid_client_token_id(),
+        sessions::Refused::Expired => ApiError::expired_token(),
+    })?;
+    // A session acts as the key it was issued to, as that key is now: its policies as they
+    // are, and nothing once it is Inactive or deleted.
+    let parent = cache.lookup(store, &session.parent, now_ms).await?;
+    let Some(parent) = parent.filter(|p| p.active && p.session.is_none()) else {
+        return Err(ApiError::invalid_client_token_id());
+    };
     Ok(Caller {
-        user: key.user,
-        account_id: key.account_id,
-        limits: key.limits,
-        identity: key.identity,
+        user: parent.user,
+        account_id: parent.account_id,
+        limits: parent.limits,
+        identity: parent.identity,
         access_key_id: Some(key.access_key_id),
+        session: Some(session),
     })
 }
 

@@ -141,8 +141,8 @@ impl App {
         if let Some(protocol) = cloudwatch::protocol_of(&req, path) {
             return cloudwatch::handle(self, req, protocol).await;
         }
-        if iam::is_iam(&req) {
-            return iam::handle(self, req).await;
+        if let Some(service) = iam::service_of(&req) {
+            return iam::handle(self, req, service).await;
         }
         let started = Instant::now();
         let request_id = phantom_rules::ids::uuid();

@@ -141,6 +141,7 @@ async fn answer(app: &App, req: &HttpRequest<'_>, t: &webhook::Target) -> Result
         // A webhook acts for the account that made it, as its root.
         identity: None,
         access_key_id: None,
+        session: None,
     };
     let run = Execution {
         group: &t.group,

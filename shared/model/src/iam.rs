@@ -251,3 +251,36 @@ pub struct ListUserPoliciesResponse {
     pub policy_names: Vec<String>,
     pub is_truncated: bool,
 }
+
+// STS's inputs and answers.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetSessionToken {
+    pub duration_seconds: Option<i64>,
+    pub serial_number: Option<String>,
+    pub token_code: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Credentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: String,
+    pub expiration: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetSessionTokenResponse {
+    pub credentials: Credentials,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetCallerIdentityResponse {
+    pub user_id: String,
+    pub account: String,
+    pub arn: String,
+}

@@ -14,6 +14,8 @@ pub struct Caller {
     pub identity: Option<Identity>,
     /// The key the request was signed with (None: a webhook's, which acts for the account).
     pub access_key_id: Option<String>,
+    /// The session the request was signed in, if it was (the key is then its `ASIA...` one).
+    pub session: Option<Session>,
 }
 
 /// What the store holds for an access key id.
@@ -32,6 +34,20 @@ pub struct AccessKey {
     pub active: bool,
     /// When it was last used, recorded at most once an hour (GetAccessKeyLastUsed).
     pub last_used: Option<KeyUse>,
+    /// STS's short-lived credentials: the session it is (None: a long-term key).
+    pub session: Option<Session>,
+}
+
+/// A session's key (`ASIA...`), as GetSessionToken issues it: signed requests must carry its
+/// token, and it acts as the key it was issued to, until it expires.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Session {
+    /// The SHA-256 (hex) of its session token (the token itself is never stored).
+    pub token_sha256: String,
+    /// When it expires (Unix ms).
+    pub expires_ms: i64,
+    /// The long-term key it was issued to, whose identity and policies it acts with.
+    pub parent: String,
 }
 
 /// A key's last use, as GetAccessKeyLastUsed answers it.

@@ -415,3 +415,82 @@ async fn an_account_disabled_by_an_administrator_stops_its_iam_users_keys_too() 
         "InvalidClientTokenId"
     );
 }
+
+#[tokio::test]
+async fn a_session_acts_as_its_user_until_it_expires() {
+    let given = Given::lc("sts").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    group(&given, "db", false).await;
+    let (id, secret) = iam_user(w, &given.u, "ca", CLUSTER_AUTOSCALER).await;
+    let who = ok_sts(w, (&id, &secret), "GetCallerIdentity", &[]).await;
+    assert!(element(&who, "Arn").unwrap().ends_with(":user/ca"), "{who}");
+    let got = ok_sts(
+        w,
+        (&id, &secret),
+        "GetSessionToken",
+        &[("DurationSeconds", "900")],
+    )
+    .await;
+    let (key, secret_key, token) = (
+        element(&got, "AccessKeyId").expect("a key"),
+        element(&got, "SecretAccessKey").expect("a secret"),
+        element(&got, "SessionToken").expect("a token"),
+    );
+    assert!(key.starts_with("ASIA"), "{key}");
+
+    let session = w.sdk_in_session(&key, &secret_key, &token);
+    session
+        .set_desired_capacity()
+        .auto_scaling_group_name("nodes")
+        .desired_capacity(1)
+        .send()
+        .await
+        .expect("the session acts as its user");
+    let refused = session
+        .set_desired_capacity()
+        .auto_scaling_group_name("db")
+        .desired_capacity(1)
+        .send()
+        .await;
+    let (code, message) = failure(refused);
+    assert_eq!(code, "AccessDenied");
+    assert!(message.contains(":user/ca is not authorized"), "{message}");
+    // Without its token, or with another, the key opens nothing.
+    let bare = w
+        .sdk_with_keys(&key, &secret_key)
+        .describe_tags()
+        .send()
+        .await;
+    assert_eq!(failure(bare).0, "InvalidClientTokenId");
+    let (status, body) = w.sts((&key, &secret_key), "GetSessionToken", &[]).await;
+    assert_eq!(status, 403, "{body}");
+    // Fifteen minutes on, it has expired.
+    w.clock.advance_ms(900_000);
+    let late = session.describe_tags().send().await;
+    assert_eq!(
+        failure(late),
+        (
+            "ExpiredToken".to_string(),
+            "The security token included in the request is expired".to_string()
+        )
+    );
+    // A root's session lasts at most an hour.
+    let (status, body) = w
+        .sts(
+            keys(&given.u),
+            "GetSessionToken",
+            &[("DurationSeconds", "7200")],
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let root = ok_sts(w, keys(&given.u), "GetCallerIdentity", &[]).await;
+    assert!(element(&root, "Arn").unwrap().ends_with(":root"), "{root}");
+}
+
+/// An STS call that must succeed: its answer.
+async fn ok_sts(w: &World, who: (&str, &str), action: &str, params: &[(&str, &str)]) -> String {
+    let (status, body) = w.sts(who, action, params).await;
+    assert_eq!(status, 200, "{action}: {body}");
+    body
+}

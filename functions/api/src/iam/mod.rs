@@ -1,9 +1,11 @@
-//! IAM at Phantom's endpoint (issue 63): the identities inside an account, in IAM's Query API
-//! and botocore's `iam` shapes, so `aws iam ... --endpoint-url` works unmodified. Each Phantom
-//! user is an account; its own key is the account's root; the IAM users it makes act on the
-//! account's groups within their policies (`crate::authorize`).
+//! IAM and STS at Phantom's endpoint (issue 63): the identities inside an account and their
+//! short-lived credentials, in IAM's and STS's Query APIs and botocore's `iam` and `sts` shapes,
+//! so `aws iam ...` and `aws sts ...` with `--endpoint-url` work unmodified. Each Phantom user is
+//! an account; its own key is the account's root; the IAM users it makes act on the account's
+//! groups within their policies (`crate::authorize`).
 
 mod policies;
+mod sts;
 mod users;
 
 use crate::{auth, authorize, App, HttpRequest, HttpResponse};
@@ -14,23 +16,25 @@ use phantom_wire::shapes::Service;
 use phantom_wire::{xml, ApiError};
 use std::time::Instant;
 
-const SERVICE: Service = Service::Iam;
-
-/// Whether a request is for IAM (its Query `Version`).
-pub fn is_iam(req: &HttpRequest<'_>) -> bool {
-    crate::parameters(req).is_ok_and(|p| p.get("Version") == Some(SERVICE.version()))
+/// The service a Query request is for, if it is IAM or STS (its `Version`).
+pub fn service_of(req: &HttpRequest<'_>) -> Option<Service> {
+    let params = crate::parameters(req).ok()?;
+    let version = params.get("Version")?;
+    [Service::Iam, Service::Sts]
+        .into_iter()
+        .find(|s| s.version() == version)
 }
 
-pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
+pub async fn handle(app: &App, req: HttpRequest<'_>, service: Service) -> HttpResponse {
     let started = Instant::now();
     let request_id = phantom_rules::ids::uuid();
     let mut operation = String::new();
     let mut user = String::new();
-    let outcome = run(app, &req, &mut operation, &mut user).await;
+    let outcome = run(app, &req, service, &mut operation, &mut user).await;
     let (status, body, code) = match outcome {
         Ok(result) => (
             200,
-            xml::response_of(SERVICE, &operation, result.as_ref(), &request_id),
+            xml::response_of(service, &operation, result.as_ref(), &request_id),
             "",
         ),
         Err(e) => {
@@ -39,7 +43,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
             }
             (
                 e.status,
-                xml::error_response_of(SERVICE, &e, &request_id),
+                xml::error_response_of(service, &e, &request_id),
                 e.code,
             )
         }
@@ -56,16 +60,17 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
 async fn run(
     app: &App,
     req: &HttpRequest<'_>,
+    service: Service,
     operation: &mut String,
     user: &mut String,
 ) -> Result<Option<Document>, ApiError> {
     let caller =
-        auth::authenticate(SERVICE, app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
+        auth::authenticate(service, app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
     user.clone_from(&caller.user);
     let params = crate::parameters(req)?;
     match params.get("Action").filter(|a| !a.is_empty()) {
         Some(a) => *operation = a.to_string(),
-        None => return Err(ApiError::invalid_action("(none)", SERVICE.version())),
+        None => return Err(ApiError::invalid_action("(none)", service.version())),
     }
     let class = phantom_rules::throttle::Class::of(operation);
     if !app.throttle.admit(
@@ -77,13 +82,16 @@ async fn run(
         phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
         return Err(ApiError::throttling());
     }
-    let input = query::decode_input_of(SERVICE, operation, &params)?;
+    let input = query::decode_input_of(service, operation, &params)?;
     let at = Ask {
         app,
         caller: &caller,
         req,
     };
-    dispatch(&at, operation, input).await
+    match service {
+        Service::Sts => sts::dispatch(&at, operation, input).await,
+        _ => dispatch(&at, operation, input).await,
+    }
 }
 
 /// A request being answered: the api, who asks, and the request (for its policies' keys).

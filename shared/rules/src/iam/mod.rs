@@ -9,6 +9,7 @@ pub mod condition;
 pub mod document;
 pub mod identities;
 pub mod principal;
+pub mod sessions;
 
 pub use condition::Context;
 pub use document::{parse, Policy, Statement};

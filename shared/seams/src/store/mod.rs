@@ -162,6 +162,9 @@ pub trait Identities: Send + Sync {
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()>;
     /// Records a key's last use on its record: `NotFound` if the key is gone.
     async fn key_used(&self, access_key_id: &str, used: &KeyUse) -> StoreResult<()>;
+    /// Creates a session's key (`key.session` set; its secret sealed as a key's), kept until a
+    /// while after it expires (DynamoDB's TTL): `Exists` if its id is taken.
+    async fn create_session(&self, key: &AccessKey) -> StoreResult<()>;
 }
 
 /// Users and their access keys, clouds, and each user's credentials per cloud.

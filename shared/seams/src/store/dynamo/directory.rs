@@ -68,6 +68,7 @@ impl Directory for DynamoStore {
                 Some(_) => get_bool(&i, "active")?,
             },
             last_used: json_of(&i, "last_used", "a key's last use")?,
+            session: json_of(&i, "session", "a session")?,
         }))
     }
 

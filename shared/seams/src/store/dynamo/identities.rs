@@ -5,7 +5,7 @@
 use super::*;
 use crate::store::Identities;
 use phantom_model::iam::IamUser;
-use phantom_model::user::KeyUse;
+use phantom_model::user::{AccessKey, KeyUse};
 
 const IAM: &str = "IAM#";
 const IAM_USER: &str = "USER#";
@@ -218,4 +218,41 @@ impl Identities for DynamoStore {
             .await;
         conditional(result, StoreError::NotFound)
     }
+
+    async fn create_session(&self, k: &AccessKey) -> StoreResult<()> {
+        let Some(session) = &k.session else {
+            return Err(StoreError::Corrupt(format!(
+                "key {} is no session's",
+                k.access_key_id
+            )));
+        };
+        let pk = format!("KEY#{}", k.access_key_id);
+        let sealed = self.secrets.seal(&pk, &k.secret).await.map_err(sealing)?;
+        let mut item = key(pk, "KEY".into());
+        item.insert("user".into(), s(&k.user));
+        item.insert("account_id".into(), s(&k.account_id));
+        item.insert(SEALED.into(), s(sealed));
+        item.insert("active".into(), AttributeValue::Bool(true));
+        item.insert(
+            "session".into(),
+            s(serde_json::to_string(session).expect("a session serializes")),
+        );
+        // DynamoDB's TTL removes it a day after it expires; the expiry itself is checked.
+        item.insert(
+            TTL_ATTRIBUTE.into(),
+            n(session.expires_ms / 1000 + SESSION_KEPT_SECS),
+        );
+        let result = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::Exists)
+    }
 }
+
+/// How long an expired session's record is kept (its refusals say ExpiredToken meanwhile).
+const SESSION_KEPT_SECS: i64 = 24 * 3600;

@@ -22,6 +22,7 @@ impl Directory for MemoryStore {
                         identity: None,
                         active: true,
                         last_used: None,
+                        session: None,
                     },
                 );
                 Ok(())
@@ -112,6 +113,7 @@ impl Directory for MemoryStore {
                         identity: None,
                         active: true,
                         last_used: None,
+                        session: None,
                     };
                     st.keys.remove(&u.access_key_id);
                     st.keys.insert(access_key_id.to_string(), key);

@@ -103,6 +103,7 @@ impl Identities for MemoryStore {
                                 identity: Some(saved.identity()),
                                 active: k.active,
                                 last_used,
+                                session: None,
                             },
                         );
                     }
@@ -135,6 +136,17 @@ impl Identities for MemoryStore {
             None => Err(StoreError::NotFound),
             Some(k) => {
                 k.last_used = Some(used.clone());
+                Ok(())
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn create_session(&self, key: &AccessKey) -> StoreResult<()> {
+        let out = match self.state(1).keys.entry(key.access_key_id.clone()) {
+            Entry::Occupied(_) => Err(StoreError::Exists),
+            Entry::Vacant(v) => {
+                v.insert(key.clone());
                 Ok(())
             }
         };

@@ -873,6 +873,28 @@ impl RawRequest {
         Self::signed_for(service, (key, secret), "POST", "/", headers, body, at)
     }
 
+    /// A CloudTrail call in the JSON 1.1 protocol, as the AWS CLI sends it.
+    pub fn cloudtrail(
+        port: u16,
+        keys: (&str, &str),
+        operation: &str,
+        body: &str,
+        at: SystemTime,
+    ) -> Self {
+        let headers = vec![
+            (
+                "content-type".to_string(),
+                "application/x-amz-json-1.1".to_string(),
+            ),
+            (
+                "x-amz-target".to_string(),
+                format!("com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.{operation}"),
+            ),
+            ("host".to_string(), format!("127.0.0.1:{port}")),
+        ];
+        Self::signed_for("cloudtrail", keys, "POST", "/", headers, body, at)
+    }
+
     /// A CloudWatch call in the JSON 1.0 protocol, as the AWS CLI sends it, signed for
     /// `monitoring`.
     pub fn cloudwatch(

@@ -8,6 +8,7 @@ use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
 use phantom_model::iam::{IamKey, IamUser};
+use phantom_model::trail::{TrailEvent, Who};
 use phantom_model::user::{AccessKey, KeyUse, Session};
 use phantom_rules::activity::{self, Activity};
 use phantom_rules::group::Group;
@@ -1681,6 +1682,64 @@ async fn identities(s: &dyn Store, u: &str) {
     );
 }
 
+/// The audit trail: an account's events newest first within a time range, a page at a time,
+/// filtered; another account's apart.
+async fn trail(s: &dyn Store, u: &str) {
+    let account = format!("{u}trailed");
+    let event = |ms: i64, name: &str| TrailEvent {
+        event_id: format!("e{ms}"),
+        at_ms: ms,
+        event_source: "autoscaling.amazonaws.com".into(),
+        event_name: name.into(),
+        region: "us-east-1".into(),
+        source_ip: None,
+        user_agent: None,
+        who: Who {
+            kind: "Root".into(),
+            principal_id: "1".into(),
+            arn: "arn:aws:iam::1:root".into(),
+            account_id: "1".into(),
+            access_key_id: None,
+            user_name: None,
+            in_session: false,
+        },
+        request_parameters: json!({"AutoScalingGroupName": "web"}),
+        error_code: None,
+        error_message: None,
+        request_id: "r".into(),
+        read_only: false,
+        resources: Vec::new(),
+    };
+    for (ms, name) in [(1_000, "A"), (2_000, "B"), (3_000, "A"), (4_000, "A")] {
+        s.put_event(&account, &event(ms, name)).await.unwrap();
+    }
+    s.put_event(&format!("{u}other"), &event(2_500, "A"))
+        .await
+        .unwrap();
+    let all = |_: &TrailEvent| true;
+    let only_a = |e: &TrailEvent| e.event_name == "A";
+    let (page, next) = s.events(&account, 0, 10_000, None, 10, &all).await.unwrap();
+    let ms: Vec<i64> = page.iter().map(|e| e.at_ms).collect();
+    assert_eq!(ms, [4_000, 3_000, 2_000, 1_000]);
+    assert_eq!(page[0], event(4_000, "A"));
+    assert_eq!(next, None);
+    let (page, next) = s
+        .events(&account, 1_000, 3_000, None, 1, &only_a)
+        .await
+        .unwrap();
+    assert_eq!(page.iter().map(|e| e.at_ms).collect::<Vec<_>>(), [3_000]);
+    let (page, next) = s
+        .events(&account, 1_000, 3_000, next.as_deref(), 1, &only_a)
+        .await
+        .unwrap();
+    assert_eq!(page.iter().map(|e| e.at_ms).collect::<Vec<_>>(), [1_000]);
+    let (page, _) = s
+        .events(&account, 1_000, 3_000, next.as_deref(), 1, &only_a)
+        .await
+        .unwrap();
+    assert!(page.is_empty());
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
@@ -1692,6 +1751,7 @@ async fn the_memory_store_keeps_the_contract() {
     pulse(&store, "").await;
     watch(&store, "").await;
     identities(&store, "").await;
+    trail(&store, "").await;
 }
 
 #[tokio::test]
@@ -1719,6 +1779,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     pulse(&store, "").await;
     watch(&store, "").await;
     identities(&store, "").await;
+    trail(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

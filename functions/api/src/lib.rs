@@ -6,6 +6,7 @@
 pub mod actions;
 mod auth;
 pub mod authorize;
+pub mod cloudtrail;
 pub mod cloudwatch;
 pub mod console;
 pub mod heartbeats;
@@ -14,6 +15,7 @@ pub mod lambda;
 pub mod scrape;
 pub mod self_service;
 pub mod throttle;
+mod trail;
 pub mod webhooks;
 
 pub use auth::{KeyCache, KEY_CACHE_MS};
@@ -141,6 +143,9 @@ impl App {
         if let Some(protocol) = cloudwatch::protocol_of(&req, path) {
             return cloudwatch::handle(self, req, protocol).await;
         }
+        if let Some(operation) = cloudtrail::operation_of(&req) {
+            return cloudtrail::handle(self, req, operation).await;
+        }
         if let Some(service) = iam::service_of(&req) {
             return iam::handle(self, req, service).await;
         }
@@ -149,7 +154,7 @@ impl App {
         let mut action = String::new();
         let mut user = String::new();
         let outcome = self
-            .dispatch(&req, &mut action, &mut user)
+            .dispatch(&req, &request_id, &mut action, &mut user)
             .await
             .map(|result| xml::response(&action, result.as_ref(), &request_id));
         let (status, body, code) = match outcome {
@@ -173,6 +178,7 @@ impl App {
     async fn dispatch(
         &self,
         req: &HttpRequest<'_>,
+        request_id: &str,
         action: &mut String,
         user: &mut String,
     ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
@@ -208,9 +214,33 @@ impl App {
             );
             return Err(ApiError::throttling());
         }
-        let input = phantom_wire::query::decode_input(action, &params)?;
-        authorize::autoscaling(self, &caller, req, action, input.as_value()).await?;
-        (found.run)(self, &caller, input).await
+        let input = phantom_wire::query::decode_input(action, &params);
+        let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
+        let outcome = match input {
+            Ok(input) => self.run(req, &caller, action, found, input).await,
+            Err(e) => Err(e),
+        };
+        let asked = trail::Asked {
+            service: Service::AutoScaling.signing_name(),
+            action,
+            params: decoded.as_ref(),
+            request_id,
+        };
+        trail::record(self, req, &caller, &asked, crate::trail::refused(&outcome)).await;
+        outcome
+    }
+
+    /// An action, once its caller's policies allow it.
+    async fn run(
+        &self,
+        req: &HttpRequest<'_>,
+        caller: &phantom_rules::identity::Caller,
+        action: &str,
+        found: &actions::Action,
+        input: phantom_wire::query::Document,
+    ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
+        authorize::autoscaling(self, caller, req, action, input.as_value()).await?;
+        (found.run)(self, caller, input).await
     }
 }
 

@@ -27,6 +27,7 @@ pub mod sync_launch;
 pub mod time;
 pub mod tracking;
 pub mod traffic;
+pub mod trail;
 pub mod user;
 pub mod warm_pool;
 

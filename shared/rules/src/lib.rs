@@ -50,6 +50,7 @@ pub mod template;
 pub mod throttle;
 pub mod tracking;
 pub mod traffic;
+pub mod trail;
 pub mod warm;
 pub mod webhook;
 pub mod weights;

@@ -147,6 +147,17 @@ impl ApiError {
         )
     }
 
+    // CloudTrail's (a JSON service: the code is the shape's name).
+    pub fn invalid_lookup_attributes(message: impl Into<String>) -> Self {
+        Self::new("InvalidLookupAttributesException", 400, message)
+    }
+    pub fn invalid_time_range(message: impl Into<String>) -> Self {
+        Self::new("InvalidTimeRangeException", 400, message)
+    }
+    pub fn invalid_next_token_exception(message: impl Into<String>) -> Self {
+        Self::new("InvalidNextTokenException", 400, message)
+    }
+
     // Authentication: 403, as AWS answers them.
     pub fn missing_authentication_token() -> Self {
         Self::new(

@@ -180,6 +180,8 @@ pub enum Shape {
         min: Option<i64>,
         max: Option<i64>,
     },
+    /// A double, or a float (CloudTrail's), written alike.
+    #[serde(alias = "float")]
     Double {
         min: Option<f64>,
         max: Option<f64>,

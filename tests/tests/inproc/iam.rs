@@ -494,3 +494,90 @@ async fn ok_sts(w: &World, who: (&str, &str), action: &str, params: &[(&str, &st
     assert_eq!(status, 200, "{action}: {body}");
     body
 }
+
+#[tokio::test]
+async fn the_trail_records_who_changed_what_and_what_a_policy_refused() {
+    let given = Given::lc("trail").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    group(&given, "db", false).await;
+    let (id, secret) = iam_user(w, &given.u, "ca", CLUSTER_AUTOSCALER).await;
+    let ca = w.sdk_with_keys(&id, &secret);
+    ca.set_desired_capacity()
+        .auto_scaling_group_name("nodes")
+        .desired_capacity(1)
+        .send()
+        .await
+        .expect("allowed");
+    ca.describe_auto_scaling_groups()
+        .send()
+        .await
+        .expect("a read");
+    // Events of one millisecond come in no particular order; the world's clock stands still.
+    w.clock.advance_ms(1);
+    let refused = ca
+        .set_desired_capacity()
+        .auto_scaling_group_name("db")
+        .desired_capacity(1)
+        .send()
+        .await;
+    assert_eq!(failure(refused).0, "AccessDenied");
+    let root = keys(&given.u);
+    let lookup = serde_json::json!({"LookupAttributes": [
+        {"AttributeKey": "EventName", "AttributeValue": "SetDesiredCapacity"}
+    ]});
+    let (status, answer) = w.lookup_events(root, lookup).await;
+    assert_eq!(status, 200, "{answer}");
+    let events = answer["Events"].as_array().expect("events");
+    assert_eq!(events.len(), 2, "{answer}");
+    // Newest first: the refusal, then the change.
+    let record = |e: &serde_json::Value| -> serde_json::Value {
+        serde_json::from_str(e["CloudTrailEvent"].as_str().expect("a record")).expect("JSON")
+    };
+    let (denied, allowed) = (record(&events[0]), record(&events[1]));
+    assert_eq!(denied["errorCode"], "AccessDenied");
+    assert_eq!(denied["requestParameters"]["AutoScalingGroupName"], "db");
+    assert!(allowed.get("errorCode").is_none(), "{allowed}");
+    for (e, r) in events.iter().zip([&denied, &allowed]) {
+        assert_eq!(e["Username"], "ca");
+        assert_eq!(e["AccessKeyId"].as_str(), Some(id.as_str()));
+        assert_eq!(e["EventSource"], "autoscaling.amazonaws.com");
+        assert!(
+            e["EventTime"].is_number(),
+            "epoch seconds, as JSON 1.1 writes times"
+        );
+        assert_eq!(r["userIdentity"]["type"], "IAMUser");
+        assert_eq!(r["sourceIPAddress"], "127.0.0.1");
+    }
+    assert_eq!(events[1]["Resources"][0]["ResourceName"], "nodes");
+    // Reads are not recorded; the root's changes are (its IAM calls, its group's tags).
+    let (_, all) = w.lookup_events(root, serde_json::json!({})).await;
+    let names: Vec<&str> = all["Events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["EventName"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"DescribeAutoScalingGroups"), "{names:?}");
+    assert!(names.contains(&"CreateAccessKey") && names.contains(&"CreateOrUpdateTags"));
+    let secret_shown = all.to_string().contains(&secret);
+    assert!(!secret_shown, "a key's secret is never recorded");
+    // A page at a time.
+    let (_, first) = w
+        .lookup_events(root, serde_json::json!({"MaxResults": 1}))
+        .await;
+    let token = first["NextToken"].as_str().expect("more");
+    let (_, second) = w
+        .lookup_events(
+            root,
+            serde_json::json!({"MaxResults": 1, "NextToken": token}),
+        )
+        .await;
+    assert_eq!(second["Events"][0]["EventId"], all["Events"][1]["EventId"]);
+    // Another account sees none of it; the user sees it only if a policy allows.
+    let other = w.user("elsewhere").await;
+    let (_, theirs) = w.lookup_events(keys(&other), serde_json::json!({})).await;
+    assert_eq!(theirs["Events"], serde_json::json!([]));
+    let (status, answer) = w.lookup_events((&id, &secret), serde_json::json!({})).await;
+    assert_eq!(status, 403, "{answer}");
+}

@@ -40,7 +40,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, protocol: Protocol) -> Http
     let request_id = phantom_rules::ids::uuid();
     let mut operation = String::new();
     let mut user = String::new();
-    let outcome = run(app, &req, protocol, &mut operation, &mut user).await;
+    let outcome = run(app, &req, protocol, &request_id, &mut operation, &mut user).await;
     let mut headers = Vec::new();
     let (status, body, code) = match outcome {
         Ok(result) => {
@@ -84,6 +84,7 @@ async fn run(
     app: &App,
     req: &HttpRequest<'_>,
     protocol: Protocol,
+    request_id: &str,
     operation: &mut String,
     user: &mut String,
 ) -> Result<Option<Document>, ApiError> {
@@ -128,9 +129,31 @@ async fn run(
         phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
         return Err(ApiError::throttling());
     }
-    let input = query::decode_input_of(SERVICE, operation, &params)?;
-    crate::authorize::check(app, &caller, req, &format!("cloudwatch:{operation}"), "*")?;
-    dispatch(app, &caller, operation, input).await
+    let input = query::decode_input_of(SERVICE, operation, &params);
+    let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
+    let outcome = match input {
+        Ok(input) => {
+            match crate::authorize::check(
+                app,
+                &caller,
+                req,
+                &format!("cloudwatch:{operation}"),
+                "*",
+            ) {
+                Ok(()) => dispatch(app, &caller, operation, input).await,
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    let asked = crate::trail::Asked {
+        service: SERVICE.signing_name(),
+        action: operation,
+        params: decoded.as_ref(),
+        request_id,
+    };
+    crate::trail::record(app, req, &caller, &asked, crate::trail::refused(&outcome)).await;
+    outcome
 }
 
 async fn dispatch(

@@ -8,7 +8,7 @@ mod policies;
 mod sts;
 mod users;
 
-use crate::{auth, authorize, App, HttpRequest, HttpResponse};
+use crate::{auth, authorize, trail, App, HttpRequest, HttpResponse};
 use phantom_model::iam::IamUser;
 use phantom_rules::identity::Caller;
 use phantom_wire::query::{self, Document};
@@ -30,7 +30,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, service: Service) -> HttpRe
     let request_id = phantom_rules::ids::uuid();
     let mut operation = String::new();
     let mut user = String::new();
-    let outcome = run(app, &req, service, &mut operation, &mut user).await;
+    let outcome = run(app, &req, service, &request_id, &mut operation, &mut user).await;
     let (status, body, code) = match outcome {
         Ok(result) => (
             200,
@@ -61,6 +61,7 @@ async fn run(
     app: &App,
     req: &HttpRequest<'_>,
     service: Service,
+    request_id: &str,
     operation: &mut String,
     user: &mut String,
 ) -> Result<Option<Document>, ApiError> {
@@ -82,16 +83,26 @@ async fn run(
         phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
         return Err(ApiError::throttling());
     }
-    let input = query::decode_input_of(service, operation, &params)?;
+    let input = query::decode_input_of(service, operation, &params);
+    let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
     let at = Ask {
         app,
         caller: &caller,
         req,
     };
-    match service {
-        Service::Sts => sts::dispatch(&at, operation, input).await,
-        _ => dispatch(&at, operation, input).await,
-    }
+    let outcome = match (input, service) {
+        (Err(e), _) => Err(e),
+        (Ok(input), Service::Sts) => sts::dispatch(&at, operation, input).await,
+        (Ok(input), _) => dispatch(&at, operation, input).await,
+    };
+    let asked = trail::Asked {
+        service: service.signing_name(),
+        action: operation,
+        params: decoded.as_ref(),
+        request_id,
+    };
+    trail::record(app, req, &caller, &asked, crate::trail::refused(&outcome)).await;
+    outcome
 }
 
 /// A request being answered: the api, who asks, and the request (for its policies' keys).

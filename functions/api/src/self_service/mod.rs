@@ -33,7 +33,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
     // Only paths with the prefix are routed here.
     let operation = path.rsplit_once(PREFIX).map_or(path, |(_, op)| op);
     let mut user = String::new();
-    let outcome = run(app, &req, operation, &mut user).await;
+    let outcome = run(app, &req, &request_id, operation, &mut user).await;
     let (status, mut body, code) = match outcome {
         Ok(Json(v)) => (200, v, Cow::Borrowed("")),
         Err(e) => {
@@ -108,7 +108,13 @@ pub struct Json(Value);
 
 pub type Outcome = Result<Json, Failure>;
 
-async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut String) -> Outcome {
+async fn run(
+    app: &App,
+    req: &HttpRequest<'_>,
+    request_id: &str,
+    operation: &str,
+    user: &mut String,
+) -> Outcome {
     let caller = auth::authenticate(
         Service::AutoScaling,
         app.store.as_ref(),
@@ -132,22 +138,45 @@ async fn run(app: &App, req: &HttpRequest<'_>, operation: &str, user: &mut Strin
     if !input.0.is_object() {
         return Err(serialization("The body must be a JSON object.").into());
     }
-    crate::authorize::check(app, &caller, req, &format!("phantom:{operation}"), "*")?;
-    if let Some(outcome) = mine::run(app, &caller, operation, &input).await {
+    let outcome = act(app, req, &caller, operation, &input).await;
+    let asked = crate::trail::Asked {
+        service: "phantom",
+        action: operation,
+        params: Some(&input.0),
+        request_id,
+    };
+    let refused = outcome
+        .as_ref()
+        .err()
+        .map(|f| (f.code.as_ref(), f.message.as_str()));
+    crate::trail::record(app, req, &caller, &asked, refused).await;
+    outcome
+}
+
+/// An operation, once its caller's policies allow it.
+async fn act(
+    app: &App,
+    req: &HttpRequest<'_>,
+    caller: &phantom_rules::identity::Caller,
+    operation: &str,
+    input: &Json,
+) -> Outcome {
+    crate::authorize::check(app, caller, req, &format!("phantom:{operation}"), "*")?;
+    if let Some(outcome) = mine::run(app, caller, operation, input).await {
         return outcome;
     }
-    if let Some(outcome) = hooks::run(app, &caller, operation, &input, req).await {
+    if let Some(outcome) = hooks::run(app, caller, operation, input, req).await {
         return outcome;
     }
-    if let Some(outcome) = alarms::run(app, &caller, operation, &input).await {
+    if let Some(outcome) = alarms::run(app, caller, operation, input).await {
         return outcome;
     }
-    if let Some(outcome) = metric::run(app, &caller, operation, &input).await {
+    if let Some(outcome) = metric::run(app, caller, operation, input).await {
         return outcome;
     }
     if admin::OPERATIONS.contains(&operation) {
-        admin::require(app, &caller, operation).await?;
-        return admin::run(app, &caller, operation, &input).await;
+        admin::require(app, caller, operation).await?;
+        return admin::run(app, caller, operation, input).await;
     }
     Err(ApiError::invalid_action(operation, "phantom/v1").into())
 }

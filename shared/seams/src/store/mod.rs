@@ -25,6 +25,7 @@ use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
 pub use phantom_model::pulse::{Lease as PulseLease, PairView};
 use phantom_model::sync_launch::SyncLaunch;
+use phantom_model::trail::TrailEvent;
 use phantom_model::user::{AccessKey, KeyUse, User};
 
 pub use phantom_model::cloud::{CloudCredentials, CloudRecord};
@@ -165,6 +166,32 @@ pub trait Identities: Send + Sync {
     /// Creates a session's key (`key.session` set; its secret sealed as a key's), kept until a
     /// while after it expires (DynamoDB's TTL): `Exists` if its id is taken.
     async fn create_session(&self, key: &AccessKey) -> StoreResult<()>;
+}
+
+/// A trail event's place in its account's trail: when, then its id (newest last).
+pub fn trail_key(e: &TrailEvent) -> String {
+    format!("{:013}#{}", e.at_ms, e.event_id)
+}
+
+/// What keeps an event in a lookup.
+pub type TrailFilter<'a> = &'a (dyn Fn(&TrailEvent) -> bool + Send + Sync);
+
+/// Each account's audit trail (issue 63), kept `phantom_rules::trail::RETENTION_MS`.
+#[async_trait]
+pub trait Trail: Send + Sync {
+    async fn put_event(&self, account: &str, e: &TrailEvent) -> StoreResult<()>;
+    /// The account's events from `start_ms` to `end_ms` (inclusive), newest first, after
+    /// `cursor` (`trail_key` of the last event of a page before), until `want` pass `keep`:
+    /// them, and the cursor of the next page (None: no more).
+    async fn events(
+        &self,
+        account: &str,
+        start_ms: i64,
+        end_ms: i64,
+        cursor: Option<&str>,
+        want: usize,
+        keep: TrailFilter<'_>,
+    ) -> StoreResult<(Vec<TrailEvent>, Option<String>)>;
 }
 
 /// Users and their access keys, clouds, and each user's credentials per cloud.
@@ -461,8 +488,8 @@ pub trait Watch: Send + Sync {
 /// An alarm's history is kept 30 days, as CloudWatch keeps it.
 pub const ALARM_HISTORY_TTL_SECS: i64 = 30 * 24 * 3600;
 
-pub trait Store: Directory + Identities + LaunchConfigs + Groups + Fleet + Watch {}
-impl<T: Directory + Identities + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
+pub trait Store: Directory + Identities + Trail + LaunchConfigs + Groups + Fleet + Watch {}
+impl<T: Directory + Identities + Trail + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
 
 /// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
 /// infra/check_template.py compares them).

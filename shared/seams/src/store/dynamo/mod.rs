@@ -4,6 +4,7 @@
 //! |-----------------|--------------------|-------------------------------------------|
 //! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
 //! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), account, its IAM user's identity and policies (none: the root's), status, last use |
+//! | `TRAIL#<account>` | `<ms>#<event id>` | an event of the account's audit trail (JSON in `doc`, 90 days) |
 //! | `IAM#<account>` | `USER#<name>`      | an IAM user of the account (keys, inline policies, as JSON in `doc`), its version |
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
 //! | `OWNER#<user>`  | `CRED#<cloud>`     | the user's credentials for a cloud (secret sealed) |
@@ -39,6 +40,7 @@ mod groups;
 mod identities;
 mod item;
 mod launch_configs;
+mod trail;
 mod watch;
 
 use item::*;
@@ -247,7 +249,8 @@ impl DynamoStore {
         query: QueryFluentBuilder,
         mut take: impl FnMut(&[Item]) -> StoreResult<bool>,
     ) -> StoreResult<()> {
-        let mut start: Option<Item> = None;
+        // From where the query says to start, if it says (a page's cursor), else the first.
+        let mut start: Option<Item> = query.get_exclusive_start_key().clone();
         loop {
             let page = query
                 .clone()

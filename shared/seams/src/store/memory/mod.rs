@@ -10,6 +10,7 @@ mod fleet;
 mod groups;
 mod identities;
 mod launch_configs;
+mod trail;
 mod watch;
 
 use super::{
@@ -44,6 +45,8 @@ struct StoredGroup {
 #[derive(Default, Clone)]
 struct State {
     users: BTreeMap<String, User>,
+    /// (account, `trail_key`) -> an event of its trail
+    trail: BTreeMap<Owned, phantom_model::trail::TrailEvent>,
     /// (account, IAM user name) -> the IAM user
     iam_users: BTreeMap<Owned, phantom_model::iam::IamUser>,
     keys: BTreeMap<String, AccessKey>,

@@ -683,6 +683,32 @@ impl Stack {
         self.aws_as("autoscaling", url, key, secret, args)
     }
 
+    /// `aws SERVICE ARGS` at Phantom's endpoint with a session's key, secret and token (STS's).
+    pub fn aws_in_session(
+        &self,
+        service: &str,
+        (key, secret, token): (&str, &str, &str),
+        args: &[&str],
+    ) -> Cli {
+        let args = [
+            &[service],
+            args,
+            &["--endpoint-url", &self.url, "--output", "json"],
+        ]
+        .concat();
+        let set = [
+            ("AWS_ACCESS_KEY_ID", key),
+            ("AWS_SECRET_ACCESS_KEY", secret),
+            ("AWS_SESSION_TOKEN", token),
+            ("AWS_DEFAULT_REGION", REGION),
+            ("AWS_CONFIG_FILE", "/nonexistent"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+            ("AWS_MAX_ATTEMPTS", "1"),
+            ("AWS_PAGER", ""),
+        ];
+        crate::aws_cli::aws(&args, &set, &["AWS_ENDPOINT_URL", "AWS_PROFILE"]).into()
+    }
+
     /// `aws SERVICE ARGS` at `url` with the given keys.
     pub fn aws_as(&self, service: &str, url: &str, key: &str, secret: &str, args: &[&str]) -> Cli {
         let args = [

@@ -34,6 +34,11 @@ impl Params {
         self.0.get(key).map(String::as_str)
     }
 
+    /// Every parameter, by name.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         Self(
             pairs

@@ -122,6 +122,9 @@ pub struct Model {
 pub struct Operation {
     pub input: Option<ShapeRef>,
     pub output: Option<OutputRef>,
+    /// The errors the model documents for it.
+    #[serde(default)]
+    pub errors: Vec<ShapeRef>,
 }
 
 #[derive(Debug, Deserialize)]

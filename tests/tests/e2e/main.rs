@@ -14,6 +14,7 @@ mod console;
 mod faults;
 mod gateway;
 mod hostile;
+mod iam;
 mod lambda;
 mod provisioning;
 mod readme;

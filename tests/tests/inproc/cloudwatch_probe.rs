@@ -43,7 +43,14 @@ const DOCUMENTED: [&str; 10] = [
 
 /// A value of `shape` that the model allows, drawn from `rng`; `now_s` for timestamps.
 fn value(rng: &mut Rng, shape: &str, now_s: i64, depth: usize) -> Value {
-    let cw = Service::CloudWatch;
+    value_of(Service::CloudWatch, rng, shape, now_s, depth)
+}
+
+/// A value of `shape` in `cw`'s model that the model allows (members, lengths, ranges, enums).
+pub fn value_of(cw: Service, rng: &mut Rng, shape: &str, now_s: i64, depth: usize) -> Value {
+    let value = |rng: &mut Rng, shape: &str, now_s: i64, depth: usize| {
+        value_of(cw, rng, shape, now_s, depth)
+    };
     match cw.shape(shape) {
         Shape::Structure { required, .. } => {
             let mut out = Map::new();

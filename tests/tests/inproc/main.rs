@@ -12,6 +12,7 @@ mod cloudwatch_probe;
 mod crashes;
 mod hooks;
 mod iam;
+mod iam_probe;
 mod lambda;
 mod maintenance;
 mod metric_math;

@@ -22,6 +22,9 @@ pub struct Statement {
     pub resources: Vec<String>,
     pub not_resource: bool,
     pub conditions: Vec<Condition>,
+    /// Policy variables (`${aws:username}`) in its resources and condition values are replaced
+    /// by the request's keys: only in a `2012-10-17` policy, as IAM's.
+    pub variables: bool,
 }
 
 /// One operator on one key: `"StringEquals": {"aws:username": ["a", "b"]}`.
@@ -60,10 +63,15 @@ pub fn parse(text: &str) -> Result<Policy, Malformed> {
         }
     }
     let statements = match doc.get("Statement") {
-        Some(Value::Array(list)) => list.iter().map(statement).collect::<Result<_, _>>()?,
+        Some(Value::Array(list)) => list.iter().map(statement).collect::<Result<Vec<_>, _>>()?,
         Some(one @ Value::Object(_)) => vec![statement(one)?],
         _ => return Err("Missing required field Statement.".into()),
     };
+    let variables = doc.get("Version").and_then(Value::as_str) == Some("2012-10-17");
+    let statements = statements
+        .into_iter()
+        .map(|s| Statement { variables, ..s })
+        .collect();
     Ok(Policy { statements })
 }
 
@@ -138,6 +146,8 @@ fn statement(v: &Value) -> Result<Statement, Malformed> {
         resources,
         not_resource,
         conditions,
+        // Set by `parse`, which knows the policy's version.
+        variables: false,
     })
 }
 

@@ -69,13 +69,48 @@ fn applies(s: &Statement, r: &Request<'_>) -> bool {
         .actions
         .iter()
         .any(|p| condition::wildcard(p, r.action, true));
+    let expand = |text: &str| match s.variables {
+        true => expand(text, r.context),
+        false => Some(text.to_string()),
+    };
     let resource = s
         .resources
         .iter()
-        .any(|p| condition::wildcard(p, r.resource, false));
+        .filter_map(|p| expand(p))
+        .any(|p| condition::wildcard(&p, r.resource, false));
     action != s.not_action
         && resource != s.not_resource
-        && s.conditions.iter().all(|c| condition::holds(c, r.context))
+        && s.conditions.iter().all(|c| {
+            let c = document::Condition {
+                values: c.values.iter().filter_map(|v| expand(v)).collect(),
+                ..c.clone()
+            };
+            condition::holds(&c, r.context)
+        })
+}
+
+/// `text` with its policy variables (`${aws:username}`) replaced by the request's values, and
+/// `${*}`, `${?}`, `${$}` by the characters themselves; None when a variable's key is absent or
+/// has several values (IAM then matches nothing with it).
+pub fn expand(text: &str, ctx: &Context) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find('}')?;
+        let key = &after[..end];
+        match key {
+            "*" | "?" | "$" => out.push_str(key),
+            _ => match ctx.get(key) {
+                Some([one]) => out.push_str(one),
+                _ => return None,
+            },
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 #[cfg(test)]

@@ -401,3 +401,61 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn policy_variables_name_the_caller_in_2012_10_17_policies_only() {
+    // IAM's documented example: each user manages their own keys.
+    let own_keys = |version: &str| {
+        policy(&format!(
+            r#"{{"Version":"{version}","Statement":{{"Effect":"Allow","Action":"iam:*AccessKey*",
+                "Resource":"arn:aws:iam::111122223333:user/${{aws:username}}"}}}}"#
+        ))
+    };
+    let alice = Context::default().with("aws:username", &["alice"]);
+    let mine = "arn:aws:iam::111122223333:user/alice";
+    let theirs = "arn:aws:iam::111122223333:user/bob";
+    let now = own_keys("2012-10-17");
+    assert_eq!(
+        on(&[now.clone()], "iam:CreateAccessKey", mine, &alice),
+        Decision::Allow
+    );
+    assert_eq!(
+        on(&[now.clone()], "iam:CreateAccessKey", theirs, &alice),
+        Decision::ImplicitDeny
+    );
+    assert_eq!(
+        on(&[now], "iam:CreateAccessKey", mine, &Context::default()),
+        Decision::ImplicitDeny,
+        "a variable whose key is absent matches nothing"
+    );
+    let old = own_keys("2008-10-17");
+    assert_eq!(
+        on(&[old], "iam:CreateAccessKey", mine, &alice),
+        Decision::ImplicitDeny,
+        "literal"
+    );
+    // In condition values, and the escapes.
+    let tagged = policy(
+        r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:*","Resource":"*",
+            "Condition":{"StringEquals":{"aws:ResourceTag/owner":"${aws:username}"}}}}"#,
+    );
+    let ctx = alice.clone().with("aws:ResourceTag/owner", &["alice"]);
+    assert_eq!(
+        on(
+            &[tagged.clone()],
+            "autoscaling:SetDesiredCapacity",
+            GROUP,
+            &ctx
+        ),
+        Decision::Allow
+    );
+    let ctx = alice.with("aws:ResourceTag/owner", &["bob"]);
+    assert_eq!(
+        on(&[tagged], "autoscaling:SetDesiredCapacity", GROUP, &ctx),
+        Decision::ImplicitDeny
+    );
+    assert_eq!(
+        expand("a${*}b${?}${$}", &Context::default()).as_deref(),
+        Some("a*b?$")
+    );
+}

@@ -416,11 +416,21 @@ fn policy_variables_name_the_caller_in_2012_10_17_policies_only() {
     let theirs = "arn:aws:iam::111122223333:user/bob";
     let now = own_keys("2012-10-17");
     assert_eq!(
-        on(&[now.clone()], "iam:CreateAccessKey", mine, &alice),
+        on(
+            std::slice::from_ref(&now),
+            "iam:CreateAccessKey",
+            mine,
+            &alice
+        ),
         Decision::Allow
     );
     assert_eq!(
-        on(&[now.clone()], "iam:CreateAccessKey", theirs, &alice),
+        on(
+            std::slice::from_ref(&now),
+            "iam:CreateAccessKey",
+            theirs,
+            &alice
+        ),
         Decision::ImplicitDeny
     );
     assert_eq!(
@@ -442,7 +452,7 @@ fn policy_variables_name_the_caller_in_2012_10_17_policies_only() {
     let ctx = alice.clone().with("aws:ResourceTag/owner", &["alice"]);
     assert_eq!(
         on(
-            &[tagged.clone()],
+            std::slice::from_ref(&tagged),
             "autoscaling:SetDesiredCapacity",
             GROUP,
             &ctx

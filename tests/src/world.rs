@@ -440,6 +440,37 @@ impl World {
         aws_sdk_autoscaling::Client::from_conf(config)
     }
 
+    /// Another instance of the api function over the world's seams: its own key cache and
+    /// throttle, as a second Lambda instance has.
+    pub fn api_instance(&self) -> Arc<App> {
+        let app = &self.app;
+        Arc::new(App {
+            store: app.store.clone(),
+            queue: app.queue.clone(),
+            config: app.config.clone(),
+            clock: app.clock.clone(),
+            clouds: app.clouds.clone(),
+            metrics: app.metrics.clone(),
+            metric_period_ms: app.metric_period_ms,
+            publisher: app.publisher.clone(),
+            keys: api::KeyCache::default(),
+            throttle: api::throttle::Throttle::default(),
+            heartbeats: api::throttle::Throttle::new(api::heartbeats::HEARTBEATS),
+            listed: phantom_seams::store::Listed::default(),
+        })
+    }
+
+    /// aws-sdk-autoscaling for `user` reaching the api instance `app` in this process.
+    pub fn sdk_on(&self, app: &Arc<App>, user: &User) -> aws_sdk_autoscaling::Client {
+        let to = InProcess(app.clone());
+        self.sdk_via(
+            "http://phantom.in-process",
+            &user.access_key_id,
+            &user.secret,
+            to,
+        )
+    }
+
     pub fn sdk_with_keys(&self, key: &str, secret: &str) -> aws_sdk_autoscaling::Client {
         let to = InProcess(self.app.clone());
         self.sdk_via("http://phantom.in-process", key, secret, to)

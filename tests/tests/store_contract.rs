@@ -1740,6 +1740,58 @@ async fn trail(s: &dyn Store, u: &str) {
     assert!(page.is_empty());
 }
 
+/// An account's shared request bucket (GCRA): its burst, then its rate, whichever case the
+/// caller guesses first; another account's apart.
+async fn buckets(s: &dyn Store, u: &str) {
+    use phantom_rules::throttle::{take_of, Rate};
+    let rate = Rate {
+        per_sec: 2.0,
+        burst: 5.0,
+    };
+    let one = take_of(rate, 1);
+    let account = format!("{u}flood");
+    for (i, idle) in [true, false, true, false, true].into_iter().enumerate() {
+        assert!(
+            s.take_tokens(&account, "Mutate", one, 0, idle)
+                .await
+                .unwrap(),
+            "token {i}"
+        );
+    }
+    for idle in [true, false] {
+        assert!(!s
+            .take_tokens(&account, "Mutate", one, 0, idle)
+            .await
+            .unwrap());
+    }
+    assert!(s
+        .take_tokens(&format!("{u}calm"), "Mutate", one, 0, false)
+        .await
+        .unwrap());
+    assert!(s
+        .take_tokens(&account, "Describe", one, 0, false)
+        .await
+        .unwrap());
+    // Half a second on, one more; a quiet minute, the burst again (several at once).
+    assert!(s
+        .take_tokens(&account, "Mutate", one, 500_000, false)
+        .await
+        .unwrap());
+    assert!(!s
+        .take_tokens(&account, "Mutate", one, 500_000, true)
+        .await
+        .unwrap());
+    let five = take_of(rate, 5);
+    assert!(s
+        .take_tokens(&account, "Mutate", five, 60_000_000, false)
+        .await
+        .unwrap());
+    assert!(!s
+        .take_tokens(&account, "Mutate", one, 60_000_000, true)
+        .await
+        .unwrap());
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
@@ -1752,6 +1804,7 @@ async fn the_memory_store_keeps_the_contract() {
     watch(&store, "").await;
     identities(&store, "").await;
     trail(&store, "").await;
+    buckets(&store, "").await;
 }
 
 #[tokio::test]
@@ -1780,6 +1833,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     watch(&store, "").await;
     identities(&store, "").await;
     trail(&store, "").await;
+    buckets(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.

@@ -61,16 +61,8 @@ async fn run(
     let caller =
         auth::authenticate(SERVICE, app.store.as_ref(), &app.keys, app.clock.now(), req).await?;
     user.clone_from(&caller.user);
-    let class = phantom_rules::throttle::Class::of(operation);
-    if !app.throttle.admit(
-        &caller.user,
-        caller.limits.as_ref(),
-        class,
-        app.clock.now_ms(),
-    ) {
-        phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
-        return Err(ApiError::throttling());
-    }
+    app.admit(&caller.user, caller.limits.as_ref(), operation)
+        .await?;
     let params = rpc::params_of_json(SERVICE, operation, req.body)?;
     let input = query::decode_input_of(SERVICE, operation, &params)?;
     authorize::check(app, &caller, req, &format!("cloudtrail:{operation}"), "*")?;

@@ -201,19 +201,8 @@ impl App {
         let Some(found) = found else {
             return Err(ApiError::invalid_action(action, version));
         };
-        let class = phantom_rules::throttle::Class::of(action);
-        if !self.throttle.admit(
-            &caller.user,
-            caller.limits.as_ref(),
-            class,
-            self.clock.now_ms(),
-        ) {
-            phantom_metrics::ops::count(
-                phantom_metrics::ops::THROTTLED,
-                &[("class", class.name())],
-            );
-            return Err(ApiError::throttling());
-        }
+        self.admit(&caller.user, caller.limits.as_ref(), action)
+            .await?;
         let input = phantom_wire::query::decode_input(action, &params);
         let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
         let outcome = match input {
@@ -241,6 +230,30 @@ impl App {
     ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
         authorize::autoscaling(self, caller, req, action, input.as_value()).await?;
         (found.run)(self, caller, input).await
+    }
+}
+
+impl App {
+    /// A token of the account's bucket for `action`'s class, shared by every api instance
+    /// (`throttle`): `Throttling` when it is empty, before anything is read or written.
+    pub(crate) async fn admit(
+        &self,
+        account: &str,
+        limits: Option<&phantom_rules::throttle::Limits>,
+        action: &str,
+    ) -> Result<(), ApiError> {
+        let class = phantom_rules::throttle::Class::of(action);
+        let now_ms = self.clock.now_ms();
+        let store = self.store.as_ref();
+        if self
+            .throttle
+            .admit_shared(store, account, limits, class, now_ms)
+            .await
+        {
+            return Ok(());
+        }
+        phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
+        Err(ApiError::throttling())
     }
 }
 

@@ -16,7 +16,6 @@
 use crate::{App, HttpRequest, HttpResponse};
 use phantom_rules::group_metrics;
 use phantom_rules::scrape;
-use phantom_rules::throttle::Class;
 use phantom_wire::ApiError;
 use std::time::Instant;
 
@@ -72,18 +71,9 @@ async fn answer(app: &App, req: &HttpRequest<'_>, who: &mut String) -> Result<St
         return Err(denied());
     }
     who.clone_from(&user.name);
-    if !app.throttle.admit(
-        &user.name,
-        user.limits.as_ref(),
-        Class::Describe,
-        app.clock.now_ms(),
-    ) {
-        phantom_metrics::ops::count(
-            phantom_metrics::ops::THROTTLED,
-            &[("class", Class::Describe.name())],
-        );
-        return Err(ApiError::throttling());
-    }
+    // A scrape is a read: the account's describing bucket.
+    app.admit(&user.name, user.limits.as_ref(), "DescribeMetrics")
+        .await?;
     let every = asks(req.path_and_query, "users=all");
     let operations = asks(req.path_and_query, "scope=operations");
     if (every || operations) && !user.admin {

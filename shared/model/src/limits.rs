@@ -49,7 +49,7 @@ impl Class {
     pub fn of(action: &str) -> Self {
         if action == "PutMetricData" {
             Class::Publish
-        } else if ["Describe", "Get", "List"]
+        } else if ["Describe", "Get", "List", "Lookup"]
             .iter()
             .any(|p| action.starts_with(p))
         {

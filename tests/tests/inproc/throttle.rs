@@ -139,3 +139,50 @@ async fn an_administrator_sets_a_users_own_limits_and_takes_them_back() {
         );
     }
 }
+
+/// 400 DescribeTags through `clients` in turn: how many were admitted.
+async fn flood(clients: &[aws_sdk_autoscaling::Client]) -> usize {
+    let mut admitted = 0;
+    for i in 0..400 {
+        if clients[i % clients.len()]
+            .describe_tags()
+            .send()
+            .await
+            .is_ok()
+        {
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+#[tokio::test]
+async fn a_flood_spread_over_four_api_instances_is_held_to_one_accounts_rate() {
+    let w = World::new().await;
+    let u = w.user("spread").await;
+    let instances: Vec<_> = (0..4).map(|_| w.api_instance()).collect();
+    let clients: Vec<_> = instances.iter().map(|a| w.sdk_on(a, &u)).collect();
+    // The clock stands still: the account's burst, whatever the instances (less what the
+    // other instances hold unused, a lease each).
+    let admitted = flood(&clients).await;
+    let burst = DEFAULT.describe.burst as usize;
+    assert!(
+        (burst - 4 * 4..=burst).contains(&admitted),
+        "{admitted} admitted of 400 over four instances (burst {burst})"
+    );
+    // A second on: a second's rate more, at most.
+    w.clock.advance_ms(1_000);
+    let more = flood(&clients).await;
+    let rate = DEFAULT.describe.per_sec as usize;
+    assert!(
+        (1..=rate).contains(&more),
+        "{more} more in a second (rate {rate})"
+    );
+    // Another account's bucket is its own.
+    let calm = w.user("calm").await;
+    w.sdk_on(&instances[0], &calm)
+        .describe_tags()
+        .send()
+        .await
+        .expect("another account is served");
+}

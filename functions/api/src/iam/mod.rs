@@ -73,16 +73,8 @@ async fn run(
         Some(a) => *operation = a.to_string(),
         None => return Err(ApiError::invalid_action("(none)", service.version())),
     }
-    let class = phantom_rules::throttle::Class::of(operation);
-    if !app.throttle.admit(
-        &caller.user,
-        caller.limits.as_ref(),
-        class,
-        app.clock.now_ms(),
-    ) {
-        phantom_metrics::ops::count(phantom_metrics::ops::THROTTLED, &[("class", class.name())]);
-        return Err(ApiError::throttling());
-    }
+    app.admit(&caller.user, caller.limits.as_ref(), operation)
+        .await?;
     let input = query::decode_input_of(service, operation, &params);
     let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
     let at = Ask {

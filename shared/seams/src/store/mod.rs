@@ -194,6 +194,22 @@ pub trait Trail: Send + Sync {
     ) -> StoreResult<(Vec<TrailEvent>, Option<String>)>;
 }
 
+/// Each account's request buckets, shared by every api instance (`phantom_rules::throttle::gcra`).
+#[async_trait]
+pub trait Buckets: Send + Sync {
+    /// Takes `take` from `account`'s bucket `class` at `now_us`: whether it held them. `idle`
+    /// says the bucket is likely full (its last arrival time known to this instance is past),
+    /// the case the DynamoDB adapter tries first.
+    async fn take_tokens(
+        &self,
+        account: &str,
+        class: &str,
+        take: phantom_rules::throttle::Take,
+        now_us: i64,
+        idle: bool,
+    ) -> StoreResult<bool>;
+}
+
 /// Users and their access keys, clouds, and each user's credentials per cloud.
 #[async_trait]
 pub trait Directory: Send + Sync {
@@ -488,8 +504,14 @@ pub trait Watch: Send + Sync {
 /// An alarm's history is kept 30 days, as CloudWatch keeps it.
 pub const ALARM_HISTORY_TTL_SECS: i64 = 30 * 24 * 3600;
 
-pub trait Store: Directory + Identities + Trail + LaunchConfigs + Groups + Fleet + Watch {}
-impl<T: Directory + Identities + Trail + LaunchConfigs + Groups + Fleet + Watch> Store for T {}
+pub trait Store:
+    Directory + Identities + Trail + Buckets + LaunchConfigs + Groups + Fleet + Watch
+{
+}
+impl<T: Directory + Identities + Trail + Buckets + LaunchConfigs + Groups + Fleet + Watch> Store
+    for T
+{
+}
 
 /// The table's key attributes and its TTL attribute (template.yaml declares the same; the check in
 /// infra/check_template.py compares them).

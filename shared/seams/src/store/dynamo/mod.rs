@@ -4,6 +4,7 @@
 //! |-----------------|--------------------|-------------------------------------------|
 //! | `USERS`         | user name          | a user (account id, access key id, admin, disabled) |
 //! | `KEY#<akid>`    | `KEY`              | an access key: secret (sealed), account, its IAM user's identity and policies (none: the root's), status, last use |
+//! | `BUCKET#<account>` | the class (`Describe`, `Mutate`, `Publish`) | the account's request bucket shared by every api instance: GCRA's next arrival time `tat` (µs; an hour's TTL) |
 //! | `TRAIL#<account>` | `<ms>#<event id>` | an event of the account's audit trail (JSON in `doc`, 90 days) |
 //! | `IAM#<account>` | `USER#<name>`      | an IAM user of the account (keys, inline policies, as JSON in `doc`), its version |
 //! | `CLOUDS`        | cloud name         | a cloud: EC2 endpoint, region, zone       |
@@ -34,6 +35,7 @@
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
 //! items change together), never a read followed by a write.
 
+mod buckets;
 mod directory;
 mod fleet;
 mod groups;

@@ -5,6 +5,7 @@
 //! Every operation counts as one DynamoDB call in `metrics` (a record as one per 100 writes, as
 //! the DynamoDB adapter makes them) and is one step of its `Tripwire`, taken after its writes.
 
+mod buckets;
 mod directory;
 mod fleet;
 mod groups;
@@ -45,6 +46,8 @@ struct StoredGroup {
 #[derive(Default, Clone)]
 struct State {
     users: BTreeMap<String, User>,
+    /// (account, class) -> its shared bucket's next arrival time (µs)
+    buckets: BTreeMap<Owned, i64>,
     /// (account, `trail_key`) -> an event of its trail
     trail: BTreeMap<Owned, phantom_model::trail::TrailEvent>,
     /// (account, IAM user name) -> the IAM user

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
-use phantom_model::iam::{IamKey, IamUser};
+use phantom_model::iam::{IamKey, IamUser, ManagedPolicy, PolicyVersion};
 use phantom_model::trail::{TrailEvent, Who};
 use phantom_model::user::{AccessKey, KeyUse, Session};
 use phantom_rules::activity::{self, Activity};
@@ -18,8 +18,9 @@ use phantom_rules::reconcile::{Lifecycle, Member};
 use phantom_rules::schedule;
 use phantom_rules::spread::{Hold, Holds};
 use phantom_seams::store::{
-    Backoff, Claim, CloudCredentials, CloudRecord, Directory, Lease, MemoryStore, MetricAuth,
-    MetricSource, Page, Record, Store, StoreError, Usage, MAX_LAUNCH_CONFIGS,
+    Backoff, Claim, CloudCredentials, CloudRecord, Directory, IamChange, Lease, MemoryStore,
+    MetricAuth, MetricSource, Page, PolicySave, Record, Store, StoreError, Usage, UserSave,
+    MAX_LAUNCH_CONFIGS,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -1570,6 +1571,7 @@ async fn identities(s: &dyn Store, u: &str) {
         created: "2026-11-29T00:00:00.000Z".into(),
         tags: Vec::new(),
         policies: Default::default(),
+        attached: Default::default(),
         keys: Vec::new(),
         version: 0,
     };
@@ -1657,6 +1659,109 @@ async fn identities(s: &dyn Store, u: &str) {
         Err(StoreError::NotFound)
     );
     assert!(s.iam_users(&account).await.unwrap().is_empty());
+    // A managed policy and a user together, all or nothing.
+    let policy = ManagedPolicy {
+        account: account.clone(),
+        account_id: "123456789012".into(),
+        name: "Scaling".into(),
+        path: "/".into(),
+        policy_id: "ANPAEXAMPLE".into(),
+        description: None,
+        created: "2026-11-29T00:00:00.000Z".into(),
+        updated: "2026-11-29T00:00:00.000Z".into(),
+        versions: vec![PolicyVersion {
+            id: "v1".into(),
+            document: "{}".into(),
+            created: "2026-11-29T00:00:00.000Z".into(),
+        }],
+        default_version: "v1".into(),
+        next_version: 2,
+        users: Vec::new(),
+        tags: Vec::new(),
+        version: 0,
+    };
+    let create = |p| IamChange {
+        users: Vec::new(),
+        policies: vec![PolicySave::Create(p)],
+        limits: None,
+    };
+    s.save_iam(&create(&policy)).await.unwrap();
+    let mut shouting = policy.clone();
+    shouting.name = "SCALING".into();
+    assert_eq!(
+        s.save_iam(&create(&shouting)).await,
+        Err(StoreError::Exists)
+    );
+    s.create_iam_user(&ca).await.unwrap();
+    let user = s.iam_user(&account, "ca").await.unwrap().unwrap();
+    let mut attached = user.clone();
+    attached.attached.insert(policy.arn(), "{}".into());
+    let mut used = policy.clone();
+    used.users.push("CA".into());
+    let stale = ManagedPolicy {
+        version: 7,
+        ..policy.clone()
+    };
+    assert_eq!(
+        s.save_iam(&IamChange {
+            users: vec![UserSave {
+                before: &user,
+                after: &attached,
+                new_key: None
+            }],
+            policies: vec![PolicySave::Update {
+                before: &stale,
+                after: &used
+            }],
+            limits: None,
+        })
+        .await,
+        Err(StoreError::Conflict)
+    );
+    assert_eq!(
+        s.iam_user(&account, "ca").await.unwrap().unwrap(),
+        user,
+        "nothing written of a change refused"
+    );
+    s.save_iam(&IamChange {
+        users: vec![UserSave {
+            before: &user,
+            after: &attached,
+            new_key: None,
+        }],
+        policies: vec![PolicySave::Update {
+            before: &policy,
+            after: &used,
+        }],
+        limits: None,
+    })
+    .await
+    .unwrap();
+    let read = s
+        .managed_policy(&account, "scaling")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (read.users.clone(), read.version),
+        (vec!["CA".to_string()], 1)
+    );
+    assert_eq!(
+        s.managed_policies(&account).await.unwrap(),
+        vec![read.clone()]
+    );
+    s.save_iam(&IamChange {
+        users: Vec::new(),
+        policies: vec![PolicySave::Delete(&read)],
+        limits: None,
+    })
+    .await
+    .unwrap();
+    assert!(s
+        .managed_policy(&account, "Scaling")
+        .await
+        .unwrap()
+        .is_none());
     // A session's key, with its session.
     let session = AccessKey {
         access_key_id: format!("ASIA{u}S1"),

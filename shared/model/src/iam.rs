@@ -19,6 +19,10 @@ pub struct IamUser {
     pub tags: Vec<Tag>,
     /// Inline policies by name, each document as it was put.
     pub policies: BTreeMap<String, String>,
+    /// Managed policies attached, by ARN, each with its default version's document as it was
+    /// when attached or last set (kept in step by the write that changes it).
+    #[serde(default)]
+    pub attached: BTreeMap<String, String>,
     /// At most two (`phantom_rules::iam::identities::KEYS_PER_USER`).
     pub keys: Vec<IamKey>,
     /// Bumped by every write; a write is conditional on the version it read.
@@ -53,13 +57,68 @@ impl IamUser {
             user_id: self.user_id.clone(),
             path: self.path.clone(),
             tags: self.tags.clone(),
-            policies: self.policies.values().cloned().collect(),
+            policies: self
+                .policies
+                .values()
+                .chain(self.attached.values())
+                .cloned()
+                .collect(),
         }
     }
 
     pub fn arn(&self) -> String {
         user_arn(&self.account_id, &self.path, &self.name)
     }
+}
+
+/// A customer managed policy: its versions (at most five), the default one in force, and the
+/// identities it is attached to (each keeps a copy of the default's document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedPolicy {
+    pub account: String,
+    pub account_id: String,
+    pub name: String,
+    pub path: String,
+    /// `ANPA` + 17 characters, as IAM's.
+    pub policy_id: String,
+    pub description: Option<String>,
+    pub created: String,
+    pub updated: String,
+    pub versions: Vec<PolicyVersion>,
+    pub default_version: String,
+    /// The number of the next version made (`v<n>`).
+    pub next_version: u32,
+    /// The IAM users it is attached to, by name.
+    pub users: Vec<String>,
+    pub tags: Vec<Tag>,
+    /// Bumped by every write; a write is conditional on the version it read.
+    pub version: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyVersion {
+    pub id: String,
+    pub document: String,
+    pub created: String,
+}
+
+impl ManagedPolicy {
+    pub fn arn(&self) -> String {
+        policy_arn(&self.account_id, &self.path, &self.name)
+    }
+
+    /// The default version's document.
+    pub fn document(&self) -> Option<&str> {
+        self.versions
+            .iter()
+            .find(|v| v.id == self.default_version)
+            .map(|v| v.document.as_str())
+    }
+}
+
+/// `arn:aws:iam::<account>:policy<path><name>`.
+pub fn policy_arn(account_id: &str, path: &str, name: &str) -> String {
+    format!("arn:aws:iam::{account_id}:policy{path}{name}")
 }
 
 /// `arn:aws:iam::<account>:user<path><name>`.
@@ -283,4 +342,135 @@ pub struct GetCallerIdentityResponse {
     pub user_id: String,
     pub account: String,
     pub arn: String,
+}
+
+// Managed policies' inputs and answers.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreatePolicy {
+    pub policy_name: String,
+    pub path: Option<String>,
+    pub policy_document: String,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+}
+
+/// GetPolicy, DeletePolicy, ListPolicyVersions.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PolicyNamed {
+    pub policy_arn: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListPolicies {
+    pub scope: Option<String>,
+    pub only_attached: Option<bool>,
+    pub path_prefix: Option<String>,
+    pub marker: Option<String>,
+    pub max_items: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreatePolicyVersion {
+    pub policy_arn: String,
+    pub policy_document: String,
+    pub set_as_default: Option<bool>,
+}
+
+/// GetPolicyVersion, DeletePolicyVersion, SetDefaultPolicyVersion.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct VersionNamed {
+    pub policy_arn: String,
+    pub version_id: String,
+}
+
+/// AttachUserPolicy, DetachUserPolicy.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UserAttachment {
+    pub user_name: String,
+    pub policy_arn: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListAttachedUserPolicies {
+    pub user_name: String,
+    pub path_prefix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Policy {
+    pub policy_name: String,
+    pub policy_id: String,
+    pub arn: String,
+    pub path: String,
+    pub default_version_id: String,
+    pub attachment_count: i64,
+    pub permissions_boundary_usage_count: i64,
+    pub is_attachable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub create_date: String,
+    pub update_date: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PolicyResponse {
+    pub policy: Policy,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListPoliciesResponse {
+    pub policies: Vec<Policy>,
+    pub is_truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Version {
+    /// URL-encoded, as IAM answers it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+    pub version_id: String,
+    pub is_default_version: bool,
+    pub create_date: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PolicyVersionResponse {
+    pub policy_version: Version,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListPolicyVersionsResponse {
+    pub versions: Vec<Version>,
+    pub is_truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AttachedPolicy {
+    pub policy_name: String,
+    pub policy_arn: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListAttachedPoliciesResponse {
+    pub attached_policies: Vec<AttachedPolicy>,
+    pub is_truncated: bool,
 }

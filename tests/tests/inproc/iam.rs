@@ -581,3 +581,158 @@ async fn the_trail_records_who_changed_what_and_what_a_policy_refused() {
     let (status, answer) = w.lookup_events((&id, &secret), serde_json::json!({})).await;
     assert_eq!(status, 403, "{answer}");
 }
+
+#[tokio::test]
+async fn a_managed_policys_default_version_is_what_its_users_may_do() {
+    let given = Given::lc("managed").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    let root = keys(&given.u);
+    ok(w, root, "CreateUser", &[("UserName", "ci")]).await;
+    let created = ok(
+        w,
+        root,
+        "CreatePolicy",
+        &[
+            ("PolicyName", "scaling"),
+            ("PolicyDocument", CLUSTER_AUTOSCALER),
+        ],
+    )
+    .await;
+    let arn = element(&created, "Arn").expect("an ARN");
+    assert!(arn.ends_with(":policy/scaling"), "{arn}");
+    assert_eq!(element(&created, "DefaultVersionId").as_deref(), Some("v1"));
+    let key = ok(w, root, "CreateAccessKey", &[("UserName", "ci")]).await;
+    let ci = w.sdk_with_keys(
+        &element(&key, "AccessKeyId").unwrap(),
+        &element(&key, "SecretAccessKey").unwrap(),
+    );
+    let set = || {
+        ci.set_desired_capacity()
+            .auto_scaling_group_name("nodes")
+            .desired_capacity(1)
+            .send()
+    };
+    assert_eq!(
+        failure(set().await).0,
+        "AccessDenied",
+        "nothing attached yet"
+    );
+    ok(
+        w,
+        root,
+        "AttachUserPolicy",
+        &[("UserName", "ci"), ("PolicyArn", &arn)],
+    )
+    .await;
+    set().await.expect("the attached policy allows it");
+    let attached = ok(w, root, "ListAttachedUserPolicies", &[("UserName", "ci")]).await;
+    assert_eq!(
+        element(&attached, "PolicyArn").as_deref(),
+        Some(arn.as_str())
+    );
+    // A new default version that denies: the user's keys carry it at once.
+    let deny = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"autoscaling:SetDesiredCapacity","Resource":"*"}]}"#;
+    let v2 = ok(
+        w,
+        root,
+        "CreatePolicyVersion",
+        &[
+            ("PolicyArn", &arn),
+            ("PolicyDocument", deny),
+            ("SetAsDefault", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(element(&v2, "VersionId").as_deref(), Some("v2"));
+    let (code, message) = failure(set().await);
+    assert_eq!(code, "AccessDenied");
+    assert!(message.contains("with an explicit deny"), "{message}");
+    // Back to v1; the default is not deleted; the policy is not deleted while attached.
+    ok(
+        w,
+        root,
+        "SetDefaultPolicyVersion",
+        &[("PolicyArn", &arn), ("VersionId", "v1")],
+    )
+    .await;
+    set().await.expect("v1 again");
+    let got = ok(
+        w,
+        root,
+        "GetPolicyVersion",
+        &[("PolicyArn", &arn), ("VersionId", "v2")],
+    )
+    .await;
+    assert_eq!(percent_decode(&element(&got, "Document").unwrap()), deny);
+    assert_eq!(
+        refused(
+            w,
+            root,
+            "DeletePolicyVersion",
+            &[("PolicyArn", &arn), ("VersionId", "v1")]
+        )
+        .await
+        .1,
+        "DeleteConflict"
+    );
+    assert_eq!(
+        refused(w, root, "DeletePolicy", &[("PolicyArn", &arn)])
+            .await
+            .1,
+        "DeleteConflict"
+    );
+    assert_eq!(
+        refused(w, root, "DeleteUser", &[("UserName", "ci")])
+            .await
+            .1,
+        "DeleteConflict",
+        "a user with a policy attached"
+    );
+    ok(
+        w,
+        root,
+        "DetachUserPolicy",
+        &[("UserName", "ci"), ("PolicyArn", &arn)],
+    )
+    .await;
+    assert_eq!(failure(set().await).0, "AccessDenied", "detached");
+    ok(
+        w,
+        root,
+        "DeletePolicyVersion",
+        &[("PolicyArn", &arn), ("VersionId", "v2")],
+    )
+    .await;
+    ok(w, root, "DeletePolicy", &[("PolicyArn", &arn)]).await;
+    let (status, code, _) = refused(w, root, "GetPolicy", &[("PolicyArn", &arn)]).await;
+    assert_eq!((status, code.as_str()), (404, "NoSuchEntity"));
+    // Five versions at most.
+    let p = ok(
+        w,
+        root,
+        "CreatePolicy",
+        &[("PolicyName", "many"), ("PolicyDocument", deny)],
+    )
+    .await;
+    let many = element(&p, "Arn").unwrap();
+    for _ in 0..4 {
+        ok(
+            w,
+            root,
+            "CreatePolicyVersion",
+            &[("PolicyArn", &many), ("PolicyDocument", deny)],
+        )
+        .await;
+    }
+    let (status, code, _) = refused(
+        w,
+        root,
+        "CreatePolicyVersion",
+        &[("PolicyArn", &many), ("PolicyDocument", deny)],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (409, "LimitExceeded"));
+    let listed = ok(w, root, "ListPolicies", &[("Scope", "Local")]).await;
+    assert_eq!(element(&listed, "PolicyName").as_deref(), Some("many"));
+}

@@ -8,7 +8,7 @@ use phantom_e2e::world::World;
 use phantom_wire::shapes::{Service, Shape};
 use serde_json::json;
 
-const IAM: [&str; 13] = [
+const IAM: [&str; 25] = [
     "CreateUser",
     "GetUser",
     "ListUsers",
@@ -22,6 +22,18 @@ const IAM: [&str; 13] = [
     "GetUserPolicy",
     "ListUserPolicies",
     "DeleteUserPolicy",
+    "CreatePolicy",
+    "GetPolicy",
+    "ListPolicies",
+    "DeletePolicy",
+    "CreatePolicyVersion",
+    "GetPolicyVersion",
+    "ListPolicyVersions",
+    "DeletePolicyVersion",
+    "SetDefaultPolicyVersion",
+    "AttachUserPolicy",
+    "DetachUserPolicy",
+    "ListAttachedUserPolicies",
 ];
 
 /// The errors any request may get beside its operation's own: the Query protocol's and

@@ -4,6 +4,7 @@
 //! an account; its own key is the account's root; the IAM users it makes act on the account's
 //! groups within their policies (`crate::authorize`).
 
+mod managed;
 mod policies;
 mod sts;
 mod users;
@@ -165,9 +166,25 @@ async fn dispatch(
         "GetUserPolicy" => output(policies::get_user_policy(at, read(input)?).await?),
         "ListUserPolicies" => output(policies::list_user_policies(at, read(input)?).await?),
         "DeleteUserPolicy" => output(policies::delete_user_policy(at, read(input)?).await?),
+        "CreatePolicy" => output(managed::create_policy(at, read(input)?).await?),
+        "GetPolicy" => output(managed::get_policy(at, read(input)?).await?),
+        "ListPolicies" => output(managed::list_policies(at, read(input)?).await?),
+        "DeletePolicy" => output(managed::delete_policy(at, read(input)?).await?),
+        "CreatePolicyVersion" => output(managed::create_policy_version(at, read(input)?).await?),
+        "GetPolicyVersion" => output(managed::get_policy_version(at, read(input)?).await?),
+        "ListPolicyVersions" => output(managed::list_policy_versions(at, read(input)?).await?),
+        "DeletePolicyVersion" => output(managed::delete_policy_version(at, read(input)?).await?),
+        "SetDefaultPolicyVersion" => {
+            output(managed::set_default_policy_version(at, read(input)?).await?)
+        }
+        "AttachUserPolicy" => output(managed::attach_user_policy(at, read(input)?).await?),
+        "DetachUserPolicy" => output(managed::detach_user_policy(at, read(input)?).await?),
+        "ListAttachedUserPolicies" => {
+            output(managed::list_attached_user_policies(at, read(input)?).await?)
+        }
         other => Err(ApiError::invalid_action_because(
             other,
-            "Phantom's IAM keeps users, their access keys and inline policies (docs/security.md)",
+            "Phantom's IAM keeps users, their access keys, inline and managed policies (docs/security.md)",
         )),
     }
 }

@@ -44,6 +44,7 @@ pub async fn create_user(at: &Ask<'_>, r: m::CreateUser) -> Result<m::UserRespon
         created: now(at),
         tags: r.tags,
         policies: Default::default(),
+        attached: Default::default(),
         keys: Vec::new(),
         version: 0,
     };

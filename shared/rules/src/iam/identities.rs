@@ -50,7 +50,53 @@ pub fn delete_conflict(u: &IamUser) -> Option<String> {
     if !u.policies.is_empty() {
         return Some("Cannot delete entity, must delete policies first.".into());
     }
+    if !u.attached.is_empty() {
+        return Some("Cannot delete entity, must detach all policies first.".into());
+    }
     None
+}
+
+/// A managed policy keeps at most five versions, as IAM's.
+pub const MAX_VERSIONS: usize = 5;
+
+/// Managed policies attached to one user, IAM's default quota.
+pub const POLICIES_PER_USER: usize = 10;
+
+/// Identities one managed policy is attached to at most: a new default version rewrites each
+/// one's copy (and its keys') in one transaction, which holds 100 items. IAM sets no such bound.
+pub const ATTACHMENTS: usize = 30;
+
+/// The characters (whitespace not counted) a managed policy's document may hold, IAM's quota.
+pub const MANAGED_POLICY_CHARS: usize = 6144;
+
+/// `ANPA` + 17 characters, the shape of a managed policy's id.
+pub fn new_policy_id() -> String {
+    format!(
+        "ANPA{}",
+        crate::identity::random_from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 17)
+    )
+}
+
+/// IAM's quota on a managed policy's document.
+pub fn check_managed_size(document: &str) -> Result<(), String> {
+    let used = document.chars().filter(|c| !c.is_whitespace()).count();
+    if used > MANAGED_POLICY_CHARS {
+        return Err(format!(
+            "Cannot exceed quota for PolicySize: {MANAGED_POLICY_CHARS}"
+        ));
+    }
+    Ok(())
+}
+
+/// A managed policy's ARN read: the account id, path and name
+/// (`arn:aws:iam::<account>:policy<path><name>`).
+pub fn parse_policy_arn(arn: &str) -> Option<(&str, &str, &str)> {
+    let rest = arn.strip_prefix("arn:aws:iam::")?;
+    let (account, rest) = rest.split_once(':')?;
+    let rest = rest.strip_prefix("policy")?;
+    let slash = rest.rfind('/')?;
+    let (path, name) = (&rest[..=slash], &rest[slash + 1..]);
+    (path.starts_with('/') && !name.is_empty()).then_some((account, path, name))
 }
 
 #[cfg(test)]
@@ -69,5 +115,15 @@ mod tests {
         assert!(check_inline_size(&p).is_ok(), "whitespace is not counted");
         p.insert("b".into(), "y".into());
         assert!(check_inline_size(&p).is_err());
+        assert_eq!(
+            parse_policy_arn("arn:aws:iam::111122223333:policy/ops/scaling"),
+            Some(("111122223333", "/ops/", "scaling"))
+        );
+        assert_eq!(
+            parse_policy_arn("arn:aws:iam::aws:policy/ReadOnlyAccess"),
+            Some(("aws", "/", "ReadOnlyAccess"))
+        );
+        assert_eq!(parse_policy_arn("arn:aws:iam::1:user/x"), None);
+        assert!(new_policy_id().starts_with("ANPA"));
     }
 }

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use phantom_model::activity::{Activity, ScalingActivity};
 use phantom_model::cloudwatch::{AlarmHistoryItem, Datum, MetricId, StoredAlarm};
 use phantom_model::group::Group;
-use phantom_model::iam::IamUser;
+use phantom_model::iam::{IamUser, ManagedPolicy};
 use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
@@ -138,6 +138,31 @@ pub struct Watched {
     pub view: Option<PairView>,
 }
 
+/// One write of an account's IAM users and managed policies, all or nothing.
+pub struct IamChange<'a> {
+    pub users: Vec<UserSave<'a>>,
+    pub policies: Vec<PolicySave<'a>>,
+    /// The account's request limits, which the users' keys carry.
+    pub limits: Option<&'a phantom_model::limits::Limits>,
+}
+
+/// A user as read, as it is to be, and the key to create for it (id, secret).
+pub struct UserSave<'a> {
+    pub before: &'a IamUser,
+    pub after: &'a IamUser,
+    pub new_key: Option<(&'a str, &'a str)>,
+}
+
+pub enum PolicySave<'a> {
+    Create(&'a ManagedPolicy),
+    /// As read, and as it is to be (its version one more).
+    Update {
+        before: &'a ManagedPolicy,
+        after: &'a ManagedPolicy,
+    },
+    Delete(&'a ManagedPolicy),
+}
+
 /// An account's IAM users, with their keys' records, which carry each user's identity and
 /// policies so that a request reads them with its key (issue 63).
 #[async_trait]
@@ -157,7 +182,27 @@ pub trait Identities: Send + Sync {
         after: &IamUser,
         new_key: Option<(&str, &str)>,
         limits: Option<&phantom_model::limits::Limits>,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<()> {
+        self.save_iam(&IamChange {
+            users: vec![UserSave {
+                before,
+                after,
+                new_key,
+            }],
+            policies: Vec::new(),
+            limits,
+        })
+        .await
+    }
+    /// Writes every part of `change` at once, or none: each user as `save_iam_user` writes
+    /// it, each managed policy created, changed or deleted. `Exists` if a created policy's name
+    /// or a new key's id is taken, `NotFound` if a user or policy is gone, `Conflict` if one
+    /// changed since it was read.
+    async fn save_iam(&self, change: &IamChange<'_>) -> StoreResult<()>;
+    async fn managed_policy(&self, account: &str, name: &str)
+        -> StoreResult<Option<ManagedPolicy>>;
+    /// The account's managed policies, by name.
+    async fn managed_policies(&self, account: &str) -> StoreResult<Vec<ManagedPolicy>>;
     /// Deletes `u` (as read, with no keys left): `NotFound` if it is gone, `Conflict` if it
     /// changed since.
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()>;

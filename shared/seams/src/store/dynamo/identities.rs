@@ -3,8 +3,8 @@
 //! and their keys' records, which carry each user's identity and policies.
 
 use super::*;
-use crate::store::Identities;
-use phantom_model::iam::IamUser;
+use crate::store::{IamChange, Identities, PolicySave, UserSave};
+use phantom_model::iam::{IamUser, ManagedPolicy};
 use phantom_model::user::{AccessKey, KeyUse};
 
 const IAM: &str = "IAM#";
@@ -39,76 +39,84 @@ fn identity_json(u: &IamUser) -> AttributeValue {
     s(serde_json::to_string(&u.identity()).expect("an identity serializes"))
 }
 
-#[async_trait]
-impl Identities for DynamoStore {
-    async fn iam_user(&self, account: &str, name: &str) -> StoreResult<Option<IamUser>> {
-        let key = user_key(account, name);
-        self.get(get_s(&key, PARTITION_KEY)?, get_s(&key, SORT_KEY)?)
-            .await?
-            .map(|i| user_from(&i))
-            .transpose()
-    }
+/// What a write's condition failing means, in `save_iam`.
+enum Failed {
+    /// A name or key id to create is taken.
+    Taken,
+    /// The user (account, name) is gone or changed.
+    User(String, String),
+    /// The policy (account, name) is gone or changed.
+    Policy(String, String),
+}
 
-    async fn iam_users(&self, account: &str) -> StoreResult<Vec<IamUser>> {
-        self.query_prefix(
-            &format!("{IAM}{account}"),
-            IAM_USER,
-            None,
-            usize::MAX,
-            |_| true,
-        )
-        .await?
-        .iter()
-        .map(user_from)
-        .collect()
-    }
+const IAM_POLICY: &str = "POLICY#";
 
-    async fn create_iam_user(&self, u: &IamUser) -> StoreResult<()> {
-        let result = self
-            .db
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(user_item(u, 0)))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        conditional(result, StoreError::Exists)
-    }
+fn policy_key(account: &str, name: &str) -> Item {
+    key(
+        format!("{IAM}{account}"),
+        format!("{IAM_POLICY}{}", name.to_lowercase()),
+    )
+}
 
-    async fn save_iam_user(
+fn policy_item(p: &ManagedPolicy, version: u64) -> Item {
+    let mut item = policy_key(&p.account, &p.name);
+    item.insert(
+        "doc".into(),
+        s(serde_json::to_string(p).expect("a policy serializes")),
+    );
+    item.insert("version".into(), n(version as i64));
+    item
+}
+
+fn policy_from(item: &Item) -> StoreResult<ManagedPolicy> {
+    let doc = get_s(item, "doc")?;
+    let mut p: ManagedPolicy =
+        serde_json::from_str(&doc).map_err(|_| corrupt(item, "doc", "a managed policy"))?;
+    p.version = get_n(item, "version")? as u64;
+    Ok(p)
+}
+
+impl DynamoStore {
+    /// A user's writes in `save_iam`: the user, conditional on its version, and its keys.
+    async fn user_writes(
         &self,
-        before: &IamUser,
-        after: &IamUser,
-        new_key: Option<(&str, &str)>,
+        u: &UserSave<'_>,
         limits: Option<&phantom_model::limits::Limits>,
+        writes: &mut Vec<(TransactWriteItem, Failed)>,
     ) -> StoreResult<()> {
-        let mut writes = vec![TransactWriteItem::builder()
-            .put(
-                Put::builder()
-                    .table_name(&self.table)
-                    .set_item(Some(user_item(after, before.version + 1)))
-                    .condition_expression("version = :v")
-                    .expression_attribute_values(":v", n(before.version as i64))
-                    .build()
-                    .map_err(unavailable)?,
-            )
-            .build()];
+        let (before, after) = (u.before, u.after);
+        writes.push((
+            TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(user_item(after, before.version + 1)))
+                        .condition_expression("version = :v")
+                        .expression_attribute_values(":v", n(before.version as i64))
+                        .build()
+                        .map_err(unavailable)?,
+                )
+                .build(),
+            Failed::User(before.account.clone(), before.name.clone()),
+        ));
         for gone in before.keys.iter().filter(|k| {
             !after
                 .keys
                 .iter()
                 .any(|a| a.access_key_id == k.access_key_id)
         }) {
-            writes.push(
+            writes.push((
                 TransactWriteItem::builder()
                     .delete(self.key_delete(&gone.access_key_id)?)
                     .build(),
-            );
+                Failed::Taken,
+            ));
         }
         let limits_value = limits.map(|l| s(serde_json::to_string(l).expect("limits serialize")));
         for k in &after.keys {
             let pk = format!("KEY#{}", k.access_key_id);
-            let write = match new_key {
+            let created = u.new_key.is_some_and(|(id, _)| id == k.access_key_id);
+            let write = match u.new_key {
                 Some((id, secret)) if id == k.access_key_id => {
                     let sealed = self.secrets.seal(&pk, secret).await.map_err(sealing)?;
                     let mut item = key(pk, "KEY".into());
@@ -159,28 +167,147 @@ impl Identities for DynamoStore {
                         .build()
                 }
             };
-            writes.push(write);
+            // A new key's id taken; an old key's record gone with a change to its user.
+            let failed = match created {
+                true => Failed::Taken,
+                false => Failed::User(before.account.clone(), before.name.clone()),
+            };
+            writes.push((write, failed));
         }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Identities for DynamoStore {
+    async fn iam_user(&self, account: &str, name: &str) -> StoreResult<Option<IamUser>> {
+        let key = user_key(account, name);
+        self.get(get_s(&key, PARTITION_KEY)?, get_s(&key, SORT_KEY)?)
+            .await?
+            .map(|i| user_from(&i))
+            .transpose()
+    }
+
+    async fn iam_users(&self, account: &str) -> StoreResult<Vec<IamUser>> {
+        self.query_prefix(
+            &format!("{IAM}{account}"),
+            IAM_USER,
+            None,
+            usize::MAX,
+            |_| true,
+        )
+        .await?
+        .iter()
+        .map(user_from)
+        .collect()
+    }
+
+    async fn create_iam_user(&self, u: &IamUser) -> StoreResult<()> {
+        let result = self
+            .db
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(user_item(u, 0)))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        conditional(result, StoreError::Exists)
+    }
+
+    async fn save_iam(&self, change: &IamChange<'_>) -> StoreResult<()> {
+        // Each write, and what its condition failing means.
+        let mut writes: Vec<(TransactWriteItem, Failed)> = Vec::new();
+        for u in &change.users {
+            self.user_writes(u, change.limits, &mut writes).await?;
+        }
+        for p in &change.policies {
+            let (write, failed) = match p {
+                PolicySave::Create(p) => (
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(policy_item(p, 0)))
+                        .condition_expression("attribute_not_exists(pk)")
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().put(w).build())?,
+                    Failed::Taken,
+                ),
+                PolicySave::Update { before, after } => (
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(policy_item(after, before.version + 1)))
+                        .condition_expression("version = :v")
+                        .expression_attribute_values(":v", n(before.version as i64))
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().put(w).build())?,
+                    Failed::Policy(before.account.clone(), before.name.clone()),
+                ),
+                PolicySave::Delete(p) => (
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(policy_key(&p.account, &p.name)))
+                        .condition_expression("version = :v")
+                        .expression_attribute_values(":v", n(p.version as i64))
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().delete(w).build())?,
+                    Failed::Policy(p.account.clone(), p.name.clone()),
+                ),
+            };
+            writes.push((write, failed));
+        }
+        let (items, meanings): (Vec<_>, Vec<_>) = writes.into_iter().unzip();
         let result = self
             .db
             .transact_write_items()
-            .set_transact_items(Some(writes))
+            .set_transact_items(Some(items))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => match cancelled_conditions(&e) {
-                Some(failed) if failed.first() == Some(&true) => {
-                    match self.iam_user(&before.account, &before.name).await? {
-                        None => Err(StoreError::NotFound),
-                        Some(_) => Err(StoreError::Conflict),
-                    }
-                }
-                // The user as read, and a key's condition failed: the new id is taken.
-                Some(failed) if failed.iter().any(|f| *f) => Err(StoreError::Exists),
-                _ => Err(unavailable(e)),
+        let Err(e) = result else { return Ok(()) };
+        let Some(failed) = cancelled_conditions(&e) else {
+            return Err(unavailable(e));
+        };
+        let Some(at) = failed.iter().position(|f| *f) else {
+            return Err(unavailable(e));
+        };
+        match &meanings[at] {
+            Failed::Taken => Err(StoreError::Exists),
+            Failed::User(account, name) => match self.iam_user(account, name).await? {
+                None => Err(StoreError::NotFound),
+                Some(_) => Err(StoreError::Conflict),
+            },
+            Failed::Policy(account, name) => match self.managed_policy(account, name).await? {
+                None => Err(StoreError::NotFound),
+                Some(_) => Err(StoreError::Conflict),
             },
         }
+    }
+
+    async fn managed_policy(
+        &self,
+        account: &str,
+        name: &str,
+    ) -> StoreResult<Option<ManagedPolicy>> {
+        let key = policy_key(account, name);
+        self.get(get_s(&key, PARTITION_KEY)?, get_s(&key, SORT_KEY)?)
+            .await?
+            .map(|i| policy_from(&i))
+            .transpose()
+    }
+
+    async fn managed_policies(&self, account: &str) -> StoreResult<Vec<ManagedPolicy>> {
+        self.query_prefix(
+            &format!("{IAM}{account}"),
+            IAM_POLICY,
+            None,
+            usize::MAX,
+            |_| true,
+        )
+        .await?
+        .iter()
+        .map(policy_from)
+        .collect()
     }
 
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()> {

@@ -2,8 +2,8 @@
 //! whatever its case, as IAM's: it is kept under its name in lower case.
 
 use super::*;
-use crate::store::Identities;
-use phantom_model::iam::IamUser;
+use crate::store::{IamChange, Identities, PolicySave};
+use phantom_model::iam::{IamUser, ManagedPolicy};
 use phantom_model::user::KeyUse;
 
 #[async_trait]
@@ -45,74 +45,42 @@ impl Identities for MemoryStore {
         self.done(out).await
     }
 
-    async fn save_iam_user(
-        &self,
-        before: &IamUser,
-        after: &IamUser,
-        new_key: Option<(&str, &str)>,
-        limits: Option<&phantom_model::limits::Limits>,
-    ) -> StoreResult<()> {
+    async fn save_iam(&self, change: &IamChange<'_>) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
-            let id = (before.account.clone(), before.name.to_lowercase());
-            match st.iam_users.get(&id) {
-                None => Err(StoreError::NotFound),
-                Some(stored) if stored.version != before.version => Err(StoreError::Conflict),
-                Some(_) if new_key.is_some_and(|(k, _)| st.keys.contains_key(k)) => {
-                    Err(StoreError::Exists)
-                }
-                Some(_)
-                    if after.keys.iter().any(|k| {
-                        !st.keys.contains_key(&k.access_key_id)
-                            && new_key.is_none_or(|(id, _)| id != k.access_key_id)
-                    }) =>
-                {
-                    Err(StoreError::Corrupt(format!(
-                        "IAM user {}/{}: a key without its record",
-                        before.account, before.name
-                    )))
-                }
-                Some(_) => {
-                    let mut saved = after.clone();
-                    saved.version = before.version + 1;
-                    for gone in before.keys.iter().filter(|k| {
-                        !after
-                            .keys
-                            .iter()
-                            .any(|a| a.access_key_id == k.access_key_id)
-                    }) {
-                        st.keys.remove(&gone.access_key_id);
-                    }
-                    for k in &after.keys {
-                        let secret = match new_key {
-                            Some((id, secret)) if id == k.access_key_id => secret.to_string(),
-                            _ => st.keys[&k.access_key_id].secret.clone(),
-                        };
-                        let last_used = st
-                            .keys
-                            .get(&k.access_key_id)
-                            .and_then(|old| old.last_used.clone());
-                        st.keys.insert(
-                            k.access_key_id.clone(),
-                            AccessKey {
-                                access_key_id: k.access_key_id.clone(),
-                                secret,
-                                user: saved.account.clone(),
-                                account_id: saved.account_id.clone(),
-                                limits: limits.copied(),
-                                identity: Some(saved.identity()),
-                                active: k.active,
-                                last_used,
-                                session: None,
-                            },
-                        );
-                    }
-                    st.iam_users.insert(id, saved);
+            match check(&st, change) {
+                Err(e) => Err(e),
+                Ok(()) => {
+                    apply(&mut st, change);
                     Ok(())
                 }
             }
         };
         self.done(out).await
+    }
+
+    async fn managed_policy(
+        &self,
+        account: &str,
+        name: &str,
+    ) -> StoreResult<Option<ManagedPolicy>> {
+        let out = self
+            .state(1)
+            .policies
+            .get(&(account.to_string(), name.to_lowercase()))
+            .cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn managed_policies(&self, account: &str) -> StoreResult<Vec<ManagedPolicy>> {
+        let out = self
+            .state(1)
+            .policies
+            .iter()
+            .filter(|((a, _), _)| a == account)
+            .map(|(_, p)| p.clone())
+            .collect();
+        self.done(Ok(out)).await
     }
 
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()> {
@@ -151,5 +119,110 @@ impl Identities for MemoryStore {
             }
         };
         self.done(out).await
+    }
+}
+
+fn user_id(u: &IamUser) -> Owned {
+    (u.account.clone(), u.name.to_lowercase())
+}
+
+fn policy_id(p: &ManagedPolicy) -> Owned {
+    (p.account.clone(), p.name.to_lowercase())
+}
+
+/// Whether every part of `change` may be written: as `Identities::save_iam` refuses.
+fn check(st: &State, change: &IamChange<'_>) -> StoreResult<()> {
+    for u in &change.users {
+        match st.iam_users.get(&user_id(u.before)) {
+            None => return Err(StoreError::NotFound),
+            Some(stored) if stored.version != u.before.version => return Err(StoreError::Conflict),
+            Some(_) => {}
+        }
+        if u.new_key.is_some_and(|(k, _)| st.keys.contains_key(k)) {
+            return Err(StoreError::Exists);
+        }
+        let orphan = u.after.keys.iter().any(|k| {
+            !st.keys.contains_key(&k.access_key_id)
+                && u.new_key.is_none_or(|(id, _)| id != k.access_key_id)
+        });
+        if orphan {
+            return Err(StoreError::Corrupt(format!(
+                "IAM user {}/{}: a key without its record",
+                u.before.account, u.before.name
+            )));
+        }
+    }
+    for p in &change.policies {
+        let (read, exists) = match p {
+            PolicySave::Create(p) => {
+                if st.policies.contains_key(&policy_id(p)) {
+                    return Err(StoreError::Exists);
+                }
+                continue;
+            }
+            PolicySave::Update { before, .. } => (before, st.policies.get(&policy_id(before))),
+            PolicySave::Delete(p) => (p, st.policies.get(&policy_id(p))),
+        };
+        match exists {
+            None => return Err(StoreError::NotFound),
+            Some(stored) if stored.version != read.version => return Err(StoreError::Conflict),
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn apply(st: &mut State, change: &IamChange<'_>) {
+    for u in &change.users {
+        let mut saved = u.after.clone();
+        saved.version = u.before.version + 1;
+        for gone in u.before.keys.iter().filter(|k| {
+            !u.after
+                .keys
+                .iter()
+                .any(|a| a.access_key_id == k.access_key_id)
+        }) {
+            st.keys.remove(&gone.access_key_id);
+        }
+        for k in &u.after.keys {
+            let (secret, last_used) = match (u.new_key, st.keys.get(&k.access_key_id)) {
+                (Some((id, secret)), _) if id == k.access_key_id => (secret.to_string(), None),
+                (_, Some(old)) => (old.secret.clone(), old.last_used.clone()),
+                // `check` found every other key's record.
+                (_, None) => continue,
+            };
+            st.keys.insert(
+                k.access_key_id.clone(),
+                AccessKey {
+                    access_key_id: k.access_key_id.clone(),
+                    secret,
+                    user: saved.account.clone(),
+                    account_id: saved.account_id.clone(),
+                    limits: change.limits.copied(),
+                    identity: Some(saved.identity()),
+                    active: k.active,
+                    last_used,
+                    session: None,
+                },
+            );
+        }
+        st.iam_users.insert(user_id(&saved), saved);
+    }
+    for p in &change.policies {
+        match p {
+            PolicySave::Create(p) => {
+                let mut saved = (*p).clone();
+                saved.version = 0;
+                st.policies.insert(policy_id(p), saved);
+            }
+            PolicySave::Update { before, after } => {
+                let mut saved = (*after).clone();
+                saved.version = before.version + 1;
+                st.policies.insert(policy_id(before), saved);
+            }
+            PolicySave::Delete(p) => {
+                st.policies.remove(&policy_id(p));
+            }
+        }
     }
 }

@@ -50,6 +50,8 @@ struct State {
     buckets: BTreeMap<Owned, i64>,
     /// (account, `trail_key`) -> an event of its trail
     trail: BTreeMap<Owned, phantom_model::trail::TrailEvent>,
+    /// (account, managed policy name in lower case) -> the policy
+    policies: BTreeMap<Owned, phantom_model::iam::ManagedPolicy>,
     /// (account, IAM user name) -> the IAM user
     iam_users: BTreeMap<Owned, phantom_model::iam::IamUser>,
     keys: BTreeMap<String, AccessKey>,

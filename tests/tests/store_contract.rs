@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use phantom_e2e::fixtures::{group, with_tags};
 use phantom_e2e::moto::{sdk_for, DynamoDbLocal, Moto};
 use phantom_model::group::LaunchTemplateSpecification;
-use phantom_model::iam::{IamKey, IamUser, ManagedPolicy, PolicyVersion};
+use phantom_model::iam::{IamKey, IamRole, IamUser, ManagedPolicy, PolicyVersion};
 use phantom_model::trail::{TrailEvent, Who};
 use phantom_model::user::{AccessKey, KeyUse, Session};
 use phantom_rules::activity::{self, Activity};
@@ -19,8 +19,8 @@ use phantom_rules::schedule;
 use phantom_rules::spread::{Hold, Holds};
 use phantom_seams::store::{
     Backoff, Claim, CloudCredentials, CloudRecord, Directory, IamChange, Lease, MemoryStore,
-    MetricAuth, MetricSource, Page, PolicySave, Record, Store, StoreError, Usage, UserSave,
-    MAX_LAUNCH_CONFIGS,
+    MetricAuth, MetricSource, Page, PolicySave, Record, RoleSave, Store, StoreError, Usage,
+    UserSave, MAX_LAUNCH_CONFIGS,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -1677,12 +1677,14 @@ async fn identities(s: &dyn Store, u: &str) {
         default_version: "v1".into(),
         next_version: 2,
         users: Vec::new(),
+        roles: Vec::new(),
         tags: Vec::new(),
         version: 0,
     };
     let create = |p| IamChange {
         users: Vec::new(),
         policies: vec![PolicySave::Create(p)],
+        roles: Vec::new(),
         limits: None,
     };
     s.save_iam(&create(&policy)).await.unwrap();
@@ -1713,6 +1715,7 @@ async fn identities(s: &dyn Store, u: &str) {
                 before: &stale,
                 after: &used
             }],
+            roles: Vec::new(),
             limits: None,
         })
         .await,
@@ -1733,6 +1736,7 @@ async fn identities(s: &dyn Store, u: &str) {
             before: &policy,
             after: &used,
         }],
+        roles: Vec::new(),
         limits: None,
     })
     .await
@@ -1753,6 +1757,7 @@ async fn identities(s: &dyn Store, u: &str) {
     s.save_iam(&IamChange {
         users: Vec::new(),
         policies: vec![PolicySave::Delete(&read)],
+        roles: Vec::new(),
         limits: None,
     })
     .await
@@ -1762,6 +1767,55 @@ async fn identities(s: &dyn Store, u: &str) {
         .await
         .unwrap()
         .is_none());
+    // A role: created once whatever its name's case, changed as read, deleted.
+    let role = IamRole {
+        account: account.clone(),
+        account_id: "123456789012".into(),
+        name: "Deployer".into(),
+        path: "/".into(),
+        role_id: "AROAEXAMPLE".into(),
+        created: "2026-11-29T00:00:00.000Z".into(),
+        description: None,
+        trust_policy: "{}".into(),
+        max_session_secs: 3600,
+        tags: Vec::new(),
+        policies: Default::default(),
+        attached: Default::default(),
+        version: 0,
+    };
+    s.save_iam(&roles(vec![RoleSave::Create(&role)]))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.save_iam(&roles(vec![RoleSave::Create(&role)])).await,
+        Err(StoreError::Exists)
+    );
+    let mut changed = role.clone();
+    changed.trust_policy = "{\"Statement\":[]}".into();
+    s.save_iam(&roles(vec![RoleSave::Update {
+        before: &role,
+        after: &changed,
+    }]))
+    .await
+    .unwrap();
+    assert_eq!(
+        s.save_iam(&roles(vec![RoleSave::Update {
+            before: &role,
+            after: &changed,
+        }]))
+        .await,
+        Err(StoreError::Conflict)
+    );
+    let read = s.iam_role(&account, "deployer").await.unwrap().unwrap();
+    assert_eq!(
+        (read.trust_policy.as_str(), read.version),
+        ("{\"Statement\":[]}", 1)
+    );
+    assert_eq!(s.iam_roles(&account).await.unwrap(), vec![read.clone()]);
+    s.save_iam(&roles(vec![RoleSave::Delete(&read)]))
+        .await
+        .unwrap();
+    assert!(s.iam_role(&account, "Deployer").await.unwrap().is_none());
     // A session's key, with its session.
     let session = AccessKey {
         access_key_id: format!("ASIA{u}S1"),
@@ -1776,6 +1830,7 @@ async fn identities(s: &dyn Store, u: &str) {
             token_sha256: "ab".repeat(32),
             expires_ms: 1_800_000_000_000,
             parent: format!("PKIA{account}"),
+            role: None,
         }),
     };
     s.create_session(&session).await.unwrap();
@@ -1785,6 +1840,16 @@ async fn identities(s: &dyn Store, u: &str) {
         read.map(|k| (k.secret, k.session)),
         Some((session.secret.clone(), session.session.clone()))
     );
+}
+
+/// A change of roles alone.
+fn roles(r: Vec<RoleSave<'_>>) -> IamChange<'_> {
+    IamChange {
+        users: Vec::new(),
+        policies: Vec::new(),
+        roles: r,
+        limits: None,
+    }
 }
 
 /// The audit trail: an account's events newest first within a time range, a page at a time,

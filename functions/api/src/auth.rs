@@ -137,6 +137,17 @@ pub async fn authenticate(
         sessions::Refused::Invalid => ApiError::invalid_client_token_id(),
         sessions::Refused::Expired => ApiError::expired_token(),
     })?;
+    // A role's session acts as the role (its record carries it).
+    if let Some(role) = session.role.clone() {
+        return Ok(Caller {
+            user: key.user,
+            account_id: key.account_id,
+            limits: key.limits,
+            identity: Some(role),
+            access_key_id: Some(key.access_key_id),
+            session: Some(session),
+        });
+    }
     // A session acts as the key it was issued to, as that key is now: its policies as they
     // are, and nothing once it is Inactive or deleted.
     let parent = cache.lookup(store, &session.parent, now_ms).await?;

@@ -32,6 +32,49 @@ fn asking<'a>(app: &App, caller: &'a Caller, req: &HttpRequest<'_>) -> Option<As
     Some(Asking { identity, base })
 }
 
+/// The request's condition keys and `extra` beside them (for a root: those alone).
+pub fn context(
+    app: &App,
+    caller: &Caller,
+    req: &HttpRequest<'_>,
+    extra: &[(&str, &str)],
+) -> Context {
+    let mut ctx = asking(app, caller, req).map_or_else(Context::default, |a| a.base);
+    ctx.set("aws:PrincipalArn", vec![principal_arn(caller)]);
+    for (k, v) in extra {
+        ctx.set(k, vec![v.to_string()]);
+    }
+    ctx
+}
+
+/// The ARN a policy names the caller by: a role's session by its role's.
+fn principal_arn(caller: &Caller) -> String {
+    let identity = caller.identity.as_ref();
+    identity
+        .and_then(|i| i.role_arn(&caller.account_id))
+        .unwrap_or_else(|| principal::arn(&caller.account_id, identity))
+}
+
+/// What the caller's own policies say of `action` on `resource` with `ctx` (a root: Allow).
+pub fn decision(caller: &Caller, action: &str, resource: &str, ctx: &Context) -> iam::Decision {
+    let Some(identity) = caller.identity.as_ref() else {
+        return iam::Decision::Allow;
+    };
+    let policies = principal::policies_of(identity);
+    let session = principal::session_policies_of(identity);
+    let resources = [(resource.to_string(), ctx.clone())];
+    match principal::first_refused(&policies, session.as_deref(), action, &resources) {
+        None => iam::Decision::Allow,
+        Some((_, d)) => d,
+    }
+}
+
+/// AWS's refusal of `action` on `resource` for the caller.
+pub fn refusal(caller: &Caller, action: &str, resource: &str, d: iam::Decision) -> ApiError {
+    let who = principal::arn(&caller.account_id, caller.identity.as_ref());
+    ApiError::access_denied(principal::refusal(&who, action, resource, d))
+}
+
 /// Refuses `action` (`iam:CreateUser`, `phantom:PutCloudCredentials`, ...) on `resource` unless
 /// the caller's policies allow it.
 pub fn check(
@@ -111,7 +154,8 @@ fn decide(
     resources: &[(String, Context)],
 ) -> Result<(), ApiError> {
     let policies = principal::policies_of(a.identity);
-    match principal::first_refused(&policies, action, resources) {
+    let session = principal::session_policies_of(a.identity);
+    match principal::first_refused(&policies, session.as_deref(), action, resources) {
         None => Ok(()),
         Some((resource, decision)) => {
             let who = principal::arn(&caller.account_id, Some(a.identity));

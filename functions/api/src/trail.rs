@@ -70,17 +70,20 @@ pub async fn record(
 
 fn who(c: &Caller) -> Who {
     let identity = c.identity.as_ref();
+    let role_session = identity.and_then(|i| i.role_session.clone());
     Who {
-        kind: match identity {
-            Some(_) => "IAMUser",
-            None => "Root",
+        kind: match (identity, &role_session) {
+            (None, _) => "Root",
+            (Some(_), Some(_)) => "AssumedRole",
+            (Some(_), None) => "IAMUser",
         }
         .into(),
-        principal_id: identity.map_or_else(|| c.account_id.clone(), |i| i.user_id.clone()),
+        principal_id: principal::principal_id(&c.account_id, identity),
         arn: principal::arn(&c.account_id, identity),
         account_id: c.account_id.clone(),
         access_key_id: c.access_key_id.clone(),
-        user_name: identity.map(|i| i.name.clone()),
+        // A role's session is known by its session name, as CloudTrail's Username says.
+        user_name: role_session.or_else(|| identity.map(|i| i.name.clone())),
         in_session: c.session.is_some(),
     }
 }

@@ -38,15 +38,80 @@ pub struct IamKey {
 }
 
 /// What a key's record carries of the IAM user it belongs to, so that a request's policies are
-/// read with its key (no second store round trip).
+/// read with its key (no second store round trip); or, for a role's session, of the role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
     pub name: String,
+    /// The user's id, or the role's.
     pub user_id: String,
     pub path: String,
     pub tags: Vec<Tag>,
-    /// The user's policy documents, as put.
+    /// The user's (or role's) policy documents, as put.
     pub policies: Vec<String>,
+    /// A role's session: its name (the identity is then the role's).
+    #[serde(default)]
+    pub role_session: Option<String>,
+    /// A session policy (AssumeRole's `Policy`): the session may do only what it allows too.
+    #[serde(default)]
+    pub session_policies: Vec<String>,
+}
+
+impl Identity {
+    /// The role's ARN, for a role's session.
+    pub fn role_arn(&self, account_id: &str) -> Option<String> {
+        self.role_session
+            .as_ref()
+            .map(|_| role_arn(account_id, &self.path, &self.name))
+    }
+}
+
+/// A role: who may assume it (its trust policy), and what its sessions may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IamRole {
+    pub account: String,
+    pub account_id: String,
+    pub name: String,
+    pub path: String,
+    /// `AROA` + 17 characters, as IAM's.
+    pub role_id: String,
+    pub created: String,
+    pub description: Option<String>,
+    pub trust_policy: String,
+    /// How long its sessions may last (seconds, 3,600 to 43,200).
+    pub max_session_secs: i64,
+    pub tags: Vec<Tag>,
+    pub policies: BTreeMap<String, String>,
+    pub attached: BTreeMap<String, String>,
+    pub version: u64,
+}
+
+impl IamRole {
+    pub fn arn(&self) -> String {
+        role_arn(&self.account_id, &self.path, &self.name)
+    }
+
+    /// The identity a session of it acts as.
+    pub fn identity(&self, session: &str, session_policies: Vec<String>) -> Identity {
+        Identity {
+            name: self.name.clone(),
+            user_id: self.role_id.clone(),
+            path: self.path.clone(),
+            tags: self.tags.clone(),
+            policies: self
+                .policies
+                .values()
+                .chain(self.attached.values())
+                .cloned()
+                .collect(),
+            role_session: Some(session.to_string()),
+            session_policies,
+        }
+    }
+}
+
+/// `arn:aws:iam::<account>:role<path><name>`.
+pub fn role_arn(account_id: &str, path: &str, name: &str) -> String {
+    format!("arn:aws:iam::{account_id}:role{path}{name}")
 }
 
 impl IamUser {
@@ -63,6 +128,8 @@ impl IamUser {
                 .chain(self.attached.values())
                 .cloned()
                 .collect(),
+            role_session: None,
+            session_policies: Vec::new(),
         }
     }
 
@@ -90,6 +157,9 @@ pub struct ManagedPolicy {
     pub next_version: u32,
     /// The IAM users it is attached to, by name.
     pub users: Vec<String>,
+    /// The roles it is attached to, by name.
+    #[serde(default)]
+    pub roles: Vec<String>,
     pub tags: Vec<Tag>,
     /// Bumped by every write; a write is conditional on the version it read.
     pub version: u64,
@@ -473,4 +543,145 @@ pub struct AttachedPolicy {
 pub struct ListAttachedPoliciesResponse {
     pub attached_policies: Vec<AttachedPolicy>,
     pub is_truncated: bool,
+}
+
+// Roles' inputs and answers.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateRole {
+    pub role_name: String,
+    pub path: Option<String>,
+    pub assume_role_policy_document: String,
+    pub description: Option<String>,
+    pub max_session_duration: Option<i64>,
+    pub permissions_boundary: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+}
+
+/// GetRole, DeleteRole.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RoleNamed {
+    pub role_name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListRoles {
+    pub path_prefix: Option<String>,
+    pub marker: Option<String>,
+    pub max_items: Option<i64>,
+}
+
+/// UpdateAssumeRolePolicy.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UpdateAssumeRolePolicy {
+    pub role_name: String,
+    pub policy_document: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutRolePolicy {
+    pub role_name: String,
+    pub policy_name: String,
+    pub policy_document: String,
+}
+
+/// GetRolePolicy, DeleteRolePolicy.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RolePolicy {
+    pub role_name: String,
+    pub policy_name: String,
+}
+
+/// AttachRolePolicy, DetachRolePolicy.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RoleAttachment {
+    pub role_name: String,
+    pub policy_arn: String,
+}
+
+/// ListRolePolicies, ListAttachedRolePolicies.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RolePolicies {
+    pub role_name: String,
+    pub path_prefix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Role {
+    pub path: String,
+    pub role_name: String,
+    pub role_id: String,
+    pub arn: String,
+    pub create_date: String,
+    /// URL-encoded, as IAM answers it.
+    pub assume_role_policy_document: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub max_session_duration: i64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RoleResponse {
+    pub role: Role,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListRolesResponse {
+    pub roles: Vec<Role>,
+    pub is_truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetRolePolicyResponse {
+    pub role_name: String,
+    pub policy_name: String,
+    /// URL-encoded, as IAM answers it.
+    pub policy_document: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AssumeRole {
+    pub role_arn: String,
+    pub role_session_name: String,
+    #[serde(default)]
+    pub policy_arns: Vec<serde_json::Value>,
+    pub policy: Option<String>,
+    pub duration_seconds: Option<i64>,
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+    pub external_id: Option<String>,
+    pub serial_number: Option<String>,
+    pub token_code: Option<String>,
+    pub source_identity: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AssumedRoleUser {
+    pub assumed_role_id: String,
+    pub arn: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AssumeRoleResponse {
+    pub credentials: Credentials,
+    pub assumed_role_user: AssumedRoleUser,
+    pub packed_policy_size: i64,
 }

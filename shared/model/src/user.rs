@@ -46,8 +46,13 @@ pub struct Session {
     pub token_sha256: String,
     /// When it expires (Unix ms).
     pub expires_ms: i64,
-    /// The long-term key it was issued to, whose identity and policies it acts with.
+    /// The key it was issued to: GetSessionToken's session acts with that key's identity and
+    /// policies; AssumeRole's records who assumed the role.
     pub parent: String,
+    /// AssumeRole's session: the role it acts as (its policies as they were when it began,
+    /// and the session policy).
+    #[serde(default)]
+    pub role: Option<Identity>,
 }
 
 /// A key's last use, as GetAccessKeyLastUsed answers it.

@@ -138,6 +138,9 @@ impl ApiError {
     pub fn access_denied(message: impl Into<String>) -> Self {
         Self::new("AccessDenied", 403, message)
     }
+    pub fn packed_policy_too_large(message: impl Into<String>) -> Self {
+        Self::new("PackedPolicyTooLarge", 400, message)
+    }
     /// A session token that is past its expiry (STS's words).
     pub fn expired_token() -> Self {
         Self::new(

@@ -736,3 +736,183 @@ async fn a_managed_policys_default_version_is_what_its_users_may_do() {
     let listed = ok(w, root, "ListPolicies", &[("Scope", "Local")]).await;
     assert_eq!(element(&listed, "PolicyName").as_deref(), Some("many"));
 }
+
+#[tokio::test]
+async fn a_role_is_assumed_as_its_trust_policy_says_and_a_session_policy_only_narrows() {
+    let given = Given::lc("roles").await;
+    let w = &given.w;
+    group(&given, "nodes", true).await;
+    group(&given, "db", false).await;
+    let root = keys(&given.u);
+    let who = ok_sts(w, root, "GetCallerIdentity", &[]).await;
+    let account = element(&who, "Account").expect("an account");
+    let trust = format!(
+        r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:root"}},"Action":"sts:AssumeRole"}}}}"#
+    );
+    let created = ok(
+        w,
+        root,
+        "CreateRole",
+        &[
+            ("RoleName", "deployer"),
+            ("AssumeRolePolicyDocument", &trust),
+        ],
+    )
+    .await;
+    let role_arn = element(&created, "Arn").expect("an ARN");
+    assert_eq!(role_arn, format!("arn:aws:iam::{account}:role/deployer"));
+    let scale_any = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":["autoscaling:SetDesiredCapacity","autoscaling:Describe*"],"Resource":"*"}}"#;
+    ok(
+        w,
+        root,
+        "PutRolePolicy",
+        &[
+            ("RoleName", "deployer"),
+            ("PolicyName", "scale"),
+            ("PolicyDocument", scale_any),
+        ],
+    )
+    .await;
+    // An IAM user may assume it only when its own policies allow (the trust names the account).
+    let (id, secret) = iam_user(w, &given.u, "ci", CLUSTER_AUTOSCALER).await;
+    let ci = (id.as_str(), secret.as_str());
+    let assume = [
+        ("RoleArn", role_arn.as_str()),
+        ("RoleSessionName", "build-7"),
+    ];
+    let (status, code, message) = refused_sts(w, ci, "AssumeRole", &assume).await;
+    assert_eq!((status, code.as_str()), (403, "AccessDenied"));
+    assert!(
+        message.ends_with(&format!("is not authorized to perform: sts:AssumeRole on resource: {role_arn} because no identity-based policy allows the sts:AssumeRole action")),
+        "{message}"
+    );
+    let may_assume = format!(
+        r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow","Action":"sts:AssumeRole","Resource":"{role_arn}"}}}}"#
+    );
+    ok(
+        w,
+        root,
+        "PutUserPolicy",
+        &[
+            ("UserName", "ci"),
+            ("PolicyName", "assume"),
+            ("PolicyDocument", &may_assume),
+        ],
+    )
+    .await;
+    let got = ok_sts(w, ci, "AssumeRole", &assume).await;
+    let session_arn = format!("arn:aws:sts::{account}:assumed-role/deployer/build-7");
+    assert_eq!(element(&got, "Arn").as_deref(), Some(session_arn.as_str()));
+    let (key, secret_key, token) = (
+        element(&got, "AccessKeyId").unwrap(),
+        element(&got, "SecretAccessKey").unwrap(),
+        element(&got, "SessionToken").unwrap(),
+    );
+    let as_role = w.sdk_in_session(&key, &secret_key, &token);
+    as_role
+        .set_desired_capacity()
+        .auto_scaling_group_name("db")
+        .desired_capacity(1)
+        .send()
+        .await
+        .expect("the role's policy allows any group");
+    let me = w.sts((&key, &secret_key), "GetCallerIdentity", &[]).await;
+    assert_eq!(me.0, 403, "a session's key without its token: {}", me.1);
+    // A session policy narrows: only the tagged group, whatever the role allows.
+    let narrow = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:*","Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/k8s.io/cluster-autoscaler/enabled":"true"}}}}"#;
+    let got = ok_sts(
+        w,
+        root,
+        "AssumeRole",
+        &[
+            ("RoleArn", role_arn.as_str()),
+            ("RoleSessionName", "narrow"),
+            ("Policy", narrow),
+        ],
+    )
+    .await;
+    let narrowed = w.sdk_in_session(
+        &element(&got, "AccessKeyId").unwrap(),
+        &element(&got, "SecretAccessKey").unwrap(),
+        &element(&got, "SessionToken").unwrap(),
+    );
+    narrowed
+        .set_desired_capacity()
+        .auto_scaling_group_name("nodes")
+        .desired_capacity(1)
+        .send()
+        .await
+        .expect("allowed by both");
+    let (code, message) = failure(
+        narrowed
+            .set_desired_capacity()
+            .auto_scaling_group_name("db")
+            .desired_capacity(1)
+            .send()
+            .await,
+    );
+    assert_eq!(code, "AccessDenied");
+    assert!(
+        message.starts_with(&format!(
+            "User: arn:aws:sts::{account}:assumed-role/deployer/narrow is not authorized"
+        )),
+        "{message}"
+    );
+    // The trail names the role's sessions.
+    let (_, trail) = w
+        .lookup_events(
+            root,
+            serde_json::json!({"LookupAttributes": [{"AttributeKey": "Username", "AttributeValue": "narrow"}]}),
+        )
+        .await;
+    let record: serde_json::Value =
+        serde_json::from_str(trail["Events"][0]["CloudTrailEvent"].as_str().unwrap()).unwrap();
+    assert_eq!(record["userIdentity"]["type"], "AssumedRole");
+    assert_eq!(record["errorCode"], "AccessDenied");
+    // A role with policies is not deleted; a trust policy that names no principal is malformed.
+    assert_eq!(
+        refused(w, root, "DeleteRole", &[("RoleName", "deployer")])
+            .await
+            .1,
+        "DeleteConflict"
+    );
+    let (status, code, _) = refused(
+        w,
+        root,
+        "UpdateAssumeRolePolicy",
+        &[
+            ("RoleName", "deployer"),
+            (
+                "PolicyDocument",
+                r#"{"Statement":{"Effect":"Allow","Action":"sts:AssumeRole"}}"#,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (400, "MalformedPolicyDocument"));
+    // An hour is the default; past the role's maximum is refused.
+    let (status, _, _) = refused_sts(
+        w,
+        root,
+        "AssumeRole",
+        &[
+            ("RoleArn", role_arn.as_str()),
+            ("RoleSessionName", "long"),
+            ("DurationSeconds", "7200"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400);
+}
+
+/// An STS call that must fail: its status, code and message.
+async fn refused_sts(
+    w: &World,
+    who: (&str, &str),
+    action: &str,
+    params: &[(&str, &str)],
+) -> (u16, String, String) {
+    let (status, body) = w.sts(who, action, params).await;
+    let code = element(&body, "Code").unwrap_or_else(|| panic!("{action}: {body}"));
+    (status, code, element(&body, "Message").unwrap_or_default())
+}

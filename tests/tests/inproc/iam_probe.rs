@@ -8,7 +8,7 @@ use phantom_e2e::world::World;
 use phantom_wire::shapes::{Service, Shape};
 use serde_json::json;
 
-const IAM: [&str; 25] = [
+const IAM: [&str; 37] = [
     "CreateUser",
     "GetUser",
     "ListUsers",
@@ -34,6 +34,18 @@ const IAM: [&str; 25] = [
     "AttachUserPolicy",
     "DetachUserPolicy",
     "ListAttachedUserPolicies",
+    "CreateRole",
+    "GetRole",
+    "ListRoles",
+    "DeleteRole",
+    "UpdateAssumeRolePolicy",
+    "PutRolePolicy",
+    "GetRolePolicy",
+    "ListRolePolicies",
+    "DeleteRolePolicy",
+    "AttachRolePolicy",
+    "DetachRolePolicy",
+    "ListAttachedRolePolicies",
 ];
 
 /// The errors any request may get beside its operation's own: the Query protocol's and

@@ -4,9 +4,9 @@
 //! the policy (`phantom_seams::store::IamChange`).
 
 use super::{concurrent, no_such_user, Ask};
-use phantom_model::iam::{self as m, IamUser, ManagedPolicy, PolicyVersion};
+use phantom_model::iam::{self as m, IamRole, IamUser, ManagedPolicy, PolicyVersion};
 use phantom_rules::iam::identities::{self, ATTACHMENTS, MAX_VERSIONS, POLICIES_PER_USER};
-use phantom_seams::store::{IamChange, PolicySave, StoreError, UserSave};
+use phantom_seams::store::{IamChange, PolicySave, RoleSave, StoreError, UserSave};
 use phantom_wire::ApiError;
 
 fn no_such_policy(arn: &str) -> ApiError {
@@ -24,7 +24,7 @@ fn shown(p: &ManagedPolicy) -> m::Policy {
         arn: p.arn(),
         path: p.path.clone(),
         default_version_id: p.default_version.clone(),
-        attachment_count: p.users.len() as i64,
+        attachment_count: (p.users.len() + p.roles.len()) as i64,
         permissions_boundary_usage_count: 0,
         is_attachable: true,
         description: p.description.clone(),
@@ -53,7 +53,11 @@ fn now(at: &Ask<'_>) -> String {
 }
 
 /// The account's policy `arn` names, once `operation` is allowed on it.
-async fn policy(at: &Ask<'_>, operation: &str, arn: &str) -> Result<ManagedPolicy, ApiError> {
+pub(super) async fn policy(
+    at: &Ask<'_>,
+    operation: &str,
+    arn: &str,
+) -> Result<ManagedPolicy, ApiError> {
     at.allow(operation, arn)?;
     let Some((account, _, name)) = identities::parse_policy_arn(arn) else {
         return Err(ApiError::invalid_input(format!("ARN {arn} is not valid.")));
@@ -105,6 +109,17 @@ async fn save_with_users(
         }
         users.push((before, changed));
     }
+    let mut roles: Vec<(IamRole, IamRole)> = Vec::new();
+    for name in &after.roles {
+        let Some(before) = at.app.store.iam_role(&at.caller.user, name).await? else {
+            continue;
+        };
+        let mut changed = before.clone();
+        if let Some(doc) = after.document() {
+            changed.attached.insert(arn.clone(), doc.to_string());
+        }
+        roles.push((before, changed));
+    }
     let change = IamChange {
         users: users
             .iter()
@@ -115,6 +130,10 @@ async fn save_with_users(
             })
             .collect(),
         policies: vec![PolicySave::Update { before: p, after }],
+        roles: roles
+            .iter()
+            .map(|(before, after)| RoleSave::Update { before, after })
+            .collect(),
         limits: at.caller.limits.as_ref(),
     };
     save(at, change).await
@@ -147,12 +166,14 @@ pub async fn create_policy(
         default_version: "v1".into(),
         next_version: 2,
         users: Vec::new(),
+        roles: Vec::new(),
         tags: r.tags,
         version: 0,
     };
     let change = IamChange {
         users: Vec::new(),
         policies: vec![PolicySave::Create(&p)],
+        roles: Vec::new(),
         limits: None,
     };
     match at.app.store.save_iam(&change).await {
@@ -185,7 +206,7 @@ pub async fn list_policies(
     let prefix = r.path_prefix.unwrap_or_else(|| "/".into());
     let mut all = at.app.store.managed_policies(&at.caller.user).await?;
     all.retain(|p| p.path.starts_with(&prefix));
-    all.retain(|p| r.only_attached != Some(true) || !p.users.is_empty());
+    all.retain(|p| r.only_attached != Some(true) || !p.users.is_empty() || !p.roles.is_empty());
     all.sort_by_key(|p| p.name.to_lowercase());
     let after = r.marker.map(|m| m.to_lowercase());
     all.retain(|p| after.as_ref().is_none_or(|m| p.name.to_lowercase() > *m));
@@ -200,7 +221,7 @@ pub async fn list_policies(
 
 pub async fn delete_policy(at: &Ask<'_>, r: m::PolicyNamed) -> Result<(), ApiError> {
     let p = policy(at, "DeletePolicy", &r.policy_arn).await?;
-    if !p.users.is_empty() {
+    if !p.users.is_empty() || !p.roles.is_empty() {
         return Err(ApiError::delete_conflict(
             "Cannot delete a policy attached to entities.",
         ));
@@ -213,6 +234,7 @@ pub async fn delete_policy(at: &Ask<'_>, r: m::PolicyNamed) -> Result<(), ApiErr
     let change = IamChange {
         users: Vec::new(),
         policies: vec![PolicySave::Delete(&p)],
+        roles: Vec::new(),
         limits: None,
     };
     save(at, change).await
@@ -300,6 +322,7 @@ pub async fn delete_policy_version(at: &Ask<'_>, r: m::VersionNamed) -> Result<(
             before: &p,
             after: &after,
         }],
+        roles: Vec::new(),
         limits: None,
     };
     save(at, change).await
@@ -327,7 +350,7 @@ pub async fn attach_user_policy(at: &Ask<'_>, r: m::UserAttachment) -> Result<()
             "Cannot exceed quota for PoliciesPerUser: {POLICIES_PER_USER}"
         )));
     }
-    if p.users.len() >= ATTACHMENTS {
+    if p.users.len() + p.roles.len() >= ATTACHMENTS {
         return Err(ApiError::iam_limit_exceeded(format!(
             "Phantom attaches a managed policy to at most {ATTACHMENTS} identities (a new default version changes each at once)."
         )));
@@ -369,6 +392,7 @@ async fn attach_change(
             new_key: None,
         }],
         policies: vec![PolicySave::Update { before: p, after }],
+        roles: Vec::new(),
         limits: at.caller.limits.as_ref(),
     };
     save(at, change).await

@@ -6,6 +6,7 @@
 
 mod managed;
 mod policies;
+mod roles;
 mod sts;
 mod users;
 
@@ -182,9 +183,25 @@ async fn dispatch(
         "ListAttachedUserPolicies" => {
             output(managed::list_attached_user_policies(at, read(input)?).await?)
         }
+        "CreateRole" => output(roles::create_role(at, read(input)?).await?),
+        "GetRole" => output(roles::get_role(at, read(input)?).await?),
+        "ListRoles" => output(roles::list_roles(at, read(input)?).await?),
+        "DeleteRole" => output(roles::delete_role(at, read(input)?).await?),
+        "UpdateAssumeRolePolicy" => {
+            output(roles::update_assume_role_policy(at, read(input)?).await?)
+        }
+        "PutRolePolicy" => output(roles::put_role_policy(at, read(input)?).await?),
+        "GetRolePolicy" => output(roles::get_role_policy(at, read(input)?).await?),
+        "ListRolePolicies" => output(roles::list_role_policies(at, read(input)?).await?),
+        "DeleteRolePolicy" => output(roles::delete_role_policy(at, read(input)?).await?),
+        "AttachRolePolicy" => output(roles::attach_role_policy(at, read(input)?).await?),
+        "DetachRolePolicy" => output(roles::detach_role_policy(at, read(input)?).await?),
+        "ListAttachedRolePolicies" => {
+            output(roles::list_attached_role_policies(at, read(input)?).await?)
+        }
         other => Err(ApiError::invalid_action_because(
             other,
-            "Phantom's IAM keeps users, their access keys, inline and managed policies (docs/security.md)",
+            "Phantom's IAM keeps users, their access keys, roles, inline and managed policies (docs/security.md)",
         )),
     }
 }

@@ -22,6 +22,10 @@ pub struct Statement {
     pub resources: Vec<String>,
     pub not_resource: bool,
     pub conditions: Vec<Condition>,
+    /// A trust policy's principals (`AWS:<arn or account>`, `Service:<name>`, or `*`), or
+    /// `NotPrincipal`'s (then `not_principal`); empty in an identity-based policy.
+    pub principals: Vec<String>,
+    pub not_principal: bool,
     /// Policy variables (`${aws:username}`) in its resources and condition values are replaced
     /// by the request's keys: only in a `2012-10-17` policy, as IAM's.
     pub variables: bool,
@@ -42,8 +46,18 @@ pub type Malformed = String;
 /// The versions IAM takes.
 const VERSIONS: [&str; 2] = ["2012-10-17", "2008-10-17"];
 
-/// `text` read as a policy document.
+/// `text` read as an identity-based policy document.
 pub fn parse(text: &str) -> Result<Policy, Malformed> {
+    parse_as(text, false)
+}
+
+/// `text` read as a role's trust policy: each statement names its `Principal` and no
+/// `Resource`.
+pub fn parse_trust(text: &str) -> Result<Policy, Malformed> {
+    parse_as(text, true)
+}
+
+fn parse_as(text: &str, trust: bool) -> Result<Policy, Malformed> {
     let doc: Value =
         serde_json::from_str(text).map_err(|e| format!("Syntax errors in policy: {e}."))?;
     let Value::Object(doc) = doc else {
@@ -63,8 +77,11 @@ pub fn parse(text: &str) -> Result<Policy, Malformed> {
         }
     }
     let statements = match doc.get("Statement") {
-        Some(Value::Array(list)) => list.iter().map(statement).collect::<Result<Vec<_>, _>>()?,
-        Some(one @ Value::Object(_)) => vec![statement(one)?],
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|s| statement(s, trust))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(one @ Value::Object(_)) => vec![statement(one, trust)?],
         _ => return Err("Missing required field Statement.".into()),
     };
     let variables = doc.get("Version").and_then(Value::as_str) == Some("2012-10-17");
@@ -75,7 +92,7 @@ pub fn parse(text: &str) -> Result<Policy, Malformed> {
     Ok(Policy { statements })
 }
 
-fn statement(v: &Value) -> Result<Statement, Malformed> {
+fn statement(v: &Value, trust: bool) -> Result<Statement, Malformed> {
     let Value::Object(s) = v else {
         return Err("Syntax errors in policy: a Statement is a JSON object.".into());
     };
@@ -93,10 +110,18 @@ fn statement(v: &Value) -> Result<Statement, Malformed> {
     if let Some(k) = s.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(format!("Statement has an unknown field {k}."));
     }
-    if s.contains_key("Principal") || s.contains_key("NotPrincipal") {
+    let named = s.contains_key("Principal") || s.contains_key("NotPrincipal");
+    if named && !trust {
         return Err(
             "Has prohibited field Principal: an identity-based policy names no principal.".into(),
         );
+    }
+    let (principals, not_principal) = match trust {
+        true => principals(s)?,
+        false => (Vec::new(), false),
+    };
+    if trust && (s.contains_key("Resource") || s.contains_key("NotResource")) {
+        return Err("Has prohibited field Resource: a trust policy names no resource.".into());
     }
     let allow = match s.get("Effect").and_then(Value::as_str) {
         Some("Allow") => true,
@@ -105,7 +130,11 @@ fn statement(v: &Value) -> Result<Statement, Malformed> {
         None => return Err("Missing required field Effect.".into()),
     };
     let (actions, not_action) = either(s, "Action", "NotAction")?;
-    let (resources, not_resource) = either(s, "Resource", "NotResource")?;
+    let (resources, not_resource) = match trust {
+        // A trust policy is about its role alone.
+        true => (vec!["*".to_string()], false),
+        false => either(s, "Resource", "NotResource")?,
+    };
     for a in &actions {
         if a != "*" && !a.contains(':') {
             return Err(format!(
@@ -146,9 +175,41 @@ fn statement(v: &Value) -> Result<Statement, Malformed> {
         resources,
         not_resource,
         conditions,
+        principals,
+        not_principal,
         // Set by `parse`, which knows the policy's version.
         variables: false,
     })
+}
+
+/// A trust statement's `Principal` or `NotPrincipal`: `*`, or `{"AWS": ..., "Service": ...}`
+/// flattened to `AWS:<value>`, `Service:<value>`.
+fn principals(s: &serde_json::Map<String, Value>) -> Result<(Vec<String>, bool), Malformed> {
+    let (v, not) = match (s.get("Principal"), s.get("NotPrincipal")) {
+        (Some(v), None) => (v, false),
+        (None, Some(v)) => (v, true),
+        (Some(_), Some(_)) => {
+            return Err("Statement may not have both Principal and NotPrincipal.".into())
+        }
+        (None, None) => return Err("Missing required field Principal.".into()),
+    };
+    let out = match v {
+        Value::String(star) if star == "*" => vec!["*".to_string()],
+        Value::Object(kinds) => {
+            let mut out = Vec::new();
+            for (kind, values) in kinds {
+                if !["AWS", "Service", "Federated", "CanonicalUser"].contains(&kind.as_str()) {
+                    return Err(format!("Invalid principal in policy: {kind}."));
+                }
+                for value in strings(values, "Principal")? {
+                    out.push(format!("{kind}:{value}"));
+                }
+            }
+            out
+        }
+        _ => return Err("Invalid principal in policy: a Principal is * or an object.".into()),
+    };
+    Ok((out, not))
 }
 
 /// `name`'s values, or `not`'s (true), exactly one of the two.

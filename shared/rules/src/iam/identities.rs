@@ -99,6 +99,16 @@ pub fn parse_policy_arn(arn: &str) -> Option<(&str, &str, &str)> {
     (path.starts_with('/') && !name.is_empty()).then_some((account, path, name))
 }
 
+/// A role's ARN read: the account id and the role's name
+/// (`arn:aws:iam::<account>:role<path><name>`).
+pub fn parse_role_arn(arn: &str) -> Option<(&str, &str)> {
+    let rest = arn.strip_prefix("arn:aws:iam::")?;
+    let (account, rest) = rest.split_once(':')?;
+    let rest = rest.strip_prefix("role/")?;
+    let name = rest.rsplit('/').next()?;
+    (!name.is_empty()).then_some((account, name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +135,10 @@ mod tests {
         );
         assert_eq!(parse_policy_arn("arn:aws:iam::1:user/x"), None);
         assert!(new_policy_id().starts_with("ANPA"));
+        assert_eq!(
+            parse_role_arn("arn:aws:iam::111122223333:role/ops/deployer"),
+            Some(("111122223333", "deployer"))
+        );
+        assert_eq!(parse_role_arn("arn:aws:iam::1:user/x"), None);
     }
 }

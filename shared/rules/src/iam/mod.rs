@@ -10,9 +10,10 @@ pub mod document;
 pub mod identities;
 pub mod principal;
 pub mod sessions;
+pub mod trust;
 
 pub use condition::Context;
-pub use document::{parse, Policy, Statement};
+pub use document::{parse, parse_trust, Policy, Statement};
 
 /// A request as a policy sees it: the action (`autoscaling:SetDesiredCapacity`), the resource's
 /// ARN (`*` where the action names none), and its condition keys.

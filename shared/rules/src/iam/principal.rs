@@ -15,11 +15,29 @@ pub fn policies_of(identity: &Identity) -> Vec<Policy> {
         .collect()
 }
 
-/// The principal's ARN: the root's, or the IAM user's.
+/// The principal's ARN: the root's, the IAM user's, or a role's session's
+/// (`arn:aws:sts::<account>:assumed-role/<role>/<session>`).
 pub fn arn(account_id: &str, identity: Option<&Identity>) -> String {
     match identity {
         None => root_arn(account_id),
-        Some(i) => user_arn(account_id, &i.path, &i.name),
+        Some(i) => match &i.role_session {
+            Some(session) => format!(
+                "arn:aws:sts::{account_id}:assumed-role/{}/{session}",
+                i.name
+            ),
+            None => user_arn(account_id, &i.path, &i.name),
+        },
+    }
+}
+
+/// The id CloudTrail and `aws:userid` give the principal: the user's, or `<role id>:<session>`.
+pub fn principal_id(account_id: &str, identity: Option<&Identity>) -> String {
+    match identity {
+        None => account_id.to_string(),
+        Some(i) => match &i.role_session {
+            Some(session) => format!("{}:{session}", i.user_id),
+            None => i.user_id.clone(),
+        },
     }
 }
 
@@ -42,11 +60,18 @@ pub struct Facts<'a> {
 pub fn global_keys(f: &Facts<'_>) -> Context {
     let mut ctx = Context::default();
     let i = f.identity;
-    ctx.set("aws:username", vec![i.name.clone()]);
-    ctx.set("aws:userid", vec![i.user_id.clone()]);
-    ctx.set("aws:PrincipalArn", vec![arn(f.account_id, Some(i))]);
+    let (kind, principal_arn) = match i.role_arn(f.account_id) {
+        Some(role) => ("AssumedRole", role),
+        None => {
+            // `aws:username` is an IAM user's alone.
+            ctx.set("aws:username", vec![i.name.clone()]);
+            ("User", arn(f.account_id, Some(i)))
+        }
+    };
+    ctx.set("aws:userid", vec![principal_id(f.account_id, Some(i))]);
+    ctx.set("aws:PrincipalArn", vec![principal_arn]);
     ctx.set("aws:PrincipalAccount", vec![f.account_id.to_string()]);
-    ctx.set("aws:PrincipalType", vec!["User".to_string()]);
+    ctx.set("aws:PrincipalType", vec![kind.to_string()]);
     ctx.set("aws:CurrentTime", vec![f.current_time.to_string()]);
     ctx.set("aws:EpochTime", vec![f.epoch_secs.to_string()]);
     ctx.set("aws:SecureTransport", vec![f.secure.to_string()]);
@@ -65,22 +90,36 @@ pub fn global_keys(f: &Facts<'_>) -> Context {
 }
 
 /// The first resource the policies do not allow `action` on, and why; None when every one is
-/// allowed. Each resource comes with its own keys beside the request's.
+/// allowed. Each resource comes with its own keys beside the request's. A session policy
+/// (`session`, when there is one) narrows what the identity's allow.
 pub fn first_refused<'r>(
     policies: &[Policy],
+    session: Option<&[Policy]>,
     action: &str,
     resources: &'r [(String, Context)],
 ) -> Option<(&'r str, Decision)> {
     resources.iter().find_map(|(resource, ctx)| {
-        let d = decide(
-            policies,
-            &Request {
-                action,
-                resource,
-                context: ctx,
-            },
-        );
+        let r = Request {
+            action,
+            resource,
+            context: ctx,
+        };
+        let d = match session {
+            Some(session) => super::decide_in_session(policies, session, &r),
+            None => decide(policies, &r),
+        };
         (d != Decision::Allow).then_some((resource.as_str(), d))
+    })
+}
+
+/// A session's policies (AssumeRole's `Policy`), if it has any.
+pub fn session_policies_of(identity: &Identity) -> Option<Vec<Policy>> {
+    (!identity.session_policies.is_empty()).then(|| {
+        identity
+            .session_policies
+            .iter()
+            .filter_map(|text| super::parse(text).ok())
+            .collect()
     })
 }
 
@@ -114,6 +153,8 @@ mod tests {
                 value: "k8s".into(),
             }],
             policies: policies.iter().map(|p| p.to_string()).collect(),
+            role_session: None,
+            session_policies: Vec::new(),
         }
     }
 
@@ -156,15 +197,17 @@ mod tests {
         };
         let inside = [("*".to_string(), global_keys(&facts(Some("10.1.2.3"))))];
         assert_eq!(
-            first_refused(&policies, "autoscaling:SetDesiredCapacity", &inside),
+            first_refused(&policies, None, "autoscaling:SetDesiredCapacity", &inside),
             None
         );
         let outside = [("*".to_string(), global_keys(&facts(Some("192.0.2.1"))))];
         assert_eq!(
-            first_refused(&policies, "autoscaling:SetDesiredCapacity", &outside),
+            first_refused(&policies, None, "autoscaling:SetDesiredCapacity", &outside),
             Some(("*", Decision::ImplicitDeny))
         );
         let unknown = [("*".to_string(), global_keys(&facts(None)))];
-        assert!(first_refused(&policies, "autoscaling:SetDesiredCapacity", &unknown).is_some());
+        assert!(
+            first_refused(&policies, None, "autoscaling:SetDesiredCapacity", &unknown).is_some()
+        );
     }
 }

@@ -26,6 +26,46 @@ pub fn duration_secs(asked: Option<i64>, root: bool) -> Result<i64, String> {
     }
 }
 
+/// A role's longest session (`MaxSessionDuration`): an hour to 12 hours, an hour by default.
+pub const ROLE_MIN_MAX_SECS: i64 = 3_600;
+pub const ROLE_MAX_MAX_SECS: i64 = 43_200;
+
+/// A role's `MaxSessionDuration` as CreateRole takes it.
+pub fn role_max_secs(asked: Option<i64>) -> Result<i64, String> {
+    match asked {
+        None => Ok(ROLE_MIN_MAX_SECS),
+        Some(s) if (ROLE_MIN_MAX_SECS..=ROLE_MAX_MAX_SECS).contains(&s) => Ok(s),
+        Some(s) => Err(format!(
+            "1 validation error detected: Value '{s}' at 'maxSessionDuration' failed to satisfy constraint: Member must have value between {ROLE_MIN_MAX_SECS} and {ROLE_MAX_MAX_SECS}"
+        )),
+    }
+}
+
+/// An AssumeRole session's length: 15 minutes to the role's maximum (an hour by default), at
+/// most an hour when a role's session assumes another (role chaining), as STS's.
+pub fn role_session_secs(asked: Option<i64>, role_max: i64, chained: bool) -> Result<i64, String> {
+    let max = if chained {
+        role_max.min(3_600)
+    } else {
+        role_max
+    };
+    let secs = asked.unwrap_or(3_600.min(max));
+    if (MIN_SECS..=max).contains(&secs) {
+        return Ok(secs);
+    }
+    Err(format!(
+        "The requested DurationSeconds exceeds the MaxSessionDuration set for this role: {secs} is not between {MIN_SECS} and {max}."
+    ))
+}
+
+/// `AROA` + 17 characters, the shape of a role's id.
+pub fn new_role_id() -> String {
+    format!(
+        "AROA{}",
+        crate::identity::random_from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 17)
+    )
+}
+
 /// `ASIA` + 16 characters, the shape of a session's key id.
 pub fn new_key_id() -> String {
     format!(
@@ -83,11 +123,21 @@ mod tests {
             token_sha256: token_sha256(&token),
             expires_ms: 10_000,
             parent: "PKIAPARENT".into(),
+            role: None,
         };
         assert_eq!(check(&s, Some(&token), 9_999), Ok(()));
         assert_eq!(check(&s, Some(&token), 10_000), Err(Refused::Expired));
         assert_eq!(check(&s, Some("other"), 0), Err(Refused::Invalid));
         assert_eq!(check(&s, None, 0), Err(Refused::Invalid));
         assert!(new_key_id().starts_with("ASIA") && new_key_id().len() == 20);
+        assert_eq!(role_max_secs(None), Ok(3_600));
+        assert!(role_max_secs(Some(50_000)).is_err());
+        assert_eq!(role_session_secs(None, 43_200, false), Ok(3_600));
+        assert_eq!(role_session_secs(Some(7_200), 43_200, false), Ok(7_200));
+        assert!(
+            role_session_secs(Some(7_200), 43_200, true).is_err(),
+            "chained: an hour"
+        );
+        assert!(role_session_secs(Some(7_200), 3_600, false).is_err());
     }
 }

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use phantom_model::activity::{Activity, ScalingActivity};
 use phantom_model::cloudwatch::{AlarmHistoryItem, Datum, MetricId, StoredAlarm};
 use phantom_model::group::Group;
-use phantom_model::iam::{IamUser, ManagedPolicy};
+use phantom_model::iam::{IamRole, IamUser, ManagedPolicy};
 use phantom_model::instance::Member;
 use phantom_model::launch_config::LaunchConfig;
 use phantom_model::notification::Notice;
@@ -142,6 +142,7 @@ pub struct Watched {
 pub struct IamChange<'a> {
     pub users: Vec<UserSave<'a>>,
     pub policies: Vec<PolicySave<'a>>,
+    pub roles: Vec<RoleSave<'a>>,
     /// The account's request limits, which the users' keys carry.
     pub limits: Option<&'a phantom_model::limits::Limits>,
 }
@@ -151,6 +152,16 @@ pub struct UserSave<'a> {
     pub before: &'a IamUser,
     pub after: &'a IamUser,
     pub new_key: Option<(&'a str, &'a str)>,
+}
+
+pub enum RoleSave<'a> {
+    Create(&'a IamRole),
+    /// As read, and as it is to be (its version one more).
+    Update {
+        before: &'a IamRole,
+        after: &'a IamRole,
+    },
+    Delete(&'a IamRole),
 }
 
 pub enum PolicySave<'a> {
@@ -190,6 +201,7 @@ pub trait Identities: Send + Sync {
                 new_key,
             }],
             policies: Vec::new(),
+            roles: Vec::new(),
             limits,
         })
         .await
@@ -203,6 +215,9 @@ pub trait Identities: Send + Sync {
         -> StoreResult<Option<ManagedPolicy>>;
     /// The account's managed policies, by name.
     async fn managed_policies(&self, account: &str) -> StoreResult<Vec<ManagedPolicy>>;
+    async fn iam_role(&self, account: &str, name: &str) -> StoreResult<Option<IamRole>>;
+    /// The account's roles, by name.
+    async fn iam_roles(&self, account: &str) -> StoreResult<Vec<IamRole>>;
     /// Deletes `u` (as read, with no keys left): `NotFound` if it is gone, `Conflict` if it
     /// changed since.
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()>;

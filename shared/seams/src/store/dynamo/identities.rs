@@ -3,8 +3,8 @@
 //! and their keys' records, which carry each user's identity and policies.
 
 use super::*;
-use crate::store::{IamChange, Identities, PolicySave, UserSave};
-use phantom_model::iam::{IamUser, ManagedPolicy};
+use crate::store::{IamChange, Identities, PolicySave, RoleSave, UserSave};
+use phantom_model::iam::{IamRole, IamUser, ManagedPolicy};
 use phantom_model::user::{AccessKey, KeyUse};
 
 const IAM: &str = "IAM#";
@@ -47,9 +47,49 @@ enum Failed {
     User(String, String),
     /// The policy (account, name) is gone or changed.
     Policy(String, String),
+    /// The role (account, name) is gone or changed.
+    Role(String, String),
 }
 
 const IAM_POLICY: &str = "POLICY#";
+const IAM_ROLE: &str = "ROLE#";
+
+fn role_key(account: &str, name: &str) -> Item {
+    key(
+        format!("{IAM}{account}"),
+        format!("{IAM_ROLE}{}", name.to_lowercase()),
+    )
+}
+
+/// An item holding `doc` (JSON) and its `version`, at `at`.
+fn doc_item<T: serde::Serialize>(at: &Item, doc: &T, version: u64) -> Item {
+    let mut item = at.clone();
+    item.insert(
+        "doc".into(),
+        s(serde_json::to_string(doc).expect("an IAM entity serializes")),
+    );
+    item.insert("version".into(), n(version as i64));
+    item
+}
+
+/// The entity an item holds in `doc`, its version from `version`.
+fn doc_from<T: serde::de::DeserializeOwned + Versioned>(item: &Item, what: &str) -> StoreResult<T> {
+    let doc = get_s(item, "doc")?;
+    let mut out: T = serde_json::from_str(&doc).map_err(|_| corrupt(item, "doc", what))?;
+    out.set_version(get_n(item, "version")? as u64);
+    Ok(out)
+}
+
+/// An IAM entity whose version lives beside its document.
+trait Versioned {
+    fn set_version(&mut self, v: u64);
+}
+
+impl Versioned for IamRole {
+    fn set_version(&mut self, v: u64) {
+        self.version = v;
+    }
+}
 
 fn policy_key(account: &str, name: &str) -> Item {
     key(
@@ -257,6 +297,47 @@ impl Identities for DynamoStore {
             };
             writes.push((write, failed));
         }
+        for r in &change.roles {
+            let (write, failed) = match r {
+                RoleSave::Create(r) => (
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(doc_item(&role_key(&r.account, &r.name), *r, 0)))
+                        .condition_expression("attribute_not_exists(pk)")
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().put(w).build())?,
+                    Failed::Taken,
+                ),
+                RoleSave::Update { before, after } => (
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(doc_item(
+                            &role_key(&before.account, &before.name),
+                            *after,
+                            before.version + 1,
+                        )))
+                        .condition_expression("version = :v")
+                        .expression_attribute_values(":v", n(before.version as i64))
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().put(w).build())?,
+                    Failed::Role(before.account.clone(), before.name.clone()),
+                ),
+                RoleSave::Delete(r) => (
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(role_key(&r.account, &r.name)))
+                        .condition_expression("version = :v")
+                        .expression_attribute_values(":v", n(r.version as i64))
+                        .build()
+                        .map_err(unavailable)
+                        .map(|w| TransactWriteItem::builder().delete(w).build())?,
+                    Failed::Role(r.account.clone(), r.name.clone()),
+                ),
+            };
+            writes.push((write, failed));
+        }
         let (items, meanings): (Vec<_>, Vec<_>) = writes.into_iter().unzip();
         let result = self
             .db
@@ -281,6 +362,10 @@ impl Identities for DynamoStore {
                 None => Err(StoreError::NotFound),
                 Some(_) => Err(StoreError::Conflict),
             },
+            Failed::Role(account, name) => match self.iam_role(account, name).await? {
+                None => Err(StoreError::NotFound),
+                Some(_) => Err(StoreError::Conflict),
+            },
         }
     }
 
@@ -294,6 +379,28 @@ impl Identities for DynamoStore {
             .await?
             .map(|i| policy_from(&i))
             .transpose()
+    }
+
+    async fn iam_role(&self, account: &str, name: &str) -> StoreResult<Option<IamRole>> {
+        let key = role_key(account, name);
+        self.get(get_s(&key, PARTITION_KEY)?, get_s(&key, SORT_KEY)?)
+            .await?
+            .map(|i| doc_from(&i, "a role"))
+            .transpose()
+    }
+
+    async fn iam_roles(&self, account: &str) -> StoreResult<Vec<IamRole>> {
+        self.query_prefix(
+            &format!("{IAM}{account}"),
+            IAM_ROLE,
+            None,
+            usize::MAX,
+            |_| true,
+        )
+        .await?
+        .iter()
+        .map(|i| doc_from(i, "a role"))
+        .collect()
     }
 
     async fn managed_policies(&self, account: &str) -> StoreResult<Vec<ManagedPolicy>> {

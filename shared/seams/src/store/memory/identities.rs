@@ -2,8 +2,8 @@
 //! whatever its case, as IAM's: it is kept under its name in lower case.
 
 use super::*;
-use crate::store::{IamChange, Identities, PolicySave};
-use phantom_model::iam::{IamUser, ManagedPolicy};
+use crate::store::{IamChange, Identities, PolicySave, RoleSave};
+use phantom_model::iam::{IamRole, IamUser, ManagedPolicy};
 use phantom_model::user::KeyUse;
 
 #[async_trait]
@@ -69,6 +69,26 @@ impl Identities for MemoryStore {
             .policies
             .get(&(account.to_string(), name.to_lowercase()))
             .cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn iam_role(&self, account: &str, name: &str) -> StoreResult<Option<IamRole>> {
+        let out = self
+            .state(1)
+            .roles
+            .get(&(account.to_string(), name.to_lowercase()))
+            .cloned();
+        self.done(Ok(out)).await
+    }
+
+    async fn iam_roles(&self, account: &str) -> StoreResult<Vec<IamRole>> {
+        let out = self
+            .state(1)
+            .roles
+            .iter()
+            .filter(|((a, _), _)| a == account)
+            .map(|(_, r)| r.clone())
+            .collect();
         self.done(Ok(out)).await
     }
 
@@ -169,10 +189,48 @@ fn check(st: &State, change: &IamChange<'_>) -> StoreResult<()> {
             Some(_) => {}
         }
     }
+    for r in &change.roles {
+        let (read, exists) = match r {
+            RoleSave::Create(r) => {
+                if st.roles.contains_key(&role_id(r)) {
+                    return Err(StoreError::Exists);
+                }
+                continue;
+            }
+            RoleSave::Update { before, .. } => (before, st.roles.get(&role_id(before))),
+            RoleSave::Delete(r) => (r, st.roles.get(&role_id(r))),
+        };
+        match exists {
+            None => return Err(StoreError::NotFound),
+            Some(stored) if stored.version != read.version => return Err(StoreError::Conflict),
+            Some(_) => {}
+        }
+    }
     Ok(())
 }
 
+fn role_id(r: &IamRole) -> Owned {
+    (r.account.clone(), r.name.to_lowercase())
+}
+
 fn apply(st: &mut State, change: &IamChange<'_>) {
+    for r in &change.roles {
+        match r {
+            RoleSave::Create(r) => {
+                let mut saved = (*r).clone();
+                saved.version = 0;
+                st.roles.insert(role_id(r), saved);
+            }
+            RoleSave::Update { before, after } => {
+                let mut saved = (*after).clone();
+                saved.version = before.version + 1;
+                st.roles.insert(role_id(before), saved);
+            }
+            RoleSave::Delete(r) => {
+                st.roles.remove(&role_id(r));
+            }
+        }
+    }
     for u in &change.users {
         let mut saved = u.after.clone();
         saved.version = u.before.version + 1;

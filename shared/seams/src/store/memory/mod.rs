@@ -52,6 +52,8 @@ struct State {
     trail: BTreeMap<Owned, phantom_model::trail::TrailEvent>,
     /// (account, managed policy name in lower case) -> the policy
     policies: BTreeMap<Owned, phantom_model::iam::ManagedPolicy>,
+    /// (account, role name in lower case) -> the role
+    roles: BTreeMap<Owned, phantom_model::iam::IamRole>,
     /// (account, IAM user name) -> the IAM user
     iam_users: BTreeMap<Owned, phantom_model::iam::IamUser>,
     keys: BTreeMap<String, AccessKey>,

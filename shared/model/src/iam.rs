@@ -685,3 +685,47 @@ pub struct AssumeRoleResponse {
     pub assumed_role_user: AssumedRoleUser,
     pub packed_policy_size: i64,
 }
+
+// The policy simulator's inputs and answers.
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Simulate {
+    /// SimulatePrincipalPolicy's: the user or role whose policies are simulated.
+    pub policy_source_arn: Option<String>,
+    #[serde(default)]
+    pub policy_input_list: Vec<String>,
+    #[serde(default)]
+    pub permissions_boundary_policy_input_list: Vec<String>,
+    pub action_names: Vec<String>,
+    #[serde(default)]
+    pub resource_arns: Vec<String>,
+    pub resource_policy: Option<String>,
+    #[serde(default)]
+    pub context_entries: Vec<ContextEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ContextEntry {
+    pub context_key_name: Option<String>,
+    #[serde(default)]
+    pub context_key_values: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EvaluationResult {
+    pub eval_action_name: String,
+    pub eval_resource_name: String,
+    /// `allowed`, `explicitDeny` or `implicitDeny`.
+    pub eval_decision: String,
+    pub missing_context_values: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SimulatePolicyResponse {
+    pub evaluation_results: Vec<EvaluationResult>,
+    pub is_truncated: bool,
+}

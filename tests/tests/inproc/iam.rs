@@ -916,3 +916,87 @@ async fn refused_sts(
     let code = element(&body, "Code").unwrap_or_else(|| panic!("{action}: {body}"));
     (status, code, element(&body, "Message").unwrap_or_default())
 }
+
+#[tokio::test]
+async fn the_policy_simulator_answers_as_requests_are_decided() {
+    let w = World::new().await;
+    let root = w.user("simulate").await;
+    let r = keys(&root);
+    iam_user(&w, &root, "ca", CLUSTER_AUTOSCALER).await;
+    let got = ok(&w, r, "GetUser", &[("UserName", "ca")]).await;
+    let arn = element(&got, "Arn").unwrap();
+    let simulate = |tag: Option<&'static str>| {
+        let mut params = vec![
+            ("PolicySourceArn", arn.clone()),
+            (
+                "ActionNames.member.1",
+                "autoscaling:SetDesiredCapacity".to_string(),
+            ),
+            (
+                "ActionNames.member.2",
+                "autoscaling:DeleteAutoScalingGroup".to_string(),
+            ),
+            (
+                "ActionNames.member.3",
+                "autoscaling:DescribeTags".to_string(),
+            ),
+        ];
+        if let Some(v) = tag {
+            params.extend([
+                (
+                    "ContextEntries.member.1.ContextKeyName",
+                    "aws:ResourceTag/k8s.io/cluster-autoscaler/enabled".to_string(),
+                ),
+                (
+                    "ContextEntries.member.1.ContextKeyValues.member.1",
+                    v.to_string(),
+                ),
+                (
+                    "ContextEntries.member.1.ContextKeyType",
+                    "string".to_string(),
+                ),
+                (
+                    "ContextEntries.member.2.ContextKeyName",
+                    "aws:ResourceTag/k8s.io/cluster-autoscaler/demo".to_string(),
+                ),
+                (
+                    "ContextEntries.member.2.ContextKeyValues.member.1",
+                    "owned".to_string(),
+                ),
+                (
+                    "ContextEntries.member.2.ContextKeyType",
+                    "string".to_string(),
+                ),
+            ]);
+        }
+        params
+    };
+    let decisions = |xml: &str| -> Vec<String> {
+        xml.split("<EvalDecision>")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().to_string())
+            .collect()
+    };
+    for (tag, want) in [
+        (Some("true"), ["allowed", "implicitDeny", "allowed"]),
+        (None, ["implicitDeny", "implicitDeny", "allowed"]),
+    ] {
+        let params = simulate(tag);
+        let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let answer = ok(&w, r, "SimulatePrincipalPolicy", &pairs).await;
+        assert_eq!(decisions(&answer), want, "{answer}");
+    }
+    let deny =
+        r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny","Action":"*","Resource":"*"}}"#;
+    let answer = ok(
+        &w,
+        r,
+        "SimulateCustomPolicy",
+        &[
+            ("PolicyInputList.member.1", deny),
+            ("ActionNames.member.1", "autoscaling:DescribeTags"),
+        ],
+    )
+    .await;
+    assert_eq!(decisions(&answer), ["explicitDeny"]);
+}

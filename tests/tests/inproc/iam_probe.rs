@@ -8,7 +8,7 @@ use phantom_e2e::world::World;
 use phantom_wire::shapes::{Service, Shape};
 use serde_json::json;
 
-const IAM: [&str; 37] = [
+const IAM: [&str; 39] = [
     "CreateUser",
     "GetUser",
     "ListUsers",
@@ -46,6 +46,8 @@ const IAM: [&str; 37] = [
     "AttachRolePolicy",
     "DetachRolePolicy",
     "ListAttachedRolePolicies",
+    "SimulatePrincipalPolicy",
+    "SimulateCustomPolicy",
 ];
 
 /// The errors any request may get beside its operation's own: the Query protocol's and

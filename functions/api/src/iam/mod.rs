@@ -7,6 +7,7 @@
 mod managed;
 mod policies;
 mod roles;
+mod simulate;
 mod sts;
 mod users;
 
@@ -182,6 +183,9 @@ async fn dispatch(
         "DetachUserPolicy" => output(managed::detach_user_policy(at, read(input)?).await?),
         "ListAttachedUserPolicies" => {
             output(managed::list_attached_user_policies(at, read(input)?).await?)
+        }
+        "SimulatePrincipalPolicy" | "SimulateCustomPolicy" => {
+            output(simulate::simulate(at, read(input)?).await?)
         }
         "CreateRole" => output(roles::create_role(at, read(input)?).await?),
         "GetRole" => output(roles::get_role(at, read(input)?).await?),

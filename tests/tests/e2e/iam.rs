@@ -3,7 +3,8 @@
 //! SetDesiredCapacity works on the account's tagged group and is refused on an untagged one in
 //! AWS's words; a second key works; a session from `aws sts get-session-token` acts as the user;
 //! `aws cloudtrail lookup-events` shows both SetDesiredCapacity calls with their callers and
-//! outcomes.
+//! outcomes. And a role assumed by the AWS CLI's own credential provider (a profile's
+//! `role_arn`), as tools are configured against AWS.
 
 use phantom_e2e::{argv, stack};
 use serde_json::Value;
@@ -147,4 +148,99 @@ fn an_iam_user_with_the_cluster_autoscalers_policy_through_the_aws_cli() {
         );
     }
     assert_eq!(seen.len(), 4, "{seen:?}");
+}
+
+#[test]
+fn the_aws_clis_role_profile_assumes_a_role_at_phantoms_endpoint() {
+    let s = stack();
+    let demo = s.new_user("role-demo");
+    let root = (demo.access_key_id.as_str(), demo.secret.as_str());
+    let iam = |args: &[&str]| s.aws_as("iam", &s.url, root.0, root.1, args);
+    s.lc_and_group(&demo, "web", 0, 2, 0);
+    let account = s
+        .aws_as("sts", &s.url, root.0, root.1, &argv!("get-caller-identity"))
+        .json()["Account"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let trust = format!(
+        r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:root"}},"Action":"sts:AssumeRole"}}}}"#
+    );
+    let role = iam(&argv!(
+        "create-role --role-name reader --assume-role-policy-document",
+        &trust
+    ))
+    .json();
+    let role_arn = role["Role"]["Arn"].as_str().unwrap().to_string();
+    iam(&argv!(
+        "put-role-policy --role-name reader --policy-name read --policy-document",
+        r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:Describe*","Resource":"*"}}"#
+    ))
+    .json();
+    // A profile that assumes the role from the account's own keys, as against AWS.
+    let dir = std::env::temp_dir().join(format!("phantom-role-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config");
+    let credentials = dir.join("credentials");
+    std::fs::write(
+        &config,
+        format!(
+            "[profile base]\nregion = us-east-1\n\n[profile reader]\nregion = us-east-1\nrole_arn = {role_arn}\nsource_profile = base\nrole_session_name = cli\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &credentials,
+        format!(
+            "[base]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+            root.0, root.1
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let (config, credentials) = (config.to_str().unwrap(), credentials.to_str().unwrap());
+        let set = [
+            ("AWS_CONFIG_FILE", config),
+            ("AWS_SHARED_CREDENTIALS_FILE", credentials),
+            ("AWS_PROFILE", "reader"),
+            ("AWS_ENDPOINT_URL", s.url.as_str()),
+            ("AWS_MAX_ATTEMPTS", "1"),
+            ("AWS_PAGER", ""),
+        ];
+        let unset = [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+        ];
+        phantom_e2e::aws_cli::aws(args, &set, &unset)
+    };
+    let me = run(&argv!("sts get-caller-identity --output json"));
+    assert_eq!(me.code, 0, "{}", me.stderr);
+    let me: Value = serde_json::from_str(&me.stdout).unwrap();
+    assert_eq!(
+        me["Arn"],
+        format!("arn:aws:sts::{account}:assumed-role/reader/cli").as_str()
+    );
+    let groups = run(&argv!(
+        "autoscaling describe-auto-scaling-groups --output json"
+    ));
+    assert_eq!(groups.code, 0, "{}", groups.stderr);
+    assert!(groups.stdout.contains("\"web\""), "{}", groups.stdout);
+    let refused = run(&argv!(
+        "autoscaling set-desired-capacity --auto-scaling-group-name web --desired-capacity 0"
+    ));
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("(AccessDenied)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("assumed-role/reader/cli is not authorized")),
+        "{}",
+        refused.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -238,7 +238,7 @@ fn the_aws_clis_role_profile_assumes_a_role_at_phantoms_endpoint() {
     assert!(
         refused
             .stderr
-            .contains(&format!("assumed-role/reader/cli is not authorized")),
+            .contains("assumed-role/reader/cli is not authorized"),
         "{}",
         refused.stderr
     );

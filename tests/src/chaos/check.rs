@@ -13,6 +13,8 @@
 //!   whatever set it (a user, a scheduled action, a policy, an alarm, a forecast);
 //! - `answers` (in `work` and `rest`): no 5xx a fault does not explain, every answer in the
 //!   model's shapes (Phantom's own API: JSON with a RequestId);
+//! - `least-privilege` (in `iam`, mix 14): an IAM user with the cluster-autoscaler's policy is
+//!   refused exactly on the groups not tagged for it, and a refusal changes nothing;
 //! - `liveness`: once the faults stop and the users let go, every group reaches its desired
 //!   capacity (or keeps its protected VMs above it), all InService and healthy, none older than
 //!   its MaxInstanceLifetime (but those protected from scale-in), and Phantom's records and the clouds agree: no VM

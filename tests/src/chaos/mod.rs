@@ -8,6 +8,7 @@
 
 mod check;
 mod cloudwatch;
+mod iam;
 mod rest;
 pub mod rng;
 pub mod work;
@@ -51,8 +52,10 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// on it running the group's policies, target tracking on it, the reads); 11: and alarms telling
 /// the user's SNS topic, and the alarms' tags; 12: and alarms, reads and target tracking on the
 /// group's `AWS/EC2` `CPUUtilization`, read from the metric source; 13: and GetMetricData's metric
-/// math, and DescribeAlarms of the target tracking policies' alarms.
-pub const MIX: u32 = 13;
+/// math, and DescribeAlarms of the target tracking policies' alarms; 14: and least privilege
+/// (`iam`: an IAM user with the cluster-autoscaler's policy sets the sizes of the groups its
+/// user tags for it, and is refused on the others).
+pub const MIX: u32 = 14;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -137,7 +137,9 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
             3 => 160,
             4 => 180,
             5..=9 => 180 + super::rest::ROLLS,
-            mix => 180 + super::rest::ROLLS + super::cloudwatch::rolls(mix),
+            mix => {
+                180 + super::rest::ROLLS + super::cloudwatch::rolls(mix) + super::iam::rolls(mix)
+            }
         }),
     };
     match roll {
@@ -658,6 +660,10 @@ pub async fn request(c: &Client, rng: &mut Rng, scene: &Scene<'_>) -> (Drawn, An
                 drawn("SetDesiredCapacity", format!("{group} {n}")),
                 judge(r),
             )
+        }
+        r if r >= 180 + super::rest::ROLLS + super::cloudwatch::rolls(scene.mix) => {
+            let first = 180 + super::rest::ROLLS + super::cloudwatch::rolls(scene.mix);
+            super::iam::request(c, rng, scene, r - first).await
         }
         r if r >= 180 + super::rest::ROLLS => {
             super::cloudwatch::request(c, rng, scene, r - 180 - super::rest::ROLLS).await

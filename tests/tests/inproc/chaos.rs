@@ -814,7 +814,14 @@ async fn seed_1863_a_launch_answered_in_part_launches_nothing_twice() {
 #[tokio::test]
 async fn alarms_tell_their_topic_in_mix_11() {
     // Seed 6's alarm goes into ALARM with the user's topic among its actions.
-    let out = chaos::run(6, Settings::default()).await;
+    let out = chaos::run(
+        6,
+        Settings {
+            mix: 13,
+            ..Settings::default()
+        },
+    )
+    .await;
     assert!(out.broken.is_empty(), "{:?}", out.broken);
     assert!(
         out.trace
@@ -947,7 +954,14 @@ async fn alarms_on_aws_ec2_in_mix_12() {
 /// tracking policies' alarms (seed 2: both); mix 12 draws neither.
 #[tokio::test]
 async fn metric_math_in_mix_13() {
-    let out = chaos::run(2, Settings::default()).await;
+    let out = chaos::run(
+        2,
+        Settings {
+            mix: 13,
+            ..Settings::default()
+        },
+    )
+    .await;
     assert!(out.broken.is_empty(), "{:?}", out.broken);
     let drawn = |trace: &[String], what: &str| {
         trace
@@ -988,3 +1002,30 @@ async fn seed_4583_a_retiring_vm_fills_the_room_a_move_may_take() {
     )
     .await;
 }
+
+/// Mix 14: an IAM user with the cluster-autoscaler's policy sets the sizes of the groups its
+/// user tagged for it and is refused on the others (`least-privilege`); mix 13 has no IAM user.
+#[tokio::test]
+async fn least_privilege_in_mix_14() {
+    let out = chaos::run(SEED_14, Settings::default()).await;
+    assert!(out.broken.is_empty(), "{:?}", out.broken);
+    let seen = |what: &str, answer: &str| {
+        out.trace
+            .iter()
+            .any(|l| l.contains(what) && l.contains(answer))
+    };
+    assert!(seen("as ca (tagged)", "Code(\"OK\")"), "{:?}", out.trace);
+    assert!(seen("as ca (untagged)", "AccessDenied"), "{:?}", out.trace);
+    let thirteenth = chaos::run(
+        SEED_14,
+        Settings {
+            mix: 13,
+            ..Settings::default()
+        },
+    )
+    .await;
+    assert!(!thirteenth.trace.iter().any(|l| l.contains("as ca")));
+}
+
+/// A seed whose run draws both of mix 14's outcomes.
+const SEED_14: u64 = 19;

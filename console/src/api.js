@@ -35,8 +35,11 @@ export function client({ accessKeyId, secretAccessKey, region }) {
       retries: 0,
     });
   const signer = signerFor('autoscaling');
-  // CloudWatch at Phantom's endpoint is signed for its own service, as the AWS CLI signs it.
+  // CloudWatch, IAM and CloudTrail at Phantom's endpoint are signed for their own services,
+  // as the AWS CLI signs them.
   const monitoring = signerFor('monitoring');
+  const iamSigner = signerFor('iam');
+  const trailSigner = signerFor('cloudtrail');
   const base = apiBase();
 
   async function send(url, contentType, body, headers = {}, by = signer) {
@@ -74,6 +77,36 @@ export function client({ accessKeyId, secretAccessKey, region }) {
         JSON.stringify(input),
         { 'x-amz-target': `GraniteServiceVersion20100801.${operation}` },
         monitoring,
+      );
+      const { text, answer } = await readJson(response);
+      if (!response.ok) {
+        const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
+        throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
+      }
+      return answer;
+    },
+
+    /** An IAM action at Phantom's endpoint (the Query protocol): its Result element. */
+    async iam(action, params = {}) {
+      const body = queryBody({ Action: action, Version: '2010-05-08', ...params });
+      const response = await send(`${base}/`, 'application/x-www-form-urlencoded; charset=utf-8', body, {}, iamSigner);
+      const text = await response.text();
+      const answer = readQueryAnswer(text, action);
+      if (answer.error || !response.ok) {
+        const e = answer.error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
+        throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
+      }
+      return answer.result;
+    },
+
+    /** CloudTrail's LookupEvents (JSON 1.1): the account's trail, newest first. */
+    async lookupEvents(input = {}) {
+      const response = await send(
+        `${base}/`,
+        'application/x-amz-json-1.1',
+        JSON.stringify(input),
+        { 'x-amz-target': 'com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents' },
+        trailSigner,
       );
       const { text, answer } = await readJson(response);
       if (!response.ok) {

@@ -10,6 +10,8 @@ import { CredentialsView } from './credentials.jsx';
 import { AdminCloudsView } from './admin_clouds.jsx';
 import { AdminOperationsView } from './admin_operations.jsx';
 import { AdminUsersView } from './admin_users.jsx';
+import { AccessView } from './access.jsx';
+import { TrailView } from './trail.jsx';
 
 /** `#/groups/web` -> ['groups', 'web'] (each part decoded). */
 function useRoute() {
@@ -101,6 +103,8 @@ const USER_VIEWS = [
   ['groups', 'Groups'],
   ['launch-configurations', 'Launch configurations'],
   ['credentials', 'Credentials and keys'],
+  ['access', 'Access'],
+  ['trail', 'Trail'],
 ];
 const ADMIN_VIEWS = [
   ['admin/clouds', 'Clouds'],
@@ -154,6 +158,8 @@ function View({ route, admin }) {
   }
   if (first === 'launch-configurations') return <LaunchConfigurationsView />;
   if (first === 'credentials') return <CredentialsView />;
+  if (first === 'access') return <AccessView />;
+  if (first === 'trail') return <TrailView />;
   if (first === 'admin' && admin) {
     if (second === 'clouds') return <AdminCloudsView />;
     if (second === 'users') return <AdminUsersView />;

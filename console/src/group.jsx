@@ -9,6 +9,7 @@ import { Policies, ScheduledActions } from './group_automation.jsx';
 import { InstancesTable, cloudOfResource } from './instances.jsx';
 import { Form } from './form.jsx';
 import { Button, Confirm, ErrorBox, Loading, StackTable, time, useAction, useData, useSession } from './ui.jsx';
+import { TrailTable } from './trail.jsx';
 
 export function GroupView({ name }) {
   const { api } = useSession();
@@ -73,6 +74,8 @@ export function GroupView({ name }) {
       <h2 id="activities-title">Activity</h2>
       <ErrorBox error={activities.error} />
       <Activities activities={activities.data || []} />
+      <h2 id="group-trail-title">Trail</h2>
+      <TrailTable resourceName={name} label={`Trail of ${name}`} />
     </section>
   );
 }

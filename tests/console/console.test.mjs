@@ -866,3 +866,54 @@ test("a target tracking policy's metric charted against its target, with the sca
     server.close();
   }
 });
+
+test("an IAM user made in Access signs in with its own key, is refused what its policy does not allow, and the trail shows both", { timeout: 120_000 }, async () => {
+  const page = await newPage();
+  await signedIn(page, DEMO, 'demo');
+  await go(page, 'Access');
+  const name = `ci-${RUN}`;
+  await page.getByRole('button', { name: 'Create IAM user' }).click();
+  const create = page.getByRole('dialog', { name: 'Create IAM user' });
+  await create.getByLabel('User name').fill(name);
+  await create.getByRole('button', { name: 'Create' }).click();
+  await succeeds(create, 'creating the IAM user', () => create.waitFor({ state: 'detached' }));
+  const users = page.getByRole('table', { name: 'IAM users' });
+  await users.getByRole('cell', { name, exact: true }).waitFor();
+  await page.getByRole('button', { name: `Manage ${name}` }).click();
+  await page.getByRole('button', { name: 'Put policy' }).click();
+  const put = page.getByRole('dialog', { name: `Put a policy on ${name}` });
+  await put.getByLabel('Policy name').fill('read');
+  await put
+    .getByLabel('Policy document')
+    .fill('{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:Describe*","Resource":"*"}}');
+  await put.getByRole('button', { name: 'Put policy' }).click();
+  await succeeds(put, 'putting the policy', () => put.waitFor({ state: 'detached' }));
+  await page.getByRole('list', { name: `Policies of ${name}` }).getByText('read').waitFor();
+  await page.getByRole('button', { name: 'Create access key' }).click();
+  const shown = page.getByRole('status').filter({ hasText: 'shown this once' });
+  await shown.waitFor();
+  const [id, secret] = await shown.locator('code').allTextContents();
+  await screenshot(page, 'access');
+  await done(page);
+
+  // The IAM user signs in with its own key: its policy lets it read groups, not IAM.
+  const own = await newPage();
+  await signIn(own, { id, secret });
+  await own.getByText(`:user/${name}`).first().waitFor();
+  await go(own, 'Access');
+  await own.getByText('AccessDenied').first().waitFor();
+  assert.match(await own.textContent('main'), new RegExp(`user/${name} is not authorized to perform: iam:ListUsers`));
+  await done(own);
+
+  // The account's trail: the user's making, and the refusal.
+  const trail = await newPage();
+  await signedIn(trail, DEMO, 'demo');
+  await go(trail, 'Trail');
+  const events = trail.getByRole('table', { name: 'Events' });
+  await eventually(async () => {
+    const text = await events.textContent();
+    return text.includes('CreateUser') && text.includes('AccessDenied') && text.includes('ListUsers');
+  }, 'the trail shows the IAM user made and its refused request');
+  await screenshot(trail, 'trail');
+  await done(trail);
+});

@@ -138,10 +138,15 @@ async fn caller_identity(app: &App, caller: &Caller) -> Result<shapes::CallerIde
         .user(&caller.user)
         .await?
         .ok_or_else(|| ApiError::internal("The caller's user record is missing."))?;
+    // An IAM user (or a session) is named as STS names it, the key being the one it signed with.
+    let user_name = match &caller.identity {
+        Some(i) => phantom_rules::iam::principal::arn(&caller.account_id, Some(i)),
+        None => user.name,
+    };
     Ok(shapes::CallerIdentity {
-        user_name: user.name,
+        user_name,
         account: user.account_id,
-        access_key_id: user.access_key_id,
+        access_key_id: caller.access_key_id.clone().unwrap_or(user.access_key_id),
         admin: user.admin,
     })
 }

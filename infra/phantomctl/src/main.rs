@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use phantom_rules::identity::{self, User};
 use phantom_seams::config::{aws_sdk_config, Config};
 use phantom_seams::store::{
-    CloudCredentials, CloudRecord, Directory, DynamoStore, MetricAuth, StoreError,
+    CloudCredentials, CloudRecord, Directory, DynamoStore, MetricAuth, Store, StoreError,
 };
 use std::process::ExitCode;
 
@@ -98,6 +98,16 @@ enum UserCommand {
         #[arg(long, conflicts_with_all = ["describe_rate", "describe_burst", "mutate_rate", "mutate_burst"])]
         default: bool,
     },
+    /// Lists the account's IAM users, each with its keys (id, Active or Inactive, last used)
+    /// and policies: `USER KEY STATUS LAST_USED` lines, then its policies.
+    Iam { name: String },
+    /// Prints the account's audit trail, newest first: `TIME WHO ACTION OUTCOME RESOURCES`.
+    Trail {
+        name: String,
+        /// How many events at most.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
     /// Makes a new password for a Prometheus to scrape the user's group metrics with
     /// (`<api>/phantom/v1/metrics`, HTTP Basic with the user's name), replacing any earlier one,
     /// and prints it; with `--delete`, no scrape is accepted any more.
@@ -172,7 +182,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
+async fn run(command: Command, store: &dyn Store) -> Result<(), String> {
     match command {
         Command::User(UserCommand::Create { name, admin }) => {
             let created = phantom_model::time::format_timestamp(phantom_model::time::now());
@@ -199,6 +209,11 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 return Err(format!("user '{name}' is disabled already"));
             }
             store.disable_user(&user).await.map_err(|e| e.to_string())?;
+            // Its IAM users' keys stop with its root's (within the api's key cache, 30 s).
+            store
+                .rewrite_iam_keys(&user, Some(false))
+                .await
+                .map_err(|e| e.to_string())?;
         }
         Command::User(UserCommand::Limits {
             name,
@@ -232,6 +247,12 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                 .set_limits(&user, limits.as_ref())
                 .await
                 .map_err(|e| e.to_string())?;
+            // The account's IAM users' keys carry its limits too.
+            let user = existing_user(store, &name).await?;
+            store
+                .rewrite_iam_keys(&user, None)
+                .await
+                .map_err(|e| e.to_string())?;
         }
         Command::User(UserCommand::Scrape { name, delete }) => {
             let user = existing_user(store, &name).await?;
@@ -247,6 +268,48 @@ async fn run(command: Command, store: &dyn Directory) -> Result<(), String> {
                     .await
                     .map_err(|e| e.to_string())?;
                 println!("{password}");
+            }
+        }
+        Command::User(UserCommand::Iam { name }) => {
+            existing_user(store, &name).await?;
+            for u in store.iam_users(&name).await.map_err(|e| e.to_string())? {
+                println!("{} {}", u.name, u.arn());
+                for k in &u.keys {
+                    let status = if k.active { "Active" } else { "Inactive" };
+                    let used = store
+                        .access_key(&k.access_key_id)
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .and_then(|key| key.last_used)
+                        .map_or("never".to_string(), |u| format!("{} {}", u.at, u.service));
+                    println!("  key {} {status} last used {used}", k.access_key_id);
+                }
+                for p in u.policies.keys() {
+                    println!("  inline policy {p}");
+                }
+                for p in u.attached.keys() {
+                    println!("  attached {p}");
+                }
+            }
+        }
+        Command::User(UserCommand::Trail { name, limit }) => {
+            existing_user(store, &name).await?;
+            let now = phantom_model::time::now_ms();
+            let start = now - phantom_rules::trail::RETENTION_MS;
+            let (events, _) = store
+                .events(&name, start, now, None, limit, &|_| true)
+                .await
+                .map_err(|e| e.to_string())?;
+            for e in events {
+                let at = phantom_model::time::format_seconds(phantom_model::time::from_ms(e.at_ms));
+                let outcome = e.error_code.as_deref().unwrap_or("done");
+                let resources: Vec<&str> = e.resources.iter().map(|r| r.name.as_str()).collect();
+                println!(
+                    "{at} {} {} {outcome} {}",
+                    phantom_rules::trail::username(&e),
+                    e.event_name,
+                    resources.join(",")
+                );
             }
         }
         Command::User(UserCommand::Rotate { name }) => {

@@ -148,6 +148,31 @@ fn an_iam_user_with_the_cluster_autoscalers_policy_through_the_aws_cli() {
         );
     }
     assert_eq!(seen.len(), 4, "{seen:?}");
+    // An administrator's view of the same, with phantomctl.
+    let text = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("text")
+    };
+    let iam_users = text(s.phantomctl(&["user", "iam", &demo.name]));
+    assert!(
+        iam_users.contains(":user/cluster-autoscaler"),
+        "{iam_users}"
+    );
+    assert_eq!(
+        iam_users.matches(" Active last used ").count(),
+        2,
+        "{iam_users}"
+    );
+    assert!(iam_users.contains("inline policy scaling"), "{iam_users}");
+    let trail = text(s.phantomctl(&["user", "trail", &demo.name]));
+    assert!(
+        trail.contains("cluster-autoscaler SetDesiredCapacity AccessDenied db"),
+        "{trail}"
+    );
 }
 
 #[test]

@@ -290,7 +290,7 @@ async fn disable_user(app: &App, caller: &Caller, input: OfUser) -> Result<shape
         app.store.disable_user(&user).await?;
         app.keys.forget(&user.access_key_id);
         // The account's IAM users' keys stop with its root's.
-        iam_keys(app, &user, |k| k.active = false).await?;
+        iam_keys(app, &user, Some(false)).await?;
         tracing::info!(user = name, "user disabled");
     }
     Ok(shapes::Done {})
@@ -321,37 +321,21 @@ async fn put_limits(app: &App, input: shapes::PutUserLimits) -> Result<shapes::D
     app.store.set_limits(&user, limits.as_ref()).await?;
     app.keys.forget(&user.access_key_id);
     let user = existing(app, name).await?;
-    iam_keys(app, &user, |_| {}).await?;
+    iam_keys(app, &user, None).await?;
     tracing::info!(user = name, ?limits, "request limits set");
     Ok(shapes::Done {})
 }
 
-/// Changes every IAM user's keys of account `account` with `change`, and writes them with the
-/// account's limits; a user changed meanwhile is read again.
+/// Rewrites the account's IAM users' keys (`Identities::rewrite_iam_keys`), and forgets them
+/// in this instance.
 async fn iam_keys(
     app: &App,
     account: &phantom_model::user::User,
-    change: impl Fn(&mut phantom_model::iam::IamKey),
+    active: Option<bool>,
 ) -> Result<(), ApiError> {
-    for listed in app.store.iam_users(&account.name).await? {
-        let mut before = listed;
-        loop {
-            let mut after = before.clone();
-            after.keys.iter_mut().for_each(&change);
-            let limits = account.limits.as_ref();
-            match app.store.save_iam_user(&before, &after, None, limits).await {
-                Ok(()) => break,
-                Err(phantom_seams::store::StoreError::NotFound) => break,
-                Err(phantom_seams::store::StoreError::Conflict) => {
-                    match app.store.iam_user(&account.name, &before.name).await? {
-                        Some(again) => before = again,
-                        None => break,
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        for k in &before.keys {
+    app.store.rewrite_iam_keys(account, active).await?;
+    for u in app.store.iam_users(&account.name).await? {
+        for k in &u.keys {
             app.keys.forget(&k.access_key_id);
         }
     }

@@ -221,6 +221,32 @@ pub trait Identities: Send + Sync {
     /// Deletes `u` (as read, with no keys left): `NotFound` if it is gone, `Conflict` if it
     /// changed since.
     async fn delete_iam_user(&self, u: &IamUser) -> StoreResult<()>;
+    /// Rewrites every IAM user's keys of `account` (as read) with the account's limits and, with
+    /// `active`, that status (an account disabled stops its IAM users' keys too); a user changed
+    /// meanwhile is read again. Each user is its own write.
+    async fn rewrite_iam_keys(&self, account: &User, active: Option<bool>) -> StoreResult<()> {
+        for listed in self.iam_users(&account.name).await? {
+            let mut before = listed;
+            loop {
+                let mut after = before.clone();
+                if let Some(a) = active {
+                    after.keys.iter_mut().for_each(|k| k.active = a);
+                }
+                let limits = account.limits.as_ref();
+                match self.save_iam_user(&before, &after, None, limits).await {
+                    Ok(()) | Err(StoreError::NotFound) => break,
+                    Err(StoreError::Conflict) => {
+                        match self.iam_user(&account.name, &before.name).await? {
+                            Some(again) => before = again,
+                            None => break,
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
     /// Records a key's last use on its record: `NotFound` if the key is gone.
     async fn key_used(&self, access_key_id: &str, used: &KeyUse) -> StoreResult<()>;
     /// Creates a session's key (`key.session` set; its secret sealed as a key's), kept until a

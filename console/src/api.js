@@ -54,66 +54,50 @@ export function client({ accessKeyId, secretAccessKey, region }) {
     }
   }
 
+  /** An action of a Query API (`version`), signed by `by`: its Result element. */
+  async function queryOf(version, by, action, params) {
+    const body = queryBody({ Action: action, Version: version, ...params });
+    const response = await send(`${base}/`, 'application/x-www-form-urlencoded; charset=utf-8', body, {}, by);
+    const text = await response.text();
+    const answer = readQueryAnswer(text, action);
+    if (answer.error || !response.ok) {
+      const e = answer.error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
+      throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
+    }
+    return answer.result;
+  }
+
+  /** An operation of a JSON API (`x-amz-json-<version>`, its `target`), signed by `by`. */
+  async function jsonOf(version, target, by, input) {
+    const response = await send(`${base}/`, `application/x-amz-json-${version}`, JSON.stringify(input), { 'x-amz-target': target }, by);
+    const { text, answer } = await readJson(response);
+    if (!response.ok) {
+      const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
+      throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
+    }
+    return answer;
+  }
+
   return {
     /** An Auto Scaling action: its Result element as plain objects (see query.js). */
-    async query(action, params = {}) {
-      const body = queryBody({ Action: action, Version: VERSION, ...params });
-      const response = await send(`${base}/`, 'application/x-www-form-urlencoded; charset=utf-8', body);
-      const text = await response.text();
-      const answer = readQueryAnswer(text, action);
-      if (answer.error || !response.ok) {
-        const e = answer.error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
-        throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
-      }
-      return answer.result;
+    query(action, params = {}) {
+      return queryOf(VERSION, signer, action, params);
     },
 
     /** A CloudWatch action at Phantom's endpoint, in CloudWatch's JSON protocol (as the AWS CLI
      * sends it): its JSON answer; timestamps are seconds since 1970. */
-    async cloudwatch(operation, input = {}) {
-      const response = await send(
-        `${base}/`,
-        'application/x-amz-json-1.0',
-        JSON.stringify(input),
-        { 'x-amz-target': `GraniteServiceVersion20100801.${operation}` },
-        monitoring,
-      );
-      const { text, answer } = await readJson(response);
-      if (!response.ok) {
-        const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
-        throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
-      }
-      return answer;
+    cloudwatch(operation, input = {}) {
+      return jsonOf('1.0', `GraniteServiceVersion20100801.${operation}`, monitoring, input);
     },
 
     /** An IAM action at Phantom's endpoint (the Query protocol): its Result element. */
-    async iam(action, params = {}) {
-      const body = queryBody({ Action: action, Version: '2010-05-08', ...params });
-      const response = await send(`${base}/`, 'application/x-www-form-urlencoded; charset=utf-8', body, {}, iamSigner);
-      const text = await response.text();
-      const answer = readQueryAnswer(text, action);
-      if (answer.error || !response.ok) {
-        const e = answer.error || { Code: `HTTP${response.status}`, Message: text.slice(0, 300) };
-        throw new ApiError(e.Code, e.Message, response.status, e.RequestId);
-      }
-      return answer.result;
+    iam(action, params = {}) {
+      return queryOf('2010-05-08', iamSigner, action, params);
     },
 
     /** CloudTrail's LookupEvents (JSON 1.1): the account's trail, newest first. */
-    async lookupEvents(input = {}) {
-      const response = await send(
-        `${base}/`,
-        'application/x-amz-json-1.1',
-        JSON.stringify(input),
-        { 'x-amz-target': 'com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents' },
-        trailSigner,
-      );
-      const { text, answer } = await readJson(response);
-      if (!response.ok) {
-        const code = String(answer.__type || `HTTP${response.status}`).split('#').pop();
-        throw new ApiError(code, answer.message || answer.Message || text.slice(0, 300), response.status);
-      }
-      return answer;
+    lookupEvents(input = {}) {
+      return jsonOf('1.1', 'com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents', trailSigner, input);
     },
 
     /** One of Phantom's own operations: its JSON answer. */

@@ -207,12 +207,7 @@ pub async fn list_policies(
     let mut all = at.app.store.managed_policies(&at.caller.user).await?;
     all.retain(|p| p.path.starts_with(&prefix));
     all.retain(|p| r.only_attached != Some(true) || !p.users.is_empty() || !p.roles.is_empty());
-    all.sort_by_key(|p| p.name.to_lowercase());
-    let after = r.marker.map(|m| m.to_lowercase());
-    all.retain(|p| after.as_ref().is_none_or(|m| p.name.to_lowercase() > *m));
-    let max = r.max_items.map_or(100, |n| n as usize);
-    let is_truncated = all.len() > max;
-    all.truncate(max);
+    let (all, is_truncated) = super::page(all, |p| &p.name, r.marker, r.max_items);
     Ok(m::ListPoliciesResponse {
         policies: all.iter().map(shown).collect(),
         is_truncated,

@@ -139,6 +139,24 @@ impl Ask<'_> {
     }
 }
 
+/// A page of IAM's List actions: `items` by name (without case), those after `marker` (the
+/// last name of the page before), `max_items` of them (100 when not given, as IAM's), and
+/// whether more follow.
+fn page<T>(
+    mut items: Vec<T>,
+    name: impl Fn(&T) -> &String,
+    marker: Option<String>,
+    max_items: Option<i64>,
+) -> (Vec<T>, bool) {
+    items.sort_by_key(|i| name(i).to_lowercase());
+    let after = marker.map(|m| m.to_lowercase());
+    items.retain(|i| after.as_ref().is_none_or(|m| name(i).to_lowercase() > *m));
+    let max = max_items.map_or(100, |n| n as usize);
+    let truncated = items.len() > max;
+    items.truncate(max);
+    (items, truncated)
+}
+
 fn no_such_user(name: &str) -> ApiError {
     ApiError::no_such_entity(format!("The user with name {name} cannot be found."))
 }

@@ -57,6 +57,15 @@ async fn save(
     }
 }
 
+/// `role` (as read) written as `after`.
+async fn save_role(at: &Ask<'_>, role: &IamRole, after: &IamRole) -> Result<(), ApiError> {
+    let update = RoleSave::Update {
+        before: role,
+        after,
+    };
+    save(at, vec![update], Vec::new()).await
+}
+
 fn trust_checked(document: &str) -> Result<(), ApiError> {
     phantom_rules::iam::parse_trust(document)
         .map(|_| ())
@@ -121,12 +130,7 @@ pub async fn list_roles(at: &Ask<'_>, r: m::ListRoles) -> Result<m::ListRolesRes
     )?;
     let mut roles = at.app.store.iam_roles(&at.caller.user).await?;
     roles.retain(|x| x.path.starts_with(&prefix));
-    roles.sort_by_key(|x| x.name.to_lowercase());
-    let after = r.marker.map(|m| m.to_lowercase());
-    roles.retain(|x| after.as_ref().is_none_or(|m| x.name.to_lowercase() > *m));
-    let max = r.max_items.map_or(100, |n| n as usize);
-    let is_truncated = roles.len() > max;
-    roles.truncate(max);
+    let (roles, is_truncated) = super::page(roles, |x| &x.name, r.marker, r.max_items);
     Ok(m::ListRolesResponse {
         roles: roles.iter().map(shown).collect(),
         is_truncated,
@@ -156,15 +160,7 @@ pub async fn update_assume_role_policy(
     trust_checked(&r.policy_document)?;
     let mut after = role.clone();
     after.trust_policy = r.policy_document;
-    save(
-        at,
-        vec![RoleSave::Update {
-            before: &role,
-            after: &after,
-        }],
-        Vec::new(),
-    )
-    .await
+    save_role(at, &role, &after).await
 }
 
 pub async fn put_role_policy(at: &Ask<'_>, r: m::PutRolePolicy) -> Result<(), ApiError> {
@@ -183,15 +179,7 @@ pub async fn put_role_policy(at: &Ask<'_>, r: m::PutRolePolicy) -> Result<(), Ap
             "Maximum policy size of 10240 bytes exceeded for role",
         ));
     }
-    save(
-        at,
-        vec![RoleSave::Update {
-            before: &role,
-            after: &after,
-        }],
-        Vec::new(),
-    )
-    .await
+    save_role(at, &role, &after).await
 }
 
 fn no_such_policy(name: &str) -> ApiError {
@@ -231,15 +219,7 @@ pub async fn delete_role_policy(at: &Ask<'_>, r: m::RolePolicy) -> Result<(), Ap
     if after.policies.remove(&r.policy_name).is_none() {
         return Err(no_such_policy(&r.policy_name));
     }
-    save(
-        at,
-        vec![RoleSave::Update {
-            before: &role,
-            after: &after,
-        }],
-        Vec::new(),
-    )
-    .await
+    save_role(at, &role, &after).await
 }
 
 pub async fn attach_role_policy(at: &Ask<'_>, r: m::RoleAttachment) -> Result<(), ApiError> {

@@ -48,25 +48,8 @@ async fn get_session_token(
             "Only a signed request gets a session.",
         ));
     };
-    let token = sessions::new_token();
-    let expires_ms = at.app.clock.now_ms() + secs * 1000;
-    let key = AccessKey {
-        access_key_id: sessions::new_key_id(),
-        secret: phantom_rules::identity::new_secret(),
-        user: caller.user.clone(),
-        account_id: caller.account_id.clone(),
-        limits: caller.limits,
-        // A session acts with its parent key's identity, read when it is used.
-        identity: None,
-        active: true,
-        last_used: None,
-        session: Some(Session {
-            token_sha256: sessions::token_sha256(&token),
-            expires_ms,
-            parent,
-            role: None,
-        }),
-    };
+    // A session acts with its parent key's identity, read when it is used.
+    let (key, token, expires_ms) = session_key(at, secs, parent, None);
     store_session(at, &key).await?;
     let expiration =
         phantom_model::time::format_timestamp(phantom_model::time::from_ms(expires_ms));
@@ -193,28 +176,11 @@ async fn assume_role(at: &Ask<'_>, r: m::AssumeRole) -> Result<m::AssumeRoleResp
             "Only a signed request assumes a role.",
         ));
     };
-    let token = sessions::new_token();
-    let expires_ms = at.app.clock.now_ms() + secs * 1000;
     let assumed = m::AssumedRoleUser {
         assumed_role_id: format!("{}:{}", role.role_id, r.role_session_name),
         arn: principal::arn(&caller.account_id, Some(&identity)),
     };
-    let key = AccessKey {
-        access_key_id: sessions::new_key_id(),
-        secret: phantom_rules::identity::new_secret(),
-        user: caller.user.clone(),
-        account_id: caller.account_id.clone(),
-        limits: caller.limits,
-        identity: None,
-        active: true,
-        last_used: None,
-        session: Some(Session {
-            token_sha256: sessions::token_sha256(&token),
-            expires_ms,
-            parent,
-            role: Some(identity),
-        }),
-    };
+    let (key, token, expires_ms) = session_key(at, secs, parent, Some(identity));
     store_session(at, &key).await?;
     Ok(m::AssumeRoleResponse {
         credentials: m::Credentials {
@@ -228,6 +194,36 @@ async fn assume_role(at: &Ask<'_>, r: m::AssumeRole) -> Result<m::AssumeRoleResp
         assumed_role_user: assumed,
         packed_policy_size: (packed * 100 / SESSION_POLICY_CHARS) as i64,
     })
+}
+
+/// A new session's key for the caller, lasting `secs`, issued by key `parent`, as `role` if it
+/// is a role's: the key, its token, when it expires (Unix ms).
+fn session_key(
+    at: &Ask<'_>,
+    secs: i64,
+    parent: String,
+    role: Option<phantom_model::iam::Identity>,
+) -> (AccessKey, String, i64) {
+    let caller = at.caller;
+    let token = sessions::new_token();
+    let expires_ms = at.app.clock.now_ms() + secs * 1000;
+    let key = AccessKey {
+        access_key_id: sessions::new_key_id(),
+        secret: phantom_rules::identity::new_secret(),
+        user: caller.user.clone(),
+        account_id: caller.account_id.clone(),
+        limits: caller.limits,
+        identity: None,
+        active: true,
+        last_used: None,
+        session: Some(Session {
+            token_sha256: sessions::token_sha256(&token),
+            expires_ms,
+            parent,
+            role,
+        }),
+    };
+    (key, token, expires_ms)
 }
 
 async fn store_session(at: &Ask<'_>, key: &AccessKey) -> Result<(), ApiError> {

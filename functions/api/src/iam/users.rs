@@ -7,9 +7,6 @@ use phantom_rules::iam::identities::{self, KEYS_PER_USER};
 use phantom_seams::store::StoreError;
 use phantom_wire::ApiError;
 
-/// ListUsers' page when MaxItems is not given, as IAM's.
-const PAGE: usize = 100;
-
 fn now(at: &Ask<'_>) -> String {
     phantom_model::time::format_timestamp(at.app.clock.now())
 }
@@ -88,12 +85,7 @@ pub async fn list_users(at: &Ask<'_>, r: m::ListUsers) -> Result<m::ListUsersRes
     at.allow("ListUsers", &arn)?;
     let mut users = at.app.store.iam_users(&at.caller.user).await?;
     users.retain(|u| u.path.starts_with(&prefix));
-    users.sort_by_key(|u| u.name.to_lowercase());
-    let after = r.marker.map(|m| m.to_lowercase());
-    users.retain(|u| after.as_ref().is_none_or(|m| u.name.to_lowercase() > *m));
-    let max = r.max_items.map_or(PAGE, |n| n as usize);
-    let is_truncated = users.len() > max;
-    users.truncate(max);
+    let (users, is_truncated) = super::page(users, |u| &u.name, r.marker, r.max_items);
     Ok(m::ListUsersResponse {
         marker: is_truncated
             .then(|| users.last().map(|u| u.name.clone()))

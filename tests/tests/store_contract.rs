@@ -35,6 +35,7 @@ fn user(name: &str) -> User {
         disabled: false,
         limits: None,
         scrape_sha256: None,
+        second_key: None,
     }
 }
 
@@ -1659,6 +1660,54 @@ async fn identities(s: &dyn Store, u: &str) {
         Err(StoreError::NotFound)
     );
     assert!(s.iam_users(&account).await.unwrap().is_empty());
+    // The root's second key: added once, made Inactive, the first deleted (the second its
+    // only one), both gone with the account's disabling.
+    let root = s.user(&account).await.unwrap().unwrap();
+    let second = format!("PKIA{u}ROOT2");
+    s.add_root_key(&root, &second, "second-secret")
+        .await
+        .unwrap();
+    assert_eq!(
+        s.add_root_key(&root, "PKIAother", "x").await,
+        Err(StoreError::Conflict),
+        "the user as read had no second key"
+    );
+    let root = s.user(&account).await.unwrap().unwrap();
+    assert_eq!(root.second_key.as_deref(), Some(second.as_str()));
+    let key = s.access_key(&second).await.unwrap().unwrap();
+    assert_eq!(
+        (key.secret.as_str(), key.user.as_str(), key.active),
+        ("second-secret", account.as_str(), true)
+    );
+    s.set_root_key_active(&root, &root.access_key_id, false)
+        .await
+        .unwrap();
+    assert!(
+        !s.access_key(&root.access_key_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .active
+    );
+    assert_eq!(
+        s.set_root_key_active(&root, "PKIAnone", false).await,
+        Err(StoreError::NotFound)
+    );
+    s.delete_root_key(&root, &root.access_key_id).await.unwrap();
+    let after = s.user(&account).await.unwrap().unwrap();
+    assert_eq!(
+        (after.access_key_id.as_str(), after.second_key.as_deref()),
+        (second.as_str(), None)
+    );
+    assert!(s.access_key(&root.access_key_id).await.unwrap().is_none());
+    let third = format!("PKIA{u}ROOT3");
+    s.add_root_key(&after, &third, "third-secret")
+        .await
+        .unwrap();
+    let before_disable = s.user(&account).await.unwrap().unwrap();
+    s.disable_user(&before_disable).await.unwrap();
+    assert!(s.access_key(&second).await.unwrap().is_none());
+    assert!(s.access_key(&third).await.unwrap().is_none());
     // A managed policy and a user together, all or nothing.
     let policy = ManagedPolicy {
         account: account.clone(),

@@ -339,7 +339,9 @@ pub struct AccessKeyMetadata {
     pub user_name: String,
     pub access_key_id: String,
     pub status: String,
-    pub create_date: String,
+    /// None for a root key (Phantom keeps no date of its own for them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_date: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

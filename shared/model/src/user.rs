@@ -79,4 +79,7 @@ pub struct User {
     /// The SHA-256 (hex) of the password its Prometheus scrapes its group metrics with (none:
     /// no scrape is accepted).
     pub scrape_sha256: Option<String>,
+    /// The root's second access key, made with IAM's CreateAccessKey (two a root, as an IAM
+    /// user's: a key is rotated by adding the new one first).
+    pub second_key: Option<String>,
 }

@@ -18,6 +18,7 @@ pub fn new_user(name: &str, admin: bool, created: String) -> Result<(User, Strin
         disabled: false,
         limits: None,
         scrape_sha256: None,
+        second_key: None,
     };
     Ok((user, new_secret()))
 }

@@ -1014,3 +1014,83 @@ async fn the_policy_simulator_answers_as_requests_are_decided() {
     .await;
     assert_eq!(decisions(&answer), ["explicitDeny"]);
 }
+
+#[tokio::test]
+async fn the_accounts_root_rotates_its_own_key_without_an_outage() {
+    let given = Given::lc("rootkeys").await;
+    let w = &given.w;
+    let first = keys(&given.u);
+    let made = ok(w, first, "CreateAccessKey", &[]).await;
+    let second = (
+        element(&made, "AccessKeyId").unwrap(),
+        element(&made, "SecretAccessKey").unwrap(),
+    );
+    let both = ok(w, first, "ListAccessKeys", &[]).await;
+    assert_eq!(both.matches("<Status>Active</Status>").count(), 2, "{both}");
+    let new_root = w.sdk_with_keys(&second.0, &second.1);
+    new_root
+        .describe_launch_configurations()
+        .send()
+        .await
+        .expect("the second key is the root's too");
+    assert_eq!(
+        refused(w, first, "CreateAccessKey", &[]).await.1,
+        "LimitExceeded"
+    );
+    // The old key retired: Inactive, refused, then deleted; the new one is the root's only key.
+    let old_id = given.u.access_key_id.as_str();
+    let new = (second.0.as_str(), second.1.as_str());
+    ok(
+        w,
+        new,
+        "UpdateAccessKey",
+        &[("AccessKeyId", old_id), ("Status", "Inactive")],
+    )
+    .await;
+    assert_eq!(
+        failure(w.sdk(&given.u).describe_tags().send().await).0,
+        "InvalidClientTokenId"
+    );
+    ok(w, new, "DeleteAccessKey", &[("AccessKeyId", old_id)]).await;
+    let one = ok(w, new, "ListAccessKeys", &[]).await;
+    assert_eq!(
+        element(&one, "AccessKeyId").as_deref(),
+        Some(second.0.as_str())
+    );
+    assert_eq!(one.matches("<member>").count(), 1, "{one}");
+    assert_eq!(
+        refused(w, new, "DeleteAccessKey", &[("AccessKeyId", &second.0)])
+            .await
+            .1,
+        "DeleteConflict",
+        "the root keeps a key"
+    );
+    new_root
+        .describe_launch_configurations()
+        .send()
+        .await
+        .expect("still the root");
+    // An administrator's DisableUser stops both of a root's keys.
+    let again = ok(w, new, "CreateAccessKey", &[]).await;
+    let third = (
+        element(&again, "AccessKeyId").unwrap(),
+        element(&again, "SecretAccessKey").unwrap(),
+    );
+    let admin = w.admin("admin").await;
+    let (status, body) = w
+        .phantom_api(
+            &admin,
+            "DisableUser",
+            &serde_json::json!({"UserName": given.u.name}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    w.clock.advance_ms(api::KEY_CACHE_MS + 1);
+    for (id, secret) in [&second, &third] {
+        let c = w.sdk_with_keys(id, secret);
+        assert_eq!(
+            failure(c.describe_tags().send().await).0,
+            "InvalidClientTokenId"
+        );
+    }
+}

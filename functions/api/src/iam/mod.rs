@@ -7,6 +7,7 @@
 mod managed;
 mod policies;
 mod roles;
+mod root_keys;
 mod simulate;
 mod sts;
 mod users;
@@ -127,7 +128,7 @@ impl Ask<'_> {
             (None, Some(me)) => me.name.clone(),
             (None, None) => {
                 return Err(ApiError::invalid_input(
-                    "Phantom keeps the account root's key itself (RotateAccessKey, by an administrator); name an IAM user (UserName).",
+                    "The account's root is no IAM user: name one (UserName).",
                 ))
             }
         };

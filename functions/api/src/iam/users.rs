@@ -139,6 +139,9 @@ pub async fn create_access_key(
     at: &Ask<'_>,
     r: m::UserNamed,
 ) -> Result<m::CreateAccessKeyResponse, ApiError> {
+    if let Some(root) = root_asking(at, "CreateAccessKey", r.user_name.as_deref()).await? {
+        return super::root_keys::create(at, root).await;
+    }
     let before = at.user("CreateAccessKey", r.user_name.as_deref()).await?;
     if before.keys.len() >= KEYS_PER_USER {
         return Err(ApiError::iam_limit_exceeded(format!(
@@ -166,7 +169,23 @@ pub async fn create_access_key(
     })
 }
 
-fn status(active: bool) -> &'static str {
+/// The account (its root), when the root asks of its own keys (naming no user).
+async fn root_asking(
+    at: &Ask<'_>,
+    operation: &str,
+    named: Option<&str>,
+) -> Result<Option<phantom_model::user::User>, ApiError> {
+    if named.is_some() || at.caller.identity.is_some() {
+        return Ok(None);
+    }
+    at.allow(operation, &m::root_arn(&at.caller.account_id))?;
+    let account = at.app.store.user(&at.caller.user).await?;
+    account
+        .map(Some)
+        .ok_or_else(|| ApiError::internal("The caller's user record is missing."))
+}
+
+pub(super) fn status(active: bool) -> &'static str {
     if active {
         "Active"
     } else {
@@ -179,6 +198,10 @@ fn no_such_key(id: &str) -> ApiError {
 }
 
 pub async fn update_access_key(at: &Ask<'_>, r: m::UpdateAccessKey) -> Result<(), ApiError> {
+    if let Some(root) = root_asking(at, "UpdateAccessKey", r.user_name.as_deref()).await? {
+        return super::root_keys::set_active(at, root, &r.access_key_id, r.status == "Active")
+            .await;
+    }
     let before = at.user("UpdateAccessKey", r.user_name.as_deref()).await?;
     let mut after = before.clone();
     let key = after
@@ -192,6 +215,9 @@ pub async fn update_access_key(at: &Ask<'_>, r: m::UpdateAccessKey) -> Result<()
 }
 
 pub async fn delete_access_key(at: &Ask<'_>, r: m::DeleteAccessKey) -> Result<(), ApiError> {
+    if let Some(root) = root_asking(at, "DeleteAccessKey", r.user_name.as_deref()).await? {
+        return super::root_keys::delete(at, root, &r.access_key_id).await;
+    }
     let before = at.user("DeleteAccessKey", r.user_name.as_deref()).await?;
     let mut after = before.clone();
     after.keys.retain(|k| k.access_key_id != r.access_key_id);
@@ -205,6 +231,9 @@ pub async fn list_access_keys(
     at: &Ask<'_>,
     r: m::UserNamed,
 ) -> Result<m::ListAccessKeysResponse, ApiError> {
+    if let Some(root) = root_asking(at, "ListAccessKeys", r.user_name.as_deref()).await? {
+        return super::root_keys::list(at, root).await;
+    }
     let u = at.user("ListAccessKeys", r.user_name.as_deref()).await?;
     Ok(m::ListAccessKeysResponse {
         access_key_metadata: u
@@ -214,7 +243,7 @@ pub async fn list_access_keys(
                 user_name: u.name.clone(),
                 access_key_id: k.access_key_id.clone(),
                 status: status(k.active).into(),
-                create_date: k.created.clone(),
+                create_date: Some(k.created.clone()),
             })
             .collect(),
         is_truncated: false,

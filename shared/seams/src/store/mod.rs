@@ -328,6 +328,19 @@ pub trait Directory: Send + Sync {
         access_key_id: &str,
         secret: &str,
     ) -> StoreResult<()>;
+    /// Gives the root of account `u` (as read) a second key: `Conflict` if it changed since (it
+    /// has one now), `NotFound` if it is gone, `Exists` if the id is taken.
+    async fn add_root_key(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<()>;
+    /// Sets a root key of `u`'s Active or Inactive: `NotFound` if the key is gone.
+    async fn set_root_key_active(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        active: bool,
+    ) -> StoreResult<()>;
+    /// Deletes a root key of `u` (as read; one of two: the other becomes its only key):
+    /// `Conflict` if `u` changed since, `NotFound` if it is gone.
+    async fn delete_root_key(&self, u: &User, access_key_id: &str) -> StoreResult<()>;
     /// Registers a cloud, or updates its endpoint, region and zone.
     async fn put_cloud(&self, cloud: &CloudRecord) -> StoreResult<()>;
     /// Removes a cloud: `NotFound` if it is not registered, `InUse` with the users the health

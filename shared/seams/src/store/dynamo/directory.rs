@@ -89,13 +89,109 @@ impl Directory for DynamoStore {
             .expression_attribute_values(":k", s(&u.access_key_id))
             .build()
             .map_err(unavailable)?;
+        let mut writes = vec![
+            TransactWriteItem::builder().update(mark).build(),
+            TransactWriteItem::builder()
+                .delete(self.key_delete(&u.access_key_id)?)
+                .build(),
+        ];
+        // The root's second key goes with its first.
+        if let Some(second) = &u.second_key {
+            writes.push(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(second)?)
+                    .build(),
+            );
+        }
+        let result = self
+            .db
+            .transact_write_items()
+            .set_transact_items(Some(writes))
+            .send()
+            .await;
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn add_root_key(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<()> {
+        let mark = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .update_expression("SET second_key = :k")
+            .condition_expression("access_key_id = :p AND attribute_not_exists(second_key)")
+            .expression_attribute_values(":k", s(access_key_id))
+            .expression_attribute_values(":p", s(&u.access_key_id))
+            .build()
+            .map_err(unavailable)?;
         let result = self
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().update(mark).build())
             .transact_items(
                 TransactWriteItem::builder()
-                    .delete(self.key_delete(&u.access_key_id)?)
+                    .put(self.key_put(u, access_key_id, secret).await?)
+                    .build(),
+            )
+            .send()
+            .await;
+        if let Err(e) = &result {
+            if cancelled_conditions(e).is_some_and(|failed| failed.get(1) == Some(&true)) {
+                return Err(StoreError::Exists);
+            }
+        }
+        self.user_write_outcome(result, &u.name).await
+    }
+
+    async fn set_root_key_active(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        active: bool,
+    ) -> StoreResult<()> {
+        // A root key of this account's: neither an IAM user's nor a session's.
+        let result = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(format!("KEY#{access_key_id}"), "KEY".into())))
+            .update_expression("SET active = :a")
+            .condition_expression(
+                "attribute_exists(pk) AND #u = :u AND attribute_not_exists(#i) AND attribute_not_exists(#s)",
+            )
+            .expression_attribute_names("#u", "user")
+            .expression_attribute_names("#i", "identity")
+            .expression_attribute_names("#s", "session")
+            .expression_attribute_values(":a", AttributeValue::Bool(active))
+            .expression_attribute_values(":u", s(&u.name))
+            .send()
+            .await;
+        conditional(result, StoreError::NotFound)
+    }
+
+    async fn delete_root_key(&self, u: &User, access_key_id: &str) -> StoreResult<()> {
+        let Some(second) = u.second_key.as_deref() else {
+            return Err(StoreError::NotFound);
+        };
+        let user = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(USERS.into(), u.name.clone())))
+            .expression_attribute_values(":p", s(&u.access_key_id))
+            .expression_attribute_values(":s", s(second));
+        // Its second key goes; or its first, and the second becomes its only one.
+        let user = match (access_key_id == second, access_key_id == u.access_key_id) {
+            (true, _) => user.update_expression("REMOVE second_key"),
+            (false, true) => user.update_expression("SET access_key_id = :s REMOVE second_key"),
+            (false, false) => return Err(StoreError::NotFound),
+        }
+        .condition_expression("access_key_id = :p AND second_key = :s")
+        .build()
+        .map_err(unavailable)?;
+        let result = self
+            .db
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(user).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .delete(self.key_delete(access_key_id)?)
                     .build(),
             )
             .send()
@@ -477,6 +573,7 @@ impl DynamoStore {
             disabled: get_bool(item, "disabled")?,
             limits: limits_of(item)?,
             scrape_sha256: opt_s(item, "scrape")?,
+            second_key: opt_s(item, "second_key")?,
         })
     }
 

@@ -50,9 +50,87 @@ impl Directory for MemoryStore {
         let out = self.change_user(u, |st| {
             if let Some(stored) = st.users.get_mut(&u.name) {
                 stored.disabled = true;
+                if let Some(second) = stored.second_key.take() {
+                    st.keys.remove(&second);
+                }
             }
             st.keys.remove(&u.access_key_id);
         });
+        self.done(out).await
+    }
+
+    async fn add_root_key(&self, u: &User, access_key_id: &str, secret: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            let taken = st.keys.contains_key(access_key_id);
+            match st.users.get_mut(&u.name) {
+                None => Err(StoreError::NotFound),
+                Some(stored) if *stored != *u || stored.second_key.is_some() => {
+                    Err(StoreError::Conflict)
+                }
+                Some(_) if taken => Err(StoreError::Exists),
+                Some(stored) => {
+                    stored.second_key = Some(access_key_id.to_string());
+                    let key = AccessKey {
+                        access_key_id: access_key_id.to_string(),
+                        secret: secret.to_string(),
+                        user: stored.name.clone(),
+                        account_id: stored.account_id.clone(),
+                        limits: stored.limits,
+                        identity: None,
+                        active: true,
+                        last_used: None,
+                        session: None,
+                    };
+                    st.keys.insert(access_key_id.to_string(), key);
+                    Ok(())
+                }
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn set_root_key_active(
+        &self,
+        u: &User,
+        access_key_id: &str,
+        active: bool,
+    ) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.keys.get_mut(access_key_id) {
+                Some(k) if k.user == u.name && k.identity.is_none() && k.session.is_none() => {
+                    k.active = active;
+                    Ok(())
+                }
+                _ => Err(StoreError::NotFound),
+            }
+        };
+        self.done(out).await
+    }
+
+    async fn delete_root_key(&self, u: &User, access_key_id: &str) -> StoreResult<()> {
+        let out = {
+            let mut st = self.state(1);
+            match st.users.get_mut(&u.name) {
+                None => Err(StoreError::NotFound),
+                Some(stored) if *stored != *u => Err(StoreError::Conflict),
+                Some(stored) => match stored.second_key.clone() {
+                    Some(second) if second == access_key_id => {
+                        stored.second_key = None;
+                        st.keys.remove(access_key_id);
+                        Ok(())
+                    }
+                    Some(second) if stored.access_key_id == access_key_id => {
+                        stored.access_key_id = second;
+                        stored.second_key = None;
+                        st.keys.remove(access_key_id);
+                        Ok(())
+                    }
+                    _ => Err(StoreError::NotFound),
+                },
+            }
+        };
         self.done(out).await
     }
 

@@ -323,6 +323,9 @@ struct Sim {
     /// Each group's VMs in each zone as last seen, by (user, group id): a zone that lost one
     /// since had its share when a launch elsewhere failed.
     zones_seen: BTreeMap<(String, String), BTreeMap<String, i64>>,
+    /// Each group's desired capacity at the last check (`progress`): a round's failed launch
+    /// was for it, not for a desired capacity raised later in the same step.
+    desired_checked: BTreeMap<(String, String), i64>,
     /// Each group's desired capacity each simulated second (Unix ms, units), by (user, group
     /// id): a policy may raise and lower it between two steps.
     desired_seen: BTreeMap<(String, String), Vec<(i64, i64)>>,
@@ -441,6 +444,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         short_since: BTreeMap::new(),
         retry_seen: BTreeMap::new(),
         zones_seen: BTreeMap::new(),
+        desired_checked: BTreeMap::new(),
         told: Default::default(),
     };
     for step in 1..=settings.steps {

@@ -1029,3 +1029,37 @@ async fn least_privilege_in_mix_14() {
 
 /// A seed whose run draws both of mix 14's outcomes.
 const SEED_14: u64 = 19;
+
+/// Seed 6260 (mix 14, 132 steps): under balanced-only a round's launch failed in the full zone
+/// while the other zone had its share of the desired capacity the round saw; target tracking
+/// raised the desired capacity later in the same step, and the check held the zone to the new
+/// share. A mended check: the share is the round's.
+#[tokio::test]
+async fn seed_6260_a_share_raised_after_the_round_is_the_next_rounds() {
+    holds(
+        6260,
+        Settings {
+            steps: 132,
+            mix: 14,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 2562 (mix 14, 65 steps): a round crashed between launching a VM and recording it; the
+/// check counted the unrecorded VM as a second launch before the next round found it by its
+/// client token. A mended check: an unrecorded VM is not counted while a fault may hold rounds
+/// back (an orphan is still `liveness`'s).
+#[tokio::test]
+async fn seed_2562_a_crashed_rounds_launch_is_the_next_rounds_to_find() {
+    holds(
+        2562,
+        Settings {
+            steps: 65,
+            mix: 14,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -982,7 +982,32 @@ pub(super) async fn progress(sim: &mut Sim) {
             let calm = !held
                 && sim.disturbed.get("all").is_none_or(|t| *t < now)
                 && sim.disturbed.get(g.cloud.as_str()).is_none_or(|t| *t < now);
+            // The launches that failed this step, each for the full zone's want of capacity: a
+            // cloud's fault struck later than it was armed fails a launch the check must not
+            // hold the zones to (found by the simulator, seed 3001 of mix 14: a lost answer).
+            let refused_for_capacity = failed && {
+                let recent = sim
+                    .w
+                    .store
+                    .activities(&user, Some(&g.name), None, 10)
+                    .await
+                    .unwrap_or_default();
+                let this_step = |start: &str| {
+                    phantom_model::time::parse_timestamp(start).is_some_and(|t| {
+                        (t.unix_timestamp_nanos() / 1_000_000) as i64 >= now - 1_000
+                    })
+                };
+                recent
+                    .iter()
+                    .filter(|(_, a)| a.status_code == "Failed" && this_step(&a.start_time))
+                    .all(|(_, a)| {
+                        a.status_message
+                            .as_deref()
+                            .is_some_and(|m| m.starts_with("InsufficientInstanceCapacity"))
+                    })
+            };
             if failed
+                && refused_for_capacity
                 && calm
                 && !exempt
                 && balanced_only

@@ -1063,3 +1063,19 @@ async fn seed_2562_a_crashed_rounds_launch_is_the_next_rounds_to_find() {
     )
     .await;
 }
+
+/// Seed 3001 (mix 14, 165 steps): under balanced-only, a launch failed for a lost answer (a
+/// cloud fault armed long before it struck), not for the full zone, and the check held the zones
+/// with room to their share. A mended check: only launches the full zone refused count.
+#[tokio::test]
+async fn seed_3001_a_launch_a_fault_failed_is_not_the_full_zones() {
+    holds(
+        3001,
+        Settings {
+            steps: 165,
+            mix: 14,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -1079,3 +1079,19 @@ async fn seed_3001_a_launch_a_fault_failed_is_not_the_full_zones() {
     )
     .await;
 }
+
+/// Seed 9387 (mix 14, 98 steps): a group across clouds let a VM go on hotel as its share moved
+/// to sierra, and 2 s later an instance refresh the user started launched its replacements
+/// there first. A mended check: a running refresh's launches replace what it refreshes.
+#[tokio::test]
+async fn seed_9387_a_refresh_launches_its_replacements_after_a_move() {
+    holds(
+        9387,
+        Settings {
+            steps: 98,
+            mix: 14,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -137,8 +137,13 @@ pub async fn authenticate(
         sessions::Refused::Invalid => ApiError::invalid_client_token_id(),
         sessions::Refused::Expired => ApiError::expired_token(),
     })?;
-    // A role's session acts as the role (its record carries it).
+    // A role's session acts as the role (its record carries it), while the key that assumed
+    // it is still the account's: a disabled account's sessions end with its keys.
     if let Some(role) = session.role.clone() {
+        let parent = cache.lookup(store, &session.parent, now_ms).await?;
+        if !parent.is_some_and(|p| p.active) {
+            return Err(ApiError::invalid_client_token_id());
+        }
         return Ok(Caller {
             user: key.user,
             account_id: key.account_id,

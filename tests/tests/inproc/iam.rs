@@ -1094,3 +1094,71 @@ async fn the_accounts_root_rotates_its_own_key_without_an_outage() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_roles_session_ends_with_the_key_that_assumed_it() {
+    let given = Given::lc("ends").await;
+    let w = &given.w;
+    let root = keys(&given.u);
+    let who = ok_sts(w, root, "GetCallerIdentity", &[]).await;
+    let account = element(&who, "Account").unwrap();
+    let trust = format!(
+        r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:user/ci"}},"Action":"sts:AssumeRole"}}}}"#
+    );
+    let role = ok(
+        w,
+        root,
+        "CreateRole",
+        &[("RoleName", "reader"), ("AssumeRolePolicyDocument", &trust)],
+    )
+    .await;
+    let role_arn = element(&role, "Arn").unwrap();
+    let read = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"autoscaling:Describe*","Resource":"*"}}"#;
+    ok(
+        w,
+        root,
+        "PutRolePolicy",
+        &[
+            ("RoleName", "reader"),
+            ("PolicyName", "read"),
+            ("PolicyDocument", read),
+        ],
+    )
+    .await;
+    // The trust names the user itself: its own policies need not allow sts:AssumeRole.
+    let (id, secret) = iam_user(w, &given.u, "ci", read).await;
+    let got = ok_sts(
+        w,
+        (&id, &secret),
+        "AssumeRole",
+        &[("RoleArn", &role_arn), ("RoleSessionName", "s1")],
+    )
+    .await;
+    let session = w.sdk_in_session(
+        &element(&got, "AccessKeyId").unwrap(),
+        &element(&got, "SecretAccessKey").unwrap(),
+        &element(&got, "SessionToken").unwrap(),
+    );
+    session
+        .describe_tags()
+        .send()
+        .await
+        .expect("the role reads");
+    ok(
+        w,
+        root,
+        "UpdateAccessKey",
+        &[
+            ("UserName", "ci"),
+            ("AccessKeyId", &id),
+            ("Status", "Inactive"),
+        ],
+    )
+    .await;
+    w.clock.advance_ms(api::KEY_CACHE_MS + 1);
+    assert_eq!(
+        failure(session.describe_tags().send().await).0,
+        "InvalidClientTokenId",
+        "the key that assumed it is Inactive"
+    );
+}

@@ -717,7 +717,11 @@ pub(super) async fn no_flap(sim: &mut Sim) {
                     .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
                 let refreshed = refreshing
                     .get(&key.0)
-                    .is_some_and(|r| r.iter().any(|(start, end)| (*start..=*end).contains(t2)));
+                    .is_some_and(|r| r.iter().any(|(start, end)| (*start..=*end).contains(t2)))
+                    || sim
+                        .refreshed
+                        .get(&(user.clone(), name.clone()))
+                        .is_some_and(|r| r.iter().any(|r| (t - FLAP_MS..=*t2).contains(r)));
                 if replaces || retagged || refreshed || sim.ailing.contains_key(gone) {
                     continue;
                 }

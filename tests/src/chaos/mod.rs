@@ -310,6 +310,10 @@ struct Sim {
     /// When the users changed a group's tags (Unix ms), by (user, group name): `phantom:clouds`
     /// ranks its clouds anew, and VMs move (`no-flap`).
     retagged: BTreeMap<(String, String), Vec<i64>>,
+    /// When the users started a group's instance refresh (Unix ms), by (user, group name): its
+    /// first launches may follow a move's let-go at once (`no-flap`), and the group may be
+    /// gone, its refreshes with it, by the time the check reads them.
+    refreshed: BTreeMap<(String, String), Vec<i64>>,
     /// Each group's desired capacity (and what AWS allows above it) over time (Unix ms, VMs,
     /// whether on one cloud), by (user, group id), for `launched-once`.
     wanted: BTreeMap<(String, String), Vec<Wanted>>,
@@ -437,6 +441,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         bounds: BTreeMap::new(),
         attached: BTreeMap::new(),
         retagged: BTreeMap::new(),
+        refreshed: BTreeMap::new(),
         wanted: BTreeMap::new(),
         launch_first: BTreeMap::new(),
         desired_seen: BTreeMap::new(),
@@ -664,6 +669,11 @@ impl Sim {
                     let at = self.w.clock.now_ms();
                     let key = (self.actors[who].user.name.clone(), group.to_string());
                     self.retagged.entry(key).or_default().push(at);
+                }
+                ("StartInstanceRefresh", _) => {
+                    let at = self.w.clock.now_ms();
+                    let key = (self.actors[who].user.name.clone(), group.to_string());
+                    self.refreshed.entry(key).or_default().push(at);
                 }
                 _ => {}
             }

@@ -662,7 +662,7 @@ pub struct AssumeRole {
     pub role_arn: String,
     pub role_session_name: String,
     #[serde(default)]
-    pub policy_arns: Vec<serde_json::Value>,
+    pub policy_arns: Vec<PolicyDescriptor>,
     pub policy: Option<String>,
     pub duration_seconds: Option<i64>,
     #[serde(default)]
@@ -671,6 +671,12 @@ pub struct AssumeRole {
     pub serial_number: Option<String>,
     pub token_code: Option<String>,
     pub source_identity: Option<String>,
+}
+
+/// A managed session policy AssumeRole names (the shape `PolicyDescriptorType`).
+#[derive(Debug, Deserialize)]
+pub struct PolicyDescriptor {
+    pub arn: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

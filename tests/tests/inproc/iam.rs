@@ -858,6 +858,38 @@ async fn a_role_is_assumed_as_its_trust_policy_says_and_a_session_policy_only_na
         )),
         "{message}"
     );
+    // A managed policy named for the session (PolicyArns) narrows as well.
+    let created = ok(
+        w,
+        root,
+        "CreatePolicy",
+        &[("PolicyName", "narrow"), ("PolicyDocument", narrow)],
+    )
+    .await;
+    let narrow_arn = element(&created, "Arn").unwrap();
+    let got = ok_sts(
+        w,
+        root,
+        "AssumeRole",
+        &[
+            ("RoleArn", role_arn.as_str()),
+            ("RoleSessionName", "managed"),
+            ("PolicyArns.member.1.arn", narrow_arn.as_str()),
+        ],
+    )
+    .await;
+    let managed = w.sdk_in_session(
+        &element(&got, "AccessKeyId").unwrap(),
+        &element(&got, "SecretAccessKey").unwrap(),
+        &element(&got, "SessionToken").unwrap(),
+    );
+    let refused_db = managed
+        .set_desired_capacity()
+        .auto_scaling_group_name("db")
+        .desired_capacity(1)
+        .send()
+        .await;
+    assert_eq!(failure(refused_db).0, "AccessDenied");
     // The trail names the role's sessions.
     let (_, trail) = w
         .lookup_events(

@@ -138,11 +138,12 @@ async fn assume_role(at: &Ask<'_>, r: m::AssumeRole) -> Result<m::AssumeRoleResp
         packed += p.chars().filter(|c| !c.is_whitespace()).count();
         session_policies.push(p);
     }
-    for arn in r
-        .policy_arns
-        .iter()
-        .filter_map(|v| v.get("arn").and_then(|a| a.as_str()))
-    {
+    for descriptor in &r.policy_arns {
+        let Some(arn) = descriptor.arn.as_deref() else {
+            return Err(ApiError::validation(
+                "Each of PolicyArns names its policy (arn).",
+            ));
+        };
         // Named for the session, not read by the caller: no iam:GetPolicy needed.
         let found = match phantom_rules::iam::identities::parse_policy_arn(arn) {
             Some((account, _, name)) if account == caller.account_id => {

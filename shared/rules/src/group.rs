@@ -404,8 +404,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
 }
 
 /// The members of a group's request Phantom does not act on, and why: each is refused when given
-/// with anything but its AWS default (docs/actions.md lists them). The first three are
-/// CreateAutoScalingGroup's only.
+/// with anything but its AWS default (docs/actions.md lists them), at creation and update alike.
 pub const REFUSED: [(&str, &str); 3] = [
     (
         "AvailabilityZoneImpairmentPolicy",

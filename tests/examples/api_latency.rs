@@ -18,6 +18,12 @@ use aws_sdk_autoscaling::Client;
 use phantom_e2e::{localstack_stack, stack, REGION};
 use std::time::{Duration, Instant};
 
+/// The benchmark's users' request limits, per second and burst, for both classes.
+const LIMIT: f64 = 100_000.0;
+
+/// Groups the describing and scaling rows act on.
+const GROUPS: usize = 20;
+
 fn client(url: &str, key: &str, secret: &str) -> Client {
     let config = aws_sdk_autoscaling::Config::builder()
         .http_client(phantom_seams::config::https_client())
@@ -41,84 +47,95 @@ struct Result {
     errors: usize,
 }
 
+/// Times `n` calls of one action (`call(i)`), printing its line at once.
+macro_rules! timed {
+    ($label:expr, $action:expr, $n:expr, $out:expr, |$i:ident| $call:expr) => {{
+        let mut errors: Vec<String> = Vec::new();
+        let mut times = Vec::with_capacity($n);
+        for $i in 0..$n {
+            let t = Instant::now();
+            if let Err(e) = $call.await {
+                errors.push(format!("{e:?}"));
+            }
+            times.push(t.elapsed());
+        }
+        $out.push(summarize($label, $action, times, &errors));
+    }};
+}
+
 async fn run(c: &Client, n: usize, label: &str) -> Vec<Result> {
     let mut out = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = Instant::now();
-        if let Err(e) = c
+    let lc = |i: usize| format!("bench-{label}-{i:05}@hotel");
+    timed!(label, "CreateLaunchConfiguration", n, out, |i| async {
+        let made = c
             .create_launch_configuration()
-            .launch_configuration_name(format!("bench-{label}-{i:05}@hotel"))
+            .launch_configuration_name(lc(i))
             .image_id("ami-1e749f67")
             .instance_type("t2.micro")
             .security_groups("sg-1")
             .send()
-            .await
-        {
-            errors.push(format!("{e:?}"));
-        }
-        times.push(t.elapsed());
-        // Untimed: each one but the groups' is deleted again, so the user stays under
-        // Phantom's 200 launch configurations however many are timed.
-        if i > 0 {
-            c.delete_launch_configuration()
-                .launch_configuration_name(format!("bench-{label}-{i:05}@hotel"))
-                .send()
-                .await
-                .ok();
-        }
-    }
-    out.push(summarize(
-        label,
-        "CreateLaunchConfiguration",
-        times,
-        &mut errors,
-    ));
-
-    for g in 0..20 {
+            .await;
+        made.map(|_| ())
+    });
+    timed!(label, "DeleteLaunchConfiguration", n - 1, out, |i| c
+        .delete_launch_configuration()
+        .launch_configuration_name(lc(i + 1))
+        .send());
+    timed!(label, "CreateAutoScalingGroup", n, out, |i| c
+        .create_auto_scaling_group()
+        .auto_scaling_group_name(format!("bench-once-{i:05}"))
+        .launch_configuration_name(lc(0))
+        .min_size(0)
+        .max_size(1)
+        .desired_capacity(0)
+        .availability_zones("us-east-1a")
+        .send());
+    timed!(label, "DeleteAutoScalingGroup", n, out, |i| c
+        .delete_auto_scaling_group()
+        .auto_scaling_group_name(format!("bench-once-{i:05}"))
+        .send());
+    for g in 0..GROUPS {
         c.create_auto_scaling_group()
             .auto_scaling_group_name(format!("bench-{g:02}"))
-            .launch_configuration_name(format!("bench-{label}-00000@hotel"))
+            .launch_configuration_name(lc(0))
             .min_size(0)
-            .max_size(1)
+            .max_size(2)
             .desired_capacity(0)
             .availability_zones("us-east-1a")
             .send()
             .await
             .expect("CreateAutoScalingGroup");
     }
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        match c.describe_auto_scaling_groups().send().await {
-            Ok(o) => assert!(o.auto_scaling_groups().len() >= 20),
-            Err(e) => errors.push(format!("{e:?}")),
-        }
-        times.push(t.elapsed());
-    }
-    out.push(summarize(
-        label,
-        "DescribeAutoScalingGroups",
-        times,
-        &mut errors,
-    ));
-
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = Instant::now();
-        if let Err(e) = c
-            .set_desired_capacity()
-            .auto_scaling_group_name(format!("bench-{:02}", i % 20))
-            .desired_capacity((i % 2) as i32)
-            .send()
-            .await
-        {
-            errors.push(format!("{e:?}"));
-        }
-        times.push(t.elapsed());
-    }
-    out.push(summarize(label, "SetDesiredCapacity", times, &mut errors));
+    timed!(label, "DescribeAutoScalingGroups", n, out, |_i| async {
+        let o = c.describe_auto_scaling_groups().send().await?;
+        assert!(o.auto_scaling_groups().len() >= GROUPS);
+        Ok::<_, aws_sdk_autoscaling::Error>(())
+    });
+    let group = |i: usize| format!("bench-{:02}", i % GROUPS);
+    timed!(label, "SetDesiredCapacity", n, out, |i| c
+        .set_desired_capacity()
+        .auto_scaling_group_name(group(i))
+        .desired_capacity(((i / GROUPS) % 2) as i32)
+        .send());
+    timed!(label, "UpdateAutoScalingGroup", n, out, |i| c
+        .update_auto_scaling_group()
+        .auto_scaling_group_name(group(i))
+        .max_size(2 + ((i / GROUPS) % 2) as i32)
+        .send());
+    timed!(label, "DescribeAutoScalingInstances", n, out, |_i| c
+        .describe_auto_scaling_instances()
+        .send());
+    timed!(label, "DescribeScalingActivities", n, out, |i| c
+        .describe_scaling_activities()
+        .auto_scaling_group_name(group(i))
+        .send());
+    timed!(label, "PutScalingPolicy", n, out, |i| c
+        .put_scaling_policy()
+        .auto_scaling_group_name(group(i))
+        .policy_name("bench-out")
+        .adjustment_type("ChangeInCapacity")
+        .scaling_adjustment(1 + ((i / GROUPS) % 2) as i32)
+        .send());
     out
 }
 
@@ -127,7 +144,7 @@ fn summarize(
     label: &str,
     action: &'static str,
     mut times: Vec<Duration>,
-    errors: &mut Vec<String>,
+    errors: &[String],
 ) -> Result {
     times.sort();
     let r = Result {
@@ -146,8 +163,50 @@ fn summarize(
             .map(|e| format!(" (first: {})", &e[..e.len().min(300)]))
             .unwrap_or_default()
     );
-    errors.clear();
     r
+}
+
+/// Phantom's own account of each action's time, from the api's request lines: the medians of
+/// the signature check, the store's calls and time, the queue's time.
+fn split(log: &[serde_json::Value]) -> Vec<(String, Split)> {
+    let mut by: std::collections::BTreeMap<String, Vec<&serde_json::Value>> = Default::default();
+    for line in log {
+        let f = line;
+        if f["message"] == "request" && f["store_calls"].is_number() {
+            if let Some(a) = f["action"].as_str() {
+                by.entry(a.to_string()).or_default().push(f);
+            }
+        }
+    }
+    by.into_iter()
+        .map(|(a, lines)| {
+            let median = |k: &str| {
+                let mut v: Vec<f64> = lines.iter().filter_map(|f| f[k].as_f64()).collect();
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+            };
+            let split = Split {
+                total: median("ms"),
+                auth: median("auth_ms"),
+                store_calls: median("store_calls"),
+                store: median("store_ms"),
+                queue_calls: median("queue_calls"),
+                queue: median("queue_ms"),
+                cloud: median("cloud_ms"),
+            };
+            (a, split)
+        })
+        .collect()
+}
+
+struct Split {
+    total: f64,
+    auth: f64,
+    store_calls: f64,
+    store: f64,
+    queue_calls: f64,
+    queue: f64,
+    cloud: f64,
 }
 
 #[tokio::main]
@@ -161,11 +220,15 @@ async fn main() {
         Some("gateway") => true,
         Some(other) => panic!("the second argument is `gateway` or nothing, not {other:?}"),
     };
-    let (ours, theirs, other) = if gateway {
+    // Each user its own limits, high enough that no request is throttled: p99 is Phantom's, not
+    // the SDK's backoff.
+    let (ours, theirs, other, log) = if gateway {
         let s = localstack_stack();
         let user = s.new_user("bench");
         // Each run its own user: both create the same names.
         let second = s.new_user("bench");
+        s.set_limits(&user, LIMIT, LIMIT);
+        s.set_limits(&second, LIMIT, LIMIT);
         let through = client(
             &s.env["PHANTOM_GATEWAY_URL"],
             &user.access_key_id,
@@ -176,17 +239,17 @@ async fn main() {
             run(&through, n, "gateway").await,
             run(&direct, n, "direct").await,
             "direct",
+            s.api_log(),
         )
     } else {
         let s = stack();
         let user = s.new_user("bench");
+        s.set_limits(&user, LIMIT, LIMIT);
         let phantom = client(&s.url, &user.access_key_id, &user.secret);
+        let ours = run(&phantom, n, "phantom").await;
+        let log = s.api_log();
         let moto = client(&s.env["AWS_ENDPOINT_URL"], "bench", "bench");
-        (
-            run(&phantom, n, "phantom").await,
-            run(&moto, n, "moto").await,
-            "moto",
-        )
+        (ours, run(&moto, n, "moto").await, "moto", log)
     };
     let ours_label = if gateway { "Gateway" } else { "Phantom" };
 
@@ -213,6 +276,15 @@ async fn main() {
             a.p99 / b.p99,
             a.errors,
             b.errors
+        );
+    }
+    println!("\nPhantom's own account (medians of the api's request lines; a call's time is its SDK call's, signing and parsing included):\n");
+    println!("| action | total ms | signature check ms | store calls | store ms | queue calls | queue ms | cloud ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (action, t) in split(&log) {
+        println!(
+            "| {action} | {:.2} | {:.2} | {} | {:.2} | {} | {:.2} | {:.2} |",
+            t.total, t.auth, t.store_calls, t.store, t.queue_calls, t.queue, t.cloud
         );
     }
 }

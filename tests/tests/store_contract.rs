@@ -300,6 +300,16 @@ async fn contract(s: &dyn Store, u: &str) {
         s.create_launch_config(&alice, &lc("web")).await,
         Err(StoreError::Exists)
     );
+    // Its cloud's registration is a condition of the write.
+    let nowhere = LaunchConfig {
+        cloud: format!("{u}nowhere"),
+        ..lc("lost")
+    };
+    assert_eq!(
+        s.create_launch_config(&alice, &nowhere).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(s.launch_config(&alice, "lost").await.unwrap().is_none());
     let page: Vec<String> = s
         .launch_configs(&alice, listing(None, Some("api"), 10))
         .await

@@ -12,6 +12,7 @@ pub mod console;
 pub mod heartbeats;
 pub mod iam;
 pub mod lambda;
+mod later;
 pub mod scrape;
 pub mod self_service;
 pub mod throttle;
@@ -153,10 +154,12 @@ impl App {
         let request_id = phantom_rules::ids::uuid();
         let mut action = String::new();
         let mut user = String::new();
-        let outcome = self
-            .dispatch(&req, &request_id, &mut action, &mut user)
-            .await
-            .map(|result| xml::response(&action, result.as_ref(), &request_id));
+        let mut auth_us = 0;
+        // On the heap: an action's future is large, and a test's thread stack small.
+        let dispatched =
+            Box::pin(self.dispatch(&req, &request_id, &mut action, &mut user, &mut auth_us));
+        let (outcome, spent) = phantom_seams::metrics::measured(dispatched).await;
+        let outcome = outcome.map(|result| xml::response(&action, result.as_ref(), &request_id));
         let (status, body, code) = match outcome {
             Ok(body) => (200, body, ""),
             Err(e) => {
@@ -166,7 +169,11 @@ impl App {
                 (e.status, xml::error_response(&e, &request_id), e.code)
             }
         };
-        log_request(&request_id, &action, &user, status, code, started);
+        let took = Took {
+            started,
+            split: Some((auth_us, spent)),
+        };
+        log_request(&request_id, &action, &user, status, code, &took);
         HttpResponse {
             status,
             content_type: CONTENT_TYPE,
@@ -181,7 +188,9 @@ impl App {
         request_id: &str,
         action: &mut String,
         user: &mut String,
+        auth_us: &mut u64,
     ) -> Result<Option<phantom_wire::query::Document>, ApiError> {
+        let checking = Instant::now();
         let caller = auth::authenticate(
             Service::AutoScaling,
             self.store.as_ref(),
@@ -189,7 +198,9 @@ impl App {
             self.clock.now(),
             req,
         )
-        .await?;
+        .await;
+        *auth_us = checking.elapsed().as_micros() as u64;
+        let caller = caller?;
         user.clone_from(&caller.user);
         let params = parameters(req)?;
         let version = params.get("Version").unwrap_or(API_VERSION);
@@ -205,17 +216,27 @@ impl App {
             .await?;
         let input = phantom_wire::query::decode_input(action, &params);
         let decoded = input.as_ref().ok().map(|i| i.as_value().clone());
-        let outcome = match input {
-            Ok(input) => self.run(req, &caller, action, found, input).await,
-            Err(e) => Err(e),
-        };
+        let (outcome, reconciles) = later::collecting(async {
+            match input {
+                Ok(input) => self.run(req, &caller, action, found, input).await,
+                Err(e) => Err(e),
+            }
+        })
+        .await;
         let asked = trail::Asked {
             service: Service::AutoScaling.signing_name(),
             action,
             params: decoded.as_ref(),
             request_id,
         };
-        trail::record(self, req, &caller, &asked, crate::trail::refused(&outcome)).await;
+        // The trail's event and the reconcile messages side by side.
+        let sends = reconciles
+            .into_iter()
+            .map(|msg| actions::send_reconcile(self, msg));
+        futures::join!(
+            trail::record(self, req, &caller, &asked, crate::trail::refused(&outcome)),
+            futures::future::join_all(sends)
+        );
         outcome
     }
 
@@ -264,16 +285,28 @@ pub(crate) fn path_of(path_and_query: &str) -> &str {
         .map_or(path_and_query, |(path, _)| path)
 }
 
+/// A request's time, and for Auto Scaling's where it went: the signature check (the key's read
+/// and its secret's opening included when not cached) and each service's calls.
+pub(crate) struct Took {
+    started: Instant,
+    split: Option<(u64, phantom_seams::metrics::Spent)>,
+}
+
+impl Took {
+    pub(crate) fn since(started: Instant) -> Self {
+        Self {
+            started,
+            split: None,
+        }
+    }
+}
+
 /// The one log line of a request (never a secret), and its count and time in the operating
 /// metrics (`phantom_metrics::ops`).
-fn log_request(
-    request_id: &str,
-    action: &str,
-    user: &str,
-    status: u16,
-    code: &str,
-    started: Instant,
-) {
+fn log_request(request_id: &str, action: &str, user: &str, status: u16, code: &str, took: &Took) {
+    let started = took.started;
+    let auth_ms = took.split.map(|(us, _)| us as f64 / 1e3);
+    let spent = took.split.map(|(_, spent)| spent);
     let label = if action.is_empty() { "(none)" } else { action };
     let counted = if code.is_empty() { "OK" } else { code };
     phantom_metrics::ops::count(
@@ -292,6 +325,14 @@ fn log_request(
         status,
         code,
         ms = started.elapsed().as_secs_f64() * 1e3,
+        auth_ms,
+        store_calls = spent.map(|s| s.dynamodb.calls),
+        store_ms = spent.map(|s| s.dynamodb.ms()),
+        cloud_calls = spent.map(|s| s.ec2.calls),
+        cloud_ms = spent.map(|s| s.ec2.ms()),
+        queue_calls = spent.map(|s| s.sqs.calls),
+        queue_ms = spent.map(|s| s.sqs.ms()),
+        kms_calls = spent.map(|s| s.kms.calls),
         "request"
     );
 }

@@ -34,7 +34,14 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
             (e.status, e.code, text, "text/plain; charset=utf-8")
         }
     };
-    crate::log_request(&request_id, "Metrics", &user, status, code, started);
+    crate::log_request(
+        &request_id,
+        "Metrics",
+        &user,
+        status,
+        code,
+        &crate::Took::since(started),
+    );
     HttpResponse {
         status,
         content_type,

@@ -1,12 +1,18 @@
 //! Call counters for the benchmarks: how many DynamoDB, SQS, EC2 and KMS requests a piece of work
-//! made.
+//! made, and (`measured`) how long one request spent in them.
 //! Counted by an SDK interceptor, so no call site can forget.
 
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::context::{
+    BeforeSerializationInterceptorContextRef, FinalizerInterceptorContextRef,
+};
 use aws_smithy_runtime_api::client::interceptors::Intercept;
-use aws_smithy_types::config_bag::ConfigBag;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::{ConfigBag, Storable, StoreReplace};
+use std::cell::Cell;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 static DYNAMODB: AtomicU64 = AtomicU64::new(0);
 static EC2: AtomicU64 = AtomicU64::new(0);
@@ -54,12 +60,87 @@ pub enum Counter {
 
 /// Counts one call made without an SDK client (the in-memory adapters count as the real ones would).
 pub fn count(c: Counter) {
+    tally(c);
+    spend(c, 0);
+}
+
+/// Counts one call made by a client of our own (SQS's, KMS's JSON), timing it.
+pub async fn timed<T>(c: Counter, call: impl Future<Output = T>) -> T {
+    tally(c);
+    let at = Instant::now();
+    let out = call.await;
+    spend(c, at.elapsed().as_micros() as u64);
+    out
+}
+
+fn tally(c: Counter) {
     match c {
         Counter::DynamoDb => DYNAMODB.fetch_add(1, Ordering::Relaxed),
         Counter::Ec2 => EC2.fetch_add(1, Ordering::Relaxed),
         Counter::Sqs => SQS.fetch_add(1, Ordering::Relaxed),
         Counter::Kms => KMS.fetch_add(1, Ordering::Relaxed),
     };
+}
+
+/// One service's share of a request: its calls and their summed time (calls made side by side
+/// both count in full).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Share {
+    pub calls: u32,
+    pub us: u64,
+}
+
+impl Share {
+    pub fn ms(&self) -> f64 {
+        self.us as f64 / 1e3
+    }
+}
+
+/// What one request spent in each service's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Spent {
+    pub dynamodb: Share,
+    pub ec2: Share,
+    pub sqs: Share,
+    pub kms: Share,
+}
+
+tokio::task_local! {
+    static SPENT: Cell<Spent>;
+}
+
+/// Runs `work`, answering what its calls spent (those of tasks it spawns aside). A call is
+/// added when it ends (an SDK's) or is made (an in-memory adapter's, no time).
+pub async fn measured<T>(work: impl Future<Output = T>) -> (T, Spent) {
+    SPENT
+        .scope(Cell::new(Spent::default()), async {
+            let out = work.await;
+            (out, SPENT.with(Cell::get))
+        })
+        .await
+}
+
+fn spend(c: Counter, us: u64) {
+    let _outside_a_measure = SPENT.try_with(|spent| {
+        let mut all = spent.get();
+        let share = match c {
+            Counter::DynamoDb => &mut all.dynamodb,
+            Counter::Ec2 => &mut all.ec2,
+            Counter::Sqs => &mut all.sqs,
+            Counter::Kms => &mut all.kms,
+        };
+        share.calls += 1;
+        share.us += us;
+        spent.set(all);
+    });
+}
+
+/// When an SDK call began, kept in its config bag until it ends.
+#[derive(Debug, Clone, Copy)]
+struct Began(Instant);
+
+impl Storable for Began {
+    type Storer = StoreReplace<Self>;
 }
 
 impl Intercept for Counter {
@@ -70,9 +151,22 @@ impl Intercept for Counter {
     fn read_before_execution(
         &self,
         _context: &BeforeSerializationInterceptorContextRef<'_>,
-        _cfg: &mut ConfigBag,
+        cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        count(*self);
+        tally(*self);
+        cfg.interceptor_state().store_put(Began(Instant::now()));
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        _context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(Began(at)) = cfg.load::<Began>() {
+            spend(*self, at.elapsed().as_micros() as u64);
+        }
         Ok(())
     }
 }

@@ -185,14 +185,13 @@ impl Kms {
         action: &str,
         input: serde_json::Value,
     ) -> Result<serde_json::Value, SecretError> {
-        crate::metrics::count(crate::metrics::Counter::Kms);
         let answer = async {
             let client = self.kms.client().await?;
             client
                 .json("1.1", &format!("TrentService.{action}"), &input)
                 .await
         };
-        answer
+        crate::metrics::timed(crate::metrics::Counter::Kms, answer)
             .await
             .map_err(|e| SecretError::Unavailable(format!("{action}: {}: {}", e.code, e.message)))
     }

@@ -41,14 +41,27 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
     let s = &input.settings;
     let lc_name = s.launch_configuration_name.as_deref();
     // The launch configuration gives the group its cloud; the write below re-checks that it still
-    // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between.
+    // exists, so a concurrent DeleteLaunchConfiguration cannot slip in between. Its name says
+    // its cloud, read beside it (again below in the rare case the stored one differs: a name
+    // without `@` made before the default cloud changed).
+    let named =
+        lc_name.and_then(|n| launch_config::cloud_of(n, app.config.default_cloud.as_deref()).ok());
+    let (lc, named) = futures::join!(
+        async {
+            match lc_name {
+                Some(n) => app.store.launch_config(&caller.user, n).await,
+                None => Ok(None),
+            }
+        },
+        async {
+            match &named {
+                Some(c) => app.store.cloud(c).await,
+                None => Ok(None),
+            }
+        }
+    );
     let lc = match lc_name {
-        Some(n) => Some(
-            app.store
-                .launch_config(&caller.user, n)
-                .await?
-                .ok_or_else(|| launch_config_not_found(n))?,
-        ),
+        Some(n) => Some(lc?.ok_or_else(|| launch_config_not_found(n))?),
         None => None,
     };
     // Or the launch template's cloud (the cloud resolves the template when it launches).
@@ -61,11 +74,11 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
         (None, Some(spec)) => spec.cloud_or(app.config.default_cloud.as_deref())?,
         (None, None) => return Err(group::no_launch_source().into()),
     };
-    let cloud = app
-        .store
-        .cloud(&cloud_name)
-        .await?
-        .ok_or_else(|| unknown_cloud(&cloud_name, &[]))?;
+    let cloud = match named? {
+        Some(c) if c.name == cloud_name => Some(c),
+        _ => app.store.cloud(&cloud_name).await?,
+    }
+    .ok_or_else(|| unknown_cloud(&cloud_name, &[]))?;
     // Its templates as their cloud names them (Describe shows both the id and the name).
     let mut template_names = Vec::new();
     if let (None, Some(spec)) = (&lc, &spec) {

@@ -52,7 +52,7 @@ pub async fn run(
             if earlier.result.is_none() {
                 // Still pending: the provisioner asked again, in case the round that took it
                 // was lost.
-                super::reconcile(app, caller, name, sync_launch::REASON).await;
+                super::reconcile_now(app, caller, name, sync_launch::REASON).await;
             }
             resolved
         }
@@ -63,7 +63,7 @@ pub async fn run(
                 Ok(()) | Err(StoreError::Exists) => {}
                 Err(e) => return Err(e.into()),
             }
-            super::reconcile(app, caller, name, sync_launch::REASON).await;
+            super::reconcile_now(app, caller, name, sync_launch::REASON).await;
             resolved
         }
     };

@@ -391,8 +391,23 @@ fn launch_config_not_found(name: &str) -> ApiError {
 /// problem: the change is in DynamoDB, and the group's (user, cloud) is marked busy with a
 /// fingerprint no look matches, so the pulse's next look there sweeps it.
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
-    let Some(q) = &app.queue else { return };
     let msg = phantom_seams::queue::Reconcile::new(&caller.user, group, reason);
+    if let Some(msg) = crate::later::defer(msg) {
+        send_reconcile(app, msg).await;
+    }
+}
+
+/// A reconcile sent before the action goes on: LaunchInstances waits for its launch.
+async fn reconcile_now(app: &App, caller: &Caller, group: &str, reason: &str) {
+    let msg = phantom_seams::queue::Reconcile::new(&caller.user, group, reason);
+    send_reconcile(app, msg).await;
+}
+
+/// Queues a reconcile; if the queue cannot be reached, marks the group's pair busy so the
+/// pulse's next look sweeps it.
+pub(crate) async fn send_reconcile(app: &App, msg: phantom_seams::queue::Reconcile) {
+    let Some(q) = &app.queue else { return };
+    let (user, group) = (msg.owner.clone(), msg.group.clone());
     if let Err(e) = q.send(&msg.into(), 0).await {
         tracing::error!(group, error = %e, "could not queue a reconcile; the pulse's next look sweeps it");
         let busy = phantom_rules::pulse::PairView {
@@ -400,8 +415,8 @@ async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
             busy: true,
             empty_since_ms: None,
         };
-        if let Ok(Some(g)) = app.store.group(&caller.user, group).await {
-            if let Err(e) = app.store.set_view(&caller.user, &g.cloud, &busy).await {
+        if let Ok(Some(g)) = app.store.group(&user, &group).await {
+            if let Err(e) = app.store.set_view(&user, &g.cloud, &busy).await {
                 tracing::error!(group, error = %e, "could not mark its pair busy either");
             }
         }

@@ -52,7 +52,14 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, service: Service) -> HttpRe
             )
         }
     };
-    crate::log_request(&request_id, &operation, &user, status, code, started);
+    crate::log_request(
+        &request_id,
+        &operation,
+        &user,
+        status,
+        code,
+        &crate::Took::since(started),
+    );
     HttpResponse {
         status,
         content_type: crate::CONTENT_TYPE,

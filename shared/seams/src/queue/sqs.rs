@@ -23,11 +23,13 @@ impl Sqs {
 
     /// `AmazonSQS.<action>` with this input: SQS's answer, or its error in its words.
     pub async fn call(&self, action: &str, input: Value) -> Result<Value, CloudError> {
-        crate::metrics::count(crate::metrics::Counter::Sqs);
-        let client = self.0.client().await?;
-        client
-            .json("1.0", &format!("AmazonSQS.{action}"), &input)
-            .await
+        let call = async {
+            let client = self.0.client().await?;
+            client
+                .json("1.0", &format!("AmazonSQS.{action}"), &input)
+                .await
+        };
+        crate::metrics::timed(crate::metrics::Counter::Sqs, call).await
     }
 }
 

@@ -375,7 +375,8 @@ pub trait Directory: Send + Sync {
 /// Launch configurations.
 #[async_trait]
 pub trait LaunchConfigs: Send + Sync {
-    /// `Exists` if the name is taken, `Limit` if the user has `MAX_LAUNCH_CONFIGS`.
+    /// `NotFound` if its cloud is not registered, `Exists` if the name is taken, `Limit` if the
+    /// user has `MAX_LAUNCH_CONFIGS`.
     async fn create_launch_config(&self, user: &str, lc: &LaunchConfig) -> StoreResult<()>;
     /// The user's counts against the limits.
     async fn usage(&self, user: &str) -> StoreResult<Usage>;

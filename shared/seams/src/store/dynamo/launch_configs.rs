@@ -16,18 +16,31 @@ impl LaunchConfigs for DynamoStore {
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(unavailable)?;
+        // The cloud's registration is a condition of the write, not a read before it.
+        let registered = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(CLOUDS.into(), lc.cloud.clone())))
+            .condition_expression("attribute_exists(pk)")
+            .build()
+            .map_err(unavailable)?;
         let result = self
             .db
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build())
             .transact_items(self.count_usage(user, "lcs", 1, MAX_LAUNCH_CONFIGS)?)
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(registered)
+                    .build(),
+            )
             .send()
             .await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_conditions(&e).as_deref() {
+                Some([_, _, true]) => Err(StoreError::NotFound),
                 Some([true, ..]) => Err(StoreError::Exists),
-                Some([_, true]) => Err(StoreError::Limit),
+                Some([_, true, _]) => Err(StoreError::Limit),
                 _ => Err(unavailable(e)),
             },
         }

@@ -8,7 +8,9 @@ impl LaunchConfigs for MemoryStore {
         let out = {
             let mut st = self.state(1);
             let count = st.usage(user).launch_configs;
+            let registered = st.clouds.contains_key(&lc.cloud);
             match st.lcs.entry(owned(user, &lc.name)) {
+                _ if !registered => Err(StoreError::NotFound),
                 Entry::Occupied(_) => Err(StoreError::Exists),
                 Entry::Vacant(_) if count >= MAX_LAUNCH_CONFIGS => Err(StoreError::Limit),
                 Entry::Vacant(e) => {

@@ -36,11 +36,13 @@ pub async fn run(
     let group = input.auto_scaling_group_name.as_deref();
     let filters = Filters::parse(&input.filters, group.is_some())?;
     let ids = super::names(input.activity_ids);
-    // The ARNs of the groups whose activities show (None: deleted ones' too).
-    let live: Option<BTreeSet<String>> = if input.include_deleted_groups == Some(true) {
-        None
-    } else {
-        Some(match group {
+    // The ARNs of the groups whose activities show (None: deleted ones' too), read beside the
+    // first batch of activities.
+    let live = async {
+        if input.include_deleted_groups == Some(true) {
+            return Ok(None);
+        }
+        let arns: BTreeSet<String> = match group {
             Some(name) => app
                 .store
                 .group(&caller.user, name)
@@ -55,8 +57,15 @@ pub async fn run(
                 .into_iter()
                 .map(|g| g.settings.arn)
                 .collect(),
-        })
+        };
+        Ok::<_, ApiError>(Some(arns))
     };
+    let first = app
+        .store
+        .activities(&caller.user, group, after.as_deref(), BATCH);
+    let (live, first) = futures::join!(live, first);
+    let live: Option<BTreeSet<String>> = live?;
+    let mut first = Some(first?);
     let keeps = |a: &ScalingActivity, start_ms: i64| {
         ids.as_ref().is_none_or(|ids| ids.contains(&a.activity_id))
             && live
@@ -69,10 +78,14 @@ pub async fn run(
     let mut found = Vec::new();
     let mut cursor = after;
     'reading: loop {
-        let batch = app
-            .store
-            .activities(&caller.user, group, cursor.as_deref(), BATCH)
-            .await?;
+        let batch = match first.take() {
+            Some(batch) => batch,
+            None => {
+                app.store
+                    .activities(&caller.user, group, cursor.as_deref(), BATCH)
+                    .await?
+            }
+        };
         let done = batch.len() < BATCH;
         cursor = batch.last().map(|(k, _)| k.clone());
         for (k, a) in batch {

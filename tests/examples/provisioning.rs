@@ -3,7 +3,10 @@
 //!   PHANTOM_PROFILE=release [PHANTOM_HEALTH_INTERVAL_SECS=5] cargo run -p phantom-e2e --example provisioning -- [RUNS [USERS]]
 //!
 //! On the local stack (health check every PHANTOM_HEALTH_INTERVAL_SECS, 1 s unless set), with
-//! USERS other users present (default 0), 49 of them with a group of 1 VM:
+//! USERS other users present (default 0), 200 of them with a group of 5 VMs (1,000 VMs at 1,000
+//! users: the sizes issue 64 names):
+//! 0. CreateAutoScalingGroup of MinSize 1 (the README's first group): time until its VM is
+//!    InService, RUNS times.
 //! 1. SetDesiredCapacity 0 -> 5: time from the call returning until all 5 VMs exist on the cloud
 //!    (polled every 10 ms with aws-sdk-ec2), and until DescribeAutoScalingGroups shows all 5
 //!    InService, RUNS times.
@@ -20,6 +23,10 @@ use phantom_e2e::steps::Steps;
 use phantom_e2e::{stack, REGION};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
+
+/// Of the other users: how many get a group, and its size.
+const CROWD_GROUPS: usize = 200;
+const CROWD_VMS: i32 = 5;
 
 async fn live(ec2: &Ec2, owner: &str, group: &str) -> BTreeSet<String> {
     let mut ids = BTreeSet::new();
@@ -127,7 +134,8 @@ async fn main() {
         .unwrap_or(0);
     let s = stack();
     // The crowd is written straight to the state table (phantomctl would spawn a process for
-    // each); 49 of them get a launch configuration and a group of 1 through the API.
+    // each); CROWD_GROUPS of them get a launch configuration and a group of CROWD_VMS through
+    // the API.
     for (k, v) in &s.env {
         std::env::set_var(k, v);
     }
@@ -167,7 +175,7 @@ async fn main() {
             secret,
         });
     }
-    for u in crowd.iter().take(49) {
+    for u in crowd.iter().take(CROWD_GROUPS) {
         let asg = s.sdk(u);
         asg.create_launch_configuration()
             .launch_configuration_name("crowd@hotel")
@@ -176,12 +184,22 @@ async fn main() {
             .send()
             .await
             .unwrap();
-        asg.create_group("crowd", "crowd@hotel", (1, 1, 1)).await;
+        asg.create_group("crowd", "crowd@hotel", (CROWD_VMS, CROWD_VMS, CROWD_VMS))
+            .await;
     }
     if others > 0 {
+        let groups = others.min(CROWD_GROUPS);
         println!(
-            "{others} other users ({} with a group) made in {:.0} s",
-            others.min(49),
+            "{others} other users ({groups} with a group of {CROWD_VMS}) made in {:.0} s",
+            t.elapsed().as_secs_f64()
+        );
+        // The crowd's VMs all InService before anything is timed.
+        let wanted = groups * CROWD_VMS as usize;
+        for u in crowd.iter().take(groups) {
+            wait_in_service(&s.sdk(u), "crowd", CROWD_VMS as usize, None).await;
+        }
+        println!(
+            "the crowd's {wanted} VMs InService {:.0} s after the first user was made",
             t.elapsed().as_secs_f64()
         );
     }
@@ -204,6 +222,22 @@ async fn main() {
         .await
         .unwrap();
     let owner = user.name.as_str();
+
+    // 0. The README's first group: CreateAutoScalingGroup of MinSize 1 until its VM is InService.
+    let mut first = Vec::new();
+    for i in 0..runs {
+        let name = format!("first-{i}");
+        let t = Instant::now();
+        asg.create_group(&name, "bench@hotel", (1, 5, 1)).await;
+        wait_in_service(&asg, &name, 1, None).await;
+        first.push(t.elapsed());
+        asg.delete_auto_scaling_group()
+            .auto_scaling_group_name(&name)
+            .force_delete(true)
+            .send()
+            .await
+            .expect("DeleteAutoScalingGroup");
+    }
 
     // 1. Scale-out latency.
     asg.create_group("out", "bench@hotel", (0, 10, 0)).await;
@@ -258,6 +292,10 @@ async fn main() {
     let profile = std::env::var("PHANTOM_PROFILE").unwrap_or_else(|_| "debug".into());
     let interval = std::env::var("PHANTOM_HEALTH_INTERVAL_SECS").unwrap_or_else(|_| "1".into());
     println!("\ncommand: PHANTOM_PROFILE={profile} PHANTOM_HEALTH_INTERVAL_SECS={interval} cargo run -p phantom-e2e --example provisioning -- {runs} {others}");
+    println!(
+        "CreateAutoScalingGroup (MinSize 1) until its VM is InService: {}",
+        stats(first)
+    );
     println!(
         "SetDesiredCapacity 0->5 until 5 VMs exist on the cloud: {}",
         stats(scale_out)

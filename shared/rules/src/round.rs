@@ -641,22 +641,24 @@ fn failure(
 }
 
 /// Whether, once `r` is written, an instance of the group is on its way in or out (Pending or
-/// Terminating): the group should be looked at again soon rather than at the next health sweep.
+/// Terminating, or kept serving until its replacement does: at risk, or retiring and so
+/// unhealthy): the group should be looked at again soon rather than at the next health sweep.
 pub fn still_waiting(members: &[Member], r: &Record) -> bool {
     let waiting = |m: &Member| {
-        matches!(
-            m.lifecycle,
-            Lifecycle::Pending
-                | Lifecycle::PendingWait
-                | Lifecycle::Terminating
-                | Lifecycle::TerminatingWait
-                | Lifecycle::Attaching
-                | Lifecycle::Detaching
-                | Lifecycle::WarmedPending
-                | Lifecycle::WarmedPendingWait
-                | Lifecycle::WarmedTerminatingWait
-                | Lifecycle::WarmedTerminating
-        )
+        (m.lifecycle == Lifecycle::InService && (m.at_risk_ms.is_some() || !m.healthy))
+            || matches!(
+                m.lifecycle,
+                Lifecycle::Pending
+                    | Lifecycle::PendingWait
+                    | Lifecycle::Terminating
+                    | Lifecycle::TerminatingWait
+                    | Lifecycle::Attaching
+                    | Lifecycle::Detaching
+                    | Lifecycle::WarmedPending
+                    | Lifecycle::WarmedPendingWait
+                    | Lifecycle::WarmedTerminatingWait
+                    | Lifecycle::WarmedTerminating
+            )
     };
     r.put.iter().any(waiting)
         || members
@@ -666,12 +668,13 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
 }
 
 /// How long to wait before look `attempt` (0, 1, ...) of a chain of follow-ups at a waiting
-/// group: 2 s, then half as long again each time up to 30 s; `None` after about eight minutes,
-/// when the health check's sweep is the one to notice a VM stuck on its way.
+/// group: 1 s (a cloud that starts VMs at once shows them running at the first look: InService
+/// a second after it), then half as long again each time up to 30 s; `None` after about seven
+/// minutes, when the health check's sweep is the one to notice a VM stuck on its way.
 pub fn follow_up_delay_secs(attempt: u32) -> Option<i32> {
     const MAX_ATTEMPTS: u32 = 20;
     (attempt < MAX_ATTEMPTS).then(|| {
-        let mut d = 2.0_f64;
+        let mut d = 1.0_f64;
         for _ in 0..attempt {
             d = (d * 1.5).min(30.0);
         }
@@ -687,7 +690,7 @@ mod tests {
     #[test]
     fn follow_ups_start_quick_slow_down_and_end() {
         let delays: Vec<i32> = (0..25).map_while(follow_up_delay_secs).collect();
-        assert_eq!(&delays[..6], &[2, 3, 5, 7, 10, 15]);
+        assert_eq!(&delays[..9], &[1, 2, 2, 3, 5, 8, 11, 17, 26]);
         assert!(delays.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(*delays.last().unwrap(), 30);
         let total: i32 = delays.iter().sum();
@@ -766,7 +769,7 @@ mod tests {
     }
 
     #[test]
-    fn waiting_means_pending_or_terminating_after_the_record() {
+    fn waiting_means_on_the_way_in_or_out_after_the_record() {
         let m = member;
         let pending = [m("i-1", Lifecycle::Pending)];
         assert!(still_waiting(&pending, &Record::default()));
@@ -792,6 +795,17 @@ mod tests {
             &[m("i-3", Lifecycle::InService)],
             &Record::default()
         ));
+        // Kept serving until a replacement serves: at risk, or retiring (unhealthy).
+        let at_risk = Member {
+            at_risk_ms: Some(1),
+            ..m("i-4", Lifecycle::InService)
+        };
+        assert!(still_waiting(&[at_risk], &Record::default()));
+        let retiring = Member {
+            healthy: false,
+            ..m("i-5", Lifecycle::InService)
+        };
+        assert!(still_waiting(&[retiring], &Record::default()));
     }
 
     fn ctx() -> Context<'static> {

@@ -43,14 +43,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, operation: String) -> HttpR
         }
     };
     headers.push(("x-amzn-requestid", request_id.clone().into()));
-    crate::log_request(
-        &request_id,
-        &operation,
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, &operation, &user, status, code, started);
     HttpResponse {
         status,
         content_type: CONTENT_TYPE,

@@ -40,14 +40,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
                 .to_string(),
         ),
     };
-    crate::log_request(
-        &request_id,
-        "Heartbeat",
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, "Heartbeat", &user, status, code, started);
     HttpResponse {
         status,
         content_type: "application/json",

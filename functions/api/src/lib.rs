@@ -173,7 +173,7 @@ impl App {
             started,
             split: Some((auth_us, spent)),
         };
-        log_request(&request_id, &action, &user, status, code, &took);
+        log_request(&request_id, &action, &user, status, code, took);
         HttpResponse {
             status,
             content_type: CONTENT_TYPE,
@@ -287,13 +287,13 @@ pub(crate) fn path_of(path_and_query: &str) -> &str {
 
 /// A request's time, and for Auto Scaling's where it went: the signature check (the key's read
 /// and its secret's opening included when not cached) and each service's calls.
-pub(crate) struct Took {
+struct Took {
     started: Instant,
     split: Option<(u64, phantom_seams::metrics::Spent)>,
 }
 
-impl Took {
-    pub(crate) fn since(started: Instant) -> Self {
+impl From<Instant> for Took {
+    fn from(started: Instant) -> Self {
         Self {
             started,
             split: None,
@@ -303,7 +303,15 @@ impl Took {
 
 /// The one log line of a request (never a secret), and its count and time in the operating
 /// metrics (`phantom_metrics::ops`).
-fn log_request(request_id: &str, action: &str, user: &str, status: u16, code: &str, took: &Took) {
+fn log_request(
+    request_id: &str,
+    action: &str,
+    user: &str,
+    status: u16,
+    code: &str,
+    took: impl Into<Took>,
+) {
+    let took: Took = took.into();
     let started = took.started;
     let auth_ms = took.split.map(|(us, _)| us as f64 / 1e3);
     let spent = took.split.map(|(_, spent)| spent);

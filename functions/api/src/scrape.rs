@@ -34,14 +34,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
             (e.status, e.code, text, "text/plain; charset=utf-8")
         }
     };
-    crate::log_request(
-        &request_id,
-        "Metrics",
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, "Metrics", &user, status, code, started);
     HttpResponse {
         status,
         content_type,

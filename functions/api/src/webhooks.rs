@@ -26,14 +26,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         Ok(_) => (200, ""),
         Err(e) => (e.status, e.code),
     };
-    crate::log_request(
-        &request_id,
-        "Webhook",
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, "Webhook", &user, status, code, started);
     let body = match outcome {
         Ok(answer) => Body {
             answer: Some(answer),

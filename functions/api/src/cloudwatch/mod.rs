@@ -71,14 +71,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, protocol: Protocol) -> Http
         headers.push((rpc::SMITHY_PROTOCOL_HEADER, rpc::SMITHY_PROTOCOL.into()));
     }
     headers.push(("x-amzn-requestid", request_id.clone().into()));
-    crate::log_request(
-        &request_id,
-        &operation,
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, &operation, &user, status, code, started);
     HttpResponse {
         status,
         content_type: protocol.content_type(),

@@ -52,14 +52,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>, service: Service) -> HttpRe
             )
         }
     };
-    crate::log_request(
-        &request_id,
-        &operation,
-        &user,
-        status,
-        code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, &operation, &user, status, code, started);
     HttpResponse {
         status,
         content_type: crate::CONTENT_TYPE,

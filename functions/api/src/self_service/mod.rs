@@ -45,14 +45,7 @@ pub async fn handle(app: &App, req: HttpRequest<'_>) -> HttpResponse {
         }
     };
     body["RequestId"] = request_id.clone().into();
-    crate::log_request(
-        &request_id,
-        operation,
-        &user,
-        status,
-        &code,
-        &crate::Took::since(started),
-    );
+    crate::log_request(&request_id, operation, &user, status, &code, started);
     HttpResponse {
         status,
         content_type: JSON,

@@ -170,3 +170,25 @@ impl Intercept for Counter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_measure_counts_the_calls_made_within_it_only() {
+        count(Counter::DynamoDb); // outside any measure
+        let ((), spent) = measured(async {
+            count(Counter::DynamoDb);
+            count(Counter::DynamoDb);
+            let wait = tokio::time::sleep(Duration::from_millis(2));
+            timed(Counter::Sqs, wait).await;
+        })
+        .await;
+        assert_eq!(spent.dynamodb, Share { calls: 2, us: 0 });
+        assert_eq!(spent.sqs.calls, 1);
+        assert!(spent.sqs.us >= 2_000, "{spent:?}");
+        assert_eq!((spent.ec2, spent.kms), (Share::default(), Share::default()));
+    }
+}

@@ -13,17 +13,7 @@ impl Directory for MemoryStore {
                 st.users.insert(user.name.clone(), user.clone());
                 st.keys.insert(
                     user.access_key_id.clone(),
-                    AccessKey {
-                        access_key_id: user.access_key_id.clone(),
-                        secret: secret.to_string(),
-                        user: user.name.clone(),
-                        account_id: user.account_id.clone(),
-                        limits: user.limits,
-                        identity: None,
-                        active: true,
-                        last_used: None,
-                        session: None,
-                    },
+                    root_key(user, &user.access_key_id, secret),
                 );
                 Ok(())
             }
@@ -71,17 +61,7 @@ impl Directory for MemoryStore {
                 Some(_) if taken => Err(StoreError::Exists),
                 Some(stored) => {
                     stored.second_key = Some(access_key_id.to_string());
-                    let key = AccessKey {
-                        access_key_id: access_key_id.to_string(),
-                        secret: secret.to_string(),
-                        user: stored.name.clone(),
-                        account_id: stored.account_id.clone(),
-                        limits: stored.limits,
-                        identity: None,
-                        active: true,
-                        last_used: None,
-                        session: None,
-                    };
+                    let key = root_key(stored, access_key_id, secret);
                     st.keys.insert(access_key_id.to_string(), key);
                     Ok(())
                 }
@@ -182,17 +162,7 @@ impl Directory for MemoryStore {
                 Some(stored) => {
                     stored.access_key_id = access_key_id.to_string();
                     stored.disabled = false;
-                    let key = AccessKey {
-                        access_key_id: access_key_id.to_string(),
-                        secret: secret.to_string(),
-                        user: stored.name.clone(),
-                        account_id: stored.account_id.clone(),
-                        limits: stored.limits,
-                        identity: None,
-                        active: true,
-                        last_used: None,
-                        session: None,
-                    };
+                    let key = root_key(stored, access_key_id, secret);
                     st.keys.remove(&u.access_key_id);
                     st.keys.insert(access_key_id.to_string(), key);
                     Ok(())
@@ -319,5 +289,20 @@ impl MemoryStore {
                 Ok(())
             }
         }
+    }
+}
+
+/// A key of the account's root (neither an IAM user's nor a session's), active.
+fn root_key(u: &User, access_key_id: &str, secret: &str) -> AccessKey {
+    AccessKey {
+        access_key_id: access_key_id.to_string(),
+        secret: secret.to_string(),
+        user: u.name.clone(),
+        account_id: u.account_id.clone(),
+        limits: u.limits,
+        identity: None,
+        active: true,
+        last_used: None,
+        session: None,
     }
 }

@@ -830,8 +830,8 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
     std::thread::sleep(std::time::Duration::from_secs(3));
     heard.extend(drain(&events));
     drained.extend(drain(&drain_q));
-    let mut told: Vec<(String, String)> = heard
-        .iter()
+    let mut told: Vec<(String, String)> = distinct(&heard)
+        .into_iter()
         .filter(|m| m["Event"].is_string())
         .map(|m| {
             (
@@ -854,12 +854,24 @@ fn a_groups_topic_and_a_hooks_queue_hear_of_its_vms_and_the_token_releases_one()
             .map(|id| ("autoscaling:EC2_INSTANCE_LAUNCH".to_string(), id.clone())),
     );
     want.sort();
-    assert_eq!(told, want, "each once");
+    assert_eq!(told, want, "each once, of {heard:#?}");
     assert_eq!(
-        drained.len(),
+        distinct(&drained).len(),
         2,
-        "the hook's test message and one for the leaving VM"
+        "the hook's test message and one for the leaving VM, of {drained:#?}"
     );
+}
+
+/// The messages, each once. On moto as the state store a failed transaction puts back the table
+/// as it began (docs/emulators.md), the record of a message already sent included, and the next
+/// round sends that message again: the same message, with the same RequestId, as at-least-once
+/// delivery allows. Two messages of one transition still differ by their RequestIds.
+fn distinct(msgs: &[Value]) -> Vec<&Value> {
+    let mut seen = std::collections::BTreeSet::new();
+    let moto = std::env::var("PHANTOM_STATE_STORE").as_deref() == Ok("moto");
+    msgs.iter()
+        .filter(|m| !moto || m["RequestId"].is_null() || seen.insert(m["RequestId"].to_string()))
+        .collect()
 }
 
 /// A MixedInstancesPolicy group through the AWS CLI: 1 on-demand base and half above it, so 3

@@ -10,9 +10,11 @@
 //! 0.01 0.1 1). The groups are created through the api (aws-sdk-autoscaling in process) and
 //! brought up with no latency. Then the deployment runs as template.yaml sets it up: the schedule
 //! every minute (it starts the pulse), a beat every 5 s (a look at each pair every 10 s, a busy
-//! pair swept every minute, every pair every hour), the provisioner's fleet of PHANTOM_SIM_FLEET
-//! (50) concurrent invocations taking batches of 10; DynamoDB 5 ms a call, a cloud 150 ms a call
-//! (and a page of 1000 VMs), and up to 100 ms before a worker receives a message.
+//! pair swept every minute, every pair every hour; PHANTOM_PULSE_SECS, PHANTOM_LOOK_SECS and the
+//! health check's other settings change them as they do on Lambda), the provisioner's fleet of
+//! PHANTOM_SIM_FLEET (50) concurrent invocations taking batches of 10; DynamoDB 5 ms a call, a
+//! cloud 150 ms a call (and a page of 1000 VMs), and up to 100 ms before a worker receives a
+//! message.
 //!
 //! Timeline: 2 minutes to warm up (the first beats sweep every pair once), 3 quiet minutes whose
 //! calls give the steady bill, 5 minutes in which 1% of the VMs die at random moments, 2 to finish.
@@ -24,12 +26,14 @@
 //! It prints the death-to-launch times (each death to its group's next launch), the calls per
 //! minute by kind, and the monthly bill they imply at AWS's list prices (docs/scale.md).
 
+use health_check::pulse::Pulse;
+use health_check::HealthCheck;
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, PULSE_VISIBILITY_MS};
 use phantom_model::time::Clock;
-use phantom_rules::pulse::Cadence;
 use phantom_seams::cloud::memory::MemoryCloud;
 use phantom_seams::metrics::{self, Calls};
+use phantom_seams::queue::pulse::MemoryPulse;
 use phantom_seams::store::Directory;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -56,10 +60,13 @@ const FINISH_S: u64 = 120;
 const LAMBDA_GB_S: f64 = 0.000_013_333_4;
 const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
 const HEALTH_GB: f64 = 1.0;
-/// Reading a look's answer, a VM at a time (docs/benchmarks.md, "Looks", on this machine's core),
-/// and the share of a core Lambda gives 1 GB (a whole vCPU at 1,769 MB): the looks' CPU, which
-/// the simulated clock does not see, added to the health check's time.
-const READ_US_PER_VM: f64 = 16.8;
+/// Reading a look's answers, a VM at a time (docs/benchmarks.md, "Looks", on this machine's core,
+/// answers of 25 VMs): DescribeInstances' and DescribeInstanceStatus'; and the share of a core
+/// Lambda gives 1 GB (a whole vCPU at 1,769 MB): the looks' CPU, which the simulated clock does
+/// not see, added to the health check's time. Every other EC2 call is charged as a
+/// DescribeInstances, an upper bound.
+const READ_US_PER_VM: f64 = 16.7;
+const READ_STATUS_US_PER_VM: f64 = 7.6;
 const VCPU_AT_HEALTH_GB: f64 = 1024.0 / 1769.0;
 const PROVISIONER_GB: f64 = 0.25;
 const DYNAMODB_READ: f64 = 0.125 / 1e6;
@@ -118,6 +125,8 @@ struct Work {
 #[derive(Clone, Copy)]
 struct Tally {
     calls: Calls,
+    /// The EC2 calls that were DescribeInstanceStatus.
+    statuses: u64,
     beats: u64,
     health_ms: u64,
     schedule_runs: u64,
@@ -129,6 +138,10 @@ struct Tally {
 fn tally(w: &World, work: &Work) -> Tally {
     Tally {
         calls: metrics::calls(),
+        statuses: CLOUDS
+            .iter()
+            .map(|c| cloud(w, c).status_calls() as u64)
+            .sum(),
         beats: work.beats.load(Ordering::SeqCst),
         health_ms: work.health_ms.load(Ordering::SeqCst),
         schedule_runs: work.schedule_runs.load(Ordering::SeqCst),
@@ -142,6 +155,7 @@ fn tally(w: &World, work: &Work) -> Tally {
 struct Rate {
     dynamodb: f64,
     ec2: f64,
+    statuses: f64,
     sqs_sends: f64,
     beats: f64,
     health_s: f64,
@@ -156,6 +170,7 @@ fn rate(a: &Tally, b: &Tally, minutes: f64) -> Rate {
     Rate {
         dynamodb: d(a.calls.dynamodb, b.calls.dynamodb),
         ec2: d(a.calls.ec2, b.calls.ec2),
+        statuses: d(a.statuses, b.statuses),
         sqs_sends: d(a.calls.sqs, b.calls.sqs),
         beats: d(a.beats, b.beats),
         health_s: d(a.health_ms, b.health_ms) / 1000.0,
@@ -211,7 +226,10 @@ fn bill(r: &Rate, pairs: usize, vms: usize) -> Vec<(&'static str, f64)> {
 
 /// The looks' CPU a minute, in the health check's seconds: each look reads its pair's VMs.
 fn read_s(r: &Rate, pairs: usize, vms: usize) -> f64 {
-    r.ec2 * (vms as f64 / pairs as f64) * READ_US_PER_VM / 1e6 / VCPU_AT_HEALTH_GB
+    let per_pair = vms as f64 / pairs as f64;
+    ((r.ec2 - r.statuses) * READ_US_PER_VM + r.statuses * READ_STATUS_US_PER_VM) * per_pair
+        / 1e6
+        / VCPU_AT_HEALTH_GB
 }
 
 fn percentile(sorted: &[i64], p: f64) -> f64 {
@@ -305,8 +323,19 @@ async fn run(scale: f64) -> Outcome {
     for c in CLOUDS {
         cloud(&w, c).set_latency(CLOUD_LATENCY);
     }
-    let cadence = Cadence::of_secs(5, 10, 60, 60, 3600).expect("whole periods");
-    let h = Arc::new(w.pulsed(cadence));
+    // The pulse as template.yaml sets it up (or as PHANTOM_PULSE_SECS, PHANTOM_LOOK_SECS, ...
+    // say, read as the health check reads them).
+    let (period_ms, cadence) = Pulse::settings_from_env().expect("the pulse's settings");
+    let pulse = Arc::new(MemoryPulse::new(w.clock.clone(), w.trip.clone(), period_ms));
+    let h = Arc::new(HealthCheck {
+        pulse: Some(Arc::new(Pulse::new(
+            Some(pulse.clone()),
+            period_ms,
+            cadence,
+            w.clouds.clone(),
+        ))),
+        ..w.health()
+    });
     let work = Arc::new(Work::default());
     let stop = Arc::new(AtomicBool::new(false));
     let t0 = w.clock.now_ms();
@@ -339,17 +368,17 @@ async fn run(scale: f64) -> Outcome {
     }
     // The pulse queue's event source: one tick at a time.
     {
-        let (w, h, work, stop) = (w.clone(), h.clone(), work.clone(), stop.clone());
+        let (pulse, h, work, stop) = (pulse.clone(), h.clone(), work.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
             while !stop.load(Ordering::SeqCst) {
-                match w.pulse.receive() {
+                match pulse.receive() {
                     Some(tick) => {
                         let start = Instant::now();
                         match h.tick(tick).await {
                             Ok(_) => {
                                 work.beats.fetch_add(1, Ordering::SeqCst);
                             }
-                            Err(_) => w.pulse.redeliver(tick, PULSE_VISIBILITY_MS),
+                            Err(_) => pulse.redeliver(tick, PULSE_VISIBILITY_MS),
                         }
                         work.health_ms
                             .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);

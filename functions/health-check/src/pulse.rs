@@ -29,6 +29,21 @@ const CREDENTIALS_TTL_MS: i64 = phantom_seams::secrets::DATA_KEY_CACHE_MS as i64
 const CLOUDS_TTL_MS: i64 = 60 * 1000;
 /// Looks in flight at once.
 const LOOK_CONCURRENCY: usize = 256;
+/// Sweeps queued at most in one send (SQS's SendMessageBatch takes 10).
+const SWEEPS_A_SEND: usize = 10;
+
+/// What a beat knows of the work queue, asked once, at its first sweep.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Sending {
+    #[default]
+    Unasked,
+    /// The fleet keeps up: sweeps go.
+    Go,
+    /// The fleet is behind: this beat's sweeps are held.
+    Behind,
+    /// The backlog could not be read: this beat's sweeps are not queued.
+    Unknown,
+}
 
 type Clouds = Arc<BTreeMap<String, CloudRecord>>;
 /// A client on a pair's opened credentials, and when they were read.
@@ -217,47 +232,41 @@ impl HealthCheck {
             }
         }
         report.looked = looks.len();
+        let mut sending = Sending::default();
+        // The turn's sweeps first, then each changed pair's as its look finds the change: a dead
+        // VM's replacement waits for its own look, not for the beat's last one.
+        self.queue_sweeps(seq, &sweeps, watched.len(), &mut sending, &mut report)
+            .await;
         // Boxed one by one: a stream of closures over borrowed pairs is not Send to the compiler.
         let calls: Vec<_> = looks
             .iter()
             .map(|w| Box::pin(self.look_at(w, clouds.clone())))
             .collect();
-        let seen: Vec<(&Watched, Result<String, String>)> = stream::iter(calls)
+        let mut seen = stream::iter(calls)
             .buffer_unordered(LOOK_CONCURRENCY)
-            .collect()
-            .await;
-        for (w, found) in seen {
-            let view = w.view.as_ref().expect("only swept pairs are looked at");
-            match found {
-                Ok(fp) if fp == view.fingerprint => {}
-                Ok(_) => {
-                    report.changed += 1;
-                    sweeps.push(w);
-                }
-                Err(e) => {
-                    // Unknown: swept on the busy turns, where the sweep says what is wrong.
-                    report.look_errors += 1;
-                    tracing::debug!(user = w.user, cloud = w.cloud, error = e, "look failed");
-                    if rules::busy_turn(seq, &rules::pair_key(&w.user, &w.cloud), p.cadence) {
-                        sweeps.push(w);
+            .ready_chunks(SWEEPS_A_SEND);
+        while let Some(done) = seen.next().await {
+            let mut due: Vec<&Watched> = Vec::new();
+            for (w, found) in done {
+                let view = w.view.as_ref().expect("only swept pairs are looked at");
+                match found {
+                    Ok(fp) if fp == view.fingerprint => {}
+                    Ok(_) => {
+                        report.changed += 1;
+                        due.push(w);
+                    }
+                    Err(e) => {
+                        // Unknown: swept on the busy turns, where the sweep says what is wrong.
+                        report.look_errors += 1;
+                        tracing::debug!(user = w.user, cloud = w.cloud, error = e, "look failed");
+                        if rules::busy_turn(seq, &rules::pair_key(&w.user, &w.cloud), p.cadence) {
+                            due.push(w);
+                        }
                     }
                 }
             }
-        }
-        if !sweeps.is_empty() {
-            match self.queue.backlog().await {
-                Ok(backlog) if crate::fleet_behind(backlog, watched.len()) => {
-                    report.backlog_held = true;
-                }
-                Ok(_) => {
-                    let msgs = crate::sweep_messages(sweeps.iter().copied());
-                    match self.queue.send_all(&msgs).await {
-                        Ok(()) => report.sweeps_queued = msgs.len(),
-                        Err(e) => tracing::error!(seq, error = e, "beat: sweeps not queued"),
-                    }
-                }
-                Err(e) => tracing::error!(seq, error = e, "beat: the queue's backlog unknown"),
-            }
+            self.queue_sweeps(seq, &due, watched.len(), &mut sending, &mut report)
+                .await;
         }
         counts!(
             info,
@@ -274,6 +283,45 @@ impl HealthCheck {
             "beat"
         );
         report
+    }
+
+    /// Queues the sweeps of `due`, unless the fleet is behind or the backlog unknown: then this
+    /// beat queues none (the next beat's looks find the same changes). The backlog is asked once a
+    /// beat, before its first sweep.
+    async fn queue_sweeps(
+        &self,
+        seq: u64,
+        due: &[&Watched],
+        pairs: usize,
+        sending: &mut Sending,
+        report: &mut BeatReport,
+    ) {
+        if due.is_empty() {
+            return;
+        }
+        if *sending == Sending::Unasked {
+            *sending = match self.queue.backlog().await {
+                Ok(backlog) if crate::fleet_behind(backlog, pairs) => Sending::Behind,
+                Ok(_) => Sending::Go,
+                Err(e) => {
+                    tracing::error!(seq, error = e, "beat: the queue's backlog unknown");
+                    Sending::Unknown
+                }
+            };
+        }
+        match sending {
+            Sending::Go => {}
+            Sending::Behind => {
+                report.backlog_held = true;
+                return;
+            }
+            Sending::Unasked | Sending::Unknown => return,
+        }
+        let msgs = crate::sweep_messages(due.iter().copied());
+        match self.queue.send_all(&msgs).await {
+            Ok(()) => report.sweeps_queued += msgs.len(),
+            Err(e) => tracing::error!(seq, error = e, "beat: sweeps not queued"),
+        }
     }
 
     /// The registered clouds, kept a minute; None if they cannot be read (the looks then fail).

@@ -279,3 +279,46 @@ async fn an_event_for_a_vm_of_no_group_or_still_running_does_nothing() {
     assert_eq!(w.hotel.launched_total(), launched);
     assert!(w.hotel.alive().contains(&mine));
 }
+
+/// A changed pair's sweep is queued as soon as its look finds the change, not once the beat's
+/// last look is answered: a slow cloud's look does not hold back another cloud's replacement.
+#[tokio::test]
+async fn a_look_that_finds_a_death_queues_its_sweep_before_the_beats_slow_looks_end() {
+    let w = World::new().await;
+    let u = w.user("pulse").await;
+    create_lc(&w, &u, "web").await;
+    w.sdk(&u).create_lc("web@sierra").await;
+    create_group(&w, &u, "web", "web", 0, 5, 2).await;
+    create_group(&w, &u, "far", "web@sierra", 0, 5, 2).await;
+    // Every pair looked at every beat.
+    let h = std::sync::Arc::new(w.pulsed(Cadence::of_secs(5, 5, 60, 60, 3600).expect("whole")));
+    h.run().await.expect("the schedule starts the pulse");
+    w.pulse_for(&h, 120).await;
+    assert_eq!((w.hotel.alive().len(), w.sierra.alive().len()), (2, 2));
+    let victim = w.hotel.alive()[0].clone();
+    w.hotel.terminate_outside(&victim);
+    w.sierra.set_latency(std::time::Duration::from_secs(2));
+    let sent = w.queue.sent();
+    let beat = tokio::spawn({
+        let h = h.clone();
+        // A beat that is no pair's sweep turn (those are hourly).
+        async move { h.beat(1_000_001).await }
+    });
+    let began = std::time::Instant::now();
+    while w.queue.sent() == sent {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(2),
+            "no sweep queued while sierra's look was still out"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(
+        !beat.is_finished(),
+        "the sweep went before sierra's look was answered"
+    );
+    let report = beat.await.expect("the beat");
+    assert_eq!(
+        (report.looked, report.changed, report.sweeps_queued),
+        (2, 1, 1)
+    );
+}

@@ -733,6 +733,63 @@ mod tests {
         assert!(parse("upstream timed out").is_none());
     }
 
+    /// One VM's statuses as EC2 answers DescribeInstanceStatus (2016-11-15,
+    /// `IncludeAllInstances`): three checks with their details, about 900 bytes; `impaired` has
+    /// its system check failing since a time and a scheduled reboot.
+    fn ec2_status(i: usize, impaired: bool) -> String {
+        let (system, since, events) = if impaired {
+            (
+                "impaired",
+                "<impairedSince>2026-11-22T10:05:00.000Z</impairedSince>",
+                "<eventsSet><item><code>system-reboot</code><description>scheduled reboot</description>\
+<notBefore>2026-11-30T02:00:00.000Z</notBefore><notAfter>2026-11-30T04:00:00.000Z</notAfter></item></eventsSet>",
+            )
+        } else {
+            ("ok", "", "")
+        };
+        let passed = if impaired { "failed" } else { "passed" };
+        format!(
+            r#"<item><instanceId>i-0{i:016x}</instanceId><availabilityZone>us-east-1a</availabilityZone>
+<availabilityZoneId>use1-az1</availabilityZoneId><instanceState><code>16</code><name>running</name></instanceState>
+<systemStatus><status>{system}</status><details><item><name>reachability</name><status>{passed}</status>{since}</item></details></systemStatus>
+<instanceStatus><status>ok</status><details><item><name>reachability</name><status>passed</status></item></details></instanceStatus>
+<attachedEbsStatus><status>ok</status><details><item><name>reachability</name><status>passed</status></item></details></attachedEbsStatus>
+{events}</item>"#
+        )
+    }
+
+    fn ec2_status_answer(vms: usize) -> String {
+        let items: String = (0..vms).map(|i| ec2_status(i, i == 1)).collect();
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstanceStatusResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId>
+<instanceStatusSet>{items}</instanceStatusSet><nextToken>t-2</nextToken></DescribeInstanceStatusResponse>"#
+        )
+    }
+
+    #[test]
+    fn reads_each_vms_checks_and_scheduled_events() {
+        let (statuses, token) =
+            instance_statuses(&parse(&ec2_status_answer(2)).expect("xml")).expect("readable");
+        assert_eq!(token.as_deref(), Some("t-2"));
+        assert_eq!(statuses.len(), 2);
+        assert_eq!(statuses[0].id, "i-00000000000000000");
+        assert_eq!(statuses[0].system, Check::OK);
+        assert!(statuses[0].events.is_empty());
+        let sick = &statuses[1];
+        assert_eq!(sick.system.status, CheckStatus::Impaired);
+        assert_eq!(sick.system.impaired_since_ms, Some(1_795_341_900_000));
+        assert_eq!(sick.instance, Check::OK);
+        assert_eq!(sick.ebs, Check::OK);
+        assert_eq!(sick.events.len(), 1);
+        assert_eq!(sick.events[0].code, EventCode::SystemReboot);
+        assert_eq!(sick.events[0].not_before_ms, 1_796_004_000_000);
+        // A check EC2 does not write is an error, not a pass.
+        let odd = ec2_status_answer(1).replacen("<status>ok</status>", "<status>fine</status>", 1);
+        let e = instance_statuses(&parse(&odd).expect("xml")).unwrap_err();
+        assert_eq!(e.code, "UnreadableAnswer");
+    }
+
     /// One instance as EC2 answers DescribeInstances (2016-11-15), with a network interface, a
     /// volume and Phantom's tags: about 5 KB.
     fn ec2_instance(i: usize) -> String {
@@ -788,7 +845,8 @@ mod tests {
     }
 
     /// Benchmark (docs/benchmarks.md, "Looks"): `cargo test --release -p phantom-seams --lib
-    /// look_reading_speed -- --ignored --nocapture`.
+    /// look_reading_speed -- --ignored --nocapture`; a look's two answers, DescribeInstances' and
+    /// DescribeInstanceStatus'.
     #[test]
     #[ignore]
     fn look_reading_speed() {
@@ -814,6 +872,20 @@ mod tests {
                 tree_s * 1e6 / (vms * runs) as f64,
                 mb / stream_s,
                 stream_s * 1e6 / (vms * runs) as f64,
+            );
+            // The look's other call: DescribeInstanceStatus of the same VMs, read as a tree.
+            let text = ec2_status_answer(vms);
+            let t = std::time::Instant::now();
+            for _ in 0..runs {
+                let tree = parse(&text).expect("xml");
+                assert_eq!(instance_statuses(&tree).expect("readable").0.len(), vms);
+            }
+            let status_s = t.elapsed().as_secs_f64();
+            println!(
+                "{vms} VMs' statuses ({} bytes): tree {:.0} MB/s ({:.1} us a VM)",
+                text.len(),
+                (text.len() * runs) as f64 / 1e6 / status_s,
+                status_s * 1e6 / (vms * runs) as f64,
             );
         }
     }

@@ -65,8 +65,8 @@ const HEALTH_GB: f64 = 1.0;
 /// Lambda gives 1 GB (a whole vCPU at 1,769 MB): the looks' CPU, which the simulated clock does
 /// not see, added to the health check's time. Every other EC2 call is charged as a
 /// DescribeInstances, an upper bound.
-const READ_US_PER_VM: f64 = 16.7;
-const READ_STATUS_US_PER_VM: f64 = 7.6;
+const READ_US_PER_VM: f64 = 17.3;
+const READ_STATUS_US_PER_VM: f64 = 3.7;
 const VCPU_AT_HEALTH_GB: f64 = 1024.0 / 1769.0;
 const PROVISIONER_GB: f64 = 0.25;
 const DYNAMODB_READ: f64 = 0.125 / 1e6;

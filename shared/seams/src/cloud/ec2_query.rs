@@ -111,6 +111,17 @@ struct Ec2Lookup {
 }
 
 impl Ec2Lookup {
+    /// A call's answer unread (the looks read it as a stream), or the error it is.
+    async fn text_of(&self, params: &[(String, String)]) -> Result<String, CloudError> {
+        let (status, text) = self.client.send(params).await?;
+        if !status.is_success() {
+            return Err(answer(&self.client.endpoint, status, &text)
+                .err()
+                .unwrap_or_else(|| CloudError::unreadable("an error status with no error")));
+        }
+        Ok(text)
+    }
+
     /// DescribeInstances with these parameters, every page of 1000.
     async fn described(
         &self,
@@ -164,13 +175,7 @@ impl Lookup for Ec2Lookup {
         params.push(("MaxResults".to_string(), "1000".to_string()));
         let mut out = Vec::new();
         loop {
-            let (status, text) = self.client.send(&params).await?;
-            if !status.is_success() {
-                return Err(answer(&self.client.endpoint, status, &text)
-                    .err()
-                    .unwrap_or_else(|| CloudError::unreadable("an error status with no error")));
-            }
-            let (page, token) = instance_states(&text)?;
+            let (page, token) = instance_states(&self.text_of(&params).await?)?;
             out.extend(page);
             match token {
                 Some(t) => {
@@ -298,7 +303,7 @@ impl Lookup for Ec2Lookup {
                     for (i, id) in chunk.iter().enumerate() {
                         params.push((format!("InstanceId.{}", i + 1), id.clone()));
                     }
-                    Ok(instance_statuses(&self.client.call(&params).await?)?.0)
+                    Ok(instance_statuses(&self.text_of(&params).await?)?.0)
                 })
                 .await?;
                 out.extend(found);
@@ -309,7 +314,7 @@ impl Lookup for Ec2Lookup {
         let mut params = base();
         params.push(("MaxResults".to_string(), "1000".to_string()));
         loop {
-            let (page, token) = instance_statuses(&self.client.call(&params).await?)?;
+            let (page, token) = instance_statuses(&self.text_of(&params).await?)?;
             out.extend(page.into_iter().filter(|s| wanted.contains(&s.id)));
             match token {
                 Some(t) => {
@@ -397,73 +402,231 @@ fn text(node: &Node, child: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The statuses of a DescribeInstanceStatus answer, and its next page's token. A status without
-/// a VM's id, or a check, event code or time EC2 does not write, is an error.
-fn instance_statuses(doc: &Node) -> Result<(Vec<InstanceStatus>, Option<String>), CloudError> {
-    let mut out = Vec::new();
-    for item in items_of(doc, "instanceStatusSet") {
-        let id = item
-            .path(&["instanceId"])
-            .map(|n| n.text.clone())
-            .ok_or_else(|| CloudError::unreadable("an instance status without an instanceId"))?;
-        let check = |name: &str| -> Result<Check, CloudError> {
-            let Some(c) = item.path(&[name]) else {
-                return Ok(Check::NOT_APPLICABLE);
-            };
-            let word = text(c, "status");
-            let status = CheckStatus::parse(&word).ok_or_else(|| {
-                CloudError::unreadable(format!("instance {id}'s {name} as '{word}'"))
-            })?;
-            let since = c
-                .path(&["details"])
-                .map(|d| d.items())
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|d| d.path(&["impairedSince"]))
-                .map(|n| stamp_ms(&n.text, &id))
-                .next()
-                .transpose()?;
-            Ok(Check {
-                status,
-                impaired_since_ms: since,
-            })
+/// One page of statuses, and the next page's token.
+type StatusPage = (Vec<InstanceStatus>, Option<String>);
+
+/// The statuses of a DescribeInstanceStatus answer, and its next page's token, read as a stream of
+/// events as a look reads DescribeInstances (`instance_states`): every look asks them, and a tree
+/// costs about three times as much (docs/benchmarks.md, "Looks"). A status without a VM's id, or a
+/// check, event code or time EC2 does not write, is an error.
+fn instance_statuses(text: &str) -> Result<StatusPage, CloudError> {
+    use quick_xml::events::Event;
+    let unreadable =
+        |e: &dyn std::fmt::Display| CloudError::unreadable(format!("XML that does not read: {e}"));
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut read = StatusReading::default();
+    loop {
+        match reader.read_event().map_err(|e| unreadable(&e))? {
+            Event::Start(e) => read.open(e.local_name().as_ref()),
+            Event::Empty(e) => {
+                read.open(e.local_name().as_ref());
+                read.close()?;
+            }
+            Event::End(_) => read.close()?,
+            Event::Text(t) => read.text(&t.xml10_content()),
+            Event::CData(t) => read.text(&t.xml10_content()),
+            Event::GeneralRef(r) => {
+                let c = match r.resolve_char_ref().map_err(|e| unreadable(&e))? {
+                    Some(c) => c,
+                    None => match &*r.xml10_content() {
+                        "lt" => '<',
+                        "gt" => '>',
+                        "amp" => '&',
+                        "quot" => '"',
+                        "apos" => '\'',
+                        other => return Err(unreadable(&format!("the entity &{other};"))),
+                    },
+                };
+                read.text(c.encode_utf8(&mut [0; 4]));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok((read.out, read.token.filter(|t| !t.trim().is_empty())))
+}
+
+/// Where a DescribeInstanceStatus answer's reading is: `path` from the answer's root, the status
+/// being read, and what is read so far.
+#[derive(Default)]
+struct StatusReading {
+    path: Vec<At>,
+    vm: StatusRead,
+    token: Option<String>,
+    out: Vec<InstanceStatus>,
+}
+
+/// An element of a status answer, as far as a status is read from it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Set,
+    Item,
+    Id,
+    /// One of the three checks (`CHECKS`' index).
+    Check(usize),
+    Status,
+    Details,
+    /// A check's first impairedSince; a later one is `Other`.
+    Since,
+    Events,
+    Code,
+    Description,
+    NotBefore,
+    Token,
+    Other,
+}
+
+/// The checks a status has, by their element's name.
+const CHECKS: [&str; 3] = ["instanceStatus", "systemStatus", "attachedEbsStatus"];
+
+/// One status as read so far: each check written (its status word and first impairedSince), and
+/// each event (its code, description and notBefore).
+#[derive(Default)]
+struct StatusRead {
+    id: Option<String>,
+    checks: [Option<(String, Option<String>)>; 3],
+    events: Vec<(String, String, Option<String>)>,
+}
+
+impl StatusReading {
+    fn open(&mut self, name: &str) {
+        let p = &self.path;
+        let under = |depth: usize, at: At| p.len() > depth && p[depth] == at;
+        let check = match p.get(3) {
+            Some(At::Check(i)) => Some(*i),
+            _ => None,
         };
+        let at = match (p.len(), name) {
+            (1, "instanceStatusSet") => At::Set,
+            (1, "nextToken") => At::Token,
+            (2, "item") if under(1, At::Set) => At::Item,
+            (3, "instanceId") if under(2, At::Item) => At::Id,
+            (3, "eventsSet") if under(2, At::Item) => At::Events,
+            (3, name) if under(2, At::Item) => CHECKS
+                .iter()
+                .position(|c| *c == name)
+                .map_or(At::Other, At::Check),
+            (4, "status") if check.is_some() => At::Status,
+            (4, "details") if check.is_some() => At::Details,
+            (4, "item") if under(3, At::Events) => At::Item,
+            (5, "item") if under(4, At::Details) => At::Item,
+            (5, "code") if under(3, At::Events) => At::Code,
+            (5, "description") if under(3, At::Events) => At::Description,
+            (5, "notBefore") if under(3, At::Events) => At::NotBefore,
+            (6, "impairedSince") if under(4, At::Details) => At::Since,
+            _ => At::Other,
+        };
+        let vm = &mut self.vm;
+        let at = match at {
+            At::Check(i) => {
+                vm.checks[i] = Some((String::new(), None));
+                at
+            }
+            At::Item if p.len() == 4 => {
+                vm.events.push(Default::default());
+                at
+            }
+            At::Id => {
+                vm.id = Some(String::new());
+                at
+            }
+            At::Token => {
+                self.token = Some(String::new());
+                at
+            }
+            At::NotBefore => {
+                vm.events.last_mut().expect("in an event").2 = Some(String::new());
+                at
+            }
+            At::Since => match check.and_then(|i| vm.checks[i].as_mut()) {
+                Some((_, since @ None)) => {
+                    *since = Some(String::new());
+                    at
+                }
+                _ => At::Other,
+            },
+            _ => at,
+        };
+        self.path.push(at);
+    }
+
+    fn text(&mut self, text: &str) {
+        let vm = &mut self.vm;
+        let check = match self.path.get(3) {
+            Some(At::Check(i)) => vm.checks[*i].as_mut(),
+            _ => None,
+        };
+        let into = match (self.path.last(), check) {
+            (Some(At::Id), _) => vm.id.as_mut(),
+            (Some(At::Status), Some((status, _))) => Some(status),
+            (Some(At::Since), Some((_, since))) => since.as_mut(),
+            (Some(At::Code), _) => vm.events.last_mut().map(|e| &mut e.0),
+            (Some(At::Description), _) => vm.events.last_mut().map(|e| &mut e.1),
+            (Some(At::NotBefore), _) => vm.events.last_mut().and_then(|e| e.2.as_mut()),
+            (Some(At::Token), _) if self.path.len() == 2 => self.token.as_mut(),
+            _ => None,
+        };
+        if let Some(into) = into {
+            into.push_str(text);
+        }
+    }
+
+    fn close(&mut self) -> Result<(), CloudError> {
+        if self.path.len() == 3 && self.path[2] == At::Item {
+            let vm = std::mem::take(&mut self.vm);
+            self.out.push(vm.status()?);
+        }
+        self.path.pop();
+        Ok(())
+    }
+}
+
+impl StatusRead {
+    fn status(self) -> Result<InstanceStatus, CloudError> {
+        let id = self
+            .id
+            .map(|i| i.trim().to_string())
+            .filter(|i| !i.is_empty())
+            .ok_or_else(|| CloudError::unreadable("an instance status without an instanceId"))?;
+        let mut checks = [Check::NOT_APPLICABLE; 3];
+        for (i, read) in self.checks.into_iter().enumerate() {
+            let Some((word, since)) = read else { continue };
+            let word = word.trim();
+            let status = CheckStatus::parse(word).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s {} as '{word}'", CHECKS[i]))
+            })?;
+            checks[i] = Check {
+                status,
+                impaired_since_ms: since.map(|t| stamp_ms(t.trim(), &id)).transpose()?,
+            };
+        }
         let mut events = Vec::new();
-        for e in item
-            .path(&["eventsSet"])
-            .map(|s| s.items())
-            .unwrap_or_default()
-        {
-            let description = text(e, "description");
+        for (code, description, not_before) in self.events {
+            let description = description.trim().to_string();
             if ScheduledEvent::is_over(&description) {
                 continue;
             }
-            let word = text(e, "code");
-            let code = EventCode::parse(&word).ok_or_else(|| {
-                CloudError::unreadable(format!("instance {id}'s event code '{word}'"))
+            let code = EventCode::parse(code.trim()).ok_or_else(|| {
+                CloudError::unreadable(format!("instance {id}'s event code '{}'", code.trim()))
             })?;
-            let not_before = e.path(&["notBefore"]).ok_or_else(|| {
+            let not_before = not_before.ok_or_else(|| {
                 CloudError::unreadable(format!("instance {id}'s event without notBefore"))
             })?;
             events.push(ScheduledEvent {
                 code,
-                not_before_ms: stamp_ms(&not_before.text, &id)?,
+                not_before_ms: stamp_ms(not_before.trim(), &id)?,
                 description,
             });
         }
-        out.push(InstanceStatus {
-            instance: check("instanceStatus")?,
-            system: check("systemStatus")?,
-            ebs: check("attachedEbsStatus")?,
+        let [instance, system, ebs] = checks;
+        Ok(InstanceStatus {
+            instance,
+            system,
+            ebs,
             events,
             id,
-        });
+        })
     }
-    let token = doc
-        .find("nextToken")
-        .map(|n| n.text.clone())
-        .filter(|t| !t.is_empty());
-    Ok((out, token))
 }
 
 /// An ISO 8601 time of EC2's, in Unix ms.
@@ -769,8 +932,7 @@ mod tests {
 
     #[test]
     fn reads_each_vms_checks_and_scheduled_events() {
-        let (statuses, token) =
-            instance_statuses(&parse(&ec2_status_answer(2)).expect("xml")).expect("readable");
+        let (statuses, token) = instance_statuses(&ec2_status_answer(2)).expect("readable");
         assert_eq!(token.as_deref(), Some("t-2"));
         assert_eq!(statuses.len(), 2);
         assert_eq!(statuses[0].id, "i-00000000000000000");
@@ -784,10 +946,52 @@ mod tests {
         assert_eq!(sick.events.len(), 1);
         assert_eq!(sick.events[0].code, EventCode::SystemReboot);
         assert_eq!(sick.events[0].not_before_ms, 1_796_004_000_000);
-        // A check EC2 does not write is an error, not a pass.
+        // A check EC2 does not write is an error, not a pass; so is a check with no status.
         let odd = ec2_status_answer(1).replacen("<status>ok</status>", "<status>fine</status>", 1);
-        let e = instance_statuses(&parse(&odd).expect("xml")).unwrap_err();
+        let e = instance_statuses(&odd).unwrap_err();
         assert_eq!(e.code, "UnreadableAnswer");
+        assert!(e.message.contains("systemStatus as 'fine'"), "{e}");
+        let empty = ec2_status_answer(1).replacen(
+            "<attachedEbsStatus><status>ok</status><details><item><name>reachability</name>\
+             <status>passed</status></item></details></attachedEbsStatus>",
+            "<attachedEbsStatus/>",
+            1,
+        );
+        assert!(empty.contains("<attachedEbsStatus/>"));
+        assert!(instance_statuses(&empty).is_err());
+        // A check not written at all is not applicable (a cloud without EBS checks).
+        let absent = empty.replace("<attachedEbsStatus/>", "");
+        let (read, _) = instance_statuses(&absent).expect("readable");
+        assert_eq!(read[0].ebs, Check::NOT_APPLICABLE);
+        // A status without its VM's id, or an event without its time, is an error.
+        assert!(
+            instance_statuses(&ec2_status_answer(1).replace("i-00000000000000000", "")).is_err()
+        );
+        let timeless =
+            ec2_status_answer(2).replace("<notBefore>2026-11-30T02:00:00.000Z</notBefore>", "");
+        assert!(instance_statuses(&timeless).is_err());
+        // An event that is over is not one to come; entities read as their characters; the first
+        // impairedSince is the check's.
+        let over = ec2_status_answer(2).replace(
+            "<description>scheduled reboot</description>",
+            "<description>[Completed] reboot &amp; patch</description>",
+        );
+        assert!(instance_statuses(&over).expect("readable").0[1]
+            .events
+            .is_empty());
+        let amp = ec2_status_answer(2).replace(
+            "<description>scheduled reboot</description>",
+            "<description>reboot &amp; patch &#x263A;</description>",
+        );
+        let read = instance_statuses(&amp).expect("readable").0;
+        assert_eq!(read[1].events[0].description, "reboot & patch \u{263A}");
+        let twice = ec2_status_answer(2).replace(
+            "</impairedSince>",
+            "</impairedSince><impairedSince>2026-11-22T11:00:00.000Z</impairedSince>",
+        );
+        let read = instance_statuses(&twice).expect("readable").0;
+        assert_eq!(read[1].system.impaired_since_ms, Some(1_795_341_900_000));
+        assert!(instance_statuses("<a><b></a>").is_err());
     }
 
     /// One instance as EC2 answers DescribeInstances (2016-11-15), with a network interface, a
@@ -873,19 +1077,27 @@ mod tests {
                 mb / stream_s,
                 stream_s * 1e6 / (vms * runs) as f64,
             );
-            // The look's other call: DescribeInstanceStatus of the same VMs, read as a tree.
+            // The look's other call: DescribeInstanceStatus of the same VMs, as a tree of every
+            // element and as the look reads it.
             let text = ec2_status_answer(vms);
             let t = std::time::Instant::now();
             for _ in 0..runs {
-                let tree = parse(&text).expect("xml");
-                assert_eq!(instance_statuses(&tree).expect("readable").0.len(), vms);
+                assert_eq!(parse(&text).expect("xml").children.len(), 3);
             }
-            let status_s = t.elapsed().as_secs_f64();
+            let tree_s = t.elapsed().as_secs_f64();
+            let t = std::time::Instant::now();
+            for _ in 0..runs {
+                assert_eq!(instance_statuses(&text).expect("readable").0.len(), vms);
+            }
+            let stream_s = t.elapsed().as_secs_f64();
+            let mb = (text.len() * runs) as f64 / 1e6;
             println!(
-                "{vms} VMs' statuses ({} bytes): tree {:.0} MB/s ({:.1} us a VM)",
+                "{vms} VMs' statuses ({} bytes): tree (the elements alone) {:.0} MB/s ({:.1} us a VM), stream {:.0} MB/s ({:.1} us a VM)",
                 text.len(),
-                (text.len() * runs) as f64 / 1e6 / status_s,
-                status_s * 1e6 / (vms * runs) as f64,
+                mb / tree_s,
+                tree_s * 1e6 / (vms * runs) as f64,
+                mb / stream_s,
+                stream_s * 1e6 / (vms * runs) as f64,
             );
         }
     }

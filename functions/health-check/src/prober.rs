@@ -107,9 +107,11 @@ impl HealthCheck {
                 .iter()
                 .copied()
                 .filter(|t| {
-                    streaks
-                        .get(&t.id)
-                        .is_none_or(|(at, _)| now - at >= t.probe.interval_ms)
+                    probe::due(
+                        streaks.get(&t.id).map(|(at, _)| *at),
+                        t.probe.interval_ms,
+                        now,
+                    )
                 })
                 .filter(|t| flying.insert(t.id.clone()))
                 .cloned()
@@ -143,6 +145,7 @@ impl HealthCheck {
                 if matches!(outcome, probe::Outcome::Fail(_)) {
                     report.failures += 1;
                 }
+                let last = streaks.get(&t.id).map(|(at, _)| *at);
                 let before = streaks
                     .get(&t.id)
                     .map(|(_, s)| s.clone())
@@ -155,7 +158,8 @@ impl HealthCheck {
                         verdicts.push((t.clone(), why));
                     }
                     None => {
-                        streaks.insert(t.id.clone(), (now, after));
+                        let at = probe::counted_at(last, t.probe.interval_ms, now);
+                        streaks.insert(t.id.clone(), (at, after));
                     }
                 }
             }
@@ -208,10 +212,11 @@ impl HealthCheck {
             let key = (user.to_string(), group.to_string());
             {
                 let mut read = self.probing.beats_read.lock().expect("no panic holding it");
-                if read.get(&key).is_some_and(|at| now - at < interval) {
+                let last = read.get(&key).copied();
+                if !probe::due(last, interval, now) {
                     continue;
                 }
-                read.insert(key, now);
+                read.insert(key, probe::counted_at(last, interval, now));
             }
             let beats: BTreeMap<String, i64> = match self.store.beats(user, group).await {
                 Ok(b) => b.into_iter().collect(),

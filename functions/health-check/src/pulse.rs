@@ -85,8 +85,8 @@ impl Pulse {
         }
     }
 
-    /// From the environment: PHANTOM_PULSE_SECS (the pulse queue's delay, default 5),
-    /// PHANTOM_LOOK_SECS (10), PHANTOM_LOOK_EVENTS_SECS (60: a cloud with
+    /// From the environment: PHANTOM_PULSE_SECS (the pulse queue's delay, default 4, as
+    /// template.yaml's), PHANTOM_LOOK_SECS (8), PHANTOM_LOOK_EVENTS_SECS (60: a cloud with
     /// events), PHANTOM_BUSY_SWEEP_SECS (60), PHANTOM_SWEEP_SECS (3600); each a
     /// whole number of periods.
     pub fn settings_from_env() -> Result<(i64, Cadence), String> {
@@ -96,10 +96,10 @@ impl Pulse {
                 .parse::<u64>()
                 .map_err(|_| format!("{name} is {v:?}: it must be a whole number of seconds")),
         };
-        let period = secs("PHANTOM_PULSE_SECS", 5)?;
+        let period = secs("PHANTOM_PULSE_SECS", 4)?;
         let cadence = Cadence::of_secs(
             period,
-            secs("PHANTOM_LOOK_SECS", 10)?,
+            secs("PHANTOM_LOOK_SECS", 8)?,
             secs("PHANTOM_LOOK_EVENTS_SECS", 60)?,
             secs("PHANTOM_BUSY_SWEEP_SECS", 60)?,
             secs("PHANTOM_SWEEP_SECS", 3600)?,

@@ -259,6 +259,22 @@ pub enum Outcome {
     Fail(String),
 }
 
+/// Whether a check last counted at `last` is due again at `now` (every `interval_ms`).
+pub fn due(last: Option<i64>, interval_ms: i64, now_ms: i64) -> bool {
+    last.is_none_or(|at| now_ms - at >= interval_ms)
+}
+
+/// When a check made at `now_ms` counts as made: at its due time (the last one's plus the
+/// interval) when it came within an interval of it, otherwise now. Checks run on the pulse's
+/// beats, which need not divide the interval (10 s on 4 s beats: 12 s, then 8 s): counted so, the
+/// interval holds on average rather than stretching to the next whole beat each time.
+pub fn counted_at(last: Option<i64>, interval_ms: i64, now_ms: i64) -> i64 {
+    match last.map(|at| at + interval_ms) {
+        Some(due) if due <= now_ms && now_ms - due < interval_ms => due,
+        _ => now_ms,
+    }
+}
+
 /// A VM's recent probes: the run of passes or failures it is in, the last failure, and whether
 /// it has ever passed the probe's `healthy` in a row (ready).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -316,6 +332,28 @@ impl Streak {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn checks_on_beats_that_do_not_divide_the_interval_keep_it_on_average() {
+        // A 10 s probe and a 5 s probe on 4 s beats, for a minute.
+        for (interval, want) in [(10_000, 7), (5_000, 13)] {
+            let mut last = None;
+            let mut made = 0;
+            for beat in 0..=15 {
+                let now = beat * 4_000;
+                if due(last, interval, now) {
+                    last = Some(counted_at(last, interval, now));
+                    made += 1;
+                }
+            }
+            assert_eq!(made, want, "every {interval} ms over 60 s");
+        }
+        // A check far behind (a beat missed for long) starts again from now.
+        assert_eq!(counted_at(Some(0), 10_000, 35_000), 35_000);
+        assert_eq!(counted_at(Some(0), 10_000, 12_000), 10_000);
+        assert_eq!(counted_at(None, 10_000, 12_000), 12_000);
+        assert!(!due(Some(10_000), 10_000, 19_999));
+    }
+
     use super::*;
 
     #[test]

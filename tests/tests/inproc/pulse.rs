@@ -11,8 +11,9 @@ use phantom_model::time::Clock;
 use phantom_rules::pulse::Cadence;
 use phantom_seams::store::{Directory, Fleet};
 
-/// The deployment's defaults: a beat every 5 s, a look every 10 s, a busy pair swept every
-/// minute, every pair every hour.
+/// A beat every 5 s (the tests' world's pulse, `PULSE_MS`), a look every 10 s, a busy pair swept
+/// every minute, every pair every hour: the deployment's defaults until issue 64 (now 4 s and 8 s;
+/// the pulse's logic is the same for any whole number of beats).
 fn aws_cadence() -> Cadence {
     Cadence::of_secs(5, 10, 60, 60, 3600).expect("whole periods")
 }

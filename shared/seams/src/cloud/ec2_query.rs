@@ -426,17 +426,8 @@ fn instance_statuses(text: &str) -> Result<StatusPage, CloudError> {
             Event::Text(t) => read.text(&t.xml10_content()),
             Event::CData(t) => read.text(&t.xml10_content()),
             Event::GeneralRef(r) => {
-                let c = match r.resolve_char_ref().map_err(|e| unreadable(&e))? {
-                    Some(c) => c,
-                    None => match &*r.xml10_content() {
-                        "lt" => '<',
-                        "gt" => '>',
-                        "amp" => '&',
-                        "quot" => '"',
-                        "apos" => '\'',
-                        other => return Err(unreadable(&format!("the entity &{other};"))),
-                    },
-                };
+                let c = super::signed::referenced(&r)
+                    .ok_or_else(|| unreadable(&format!("the reference &{};", r.xml10_content())))?;
                 read.text(c.encode_utf8(&mut [0; 4]));
             }
             Event::Eof => break,

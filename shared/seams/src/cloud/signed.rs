@@ -376,6 +376,22 @@ impl Node {
     }
 }
 
+/// The character a reference stands for: a character reference, or one of XML's five entities;
+/// None for anything else.
+pub(crate) fn referenced(r: &quick_xml::events::BytesRef<'_>) -> Option<char> {
+    match r.resolve_char_ref().ok()? {
+        Some(c) => Some(c),
+        None => match &*r.xml10_content() {
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "amp" => Some('&'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => None,
+        },
+    }
+}
+
 /// The document's root element, or `None` if it is not well-formed XML.
 pub(crate) fn parse(text: &str) -> Option<Node> {
     use quick_xml::events::Event;
@@ -397,20 +413,7 @@ pub(crate) fn parse(text: &str) -> Option<Node> {
             }
             Event::Text(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
             Event::CData(t) => stack.last_mut()?.text.push_str(&t.xml10_content()),
-            Event::GeneralRef(r) => {
-                let c = match r.resolve_char_ref().ok()? {
-                    Some(c) => c,
-                    None => match &*r.xml10_content() {
-                        "lt" => '<',
-                        "gt" => '>',
-                        "amp" => '&',
-                        "quot" => '"',
-                        "apos" => '\'',
-                        _ => return None,
-                    },
-                };
-                stack.last_mut()?.text.push(c);
-            }
+            Event::GeneralRef(r) => stack.last_mut()?.text.push(referenced(&r)?),
             Event::Eof => break,
             _ => {}
         }

@@ -145,10 +145,9 @@ impl HealthCheck {
                 if matches!(outcome, probe::Outcome::Fail(_)) {
                     report.failures += 1;
                 }
-                let last = streaks.get(&t.id).map(|(at, _)| *at);
-                let before = streaks
+                let (last, before) = streaks
                     .get(&t.id)
-                    .map(|(_, s)| s.clone())
+                    .map(|(at, s)| (Some(*at), s.clone()))
                     .unwrap_or_default();
                 let after = before.then(&t.probe, outcome, now);
                 let target = t.probe.target(&t.host);

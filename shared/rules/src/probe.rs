@@ -332,6 +332,8 @@ impl Streak {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn checks_on_beats_that_do_not_divide_the_interval_keep_it_on_average() {
         // A 10 s probe and a 5 s probe on 4 s beats, for a minute.
@@ -353,8 +355,6 @@ mod tests {
         assert_eq!(counted_at(None, 10_000, 12_000), 12_000);
         assert!(!due(Some(10_000), 10_000, 19_999));
     }
-
-    use super::*;
 
     #[test]
     fn a_probe_reads_from_its_tag_with_defaults() {

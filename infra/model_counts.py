@@ -13,7 +13,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = ["shared/model/src", "shared/metrics/src", "shared/wire/src", "shared/rules/src",
-           "shared/seams/src", "shared/cloud/src", "functions/api/src", "functions/provisioner/src",
+           "shared/seams/src", "functions/api/src", "functions/provisioner/src",
            "functions/health-check/src"]
 # Where JSON or the Query wire is read and written by design: the Query protocol, and the JSON
 # body of Phantom's own API (/phantom/v1).

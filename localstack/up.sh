@@ -19,6 +19,8 @@
 # is already running instead (e.g. LocalStack). PHANTOM_RUN_DIR (default localstack/.run) gets the logs and `env`,
 # written once the api answers. PHANTOM_WATCH_PID: stop when that process is gone (for tests).
 # PHANTOM_PROFILE=release builds and runs the release binaries (benchmarks).
+# PHANTOM_STACK_NAME (default phantom) names the table, queues and key, as a SAM stack's name
+# does: stacks that share a DynamoDB Local (PHANTOM_DYNAMODB_ENDPOINT) each need their own.
 # PHANTOM_RUNTIME=lambda runs the three functions as Lambda runs them: their bootstraps (built for
 # this machine) under cargo lambda's Runtime API emulator (PHANTOM_LAMBDA_PORT, 4572), each with
 # the environment template.yaml gives it; phantom-local plays API Gateway, the SQS event sources
@@ -245,7 +247,7 @@ if [ "$runtime" = lambda ]; then
   # Others as `sam deploy --parameter-overrides` sets them (e.g. a short ProvisionerTimeout).
   for given in ${PHANTOM_TEMPLATE_PARAMS:-}; do functions+=(--param "$given"); done
 fi
-python3 "$here/bootstrap.py" "$root/template.yaml" --stack phantom "${gateway[@]}" "${functions[@]}" >"$run/resources"
+python3 "$here/bootstrap.py" "$root/template.yaml" --stack "${PHANTOM_STACK_NAME:-phantom}" "${gateway[@]}" "${functions[@]}" >"$run/resources"
 # shellcheck source=/dev/null
 source "$run/resources"
 done_step "table, queues and key created from template.yaml"

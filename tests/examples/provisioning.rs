@@ -8,19 +8,19 @@
 //! 0. CreateAutoScalingGroup of MinSize 1 (the README's first group): time until its VM is
 //!    InService, RUNS times.
 //! 1. SetDesiredCapacity 0 -> 5: time from the call returning until all 5 VMs exist on the cloud
-//!    (polled every 10 ms with aws-sdk-ec2), and until DescribeAutoScalingGroups shows all 5
+//!    (polled every 10 ms with DescribeInstances), and until DescribeAutoScalingGroups shows all 5
 //!    InService, RUNS times.
 //! 2. A VM of a group of 3 terminated on the cloud: time until its replacement exists, and until
 //!    the group shows 3 InService without it, RUNS times.
 //! 3. One health sweep of (this user, hotel) (the provisioner's sweep handler, called here) with
 //!    10, 100 and 1000 VMs in a group: its EC2, DynamoDB and SQS call counts.
 
-use aws_credential_types::Credentials;
 use aws_sdk_autoscaling::Client as Asg;
-use aws_sdk_ec2::types::Filter;
-use aws_sdk_ec2::Client as Ec2;
+use phantom_e2e::stack;
 use phantom_e2e::steps::Steps;
-use phantom_e2e::{stack, REGION};
+use phantom_rules::reconcile::CloudState;
+use phantom_seams::cloud::ec2_cloud::Ec2Clouds;
+use phantom_seams::cloud::{Cloud, Connect};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -28,49 +28,19 @@ use std::time::{Duration, Instant};
 const CROWD_GROUPS: usize = 200;
 const CROWD_VMS: i32 = 5;
 
-async fn live(ec2: &Ec2, owner: &str, group: &str) -> BTreeSet<String> {
-    let mut ids = BTreeSet::new();
-    let mut token = None;
-    loop {
-        let out = ec2
-            .describe_instances()
-            .filters(
-                Filter::builder()
-                    .name("tag:phantom:owner")
-                    .values(owner)
-                    .build(),
-            )
-            .filters(
-                Filter::builder()
-                    .name("tag:phantom:group")
-                    .values(group)
-                    .build(),
-            )
-            .filters(
-                Filter::builder()
-                    .name("instance-state-name")
-                    .values("pending")
-                    .values("running")
-                    .build(),
-            )
-            .set_next_token(token)
-            .send()
-            .await
-            .expect("DescribeInstances");
-        for r in out.reservations() {
-            for i in r.instances() {
-                ids.insert(i.instance_id().unwrap_or_default().to_string());
-            }
-        }
-        match out.next_token() {
-            Some(t) if !t.is_empty() => token = Some(t.to_string()),
-            _ => return ids,
-        }
-    }
+async fn live(ec2: &dyn Cloud, owner: &str, group: &str) -> BTreeSet<String> {
+    ec2.tagged(owner, None)
+        .await
+        .expect("DescribeInstances")
+        .into_iter()
+        .filter(|t| t.group.as_deref() == Some(group))
+        .filter(|t| matches!(t.seen.state, CloudState::Pending | CloudState::Running))
+        .map(|t| t.seen.id)
+        .collect()
 }
 
 async fn wait_for(
-    ec2: &Ec2,
+    ec2: &dyn Cloud,
     owner: &str,
     group: &str,
     ok: impl Fn(&BTreeSet<String>) -> bool,
@@ -205,15 +175,9 @@ async fn main() {
     }
     let user = s.new_user("pbench");
     let asg = s.sdk(&user);
-    let ec2 = Ec2::from_conf(
-        aws_sdk_ec2::Config::builder()
-            .http_client(phantom_seams::config::https_client())
-            .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
-            .region(aws_sdk_ec2::config::Region::new(REGION))
-            .endpoint_url(s.cloud_url("hotel"))
-            .credentials_provider(Credentials::new("bench", "bench", None, None, "b"))
-            .build(),
-    );
+    let (cloud, creds) = phantom_e2e::moto::cloud("hotel", &s.cloud_url("hotel"));
+    let ec2 = Ec2Clouds::default().connect(&cloud, &creds);
+    let ec2 = ec2.as_ref();
     asg.create_launch_configuration()
         .launch_configuration_name("bench@hotel")
         .image_id("ami-1e749f67")
@@ -246,18 +210,18 @@ async fn main() {
     for _ in 0..runs {
         asg.desire("out", 5).await;
         let t = Instant::now();
-        scale_out.push(wait_for(&ec2, owner, "out", |ids| ids.len() >= 5).await);
+        scale_out.push(wait_for(ec2, owner, "out", |ids| ids.len() >= 5).await);
         wait_in_service(&asg, "out", 5, None).await;
         out_in_service.push(t.elapsed());
         asg.desire("out", 0).await;
-        wait_for(&ec2, owner, "out", |ids| ids.is_empty()).await;
+        wait_for(ec2, owner, "out", |ids| ids.is_empty()).await;
         // Let the terminated VMs' records be forgotten before the next run.
         tokio::time::sleep(Duration::from_millis(1500)).await;
     }
 
     // 2. Replacement latency.
     asg.create_group("heal", "bench@hotel", (3, 3, 3)).await;
-    wait_for(&ec2, owner, "heal", |ids| ids.len() == 3).await;
+    wait_for(ec2, owner, "heal", |ids| ids.len() == 3).await;
     // Phantom's own measure of the same replacements, from its operating metrics.
     let out = stack().phantomctl(&["user", "scrape", "admin"]);
     assert!(out.status.success(), "phantomctl user scrape admin");
@@ -266,16 +230,12 @@ async fn main() {
     let mut replace = Vec::new();
     let mut heal_in_service = Vec::new();
     for _ in 0..runs {
-        let before = live(&ec2, owner, "heal").await;
+        let before = live(ec2, owner, "heal").await;
         let victim = before.iter().next().unwrap().clone();
-        ec2.terminate_instances()
-            .instance_ids(&victim)
-            .send()
-            .await
-            .unwrap();
+        ec2.terminate(std::slice::from_ref(&victim)).await.unwrap();
         let t = Instant::now();
         replace.push(
-            wait_for(&ec2, owner, "heal", |ids| {
+            wait_for(ec2, owner, "heal", |ids| {
                 ids.len() == 3 && !ids.contains(&victim)
             })
             .await,
@@ -322,7 +282,7 @@ async fn main() {
     let seams = phantom_seams::wiring::Seams::from_env()
         .await
         .expect("the provisioner's configuration");
-    let clouds = std::sync::Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
+    let clouds = std::sync::Arc::new(phantom_seams::cloud::ec2_cloud::Ec2Clouds::default());
     let fleet = provisioner::Provisioner::new(&seams, clouds);
     let pair = phantom_seams::queue::Sweep {
         owner: owner.to_string(),
@@ -333,7 +293,7 @@ async fn main() {
     let mut sweeps = Vec::new();
     for n in [10usize, 100, 1000] {
         asg.desire("big", n as i32).await;
-        wait_for(&ec2, owner, "big", |ids| ids.len() == n).await;
+        wait_for(ec2, owner, "big", |ids| ids.len() == n).await;
         tokio::time::sleep(Duration::from_secs(3)).await; // records settle
         let before = phantom_seams::metrics::calls();
         let t = Instant::now();

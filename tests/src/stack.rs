@@ -226,14 +226,16 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
             "{bin} is not built: run `cargo test --workspace` (or `cargo build -p phantom-local -p phantomctl`) first"
         );
     }
+    let setting = |name: &str| {
+        emulators
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+            .or_else(|| std::env::var(name).ok())
+    };
     // LocalStack is installed on first use (493 MB, a minute or so): done here, where its progress
     // reaches the terminal that runs `cargo test`, not in the stack's log.
-    let on_localstack = emulators
-        .iter()
-        .find(|(k, _)| *k == "PHANTOM_EMULATOR")
-        .map(|(_, v)| v.to_string())
-        .or_else(|| std::env::var("PHANTOM_EMULATOR").ok())
-        .is_some_and(|e| e == "localstack");
+    let on_localstack = setting("PHANTOM_EMULATOR").is_some_and(|e| e == "localstack");
     if on_localstack {
         let ok = Command::new(root.join("localstack/localstack-host/install.sh"))
             .stdout(Stdio::null())
@@ -242,6 +244,11 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
             .success();
         assert!(ok, "localstack/localstack-host/install.sh failed");
     }
+    // The binary's one DynamoDB Local, unless the stack keeps its state in moto or the caller
+    // gave an endpoint of their own.
+    let dynamodb = (setting("PHANTOM_STATE_STORE").is_none_or(|s| s == "dynamodb-local")
+        && setting("PHANTOM_DYNAMODB_ENDPOINT").is_none())
+    .then(shared_dynamodb);
     let port = free_port();
     let run_dir = std::env::temp_dir().join(format!("phantom-e2e-{}-{port}", std::process::id()));
     let log_path =
@@ -257,6 +264,8 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
         .env("PHANTOM_PROMETHEUS_PORT", free_port().to_string())
         .env("PHANTOM_LAMBDA_PORT", free_port().to_string())
         .env("PHANTOM_RUN_DIR", &run_dir)
+        .env("PHANTOM_STACK_NAME", format!("phantom-{port}"))
+        .envs(dynamodb.map(|url| ("PHANTOM_DYNAMODB_ENDPOINT", url)))
         .env("PHANTOM_WATCH_PID", std::process::id().to_string())
         .env("PHANTOM_SKIP_BUILD", "1")
         .env("RUST_LOG", "info")
@@ -297,6 +306,49 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
         run_dir,
         up: child,
     }
+}
+
+/// One DynamoDB Local for every stack of this binary, each stack with a table of its own (named
+/// after its port): a JVM of its own per stack cost about 7 s of CPU to start and a fifth of a core
+/// while it ran, the suite's second cost after moto. It ends with this process, as up.sh ends with
+/// PHANTOM_WATCH_PID.
+fn shared_dynamodb() -> &'static str {
+    // The watcher is kept, never waited for: it outlives every test.
+    static DB: OnceLock<(String, Mutex<Child>)> = OnceLock::new();
+    let (url, _watcher) = DB.get_or_init(|| {
+        let root = root();
+        // Installed by the first up.sh too; its own run here says what it installs, if anything.
+        let ok = Command::new(root.join("localstack/install.sh"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("localstack/install.sh runs")
+            .success();
+        assert!(ok, "localstack/install.sh failed");
+        let port = free_port();
+        let log = std::env::temp_dir().join(format!(
+            "phantom-e2e-{}-dynamodb-{port}.log",
+            std::process::id()
+        ));
+        let watcher = Command::new("bash")
+            .arg("-c")
+            .arg(
+                r#"source "$1" && { ddb_run "$2" & db=$!
+                   while kill -0 "$3" 2>/dev/null && kill -0 "$db" 2>/dev/null; do sleep 1; done
+                   kill "$db" 2>/dev/null; }"#,
+            )
+            .arg("bash")
+            .arg(root.join("localstack/dynamodb-local/home.sh"))
+            .arg(port.to_string())
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).expect("a log file"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bash runs");
+        crate::moto::wait_for(port, "the stacks' DynamoDB Local");
+        (format!("http://127.0.0.1:{port}"), Mutex::new(watcher))
+    });
+    url
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);

@@ -112,8 +112,8 @@ impl Round {
 }
 
 impl Provisioner {
-    /// The provisioner over the seams a main built, launching through `clouds` (on AWS, the
-    /// EC2 SDK adapter, `phantom_cloud::Ec2Connect`).
+    /// The provisioner over the seams a main built, launching through `clouds` (on AWS, EC2's
+    /// Query API: `phantom_seams::cloud::ec2_cloud`, which its main builds).
     pub fn new(seams: &Seams, clouds: Arc<dyn Connect>) -> Self {
         Self {
             store: seams.store.clone(),

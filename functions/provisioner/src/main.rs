@@ -9,7 +9,7 @@ async fn main() -> Result<(), Error> {
     phantom_seams::logging::init();
     let ops = phantom_metrics::ops::namespace_for_life()?;
     let seams = phantom_seams::wiring::Seams::from_env().await?;
-    let clouds = std::sync::Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
+    let clouds = std::sync::Arc::new(phantom_seams::cloud::ec2_cloud::Ec2Clouds::default());
     let p: &'static provisioner::Provisioner =
         Box::leak(Box::new(provisioner::Provisioner::new(&seams, clouds)));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

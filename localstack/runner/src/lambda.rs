@@ -385,7 +385,7 @@ pub async fn event_source(
             .receive_message()
             .queue_url(&queue_url)
             .max_number_of_messages(batch_size)
-            .wait_time_seconds(1)
+            .wait_time_seconds(crate::LONG_POLL_SECS)
             .message_attribute_names("All")
             .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
             .send()

@@ -76,7 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ));
     let seams = Seams::from_env().await?;
     if let Some(queue) = phantom_seams::queue::SqsQueue::from_env(&seams.sdk) {
-        let clouds = Arc::new(phantom_cloud::Ec2Connect::new(seams.sdk.clone()));
+        let clouds = Arc::new(phantom_seams::cloud::ec2_cloud::Ec2Clouds::default());
         let provisioner = Arc::new(provisioner::Provisioner::new(&seams, clouds));
         // Receiving and deleting is Lambda's part (the functions only send): the SDK's client.
         let sqs = aws_sdk_sqs::Client::new(&seams.sdk);
@@ -211,6 +211,10 @@ fn number(name: &str, default: f64) -> Result<f64, String> {
     }
 }
 
+/// How long a receive waits for a message, as Lambda's SQS pollers wait: a message ends the wait at
+/// once, and an idle queue costs a poller one request every 20 s, not one a second.
+pub(crate) const LONG_POLL_SECS: i32 = 20;
+
 /// Lambda's SQS event source, locally: receive, call the provisioner, delete what succeeded.
 async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::Provisioner>) {
     loop {
@@ -218,7 +222,7 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
             .receive_message()
             .queue_url(&url)
             .max_number_of_messages(10)
-            .wait_time_seconds(1)
+            .wait_time_seconds(LONG_POLL_SECS)
             .visibility_timeout(60)
             .message_attribute_names(phantom_seams::queue::DUE_ATTRIBUTE)
             .message_system_attribute_names(

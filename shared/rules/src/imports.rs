@@ -138,7 +138,7 @@ fn only_the_mains_build_real_adapters() {
         "SqsPulse",
         "SnsSqs",
         "Ec2Lookups",
-        "Ec2Connect",
+        "Ec2Clouds",
         "SystemClock",
         "aws_sdk_config",
         "Seams::from_env",

@@ -1,8 +1,9 @@
-//! The api's EC2 client: the two read-only calls it makes before it answers (DescribeInstances
-//! by id, DescribeLaunchTemplateVersions) and a user's catalog for Phantom's own API
-//! (DescribeImages, DescribeKeyPairs, ImportKeyPair), as EC2 Query requests signed with aws-sigv4 and sent
-//! with hyper, read with quick-xml. The provisioner uses aws-sdk-ec2 (`phantom-cloud`); the api
-//! does not link it, which keeps its Lambda package small and its cold start short.
+//! EC2's Query API without its SDK: the lookups the api makes before it answers (DescribeInstances
+//! by id, DescribeLaunchTemplateVersions, ...), the health check's looks, and a user's catalog for
+//! Phantom's own API (DescribeImages, DescribeKeyPairs, ImportKeyPair), as requests signed with
+//! aws-sigv4, sent with hyper and read with quick-xml. The provisioner's calls that change a cloud
+//! are in `ec2_cloud`, on the same client. No function links aws-sdk-ec2 (1.2 M lines of generated
+//! Rust: most of a first build), which keeps the packages small and the cold starts short.
 
 use super::elb_query::ElbQuery;
 use super::signed::{answer, Node, QueryClient};
@@ -85,14 +86,35 @@ impl ConnectLookup for Ec2Lookups {
 
 impl Ec2Lookups {
     fn client(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Ec2Lookup {
-        Ec2Lookup {
+        Ec2Lookup::new(self.connector.clone(), cloud, creds, CALL_TIMEOUT, 1)
+    }
+}
+
+/// One cloud's EC2 with a user's credentials there: the api's lookups and catalog, and the
+/// provisioner's `Cloud` (`ec2_cloud`).
+pub(crate) struct Ec2Lookup {
+    pub(crate) client: QueryClient,
+}
+
+impl Ec2Lookup {
+    /// A client of `cloud`'s EC2 endpoint signing with `creds`, each attempt of a call within
+    /// `timeout`, `attempts` in all (`QueryClient::attempts`).
+    pub(crate) fn new(
+        connector: Arc<Connector>,
+        cloud: &CloudRecord,
+        creds: &CloudCredentials,
+        timeout: Duration,
+        attempts: u32,
+    ) -> Self {
+        Self {
             client: QueryClient {
-                connector: self.connector.clone(),
+                connector,
                 endpoint: cloud.endpoint.trim_end_matches('/').to_string(),
                 region: cloud.region.clone(),
                 service: "ec2",
                 version: VERSION,
-                timeout: CALL_TIMEOUT,
+                timeout,
+                attempts,
                 identity: Credentials::new(
                     &creds.access_key_id,
                     &creds.secret,
@@ -104,13 +126,7 @@ impl Ec2Lookups {
             },
         }
     }
-}
 
-struct Ec2Lookup {
-    client: QueryClient,
-}
-
-impl Ec2Lookup {
     /// A call's answer unread (the looks read it as a stream), or the error it is.
     async fn text_of(&self, params: &[(String, String)]) -> Result<String, CloudError> {
         let (status, text) = self.client.send(params).await?;
@@ -123,7 +139,7 @@ impl Ec2Lookup {
     }
 
     /// DescribeInstances with these parameters, every page of 1000.
-    async fn described(
+    pub(crate) async fn described(
         &self,
         mut params: Vec<(String, String)>,
     ) -> Result<Vec<Tagged>, CloudError> {
@@ -377,7 +393,7 @@ impl Catalog for Ec2Lookup {
 }
 
 /// An EC2 `action` with one filter `name` matching any of `values`.
-fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
+pub(crate) fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
     let mut params = vec![
         ("Action".to_string(), action.to_string()),
         ("Filter.1.Name".to_string(), name.to_string()),
@@ -390,7 +406,7 @@ fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String
 
 /// The `item`s of the first element so named; none where it is absent (EC2 leaves an empty set
 /// out of its answer).
-fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
+pub(crate) fn items_of<'a>(doc: &'a Node, set: &str) -> Vec<&'a Node> {
     doc.find(set).map(|s| s.items()).unwrap_or_default()
 }
 
@@ -629,53 +645,55 @@ fn stamp_ms(text: &str, id: &str) -> Result<i64, CloudError> {
 
 /// The VMs of a DescribeInstances answer; one without a member EC2 always gives is an error.
 fn instances(doc: &Node) -> Result<Vec<Tagged>, CloudError> {
-    let mut out = Vec::new();
-    for r in items_of(doc, "reservationSet") {
-        for i in items_of(r, "instancesSet") {
-            let id = i
-                .path(&["instanceId"])
-                .map(|n| n.text.clone())
-                .ok_or_else(|| CloudError::unreadable("an instance without an instanceId"))?;
-            let text = |path: &[&str], what: &str| {
-                i.path(path)
-                    .map(|n| n.text.clone())
-                    .ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
-            };
-            let tag = |key: &str| {
-                items_of(i, "tagSet")
-                    .into_iter()
-                    .find(|t| t.path(&["key"]).is_some_and(|k| k.text == key))
-                    .and_then(|t| t.path(&["value"]).map(|v| v.text.clone()))
-            };
-            out.push(Tagged {
-                seen: Seen {
-                    state: CloudState::parse(&text(&["instanceState", "name"], "a state")?),
-                    zone: text(&["placement", "availabilityZone"], "an availability zone")?,
-                    launched_ms: time::OffsetDateTime::parse(
-                        &text(&["launchTime"], "a launch time")?,
-                        &time::format_description::well_known::Rfc3339,
-                    )
-                    .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-                    .map_err(|e| {
-                        CloudError::unreadable(format!(
-                            "instance {id} with a launch time that is not RFC 3339: {e}"
-                        ))
-                    })?,
-                    instance_type: text(&["instanceType"], "an instance type")?,
-                    market: Market::of_lifecycle(
-                        i.path(&["instanceLifecycle"]).map(|n| n.text.as_str()),
-                    ),
-                    id: id.clone(),
-                    pool: tag(TAG_WARM_POOL).is_some(),
-                },
-                group: tag(TAG_GROUP),
-                group_id: tag(TAG_GROUP_ID),
-                private_ip: i.path(&["privateIpAddress"]).map(|n| n.text.clone()),
-                public_ip: i.path(&["ipAddress"]).map(|n| n.text.clone()),
-            });
-        }
-    }
-    Ok(out)
+    items_of(doc, "reservationSet")
+        .into_iter()
+        .flat_map(|r| items_of(r, "instancesSet"))
+        .map(tagged)
+        .collect()
+}
+
+/// One instance element (DescribeInstances', RunInstances'), with Phantom's tags; one without a
+/// member EC2 always gives is an error.
+pub(crate) fn tagged(i: &Node) -> Result<Tagged, CloudError> {
+    let id = i
+        .path(&["instanceId"])
+        .map(|n| n.text.clone())
+        .ok_or_else(|| CloudError::unreadable("an instance without an instanceId"))?;
+    let text = |path: &[&str], what: &str| {
+        i.path(path)
+            .map(|n| n.text.clone())
+            .ok_or_else(|| CloudError::unreadable(format!("instance {id} without {what}")))
+    };
+    let tag = |key: &str| {
+        items_of(i, "tagSet")
+            .into_iter()
+            .find(|t| t.path(&["key"]).is_some_and(|k| k.text == key))
+            .and_then(|t| t.path(&["value"]).map(|v| v.text.clone()))
+    };
+    Ok(Tagged {
+        seen: Seen {
+            state: CloudState::parse(&text(&["instanceState", "name"], "a state")?),
+            zone: text(&["placement", "availabilityZone"], "an availability zone")?,
+            launched_ms: time::OffsetDateTime::parse(
+                &text(&["launchTime"], "a launch time")?,
+                &time::format_description::well_known::Rfc3339,
+            )
+            .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+            .map_err(|e| {
+                CloudError::unreadable(format!(
+                    "instance {id} with a launch time that is not RFC 3339: {e}"
+                ))
+            })?,
+            instance_type: text(&["instanceType"], "an instance type")?,
+            market: Market::of_lifecycle(i.path(&["instanceLifecycle"]).map(|n| n.text.as_str())),
+            id: id.clone(),
+            pool: tag(TAG_WARM_POOL).is_some(),
+        },
+        group: tag(TAG_GROUP),
+        group_id: tag(TAG_GROUP_ID),
+        private_ip: i.path(&["privateIpAddress"]).map(|n| n.text.clone()),
+        public_ip: i.path(&["ipAddress"]).map(|n| n.text.clone()),
+    })
 }
 
 /// What instance `id` of a DescribeInstances answer was launched with (None if absent); a member

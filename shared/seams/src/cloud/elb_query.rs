@@ -41,6 +41,7 @@ impl ElbQuery {
             service,
             version,
             timeout: base.timeout,
+            attempts: base.attempts,
         };
         let elb = endpoint(&base.endpoint);
         let lattice = lattice_rest::endpoint(&base.endpoint);

@@ -1,10 +1,11 @@
 //! The cloud seam: what Phantom asks of an EC2-compatible cloud (which VMs carry a group's tags,
 //! launch some, terminate, stop and start some; look up, tag and untag VMs launched outside it), as traits with
-//! three adapters: the provisioner's EC2 client (`phantom-cloud`, the only crate with aws-sdk-ec2),
-//! the api's small EC2 Query client for its look-ups (`ec2_query`), and an in-memory cloud
+//! two adapters: EC2's Query API without its SDK (`ec2_query` for the api's look-ups and the
+//! health check's looks, `ec2_cloud` for the provisioner's `Cloud`), and an in-memory cloud
 //! (`memory`, feature `memory`: tests and tools only) that can be told to fail the ways real
 //! clouds do. No AWS types here.
 
+pub mod ec2_cloud;
 pub mod ec2_query;
 pub mod elb_query;
 pub mod lattice_rest;
@@ -290,8 +291,6 @@ pub trait Connect: Send + Sync {
     fn connect(&self, cloud: &CloudRecord, creds: &CloudCredentials) -> Arc<dyn Cloud>;
 }
 
-/// The api's way to a cloud: lookups and a user's catalog only, so the api needs no aws-sdk-ec2
-/// (`ec2_query`).
 /// A cloud's load balancers (ELB, ELBv2) and VPC Lattice target groups, with a user's
 /// credentials there.
 #[async_trait]

@@ -27,8 +27,12 @@ pub(crate) struct QueryClient {
     pub service: &'static str,
     /// The API version every Query request names (a JSON call names none).
     pub version: &'static str,
-    /// A call never holds its caller longer.
+    /// A call's attempt never holds its caller longer.
     pub timeout: Duration,
+    /// Attempts at a Query call that fails on the way or on the service's side (a timeout, a 5xx,
+    /// throttling), as the SDK's standard retry mode makes them: 1 where the caller waits for the
+    /// answer (the api), 3 for the provisioner (`ec2_cloud`).
+    pub attempts: u32,
 }
 
 impl QueryClient {
@@ -38,7 +42,8 @@ impl QueryClient {
     }
 
     /// The call's answer as sent: its status and text, unread. The pulse's looks read it as a
-    /// stream (`ec2_query::instance_states`); `answer` reads it otherwise.
+    /// stream (`ec2_query::instance_states`); `answer` reads it otherwise. Made again, up to
+    /// `attempts` in all, while it fails in a way that may pass (`passing`).
     pub async fn send(
         &self,
         params: &[(String, String)],
@@ -48,7 +53,21 @@ impl QueryClient {
             .append_pair("Version", self.version)
             .finish();
         let form = "application/x-www-form-urlencoded; charset=utf-8";
-        self.post(body, form, None).await
+        let mut attempt = 1;
+        loop {
+            let call = self.post(body.clone(), form, None);
+            // EC2's calls are counted as the in-memory cloud counts them (`metrics::Calls`).
+            let sent = if self.service == "ec2" {
+                crate::metrics::timed(crate::metrics::Counter::Ec2, call).await
+            } else {
+                call.await
+            };
+            if attempt >= self.attempts || !passing(&self.endpoint, &sent) {
+                return sent;
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
+        }
     }
 
     /// One call of a JSON protocol (`X-Amz-Target: <target>`; AWS JSON `version` 1.0 or 1.1): its
@@ -229,6 +248,46 @@ impl QueryClient {
     }
 }
 
+/// The error codes of a service too busy to answer now (the SDK's standard retry mode's list).
+const THROTTLED: [&str; 14] = [
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "TransactionInProgressException",
+    "RequestLimitExceeded",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+    "PriorRequestNotComplete",
+    "EC2ThrottledException",
+];
+
+/// Whether a Query call's outcome is a failure that may pass if made again: lost on the way, the
+/// service's own (5xx), or throttled.
+fn passing(endpoint: &str, sent: &Result<(http::StatusCode, String), CloudError>) -> bool {
+    match sent {
+        Err(e) => e.code == "CloudUnreachable",
+        Ok((status, _)) if status.is_success() => false,
+        Ok((status, _)) if status.is_server_error() => true,
+        Ok((status, text)) => answer(endpoint, *status, text)
+            .err()
+            .is_some_and(|e| THROTTLED.contains(&e.code.as_str())),
+    }
+}
+
+/// The wait before attempt `attempt + 1`: up to a second, doubled each attempt, at random within
+/// that (the SDK's standard retry mode's full jitter), never over 20 s.
+fn backoff(attempt: u32) -> Duration {
+    let mut byte = [0u8; 1];
+    getrandom::fill(&mut byte).expect("the OS random source works");
+    let ceiling = Duration::from_secs(1) * 2u32.pow(attempt.saturating_sub(1).min(5));
+    (ceiling.mul_f64(f64::from(byte[0]) / 255.0)).min(Duration::from_secs(20))
+}
+
 /// An answer as it came: its status, the REST protocols' error type header, its text.
 struct Exchanged {
     status: http::StatusCode,
@@ -291,6 +350,7 @@ impl Deployed {
             service: self.service,
             version: self.version,
             timeout: self.timeout,
+            attempts: 1,
         })
     }
 }
@@ -423,4 +483,44 @@ pub(crate) fn parse(text: &str) -> Option<Node> {
         return None;
     }
     root.children.pop()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_made_again_only_when_it_may_pass() {
+        let sent = |status: u16, code: &str| {
+            Ok((
+                http::StatusCode::from_u16(status).unwrap(),
+                format!("<Response><Errors><Error><Code>{code}</Code><Message>m</Message></Error></Errors></Response>"),
+            ))
+        };
+        let again = |s| passing("http://cloud", &s);
+        assert!(again(Err(CloudError::unreachable("timed out"))));
+        assert!(!again(Err(CloudError::unreadable(
+            "an instance without an id"
+        ))));
+        assert!(!again(Ok((http::StatusCode::OK, "<R/>".into()))));
+        assert!(again(sent(503, "Unavailable")));
+        assert!(again(sent(500, "InternalError")));
+        assert!(again(sent(400, "RequestLimitExceeded")));
+        assert!(again(Ok((http::StatusCode::BAD_GATEWAY, "not XML".into()))));
+        assert!(!again(sent(400, "InvalidAMIID.NotFound")));
+        assert!(!again(sent(400, "InsufficientInstanceCapacity")));
+        assert!(!again(Ok((http::StatusCode::FORBIDDEN, "not XML".into()))));
+    }
+
+    #[test]
+    fn the_wait_before_another_attempt_doubles_its_ceiling_up_to_20_s() {
+        for _ in 0..50 {
+            assert!(backoff(1) <= Duration::from_secs(1));
+            assert!(backoff(2) <= Duration::from_secs(2));
+            assert!(backoff(3) <= Duration::from_secs(4));
+            assert!(backoff(40) <= Duration::from_secs(20));
+        }
+        let waits: std::collections::BTreeSet<Duration> = (0..50).map(|_| backoff(2)).collect();
+        assert!(waits.len() > 5, "at random: {waits:?}");
+    }
 }

@@ -142,15 +142,33 @@ pub struct DynamoDbLocal {
 }
 
 impl DynamoDbLocal {
+    /// One stopped when dropped.
     pub fn start() -> Self {
+        Self::spawn(r#"source "$1" && ddb_run "$2""#)
+    }
+
+    /// One that ends with this process, dropped or not (a static's): a watcher stops it once this
+    /// process is gone, as up.sh stops with PHANTOM_WATCH_PID.
+    pub fn for_this_process() -> Self {
+        Self::spawn(
+            r#"source "$1" && { ddb_run "$2" & db=$!
+               while kill -0 "$3" 2>/dev/null && kill -0 "$db" 2>/dev/null; do sleep 1; done
+               kill "$db" 2>/dev/null; }"#,
+        )
+    }
+
+    /// `script` with home.sh, a free port and this process's id as $1, $2 and $3.
+    fn spawn(script: &str) -> Self {
         let port = crate::free_port();
         // As up.sh runs it: one definition of its flags (localstack/dynamodb-local/home.sh).
         let child = Command::new("bash")
             .arg("-c")
-            .arg(r#"source "$1" && ddb_run "$2""#)
+            .arg(script)
             .arg("bash")
             .arg(crate::root().join("localstack/dynamodb-local/home.sh"))
             .arg(port.to_string())
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
             .expect("bash runs");

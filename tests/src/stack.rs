@@ -313,42 +313,18 @@ fn start(emulators: &[(&str, &str)]) -> Stack {
 /// while it ran, the suite's second cost after moto. It ends with this process, as up.sh ends with
 /// PHANTOM_WATCH_PID.
 fn shared_dynamodb() -> &'static str {
-    // The watcher is kept, never waited for: it outlives every test.
-    static DB: OnceLock<(String, Mutex<Child>)> = OnceLock::new();
-    let (url, _watcher) = DB.get_or_init(|| {
-        let root = root();
+    static DB: OnceLock<crate::moto::DynamoDbLocal> = OnceLock::new();
+    &DB.get_or_init(|| {
         // Installed by the first up.sh too; its own run here says what it installs, if anything.
-        let ok = Command::new(root.join("localstack/install.sh"))
+        let ok = Command::new(root().join("localstack/install.sh"))
             .stdout(Stdio::null())
             .status()
             .expect("localstack/install.sh runs")
             .success();
         assert!(ok, "localstack/install.sh failed");
-        let port = free_port();
-        let log = std::env::temp_dir().join(format!(
-            "phantom-e2e-{}-dynamodb-{port}.log",
-            std::process::id()
-        ));
-        let watcher = Command::new("bash")
-            .arg("-c")
-            .arg(
-                r#"source "$1" && { ddb_run "$2" & db=$!
-                   while kill -0 "$3" 2>/dev/null && kill -0 "$db" 2>/dev/null; do sleep 1; done
-                   kill "$db" 2>/dev/null; }"#,
-            )
-            .arg("bash")
-            .arg(root.join("localstack/dynamodb-local/home.sh"))
-            .arg(port.to_string())
-            .arg(std::process::id().to_string())
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).expect("a log file"))
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("bash runs");
-        crate::moto::wait_for(port, "the stacks' DynamoDB Local");
-        (format!("http://127.0.0.1:{port}"), Mutex::new(watcher))
-    });
-    url
+        crate::moto::DynamoDbLocal::for_this_process()
+    })
+    .url
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);

@@ -53,20 +53,23 @@ impl QueryClient {
             .append_pair("Version", self.version)
             .finish();
         let form = "application/x-www-form-urlencoded; charset=utf-8";
-        let mut attempt = 1;
-        loop {
-            let call = self.post(body.clone(), form, None);
-            // EC2's calls are counted as the in-memory cloud counts them (`metrics::Calls`).
-            let sent = if self.service == "ec2" {
-                crate::metrics::timed(crate::metrics::Counter::Ec2, call).await
-            } else {
-                call.await
-            };
-            if attempt >= self.attempts || !passing(&self.endpoint, &sent) {
-                return sent;
+        let attempts = async {
+            let mut attempt = 1;
+            loop {
+                let sent = self.post(body.clone(), form, None).await;
+                if attempt >= self.attempts || !passing(&self.endpoint, &sent) {
+                    return sent;
+                }
+                tokio::time::sleep(backoff(attempt)).await;
+                attempt += 1;
             }
-            tokio::time::sleep(backoff(attempt)).await;
-            attempt += 1;
+        };
+        // EC2's calls are counted once however many attempts, as the SDK's interceptor counted
+        // them and the in-memory cloud counts them (`metrics::Counter`).
+        if self.service == "ec2" {
+            crate::metrics::timed(crate::metrics::Counter::Ec2, attempts).await
+        } else {
+            attempts.await
         }
     }
 

@@ -2,7 +2,7 @@
 # Runs Phantom on this machine, emulator included, in the foreground; Ctrl-C stops all it started.
 #
 #   the state store (PHANTOM_STATE_STORE: dynamodb-local, AWS's DynamoDB Local run by java, or
-#   moto), one moto_server for SQS and KMS (and DynamoDB with moto), one per local cloud (hotel,
+#   moto), one moto server for SQS and KMS (and DynamoDB with moto), one per local cloud (hotel,
 #   sierra: each its own EC2), a Prometheus (Debian's, loopback only) registered as the metric
 #   source of target tracking, the tables, keys and queues of template.yaml, the clouds, a demo
 #   user with credentials on both clouds, an administrator, then the api (and the web console at
@@ -32,6 +32,8 @@
 # Prometheus scrapes every second whatever its file_sd targets list: drop a JSON file of targets
 # in $PHANTOM_PROMETHEUS_TARGETS (written to the env file), e.g. your node_exporters.
 # The clouds know moto's stock images (aws ec2 describe-images), e.g. ami-1e749f67 (Ubuntu).
+# moto runs through moto/serve.py: a VM's tags found by its id, and a terminated VM forgotten
+# PHANTOM_CLOUD_FORGET_SECS (default 3600) after, as EC2 forgets it after about an hour.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -131,7 +133,7 @@ claim_port() { # name port
 start_moto() { # name port [VAR=value ...]: the clouds refuse unknown images, as real ones do
   local name=$1 port=$2; shift 2
   claim_port "$name" "$port"
-  env "$@" moto_server -H 127.0.0.1 -p "$port" >"$run/$name.log" 2>&1 &
+  env "$@" python3 "$here/moto/serve.py" -H 127.0.0.1 -p "$port" >"$run/$name.log" 2>&1 &
   pids+=($!)
 }
 # An emulator already running (LocalStack, see docker-compose.yml) may stand in for any of them.

@@ -27,20 +27,31 @@ impl Moto {
         serde_json::from_str(&run.stdout).unwrap_or(serde_json::Value::Null)
     }
 
-    /// Starts `moto_server` on a free port and waits until it listens.
+    /// Starts moto's server on a free port and waits until it listens.
     pub fn start() -> Self {
         Self::on(crate::free_port())
     }
 
-    /// Starts `moto_server` on `port` (again, after a stop: an empty cloud) and waits until it
-    /// listens.
+    /// Starts moto's server on a free port with `env` set (e.g. PHANTOM_CLOUD_FORGET_SECS).
+    pub fn start_with(env: &[(&str, &str)]) -> Self {
+        Self::spawn(crate::free_port(), env)
+    }
+
+    /// Starts moto's server on `port` (again, after a stop: an empty cloud) as the local stack
+    /// runs it (localstack/moto/serve.py) and waits until it listens.
     pub fn on(port: u16) -> Self {
-        let child = Command::new("moto_server")
+        Self::spawn(port, &[])
+    }
+
+    fn spawn(port: u16, env: &[(&str, &str)]) -> Self {
+        let child = Command::new("python3")
+            .arg(crate::root().join("localstack/moto/serve.py"))
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("moto_server runs (localstack/install.sh installs it)");
+            .expect("python3 runs localstack/moto/serve.py (localstack/install.sh installs moto)");
         let moto = Self {
             child,
             url: format!("http://127.0.0.1:{port}"),

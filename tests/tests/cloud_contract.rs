@@ -449,6 +449,73 @@ async fn the_ec2_query_client_keeps_the_contract_on_moto() {
     types_contract(ec2.as_ref()).await;
 }
 
+/// EC2 lists a terminated VM for about an hour, then forgets it: `vm` (of owner olga), once
+/// terminated, is listed terminated by id and by tag until `pass` has let the cloud's window go
+/// by, then by neither.
+async fn forget_contract(cloud: &dyn Cloud, vm: &str, pass: impl AsyncFnOnce()) {
+    let ids = [vm.to_string()];
+    let listed = async || {
+        let by_id = cloud.describe(&ids).await.expect("describe");
+        let by_tag: Vec<Tagged> = (cloud.tagged("olga", None).await.expect("tagged"))
+            .into_iter()
+            .filter(|t| t.seen.id == vm)
+            .collect();
+        assert_eq!(
+            by_id.len(),
+            by_tag.len(),
+            "by id {by_id:?}, by tag {by_tag:?}"
+        );
+        by_id.first().map(|t| t.seen.state)
+    };
+    cloud.terminate(&ids).await.expect("terminate");
+    assert_eq!(listed().await, Some(CloudState::Terminated));
+    pass().await;
+    assert_eq!(listed().await, None, "forgotten");
+}
+
+#[tokio::test]
+async fn the_clouds_forget_a_terminated_vm_as_ec2_does() {
+    let clock = Arc::new(ManualClock::starting_at(1_000));
+    let memory = MemoryCloud::new(&["us-east-1a"], clock.clone(), phantom_seams::fault::none());
+    let vm = memory.outside();
+    let owner = [(TAG_OWNER.to_string(), "olga".to_string())];
+    memory.tag(std::slice::from_ref(&vm), &owner).await.unwrap();
+    let window = phantom_seams::cloud::memory::FORGET_AFTER.as_millis() as i64;
+    forget_contract(&memory, &vm, async || {
+        clock.advance_ms(window - 1);
+        assert_eq!(
+            memory
+                .describe(std::slice::from_ref(&vm))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        clock.advance_ms(1);
+    })
+    .await;
+
+    // The local stack's moto (localstack/moto/serve.py), its window made 2 s.
+    let moto = Moto::start_with(&[("PHANTOM_CLOUD_FORGET_SECS", "2")]);
+    let setup = moto_setup(&moto).await;
+    let (cloud, creds) = record(&moto);
+    let ec2 = Ec2Clouds::default().connect(&cloud, &creds);
+    let ids = [setup.running.clone()];
+    forget_contract(ec2.as_ref(), &setup.running, async || {
+        let t = std::time::Instant::now();
+        while !ec2.describe(&ids).await.expect("describe").is_empty() {
+            assert!(t.elapsed().as_secs() < 30, "still listed after 30 s");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(
+            t.elapsed().as_millis() >= 1_500,
+            "forgotten too soon: {:?}",
+            t.elapsed()
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_unreachable_cloud_is_an_error_not_an_answer() {
     let port = phantom_e2e::free_port();

@@ -29,7 +29,7 @@ use phantom_model::instance::{CloudState, LaunchedWith, Market, Seen};
 use phantom_model::launch_template::TemplateName;
 use phantom_model::time::Clock;
 use phantom_rules::template::TemplateRef;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -74,6 +74,9 @@ impl Vm {
     }
 }
 
+/// How long a terminated VM is still listed: EC2 forgets it after about an hour.
+pub const FORGET_AFTER: Duration = Duration::from_secs(3600);
+
 /// EC2's event of a VM at elevated risk of interruption.
 pub const REBALANCE_RECOMMENDATION: &str = "EC2 Instance Rebalance Recommendation";
 /// EC2's event two minutes before it takes a spot VM back.
@@ -84,6 +87,10 @@ struct State {
     vms: BTreeMap<String, Vm>,
     /// Owner tag -> the ids of the VMs carrying it (DescribeInstances by tag reads only these).
     by_owner: BTreeMap<String, BTreeSet<String>>,
+    /// Terminated VMs, oldest first: (when, id). Each is forgotten `forget_ms` after.
+    ended: VecDeque<(i64, String)>,
+    forget_ms: i64,
+    forgotten: usize,
     /// How long a new VM stays pending (0: running by the time anyone looks).
     boot_ms: i64,
     /// A new VM is missing from DescribeInstances this long after its launch, as EC2's answers
@@ -135,6 +142,32 @@ struct State {
     status_calls: usize,
 }
 
+impl State {
+    /// Drops the VMs terminated `forget_ms` ago or longer, as EC2 stops listing them.
+    fn forget(&mut self, now: i64) {
+        while self
+            .ended
+            .front()
+            .is_some_and(|(at, _)| now - at >= self.forget_ms)
+        {
+            let Some((_, id)) = self.ended.pop_front() else {
+                break;
+            };
+            let Some(vm) = self.vms.remove(&id) else {
+                continue;
+            };
+            self.forgotten += 1;
+            if let Some(set) = vm
+                .tags
+                .get(TAG_OWNER)
+                .and_then(|o| self.by_owner.get_mut(o))
+            {
+                set.remove(&id);
+            }
+        }
+    }
+}
+
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 pub struct MemoryCloud {
@@ -152,8 +185,16 @@ impl MemoryCloud {
             images: None,
             clock,
             trip,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                forget_ms: FORGET_AFTER.as_millis() as i64,
+                ..State::default()
+            }),
         }
+    }
+
+    /// Terminated VMs are listed this long, then forgotten (`FORGET_AFTER` unless set).
+    pub fn set_forget_after(&self, after: Duration) {
+        self.state().forget_ms = after.as_millis() as i64;
     }
 
     /// Refuses images not in this list, as a cloud with image validation does.
@@ -226,9 +267,10 @@ impl MemoryCloud {
         self.state().tagged_calls
     }
 
-    /// VMs ever created.
+    /// VMs ever created, forgotten ones too.
     pub fn launched_total(&self) -> usize {
-        self.state().vms.len()
+        let st = self.state();
+        st.vms.len() + st.forgotten
     }
 
     pub fn terminate_outside(&self, id: &str) {
@@ -240,10 +282,14 @@ impl MemoryCloud {
     }
 
     fn set_state(&self, id: &str, state: CloudState) {
+        let now = self.clock.now_ms();
         let mut st = self.state();
         if let Some(vm) = st.vms.get_mut(id).filter(|vm| vm.state != state) {
             vm.state = state;
             st.events.push((id.to_string(), state));
+            if state == CloudState::Terminated {
+                st.ended.push_back((now, id.to_string()));
+            }
         }
     }
 
@@ -579,7 +625,8 @@ impl Lookup for MemoryCloud {
         self.enter().await?;
         let now = self.clock.now_ms();
         let out = {
-            let st = self.state();
+            let mut st = self.state();
+            st.forget(now);
             ids.iter()
                 .filter_map(|id| st.vms.get(id))
                 .filter(|vm| now >= vm.launched_ms + st.describe_lag_ms)
@@ -762,6 +809,7 @@ impl Cloud for MemoryCloud {
         let out = {
             let mut st = self.state();
             st.tagged_calls += 1;
+            st.forget(now);
             let st = &mut *st;
             let mut out = Vec::new();
             let ids = st.by_owner.get(owner).cloned().unwrap_or_default();
@@ -812,6 +860,7 @@ impl Cloud for MemoryCloud {
 
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         self.enter().await?;
+        let now = self.clock.now_ms();
         {
             let mut st = self.state();
             for id in ids {
@@ -823,6 +872,7 @@ impl Cloud for MemoryCloud {
                     vm.state = CloudState::Terminated;
                     if changed {
                         st.events.push((id.clone(), CloudState::Terminated));
+                        st.ended.push_back((now, id.clone()));
                     }
                 }
             }

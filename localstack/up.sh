@@ -27,7 +27,8 @@
 # and the schedule in front of them (localstack/runner/src/lambda.rs). Slower to answer than the
 # default (each request is an invocation); the default runs the same handlers in process.
 # PHANTOM_TEMPLATE_PARAMS ("NAME=VALUE ..."): more of template.yaml's parameters for that mode.
-# PHANTOM_HEALTH_INTERVAL_SECS: seconds between health sweeps (default 5); target tracking's
+# PHANTOM_HEALTH_INTERVAL_SECS: seconds between looks at each user's VMs on each cloud (default
+# 5), a full sweep when a look finds a change and once a minute in any case; target tracking's
 # datapoints are as far apart (PHANTOM_METRIC_PERIOD_SECS, whole seconds).
 # Prometheus scrapes every second whatever its file_sd targets list: drop a JSON file of targets
 # in $PHANTOM_PROMETHEUS_TARGETS (written to the env file), e.g. your node_exporters.
@@ -244,8 +245,10 @@ gateway=()
 functions=()
 if [ "$runtime" = lambda ]; then
   interval=${PHANTOM_HEALTH_INTERVAL_SECS:-5}; interval=${interval%.*}; [ "${interval:-0}" -ge 1 ] || interval=1
+  # A full sweep of every pair at least once a minute, as phantom-local's own pulse.
+  sweep=$(( (60 + interval - 1) / interval * interval ))
   functions=(--functions "$run/functions.json" --param "DefaultCloud=${PHANTOM_DEFAULT_CLOUD}"
-    --param "PulseSeconds=$interval" --param "LookSeconds=$interval" --param "SweepSeconds=$interval")
+    --param "PulseSeconds=$interval" --param "LookSeconds=$interval" --param "SweepSeconds=$sweep")
   # Others as `sam deploy --parameter-overrides` sets them (e.g. a short ProvisionerTimeout).
   for given in ${PHANTOM_TEMPLATE_PARAMS:-}; do functions+=(--param "$given"); done
 fi

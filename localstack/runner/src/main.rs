@@ -307,19 +307,19 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
 }
 
 /// The pulse, locally: the timer gives the beats (no chain: it has no minute granularity to work
-/// around). Each pair is looked at every PHANTOM_LOOK_SECS and swept every PHANTOM_SWEEP_SECS
-/// (both default to the interval: every pair swept each beat, as the tests expect), a busy one
-/// each beat.
+/// around). Each pair is looked at every PHANTOM_LOOK_SECS (the interval unless set) and swept in
+/// full when a look finds a change, when busy (each beat), and every PHANTOM_SWEEP_SECS (60 unless
+/// set), as on Lambda: a sweep of every pair each beat kept one moto busy at 200 pairs.
 fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
-    let beats = |name: &str| -> Result<u64, String> {
-        Ok((number(name, interval)? / interval).round().max(1.0) as u64)
+    let beats = |name: &str, default: f64| -> Result<u64, String> {
+        Ok((number(name, default)? / interval).round().max(1.0) as u64)
     };
-    let look = beats("PHANTOM_LOOK_SECS")?;
+    let look = beats("PHANTOM_LOOK_SECS", interval)?;
     let cadence = phantom_rules::pulse::Cadence {
         look,
         look_events: look,
         busy: 1,
-        sweep: beats("PHANTOM_SWEEP_SECS")?,
+        sweep: beats("PHANTOM_SWEEP_SECS", interval.max(60.0))?,
     };
     Ok(health_check::pulse::Pulse::new(
         None,

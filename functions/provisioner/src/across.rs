@@ -615,7 +615,14 @@ impl Provisioner {
                         .collect();
                     target.subnets = Vec::new();
                 }
-                match cloud.tagged(owner, Some(&g.id)).await {
+                let listed = match cloud.tagged(owner, Some(&g.id)).await {
+                    Ok(t) => {
+                        let recorded = here.iter().map(|m| m.id.as_str());
+                        crate::ended::with_ended(cloud.as_ref(), t, recorded).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match listed {
                     Ok(t) => {
                         let seen: Vec<Seen> = t.into_iter().map(|t| t.seen).collect();
                         let running = crate::status::judged_ids(&here)

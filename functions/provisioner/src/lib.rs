@@ -24,6 +24,7 @@ mod across;
 mod act;
 mod at_risk;
 mod balance;
+mod ended;
 mod notify;
 mod status;
 mod sweep;
@@ -509,13 +510,10 @@ impl Provisioner {
 
         // Observe.
         let observed = match self.connect_record(owner, &g.cloud).await? {
-            Ok((record, cloud)) => cloud.tagged(owner, Some(&g.id)).await.map(|t| {
-                (
-                    record,
-                    cloud,
-                    t.into_iter().map(|t| t.seen).collect::<Vec<_>>(),
-                )
-            }),
+            Ok((record, cloud)) => cloud
+                .tagged(owner, Some(&g.id))
+                .await
+                .map(|t| (record, cloud, t)),
             Err(e) => Err(e),
         };
         let (record, cloud, seen) = match observed {
@@ -542,6 +540,15 @@ impl Provisioner {
                 .round_across(owner, g, &home, &ctx, before, members, looks_again)
                 .await;
         }
+        // Every record is of this cloud now: those the list leaves out are asked by id.
+        let recorded = members.iter().map(|m| m.id.as_str());
+        let seen = match ended::with_ended(cloud.as_ref(), seen, recorded).await {
+            Ok(t) => t.into_iter().map(|t| t.seen).collect::<Vec<_>>(),
+            Err(e) => {
+                let r = round::observe_failed(&ctx, before, &e.to_string(), 0);
+                return self.failed(owner, g, &e, &r).await;
+            }
+        };
 
         // LaunchInstances asked for: carried out before anything else.
         if launches {

@@ -144,11 +144,28 @@ impl Provisioner {
             for (g, read) in here.iter().zip(futures::future::join_all(reads).await) {
                 members.insert(g.name.clone(), read?);
             }
+            // The recorded VMs the list leaves out, asked by id: one ended is seen terminated.
+            let recorded = members.values().flatten().filter(|m| m.cloud == s.cloud);
+            let listed = match crate::ended::with_ended(
+                cloud.as_ref(),
+                tagged.clone(),
+                recorded.map(|m| m.id.as_str()),
+            )
+            .await
+            {
+                Ok(listed) => listed,
+                Err(e) => {
+                    report.cloud_error = Some(e.to_string());
+                    self.send_reconciles(s, &queued, &mut report).await;
+                    self.keep_view(s, &report, None, true, None).await;
+                    return Ok(report);
+                }
+            };
             let now = self.clock.now_ms();
             // The user's load balancers on this cloud, read once a sweep if a group needs them.
             let mut lbs = None;
             for g in &here {
-                let seen: Vec<_> = tagged
+                let seen: Vec<_> = listed
                     .iter()
                     .filter(|t| t.group_id.as_deref() == Some(g.id.as_str()))
                     .map(|t| t.seen.clone())

@@ -91,6 +91,28 @@ async fn a_vm_that_dies_is_replaced_and_a_stopped_one_too() {
         .any(|a| a.cause().unwrap().contains("EC2 health check")));
 }
 
+/// The cloud's list leaves terminated VMs out (EC2 lists them for an hour); a recorded VM missing
+/// from it is asked by id, so one ended in its first seconds is seen terminated and replaced at
+/// once, not taken for one the list has yet to show (15 s of grace).
+#[tokio::test]
+async fn a_vm_ended_in_its_first_seconds_is_replaced_at_once() {
+    let (Given { w, u, .. }, before) = Given::converged("young", 1, 1, 1).await;
+    w.hotel.terminate_outside(&before[0]);
+    let after = w
+        .until(5, "replaced within the grace", async || {
+            let ids = in_service(&w, &u, "web").await;
+            (ids.len() == 1 && ids[0] != before[0]).then_some(ids)
+        })
+        .await;
+    assert_ne!(after, before);
+    let acts = activities(&w, &u, "web").await;
+    let why: Vec<_> = acts.iter().filter_map(|a| a.cause()).collect();
+    assert!(
+        why.iter().any(|c| c.contains("terminated outside Phantom")),
+        "{why:?}"
+    );
+}
+
 #[tokio::test]
 async fn scale_in_keeps_protected_instances_and_follows_the_policy() {
     let Given { w, u, c } = Given::lc("policy").await;

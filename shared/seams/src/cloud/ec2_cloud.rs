@@ -3,12 +3,10 @@
 //! retry mode makes it. What RunInstances is asked is `run_params`, the launch request
 //! (`launch::LaunchRequest`, decided by `phantom_rules`) written as EC2's Query parameters.
 
-use super::ec2_query::{by_filter, items_of, tagged, Ec2Lookup};
+use super::ec2_query::{by_owner_alive, items_of, tagged, Ec2Lookup};
 use super::launch::{BlockDevice, Network, Profile};
 use super::signed::Node;
-use super::{
-    Cloud, CloudError, Connect, LaunchRequest, SpotPrice, Tagged, TAG_GROUP_ID, TAG_OWNER,
-};
+use super::{Cloud, CloudError, Connect, LaunchRequest, SpotPrice, Tagged, TAG_GROUP_ID};
 use async_trait::async_trait;
 use aws_smithy_http_client::Connector;
 use phantom_model::cloud::{CloudCredentials, CloudRecord};
@@ -53,16 +51,13 @@ impl Connect for Ec2Clouds {
 
 #[async_trait]
 impl Cloud for Ec2Lookup {
-    /// The owner's tagged VMs, of one group (by id) or all: one DescribeInstances per page.
+    /// The owner's tagged VMs not terminated, of one group (by id) or all: one DescribeInstances
+    /// per page.
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError> {
-        let mut params = by_filter(
-            "DescribeInstances",
-            &format!("tag:{TAG_OWNER}"),
-            &[owner.to_string()],
-        );
+        let mut params = by_owner_alive(owner);
         if let Some(id) = group_id {
-            params.push(pair("Filter.2.Name", format!("tag:{TAG_GROUP_ID}")));
-            params.push(pair("Filter.2.Value.1", id));
+            params.push(pair("Filter.3.Name", format!("tag:{TAG_GROUP_ID}")));
+            params.push(pair("Filter.3.Value.1", id));
         }
         self.described(params).await
     }

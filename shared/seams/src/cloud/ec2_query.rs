@@ -183,11 +183,7 @@ impl Lookup for Ec2Lookup {
     }
 
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError> {
-        let mut params = by_filter(
-            "DescribeInstances",
-            &format!("tag:{TAG_OWNER}"),
-            &[owner.to_string()],
-        );
+        let mut params = by_owner_alive(owner);
         params.push(("MaxResults".to_string(), "1000".to_string()));
         let mut out = Vec::new();
         loop {
@@ -393,6 +389,27 @@ impl Catalog for Ec2Lookup {
 }
 
 /// An EC2 `action` with one filter `name` matching any of `values`.
+/// The states a VM that is not terminated is in.
+const ALIVE: [&str; 5] = ["pending", "running", "shutting-down", "stopping", "stopped"];
+
+/// DescribeInstances of the owner's VMs that are not terminated: filters 1 (the owner's tag) and
+/// 2 (the state); a caller's next filter is 3.
+pub(crate) fn by_owner_alive(owner: &str) -> Vec<(String, String)> {
+    let mut params = by_filter(
+        "DescribeInstances",
+        &format!("tag:{TAG_OWNER}"),
+        &[owner.to_string()],
+    );
+    params.push((
+        "Filter.2.Name".to_string(),
+        "instance-state-name".to_string(),
+    ));
+    for (i, state) in ALIVE.iter().enumerate() {
+        params.push((format!("Filter.2.Value.{}", i + 1), state.to_string()));
+    }
+    params
+}
+
 pub(crate) fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
     let mut params = vec![
         ("Action".to_string(), action.to_string()),

@@ -81,8 +81,8 @@ pub trait Lookup: Send + Sync {
     /// What the VM `id` was launched with (None: the cloud has no such VM), for a launch
     /// configuration made from it.
     async fn launched_with(&self, id: &str) -> Result<Option<LaunchedWith>, CloudError>;
-    /// The id and state of every VM tagged as the owner's (every page of 1000): what the pulse
-    /// looks at.
+    /// The id and state of every VM tagged as the owner's that is not terminated (every page of
+    /// 1000): what the pulse looks at.
     async fn states(&self, owner: &str) -> Result<Vec<(String, CloudState)>, CloudError>;
     /// The launch template as the cloud names it (its id and name) and the number of the version
     /// asked for (`$Latest` and `$Default` resolved), if it exists there at that version
@@ -169,7 +169,10 @@ pub struct FoundTemplate {
 /// One cloud, as one user's credentials reach it.
 #[async_trait]
 pub trait Cloud: Lookup {
-    /// The owner's tagged VMs, of one group (by id) or all (every page).
+    /// The owner's tagged VMs that are not terminated, of one group (by id) or all (every page).
+    /// EC2 lists a terminated VM for about an hour: at a VM's death a minute, a group's list would
+    /// grow by 60 VMs that nothing decides on. A recorded VM missing here is asked by id
+    /// (`Lookup::describe`), which still finds it terminated.
     async fn tagged(&self, owner: &str, group_id: Option<&str>) -> Result<Vec<Tagged>, CloudError>;
     /// Launches `req.count` VMs, idempotent by `req.client_token`: the same token returns the VMs
     /// of the first call, as EC2's RunInstances does.

@@ -822,7 +822,9 @@ impl Cloud for MemoryCloud {
                     continue;
                 }
                 let tag = |k: &str| vm.tags.get(k).cloned();
-                if group_id.is_some_and(|g| tag(TAG_GROUP_ID).as_deref() != Some(g)) {
+                if group_id.is_some_and(|g| tag(TAG_GROUP_ID).as_deref() != Some(g))
+                    || vm.state == CloudState::Terminated
+                {
                     continue;
                 }
                 // A new VM boots by the time anyone looks (or after the boot time set).

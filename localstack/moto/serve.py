@@ -1,33 +1,41 @@
 #!/usr/bin/env python3
-"""moto_server as the local stack runs it, with two changes that let a local cloud hold 1,000 VMs.
+"""moto_server as the local stack runs it, with what grew with the VMs it holds taken out.
 
 Usage is moto_server's: `python3 localstack/moto/serve.py -H 127.0.0.1 -p PORT`.
 
 1. A resource's tags are read from the tag table by its id. moto 5.2 scans every tag of every
    resource with a regular expression to find one resource's tags, so a DescribeInstances of
    N VMs took N x N matches (3.0 s for 1,000 VMs).
-2. DescribeInstances by exact tag values or instance ids (Phantom's looks) first keeps the VMs
-   whose tags or id are among them, read from dicts; moto's own filters then run on those few.
-   moto compiles a regular expression for each VM and filter (20 ms a call at 1,000 VMs).
+2. VMs are found by id, and by exact tag values, from indexes kept beside moto's tables: a
+   DescribeInstances by tag or instance id (Phantom's looks), a DescribeInstanceStatus, a
+   TerminateInstances read only the VMs asked for. moto read or copied every reservation for each,
+   and compiled a regular expression for each VM and filter.
 3. A terminated VM is forgotten PHANTOM_CLOUD_FORGET_SECS after its termination (default 3600),
    as EC2 forgets it after about an hour; moto keeps every one for good. A forgotten id is
    InvalidInstanceID.NotFound, as on EC2.
 4. moto's list of its own services is read once; its server listed its folder for each request
    (about 180 stat calls).
+5. SendMessage reads the one queue attribute it needs (ContentBasedDeduplication). moto computed
+   them all, the message counts among them, a walk of every message in the queue, so each send
+   took longer as the work queue's delayed follow-ups piled up.
 """
 
+import collections
 import copy
 import functools
 import os
 import sys
+import threading
 import time
 
 from moto import backends
+from moto.ec2.exceptions import InvalidInstanceIdError
 from moto.ec2.models.core import TaggedEC2Resource
 from moto.ec2.models.instances import Instance, InstanceBackend
+from moto.ec2.models.tags import TagBackend
 from moto.ec2.utils import EC2_PREFIX_TO_RESOURCE, filter_reservations, get_prefix
-from moto.ec2.exceptions import InvalidInstanceIdError
 from moto.server import main
+from moto.sqs.models import Queue, SQSBackend
 
 
 def forget_after() -> float:
@@ -44,6 +52,24 @@ def forget_after() -> float:
 FORGET_AFTER = forget_after()
 
 
+class Index:
+    """One EC2 backend's VMs by id (with their reservation), resources by (tag key, value), and
+    its terminated VMs, oldest first."""
+
+    def __init__(self):
+        self.vms = {}
+        self.tagged = collections.defaultdict(set)
+        self.ended = collections.deque()
+
+
+def index(backend) -> Index:
+    found = backend.__dict__.get("phantom_index")
+    if found is None:
+        found = backend.__dict__["phantom_index"] = Index()
+    return found
+
+
+# 1. Tags by id.
 def get_tags(self):
     # The same list moto's describe_tags(filters={"resource-id": [id]}) gives, found by key.
     tags = self.ec2_backend.tags.get(self.id) if self.id else None
@@ -56,6 +82,103 @@ def get_tags(self):
     ]
 
 
+# 2. The indexes, kept as moto's tables change.
+create_tags = TagBackend.create_tags
+delete_tags = TagBackend.delete_tags
+
+
+def retag(backend, resource_ids, change):
+    old = {rid: dict(backend.tags.get(rid, {})) for rid in resource_ids}
+    result = change()
+    tagged = index(backend).tagged
+    for rid, before in old.items():
+        after = backend.tags.get(rid, {})
+        for k, v in before.items():
+            if after.get(k) != v:
+                tagged[(k, v)].discard(rid)
+        for k, v in after.items():
+            tagged[(k, v)].add(rid)
+    return result
+
+
+def create_tags_indexed(self, resource_ids, tags):
+    return retag(self, resource_ids, lambda: create_tags(self, resource_ids, tags))
+
+
+def delete_tags_indexed(self, resource_ids, tags):
+    return retag(self, resource_ids, lambda: delete_tags(self, resource_ids, tags))
+
+
+def find(backend, vm_id):
+    """The VM's (reservation, instance), or None."""
+    ix = index(backend)
+    if vm_id not in ix.vms:
+        # VMs are indexed as first asked for: RunInstances asks for its own before it returns.
+        # The newest reservations are read until one is indexed already (so are all before it).
+        for r in reversed(backend.reservations.values()):
+            new = [i for i in r.instances if i.id not in ix.vms]
+            if not new:
+                break
+            for i in new:
+                ix.vms[i.id] = (r, i)
+    return ix.vms.get(vm_id)
+
+
+def exact(values) -> bool:
+    return not any(c in v for v in values for c in "*?")
+
+
+all_reservations = InstanceBackend.all_reservations
+
+
+def all_reservations_indexed(self, filters=None):
+    forget(self)
+    filters = filters or {}
+    tags = [(k[4:], v) for k, v in filters.items() if k.startswith("tag:") and exact(v)]
+    ids = filters.get("instance-id")
+    if not tags and not (ids and exact(ids)):
+        return all_reservations(self, filters or None)
+    ix = index(self)
+    wanted = None
+    for key, values in tags:
+        matching = set().union(*(ix.tagged.get((key, v), ()) for v in values))
+        wanted = matching if wanted is None else wanted & matching
+    if ids and exact(ids):
+        wanted = set(ids) if wanted is None else wanted & set(ids)
+    # Each reservation once, in moto's order (that of its launch), with moto's filters after.
+    found = {}
+    for vm in wanted:
+        hit = find(self, vm)
+        if hit is not None:
+            found[hit[0].id] = hit[0]
+    ordered = found.values() if len(found) < 2 else sorted(found.values(), key=launch_order(self))
+    kept = [copy.copy(r) for r in ordered]
+    return filter_reservations(kept, filters)
+
+
+def launch_order(backend):
+    order = {rid: n for n, rid in enumerate(backend.reservations)}
+    return lambda r: order.get(r.id, len(order))
+
+
+def get_instance(self, instance_id):
+    forget(self)
+    found = find(self, instance_id)
+    if found is None:
+        raise InvalidInstanceIdError(instance_id)
+    return found[1]
+
+
+def get_multi_instances_by_id(self, instance_ids, filters=None):
+    forget(self)
+    found = {i: find(self, i) for i in instance_ids}
+    missing = [i for i, hit in found.items() if hit is None]
+    if missing:
+        raise InvalidInstanceIdError(missing)
+    return [found[i][1] for i in instance_ids if found[i][1].applies(filters)]
+
+
+# 3. Terminated VMs forgotten.
 terminate = Instance.terminate
 
 
@@ -63,68 +186,67 @@ def terminate_and_stamp(self):
     previous = terminate(self)
     if not hasattr(self, "phantom_terminated_at"):
         self.phantom_terminated_at = time.monotonic()
+        index(self.ec2_backend).ended.append((self.phantom_terminated_at, self))
     return previous
 
 
 def forget(backend) -> None:
     # Drops the VMs terminated longer ago than the window, their tags and emptied reservations.
+    ix = index(backend)
     limit = time.monotonic() - FORGET_AFTER
-    for rid, reservation in list(backend.reservations.items()):
-        old = [
-            i
-            for i in reservation.instances
-            if getattr(i, "phantom_terminated_at", limit + 1) <= limit
-        ]
-        if not old:
+    while ix.ended and ix.ended[0][0] <= limit:
+        _, instance = ix.ended.popleft()
+        reservation, _ = find(backend, instance.id) or (None, None)
+        ix.vms.pop(instance.id, None)
+        for k, v in backend.tags.pop(instance.id, {}).items():
+            ix.tagged[(k, v)].discard(instance.id)
+        if reservation is None:
             continue
-        for instance in old:
-            reservation.instances.remove(instance)
-            backend.tags.pop(instance.id, None)
+        reservation.instances.remove(instance)
         if not reservation.instances:
-            del backend.reservations[rid]
+            backend.reservations.pop(reservation.id, None)
 
 
-all_reservations = InstanceBackend.all_reservations
+# 5. SendMessage without every queue attribute.
+sending = threading.local()
+all_attributes = Queue.attributes.fget
 
 
-def exact(values) -> bool:
-    return not any(c in v for v in values for c in "*?")
+def attributes(self):
+    if not getattr(sending, "now", False):
+        return all_attributes(self)
+    # What send_message reads: ContentBasedDeduplication, a FIFO queue's only ("true"/"false").
+    if not self.fifo_queue:
+        return {}
+    value = self.content_based_deduplication
+    return {"ContentBasedDeduplication": str(value).lower() if isinstance(value, bool) else value}
 
 
-def all_reservations_remembered(self, filters=None):
-    forget(self)
-    tags = {k[4:]: set(v) for k, v in (filters or {}).items() if k.startswith("tag:") and exact(v)}
-    ids = set(filters["instance-id"]) if exact((filters or {}).get("instance-id", ["*"])) else None
-    if not tags and ids is None:
-        return all_reservations(self, filters)
-
-    def may_match(i) -> bool:
-        own = self.tags.get(i.id, {})
-        return (ids is None or i.id in ids) and all(own.get(k) in v for k, v in tags.items())
-
-    kept = [
-        copy.copy(r) for r in self.reservations.values() if any(may_match(i) for i in r.instances)
-    ]
-    return filter_reservations(kept, filters)
+send_message = SQSBackend.send_message
 
 
-def get_instance(self, instance_id):
-    # moto's copies every reservation to find one VM; this reads them in place.
-    forget(self)
-    for reservation in self.reservations.values():
-        for instance in reservation.instances:
-            if instance.id == instance_id:
-                return instance
-    raise InvalidInstanceIdError(instance_id)
+def send_message_cheaply(self, *args, **kwargs):
+    before = getattr(sending, "now", False)
+    sending.now = True
+    try:
+        return send_message(self, *args, **kwargs)
+    finally:
+        sending.now = before
 
 
 TaggedEC2Resource.get_tags = get_tags
+TagBackend.create_tags = create_tags_indexed
+TagBackend.delete_tags = delete_tags_indexed
+InstanceBackend.all_reservations = all_reservations_indexed
+InstanceBackend.get_instance = get_instance
+InstanceBackend.get_multi_instances_by_id = get_multi_instances_by_id
+Instance.terminate = terminate_and_stamp
+# 4. The list of moto's services, read once.
 backends.list_of_moto_modules = functools.cache(
     lambda modules=backends.list_of_moto_modules: tuple(modules())
 )
-Instance.terminate = terminate_and_stamp
-InstanceBackend.all_reservations = all_reservations_remembered
-InstanceBackend.get_instance = get_instance
+Queue.attributes = property(attributes)
+SQSBackend.send_message = send_message_cheaply
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,6 +18,7 @@ use phantom_rules::group::GroupRules;
 use phantom_rules::health::Checks;
 use phantom_rules::pulse::PairView;
 use phantom_rules::reconcile::{decide, Member};
+use phantom_seams::cloud::CloudError;
 use phantom_seams::queue::{Reconcile, Sweep, Work};
 use phantom_seams::store::StoreError;
 use serde::Serialize;
@@ -84,12 +85,7 @@ impl Provisioner {
         };
         let tagged = match cloud.tagged(owner, None).await {
             Ok(t) => t,
-            Err(e) => {
-                report.cloud_error = Some(e.to_string());
-                self.send_reconciles(s, &queued, &mut report).await;
-                self.keep_view(s, &report, None, true, None).await;
-                return Ok(report);
-            }
+            Err(e) => return Ok(self.unanswered(s, &queued, report, &e).await),
         };
         report.vms_seen = tagged.len();
         // What EC2's status checks say of the running VMs (all of them: the pulse's looks
@@ -154,12 +150,7 @@ impl Provisioner {
             .await
             {
                 Ok(listed) => listed,
-                Err(e) => {
-                    report.cloud_error = Some(e.to_string());
-                    self.send_reconciles(s, &queued, &mut report).await;
-                    self.keep_view(s, &report, None, true, None).await;
-                    return Ok(report);
-                }
+                Err(e) => return Ok(self.unanswered(s, &queued, report, &e).await),
             };
             let now = self.clock.now_ms();
             // The user's load balancers on this cloud, read once a sweep if a group needs them.
@@ -233,6 +224,21 @@ impl Provisioner {
         self.keep_view(s, &report, Some(fingerprint), busy, empty_since)
             .await;
         Ok(report)
+    }
+
+    /// A cloud that did not answer the sweep: the reconciles already due are sent, and the pair is
+    /// left busy with no fingerprint, to be swept again.
+    async fn unanswered(
+        &self,
+        s: &Sweep,
+        queued: &[Work],
+        mut report: SweepReport,
+        e: &CloudError,
+    ) -> SweepReport {
+        report.cloud_error = Some(e.to_string());
+        self.send_reconciles(s, queued, &mut report).await;
+        self.keep_view(s, &report, None, true, None).await;
+        report
     }
 
     /// Writes what this sweep saw on the pair's entry of the list, where it changed, for the

@@ -388,7 +388,6 @@ impl Catalog for Ec2Lookup {
     }
 }
 
-/// An EC2 `action` with one filter `name` matching any of `values`.
 /// The states a VM that is not terminated is in.
 const ALIVE: [&str; 5] = ["pending", "running", "shutting-down", "stopping", "stopped"];
 
@@ -410,6 +409,7 @@ pub(crate) fn by_owner_alive(owner: &str) -> Vec<(String, String)> {
     params
 }
 
+/// An EC2 `action` with one filter `name` matching any of `values`.
 pub(crate) fn by_filter(action: &str, name: &str, values: &[String]) -> Vec<(String, String)> {
     let mut params = vec![
         ("Action".to_string(), action.to_string()),

@@ -517,6 +517,18 @@ async fn the_clouds_forget_a_terminated_vm_as_ec2_does() {
     .await;
 }
 
+/// serve.py's moto, faster at answering, answers as moto does (localstack/moto/check_serve.py:
+/// the same requests against the same state, through moto's serializer and serve.py's).
+#[test]
+fn serve_py_answers_as_moto_does() {
+    let out = std::process::Command::new("python3")
+        .arg(phantom_e2e::root().join("localstack/moto/check_serve.py"))
+        .output()
+        .expect("python3 runs localstack/moto/check_serve.py");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+}
+
 #[tokio::test]
 async fn an_unreachable_cloud_is_an_error_not_an_answer() {
     let port = phantom_e2e::free_port();

@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 const CREDENTIALS_TTL_MS: i64 = phantom_seams::secrets::DATA_KEY_CACHE_MS as i64;
 /// How long the registered clouds are used before they are read again.
 const CLOUDS_TTL_MS: i64 = 60 * 1000;
-/// Looks in flight at once.
-const LOOK_CONCURRENCY: usize = 256;
+/// Looks in flight at once, unless set otherwise (`Pulse::look_concurrency`).
+pub const LOOK_CONCURRENCY: usize = 256;
 /// Sweeps queued at most in one send (SQS's SendMessageBatch takes 10).
 const SWEEPS_A_SEND: usize = 10;
 
@@ -58,6 +58,9 @@ pub struct Pulse {
     pub period_ms: i64,
     pub cadence: Cadence,
     pub lookups: Arc<dyn ConnectLookup>,
+    /// Looks in flight at once. The local runner sets few: its clouds are emulators on one
+    /// machine, where a beat's looks all at once would leave a round's calls waiting behind them.
+    pub look_concurrency: usize,
     /// The registered clouds, with when they were read.
     clouds: Mutex<Option<(i64, Clouds)>>,
     /// Each (user, cloud)'s client on its opened credentials, with when they were read.
@@ -79,6 +82,7 @@ impl Pulse {
             period_ms,
             cadence,
             lookups,
+            look_concurrency: LOOK_CONCURRENCY,
             clouds: Mutex::new(None),
             pairs: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
@@ -243,7 +247,7 @@ impl HealthCheck {
             .map(|w| Box::pin(self.look_at(w, clouds.clone())))
             .collect();
         let mut seen = stream::iter(calls)
-            .buffer_unordered(LOOK_CONCURRENCY)
+            .buffer_unordered(p.look_concurrency.max(1))
             .ready_chunks(SWEEPS_A_SEND);
         while let Some(done) = seen.next().await {
             let mut due: Vec<&Watched> = Vec::new();

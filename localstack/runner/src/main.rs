@@ -309,7 +309,8 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
 /// The pulse, locally: the timer gives the beats (no chain: it has no minute granularity to work
 /// around). Each pair is looked at every PHANTOM_LOOK_SECS (the interval unless set) and swept in
 /// full when a look finds a change, when busy (each beat), and every PHANTOM_SWEEP_SECS (60 unless
-/// set), as on Lambda: a sweep of every pair each beat kept one moto busy at 200 pairs.
+/// set), as on Lambda: a sweep of every pair each beat kept one moto busy at 200 pairs. At most
+/// PHANTOM_LOOK_CONCURRENCY (4 unless set) looks are in flight at once.
 fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
     let beats = |name: &str, default: f64| -> Result<u64, String> {
         Ok((number(name, default)? / interval).round().max(1.0) as u64)
@@ -321,12 +322,22 @@ fn local_pulse(interval: f64) -> Result<health_check::pulse::Pulse, String> {
         busy: 1,
         sweep: beats("PHANTOM_SWEEP_SECS", interval.max(60.0))?,
     };
-    Ok(health_check::pulse::Pulse::new(
+    let mut pulse = health_check::pulse::Pulse::new(
         None,
         (interval * 1000.0) as i64,
         cadence,
         Arc::new(phantom_seams::cloud::ec2_query::Ec2Lookups::default()),
-    ))
+    );
+    // The local clouds are emulators sharing this machine: a few looks at a time, so that a
+    // round's calls wait behind a few of them, not behind all of a beat's.
+    let looks = number("PHANTOM_LOOK_CONCURRENCY", 4.0)?;
+    if looks < 1.0 || looks.fract() != 0.0 {
+        return Err(format!(
+            "PHANTOM_LOOK_CONCURRENCY={looks} is not a whole number of 1 or more"
+        ));
+    }
+    pulse.look_concurrency = looks as usize;
+    Ok(pulse)
 }
 
 /// The schedule and the pulse's beats, locally.

@@ -323,3 +323,38 @@ async fn a_look_that_finds_a_death_queues_its_sweep_before_the_beats_slow_looks_
         (2, 1, 1)
     );
 }
+
+/// A beat has at most `look_concurrency` looks in flight (the local runner sets few: its clouds are
+/// emulators on one machine); each look is a DescribeInstances and a DescribeInstanceStatus.
+#[tokio::test]
+async fn a_beat_keeps_its_looks_in_flight_to_its_bound() {
+    let w = World::new().await;
+    for name in ["ann", "bob", "cat", "dan", "eve", "fay"] {
+        let u = w.user(name).await;
+        create_lc(&w, &u, "web").await;
+        create_group(&w, &u, "web", "web", 0, 5, 1).await;
+    }
+    let every_beat = Cadence::of_secs(5, 5, 60, 60, 3600).expect("whole");
+    let mut most = Vec::new();
+    for bound in [2, health_check::pulse::LOOK_CONCURRENCY] {
+        let mut h = w.pulsed(every_beat);
+        let pulse = h.pulse.as_mut().expect("pulsed");
+        std::sync::Arc::get_mut(pulse)
+            .expect("not shared yet")
+            .look_concurrency = bound;
+        h.run().await.expect("the schedule starts the pulse");
+        w.pulse_for(&h, 60).await;
+        assert_eq!(w.hotel.alive().len(), 6);
+        w.hotel.set_latency(std::time::Duration::from_millis(20));
+        // A beat that is no pair's sweep turn: six looks.
+        let report = h.beat(1_000_001).await;
+        w.hotel.set_latency(std::time::Duration::ZERO);
+        assert_eq!(report.looked, 6, "{report:?}");
+        most.push(w.hotel.most_in_flight());
+    }
+    assert!(
+        most[0] <= 4,
+        "two looks at once are at most 4 calls: {most:?}"
+    );
+    assert!(most[1] > 4, "six looks at once: {most:?}");
+}

@@ -51,6 +51,11 @@ impl MemoryCloud {
         self.state().latency = latency;
     }
 
+    /// The most calls that waited out their latency at once (`set_latency`).
+    pub fn most_in_flight(&self) -> usize {
+        self.state().most_in_flight
+    }
+
     pub fn set_unreachable(&self, unreachable: bool) {
         self.state().unreachable = unreachable;
     }
@@ -114,7 +119,13 @@ impl MemoryCloud {
             tokio::task::yield_now().await;
         }
         if !latency.is_zero() {
+            {
+                let mut st = self.state();
+                st.in_flight += 1;
+                st.most_in_flight = st.most_in_flight.max(st.in_flight);
+            }
             tokio::time::sleep(latency).await;
+            self.state().in_flight -= 1;
         }
         let mut st = self.state();
         if st.unreachable {

@@ -111,6 +111,9 @@ struct State {
     failing: Option<(usize, Fault)>,
     unreachable: bool,
     latency: Duration,
+    /// Calls waiting out their latency now, and the most that ever did at once.
+    in_flight: usize,
+    most_in_flight: usize,
     lose_answers: usize,
     capacity: Option<usize>,
     /// Load balancers and target groups by name or ARN.

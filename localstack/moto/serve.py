@@ -20,7 +20,7 @@ Usage is moto_server's: `python3 localstack/moto/serve.py -H 127.0.0.1 -p PORT`.
    took longer as the work queue's delayed follow-ups piled up.
 6. An answer's serializer works out once where each of its fields is read from. moto asked six
    alias rules, and matched the field's path against every transformer, for each field of each
-   object: about 140 fields a VM, two thirds of a DescribeInstances' time.
+   object (about 140 a VM): a DescribeInstances of 5 VMs took 11.9 ms of moto's CPU, 9.3 since.
 """
 
 import collections

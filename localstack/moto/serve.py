@@ -7,9 +7,11 @@ Usage is moto_server's: `python3 localstack/moto/serve.py -H 127.0.0.1 -p PORT`.
    resource with a regular expression to find one resource's tags, so a DescribeInstances of
    N VMs took N x N matches (3.0 s for 1,000 VMs).
 2. VMs are found by id, and by exact tag values, from indexes kept beside moto's tables: a
-   DescribeInstances by tag or instance id (Phantom's looks), a DescribeInstanceStatus, a
-   TerminateInstances read only the VMs asked for. moto read or copied every reservation for each,
-   and compiled a regular expression for each VM and filter.
+   DescribeInstances by tag or instance id (Phantom's looks, a round's VMs ended since its list),
+   a DescribeInstanceStatus, a TerminateInstances read only the VMs asked for, and an exact state
+   filter drops an owner's terminated VMs first. moto read or copied every reservation for each
+   (the terminated ones of the last hour too), and compiled a regular expression for each VM and
+   filter.
 3. A terminated VM is forgotten PHANTOM_CLOUD_FORGET_SECS after its termination (default 3600),
    as EC2 forgets it after about an hour; moto keeps every one for good. A forgotten id is
    InvalidInstanceID.NotFound, as on EC2.
@@ -26,6 +28,7 @@ Usage is moto_server's: `python3 localstack/moto/serve.py -H 127.0.0.1 -p PORT`.
 import collections
 import copy
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -58,11 +61,13 @@ FORGET_AFTER = forget_after()
 
 
 class Index:
-    """One EC2 backend's VMs by id (with their reservation), resources by (tag key, value), and
-    its terminated VMs, oldest first."""
+    """One EC2 backend's VMs by id (with their reservation), its reservations' launch order,
+    resources by (tag key, value), and its terminated VMs, oldest first."""
 
     def __init__(self):
         self.vms = {}
+        self.launched = {}
+        self.next_launch = itertools.count()
         self.tagged = collections.defaultdict(set)
         self.ended = collections.deque()
 
@@ -120,12 +125,17 @@ def find(backend, vm_id):
     if vm_id not in ix.vms:
         # VMs are indexed as first asked for: RunInstances asks for its own before it returns.
         # The newest reservations are read until one is indexed already (so are all before it).
+        fresh = []
         for r in reversed(backend.reservations.values()):
             new = [i for i in r.instances if i.id not in ix.vms]
             if not new:
                 break
             for i in new:
                 ix.vms[i.id] = (r, i)
+            fresh.append(r.id)
+        # Numbered in launch order, after every reservation indexed before them.
+        for rid in reversed(fresh):
+            ix.launched.setdefault(rid, next(ix.next_launch))
     return ix.vms.get(vm_id)
 
 
@@ -134,6 +144,7 @@ def exact(values) -> bool:
 
 
 all_reservations = InstanceBackend.all_reservations
+moto_by_ids = InstanceBackend.get_reservations_by_instance_ids
 
 
 def all_reservations_indexed(self, filters=None):
@@ -150,20 +161,43 @@ def all_reservations_indexed(self, filters=None):
         wanted = matching if wanted is None else wanted & matching
     if ids and exact(ids):
         wanted = set(ids) if wanted is None else wanted & set(ids)
+    # An exact state filter first, so that an owner's terminated VMs cost a look nothing more.
+    states = filters.get("instance-state-name")
+    if states and not exact(states):
+        states = None
     # Each reservation once, in moto's order (that of its launch), with moto's filters after.
     found = {}
     for vm in wanted:
         hit = find(self, vm)
-        if hit is not None:
+        if hit is not None and (not states or hit[1].state in states):
             found[hit[0].id] = hit[0]
-    ordered = found.values() if len(found) < 2 else sorted(found.values(), key=launch_order(self))
+    launched = ix.launched
+    ordered = sorted(found.values(), key=lambda r: launched[r.id])
     kept = [copy.copy(r) for r in ordered]
     return filter_reservations(kept, filters)
 
 
-def launch_order(backend):
-    order = {rid: n for n, rid in enumerate(backend.reservations)}
-    return lambda r: order.get(r.id, len(order))
+def get_reservations_by_instance_ids_indexed(self, instance_ids, filters=None):
+    # moto's own (a DescribeInstances by id), its reservations read from the index, not all.
+    forget(self)
+    wanted = set(instance_ids)
+    hits = {}
+    for vm in wanted:
+        hit = find(self, vm)
+        if hit is not None:
+            hits.setdefault(hit[0].id, hit[0])
+    launched = index(self).launched
+    reservations = []
+    for r in sorted(hits.values(), key=lambda r: launched[r.id]):
+        r = copy.copy(r)
+        r.instances = [i for i in r.instances if i.id in wanted]
+        reservations.append(r)
+    found = [i.id for r in reservations for i in r.instances]
+    if len(found) != len(instance_ids):
+        raise InvalidInstanceIdError(list(set(instance_ids).difference(set(found)))[0])
+    if filters is not None:
+        reservations = filter_reservations(reservations, filters)
+    return reservations
 
 
 def get_instance(self, instance_id):
@@ -210,6 +244,7 @@ def forget(backend) -> None:
         reservation.instances.remove(instance)
         if not reservation.instances:
             backend.reservations.pop(reservation.id, None)
+            ix.launched.pop(reservation.id, None)
 
 
 # 5. SendMessage without every queue attribute.
@@ -284,6 +319,7 @@ TagBackend.create_tags = create_tags_indexed
 TagBackend.delete_tags = delete_tags_indexed
 InstanceBackend.all_reservations = all_reservations_indexed
 InstanceBackend.get_instance = get_instance
+InstanceBackend.get_reservations_by_instance_ids = get_reservations_by_instance_ids_indexed
 InstanceBackend.get_multi_instances_by_id = get_multi_instances_by_id
 Instance.terminate = terminate_and_stamp
 # 4. The list of moto's services, read once.

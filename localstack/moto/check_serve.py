@@ -79,4 +79,17 @@ for service, body in ASKED:
     ours = [call(service, body) for _ in range(2)]
     if ours != [moto, moto]:
         sys.exit(f"check_serve.py: serve.py answers {body} otherwise than moto:\n{moto}\n{ours[0]}")
+
+# A reservation still gaining VMs when it was first read (RunInstances on another thread adds the
+# reservation, then its VMs one by one): its later VMs are found once newer ones are indexed too.
+from moto.ec2.models import ec2_backends  # noqa: E402
+
+backend = ec2_backends["123456789012"]["us-east-1"]
+oldest = next(iter(backend.reservations.values()))
+late = oldest.instances.pop()
+serve.index(backend).vms.pop(late.id, None)
+assert serve.find(backend, vms[-1]) is not None
+oldest.instances.append(late)
+if serve.find(backend, late.id) is None:
+    sys.exit(f"check_serve.py: {late.id}, added to its reservation after it was read, is not found")
 print(f"check_serve.py: {len(ASKED)} answers the same as moto's")

@@ -136,6 +136,15 @@ def find(backend, vm_id):
         # Numbered in launch order, after every reservation indexed before them.
         for rid in reversed(fresh):
             ix.launched.setdefault(rid, next(ix.next_launch))
+    if vm_id not in ix.vms:
+        # Not among the newest: a reservation read while another thread's RunInstances was still
+        # adding its VMs is behind newer ones now. Every reservation is read again, as moto would,
+        # and numbered again in its order.
+        for r in list(backend.reservations.values()):
+            for i in r.instances:
+                ix.vms.setdefault(i.id, (r, i))
+        ix.launched = {rid: n for n, rid in enumerate(list(backend.reservations))}
+        ix.next_launch = itertools.count(len(ix.launched))
     return ix.vms.get(vm_id)
 
 
@@ -172,7 +181,7 @@ def all_reservations_indexed(self, filters=None):
         if hit is not None and (not states or hit[1].state in states):
             found[hit[0].id] = hit[0]
     launched = ix.launched
-    ordered = sorted(found.values(), key=lambda r: launched[r.id])
+    ordered = sorted(found.values(), key=lambda r: launched.get(r.id, len(launched)))
     kept = [copy.copy(r) for r in ordered]
     return filter_reservations(kept, filters)
 
@@ -188,7 +197,7 @@ def get_reservations_by_instance_ids_indexed(self, instance_ids, filters=None):
             hits.setdefault(hit[0].id, hit[0])
     launched = index(self).launched
     reservations = []
-    for r in sorted(hits.values(), key=lambda r: launched[r.id]):
+    for r in sorted(hits.values(), key=lambda r: launched.get(r.id, len(launched))):
         r = copy.copy(r)
         r.instances = [i for i in r.instances if i.id in wanted]
         reservations.append(r)

@@ -180,10 +180,14 @@ def all_reservations_indexed(self, filters=None):
         hit = find(self, vm)
         if hit is not None and (not states or hit[1].state in states):
             found[hit[0].id] = hit[0]
-    launched = ix.launched
-    ordered = sorted(found.values(), key=lambda r: launched.get(r.id, len(launched)))
-    kept = [copy.copy(r) for r in ordered]
+    kept = [copy.copy(r) for r in in_launch_order(self, found.values())]
     return filter_reservations(kept, filters)
+
+
+def in_launch_order(backend, reservations):
+    # moto's own order; one read before the index numbered it goes last.
+    launched = index(backend).launched
+    return sorted(reservations, key=lambda r: launched.get(r.id, len(launched)))
 
 
 def get_reservations_by_instance_ids_indexed(self, instance_ids, filters=None):
@@ -195,9 +199,8 @@ def get_reservations_by_instance_ids_indexed(self, instance_ids, filters=None):
         hit = find(self, vm)
         if hit is not None:
             hits.setdefault(hit[0].id, hit[0])
-    launched = index(self).launched
     reservations = []
-    for r in sorted(hits.values(), key=lambda r: launched.get(r.id, len(launched))):
+    for r in in_launch_order(self, hits.values()):
         r = copy.copy(r)
         r.instances = [i for i in r.instances if i.id in wanted]
         reservations.append(r)

@@ -615,7 +615,7 @@ impl Provisioner {
                         .collect();
                     target.subnets = Vec::new();
                 }
-                let listed = match cloud.tagged(owner, Some(&g.id)).await {
+                let listed = match crate::ended::tagged(cloud.as_ref(), owner, Some(&g.id)).await {
                     Ok(t) => {
                         let recorded = here.iter().map(|m| m.id.as_str());
                         crate::ended::with_ended(cloud.as_ref(), t, recorded).await

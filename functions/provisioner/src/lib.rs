@@ -510,8 +510,7 @@ impl Provisioner {
 
         // Observe.
         let observed = match self.connect_record(owner, &g.cloud).await? {
-            Ok((record, cloud)) => cloud
-                .tagged(owner, Some(&g.id))
+            Ok((record, cloud)) => crate::ended::tagged(cloud.as_ref(), owner, Some(&g.id))
                 .await
                 .map(|t| (record, cloud, t)),
             Err(e) => Err(e),

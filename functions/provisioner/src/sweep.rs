@@ -83,7 +83,7 @@ impl Provisioner {
                 return Ok(report);
             }
         };
-        let tagged = match cloud.tagged(owner, None).await {
+        let tagged = match crate::ended::tagged(cloud.as_ref(), owner, None).await {
             Ok(t) => t,
             Err(e) => return Ok(self.unanswered(s, &queued, report, &e).await),
         };

@@ -373,12 +373,24 @@ impl Member {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tagged {
     pub seen: Seen,
-    /// The group's name and id tags; None on a VM that carries no such tag.
+    /// The owner's, group's name and id tags as the answer shows them; None on a VM that
+    /// carries no such tag.
+    pub owner: Option<String>,
     pub group: Option<String>,
     pub group_id: Option<String>,
     /// Its addresses, where it has them (a probe calls one: `phantom_rules::probe`).
     pub private_ip: Option<String>,
     pub public_ip: Option<String>,
+}
+
+impl Tagged {
+    /// Whether the answer shows it with the owner's tag (and the group's id, if one is asked).
+    /// EC2's tag filters are eventually consistent: a VM untagged a moment ago (detached) may
+    /// still match them, showing the tags it has now.
+    pub fn carries(&self, owner: &str, group_id: Option<&str>) -> bool {
+        self.owner.as_deref() == Some(owner)
+            && group_id.is_none_or(|id| self.group_id.as_deref() == Some(id))
+    }
 }
 
 /// What a VM was launched with, as its cloud describes it: a launch configuration made from an
@@ -432,5 +444,40 @@ mod tests {
             assert_eq!(l.is_warm(), l.as_str().starts_with("Warmed:"), "{l:?}");
         }
         assert_eq!(Lifecycle::parse("Warmed:Frozen"), None);
+    }
+}
+
+#[cfg(test)]
+mod tagged_tests {
+    use super::*;
+
+    fn shown(owner: Option<&str>, group_id: Option<&str>) -> Tagged {
+        Tagged {
+            seen: Seen {
+                id: "i-1".into(),
+                state: CloudState::Running,
+                zone: "a".into(),
+                launched_ms: 0,
+                instance_type: "t2.micro".into(),
+                market: Market::OnDemand,
+                pool: false,
+            },
+            owner: owner.map(str::to_string),
+            group: None,
+            group_id: group_id.map(str::to_string),
+            private_ip: None,
+            public_ip: None,
+        }
+    }
+
+    #[test]
+    fn a_vm_is_the_owners_and_the_groups_only_as_its_answer_shows_it() {
+        assert!(shown(Some("u"), Some("g1")).carries("u", Some("g1")));
+        assert!(shown(Some("u"), None).carries("u", None));
+        // Untagged since the filter matched it (detached), or moved to another group of theirs.
+        assert!(!shown(None, None).carries("u", None));
+        assert!(!shown(Some("v"), Some("g1")).carries("u", Some("g1")));
+        assert!(!shown(Some("u"), Some("g2")).carries("u", Some("g1")));
+        assert!(!shown(Some("u"), None).carries("u", Some("g1")));
     }
 }

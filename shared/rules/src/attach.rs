@@ -66,6 +66,7 @@ mod tests {
                 market: phantom_model::instance::Market::OnDemand,
                 pool: false,
             },
+            owner: Some("u".into()),
             group: (!group_id.is_empty()).then(|| "other".into()),
             group_id: (!group_id.is_empty()).then(|| group_id.into()),
             private_ip: None,

@@ -978,6 +978,56 @@ async fn attach_and_detach_instances() {
     assert_eq!(now.len(), 1);
 }
 
+/// A detached VM runs on, out of the group, while the cloud's tag filters still match the tags it
+/// had (EC2's tags are eventually consistent). CI's moto showed it so: a DescribeInstances by the
+/// owner's tag matched it before DetachInstances' DeleteTags and answered with its tags gone, and
+/// the health check's sweep took it for an orphan and terminated it.
+#[tokio::test]
+async fn a_vm_detached_while_the_tag_filters_lag_is_neither_ended_nor_taken_back() {
+    let w = World::new().await;
+    let u = setup(&w, "lagging", 1).await;
+    let c = w.sdk(&u);
+    let first = in_service(&w, &u, "web").await;
+    let outside = w.hotel.outside();
+    c.attach_instances()
+        .auto_scaling_group_name("web")
+        .instance_ids(&outside)
+        .send()
+        .await
+        .unwrap();
+    w.until(10, "the attached VM InService", async || {
+        in_service(&w, &u, "web")
+            .await
+            .contains(&outside)
+            .then_some(())
+    })
+    .await;
+    w.hotel.set_tag_lag(std::time::Duration::from_secs(60));
+    for (id, decrement) in [(&outside, true), (&first[0], false)] {
+        c.detach_instances()
+            .auto_scaling_group_name("web")
+            .instance_ids(id)
+            .should_decrement_desired_capacity(decrement)
+            .send()
+            .await
+            .unwrap();
+        w.run_for(20).await;
+        assert!(
+            w.hotel.alive().contains(id),
+            "{id} detached, not terminated"
+        );
+        assert!(w.hotel.tags_of(id).is_empty(), "{id} untagged");
+        let ids = in_service(&w, &u, "web").await;
+        assert!(!ids.contains(id), "{id} not taken back: {ids:?}");
+        assert_eq!(ids.len(), 1, "{ids:?}");
+    }
+    assert_eq!(
+        w.hotel.alive().len(),
+        3,
+        "two detached VMs and the replacement"
+    );
+}
+
 /// DescribeAccountLimits: the limits Phantom enforces, and the caller's counts; past the limit a
 /// creation is refused with LimitExceeded.
 #[tokio::test]

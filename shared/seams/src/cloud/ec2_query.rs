@@ -706,6 +706,7 @@ pub(crate) fn tagged(i: &Node) -> Result<Tagged, CloudError> {
             id: id.clone(),
             pool: tag(TAG_WARM_POOL).is_some(),
         },
+        owner: tag(TAG_OWNER),
         group: tag(TAG_GROUP),
         group_id: tag(TAG_GROUP_ID),
         private_ip: i.path(&["privateIpAddress"]).map(|n| n.text.clone()),

@@ -33,12 +33,20 @@ impl MemoryCloud {
         st.lose_answers = 0;
         st.capacity = None;
         st.describe_lag_ms = 0;
+        st.tag_lag_ms = 0;
     }
 
     /// New VMs are missing from DescribeInstances for `lag` after their launch (EC2's eventual
     /// consistency).
     pub fn set_describe_lag(&self, lag: Duration) {
         self.state().describe_lag_ms = lag.as_millis() as i64;
+    }
+
+    /// A VM's tags are matched by DescribeInstances' filters `lag` behind their changes (EC2's
+    /// tags are eventually consistent): a VM untagged within it is still found by its old owner,
+    /// and shows the tags it has now.
+    pub fn set_tag_lag(&self, lag: Duration) {
+        self.state().tag_lag_ms = lag.as_millis() as i64;
     }
 
     /// The next `n` calls of any kind fail so.

@@ -96,6 +96,12 @@ struct State {
     /// A new VM is missing from DescribeInstances this long after its launch, as EC2's answers
     /// are eventually consistent.
     describe_lag_ms: i64,
+    /// A VM's tag filter follows its tags this long behind (EC2's tags are eventually
+    /// consistent): a VM untagged within it is still found by its old owner, showing its new tags.
+    tag_lag_ms: i64,
+    /// Tags changed within the tag lag, still matched by filters until then: (when, id, the
+    /// tags before), oldest first.
+    unindex: VecDeque<(i64, String, BTreeMap<String, String>)>,
     tokens: BTreeMap<String, Vec<String>>,
     next: u64,
     next_zone: usize,
@@ -145,7 +151,40 @@ struct State {
     status_calls: usize,
 }
 
+/// Whether a filter on tag `key` still matches `value` on VM `id`: it had it within the tag lag.
+fn had_tag(
+    unindex: &VecDeque<(i64, String, BTreeMap<String, String>)>,
+    id: &str,
+    key: &str,
+    value: &str,
+) -> bool {
+    unindex
+        .iter()
+        .any(|(_, i, t)| i == id && t.get(key).map(String::as_str) == Some(value))
+}
+
 impl State {
+    /// The owner index catches up with the tag changes older than the tag lag.
+    fn follow_tags(&mut self, now: i64) {
+        while self.unindex.front().is_some_and(|(at, _, _)| now >= *at) {
+            let Some((_, id, before)) = self.unindex.pop_front() else {
+                break;
+            };
+            let Some(owner) = before.get(TAG_OWNER) else {
+                continue;
+            };
+            let owns = self
+                .vms
+                .get(&id)
+                .is_some_and(|vm| vm.tags.get(TAG_OWNER) == Some(owner));
+            if !owns && !had_tag(&self.unindex, &id, TAG_OWNER, owner) {
+                if let Some(set) = self.by_owner.get_mut(owner) {
+                    set.remove(&id);
+                }
+            }
+        }
+    }
+
     /// Drops the VMs terminated `forget_ms` ago or longer, as EC2 stops listing them.
     fn forget(&mut self, now: i64) {
         while self
@@ -637,6 +676,7 @@ impl Lookup for MemoryCloud {
                     let tag = |k: &str| vm.tags.get(k).cloned();
                     Tagged {
                         seen: vm.seen(),
+                        owner: tag(TAG_OWNER),
                         group: tag(TAG_GROUP),
                         group_id: tag(TAG_GROUP_ID),
                         private_ip: Some(vm.address()),
@@ -813,10 +853,12 @@ impl Cloud for MemoryCloud {
             let mut st = self.state();
             st.tagged_calls += 1;
             st.forget(now);
+            st.follow_tags(now);
             let st = &mut *st;
             let mut out = Vec::new();
             let ids = st.by_owner.get(owner).cloned().unwrap_or_default();
             let (boot_ms, lag_ms) = (st.boot_ms, st.describe_lag_ms);
+
             for id in &ids {
                 let Some(vm) = st.vms.get_mut(id) else {
                     continue;
@@ -825,9 +867,11 @@ impl Cloud for MemoryCloud {
                     continue;
                 }
                 let tag = |k: &str| vm.tags.get(k).cloned();
-                if group_id.is_some_and(|g| tag(TAG_GROUP_ID).as_deref() != Some(g))
-                    || vm.state == CloudState::Terminated
-                {
+                let unmatched = group_id.is_some_and(|g| {
+                    tag(TAG_GROUP_ID).as_deref() != Some(g)
+                        && !had_tag(&st.unindex, id, TAG_GROUP_ID, g)
+                });
+                if unmatched || vm.state == CloudState::Terminated {
                     continue;
                 }
                 // A new VM boots by the time anyone looks (or after the boot time set).
@@ -836,6 +880,7 @@ impl Cloud for MemoryCloud {
                 }
                 out.push(Tagged {
                     seen: vm.seen(),
+                    owner: tag(TAG_OWNER),
                     group: tag(TAG_GROUP),
                     group_id: tag(TAG_GROUP_ID),
                     private_ip: Some(vm.address()),
@@ -968,6 +1013,7 @@ impl MemoryCloud {
         change: impl Fn(&mut BTreeMap<String, String>),
     ) -> Result<(), CloudError> {
         self.enter().await?;
+        let now = self.clock.now_ms();
         {
             let mut st = self.state();
             let st = &mut *st;
@@ -978,17 +1024,25 @@ impl MemoryCloud {
                 let Some(vm) = st.vms.get_mut(id) else {
                     continue;
                 };
-                if let Some(owner) = vm.tags.get(TAG_OWNER) {
-                    if let Some(set) = st.by_owner.get_mut(owner) {
-                        set.remove(id);
-                    }
-                }
+                let before = vm.tags.clone();
                 change(&mut vm.tags);
-                if let Some(owner) = vm.tags.get(TAG_OWNER) {
+                if before == vm.tags {
+                    continue;
+                }
+                let owner = before.get(TAG_OWNER).cloned();
+                if let Some(after) = vm.tags.get(TAG_OWNER) {
                     st.by_owner
-                        .entry(owner.clone())
+                        .entry(after.clone())
                         .or_default()
                         .insert(id.clone());
+                }
+                if st.tag_lag_ms > 0 {
+                    st.unindex
+                        .push_back((now + st.tag_lag_ms, id.clone(), before));
+                } else if let Some(owner) = owner.filter(|o| vm.tags.get(TAG_OWNER) != Some(o)) {
+                    if let Some(set) = st.by_owner.get_mut(&owner) {
+                        set.remove(id);
+                    }
                 }
             }
         }

@@ -9,6 +9,8 @@
 //! - `tenancy`: a VM tagged with a group's id is tagged as that group's owner's;
 //! - `hooks-end`: after every step, no VM waits on a lifecycle hook (or a drain) more than
 //!   `HOOK_SLACK_MS` past its timeout (the clock's jumps since not counted);
+//! - `detached-runs`: after every step, a VM its user detached runs on until a fault ends it or
+//!   the user attaches it again;
 //! - `bounds`: after every step, a group's desired capacity is within its MinSize and MaxSize,
 //!   whatever set it (a user, a scheduled action, a policy, an alarm, a forecast);
 //! - `answers` (in `work` and `rest`): no 5xx a fault does not explain, every answer in the
@@ -371,6 +373,23 @@ pub(super) async fn safety(sim: &mut Sim) {
         .checks
         .entry("capacity+launched-once+bounds+tenancy+hooks-end")
         .or_default() += checked;
+    // A detached VM is the user's alone: only a fault ends it.
+    let running: std::collections::BTreeSet<&str> = vms.iter().map(|v| v.id.as_str()).collect();
+    let mut detached = 0;
+    for a in &mut sim.actors {
+        for id in &a.detached {
+            detached += 1;
+            if !running.contains(id.as_str()) && !sim.ended.contains(id) {
+                broken.push((
+                    "detached-runs",
+                    id.clone(),
+                    format!("{id}, detached by {}, was terminated", a.user.name),
+                ));
+            }
+        }
+        a.detached.retain(|id| running.contains(id.as_str()));
+    }
+    *sim.out.tally.checks.entry("detached-runs").or_default() += detached;
     let t = &mut sim.out.tally;
     t.longest_hook_overrun_ms = t.longest_hook_overrun_ms.max(overrun);
     // Each thing broken is told once a run, when first seen.

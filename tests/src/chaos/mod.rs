@@ -20,7 +20,7 @@ use phantom_seams::cloud::memory::{Fault, MemoryCloud, Which};
 use phantom_seams::queue::{Reconcile, WorkQueue};
 use phantom_seams::store::{Fleet, Groups, StoreFault, Watch};
 use rng::Rng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Where every simulated run's clock starts (2026-01-01T00:00:00Z): the same every run.
@@ -54,8 +54,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// group's `AWS/EC2` `CPUUtilization`, read from the metric source; 13: and GetMetricData's metric
 /// math, and DescribeAlarms of the target tracking policies' alarms; 14: and least privilege
 /// (`iam`: an IAM user with the cluster-autoscaler's policy sets the sizes of the groups its
-/// user tags for it, and is refused on the others).
-pub const MIX: u32 = 14;
+/// user tags for it, and is refused on the others); 15: and a cloud's tag filters lagging behind
+/// its tags (`tag-lag`: a VM untagged a moment ago still matches its old owner's filter).
+pub const MIX: u32 = 15;
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +182,7 @@ struct Rates {
     load: f64,
     day_jump: f64,
     cloud_out: f64,
+    tag_lag: f64,
 }
 
 impl Rates {
@@ -218,6 +220,7 @@ impl Rates {
             load: 0.0,
             day_jump: 0.0,
             cloud_out: 0.0,
+            tag_lag: 0.0,
         };
         // Drawn only from mix 3 on, so that the earlier mixes' seeds replay as they were found.
         if mix >= 3 {
@@ -240,6 +243,9 @@ impl Rates {
         }
         if mix >= 6 {
             rates.cloud_out = rate(0.04);
+        }
+        if mix >= 15 {
+            rates.tag_lag = rate(0.05);
         }
         rates
     }
@@ -288,6 +294,9 @@ struct Sim {
     /// was (Unix ms): on its way out, so letting it go is no flap, and a launch soon after may be
     /// its replacement (`no-flap`).
     ailing: BTreeMap<String, i64>,
+    /// VMs a fault ended (they died, or their spot capacity was taken back): a detached one may
+    /// go so (`detached-runs`).
+    ended: BTreeSet<String>,
     /// The VMs' CPU load as the metric source has it (`load`); from mix 10 each group's
     /// `App`/`Load` in Phantom's CloudWatch too, as a CloudWatch agent publishes it.
     load: f64,
@@ -435,6 +444,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_refuse_until: None,
         doomed: Vec::new(),
         ailing: BTreeMap::new(),
+        ended: BTreeSet::new(),
         load: rest::CPU_TARGET,
         no_spot: Vec::new(),
         out_clouds: Vec::new(),
@@ -578,11 +588,6 @@ impl Sim {
         } else {
             Vec::new()
         };
-        let alive: Vec<String> = ["hotel", "sierra"]
-            .iter()
-            .flat_map(|c| self.cloud(c).alive())
-            .collect();
-        self.actors[who].detached.retain(|id| alive.contains(id));
         let tg = target_group(&self.actors[who].user.name);
         let (topic, hook_queue) = (
             topic(&self.actors[who].user.name),
@@ -719,6 +724,7 @@ impl Sim {
             ("load", r.load),
             ("day-jump", r.day_jump),
             ("cloud-out", r.cloud_out),
+            ("tag-lag", r.tag_lag),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -767,6 +773,7 @@ impl Sim {
             "vm-death" => match vm {
                 Some(id) => {
                     self.cloud(on).terminate_outside(&id);
+                    self.ended.insert(id.clone());
                     format!("{on}: {id} dies")
                 }
                 None => return,
@@ -804,6 +811,13 @@ impl Sim {
                 self.cloud(on).fail_health_check(&tg, &id, true);
                 self.ail(&id);
                 format!("{on}: {id} fails its target group's health check")
+            }
+            "tag-lag" => {
+                // EC2's tags are eventually consistent: a detached VM still matches its owner.
+                let secs = self.rng.between(1, 30) as u64;
+                self.cloud(on)
+                    .set_tag_lag(std::time::Duration::from_secs(secs));
+                format!("{on}: tag filters match the tags VMs had {secs} s ago")
             }
             "describe-lag" => {
                 // Within how long Phantom waits for a new VM to show (`MISSING_GRACE_MS`).
@@ -849,6 +863,7 @@ impl Sim {
                 };
                 self.cloud(on).warn_interruption(&id);
                 self.ail(&id);
+                self.ended.insert(id.clone());
                 let at = self.w.clock.now_ms() + 120_000;
                 self.doomed.push((on, id.clone(), at));
                 format!("{on}: spot {id} is warned of its interruption in two minutes")
@@ -933,7 +948,7 @@ impl Sim {
         let now = self.w.clock.now_ms();
         let (scope, until) = match kind {
             "zone-full" | "vm-death" | "impaired" | "slow-boot" | "lb-unhealthy" | "load"
-            | "scheduled-event" | "rebalance-signal" | "spot-interruption" => ("", now),
+            | "scheduled-event" | "rebalance-signal" | "spot-interruption" | "tag-lag" => ("", now),
             "cloud-error" | "lost-answer" | "describe-lag" | "spot-short" | "cloud-out" => {
                 (on, now + 30_000)
             }

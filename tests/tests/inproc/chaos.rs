@@ -1120,3 +1120,20 @@ async fn seed_9387_a_refresh_launches_its_replacements_after_a_move() {
         .await;
     }
 }
+
+/// Seed 103 (mix 15, 143 steps): a VM its user detached while its cloud's tag filters lagged was
+/// found by its owner's filter with its tags gone; the health check's sweep took it for an
+/// orphan and terminated it (CI's moto showed the same at bfd1466). The sweep and the round keep
+/// only the VMs their answer shows tagged so (`Tagged::carries`).
+#[tokio::test]
+async fn seed_103_a_vm_detached_while_the_tag_filters_lag_runs_on() {
+    holds(
+        103,
+        Settings {
+            steps: 143,
+            mix: 15,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

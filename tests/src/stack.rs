@@ -604,6 +604,33 @@ fn instances(out: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// Prints the last lines of its stack's log if the test panics while it lives (`Stack::tell_on_panic`).
+pub struct TellOnPanic<'a>(&'a Stack);
+
+impl Drop for TellOnPanic<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        const LINES: usize = 80;
+        let path = self.0.run_dir.join("api.log");
+        let log = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        eprintln!("the last {LINES} lines of {}:", path.display());
+        for line in &lines[lines.len().saturating_sub(LINES)..] {
+            eprintln!("{line}");
+        }
+    }
+}
+
+impl Stack {
+    /// A guard that prints the stack's last log lines if the test fails while it lives: for the
+    /// tests whose failure the functions' own account explains (a stack of the test file's own).
+    pub fn tell_on_panic(&self) -> TellOnPanic<'_> {
+        TellOnPanic(self)
+    }
+}
+
 /// Polls `check` every 200 ms until it returns Some, or panics after `secs` seconds saying `what`.
 pub fn eventually<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);

@@ -446,7 +446,8 @@ async fn contract(s: &dyn Store, u: &str) {
         s.take_lease(claim(&alice, "g1", "h2", 2_000, 60_000))
             .await
             .unwrap(),
-        Lease::Busy
+        // Until when the holder's lease runs, unless renewed.
+        Lease::Busy { until_ms: 61_000 }
     ));
     assert!(matches!(
         s.take_lease(claim(&alice, "nope", "h2", 2_000, 60_000))
@@ -504,7 +505,7 @@ async fn contract(s: &dyn Store, u: &str) {
         s.take_lease(claim(&alice, "g1", "h5", 140_000, 60_000))
             .await
             .unwrap(),
-        Lease::Busy
+        Lease::Busy { until_ms: 180_000 }
     ));
     s.release_lease(&alice, "g1", "h4", None).await.unwrap();
     // Given back, it is no one's to renew.

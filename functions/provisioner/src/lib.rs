@@ -64,6 +64,8 @@ pub const LEASE_MS: i64 = 10_000;
 /// How often a holder at work renews its lease: three times a lease, so one late or failed
 /// renewal loses nothing.
 const RENEW_EVERY: std::time::Duration = std::time::Duration::from_millis(LEASE_MS as u64 / 3);
+/// A lease not renewed for half its length: its holder missed a renewal, and is taken for dead.
+const OVERDUE_MS: i64 = LEASE_MS / 2;
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 
@@ -81,9 +83,17 @@ pub struct Provisioner {
 /// What one reconcile came to (for the log line and the tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    Done { launched: usize, terminated: usize },
+    Done {
+        launched: usize,
+        terminated: usize,
+    },
     Deleted,
     Busy,
+    /// Held by a holder that stopped renewing its lease (killed mid-round): the message is
+    /// queued again for when the lease runs out, `until_ms`.
+    Abandoned {
+        until_ms: i64,
+    },
     NoGroup,
     Waiting,
 }
@@ -169,6 +179,10 @@ impl Provisioner {
                             || msg.reason == phantom_rules::notification::LAST_WORDS)
                     {
                         self.enqueue(&msg, 1).await;
+                    }
+                    if let Outcome::Abandoned { until_ms } = outcome {
+                        let wait_ms = (until_ms - self.clock.now_ms()).max(0);
+                        self.enqueue(&msg, (wait_ms / 1000 + 1) as i32).await;
                     }
                     tracing::info!(
                         message_id = id,
@@ -367,10 +381,17 @@ impl Provisioner {
                     *held = true;
                     g
                 }
-                // Someone else's, or no group (any lease this holder had went with it).
-                Lease::Busy => {
+                // Someone else's, or no group (any lease this holder had went with it). A live
+                // holder's rounds go on until the group stands still: this message's work is
+                // theirs. A dead one's lease outlives the redelivery of its own message.
+                Lease::Busy { until_ms } => {
                     *held = false;
-                    return Ok(Outcome::Busy);
+                    let renewed_ms = until_ms - LEASE_MS;
+                    return Ok(if self.clock.now_ms() - renewed_ms > OVERDUE_MS {
+                        Outcome::Abandoned { until_ms }
+                    } else {
+                        Outcome::Busy
+                    });
                 }
                 Lease::NoGroup => {
                     *held = false;

@@ -27,6 +27,7 @@ const WITHIN_SECS: u64 = 15;
 fn a_provisioner_killed_at_work_holds_its_group_back_no_longer_than_a_replacement_takes() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = here();
+    let _tell = s.tell_on_panic();
     let u = s.new_user("lambda-kill");
     s.lc_and_group(&u, "web", 0, 6, 1);
     s.serving(&u, "web", 1);
@@ -89,6 +90,7 @@ fn provisioner_lines(s: &Stack, from: usize) -> Vec<(usize, Value)> {
 fn a_provisioner_invocation_that_times_out_mid_batch_loses_nothing_and_launches_nothing_twice() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = here();
+    let _tell = s.tell_on_panic();
     let u = s.new_user("lambda-timeout");
     let (cloud, proxy) = s.proxied_cloud(&u, "slow");
     s.aws(&u, &argv!("create-launch-configuration --launch-configuration-name web@slow --image-id ami-1e749f67 --instance-type t2.micro")).json();

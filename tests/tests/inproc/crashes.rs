@@ -9,7 +9,7 @@ use crate::{create_group, create_lc, group};
 use phantom_e2e::steps::Steps;
 use phantom_e2e::world::World;
 use phantom_e2e::User;
-use phantom_seams::queue::Reconcile;
+use phantom_seams::queue::{Reconcile, WorkQueue};
 
 /// How long, on the world's clock, a group may wait after its reconcile's holder died.
 const WITHIN_SECS: u64 = 15;
@@ -272,4 +272,35 @@ async fn a_holder_at_work_keeps_its_lease_past_its_first_end() {
         matches!(done, provisioner::Outcome::Done { launched: 2, .. }),
         "{done:?}"
     );
+}
+
+/// A holder killed with the group's lease, and its message back before the lease runs out (a
+/// queue whose visibility timeout ends first, as the Lambda e2e stack's 10 s against a 5 s
+/// timeout and a 10 s lease): the lease is found held and not renewed, so the message is queued
+/// again for when it runs out, and the provisioner alone, with no health check to find the group
+/// off its size, brings it there. Dropped as busy, it waited for the next sweep, a minute on a
+/// quiet cloud (CI's Lambda stack at c0bcd76).
+#[tokio::test]
+async fn a_message_that_meets_its_dead_holders_lease_comes_back_when_the_lease_ends() {
+    let Given { w, u, .. } = Given::user("abandoned").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+    while !w.queue.receive(10).is_empty() {}
+    let msg = Reconcile::new(&u.name, "web", "crash test");
+    assert!(
+        w.reconcile_crashing_at(&msg, 1).await,
+        "killed once it took the lease"
+    );
+    // Past a missed renewal, within the lease.
+    w.clock.advance_ms(6_000);
+    let outcome = w.provisioner().reconcile(&msg).await.unwrap();
+    assert!(
+        matches!(outcome, provisioner::Outcome::Abandoned { .. }),
+        "{outcome:?}"
+    );
+    w.queue.send(&msg.into(), 0).await.unwrap();
+    w.run_without_sweeps(1).await;
+    assert!(w.hotel.alive().is_empty(), "the lease still holds");
+    w.run_without_sweeps(10).await;
+    assert_eq!(w.hotel.alive().len(), 2, "the group at its size");
 }

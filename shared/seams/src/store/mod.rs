@@ -122,7 +122,10 @@ pub struct Usage {
 #[derive(Debug)]
 pub enum Lease {
     Taken(Box<Group>),
-    Busy,
+    /// Another holder's, until `until_ms` (Unix ms) unless it renews it.
+    Busy {
+        until_ms: i64,
+    },
     NoGroup,
 }
 

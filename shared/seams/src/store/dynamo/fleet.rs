@@ -36,14 +36,17 @@ impl Fleet for DynamoStore {
                 let Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)) = e.as_service_error() else {
                     return Err(unavailable(e));
                 };
-                let exists = match c.item() {
-                    Some(_) => true,
-                    None => self
-                        .get(owner(user), format!("{ASG}{group}"))
-                        .await?
-                        .is_some(),
+                // ReturnValuesOnConditionCheckFailure ALL_OLD: the group and its lease, if any.
+                let item = match c.item() {
+                    Some(item) => Some(item.clone()),
+                    None => self.get(owner(user), format!("{ASG}{group}")).await?,
                 };
-                Ok(if exists { Lease::Busy } else { Lease::NoGroup })
+                let Some(item) = item else {
+                    return Ok(Lease::NoGroup);
+                };
+                Ok(Lease::Busy {
+                    until_ms: get_n(&item, "lease_until")?,
+                })
             }
         }
     }

@@ -14,7 +14,9 @@ impl Fleet for MemoryStore {
             match st.groups.get_mut(&owned(claim.user, claim.group)) {
                 None => Lease::NoGroup,
                 Some(s) => match &s.lease {
-                    Some((h, until)) if *until >= claim.now_ms && h != claim.holder => Lease::Busy,
+                    Some((h, until)) if *until >= claim.now_ms && h != claim.holder => {
+                        Lease::Busy { until_ms: *until }
+                    }
                     _ => {
                         s.lease = Some((claim.holder.to_string(), claim.until_ms()));
                         Lease::Taken(Box::new(s.group.clone()))

@@ -1,6 +1,6 @@
 //! The ways real clouds fail, on demand: refusals, server errors and throttling, slowness,
 //! unreachability, an answer lost after the launch happened, running out of capacity, new VMs
-//! missing from DescribeInstances for a while.
+//! missing from DescribeInstances for a while, tag filters matching tags a moment old.
 
 use super::*;
 

@@ -101,7 +101,7 @@ struct State {
     tag_lag_ms: i64,
     /// Tags changed within the tag lag, still matched by filters until then: (when, id, the
     /// tags before), oldest first.
-    unindex: VecDeque<(i64, String, BTreeMap<String, String>)>,
+    stale_tags: VecDeque<(i64, String, BTreeMap<String, String>)>,
     tokens: BTreeMap<String, Vec<String>>,
     next: u64,
     next_zone: usize,
@@ -153,12 +153,12 @@ struct State {
 
 /// Whether a filter on tag `key` still matches `value` on VM `id`: it had it within the tag lag.
 fn had_tag(
-    unindex: &VecDeque<(i64, String, BTreeMap<String, String>)>,
+    stale_tags: &VecDeque<(i64, String, BTreeMap<String, String>)>,
     id: &str,
     key: &str,
     value: &str,
 ) -> bool {
-    unindex
+    stale_tags
         .iter()
         .any(|(_, i, t)| i == id && t.get(key).map(String::as_str) == Some(value))
 }
@@ -166,8 +166,8 @@ fn had_tag(
 impl State {
     /// The owner index catches up with the tag changes older than the tag lag.
     fn follow_tags(&mut self, now: i64) {
-        while self.unindex.front().is_some_and(|(at, _, _)| now >= *at) {
-            let Some((_, id, before)) = self.unindex.pop_front() else {
+        while self.stale_tags.front().is_some_and(|(at, _, _)| now >= *at) {
+            let Some((_, id, before)) = self.stale_tags.pop_front() else {
                 break;
             };
             let Some(owner) = before.get(TAG_OWNER) else {
@@ -177,7 +177,7 @@ impl State {
                 .vms
                 .get(&id)
                 .is_some_and(|vm| vm.tags.get(TAG_OWNER) == Some(owner));
-            if !owns && !had_tag(&self.unindex, &id, TAG_OWNER, owner) {
+            if !owns && !had_tag(&self.stale_tags, &id, TAG_OWNER, owner) {
                 if let Some(set) = self.by_owner.get_mut(owner) {
                     set.remove(&id);
                 }
@@ -858,7 +858,6 @@ impl Cloud for MemoryCloud {
             let mut out = Vec::new();
             let ids = st.by_owner.get(owner).cloned().unwrap_or_default();
             let (boot_ms, lag_ms) = (st.boot_ms, st.describe_lag_ms);
-
             for id in &ids {
                 let Some(vm) = st.vms.get_mut(id) else {
                     continue;
@@ -869,7 +868,7 @@ impl Cloud for MemoryCloud {
                 let tag = |k: &str| vm.tags.get(k).cloned();
                 let unmatched = group_id.is_some_and(|g| {
                     tag(TAG_GROUP_ID).as_deref() != Some(g)
-                        && !had_tag(&st.unindex, id, TAG_GROUP_ID, g)
+                        && !had_tag(&st.stale_tags, id, TAG_GROUP_ID, g)
                 });
                 if unmatched || vm.state == CloudState::Terminated {
                     continue;
@@ -1037,7 +1036,7 @@ impl MemoryCloud {
                         .insert(id.clone());
                 }
                 if st.tag_lag_ms > 0 {
-                    st.unindex
+                    st.stale_tags
                         .push_back((now + st.tag_lag_ms, id.clone(), before));
                 } else if let Some(owner) = owner.filter(|o| vm.tags.get(TAG_OWNER) != Some(o)) {
                     if let Some(set) = st.by_owner.get_mut(&owner) {

@@ -66,6 +66,12 @@ pub const LEASE_MS: i64 = 10_000;
 const RENEW_EVERY: std::time::Duration = std::time::Duration::from_millis(LEASE_MS as u64 / 3);
 /// A lease not renewed for half its length: its holder missed a renewal, and is taken for dead.
 const OVERDUE_MS: i64 = LEASE_MS / 2;
+
+/// Whether another holder's lease, running until `until_ms`, was left by a dead holder: it was
+/// last renewed more than `OVERDUE_MS` ago.
+fn abandoned(until_ms: i64, now_ms: i64) -> bool {
+    now_ms - (until_ms - LEASE_MS) > OVERDUE_MS
+}
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 
@@ -386,8 +392,7 @@ impl Provisioner {
                 // theirs. A dead one's lease outlives the redelivery of its own message.
                 Lease::Busy { until_ms } => {
                     *held = false;
-                    let renewed_ms = until_ms - LEASE_MS;
-                    return Ok(if self.clock.now_ms() - renewed_ms > OVERDUE_MS {
+                    return Ok(if abandoned(until_ms, self.clock.now_ms()) {
                         Outcome::Abandoned { until_ms }
                     } else {
                         Outcome::Busy
@@ -826,5 +831,18 @@ fn looks_again(msg: &Reconcile) -> bool {
 fn replaced(took: &[f64]) {
     for secs in took {
         phantom_metrics::ops::observe(phantom_metrics::ops::REPLACEMENT_SECONDS, &[], *secs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_abandoned_once_a_renewal_is_overdue() {
+        // Renewed (or taken) at 0: it runs until LEASE_MS.
+        assert!(!abandoned(LEASE_MS, RENEW_EVERY.as_millis() as i64));
+        assert!(!abandoned(LEASE_MS, OVERDUE_MS));
+        assert!(abandoned(LEASE_MS, OVERDUE_MS + 1));
     }
 }

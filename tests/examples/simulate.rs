@@ -411,11 +411,7 @@ async fn run(scale: f64) -> Outcome {
                 }
                 let start = Instant::now();
                 let failed = w.provisioner().handle_batch(batch.clone()).await;
-                for m in batch {
-                    if failed.contains(&m.id) {
-                        w.queue.retry(m.body, 5_000);
-                    }
-                }
+                w.queue.settle(&batch, &failed);
                 work.batches.fetch_add(1, Ordering::SeqCst);
                 work.provisioner_ms
                     .fetch_add(start.elapsed().as_millis() as u64, Ordering::SeqCst);

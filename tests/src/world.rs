@@ -680,8 +680,9 @@ impl World {
         (out.status, answer)
     }
 
-    /// Delivers queued messages to a provisioner until none is visible now; a failed message
-    /// comes back after 5 s, as the local runner does. Returns how many were handled.
+    /// Delivers queued messages to a provisioner until none is visible now, as Lambda's event
+    /// source does (a failed message comes back as the provisioner hid it). Returns how many were
+    /// handled.
     pub async fn settle(&self) -> usize {
         let mut handled = 0;
         loop {
@@ -691,11 +692,7 @@ impl World {
             }
             handled += batch.len();
             let failed = self.provisioner().handle_batch(batch.clone()).await;
-            for m in batch {
-                if failed.contains(&m.id) {
-                    self.queue.retry(m.body, 5_000);
-                }
-            }
+            self.queue.settle(&batch, &failed);
         }
     }
 
@@ -797,6 +794,28 @@ impl World {
 
     /// Runs one reconcile with the `k`-th adapter step armed to crash: true if it crashed there
     /// (the reconcile is dropped mid-way, as a killed Lambda is), false if it finished first.
+    /// Receives a batch and runs it with the `k`-th adapter step armed to crash, as a Lambda
+    /// invocation killed mid-batch: true if it crashed (its messages are left on the queue as it
+    /// last hid them), false if it finished first (settled as Lambda settles a batch).
+    pub async fn batch_crashing_at(&self, k: u64) -> bool {
+        let batch = self.queue.receive(10);
+        let p = self.provisioner();
+        self.trip.arm(k);
+        let failed = tokio::select! {
+            biased;
+            _ = self.trip.tripped() => None,
+            failed = p.handle_batch(batch.clone()) => Some(failed),
+        };
+        self.trip.disarm();
+        match failed {
+            Some(failed) => {
+                self.queue.settle(&batch, &failed);
+                false
+            }
+            None => true,
+        }
+    }
+
     pub async fn reconcile_crashing_at(&self, msg: &Reconcile, k: u64) -> bool {
         let p = self.provisioner();
         self.trip.arm(k);

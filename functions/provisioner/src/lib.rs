@@ -72,6 +72,10 @@ const OVERDUE_MS: i64 = LEASE_MS / 2;
 fn abandoned(until_ms: i64, now_ms: i64) -> bool {
     now_ms - (until_ms - LEASE_MS) > OVERDUE_MS
 }
+/// How long a running batch's messages stay hidden from the next receive, renewed with the leases.
+const HIDE_SECS: i32 = (LEASE_MS / 1000) as i32;
+/// How soon a message whose work failed comes back.
+const RETRY_SECS: i32 = 5;
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 
@@ -152,17 +156,47 @@ impl Provisioner {
             let waited = (now - m.due_ms).max(0) as f64 / 1000.0;
             phantom_metrics::ops::observe(phantom_metrics::ops::QUEUE_WAIT_SECONDS, &[], waited);
         }
-        let results = futures::future::join_all(
+        let receipts: Vec<String> = messages.iter().map(|m| m.receipt.clone()).collect();
+        let work = futures::future::join_all(
             messages
                 .into_iter()
-                .map(|m| async move { (self.handle(&m.id, &m.body).await, m.id) }),
-        )
-        .await;
-        results
+                .map(|m| async move { (self.handle(&m.id, &m.body).await, m) }),
+        );
+        let results = tokio::select! {
+            biased;
+            never = self.keep_hidden(&receipts) => match never {},
+            results = work => results,
+        };
+        let failed: Vec<Received> = results
             .into_iter()
             .filter(|(ok, _)| !ok)
-            .map(|(_, id)| id)
-            .collect()
+            .map(|(_, m)| m)
+            .collect();
+        // Lambda leaves a failed message to the queue's visibility timeout: back sooner.
+        let again: Vec<String> = failed.iter().map(|m| m.receipt.clone()).collect();
+        self.hide(&again, RETRY_SECS).await;
+        failed.into_iter().map(|m| m.id).collect()
+    }
+
+    /// Keeps a batch's messages hidden for a lease's length while it runs: a batch whose
+    /// invocation dies comes back when the leases its rounds took run out, not after the queue's
+    /// visibility timeout (6 minutes on AWS).
+    async fn keep_hidden(&self, receipts: &[String]) -> std::convert::Infallible {
+        loop {
+            self.hide(receipts, HIDE_SECS).await;
+            tokio::time::sleep(RENEW_EVERY).await;
+        }
+    }
+
+    /// Hides these messages of the batch for `secs` from now (logged if the queue refuses: they
+    /// come back after its visibility timeout then).
+    async fn hide(&self, receipts: &[String], secs: i32) {
+        let (Some(q), false) = (&self.queue, receipts.is_empty()) else {
+            return;
+        };
+        if let Err(e) = q.hide(receipts, secs).await {
+            tracing::warn!(messages = receipts.len(), secs, error = e, "could not hide the batch's messages; they come back after the queue's visibility timeout");
+        }
     }
 
     /// One message; false if it should come back.

@@ -17,7 +17,7 @@ async fn main() -> Result<(), Error> {
             .payload
             .records
             .into_iter()
-            // SQS gives every message an id, a body and a SentTimestamp; one without is
+            // SQS gives every message an id, a receipt, a body and a SentTimestamp; one without is
             // unreadable, as a body that is not a message is (logged and dropped).
             .filter_map(|m| {
                 let due = m
@@ -25,11 +25,13 @@ async fn main() -> Result<(), Error> {
                     .get(phantom_seams::queue::DUE_ATTRIBUTE)
                     .and_then(|a| a.string_value.clone());
                 let sent = m.attributes.get("SentTimestamp").cloned();
-                let (Some(id), Some(body)) = (m.message_id.clone(), m.body) else {
-                    tracing::error!(message_id = ?m.message_id, "a message without an id or a body dropped");
+                let (Some(id), Some(receipt), Some(body)) =
+                    (m.message_id.clone(), m.receipt_handle, m.body)
+                else {
+                    tracing::error!(message_id = ?m.message_id, "a message without an id, a receipt handle or a body dropped");
                     return None;
                 };
-                match Received::from_sqs(id, body, due.as_deref(), sent.as_deref()) {
+                match Received::from_sqs(id, receipt, body, due.as_deref(), sent.as_deref()) {
                     Ok(r) => Some(r),
                     Err(e) => {
                         tracing::error!(message_id = ?m.message_id, error = e, "an unreadable message dropped");

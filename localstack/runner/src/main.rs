@@ -4,7 +4,8 @@
 //!   Gateway's limit) get 413;
 //! - provisioner: fed from the emulator's real SQS queue (PHANTOM_WORK_QUEUE_URL), as Lambda's
 //!   event source mapping would: PHANTOM_POLLERS (default 4) pollers, each taking batches of up to
-//!   10 (Lambda runs batches concurrently too), failed messages back after a short wait; they and
+//!   10 (Lambda runs batches concurrently too), the failed ones left to their visibility (which
+//!   the provisioner itself shortens), the rest deleted; they and
 //!   the health check run on threads of their own, the api's requests on others;
 //! - health-check (with the scheduler): every PHANTOM_HEALTH_INTERVAL_SECS (default 5), as the
 //!   schedule would on AWS, and a beat of the pulse with it (the timer stands in for the chain of
@@ -223,7 +224,6 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
             .queue_url(&url)
             .max_number_of_messages(10)
             .wait_time_seconds(LONG_POLL_SECS)
-            .visibility_timeout(60)
             .message_attribute_names(phantom_seams::queue::DUE_ATTRIBUTE)
             .message_system_attribute_names(
                 aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
@@ -245,6 +245,12 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
             .iter()
             .filter_map(|m| Some((m.message_id()?.to_string(), m.receipt_handle()?.to_string())))
             .collect();
+        let receipt_of = |id: &str| {
+            receipts
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, r)| r.clone())
+        };
         let mut batch = Vec::new();
         let mut unreadable = Vec::new();
         for m in messages {
@@ -258,10 +264,14 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
                 .and_then(|a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp))
                 .cloned();
             let Some(id) = m.message_id else { continue };
+            let Some(receipt) = receipt_of(&id) else {
+                continue;
+            };
             // SQS always gives a body (possibly empty, which is then unreadable work).
             let body = m.body.unwrap_or_default();
             match phantom_seams::queue::Received::from_sqs(
                 id.clone(),
+                receipt,
                 body,
                 due.as_deref(),
                 sent.as_deref(),
@@ -277,30 +287,22 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
                 }
             }
         }
+        // As Lambda's event source with partial batch failures: the failed ones are left to
+        // their visibility (the provisioner hides them for a few seconds), the rest deleted.
         let mut failed = p.handle_batch(batch).await;
         failed.extend(unreadable);
         for (id, receipt) in receipts {
-            let result = if failed.contains(&id) {
-                // Back on the queue soon, as a failed Lambda batch item would be.
-                sqs.change_message_visibility()
-                    .queue_url(&url)
-                    .receipt_handle(receipt)
-                    .visibility_timeout(5)
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
-            } else {
-                sqs.delete_message()
-                    .queue_url(&url)
-                    .receipt_handle(receipt)
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
-            };
-            if let Err(e) = result {
-                tracing::warn!(message_id = id, error = e, "settling a message");
+            if failed.contains(&id) {
+                continue;
+            }
+            if let Err(e) = sqs
+                .delete_message()
+                .queue_url(&url)
+                .receipt_handle(receipt)
+                .send()
+                .await
+            {
+                tracing::warn!(message_id = id, error = %aws_sdk_sqs::error::DisplayErrorContext(e), "deleting a message");
             }
         }
     }

@@ -650,11 +650,7 @@ impl Sim {
                 batch.len()
             ));
             *self.out.tally.faults.entry("race").or_default() += 1;
-            for m in batch {
-                if failed.contains(&m.id) {
-                    self.w.queue.retry(m.body, 5_000);
-                }
-            }
+            self.w.queue.settle(&batch, &failed);
         }
         *self.out.tally.requests.entry(drawn.action).or_default() += 1;
         if answer == work::Answer::Code("OK".into()) {
@@ -1087,7 +1083,8 @@ impl Sim {
     }
 
     /// Delivers the work queue to provisioners until none is visible: a failed message comes
-    /// back after 5 s; a crashed batch's messages after the queue's visibility timeout (30 s).
+    /// back as the provisioner hid it (5 s); a crashed batch's messages as it last hid them (10 s
+    /// from the last time, a lease's length).
     /// The queue's faults strike here: a message delivered twice (the copy up to 40 s later) or
     /// late (1 to 60 s), a batch split between two provisioners at once, in reverse order.
     async fn settle(&mut self) {
@@ -1107,14 +1104,15 @@ impl Sim {
                         format!("more than {STORM} messages in one simulated second, {left} left"),
                     );
                 }
-                // The run is broken already: what is visible now is dropped, so that it ends.
-                while !self.w.queue.receive(100).is_empty() {}
+                // The run is broken already: the queue is emptied, so that it ends.
+                self.w.queue.purge();
                 return;
             }
             while self.queue_delay > 0 && !batch.is_empty() {
                 self.queue_delay -= 1;
                 let m = batch.remove(0);
                 let ms = self.rng.between(1, 60) * 1000;
+                self.w.queue.delete(&m.receipt);
                 self.w.queue.retry(m.body, ms);
             }
             for m in batch.iter().take(self.queue_duplicate) {
@@ -1143,22 +1141,12 @@ impl Sim {
             // What its rounds set (a LaunchInstances carried out raises it).
             self.see_desired().await;
             match failed {
-                Some(failed) => {
-                    for m in batch {
-                        if failed.contains(&m.id) {
-                            self.w.queue.retry(m.body, 5_000);
-                        }
-                    }
-                }
-                None => {
-                    self.say(format!(
-                        "the provisioner crashed with {} messages",
-                        batch.len()
-                    ));
-                    for m in batch {
-                        self.w.queue.retry(m.body, 30_000);
-                    }
-                }
+                Some(failed) => self.w.queue.settle(&batch, &failed),
+                // Its messages come back as it last hid them.
+                None => self.say(format!(
+                    "the provisioner crashed with {} messages",
+                    batch.len()
+                )),
             }
         }
     }

@@ -9,12 +9,16 @@ use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// This file's stack: the provisioner's Timeout and the work queue's visibility timeout short
-/// (template.yaml's parameters, as a deployment may set them), so a batch whose invocation timed
-/// out comes back within a test.
+/// This file's stack: the provisioner's Timeout short (template.yaml's parameter, as a deployment
+/// may set it), so an invocation times out within a test. The work queue's visibility timeout is
+/// longer than a test waits: a batch whose invocation died comes back because the provisioner hid
+/// it for a lease's length only.
 fn here() -> &'static Stack {
-    lambda_stack_with("ProvisionerTimeout=5 WorkVisibilityTimeout=10")
+    lambda_stack_with("ProvisionerTimeout=5 WorkVisibilityTimeout=40")
 }
+
+/// The work queue's visibility timeout in this file's stack.
+const VISIBILITY_SECS: u64 = 40;
 
 /// One test at a time: one kills every provisioner instance, the other waits for a timeout.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -31,7 +35,9 @@ fn a_provisioner_killed_at_work_holds_its_group_back_no_longer_than_a_replacemen
     let u = s.new_user("lambda-kill");
     s.lc_and_group(&u, "web", 0, 6, 1);
     s.serving(&u, "web", 1);
-    for (round, (desired, wait_ms)) in [(4, 100u64), (2, 300), (5, 600)].into_iter().enumerate() {
+    // Killed once its batch has begun (and hidden its message): a kill before that leaves the
+    // message to the queue's visibility timeout.
+    for (round, (desired, wait_ms)) in [(4, 200u64), (2, 300), (5, 600)].into_iter().enumerate() {
         let changed = Instant::now();
         s.aws(
             &u,
@@ -115,8 +121,9 @@ fn a_provisioner_invocation_that_times_out_mid_batch_loses_nothing_and_launches_
     });
     proxy.set(json!({"mode": "none", "rate": 0.0}));
 
-    // The batch comes back after the visibility timeout and its invocation succeeds.
-    eventually(60, "the timed-out batch redelivered and done", || {
+    // The batch comes back when the leases it took run out, long before the queue's visibility
+    // timeout, and its invocation succeeds.
+    let back = eventually(60, "the timed-out batch redelivered and done", || {
         provisioner_lines(s, timed_out.0 + 1)
             .into_iter()
             .find(|(_, l)| {
@@ -126,6 +133,15 @@ fn a_provisioner_invocation_that_times_out_mid_batch_loses_nothing_and_launches_
                         .is_some_and(|w| w.contains("redelivered"))
             })
     });
+    let at = |l: &Value| {
+        phantom_model::time::parse_timestamp(l["timestamp"].as_str().expect("a timestamp"))
+            .expect("an RFC 3339 timestamp")
+    };
+    let after = (at(&back.1) - at(&timed_out.1)).whole_seconds();
+    assert!(
+        after < VISIBILITY_SECS as i64 - 10,
+        "the batch came back {after} s after its invocation timed out"
+    );
     let mut ids = s.serving(&u, "web", 3);
     ids.sort();
     // Every VM the cloud ever ran for this user (any state) is one of the group's three: the

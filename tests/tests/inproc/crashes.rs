@@ -54,7 +54,7 @@ async fn at_every_step(
         let Given { w, u, .. } = Given::user("crash").await;
         prepare(&w, &u).await;
         // The messages the api queued are this test's to deliver.
-        while !w.queue.receive(10).is_empty() {}
+        w.queue.purge();
         let msg = Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
         // The world's clock runs second by second: the crashed holder's lease runs out, then the
@@ -225,7 +225,7 @@ async fn a_crash_at_any_step_of_a_forced_delete_leaves_nothing() {
         create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
         w.run_for(3).await;
         w.sdk(&u).force_delete("web").await;
-        while !w.queue.receive(10).is_empty() {}
+        w.queue.purge();
         let msg = Reconcile::new(&u.name, "web", "crash test");
         let crashed = w.reconcile_crashing_at(&msg, k).await;
         w.until(WITHIN_SECS, "the group and its VMs gone", async || {
@@ -247,7 +247,7 @@ async fn a_holder_at_work_keeps_its_lease_past_its_first_end() {
     let Given { w, u, .. } = Given::user("renew").await;
     create_lc(&w, &u, "web@hotel").await;
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
-    while !w.queue.receive(10).is_empty() {}
+    w.queue.purge();
     // Each cloud call takes 4 s of real time: longer than one renewal period.
     w.hotel.set_latency(std::time::Duration::from_secs(4));
     let msg = Reconcile::new(&u.name, "web", "slow round");
@@ -285,7 +285,7 @@ async fn a_message_that_meets_its_dead_holders_lease_comes_back_when_the_lease_e
     let Given { w, u, .. } = Given::user("abandoned").await;
     create_lc(&w, &u, "web@hotel").await;
     create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
-    while !w.queue.receive(10).is_empty() {}
+    w.queue.purge();
     let msg = Reconcile::new(&u.name, "web", "crash test");
     assert!(
         w.reconcile_crashing_at(&msg, 1).await,
@@ -303,4 +303,44 @@ async fn a_message_that_meets_its_dead_holders_lease_comes_back_when_the_lease_e
     assert!(w.hotel.alive().is_empty(), "the lease still holds");
     w.run_without_sweeps(10).await;
     assert_eq!(w.hotel.alive().len(), 2, "the group at its size");
+}
+
+/// A batch killed once its round took the group's lease, as Lambda ends an invocation that
+/// times out: its message comes back when the lease runs out (the provisioner hid it for a
+/// lease's length), and the provisioner alone, with no health check, brings the group to its
+/// size. Lambda leaves it to the queue's visibility timeout otherwise: 6 minutes on AWS.
+#[tokio::test]
+async fn a_batch_killed_at_work_comes_back_when_its_lease_runs_out() {
+    let Given { w, u, .. } = Given::user("killed-batch").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+    assert!(
+        w.batch_crashing_at(1).await,
+        "killed once it took the lease"
+    );
+    assert_eq!(w.queue.len(), 1, "the message waits, hidden");
+    w.run_without_sweeps(provisioner::LEASE_MS as u64 / 1000 - 1)
+        .await;
+    assert!(w.hotel.alive().is_empty(), "hidden for the lease's length");
+    w.run_without_sweeps(3).await;
+    assert_eq!(w.hotel.alive().len(), 2, "the group at its size");
+    assert!(w.queue.is_empty(), "the message done and deleted");
+}
+
+/// A message whose work failed (the store refused the round) comes back in seconds, not after
+/// the queue's visibility timeout, where Lambda leaves a failed batch item.
+#[tokio::test]
+async fn a_message_whose_work_failed_comes_back_in_seconds() {
+    let Given { w, u, .. } = Given::user("failed-batch").await;
+    create_lc(&w, &u, "web@hotel").await;
+    create_group(&w, &u, "web", "web@hotel", 0, 5, 2).await;
+    w.store
+        .fail_next(1, phantom_seams::store::StoreFault::Refused);
+    assert_eq!(w.settle().await, 1, "the api's message, handled and failed");
+    w.store.take_faults();
+    assert!(w.hotel.alive().is_empty(), "the round failed");
+    assert_eq!(w.queue.len(), 1, "the message waits, hidden");
+    w.run_without_sweeps(6).await;
+    assert_eq!(w.hotel.alive().len(), 2, "the group at its size");
+    assert!(w.queue.is_empty());
 }

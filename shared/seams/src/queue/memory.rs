@@ -1,14 +1,20 @@
-//! The work queue in memory, for the in-process tests and the simulation.
+//! The work queue in memory, for the in-process tests and the simulation: SQS's delays,
+//! visibility timeout and receipts.
 
 use super::{body, Received, Work, WorkQueue};
 use crate::fault::Tripwire;
 use async_trait::async_trait;
 use phantom_model::time::Clock;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-/// A queue in memory: messages become visible at their delay on the given clock; a received
-/// message is gone unless it is given back (`retry`). It can be told to deliver every message more
+/// How long a received message stays hidden unless its receiver says otherwise: template.yaml's
+/// `WorkVisibilityTimeout` (360 s).
+pub const VISIBILITY_MS: i64 = 360_000;
+
+/// A queue in memory, as SQS keeps one: messages become visible at their delay on the given clock;
+/// a received message is hidden for the visibility timeout (or as its receiver `hide`s it) and
+/// comes back unless it is deleted by its receipt. It can be told to deliver every message more
 /// than once, as SQS may, and to refuse sends.
 pub struct MemoryQueue {
     clock: Arc<dyn Clock>,
@@ -16,14 +22,54 @@ pub struct MemoryQueue {
     inner: Mutex<QueueState>,
 }
 
+struct Message {
+    body: String,
+    /// When it was due (sent, plus its delay).
+    due_ms: i64,
+    /// Its last delivery's receipt, if it was received.
+    receipt: Option<String>,
+    receives: u32,
+}
+
 #[derive(Default)]
 struct QueueState {
     next_id: u64,
-    /// (visible at ms, id) -> body
-    waiting: BTreeMap<(i64, u64), String>,
+    /// (visible at ms, id) -> the message, received ones included (hidden until then).
+    waiting: BTreeMap<(i64, u64), Message>,
+    /// A delivery's receipt -> where its message waits.
+    receipts: HashMap<String, (i64, u64)>,
     copies: usize,
     refuse: bool,
     sent: u64,
+}
+
+impl QueueState {
+    fn push(&mut self, at: i64, body: String) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let m = Message {
+            body,
+            due_ms: at,
+            receipt: None,
+            receives: 0,
+        };
+        self.waiting.insert((at, id), m);
+    }
+
+    /// Moves the message of this receipt to be visible at `at`; false if the receipt is not its
+    /// last delivery's (or it was deleted).
+    fn show_at(&mut self, receipt: &str, at: i64) -> bool {
+        let Some(key) = self.receipts.get(receipt).copied() else {
+            return false;
+        };
+        let m = self
+            .waiting
+            .remove(&key)
+            .expect("a receipt names a message");
+        self.receipts.insert(receipt.to_string(), (at, key.1));
+        self.waiting.insert((at, key.1), m);
+        true
+    }
 }
 
 impl MemoryQueue {
@@ -57,7 +103,7 @@ impl MemoryQueue {
         self.state().sent
     }
 
-    /// Takes up to `max` messages visible now (each due when it became visible).
+    /// Takes up to `max` messages visible now, each hidden for `VISIBILITY_MS` with a new receipt.
     pub fn receive(&self, max: usize) -> Vec<Received> {
         let now = self.clock.now_ms();
         let mut st = self.state();
@@ -67,31 +113,66 @@ impl MemoryQueue {
             .take(max)
             .map(|(k, _)| *k)
             .collect();
-        due.into_iter()
-            .filter_map(|k| {
-                st.waiting.remove(&k).map(|body| Received {
-                    id: k.1.to_string(),
-                    body,
-                    due_ms: k.0,
-                })
-            })
-            .collect()
+        let mut out = Vec::new();
+        for key in due {
+            let mut m = st.waiting.remove(&key).expect("just listed");
+            if let Some(old) = m.receipt.take() {
+                st.receipts.remove(&old);
+            }
+            m.receives += 1;
+            let receipt = format!("{}.{}", key.1, m.receives);
+            let hidden = (now + VISIBILITY_MS, key.1);
+            out.push(Received {
+                id: key.1.to_string(),
+                receipt: receipt.clone(),
+                body: m.body.clone(),
+                due_ms: m.due_ms,
+            });
+            m.receipt = Some(receipt.clone());
+            st.receipts.insert(receipt, hidden);
+            st.waiting.insert(hidden, m);
+        }
+        out
     }
 
-    /// Gives a received message back, visible again after `delay_ms`.
+    /// Deletes a received message by its delivery's receipt: false if that is not its last
+    /// delivery's, or it is gone.
+    pub fn delete(&self, receipt: &str) -> bool {
+        let mut st = self.state();
+        let Some(key) = st.receipts.remove(receipt) else {
+            return false;
+        };
+        st.waiting.remove(&key).is_some()
+    }
+
+    /// As Lambda's event source after an invocation that returned: deletes the batch's messages
+    /// but the `failed` ones (by id), which are left to their visibility.
+    pub fn settle(&self, batch: &[Received], failed: &[String]) {
+        for m in batch.iter().filter(|m| !failed.contains(&m.id)) {
+            self.delete(&m.receipt);
+        }
+    }
+
+    /// Every message gone, received or not (SQS's PurgeQueue).
+    pub fn purge(&self) {
+        let mut st = self.state();
+        st.waiting.clear();
+        st.receipts.clear();
+    }
+
+    /// Puts a message on the queue, visible after `delay_ms` (a copy, as the simulation's faults
+    /// make one).
     pub fn retry(&self, body: String, delay_ms: i64) {
         let at = self.clock.now_ms() + delay_ms;
-        let mut st = self.state();
-        st.next_id += 1;
-        let id = st.next_id;
-        st.waiting.insert((at, id), body);
+        self.state().push(at, body);
     }
 
-    /// When the next message becomes visible, if any is waiting.
+    /// When the next message becomes visible, if any is waiting (received ones included).
     pub fn next_visible_ms(&self) -> Option<i64> {
         self.state().waiting.keys().next().map(|k| k.0)
     }
 
+    /// Messages on the queue, received ones not yet deleted included.
     pub fn len(&self) -> usize {
         self.state().waiting.len()
     }
@@ -108,9 +189,7 @@ impl MemoryQueue {
         }
         st.sent += 1;
         for _ in 0..st.copies {
-            st.next_id += 1;
-            let id = st.next_id;
-            st.waiting.insert((at, id), body(msg));
+            st.push(at, body(msg));
         }
         Ok(())
     }
@@ -131,6 +210,25 @@ impl WorkQueue for MemoryQueue {
         let n = self.state().waiting.range(..(now + 1, 0)).count() as u64;
         self.trip.step().await;
         Ok(n)
+    }
+
+    /// Not a step of the crash tripwire: a batch killed at it is one killed before it (its
+    /// messages back after the visibility timeout) or after it.
+    async fn hide(&self, receipts: &[String], secs: i32) -> Result<(), String> {
+        for _ in receipts.chunks(10) {
+            crate::metrics::count(crate::metrics::Counter::Sqs);
+        }
+        let at = self.clock.now_ms() + i64::from(secs.clamp(0, 43_200)) * 1000;
+        let mut st = self.state();
+        let unknown: Vec<&String> = receipts.iter().filter(|r| !st.show_at(r, at)).collect();
+        match unknown.first() {
+            None => Ok(()),
+            Some(r) => Err(format!(
+                "ReceiptHandleIsInvalid: {} of {} receipts are no delivery's now ({r})",
+                unknown.len(),
+                receipts.len()
+            )),
+        }
     }
 
     async fn send_all(&self, msgs: &[Work]) -> Result<(), String> {

@@ -149,6 +149,10 @@ pub trait WorkQueue: Send + Sync {
     async fn send_all(&self, msgs: &[Work]) -> Result<(), String>;
     /// About how many messages wait to be received now (SQS's ApproximateNumberOfMessages).
     async fn backlog(&self) -> Result<u64, String>;
+    /// Hides these received messages (by receipt) until `secs` from now, 0 showing them again at
+    /// once (SQS's ChangeMessageVisibility). The provisioner hides its batch while it works, so a
+    /// batch whose invocation died comes back when its leases run out, and a failed one soon.
+    async fn hide(&self, receipts: &[String], secs: i32) -> Result<(), String>;
 }
 
 /// The message attribute saying when a message was due to be handled (Unix ms, the sender's clock:
@@ -159,6 +163,8 @@ pub const DUE_ATTRIBUTE: &str = "phantom-due-ms";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
     pub id: String,
+    /// What this delivery of it is known by (SQS's receipt handle): each delivery has its own.
+    pub receipt: String,
     pub body: String,
     /// When it was due (Unix ms): its `DUE_ATTRIBUTE`, or SQS's SentTimestamp for a message that
     /// has none (EventBridge's state changes, sent without a delay).
@@ -170,6 +176,7 @@ impl Received {
     /// error (SQS always gives a SentTimestamp).
     pub fn from_sqs(
         id: String,
+        receipt: String,
         body: String,
         due: Option<&str>,
         sent_timestamp: Option<&str>,
@@ -183,7 +190,12 @@ impl Received {
                 .map_err(|_| format!("SentTimestamp is not a number: {t}"))?,
             (None, None) => return Err("the message has no SentTimestamp".into()),
         };
-        Ok(Self { id, body, due_ms })
+        Ok(Self {
+            id,
+            receipt,
+            body,
+            due_ms,
+        })
     }
 }
 
@@ -199,7 +211,7 @@ mod tests {
     #[test]
     fn a_message_is_due_at_its_attribute_else_when_sqs_says_it_was_sent() {
         let r = |due: Option<&str>, sent: Option<&str>| {
-            Received::from_sqs("m-1".into(), "{}".into(), due, sent).map(|r| r.due_ms)
+            Received::from_sqs("m-1".into(), "r-1".into(), "{}".into(), due, sent).map(|r| r.due_ms)
         };
         assert_eq!(
             r(Some("5000"), Some("1000")),

@@ -98,6 +98,39 @@ impl WorkQueue for SqsQueue {
             .map_err(|_| format!("ApproximateNumberOfMessages is not a number: {n}"))
     }
 
+    /// Ten to a request (a provisioner's batch is one).
+    async fn hide(&self, receipts: &[String], secs: i32) -> Result<(), String> {
+        for chunk in receipts.chunks(10) {
+            let entries: Vec<Value> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    json!({
+                        "Id": i.to_string(),
+                        "ReceiptHandle": r,
+                        "VisibilityTimeout": secs.clamp(0, 43_200),
+                    })
+                })
+                .collect();
+            let input = json!({ "QueueUrl": self.url, "Entries": entries });
+            let out = self
+                .sqs
+                .call("ChangeMessageVisibilityBatch", input)
+                .await
+                .map_err(said)?;
+            if let Some(f) = out["Failed"].as_array().and_then(|f| f.first()) {
+                return Err(format!(
+                    "{} of {} messages not hidden: {}: {}",
+                    out["Failed"].as_array().map_or(0, Vec::len),
+                    chunk.len(),
+                    f["Code"].as_str().unwrap_or("(no code)"),
+                    f["Message"].as_str().unwrap_or("(no message)")
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Ten to a request, up to `SEND_CONCURRENCY` requests at a time (a sweep fans out thousands).
     async fn send_all(&self, msgs: &[Work]) -> Result<(), String> {
         use futures::stream::{self, StreamExt, TryStreamExt};

@@ -41,7 +41,7 @@ use phantom_rules::activity::Context;
 use phantom_rules::distribution::Distribution;
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
-use phantom_rules::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan};
+use phantom_rules::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan, Target};
 use phantom_rules::refresh::{self, InstanceRefresh};
 use phantom_rules::replacement;
 use phantom_rules::round::{self, Acted, Before};
@@ -74,8 +74,11 @@ fn abandoned(until_ms: i64, now_ms: i64) -> bool {
 }
 /// How long a running batch's messages stay hidden from the next receive, renewed with the leases.
 const HIDE_SECS: i32 = (LEASE_MS / 1000) as i32;
-/// How soon a message whose work failed comes back.
-const RETRY_SECS: i32 = 5;
+/// How soon a message whose work failed comes back: once a lease its round could not give back
+/// is taken for a dead holder's (`OVERDUE_MS`), so the message is not dropped as busy.
+const RETRY_SECS: i32 = (OVERDUE_MS / 1000) as i32 + 1;
+/// The reason of a reconcile queued for when a VM's warm-up ends.
+const WARMED_UP: &str = "warmed-up";
 /// Rounds of reconcile for one message before leaving the rest to the next message.
 const MAX_ROUNDS: usize = 5;
 
@@ -370,7 +373,9 @@ impl Provisioner {
             outcome = self.rounds(msg, &holder, &mut held) => outcome,
             never = self.renew(msg, &holder) => match never {},
         };
-        if held {
+        // A store that failed may have taken the lease for us all the same (its answer lost):
+        // given back too, as the condition names this holder only.
+        if held || outcome.is_err() {
             // Leaving with the lease (rounds ran out, or the store failed): give it back, so the
             // next message for the group need not wait for it to run out.
             if let Err(e) = self
@@ -680,14 +685,18 @@ impl Provisioner {
         }
         let refreshing = refresh::active(&g.settings.instance_refreshes).is_some();
         if plan.is_empty() {
-            return Ok(if plan.retry_at_ms.is_some() {
-                Round::Waiting
-            } else {
-                Round::Acted {
-                    launched: 0,
-                    terminated: 0,
-                    waiting: refreshing || round::still_waiting(&members, &Record::default()),
-                }
+            if plan.retry_at_ms.is_some() {
+                return Ok(Round::Waiting);
+            }
+            let waiting = refreshing || round::still_waiting(&members, &Record::default());
+            if !waiting {
+                self.when_warm(owner, g, &target, &members, ctx.now_ms)
+                    .await;
+            }
+            return Ok(Round::Acted {
+                launched: 0,
+                terminated: 0,
+                waiting,
             });
         }
 
@@ -782,6 +791,17 @@ impl Provisioner {
                     .filter(|_| !acted.launch_unanswered),
             )
             .await?;
+        // A deleted group comes back until it is gone (its VMs shutting down count as waiting);
+        // a refresh until it ends. VMs attached now serve from now: the next round registers
+        // them with the group's load balancers (found by the simulator, seed 412).
+        let waiting = g.deleting()
+            || refreshing
+            || round::still_waiting(&members, &r)
+            || (!acted.attached.is_empty() && !g.settings.traffic.is_empty());
+        if !waiting {
+            let after: Vec<Member> = round::after(&members, &r).cloned().collect();
+            self.when_warm(owner, g, &target, &after, ctx.now_ms).await;
+        }
         Ok(Round::Acted {
             launched: acted.launched.len(),
             terminated: if acted.terminate_failed.is_some() {
@@ -789,14 +809,24 @@ impl Provisioner {
             } else {
                 ids.len()
             },
-            // A deleted group comes back until it is gone (its VMs shutting down count as
-            // waiting); a refresh until it ends. VMs attached now serve from now: the next round
-            // registers them with the group's load balancers (found by the simulator, seed 412).
-            waiting: g.deleting()
-                || refreshing
-                || round::still_waiting(&members, &r)
-                || (!acted.attached.is_empty() && !g.settings.traffic.is_empty()),
+            waiting,
         })
+    }
+
+    /// A round that leaves nothing on its way, with VMs past their lifetime held by a new VM's
+    /// warm-up (which ends after the chain of follow-ups would), queues a look for when it ends.
+    async fn when_warm(
+        &self,
+        owner: &str,
+        g: &Group,
+        target: &Target,
+        members: &[Member],
+        now_ms: i64,
+    ) {
+        if let Some(at) = reconcile::look_again_at(target, members, now_ms) {
+            let msg = Reconcile::new(owner, &g.name, WARMED_UP);
+            self.enqueue(&msg, status::delay_secs(at - now_ms)).await;
+        }
     }
 
     /// Removes a deleted warm pool that is empty from the group (DeleteWarmPool's end). A

@@ -857,6 +857,25 @@ fn split_as(
     steps
 }
 
+/// When `expired`'s replacement, held back by VMs still warming up, can go on: the end of the
+/// first warm-up, if any VM is past `lifetime_ms` (and not protected) and one is warming.
+pub fn expired_waits_until<'a>(
+    lifetime_ms: i64,
+    warmup_ms: i64,
+    live: impl IntoIterator<Item = &'a Member>,
+    now_ms: i64,
+) -> Option<i64> {
+    let live: Vec<&Member> = live.into_iter().filter(|m| serving(m)).collect();
+    let expired = |m: &&Member| !m.protected && now_ms - m.launched_ms >= lifetime_ms;
+    if !live.iter().any(expired) {
+        return None;
+    }
+    live.iter()
+        .map(|m| m.in_group_since_ms() + warmup_ms)
+        .filter(|warm| *warm > now_ms)
+        .min()
+}
+
 /// MaxInstanceLifetime: instances older than it are replaced, a new one launched first (one more
 /// than desired, or a tenth more), an old one terminated once its replacement has warmed up, so
 /// the group never has fewer than its desired capacity serving; with an InstanceMaintenancePolicy,

@@ -660,11 +660,16 @@ pub fn still_waiting(members: &[Member], r: &Record) -> bool {
                     | Lifecycle::WarmedTerminating
             )
     };
-    r.put.iter().any(waiting)
-        || members
+    after(members, r).any(waiting)
+}
+
+/// The group's members once `r` is written: those it puts, and the others it does not forget.
+pub fn after<'a>(members: &'a [Member], r: &'a Record) -> impl Iterator<Item = &'a Member> {
+    r.put.iter().chain(
+        members
             .iter()
-            .filter(|m| !r.forget.contains(&m.id) && !r.put.iter().any(|p| p.id == m.id))
-            .any(waiting)
+            .filter(|m| !r.forget.contains(&m.id) && !r.put.iter().any(|p| p.id == m.id)),
+    )
 }
 
 /// How long to wait before look `attempt` (0, 1, ...) of a chain of follow-ups at a waiting

@@ -55,8 +55,21 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// math, and DescribeAlarms of the target tracking policies' alarms; 14: and least privilege
 /// (`iam`: an IAM user with the cluster-autoscaler's policy sets the sizes of the groups its
 /// user tags for it, and is refused on the others); 15: and a cloud's tag filters lagging behind
-/// its tags (`tag-lag`: a VM untagged a moment ago still matches its old owner's filter).
-pub const MIX: u32 = 15;
+/// its tags (`tag-lag`: a VM untagged a moment ago still matches its old owner's filter); 16:
+/// and the health check at the deployment's cadence (`CADENCE`: the pulse's beats look at the
+/// pairs and sweep only those that changed or are busy, every pair once an hour) where it swept
+/// every pair every second, so that what the sweeps mended at once must mend itself.
+pub const MIX: u32 = 16;
+
+/// The pulse's cadence from mix 16, in beats of `world::PULSE_MS` (5 s): a look at every pair
+/// each beat (every minute on a cloud with events), a busy pair swept every minute, every pair
+/// every hour, as template.yaml's defaults (8 s looks) are near.
+const CADENCE: phantom_rules::pulse::Cadence = phantom_rules::pulse::Cadence {
+    look: 1,
+    look_events: 12,
+    busy: 12,
+    sweep: 720,
+};
 
 /// How big a run is, and which mix it draws from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +277,9 @@ struct Actor {
 
 struct Sim {
     w: World,
+    /// From mix 16, the health check with the pulse, kept as a Lambda instance keeps it (its
+    /// pairs' views, its opened credentials).
+    pulsed: Option<Arc<health_check::HealthCheck>>,
     rng: Rng,
     actors: Vec<Actor>,
     rates: Rates,
@@ -415,8 +431,10 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
             detached: Vec::new(),
         });
     }
+    let pulsed = (settings.mix >= 16).then(|| Arc::new(w.pulsed(CADENCE)));
     let mut sim = Sim {
         w,
+        pulsed,
         rng,
         actors,
         rates,
@@ -1026,8 +1044,22 @@ impl Sim {
                     self.w.deliver_events(&c).await;
                 }
             }
+            // From mix 16 the pulse's beats look and sweep (a tick that fails comes back after
+            // the pulse queue's visibility timeout); the schedule's run then only keeps it alive.
+            if let Some(p) = &self.pulsed {
+                while let Some(tick) = self.w.pulse.receive() {
+                    if p.tick(tick).await.is_err() {
+                        self.w
+                            .pulse
+                            .redeliver(tick, crate::world::PULSE_VISIBILITY_MS);
+                    }
+                }
+            }
             self.settle().await;
-            let h = self.w.health();
+            let h = match &self.pulsed {
+                Some(p) => p.clone(),
+                None => Arc::new(self.w.health()),
+            };
             let struck = self.w.store.faults_struck();
             self.arm_store();
             let run = match self.crash_check.take() {
@@ -1083,7 +1115,7 @@ impl Sim {
     }
 
     /// Delivers the work queue to provisioners until none is visible: a failed message comes
-    /// back as the provisioner hid it (5 s); a crashed batch's messages as it last hid them (10 s
+    /// back as the provisioner hid it (6 s); a crashed batch's messages as it last hid them (10 s
     /// from the last time, a lease's length).
     /// The queue's faults strike here: a message delivered twice (the copy up to 40 s later) or
     /// late (1 to 60 s), a batch split between two provisioners at once, in reverse order.

@@ -1137,3 +1137,55 @@ async fn seed_103_a_vm_detached_while_the_tag_filters_lag_runs_on() {
     )
     .await;
 }
+
+/// Seed 183 (mix 16, 138 steps): a group's VMs past their MaxInstanceLifetime waited for a new
+/// VM's warm-up, with nothing on its way: the chain of follow-ups ended and the group stayed a VM
+/// over its size until a sweep, an hour away at the deployment's cadence. A round left so queues
+/// a look for when the warm-up ends (`reconcile::look_again_at`).
+#[tokio::test]
+async fn seed_183_a_lifetime_replacement_waiting_on_a_warm_up_goes_on() {
+    holds(
+        183,
+        Settings {
+            steps: 138,
+            mix: 16,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 310 (mix 16, 135 steps): a LaunchInstances refused by its cloud set the group's backoff
+/// and queued no retry for its end; the rounds the backoff held back queue none either, so the
+/// group stayed empty until a sweep. The request's round asks for the backoff's end, as a
+/// round's failed launch does.
+#[tokio::test]
+async fn seed_310_a_refused_launch_instances_asks_for_its_backoffs_end() {
+    holds(
+        310,
+        Settings {
+            steps: 135,
+            mix: 16,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 508 (mix 16, 110 steps): a store fault lost the answer of a round's write after it took
+/// effect; the round failed, and its message came back in 5 s to meet the lease the round did
+/// not know it held, not yet taken for a dead holder's (after 5 s): dropped as busy, and the
+/// group's warm pool VMs waited on their hook past its timeout until a sweep. A failed round
+/// gives back any lease of its holder's, and a failed message comes back after 6 s.
+#[tokio::test]
+async fn seed_508_a_failed_rounds_lease_does_not_drop_its_message() {
+    holds(
+        508,
+        Settings {
+            steps: 110,
+            mix: 16,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

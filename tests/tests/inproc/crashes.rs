@@ -340,7 +340,9 @@ async fn a_message_whose_work_failed_comes_back_in_seconds() {
     w.store.take_faults();
     assert!(w.hotel.alive().is_empty(), "the round failed");
     assert_eq!(w.queue.len(), 1, "the message waits, hidden");
-    w.run_without_sweeps(6).await;
+    // Back once the lease the round may have taken is judged its dead holder's (past 5 s).
+    w.run_without_sweeps(5).await;
+    assert!(w.hotel.alive().is_empty(), "hidden 6 s");
+    w.run_without_sweeps(1).await;
     assert_eq!(w.hotel.alive().len(), 2, "the group at its size");
-    assert!(w.queue.is_empty());
 }

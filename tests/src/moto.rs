@@ -27,6 +27,24 @@ impl Moto {
         serde_json::from_str(&run.stdout).unwrap_or(serde_json::Value::Null)
     }
 
+    /// Up to 10 messages of the SQS queue at `url` (its attributes too), as a consumer receives
+    /// them with the AWS CLI: a long poll of `wait_secs` that ends once one is visible.
+    pub fn receive(&self, url: &str, wait_secs: u64) -> Vec<serde_json::Value> {
+        let out = self.aws(&[
+            "sqs",
+            "receive-message",
+            "--queue-url",
+            url,
+            "--max-number-of-messages",
+            "10",
+            "--attribute-names",
+            "All",
+            "--wait-time-seconds",
+            &wait_secs.to_string(),
+        ]);
+        out["Messages"].as_array().cloned().unwrap_or_default()
+    }
+
     /// Starts moto's server on a free port and waits until it listens.
     pub fn start() -> Self {
         Self::on(crate::free_port())

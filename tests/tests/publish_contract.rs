@@ -132,20 +132,8 @@ impl Targets for MotoTargets<'_> {
     }
 
     fn got(&self, queue: &str) -> Vec<(Option<String>, String)> {
-        let out = self.aws(&[
-            "sqs",
-            "receive-message",
-            "--queue-url",
-            &self.url(queue),
-            "--max-number-of-messages",
-            "10",
-            "--wait-time-seconds",
-            "2",
-        ]);
-        out["Messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.0
+            .receive(&self.url(queue), 2)
             .iter()
             .map(|m| {
                 let body = m["Body"].as_str().unwrap().to_string();

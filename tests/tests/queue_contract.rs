@@ -84,16 +84,8 @@ struct MotoReceiver<'a> {
 
 impl Receiver for MotoReceiver<'_> {
     async fn receive(&self, wait_secs: u64) -> Vec<Received> {
-        let out = self.moto.aws(&argv!(
-            "sqs receive-message --queue-url",
-            &self.url,
-            "--max-number-of-messages 10 --attribute-names All --wait-time-seconds",
-            &wait_secs.to_string()
-        ));
-        out["Messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.moto
+            .receive(&self.url, wait_secs)
             .iter()
             .map(|m| {
                 let text = |k: &str| m[k].as_str().expect(k).to_string();

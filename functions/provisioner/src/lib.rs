@@ -823,7 +823,13 @@ impl Provisioner {
         members: &[Member],
         now_ms: i64,
     ) {
-        if let Some(at) = reconcile::look_again_at(target, members, now_ms) {
+        let at = reconcile::look_again_at(target, members, now_ms);
+        self.look_when_warm(owner, g, at, now_ms).await;
+    }
+
+    /// Queues the group's reconcile for `at`, a warm-up's end, if any.
+    async fn look_when_warm(&self, owner: &str, g: &Group, at: Option<i64>, now_ms: i64) {
+        if let Some(at) = at {
             let msg = Reconcile::new(owner, &g.name, WARMED_UP);
             self.enqueue(&msg, status::delay_secs(at - now_ms)).await;
         }

@@ -580,11 +580,10 @@ impl Provisioner {
         let waiting = waiting || refreshing || g.deleting();
         if !waiting {
             // Each cloud's VMs past their lifetime may wait on a warm-up there, as on one cloud.
-            let after: Vec<Member> = round::after(&members, &r).cloned().collect();
             let at = places
                 .iter()
                 .filter_map(|p| {
-                    let here = after.iter().filter(|m| m.cloud == p.site.cloud);
+                    let here = round::after(&members, &r).filter(|m| m.cloud == p.site.cloud);
                     reconcile::look_again_at(&p.target, here, now)
                 })
                 .min();

@@ -41,7 +41,7 @@ use phantom_rules::activity::Context;
 use phantom_rules::distribution::Distribution;
 use phantom_rules::group::Group;
 use phantom_rules::group::GroupRules;
-use phantom_rules::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan, Target};
+use phantom_rules::reconcile::{self, decide, Lifecycle, Market, Member, Placement, Plan};
 use phantom_rules::refresh::{self, InstanceRefresh};
 use phantom_rules::replacement;
 use phantom_rules::round::{self, Acted, Before};
@@ -690,8 +690,8 @@ impl Provisioner {
             }
             let waiting = refreshing || round::still_waiting(&members, &Record::default());
             if !waiting {
-                self.when_warm(owner, g, &target, &members, ctx.now_ms)
-                    .await;
+                let at = reconcile::look_again_at(&target, &members, ctx.now_ms);
+                self.look_when_warm(owner, g, at, ctx.now_ms).await;
             }
             return Ok(Round::Acted {
                 launched: 0,
@@ -799,8 +799,8 @@ impl Provisioner {
             || round::still_waiting(&members, &r)
             || (!acted.attached.is_empty() && !g.settings.traffic.is_empty());
         if !waiting {
-            let after: Vec<Member> = round::after(&members, &r).cloned().collect();
-            self.when_warm(owner, g, &target, &after, ctx.now_ms).await;
+            let at = reconcile::look_again_at(&target, round::after(&members, &r), ctx.now_ms);
+            self.look_when_warm(owner, g, at, ctx.now_ms).await;
         }
         Ok(Round::Acted {
             launched: acted.launched.len(),
@@ -814,20 +814,8 @@ impl Provisioner {
     }
 
     /// A round that leaves nothing on its way, with VMs past their lifetime held by a new VM's
-    /// warm-up (which ends after the chain of follow-ups would), queues a look for when it ends.
-    async fn when_warm(
-        &self,
-        owner: &str,
-        g: &Group,
-        target: &Target,
-        members: &[Member],
-        now_ms: i64,
-    ) {
-        let at = reconcile::look_again_at(target, members, now_ms);
-        self.look_when_warm(owner, g, at, now_ms).await;
-    }
-
-    /// Queues the group's reconcile for `at`, a warm-up's end, if any.
+    /// warm-up (which ends after the chain of follow-ups would), queues the group's reconcile for
+    /// `at`, the warm-up's end (`reconcile::look_again_at`), if any.
     async fn look_when_warm(&self, owner: &str, g: &Group, at: Option<i64>, now_ms: i64) {
         if let Some(at) = at {
             let msg = Reconcile::new(owner, &g.name, WARMED_UP);

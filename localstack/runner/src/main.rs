@@ -245,12 +245,6 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
             .iter()
             .filter_map(|m| Some((m.message_id()?.to_string(), m.receipt_handle()?.to_string())))
             .collect();
-        let receipt_of = |id: &str| {
-            receipts
-                .iter()
-                .find(|(i, _)| i == id)
-                .map(|(_, r)| r.clone())
-        };
         let mut batch = Vec::new();
         let mut unreadable = Vec::new();
         for m in messages {
@@ -263,8 +257,7 @@ async fn poll_queue(sqs: aws_sdk_sqs::Client, url: String, p: Arc<provisioner::P
                 .attributes()
                 .and_then(|a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp))
                 .cloned();
-            let Some(id) = m.message_id else { continue };
-            let Some(receipt) = receipt_of(&id) else {
+            let (Some(id), Some(receipt)) = (m.message_id, m.receipt_handle) else {
                 continue;
             };
             // SQS always gives a body (possibly empty, which is then unreadable work).

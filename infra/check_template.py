@@ -81,7 +81,7 @@ def main():
         # Indexes the code queries: by name, or by a constant `pub const <X>_INDEX` with its key
         # attributes in `<X>_PARTITION` and `<X>_SORT`.
         queried = set(re.findall(r'\.index_name\("([^"]+)"\)', code))
-        for c in re.findall(r'\.index_name\(([A-Z_]+)_INDEX\)', code):
+        for c in set(re.findall(r'\b([A-Z][A-Z_]*)_INDEX\b(?!:)', code)):
             name = const(f"{c}_INDEX")
             queried.add(name)
             if name in declared:

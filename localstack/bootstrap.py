@@ -41,6 +41,16 @@ def resolve(value, stack, names):
     return value
 
 
+def add_indexes(ddb, table):
+    """An existing table (a stack bootstrapped by an older template) gets the indexes it lacks."""
+    name = table["TableName"]
+    have = {i["IndexName"] for i in ddb.describe_table(TableName=name)["Table"].get("GlobalSecondaryIndexes", [])}
+    for index in table.get("GlobalSecondaryIndexes", []):
+        if index["IndexName"] not in have:
+            ddb.update_table(TableName=name, AttributeDefinitions=table["AttributeDefinitions"],
+                             GlobalSecondaryIndexUpdates=[{"Create": index}])
+
+
 def env_name(logical_id):
     return "PHANTOM_" + re.sub(r"(?<!^)(?=[A-Z])", "_", logical_id).upper()
 
@@ -222,7 +232,7 @@ def main():
         try:
             ddb.create_table(**kwargs)
         except ddb.exceptions.ResourceInUseException:
-            pass
+            add_indexes(ddb, kwargs)
         ddb.get_waiter("table_exists").wait(TableName=props["TableName"])
         ttl = props.get("TimeToLiveSpecification")
         if ttl and ttl.get("Enabled"):

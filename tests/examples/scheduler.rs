@@ -68,7 +68,7 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
         let name = format!("g{i:05}");
         let g = group(&name);
         store
-            .create_group(user, &g)
+            .create_group(user, &g, None)
             .await
             .expect("create the group");
         let n = per.min(actions - i * per);
@@ -90,7 +90,7 @@ async fn seed(store: &dyn Store, actions: usize, now: i64) -> usize {
         next.settings.scheduled_actions = list;
         largest = largest.max(serde_json::to_string(&next.settings).unwrap().len());
         store
-            .update_group(user, &g, &next)
+            .update_group(user, &g, &next, None)
             .await
             .expect("store the actions");
     }

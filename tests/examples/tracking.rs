@@ -61,7 +61,7 @@ async fn seed(store: &dyn Store, groups: usize, tracked: usize) {
         let name = format!("g{i:05}");
         let g: Group = phantom_e2e::fixtures::group(&name, "web@hotel", &format!("id-{name}"));
         store
-            .create_group(user, &g)
+            .create_group(user, &g, None)
             .await
             .expect("create the group");
         if i < tracked {
@@ -69,7 +69,7 @@ async fn seed(store: &dyn Store, groups: usize, tracked: usize) {
             next.settings.scaling_policies =
                 vec![phantom_rules::policy::document(&put, &name, "arn:p").expect("a policy")];
             store
-                .update_group(user, &g, &next)
+                .update_group(user, &g, &next, None)
                 .await
                 .expect("the policy");
             let record = Record {

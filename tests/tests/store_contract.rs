@@ -341,21 +341,22 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // Groups: the launch configuration must exist; names are unique; in use.
     assert_eq!(
-        s.create_group(&alice, &group("g0", "missing", "id0")).await,
+        s.create_group(&alice, &group("g0", "missing", "id0"), None)
+            .await,
         Err(StoreError::NotFound)
     );
     assert!(
         s.group(&alice, "g0").await.unwrap().is_none(),
         "nothing half-written"
     );
-    s.create_group(&alice, &group("g2", "web", "id2"))
+    s.create_group(&alice, &group("g2", "web", "id2"), None)
         .await
         .unwrap();
-    s.create_group(&alice, &group("g1", "web", "id1"))
+    s.create_group(&alice, &group("g1", "web", "id1"), None)
         .await
         .unwrap();
     assert_eq!(
-        s.create_group(&alice, &group("g1", "web", "x")).await,
+        s.create_group(&alice, &group("g1", "web", "x"), None).await,
         Err(StoreError::Exists)
     );
     assert_eq!(
@@ -393,7 +394,7 @@ async fn contract(s: &dyn Store, u: &str) {
         ..read.clone()
     };
     assert_eq!(
-        s.set_desired(&alice, &stale, 5).await,
+        s.set_desired(&alice, &stale, 5, None).await,
         Err(StoreError::Conflict)
     );
     // Another group of the same name at the same version (made again after a delete) keeps its
@@ -403,10 +404,10 @@ async fn contract(s: &dyn Store, u: &str) {
         ..read.clone()
     };
     assert_eq!(
-        s.set_desired(&alice, &other, 5).await,
+        s.set_desired(&alice, &other, 5, None).await,
         Err(StoreError::Conflict)
     );
-    s.set_desired(&alice, &read, 5).await.unwrap();
+    s.set_desired(&alice, &read, 5, None).await.unwrap();
     let g1 = s.group(&alice, "g1").await.unwrap().unwrap();
     assert_eq!((g1.desired, g1.version), (5, 2));
     // Another group of the same name at the same version (made again after a delete) is not
@@ -418,11 +419,11 @@ async fn contract(s: &dyn Store, u: &str) {
     );
     let earlier = group("g2", "web", "an-earlier-g2");
     assert_eq!(
-        s.update_group(&alice, &earlier, &earlier).await,
+        s.update_group(&alice, &earlier, &earlier, None).await,
         Err(StoreError::Conflict)
     );
     assert_eq!(
-        s.begin_delete(&alice, &earlier).await,
+        s.begin_delete(&alice, &earlier, None).await,
         Err(StoreError::Conflict)
     );
     assert_eq!(
@@ -466,7 +467,7 @@ async fn contract(s: &dyn Store, u: &str) {
         s.release_lease(&alice, "g1", "h1", Some(g.version)).await,
         Err(StoreError::Conflict)
     );
-    s.set_desired(&alice, &g, 3).await.unwrap();
+    s.set_desired(&alice, &g, 3, None).await.unwrap();
     assert_eq!(
         s.release_lease(&alice, "g1", "h2", Some(g.version)).await,
         Err(StoreError::Conflict)
@@ -823,7 +824,7 @@ async fn contract(s: &dyn Store, u: &str) {
     // keys (a space sorts before the keys' `#`, a `#` inside a name).
     for (name, id) in [("g0", "i-g0"), ("g1 x", "i-sp"), ("g1#x", "i-hash")] {
         let g = group(name, "web", &format!("id-{name}"));
-        s.create_group(&alice, &g).await.unwrap();
+        s.create_group(&alice, &g, None).await.unwrap();
         let one = Record {
             put: vec![member(id)],
             ..Record::default()
@@ -863,7 +864,7 @@ async fn contract(s: &dyn Store, u: &str) {
 
     // A forced delete, then the delete itself frees the launch configuration.
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
-    s.begin_delete(&alice, &g).await.unwrap();
+    s.begin_delete(&alice, &g, None).await.unwrap();
     let g = s.group(&alice, "g1").await.unwrap().unwrap();
     assert!(g.deleting() && g.desired == 0 && g.min == 0);
     s.delete_group(&alice, &g).await.unwrap();
@@ -894,7 +895,7 @@ async fn contract(s: &dyn Store, u: &str) {
         Err(StoreError::Exists),
         "a taken name is Exists, whatever the count"
     );
-    s.create_group(&dave, &group("g", "lc000", "dave-g"))
+    s.create_group(&dave, &group("g", "lc000", "dave-g"), None)
         .await
         .unwrap();
     assert_eq!(
@@ -937,7 +938,7 @@ async fn contract(s: &dyn Store, u: &str) {
     let across = with_tags(&plain, &[("phantom:clouds", "hotel:1,sierra:2")]);
     let missing = with_tags(&plain, &[("phantom:clouds", "hotel:1,tango:2")]);
     assert_eq!(
-        s.create_group(&erin, &missing).await,
+        s.create_group(&erin, &missing, None).await,
         Err(StoreError::NotFound),
         "app@tango does not exist"
     );
@@ -945,12 +946,12 @@ async fn contract(s: &dyn Store, u: &str) {
     // own cloud only", marking and counting the group there alone).
     let unreadable = with_tags(&plain, &[("phantom:clouds", "hotel:1,sierra:lots")]);
     assert!(
-        matches!(s.create_group(&erin, &unreadable).await, Err(StoreError::Corrupt(m)) if m.contains("phantom:clouds")),
+        matches!(s.create_group(&erin, &unreadable, None).await, Err(StoreError::Corrupt(m)) if m.contains("phantom:clouds")),
         "an unreadable clouds tag is an error"
     );
     assert_eq!(s.group(&erin, "app").await.unwrap(), None);
     assert_eq!(s.usage(&erin).await.unwrap().groups, 0);
-    s.create_group(&erin, &across).await.unwrap();
+    s.create_group(&erin, &across, None).await.unwrap();
     let counts = || async {
         let mut w: Vec<(String, i64)> = s
             .watched()
@@ -979,7 +980,8 @@ async fn contract(s: &dyn Store, u: &str) {
             &Group {
                 version: stored.version,
                 ..missing.clone()
-            }
+            },
+            None
         )
         .await,
         Err(StoreError::NotFound),
@@ -992,6 +994,7 @@ async fn contract(s: &dyn Store, u: &str) {
             settings: plain.settings.clone(),
             ..stored.clone()
         },
+        None,
     )
     .await
     .unwrap();
@@ -1005,6 +1008,7 @@ async fn contract(s: &dyn Store, u: &str) {
             settings: across.settings.clone(),
             ..stored.clone()
         },
+        None,
     )
     .await
     .expect_err("app@sierra is gone");
@@ -1028,7 +1032,7 @@ async fn due_index(s: &dyn Store, u: &str) {
             .collect()
     };
     s.create_launch_config(&owner, &lc("sched")).await.unwrap();
-    s.create_group(&owner, &group("sched", "sched", "g-sched"))
+    s.create_group(&owner, &group("sched", "sched", "g-sched"), None)
         .await
         .unwrap();
     assert!(listed(i64::MAX).await.is_empty(), "no actions: not listed");
@@ -1047,7 +1051,7 @@ async fn due_index(s: &dyn Store, u: &str) {
     let stored = s.group(&owner, "sched").await.unwrap().unwrap();
     let mut with = stored.clone();
     with.settings.scheduled_actions = vec![action("late", 5), action("early", 3)];
-    s.update_group(&owner, &stored, &with).await.unwrap();
+    s.update_group(&owner, &stored, &with, None).await.unwrap();
     assert!(
         listed(2_999).await.is_empty(),
         "not before its first action"
@@ -1060,7 +1064,8 @@ async fn due_index(s: &dyn Store, u: &str) {
     let (fired, _) = schedule::fire(&fresh, 3_000).unwrap();
     let record = [activity_at("sched", 3_000)];
     assert_eq!(
-        s.update_group_with(&owner, &stored, &fired, &record).await,
+        s.update_group_with(&owner, &stored, &fired, &record, None)
+            .await,
         Err(StoreError::Conflict)
     );
     assert!(s
@@ -1068,7 +1073,7 @@ async fn due_index(s: &dyn Store, u: &str) {
         .await
         .unwrap()
         .is_empty());
-    s.update_group_with(&owner, &fresh, &fired, &record)
+    s.update_group_with(&owner, &fresh, &fired, &record, None)
         .await
         .unwrap();
     assert_eq!(
@@ -1088,21 +1093,101 @@ async fn due_index(s: &dyn Store, u: &str) {
         metric: "GroupDesiredCapacity".into(),
         granularity: "1Minute".into(),
     }];
-    s.update_group(&owner, &fresh, &with).await.unwrap();
+    s.update_group(&owner, &fresh, &with, None).await.unwrap();
     assert_eq!(listed(0).await, ["sched"]);
     let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
     let mut without = fresh.clone();
     without.settings.enabled_metrics.clear();
-    s.update_group(&owner, &fresh, &without).await.unwrap();
+    s.update_group(&owner, &fresh, &without, None)
+        .await
+        .unwrap();
     assert!(listed(4_999).await.is_empty(), "back to its next action");
 
     // Being deleted: off the list, with its actions still in the document.
     let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
-    s.begin_delete(&owner, &fresh).await.unwrap();
+    s.begin_delete(&owner, &fresh, None).await.unwrap();
     assert!(listed(i64::MAX).await.is_empty());
     let fresh = s.group(&owner, "sched").await.unwrap().unwrap();
     s.delete_group(&owner, &fresh).await.unwrap();
     s.delete_launch_config(&owner, "sched").await.unwrap();
+}
+
+/// Asks for a round: kept on the group by the write that asks (the oldest unanswered one),
+/// listed once old enough, cleared by the next lease taken and by nothing else.
+async fn asks(s: &dyn Store, u: &str) {
+    let owner = format!("{u}abel");
+    let listed = async |at: i64| -> Vec<String> {
+        let mut groups: Vec<String> = s
+            .asked(at)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|(o, _)| *o == owner)
+            .map(|(_, g)| g)
+            .collect();
+        groups.sort();
+        groups
+    };
+    s.create_launch_config(&owner, &lc("ask")).await.unwrap();
+    s.create_group(&owner, &group("a1", "ask", "g-a1"), Some(1_000))
+        .await
+        .unwrap();
+    s.create_group(&owner, &group("a2", "ask", "g-a2"), None)
+        .await
+        .unwrap();
+    assert!(listed(999).await.is_empty(), "not before it was asked");
+    assert_eq!(listed(1_000).await, ["a1"]);
+
+    // Each write that asks; the oldest unanswered ask is the one kept.
+    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
+    s.set_desired(&owner, &a2, 1, Some(2_000)).await.unwrap();
+    let a1 = s.group(&owner, "a1").await.unwrap().unwrap();
+    let mut bigger = a1.clone();
+    bigger.max = 9;
+    s.update_group(&owner, &a1, &bigger, Some(5_000))
+        .await
+        .unwrap();
+    assert_eq!(listed(2_000).await, ["a1", "a2"]);
+    // A write that does not ask leaves the ask alone.
+    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
+    s.set_desired(&owner, &a2, 2, None).await.unwrap();
+    assert_eq!(listed(2_000).await, ["a1", "a2"]);
+
+    // The lease taken answers the ask; one refused (busy) does not.
+    let taken = s.take_lease(claim(&owner, "a1", "h1", 10_000, 30_000));
+    assert!(matches!(taken.await.unwrap(), Lease::Taken(_)));
+    assert_eq!(listed(i64::MAX).await, ["a2"]);
+    let a1 = s.group(&owner, "a1").await.unwrap().unwrap();
+    let record = Record {
+        ask_ms: Some(11_000),
+        ..Record::default()
+    };
+    s.record(&owner, &a1, &record).await.unwrap();
+    assert_eq!(listed(11_000).await, ["a1", "a2"]);
+    let busy = s.take_lease(claim(&owner, "a1", "h2", 12_000, 30_000));
+    assert!(matches!(busy.await.unwrap(), Lease::Busy { .. }));
+    assert_eq!(listed(11_000).await, ["a1", "a2"]);
+    s.release_lease(&owner, "a1", "h1", None).await.unwrap();
+    assert_eq!(
+        listed(11_000).await,
+        ["a1", "a2"],
+        "given back, not answered"
+    );
+    let taken = s.take_lease(claim(&owner, "a2", "h3", 13_000, 30_000));
+    assert!(matches!(taken.await.unwrap(), Lease::Taken(_)));
+    s.release_lease(&owner, "a2", "h3", None).await.unwrap();
+    assert_eq!(listed(i64::MAX).await, ["a1"]);
+
+    // A forced delete asks; the group deleted takes its ask with it.
+    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
+    s.begin_delete(&owner, &a2, Some(14_000)).await.unwrap();
+    assert_eq!(listed(14_000).await, ["a1", "a2"]);
+    for name in ["a1", "a2"] {
+        let g = s.group(&owner, name).await.unwrap().unwrap();
+        s.delete_group(&owner, &g).await.unwrap();
+    }
+    assert!(listed(i64::MAX).await.is_empty());
+    s.delete_launch_config(&owner, "ask").await.unwrap();
 }
 
 /// The metric source: none, set (with its secret), replaced, removed; and a group with a target
@@ -1130,7 +1215,7 @@ async fn metric_source(s: &dyn Store, u: &str) {
 
     let owner = format!("{u}tess");
     s.create_launch_config(&owner, &lc("tt")).await.unwrap();
-    s.create_group(&owner, &group("tt", "tt", "g-tt"))
+    s.create_group(&owner, &group("tt", "tt", "g-tt"), None)
         .await
         .unwrap();
     let listed = async || -> bool {
@@ -1151,7 +1236,7 @@ async fn metric_source(s: &dyn Store, u: &str) {
     let stored = s.group(&owner, "tt").await.unwrap().unwrap();
     let mut with = stored.clone();
     with.settings.scaling_policies = vec![policy.clone()];
-    s.update_group(&owner, &stored, &with).await.unwrap();
+    s.update_group(&owner, &stored, &with, None).await.unwrap();
     assert!(listed().await, "due at every run");
     assert_eq!(
         s.group(&owner, "tt")
@@ -1166,7 +1251,9 @@ async fn metric_source(s: &dyn Store, u: &str) {
     let stored = s.group(&owner, "tt").await.unwrap().unwrap();
     let mut disabled = stored.clone();
     disabled.settings.scaling_policies[0].enabled = false;
-    s.update_group(&owner, &stored, &disabled).await.unwrap();
+    s.update_group(&owner, &stored, &disabled, None)
+        .await
+        .unwrap();
     assert!(!listed().await, "a disabled policy is not evaluated");
     let fresh = s.group(&owner, "tt").await.unwrap().unwrap();
     s.delete_group(&owner, &fresh).await.unwrap();
@@ -1180,7 +1267,7 @@ async fn notices(s: &dyn Store, u: &str) {
     let owner = format!("{u}nora");
     s.create_launch_config(&owner, &lc("n")).await.unwrap();
     for name in ["web", "web#2"] {
-        s.create_group(&owner, &group(name, "n", &format!("g-{name}")))
+        s.create_group(&owner, &group(name, "n", &format!("g-{name}")), None)
             .await
             .unwrap();
     }
@@ -1245,7 +1332,7 @@ async fn launches(s: &dyn Store, u: &str) {
     let owner = format!("{u}lana");
     s.create_launch_config(&owner, &lc("l")).await.unwrap();
     for name in ["web", "web#2"] {
-        s.create_group(&owner, &group(name, "l", &format!("g-{name}")))
+        s.create_group(&owner, &group(name, "l", &format!("g-{name}")), None)
             .await
             .unwrap();
     }
@@ -1338,7 +1425,7 @@ async fn pulse(s: &dyn Store, u: &str) {
         "a pair not listed is not put back"
     );
     s.create_launch_config(&owner, &lc("p")).await.unwrap();
-    s.create_group(&owner, &group("web", "p", "g-paul"))
+    s.create_group(&owner, &group("web", "p", "g-paul"), None)
         .await
         .unwrap();
     // The list is read eventually consistent: read until it shows what was written.
@@ -2027,6 +2114,7 @@ async fn the_memory_store_keeps_the_contract() {
     let store = MemoryStore::default();
     contract(&store, "").await;
     due_index(&store, "").await;
+    asks(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
     launches(&store, "").await;
@@ -2056,6 +2144,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     let sdk = sdk_for(dynamodb.unwrap_or(&moto.url)).await;
     contract(&store, "").await;
     due_index(&store, "").await;
+    asks(&store, "").await;
     metric_source(&store, "").await;
     notices(&store, "").await;
     launches(&store, "").await;
@@ -2112,7 +2201,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     // Corrupt (naming it), never as a default (a grace period of 0, an ARN of "").
     let s: &dyn Store = &store;
     s.create_launch_config("fay", &lc("web")).await.unwrap();
-    s.create_group("fay", &group("web", "web", "g-fay"))
+    s.create_group("fay", &group("web", "web", "g-fay"), None)
         .await
         .unwrap();
     let items = db.scan().table_name(&table).send().await.unwrap();

@@ -343,14 +343,14 @@ impl Watcher<'_> {
         );
         let record = activity::desired_changed(&ctx, &by, g.desired, m.to);
         self.store
-            .update_group_with(user, &g, &next, &[record])
+            .update_group_with(user, &g, &next, &[record], Some(now))
             .await
             .map_err(|e| {
                 format!("the group's change not written ({e}); the next minute tries again")
             })?;
         let msg = Reconcile::new(user, group, "a CloudWatch alarm");
         if let Err(e) = self.queue.send(&msg.into(), 0).await {
-            tracing::error!(group, error = %e, "could not queue a reconcile; the health sweep will find it");
+            tracing::error!(group, error = %e, "could not queue a reconcile; the pulse queues it from the group's ask");
         }
         tracing::info!(
             user,

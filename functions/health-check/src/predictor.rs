@@ -172,7 +172,7 @@ impl Predictor<'_> {
             .map(|policy| activity::predicted(&ctx, &policy, hour, g.desired, next.desired))
             .into_iter()
             .collect();
-        self.store.update_group_with(user, g, &next, &records).await.inspect_err(|e| {
+        self.store.update_group_with(user, g, &next, &records, raised.then_some(self.now_ms)).await.inspect_err(|e| {
             tracing::warn!(user, group = g.name, error = %e, "a forecast's capacity not written; the next run decides again");
         })?;
         let capacity = next.settings.predicted.map_or(0, |p| p.capacity);
@@ -189,7 +189,7 @@ impl Predictor<'_> {
         if raised {
             let msg = Reconcile::new(user, &g.name, "a predictive scaling policy");
             if let Err(e) = self.queue.send(&msg.into(), 0).await {
-                tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
+                tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the pulse queues it from the group's ask");
             }
         }
         Ok(Outcome::Placed { raised })

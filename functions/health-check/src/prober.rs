@@ -435,6 +435,7 @@ impl HealthCheck {
                     unhealthy_check: Some(Failed::Probe.label().to_string()),
                     ..m.clone()
                 }],
+                ask_ms: Some(self.clock.now_ms()),
                 ..Record::default()
             };
             match self.store.record(&t.user, &g, &r).await {
@@ -448,7 +449,7 @@ impl HealthCheck {
         if marked {
             let msg: Work = Reconcile::new(&t.user, &t.group, "health-probe").into();
             if let Err(e) = self.queue.send(&msg, 0).await {
-                // The sweep finds the group's unhealthy VM in its turn.
+                // The pulse queues the round from the group's ask.
                 tracing::warn!(
                     group = t.group,
                     error = e,

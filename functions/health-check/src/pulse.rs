@@ -14,6 +14,7 @@ use phantom_rules::pulse::{self as rules, Beat, Cadence, OnTick, Tick};
 use phantom_seams::cloud::{no_status_checks, ConnectLookup, Lookup};
 use phantom_seams::counts;
 use phantom_seams::queue::pulse::PulseQueue;
+use phantom_seams::queue::{Reconcile, Work};
 use phantom_seams::store::{StoreError, Watched};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +32,8 @@ const CLOUDS_TTL_MS: i64 = 60 * 1000;
 pub const LOOK_CONCURRENCY: usize = 256;
 /// Sweeps queued at most in one send (SQS's SendMessageBatch takes 10).
 const SWEEPS_A_SEND: usize = 10;
+/// The reason of a round the pulse queues for an unanswered ask.
+pub const ASKED: &str = "an ask no round answered";
 
 /// What a beat knows of the work queue, asked once, at its first sweep.
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +128,9 @@ pub struct BeatReport {
     /// Pairs whose VMs differ from their last sweep's view.
     pub changed: usize,
     pub sweeps_queued: usize,
+    /// Rounds queued for asks their writers' messages did not answer in time (a writer died
+    /// between its write and its send).
+    pub asks_queued: usize,
     /// Sweeps held back: the fleet had not caught up with a round's worth.
     pub backlog_held: bool,
 }
@@ -237,6 +243,8 @@ impl HealthCheck {
         }
         report.looked = looks.len();
         let mut sending = Sending::default();
+        self.queue_asked(seq, watched.len(), &mut sending, &mut report)
+            .await;
         // The turn's sweeps first, then each changed pair's as its look finds the change: a dead
         // VM's replacement waits for its own look, not for the beat's last one.
         self.queue_sweeps(seq, &sweeps, watched.len(), &mut sending, &mut report)
@@ -281,6 +289,7 @@ impl HealthCheck {
                 look_errors,
                 changed,
                 sweeps_queued,
+                asks_queued,
                 backlog_held
             ],
             seq,
@@ -289,20 +298,46 @@ impl HealthCheck {
         report
     }
 
-    /// Queues the sweeps of `due`, unless the fleet is behind or the backlog unknown: then this
-    /// beat queues none (the next beat's looks find the same changes). The backlog is asked once a
-    /// beat, before its first sweep.
-    async fn queue_sweeps(
+    /// Queues a round for each group whose ask no round has answered within `ASK_GRACE_MS`,
+    /// unless the fleet is behind (their messages are likely waiting in the queue). An ask stays
+    /// until a round takes the group's lease, so one not queued now is found by the next beat.
+    async fn queue_asked(
         &self,
         seq: u64,
-        due: &[&Watched],
         pairs: usize,
         sending: &mut Sending,
         report: &mut BeatReport,
     ) {
-        if due.is_empty() {
+        let at = rules::unanswered_since(self.clock.now_ms());
+        let asked = match self.store.asked(at).await {
+            Ok(asked) => asked,
+            Err(e) => {
+                tracing::error!(seq, error = %e, "beat: the unanswered asks could not be read");
+                return;
+            }
+        };
+        if asked.is_empty() || !self.may_send(seq, pairs, sending, report).await {
             return;
         }
+        let msgs: Vec<Work> = asked
+            .iter()
+            .map(|(user, group)| Reconcile::new(user, group, ASKED).into())
+            .collect();
+        match self.queue.send_all(&msgs).await {
+            Ok(()) => report.asks_queued += msgs.len(),
+            Err(e) => tracing::error!(seq, error = e, "beat: asked rounds not queued"),
+        }
+    }
+
+    /// Whether this beat may queue work: not while the fleet is behind or the backlog is unknown.
+    /// The backlog is asked once a beat, before its first message.
+    async fn may_send(
+        &self,
+        seq: u64,
+        pairs: usize,
+        sending: &mut Sending,
+        report: &mut BeatReport,
+    ) -> bool {
         if *sending == Sending::Unasked {
             *sending = match self.queue.backlog().await {
                 Ok(backlog) if crate::fleet_behind(backlog, pairs) => Sending::Behind,
@@ -314,12 +349,27 @@ impl HealthCheck {
             };
         }
         match sending {
-            Sending::Go => {}
+            Sending::Go => true,
             Sending::Behind => {
                 report.backlog_held = true;
-                return;
+                false
             }
-            Sending::Unasked | Sending::Unknown => return,
+            Sending::Unasked | Sending::Unknown => false,
+        }
+    }
+
+    /// Queues the sweeps of `due`, unless the fleet is behind or the backlog unknown: then this
+    /// beat queues none (the next beat's looks find the same changes).
+    async fn queue_sweeps(
+        &self,
+        seq: u64,
+        due: &[&Watched],
+        pairs: usize,
+        sending: &mut Sending,
+        report: &mut BeatReport,
+    ) {
+        if due.is_empty() || !self.may_send(seq, pairs, sending, report).await {
+            return;
         }
         let msgs = crate::sweep_messages(due.iter().copied());
         match self.queue.send_all(&msgs).await {

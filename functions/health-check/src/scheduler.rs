@@ -109,7 +109,8 @@ async fn fire_group(
             return Ok(Try::Done(firings));
         }
         let activities = activities(&g, &firings, now_ms);
-        let written = Try::of(store.update_group_with(user, &g, &next, &activities).await)?;
+        let ask = (next.desired != g.desired).then_some(now_ms);
+        let written = Try::of(store.update_group_with(user, &g, &next, &activities, ask).await)?;
         if let Try::Done(()) = written {
                 for f in &firings {
                     tracing::info!(
@@ -125,7 +126,7 @@ async fn fire_group(
             if next.desired != g.desired {
                 let msg = Reconcile::new(user, name, "a scheduled action");
                 if let Err(e) = queue.send(&msg.into(), 0).await {
-                    tracing::error!(group = name, error = %e, "could not queue a reconcile; the health sweep will find it");
+                    tracing::error!(group = name, error = %e, "could not queue a reconcile; the pulse queues it from the group's ask");
                 }
             }
         }

@@ -325,7 +325,11 @@ impl Tracker<'_> {
             let mut next = g.clone();
             next.settings = refresh::settled(&g.settings, &failed);
             // A lost race is decided again by the next run, from what is there then.
-            match self.store.update_group_with(user, g, &next, &[]).await {
+            match self
+                .store
+                .update_group_with(user, g, &next, &[], Some(self.now_ms))
+                .await
+            {
                 Ok(()) => {}
                 Err(StoreError::Conflict | StoreError::NotFound) => {
                     return Ok((false, ask.queries))
@@ -342,7 +346,7 @@ impl Tracker<'_> {
             );
             let msg = Reconcile::new(user, &g.name, "an instance refresh's alarm");
             if let Err(e) = self.queue.send(&msg.into(), 0).await {
-                tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
+                tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the pulse queues it from the group's ask");
             }
             return Ok((true, ask.queries));
         }
@@ -368,7 +372,7 @@ impl Tracker<'_> {
             c.to,
             &c.reading,
         );
-        self.store.update_group_with(user, g, &next, &[record]).await.inspect_err(|e| {
+        self.store.update_group_with(user, g, &next, &[record], Some(self.now_ms)).await.inspect_err(|e| {
             tracing::warn!(user, group = g.name, error = %e, "a metric policy's change not written; the next run decides again");
         })?;
         tracing::info!(
@@ -383,7 +387,7 @@ impl Tracker<'_> {
         );
         let msg = Reconcile::new(user, &g.name, "a metric policy");
         if let Err(e) = self.queue.send(&msg.into(), 0).await {
-            tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the health sweep will find it");
+            tracing::error!(group = g.name, error = %e, "could not queue a reconcile; the pulse queues it from the group's ask");
         }
         Ok(())
     }

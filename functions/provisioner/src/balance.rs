@@ -180,7 +180,7 @@ impl Provisioner {
         let mut new = g.clone();
         new.settings.traffic = attachments;
         traffic::show(&mut new.settings);
-        match self.store.update_group(owner, g, &new).await {
+        match self.store.update_group(owner, g, &new, None).await {
             Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(()),
             Err(e) => Err(e),
         }

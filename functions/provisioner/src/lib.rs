@@ -829,7 +829,7 @@ impl Provisioner {
         let mut new = g.clone();
         new.settings.warm_pool_configuration = None;
         tracing::info!(group = g.name, "warm pool deleted");
-        match self.store.update_group(owner, g, &new).await {
+        match self.store.update_group(owner, g, &new, None).await {
             Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(()),
             Err(e) => Err(e),
         }
@@ -870,7 +870,7 @@ impl Provisioner {
         );
         let mut new = g.clone();
         new.settings = refresh::settled(&g.settings, &next);
-        match self.store.update_group(owner, g, &new).await {
+        match self.store.update_group(owner, g, &new, None).await {
             Ok(()) | Err(StoreError::Conflict) | Err(StoreError::NotFound) => Ok(still),
             Err(e) => Err(e),
         }

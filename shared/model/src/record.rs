@@ -34,6 +34,9 @@ pub struct Record {
     pub notices: Vec<Notice>,
     /// LaunchInstances requests carried out, with their results (replacing them as pending).
     pub launches: Vec<crate::sync_launch::SyncLaunch>,
+    /// Asks for a round of the group (when, Unix ms): kept on the group until a round takes its
+    /// lease (the store's `Ask`), so a round asked for by a writer that died is not lost.
+    pub ask_ms: Option<i64>,
 }
 
 impl Record {
@@ -48,5 +51,6 @@ impl Record {
             && self.activities.is_empty()
             && self.notices.is_empty()
             && self.launches.is_empty()
+            && self.ask_ms.is_none()
     }
 }

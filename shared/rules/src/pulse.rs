@@ -91,6 +91,16 @@ pub fn restart(lease: Option<&Lease>, now_ms: i64, period_ms: i64) -> Option<(u6
     }
 }
 
+/// How long a writer's ask for a round (the store's `Ask`) waits for its message's round before
+/// the pulse takes the message for lost and queues the round itself. A message's round takes
+/// the group's lease within a second or so; a round asked for twice costs one more reconcile.
+pub const ASK_GRACE_MS: i64 = 10_000;
+
+/// The asks a beat at `now_ms` queues rounds for: those made at or before this time.
+pub fn unanswered_since(now_ms: i64) -> i64 {
+    now_ms - ASK_GRACE_MS
+}
+
 /// The fingerprint of a pair whose cloud did not answer its sweep: no look ever matches it.
 pub const UNKNOWN: &str = "unknown";
 

@@ -1189,3 +1189,20 @@ async fn seed_508_a_failed_rounds_lease_does_not_drop_its_message() {
     )
     .await;
 }
+
+/// Seed 368 (mix 16, 170 steps): the api was killed after a DetachInstances wrote its VM as
+/// Detaching and before it sent the group's reconcile; nothing else asked for a round, and the
+/// group stayed a VM short until its pair's sweep turn (an hour on AWS). The write now keeps an
+/// ask on the group, which the pulse answers (`Fleet::asked`).
+#[tokio::test]
+async fn seed_368_a_change_whose_api_died_before_its_message_gets_its_round() {
+    holds(
+        368,
+        Settings {
+            steps: 170,
+            mix: 16,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

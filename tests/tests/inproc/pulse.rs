@@ -358,3 +358,26 @@ async fn a_beat_keeps_its_looks_in_flight_to_its_bound() {
     );
     assert!(most[1] > 4, "six looks at once: {most:?}");
 }
+
+/// A change whose message was lost (its api died between the write and the send) left the
+/// group off its size until the pair's sweep turn, an hour on AWS (seed 368, mix 16). The write
+/// keeps an ask on the group, and the pulse queues the round the ask names once it has waited
+/// `ASK_GRACE_MS`; the round answers it, and no beat asks again.
+#[tokio::test]
+async fn a_change_whose_message_was_lost_gets_its_round_from_the_pulse() {
+    let w = World::new().await;
+    let (h, u) = settled(&w).await;
+    w.sdk(&u).desire("web", 5).await;
+    assert_eq!(w.queue.len(), 1, "the api's message");
+    w.queue.purge();
+    let grace = phantom_rules::pulse::ASK_GRACE_MS as u64 / 1000;
+    w.pulse_for(&h, grace - 1).await;
+    assert_eq!(
+        w.hotel.alive().len(),
+        3,
+        "the message's round may still come"
+    );
+    w.pulse_for(&h, PULSE_MS as u64 / 1000 + 2).await;
+    assert_eq!(w.hotel.alive().len(), 5, "the pulse queued the round");
+    assert!(w.store.asked(i64::MAX).await.expect("the asks").is_empty());
+}

@@ -138,7 +138,7 @@ async fn create(app: &App, caller: &Caller, mut input: CreateAutoScalingGroup) -
         let test = phantom_rules::notification::test(name, &g.settings.arn, t, true, now);
         super::notifications::send_test(app, &test).await?;
     }
-    match app.store.create_group(&caller.user, &g).await {
+    match app.store.create_group(&caller.user, &g, Some(now)).await {
         Ok(()) => {
             super::reconcile(app, caller, name, "CreateAutoScalingGroup").await;
             Ok(())

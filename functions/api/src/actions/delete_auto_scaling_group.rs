@@ -30,7 +30,10 @@ pub async fn run(app: &App, caller: &Caller, input: DeleteAutoScalingGroup) -> A
                     "You cannot delete an AutoScalingGroup while there are instances or pending Spot instance request(s) still in the group.",
                 ))
             }
-            (true, true) => app.store.begin_delete(&caller.user, &g).await,
+            (true, true) => {
+                let ask = Some(app.clock.now_ms());
+                app.store.begin_delete(&caller.user, &g, ask).await
+            }
         };
         let written = Try::of(result)?;
         if let (Try::Done(()), true) = (&written, has_instances) {

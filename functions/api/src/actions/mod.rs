@@ -387,9 +387,9 @@ fn launch_config_not_found(name: &str) -> ApiError {
     ))
 }
 
-/// Asks the provisioner to look at a group. A message that cannot be sent is not the caller's
-/// problem: the change is in DynamoDB, and the group's (user, cloud) is marked busy with a
-/// fingerprint no look matches, so the pulse's next look there sweeps it.
+/// Asks the provisioner to look at a group whose change was written with an ask (`Ask`). A
+/// message that cannot be sent, or that a crash kept from going, is not the caller's problem:
+/// the pulse queues the round the ask names.
 async fn reconcile(app: &App, caller: &Caller, group: &str, reason: &str) {
     let msg = phantom_seams::queue::Reconcile::new(&caller.user, group, reason);
     if let Some(msg) = crate::later::defer(msg) {
@@ -404,7 +404,8 @@ async fn reconcile_now(app: &App, caller: &Caller, group: &str, reason: &str) {
 }
 
 /// Queues a reconcile; if the queue cannot be reached, marks the group's pair busy so the
-/// pulse's next look sweeps it.
+/// pulse's next look sweeps it (sooner than an ask's grace, and the one way for LaunchInstances,
+/// whose request is not written with an ask).
 pub(crate) async fn send_reconcile(app: &App, msg: phantom_seams::queue::Reconcile) {
     let Some(q) = &app.queue else { return };
     let (user, group) = (msg.owner.clone(), msg.group.clone());
@@ -471,13 +472,14 @@ pub(crate) async fn change_group_refusing(
         // A group that stops telling anyone has its next round send what is left to tell.
         let silenced =
             !Audience::of(&g.settings).is_empty() && Audience::of(&next.settings).is_empty();
-        match app.store.update_group(&caller.user, &g, &next).await {
+        // Its round is the one that sends the group's last words (and does the rest).
+        let reason = match silenced {
+            true => Some(phantom_rules::notification::LAST_WORDS),
+            false => reason.or(spread_changed.then_some("the group's clouds changed")),
+        };
+        let ask = reason.map(|_| app.clock.now_ms());
+        match app.store.update_group(&caller.user, &g, &next, ask).await {
             Ok(()) => {
-                // Its round is the one that sends the group's last words (and does the rest).
-                let reason = match silenced {
-                    true => Some(phantom_rules::notification::LAST_WORDS),
-                    false => reason.or(spread_changed.then_some("the group's clouds changed")),
-                };
                 if let Some(reason) = reason {
                     reconcile(app, caller, name, reason).await;
                 }

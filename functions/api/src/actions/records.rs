@@ -64,9 +64,10 @@ pub(super) async fn write(
 ) -> ApiResult<Option<Record>> {
     compare_and_set(|| async {
         let (g, m) = find(app, caller, id).await?;
-        let Some(r) = make(&g, &m)? else {
+        let Some(mut r) = make(&g, &m)? else {
             return Ok(Try::Done(None));
         };
+        r.ask_ms = Some(app.clock.now_ms());
         match app.store.record(&caller.user, &g, &r).await {
             Ok(()) => {
                 super::reconcile(app, caller, &g.name, "instance action").await;
@@ -98,9 +99,10 @@ pub(super) async fn write_group(
             return Err(pending_delete());
         }
         let members = app.store.instances(&caller.user, name).await?;
-        let Some(r) = make(&g, &members)? else {
+        let Some(mut r) = make(&g, &members)? else {
             return Ok(Try::Done(None));
         };
+        r.ask_ms = reason.map(|_| app.clock.now_ms());
         match app.store.record(&caller.user, &g, &r).await {
             Ok(()) => {
                 if let Some(reason) = reason {

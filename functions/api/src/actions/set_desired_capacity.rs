@@ -32,7 +32,11 @@ pub async fn run(app: &App, caller: &Caller, input: SetDesiredCapacity) -> ApiRe
         if g.desired == desired {
             return Ok(Try::Done(()));
         }
-        let written = Try::of(app.store.set_desired(&caller.user, &g, desired).await)?;
+        let written = Try::of(
+            app.store
+                .set_desired(&caller.user, &g, desired, Some(app.clock.now_ms()))
+                .await,
+        )?;
         if let Try::Done(()) = written {
             super::reconcile(app, caller, name, "SetDesiredCapacity").await;
         }

@@ -426,13 +426,19 @@ impl Claim<'_> {
     }
 }
 
+/// A writer's ask for a round of the group it changes: when it asked (Unix ms), or None. The
+/// write keeps it on the group, in the same request, and the first round to take the group's
+/// lease clears it. A writer that died between its write and its message leaves the ask behind,
+/// and the pulse queues the round (`Fleet::asked`). An older ask left unanswered is kept.
+pub type Ask = Option<i64>;
+
 /// Auto Scaling groups: what the user asks for.
 #[async_trait]
 pub trait Groups: Send + Sync {
     /// Creates a group and records it as a user of its launch configuration, and (user, cloud) on
     /// the health check's list: `Exists`, `NotFound` if the launch configuration is gone, or
     /// `Limit` if the user has `MAX_GROUPS`.
-    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()>;
+    async fn create_group(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()>;
     async fn group(&self, user: &str, name: &str) -> StoreResult<Option<Group>>;
     /// The groups of `page` that pass `keep`.
     async fn groups(
@@ -447,13 +453,19 @@ pub trait Groups: Send + Sync {
     }
     /// Compare-and-set of the desired capacity of group `g` as read: `Conflict` if it changed since
     /// (another version) or is another group of the same name (another id). Version + 1.
-    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()>;
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64, ask: Ask) -> StoreResult<()>;
     /// Replaces the sizes, launch configuration and document of group `old` (as read: `Conflict`
     /// if it changed since) with `new`'s, and moves the in-use mark if the launch configuration
     /// changed (`NotFound` if the new one is gone). Version + 1. The index of due groups follows
     /// `new.due_ms()`.
-    async fn update_group(&self, user: &str, old: &Group, new: &Group) -> StoreResult<()> {
-        self.update_group_with(user, old, new, &[]).await
+    async fn update_group(
+        &self,
+        user: &str,
+        old: &Group,
+        new: &Group,
+        ask: Ask,
+    ) -> StoreResult<()> {
+        self.update_group_with(user, old, new, &[], ask).await
     }
     /// `update_group`, and these scaling activities written in the same transaction (a scheduled
     /// action's firing and its record are one write).
@@ -463,10 +475,11 @@ pub trait Groups: Send + Sync {
         old: &Group,
         new: &Group,
         activities: &[Activity],
+        ask: Ask,
     ) -> StoreResult<()>;
     /// Starts a forced delete (desired and min 0, `Delete in progress`, off the index of due
     /// groups); compare-and-set.
-    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()>;
+    async fn begin_delete(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()>;
     /// Deletes a group as read, the same one (by id) at its version (`Conflict` otherwise),
     /// releases its launch configuration and counts it off the health check's list.
     async fn delete_group(&self, user: &str, g: &Group) -> StoreResult<()>;
@@ -476,7 +489,8 @@ pub trait Groups: Send + Sync {
 #[async_trait]
 pub trait Fleet: Send + Sync {
     /// Takes the group's lease until the claim's end if nobody holds it (or theirs ran out) and
-    /// returns the group as it stands, in one conditional write.
+    /// returns the group as it stands, in one conditional write that also clears the group's
+    /// ask: this round sees every change asked for so far.
     async fn take_lease(&self, claim: Claim<'_>) -> StoreResult<Lease>;
     /// Extends the lease to the claim's end while it is still the claim's holder's (a holder at
     /// work renews it, so that a short lease runs out soon only for a holder that died): false if
@@ -512,6 +526,10 @@ pub trait Fleet: Send + Sync {
     async fn record(&self, user: &str, g: &Group, r: &Record) -> StoreResult<()>;
     /// Every (user, cloud) the health check sweeps, by cloud then user.
     async fn watched(&self) -> StoreResult<Vec<Watched>>;
+    /// Every group with an ask (`Ask`) made at or before `at_ms` that no round has answered, as
+    /// (user, group): what the pulse queues rounds for. An index, eventually consistent, that
+    /// holds only the groups with an ask.
+    async fn asked(&self, at_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Every group with a scheduled action due at `now_ms` (`Group::due_ms`), as (user, group):
     /// what the scheduler reads, never the groups with nothing due. It may lag a write a little
     /// (DynamoDB's index is eventually consistent): the scheduler reads each group before firing.

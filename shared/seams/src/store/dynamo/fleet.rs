@@ -11,7 +11,8 @@ impl Fleet for DynamoStore {
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{group}"))))
-            .update_expression("SET lease_owner = :h, lease_until = :until")
+            // The round sees every change asked for so far: their asks are answered.
+            .update_expression("SET lease_owner = :h, lease_until = :until REMOVE ask_pk, ask_at")
             .condition_expression(
                 "attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :h)",
             )
@@ -342,6 +343,11 @@ impl Fleet for DynamoStore {
                 })
             })
             .collect()
+    }
+
+    async fn asked(&self, at_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        let asks = (ASK_INDEX, ASK_PARTITION, ASK_SORT);
+        self.listed_by_time(asks, ASK, at_ms, ASG).await
     }
 
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
@@ -721,6 +727,12 @@ impl DynamoStore {
                 ":h",
                 s(serde_json::to_string(holds).expect("holds serialize")),
             );
+        }
+        if let Some(at) = r.ask_ms {
+            sets.push(ASK_SET);
+            for (name, value) in ask_values(at) {
+                update = update.expression_attribute_values(name, value);
+            }
         }
         if sets.is_empty() {
             return Ok(TransactWriteItem::builder()

@@ -6,8 +6,8 @@ use phantom_rules::group::GroupRules;
 
 #[async_trait]
 impl Groups for DynamoStore {
-    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
-        let put = Put::builder()
+    async fn create_group(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()> {
+        let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .item("cloud", s(&g.cloud))
@@ -17,9 +17,11 @@ impl Groups for DynamoStore {
             .item("version", n(g.version))
             .item("gid", s(&g.id))
             .item("doc", s(settings_json(&g.settings)))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(unavailable)?;
+            .condition_expression("attribute_not_exists(pk)");
+        if let Some(at) = ask {
+            put = put.item(ASK_PARTITION, s(ASK)).item(ASK_SORT, n(at));
+        }
+        let put = put.build().map_err(unavailable)?;
         let mut tx = self
             .db
             .transact_write_items()
@@ -79,20 +81,25 @@ impl Groups for DynamoStore {
         Ok(in_order(groups, |g| &g.name, page.want))
     }
 
-    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()> {
-        let result = self
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64, ask: Ask) -> StoreResult<()> {
+        let mut update = self
             .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .update_expression("SET desired = :d, version = version + :one")
+            .update_expression(format!(
+                "SET desired = :d, version = version + :one{}",
+                asks(ask)
+            ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":d", n(desired))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":gid", s(&g.id))
-            .expression_attribute_values(":v", n(g.version))
-            .send()
-            .await;
+            .expression_attribute_values(":v", n(g.version));
+        for (name, value) in ask.map(ask_values).into_iter().flatten() {
+            update = update.expression_attribute_values(name, value);
+        }
+        let result = update.send().await;
         conditional(result, StoreError::Conflict)
     }
 
@@ -102,17 +109,19 @@ impl Groups for DynamoStore {
         old: &Group,
         new: &Group,
         activities: &[Activity],
+        ask: Ask,
     ) -> StoreResult<()> {
         // The index of due groups follows the group's scheduled actions.
         let due = match new.due_ms() {
             Some(_) => ", due_pk = :due_pk, due = :due",
             None => " REMOVE due_pk, due",
         };
+        let ask_set = asks(ask);
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
             .update_expression(format!(
-                "SET #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{due}"
+                "SET #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{ask_set}{due}"
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&old.id))
@@ -128,6 +137,9 @@ impl Groups for DynamoStore {
             update = update
                 .expression_attribute_values(":due_pk", s(DUE))
                 .expression_attribute_values(":due", n(at));
+        }
+        for (name, value) in ask.map(ask_values).into_iter().flatten() {
+            update = update.expression_attribute_values(name, value);
         }
         let update = update.build().map_err(unavailable)?;
         let mut tx = self
@@ -169,15 +181,16 @@ impl Groups for DynamoStore {
         }
     }
 
-    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
-        let result = self
+    async fn begin_delete(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()> {
+        let mut update = self
             .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
-            .update_expression(
-                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one REMOVE due_pk, due",
-            )
+            .update_expression(format!(
+                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one{} REMOVE due_pk, due",
+                asks(ask)
+            ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&g.id))
             .expression_attribute_names("#st", "status")
@@ -185,9 +198,11 @@ impl Groups for DynamoStore {
             .expression_attribute_values(":d", s(DELETING))
             .expression_attribute_values(":zero", n(0))
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":v", n(g.version))
-            .send()
-            .await;
+            .expression_attribute_values(":v", n(g.version));
+        for (name, value) in ask.map(ask_values).into_iter().flatten() {
+            update = update.expression_attribute_values(name, value);
+        }
+        let result = update.send().await;
         conditional(result, StoreError::Conflict)
     }
 
@@ -349,4 +364,9 @@ impl DynamoStore {
             .build()
             .map_err(unavailable)
     }
+}
+
+/// The part of a SET that keeps `ask` (`ASK_SET`, after a comma), or nothing.
+fn asks(ask: Ask) -> String {
+    ask.map_or_else(String::new, |_| format!(", {ASK_SET}"))
 }

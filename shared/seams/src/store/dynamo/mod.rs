@@ -30,6 +30,11 @@
 //! target tracking policy); the run queries `due <= now` and reads nothing of the other groups.
 //! Every alarm carries `due_pk` `ALARMS` and `due` 0: the run lists the alarms by that partition.
 //!
+//! Index `asks` (sparse, keys only): a group with an ask no round has answered (`Ask`) carries
+//! `ask_pk` (always `ASK`) and `ask_at` (when it was asked, Unix ms). The write that asks sets
+//! them, and the round that takes the lease removes them, so the index holds only the asks
+//! whose message may have been lost. The pulse queries `ask_at <= now - grace`.
+//!
 //! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!
 //! Uniqueness and in-use rules are conditions on the writes themselves (transactions where two
@@ -48,10 +53,10 @@ mod watch;
 use item::*;
 
 use super::{
-    activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
-    Groups, LaunchConfigs, Lease, MetricAuth, MetricSource, Page, PairView, PulseLease, Record,
-    StoreError, StoreResult, Usage, Watched, BEAT_TTL_SECS, LAUNCH_TTL_SECS, MAX_GROUPS,
-    MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
+    activity_key, Ask, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet,
+    GroupFilter, Groups, LaunchConfigs, Lease, MetricAuth, MetricSource, Page, PairView,
+    PulseLease, Record, StoreError, StoreResult, Usage, Watched, BEAT_TTL_SECS, LAUNCH_TTL_SECS,
+    MAX_GROUPS, MAX_LAUNCH_CONFIGS, NOTICE_TTL_SECS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE,
 };
 use crate::secrets::{SecretError, Secrets};
 use async_trait::async_trait;
@@ -102,6 +107,18 @@ pub const VM_SORT: &str = "sk";
 pub const DUE_PARTITION: &str = "due_pk";
 pub const DUE_SORT: &str = "due";
 const DUE: &str = "DUE";
+/// The index of groups with an unanswered ask (`Ask`).
+pub const ASK_INDEX: &str = "asks";
+pub const ASK_PARTITION: &str = "ask_pk";
+pub const ASK_SORT: &str = "ask_at";
+const ASK: &str = "ASK";
+/// What an update that asks sets: an older ask left unanswered is kept.
+const ASK_SET: &str = "ask_pk = :ask_pk, ask_at = if_not_exists(ask_at, :ask_at)";
+
+/// The values of `ASK_SET` for an ask made at `at_ms`.
+fn ask_values(at_ms: i64) -> [(&'static str, AttributeValue); 2] {
+    [(":ask_pk", s(ASK)), (":ask_at", n(at_ms))]
+}
 /// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.
 const SEALED: &str = "sealed";
 
@@ -222,14 +239,29 @@ impl DynamoStore {
         now_ms: i64,
         prefix: &str,
     ) -> StoreResult<Vec<(String, String)>> {
+        let due = (DUE_INDEX, DUE_PARTITION, DUE_SORT);
+        self.listed_by_time(due, partition, now_ms, prefix).await
+    }
+
+    /// The (user, name) of the items a sparse index (name, partition and sort attributes) lists
+    /// under `partition` with a time at or before `at_ms`, their sort keys' names after `prefix`.
+    async fn listed_by_time(
+        &self,
+        (index, partition_key, sort_key): (&str, &str, &str),
+        partition: &str,
+        at_ms: i64,
+        prefix: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
         let query = self
             .db
             .query()
             .table_name(&self.table)
-            .index_name(DUE_INDEX)
-            .key_condition_expression("due_pk = :due_pk AND due <= :now")
-            .expression_attribute_values(":due_pk", s(partition))
-            .expression_attribute_values(":now", n(now_ms));
+            .index_name(index)
+            .key_condition_expression("#p = :p AND #t <= :at")
+            .expression_attribute_names("#p", partition_key)
+            .expression_attribute_names("#t", sort_key)
+            .expression_attribute_values(":p", s(partition))
+            .expression_attribute_values(":at", n(at_ms));
         let mut out = Vec::new();
         Self::each_page(query, |items| {
             for item in items {

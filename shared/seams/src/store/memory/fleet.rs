@@ -19,6 +19,7 @@ impl Fleet for MemoryStore {
                     }
                     _ => {
                         s.lease = Some((claim.holder.to_string(), claim.until_ms()));
+                        s.ask = None;
                         Lease::Taken(Box::new(s.group.clone()))
                     }
                 },
@@ -169,6 +170,7 @@ impl Fleet for MemoryStore {
                         if let Some(holds) = &r.holds {
                             s.group.holds = holds.clone();
                         }
+                        s.asked(r.ask_ms);
                         for m in &r.put {
                             st.instances.insert(
                                 (user.to_string(), g.name.clone(), m.id.clone()),
@@ -277,6 +279,18 @@ impl Fleet for MemoryStore {
                     groups: *groups,
                     view: st.views.get(k).cloned(),
                 })
+                .collect()
+        };
+        self.done(Ok(out)).await
+    }
+
+    async fn asked(&self, at_ms: i64) -> StoreResult<Vec<(String, String)>> {
+        let out = {
+            let st = self.state(1);
+            st.groups
+                .iter()
+                .filter(|(_, s)| s.ask.is_some_and(|a| a <= at_ms))
+                .map(|(k, _)| k.clone())
                 .collect()
         };
         self.done(Ok(out)).await

@@ -5,7 +5,7 @@ use phantom_rules::group::GroupRules;
 
 #[async_trait]
 impl Groups for MemoryStore {
-    async fn create_group(&self, user: &str, g: &Group) -> StoreResult<()> {
+    async fn create_group(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()> {
         let (k, lcs, clouds) = keys(user, g)?;
         let out = {
             let mut st = self.state(1);
@@ -25,6 +25,7 @@ impl Groups for MemoryStore {
                     StoredGroup {
                         group: g.clone(),
                         lease: None,
+                        ask,
                     },
                 );
                 for cloud in &clouds {
@@ -61,13 +62,14 @@ impl Groups for MemoryStore {
         self.done(Ok(out)).await
     }
 
-    async fn set_desired(&self, user: &str, g: &Group, desired: i64) -> StoreResult<()> {
+    async fn set_desired(&self, user: &str, g: &Group, desired: i64, ask: Ask) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
             match st.groups.get_mut(&owned(user, &g.name)) {
                 Some(s) if s.group.id == g.id && s.group.version == g.version => {
                     s.group.desired = desired;
                     s.group.version += 1;
+                    s.asked(ask);
                     Ok(())
                 }
                 _ => Err(StoreError::Conflict),
@@ -82,6 +84,7 @@ impl Groups for MemoryStore {
         old: &Group,
         new: &Group,
         activities: &[Activity],
+        ask: Ask,
     ) -> StoreResult<()> {
         let keys = activities
             .iter()
@@ -124,6 +127,7 @@ impl Groups for MemoryStore {
                         s.group.desired = new.desired;
                         s.group.settings = new.settings.clone();
                         s.group.version += 1;
+                        s.asked(ask);
                         for (k, a) in keys.into_iter().zip(activities) {
                             st.activities.insert((user.to_string(), k), a.doc.clone());
                         }
@@ -136,7 +140,7 @@ impl Groups for MemoryStore {
         self.done(out).await
     }
 
-    async fn begin_delete(&self, user: &str, g: &Group) -> StoreResult<()> {
+    async fn begin_delete(&self, user: &str, g: &Group, ask: Ask) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
             match st.groups.get_mut(&owned(user, &g.name)) {
@@ -145,6 +149,7 @@ impl Groups for MemoryStore {
                     s.group.desired = 0;
                     s.group.min = 0;
                     s.group.version += 1;
+                    s.asked(ask);
                     Ok(())
                 }
                 _ => Err(StoreError::Conflict),

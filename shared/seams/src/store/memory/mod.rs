@@ -15,9 +15,9 @@ mod trail;
 mod watch;
 
 use super::{
-    activity_key, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet, GroupFilter,
-    Groups, LaunchConfigs, Lease, Page, Record, StoreError, StoreResult, Usage, Watched,
-    MAX_GROUPS, MAX_LAUNCH_CONFIGS,
+    activity_key, Ask, Backoff, Claim, CloudCredentials, CloudRecord, Directory, Fleet,
+    GroupFilter, Groups, LaunchConfigs, Lease, Page, Record, StoreError, StoreResult, Usage,
+    Watched, MAX_GROUPS, MAX_LAUNCH_CONFIGS,
 };
 use crate::fault::Tripwire;
 use crate::metrics::{self, Counter};
@@ -41,6 +41,15 @@ type Owned = (String, String);
 struct StoredGroup {
     group: Group,
     lease: Option<(String, i64)>,
+    /// The oldest ask no round has answered (`Ask`).
+    ask: Option<i64>,
+}
+
+impl StoredGroup {
+    /// Keeps `ask` unless an older one is still unanswered.
+    fn asked(&mut self, ask: Ask) {
+        self.ask = self.ask.or(ask);
+    }
 }
 
 #[derive(Default, Clone)]

@@ -22,10 +22,12 @@
 //!   its MaxInstanceLifetime (but those protected from scale-in), and Phantom's records and the clouds agree: no VM
 //!   recorded that is not running (a ghost), none running with a user's tags that no group
 //!   records (an orphan, or one launched twice);
-//! - `progress` (from mix 5): while faults last, a group on one cloud that is short of its
-//!   desired capacity is whole again within `PROGRESS_MS` of the last fault that may hold its
-//!   launches back (a failed call, a crash, a late message) or of its own backoff, a full zone of
-//!   its notwithstanding (under balanced-only it may be short by that zone's share); and a launch
+//! - `progress` (from mix 5): while faults last, a group on one cloud (from mix 17, across
+//!   clouds too: all its VMs counted, any of its clouds' faults and holds excusing it) that is
+//!   short of its desired capacity is whole again within `PROGRESS_MS` of the last fault that
+//!   may hold its launches back (a failed call, a crash, a late message) or of its own backoff, a
+//!   full zone of its notwithstanding (under balanced-only it may be short by that zone's share;
+//!   across clouds, a full zone is not checked); and a launch
 //!   that failed in a full zone under balanced-only left the zones with room their share;
 //! - `activities-end`: then, no activity is left in progress;
 //! - `shrinks`: then, no activity let a VM go "shrinking" a group's capacity from a number to one
@@ -947,8 +949,17 @@ pub(super) async fn progress(sim: &mut Sim) {
         for g in groups {
             let key = (user.clone(), g.id.clone());
             let s = &g.settings;
+            // A group across clouds counts its VMs on all of them, and any of them disturbed
+            // may hold it back.
+            let Ok(clouds) = phantom_rules::group::GroupRules::clouds(&g) else {
+                continue;
+            };
+            let across = clouds.len() > 1;
+            if across && sim.out.settings.mix < 17 {
+                continue;
+            }
             // Where the group may be short by design: deleting, not launching, replacing its
-            // VMs below its capacity, spread or split by its own rules, or filled from a pool.
+            // VMs below its capacity, split by its own rules, or filled from a pool.
             let exempt = g.deleting()
                 || processes::suspended(&s.suspended_processes)
                     .iter()
@@ -957,10 +968,7 @@ pub(super) async fn progress(sim: &mut Sim) {
                 || s.instance_maintenance_policy.is_some()
                 || s.mixed_instances_policy.is_some()
                 || s.max_instance_lifetime.is_some_and(|l| l > 0)
-                || s.warm_pool_configuration.is_some()
-                || s.tags
-                    .iter()
-                    .any(|t| t.key == phantom_rules::spread::TAG_CLOUDS);
+                || s.warm_pool_configuration.is_some();
             let members = members_of(sim, &user, &g.name).await;
             let leaving = |id: &str| {
                 members.iter().any(|m| {
@@ -983,6 +991,13 @@ pub(super) async fn progress(sim: &mut Sim) {
                         .any(|(c, fz, _)| *c == g.cloud && *fz == z.as_str())
                 })
                 .collect();
+            // Across clouds, a full zone anywhere moves the group's shares between clouds: not
+            // checked (the zones' checks below are of one cloud's).
+            let full_elsewhere = across
+                && sim
+                    .full
+                    .iter()
+                    .any(|(c, _, _)| clouds.contains(*c) && *c != g.cloud);
             let balanced_only = s.availability_zone_distribution.as_ref().is_some_and(|d| {
                 d.capacity_distribution_strategy
                     == phantom_model::group::CapacityDistribution::BalancedOnly
@@ -1043,6 +1058,7 @@ pub(super) async fn progress(sim: &mut Sim) {
                     })
             };
             if failed
+                && !across
                 && refused_for_capacity
                 && calm
                 && !exempt
@@ -1075,19 +1091,30 @@ pub(super) async fn progress(sim: &mut Sim) {
                 }
             }
             let short = g.desired - counted.len() as i64;
-            if exempt || short <= allowed || full.len() == zones.len() {
+            if exempt
+                || short <= allowed
+                || full.len() == zones.len()
+                || (across && !full.is_empty())
+                || full_elsewhere
+            {
                 sim.short_since.remove(&key);
                 continue;
             }
             let since = *sim.short_since.entry(key).or_insert(now);
-            // The group's own backoff after failed launches holds it back too.
+            // The group's own backoff after failed launches holds it back too, and across
+            // clouds each cloud's.
             let quiet = [
                 since,
                 g.retry_at_ms,
                 sim.disturbed.get("all").copied().unwrap_or(0),
             ]
             .into_iter()
-            .chain(sim.disturbed.get(g.cloud.as_str()).copied())
+            .chain(
+                clouds
+                    .iter()
+                    .filter_map(|c| sim.disturbed.get(c.as_str()).copied()),
+            )
+            .chain(g.holds.values().map(|h| h.retry_at_ms))
             .max()
             .unwrap_or(since);
             checked += 1;
@@ -1095,8 +1122,13 @@ pub(super) async fn progress(sim: &mut Sim) {
                 broken.push((
                     g.id.clone(),
                     format!(
-                        "{user}'s group {} has had {} of its {} VMs for {} s, {} s after the last fault that could hold it back{}",
+                        "{user}'s group {}{} has had {} of its {} VMs for {} s, {} s after the last fault that could hold it back{}",
                         g.name,
+                        if across {
+                            format!(" (across {})", clouds.iter().cloned().collect::<Vec<_>>().join(", "))
+                        } else {
+                            String::new()
+                        },
                         counted.len(),
                         g.desired,
                         (now - since) / 1000,

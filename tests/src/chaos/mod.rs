@@ -58,8 +58,9 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// its tags (`tag-lag`: a VM untagged a moment ago still matches its old owner's filter); 16:
 /// and the health check at the deployment's cadence (`CADENCE`: the pulse's beats look at the
 /// pairs and sweep only those that changed or are busy, every pair once an hour) where it swept
-/// every pair every second, so that what the sweeps mended at once must mend itself.
-pub const MIX: u32 = 16;
+/// every pair every second, so that what the sweeps mended at once must mend itself; 17: the
+/// same requests and faults, and `progress` checks groups across clouds too.
+pub const MIX: u32 = 17;
 
 /// The pulse's cadence from mix 16, in beats of `world::PULSE_MS` (5 s): a look at every pair
 /// each beat (every minute on a cloud with events), a busy pair swept every minute, every pair

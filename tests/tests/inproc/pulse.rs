@@ -9,7 +9,7 @@ use phantom_e2e::steps::Steps;
 use phantom_e2e::world::{World, PULSE_MS, PULSE_VISIBILITY_MS};
 use phantom_model::time::Clock;
 use phantom_rules::pulse::Cadence;
-use phantom_seams::store::{Directory, Fleet};
+use phantom_seams::store::{Claim, Directory, Fleet, Lease};
 
 /// A beat every 5 s (the tests' world's pulse, `PULSE_MS`), a look every 10 s, a busy pair swept
 /// every minute, every pair every hour: the deployment's defaults until issue 64 (now 4 s and 8 s;
@@ -380,4 +380,45 @@ async fn a_change_whose_message_was_lost_gets_its_round_from_the_pulse() {
     w.pulse_for(&h, PULSE_MS as u64 / 1000 + 2).await;
     assert_eq!(w.hotel.alive().len(), 5, "the pulse queued the round");
     assert!(w.store.asked(i64::MAX).await.expect("the asks").is_empty());
+}
+
+/// A change written while another round held the group's lease, one that gives that round's
+/// release no new version to trip on (a VM's health set), met the lease with its message and
+/// was dropped as the holder's work; the holder had read the VM before and finished without
+/// it, and the VM waited for the pair's sweep. The change's ask now brings a round of its own.
+#[tokio::test]
+async fn a_change_made_under_a_round_that_cannot_see_it_gets_its_round_from_the_pulse() {
+    let w = World::new().await;
+    let (h, u) = settled(&w).await;
+    let victim = w.hotel.alive()[0].clone();
+    let claim = Claim {
+        user: &u.name,
+        group: "web",
+        holder: "a round at work",
+        now_ms: w.clock.now_ms(),
+        ttl_ms: 10_000,
+    };
+    let Lease::Taken(g) = w.store.take_lease(claim).await.expect("the lease") else {
+        panic!("the group is free");
+    };
+    w.sdk(&u)
+        .set_instance_health()
+        .instance_id(&victim)
+        .health_status("Unhealthy")
+        .send()
+        .await
+        .expect("set-instance-health");
+    assert_eq!(w.settle().await, 1, "the api's message, dropped as busy");
+    w.store
+        .release_lease(&u.name, "web", claim.holder, Some(g.version))
+        .await
+        .expect("the version the round read");
+    let grace = phantom_rules::pulse::ASK_GRACE_MS as u64 / 1000;
+    w.pulse_for(&h, grace - 1).await;
+    assert!(w.hotel.alive().contains(&victim), "nothing asked yet");
+    w.pulse_for(&h, PULSE_MS as u64 / 1000 + 2).await;
+    assert!(
+        !w.hotel.alive().contains(&victim),
+        "the ask's round replaced it"
+    );
 }

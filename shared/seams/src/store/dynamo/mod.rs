@@ -119,6 +119,7 @@ const ASK_SET: &str = "ask_pk = :ask_pk, ask_at = if_not_exists(ask_at, :ask_at)
 fn ask_values(at_ms: i64) -> [(&'static str, AttributeValue); 2] {
     [(":ask_pk", s(ASK)), (":ask_at", n(at_ms))]
 }
+
 /// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.
 const SEALED: &str = "sealed";
 

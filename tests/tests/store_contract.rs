@@ -464,15 +464,19 @@ async fn contract(s: &dyn Store, u: &str) {
         panic!("an expired lease is taken over");
     };
     assert_eq!(
-        s.release_lease(&alice, "g1", "h1", Some(g.version)).await,
+        s.release_lease(&alice, "g1", "h1", Some(&g)).await,
         Err(StoreError::Conflict)
     );
     s.set_desired(&alice, &g, 3, None).await.unwrap();
     assert_eq!(
-        s.release_lease(&alice, "g1", "h2", Some(g.version)).await,
+        s.release_lease(&alice, "g1", "h2", Some(&g)).await,
         Err(StoreError::Conflict)
     );
-    s.release_lease(&alice, "g1", "h2", Some(g.version + 1))
+    let moved = Group {
+        version: g.version + 1,
+        ..(*g).clone()
+    };
+    s.release_lease(&alice, "g1", "h2", Some(&moved))
         .await
         .unwrap();
     // Given up whatever the version, by its holder only.
@@ -1112,8 +1116,9 @@ async fn due_index(s: &dyn Store, u: &str) {
     s.delete_launch_config(&owner, "sched").await.unwrap();
 }
 
-/// Asks for a round: kept on the group by the write that asks (the oldest unanswered one),
-/// listed once old enough, cleared by the next lease taken and by nothing else.
+/// Asks for a round: kept on the group by the write that asks (the oldest's time, and how
+/// many), listed once old enough, answered by a round that read them as it gives the lease back,
+/// unless another came since, and by nothing else.
 async fn asks(s: &dyn Store, u: &str) {
     let owner = format!("{u}abel");
     let listed = async |at: i64| -> Vec<String> {
@@ -1128,6 +1133,7 @@ async fn asks(s: &dyn Store, u: &str) {
         groups.sort();
         groups
     };
+    let read = async |name: &str| s.group(&owner, name).await.unwrap().unwrap();
     s.create_launch_config(&owner, &lc("ask")).await.unwrap();
     s.create_group(&owner, &group("a1", "ask", "g-a1"), Some(1_000))
         .await
@@ -1137,54 +1143,89 @@ async fn asks(s: &dyn Store, u: &str) {
         .unwrap();
     assert!(listed(999).await.is_empty(), "not before it was asked");
     assert_eq!(listed(1_000).await, ["a1"]);
+    assert_eq!((read("a1").await.asks, read("a2").await.asks), (1, 0));
 
-    // Each write that asks; the oldest unanswered ask is the one kept.
-    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
-    s.set_desired(&owner, &a2, 1, Some(2_000)).await.unwrap();
-    let a1 = s.group(&owner, "a1").await.unwrap().unwrap();
-    let mut bigger = a1.clone();
-    bigger.max = 9;
+    // Each write that asks counts; the oldest unanswered ask's time is the one kept.
+    s.set_desired(&owner, &read("a2").await, 1, Some(2_000))
+        .await
+        .unwrap();
+    let a1 = read("a1").await;
+    let bigger = Group {
+        max: 9,
+        ..a1.clone()
+    };
     s.update_group(&owner, &a1, &bigger, Some(5_000))
         .await
         .unwrap();
     assert_eq!(listed(2_000).await, ["a1", "a2"]);
-    // A write that does not ask leaves the ask alone.
-    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
-    s.set_desired(&owner, &a2, 2, None).await.unwrap();
+    assert_eq!(read("a1").await.asks, 2);
+    // A write that does not ask leaves the asks alone.
+    s.set_desired(&owner, &read("a2").await, 2, None)
+        .await
+        .unwrap();
     assert_eq!(listed(2_000).await, ["a1", "a2"]);
 
-    // The lease taken answers the ask; one refused (busy) does not.
-    let taken = s.take_lease(claim(&owner, "a1", "h1", 10_000, 30_000));
-    assert!(matches!(taken.await.unwrap(), Lease::Taken(_)));
-    assert_eq!(listed(i64::MAX).await, ["a2"]);
-    let a1 = s.group(&owner, "a1").await.unwrap().unwrap();
+    // Taking the lease answers nothing; giving it back as read answers what was read.
+    let Lease::Taken(seen) = s
+        .take_lease(claim(&owner, "a1", "h1", 10_000, 30_000))
+        .await
+        .unwrap()
+    else {
+        panic!("a1 is free");
+    };
+    assert_eq!(listed(i64::MAX).await, ["a1", "a2"]);
+    // An ask made under the lease (an instance action moves no version) fails the release.
     let record = Record {
         ask_ms: Some(11_000),
         ..Record::default()
     };
-    s.record(&owner, &a1, &record).await.unwrap();
-    assert_eq!(listed(11_000).await, ["a1", "a2"]);
+    s.record(&owner, &read("a1").await, &record).await.unwrap();
+    assert_eq!(
+        s.release_lease(&owner, "a1", "h1", Some(&seen)).await,
+        Err(StoreError::Conflict),
+        "an ask came since"
+    );
+    let Lease::Taken(seen) = s
+        .take_lease(claim(&owner, "a1", "h1", 12_000, 30_000))
+        .await
+        .unwrap()
+    else {
+        panic!("the holder's own");
+    };
+    assert_eq!(seen.asks, 3);
     let busy = s.take_lease(claim(&owner, "a1", "h2", 12_000, 30_000));
     assert!(matches!(busy.await.unwrap(), Lease::Busy { .. }));
-    assert_eq!(listed(11_000).await, ["a1", "a2"]);
-    s.release_lease(&owner, "a1", "h1", None).await.unwrap();
-    assert_eq!(
-        listed(11_000).await,
-        ["a1", "a2"],
-        "given back, not answered"
-    );
+    s.release_lease(&owner, "a1", "h1", Some(&seen))
+        .await
+        .unwrap();
+    assert_eq!(listed(i64::MAX).await, ["a2"]);
+    assert_eq!(read("a1").await.asks, 0);
+    // Given up (nothing seen), the asks stay.
     let taken = s.take_lease(claim(&owner, "a2", "h3", 13_000, 30_000));
     assert!(matches!(taken.await.unwrap(), Lease::Taken(_)));
     s.release_lease(&owner, "a2", "h3", None).await.unwrap();
-    assert_eq!(listed(i64::MAX).await, ["a1"]);
+    assert_eq!(listed(i64::MAX).await, ["a2"], "given up, not answered");
 
-    // A forced delete asks; the group deleted takes its ask with it.
-    let a2 = s.group(&owner, "a2").await.unwrap().unwrap();
-    s.begin_delete(&owner, &a2, Some(14_000)).await.unwrap();
-    assert_eq!(listed(14_000).await, ["a1", "a2"]);
+    // A round with nothing asked gives the lease back as before, unless an ask came.
+    let Lease::Taken(quiet) = s
+        .take_lease(claim(&owner, "a1", "h4", 14_000, 30_000))
+        .await
+        .unwrap()
+    else {
+        panic!("a1 is free");
+    };
+    assert_eq!(quiet.asks, 0);
+    s.release_lease(&owner, "a1", "h4", Some(&quiet))
+        .await
+        .unwrap();
+
+    // A forced delete asks; the group deleted takes its asks with it.
+    s.begin_delete(&owner, &read("a1").await, Some(15_000))
+        .await
+        .unwrap();
+    assert_eq!(listed(15_000).await, ["a1", "a2"]);
     for name in ["a1", "a2"] {
-        let g = s.group(&owner, name).await.unwrap().unwrap();
-        s.delete_group(&owner, &g).await.unwrap();
+        s.delete_group(&owner, &read(name).await).await.unwrap();
     }
     assert!(listed(i64::MAX).await.is_empty());
     s.delete_launch_config(&owner, "ask").await.unwrap();

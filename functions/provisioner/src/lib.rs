@@ -475,7 +475,7 @@ impl Provisioner {
             }
             match self
                 .store
-                .release_lease(&msg.owner, &g.name, holder, Some(g.version))
+                .release_lease(&msg.owner, &g.name, holder, Some(&g))
                 .await
             {
                 Ok(()) => {

@@ -41,6 +41,9 @@ pub struct Group {
     pub unreplaced_ms: Vec<i64>,
     /// A group across clouds: what it remembers of each (`phantom_rules::spread`).
     pub holds: Holds,
+    /// The asks for a round (the store's `Ask`) no round has answered yet, as the group was read:
+    /// a round that read them answers them when it gives the lease back, if none came since.
+    pub asks: i64,
     pub settings: Settings,
 }
 

@@ -398,6 +398,7 @@ pub fn from_input(input: &CreateAutoScalingGroup, ctx: NewGroupContext<'_>) -> C
         failures: 0,
         retry_at_ms: 0,
         unreplaced_ms: Vec::new(),
+        asks: 0,
         holds: Default::default(),
         settings,
     })

@@ -382,12 +382,14 @@ async fn a_change_whose_message_was_lost_gets_its_round_from_the_pulse() {
     assert!(w.store.asked(i64::MAX).await.expect("the asks").is_empty());
 }
 
-/// A change written while another round held the group's lease, one that gives that round's
-/// release no new version to trip on (a VM's health set), met the lease with its message and
-/// was dropped as the holder's work; the holder had read the VM before and finished without
-/// it, and the VM waited for the pair's sweep. The change's ask now brings a round of its own.
+/// A change written while another round holds the group's lease, one that moves no version (a
+/// VM's health set): its message meets the lease and is dropped as the holder's work. The
+/// holder, which read the VMs before the change, must not give the lease back as if it had seen
+/// it (before the asks it did, and the VM waited for the pair's sweep): its release is refused,
+/// and it goes round again. A holder that dies instead leaves the ask, and the pulse brings the
+/// round once the lease has run out.
 #[tokio::test]
-async fn a_change_made_under_a_round_that_cannot_see_it_gets_its_round_from_the_pulse() {
+async fn a_change_made_under_a_round_that_cannot_see_it_is_not_lost_with_that_round() {
     let w = World::new().await;
     let (h, u) = settled(&w).await;
     let victim = w.hotel.alive()[0].clone();
@@ -409,10 +411,14 @@ async fn a_change_made_under_a_round_that_cannot_see_it_gets_its_round_from_the_
         .await
         .expect("set-instance-health");
     assert_eq!(w.settle().await, 1, "the api's message, dropped as busy");
-    w.store
-        .release_lease(&u.name, "web", claim.holder, Some(g.version))
-        .await
-        .expect("the version the round read");
+    assert_eq!(
+        w.store
+            .release_lease(&u.name, "web", claim.holder, Some(&g))
+            .await,
+        Err(phantom_seams::store::StoreError::Conflict),
+        "an ask came since the holder read the group"
+    );
+    // The holder dies with the lease.
     let grace = phantom_rules::pulse::ASK_GRACE_MS as u64 / 1000;
     w.pulse_for(&h, grace - 1).await;
     assert!(w.hotel.alive().contains(&victim), "nothing asked yet");
@@ -421,4 +427,29 @@ async fn a_change_made_under_a_round_that_cannot_see_it_gets_its_round_from_the_
         !w.hotel.alive().contains(&victim),
         "the ask's round replaced it"
     );
+}
+
+/// A round that died once it had taken the lease, whose message then waits out the queue's
+/// visibility timeout (its batch could not hide it for a lease's length: 6 minutes on AWS). The
+/// ask it read is answered only when a round gives the lease back having seen it, so it stays,
+/// and the pulse brings the round once the dead holder's lease has run out. Before, taking the
+/// lease answered the ask, and the group waited for its pair's sweep turn.
+#[tokio::test]
+async fn a_round_that_died_with_its_message_out_of_sight_leaves_its_ask_to_the_pulse() {
+    let w = World::new().await;
+    let (h, u) = settled(&w).await;
+    w.sdk(&u).desire("web", 5).await;
+    // The message out of sight for the queue's visibility timeout.
+    w.queue.purge();
+    let msg = phantom_seams::queue::Reconcile::new(&u.name, "web", "SetDesiredCapacity");
+    assert!(
+        w.reconcile_crashing_at(&msg, 1).await,
+        "killed once it took the lease"
+    );
+    assert_eq!(w.hotel.alive().len(), 3);
+    let lease = provisioner::LEASE_MS as u64 / 1000;
+    let grace = phantom_rules::pulse::ASK_GRACE_MS as u64 / 1000;
+    w.pulse_for(&h, lease.max(grace) + PULSE_MS as u64 / 1000 + 2)
+        .await;
+    assert_eq!(w.hotel.alive().len(), 5, "the ask's round, after the lease");
 }

@@ -427,9 +427,11 @@ impl Claim<'_> {
 }
 
 /// A writer's ask for a round of the group it changes: when it asked (Unix ms), or None. The
-/// write keeps it on the group, in the same request, and the first round to take the group's
-/// lease clears it. A writer that died between its write and its message leaves the ask behind,
-/// and the pulse queues the round (`Fleet::asked`). An older ask left unanswered is kept.
+/// write keeps it on the group, in the same request, with the count of asks unanswered
+/// (`Group::asks`). A round that took the lease after it clears it as it gives the lease back,
+/// if no ask came since (`Fleet::release_lease`). A writer that died between its write and its
+/// message, or a round that died, leaves the ask behind, and the pulse queues the round
+/// (`Fleet::asked`). The oldest unanswered ask's time is the one kept.
 pub type Ask = Option<i64>;
 
 /// Auto Scaling groups: what the user asks for.
@@ -489,22 +491,23 @@ pub trait Groups: Send + Sync {
 #[async_trait]
 pub trait Fleet: Send + Sync {
     /// Takes the group's lease until the claim's end if nobody holds it (or theirs ran out) and
-    /// returns the group as it stands, in one conditional write that also clears the group's
-    /// ask: this round sees every change asked for so far.
+    /// returns the group as it stands, in one conditional write.
     async fn take_lease(&self, claim: Claim<'_>) -> StoreResult<Lease>;
     /// Extends the lease to the claim's end while it is still the claim's holder's (a holder at
     /// work renews it, so that a short lease runs out soon only for a holder that died): false if
     /// it is not (given back, or run out and taken by another).
     async fn renew_lease(&self, claim: Claim<'_>) -> StoreResult<bool>;
-    /// Gives the lease back if it is `holder`'s and the group is still at `version`: a change made
-    /// meanwhile fails this with `Conflict`, and the holder reconciles again. With no version, the
-    /// holder gives it up whatever changed (it stops early and a queued message carries on).
+    /// Gives the lease back if it is `holder`'s and the group is still as `seen` (read under the
+    /// lease): its version, and no ask since (`Group::asks`). It answers the asks seen. A change
+    /// made meanwhile, or an ask, fails this with `Conflict`, and the holder reconciles again.
+    /// With nothing seen, the holder gives it up whatever changed, asks left as they are (it stops
+    /// early, and a queued message or the pulse carries on).
     async fn release_lease(
         &self,
         user: &str,
         name: &str,
         holder: &str,
-        version: Option<i64>,
+        seen: Option<&Group>,
     ) -> StoreResult<()>;
     /// The recorded instances of one group, by id.
     async fn instances(&self, user: &str, group: &str) -> StoreResult<Vec<Member>>;
@@ -528,7 +531,7 @@ pub trait Fleet: Send + Sync {
     async fn watched(&self) -> StoreResult<Vec<Watched>>;
     /// Every group with an ask (`Ask`) made at or before `at_ms` that no round has answered, as
     /// (user, group): what the pulse queues rounds for. An index, eventually consistent, that
-    /// holds only the groups with an ask.
+    /// holds only the groups with an ask (a round at work on one is listed until it is done).
     async fn asked(&self, at_ms: i64) -> StoreResult<Vec<(String, String)>>;
     /// Every group with a scheduled action due at `now_ms` (`Group::due_ms`), as (user, group):
     /// what the scheduler reads, never the groups with nothing due. It may lag a write a little

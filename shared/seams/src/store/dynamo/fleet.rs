@@ -11,8 +11,7 @@ impl Fleet for DynamoStore {
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{group}"))))
-            // The round sees every change asked for so far: their asks are answered.
-            .update_expression("SET lease_owner = :h, lease_until = :until REMOVE ask_pk, ask_at")
+            .update_expression("SET lease_owner = :h, lease_until = :until")
             .condition_expression(
                 "attribute_exists(pk) AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_owner = :h)",
             )
@@ -79,20 +78,30 @@ impl Fleet for DynamoStore {
         user: &str,
         name: &str,
         holder: &str,
-        version: Option<i64>,
+        seen: Option<&Group>,
     ) -> StoreResult<()> {
-        let mut update = self
+        let update = self
             .db
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
-            .update_expression("REMOVE lease_owner, lease_until")
             .expression_attribute_values(":h", s(holder));
-        update = match version {
-            Some(v) => update
-                .condition_expression("lease_owner = :h AND version = :v")
-                .expression_attribute_values(":v", n(v)),
-            None => update.condition_expression("lease_owner = :h"),
+        let update = match seen {
+            // The asks it read are answered, if no other came since.
+            Some(g) if g.asks == 0 => update
+                .update_expression("REMOVE lease_owner, lease_until")
+                .condition_expression(
+                    "lease_owner = :h AND version = :v AND attribute_not_exists(ask_n)",
+                )
+                .expression_attribute_values(":v", n(g.version)),
+            Some(g) => update
+                .update_expression("REMOVE lease_owner, lease_until, ask_pk, ask_at, ask_n")
+                .condition_expression("lease_owner = :h AND version = :v AND ask_n = :asks")
+                .expression_attribute_values(":v", n(g.version))
+                .expression_attribute_values(":asks", n(g.asks)),
+            None => update
+                .update_expression("REMOVE lease_owner, lease_until")
+                .condition_expression("lease_owner = :h"),
         };
         conditional(update.send().await, StoreError::Conflict)
     }
@@ -734,13 +743,17 @@ impl DynamoStore {
                 update = update.expression_attribute_values(name, value);
             }
         }
+        let count = match r.ask_ms {
+            Some(_) => ASK_ADD,
+            None => "",
+        };
         if sets.is_empty() {
             return Ok(TransactWriteItem::builder()
                 .condition_check(self.group_check(user, g)?)
                 .build());
         }
         let update = update
-            .update_expression(format!("SET {}", sets.join(", ")))
+            .update_expression(format!("SET {}{count}", sets.join(", ")))
             .condition_expression(condition)
             .build()
             .map_err(unavailable)?;

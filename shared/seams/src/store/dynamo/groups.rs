@@ -19,7 +19,10 @@ impl Groups for DynamoStore {
             .item("doc", s(settings_json(&g.settings)))
             .condition_expression("attribute_not_exists(pk)");
         if let Some(at) = ask {
-            put = put.item(ASK_PARTITION, s(ASK)).item(ASK_SORT, n(at));
+            put = put
+                .item(ASK_PARTITION, s(ASK))
+                .item(ASK_SORT, n(at))
+                .item(ASK_COUNT, n(1));
         }
         let put = put.build().map_err(unavailable)?;
         let mut tx = self
@@ -88,8 +91,9 @@ impl Groups for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .update_expression(format!(
-                "SET desired = :d, version = version + :one{}",
-                asks(ask)
+                "SET desired = :d, version = version + :one{}{}",
+                asks(ask),
+                counts(ask)
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":d", n(desired))
@@ -121,7 +125,8 @@ impl Groups for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", old.name))))
             .update_expression(format!(
-                "SET #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{ask_set}{due}"
+                "SET #min = :min, #max = :max, desired = :d, doc = :doc, version = version + :one{ask_set}{due}{}",
+                counts(ask)
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&old.id))
@@ -188,8 +193,9 @@ impl Groups for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(key(owner(user), format!("{ASG}{}", g.name))))
             .update_expression(format!(
-                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one{} REMOVE due_pk, due",
-                asks(ask)
+                "SET #st = :d, desired = :zero, #min = :zero, version = version + :one{} REMOVE due_pk, due{}",
+                asks(ask),
+                counts(ask)
             ))
             .condition_expression("gid = :gid AND version = :v")
             .expression_attribute_values(":gid", s(&g.id))
@@ -351,6 +357,8 @@ impl DynamoStore {
                     .map_err(|_| corrupt(item, "holds", "the clouds' holds"))?,
                 None => Default::default(),
             },
+            // Absent while no ask waits for a round.
+            asks: opt_n(item, ASK_COUNT)?.unwrap_or(0),
             settings: get_typed(item, "a group's settings")?,
         })
     }
@@ -369,4 +377,9 @@ impl DynamoStore {
 /// The part of a SET that keeps `ask` (`ASK_SET`, after a comma), or nothing.
 fn asks(ask: Ask) -> String {
     ask.map_or_else(String::new, |_| format!(", {ASK_SET}"))
+}
+
+/// The ADD clause that counts `ask` (`ASK_ADD`), or nothing.
+fn counts(ask: Ask) -> &'static str {
+    ask.map_or("", |_| ASK_ADD)
 }

@@ -31,9 +31,10 @@
 //! Every alarm carries `due_pk` `ALARMS` and `due` 0: the run lists the alarms by that partition.
 //!
 //! Index `asks` (sparse, keys only): a group with an ask no round has answered (`Ask`) carries
-//! `ask_pk` (always `ASK`) and `ask_at` (when it was asked, Unix ms). The write that asks sets
-//! them, and the round that takes the lease removes them, so the index holds only the asks
-//! whose message may have been lost. The pulse queries `ask_at <= now - grace`.
+//! `ask_pk` (always `ASK`), `ask_at` (when the oldest was made, Unix ms) and `ask_n` (how many).
+//! The write that asks sets them; a round that read them removes them as it gives the lease back,
+//! on the condition that `ask_n` is still what it read. So the index holds only the asks not yet
+//! answered, and the pulse queries `ask_at <= now - grace`.
 //!
 //! Secrets are stored sealed (`crate::secrets`: envelope encryption with KMS), never in plain text.
 //!
@@ -112,12 +113,18 @@ pub const ASK_INDEX: &str = "asks";
 pub const ASK_PARTITION: &str = "ask_pk";
 pub const ASK_SORT: &str = "ask_at";
 const ASK: &str = "ASK";
-/// What an update that asks sets: an older ask left unanswered is kept.
+const ASK_COUNT: &str = "ask_n";
+/// What an update that asks sets (an older ask left unanswered keeps its time), and adds.
 const ASK_SET: &str = "ask_pk = :ask_pk, ask_at = if_not_exists(ask_at, :ask_at)";
+const ASK_ADD: &str = " ADD ask_n :ask_one";
 
-/// The values of `ASK_SET` for an ask made at `at_ms`.
-fn ask_values(at_ms: i64) -> [(&'static str, AttributeValue); 2] {
-    [(":ask_pk", s(ASK)), (":ask_at", n(at_ms))]
+/// The values of `ASK_SET` and `ASK_ADD` for an ask made at `at_ms`.
+fn ask_values(at_ms: i64) -> [(&'static str, AttributeValue); 3] {
+    [
+        (":ask_pk", s(ASK)),
+        (":ask_at", n(at_ms)),
+        (":ask_one", n(1)),
+    ]
 }
 
 /// The attribute of a secret, sealed (`crate::secrets`): never the secret itself.

@@ -19,7 +19,6 @@ impl Fleet for MemoryStore {
                     }
                     _ => {
                         s.lease = Some((claim.holder.to_string(), claim.until_ms()));
-                        s.ask = None;
                         Lease::Taken(Box::new(s.group.clone()))
                     }
                 },
@@ -47,16 +46,22 @@ impl Fleet for MemoryStore {
         user: &str,
         name: &str,
         holder: &str,
-        version: Option<i64>,
+        seen: Option<&Group>,
     ) -> StoreResult<()> {
         let out = {
             let mut st = self.state(1);
             match st.groups.get_mut(&owned(user, name)) {
                 Some(s)
-                    if version.is_none_or(|v| s.group.version == v)
+                    if seen
+                        .is_none_or(|g| s.group.version == g.version && s.group.asks == g.asks)
                         && s.lease.as_ref().is_some_and(|(h, _)| h == holder) =>
                 {
                     s.lease = None;
+                    // The asks it saw are answered; none came since.
+                    if seen.is_some() {
+                        s.ask = None;
+                        s.group.asks = 0;
+                    }
                     Ok(())
                 }
                 _ => Err(StoreError::Conflict),

@@ -20,14 +20,16 @@ impl Groups for MemoryStore {
                         used_by.insert(g.name.clone());
                     }
                 }
-                st.groups.insert(
-                    k,
-                    StoredGroup {
-                        group: g.clone(),
-                        lease: None,
-                        ask,
+                let mut stored = StoredGroup {
+                    group: Group {
+                        asks: 0,
+                        ..g.clone()
                     },
-                );
+                    lease: None,
+                    ask: None,
+                };
+                stored.asked(ask);
+                st.groups.insert(k, stored);
                 for cloud in &clouds {
                     *st.watch.entry(owned(cloud, user)).or_default() += 1;
                 }

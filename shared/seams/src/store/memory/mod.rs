@@ -41,14 +41,17 @@ type Owned = (String, String);
 struct StoredGroup {
     group: Group,
     lease: Option<(String, i64)>,
-    /// The oldest ask no round has answered (`Ask`).
+    /// When the oldest ask no round has answered was made (`Ask`; their count is `Group::asks`).
     ask: Option<i64>,
 }
 
 impl StoredGroup {
-    /// Keeps `ask` unless an older one is still unanswered.
+    /// Counts `ask`, and keeps its time unless an older one is still unanswered.
     fn asked(&mut self, ask: Ask) {
-        self.ask = self.ask.or(ask);
+        if ask.is_some() {
+            self.ask = self.ask.or(ask);
+            self.group.asks += 1;
+        }
     }
 }
 

@@ -1166,13 +1166,7 @@ async fn asks(s: &dyn Store, u: &str) {
     assert_eq!(listed(2_000).await, ["a1", "a2"]);
 
     // Taking the lease answers nothing; giving it back as read answers what was read.
-    let Lease::Taken(seen) = s
-        .take_lease(claim(&owner, "a1", "h1", 10_000, 30_000))
-        .await
-        .unwrap()
-    else {
-        panic!("a1 is free");
-    };
+    let seen = taken(s, claim(&owner, "a1", "h1", 10_000, 30_000)).await;
     assert_eq!(listed(i64::MAX).await, ["a1", "a2"]);
     // An ask made under the lease (an instance action moves no version) fails the release.
     let record = Record {
@@ -1185,13 +1179,7 @@ async fn asks(s: &dyn Store, u: &str) {
         Err(StoreError::Conflict),
         "an ask came since"
     );
-    let Lease::Taken(seen) = s
-        .take_lease(claim(&owner, "a1", "h1", 12_000, 30_000))
-        .await
-        .unwrap()
-    else {
-        panic!("the holder's own");
-    };
+    let seen = taken(s, claim(&owner, "a1", "h1", 12_000, 30_000)).await;
     assert_eq!(seen.asks, 3);
     let busy = s.take_lease(claim(&owner, "a1", "h2", 12_000, 30_000));
     assert!(matches!(busy.await.unwrap(), Lease::Busy { .. }));
@@ -1201,19 +1189,12 @@ async fn asks(s: &dyn Store, u: &str) {
     assert_eq!(listed(i64::MAX).await, ["a2"]);
     assert_eq!(read("a1").await.asks, 0);
     // Given up (nothing seen), the asks stay.
-    let taken = s.take_lease(claim(&owner, "a2", "h3", 13_000, 30_000));
-    assert!(matches!(taken.await.unwrap(), Lease::Taken(_)));
+    taken(s, claim(&owner, "a2", "h3", 13_000, 30_000)).await;
     s.release_lease(&owner, "a2", "h3", None).await.unwrap();
     assert_eq!(listed(i64::MAX).await, ["a2"], "given up, not answered");
 
     // A round with nothing asked gives the lease back as before, unless an ask came.
-    let Lease::Taken(quiet) = s
-        .take_lease(claim(&owner, "a1", "h4", 14_000, 30_000))
-        .await
-        .unwrap()
-    else {
-        panic!("a1 is free");
-    };
+    let quiet = taken(s, claim(&owner, "a1", "h4", 14_000, 30_000)).await;
     assert_eq!(quiet.asks, 0);
     s.release_lease(&owner, "a1", "h4", Some(&quiet))
         .await
@@ -2294,6 +2275,14 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             matches!(refused, Some(StoreError::Corrupt(m)) if m.contains(member)),
             "{sk} {member}"
         );
+    }
+}
+
+/// The group as the claim's lease took it; the lease must be free (or the holder's own).
+async fn taken(s: &dyn Store, c: Claim<'_>) -> Group {
+    match s.take_lease(c).await.unwrap() {
+        Lease::Taken(g) => *g,
+        other => panic!("{} is not free: {other:?}", c.group),
     }
 }
 

@@ -20,14 +20,14 @@ const FIRST_MIX: Settings = Settings {
 /// one task and unoptimised in a debug build, outgrow a test thread's 2 MiB (seed 6755 overflowed
 /// it once the SDKs' runtime was built unoptimised, a8c103b; a seed of 40 steps did once the
 /// group kept its count of asks, 3497992).
-fn on_big_stack<T, F>(make: impl FnOnce() -> F + Send + 'static) -> T
+fn on_big_stack<T, F>(seed: u64, make: impl FnOnce() -> F + Send + 'static) -> T
 where
     T: Send + 'static,
     F: std::future::Future<Output = T>,
 {
     const STACK: usize = 16 << 20;
     let run = std::thread::Builder::new()
-        .name("a seed".into())
+        .name(format!("seed {seed}"))
         .stack_size(STACK)
         .spawn(move || {
             tokio::runtime::Builder::new_current_thread()
@@ -43,11 +43,11 @@ where
 
 /// `chaos::run` on a thread of its own (`on_big_stack`).
 async fn run(seed: u64, settings: Settings) -> chaos::Outcome {
-    on_big_stack(move || chaos::run(seed, settings))
+    on_big_stack(seed, move || chaos::run(seed, settings))
 }
 
 async fn holds(seed: u64, settings: Settings) {
-    on_big_stack(move || check(seed, settings));
+    on_big_stack(seed, move || check(seed, settings));
 }
 
 async fn check(seed: u64, settings: Settings) {

@@ -743,10 +743,7 @@ impl DynamoStore {
                 update = update.expression_attribute_values(name, value);
             }
         }
-        let count = match r.ask_ms {
-            Some(_) => ASK_ADD,
-            None => "",
-        };
+        let count = counts(r.ask_ms);
         if sets.is_empty() {
             return Ok(TransactWriteItem::builder()
                 .condition_check(self.group_check(user, g)?)

@@ -373,13 +373,3 @@ impl DynamoStore {
             .map_err(unavailable)
     }
 }
-
-/// The part of a SET that keeps `ask` (`ASK_SET`, after a comma), or nothing.
-fn asks(ask: Ask) -> String {
-    ask.map_or_else(String::new, |_| format!(", {ASK_SET}"))
-}
-
-/// The ADD clause that counts `ask` (`ASK_ADD`), or nothing.
-fn counts(ask: Ask) -> &'static str {
-    ask.map_or("", |_| ASK_ADD)
-}

@@ -118,6 +118,16 @@ const ASK_COUNT: &str = "ask_n";
 const ASK_SET: &str = "ask_pk = :ask_pk, ask_at = if_not_exists(ask_at, :ask_at)";
 const ASK_ADD: &str = " ADD ask_n :ask_one";
 
+/// The part of a SET that keeps `ask` (`ASK_SET`, after a comma), or nothing.
+fn asks(ask: Ask) -> String {
+    ask.map_or_else(String::new, |_| format!(", {ASK_SET}"))
+}
+
+/// The ADD clause that counts `ask` (`ASK_ADD`), or nothing.
+fn counts(ask: Ask) -> &'static str {
+    ask.map_or("", |_| ASK_ADD)
+}
+
 /// The values of `ASK_SET` and `ASK_ADD` for an ask made at `at_ms`.
 fn ask_values(at_ms: i64) -> [(&'static str, AttributeValue); 3] {
     [

@@ -23,6 +23,11 @@ Usage is moto_server's: `python3 localstack/moto/serve.py -H 127.0.0.1 -p PORT`.
 6. An answer's serializer works out once where each of its fields is read from. moto asked six
    alias rules, and matched the field's path against every transformer, for each field of each
    object (about 140 a VM): a DescribeInstances of 5 VMs took 11.9 ms of moto's CPU, 9.3 since.
+7. DynamoDB's requests are served one at a time, and a refused transaction puts back only the
+   items it named. moto's server threads interleaved a conditional write's check and its write,
+   and a refused transaction put back a deep copy of each table it named, taken when it began:
+   what other requests wrote meanwhile was lost (the e2e `paging` test lost a launch
+   configuration), and each transaction copied the whole table.
 """
 
 import collections
@@ -42,6 +47,9 @@ from moto.ec2.models.tags import TagBackend
 from moto.ec2.utils import EC2_PREFIX_TO_RESOURCE, filter_reservations, get_prefix
 from moto.core.serialize import AttributePicker
 from moto.core.utils import MISSING, get_value
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.table import Table
+from moto.dynamodb.responses import DynamoHandler
 from moto.server import main
 from moto.sqs.models import Queue, SQSBackend
 
@@ -326,6 +334,55 @@ def pick(self, context):
     return value
 
 
+# 7. DynamoDB's requests one at a time; a refused transaction undoes its own items alone.
+dynamodb_lock = threading.RLock()
+moto_dynamodb_call = DynamoHandler.call_action
+
+
+def dynamodb_call_one_at_a_time(self):
+    with dynamodb_lock:
+        return moto_dynamodb_call(self)
+
+
+transacting = threading.local()
+moto_transact = DynamoDBBackend.transact_write_items
+
+
+def table_deepcopy(self, memo):
+    # A transaction's backup of a whole table is the table itself: its items are put back below.
+    if getattr(transacting, "now", False):
+        return self
+    return copy._reconstruct(self, memo, *self.__reduce_ex__(4))
+
+
+def transact_write_items_by_item(self, transact_items):
+    before = []
+    for entry in transact_items:
+        try:
+            _, op = next(iter(entry.items()))
+            table = self.get_table(op["TableName"])
+            hash_key, range_key = self.get_keys_value(table, op.get("Item") or op["Key"])
+        except Exception:
+            # moto refuses such an entry before the transaction writes anything.
+            continue
+        kept = copy.deepcopy(table.get_item(hash_key, range_key))
+        before.append((table, hash_key, range_key, kept))
+    transacting.now = True
+    try:
+        return moto_transact(self, transact_items)
+    except Exception:
+        for table, hash_key, range_key, item in reversed(before):
+            if item is None:
+                table.delete_item(hash_key, range_key)
+            elif range_key is None:
+                table.items[hash_key] = item
+            else:
+                table.items[hash_key][range_key] = item
+        raise
+    finally:
+        transacting.now = False
+
+
 TaggedEC2Resource.get_tags = get_tags
 TagBackend.create_tags = create_tags_indexed
 TagBackend.delete_tags = delete_tags_indexed
@@ -341,6 +398,9 @@ backends.list_of_moto_modules = functools.cache(
 Queue.attributes = property(attributes)
 SQSBackend.send_message = send_message_cheaply
 AttributePicker.__call__ = pick
+DynamoHandler.call_action = dynamodb_call_one_at_a_time
+Table.__deepcopy__ = table_deepcopy
+DynamoDBBackend.transact_write_items = transact_write_items_by_item
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2145,6 +2145,7 @@ async fn the_memory_store_keeps_the_contract() {
     identities(&store, "").await;
     trail(&store, "").await;
     buckets(&store, "").await;
+    side_by_side(&store, "").await;
 }
 
 #[tokio::test]
@@ -2175,6 +2176,7 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
     identities(&store, "").await;
     trail(&store, "").await;
     buckets(&store, "").await;
+    side_by_side(&store, "").await;
 
     // What a copy of the table shows: no secret in plain text, and the sealed ones open only
     // through KMS.
@@ -2276,6 +2278,40 @@ async fn dynamodb_contract(dynamodb: Option<&str>) {
             "{sk} {member}"
         );
     }
+}
+
+/// A write made while another's transaction is refused stays written. moto's own DynamoDB put
+/// back a whole table as it was when a refused transaction began, so the local stack on moto
+/// lost what other requests wrote meanwhile (a launch configuration of the e2e `paging` test).
+async fn side_by_side(s: &dyn Store, u: &str) {
+    let (gus, hal) = (format!("{u}gus"), format!("{u}hal"));
+    s.create_user(&user(&gus), "s6").await.unwrap();
+    s.create_user(&user(&hal), "s7").await.unwrap();
+    s.create_launch_config(&gus, &lc("taken")).await.unwrap();
+    let refused = async {
+        for _ in 0..40 {
+            assert_eq!(
+                s.create_launch_config(&gus, &lc("taken")).await,
+                Err(StoreError::Exists)
+            );
+        }
+    };
+    let written = async {
+        for i in 0..40 {
+            s.create_launch_config(&hal, &lc(&format!("lc{i:02}")))
+                .await
+                .unwrap();
+        }
+    };
+    tokio::join!(refused, written);
+    let kept = s
+        .launch_configs(&hal, listing(None, None, 100))
+        .await
+        .unwrap();
+    let want: Vec<String> = (0..40).map(|i| format!("lc{i:02}")).collect();
+    let names: Vec<&String> = kept.iter().map(|l| &l.name).collect();
+    assert_eq!(names, want.iter().collect::<Vec<_>>());
+    assert_eq!(s.usage(&hal).await.unwrap().launch_configs, 40);
 }
 
 /// The group as the claim's lease took it; the lease must be free (or the holder's own).

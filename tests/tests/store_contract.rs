@@ -1199,6 +1199,26 @@ async fn asks(s: &dyn Store, u: &str) {
     s.release_lease(&owner, "a1", "h4", Some(&quiet))
         .await
         .unwrap();
+    // An ask alone (a round whose next message the queue refused) changes nothing else, and
+    // a round answers it as any other.
+    let before = read("a1").await;
+    s.ask(&owner, "a1", 14_500).await.unwrap();
+    let after = read("a1").await;
+    assert_eq!((after.asks, after.version), (1, before.version));
+    assert_eq!(listed(14_500).await, ["a1", "a2"]);
+    let seen = taken(s, claim(&owner, "a1", "h5", 14_600, 30_000)).await;
+    s.release_lease(&owner, "a1", "h5", Some(&seen))
+        .await
+        .unwrap();
+    assert_eq!(listed(i64::MAX).await, ["a2"]);
+    assert_eq!(
+        s.ask(&owner, "gone", 14_700).await,
+        Err(StoreError::NotFound)
+    );
+    assert!(
+        s.group(&owner, "gone").await.unwrap().is_none(),
+        "none made"
+    );
 
     // A forced delete asks; the group deleted takes its asks with it.
     s.begin_delete(&owner, &read("a1").await, Some(15_000))

@@ -59,8 +59,11 @@ pub const SETTLE_BOUND_MS: i64 = 15 * 60_000;
 /// and the health check at the deployment's cadence (`CADENCE`: the pulse's beats look at the
 /// pairs and sweep only those that changed or are busy, every pair once an hour) where it swept
 /// every pair every second, so that what the sweeps mended at once must mend itself; 17: the
-/// same requests and faults, and `progress` checks groups across clouds too.
-pub const MIX: u32 = 17;
+/// same requests and faults, and `progress` checks groups across clouds too; 18: and the queue
+/// refusing to hide a batch's messages while the provisioner's next batch dies
+/// (`queue-hide-refused`: its messages stay hidden for the visibility timeout, 6 minutes, not a
+/// lease's length).
+pub const MIX: u32 = 18;
 
 /// The pulse's cadence from mix 16, in beats of `world::PULSE_MS` (5 s): a look at every pair
 /// each beat (every minute on a cloud with events), a busy pair swept every minute, every pair
@@ -189,6 +192,7 @@ struct Rates {
     queue_delay: f64,
     queue_split: f64,
     queue_refuse: f64,
+    queue_hide_refused: f64,
     spot_interruption: f64,
     rebalance_signal: f64,
     spot_short: f64,
@@ -227,6 +231,7 @@ impl Rates {
             queue_delay: 0.0,
             queue_split: 0.0,
             queue_refuse: 0.0,
+            queue_hide_refused: 0.0,
             spot_interruption: 0.0,
             rebalance_signal: 0.0,
             spot_short: 0.0,
@@ -260,6 +265,9 @@ impl Rates {
         }
         if mix >= 15 {
             rates.tag_lag = rate(0.05);
+        }
+        if mix >= 18 {
+            rates.queue_hide_refused = rate(0.03);
         }
         rates
     }
@@ -304,6 +312,8 @@ struct Sim {
     queue_split: usize,
     /// The step until which the queue refuses sends.
     queue_refuse_until: Option<usize>,
+    /// The step until which the queue refuses to hide received messages.
+    hide_refuse_until: Option<usize>,
     /// Spot VMs warned of their interruption: the cloud takes each back at its time (Unix ms).
     doomed: Vec<(&'static str, String, i64)>,
     /// Every VM warned of its interruption, given a rebalance recommendation, impaired, failing
@@ -461,6 +471,7 @@ pub async fn run(seed: u64, settings: Settings) -> Outcome {
         queue_delay: 0,
         queue_split: 0,
         queue_refuse_until: None,
+        hide_refuse_until: None,
         doomed: Vec::new(),
         ailing: BTreeMap::new(),
         ended: BTreeSet::new(),
@@ -740,6 +751,8 @@ impl Sim {
             ("day-jump", r.day_jump),
             ("cloud-out", r.cloud_out),
             ("tag-lag", r.tag_lag),
+            // Last, so that the earlier mixes (where it is 0) pick as they did.
+            ("queue-hide-refused", r.queue_hide_refused),
         ];
         let total: f64 = kinds.iter().map(|(_, p)| p).sum();
         if total == 0.0 {
@@ -871,6 +884,16 @@ impl Sim {
                 self.w.queue.refuse_sends(true);
                 self.queue_refuse_until = Some(until);
                 format!("the queue refuses sends until step {until}")
+            }
+            "queue-hide-refused" => {
+                // With the provisioner's next batch dying: its messages stay hidden for the
+                // visibility timeout, so only the asks its rounds left bring them back sooner.
+                let until = self.step + self.rng.between(1, 5) as usize;
+                let k = self.rng.between(1, 30) as u64;
+                self.w.queue.refuse_hides(true);
+                self.hide_refuse_until = Some(until);
+                self.crash_batch = Some(k);
+                format!("the queue refuses to hide messages until step {until}, and the provisioner's next batch crashes at adapter step {k}")
             }
             "spot-interruption" => {
                 let Some(id) = self.rng.pick(&spot).cloned() else {
@@ -1016,6 +1039,10 @@ impl Sim {
                 self.queue_refuse_until = None;
                 self.w.queue.refuse_sends(false);
             }
+            if self.hide_refuse_until.is_some_and(|until| until <= step) {
+                self.hide_refuse_until = None;
+                self.w.queue.refuse_hides(false);
+            }
             let back: Vec<_> = self.no_spot.extract_if(.., |s| s.2 <= step).collect();
             for (cloud, t, _) in back {
                 self.cloud(cloud).spot_short_of(t, false);
@@ -1029,6 +1056,12 @@ impl Sim {
             for (cloud, _) in &self.out_clouds {
                 let at = self.disturbed.entry(cloud).or_default();
                 *at = (*at).max(now + 30_000);
+            }
+            // A batch's failed or crashed round may wait for it as long as it lasts, and a
+            // minute after (as after any queue fault).
+            if self.hide_refuse_until.is_some() {
+                let at = self.disturbed.entry("all").or_default();
+                *at = (*at).max(now + 60_000);
             }
             let due: Vec<_> = self.doomed.extract_if(.., |d| d.2 <= now).collect();
             for (cloud, id, _) in due {
@@ -1351,6 +1384,8 @@ impl Sim {
         self.queue_split = 0;
         self.queue_refuse_until = None;
         self.w.queue.refuse_sends(false);
+        self.hide_refuse_until = None;
+        self.w.queue.refuse_hides(false);
         for (cloud, t, _) in std::mem::take(&mut self.no_spot) {
             self.cloud(cloud).spot_short_of(t, false);
         }

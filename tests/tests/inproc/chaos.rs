@@ -1041,7 +1041,15 @@ async fn seed_4583_a_retiring_vm_fills_the_room_a_move_may_take() {
 /// user tagged for it and is refused on the others (`least-privilege`); mix 13 has no IAM user.
 #[tokio::test]
 async fn least_privilege_in_mix_14() {
-    let out = run(SEED_14, Settings::default()).await;
+    // Mix 17's draws: a later mix draws other requests and faults at this seed.
+    let out = run(
+        SEED_14,
+        Settings {
+            mix: 17,
+            ..Settings::default()
+        },
+    )
+    .await;
     assert!(out.broken.is_empty(), "{:?}", out.broken);
     let seen = |what: &str, answer: &str| {
         out.trace
@@ -1214,6 +1222,24 @@ async fn seed_368_a_change_whose_api_died_before_its_message_gets_its_round() {
         Settings {
             steps: 170,
             mix: 16,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 441 (mix 18, 105 steps): a round launched a VM into a lifecycle hook's wait and sent its
+/// follow-up while the queue refused sends. The pair's sweep had seen the VM already and found
+/// nothing to do, so nothing looked at the group again until the pair's hourly turn, and the VM
+/// waited 121 s past its hook's timeout (`hooks-end`). A round whose next message the queue
+/// refuses now leaves an ask on the group (`Fleet::ask`), which the pulse answers.
+#[tokio::test]
+async fn seed_441_a_follow_up_the_queue_refused_leaves_an_ask() {
+    holds(
+        441,
+        Settings {
+            steps: 105,
+            mix: 18,
             ..TENTH_MIX
         },
     )

@@ -15,7 +15,7 @@ pub const VISIBILITY_MS: i64 = 360_000;
 /// A queue in memory, as SQS keeps one: messages become visible at their delay on the given clock;
 /// a received message is hidden for the visibility timeout (or as its receiver `hide`s it) and
 /// comes back unless it is deleted by its receipt. It can be told to deliver every message more
-/// than once, as SQS may, and to refuse sends.
+/// than once, as SQS may, and to refuse sends or hides.
 pub struct MemoryQueue {
     clock: Arc<dyn Clock>,
     trip: Arc<Tripwire>,
@@ -40,6 +40,7 @@ struct QueueState {
     receipts: HashMap<String, (i64, u64)>,
     copies: usize,
     refuse: bool,
+    refuse_hides: bool,
     sent: u64,
 }
 
@@ -96,6 +97,11 @@ impl MemoryQueue {
     /// Sends fail (the api then relies on the health check).
     pub fn refuse_sends(&self, refuse: bool) {
         self.state().refuse = refuse;
+    }
+
+    /// Hides fail (a receiver's messages then come back after the visibility timeout).
+    pub fn refuse_hides(&self, refuse: bool) {
+        self.state().refuse_hides = refuse;
     }
 
     /// Messages sent so far (each copy counts once).
@@ -220,6 +226,9 @@ impl WorkQueue for MemoryQueue {
         }
         let at = self.clock.now_ms() + i64::from(secs.clamp(0, 43_200)) * 1000;
         let mut st = self.state();
+        if st.refuse_hides {
+            return Err("the queue refuses ChangeMessageVisibility".into());
+        }
         let unknown: Vec<&String> = receipts.iter().filter(|r| !st.show_at(r, at)).collect();
         match unknown.first() {
             None => Ok(()),

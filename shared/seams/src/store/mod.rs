@@ -533,6 +533,9 @@ pub trait Fleet: Send + Sync {
     /// (user, group): what the pulse queues rounds for. An index, eventually consistent, that
     /// holds only the groups with an ask (a round at work on one is listed until it is done).
     async fn asked(&self, at_ms: i64) -> StoreResult<Vec<(String, String)>>;
+    /// Leaves an ask made at `at_ms` on the group, changing nothing else: for a round whose next
+    /// message the queue refused, so that the pulse queues it (`NotFound` if the group is gone).
+    async fn ask(&self, user: &str, name: &str, at_ms: i64) -> StoreResult<()>;
     /// Every group with a scheduled action due at `now_ms` (`Group::due_ms`), as (user, group):
     /// what the scheduler reads, never the groups with nothing due. It may lag a write a little
     /// (DynamoDB's index is eventually consistent): the scheduler reads each group before firing.

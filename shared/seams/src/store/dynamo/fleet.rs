@@ -359,6 +359,20 @@ impl Fleet for DynamoStore {
         self.listed_by_time(asks, ASK, at_ms, ASG).await
     }
 
+    async fn ask(&self, user: &str, name: &str, at_ms: i64) -> StoreResult<()> {
+        let mut update = self
+            .db
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(owner(user), format!("{ASG}{name}"))))
+            .update_expression(format!("SET {ASK_SET}{ASK_ADD}"))
+            .condition_expression("attribute_exists(pk)");
+        for (name, value) in ask_values(at_ms) {
+            update = update.expression_attribute_values(name, value);
+        }
+        conditional(update.send().await, StoreError::NotFound)
+    }
+
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
         // The index is eventually consistent: the scheduler reads each group itself before it
         // fires anything.

@@ -301,6 +301,17 @@ impl Fleet for MemoryStore {
         self.done(Ok(out)).await
     }
 
+    async fn ask(&self, user: &str, name: &str, at_ms: i64) -> StoreResult<()> {
+        let out = match self.state(1).groups.get_mut(&owned(user, name)) {
+            Some(s) => {
+                s.asked(Some(at_ms));
+                Ok(())
+            }
+            None => Err(StoreError::NotFound),
+        };
+        self.done(out).await
+    }
+
     async fn due(&self, now_ms: i64) -> StoreResult<Vec<(String, String)>> {
         let out = self
             .state(1)

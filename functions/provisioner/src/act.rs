@@ -464,8 +464,14 @@ impl Provisioner {
 
     /// A delayed message for when the backoff in `r` is due.
     pub(crate) async fn retry_later(&self, owner: &str, g: &Group, r: &Record) {
-        let Some(b) = r.backoff else { return };
-        let wait = (b.retry_at_ms - self.clock.now_ms()).max(0);
+        if let Some(b) = r.backoff {
+            self.retry_at(owner, g, b.retry_at_ms).await;
+        }
+    }
+
+    /// A delayed message for when a backoff ending at `at_ms` is due.
+    pub(crate) async fn retry_at(&self, owner: &str, g: &Group, at_ms: i64) {
+        let wait = (at_ms - self.clock.now_ms()).max(0);
         let delay = ((wait + 999) / 1000) as i32;
         self.enqueue(
             &Reconcile::new(owner, &g.name, "retry after failure"),

@@ -67,6 +67,14 @@ const RENEW_EVERY: std::time::Duration = std::time::Duration::from_millis(LEASE_
 /// A lease not renewed for half its length: its holder missed a renewal, and is taken for dead.
 const OVERDUE_MS: i64 = LEASE_MS / 2;
 
+tokio::task_local! {
+    /// Set while a message's rounds hold the group's lease. A next round the queue refused then
+    /// is asked for once the lease is given back: the release answers every ask it saw, its
+    /// holder's own too (found by the simulator, seed 1268 of mix 18: a launch's retry refused,
+    /// its ask answered by the same round, and the group held back by its backoff for good).
+    static ASK_AFTER_RELEASE: std::cell::Cell<bool>;
+}
+
 /// Whether another holder's lease, running until `until_ms`, was left by a dead holder: it was
 /// last renewed more than `OVERDUE_MS` ago.
 fn abandoned(until_ms: i64, now_ms: i64) -> bool {
@@ -369,10 +377,16 @@ impl Provisioner {
         let holder = phantom_rules::ids::uuid();
         let mut held = false;
         // The rounds, the lease renewed while they work (the renewal never ends by itself).
-        let outcome = tokio::select! {
-            outcome = self.rounds(msg, &holder, &mut held) => outcome,
-            never = self.renew(msg, &holder) => match never {},
+        let rounds = async {
+            let outcome = tokio::select! {
+                outcome = self.rounds(msg, &holder, &mut held) => outcome,
+                never = self.renew(msg, &holder) => match never {},
+            };
+            (outcome, ASK_AFTER_RELEASE.with(std::cell::Cell::get))
         };
+        let (outcome, ask) = ASK_AFTER_RELEASE
+            .scope(std::cell::Cell::new(false), rounds)
+            .await;
         // A store that failed may have taken the lease for us all the same (its answer lost):
         // given back too, as the condition names this holder only.
         if held || outcome.is_err() {
@@ -385,6 +399,9 @@ impl Provisioner {
             {
                 tracing::warn!(group = msg.group, error = %e, "could not give the lease back; it runs out");
             }
+        }
+        if ask {
+            self.ask(msg).await;
         }
         outcome
     }
@@ -515,6 +532,7 @@ impl Provisioner {
     /// Queues the group's next round. If the queue refuses it, the group keeps an ask, and the
     /// pulse queues the round (found by the simulator, seed 441 of mix 18: a follow-up refused
     /// while a launched VM waited on its hook, which then waited until the pair's hourly sweep).
+    /// Under the group's lease the ask is left once the lease is given back.
     async fn enqueue(&self, msg: &Reconcile, delay_secs: i32) {
         let Some(q) = &self.queue else {
             return;
@@ -522,13 +540,20 @@ impl Provisioner {
         let Err(e) = q.send(&msg.clone().into(), delay_secs).await else {
             return;
         };
+        tracing::warn!(error = %e, owner = msg.owner, group = msg.group, "could not queue the group's next round; it leaves an ask");
+        // Under the lease, the ask waits for its release.
+        if ASK_AFTER_RELEASE.try_with(|a| a.set(true)).is_err() {
+            self.ask(msg).await;
+        }
+    }
+
+    /// Leaves an ask on the group, so that the pulse queues its round (`Fleet::ask`).
+    async fn ask(&self, msg: &Reconcile) {
         let now = self.clock.now_ms();
         match self.store.ask(&msg.owner, &msg.group, now).await {
-            Ok(()) | Err(StoreError::NotFound) => {
-                tracing::warn!(error = %e, owner = msg.owner, group = msg.group, "could not queue the group's next round; its ask brings it");
-            }
-            Err(asked) => {
-                tracing::error!(error = %e, ask_error = %asked, owner = msg.owner, group = msg.group, "could not queue the group's next round, nor leave an ask; the pair's next sweep brings it");
+            Ok(()) | Err(StoreError::NotFound) => {}
+            Err(e) => {
+                tracing::error!(error = %e, owner = msg.owner, group = msg.group, "could not leave an ask; the pair's next sweep brings the group's round");
             }
         }
     }
@@ -698,7 +723,10 @@ impl Provisioner {
         }
         let refreshing = refresh::active(&g.settings.instance_refreshes).is_some();
         if plan.is_empty() {
-            if plan.retry_at_ms.is_some() {
+            if let Some(at) = plan.retry_at_ms {
+                // The backoff's end is asked for again: the retry its failure queued may be lost
+                // (refused by the queue, and its ask answered by this very round: seed 1268).
+                self.retry_at(owner, g, at).await;
                 return Ok(Round::Waiting);
             }
             let waiting = refreshing || round::still_waiting(&members, &Record::default());

@@ -1245,3 +1245,36 @@ async fn seed_441_a_follow_up_the_queue_refused_leaves_an_ask() {
     )
     .await;
 }
+
+/// Seed 1268 (mix 18, 136 steps): a round's launch failed while the queue refused sends, so the
+/// retry for its backoff's end was lost, and its ask was answered by that same round's release.
+/// A round the pulse then brought met the backoff and queued nothing; the group stayed a VM
+/// short (`progress`). A round leaves its refused messages' ask after it gives the lease back,
+/// and a round held back by a backoff asks for its end again.
+#[tokio::test]
+async fn seed_1268_a_retry_the_queue_refused_is_asked_for_after_the_release() {
+    holds(
+        1268,
+        Settings {
+            steps: 136,
+            mix: 18,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
+
+/// Seed 2530 (mix 18, 170 steps) panicked the memory cloud: a launch repeated with its client
+/// token after a day-jump named a VM the cloud had forgotten (an hour after it ended). EC2 keeps
+/// a token's answer past the VM's listing; so does the memory cloud now.
+#[tokio::test]
+async fn seed_2530_a_launch_repeated_after_its_vm_was_forgotten() {
+    holds(
+        2530,
+        Settings {
+            mix: 18,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -103,6 +103,9 @@ struct State {
     /// tags before), oldest first.
     stale_tags: VecDeque<(i64, String, BTreeMap<String, String>)>,
     tokens: BTreeMap<String, Vec<String>>,
+    /// A forgotten VM launched with a client token, as a repeat of its launch returns it: EC2
+    /// keeps a token's answer for at least a day after the VM ends, past its listing.
+    by_token_only: BTreeMap<String, Seen>,
     next: u64,
     next_zone: usize,
     run_calls: usize,
@@ -199,6 +202,9 @@ impl State {
                 continue;
             };
             self.forgotten += 1;
+            if vm.client_token.is_some() {
+                self.by_token_only.insert(id.clone(), vm.seen());
+            }
             if let Some(set) = vm
                 .tags
                 .get(TAG_OWNER)
@@ -462,7 +468,15 @@ impl MemoryCloud {
         let mut st = self.state();
         st.run_calls += 1;
         if let Some(ids) = st.tokens.get(&req.client_token) {
-            return Ok(ids.iter().map(|id| st.vms[id].seen()).collect());
+            // Found by the simulator, seed 2530 of mix 18: a launch repeated after a day-jump
+            // named a VM forgotten meanwhile.
+            return Ok(ids
+                .iter()
+                .map(|id| match st.vms.get(id) {
+                    Some(vm) => vm.seen(),
+                    None => st.by_token_only[id].clone(),
+                })
+                .collect());
         }
         if let Some(e) = &st.refuse {
             return Err(e.clone());

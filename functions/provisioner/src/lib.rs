@@ -723,13 +723,23 @@ impl Provisioner {
         }
         let refreshing = refresh::active(&g.settings.instance_refreshes).is_some();
         if plan.is_empty() {
+            let waiting = refreshing || round::still_waiting(&members, &Record::default());
             if let Some(at) = plan.retry_at_ms {
                 // The backoff's end is asked for again: the retry its failure queued may be lost
                 // (refused by the queue, and its ask answered by this very round: seed 1268).
                 self.retry_at(owner, g, at).await;
-                return Ok(Round::Waiting);
+                // VMs on their way (a hook's wait) keep their follow-ups while launches wait
+                // (seed 3818 of mix 18: a hook's timeout passed unseen during a long backoff).
+                return Ok(if waiting {
+                    Round::Acted {
+                        launched: 0,
+                        terminated: 0,
+                        waiting,
+                    }
+                } else {
+                    Round::Waiting
+                });
             }
-            let waiting = refreshing || round::still_waiting(&members, &Record::default());
             if !waiting {
                 let at = reconcile::look_again_at(&target, &members, ctx.now_ms);
                 self.look_when_warm(owner, g, at, ctx.now_ms).await;

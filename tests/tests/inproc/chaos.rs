@@ -1278,3 +1278,21 @@ async fn seed_2530_a_launch_repeated_after_its_vm_was_forgotten() {
     )
     .await;
 }
+
+/// Seed 3818 (mix 18, 131 steps): a group's launches were held back by a backoff while a VM
+/// waited on its lifecycle hook. The rounds in the backoff ended their chain of follow-ups, so
+/// nothing looked at the hook's timeout before the backoff's end, and the VM waited 121 s past
+/// it (`hooks-end`). A round held back by a backoff keeps its follow-ups while VMs are on their
+/// way.
+#[tokio::test]
+async fn seed_3818_a_hook_times_out_during_a_launch_backoff() {
+    holds(
+        3818,
+        Settings {
+            steps: 131,
+            mix: 18,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}

@@ -1041,15 +1041,12 @@ async fn seed_4583_a_retiring_vm_fills_the_room_a_move_may_take() {
 /// user tagged for it and is refused on the others (`least-privilege`); mix 13 has no IAM user.
 #[tokio::test]
 async fn least_privilege_in_mix_14() {
+    let at = |mix| Settings {
+        mix,
+        ..Settings::default()
+    };
     // Mix 17's draws: a later mix draws other requests and faults at this seed.
-    let out = run(
-        SEED_14,
-        Settings {
-            mix: 17,
-            ..Settings::default()
-        },
-    )
-    .await;
+    let out = run(SEED_14, at(17)).await;
     assert!(out.broken.is_empty(), "{:?}", out.broken);
     let seen = |what: &str, answer: &str| {
         out.trace
@@ -1058,14 +1055,7 @@ async fn least_privilege_in_mix_14() {
     };
     assert!(seen("as ca (tagged)", "Code(\"OK\")"), "{:?}", out.trace);
     assert!(seen("as ca (untagged)", "AccessDenied"), "{:?}", out.trace);
-    let thirteenth = run(
-        SEED_14,
-        Settings {
-            mix: 13,
-            ..Settings::default()
-        },
-    )
-    .await;
+    let thirteenth = run(SEED_14, at(13)).await;
     assert!(!thirteenth.trace.iter().any(|l| l.contains("as ca")));
 }
 

@@ -1286,3 +1286,21 @@ async fn seed_3818_a_hook_times_out_during_a_launch_backoff() {
     )
     .await;
 }
+
+/// Seed 5424 (mix 18, 50 steps): the queue refused to hide a batch, and its provisioner died in a
+/// round that drained a VM from its load balancer. The message was hidden for the visibility
+/// timeout and nothing had asked for the group's round, so the VM waited 125 s past its drain
+/// timeout (`hooks-end`). A batch the queue will not hide now leaves an ask on each of its
+/// groups first.
+#[tokio::test]
+async fn seed_5424_a_batch_the_queue_would_not_hide_asks_for_its_rounds() {
+    holds(
+        5424,
+        Settings {
+            steps: 50,
+            mix: 18,
+            ..TENTH_MIX
+        },
+    )
+    .await;
+}
